@@ -1,0 +1,473 @@
+"""Normal form of Tile IR text (as printed by `tileirdisasm`) for comparing two compilers' output.
+
+Both sides are disassembled by the same printer, then rewritten into a canonical text where two
+programs compare equal exactly when they perform the same memory operations and control flow in
+the same order on values computed by the same expressions. Every rule is listed in `RULES` and
+each has a test in `tests/test_normalize.py`; mutants in `tests/test_mutants.py` prove that a real
+difference survives normalization.
+
+The canonical text has one line per *anchor* (an op with effects or regions: loads, stores,
+atomics, prints, `for`/`if`/`loop`, terminators) in program order. Pure ops are not printed where
+they were defined: each is printed once, just before the first anchor that needs it, under a name
+that depends only on its structure. That makes the result independent of SSA names, of where
+pure ops were placed (hoisted out of loops or not) and of duplicated pure ops (CSE).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+RULES: dict[str, str] = {
+    "N1-ssa-names": "SSA value names are replaced by structural names (%vN in first-use order).",
+    "N2-entry-args": "Entry arguments are named by the kernel parameter they carry (x.ptr, x.shape0, "
+    "x.stride0); the extra partition arguments of a cuTile Rust `&mut Tensor` are x.pshapeI/x.pstrideI.",
+    "N3-entry-symbol": "Entry symbol names are dropped (each compiler mangles differently).",
+    "N4-hint-keys": "Optimization-hint dictionaries keyed by `sm_NN` are keyed `default` (Python writes "
+    "`default` for bytecode >= 13.3; Rust writes the compile target); empty dictionaries are dropped.",
+    "N5-assume": "`assume` ops are aliases of their operand: they add facts (alignment, bounds), not "
+    "values. The sets of facts on each side are reported separately as notes, not compared.",
+    "N6-tokens": "Memory tokens are erased (`make_token`, `join_tokens`, `token = ...` operands, token "
+    "results): Python threads one token per array, Rust one per tensor. Program order of memory "
+    "ops is still compared, since anchors are printed in order.",
+    "N7-cse-dce": "Pure ops are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
+    "and their position (hoisted out of a loop or not) does not matter.",
+    "N8-const-fold-ftof": "`ftof`/`itof`/`exti`/`trunci` of a splat constant is folded into a constant of "
+    "the result type (IEEE round-to-nearest-even), and a conversion to the same type is dropped.",
+    "N9-float-literals": "Float constants are compared as bit patterns of their element type, parsed from "
+    "the printed value (tileirdisasm prints 7 significant digits, so f32 constants that differ "
+    "only past the 7th digit compare equal; f16/bf16 compare exactly).",
+    "N10-whitespace": "Runs of spaces are collapsed.",
+}
+
+_REF = re.compile(r"%[A-Za-z0-9_.\-]+(?:#\d+)?")
+_RESULTS = re.compile(r"^((?:%[A-Za-z0-9_.\-]+(?::\d+)?)(?:\s*,\s*%[A-Za-z0-9_.\-]+(?::\d+)?)*)\s*=\s*(.*)$")
+_ANCHOR_OPS = {
+    "load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
+    "atomic_cas_tko", "print_tko", "print", "for", "if", "loop", "yield", "continue", "break",
+    "return", "assert",
+}
+_TOKEN_OPS = {"make_token", "join_tokens"}
+_CONVERT_OPS = {"ftof", "itof", "exti", "trunci", "ftoi"}
+
+
+class IRParseError(ValueError):
+    pass
+
+
+@dataclass
+class Op:
+    results: list[str]
+    name: str
+    text: str  # everything after the op name, on the op's own line
+    regions: list["Region"] = field(default_factory=list)
+
+
+@dataclass
+class Region:
+    args: list[str]
+    ops: list[Op]
+
+
+@dataclass
+class Entry:
+    args: list[tuple[str, str]]  # (ssa name, type)
+    hints: str
+    body: Region
+
+
+# ---------------------------------------------------------------------------------------- parsing
+
+def _split_top(s: str, sep: str = ",") -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return [p.strip() for p in out if p.strip()]
+
+
+def parse(text: str) -> list[Entry]:
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    entries: list[Entry] = []
+    i = 0
+    while i < len(lines):
+        ln = lines[i].strip()
+        if not ln.startswith("entry @"):
+            i += 1
+            continue
+        m = re.match(r"entry @\S+?\((.*)\)\s*(optimization_hints=<.*>)?\s*\{$", ln)
+        if not m:
+            raise IRParseError(f"cannot parse entry line: {ln}")
+        args = []
+        for a in _split_top(m.group(1)):
+            name, _, ty = a.partition(":")
+            args.append((name.strip(), ty.strip()))
+        body, i = _parse_block(lines, i + 1)
+        entries.append(Entry(args, m.group(2) or "", Region([], body)))
+    if not entries:
+        raise IRParseError("no entry found in Tile IR text")
+    return entries
+
+
+def _parse_block(lines: list[str], i: int) -> tuple[list[Op], int]:
+    ops: list[Op] = []
+    while i < len(lines):
+        ln = lines[i].strip()
+        if ln == "}" or ln.startswith("} else"):
+            return ops, i
+        op = _parse_op_line(ln)
+        i += 1
+        opens = ln.endswith("{")
+        if not opens and i < len(lines) and lines[i].strip().startswith("(%") and lines[i].strip().endswith("{"):
+            # a region header on its own line: (%lhs: tile<f32>, %rhs: tile<f32>) {
+            hdr = lines[i].strip()[1:].rsplit(")", 1)[0]
+            region_args = [a.split(":")[0].strip() for a in _split_top(hdr)]
+            inner, i = _parse_block(lines, i + 1)
+            op.regions.append(Region(region_args, inner))
+            i += 1  # closing brace
+        elif opens:
+            region_args = _inline_region_args(op)
+            while True:
+                inner, i = _parse_block(lines, i)
+                op.regions.append(Region(region_args, inner))
+                region_args = []
+                closing = lines[i].strip() if i < len(lines) else "}"
+                i += 1
+                if not closing.startswith("} else"):
+                    break
+        ops.append(op)
+    return ops, i
+
+
+def _parse_op_line(ln: str) -> Op:
+    body = ln[:-1].rstrip() if ln.endswith("{") else ln
+    results: list[str] = []
+    m = _RESULTS.match(body)
+    if m and not body.startswith(("yield", "continue", "break", "return")):
+        for r in _split_top(m.group(1)):
+            name, _, count = r.partition(":")
+            if count:
+                results.extend(f"{name}#{k}" for k in range(int(count)))
+            else:
+                results.append(name)
+        body = m.group(2)
+    name, _, rest = body.partition(" ")
+    return Op(results, name, rest.strip())
+
+
+def _inline_region_args(op: Op) -> list[str]:
+    """Block arguments declared in the op line itself: `for %i in`, `iter_values(%a = %x, ...)`."""
+    args = []
+    m = re.match(r"(%[A-Za-z0-9_.\-]+) in ", op.text)
+    if op.name == "for" and m:
+        args.append(m.group(1))
+    for name in re.findall(r"(%[A-Za-z0-9_.\-]+) = ", op.text):
+        args.append(name)
+    return args
+
+
+# --------------------------------------------------------------------------------- canonical form
+
+_FLOAT_BITS = {"f32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f64": 64}
+
+
+def _float_to_bits(value: float, dtype: str) -> int:
+    if dtype in ("f32", "tf32"):
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    if dtype == "f64":
+        return struct.unpack("<Q", struct.pack("<d", value))[0]
+    if dtype == "f16":
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    if dtype == "bf16":
+        b = struct.unpack("<I", struct.pack("<f", value))[0]
+        if (b & 0x7F800000) == 0x7F800000 and b & 0x7FFFFF:
+            return 0x7FC0
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+    raise ValueError(dtype)
+
+
+def _bits_to_float(bits: int, dtype: str) -> float:
+    if dtype in ("f32", "tf32"):
+        return struct.unpack("<f", struct.pack("<I", bits))[0]
+    if dtype == "f64":
+        return struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if dtype == "f16":
+        return struct.unpack("<e", struct.pack("<H", bits))[0]
+    if dtype == "bf16":
+        return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+    raise ValueError(dtype)
+
+
+_CONST = re.compile(r"^<(\w+): ([^>]+)> : (tile<[^>]*>)$")
+
+
+def _const_value(text: str) -> tuple[str, object, str] | None:
+    """`<f32: 2.0> : tile<4xf32>` -> ('f32', value, 'tile<4xf32>'), value = bits or int or bool."""
+    m = _CONST.match(text.strip())
+    if not m:
+        return None
+    dtype, raw, ty = m.groups()
+    raw = raw.strip()
+    if dtype in _FLOAT_BITS:
+        bits = int(raw, 16) if raw.lower().startswith("0x") else _float_to_bits(float(raw), dtype)
+        return dtype, bits, ty
+    if dtype == "i1":
+        return dtype, raw in ("1", "true"), ty
+    try:
+        return dtype, int(raw, 0), ty
+    except ValueError:
+        return None
+
+
+def _const_text(dtype: str, value: object, ty: str) -> str:
+    if dtype in _FLOAT_BITS:
+        return f"<{dtype}: 0x{value:0{_FLOAT_BITS[dtype] // 4}X}> : {ty}"
+    if dtype == "i1":
+        return f"<i1: {1 if value else 0}> : {ty}"
+    return f"<{dtype}: {value}> : {ty}"
+
+
+def _elem(ty: str) -> str:
+    m = re.search(r"tile<(?:[0-9x]*x)?(\w+)>", ty)
+    return m.group(1) if m else ""
+
+
+def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[str, object, str] | None:
+    m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+    if not m:
+        return None
+    out_ty = m.group(2)
+    dst = _elem(out_ty)
+    sdt, val, _ = src
+    if name == "ftof" and sdt in _FLOAT_BITS and dst in _FLOAT_BITS:
+        return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
+    if name == "itof" and dst in _FLOAT_BITS and isinstance(val, (int, bool)):
+        return dst, _float_to_bits(float(int(val)), dst), out_ty
+    if name in ("exti", "trunci") and dst.startswith("i") and isinstance(val, int):
+        bits = int(dst[1:])
+        v = val & ((1 << bits) - 1)
+        if "signed" in text.split(":")[0] or name == "trunci":
+            v = v - (1 << bits) if v >> (bits - 1) else v
+        return dst, v, out_ty
+    return None
+
+
+@dataclass
+class _Ctx:
+    """Canonicalization state of one entry."""
+
+    keys: dict[str, int] = field(default_factory=dict)  # structural key -> id
+    defs: dict[int, tuple[str, list["_Line"]]] = field(default_factory=dict)  # id -> (line, region lines)
+    consts: dict[int, tuple[str, object, str]] = field(default_factory=dict)
+    anchors: int = 0
+    facts: list[str] = field(default_factory=list)
+
+    def intern(self, key: str) -> int:
+        if key not in self.keys:
+            self.keys[key] = len(self.keys)
+        return self.keys[key]
+
+
+@dataclass
+class _Line:
+    text: str  # with value ids as {kN}
+    deps: list[int]
+    regions: list[list["_Line"]] = field(default_factory=list)
+
+
+_ID = re.compile(r"\{k(\d+)\}")
+
+
+def _subst(text: str, scope: list[dict[str, str]]) -> tuple[str, list[int]]:
+    deps: list[int] = []
+
+    def rep(m: re.Match) -> str:
+        name = m.group(0)
+        for s in reversed(scope):
+            if name in s:
+                val = s[name]
+                if val.startswith("{k"):
+                    deps.append(int(val[2:-1]))
+                return val
+        raise IRParseError(f"use of undefined value {name}")
+
+    out = _REF.sub(rep, text)
+    return out, deps
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"\s*token\s*=\s*(_tok|%\S+)", "", text)
+    text = re.sub(r"\bsm_\d+ =", "default =", text)
+    text = re.sub(r",?\s*optimization_hints\s*=\s*<default = \{\}>", "", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text
+
+
+def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth: int) -> list[_Line]:
+    local: dict[str, str] = {}
+    for i, a in enumerate(region.args):
+        local[a] = f"^{depth}.{i}"
+    scope = scope + [local]
+    lines: list[_Line] = []
+    for op in region.ops:
+        if op.name == "assume":
+            src = _REF.findall(op.text)[-1]
+            local[op.results[0]] = _subst(src, scope)[0]
+            ctx.facts.append(op.text.split(",")[0].strip())
+            continue
+        if op.name in _TOKEN_OPS:
+            for r in op.results:
+                local[r] = "_tok"
+            continue
+        raw = _clean(op.text)
+        # tokens produced by memory ops are the last result of *_tko ops
+        results = list(op.results)
+        if op.name.endswith("_tko") and results:
+            local[results[-1]] = "_tok"
+            results = results[:-1]
+        text, deps = _subst(raw, scope)
+        text = _clean(text)
+        if op.name in _ANCHOR_OPS:
+            ctx.anchors += 1
+            aid = ctx.anchors
+            sub_regions = [_canon_region(r, ctx, scope, depth + 1) for r in op.regions]
+            head = f"{op.name} {text}".strip()
+            if results:
+                head = f"@{aid} = {head}"
+            lines.append(_Line(head, deps, sub_regions))
+            for i, r in enumerate(results):
+                local[r] = f"@{aid}#{i}" if len(results) > 1 else f"@{aid}"
+            continue
+        # pure op
+        if op.name == "constant":
+            cv = _const_value(text)
+            if cv:
+                text = _const_text(*cv)
+        if op.name in _CONVERT_OPS and len(deps) == 1:
+            src_id = deps[0]
+            m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+            if m and m.group(1) == m.group(2):
+                local[results[0]] = f"{{k{src_id}}}"
+                continue
+            if src_id in ctx.consts:
+                folded = _fold_convert(op.name, ctx.consts[src_id], text)
+                if folded:
+                    kid = _define(ctx, "constant " + _const_text(*folded), [], [])
+                    ctx.consts[kid] = folded
+                    local[results[0]] = f"{{k{kid}}}"
+                    continue
+        sub_regions = [_canon_region(r, ctx, scope, depth + 1) for r in op.regions]
+        kid = _define(ctx, f"{op.name} {text}", deps, sub_regions)
+        if op.name == "constant":
+            cv = _const_value(text)
+            if cv:
+                ctx.consts[kid] = cv
+        for i, r in enumerate(results):
+            local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
+    return lines
+
+
+def _region_key(lines: list[_Line]) -> str:
+    return "{" + ";".join(_line_key(ln) for ln in lines) + "}"
+
+
+def _line_key(ln: _Line) -> str:
+    return ln.text + "".join(_region_key(r) for r in ln.regions)
+
+
+def _define(ctx: _Ctx, text: str, deps: list[int], regions: list[list[_Line]]) -> int:
+    key = text + "".join(_region_key(r) for r in regions)
+    kid = ctx.intern(key)
+    if kid not in ctx.defs:
+        ctx.defs[kid] = (text, regions)  # type: ignore[assignment]
+    return kid
+
+
+def _render(lines: list[_Line], ctx: _Ctx, names: dict[int, str], visible: set[int], indent: int,
+            out: list[str]) -> None:
+    pad = "  " * indent
+    visible = set(visible)
+
+    def need(kid: int) -> None:
+        if kid in visible:
+            return
+        text, regions = ctx.defs[kid]
+        for d in [int(x) for x in _ID.findall(text)]:
+            need(d)
+        names.setdefault(kid, f"%v{len(names)}")
+        out.append(f"{pad}{names[kid]} = {_name_ids(text, names)}" + (" {" if regions else ""))
+        for r in regions:
+            _render(r, ctx, names, visible, indent + 1, out)
+        if regions:
+            out.append(f"{pad}}}")
+        visible.add(kid)
+
+    for ln in lines:
+        for d in [int(x) for x in _ID.findall(ln.text)]:
+            need(d)
+        out.append(f"{pad}{_name_ids(ln.text, names)}" + (" {" if ln.regions else ""))
+        for i, r in enumerate(ln.regions):
+            if i:
+                out.append(f"{pad}}} else {{")
+            _render(r, ctx, names, visible, indent + 1, out)
+        if ln.regions:
+            out.append(f"{pad}}}")
+
+
+def _name_ids(text: str, names: dict[int, str]) -> str:
+    return _ID.sub(lambda m: names.get(int(m.group(1)), f"?k{m.group(1)}"), text)
+
+
+def normalize_entry(entry: Entry, arg_names: list[str]) -> tuple[str, list[str]]:
+    """Canonical text of one entry, and the list of `assume` facts that were erased."""
+    if len(arg_names) != len(entry.args):
+        raise IRParseError(f"entry has {len(entry.args)} arguments, expected {len(arg_names)} ({arg_names})")
+    ctx = _Ctx()
+    scope: dict[str, str] = {}
+    for (ssa, ty), canon in zip(entry.args, arg_names):
+        kid = _define(ctx, f"arg {canon} : {ty}", [], [])
+        scope[ssa] = f"{{k{kid}}}"
+    lines = _canon_region(Region([], entry.body.ops), ctx, [scope], 0)
+    hints = _clean(entry.hints.replace("optimization_hints=", "optimization_hints = "))
+    out: list[str] = [f"entry {hints}".rstrip()]
+    _render(lines, ctx, {}, set(), 1, out)
+    return "\n".join(out) + "\n", sorted(ctx.facts)
+
+
+def normalize(text: str, arg_names: list[str], entry_index: int = 0) -> tuple[str, list[str]]:
+    entries = parse(text)
+    return normalize_entry(entries[entry_index], arg_names)
+
+
+def python_arg_names(params: list[tuple[str, str, int]]) -> list[str]:
+    """params: (name, kind, rank) with kind in array|scalar|const, in Python declaration order."""
+    out: list[str] = []
+    for name, kind, rank in params:
+        if kind == "array":
+            out += [f"{name}.ptr"] + [f"{name}.shape{i}" for i in range(rank)] + [f"{name}.stride{i}" for i in range(rank)]
+        elif kind == "scalar":
+            out.append(name)
+    return out
+
+
+def rust_arg_names(params: list[tuple[str, str, int]]) -> list[str]:
+    """params: (name, kind, rank) with kind in tensor|tensor_mut|scalar, in Rust declaration order."""
+    out: list[str] = []
+    for name, kind, rank in params:
+        if kind in ("tensor", "tensor_mut"):
+            out += [f"{name}.ptr"] + [f"{name}.shape{i}" for i in range(rank)] + [f"{name}.stride{i}" for i in range(rank)]
+            if kind == "tensor_mut":
+                out += [f"{name}.pshape{i}" for i in range(rank)] + [f"{name}.pstride{i}" for i in range(rank)]
+        elif kind == "scalar":
+            out.append(name)
+    return out
