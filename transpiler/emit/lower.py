@@ -1,0 +1,368 @@
+"""Typed model -> view model (plain data) for the Jinja templates.
+
+Every operation becomes one annotated `let` (cuTile Rust needs the type of every rank- or
+dtype-changing value), in source order, so the Tile IR keeps cuTile Python's op order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import fail
+from ..model.ir import (FLOAT_DTYPES, ArrayTy, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy,
+                        TupleExpr)
+
+RUST_KEYWORDS = {
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl",
+    "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static",
+    "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
+    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual",
+    "yield", "try", "gen",
+}
+CMP = {"<": "LessThan", "<=": "LessThanOrEqual", ">": "GreaterThan", ">=": "GreaterThanOrEqual",
+       "==": "Equal", "!=": "NotEqual"}
+
+
+@dataclass
+class EntryView:
+    name: str
+    generics: list[str]
+    params: list[str]
+    body: list[str]
+    hints: str
+    source_line: int
+    variant: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+
+def rust_ident(name: str) -> str:
+    return name + "_" if name in RUST_KEYWORDS else name
+
+
+def rust_type(ty: TileTy) -> str:
+    if ty.is_scalar:
+        return ty.dtype
+    return f"Tile<{ty.dtype}, {{ [{', '.join(ty.shape)}] }}>"
+
+
+def shape_macro(shape: tuple[str, ...]) -> str:
+    return f"shape![{', '.join(shape)}]"
+
+
+def _float_lit(v: float) -> str:
+    if v != v:
+        return "f32::NAN"
+    if v in (float("inf"), float("-inf")):
+        return "f32::INFINITY" if v > 0 else "f32::NEG_INFINITY"
+    r = repr(float(v))
+    return r if ("." in r or "e" in r) else r + ".0"
+
+
+class Lowerer:
+    def __init__(self, kernel: Kernel):
+        self.k = kernel
+        self.lines: list[str] = []
+        self.indent = 1
+        self.counter = 0
+        self.forms = {name: form for name, form, _ in kernel.outputs}
+        self.consts = {p.name for p in kernel.params if p.kind == "const"}
+        self.declared: list[dict[str, TileTy]] = [{}]
+        self.mutable = _mutable_vars(kernel.body)
+
+    # -------------------------------------------------------------- plumbing
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def tmp(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"_{prefix}{self.counter}"
+
+    def lookup(self, name: str) -> TileTy | None:
+        for scope in reversed(self.declared):
+            if name in scope:
+                return scope[name]
+        return None
+
+    # -------------------------------------------------------------- entry
+    def entry(self) -> EntryView:
+        k = self.k
+        generics, params = [], []
+        if any(p.kind == "array" and p.dtype == "E" for p in k.params):
+            generics.append("E: ElementType")
+        for p in k.params:
+            if p.kind == "const":
+                if p.const_type == "float":
+                    raise fail("CT106", f"ct.Constant[float] parameter `{p.name}` has no const-generic form; "
+                               "pass it as a runtime float", p.pos)
+                generics.append(f"const {p.name}: i32")
+        for p in k.params:
+            if p.kind == "array":
+                if self.forms.get(p.name) == "checked":
+                    shape = self._slab_shape(p.name)
+                    params.append(f"{rust_ident(p.name)}: &mut Tensor<{p.dtype}, {{ [{', '.join(shape)}] }}>")
+                else:
+                    dims = ", ".join(["-1"] * p.rank)
+                    params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
+            elif p.kind == "scalar":
+                params.append(f"{rust_ident(p.name)}: {p.dtype}")
+        self.block(k.body)
+        hints = ""
+        if k.hints:
+            inner = ", ".join(f"{key} = {v}" for key, v in k.hints)
+            hints = f"optimization_hints = (sm_90 = ({inner},),)"
+        return EntryView(name=k.entry_name, generics=generics, params=params, body=self.lines, hints=hints,
+                         source_line=k.pos.line, variant=list(k.variant.predicates),
+                         outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs])
+
+    def _slab_shape(self, name: str) -> tuple[str, ...]:
+        from ..passes.infer import _sub, _walk_exprs
+        for e in _walk_exprs(self.k.body):
+            if isinstance(e, Op) and e.op == "store" and e.args[0].id == name:
+                return e.args[2].ty.shape
+        raise AssertionError(name)
+
+    # -------------------------------------------------------------- statements
+    def block(self, stmts) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s) -> None:
+        if isinstance(s, Assign):
+            name = rust_ident(s.targets[0])
+            ty = s.value.ty
+            prev = self.lookup(name)
+            if prev is not None and prev == ty and name in self.mutable:
+                self.emit(f"{name} = {self.value(s.value)};")
+                return
+            rhs = self.value(s.value, allow_inline=True)
+            mut = "mut " if name in self.mutable else ""
+            self.emit(f"let {mut}{name}: {rust_type(ty)} = {rhs};")
+            self.declared[-1][name] = ty
+        elif isinstance(s, Eval):
+            self.store(s.value)
+        elif isinstance(s, For):
+            start, stop = self.value(s.start), self.value(s.stop)
+            rng = f"{start}..{stop}"
+            if not (isinstance(s.step, Lit) and s.step.value == 1):
+                rng = f"({rng}).step_by({self.value(s.step)} as usize)"
+            self.emit(f"for {rust_ident(s.var)} in {rng} {{")
+            self.nested(s.body, {rust_ident(s.var): TileTy("i32")})
+            self.emit("}")
+        elif isinstance(s, If):
+            cond = self.const_cond(s.cond) if s.const else self.value(s.cond)
+            self.emit(f"if {cond} {{")
+            self.nested(s.body)
+            if s.orelse:
+                self.emit("} else {")
+                self.nested(s.orelse)
+            self.emit("}")
+
+    def nested(self, body, bound: dict | None = None) -> None:
+        self.indent += 1
+        self.declared.append(dict(bound or {}))
+        self.block(body)
+        self.declared.pop()
+        self.indent -= 1
+
+    def const_cond(self, e: Expr) -> str:
+        if isinstance(e, Name):
+            return f"{e.id} == 1i32"
+        if isinstance(e, Lit):
+            return "true" if e.value else "false"
+        if isinstance(e, Op) and e.op == "not" and isinstance(e.args[0], Name):
+            return f"{e.args[0].id} == 0i32"
+        if isinstance(e, Op) and e.op == "not":
+            return f"({self.const_cond(e.args[0])}) == false"
+        if isinstance(e, Op) and e.op == "cmp":
+            return f"{self.value(e.args[0])} {e.attr('pred')} {self.value(e.args[1])}"
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            op = "&&" if e.op == "and" else "||"
+            return f"({self.const_cond(e.args[0])}) {op} ({self.const_cond(e.args[1])})"
+        raise fail("CT108", "unsupported constant condition", e.pos)
+
+    # -------------------------------------------------------------- values
+    def literal(self, e: Lit) -> str:
+        dt = e.ty.dtype
+        if dt == "bool":
+            return "true" if e.value else "false"
+        if dt in ("i32", "i64", "u32", "i16", "i8"):
+            return f"{int(e.value)}{dt}"
+        if dt in ("f32", "f64"):
+            lit = _float_lit(float(e.value))
+            return lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
+        # f16 / bf16 / E: no literal syntax; convert an f32 literal (the normalizer folds the ftof)
+        name = self.tmp("c")
+        lit = _float_lit(float(e.value))
+        lit = lit if "::" in lit else lit + "f32"
+        self.emit(f"let {name}: {dt} = convert_scalar({lit});")
+        return name
+
+    def value(self, e: Expr, allow_inline: bool = False) -> str:
+        if isinstance(e, Lit):
+            return self.literal(e)
+        if isinstance(e, Name):
+            return rust_ident(e.id)
+        if isinstance(e, Op):
+            rhs = self.op(e)
+            if allow_inline:
+                return rhs
+            name = self.tmp()
+            self.emit(f"let {name}: {rust_type(e.ty)} = {rhs};")
+            return name
+        raise fail("CT100", "unsupported value", e.pos)
+
+    def view(self, arr: Name, shape: tuple[str, ...], padding: str) -> str:
+        name = self.tmp("pv")
+        a = rust_ident(arr.id)
+        self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{', '.join(shape)}] }}> = unsafe {{ "
+                  f"make_partition_view({a}, {shape_macro(shape)}, {padding}, dim_map::Identity, {a}.token()) }};")
+        return name
+
+    def hints(self, e: Op) -> tuple[str, str]:
+        lat = e.attr("latency")
+        tma = e.attr("allow_tma")
+        return (f"Some({lat})" if lat is not None else "None",
+                "tma::Disabled" if tma is False else "tma::Enabled")
+
+    def store(self, e: Op) -> None:
+        arr, index, tile = e.args
+        a = rust_ident(arr.id)
+        t = self.value(tile)
+        if self.forms.get(arr.id) == "checked":
+            self.emit(f"{a}.store({t});")
+            return
+        idx = ", ".join(self.value(i) for i in index.items)
+        shape = tile.ty.shape
+        pm = self.tmp("pm")
+        self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{', '.join(shape)}] }}> = "
+                  f"unsafe {{ {a}.partition_full_mut({shape_macro(shape)}) }};")
+        lat, tma = self.hints(e)
+        self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma}) }};")
+
+    def op(self, e: Op) -> str:
+        o = e.op
+        a = e.args
+        if o == "bid":
+            return f"get_tile_block_id().{a[0].value}"
+        if o == "num_blocks":
+            return f"get_num_tile_blocks().{a[0].value}"
+        if o == "load":
+            arr, index = a
+            pv = self.view(arr, e.ty.shape, e.attr("padding"))
+            idx = ", ".join(self.value(i) for i in index.items)
+            lat, tma = self.hints(e)
+            return f"load_view_tko(&{pv}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma})"
+        if o == "num_tiles":
+            pv = self.view(a[0], e.attr("shape"), "padding::None")
+            return f"num_tiles(&{pv}, {e.attr('axis')}i32)"
+        if o == "const_tile":
+            v = a[0]
+            dt = e.ty.dtype
+            if dt in ("f32", "f64"):
+                lit = _float_lit(float(v.value))
+                lit = lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
+            elif dt in FLOAT_DTYPES or dt == "E":
+                if float(v.value) != 0.0:
+                    raise fail("CT104", f"a constant {dt} tile with a non-zero value has no Rust literal form", e.pos)
+                lit = f"{dt}::ZERO"
+            elif dt == "bool":
+                lit = "true" if v.value else "false"
+            else:
+                lit = f"{int(v.value)}{dt}"
+            return f"constant({lit}, {shape_macro(e.ty.shape)})"
+        if o == "splat":
+            return f"broadcast_scalar({self.value(a[0])}, {shape_macro(e.ty.shape)})"
+        if o == "convert":
+            src = a[0]
+            if e.ty.is_scalar:
+                return f"convert_scalar({self.value(src)})"
+            return f"convert_tile({self.value(src)})"
+        if o == "reshape":
+            return f"{self.value(a[0])}.reshape({shape_macro(e.ty.shape)})"
+        if o == "broadcast":
+            return f"{self.value(a[0])}.broadcast({shape_macro(e.ty.shape)})"
+        if o in ("reduce_sum", "reduce_max", "reduce_min"):
+            return f"{o}({self.value(a[0])}, {e.attr('axis')}i32)"
+        if o == "mma":
+            return f"mmaf({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
+        if o == "fma":
+            x, y, z = (self.value(v) for v in a)
+            return f"fma({x}, {y}, {z}, rounding::NearestEven, ftz::Disabled)"
+        if o in ("add", "sub", "mul", "div"):
+            sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[o]
+            return f"{self.value(a[0])} {sym} {self.value(a[1])}"
+        if o == "neg":
+            if e.ty.is_scalar:
+                raise fail("CT100", "negating a runtime scalar is not supported yet", e.pos)
+            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
+                return f"negf({self.value(a[0])})"
+            return f"negi({self.value(a[0])}, overflow::None)"
+        if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs"):
+            if e.ty.is_scalar:
+                raise fail(e.rule, f"`{o}` of a scalar is not supported yet (use a tile)", e.pos)
+            x = self.value(a[0])
+            ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
+            if o == "exp2":
+                return f"exp2({x}, {ftz})"
+            if o == "sqrt":
+                return f"sqrt({x}, rounding::NearestEven, {ftz})"
+            if o == "rsqrt":
+                return f"rsqrt({x}, {ftz})"
+            if o == "abs":
+                return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
+            return f"{o}({x})"
+        if o in ("maximum", "minimum"):
+            x, y = self.value(a[0]), self.value(a[1])
+            if e.ty.is_scalar:
+                return f"{'max' if o == 'maximum' else 'min'}({x}, {y})"
+            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
+                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
+            return f"{'maxi' if o == 'maximum' else 'mini'}({x}, {y})"
+        if o == "where":
+            return f"select({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
+        if o == "cdiv":
+            return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
+        if o == "cmp":
+            x, y = self.value(a[0]), self.value(a[1])
+            pred = e.attr("pred")
+            if e.ty.is_scalar:
+                return f"{x} {pred} {y}"
+            dt = a[0].ty.dtype
+            if dt in FLOAT_DTYPES or dt == "E":
+                order = "Unordered" if pred == "!=" else "Ordered"
+                return f"cmpf({x}, {y}, predicate::{CMP[pred]}, cmp_ordering::{order})"
+            return f"cmpi({x}, {y}, predicate::{CMP[pred]})"
+        if o in ("and", "or", "not"):
+            raise fail("CT100", "`and`/`or`/`not` are only supported in constant conditions", e.pos)
+        raise fail(e.rule or "CT101", f"no Rust lowering for `{o}`", e.pos)
+
+
+def _mutable_vars(body) -> set[str]:
+    """Variables assigned again in a block nested below the one that declared them."""
+    decl: dict[str, int] = {}
+    mutable: set[str] = set()
+    counter = [0]
+
+    def walk(stmts, block_id: int, outer: set[int]) -> None:
+        for s in stmts:
+            if isinstance(s, Assign):
+                n = rust_ident(s.targets[0])
+                if n in decl and decl[n] in outer and decl[n] != block_id:
+                    mutable.add(n)
+                elif n not in decl or decl[n] not in outer | {block_id}:
+                    decl[n] = block_id
+            elif isinstance(s, For):
+                counter[0] += 1
+                decl[rust_ident(s.var)] = counter[0]
+                walk(s.body, counter[0], outer | {block_id})
+            elif isinstance(s, If):
+                for b in (s.body, s.orelse):
+                    counter[0] += 1
+                    walk(b, counter[0], outer | {block_id})
+
+    walk(body, 0, set())
+    return mutable
+
+
+def lower_kernel(kernel: Kernel) -> EntryView:
+    return Lowerer(kernel).entry()

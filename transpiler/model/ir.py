@@ -1,0 +1,180 @@
+"""The typed intermediate model: frozen dataclasses shared by every frontend and pass.
+
+Types: a tile is `TileTy(dtype, shape)` where dtype is a concrete element type (`f32`, `i32`, ...)
+or a dtype generic (`E`), and shape is a tuple of Rust const expressions (`"128"`, `"BM"`); a
+scalar is a rank-0 tile. Arrays are `ArrayTy(dtype, rank)`. Expressions carry `ty=None` until the
+inference pass fills it in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+FLOAT_DTYPES = ("f16", "bf16", "f32", "tf32", "f64", "f8e4m3fn", "f8e5m2")
+INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+GENERIC_DTYPES = ("E",)  # dtype generics: the element type of the kernel's arrays
+
+
+@dataclass(frozen=True)
+class Pos:
+    path: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class TileTy:
+    dtype: str
+    shape: tuple[str, ...] = ()
+
+    @property
+    def is_scalar(self) -> bool:
+        return not self.shape
+
+    def __str__(self) -> str:
+        return f"Tile[{self.dtype}, ({', '.join(self.shape)})]" if self.shape else self.dtype
+
+
+@dataclass(frozen=True)
+class ArrayTy:
+    dtype: str
+    rank: int
+
+    def __str__(self) -> str:
+        return f"Array[{self.dtype}, {self.rank}]"
+
+
+@dataclass(frozen=True)
+class PartitionTy:
+    """A tiled view of an array (the result of make_partition_view)."""
+    dtype: str
+    shape: tuple[str, ...]
+
+
+Type = Union[TileTy, ArrayTy, PartitionTy, None]
+
+
+# ------------------------------------------------------------------------------------ expressions
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+    pos: Pos
+    ty: Type = None
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: Union[int, float, bool]
+    pos: Pos
+    ty: Type = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """A source operation resolved through a rule (`rule` is its stable id, `op` its model name)."""
+    op: str
+    args: tuple["Expr", ...]
+    pos: Pos
+    attrs: tuple[tuple[str, object], ...] = ()
+    rule: str = ""
+    ty: Type = None
+
+    def attr(self, key: str, default: object = None) -> object:
+        for k, v in self.attrs:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
+class TupleExpr:
+    items: tuple["Expr", ...]
+    pos: Pos
+    ty: Type = None
+
+
+Expr = Union[Name, Lit, Op, TupleExpr]
+
+
+# ------------------------------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Assign:
+    targets: tuple[str, ...]
+    value: Expr
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Eval:
+    value: Expr
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class For:
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple["Stmt", ...]
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    body: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...]
+    pos: Pos
+    const: bool = False  # condition depends only on compile-time constants
+
+
+Stmt = Union[Assign, Eval, For, If]
+
+
+# --------------------------------------------------------------------------------------- kernels
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # array | scalar | const
+    pos: Pos
+    const_type: str = ""  # int | bool | float (kind == const)
+    dtype: str = ""  # scalar dtype (kind == scalar) or array dtype (kind == array)
+    rank: int = 0  # arrays
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One structural variant: the constant predicates that select it (empty: the only one)."""
+    name: str
+    predicates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    module: str  # source module name (file stem)
+    path: str
+    pos: Pos
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    frontend: str = "cutile-python"
+    hints: tuple[tuple[str, int], ...] = ()
+    variant: Variant = field(default_factory=lambda: Variant(""))
+    outputs: tuple[tuple[str, str, str], ...] = ()  # (array, form: checked|unchecked, reason)
+    launches: tuple[tuple[tuple[str, object], ...], ...] = ()  # literal constant values per launch site
+    rules_used: tuple[str, ...] = ()
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def entry_name(self) -> str:
+        return self.name + (f"__{self.variant.name}" if self.variant.name else "")

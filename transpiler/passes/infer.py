@@ -1,0 +1,584 @@
+"""Shape and dtype inference: untyped model -> typed model with every implicit step made explicit.
+
+Every expression gets a type. Python's implicit behaviour becomes explicit ops, the way cuTile
+Python lowers it: dtype promotion (`convert`), rank extension and broadcasting (`reshape`,
+`broadcast`), literals spread over tiles (`splat` for floats, a splat `const_tile` for ints),
+`keepdims` (`reshape` after the reduce). Constant branches whose arms type-check alike stay one
+`if` on the const generic; arms that differ raise `SplitNeeded`, and `specialize` makes variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..diagnostics import fail
+from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+                        Param, PartitionTy, Pos, Stmt, TileTy, TupleExpr)
+
+ARRAY_USES = {"load": 0, "store": 0, "num_tiles": 0, "dtype_of": 0, "shape_of": 0, "array_dim": 0}
+INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
+
+
+class SplitNeeded(Exception):
+    def __init__(self, node: If):
+        self.node = node
+
+
+def _is_float(dt: str) -> bool:
+    return dt in FLOAT_DTYPES or dt == "E"
+
+
+def _is_int(dt: str) -> bool:
+    return dt in INT_DTYPES
+
+
+def _walk_exprs(stmts):
+    for s in stmts:
+        if isinstance(s, (Assign, Eval)):
+            yield from _sub(s.value)
+        elif isinstance(s, For):
+            for e in (s.start, s.stop, s.step):
+                yield from _sub(e)
+            yield from _walk_exprs(s.body)
+        elif isinstance(s, If):
+            yield from _sub(s.cond)
+            yield from _walk_exprs(s.body)
+            yield from _walk_exprs(s.orelse)
+
+
+def _sub(e):
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                yield from _sub(a)
+        for _, v in e.attrs:
+            if isinstance(v, (Op, Name, Lit, TupleExpr)):
+                yield from _sub(v)
+    elif isinstance(e, TupleExpr):
+        for a in e.items:
+            yield from _sub(a)
+
+
+def classify_params(k: Kernel) -> Kernel:
+    """Unannotated parameters: arrays if used as arrays (with the rank they are used at), else scalars."""
+    ranks: dict[str, int] = {}
+    int_names: set[str] = set()
+    for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op in ARRAY_USES and e.args and isinstance(e.args[0], Name):
+            name = e.args[0].id
+            ranks.setdefault(name, 0)
+            for key in ("index", "shape"):
+                v = e.attr(key) if e.op in ("load", "store", "num_tiles") else None
+                idx = {"index": 1, "shape": 2}[key]
+                v = e.args[idx] if len(e.args) > idx else None
+                if isinstance(v, TupleExpr):
+                    ranks[name] = max(ranks[name], len(v.items))
+                elif v is not None and key == "index" and e.op in ("load", "store"):
+                    ranks[name] = max(ranks[name], 1)
+            if e.op in ("load", "store") and len(e.args) > 1:
+                idx = e.args[1]
+                for it in (idx.items if isinstance(idx, TupleExpr) else (idx,)):
+                    for x in _sub(it):
+                        if isinstance(x, Name):
+                            int_names.add(x.id)
+        if isinstance(e, Op) and e.op in INT_CONTEXT_OPS:
+            for a in e.args:
+                if isinstance(a, Name):
+                    int_names.add(a.id)
+    for s in _all_stmts(k.body):
+        if isinstance(s, For):
+            for e in (s.start, s.stop, s.step):
+                for x in _sub(e):
+                    if isinstance(x, Name):
+                        int_names.add(x.id)
+    params = []
+    for p in k.params:
+        if p.kind == "unknown" or p.kind == "array":
+            if p.name in ranks:
+                params.append(replace(p, kind="array", dtype="E", rank=max(ranks[p.name], 1)))
+            elif p.kind == "array":
+                raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
+            else:
+                params.append(replace(p, kind="scalar", dtype="i32" if p.name in int_names else "f32"))
+        else:
+            params.append(p)
+    return replace(k, params=tuple(params))
+
+
+def _all_stmts(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, For):
+            yield from _all_stmts(s.body)
+        elif isinstance(s, If):
+            yield from _all_stmts(s.body)
+            yield from _all_stmts(s.orelse)
+
+
+def promote(a: str, b: str, pos: Pos) -> str:
+    if a == b:
+        return a
+    if _is_float(a) and _is_float(b):
+        if "E" in (a, b):
+            other = b if a == "E" else a
+            if other in ("f32", "f64"):
+                return other  # E ranges over f16, bf16, f32: widening to f32 is exact for all of them
+            raise fail("CT104", f"cannot decide the promotion of the array dtype E with {other} for every "
+                       "specialization; add an explicit astype", pos)
+        order = ["f8e4m3fn", "f8e5m2", "f16", "bf16", "tf32", "f32", "f64"]
+        if {a, b} == {"f16", "bf16"}:
+            return "f32"
+        return max(a, b, key=order.index)
+    if _is_float(a) and not _is_float(b):
+        return a
+    if _is_float(b):
+        return b
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    order = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
+    return max(a, b, key=order.index)
+
+
+def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
+    n = max(len(a), len(b))
+    a = ("1",) * (n - len(a)) + tuple(a)
+    b = ("1",) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == "1":
+            out.append(x)
+        elif x == "1":
+            out.append(y)
+        else:
+            raise fail("CT104", f"shapes ({', '.join(a)}) and ({', '.join(b)}) cannot be broadcast together", pos)
+    return tuple(out)
+
+
+class Infer:
+    def __init__(self, kernel: Kernel):
+        self.k = kernel
+        self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
+        self.env: dict[str, object] = {}
+        for p in kernel.params:
+            if p.kind == "array":
+                self.env[p.name] = ArrayTy(p.dtype, p.rank)
+            elif p.kind == "scalar":
+                self.env[p.name] = TileTy(p.dtype)
+            elif p.kind == "const":
+                self.env[p.name] = TileTy({"int": "i32", "bool": "i32", "float": "f32"}[p.const_type])
+
+    def run(self) -> Kernel:
+        body = tuple(self.block(self.k.body))
+        return replace(self.k, body=body)
+
+    # ---------------------------------------------------------------- statements
+    def block(self, stmts) -> list[Stmt]:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: Stmt) -> list[Stmt]:
+        if isinstance(s, Assign):
+            v = self.expr(s.value)
+            if len(s.targets) == 1:
+                if isinstance(v.ty, (ArrayTy, PartitionTy)) or v.ty is None:
+                    raise fail("CT100", "only tiles and scalars can be assigned to variables", s.pos)
+                self.env[s.targets[0]] = v.ty
+                return [Assign(s.targets, v, s.pos)]
+            if not isinstance(v, TupleExpr) or len(v.items) != len(s.targets):
+                raise fail("CT100", "tuple unpacking needs a tuple of the same length on the right", s.pos)
+            out = []
+            for t, item in zip(s.targets, v.items):
+                self.env[t] = item.ty
+                out.append(Assign((t,), item, s.pos))
+            return out
+        if isinstance(s, Eval):
+            v = self.expr(s.value)
+            if not (isinstance(v, Op) and v.op == "store"):
+                raise fail("CT100", "expression statement has no effect (only ct.store calls are allowed)", s.pos)
+            return [Eval(v, s.pos)]
+        if isinstance(s, For):
+            start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
+            before = dict(self.env)
+            self.env[s.var] = TileTy("i32")
+            body = tuple(self.block(s.body))
+            self._check_carried(before, self.env, s.pos, "loop")
+            self.env = {k: v for k, v in self.env.items() if k in before or True}
+            return [For(s.var, start, stop, step, body, s.pos)]
+        if isinstance(s, If):
+            return self.if_stmt(s)
+        raise fail("CT100", "unsupported statement", s.pos)
+
+    def _check_carried(self, before: dict, after: dict, pos: Pos, what: str) -> None:
+        for name, ty in before.items():
+            if after.get(name) != ty:
+                raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
+                           "cuTile Rust carries values with a fixed type", pos)
+
+    def if_stmt(self, s: If) -> list[Stmt]:
+        cond = self.expr(s.cond)
+        const = self.is_const(s.cond)
+        before = dict(self.env)
+        body = tuple(self.block(s.body))
+        env_then = self.env
+        self.env = dict(before)
+        orelse = tuple(self.block(s.orelse))
+        env_else = self.env
+        names = set(env_then) | set(env_else)
+        same = all(env_then.get(n) == env_else.get(n) for n in names)
+        if const and not same:
+            raise SplitNeeded(s)
+        if not const:
+            if cond.ty != TileTy("bool") and cond.ty != TileTy("i1"):
+                if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
+                    raise fail("CT104", "an `if` condition must be a scalar", s.pos)
+            for n in names:
+                if n not in before and (n not in env_then or n not in env_else):
+                    continue  # branch-local
+                if n not in before:
+                    raise fail("CT100", f"`{n}` is first assigned inside a runtime `if`; assign it before the `if`", s.pos)
+            self._check_carried(before, env_then, s.pos, "if")
+            self._check_carried(before, env_else, s.pos, "else")
+        self.env = env_then
+        return [If(cond, body, orelse, s.pos, const=const)]
+
+    def is_const(self, e: Expr) -> bool:
+        if isinstance(e, Lit):
+            return True
+        if isinstance(e, Name):
+            return e.id in self.consts
+        if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
+            return all(self.is_const(a) for a in e.args)
+        return False
+
+    # ---------------------------------------------------------------- expressions
+    def scalar_int(self, e: Expr) -> Expr:
+        t = self.expr(e)
+        if not (isinstance(t.ty, TileTy) and t.ty.is_scalar and _is_int(t.ty.dtype)):
+            raise fail("CT104", f"expected an integer scalar, got {t.ty}", e.pos)
+        return t
+
+    def shape_dims(self, e: Expr) -> tuple[str, ...]:
+        items = e.items if isinstance(e, TupleExpr) else (e,)
+        out = []
+        for it in items:
+            if isinstance(it, Lit) and isinstance(it.value, int) and not isinstance(it.value, bool):
+                out.append(str(it.value))
+            elif isinstance(it, Name) and it.id in self.consts and self.consts[it.id].const_type == "int":
+                out.append(it.id)
+            else:
+                raise fail("CT105", "tile shapes must be integer literals or ct.Constant[int] parameters "
+                           "(arithmetic on constants has no stable-Rust const-generic form)", it.pos)
+        return tuple(out)
+
+    def dtype_arg(self, e: Expr) -> str:
+        if isinstance(e, Op) and e.op == "dtype":
+            return e.attr("dtype")
+        if isinstance(e, Op) and e.op == "dtype_of":
+            arr = self.expr(e.args[0])
+            if isinstance(arr.ty, ArrayTy):
+                return arr.ty.dtype
+            if isinstance(arr.ty, TileTy):
+                return arr.ty.dtype
+        raise fail("CT102", "dtype must be a ct dtype (ct.float32, ...) or `<array>.dtype`", e.pos)
+
+    def expr(self, e: Expr) -> Expr:
+        if isinstance(e, Lit):
+            if isinstance(e.value, bool):
+                return replace(e, ty=TileTy("bool"))
+            return replace(e, ty=TileTy("i32" if isinstance(e.value, int) else "f32"))
+        if isinstance(e, Name):
+            if e.id not in self.env:
+                raise fail("CT103", f"`{e.id}` is not defined", e.pos)
+            return replace(e, ty=self.env[e.id])
+        if isinstance(e, TupleExpr):
+            items = tuple(self.expr(i) for i in e.items)
+            return replace(e, items=items)
+        if isinstance(e, Op):
+            fn = getattr(self, "op_" + e.op, None)
+            if fn is None:
+                raise fail(e.rule or "CT101", f"operation `{e.op}` is not supported here", e.pos)
+            return fn(e)
+        raise fail("CT100", "unsupported expression", e.pos)
+
+    # conversions ---------------------------------------------------------
+    def to_dtype(self, e: Expr, dt: str) -> Expr:
+        if isinstance(e.ty, TileTy) and e.ty.dtype == dt:
+            return e
+        if isinstance(e, Lit):
+            return replace(e, ty=TileTy(dt))
+        return Op("convert", (e,), e.pos, ty=TileTy(dt, e.ty.shape))
+
+    def to_shape(self, e: Expr, shape: tuple) -> Expr:
+        if e.ty.shape == tuple(shape):
+            return e
+        if e.ty.is_scalar:
+            if isinstance(e, Lit) and _is_int(e.ty.dtype):
+                return Op("const_tile", (e,), e.pos, ty=TileTy(e.ty.dtype, tuple(shape)))
+            return Op("splat", (e,), e.pos, ty=TileTy(e.ty.dtype, tuple(shape)))
+        cur = e
+        if len(cur.ty.shape) < len(shape):
+            ext = ("1",) * (len(shape) - len(cur.ty.shape)) + cur.ty.shape
+            cur = Op("reshape", (cur,), e.pos, ty=TileTy(cur.ty.dtype, ext))
+        return Op("broadcast", (cur,), e.pos, ty=TileTy(cur.ty.dtype, tuple(shape)))
+
+    def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False) -> tuple[Expr, Expr, TileTy]:
+        for x in (a, b):
+            if not isinstance(x.ty, TileTy):
+                raise fail("CT104", f"operand of type {x.ty} is not a tile or scalar", x.pos)
+        la, lb = isinstance(a, Lit), isinstance(b, Lit)
+        if la and not lb:
+            dt = b.ty.dtype if (_is_float(b.ty.dtype) or isinstance(a.value, int)) else "f32"
+        elif lb and not la:
+            dt = a.ty.dtype if (_is_float(a.ty.dtype) or isinstance(b.value, int)) else "f32"
+        else:
+            dt = promote(a.ty.dtype, b.ty.dtype, pos)
+        if float_result and not _is_float(dt):
+            dt = "f32"
+        shape = broadcast_shapes(a.ty.shape, b.ty.shape, pos)
+        a2 = self.to_shape(self.to_dtype(a, dt), shape)
+        b2 = self.to_shape(self.to_dtype(b, dt), shape)
+        return a2, b2, TileTy(dt, shape)
+
+    # ops -------------------------------------------------------------------
+    def op_bid(self, e: Op) -> Op:
+        axis = e.args[0]
+        if not (isinstance(axis, Lit) and axis.value in (0, 1, 2)):
+            raise fail(e.rule, "the axis of ct.bid / ct.num_blocks must be 0, 1 or 2", e.pos)
+        return replace(e, ty=TileTy("i32"))
+
+    op_num_blocks = op_bid
+
+    def _array(self, e: Expr, rule: str) -> Name:
+        if not isinstance(e, Name) or not isinstance(self.env.get(e.id), ArrayTy):
+            raise fail(rule, "the first argument must be an array parameter of the kernel", e.pos)
+        return replace(e, ty=self.env[e.id])
+
+    def _index(self, e: Expr | None, rank: int, rule: str, pos: Pos) -> TupleExpr:
+        if e is None:
+            raise fail(rule, "missing `index`", pos)
+        items = e.items if isinstance(e, TupleExpr) else (e,)
+        if len(items) != rank:
+            raise fail(rule, f"index has {len(items)} entries, the array has rank {rank}", e.pos)
+        return TupleExpr(tuple(self.scalar_int(i) for i in items), e.pos)
+
+    def _hint_attrs(self, e: Op) -> tuple:
+        lat = e.attr("latency")
+        tma = e.attr("allow_tma")
+        out = []
+        if lat is not None:
+            if not (isinstance(lat, Lit) and isinstance(lat.value, int)):
+                raise fail(e.rule, "`latency` must be an integer literal", e.pos)
+            out.append(("latency", lat.value))
+        if tma is not None:
+            if not (isinstance(tma, Lit) and isinstance(tma.value, bool)):
+                raise fail(e.rule, "`allow_tma` must be True or False", e.pos)
+            out.append(("allow_tma", tma.value))
+        return tuple(out)
+
+    def op_load(self, e: Op) -> Op:
+        arr = self._array(e.args[0], e.rule)
+        rank = arr.ty.rank
+        index = self._index(e.args[1], rank, e.rule, e.pos)
+        if e.args[2] is None:
+            raise fail(e.rule, "missing `shape`", e.pos)
+        shape = self.shape_dims(e.args[2])
+        if len(shape) != rank:
+            raise fail(e.rule, f"tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
+        pad = e.attr("padding_mode")
+        padding = "padding::None"
+        if pad is not None:
+            if not (isinstance(pad, Op) and pad.op == "enum"):
+                raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
+            padding = pad.attr("value")
+        if e.attr("order") is not None:
+            raise fail(e.rule, "`order=` (transposed loads) is not supported yet", e.pos)
+        attrs = (("padding", padding),) + self._hint_attrs(e)
+        return Op("load", (arr, index), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+    def op_store(self, e: Op) -> Op:
+        arr = self._array(e.args[0], e.rule)
+        rank = arr.ty.rank
+        index = self._index(e.args[1], rank, e.rule, e.pos)
+        if e.args[2] is None:
+            raise fail(e.rule, "missing `tile`", e.pos)
+        tile = self.expr(e.args[2])
+        if not isinstance(tile.ty, TileTy):
+            raise fail(e.rule, "`tile` must be a tile", e.pos)
+        if len(tile.ty.shape) != rank:
+            raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
+                       "(reshape the tile first)", e.pos)
+        if tile.ty.dtype != arr.ty.dtype:
+            if _is_float(tile.ty.dtype) and arr.ty.dtype == "E" and tile.ty.dtype != "f32":
+                pass
+            raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
+                       "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
+                       "which depend on the specialization)", e.pos)
+        attrs = self._hint_attrs(e)
+        return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
+
+    def op_num_tiles(self, e: Op) -> Op:
+        arr = self._array(e.args[0], e.rule)
+        axis = e.args[1]
+        if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+            raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+        shape = self.shape_dims(e.args[2])
+        return Op("num_tiles", (arr,), e.pos, (("axis", axis.value % arr.ty.rank), ("shape", shape)), e.rule,
+                  TileTy("i32"))
+
+    def _creation(self, e: Op, fill: Expr) -> Op:
+        shape = self.shape_dims(e.args[0])
+        dt = self.dtype_arg(e.args[-1]) if e.args[-1] is not None else None
+        if dt is None:
+            raise fail(e.rule, "`dtype` is required", e.pos)
+        if isinstance(fill, Lit):
+            if dt == "E" and fill.value != 0:
+                raise fail(e.rule, "only zero-filled tiles of the array dtype E have a Rust form "
+                           "that gives the same Tile IR (E::ZERO); use a concrete dtype", e.pos)
+            return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+        v = self.expr(fill)
+        if not (isinstance(v.ty, TileTy) and v.ty.is_scalar):
+            raise fail(e.rule, "the fill value must be a scalar", e.pos)
+        return Op("splat", (self.to_dtype(v, dt),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+
+    def op_zeros(self, e: Op) -> Op:
+        return self._creation(e, Lit(0, e.pos))
+
+    def op_ones(self, e: Op) -> Op:
+        return self._creation(e, Lit(1, e.pos))
+
+    def op_full(self, e: Op) -> Op:
+        return self._creation(replace(e, args=(e.args[0], e.args[2])), e.args[1])
+
+    def op_astype(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        dt = self.dtype_arg(e.args[1])
+        if not isinstance(x.ty, TileTy):
+            raise fail(e.rule, "astype needs a tile", e.pos)
+        if x.ty.dtype == dt:
+            return x
+        return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+    def op_reshape(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        shape = self.shape_dims(e.args[1])
+        if shape == x.ty.shape:
+            return x
+        return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
+
+    def op_index_none(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        pattern = e.attr("pattern")
+        dims = list(x.ty.shape)
+        out, it = [], iter(dims)
+        for p in pattern:
+            out.append("1" if p == "None" else next(it, None))
+        out.extend(it)
+        if None in out:
+            raise fail("CT104", "index has more `:` than the tile has dimensions", e.pos)
+        return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, tuple(out)))
+
+    def _axis(self, e: Op, x: Expr) -> int:
+        axis = e.args[1]
+        if axis is None or not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+            raise fail(e.rule, "reductions need an integer literal `axis` (reducing all axes is not supported yet)", e.pos)
+        rank = len(x.ty.shape)
+        if not -rank <= axis.value < rank:
+            raise fail(e.rule, f"axis {axis.value} out of range for a rank-{rank} tile", e.pos)
+        return axis.value % rank
+
+    def _reduce(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        axis = self._axis(e, x)
+        kd = e.attr("keepdims")
+        keep = isinstance(kd, Lit) and kd.value is True
+        shape = tuple(d for i, d in enumerate(x.ty.shape) if i != axis)
+        r = Op(e.op, (x,), e.pos, (("axis", axis),), e.rule, TileTy(x.ty.dtype, shape))
+        if keep:
+            kshape = tuple("1" if i == axis else d for i, d in enumerate(x.ty.shape))
+            return Op("reshape", (r,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, kshape))
+        return r
+
+    op_reduce_sum = op_reduce_max = op_reduce_min = _reduce
+
+    def op_mma(self, e: Op) -> Op:
+        a, b, acc = (self.expr(x) for x in e.args)
+        sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
+        if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
+            raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
+        return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
+
+    def _unary_float(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        if not _is_float(x.ty.dtype):
+            x = self.to_dtype(x, "f32")
+        ftz = e.attr("flush_to_zero")
+        attrs = (("ftz", bool(isinstance(ftz, Lit) and ftz.value)),)
+        return Op(e.op, (x,), e.pos, attrs, e.rule, x.ty)
+
+    op_exp = op_exp2 = op_log = op_log2 = op_sqrt = op_rsqrt = op_tanh = _unary_float
+
+    def op_abs(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        return Op("abs", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+    def op_neg(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        return Op("neg", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+    def _minmax(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+    op_maximum = op_minimum = _minmax
+
+    def op_where(self, e: Op) -> Op:
+        c = self.expr(e.args[0])
+        a, b = self.expr(e.args[1]), self.expr(e.args[2])
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        shape = broadcast_shapes(c.ty.shape, ty.shape, e.pos)
+        a, b = self.to_shape(a, shape), self.to_shape(b, shape)
+        c = self.to_shape(c, shape)
+        return Op("where", (c, a, b), e.pos, rule=e.rule, ty=TileTy(ty.dtype, shape))
+
+    def op_cdiv(self, e: Op) -> Op:
+        a, b = self.scalar_int(e.args[0]), self.scalar_int(e.args[1])
+        return Op("cdiv", (a, b), e.pos, rule=e.rule, ty=TileTy("i32"))
+
+    def _arith(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            raise fail("CT100", "arithmetic on two literals: fold it in the source", e.pos)
+        if e.op == "floordiv":
+            raise fail(e.rule, "`//` is not supported yet", e.pos)
+        a, b, ty = self.coerce_pair(a, b, e.pos, float_result=(e.op == "div"))
+        if ty.is_scalar:
+            # scalar math on constants and literals stays scalar
+            pass
+        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+    op_add = op_sub = op_mul = op_div = op_floordiv = _arith
+
+    def op_cmp(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        return Op("cmp", (a, b), e.pos, e.attrs, e.rule, TileTy("bool", ty.shape))
+
+    def op_not(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        return Op("not", (x,), e.pos, rule=e.rule, ty=TileTy("bool"))
+
+    def op_and(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=TileTy("bool"))
+
+    op_or = op_and
+
+
+def infer(kernel: Kernel) -> Kernel:
+    return Infer(classify_params(kernel)).run()

@@ -1,0 +1,78 @@
+"""Output ownership: which written arrays can be a checked, disjoint `&mut Tensor` split.
+
+An array gets the checked form when every access to it is a `ct.store` at exactly the block's own
+tile index, `(ct.bid(0), ..., ct.bid(r-1))`, with one tile shape, and its rank is at most 3: then
+each block writes only its own tile, the launcher's partition grid is the tile grid, and rustc
+plus cuTile Rust check the disjointness. Everything else that is written (persistent loops,
+computed, offset or constant indices, loads of the output) keeps the unchecked in-kernel
+partition, and the reason is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr
+from .infer import _all_stmts, _sub
+
+
+def _block_axis(e, bound: dict) -> int | None:
+    if isinstance(e, Name) and e.id in bound:
+        e = bound[e.id]
+    if isinstance(e, Op) and e.op == "bid" and isinstance(e.args[0], Lit):
+        return e.args[0].value
+    return None
+
+
+def analyze_outputs(kernel: Kernel) -> Kernel:
+    # variables assigned exactly once, at the top level, from ct.bid(i)
+    counts: dict[str, int] = {}
+    for s in _all_stmts(kernel.body):
+        if isinstance(s, Assign):
+            for t in s.targets:
+                counts[t] = counts.get(t, 0) + 1
+        if isinstance(s, For):
+            counts[s.var] = counts.get(s.var, 0) + 2
+    bound = {s.targets[0]: s.value for s in kernel.body
+             if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
+    stores: dict[str, list[Op]] = {}
+    other_uses: set[str] = set()
+    in_loop: set[str] = set()
+    for s in _all_stmts(kernel.body):
+        exprs = []
+        if isinstance(s, (Assign, Eval)):
+            exprs = [s.value]
+        elif isinstance(s, For):
+            exprs = [s.start, s.stop, s.step]
+        elif isinstance(s, If):
+            exprs = [s.cond]
+        for root in exprs:
+            for e in _sub(root):
+                if isinstance(e, Op) and e.op == "store":
+                    stores.setdefault(e.args[0].id, []).append(e)
+                elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in ("load", "num_tiles"):
+                    other_uses.add(e.args[0].id)
+    outputs = []
+    for p in kernel.params:
+        if p.kind != "array" or p.name not in stores:
+            continue
+        reason = ""
+        ops = stores[p.name]
+        if p.rank > 3:
+            reason = "rank above 3 (launch grids have 3 axes)"
+        elif p.name in other_uses:
+            reason = "the array is also read in the kernel"
+        elif len({op.args[2].ty.shape for op in ops}) != 1:
+            reason = "stores use different tile shapes"
+        else:
+            for op in ops:
+                idx = op.args[1].items
+                axes = [_block_axis(i, bound) for i in idx]
+                if axes != list(range(len(idx))):
+                    reason = "a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1))"
+                    break
+        if reason:
+            outputs.append((p.name, "unchecked", reason))
+        else:
+            outputs.append((p.name, "checked", "every block stores only the tile at its own block index"))
+    return replace(kernel, outputs=tuple(outputs))

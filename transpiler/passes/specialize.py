@@ -1,0 +1,81 @@
+"""Specialization: constant branches whose arms differ in types or structure become variants.
+
+`infer` raises SplitNeeded for such an `if`; this pass makes one kernel per arm, with the branch
+resolved and the arm's predicate recorded, and infers each again (so nested splits work too).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..diagnostics import fail
+from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant
+from .infer import SplitNeeded, classify_params, Infer
+
+MAX_VARIANTS = 16
+
+
+def predicate_text(e: Expr) -> str:
+    """Python text of a constant condition (evaluated later against specialization values)."""
+    if isinstance(e, Lit):
+        return repr(e.value)
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Op) and e.op == "cmp":
+        return f"{predicate_text(e.args[0])} {e.attr('pred')} {predicate_text(e.args[1])}"
+    if isinstance(e, Op) and e.op == "not":
+        return f"not ({predicate_text(e.args[0])})"
+    if isinstance(e, Op) and e.op in ("and", "or"):
+        return f"({predicate_text(e.args[0])}) {e.op} ({predicate_text(e.args[1])})"
+    raise fail("CT108", "constant condition too complex to split into variants", e.pos)
+
+
+def _slug(pred: str) -> str:
+    s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
+    s = s.replace("<", " lt ").replace(">", " gt ")
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+
+
+def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
+    out: list[Stmt] = []
+    for s in stmts:
+        if s is node:
+            out.extend(s.body if take_then else s.orelse)
+        elif isinstance(s, For):
+            out.append(replace(s, body=_replace_if(s.body, node, take_then)))
+        elif isinstance(s, If):
+            out.append(replace(s, body=_replace_if(s.body, node, take_then),
+                               orelse=_replace_if(s.orelse, node, take_then)))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def specialize(kernel: Kernel) -> list[Kernel]:
+    """Typed kernels, one per structural variant (a single one when nothing needs splitting)."""
+    base = classify_params(kernel)
+    todo: list[tuple[Kernel, tuple[str, ...]]] = [(base, ())]
+    done: list[Kernel] = []
+    while todo:
+        k, preds = todo.pop(0)
+        try:
+            typed = Infer(k).run()
+        except SplitNeeded as s:
+            text = predicate_text(s.node.cond)
+            for take, pred in ((True, text), (False, f"not ({text})")):
+                todo.append((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,)))
+            if len(todo) + len(done) > MAX_VARIANTS:
+                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+            continue
+        name = "__".join(_slug(p) for p in preds)
+        done.append(replace(typed, variant=Variant(name, preds)))
+    return done
+
+
+def select_variant(variants: list[Kernel], consts: dict[str, object]) -> Kernel:
+    """The variant whose predicates hold for these constant values."""
+    for v in variants:
+        if all(eval(p, {"__builtins__": {}}, dict(consts)) for p in v.variant.predicates):  # noqa: S307
+            return v
+    raise LookupError(f"no variant matches {consts}")

@@ -1,0 +1,231 @@
+"""The whole run: sources -> frontend -> passes -> emission -> files (+ verification)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .diagnostics import Diagnostic, TranspileError
+from .emit.lower import lower_kernel
+from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
+from .frontend.cutile_python import parse_file
+from .model.ir import Kernel, Pos
+from .passes.fma import fuse_fma
+from .passes.ownership import analyze_outputs
+from .passes.specialize import specialize
+from .verify.specs import specializations
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class KernelResult:
+    name: str
+    source: str
+    line: int
+    status: str  # translated | fallback | unsupported | error
+    entries: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    verify: str | None = None
+    verify_detail: list[dict] = field(default_factory=list)
+    manifest: dict | None = None
+    frontend: str = "cutile-python"
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "line": self.line, "frontend": self.frontend,
+                "status": self.status, "entries": self.entries, "verify": self.verify,
+                "diagnostics": [d.as_json() for d in self.diagnostics]}
+
+
+@dataclass
+class RunResult:
+    kernels: list[KernelResult]
+    file_diagnostics: list[Diagnostic]
+    written: list[str]
+    out: Path | None
+
+    def summary(self) -> dict:
+        s = {k: 0 for k in ("kernels", "translated", "fallback", "unsupported", "error", "equivalent", "different",
+                            "not_verified")}
+        s["kernels"] = len(self.kernels)
+        for k in self.kernels:
+            s[k.status] += 1
+            if k.verify:
+                s[k.verify] += 1
+        return s
+
+    def as_json(self) -> dict:
+        return {"version": 1, "kernels": [k.as_json() for k in self.kernels], "summary": self.summary()}
+
+
+def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
+    files: list[Path] = []
+    out_r = out.resolve() if out else None
+    for src in srcs:
+        if not src.exists():
+            raise UsageError(f"{src}: no such file or directory")
+        r = src.resolve()
+        if out_r and (r == out_r or out_r in r.parents):
+            raise UsageError(f"{src}: source is inside the output directory {out}")
+        if src.is_file():
+            files.append(src)
+            continue
+        for dirpath, dirnames, filenames in os.walk(src):
+            d = Path(dirpath)
+            keep = []
+            for name in sorted(dirnames):
+                sub = (d / name).resolve()
+                if name.startswith(".") or name in ("__pycache__", "target", "node_modules"):
+                    continue
+                if out_r and sub == out_r:
+                    continue  # the output directory inside the source tree is skipped
+                keep.append(name)
+            dirnames[:] = keep
+            files.extend(d / f for f in sorted(filenames) if f.endswith(".py"))
+    seen, unique = set(), []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return sorted(unique, key=lambda p: p.as_posix())
+
+
+def _op_name(path: Path) -> str:
+    stem = re.sub(r"[^a-z0-9_]", "_", path.stem.lower())
+    return stem if stem and not stem[0].isdigit() else f"m_{stem}"
+
+
+def translate_kernel(kernel: Kernel) -> list[Kernel]:
+    """All passes for one kernel: variants, FMA fusion, output ownership."""
+    return [analyze_outputs(fuse_fma(v)) for v in specialize(kernel)]
+
+
+def param_layout(kernel: Kernel) -> list[dict]:
+    return [{"name": p.name, "kind": p.kind, "rank": p.rank, "dtype": p.dtype, "const_type": p.const_type}
+            for p in kernel.params]
+
+
+def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
+        fail_fast: bool = False, progress=None) -> tuple[RunResult, dict[Path, str]]:
+    """Translate; returns the result and the files to write (path -> content), without writing."""
+    files = collect_sources(srcs, out)
+    results: list[KernelResult] = []
+    file_diags: list[Diagnostic] = []
+    modules: dict[str, dict] = {}
+    for i, path in enumerate(files):
+        if progress:
+            progress(i, len(files), path)
+        display = path.as_posix()
+        fr = parse_file(path, display)
+        file_diags.extend(fr.diagnostics)
+        op = _op_name(path)
+        entries_views = []
+        failed_names = {name for name, _, _ in fr.failures}
+        for name, pos, diag in fr.failures:
+            if kernel_filter and name not in kernel_filter:
+                continue
+            results.append(KernelResult(name, display, pos.line, "unsupported", diagnostics=[diag]))
+        for k in fr.kernels:
+            if kernel_filter and k.name not in kernel_filter:
+                continue
+            kr = KernelResult(k.name, display, k.pos.line, "translated")
+            try:
+                variants = translate_kernel(k)
+                views = [lower_kernel(v) for v in variants]
+                specs, dtypes, origin = specializations(variants[0], path)
+                kr.entries = [v.name for v in views]
+                kr.manifest = {
+                    "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
+                    "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
+                                 "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
+                                 "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
+                                for v, vw in zip(variants, views)],
+                    "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
+                    "rules": sorted({r for v in variants for r in v.rules_used}),
+                }
+                entries_views.extend(views)
+            except TranspileError as e:
+                kr.status = "unsupported"
+                kr.diagnostics.append(e.diagnostic)
+            except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
+                kr.status = "error"
+                kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
+                                                 f"{type(e).__name__}: {e}", k.pos))
+                kr.manifest = {"traceback": traceback.format_exc()}
+            results.append(kr)
+            if fail_fast and kr.status != "translated":
+                break
+        if entries_views:
+            modules[op] = {"op": op, "source": display, "path": path, "entries": entries_views,
+                           "module": f"{op}_kernels",
+                           "kernels": [r.manifest for r in results if r.source == display and r.status == "translated"]}
+        if fail_fast and any(r.status != "translated" for r in results):
+            break
+    results.sort(key=lambda r: (r.source, r.line, r.name))
+    outputs: dict[Path, str] = {}
+    if out is not None and modules:
+        _check_entry_names(modules)
+        for op, m in sorted(modules.items()):
+            code = render("kernel.rs.j2", source=m["source"], module=m["module"], entries=m["entries"])
+            outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
+        mods = [{"op": op, "source": m["source"]} for op, m in sorted(modules.items())]
+        outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
+        outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=_crate_name(out))
+        manifest = {
+            "_generated": f"{GENERATED_MARK} {__version__}",
+            "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
+            "modules": [{"op": op, "module": m["module"], "rust": f"src/{op}/kernel.rs",
+                         "source": os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/"),
+                         "kernels": m["kernels"]} for op, m in sorted(modules.items())],
+        }
+        outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    return RunResult(results, file_diags, [], out), outputs
+
+
+def _crate_name(out: Path) -> str:
+    name = re.sub(r"[^a-z0-9_]", "_", out.resolve().name.lower()) or "kernels"
+    return name if not name[0].isdigit() else f"k_{name}"
+
+
+def _check_entry_names(modules: dict) -> None:
+    """cuTile Rust needs function names unique across all modules; suffix clashes with the op name."""
+    seen: dict[str, str] = {}
+    for op, m in sorted(modules.items()):
+        manifest_entries = [e for k in m["kernels"] for e in k["entries"]]
+        for view, entry in zip(m["entries"], manifest_entries):
+            if view.name in seen:
+                view.name = f"{view.name}_{op}"
+                entry["name"] = view.name
+            seen[view.name] = op
+
+
+def write_outputs(outputs: dict[Path, str], force: bool = False) -> tuple[list[str], list[str]]:
+    """Atomic writes of changed files; refuses to overwrite files without the @generated mark."""
+    written, refused = [], []
+    for path, content in sorted(outputs.items()):
+        if path.exists():
+            old = path.read_text(errors="replace")
+            if old == content:
+                continue
+            if GENERATED_MARK not in old and not force:
+                refused.append(str(path))
+                continue
+    if refused:
+        return written, refused
+    for path, content in sorted(outputs.items()):
+        if path.exists() and path.read_text(errors="replace") == content:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(content)
+        os.replace(tmp, path)
+        written.append(str(path))
+    return written, refused

@@ -1,0 +1,63 @@
+"""Loads the declarative rule tables in `rules/` (package data)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    op: str
+    family: str
+    source: tuple[str, ...]
+    params: tuple[str, ...]
+    defaults: tuple[tuple[str, str], ...] = ()
+    rust: str = ""
+
+    def default(self, key: str) -> str | None:
+        return dict(self.defaults).get(key)
+
+
+@dataclass(frozen=True)
+class RuleTable:
+    name: str
+    rules: tuple[Rule, ...]
+    digest: str
+    by_source: dict = field(default_factory=dict, compare=False, hash=False)
+    by_op: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def lookup(self, source: str) -> Rule | None:
+        return self.by_source.get(source)
+
+    def for_op(self, op: str) -> Rule:
+        return self.by_op[op]
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str = "cutile_python") -> RuleTable:
+    path = RULES_DIR / f"{name}.toml"
+    raw = path.read_bytes()
+    data = tomllib.loads(raw.decode())
+    rules = []
+    for r in data["rule"]:
+        rules.append(Rule(id=r["id"], op=r["op"], family=r["family"], source=tuple(r.get("source", [])),
+                          params=tuple(r.get("params", [])),
+                          defaults=tuple(sorted(r.get("defaults", {}).items())), rust=r.get("rust", "")))
+    table = RuleTable(name, tuple(rules), hashlib.sha256(raw).hexdigest())
+    for rule in rules:
+        for s in rule.source:
+            table.by_source[s] = rule
+        table.by_op[rule.op] = rule
+    return table

@@ -1,0 +1,188 @@
+"""Verification of an output directory, driven by its manifest alone (hand edits are seen).
+
+1. the crate builds with cargo;
+2. for every kernel, specialization and dtype: the Rust entry compiled by cuTile Rust's
+   compile-only API and the Python kernel exported by cuTile Python give the same normalized
+   Tile IR (see normalize.py). Verdict per kernel: equivalent | different | not_verified.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
+from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
+
+TARGET = "sm_90"  # H200; bytecode 13.4 is architecture independent on the Python side
+
+
+@dataclass
+class Check:
+    entry: str
+    spec: dict
+    dtype: str
+    verdict: str  # equivalent | different | not_verified
+    detail: str = ""
+
+
+@dataclass
+class KernelVerdict:
+    module: str
+    kernel: str
+    source: str
+    verdict: str
+    checks: list[Check] = field(default_factory=list)
+    reason: str = ""
+
+    def summary_line(self) -> str:
+        ok = sum(c.verdict == "equivalent" for c in self.checks)
+        return f"{self.kernel}: {self.verdict} ({ok}/{len(self.checks)} specializations equivalent){' - ' + self.reason if self.reason else ''}"
+
+
+def _select(entries: list[dict], spec: dict) -> dict:
+    for e in entries:
+        if all(eval(p, {"__builtins__": {}}, dict(spec)) for p in e["predicates"]):  # noqa: S307
+            return e
+    raise LookupError(f"no variant for {spec}")
+
+
+def _import_source(path: Path):
+    name = f"_cutile_transpile_src_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out: Path) -> None:
+    import cuda.tile as ct
+    from cuda.tile.compilation import (ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint,
+                                       export_kernel)
+    dt = {"f16": ct.float16, "bf16": ct.bfloat16, "f32": ct.float32, "i32": ct.int32, "i64": ct.int64,
+          "f64": ct.float64, "bool": ct.bool_}
+    sig = []
+    for p in params:
+        if p["kind"] == "array":
+            d = dt[dtype if p["dtype"] == "E" else p["dtype"]]
+            n = p["rank"]
+            sig.append(ArrayConstraint(d, n, index_dtype=ct.int32, stride_lower_bound_incl=0, alias_groups=(),
+                                       may_alias_internally=False, stride_constant=(None,) * (n - 1) + (1,),
+                                       base_addr_divisible_by=16))
+        elif p["kind"] == "scalar":
+            sig.append(ScalarConstraint(dt[p["dtype"]]))
+        else:
+            v = spec[p["name"]]
+            sig.append(bool(v) if p["const_type"] == "bool" else v)
+    export_kernel(kernel_obj, [KernelSignature(sig, CallingConvention.cutile_python_v1())], str(out),
+                  gpu_code=None, output_format="tileir_bytecode", bytecode_version="13.4")
+
+
+def _rust_params(params: list[dict], outputs: dict[str, str]) -> list[tuple[str, str, int]]:
+    out = []
+    for p in params:
+        if p["kind"] == "array":
+            out.append((p["name"], "tensor_mut" if outputs.get(p["name"]) == "checked" else "tensor", p["rank"]))
+        elif p["kind"] == "scalar":
+            out.append((p["name"], "scalar", 0))
+    return out
+
+
+def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -> list[KernelVerdict]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    verdicts: list[KernelVerdict] = []
+    pending = [(m, k) for m in manifest["modules"] for k in m["kernels"]
+               if not kernel_filter or k["name"] in kernel_filter]
+
+    def all_not_verified(reason: str) -> list[KernelVerdict]:
+        return [KernelVerdict(m["module"], k["name"], m["source"], "not_verified", reason=reason) for m, k in pending]
+
+    try:
+        env = cargo_env()
+        if log:
+            log("building the generated crate with cargo")
+        res = cargo_build(out / "Cargo.toml", env)
+        if res.returncode != 0:
+            return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
+        irdump = irdump_binary(env)
+    except ToolchainError as e:
+        return all_not_verified(str(e))
+
+    with tempfile.TemporaryDirectory(prefix="cutile-verify-") as tmp:
+        tmpd = Path(tmp)
+        jobs, plan = [], []
+        for m, k in pending:
+            kv = KernelVerdict(m["module"], k["name"], m["source"], "equivalent")
+            verdicts.append(kv)
+            src = (out / m["source"]).resolve()
+            try:
+                pymod = _import_source(src)
+                kobj = getattr(pymod, k["name"])
+            except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
+                kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
+                continue
+            for spec in k["specializations"]:
+                entry = _select(k["entries"], spec)
+                outputs = {o["array"]: o["form"] for o in entry["outputs"]}
+                uses_e = "E" in entry["generics"]
+                for dtype in (k["dtypes"] if uses_e else ["f32"]):
+                    n = len(plan)
+                    pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
+                    check = Check(entry["name"], spec, dtype, "equivalent")
+                    kv.checks.append(check)
+                    try:
+                        _python_bytecode(kobj, k["params"], spec, dtype, pybc)
+                    except Exception as e:  # noqa: BLE001
+                        check.verdict, check.detail = "not_verified", f"cuTile Python export failed: {type(e).__name__}: {e}"
+                        continue
+                    generics = [dtype if g == "E" else str(spec[g]) for g in entry["generics"]]
+                    strides = [[p["name"], [-1] * (p["rank"] - 1) + [1]] for p in k["params"] if p["kind"] == "array"]
+                    jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
+                                 "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
+                    plan.append((kv, check, pybc, rsbc, k["params"], outputs))
+        if jobs:
+            if log:
+                log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
+            res = subprocess.run([str(irdump)], input=json.dumps(jobs), capture_output=True, text=True)
+            results = {}
+            for line in res.stdout.splitlines():
+                try:
+                    r = json.loads(line)
+                    results[r["out"]] = r
+                except json.JSONDecodeError:
+                    continue
+            for kv, check, pybc, rsbc, params, outputs in plan:
+                r = results.get(str(rsbc))
+                if r is None or not r.get("ok"):
+                    err = (r or {}).get("error") or res.stderr[-2000:] or "irdump produced no result"
+                    check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
+                    continue
+                try:
+                    py_txt, _ = normalize(disassemble(pybc), python_arg_names(
+                        [(p["name"], p["kind"], p["rank"]) for p in params]))
+                    rs_txt, _ = normalize(disassemble(rsbc), rust_arg_names(_rust_params(params, outputs)))
+                except (ToolchainError, IRParseError) as e:
+                    check.verdict, check.detail = "not_verified", str(e)
+                    continue
+                if py_txt != rs_txt:
+                    check.verdict = "different"
+                    check.detail = "".join(difflib.unified_diff(py_txt.splitlines(True), rs_txt.splitlines(True),
+                                                                "cutile-python", "cutile-rust"))
+    for kv in verdicts:
+        if kv.verdict == "not_verified":
+            continue
+        if any(c.verdict == "different" for c in kv.checks):
+            kv.verdict = "different"
+        elif any(c.verdict == "not_verified" for c in kv.checks) or not kv.checks:
+            kv.verdict = "not_verified"
+            kv.reason = next((c.detail for c in kv.checks if c.verdict == "not_verified"), "no specialization to check")
+    return verdicts

@@ -1,0 +1,64 @@
+"""Which specializations of a kernel get verified.
+
+Constant values come, in order of preference, from:
+1. literal arguments at `ct.launch(stream, grid, kernel, (...))` call sites in the source;
+2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
+   `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
+3. defaults: 64 for every `ct.Constant[int]`, both 0 and 1 for every `ct.Constant[bool]`.
+Values missing from a launch site or table take the defaults. The element type E of the arrays is
+verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ..model.ir import Kernel
+
+DEFAULT_INT = 64
+DEFAULT_DTYPES = ("f16", "bf16", "f32")
+
+
+def _pyproject_section(source: Path) -> dict:
+    for parent in [source.resolve().parent, *source.resolve().parents]:
+        pp = parent / "pyproject.toml"
+        if pp.is_file():
+            try:
+                data = tomllib.loads(pp.read_text())
+            except (OSError, tomllib.TOMLDecodeError):
+                return {}
+            return data.get("tool", {}).get("cutile-transpile", {})
+    return {}
+
+
+def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str], str]:
+    """(constant-value dicts, dtypes for E, where they came from)."""
+    consts = [p for p in kernel.params if p.kind == "const"]
+    section = _pyproject_section(source)
+    dtypes = list(section.get("dtypes", DEFAULT_DTYPES))
+    if kernel.launches:
+        rows, origin = [dict(l) for l in kernel.launches], "launch sites"
+    elif kernel.name in section.get("specializations", {}):
+        rows, origin = [dict(r) for r in section["specializations"][kernel.name]], "pyproject.toml"
+    else:
+        rows, origin = [{}], "defaults"
+    out = []
+    for row in rows:
+        missing = [p for p in consts if p.name not in row]
+        choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_INT] for p in missing]
+        for combo in itertools.product(*choices):
+            spec = dict(row)
+            spec.update({p.name: v for p, v in zip(missing, combo)})
+            for p in consts:
+                if p.const_type == "bool":
+                    spec[p.name] = int(bool(spec[p.name]))
+            if spec not in out:
+                out.append(spec)
+    return out, dtypes, origin

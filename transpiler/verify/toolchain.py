@@ -1,0 +1,88 @@
+"""Locating what verification needs: CUDA headers, tileirdisasm, cargo, the irdump helper."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+IRDUMP_DIR = Path(__file__).resolve().parent / "irdump"
+
+
+class ToolchainError(Exception):
+    """A verification prerequisite is missing; the verdict is not_verified with this reason."""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("CUTILE_TRANSPILE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "cutile-transpile")
+    return Path(base)
+
+
+def nvidia_cu13() -> Path | None:
+    try:
+        import nvidia  # type: ignore
+    except ImportError:
+        return None
+    for p in getattr(nvidia, "__path__", []):
+        cand = Path(p) / "cu13"
+        if (cand / "include" / "cuda.h").is_file():
+            return cand
+    return None
+
+
+def cuda_toolkit() -> Path:
+    env = os.environ.get("CUDA_TOOLKIT_PATH")
+    if env and (Path(env) / "include" / "cuda.h").is_file():
+        return Path(env)
+    found = nvidia_cu13()
+    if found and (found / "include" / "curand.h").is_file():
+        return found
+    raise ToolchainError("CUDA headers (cuda.h, curand.h) not found: install the `verify` extra "
+                         "(nvidia-cuda-runtime, nvidia-curand) or set CUDA_TOOLKIT_PATH")
+
+
+def tileirdisasm() -> str:
+    env = os.environ.get("TILEIRDISASM")
+    if env:
+        return env
+    found = nvidia_cu13()
+    if found and (found / "bin" / "tileirdisasm").is_file():
+        return str(found / "bin" / "tileirdisasm")
+    exe = shutil.which("tileirdisasm")
+    if exe:
+        return exe
+    raise ToolchainError("tileirdisasm not found: install the `verify` extra (nvidia-cuda-tileiras)")
+
+
+def cargo_env() -> dict[str, str]:
+    if shutil.which("cargo") is None:
+        raise ToolchainError("cargo not found: install Rust (rustup) to build and verify the generated crate")
+    env = dict(os.environ)
+    env["CUDA_TOOLKIT_PATH"] = str(cuda_toolkit())
+    env.setdefault("CARGO_TARGET_DIR", str(cache_dir() / "target"))
+    env.setdefault("CUDA_RUST_DEBUG", "none")
+    return env
+
+
+def cargo_build(manifest: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)],
+                          capture_output=True, text=True, env=env)
+
+
+def irdump_binary(env: dict[str, str]) -> Path:
+    res = cargo_build(IRDUMP_DIR / "Cargo.toml", env)
+    if res.returncode != 0:
+        raise ToolchainError(f"building the irdump helper failed:\n{res.stderr[-4000:]}")
+    exe = Path(env["CARGO_TARGET_DIR"]) / "release" / "cutile-transpile-irdump"
+    if not exe.is_file():
+        raise ToolchainError(f"irdump helper missing at {exe}")
+    return exe
+
+
+def disassemble(path: Path) -> str:
+    res = subprocess.run([tileirdisasm(), str(path)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ToolchainError(f"tileirdisasm failed on {path.name}: {res.stderr.strip()[:500]}")
+    return res.stdout
