@@ -149,6 +149,12 @@ class Lowerer:
             self.nested(s.body, {rust_ident(s.var): TileTy("i32")})
             self.emit("}")
         elif isinstance(s, If):
+            for name, ty in s.declares:
+                # assigned in both arms: declared before the `if` (the initial value is dead)
+                name = rust_ident(name)
+                self.emit(f"let mut {name}: {rust_type(ty)} = {self.zero(ty)};")
+                self.mutable.add(name)
+                self.declared[-1][name] = ty
             cond = self.const_cond(s.cond) if s.const else self.value(s.cond)
             self.emit(f"if {cond} {{")
             self.nested(s.body)
@@ -156,6 +162,13 @@ class Lowerer:
                 self.emit("} else {")
                 self.nested(s.orelse)
             self.emit("}")
+
+    def zero(self, ty: TileTy) -> str:
+        dt = ty.dtype
+        lit = {"f32": "0.0f32", "f64": "0.0f64", "bool": "false"}.get(dt)
+        if lit is None:
+            lit = f"0{dt}" if dt.startswith(("i", "u")) else f"{dt}::ZERO"
+        return lit if ty.is_scalar else f"constant({lit}, {shape_macro(ty.shape)})"
 
     def nested(self, body, bound: dict | None = None) -> None:
         self.indent += 1

@@ -133,6 +133,7 @@ class If:
     orelse: tuple["Stmt", ...]
     pos: Pos
     const: bool = False  # condition depends only on compile-time constants
+    declares: tuple[tuple[str, "TileTy"], ...] = ()  # first assigned in both arms, live after the if
 
 
 Stmt = Union[Assign, Eval, For, If]

@@ -228,7 +228,8 @@ class Infer:
         self.env = dict(before)
         orelse = tuple(self.block(s.orelse))
         env_else = self.env
-        names = set(env_then) | set(env_else)
+        # names assigned in only one arm (and not before) are local to that arm
+        names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
         same = all(env_then.get(n) == env_else.get(n) for n in names)
         if const and not same:
             raise SplitNeeded(s)
@@ -236,15 +237,11 @@ class Infer:
             if cond.ty != TileTy("bool") and cond.ty != TileTy("i1"):
                 if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
                     raise fail("CT104", "an `if` condition must be a scalar", s.pos)
-            for n in names:
-                if n not in before and (n not in env_then or n not in env_else):
-                    continue  # branch-local
-                if n not in before:
-                    raise fail("CT100", f"`{n}` is first assigned inside a runtime `if`; assign it before the `if`", s.pos)
             self._check_carried(before, env_then, s.pos, "if")
             self._check_carried(before, env_else, s.pos, "else")
-        self.env = env_then
-        return [If(cond, body, orelse, s.pos, const=const)]
+        self.env = {n: env_then[n] for n in names}
+        declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
+        return [If(cond, body, orelse, s.pos, const=const, declares=declares)]
 
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
@@ -324,6 +321,8 @@ class Infer:
         if len(cur.ty.shape) < len(shape):
             ext = ("1",) * (len(shape) - len(cur.ty.shape)) + cur.ty.shape
             cur = Op("reshape", (cur,), e.pos, ty=TileTy(cur.ty.dtype, ext))
+            if ext == tuple(shape):
+                return cur
         return Op("broadcast", (cur,), e.pos, ty=TileTy(cur.ty.dtype, tuple(shape)))
 
     def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False) -> tuple[Expr, Expr, TileTy]:

@@ -39,6 +39,8 @@ RULES: dict[str, str] = {
     "the printed value (tileirdisasm prints 7 significant digits, so f32 constants that differ "
     "only past the 7th digit compare equal; f16/bf16 compare exactly).",
     "N10-whitespace": "Runs of spaces are collapsed.",
+    "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
+    "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
 
 _REF = re.compile(r"%[A-Za-z0-9_.\-]+(?:#\d+)?")
@@ -335,7 +337,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if op.name.endswith("_tko") and results:
             local[results[-1]] = "_tok"
             results = results[:-1]
-        text, deps = _subst(raw, scope)
+        # block arguments declared on the op line itself (for %i in ..., iter_values(%a = ...))
+        inline = {a: f"^{depth + 1}.{i}" for i, a in enumerate(op.regions[0].args)} if op.regions else {}
+        text, deps = _subst(raw, scope + [inline])
         text = _clean(text)
         if op.name in _ANCHOR_OPS:
             ctx.anchors += 1
@@ -353,6 +357,11 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             cv = _const_value(text)
             if cv:
                 text = _const_text(*cv)
+        if op.name in ("reshape", "broadcast") and len(deps) == 1:
+            m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+            if m and m.group(1) == m.group(2):
+                local[results[0]] = f"{{k{deps[0]}}}"
+                continue
         if op.name in _CONVERT_OPS and len(deps) == 1:
             src_id = deps[0]
             m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
