@@ -15,6 +15,7 @@ from .emit.lower import lower_kernel
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
 from .frontend.cutile_python import parse_file
 from .model.ir import Kernel, Pos
+from .model.validate import validate
 from .passes.fma import fuse_fma
 from .passes.ownership import analyze_outputs
 from .passes.specialize import specialize
@@ -105,7 +106,7 @@ def _op_name(path: Path) -> str:
 
 def translate_kernel(kernel: Kernel) -> list[Kernel]:
     """All passes for one kernel: variants, FMA fusion, output ownership."""
-    return [analyze_outputs(fuse_fma(v)) for v in specialize(kernel)]
+    return [validate(analyze_outputs(fuse_fma(v))) for v in specialize(kernel)]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:

@@ -132,7 +132,7 @@ class Lowerer:
             ty = s.value.ty
             prev = self.lookup(name)
             if prev is not None and prev == ty and name in self.mutable:
-                self.emit(f"{name} = {self.value(s.value)};")
+                self.emit(f"{name} = {self.value(s.value, allow_inline=True)};")
                 return
             rhs = self.value(s.value, allow_inline=True)
             mut = "mut " if name in self.mutable else ""

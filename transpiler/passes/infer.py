@@ -348,7 +348,7 @@ class Infer:
         axis = e.args[0]
         if not (isinstance(axis, Lit) and axis.value in (0, 1, 2)):
             raise fail(e.rule, "the axis of ct.bid / ct.num_blocks must be 0, 1 or 2", e.pos)
-        return replace(e, ty=TileTy("i32"))
+        return replace(e, args=(replace(axis, ty=TileTy("i32")),), ty=TileTy("i32"))
 
     op_num_blocks = op_bid
 

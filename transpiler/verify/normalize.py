@@ -288,6 +288,7 @@ class _Line:
 
 
 _ID = re.compile(r"\{k(\d+)\}")
+_OPERAND = re.compile(r"\{k\d+\}|@\d+(?:#\d+)?|\^\d+\.\d+")
 
 
 def _subst(text: str, scope: list[dict[str, str]]) -> tuple[str, list[int]]:
@@ -357,17 +358,14 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             cv = _const_value(text)
             if cv:
                 text = _const_text(*cv)
-        if op.name in ("reshape", "broadcast") and len(deps) == 1:
-            m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
-            if m and m.group(1) == m.group(2):
-                local[results[0]] = f"{{k{deps[0]}}}"
-                continue
+        operands = _OPERAND.findall(text)
+        same_type = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+        if (op.name in ("reshape", "broadcast") or op.name in _CONVERT_OPS) and len(operands) == 1 \
+                and same_type and same_type.group(1) == same_type.group(2):
+            local[results[0]] = operands[0]  # identity (N8, N11)
+            continue
         if op.name in _CONVERT_OPS and len(deps) == 1:
             src_id = deps[0]
-            m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
-            if m and m.group(1) == m.group(2):
-                local[results[0]] = f"{{k{src_id}}}"
-                continue
             if src_id in ctx.consts:
                 folded = _fold_convert(op.name, ctx.consts[src_id], text)
                 if folded:

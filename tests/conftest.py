@@ -1,0 +1,53 @@
+"""Shared fixtures: the corpus translated once per session; verification runs only where the tools are."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from transpiler.pipeline import run, write_outputs
+from transpiler.verify.toolchain import ToolchainError, cargo_env, tileirdisasm
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+
+
+def toolchain_missing() -> str | None:
+    try:
+        cargo_env()
+        tileirdisasm()
+        import cuda.tile  # noqa: F401
+    except (ToolchainError, ImportError) as e:
+        return str(e)
+    return None
+
+
+requires_toolchain = pytest.mark.skipif(toolchain_missing() is not None and not __import__("os").environ.get("CI"),
+                                        reason=f"verification toolchain missing: {toolchain_missing()}")
+
+
+@pytest.fixture(scope="session")
+def corpus_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("corpus") / "rust"
+    result, outputs = run([CORPUS], out)
+    assert all(k.status == "translated" for k in result.kernels), [d.text() for k in result.kernels for d in k.diagnostics]
+    write_outputs(outputs)
+    return out
+
+
+@pytest.fixture(scope="session")
+def corpus_verdicts(corpus_out):
+    from transpiler.verify.run import verify_output
+    return verify_output(corpus_out)
+
+
+@pytest.fixture()
+def workdir(tmp_path) -> Path:
+    return tmp_path
+
+
+def copy_corpus(dst: Path) -> Path:
+    shutil.copytree(CORPUS, dst)
+    return dst

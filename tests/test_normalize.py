@@ -1,0 +1,154 @@
+"""Each normalization rule, on hand-written Tile IR text, and proof that differences survive."""
+
+from __future__ import annotations
+
+import pytest
+
+from transpiler.verify.normalize import RULES, IRParseError, normalize, python_arg_names, rust_arg_names
+
+ARGS = ["x.ptr", "x.shape0", "x.stride0", "y.ptr", "y.shape0", "y.stride0"]
+
+BASE = """entry @k_A1f32(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>, %arg3: tile<ptr<f32>>, %arg4: tile<i32>, %arg5: tile<i32>) optimization_hints=<default = {}> {
+  %0 = make_token : token
+  %assume = assume div_by<16>, %arg0 : tile<ptr<f32>>
+  %assume_1 = assume bounded<0, ?>, %arg1 : tile<i32>
+  %tview = make_tensor_view %assume, shape = [%assume_1], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+  %t2 = make_tensor_view %arg3, shape = [%arg4], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+  %b:3 = get_tile_block_id : tile<i32>
+  %pview = make_partition_view %tview : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>
+  %tile, %tok = load_view_tko weak %pview[%b#0] token = %0 : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>, tile<i32> -> tile<64xf32>, token
+  %c = constant <f32: 2.000000e+00> : tile<f32>
+  %r = reshape %c : tile<f32> -> tile<1xf32>
+  %bc = broadcast %r : tile<1xf32> -> tile<64xf32>
+  %m = mulf %tile, %bc : tile<64xf32>
+  %pv2 = make_partition_view %t2 : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>
+  %s = store_view_tko weak %m, %pv2[%b#0] token = %0 : tile<64xf32>, partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>, tile<i32> -> token
+  return
+}
+"""
+
+
+def norm(text: str, args=ARGS) -> str:
+    return normalize(text, args)[0]
+
+
+def test_every_rule_is_documented_and_tested():
+    tested = {name[len("test_"):].replace("_", "-") for name in globals() if name.startswith("test_N")}
+    ids = {r.split("-")[0] for r in RULES}
+    assert {t.split("-")[0] for t in tested} >= ids
+
+
+def test_N1_ssa_names_do_not_matter():
+    renamed = BASE.replace("%tile", "%foo").replace("%bc", "%xyz").replace("%m ", "%q ").replace("%m,", "%q,")
+    assert norm(renamed) == norm(BASE)
+
+
+def test_N2_entry_args_named_by_parameter():
+    out = norm(BASE)
+    assert "arg x.ptr : tile<ptr<f32>>" in out and "arg y.shape0" in out
+    assert python_arg_names([("x", "array", 2), ("n", "scalar", 0), ("T", "const", 0)]) == [
+        "x.ptr", "x.shape0", "x.shape1", "x.stride0", "x.stride1", "n"]
+    assert rust_arg_names([("y", "tensor_mut", 1)]) == ["y.ptr", "y.shape0", "y.stride0", "y.pshape0", "y.pstride0"]
+    with pytest.raises(IRParseError):
+        normalize(BASE, ARGS[:-1])
+
+
+def test_N3_entry_symbol_dropped():
+    assert norm(BASE.replace("@k_A1f32", "@k_entry")) == norm(BASE)
+
+
+def test_N4_hint_keys():
+    a = BASE.replace("load_view_tko weak %pview[%b#0] token = %0", "load_view_tko weak %pview[%b#0] token = %0 optimization_hints = <default = {latency = 3}>")
+    b = BASE.replace("load_view_tko weak %pview[%b#0] token = %0", "load_view_tko weak %pview[%b#0] token = %0 optimization_hints = <sm_90 = {latency = 3}>")
+    c = BASE.replace("load_view_tko weak %pview[%b#0] token = %0", "load_view_tko weak %pview[%b#0] token = %0 optimization_hints = <sm_90 = {latency = 4}>")
+    assert norm(a) == norm(b) != norm(c)
+    assert norm(BASE.replace(" optimization_hints=<default = {}>", "")) == norm(BASE)
+
+
+def test_N5_assume_is_an_alias():
+    no_assume = BASE.replace("%assume = assume div_by<16>, %arg0 : tile<ptr<f32>>\n", "").replace(
+        "make_tensor_view %assume,", "make_tensor_view %arg0,")
+    assert norm(no_assume) == norm(BASE)
+    facts = normalize(BASE, ARGS)[1]
+    assert "div_by<16>" in facts
+
+
+def test_N6_tokens_erased():
+    joined = BASE.replace("%s = store_view_tko weak %m, %pv2[%b#0] token = %0",
+                          "%j = join_tokens %0, %tok : token\n  %s = store_view_tko weak %m, %pv2[%b#0] token = %j")
+    assert norm(joined) == norm(BASE)
+
+
+def test_N7_cse_dce_and_placement():
+    dup = BASE.replace("%b:3 = get_tile_block_id : tile<i32>",
+                       "%b:3 = get_tile_block_id : tile<i32>\n  %dead = constant <i32: 7> : tile<i32>\n  %b2:3 = get_tile_block_id : tile<i32>")
+    dup = dup.replace("%pv2[%b#0]", "%pv2[%b2#0]")
+    assert norm(dup) == norm(BASE)
+
+
+def test_N8_const_fold_conversions():
+    folded = BASE.replace("%c = constant <f32: 2.000000e+00> : tile<f32>",
+                          "%c0 = constant <f16: 2.000000e+00> : tile<f16>\n  %c = ftof %c0 : tile<f16> -> tile<f32>")
+    assert norm(folded) == norm(BASE)
+    same = BASE.replace("%m = mulf %tile, %bc", "%t2x = ftof %tile : tile<64xf32> -> tile<64xf32>\n  %m = mulf %t2x, %bc")
+    assert norm(same) == norm(BASE)
+    other = BASE.replace("<f32: 2.000000e+00>", "<f32: 3.000000e+00>")
+    assert norm(other) != norm(BASE)
+
+
+def test_N9_float_literals_as_bits():
+    hexed = BASE.replace("<f32: 2.000000e+00>", "<f32: 0x40000000>")
+    assert norm(hexed) == norm(BASE)
+    assert "0x40000000" in norm(BASE)
+
+
+def test_N10_whitespace():
+    assert norm(BASE.replace("mulf %tile, %bc", "mulf  %tile,   %bc")) == norm(BASE)
+
+
+def test_N11_identity_shape_ops():
+    extra = BASE.replace("%m = mulf %tile, %bc", "%id = broadcast %bc : tile<64xf32> -> tile<64xf32>\n  %m = mulf %tile, %id")
+    assert norm(extra) == norm(BASE)
+
+
+@pytest.mark.parametrize("mutation", [
+    ("mulf %tile, %bc", "addf %tile, %bc"),  # arithmetic op swapped
+    ("mulf %tile, %bc", "mulf %bc, %tile"),  # operand order
+    ("tile=(64)", "tile=(128)"),  # tile shape
+    ("load_view_tko weak", "load_view_tko acquire"),  # memory ordering
+    ("%pv2[%b#0]", "%pv2[%b#1]"),  # store index
+    ("partition_view<tile=(64), tensor_view", "partition_view<tile=(64), padding_value = zero, tensor_view"),
+])
+def test_mutations_are_reported(mutation):
+    old, new = mutation
+    assert old in BASE
+    assert norm(BASE.replace(old, new)) != norm(BASE)
+
+
+def test_region_ops_and_loop_args():
+    loop = """entry @k(%arg0: tile<i32>) {
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %z = constant <f32: 0.000000e+00> : tile<4xf32>
+  %for = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%acc = %z) -> (tile<4xf32>) {
+    %n = addf %acc, %acc : tile<4xf32>
+    continue %n : tile<4xf32>
+  }
+  %red = reduce %for dim=0 identities=[0.000000e+00 : f32] : tile<4xf32> -> tile<f32>
+  (%a: tile<f32>, %b: tile<f32>) {
+    %s = addf %a, %b : tile<f32>
+    yield %s : tile<f32>
+  }
+  print %red : tile<f32>
+  return
+}
+"""
+    out = norm(loop, ["n"])
+    assert "for ^1.0 in" in out and "iter_values(^1.1 = " in out and "addf ^1.0, ^1.1" in out
+    assert norm(loop.replace("addf %a, %b", "maxf %a, %b"), ["n"]) != out
+    assert norm(loop.replace("%n = addf %acc, %acc", "%n = mulf %acc, %acc"), ["n"]) != out
+
+
+def test_garbage_is_rejected():
+    with pytest.raises(IRParseError):
+        normalize("not tile ir", [])
