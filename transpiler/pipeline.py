@@ -137,6 +137,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         for k in fr.kernels:
             if kernel_filter and k.name not in kernel_filter:
                 continue
+            if fail_fast and any(r.status != "translated" for r in results):
+                break
             kr = KernelResult(k.name, display, k.pos.line, "translated")
             try:
                 variants = translate_kernel(k)
@@ -175,16 +177,17 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     if out is not None and modules:
         _check_entry_names(modules)
         for op, m in sorted(modules.items()):
-            code = render("kernel.rs.j2", source=m["source"], module=m["module"], entries=m["entries"])
+            m["rel"] = os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/")
+            code = render("kernel.rs.j2", source=m["rel"], module=m["module"], entries=m["entries"])
             outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
-        mods = [{"op": op, "source": m["source"]} for op, m in sorted(modules.items())]
+        mods = [{"op": op, "source": m["rel"]} for op, m in sorted(modules.items())]
         outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
         outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=_crate_name(out))
         manifest = {
             "_generated": f"{GENERATED_MARK} {__version__}",
             "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
             "modules": [{"op": op, "module": m["module"], "rust": f"src/{op}/kernel.rs",
-                         "source": os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/"),
+                         "source": m["rel"],
                          "kernels": m["kernels"]} for op, m in sorted(modules.items())],
         }
         outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"

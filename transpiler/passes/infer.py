@@ -223,11 +223,16 @@ class Infer:
         cond = self.expr(s.cond)
         const = self.is_const(s.cond)
         before = dict(self.env)
-        body = tuple(self.block(s.body))
-        env_then = self.env
-        self.env = dict(before)
-        orelse = tuple(self.block(s.orelse))
-        env_else = self.env
+        try:
+            body = tuple(self.block(s.body))
+            env_then = self.env
+            self.env = dict(before)
+            orelse = tuple(self.block(s.orelse))
+            env_else = self.env
+        except SplitNeeded:
+            if const:
+                raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
+            raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
         same = all(env_then.get(n) == env_else.get(n) for n in names)

@@ -1,0 +1,146 @@
+"""The command-line contract: formats, exit codes, diagnostics, safety and determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS
+
+UNSUPPORTED = '''import cuda.tile as ct
+
+
+@ct.kernel
+def uses_while(x, y, n, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    i = 0
+    while i < n:
+        t = t * 2.0
+        i = i + 1
+    ct.store(y, index=(ct.bid(0),), tile=t)
+
+
+@ct.kernel
+def fine(x, y, T: ct.Constant[int]):
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)))
+'''
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "transpiler.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd)
+
+
+def test_help_and_version():
+    assert cli("--help").returncode == 0
+    res = cli("--version")
+    assert res.returncode == 0 and res.stdout.startswith("cutile-transpile ")
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert cli(CORPUS).returncode == 2  # no -o
+    assert cli(tmp_path / "missing.py", "-o", tmp_path / "out").returncode == 2
+    assert cli("--no-such-flag").returncode == 2
+    res = cli(tmp_path, "-o", tmp_path)  # source inside output
+    assert res.returncode == 2 and "inside the output directory" in res.stderr
+
+
+def test_json_document(tmp_path):
+    res = cli(CORPUS, "-o", tmp_path / "out", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["version"] == 1
+    assert set(doc["summary"]) == {"kernels", "translated", "fallback", "unsupported", "error", "equivalent",
+                                   "different", "not_verified"}
+    k = doc["kernels"][0]
+    assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "diagnostics"}
+    assert k["verify"] is None and k["status"] == "translated" and k["frontend"] == "cutile-python"
+    assert doc["summary"]["translated"] == doc["summary"]["kernels"] == 9
+
+
+def test_unsupported_kernel_is_diagnosed_and_others_emitted(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(UNSUPPORTED)
+    res = cli(src, "-o", tmp_path / "out")
+    assert res.returncode == 1
+    assert f"{src.as_posix()}:8:5: error: " in res.stderr and "[CT100]" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert "^" in res.stderr  # caret under the source line
+    rust = (tmp_path / "out/src/k/kernel.rs").read_text()
+    assert "pub fn fine<" in rust and "uses_while" not in rust
+    doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json").stdout)
+    bad = next(k for k in doc["kernels"] if k["name"] == "uses_while")
+    assert bad["status"] == "unsupported"
+    assert bad["diagnostics"] == [{"severity": "error", "code": "CT100", "message": bad["diagnostics"][0]["message"],
+                                   "path": src.as_posix(), "line": 8, "col": 5}]
+
+
+def test_github_format(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(UNSUPPORTED)
+    res = cli(src, "-o", tmp_path / "out", "--format", "github")
+    assert f"::error file={src.as_posix()},line=8,col=5,title=CT100::" in res.stderr
+
+
+def test_syntax_error_and_non_kernel_files(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/broken.py").write_text("def f(:\n")
+    (tmp_path / "src/plain.py").write_text("x = 1\n")
+    res = cli(tmp_path / "src", "-o", tmp_path / "out")
+    assert res.returncode == 1
+    assert "broken.py:1:" in res.stderr and "[CT001]" in res.stderr
+    assert not (tmp_path / "out").exists()  # nothing to emit, nothing half-written
+
+
+def test_fail_on_error_stops(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(UNSUPPORTED)
+    doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json", "--fail-on-error").stdout)
+    assert [k["name"] for k in doc["kernels"]] == ["uses_while"]
+
+
+def test_kernel_filter(tmp_path):
+    doc = json.loads(cli(CORPUS, "-o", tmp_path / "out", "--format", "json", "--kernel", "matmul").stdout)
+    assert [k["name"] for k in doc["kernels"]] == ["matmul"]
+
+
+def test_deterministic_and_order_independent(tmp_path):
+    files = sorted((CORPUS / "cutile").glob("*.py"))
+    cli(*files, "-o", tmp_path / "a/rust")
+    cli(*reversed(files), "-o", tmp_path / "b/rust")
+    cli(CORPUS, "-o", tmp_path / "c/rust", cwd=CORPUS.parent)
+    a_root = tmp_path / "a/rust"
+    for rel in sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file()):
+        a = (a_root / rel).read_bytes()
+        assert a == (tmp_path / "b/rust" / rel).read_bytes(), rel
+        assert a == (tmp_path / "c/rust" / rel).read_bytes(), rel
+    text = (a_root / "src/matmul/kernel.rs").read_text()
+    assert str(tmp_path) not in text and "@generated" in text.splitlines()[0]
+
+
+def test_no_rewrite_when_unchanged_and_no_clobbering(tmp_path):
+    out = tmp_path / "out"
+    cli(CORPUS, "-o", out)
+    rs = out / "src/matmul/kernel.rs"
+    before = rs.stat().st_mtime_ns
+    res = cli(CORPUS, "-o", out)
+    assert rs.stat().st_mtime_ns == before and "0 files written" in res.stderr
+    rs.write_text("// my own hand-written file\n")
+    res = cli(CORPUS, "-o", out)
+    assert res.returncode == 1 and "@generated" in res.stderr
+    assert rs.read_text() == "// my own hand-written file\n"
+    assert cli(CORPUS, "-o", out, "--force").returncode == 0
+    assert "@generated" in rs.read_text()
+
+
+def test_out_inside_src_is_skipped(tmp_path):
+    import shutil
+    src = tmp_path / "proj"
+    shutil.copytree(CORPUS, src)
+    assert cli(".", "-o", "rust", cwd=src).returncode == 0
+    assert cli(".", "-o", "rust", cwd=src).returncode == 0  # generated files are not read back as sources
+    assert (src / "rust/src/matmul/kernel.rs").is_file()

@@ -1,0 +1,210 @@
+"""Unit tests per pass: frontend resolution, inference, FMA fusion, variants, ownership, specializations."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from transpiler.diagnostics import TranspileError
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.model.dump import dump_kernel
+from transpiler.model.ir import Op, TileTy
+from transpiler.passes.infer import broadcast_shapes, promote
+from transpiler.pipeline import translate_kernel
+from transpiler.verify.specs import specializations
+
+
+def kernels(tmp_path: Path, src: str):
+    p = tmp_path / "k.py"
+    p.write_text(textwrap.dedent(src))
+    fr = parse_file(p, "k.py")
+    return fr
+
+
+def translate(tmp_path, src):
+    fr = kernels(tmp_path, src)
+    assert not fr.failures, [d.text() for _, _, d in fr.failures]
+    return [v for k in fr.kernels for v in translate_kernel(k)]
+
+
+def test_aliases_and_from_imports(tmp_path):
+    (v,) = translate(tmp_path, """
+        from cuda import tile as t
+        from cuda.tile import load, store, bid, Constant
+        C = Constant[int]
+        @t.kernel
+        def k(x, y, T: C):
+            store(y, index=(bid(0),), tile=load(x, index=(bid(0),), shape=(T,)))
+    """)
+    assert [p.kind for p in v.params] == ["array", "array", "const"]
+
+
+def test_module_constants_and_math(tmp_path):
+    (v,) = translate(tmp_path, """
+        import math
+        import cuda.tile as ct
+        SCALE = 1.0 / math.log(2)
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,)).astype(ct.float32)
+            ct.store(y, index=(ct.bid(0),), tile=(t * SCALE).astype(y.dtype))
+    """)
+    assert "1.4426950408889634" in dump_kernel(v)
+
+
+def test_helper_is_inlined(tmp_path):
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        def _relu(t):
+            z = ct.maximum(t, 0.0)
+            return z
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+            ct.store(y, index=(ct.bid(0),), tile=_relu(t))
+    """)
+    text = dump_kernel(v)
+    assert "_relu1_z = maximum(" in text
+
+
+def test_unknown_call_is_fail_closed(tmp_path):
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+            ct.store(y, index=(ct.bid(0),), tile=ct.cumsum(t, axis=0))
+    """)
+    (name, _, diag) = fr.failures[0]
+    assert name == "k" and diag.code == "CT101" and diag.pos.line == 6 and "cumsum" in diag.message
+
+
+def test_unknown_keyword_uses_rule_code(tmp_path):
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,), check_bounds=False)
+            ct.store(y, index=(ct.bid(0),), tile=t)
+    """)
+    assert fr.failures[0][2].code == "CTR-LOAD"
+
+
+def test_promotion_rules():
+    assert promote("f16", "f32", None) == "f32"
+    assert promote("E", "f32", None) == "f32"
+    assert promote("i32", "f32", None) == "f32"
+    assert promote("i32", "i64", None) == "i64"
+    with pytest.raises(TranspileError):
+        promote("E", "f16", None)
+    assert broadcast_shapes(("BM", "1"), ("BN",), None) == ("BM", "BN")
+    with pytest.raises(TranspileError):
+        broadcast_shapes(("BM",), ("BN",), None)
+
+
+def test_literals_take_the_tile_dtype_and_broadcast_is_explicit(tmp_path):
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, BM: ct.Constant[int], BN: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(BM, BN))
+            m = ct.max(t, axis=1, keepdims=True)
+            ct.store(y, index=(ct.bid(0), 0), tile=(t - m) * 2.0)
+    """)
+    text = dump_kernel(v)
+    assert "broadcast(%m : Tile[E, (BM, 1)]) : Tile[E, (BM, BN)]" in text
+    assert "splat(2.0 : E) : Tile[E, (BM, BN)]" in text
+
+
+def test_fma_fusion_patterns(tmp_path):
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(a, b, c, y, T: ct.Constant[int]):
+            x = ct.load(a, index=(ct.bid(0),), shape=(T,)).astype(ct.float32)
+            z = ct.load(b, index=(ct.bid(0),), shape=(T,)).astype(ct.float32)
+            i = ct.load(c, index=(ct.bid(0),), shape=(T,)).astype(ct.int32)
+            r1 = x * z + x
+            r2 = x - x * z
+            r3 = x * z - z
+            ri = i * i + i
+            ct.store(y, index=(ct.bid(0),), tile=(r1 + r2 + r3 + ri).astype(y.dtype))
+    """)
+    text = dump_kernel(v)
+    assert "r1 = fma(%x" in text
+    assert "r2 = fma(neg(%x" in text
+    assert "r3 = fma(%x : Tile[f32, (T)], %z : Tile[f32, (T)], neg(%z" in text
+    assert "ri = add(mul(" in text  # integers are never fused
+
+
+def test_same_type_constant_branch_stays_one_entry(tmp_path):
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int], F: ct.Constant[bool]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+            if not F:
+                t = ct.exp(t)
+            ct.store(y, index=(ct.bid(0),), tile=t)
+    """)
+    assert len(vs) == 1 and "if const not(%F" in dump_kernel(vs[0])
+
+
+def test_different_shapes_split_into_variants(tmp_path):
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int], MODE: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+            if MODE == 1:
+                r = ct.sum(t, axis=1, keepdims=True)
+            elif MODE == 2:
+                r = ct.max(t, axis=1, keepdims=True)
+            else:
+                r = t
+            ct.store(y, index=(ct.bid(0), 0), tile=r)
+    """)
+    assert [v.variant.predicates for v in vs] == [("MODE == 1",), ("not (MODE == 1)", "MODE == 2"),
+                                                  ("not (MODE == 1)", "not (MODE == 2)")]
+    assert len({v.entry_name for v in vs}) == 3
+
+
+def test_ownership_forms(tmp_path):
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, own, rows, loop, BM: ct.Constant[int], BN: ct.Constant[int]):
+            i = ct.bid(0)
+            t = ct.load(x, index=(i, ct.bid(1)), shape=(BM, BN))
+            ct.store(own, index=(i, ct.bid(1)), tile=t)
+            ct.store(rows, index=(i, 0), tile=t)
+            for j in range(ct.bid(1), 4, ct.num_blocks(1)):
+                ct.store(loop, index=(i, j), tile=t)
+    """)
+    forms = {n: f for n, f, _ in vs[0].outputs}
+    assert forms == {"own": "checked", "rows": "unchecked", "loop": "unchecked"}
+
+
+def test_specializations_from_launch_sites_and_defaults(tmp_path):
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, T: ct.Constant[int], F: ct.Constant[bool]):
+            ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)))
+        @ct.kernel
+        def k2(x, y, T: ct.Constant[int]):
+            ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)))
+        def host(x, y, s):
+            ct.launch(s, (1, 1, 1), k, (x, y, 256, True))
+    """)
+    k, k2 = fr.kernels
+    specs, dtypes, origin = specializations(k, tmp_path / "k.py")
+    assert specs == [{"T": 256, "F": 1}] and origin == "launch sites" and dtypes == ["f16", "bf16", "f32"]
+    specs, _, origin = specializations(k2, tmp_path / "k.py")
+    assert specs == [{"T": 64}] and origin == "defaults"
+    (tmp_path / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n'
+                                             '[tool.cutile-transpile.specializations]\nk2 = [{T = 32}, {T = 128}]\n')
+    specs, dtypes, origin = specializations(k2, tmp_path / "k.py")
+    assert specs == [{"T": 32}, {"T": 128}] and dtypes == ["f32"] and origin == "pyproject.toml"

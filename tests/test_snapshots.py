@@ -1,0 +1,41 @@
+"""Snapshots: the typed model dump of every corpus kernel (.ambr) and the generated Rust (.rs files).
+
+`pytest --snapshot-update` regenerates them. The same Rust is built and compared against cuTile
+Python's Tile IR in test_ir_equivalence.py, so every snapshot is compiled code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from conftest import CORPUS
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.model.dump import dump_kernel
+from transpiler.pipeline import translate_kernel
+
+SOURCES = sorted((CORPUS / "cutile").glob("*.py"))
+
+
+class RustSnapshot(SingleFileSnapshotExtension):
+    file_extension = "rs"
+    _write_mode = WriteMode.TEXT
+
+
+@pytest.fixture
+def rust_snapshot(snapshot):
+    return snapshot.use_extension(RustSnapshot)
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
+def test_model_dump(src: Path, snapshot):
+    fr = parse_file(src, f"corpus/cutile/{src.name}")
+    dumps = [dump_kernel(v) for k in fr.kernels for v in translate_kernel(k)]
+    assert "\n".join(dumps) == snapshot
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
+def test_generated_rust(src: Path, corpus_out: Path, rust_snapshot):
+    assert (corpus_out / "src" / src.stem / "kernel.rs").read_text() == rust_snapshot
