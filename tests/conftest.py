@@ -30,8 +30,12 @@ requires_toolchain = pytest.mark.skipif(toolchain_missing() is not None and not 
 
 @pytest.fixture(scope="session")
 def corpus_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("corpus") / "rust"
-    result, outputs = run([CORPUS], out)
+    # a copy next to OUT: generated headers hold the source path relative to OUT (../corpus/...),
+    # which is then the same wherever the repository lives
+    base = tmp_path_factory.mktemp("corpus")
+    src = copy_corpus(base / "corpus")
+    out = base / "rust"
+    result, outputs = run([src], out)
     assert all(k.status == "translated" for k in result.kernels), [d.text() for k in result.kernels for d in k.diagnostics]
     write_outputs(outputs)
     return out

@@ -42,6 +42,7 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
     by = {(v.source, v.kernel): v for v in verdicts}
     for k in result.kernels:
         if k.status != "translated":
+            k.verify = "not_verified"  # asked for, but there is nothing to verify
             continue
         for (src, name), v in by.items():
             if name == k.name and Path(k.source).resolve() == (result.out / src).resolve():
@@ -95,6 +96,8 @@ def transpile(
         for p in refused:
             _err(f"{p}: error: refusing to overwrite a file without the @generated header (use --force) [CT003]")
         raise typer.Exit(1)
+    if verify and not outputs:
+        _apply_verdicts(result, [])
     if verify and outputs:
         from .verify.run import verify_output
         log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))

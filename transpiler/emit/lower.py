@@ -306,7 +306,15 @@ class Lowerer:
             return f"{self.value(a[0])} {sym} {self.value(a[1])}"
         if o == "neg":
             if e.ty.is_scalar:
-                raise fail("CT100", "negating a runtime scalar is not supported yet", e.pos)
+                # Rust has no unary minus on runtime values here: negate the rank-0 tile (same negf/negi op)
+                x = self.value(a[0])
+                t = self.tmp()
+                self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
+                neg = "negf" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else "negi"
+                extra = "" if neg == "negf" else ", overflow::None"
+                n = self.tmp()
+                self.emit(f"let {n}: Tile<{e.ty.dtype}, {{ [] }}> = {neg}({t}{extra});")
+                return f"tile_to_scalar({n})"
             if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
                 return f"negf({self.value(a[0])})"
             return f"negi({self.value(a[0])}, overflow::None)"
