@@ -72,7 +72,15 @@ def cargo_build(manifest: Path, env: dict[str, str]) -> subprocess.CompletedProc
 
 
 def irdump_binary(env: dict[str, str]) -> Path:
-    res = cargo_build(IRDUMP_DIR / "Cargo.toml", env)
+    # build from a copy in the cache, so an installed package's folder is never written to
+    src = cache_dir() / "irdump-src"
+    for rel in ("Cargo.toml", "src/main.rs"):
+        dst = src / rel
+        data = (IRDUMP_DIR / rel).read_bytes()
+        if not dst.is_file() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+    res = cargo_build(src / "Cargo.toml", env)
     if res.returncode != 0:
         raise ToolchainError(f"building the irdump helper failed:\n{res.stderr[-4000:]}")
     exe = Path(env["CARGO_TARGET_DIR"]) / "release" / "cutile-transpile-irdump"
