@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, ArrayTy, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy,
-                        TupleExpr)
+from ..model.ir import (FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+                        TileTy, TupleExpr, While)
 
 RUST_KEYWORDS = {
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl",
@@ -148,6 +148,12 @@ class Lowerer:
             self.emit(f"for {rust_ident(s.var)} in {rng} {{")
             self.nested(s.body, {rust_ident(s.var): TileTy("i32")})
             self.emit("}")
+        elif isinstance(s, While):
+            self.emit(f"while {self.cond_value(s.cond)} {{")
+            self.nested(s.body)
+            self.emit("}")
+        elif isinstance(s, Continue):
+            self.emit("continue;")
         elif isinstance(s, If):
             for name, ty in s.declares:
                 # assigned in both arms: declared before the `if` (the initial value is dead)
@@ -155,7 +161,7 @@ class Lowerer:
                 self.emit(f"let mut {name}: {rust_type(ty)} = {self.zero(ty)};")
                 self.mutable.add(name)
                 self.declared[-1][name] = ty
-            cond = self.const_cond(s.cond) if s.const else self.value(s.cond)
+            cond = self.const_cond(s.cond) if s.const else self.cond_value(s.cond, bind=True)
             self.emit(f"if {cond} {{")
             self.nested(s.body)
             if s.orelse:
@@ -224,12 +230,45 @@ class Lowerer:
             return name
         raise fail("CT100", "unsupported value", e.pos)
 
-    def view(self, arr: Name, shape: tuple[str, ...], padding: str) -> str:
+    def view(self, arr: Name, shape: tuple[str, ...], padding: str, order: tuple | None = None) -> str:
         name = self.tmp("pv")
         a = rust_ident(arr.id)
+        dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
         self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{', '.join(shape)}] }}> = unsafe {{ "
-                  f"make_partition_view({a}, {shape_macro(shape)}, {padding}, dim_map::Identity, {a}.token()) }};")
+                  f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {a}.token()) }};")
         return name
+
+    def tile(self, e: Expr) -> str:
+        """A rank-0 tile holding a scalar value (tile ops on scalars go through it; no Tile IR op)."""
+        x = self.value(e)
+        if not e.ty.is_scalar:
+            return x
+        t = self.tmp()
+        self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
+        return t
+
+    def scalar_result(self, e: Op, expr: str) -> str:
+        """Wrap a tile-op expression computed on rank-0 tiles back into a scalar."""
+        if not e.ty.is_scalar:
+            return expr
+        t = self.tmp()
+        self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {expr};")
+        return f"tile_to_scalar({t})"
+
+    def cond_value(self, e: Expr, bind: bool = False) -> str:
+        """An inline boolean expression (a `while` re-evaluates it every iteration); `bind` allows
+        computing it into variables first (an `if` condition is evaluated once)."""
+        if bind:
+            return self.value(e)
+        if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
+            return f"{self.value(e.args[0])} {e.attr('pred')} {self.value(e.args[1])}"
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            op = "&&" if e.op == "and" else "||"
+            return f"({self.cond_value(e.args[0])}) {op} ({self.cond_value(e.args[1])})"
+        if isinstance(e, (Name, Lit)):
+            return self.value(e)
+        raise fail("CT100", "this loop condition is too complex: compute it into a variable at the end of the "
+                   "loop body and test the variable", e.pos)
 
     def hints(self, e: Op) -> tuple[str, str]:
         lat = e.attr("latency")
@@ -261,7 +300,7 @@ class Lowerer:
             return f"get_num_tile_blocks().{a[0].value}"
         if o == "load":
             arr, index = a
-            pv = self.view(arr, e.ty.shape, e.attr("padding"))
+            pv = self.view(arr, e.ty.shape, e.attr("padding"), e.attr("order"))
             idx = ", ".join(self.value(i) for i in index.items)
             lat, tma = self.hints(e)
             return f"load_view_tko(&{pv}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma})"
@@ -291,11 +330,11 @@ class Lowerer:
                 return f"convert_scalar({self.value(src)})"
             return f"convert_tile({self.value(src)})"
         if o == "reshape":
-            return f"{self.value(a[0])}.reshape({shape_macro(e.ty.shape)})"
+            return f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})"
         if o == "broadcast":
-            return f"{self.value(a[0])}.broadcast({shape_macro(e.ty.shape)})"
+            return f"{self.tile(a[0])}.broadcast({shape_macro(e.ty.shape)})"
         if o in ("reduce_sum", "reduce_max", "reduce_min"):
-            return f"{o}({self.value(a[0])}, {e.attr('axis')}i32)"
+            return self.scalar_result(e, f"{o}({self.value(a[0])}, {e.attr('axis')}i32)")
         if o == "mma":
             return f"mmaf({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "fma":
@@ -318,20 +357,11 @@ class Lowerer:
             if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
                 return f"negf({self.value(a[0])})"
             return f"negi({self.value(a[0])}, overflow::None)"
-        if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs"):
+        if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos"):
             if e.ty.is_scalar:
-                raise fail(e.rule, f"`{o}` of a scalar is not supported yet (use a tile)", e.pos)
-            x = self.value(a[0])
-            ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
-            if o == "exp2":
-                return f"exp2({x}, {ftz})"
-            if o == "sqrt":
-                return f"sqrt({x}, rounding::NearestEven, {ftz})"
-            if o == "rsqrt":
-                return f"rsqrt({x}, {ftz})"
-            if o == "abs":
-                return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
-            return f"{o}({x})"
+                inner = Op(o, (a[0],), e.pos, e.attrs, e.rule, e.ty)
+                return self.scalar_result(e, self._unary(inner, self.tile(a[0])))
+            return self._unary(e, self.value(a[0]))
         if o in ("maximum", "minimum"):
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
@@ -343,6 +373,57 @@ class Lowerer:
             return f"select({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "cdiv":
             return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
+        if o == "arange":
+            return f"iota({shape_macro(e.ty.shape)})"
+        if o in ("floordiv", "mod", "bitand", "bitor", "bitxor", "shl", "shr"):
+            x, y = self.tile(a[0]), self.tile(a[1])
+            if o == "floordiv":
+                return self.scalar_result(e, f"divi({x}, {y}, rounding::NegativeInf)")
+            if o == "mod":
+                return self.modulo(e, x, y)
+            fn = {"bitand": "andi", "bitor": "ori", "bitxor": "xori", "shl": "shli", "shr": "shri"}[o]
+            extra = ", overflow::None" if o == "shl" else ""
+            return self.scalar_result(e, f"{fn}({x}, {y}{extra})")
+        if o == "invert":
+            x = self.tile(a[0])
+            ones = "true" if e.ty.dtype == "bool" else f"-1{e.ty.dtype}"
+            return self.scalar_result(e, f"xori({x}, constant({ones}, {shape_macro(e.ty.shape)}))")
+        if o == "permute":
+            return f"permute({self.value(a[0])}, const_array![{', '.join(map(str, e.attr('perm')))}])"
+        if o == "cat":
+            return f"cat({self.value(a[0])}, {self.value(a[1])}, {e.attr('axis')}i32)"
+        if o == "extract":
+            x = self.value(a[0])
+            idx = ", ".join(f"scalar_to_tile({self.value(i)})" for i in a[1].items)
+            return f"extract({x}, [{idx}])"
+        if o == "cumsum":
+            rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
+            return f"scan_sum({self.value(a[0])}, {e.attr('axis')}i32, {rev}, {self.zero(TileTy(e.ty.dtype))})"
+        if o == "item":
+            x = self.value(a[0])
+            t = self.tmp()
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {x}.reshape(shape![]);")
+            return f"tile_to_scalar({t})"
+        if o == "truediv":
+            x, y = self.tile(a[0]), self.tile(a[1])
+            ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
+            return self.scalar_result(e, f"divf({x}, {y}, rounding::{e.attr('rounding')}, {ftz})")
+        if o == "isnan":
+            x = self.value(a[0])
+            return f"cmpf({x}, {x}, predicate::NotEqual, cmp_ordering::Unordered)"
+        if o == "ifexp":
+            if e.attr("const"):
+                cond = self.const_cond(a[0])
+            else:
+                cond = self.value(a[0])
+            x, y = self.value(a[1]), self.value(a[2])
+            return f"if {cond} {{ {x} }} else {{ {y} }}"
+        if o == "array_dim":
+            arr = a[0]
+            t = self.tmp("shape")
+            dims = ", ".join(["-1"] * arr.ty.rank)
+            self.emit(f"let {t}: Shape<{{ [{dims}] }}> = {rust_ident(arr.id)}.shape();")
+            return f"{t}[{e.attr('dim')}]"
         if o == "cmp":
             x, y = self.value(a[0]), self.value(a[1])
             pred = e.attr("pred")
@@ -356,6 +437,37 @@ class Lowerer:
         if o in ("and", "or", "not"):
             raise fail("CT100", "`and`/`or`/`not` are only supported in constant conditions", e.pos)
         raise fail(e.rule or "CT101", f"no Rust lowering for `{o}`", e.pos)
+
+    def _unary(self, e: Op, x: str) -> str:
+        o = e.op
+        if True:
+            ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
+            if o == "exp2":
+                return f"exp2({x}, {ftz})"
+            if o == "sqrt":
+                return f"sqrt({x}, rounding::NearestEven, {ftz})"
+            if o == "rsqrt":
+                return f"rsqrt({x}, {ftz})"
+            if o == "abs":
+                return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
+            return f"{o}({x})"
+
+    def modulo(self, e: Op, x: str, y: str) -> str:
+        """Python's `%` (result takes the divisor's sign), op for op as cuTile Python lowers it."""
+        dt, shape = e.ty.dtype, e.ty.shape
+        tt = f"Tile<{dt}, {{ [{', '.join(shape)}] }}>"
+        bt = f"Tile<bool, {{ [{', '.join(shape)}] }}>"
+        names = [self.tmp() for _ in range(8)]
+        r, z, c1, c2, x1, c3, m, s = names
+        self.emit(f"let {r}: {tt} = remi({x}, {y});")
+        self.emit(f"let {z}: {tt} = constant(0{dt}, {shape_macro(shape)});")
+        self.emit(f"let {c1}: {bt} = cmpi({r}, {z}, predicate::LessThan);")
+        self.emit(f"let {c2}: {bt} = cmpi({y}, {z}, predicate::LessThan);")
+        self.emit(f"let {x1}: {bt} = xori({c1}, {c2});")
+        self.emit(f"let {c3}: {bt} = cmpi({r}, {z}, predicate::NotEqual);")
+        self.emit(f"let {m}: {bt} = andi({x1}, {c3});")
+        self.emit(f"let {s}: {tt} = {r} + {y};")
+        return self.scalar_result(e, f"select({m}, {s}, {r})")
 
 
 def _mutable_vars(body) -> set[str]:
@@ -375,6 +487,9 @@ def _mutable_vars(body) -> set[str]:
             elif isinstance(s, For):
                 counter[0] += 1
                 decl[rust_ident(s.var)] = counter[0]
+                walk(s.body, counter[0], outer | {block_id})
+            elif isinstance(s, While):
+                counter[0] += 1
                 walk(s.body, counter[0], outer | {block_id})
             elif isinstance(s, If):
                 for b in (s.body, s.orelse):

@@ -14,7 +14,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr
+from ..model.ir import (Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
+                        While)
 from ..rules import RuleTable, load
 
 CT = "cuda.tile"
@@ -23,6 +24,8 @@ DTYPE_NAMES = {
     "int32": "i32", "int64": "i64", "int16": "i16", "int8": "i8", "uint32": "u32", "uint8": "u8",
     "bool_": "bool", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
 }
+ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
+            "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
 MATH_CONSTS = {"math.inf": math.inf, "math.pi": math.pi, "math.e": math.e, "math.nan": math.nan}
 BINOPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
@@ -281,6 +284,8 @@ class _Converter:
                 out.extend(self.for_stmt(s))
             elif isinstance(s, cst.If):
                 out.extend(self.if_stmt(s))
+            elif isinstance(s, cst.While):
+                out.extend(self.while_stmt(s))
             else:
                 raise fail("CT100", f"unsupported statement `{type(s).__name__}` in a kernel", self.pos(s))
         return out
@@ -313,6 +318,11 @@ class _Converter:
             return self._flush([Assign((s.target.value,), value, pos)])
         if isinstance(s, cst.Return) and s.value is None and last:
             return []
+        if isinstance(s, cst.Continue):
+            return self._flush([Continue(pos)])
+        if isinstance(s, cst.Break):
+            raise fail("CT107", "`break` is not supported: cuTile Python splits the loop around it, which has no "
+                       "cuTile Rust form with the same Tile IR", pos)
         if isinstance(s, cst.Return):
             raise fail("CT107", "early `return` in a kernel is not supported yet (cuTile Rust only allows "
                        "`return` at the top level; the rewrite changes the Tile IR)", pos)
@@ -344,6 +354,16 @@ class _Converter:
         body = tuple(self.block(s.body))
         self.pending = pre
         return self._flush([For(s.target.value, start, stop, step, body, pos)])
+
+    def while_stmt(self, s: cst.While) -> list[Stmt]:
+        pos = self.pos(s)
+        if s.orelse is not None:
+            raise fail("CT100", "`while ... else` is not supported", pos)
+        cond = self.expr(s.test)
+        if self.pending:
+            raise fail("CT100", "the condition of a `while` cannot call a helper", pos)
+        body = tuple(self.block(s.body))
+        return [While(cond, body, pos)]
 
     def if_stmt(self, s: cst.If) -> list[Stmt]:
         pos = self.pos(s)
@@ -388,6 +408,8 @@ class _Converter:
                 return Op("not", (self.expr(node.expression),), pos, rule="CTR-CMP")
             if isinstance(node.operator, cst.Plus):
                 return self.expr(node.expression)
+            if isinstance(node.operator, cst.BitInvert):
+                return self._op("operator:~", (self.expr(node.expression),), pos)
             raise fail("CT100", "unsupported unary operator", pos)
         if isinstance(node, cst.BinaryOperation):
             op = BINOPS.get(type(node.operator))
@@ -411,6 +433,8 @@ class _Converter:
             return self.call(node)
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in ("C", "F"):
+            return Lit(node.evaluated_value, pos)  # memory order of ct.load(order=...)
         if isinstance(node, cst.SimpleString):
             raise fail("CT100", "string values are not supported in kernels", pos)
         raise fail("CT100", f"unsupported expression `{type(node).__name__}`", pos)
@@ -443,6 +467,8 @@ class _Converter:
             leaf = d[len(CT) + 1:]
             if leaf in DTYPE_NAMES:
                 return Op("dtype", (), pos, (("dtype", DTYPE_NAMES[leaf]),))
+            if leaf.startswith("RoundingMode.") and leaf.split(".")[1] in ROUNDING:
+                return Op("enum", (), pos, (("value", "rounding::" + ROUNDING[leaf.split(".")[1]]),))
             if leaf.startswith("PaddingMode.") and leaf.split(".")[1] in PADDING:
                 return Op("enum", (), pos, (("value", "padding::" + PADDING[leaf.split(".")[1]]),))
             raise fail("CT101", f"`{d}` is not supported", pos)
@@ -485,6 +511,12 @@ class _Converter:
             receiver = self.expr(func.value)
             return self._rule_call(rule, [receiver] + [a for a in node.args], pos, receiver_given=True)
         d = self.dotted(func)
+        if d in ("float", "builtins.float") and len(node.args) == 1:
+            v = self._eval_const(node.args[0].value)
+            if isinstance(v, str) and v.strip().lower() in ("inf", "+inf", "-inf", "nan", "infinity", "-infinity"):
+                return Lit(float(v), pos)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return Lit(float(v), pos)
         if isinstance(func, cst.Name) and func.value in self.info.helpers and func.value not in self.info.aliases:
             return self.inline_helper(self.info.helpers[func.value], node)
         if d in ("min", "max", "builtins.min", "builtins.max"):

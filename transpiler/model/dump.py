@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, TupleExpr
+from .ir import Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TupleExpr, While
 
 
 def expr_text(e: Expr) -> str:
@@ -51,6 +51,11 @@ def _block(stmts, depth: int, lines: list[str]) -> None:
         elif isinstance(s, For):
             lines.append(f"{pad}for %{s.var} in range({expr_text(s.start)}, {expr_text(s.stop)}, {expr_text(s.step)}):")
             _block(s.body, depth + 1, lines)
+        elif isinstance(s, While):
+            lines.append(f"{pad}while {expr_text(s.cond)}:")
+            _block(s.body, depth + 1, lines)
+        elif isinstance(s, Continue):
+            lines.append(f"{pad}continue")
         elif isinstance(s, If):
             kind = "if const" if s.const else "if"
             lines.append(f"{pad}{kind} {expr_text(s.cond)}:")

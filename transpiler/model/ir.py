@@ -136,7 +136,19 @@ class If:
     declares: tuple[tuple[str, "TileTy"], ...] = ()  # first assigned in both arms, live after the if
 
 
-Stmt = Union[Assign, Eval, For, If]
+@dataclass(frozen=True)
+class While:
+    cond: Expr
+    body: tuple["Stmt", ...]
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Continue:
+    pos: Pos
+
+
+Stmt = Union[Assign, Eval, For, If, While, Continue]
 
 
 # --------------------------------------------------------------------------------------- kernels

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import ArrayTy, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr
+from .ir import ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr, While
 
 
 class ModelError(AssertionError):
@@ -33,7 +33,12 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
         elif isinstance(s, For):
             for e in (s.start, s.stop, s.step):
                 _expr(e, defined, consts)
-            _block(s.body, defined | {s.var}, consts, k)
+            _block(s.body, set(defined) | {s.var}, consts, k)
+        elif isinstance(s, While):
+            _expr(s.cond, defined, consts)
+            _block(s.body, set(defined), consts, k)
+        elif isinstance(s, Continue):
+            pass
         elif isinstance(s, If):
             _expr(s.cond, defined, consts)
             inner = defined | {n for n, _ in s.declares}

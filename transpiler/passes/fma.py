@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Op, Stmt, TupleExpr
+from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Op, Stmt, TupleExpr, While
 
 
 def _is_fmul(e: Expr) -> bool:
@@ -48,6 +48,8 @@ def _stmts(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
             out.append(replace(s, body=_stmts(s.body)))
         elif isinstance(s, If):
             out.append(replace(s, cond=fuse(s.cond), body=_stmts(s.body), orelse=_stmts(s.orelse)))
+        elif isinstance(s, While):
+            out.append(replace(s, cond=fuse(s.cond), body=_stmts(s.body)))
         else:
             out.append(s)
     return tuple(out)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op,
-                        Param, PartitionTy, Pos, Stmt, TileTy, TupleExpr)
+from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
+                        Name, Op, Param, PartitionTy, Pos, Stmt, TileTy, TupleExpr, While)
 
 ARRAY_USES = {"load": 0, "store": 0, "num_tiles": 0, "dtype_of": 0, "shape_of": 0, "array_dim": 0}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
@@ -44,6 +44,9 @@ def _walk_exprs(stmts):
             yield from _sub(s.cond)
             yield from _walk_exprs(s.body)
             yield from _walk_exprs(s.orelse)
+        elif isinstance(s, While):
+            yield from _sub(s.cond)
+            yield from _walk_exprs(s.body)
 
 
 def _sub(e):
@@ -92,11 +95,12 @@ def classify_params(k: Kernel) -> Kernel:
                 for x in _sub(e):
                     if isinstance(x, Name):
                         int_names.add(x.id)
+    int_names |= _int_evidence(k, int_names)
     params = []
     for p in k.params:
         if p.kind == "unknown" or p.kind == "array":
             if p.name in ranks:
-                params.append(replace(p, kind="array", dtype="E", rank=max(ranks[p.name], 1)))
+                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=max(ranks[p.name], 1)))
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
             else:
@@ -106,10 +110,70 @@ def classify_params(k: Kernel) -> Kernel:
     return replace(k, params=tuple(params))
 
 
+ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "cmp", "ifexp", "maximum", "minimum", "neg", "bitand", "bitor",
+             "bitxor", "shl", "shr", "invert", "and", "or", "not"}
+INT_SOURCES = {"bid", "num_blocks", "cdiv", "arange", "num_tiles", "array_dim"}
+
+
+def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
+    """Names that hold integers: grouped with int literals, block ids, loop variables or index positions.
+
+    Unannotated scalar parameters have no declared type; the evidence decides i32 (else f32)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    def union(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    def leaves(e, out: list) -> None:
+        if isinstance(e, Name):
+            out.append(e.id)
+        elif isinstance(e, Lit) and isinstance(e.value, int) and not isinstance(e.value, bool):
+            out.append("#int")
+        elif isinstance(e, Op) and e.op in INT_SOURCES:
+            out.append("#int")
+        elif isinstance(e, Op) and e.op in ARITH_OPS:
+            for a in e.args:
+                if a is not None:
+                    leaves(a, out)
+
+    groups: list[list[str]] = []
+    for s in _all_stmts(k.body):
+        if isinstance(s, Assign) and len(s.targets) == 1:
+            ls = [s.targets[0]]
+            leaves(s.value, ls)
+            groups.append(ls)
+        if isinstance(s, For):
+            groups.append([s.var, "#int"])
+    for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op in ARITH_OPS:
+            ls: list = []
+            leaves(e, ls)
+            groups.append(ls)
+    for g in groups:
+        for x in g[1:]:
+            union(g[0], x)
+    for name in seeds:
+        union(name, "#int")
+    root = find("#int")
+    return {n for n in parent if not n.startswith("#") and find(n) == root}
+
+
+class RetypeArray(Exception):
+    """An array's elements are used as integers (indices, bit operations) or receive integer tiles."""
+
+    def __init__(self, name: str, dtype: str):
+        self.name, self.dtype = name, dtype
+
+
 def _all_stmts(stmts):
     for s in stmts:
         yield s
-        if isinstance(s, For):
+        if isinstance(s, (For, While)):
             yield from _all_stmts(s.body)
         elif isinstance(s, If):
             yield from _all_stmts(s.body)
@@ -162,6 +226,14 @@ class Infer:
         self.k = kernel
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
         self.env: dict[str, object] = {}
+        self.sources: dict[str, str] = {}
+        # names assigned once, from a Python number: cuTile Python keeps them as (weakly typed) constants
+        counts: dict[str, int] = {}
+        for s in _all_stmts(kernel.body):
+            for t in (s.targets if isinstance(s, Assign) else (s.var,) if isinstance(s, For) else ()):
+                counts[t] = counts.get(t, 0) + 1
+        self.once = {n for n, c in counts.items() if c == 1}
+        self.literals: dict[str, Expr] = {}
         for p in kernel.params:
             if p.kind == "array":
                 self.env[p.name] = ArrayTy(p.dtype, p.rank)
@@ -169,6 +241,23 @@ class Infer:
                 self.env[p.name] = TileTy(p.dtype)
             elif p.kind == "const":
                 self.env[p.name] = TileTy({"int": "i32", "bool": "i32", "float": "f32"}[p.const_type])
+
+    def source_array(self, e: Expr) -> str | None:
+        """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
+        if isinstance(e, Name):
+            return self.sources.get(e.id)
+        if isinstance(e, Op) and e.op == "load" and e.ty is not None and e.ty.dtype == "E":
+            return e.args[0].id
+        if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast") and e.args:
+            return self.source_array(e.args[0])
+        return None
+
+    def demand_int(self, e: Expr) -> None:
+        """`e` is used as an integer; if it is a generic-dtype array's element, that array holds integers."""
+        if isinstance(e.ty, TileTy) and e.ty.dtype == "E":
+            src = self.source_array(e)
+            if src:
+                raise RetypeArray(src, "i32")
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
@@ -183,11 +272,19 @@ class Infer:
 
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, Assign):
+            if len(s.targets) == 1 and s.targets[0] in self.once and self._is_weak(s.value):
+                self.literals[s.targets[0]] = s.value  # substituted at every use, like cuTile Python does
+                return []
             v = self.expr(s.value)
             if len(s.targets) == 1:
                 if isinstance(v.ty, (ArrayTy, PartitionTy)) or v.ty is None:
                     raise fail("CT100", "only tiles and scalars can be assigned to variables", s.pos)
                 self.env[s.targets[0]] = v.ty
+                src = self.source_array(v)
+                if src:
+                    self.sources[s.targets[0]] = src
+                else:
+                    self.sources.pop(s.targets[0], None)
                 return [Assign(s.targets, v, s.pos)]
             if not isinstance(v, TupleExpr) or len(v.items) != len(s.targets):
                 raise fail("CT100", "tuple unpacking needs a tuple of the same length on the right", s.pos)
@@ -207,10 +304,21 @@ class Infer:
             self.env[s.var] = TileTy("i32")
             body = tuple(self.block(s.body))
             self._check_carried(before, self.env, s.pos, "loop")
-            self.env = {k: v for k, v in self.env.items() if k in before or True}
+            self.env = {k: v for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
         if isinstance(s, If):
             return self.if_stmt(s)
+        if isinstance(s, While):
+            cond = self.expr(s.cond)
+            if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
+                raise fail("CT104", "a `while` condition must be a scalar", s.pos)
+            before = dict(self.env)
+            body = tuple(self.block(s.body))
+            self._check_carried(before, self.env, s.pos, "loop")
+            self.env = {k: v for k, v in self.env.items() if k in before}
+            return [While(cond, body, s.pos)]
+        if isinstance(s, Continue):
+            return [s]
         raise fail("CT100", "unsupported statement", s.pos)
 
     def _check_carried(self, before: dict, after: dict, pos: Pos, what: str) -> None:
@@ -260,6 +368,7 @@ class Infer:
     # ---------------------------------------------------------------- expressions
     def scalar_int(self, e: Expr) -> Expr:
         t = self.expr(e)
+        self.demand_int(t)
         if not (isinstance(t.ty, TileTy) and t.ty.is_scalar and _is_int(t.ty.dtype)):
             raise fail("CT104", f"expected an integer scalar, got {t.ty}", e.pos)
         return t
@@ -290,10 +399,14 @@ class Infer:
 
     def expr(self, e: Expr) -> Expr:
         if isinstance(e, Lit):
+            if isinstance(e.value, str):
+                raise fail("CT100", "string values are only supported as `order=`", e.pos)
             if isinstance(e.value, bool):
                 return replace(e, ty=TileTy("bool"))
             return replace(e, ty=TileTy("i32" if isinstance(e.value, int) else "f32"))
         if isinstance(e, Name):
+            if e.id in self.literals:
+                return self.expr(self.literals[e.id])
             if e.id not in self.env:
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
             return replace(e, ty=self.env[e.id])
@@ -308,11 +421,22 @@ class Infer:
         raise fail("CT100", "unsupported expression", e.pos)
 
     # conversions ---------------------------------------------------------
+    def _is_weak(self, e: Expr) -> bool:
+        """Python numbers (and constant choices between them) take the dtype of what they meet."""
+        if isinstance(e, Lit):
+            return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+        if isinstance(e, Name):
+            return e.id in self.literals
+        return (isinstance(e, Op) and e.op == "ifexp" and self.is_const(e.args[0])
+                and all(self._is_weak(a) for a in e.args[1:]))
+
     def to_dtype(self, e: Expr, dt: str) -> Expr:
         if isinstance(e.ty, TileTy) and e.ty.dtype == dt:
             return e
         if isinstance(e, Lit):
             return replace(e, ty=TileTy(dt))
+        if isinstance(e, Op) and e.op == "ifexp" and e.attr("const") and self._is_weak(e):
+            return replace(e, args=(e.args[0],) + tuple(self.to_dtype(a, dt) for a in e.args[1:]), ty=TileTy(dt))
         return Op("convert", (e,), e.pos, ty=TileTy(dt, e.ty.shape))
 
     def to_shape(self, e: Expr, shape: tuple) -> Expr:
@@ -334,11 +458,11 @@ class Infer:
         for x in (a, b):
             if not isinstance(x.ty, TileTy):
                 raise fail("CT104", f"operand of type {x.ty} is not a tile or scalar", x.pos)
-        la, lb = isinstance(a, Lit), isinstance(b, Lit)
+        la, lb = self._is_weak(a), self._is_weak(b)
         if la and not lb:
-            dt = b.ty.dtype if (_is_float(b.ty.dtype) or isinstance(a.value, int)) else "f32"
+            dt = b.ty.dtype if (_is_float(b.ty.dtype) or _is_int(a.ty.dtype)) else "f32"
         elif lb and not la:
-            dt = a.ty.dtype if (_is_float(a.ty.dtype) or isinstance(b.value, int)) else "f32"
+            dt = a.ty.dtype if (_is_float(a.ty.dtype) or _is_int(b.ty.dtype)) else "f32"
         else:
             dt = promote(a.ty.dtype, b.ty.dtype, pos)
         if float_result and not _is_float(dt):
@@ -390,7 +514,8 @@ class Infer:
         index = self._index(e.args[1], rank, e.rule, e.pos)
         if e.args[2] is None:
             raise fail(e.rule, "missing `shape`", e.pos)
-        shape = self.shape_dims(e.args[2])
+        scalar = isinstance(e.args[2], TupleExpr) and not e.args[2].items
+        shape = ("1",) * rank if scalar else self.shape_dims(e.args[2])
         if len(shape) != rank:
             raise fail(e.rule, f"tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
         pad = e.attr("padding_mode")
@@ -399,10 +524,23 @@ class Infer:
             if not (isinstance(pad, Op) and pad.op == "enum"):
                 raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
             padding = pad.attr("value")
-        if e.attr("order") is not None:
-            raise fail(e.rule, "`order=` (transposed loads) is not supported yet", e.pos)
+        order = e.attr("order")
         attrs = (("padding", padding),) + self._hint_attrs(e)
-        return Op("load", (arr, index), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+        if order is not None:
+            items = order.items if isinstance(order, TupleExpr) else ()
+            if isinstance(order, Lit) and order.value == "F" and rank == 2:
+                perm = (1, 0)
+            elif items and all(isinstance(i, Lit) and isinstance(i.value, int) for i in items) \
+                    and sorted(i.value for i in items) == list(range(rank)):
+                perm = tuple(i.value for i in items)
+            else:
+                raise fail(e.rule, "`order` must be a permutation of integer literals", e.pos)
+            if perm != tuple(range(rank)):
+                attrs += (("order", perm),)
+        load = Op("load", (arr, index), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+        if scalar:
+            return Op("item", (load,), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype))
+        return load
 
     def op_store(self, e: Op) -> Op:
         arr = self._array(e.args[0], e.rule)
@@ -417,8 +555,8 @@ class Infer:
             raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
                        "(reshape the tile first)", e.pos)
         if tile.ty.dtype != arr.ty.dtype:
-            if _is_float(tile.ty.dtype) and arr.ty.dtype == "E" and tile.ty.dtype != "f32":
-                pass
+            if arr.ty.dtype == "E" and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool"):
+                raise RetypeArray(arr.id, tile.ty.dtype)  # an integer output array
             raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
                        "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                        "which depend on the specialization)", e.pos)
@@ -486,6 +624,16 @@ class Infer:
             raise fail("CT104", "index has more `:` than the tile has dimensions", e.pos)
         return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, tuple(out)))
 
+    def _axes(self, e: Op, x: Expr) -> list[int]:
+        axis = e.args[1]
+        rank = len(x.ty.shape)
+        if axis is None:
+            return list(range(rank))
+        items = axis.items if isinstance(axis, TupleExpr) else (axis,)
+        if not all(isinstance(a, Lit) and isinstance(a.value, int) and -rank <= a.value < rank for a in items):
+            raise fail(e.rule, "`axis` must be integer literals within the tile's rank", e.pos)
+        return sorted({a.value % rank for a in items})
+
     def _axis(self, e: Op, x: Expr) -> int:
         axis = e.args[1]
         if axis is None or not (isinstance(axis, Lit) and isinstance(axis.value, int)):
@@ -497,13 +645,17 @@ class Infer:
 
     def _reduce(self, e: Op) -> Expr:
         x = self.expr(e.args[0])
-        axis = self._axis(e, x)
+        axes = self._axes(e, x)
         kd = e.attr("keepdims")
         keep = isinstance(kd, Lit) and kd.value is True
-        shape = tuple(d for i, d in enumerate(x.ty.shape) if i != axis)
-        r = Op(e.op, (x,), e.pos, (("axis", axis),), e.rule, TileTy(x.ty.dtype, shape))
+        # several axes: a chain of reductions, each later axis shifted down by those already reduced
+        r, shape = x, list(x.ty.shape)
+        for n, axis in enumerate(axes):
+            ax = axis - n
+            shape.pop(ax)
+            r = Op(e.op, (r,), e.pos, (("axis", ax),), e.rule, TileTy(x.ty.dtype, tuple(shape)))
         if keep:
-            kshape = tuple("1" if i == axis else d for i, d in enumerate(x.ty.shape))
+            kshape = tuple("1" if i in axes else d for i, d in enumerate(x.ty.shape))
             return Op("reshape", (r,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, kshape))
         return r
 
@@ -582,6 +734,185 @@ class Infer:
         return Op(e.op, (a, b), e.pos, rule=e.rule, ty=TileTy("bool"))
 
     op_or = op_and
+
+
+def _ops_batch2():
+    """Ops beyond the first corpus: integer division/modulo, bitwise, shape ops, scans, items."""
+
+    def op_arange(self, e: Op) -> Expr:
+        (n,) = self.shape_dims(e.args[0])
+        dt = self.dtype_arg(e.args[1]) if e.args[1] is not None else "i32"
+        if dt in ("i32", "i64"):
+            return Op("arange", (), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))
+        if not _is_float(dt) or dt == "E":
+            raise fail(e.rule, f"ct.arange with dtype {dt} is not supported", e.pos)
+        base = Op("arange", (), e.pos, rule=e.rule, ty=TileTy("i32", (n,)))
+        return Op("convert", (base,), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))
+
+    def op_mod(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        self.demand_int(a)
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        if not _is_int(ty.dtype):
+            raise fail(e.rule, "`%` on floats is not supported yet", e.pos)
+        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+    def op_floordiv(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        if ty.dtype.startswith("u"):
+            raise fail(e.rule, "`//` on unsigned integers: cuTile Python emits invalid Tile IR for it", e.pos)
+        if _is_float(ty.dtype):
+            return Op("floor", (Op("div", (a, b), e.pos, rule=e.rule, ty=ty),), e.pos, (("ftz", False),), e.rule, ty)
+        return Op("floordiv", (a, b), e.pos, rule=e.rule, ty=ty)
+
+    def _bitwise(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        self.demand_int(a)
+        self.demand_int(b)
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        if _is_float(ty.dtype):
+            raise fail(e.rule, "bitwise operators need integer or boolean operands", e.pos)
+        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+    def op_invert(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        if _is_float(x.ty.dtype):
+            raise fail(e.rule, "`~` needs an integer or boolean operand", e.pos)
+        return Op("invert", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+    def _permute(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        rank = len(x.ty.shape)
+        if e.op == "transpose":
+            axes = [a.value if isinstance(a, Lit) else None for a in e.args[1:] if a is not None]
+            if not axes:
+                if rank != 2:
+                    raise fail(e.rule, "ct.transpose without axes needs a rank-2 tile", e.pos)
+                axes = [0, 1]
+            if len(axes) != 2 or None in axes:
+                raise fail(e.rule, "ct.transpose axes must be two integer literals", e.pos)
+            perm = list(range(rank))
+            i, j = (a % rank for a in axes)
+            perm[i], perm[j] = perm[j], perm[i]
+        else:
+            src = e.args[1]
+            items = list(src.items) if isinstance(src, TupleExpr) else [src]
+            extra = e.attr("axes_extra")
+            if extra is not None:
+                items += list(extra.items)
+            if not all(isinstance(a, Lit) for a in items) or sorted(a.value % rank for a in items) != list(range(rank)):
+                raise fail(e.rule, "ct.permute needs a permutation of integer literals", e.pos)
+            perm = [a.value % rank for a in items]
+        if perm == list(range(rank)):
+            return x
+        shape = tuple(x.ty.shape[p] for p in perm)
+        return Op("permute", (x,), e.pos, (("perm", tuple(perm)),), e.rule, TileTy(x.ty.dtype, shape))
+
+    def op_cat(self, e: Op) -> Op:
+        tiles = e.args[0]
+        if not isinstance(tiles, TupleExpr) or len(tiles.items) != 2:
+            raise fail(e.rule, "ct.cat takes a tuple of exactly two tiles", e.pos)
+        a, b = (self.expr(t) for t in tiles.items)
+        axis = e.args[1]
+        if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+            raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+        rank = len(a.ty.shape)
+        ax = axis.value % rank
+        if a.ty.dtype != b.ty.dtype or len(b.ty.shape) != rank or any(
+                x != y for i, (x, y) in enumerate(zip(a.ty.shape, b.ty.shape)) if i != ax):
+            raise fail(e.rule, f"cannot concatenate {a.ty} and {b.ty} along axis {ax}", e.pos)
+        da, db = a.ty.shape[ax], b.ty.shape[ax]
+        if not (da.isdigit() and db.isdigit()):
+            raise fail("CT105", "ct.cat along an axis sized by a constant needs the sum as a type-level "
+                       "expression, which stable Rust does not allow", e.pos)
+        shape = tuple(str(int(da) + int(db)) if i == ax else d for i, d in enumerate(a.ty.shape))
+        return Op("cat", (a, b), e.pos, (("axis", ax),), e.rule, TileTy(a.ty.dtype, shape))
+
+    def op_extract(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        idx = e.args[1]
+        items = idx.items if isinstance(idx, TupleExpr) else (idx,)
+        if len(items) != len(x.ty.shape):
+            raise fail(e.rule, "ct.extract needs one index per dimension", e.pos)
+        index = TupleExpr(tuple(self.scalar_int(i) for i in items), e.pos)
+        shape = self.shape_dims(e.args[2])
+        return Op("extract", (x, index), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
+
+    def op_cumsum(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        axis = self._axis(e, x)
+        rev = e.attr("reverse")
+        return Op("cumsum", (x,), e.pos, (("axis", axis), ("reverse", bool(isinstance(rev, Lit) and rev.value))),
+                  e.rule, x.ty)
+
+    def op_item(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        if any(d != "1" for d in x.ty.shape):
+            raise fail(e.rule, ".item() needs a tile whose every dimension is 1", e.pos)
+        return Op("item", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype))
+
+    def op_expand_dims(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        axis = e.args[1]
+        if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+            raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+        shape = list(x.ty.shape)
+        shape.insert(axis.value % (len(shape) + 1), "1")
+        return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, tuple(shape)))
+
+    def op_broadcast_to(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        return self.to_shape(x, self.shape_dims(e.args[1]))
+
+    def op_truediv(self, e: Op) -> Op:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        a, b, ty = self.coerce_pair(a, b, e.pos, float_result=True)
+        mode = e.attr("rounding_mode")
+        ftz = e.attr("flush_to_zero")
+        rounding = "NearestEven"
+        if mode is not None:
+            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
+                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
+            rounding = mode.attr("value").split("::")[1]
+        return Op("truediv", (a, b), e.pos, (("rounding", rounding), ("ftz", bool(isinstance(ftz, Lit) and ftz.value))),
+                  e.rule, ty)
+
+    def op_isnan(self, e: Op) -> Op:
+        x = self.expr(e.args[0])
+        return Op("isnan", (x,), e.pos, rule=e.rule, ty=TileTy("bool", x.ty.shape))
+
+    def op_ifexp(self, e: Op) -> Expr:
+        cond = self.expr(e.args[0])
+        a, b = self.expr(e.args[1]), self.expr(e.args[2])
+        if a.ty != b.ty:
+            a, b, _ = self.coerce_pair(a, b, e.pos)
+        if isinstance(a, Lit) and isinstance(b, Lit) and a.ty.dtype != b.ty.dtype:
+            dt = "f32" if "f32" in (a.ty.dtype, b.ty.dtype) else a.ty.dtype
+            a, b = replace(a, ty=TileTy(dt)), replace(b, ty=TileTy(dt))
+        if a.ty != b.ty:
+            raise fail("CT104", f"the arms of a conditional expression have different types ({a.ty}, {b.ty})", e.pos)
+        if self.is_const(e.args[0]):
+            return Op("ifexp", (cond, a, b), e.pos, (("const", True),), e.rule, a.ty)
+        if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
+            raise fail("CT104", "the condition of a conditional expression must be a scalar (use ct.where for tiles)", e.pos)
+        return Op("ifexp", (cond, a, b), e.pos, (("const", False),), e.rule, a.ty)
+
+    def op_array_dim(self, e: Op) -> Op:
+        arr = self._array(e.args[0], "CT100")
+        dim = e.attr("dim")
+        if not 0 <= dim < arr.ty.rank:
+            raise fail("CT104", f"`{arr.id}.shape[{dim}]` is out of range for rank {arr.ty.rank}", e.pos)
+        return Op("array_dim", (arr,), e.pos, e.attrs, e.rule, TileTy("i32"))
+
+    return {k: v for k, v in locals().items() if k.startswith(("op_", "_"))}
+
+
+for _name, _fn in _ops_batch2().items():
+    setattr(Infer, _name, _fn)
+Infer.op_bitand = Infer.op_bitor = Infer.op_bitxor = Infer.op_shl = Infer.op_shr = Infer._bitwise
+Infer.op_transpose = Infer.op_permute = Infer._permute
+Infer.op_floor = Infer.op_ceil = Infer.op_sin = Infer.op_cos = Infer._unary_float
 
 
 def infer(kernel: Kernel) -> Kernel:

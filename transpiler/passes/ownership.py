@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr
+from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While
 from .infer import _all_stmts, _sub
 
 
@@ -44,7 +44,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             exprs = [s.value]
         elif isinstance(s, For):
             exprs = [s.start, s.stop, s.step]
-        elif isinstance(s, If):
+        elif isinstance(s, (If, While)):
             exprs = [s.cond]
         for root in exprs:
             for e in _sub(root):

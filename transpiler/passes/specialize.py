@@ -10,8 +10,8 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import fail
-from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant
-from .infer import SplitNeeded, classify_params, Infer
+from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
+from .infer import Infer, RetypeArray, SplitNeeded, classify_params
 
 MAX_VARIANTS = 16
 
@@ -42,7 +42,7 @@ def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stm
     for s in stmts:
         if s is node:
             out.extend(s.body if take_then else s.orelse)
-        elif isinstance(s, For):
+        elif isinstance(s, (For, While)):
             out.append(replace(s, body=_replace_if(s.body, node, take_then)))
         elif isinstance(s, If):
             out.append(replace(s, body=_replace_if(s.body, node, take_then),
@@ -61,6 +61,14 @@ def specialize(kernel: Kernel) -> list[Kernel]:
         k, preds = todo.pop(0)
         try:
             typed = Infer(k).run()
+        except RetypeArray as r:
+            p = k.param(r.name)
+            if p is None or p.dtype != "E":
+                raise fail("CT104", f"array `{r.name}` is used both as {r.dtype} and as the kernel's element type",
+                           kernel.pos)
+            k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
+            todo.insert(0, (k, preds))
+            continue
         except SplitNeeded as s:
             text = predicate_text(s.node.cond)
             for take, pred in ((True, text), (False, f"not ({text})")):

@@ -97,6 +97,28 @@ def _rust_params(params: list[dict], outputs: dict[str, str]) -> list[tuple[str,
     return out
 
 
+def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[str]]:
+    """rustc errors (short format) mapped to (rust file, entry) by the line ranges of the entries."""
+    import re
+    errors: dict[tuple[str, str | None], list[str]] = {}
+    for line in stderr.splitlines():
+        m = re.match(r"(src/\S+\.rs):(\d+):\d+: error", line)
+        if not m:
+            continue
+        rel, lineno = m.group(1), int(m.group(2))
+        try:
+            text = (out / rel).read_text().splitlines()
+        except OSError:
+            continue
+        entry = None
+        for i, t in enumerate(text[:lineno], 1):
+            fn = re.match(r"\s*pub fn (\w+)", t)
+            if fn:
+                entry = fn.group(1)
+        errors.setdefault((rel, entry), []).append(line)
+    return errors
+
+
 def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -> list[KernelVerdict]:
     manifest = json.loads((out / "manifest.json").read_text())
     verdicts: list[KernelVerdict] = []
@@ -110,8 +132,9 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         env = cargo_env()
         if log:
             log("building the generated crate with cargo")
-        res = cargo_build(out / "Cargo.toml", env)
-        if res.returncode != 0:
+        res = cargo_build(out / "Cargo.toml", env, short=True)
+        build_errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
+        if res.returncode != 0 and not build_errors:
             return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
         irdump = irdump_binary(env)
     except ToolchainError as e:
@@ -123,6 +146,11 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         for m, k in pending:
             kv = KernelVerdict(m["module"], k["name"], m["source"], "equivalent")
             verdicts.append(kv)
+            errs = [err for e in k["entries"] for err in build_errors.get((m["rust"], e["name"]), [])]
+            if errs or build_errors.get((m["rust"], None)):
+                errs = errs or build_errors[(m["rust"], None)]
+                kv.verdict, kv.reason = "not_verified", "the generated Rust does not build:\n" + "\n".join(errs[:10])
+                continue
             src = (out / m["source"]).resolve()
             try:
                 pymod = _import_source(src)

@@ -66,9 +66,11 @@ def cargo_env() -> dict[str, str]:
     return env
 
 
-def cargo_build(manifest: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)],
-                          capture_output=True, text=True, env=env)
+def cargo_build(manifest: Path, env: dict[str, str], short: bool = False) -> subprocess.CompletedProcess:
+    cmd = ["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)]
+    if short:
+        cmd += ["--message-format", "short"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
 def irdump_binary(env: dict[str, str]) -> Path:
