@@ -152,3 +152,50 @@ def test_region_ops_and_loop_args():
 def test_garbage_is_rejected():
     with pytest.raises(IRParseError):
         normalize("not tile ir", [])
+
+
+def test_N13_boolean_identities():
+    ir = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %m = cmpi less_than %arg0, %c, signed : tile<i32> -> tile<i1>
+  %f = constant <i1: 0> : tile<i1>
+  %x = xori %m, %f : tile<i1>
+  print %x : tile<i1>
+  return
+}
+"""
+    plain = ir.replace("  %f = constant <i1: 0> : tile<i1>\n  %x = xori %m, %f : tile<i1>\n", "").replace("print %x", "print %m")
+    assert norm(ir, ["n"]) == norm(plain, ["n"])
+    assert norm(ir.replace("<i1: 0>", "<i1: true>"), ["n"]) != norm(plain, ["n"])
+
+
+def test_N12_continue_passthrough():
+    py = """entry @k(%arg0: tile<i32>) {
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %z = constant <f32: 0.000000e+00> : tile<4xf32>
+  %for = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%acc = %z) -> (tile<4xf32>) {
+    %b = cmpi equal %i, %c1, signed : tile<i32> -> tile<i1>
+    if %b {
+      continue %acc : tile<4xf32>
+    } else {
+    }
+    %n = addf %acc, %acc : tile<4xf32>
+    continue %n : tile<4xf32>
+  }
+  print %for : tile<4xf32>
+  return
+}
+"""
+    rs = py.replace("""    if %b {
+      continue %acc : tile<4xf32>
+    } else {
+    }
+    %n = addf %acc, %acc""", """    %r = if %b -> (tile<4xf32>) {
+      continue %acc : tile<4xf32>
+    } else {
+      yield %acc : tile<4xf32>
+    }
+    %n = addf %r, %r""")
+    assert norm(py, ["n"]) == norm(rs, ["n"])
+    assert norm(rs.replace("yield %acc", "yield %z"), ["n"]) != norm(py, ["n"])

@@ -12,6 +12,7 @@ from ..diagnostics import fail
 from ..model.ir import (FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
 
+GENERIC = ("E",)  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
 RUST_KEYWORDS = {
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl",
     "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static",
@@ -40,7 +41,7 @@ def rust_ident(name: str) -> str:
 
 
 def rust_type(ty: TileTy) -> str:
-    if ty.is_scalar:
+    if ty.is_scalar and ty.dtype not in GENERIC:
         return ty.dtype
     return f"Tile<{ty.dtype}, {{ [{', '.join(ty.shape)}] }}>"
 
@@ -241,15 +242,19 @@ class Lowerer:
     def tile(self, e: Expr) -> str:
         """A rank-0 tile holding a scalar value (tile ops on scalars go through it; no Tile IR op)."""
         x = self.value(e)
-        if not e.ty.is_scalar:
+        if not e.ty.is_scalar or (e.ty.dtype in GENERIC and not isinstance(e, Lit)):
             return x
+        if e.ty.dtype in GENERIC:  # a converted literal: an E scalar
+            t = self.tmp()
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
+            return t
         t = self.tmp()
         self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
         return t
 
     def scalar_result(self, e: Op, expr: str) -> str:
         """Wrap a tile-op expression computed on rank-0 tiles back into a scalar."""
-        if not e.ty.is_scalar:
+        if not e.ty.is_scalar or e.ty.dtype in GENERIC:
             return expr
         t = self.tmp()
         self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {expr};")
@@ -318,14 +323,23 @@ class Lowerer:
                     raise fail("CT104", f"a constant {dt} tile with a non-zero value has no Rust literal form", e.pos)
                 lit = f"{dt}::ZERO"
             elif dt == "bool":
-                lit = "true" if v.value else "false"
+                if not v.value:
+                    raise fail("CT107", "a constant `False` tile: cuTile Rust 0.5.0 encodes constant(false) as true "
+                               "(compile_expression.rs encode_literal_bytes); build the mask from a comparison", e.pos)
+                lit = "true"
             else:
                 lit = f"{int(v.value)}{dt}"
             return f"constant({lit}, {shape_macro(e.ty.shape)})"
         if o == "splat":
-            return f"broadcast_scalar({self.value(a[0])}, {shape_macro(e.ty.shape)})"
+            src = a[0]
+            if src.ty.dtype in GENERIC and not isinstance(src, Lit):
+                ones = shape_macro(("1",) * len(e.ty.shape))
+                return f"{self.value(src)}.reshape({ones}).broadcast({shape_macro(e.ty.shape)})"
+            return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
+            if e.ty.is_scalar and (src.ty.dtype in GENERIC or e.ty.dtype in GENERIC) and not isinstance(src, Lit):
+                return self.scalar_result(e, f"convert_tile({self.tile(src)})")
             if e.ty.is_scalar:
                 return f"convert_scalar({self.value(src)})"
             return f"convert_tile({self.value(src)})"
@@ -381,13 +395,15 @@ class Lowerer:
                 return self.scalar_result(e, f"divi({x}, {y}, rounding::NegativeInf)")
             if o == "mod":
                 return self.modulo(e, x, y)
-            fn = {"bitand": "andi", "bitor": "ori", "bitxor": "xori", "shl": "shli", "shr": "shri"}[o]
-            extra = ", overflow::None" if o == "shl" else ""
-            return self.scalar_result(e, f"{fn}({x}, {y}{extra})")
+            sym = {"bitand": "&", "bitor": "|", "bitxor": "^", "shl": "<<", "shr": ">>"}[o]
+            return self.scalar_result(e, f"{x} {sym} {y}")
         if o == "invert":
             x = self.tile(a[0])
             ones = "true" if e.ty.dtype == "bool" else f"-1{e.ty.dtype}"
-            return self.scalar_result(e, f"xori({x}, constant({ones}, {shape_macro(e.ty.shape)}))")
+            c = self.tmp()
+            self.emit(f"let {c}: Tile<{e.ty.dtype}, {{ [{', '.join(e.ty.shape)}] }}> = "
+                      f"constant({ones}, {shape_macro(e.ty.shape)});")
+            return self.scalar_result(e, f"xori({x}, {c})")
         if o == "permute":
             return f"permute({self.value(a[0])}, const_array![{', '.join(map(str, e.attr('perm')))}])"
         if o == "cat":
@@ -400,10 +416,7 @@ class Lowerer:
             rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
             return f"scan_sum({self.value(a[0])}, {e.attr('axis')}i32, {rev}, {self.zero(TileTy(e.ty.dtype))})"
         if o == "item":
-            x = self.value(a[0])
-            t = self.tmp()
-            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {x}.reshape(shape![]);")
-            return f"tile_to_scalar({t})"
+            return self.scalar_result(e, f"{self.value(a[0])}.reshape(shape![])")
         if o == "truediv":
             x, y = self.tile(a[0]), self.tile(a[1])
             ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
@@ -416,7 +429,10 @@ class Lowerer:
                 cond = self.const_cond(a[0])
             else:
                 cond = self.value(a[0])
-            x, y = self.value(a[1]), self.value(a[2])
+            if e.ty.is_scalar and e.ty.dtype in GENERIC:
+                x, y = self.tile(a[1]), self.tile(a[2])
+            else:
+                x, y = self.value(a[1]), self.value(a[2])
             return f"if {cond} {{ {x} }} else {{ {y} }}"
         if o == "array_dim":
             arr = a[0]
@@ -462,8 +478,18 @@ class Lowerer:
         self.emit(f"let {r}: {tt} = remi({x}, {y});")
         self.emit(f"let {z}: {tt} = constant(0{dt}, {shape_macro(shape)});")
         self.emit(f"let {c1}: {bt} = cmpi({r}, {z}, predicate::LessThan);")
-        self.emit(f"let {c2}: {bt} = cmpi({y}, {z}, predicate::LessThan);")
-        self.emit(f"let {x1}: {bt} = xori({c1}, {c2});")
+        divisor = e.args[1].args[0] if isinstance(e.args[1], Op) and e.args[1].op == "const_tile" else e.args[1]
+        if isinstance(divisor, Lit) and divisor.value >= 0 and e.ty.is_scalar:
+            # cuTile Python folds the sign test of a literal divisor to `false` and keeps `xori c1, false`;
+            # cuTile Rust 0.5.0 encodes constant(false) as true, so the identity xori is left out
+            # (normalizer rule N13 drops it on the Python side).
+            self.emit(f"let {x1}: {bt} = {c1};")
+        else:
+            if isinstance(divisor, Lit) and e.ty.is_scalar:
+                self.emit(f"let {c2}: {bt} = constant(true, {shape_macro(shape)});")
+            else:
+                self.emit(f"let {c2}: {bt} = cmpi({y}, {z}, predicate::LessThan);")
+            self.emit(f"let {x1}: {bt} = xori({c1}, {c2});")
         self.emit(f"let {c3}: {bt} = cmpi({r}, {z}, predicate::NotEqual);")
         self.emit(f"let {m}: {bt} = andi({x1}, {c3});")
         self.emit(f"let {s}: {tt} = {r} + {y};")

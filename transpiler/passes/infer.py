@@ -848,6 +848,8 @@ def _ops_batch2():
 
     def op_item(self, e: Op) -> Op:
         x = self.expr(e.args[0])
+        if x.ty.is_scalar:
+            return x
         if any(d != "1" for d in x.ty.shape):
             raise fail(e.rule, ".item() needs a tile whose every dimension is 1", e.pos)
         return Op("item", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype))

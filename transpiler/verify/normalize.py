@@ -39,6 +39,11 @@ RULES: dict[str, str] = {
     "the printed value (tileirdisasm prints 7 significant digits, so f32 constants that differ "
     "only past the 7th digit compare equal; f16/bf16 compare exactly).",
     "N10-whitespace": "Runs of spaces are collapsed.",
+    "N12-continue-passthrough": "An `if` whose then-arm ends in `continue` and whose else-arm only yields "
+    "values through is compared as an `if` with an empty else-arm whose results are those values "
+    "(cuTile Rust carries loop values out of such an `if`; cuTile Python does not).",
+    "N13-boolean-identities": "`xori x, false` and `ori x, false` and `andi x, true` (splat i1 constants) "
+    "are x (cuTile Python keeps `xori r, false` in its `%` lowering for literal divisors).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -347,6 +352,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             aid = ctx.anchors
             sub_regions = [_canon_region(r, ctx, scope, depth + 1) for r in op.regions]
             head = f"{op.name} {text}".strip()
+            fwd = _continue_passthrough(op, sub_regions)
+            if fwd is not None:  # N12
+                sub_regions[1] = []
+                for r, v in zip(results, fwd):
+                    local[r] = v
+                lines.append(_Line(re.sub(r"\s*->\s*\(.*\)\s*$", "", head), deps, sub_regions))
+                continue
             if results:
                 head = f"@{aid} = {head}"
             lines.append(_Line(head, deps, sub_regions))
@@ -364,6 +376,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 and same_type and same_type.group(1) == same_type.group(2):
             local[results[0]] = operands[0]  # identity (N8, N11)
             continue
+        if op.name in ("xori", "ori", "andi") and len(operands) == 2:
+            neutral = 1 if op.name == "andi" else 0
+            keep = [o for o in operands if not (o.startswith("{k") and ctx.consts.get(int(o[2:-1]), (None,))[0] == "i1"
+                                                 and int(ctx.consts[int(o[2:-1])][1]) == neutral)]
+            if len(keep) == 1:
+                local[results[0]] = keep[0]
+                continue
         if op.name in _CONVERT_OPS and len(deps) == 1:
             src_id = deps[0]
             if src_id in ctx.consts:
@@ -382,6 +401,18 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         for i, r in enumerate(results):
             local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
     return lines
+
+
+def _continue_passthrough(op: Op, regions: list[list[_Line]]) -> list[str] | None:
+    """`if c { ...; continue X } else { yield Y }`: the else arm only passes values through (cuTile
+    Rust carries them out of the `if`; cuTile Python leaves the else arm empty and uses them as is)."""
+    if op.name != "if" or len(regions) != 2 or not regions[0] or not regions[0][-1].text.startswith("continue"):
+        return None
+    if len(regions[1]) != 1 or not regions[1][0].text.startswith("yield "):
+        return None
+    operands = _OPERAND.findall(regions[1][0].text.split(" : ")[0])
+    results = [r for r in op.results]
+    return operands if len(operands) == len(results) else None
 
 
 def _region_key(lines: list[_Line]) -> str:
@@ -448,7 +479,10 @@ def normalize_entry(entry: Entry, arg_names: list[str]) -> tuple[str, list[str]]
     hints = _clean(entry.hints.replace("optimization_hints=", "optimization_hints = "))
     out: list[str] = [f"entry {hints}".rstrip()]
     _render(lines, ctx, {}, set(), 1, out)
-    return "\n".join(out) + "\n", sorted(ctx.facts)
+    text = "\n".join(out) + "\n"
+    order: dict[str, str] = {}
+    text = re.sub(r"@\d+", lambda m: order.setdefault(m.group(0), f"@{len(order) + 1}"), text)
+    return text, sorted(ctx.facts)
 
 
 def normalize(text: str, arg_names: list[str], entry_index: int = 0) -> tuple[str, list[str]]:
