@@ -15,12 +15,12 @@ UNSUPPORTED = '''import cuda.tile as ct
 
 
 @ct.kernel
-def uses_while(x, y, n, T: ct.Constant[int]):
+def uses_break(x, y, n, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0),), shape=(T,))
-    i = 0
-    while i < n:
+    for i in range(n):
+        if i > 3:
+            break
         t = t * 2.0
-        i = i + 1
     ct.store(y, index=(ct.bid(0),), tile=t)
 
 
@@ -67,23 +67,23 @@ def test_unsupported_kernel_is_diagnosed_and_others_emitted(tmp_path):
     src.write_text(UNSUPPORTED)
     res = cli(src, "-o", tmp_path / "out")
     assert res.returncode == 1
-    assert f"{src.as_posix()}:8:5: error: " in res.stderr and "[CT100]" in res.stderr
+    assert f"{src.as_posix()}:9:13: error: " in res.stderr and "[CT107]" in res.stderr
     assert "Traceback" not in res.stderr
     assert "^" in res.stderr  # caret under the source line
     rust = (tmp_path / "out/src/k/kernel.rs").read_text()
-    assert "pub fn fine<" in rust and "uses_while" not in rust
+    assert "pub fn fine<" in rust and "uses_break" not in rust
     doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json").stdout)
-    bad = next(k for k in doc["kernels"] if k["name"] == "uses_while")
+    bad = next(k for k in doc["kernels"] if k["name"] == "uses_break")
     assert bad["status"] == "unsupported"
-    assert bad["diagnostics"] == [{"severity": "error", "code": "CT100", "message": bad["diagnostics"][0]["message"],
-                                   "path": src.as_posix(), "line": 8, "col": 5}]
+    assert bad["diagnostics"] == [{"severity": "error", "code": "CT107", "message": bad["diagnostics"][0]["message"],
+                                   "path": src.as_posix(), "line": 9, "col": 13}]
 
 
 def test_github_format(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(UNSUPPORTED)
     res = cli(src, "-o", tmp_path / "out", "--format", "github")
-    assert f"::error file={src.as_posix()},line=8,col=5,title=CT100::" in res.stderr
+    assert f"::error file={src.as_posix()},line=9,col=13,title=CT107::" in res.stderr
 
 
 def test_syntax_error_and_non_kernel_files(tmp_path):
@@ -100,7 +100,7 @@ def test_fail_on_error_stops(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(UNSUPPORTED)
     doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json", "--fail-on-error").stdout)
-    assert [k["name"] for k in doc["kernels"]] == ["uses_while"]
+    assert [k["name"] for k in doc["kernels"]] == ["uses_break"]
 
 
 def test_kernel_filter(tmp_path):

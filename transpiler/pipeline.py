@@ -128,6 +128,10 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         fr = parse_file(path, display)
         file_diags.extend(fr.diagnostics)
         op = _op_name(path)
+        parent = path.parent
+        while op in modules and parent != parent.parent:  # same file name in another folder
+            op = f"{_op_name(parent)}_{op}"
+            parent = parent.parent
         entries_views = []
         failed_names = {name for name, _, _ in fr.failures}
         for name, pos, diag in fr.failures:
@@ -148,6 +152,7 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
                 kr.manifest = {
                     "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
                     "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
+                                 "derived": dict(v.derived),
                                  "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                                  "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
                                 for v, vw in zip(variants, views)],

@@ -36,8 +36,18 @@ class EntryView:
     outputs: list[str] = field(default_factory=list)
 
 
+def _core_names() -> frozenset[str]:
+    from ..rules import RULES_DIR
+    lines = (RULES_DIR / "rust_reserved_names.txt").read_text().splitlines()
+    return frozenset(l.strip() for l in lines if l.strip() and not l.startswith("#"))
+
+
+CORE_NAMES = _core_names()
+
+
 def rust_ident(name: str) -> str:
-    return name + "_" if name in RUST_KEYWORDS else name
+    """Python names that are Rust keywords or cutile::core functions get a trailing `_`."""
+    return name + "_" if name in RUST_KEYWORDS or name in CORE_NAMES else name
 
 
 def rust_type(ty: TileTy) -> str:
@@ -96,6 +106,9 @@ class Lowerer:
                     raise fail("CT106", f"ct.Constant[float] parameter `{p.name}` has no const-generic form; "
                                "pass it as a runtime float", p.pos)
                 generics.append(f"const {p.name}: i32")
+        for name, _ in k.derived:
+            generics.append(f"const {name}: i32")
+        self.consts |= {name for name, _ in k.derived}
         for p in k.params:
             if p.kind == "array":
                 if self.forms.get(p.name) == "checked":
@@ -335,6 +348,12 @@ class Lowerer:
             if src.ty.dtype in GENERIC and not isinstance(src, Lit):
                 ones = shape_macro(("1",) * len(e.ty.shape))
                 return f"{self.value(src)}.reshape({ones}).broadcast({shape_macro(e.ty.shape)})"
+            if isinstance(src, Lit) and "::" in self.value(src):
+                # f32::INFINITY etc. are not accepted as call arguments by the JIT; a rank-0 constant is
+                c = self.tmp("c")
+                self.emit(f"let {c}: Tile<{src.ty.dtype}, {{ [] }}> = constant({self.value(src)}, shape![]);")
+                ones = shape_macro(("1",) * len(e.ty.shape))
+                return f"{c}.reshape({ones}).broadcast({shape_macro(e.ty.shape)})"
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
@@ -386,7 +405,9 @@ class Lowerer:
         if o == "where":
             return f"select({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "cdiv":
-            return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
+            if e.ty.is_scalar:
+                return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
+            return f"divi({self.value(a[0])}, {self.value(a[1])}, rounding::PositiveInf)"
         if o == "arange":
             return f"iota({shape_macro(e.ty.shape)})"
         if o in ("floordiv", "mod", "bitand", "bitor", "bitxor", "shl", "shr"):

@@ -184,6 +184,7 @@ class Kernel:
     outputs: tuple[tuple[str, str, str], ...] = ()  # (array, form: checked|unchecked, reason)
     launches: tuple[tuple[tuple[str, object], ...], ...] = ()  # literal constant values per launch site
     rules_used: tuple[str, ...] = ()
+    derived: tuple[tuple[str, str], ...] = ()  # const generics computed from others: (name, Python expression)
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

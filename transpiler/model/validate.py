@@ -12,8 +12,8 @@ class ModelError(AssertionError):
 def validate(k: Kernel) -> Kernel:
     """Checks: every expression is typed; names are defined before use; shapes are const expressions
     over the kernel's int constants or literals; stores write tiles of the array's rank and dtype."""
-    consts = {p.name for p in k.params if p.kind == "const"}
-    defined = {p.name for p in k.params}
+    consts = {p.name for p in k.params if p.kind == "const"} | {n for n, _ in k.derived}
+    defined = {p.name for p in k.params} | {n for n, _ in k.derived}
     _block(k.body, set(defined), consts, k)
     for p in k.params:
         if p.kind not in ("array", "scalar", "const"):

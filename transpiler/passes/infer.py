@@ -234,6 +234,7 @@ class Infer:
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
         self.literals: dict[str, Expr] = {}
+        self.derived: dict[str, str] = {}
         for p in kernel.params:
             if p.kind == "array":
                 self.env[p.name] = ArrayTy(p.dtype, p.rank)
@@ -261,7 +262,37 @@ class Infer:
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
-        return replace(self.k, body=body)
+        return replace(self.k, body=body, derived=tuple(self.derived.items()))
+
+    _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
+                  "mod": ("%", "MOD"), "cdiv": (None, "CDIV")}
+
+    def const_int_expr(self, e: Expr) -> tuple[str, str] | None:
+        """(Python expression, generic name) of integer arithmetic on int constants and literals, which
+        cuTile Python folds at compile time; Rust gets it as a const generic computed by the launcher."""
+        if isinstance(e, Lit) and isinstance(e.value, int) and not isinstance(e.value, bool):
+            return str(e.value), str(e.value)
+        if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type in ("int", "bool"):
+            return e.id, e.id
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.const_int_expr(self.literals[e.id])
+        if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
+            a, b = self.const_int_expr(e.args[0]), self.const_int_expr(e.args[1])
+            if a is None or b is None:
+                return None
+            sym, word = self._CONST_OPS[e.op]
+            expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
+            return expr, f"{a[1]}_{word}_{b[1]}"
+        return None
+
+    def derived_name(self, e: Expr) -> str | None:
+        found = self.const_int_expr(e)
+        if found is None or isinstance(e, (Lit, Name)):
+            return None
+        expr, name = found
+        name = name.upper().replace("-", "NEG")
+        self.derived[name] = expr
+        return name
 
     # ---------------------------------------------------------------- statements
     def block(self, stmts) -> list[Stmt]:
@@ -360,7 +391,7 @@ class Infer:
         if isinstance(e, Lit):
             return True
         if isinstance(e, Name):
-            return e.id in self.consts
+            return e.id in self.consts or e.id in self.derived
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
         return False
@@ -381,6 +412,10 @@ class Infer:
                 out.append(str(it.value))
             elif isinstance(it, Name) and it.id in self.consts and self.consts[it.id].const_type == "int":
                 out.append(it.id)
+            elif isinstance(it, Name) and it.id in self.literals and isinstance(self.literals[it.id], Lit):
+                out.extend(self.shape_dims(self.literals[it.id]))
+            elif self.derived_name(it) is not None:
+                out.append(self.derived_name(it))
             else:
                 raise fail("CT105", "tile shapes must be integer literals or ct.Constant[int] parameters "
                            "(arithmetic on constants has no stable-Rust const-generic form)", it.pos)
@@ -414,6 +449,9 @@ class Infer:
             items = tuple(self.expr(i) for i in e.items)
             return replace(e, items=items)
         if isinstance(e, Op):
+            derived = self.derived_name(e)
+            if derived is not None:  # arithmetic on constants: folded, like cuTile Python does
+                return Name(derived, e.pos, TileTy("i32"))
             fn = getattr(self, "op_" + e.op, None)
             if fn is None:
                 raise fail(e.rule or "CT101", f"operation `{e.op}` is not supported here", e.pos)
@@ -555,8 +593,10 @@ class Infer:
             raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
                        "(reshape the tile first)", e.pos)
         if tile.ty.dtype != arr.ty.dtype:
-            if arr.ty.dtype == "E" and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool"):
-                raise RetypeArray(arr.id, tile.ty.dtype)  # an integer output array
+            if arr.ty.dtype == "E" and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
+                # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
+                # that receives f32 tiles without astype must itself be f32)
+                raise RetypeArray(arr.id, tile.ty.dtype)
             raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
                        "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                        "which depend on the specialization)", e.pos)
@@ -703,13 +743,20 @@ class Infer:
         return Op("where", (c, a, b), e.pos, rule=e.rule, ty=TileTy(ty.dtype, shape))
 
     def op_cdiv(self, e: Op) -> Op:
-        a, b = self.scalar_int(e.args[0]), self.scalar_int(e.args[1])
-        return Op("cdiv", (a, b), e.pos, rule=e.rule, ty=TileTy("i32"))
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        self.demand_int(a)
+        self.demand_int(b)
+        a, b, ty = self.coerce_pair(a, b, e.pos)
+        if not _is_int(ty.dtype):
+            raise fail(e.rule, "ct.cdiv needs integer operands", e.pos)
+        return Op("cdiv", (a, b), e.pos, rule=e.rule, ty=ty)
 
     def _arith(self, e: Op) -> Op:
         a, b = self.expr(e.args[0]), self.expr(e.args[1])
         if isinstance(a, Lit) and isinstance(b, Lit):
-            raise fail("CT100", "arithmetic on two literals: fold it in the source", e.pos)
+            v = {"add": lambda: a.value + b.value, "sub": lambda: a.value - b.value,
+                 "mul": lambda: a.value * b.value, "div": lambda: a.value / b.value}[e.op]()
+            return self.expr(Lit(v, e.pos))  # Python folds arithmetic on constants
         if e.op == "floordiv":
             raise fail(e.rule, "`//` is not supported yet", e.pos)
         a, b, ty = self.coerce_pair(a, b, e.pos, float_result=(e.op == "div"))
@@ -722,6 +769,10 @@ class Infer:
 
     def op_cmp(self, e: Op) -> Op:
         a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x.ty, TileTy) and x.ty.dtype == "E" and isinstance(y.ty, TileTy) and _is_int(y.ty.dtype) \
+                    and not isinstance(y, Lit):
+                self.demand_int(x)
         a, b, ty = self.coerce_pair(a, b, e.pos)
         return Op("cmp", (a, b), e.pos, e.attrs, e.rule, TileTy("bool", ty.shape))
 

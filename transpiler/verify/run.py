@@ -172,7 +172,10 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     except Exception as e:  # noqa: BLE001
                         check.verdict, check.detail = "not_verified", f"cuTile Python export failed: {type(e).__name__}: {e}"
                         continue
-                    generics = [dtype if g == "E" else str(spec[g]) for g in entry["generics"]]
+                    values = dict(spec)
+                    for name, expr in entry.get("derived", {}).items():
+                        values[name] = eval(expr, {"__builtins__": {}}, values)  # noqa: S307
+                    generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
                     strides = [[p["name"], [-1] * (p["rank"] - 1) + [1]] for p in k["params"] if p["kind"] == "array"]
                     jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
                                  "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
