@@ -1,59 +1,211 @@
-"""FMA fusion, as cuTile Python's `rewrite_patterns` pass does it (cuTile Rust never fuses).
+"""FMA fusion exactly as cuTile Python's `rewrite_patterns` does it (cuTile Rust never fuses).
 
-A float multiply whose only use is an add or subtract becomes `fma`:
-`a*b + c` and `c + a*b` -> fma(a, b, c); `a*b - c` -> fma(a, b, -c); `c - a*b` -> fma(-a, b, c).
-In the typed model an operand that is an `Op` has exactly one use (values used twice are
-variables), so a nested multiply is always single-use. Integer multiplies are never fused.
+cuTile Python (1.7.0, _passes/rewrite_patterns.py), on SSA after folding constant branches: for each
+float `add`/`sub` in program order, take its *left* operand if that is a float multiply, else its
+right operand if that is one; the rewrite happens only if that multiply has no other use and was
+not already fused. It gives `a*b + c` -> fma(a, b, c), `c + a*b` -> fma(a, b, c),
+`a*b - c` -> fma(a, b, -c), `c - a*b` -> fma(-a, b, c). A left multiply with another use blocks
+the rewrite even when the right one could be fused.
+
+Here a multiply is either a nested operand (one use by construction) or a variable `x = a*b`,
+whose uses are the reads of that definition. Constant `if`s are folded in Python but stay an
+`if NAME == 1` here, so one case is handled specially: `x = a*b; if CONST: ... x = x + c` becomes
+`if CONST: ... x = fma(a, b, c) else: x = a*b` (the multiply's only use is the add exactly when
+CONST holds). Integer multiplies are never fused.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
-from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Op, Stmt, TupleExpr, While
+from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, While
 
 
 def _is_fmul(e: Expr) -> bool:
     return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E")
 
 
-def fuse(e: Expr) -> Expr:
+@dataclass(eq=False)
+class _MulDef:
+    """`name = a*b` and the Name nodes that read this definition."""
+    name: str
+    mul: Op
+    uses: int = 0
+    fused: bool = False
+    reads: list = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------ reads
+
+def _names(e) -> list:
+    if isinstance(e, Name):
+        return [e]
     if isinstance(e, TupleExpr):
-        return replace(e, items=tuple(fuse(i) for i in e.items))
-    if not isinstance(e, Op):
-        return e
-    e = replace(e, args=tuple(fuse(a) if a is not None else None for a in e.args))
-    if e.op == "add":
-        a, b = e.args
-        if _is_fmul(a):
-            return Op("fma", (a.args[0], a.args[1], b), e.pos, rule="CTR-FMA", ty=e.ty)
-        if _is_fmul(b):
-            return Op("fma", (b.args[0], b.args[1], a), e.pos, rule="CTR-FMA", ty=e.ty)
-    if e.op == "sub":
-        a, b = e.args
-        if _is_fmul(a):
-            return Op("fma", (a.args[0], a.args[1], Op("neg", (b,), b.pos, ty=b.ty)), e.pos, rule="CTR-FMA", ty=e.ty)
-        if _is_fmul(b):
-            return Op("fma", (Op("neg", (b.args[0],), b.pos, ty=b.args[0].ty), b.args[1], a), e.pos,
-                      rule="CTR-FMA", ty=e.ty)
-    return e
+        return [n for i in e.items for n in _names(i)]
+    if isinstance(e, Op):
+        return [n for a in e.args if a is not None for n in _names(a)]
+    return []
 
 
-def _stmts(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-    out = []
+def _stmt_exprs(s: Stmt) -> list:
+    if isinstance(s, (Assign, Eval)):
+        return [s.value]
+    if isinstance(s, For):
+        return [s.start, s.stop, s.step]
+    if isinstance(s, (If, While)):
+        return [s.cond]
+    return []
+
+
+def _children(s: Stmt) -> list:
+    if isinstance(s, (For, While)):
+        return list(s.body)
+    if isinstance(s, If):
+        return list(s.body) + list(s.orelse)
+    return []
+
+
+def _assigns(s: Stmt, name: str) -> bool:
+    if isinstance(s, Assign):
+        return name in s.targets
+    if isinstance(s, For) and s.var == name:
+        return True
+    return any(_assigns(c, name) for c in _children(s))
+
+
+def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bool]:
+    """Name nodes reading `name` in these statements (nested ones included) until it is reassigned at
+    this level; the flag says whether the definition may still be live at the end."""
+    reads: list = []
     for s in stmts:
-        if isinstance(s, (Assign, Eval)):
-            out.append(replace(s, value=fuse(s.value)))
-        elif isinstance(s, For):
-            out.append(replace(s, body=_stmts(s.body)))
-        elif isinstance(s, If):
-            out.append(replace(s, cond=fuse(s.cond), body=_stmts(s.body), orelse=_stmts(s.orelse)))
-        elif isinstance(s, While):
-            out.append(replace(s, cond=fuse(s.cond), body=_stmts(s.body)))
-        else:
-            out.append(s)
-    return tuple(out)
+        for e in _stmt_exprs(s):
+            reads += [n for n in _names(e) if n.id == name]
+        for c in _children(s):
+            reads += [n for e in _stmt_exprs(c) for n in _names(e) if n.id == name]
+            sub, _ = _collect_reads(_children(c), name)
+            reads += sub
+        if isinstance(s, (For, While)) and _assigns(s, name):
+            return reads + [None], True  # the next iteration reads a different definition; be safe
+        if isinstance(s, Assign) and name in s.targets:
+            return reads, False
+    return reads, True
+
+
+# ------------------------------------------------------------------------------------ the pass
+
+class _Fuser:
+    def __init__(self) -> None:
+        self.by_read: dict[int, _MulDef] = {}
+
+    def mul_of(self, e: Expr):
+        """(multiply expression, definition or None) if `e` is a float multiply value."""
+        if _is_fmul(e):
+            return e, None
+        if isinstance(e, Name) and id(e) in self.by_read:
+            d = self.by_read[id(e)]
+            return d.mul, d
+        return None
+
+    def fuse(self, e: Expr) -> Expr:
+        if isinstance(e, TupleExpr):
+            return replace(e, items=tuple(self.fuse(i) for i in e.items))
+        if not isinstance(e, Op):
+            return e
+        if e.op in ("add", "sub"):
+            lhs, rhs = e.args
+            cand = self.mul_of(lhs)
+            side = "lhs"
+            if cand is None:
+                cand, side = self.mul_of(rhs), "rhs"
+            if cand is not None:
+                mul, d = cand
+                ok = d is None or (d.uses == 1 and not d.fused)
+                if ok:
+                    if d is not None:
+                        d.fused = True
+                    a, b = (self.fuse(x) for x in mul.args)
+                    acc = self.fuse(rhs if side == "lhs" else lhs)
+                    if e.op == "sub":
+                        if side == "rhs":
+                            a = Op("neg", (a,), a.pos, ty=a.ty)
+                        else:
+                            acc = Op("neg", (acc,), acc.pos, ty=acc.ty)
+                    return Op("fma", (a, b, acc), e.pos, rule="CTR-FMA", ty=e.ty)
+        return replace(e, args=tuple(self.fuse(a) if a is not None else None for a in e.args))
+
+    def block(self, stmts: tuple, live: set, defined: set) -> tuple:
+        """`live`: names that may be read after this block; `defined`: names assigned before it."""
+        stmts = list(stmts)
+        defs: dict[int, _MulDef] = {}
+        for i, s in enumerate(stmts):
+            if isinstance(s, Assign) and len(s.targets) == 1 and _is_fmul(s.value):
+                reads, open_end = _collect_reads(stmts[i + 1:], s.targets[0])
+                d = _MulDef(s.targets[0], s.value)
+                d.reads = [r for r in reads if r is not None]
+                d.uses = len(reads) + (1 if open_end and s.targets[0] in live else 0)
+                for r in d.reads:
+                    self.by_read[id(r)] = d
+                defs[i] = d
+        # constant-if sinking: x = a*b; if CONST: ... x = x +/- c
+        removed: set[int] = set()
+        for i, d in list(defs.items()):
+            if i + 1 < len(stmts) and isinstance(stmts[i + 1], If) and stmts[i + 1].const:
+                sunk = self.sink(d, stmts[i + 1])
+                if sunk is not None:
+                    stmts[i + 1] = sunk
+                    removed.add(i)
+        out: list[tuple[int, Stmt]] = []
+        defined = set(defined)
+        for i, s in enumerate(stmts):
+            if i in removed:
+                continue
+            if isinstance(s, (Assign, Eval)):
+                out.append((i, replace(s, value=self.fuse(s.value))))
+                if isinstance(s, Assign):
+                    defined.update(s.targets)
+            elif isinstance(s, For):
+                out.append((i, replace(s, body=self.block(s.body, defined | live, defined | {s.var}))))
+            elif isinstance(s, While):
+                out.append((i, replace(s, cond=self.fuse(s.cond), body=self.block(s.body, defined | live, defined))))
+            elif isinstance(s, If):
+                keep = defined | live | {n for n, _ in s.declares}
+                out.append((i, replace(s, cond=self.fuse(s.cond), body=self.block(s.body, keep, defined),
+                                       orelse=self.block(s.orelse, keep, defined))))
+                defined.update(n for n, _ in s.declares)
+            else:
+                out.append((i, s))
+        # a definition whose single use was fused disappears
+        return tuple(s for i, s in out if not (i in defs and defs[i].fused))
+
+    def sink(self, d: _MulDef, node: If) -> If | None:
+        name = d.name
+        if any(n.id == name for n in _names(node.cond)):
+            return None
+        if any(_assigns(s, name) or any(n.id == name for e in _stmt_exprs(s) for n in _names(e)) or
+               _collect_reads(_children(s), name)[0] for s in node.orelse):
+            return None
+        k = next((j for j, t in enumerate(node.body) if _assigns(t, name) or _collect_reads([t], name)[0]), None)
+        if k is None:
+            return None
+        first = node.body[k]
+        if not (isinstance(first, Assign) and first.targets == (name,) and isinstance(first.value, Op)
+                and first.value.op in ("add", "sub")):
+            return None
+        lhs, rhs = first.value.args
+        reads_here = [n for n in _names(first.value) if n.id == name]
+        if len(reads_here) != 1 or not (lhs is reads_here[0] or rhs is reads_here[0]):
+            return None
+        # Python picks the left multiply first: if the left operand is another multiply, no sinking
+        if rhs is reads_here[0] and self.mul_of(lhs) is not None:
+            return None
+        # in the taken arm the add is the multiply's only use; afterwards `name` is the new value
+        d.uses = 1
+        body = node.body[:k] + (replace(first, value=replace(first.value, args=tuple(
+            d.mul if a is reads_here[0] else a for a in first.value.args))),) + node.body[k + 1:]
+        orelse = (Assign((name,), d.mul, d.mul.pos),) + node.orelse
+        declares = node.declares if name in dict(node.declares) else node.declares + ((name, d.mul.ty),)
+        return replace(node, body=body, orelse=orelse, declares=declares)
 
 
 def fuse_fma(kernel: Kernel) -> Kernel:
-    return replace(kernel, body=_stmts(kernel.body))
+    return replace(kernel, body=_Fuser().block(kernel.body, set(), {p.name for p in kernel.params}))
