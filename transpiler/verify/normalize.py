@@ -321,10 +321,52 @@ def _clean(text: str) -> str:
     return text
 
 
-def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth: int) -> list[_Line]:
-    local: dict[str, str] = {}
+def _result_types(text: str) -> list[str]:
+    m = re.search(r"->\s*\((.*)\)\s*$", text)
+    return _split_top(m.group(1)) if m else []
+
+
+def _region_args(op: Op, depth: int) -> dict[str, str]:
+    """Canonical names of the block arguments declared on a region op's line; loop-carried memory
+    tokens become `_tok` and are skipped in the numbering (N6)."""
+    if not op.regions:
+        return {}
+    args = op.regions[0].args
+    types = _result_types(op.text)
+    first_iter = 1 if op.name == "for" else 0
+    out, n = {}, 0
+    for i, a in enumerate(args):
+        k = i - first_iter
+        if k >= 0 and k < len(types) and types[k] == "token":
+            out[a] = "_tok"
+            continue
+        out[a] = f"^{depth}.{n}"
+        n += 1
+    return out
+
+
+def _drop_tokens(name: str, text: str) -> str:
+    """Remove token operands, token types and `_tok = _tok` iter values from an op's text (N6)."""
+    def strip_list(s: str, drop: str) -> str:
+        return ", ".join(x for x in _split_top(s) if x != drop)
+    text = re.sub(r"iter_values\((.*?)\)(?=\s*->|\s*$)",
+                  lambda m: f"iter_values({', '.join(x for x in _split_top(m.group(1)) if x != '_tok = _tok')})",
+                  text)
+    text = re.sub(r"->\s*\((.*)\)\s*$", lambda m: f"-> ({strip_list(m.group(1), 'token')})", text)
+    text = text.replace("iter_values()", "").replace("-> ()", "")
+    if name in ("continue", "yield", "break") and "_tok" in text:
+        ops, _, types = text.partition(" : ")
+        kept = [(o, t) for o, t in zip(_split_top(ops), _split_top(types) or [""] * len(_split_top(ops))) if o != "_tok"]
+        text = ", ".join(o for o, _ in kept) + (" : " + ", ".join(t for _, t in kept) if kept else "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth: int,
+                  arg_names: dict[str, str] | None = None) -> list[_Line]:
+    local: dict[str, str] = dict(arg_names or {})
     for i, a in enumerate(region.args):
-        local[a] = f"^{depth}.{i}"
+        if arg_names is None:
+            local[a] = f"^{depth}.{i}"
     scope = scope + [local]
     lines: list[_Line] = []
     for op in region.ops:
@@ -344,13 +386,21 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             local[results[-1]] = "_tok"
             results = results[:-1]
         # block arguments declared on the op line itself (for %i in ..., iter_values(%a = ...))
-        inline = {a: f"^{depth + 1}.{i}" for i, a in enumerate(op.regions[0].args)} if op.regions else {}
+        inline = _region_args(op, depth + 1) if op.regions and op.name in ("for", "loop") else {}
         text, deps = _subst(raw, scope + [inline])
-        text = _clean(text)
+        text = _clean(_drop_tokens(op.name, text))
+        if op.name in _ANCHOR_OPS and op.regions:
+            # region results that are memory tokens are erased; the others are numbered in order
+            types = _result_types(op.text)
+            for r, t in zip(list(results), types):
+                if t == "token":
+                    local[r] = "_tok"
+                    results.remove(r)
         if op.name in _ANCHOR_OPS:
             ctx.anchors += 1
             aid = ctx.anchors
-            sub_regions = [_canon_region(r, ctx, scope, depth + 1) for r in op.regions]
+            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
+                           for j, r in enumerate(op.regions)]
             head = f"{op.name} {text}".strip()
             fwd = _continue_passthrough(op, sub_regions)
             if fwd is not None:  # N12
@@ -400,6 +450,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 ctx.consts[kid] = cv
         for i, r in enumerate(results):
             local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
+    if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
+        lines.pop()  # a terminator with nothing left to carry is implicit (N6)
     return lines
 
 
