@@ -199,3 +199,22 @@ def test_N12_continue_passthrough():
     %n = addf %r, %r""")
     assert norm(py, ["n"]) == norm(rs, ["n"])
     assert norm(rs.replace("yield %acc", "yield %z"), ["n"]) != norm(py, ["n"])
+
+
+def test_N14_shape_ops_on_constants():
+    ir = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 7> : tile<i32>
+  %r = reshape %c : tile<i32> -> tile<1xi32>
+  %b = broadcast %r : tile<1xi32> -> tile<4xi32>
+  print %b : tile<4xi32>
+  return
+}
+"""
+    splat = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 7> : tile<4xi32>
+  print %c : tile<4xi32>
+  return
+}
+"""
+    assert norm(ir, ["n"]) == norm(splat, ["n"])
+    assert norm(ir.replace("<i32: 7>", "<i32: 8>"), ["n"]) != norm(splat, ["n"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
-from .emit.lower import lower_kernel
+from .emit.lower import lower_kernel, rust_ident
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
 from .frontend.cutile_python import parse_file
 from .model.ir import Kernel, Pos
@@ -153,6 +153,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
                     "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
                     "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
                                  "derived": dict(v.derived),
+                                 "generic_params": {rust_ident(p.name): p.name for p in v.params
+                                                    if p.kind == "const" and rust_ident(p.name) != p.name},
                                  "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                                  "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
                                 for v, vw in zip(variants, views)],

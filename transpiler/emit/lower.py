@@ -47,17 +47,22 @@ CORE_NAMES = _core_names()
 
 def rust_ident(name: str) -> str:
     """Python names that are Rust keywords or cutile::core functions get a trailing `_`."""
-    return name + "_" if name in RUST_KEYWORDS or name in CORE_NAMES else name
+    return name + "_" if name in RUST_KEYWORDS or name in CORE_NAMES or name in GENERIC else name
+
+
+def dim_list(shape) -> str:
+    """Shape dimensions as Rust const expressions (names mapped like every other identifier)."""
+    return ", ".join(d if d.lstrip("-").isdigit() else rust_ident(d) for d in shape)
 
 
 def rust_type(ty: TileTy) -> str:
     if ty.is_scalar and ty.dtype not in GENERIC:
         return ty.dtype
-    return f"Tile<{ty.dtype}, {{ [{', '.join(ty.shape)}] }}>"
+    return f"Tile<{ty.dtype}, {{ [{dim_list(ty.shape)}] }}>"
 
 
 def shape_macro(shape: tuple[str, ...]) -> str:
-    return f"shape![{', '.join(shape)}]"
+    return f"shape![{dim_list(shape)}]"
 
 
 def _float_lit(v: float) -> str:
@@ -105,7 +110,7 @@ class Lowerer:
                 if p.const_type == "float":
                     raise fail("CT106", f"ct.Constant[float] parameter `{p.name}` has no const-generic form; "
                                "pass it as a runtime float", p.pos)
-                generics.append(f"const {p.name}: i32")
+                generics.append(f"const {rust_ident(p.name)}: i32")
         for name, _ in k.derived:
             generics.append(f"const {name}: i32")
         self.consts |= {name for name, _ in k.derived}
@@ -113,7 +118,7 @@ class Lowerer:
             if p.kind == "array":
                 if self.forms.get(p.name) == "checked":
                     shape = self._slab_shape(p.name)
-                    params.append(f"{rust_ident(p.name)}: &mut Tensor<{p.dtype}, {{ [{', '.join(shape)}] }}>")
+                    params.append(f"{rust_ident(p.name)}: &mut Tensor<{p.dtype}, {{ [{dim_list(shape)}] }}>")
                 else:
                     dims = ", ".join(["-1"] * p.rank)
                     params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
@@ -199,11 +204,11 @@ class Lowerer:
 
     def const_cond(self, e: Expr) -> str:
         if isinstance(e, Name):
-            return f"{e.id} == 1i32"
+            return f"{rust_ident(e.id)} == 1i32"
         if isinstance(e, Lit):
             return "true" if e.value else "false"
         if isinstance(e, Op) and e.op == "not" and isinstance(e.args[0], Name):
-            return f"{e.args[0].id} == 0i32"
+            return f"{rust_ident(e.args[0].id)} == 0i32"
         if isinstance(e, Op) and e.op == "not":
             return f"({self.const_cond(e.args[0])}) == false"
         if isinstance(e, Op) and e.op == "cmp":
@@ -248,7 +253,7 @@ class Lowerer:
         name = self.tmp("pv")
         a = rust_ident(arr.id)
         dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
-        self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{', '.join(shape)}] }}> = unsafe {{ "
+        self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                   f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {a}.token()) }};")
         return name
 
@@ -264,6 +269,12 @@ class Lowerer:
         t = self.tmp()
         self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
         return t
+
+    def operand(self, e: Expr) -> str:
+        """Operands of rank-0 values of a generic dtype must be tiles too (literals included)."""
+        if e.ty is not None and e.ty.is_scalar and e.ty.dtype in GENERIC:
+            return self.tile(e)
+        return self.value(e)
 
     def scalar_result(self, e: Op, expr: str) -> str:
         """Wrap a tile-op expression computed on rank-0 tiles back into a scalar."""
@@ -304,7 +315,7 @@ class Lowerer:
         idx = ", ".join(self.value(i) for i in index.items)
         shape = tile.ty.shape
         pm = self.tmp("pm")
-        self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{', '.join(shape)}] }}> = "
+        self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = "
                   f"unsafe {{ {a}.partition_full_mut({shape_macro(shape)}) }};")
         lat, tma = self.hints(e)
         self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma}) }};")
@@ -371,11 +382,14 @@ class Lowerer:
         if o == "mma":
             return f"mmaf({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "fma":
-            x, y, z = (self.value(v) for v in a)
+            if e.ty.is_scalar and e.ty.dtype not in GENERIC:
+                x, y, z = (self.tile(v) for v in a)
+                return self.scalar_result(e, f"fma({x}, {y}, {z}, rounding::NearestEven, ftz::Disabled)")
+            x, y, z = (self.operand(v) for v in a)
             return f"fma({x}, {y}, {z}, rounding::NearestEven, ftz::Disabled)"
         if o in ("add", "sub", "mul", "div"):
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[o]
-            return f"{self.value(a[0])} {sym} {self.value(a[1])}"
+            return f"{self.operand(a[0])} {sym} {self.operand(a[1])}"
         if o == "neg":
             if e.ty.is_scalar:
                 # Rust has no unary minus on runtime values here: negate the rank-0 tile (same negf/negi op)
@@ -403,6 +417,9 @@ class Lowerer:
                 return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
             return f"{'maxi' if o == 'maximum' else 'mini'}({x}, {y})"
         if o == "where":
+            if e.ty.is_scalar:
+                c, x, y = (self.tile(v) for v in a)
+                return self.scalar_result(e, f"select({c}, {x}, {y})")
             return f"select({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "cdiv":
             if e.ty.is_scalar:
@@ -422,7 +439,7 @@ class Lowerer:
             x = self.tile(a[0])
             ones = "true" if e.ty.dtype == "bool" else f"-1{e.ty.dtype}"
             c = self.tmp()
-            self.emit(f"let {c}: Tile<{e.ty.dtype}, {{ [{', '.join(e.ty.shape)}] }}> = "
+            self.emit(f"let {c}: Tile<{e.ty.dtype}, {{ [{dim_list(e.ty.shape)}] }}> = "
                       f"constant({ones}, {shape_macro(e.ty.shape)});")
             return self.scalar_result(e, f"xori({x}, {c})")
         if o == "permute":
@@ -492,8 +509,8 @@ class Lowerer:
     def modulo(self, e: Op, x: str, y: str) -> str:
         """Python's `%` (result takes the divisor's sign), op for op as cuTile Python lowers it."""
         dt, shape = e.ty.dtype, e.ty.shape
-        tt = f"Tile<{dt}, {{ [{', '.join(shape)}] }}>"
-        bt = f"Tile<bool, {{ [{', '.join(shape)}] }}>"
+        tt = f"Tile<{dt}, {{ [{dim_list(shape)}] }}>"
+        bt = f"Tile<bool, {{ [{dim_list(shape)}] }}>"
         names = [self.tmp() for _ in range(8)]
         r, z, c1, c2, x1, c3, m, s = names
         self.emit(f"let {r}: {tt} = remi({x}, {y});")

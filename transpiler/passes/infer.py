@@ -464,7 +464,9 @@ class Infer:
         if isinstance(e, Lit):
             return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
         if isinstance(e, Name):
-            return e.id in self.literals
+            # constants are Python values at compile time: weakly typed like literals
+            return e.id in self.literals or (e.id in self.consts and self.consts[e.id].const_type == "int") \
+                or e.id in self.derived
         return (isinstance(e, Op) and e.op == "ifexp" and self.is_const(e.args[0])
                 and all(self._is_weak(a) for a in e.args[1:]))
 
@@ -472,6 +474,8 @@ class Infer:
         if isinstance(e.ty, TileTy) and e.ty.dtype == dt:
             return e
         if isinstance(e, Lit):
+            return replace(e, ty=TileTy(dt))
+        if isinstance(e, Name) and self._is_weak(e) and _is_int(dt):
             return replace(e, ty=TileTy(dt))
         if isinstance(e, Op) and e.op == "ifexp" and e.attr("const") and self._is_weak(e):
             return replace(e, args=(e.args[0],) + tuple(self.to_dtype(a, dt) for a in e.args[1:]), ty=TileTy(dt))
@@ -874,10 +878,12 @@ def _ops_batch2():
                 x != y for i, (x, y) in enumerate(zip(a.ty.shape, b.ty.shape)) if i != ax):
             raise fail(e.rule, f"cannot concatenate {a.ty} and {b.ty} along axis {ax}", e.pos)
         da, db = a.ty.shape[ax], b.ty.shape[ax]
-        if not (da.isdigit() and db.isdigit()):
-            raise fail("CT105", "ct.cat along an axis sized by a constant needs the sum as a type-level "
-                       "expression, which stable Rust does not allow", e.pos)
-        shape = tuple(str(int(da) + int(db)) if i == ax else d for i, d in enumerate(a.ty.shape))
+        if da.isdigit() and db.isdigit():
+            total = str(int(da) + int(db))
+        else:  # a const generic computed by the launcher (stable Rust has no type-level arithmetic)
+            total = f"{da}_ADD_{db}".upper()
+            self.derived[total] = f"(({self.derived.get(da, da)}) + ({self.derived.get(db, db)}))"
+        shape = tuple(total if i == ax else d for i, d in enumerate(a.ty.shape))
         return Op("cat", (a, b), e.pos, (("axis", ax),), e.rule, TileTy(a.ty.dtype, shape))
 
     def op_extract(self, e: Op) -> Op:

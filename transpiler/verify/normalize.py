@@ -44,6 +44,9 @@ RULES: dict[str, str] = {
     "(cuTile Rust carries loop values out of such an `if`; cuTile Python does not).",
     "N13-boolean-identities": "`xori x, false` and `ori x, false` and `andi x, true` (splat i1 constants) "
     "are x (cuTile Python keeps `xori r, false` in its `%` lowering for literal divisors).",
+    "N14-shape-ops-on-constants": "`reshape`/`broadcast` of a splat constant is that constant splat over the "
+    "result shape (cuTile Python materializes integer splats at the entry top; a cuTile Rust const generic "
+    "can only be broadcast from a rank-0 value).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -422,6 +425,14 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 text = _const_text(*cv)
         operands = _OPERAND.findall(text)
         same_type = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+        if op.name in ("reshape", "broadcast") and len(deps) == 1 and deps[0] in ctx.consts and same_type:
+            # N14: a reshaped or broadcast splat constant is a splat constant of the result type
+            cdt, cval, _ = ctx.consts[deps[0]]
+            folded = (cdt, cval, same_type.group(2))
+            kid = _define(ctx, "constant " + _const_text(*folded), [], [])
+            ctx.consts[kid] = folded
+            local[results[0]] = f"{{k{kid}}}"
+            continue
         if (op.name in ("reshape", "broadcast") or op.name in _CONVERT_OPS) and len(operands) == 1 \
                 and same_type and same_type.group(1) == same_type.group(2):
             local[results[0]] = operands[0]  # identity (N8, N11)

@@ -175,6 +175,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     values = dict(spec)
                     for name, expr in entry.get("derived", {}).items():
                         values[name] = eval(expr, {"__builtins__": {}}, values)  # noqa: S307
+                    for rust_name, py_name in entry.get("generic_params", {}).items():
+                        values[rust_name] = values[py_name]
                     generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
                     strides = [[p["name"], [-1] * (p["rank"] - 1) + [1]] for p in k["params"] if p["kind"] == "array"]
                     jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
