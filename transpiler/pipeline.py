@@ -110,8 +110,8 @@ def translate_kernel(kernel: Kernel) -> list[Kernel]:
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
-    return [{"name": p.name, "kind": p.kind, "rank": p.rank, "dtype": p.dtype, "const_type": p.const_type}
-            for p in kernel.params]
+    return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
+             "const_type": p.const_type} for p in kernel.params]
 
 
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,

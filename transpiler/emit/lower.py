@@ -34,6 +34,7 @@ class EntryView:
     source_line: int
     variant: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    unsafe: bool = False  # takes raw pointers
 
 
 def _core_names() -> frozenset[str]:
@@ -84,6 +85,9 @@ class Lowerer:
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
         self.declared: list[dict[str, TileTy]] = [{}]
         self.mutable = _mutable_vars(kernel.body)
+        self.pointer_arrays: dict = {}
+        self.tensor_names: dict[str, str] = {}
+        self.unsafe_entry = False
 
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
@@ -114,8 +118,16 @@ class Lowerer:
         for name, _ in k.derived:
             generics.append(f"const {name}: i32")
         self.consts |= {name for name, _ in k.derived}
+        pointer_views = []
         for p in k.params:
-            if p.kind == "array":
+            if p.kind == "array" and p.pointer:
+                n = rust_ident(p.name)
+                params.append(f"{n}: *mut {p.dtype}")
+                params += [f"{n}_shape{i}: i32" for i in range(p.rank)] + [f"{n}_stride{i}: i32" for i in range(p.rank)]
+                self.pointer_arrays[p.name] = p
+                if p.name in self._tile_accessed():
+                    pointer_views.append(p)
+            elif p.kind == "array":
                 if self.forms.get(p.name) == "checked":
                     shape = self._slab_shape(p.name)
                     params.append(f"{rust_ident(p.name)}: &mut Tensor<{p.dtype}, {{ [{dim_list(shape)}] }}>")
@@ -124,14 +136,37 @@ class Lowerer:
                     params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
             elif p.kind == "scalar":
                 params.append(f"{rust_ident(p.name)}: {p.dtype}")
+        for p in pointer_views:  # tile loads/stores of a pointer array go through a view, as in cuTile Python
+            n = rust_ident(p.name)
+            self.tensor_names[p.name] = f"{n}_view"
+            shape_t = ", ".join(["-1"] * p.rank)
+            stride_t = ", ".join(["-1"] * (p.rank - 1) + ["1"])
+            self.emit(f"let {n}_base: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
+            self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{', '.join(f'{n}_shape{i}' for i in range(p.rank))}] }};")
+            self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{', '.join(f'{n}_stride{i}' for i in range(p.rank - 1))}] }};")
+            self.emit(f"let {n}_view: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
+                      f"{n}_base, {n}_dims, {n}_strides, new_token_unordered()) }};")
         self.block(k.body)
+        self.unsafe_entry = bool(self.pointer_arrays)
         hints = ""
         if k.hints:
             inner = ", ".join(f"{key} = {v}" for key, v in k.hints)
             hints = f"optimization_hints = (sm_90 = ({inner},),)"
         return EntryView(name=k.entry_name, generics=generics, params=params, body=self.lines, hints=hints,
                          source_line=k.pos.line, variant=list(k.variant.predicates),
-                         outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs])
+                         outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
+                         unsafe=self.unsafe_entry)
+
+    def _tile_accessed(self) -> set[str]:
+        from ..passes.infer import _walk_exprs
+        return {e.args[0].id for e in _walk_exprs(self.k.body)
+                if isinstance(e, Op) and e.op in ("load", "store", "num_tiles") and isinstance(e.args[0], Name)}
+
+    def tensor(self, arr: Name, as_ref: bool = True) -> str:
+        """The tensor an array's tile accesses go through (`&name_view` for pointer arrays)."""
+        if arr.id in self.tensor_names:
+            return ("&" if as_ref else "") + self.tensor_names[arr.id]
+        return rust_ident(arr.id)
 
     def _slab_shape(self, name: str) -> tuple[str, ...]:
         from ..passes.infer import _sub, _walk_exprs
@@ -158,7 +193,10 @@ class Lowerer:
             self.emit(f"let {mut}{name}: {rust_type(ty)} = {rhs};")
             self.declared[-1][name] = ty
         elif isinstance(s, Eval):
-            self.store(s.value)
+            if s.value.op == "store":
+                self.store(s.value)
+            else:
+                self.emit(f"let _ = {self.op(s.value)};")
         elif isinstance(s, For):
             start, stop = self.value(s.start), self.value(s.stop)
             rng = f"{start}..{stop}"
@@ -251,10 +289,11 @@ class Lowerer:
 
     def view(self, arr: Name, shape: tuple[str, ...], padding: str, order: tuple | None = None) -> str:
         name = self.tmp("pv")
-        a = rust_ident(arr.id)
+        a = self.tensor(arr)
+        tok = f"{self.tensor(arr, as_ref=False)}.token()"
         dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
         self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
-                  f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {a}.token()) }};")
+                  f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {tok}) }};")
         return name
 
     def tile(self, e: Expr) -> str:
@@ -307,7 +346,7 @@ class Lowerer:
 
     def store(self, e: Op) -> None:
         arr, index, tile = e.args
-        a = rust_ident(arr.id)
+        a = self.tensor(arr, as_ref=False)
         t = self.value(tile)
         if self.forms.get(arr.id) == "checked":
             self.emit(f"{a}.store({t});")
@@ -357,14 +396,12 @@ class Lowerer:
         if o == "splat":
             src = a[0]
             if src.ty.dtype in GENERIC and not isinstance(src, Lit):
-                ones = shape_macro(("1",) * len(e.ty.shape))
-                return f"{self.value(src)}.reshape({ones}).broadcast({shape_macro(e.ty.shape)})"
+                return self.bcast(self.value(src), src.ty.dtype, e.ty.shape)
             if isinstance(src, Lit) and "::" in self.value(src):
                 # f32::INFINITY etc. are not accepted as call arguments by the JIT; a rank-0 constant is
                 c = self.tmp("c")
                 self.emit(f"let {c}: Tile<{src.ty.dtype}, {{ [] }}> = constant({self.value(src)}, shape![]);")
-                ones = shape_macro(("1",) * len(e.ty.shape))
-                return f"{c}.reshape({ones}).broadcast({shape_macro(e.ty.shape)})"
+                return self.bcast(c, src.ty.dtype, e.ty.shape)
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
@@ -425,6 +462,8 @@ class Lowerer:
             if e.ty.is_scalar:
                 return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
             return f"divi({self.value(a[0])}, {self.value(a[1])}, rounding::PositiveInf)"
+        if o in ("gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+            return self.pointer_op(e)
         if o == "arange":
             return f"iota({shape_macro(e.ty.shape)})"
         if o in ("floordiv", "mod", "bitand", "bitor", "bitxor", "shl", "shr"):
@@ -491,6 +530,99 @@ class Lowerer:
         if o in ("and", "or", "not"):
             raise fail("CT100", "`and`/`or`/`not` are only supported in constant conditions", e.pos)
         raise fail(e.rule or "CT101", f"no Rust lowering for `{o}`", e.pos)
+
+    def bcast(self, name: str, elem: str, shape: tuple) -> str:
+        """A rank-0 tile spread over `shape` (reshape to all-ones, then broadcast)."""
+        if not shape:
+            return name
+        ones = ("1",) * len(shape)
+        r, t = self.tmp(), self.tmp()
+        self.emit(f"let {r}: Tile<{elem}, {{ [{dim_list(ones)}] }}> = {name}.reshape({shape_macro(ones)});")
+        self.emit(f"let {t}: Tile<{elem}, {{ [{dim_list(shape)}] }}> = {r}.broadcast({shape_macro(shape)});")
+        return t
+
+    def pointer_op(self, e: Op) -> str:
+        """gather / scatter / atomics: the pointer-tile chain cuTile Python builds (64-bit unsigned index
+        math, per-dimension bounds masks, offsets summed in dimension order)."""
+        arr, index, mask = e.args[0], e.args[1], e.args[2]
+        shape = e.ty.shape if e.ty is not None else e.args[3].ty.shape
+        p = self.pointer_arrays[arr.id]
+        n = rust_ident(arr.id)
+        ts = f"{{ [{dim_list(shape)}] }}"
+        bounds, offs = [], []
+        for d, it in enumerate(index.items):
+            src = self.tile(it)
+            u = self.tmp()
+            self.emit(f"let {u}: Tile<u64, {{ [{dim_list(it.ty.shape)}] }}> = exti({src});")
+            if it.ty.shape != shape:
+                ext = ("1",) * (len(shape) - len(it.ty.shape)) + it.ty.shape
+                if ext != it.ty.shape:
+                    r = self.tmp()
+                    self.emit(f"let {r}: Tile<u64, {{ [{dim_list(ext)}] }}> = {u}.reshape({shape_macro(ext)});")
+                    u = r
+                if ext != shape:
+                    b = self.tmp()
+                    self.emit(f"let {b}: Tile<u64, {ts}> = {u}.broadcast({shape_macro(shape)});")
+                    u = b
+            sc, ext_n = self.tmp(), self.tmp()
+            self.emit(f"let {sc}: Tile<i32, {{ [] }}> = scalar_to_tile({n}_shape{d});")
+            self.emit(f"let {ext_n}: Tile<u64, {{ [] }}> = exti({sc});")
+            nb = self.bcast(ext_n, "u64", shape)
+            m = self.tmp()
+            self.emit(f"let {m}: Tile<bool, {ts}> = cmpi({u}, {nb}, predicate::LessThan);")
+            bounds.append(m)
+            if d == p.rank - 1:
+                st = self.tmp()
+                self.emit(f"let {st}: Tile<u64, {ts}> = constant(1u64, {shape_macro(shape)});")
+            else:
+                sc, s0 = self.tmp(), self.tmp()
+                self.emit(f"let {sc}: Tile<i32, {{ [] }}> = scalar_to_tile({n}_stride{d});")
+                self.emit(f"let {s0}: Tile<u64, {{ [] }}> = exti({sc});")
+                st = self.bcast(s0, "u64", shape)
+            o = self.tmp()
+            self.emit(f"let {o}: Tile<u64, {ts}> = {u} * {st};")
+            offs.append(o)
+        cur_m, cur_o = bounds[0], offs[0]
+        for m, o in zip(bounds[1:], offs[1:]):
+            nm, no = self.tmp(), self.tmp()
+            self.emit(f"let {nm}: Tile<bool, {ts}> = {cur_m} & {m};")
+            cur_m = nm
+            self.emit(f"let {no}: Tile<u64, {ts}> = {cur_o} + {o};")
+            cur_o = no
+        pt = self.tmp("p")
+        self.emit(f"let {pt}: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
+        if shape:
+            ones = ("1",) * len(shape)
+            pr, pb = self.tmp("p"), self.tmp("p")
+            self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = {pt}.reshape({shape_macro(ones)});")
+            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pr}.broadcast({shape_macro(shape)});")
+            pt = pb
+        ptrs = self.tmp("p")
+        self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
+        if mask is not None:
+            um = self.value(mask)
+            nm = self.tmp()
+            self.emit(f"let {nm}: Tile<bool, {ts}> = {cur_m} & {um};")
+            cur_m = nm
+        lat = f"Latency::<{e.attr('latency', 0)}>"
+        if e.op == "gather":
+            pad = self.value(e.args[3])
+            res, tok = self.tmp(), self.tmp("tok")
+            self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
+                      f"ordering::Weak, None::<scope::TileBlock>, Some({cur_m}), Some({pad}), None, {lat}) }};")
+            return self.scalar_result(e, res)
+        value = self.value(e.args[3])
+        if e.op == "scatter":
+            return (f"unsafe {{ store_ptr_tko({ptrs}, {value}, ordering::Weak, None::<scope::TileBlock>, "
+                    f"Some({cur_m}), None, {lat}) }}")
+        is_float = p.dtype in FLOAT_DTYPES or p.dtype == "E"
+        unsigned = p.dtype.startswith("u")
+        mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
+                "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
+        res, tok = self.tmp(), self.tmp("tok")
+        self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, {value}, "
+                  f"atomic::{mode}, ordering::AcqRel, scope::Device, Some({cur_m}), None) }};")
+        return self.scalar_result(e, res)
 
     def _unary(self, e: Op, x: str) -> str:
         o = e.op

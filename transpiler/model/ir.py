@@ -161,6 +161,7 @@ class Param:
     const_type: str = ""  # int | bool | float (kind == const)
     dtype: str = ""  # scalar dtype (kind == scalar) or array dtype (kind == array)
     rank: int = 0  # arrays
+    pointer: bool = False  # arrays accessed by element (gather/scatter/atomics): a raw pointer + shape/strides
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ from ..diagnostics import fail
 from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, PartitionTy, Pos, Stmt, TileTy, TupleExpr, While)
 
-ARRAY_USES = {"load": 0, "store": 0, "num_tiles": 0, "dtype_of": 0, "shape_of": 0, "array_dim": 0}
+ARRAY_USES = {"load": 0, "store": 0, "num_tiles": 0, "dtype_of": 0, "shape_of": 0, "array_dim": 0, "gather": 0,
+              "scatter": 0, "atomic_add": 0, "atomic_max": 0, "atomic_min": 0, "atomic_xchg": 0}
+WRITE_OPS = {"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
+POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
 
 
@@ -67,6 +70,7 @@ def classify_params(k: Kernel) -> Kernel:
     """Unannotated parameters: arrays if used as arrays (with the rank they are used at), else scalars."""
     ranks: dict[str, int] = {}
     int_names: set[str] = set()
+    pointer_arrays: set[str] = set()
     for e in _walk_exprs(k.body):
         if isinstance(e, Op) and e.op in ARRAY_USES and e.args and isinstance(e.args[0], Name):
             name = e.args[0].id
@@ -79,6 +83,10 @@ def classify_params(k: Kernel) -> Kernel:
                     ranks[name] = max(ranks[name], len(v.items))
                 elif v is not None and key == "index" and e.op in ("load", "store"):
                     ranks[name] = max(ranks[name], 1)
+            if e.op in POINTER_OPS:
+                pointer_arrays.add(name)
+                idx = e.args[1]
+                ranks[name] = max(ranks[name], len(idx.items) if isinstance(idx, TupleExpr) else 1)
             if e.op in ("load", "store") and len(e.args) > 1:
                 idx = e.args[1]
                 for it in (idx.items if isinstance(idx, TupleExpr) else (idx,)):
@@ -100,7 +108,8 @@ def classify_params(k: Kernel) -> Kernel:
     for p in k.params:
         if p.kind == "unknown" or p.kind == "array":
             if p.name in ranks:
-                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=max(ranks[p.name], 1)))
+                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=max(ranks[p.name], 1),
+                                      pointer=p.name in pointer_arrays))
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
             else:
@@ -247,10 +256,16 @@ class Infer:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
         if isinstance(e, Name):
             return self.sources.get(e.id)
-        if isinstance(e, Op) and e.op == "load" and e.ty is not None and e.ty.dtype == "E":
+        if isinstance(e, Op) and e.op in ("load", "gather", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg") \
+                and e.ty is not None and e.ty.dtype == "E":
             return e.args[0].id
-        if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast") and e.args:
-            return self.source_array(e.args[0])
+        if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
+                                          "minimum", "where", "ifexp", "neg") and e.args:
+            for a in e.args:
+                if isinstance(a, (Name, Op)) and a.ty is not None and getattr(a.ty, "dtype", None) == "E":
+                    found = self.source_array(a)
+                    if found:
+                        return found
         return None
 
     def demand_int(self, e: Expr) -> None:
@@ -326,8 +341,8 @@ class Infer:
             return out
         if isinstance(s, Eval):
             v = self.expr(s.value)
-            if not (isinstance(v, Op) and v.op == "store"):
-                raise fail("CT100", "expression statement has no effect (only ct.store calls are allowed)", s.pos)
+            if not (isinstance(v, Op) and v.op in WRITE_OPS):
+                raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)", s.pos)
             return [Eval(v, s.pos)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
@@ -791,6 +806,101 @@ class Infer:
     op_or = op_and
 
 
+def _pointer_ops():
+    """Element-wise memory access through pointer tiles: gather, scatter, atomics."""
+
+    def _indices(self, e: Op, arr: Name) -> tuple:
+        idx = e.args[1]
+        items = idx.items if isinstance(idx, TupleExpr) else (idx,)
+        if len(items) != arr.ty.rank:
+            raise fail(e.rule, f"{len(items)} index tiles for an array of rank {arr.ty.rank}", e.pos)
+        typed = []
+        for it in items:
+            t = self.expr(it)
+            self.demand_int(t)
+            if not (isinstance(t.ty, TileTy) and t.ty.dtype in ("i32", "i64")):
+                raise fail(e.rule, f"gather/scatter indices must be int32 or int64 tiles, got {t.ty}", it.pos)
+            typed.append(t)
+        shape: tuple = ()
+        for t in typed:
+            shape = broadcast_shapes(shape, t.ty.shape, e.pos)
+        return tuple(typed), shape
+
+    def _mask(self, e: Op, shape: tuple):
+        m = e.attr("mask")
+        if m is None:
+            return None
+        mt = self.expr(m)
+        if mt.ty.dtype != "bool":
+            raise fail(e.rule, "`mask` must be a boolean tile", e.pos)
+        return self.to_shape(mt, shape)
+
+    def _common(self, e: Op):
+        arr = self._array(e.args[0], e.rule)
+        cb = e.attr("check_bounds")
+        if cb is not None and not (isinstance(cb, Lit) and cb.value is True):
+            raise fail(e.rule, "`check_bounds=False` emits an unmasked pointer access that needs the same "
+                       "padding operand; not supported yet", e.pos)
+        idx, shape = self._indices(e, arr)
+        lat = e.attr("latency")
+        if lat is not None and not (isinstance(lat, Lit) and isinstance(lat.value, int)):
+            raise fail(e.rule, "`latency` must be an integer literal", e.pos)
+        for key in ("memory_order", "memory_scope"):
+            if e.attr(key) is not None:
+                raise fail(e.rule, f"`{key}` is not supported yet", e.pos)
+        attrs = (("latency", lat.value if lat is not None else 0),)
+        return arr, idx, shape, attrs
+
+    def op_gather(self, e: Op) -> Op:
+        arr, idx, shape, attrs = self._common(e)
+        mask = self._mask(e, shape)
+        pad = e.attr("padding_value")
+        pad = Lit(0, e.pos) if pad is None else pad
+        if not self._is_weak(pad):
+            raise fail(e.rule, "`padding_value` must be a number", e.pos)
+        pad = self.to_dtype(self.expr(pad), arr.ty.dtype)
+        if len(shape) >= 2:
+            raise fail("CT107", "a gather producing a tile of rank >= 2: cuTile Rust 0.5.0 reshapes the scalar "
+                       "padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which "
+                       "is invalid Tile IR; gather rank-1 tiles (e.g. one row at a time)", e.pos)
+        args = (arr, TupleExpr(idx, e.pos), mask, pad)
+        return Op("gather", args, e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+    def _value(self, e: Op, arr: Name, shape: tuple) -> Expr:
+        v = self.expr(e.args[2])
+        if not isinstance(v.ty, TileTy):
+            raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
+        if v.ty.dtype != arr.ty.dtype:
+            if self._is_weak(v):
+                v = self.to_dtype(v, arr.ty.dtype)
+            elif arr.ty.dtype == "E" and (_is_int(v.ty.dtype) or v.ty.dtype == "f32"):
+                raise RetypeArray(arr.id, v.ty.dtype)
+            else:
+                raise fail(e.rule, f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype", e.pos)
+        return self.to_shape(v, shape)
+
+    def op_scatter(self, e: Op) -> Op:
+        arr, idx, shape, attrs = self._common(e)
+        value = self._value(e, arr, shape)
+        mask = self._mask(e, shape)
+        return Op("scatter", (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, None)
+
+    def _atomic(self, e: Op) -> Op:
+        arr, idx, shape, attrs = self._common(e)
+        value = self._value(e, arr, shape)
+        mask = self._mask(e, shape)
+        if e.op in ("atomic_max", "atomic_min") and not _is_int(arr.ty.dtype):
+            raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
+        return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule,
+                  TileTy(arr.ty.dtype, shape))
+
+    def op_argmax(self, e: Op):
+        raise fail("CT107", "ct.argmax/argmin lower to a two-operand reduce in cuTile Python; cuTile Rust 0.5 "
+                   "has no such reduce, so no port with the same Tile IR exists", e.pos)
+
+    return {k: v for k, v in locals().items() if k.startswith(("op_", "_"))}
+
+
 def _ops_batch2():
     """Ops beyond the first corpus: integer division/modulo, bitwise, shape ops, scans, items."""
 
@@ -967,8 +1077,9 @@ def _ops_batch2():
     return {k: v for k, v in locals().items() if k.startswith(("op_", "_"))}
 
 
-for _name, _fn in _ops_batch2().items():
+for _name, _fn in list(_ops_batch2().items()) + list(_pointer_ops().items()):
     setattr(Infer, _name, _fn)
+Infer.op_atomic_add = Infer.op_atomic_max = Infer.op_atomic_min = Infer.op_atomic_xchg = Infer._atomic
 Infer.op_bitand = Infer.op_bitor = Infer.op_bitxor = Infer.op_shl = Infer.op_shr = Infer._bitwise
 Infer.op_transpose = Infer.op_permute = Infer._permute
 Infer.op_floor = Infer.op_ceil = Infer.op_sin = Infer.op_cos = Infer._unary_float

@@ -37,6 +37,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
              if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
     stores: dict[str, list[Op]] = {}
     other_uses: set[str] = set()
+    element_writes: set[str] = set()
     in_loop: set[str] = set()
     for s in _all_stmts(kernel.body):
         exprs = []
@@ -50,15 +51,22 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             for e in _sub(root):
                 if isinstance(e, Op) and e.op == "store":
                     stores.setdefault(e.args[0].id, []).append(e)
+                elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+                    element_writes.add(e.args[0].id)
                 elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in ("load", "num_tiles"):
                     other_uses.add(e.args[0].id)
     outputs = []
     for p in kernel.params:
+        if p.kind == "array" and p.name in element_writes:
+            outputs.append((p.name, "unchecked", "written element by element (scatter/atomics) through a raw pointer"))
+            continue
         if p.kind != "array" or p.name not in stores:
             continue
         reason = ""
         ops = stores[p.name]
-        if p.rank > 3:
+        if p.pointer:
+            reason = "the array is also accessed element by element (gather/scatter), so it is a raw pointer"
+        elif p.rank > 3:
             reason = "rank above 3 (launch grids have 3 axes)"
         elif p.name in other_uses:
             reason = "the array is also read in the kernel"

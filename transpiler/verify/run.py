@@ -112,7 +112,7 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
             continue
         entry = None
         for i, t in enumerate(text[:lineno], 1):
-            fn = re.match(r"\s*pub fn (\w+)", t)
+            fn = re.match(r"\s*pub (?:unsafe )?fn (\w+)", t)
             if fn:
                 entry = fn.group(1)
         errors.setdefault((rel, entry), []).append(line)
@@ -178,7 +178,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     for rust_name, py_name in entry.get("generic_params", {}).items():
                         values[rust_name] = values[py_name]
                     generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
-                    strides = [[p["name"], [-1] * (p["rank"] - 1) + [1]] for p in k["params"] if p["kind"] == "array"]
+                    strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
+                               for p in k["params"] if p["kind"] == "array"]
                     jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
                                  "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
                     plan.append((kv, check, pybc, rsbc, k["params"], outputs))
