@@ -59,7 +59,7 @@ def test_json_document(tmp_path):
     k = doc["kernels"][0]
     assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "diagnostics"}
     assert k["verify"] is None and k["status"] == "translated" and k["frontend"] == "cutile-python"
-    assert doc["summary"]["translated"] == doc["summary"]["kernels"] == 9
+    assert doc["summary"]["translated"] == doc["summary"]["kernels"] >= 40
 
 
 def test_unsupported_kernel_is_diagnosed_and_others_emitted(tmp_path):
@@ -109,7 +109,7 @@ def test_kernel_filter(tmp_path):
 
 
 def test_deterministic_and_order_independent(tmp_path):
-    files = sorted((CORPUS / "cutile").glob("*.py"))
+    files = sorted((CORPUS / "cutile").rglob("*.py"))
     cli(*files, "-o", tmp_path / "a/rust")
     cli(*reversed(files), "-o", tmp_path / "b/rust")
     cli(CORPUS, "-o", tmp_path / "c/rust", cwd=CORPUS.parent)

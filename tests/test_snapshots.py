@@ -16,7 +16,8 @@ from transpiler.frontend.cutile_python import parse_file
 from transpiler.model.dump import dump_kernel
 from transpiler.pipeline import translate_kernel
 
-SOURCES = sorted((CORPUS / "cutile").glob("*.py"))
+SOURCES = sorted((CORPUS / "cutile").rglob("*.py"))
+IDS = [p.relative_to(CORPUS / "cutile").with_suffix("").as_posix().replace("/", "_") for p in SOURCES]
 
 
 class RustSnapshot(SingleFileSnapshotExtension):
@@ -29,13 +30,17 @@ def rust_snapshot(snapshot):
     return snapshot.use_extension(RustSnapshot)
 
 
-@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
 def test_model_dump(src: Path, snapshot):
-    fr = parse_file(src, f"corpus/cutile/{src.name}")
+    fr = parse_file(src, src.relative_to(CORPUS.parent).as_posix())
     dumps = [dump_kernel(v) for k in fr.kernels for v in translate_kernel(k)]
     assert "\n".join(dumps) == snapshot
 
 
-@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
 def test_generated_rust(src: Path, corpus_out: Path, rust_snapshot):
-    assert (corpus_out / "src" / src.stem / "kernel.rs").read_text() == rust_snapshot
+    import json
+    manifest = json.loads((corpus_out / "manifest.json").read_text())
+    rel = "../corpus/cutile/" + src.relative_to(CORPUS / "cutile").as_posix()
+    module = next(m for m in manifest["modules"] if m["source"] == rel)
+    assert (corpus_out / module["rust"]).read_text() == rust_snapshot
