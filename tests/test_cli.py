@@ -144,3 +144,16 @@ def test_out_inside_src_is_skipped(tmp_path):
     assert cli(".", "-o", "rust", cwd=src).returncode == 0
     assert cli(".", "-o", "rust", cwd=src).returncode == 0  # generated files are not read back as sources
     assert (src / "rust/src/matmul/kernel.rs").is_file()
+
+
+def test_markdown_report(tmp_path):
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "unsupported"
+    res = cli(CORPUS, fixtures, "-o", tmp_path / "out", "--report", tmp_path / "report.md")
+    assert res.returncode == 1
+    text = (tmp_path / "report.md").read_text()
+    assert text.startswith("# cutile-transpile report")
+    assert "| kernel | source | status | verify | entries |" in text
+    assert "## Unsupported constructs" in text and "| CT107 |" in text and "rope_cat.py:20:13" in text
+    assert "entry `partial_sum__axis_eq_0` for `AXIS == 0`" in text
+    assert "output `c`: checked" in text
+    assert "rules: CTR-ADD, CTR-BID, CTR-LOAD, CTR-STORE" in text

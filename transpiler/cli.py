@@ -78,6 +78,7 @@ def transpile(
     kernel: Optional[List[str]] = typer.Option(None, "--kernel", help="Only these kernels (repeatable)."),
     fail_on_error: bool = typer.Option(False, "--fail-on-error", help="Stop at the first kernel that fails."),
     force: bool = typer.Option(False, "--force", help="Overwrite files in OUT that lack the @generated header."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown report to this path."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show internal tracebacks."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
@@ -102,6 +103,10 @@ def transpile(
         from .verify.run import verify_output
         log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
         _apply_verdicts(result, verify_output(out, kernel or None, log=log))
+    if report is not None:
+        from .report import markdown_report
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(markdown_report(result, verify))
     _finish(result, fmt, quiet, verify, written)
 
 
