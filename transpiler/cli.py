@@ -79,6 +79,9 @@ def transpile(
     fail_on_error: bool = typer.Option(False, "--fail-on-error", help="Stop at the first kernel that fails."),
     force: bool = typer.Option(False, "--force", help="Overwrite files in OUT that lack the @generated header."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown report to this path."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 with a diff if OUT is out of date."),
+    fail_on_change: bool = typer.Option(False, "--fail-on-change",
+                                        help="Exit 1 when files were (re)written (for pre-commit hooks)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show internal tracebacks."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
@@ -87,11 +90,20 @@ def transpile(
     if out is None:
         _err("error: missing option -o/--out OUT")
         raise typer.Exit(2)
+    progress = None
+    if sys.stderr.isatty() and not quiet and fmt == Format.text:
+        def progress(i: int, n: int, path: Path) -> None:
+            sys.stderr.write(f"\r\033[K[{i + 1}/{n}] {path.as_posix()[-60:]}")
+            if i + 1 == n:
+                sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
     try:
-        result, outputs = run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error)
+        result, outputs = run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress)
     except UsageError as e:
         _err(f"error: {e}")
         raise typer.Exit(2)
+    if check:
+        _check(result, outputs, out, fmt, quiet)
     written, refused = write_outputs(outputs, force=force)
     if refused:
         for p in refused:
@@ -107,10 +119,43 @@ def transpile(
         from .report import markdown_report
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(markdown_report(result, verify))
+    if verbose:
+        for k in result.kernels:
+            if k.status == "error" and k.manifest and "traceback" in k.manifest:
+                _err(k.manifest["traceback"])
+    if fail_on_change and written:
+        _err(f"cutile-transpile: regenerated {len(written)} files in {out}")
+        _finish(result, fmt, quiet, verify, written, force_fail=True)
     _finish(result, fmt, quiet, verify, written)
 
 
-def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: list[str]) -> None:
+def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool) -> None:
+    """--check: compare what would be written with OUT; print a unified diff; write nothing."""
+    import difflib
+    stale = []
+    for path, content in sorted(outputs.items()):
+        old = path.read_text(errors="replace") if path.exists() else ""
+        if old != content:
+            stale.append(path)
+            if fmt == Format.text and not quiet:
+                typer.echo("".join(difflib.unified_diff(old.splitlines(True), content.splitlines(True),
+                                                        f"a/{path.as_posix()}", f"b/{path.as_posix()}")), nl=False)
+    for d in result.file_diagnostics:
+        _print_diag(d, fmt)
+    failed = any(k.status != "translated" for k in result.kernels)
+    for k in result.kernels:
+        for d in k.diagnostics:
+            _print_diag(d, fmt)
+    if fmt == Format.json:
+        typer.echo(json.dumps({**result.as_json(), "out_of_date": [p.as_posix() for p in stale]}, indent=2,
+                              sort_keys=True))
+    elif not quiet:
+        _err(f"{out}: {'out of date (' + str(len(stale)) + ' files)' if stale else 'up to date'}")
+    raise typer.Exit(1 if stale or failed else 0)
+
+
+def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: list[str],
+            force_fail: bool = False) -> None:
     for d in result.file_diagnostics:
         _print_diag(d, fmt)
     for k in result.kernels:
@@ -132,6 +177,7 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
     failed = s["unsupported"] or s["error"] or any(d.severity == "error" for d in result.file_diagnostics)
     if verify and (s["different"] or s["not_verified"]):
         failed = True
+    failed = failed or force_fail
     raise typer.Exit(1 if failed else 0)
 
 

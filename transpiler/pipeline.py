@@ -11,15 +11,8 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
-from .emit.lower import lower_kernel, rust_ident
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
-from .frontend.cutile_python import parse_file
 from .model.ir import Kernel, Pos
-from .model.validate import validate
-from .passes.fma import fuse_fma
-from .passes.ownership import analyze_outputs
-from .passes.specialize import specialize
-from .verify.specs import specializations
 
 
 class UsageError(Exception):
@@ -106,73 +99,98 @@ def _op_name(path: Path) -> str:
 
 def translate_kernel(kernel: Kernel) -> list[Kernel]:
     """All passes for one kernel: variants, FMA fusion, output ownership."""
+    from .model.validate import validate
+    from .passes.fma import fuse_fma
+    from .passes.ownership import analyze_outputs
+    from .passes.specialize import specialize
     return [validate(analyze_outputs(fuse_fma(v))) for v in specialize(kernel)]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
+    from .emit.lower import rust_ident
     return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
              "const_type": p.const_type} for p in kernel.params]
 
 
+def process_file(path: Path, display: str, kernel_filter: list[str] | None = None,
+                 fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
+    """One source file through every stage: kernel results, file diagnostics, entry views."""
+    from .emit.lower import lower_kernel, rust_ident
+    from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
+    from .verify.specs import specializations
+    fr = parse_file(path, display)
+    results: list[KernelResult] = []
+    entries_views: list = []
+    for name, pos, diag in fr.failures:
+        if kernel_filter and name not in kernel_filter:
+            continue
+        results.append(KernelResult(name, display, pos.line, "unsupported", diagnostics=[diag]))
+    for k in fr.kernels:
+        if kernel_filter and k.name not in kernel_filter:
+            continue
+        if fail_fast and any(r.status != "translated" for r in results):
+            break
+        kr = KernelResult(k.name, display, k.pos.line, "translated")
+        try:
+            variants = translate_kernel(k)
+            views = [lower_kernel(v) for v in variants]
+            specs, dtypes, origin = specializations(variants[0], path)
+            kr.entries = [v.name for v in views]
+            kr.manifest = {
+                "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
+                "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
+                             "derived": dict(v.derived),
+                             "generic_params": {rust_ident(p.name): p.name for p in v.params
+                                                if p.kind == "const" and rust_ident(p.name) != p.name},
+                             "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
+                             "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
+                            for v, vw in zip(variants, views)],
+                "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
+                "rules": sorted({r for v in variants for r in v.rules_used}),
+            }
+            entries_views.extend(views)
+        except TranspileError as e:
+            kr.status = "unsupported"
+            kr.diagnostics.append(e.diagnostic)
+        except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
+            kr.status = "error"
+            kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
+                                             f"{type(e).__name__}: {e}", k.pos))
+            kr.manifest = {"traceback": traceback.format_exc()}
+        results.append(kr)
+        if fail_fast and kr.status != "translated":
+            break
+    return results, fr.diagnostics, entries_views
+
+
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
-        fail_fast: bool = False, progress=None) -> tuple[RunResult, dict[Path, str]]:
+        fail_fast: bool = False, progress=None, use_cache: bool = True) -> tuple[RunResult, dict[Path, str]]:
     """Translate; returns the result and the files to write (path -> content), without writing."""
+    from . import cache
     files = collect_sources(srcs, out)
     results: list[KernelResult] = []
     file_diags: list[Diagnostic] = []
     modules: dict[str, dict] = {}
+    cacheable = use_cache and not kernel_filter and not fail_fast
     for i, path in enumerate(files):
         if progress:
             progress(i, len(files), path)
         display = path.as_posix()
-        fr = parse_file(path, display)
-        file_diags.extend(fr.diagnostics)
+        key = cache.file_key(path, display) if cacheable else None
+        hit = cache.load(key) if key else None
+        if hit is not None:
+            file_results, diags, entries_views = hit
+        else:
+            file_results, diags, entries_views = process_file(path, display, kernel_filter, fail_fast)
+            if key and not any(r.status == "error" for r in file_results):
+                cache.store(key, file_results, diags, entries_views)
+        results.extend(file_results)
+        file_diags.extend(diags)
         op = _op_name(path)
         parent = path.parent
         while op in modules and parent != parent.parent:  # same file name in another folder
             op = f"{_op_name(parent)}_{op}"
             parent = parent.parent
-        entries_views = []
-        failed_names = {name for name, _, _ in fr.failures}
-        for name, pos, diag in fr.failures:
-            if kernel_filter and name not in kernel_filter:
-                continue
-            results.append(KernelResult(name, display, pos.line, "unsupported", diagnostics=[diag]))
-        for k in fr.kernels:
-            if kernel_filter and k.name not in kernel_filter:
-                continue
-            if fail_fast and any(r.status != "translated" for r in results):
-                break
-            kr = KernelResult(k.name, display, k.pos.line, "translated")
-            try:
-                variants = translate_kernel(k)
-                views = [lower_kernel(v) for v in variants]
-                specs, dtypes, origin = specializations(variants[0], path)
-                kr.entries = [v.name for v in views]
-                kr.manifest = {
-                    "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
-                    "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
-                                 "derived": dict(v.derived),
-                                 "generic_params": {rust_ident(p.name): p.name for p in v.params
-                                                    if p.kind == "const" and rust_ident(p.name) != p.name},
-                                 "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
-                                 "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
-                                for v, vw in zip(variants, views)],
-                    "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
-                    "rules": sorted({r for v in variants for r in v.rules_used}),
-                }
-                entries_views.extend(views)
-            except TranspileError as e:
-                kr.status = "unsupported"
-                kr.diagnostics.append(e.diagnostic)
-            except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
-                kr.status = "error"
-                kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
-                                                 f"{type(e).__name__}: {e}", k.pos))
-                kr.manifest = {"traceback": traceback.format_exc()}
-            results.append(kr)
-            if fail_fast and kr.status != "translated":
-                break
         if entries_views:
             modules[op] = {"op": op, "source": display, "path": path, "entries": entries_views,
                            "module": f"{op}_kernels",

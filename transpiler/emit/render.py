@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,9 +32,14 @@ def templates_digest() -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
 def tool_digest() -> str:
-    """Identity of everything that shapes the output (tool version, rules, templates)."""
-    return hashlib.sha256(f"{__version__}|{load_rules().digest}|{templates_digest()}".encode()).hexdigest()[:16]
+    """Identity of everything that shapes the output: tool version, its own code, rules, templates."""
+    h = hashlib.sha256(f"{__version__}|{load_rules().digest}|{templates_digest()}".encode())
+    pkg = Path(__file__).resolve().parent.parent
+    for p in sorted(pkg.rglob("*.py")):
+        h.update(p.relative_to(pkg).as_posix().encode() + p.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def render(template: str, **ctx) -> str:
@@ -44,6 +50,33 @@ def rustfmt(code: str) -> str:
     exe = shutil.which("rustfmt")
     if exe is None:
         return code
+    from ..verify.toolchain import cache_dir
+    key = hashlib.sha256((_rustfmt_version(exe) + "\0" + code).encode()).hexdigest()
+    memo = cache_dir() / "rustfmt" / f"{key}.rs"
+    try:
+        return memo.read_text()
+    except OSError:
+        pass
+    formatted = _rustfmt(exe, code)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+        tmp.write_text(formatted)
+        os.replace(tmp, memo)
+    except OSError:
+        pass
+    return formatted
+
+
+@functools.lru_cache(maxsize=None)
+def _rustfmt_version(exe: str) -> str:
+    try:
+        return subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def _rustfmt(exe: str, code: str) -> str:
     res = subprocess.run([exe, "--edition", "2021", "--emit", "stdout", "--quiet"], input=code, capture_output=True,
                          text=True)
     if res.returncode != 0:
