@@ -38,7 +38,7 @@ def fail(code: str, message: str, pos: Pos) -> "TranspileError":
 CODES = {
     "CT001": "syntax error in a source file",
     "CT002": "source file cannot be read",
-    "CT003": "file has no kernels (informational)",
+    "CT003": "a file in OUT without the @generated header would be overwritten",
     "CT100": "unsupported Python construct in a kernel",
     "CT101": "call to a function that is neither a cuTile API with a rule nor a helper in scope",
     "CT102": "unsupported argument or keyword of a cuTile call",
