@@ -160,8 +160,7 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
         _print_diag(d, fmt)
     for k in result.kernels:
         for d in k.diagnostics:
-            if fmt != Format.json:
-                _print_diag(d, fmt)
+            _print_diag(d, Format.text if fmt == Format.json else fmt)
     s = result.summary()
     if fmt == Format.json:
         typer.echo(json.dumps(result.as_json(), indent=2, sort_keys=True))

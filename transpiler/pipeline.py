@@ -117,7 +117,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     """One source file through every stage: kernel results, file diagnostics, entry views."""
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
-    from .verify.specs import specializations
+    from .verify.specs import cover_variants, specializations
     fr = parse_file(path, display)
     results: list[KernelResult] = []
     entries_views: list = []
@@ -135,6 +135,8 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
             variants = translate_kernel(k)
             views = [lower_kernel(v) for v in variants]
             specs, dtypes, origin = specializations(variants[0], path)
+            if len(variants) > 1:
+                specs = cover_variants(specs, [v.variant.predicates for v in variants])
             kr.entries = [v.name for v in views]
             kr.manifest = {
                 "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),

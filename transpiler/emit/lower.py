@@ -611,7 +611,7 @@ class Lowerer:
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
                       f"ordering::Weak, None::<scope::TileBlock>, Some({cur_m}), Some({pad}), None, {lat}) }};")
             return self.scalar_result(e, res)
-        value = self.value(e.args[3])
+        value = self.tile(e.args[3])
         if e.op == "scatter":
             return (f"unsafe {{ store_ptr_tko({ptrs}, {value}, ordering::Weak, None::<scope::TileBlock>, "
                     f"Some({cur_m}), None, {lat}) }}")

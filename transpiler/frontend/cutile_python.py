@@ -34,7 +34,8 @@ BINOPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", c
 CMPOPS = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
           cst.Equal: "==", cst.NotEqual: "!="}
 AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
-       cst.FloorDivideAssign: "//"}
+       cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.BitAndAssign: "&", cst.BitOrAssign: "|",
+       cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<", cst.RightShiftAssign: ">>"}
 
 
 @dataclass
@@ -140,6 +141,10 @@ class _Converter:
             ctype = self._constant_annotation(small.value)
             if ctype:
                 self.info.type_aliases[name] = ctype
+                return
+            d = self.dotted(small.value) if isinstance(small.value, (cst.Name, cst.Attribute)) else None
+            if d and d.startswith(f"{CT}."):
+                self.info.aliases[name] = d  # e.g. ZERO = ct.PaddingMode.ZERO
                 return
             value = self._eval_const(small.value)
             if value is not None:
@@ -395,6 +400,9 @@ class _Converter:
                     return scope[node.value]
             if node.value in self.info.consts:
                 return self._lit(self.info.consts[node.value], pos)
+            d = self.info.aliases.get(node.value)
+            if d and d.startswith(f"{CT}.") and d[len(CT) + 1:].split(".")[0] in (set(DTYPE_NAMES) | {"PaddingMode", "RoundingMode"}):
+                return self._ct_value(d, pos)
             return Name(node.value, pos)
         if isinstance(node, cst.Attribute):
             return self.attribute(node)
@@ -464,6 +472,18 @@ class _Converter:
         pos = self.pos(node)
         d = self.dotted(node)
         if d and d.startswith(f"{CT}."):
+            return self._ct_value(d, pos)
+        if d in MATH_CONSTS:
+            return Lit(MATH_CONSTS[d], pos)
+        if node.attr.value == "dtype":
+            return Op("dtype_of", (self.expr(node.value),), pos)
+        if node.attr.value == "shape":
+            return Op("shape_of", (self.expr(node.value),), pos)
+        raise fail("CT100", f"unsupported attribute `.{node.attr.value}`", pos)
+
+    def _ct_value(self, d: str, pos: Pos) -> Expr:
+        """A cuda.tile dtype or enum member used as a value."""
+        if True:
             leaf = d[len(CT) + 1:]
             if leaf in DTYPE_NAMES:
                 return Op("dtype", (), pos, (("dtype", DTYPE_NAMES[leaf]),))
@@ -472,13 +492,6 @@ class _Converter:
             if leaf.startswith("PaddingMode.") and leaf.split(".")[1] in PADDING:
                 return Op("enum", (), pos, (("value", "padding::" + PADDING[leaf.split(".")[1]]),))
             raise fail("CT101", f"`{d}` is not supported", pos)
-        if d in MATH_CONSTS:
-            return Lit(MATH_CONSTS[d], pos)
-        if node.attr.value == "dtype":
-            return Op("dtype_of", (self.expr(node.value),), pos)
-        if node.attr.value == "shape":
-            return Op("shape_of", (self.expr(node.value),), pos)
-        raise fail("CT100", f"unsupported attribute `.{node.attr.value}`", pos)
 
     def subscript(self, node: cst.Subscript) -> Expr:
         pos = self.pos(node)

@@ -260,7 +260,7 @@ class Infer:
                 and e.ty is not None and e.ty.dtype == "E":
             return e.args[0].id
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
-                                          "minimum", "where", "ifexp", "neg") and e.args:
+                                          "minimum", "where", "ifexp", "neg", "floordiv", "mod", "cdiv") and e.args:
             for a in e.args:
                 if isinstance(a, (Name, Op)) and a.ty is not None and getattr(a.ty, "dtype", None) == "E":
                     found = self.source_array(a)
@@ -608,6 +608,10 @@ class Infer:
         tile = self.expr(e.args[2])
         if not isinstance(tile.ty, TileTy):
             raise fail(e.rule, "`tile` must be a tile", e.pos)
+        if tile.ty.is_scalar and rank:
+            if self._is_weak(tile):
+                tile = self.to_dtype(tile, arr.ty.dtype)
+            tile = Op("reshape", (tile,), e.pos, rule=e.rule, ty=TileTy(tile.ty.dtype, ("1",) * rank))
         if len(tile.ty.shape) != rank:
             raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
                        "(reshape the tile first)", e.pos)
@@ -779,6 +783,11 @@ class Infer:
         if e.op == "floordiv":
             raise fail(e.rule, "`//` is not supported yet", e.pos)
         a, b, ty = self.coerce_pair(a, b, e.pos, float_result=(e.op == "div"))
+        if ty.is_scalar and not _is_int(ty.dtype) and all(self._is_weak(x) or (isinstance(x, Op) and x.op == "convert"
+                                                                            and self._is_weak(x.args[0])) for x in (a, b)):
+            raise fail("CT107", "float arithmetic on constants: cuTile Python folds it into one literal at compile "
+                       "time, which a const generic cannot reproduce in cuTile Rust; precompute it (e.g. pass "
+                       "1/N as a runtime float)", e.pos)
         if ty.is_scalar:
             # scalar math on constants and literals stays scalar
             pass

@@ -53,7 +53,8 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                     stores.setdefault(e.args[0].id, []).append(e)
                 elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
                     element_writes.add(e.args[0].id)
-                elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in ("load", "num_tiles"):
+                elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in (
+                        "load", "num_tiles", "array_dim", "shape_of"):
                     other_uses.add(e.args[0].id)
     outputs = []
     for p in kernel.params:
@@ -69,7 +70,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
         elif p.rank > 3:
             reason = "rank above 3 (launch grids have 3 axes)"
         elif p.name in other_uses:
-            reason = "the array is also read in the kernel"
+            reason = "the array is also read in the kernel (data or shape)"
         elif len({op.args[2].ty.shape for op in ops}) != 1:
             reason = "stores use different tile shapes"
         else:

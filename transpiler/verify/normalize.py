@@ -326,7 +326,12 @@ def _clean(text: str) -> str:
 
 def _result_types(text: str) -> list[str]:
     m = re.search(r"->\s*\((.*)\)\s*$", text)
-    return _split_top(m.group(1)) if m else []
+    if m:
+        return _split_top(m.group(1))
+    if text.startswith("iter_values("):  # loop: iter_values(...) : T1, T2 -> R1, R2
+        head, sep, tail = text.rpartition("->")
+        return _split_top(tail) if sep else []
+    return []
 
 
 def _region_args(op: Op, depth: int) -> dict[str, str]:
@@ -352,10 +357,14 @@ def _drop_tokens(name: str, text: str) -> str:
     """Remove token operands, token types and `_tok = _tok` iter values from an op's text (N6)."""
     def strip_list(s: str, drop: str) -> str:
         return ", ".join(x for x in _split_top(s) if x != drop)
-    text = re.sub(r"iter_values\((.*?)\)(?=\s*->|\s*$)",
+    text = re.sub(r"iter_values\((.*?)\)(?=\s*->|\s*:|\s*$)",
                   lambda m: f"iter_values({', '.join(x for x in _split_top(m.group(1)) if x != '_tok = _tok')})",
                   text)
     text = re.sub(r"->\s*\((.*)\)\s*$", lambda m: f"-> ({strip_list(m.group(1), 'token')})", text)
+    if name == "loop":
+        m = re.match(r"(iter_values\(.*?\))\s*:\s*(.*?)\s*->\s*(.*)$", text)
+        if m:
+            text = f"{m.group(1)} : {strip_list(m.group(2), 'token')} -> {strip_list(m.group(3), 'token')}"
     text = text.replace("iter_values()", "").replace("-> ()", "")
     if name in ("continue", "yield", "break") and "_tok" in text:
         ops, _, types = text.partition(" : ")

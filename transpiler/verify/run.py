@@ -69,7 +69,8 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out
     from cuda.tile.compilation import (ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint,
                                        export_kernel)
     dt = {"f16": ct.float16, "bf16": ct.bfloat16, "f32": ct.float32, "i32": ct.int32, "i64": ct.int64,
-          "f64": ct.float64, "bool": ct.bool_}
+          "f64": ct.float64, "bool": ct.bool_, "i8": ct.int8, "i16": ct.int16, "u8": ct.uint8, "u32": ct.uint32,
+          "f8e4m3fn": ct.float8_e4m3fn, "f8e5m2": ct.float8_e5m2, "tf32": ct.tfloat32}
     sig = []
     for p in params:
         if p["kind"] == "array":
