@@ -218,3 +218,65 @@ def test_N14_shape_ops_on_constants():
 """
     assert norm(ir, ["n"]) == norm(splat, ["n"])
     assert norm(ir.replace("<i32: 7>", "<i32: 8>"), ["n"]) != norm(splat, ["n"])
+
+
+def test_N15_return_guards():
+    py = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %m = cmpi less_than %arg0, %c, signed : tile<i32> -> tile<i1>
+  if %m {
+    return
+  } else {
+  }
+  print %arg0 : tile<i32>
+  return
+}
+"""
+    rs = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %m = cmpi less_than %arg0, %c, signed : tile<i32> -> tile<i1>
+  if %m {
+  } else {
+    print %arg0 : tile<i32>
+  }
+  return
+}
+"""
+    assert norm(py, ["n"]) == norm(rs, ["n"])
+    # the print must stay on the not-taken path
+    wrong = rs.replace("  } else {\n    print %arg0 : tile<i32>\n  }", "    print %arg0 : tile<i32>\n  } else {\n  }")
+    assert norm(wrong, ["n"]) != norm(py, ["n"])
+
+
+def test_N6_loop_tokens():
+    py = """entry @k(%arg0: tile<i32>) {
+  %0 = make_token : token
+  %c = constant <i32: 0> : tile<i32>
+  %r:2 = loop iter_values(%i = %c, %t = %0) : tile<i32>, token -> tile<i32>, token {
+    %b = cmpi less_than %i, %arg0, signed : tile<i32> -> tile<i1>
+    if %b {
+    } else {
+      break %i, %t : tile<i32>, token
+    }
+    continue %i, %t : tile<i32>, token
+  }
+  print %r#0 : tile<i32>
+  return
+}
+"""
+    rs = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %r = loop iter_values(%i = %c) : tile<i32> -> tile<i32> {
+    %b = cmpi less_than %i, %arg0, signed : tile<i32> -> tile<i1>
+    if %b {
+    } else {
+      break %i : tile<i32>
+    }
+    continue %i : tile<i32>
+  }
+  print %r : tile<i32>
+  return
+}
+"""
+    assert norm(py, ["n"]) == norm(rs, ["n"])
+    assert norm(rs.replace("break %i", "break %c"), ["n"]) != norm(py, ["n"])

@@ -276,9 +276,29 @@ class _Converter:
 
     # ------------------------------------------------------------------ statements
     def block(self, body: cst.BaseSuite, top: bool = False) -> list[Stmt]:
-        out: list[Stmt] = []
         stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        return self.stmts(list(stmts), top)
+
+    def _is_return_guard(self, s) -> bool:
+        """`if cond: return` (nothing else in the arm, no else)."""
+        if not isinstance(s, cst.If) or s.orelse is not None or not isinstance(s.body, cst.IndentedBlock):
+            return False
+        body = s.body.body
+        return (len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1
+                and isinstance(body[0].body[0], cst.Return) and body[0].body[0].value is None)
+
+    def stmts(self, stmts: list, top: bool) -> list[Stmt]:
+        out: list[Stmt] = []
         for i, s in enumerate(stmts):
+            if top and self._is_return_guard(s):
+                # `if c: return` at the kernel's top level: the rest of the kernel runs in the else arm
+                # (cuTile Rust allows no nested `return`; the normalizer compares both forms, rule N15)
+                cond = self.expr(s.test)
+                pre, self.pending = self.pending, []
+                rest = tuple(self.stmts(stmts[i + 1:], top=True))
+                self.pending = pre
+                out.extend(self._flush([If(cond, (), rest, self.pos(s))]))
+                return out
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:
                     out.extend(self.small(small, last=top and i == len(stmts) - 1))
@@ -455,8 +475,6 @@ class _Converter:
     def _binop(self, op: str | None, a: Expr, b: Expr, pos: Pos) -> Expr:
         if op is None:
             raise fail("CT100", "unsupported binary operator", pos)
-        if op == "@":
-            raise fail("CT101", "`@` (matmul) is not supported yet; use ct.mma", pos)
         if f"operator:{op}" not in self.rules.by_source:
             raise fail("CT100", f"operator `{op}` is not supported yet", pos)
         return self._op(f"operator:{op}", (a, b), pos)

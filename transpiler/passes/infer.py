@@ -731,6 +731,28 @@ class Infer:
             raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
         return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
 
+    MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3fn": "f32", "f8e5m2": "f32",
+                  "i8": "i32"}
+
+    def op_matmul(self, e: Op) -> Expr:
+        a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        if a.ty.dtype != b.ty.dtype:
+            raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
+        dt = a.ty.dtype
+        if dt not in self.MATMUL_ACC:
+            raise fail("CT104", f"ct.matmul's accumulator depends on the element type ({dt}): f16 accumulates in "
+                       "f16, bf16 in f32; cast the operands with astype, or use ct.mma with an explicit accumulator",
+                       e.pos)
+        sa, sb = a.ty.shape, b.ty.shape
+        if len(sa) < 2 or len(sa) != len(sb) or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+            raise fail(e.rule, f"matmul shapes do not match: {a.ty} x {b.ty}", e.pos)
+        acc_ty = TileTy(self.MATMUL_ACC[dt], sa[:-1] + (sb[-1],))
+        acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
+        r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
+        if acc_ty.dtype != dt:
+            return Op("convert", (r,), e.pos, rule=e.rule, ty=TileTy(dt, acc_ty.shape))
+        return r
+
     def _unary_float(self, e: Op) -> Op:
         x = self.expr(e.args[0])
         if not _is_float(x.ty.dtype):

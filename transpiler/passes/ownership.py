@@ -33,7 +33,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                 counts[t] = counts.get(t, 0) + 1
         if isinstance(s, For):
             counts[s.var] = counts.get(s.var, 0) + 2
-    bound = {s.targets[0]: s.value for s in kernel.body
+    bound = {s.targets[0]: s.value for s in _all_stmts(kernel.body)
              if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
     stores: dict[str, list[Op]] = {}
     other_uses: set[str] = set()

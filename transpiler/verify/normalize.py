@@ -47,6 +47,9 @@ RULES: dict[str, str] = {
     "N14-shape-ops-on-constants": "`reshape`/`broadcast` of a splat constant is that constant splat over the "
     "result shape (cuTile Python materializes integer splats at the entry top; a cuTile Rust const generic "
     "can only be broadcast from a rank-0 value).",
+    "N15-return-guards": "`if c { return } else { }` followed by the rest of the entry is compared as "
+    "`if c { } else { rest }` (cuTile Rust has no `return` below the top level; both run the rest exactly "
+    "when c is false).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -106,6 +109,23 @@ def _split_top(s: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
+def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
+    """N15: `if c { return } else { }; REST` is `if c { } else { REST }` (REST then ends the entry)."""
+    out: list[Op] = []
+    for i, op in enumerate(ops):
+        if (op.name == "if" and not op.results and len(op.regions) == 2 and not op.regions[1].ops
+                and [o.name for o in op.regions[0].ops] == ["return"] and not op.regions[0].ops[0].text):
+            rest = ops[i + 1:]
+            if top and rest and rest[-1].name == "return":
+                tail, rest = [rest[-1]], rest[:-1]
+            else:
+                tail = []
+            new = Op(op.results, op.name, op.text, [Region([], []), Region([], _sink_return_guards(rest, False))])
+            return out + [new] + tail
+        out.append(op)
+    return out
+
+
 def parse(text: str) -> list[Entry]:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     entries: list[Entry] = []
@@ -123,7 +143,7 @@ def parse(text: str) -> list[Entry]:
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
-        entries.append(Entry(args, m.group(2) or "", Region([], body)))
+        entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True))))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")
     return entries
