@@ -265,7 +265,12 @@ class Lowerer:
             return f"{int(e.value)}{dt}"
         if dt in ("f32", "f64"):
             lit = _float_lit(float(e.value))
-            return lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
+            if "::" in lit:
+                # the JIT takes f32::INFINITY etc. only as a constant's value: a rank-0 constant tile
+                c = self.tmp("c")
+                self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({lit.replace('f32::', dt + '::')}, shape![]);")
+                return f"tile_to_scalar({c})"
+            return lit + dt
         # f16 / bf16 / E: no literal syntax; convert an f32 literal (the normalizer folds the ftof)
         name = self.tmp("c")
         lit = _float_lit(float(e.value))

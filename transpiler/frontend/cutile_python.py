@@ -280,12 +280,16 @@ class _Converter:
         return self.stmts(list(stmts), top)
 
     def _is_return_guard(self, s) -> bool:
-        """`if cond: return` (nothing else in the arm, no else)."""
+        """`if cond: ...; return` (the arm ends in a bare return and has no other; no else)."""
         if not isinstance(s, cst.If) or s.orelse is not None or not isinstance(s.body, cst.IndentedBlock):
             return False
         body = s.body.body
-        return (len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1
-                and isinstance(body[0].body[0], cst.Return) and body[0].body[0].value is None)
+        last = body[-1] if body else None
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+                and last.body[-1].value is None):
+            return False
+        inner = [n for b in body for n in _walk(b) if isinstance(n, cst.Return)]
+        return len(inner) == 1
 
     def stmts(self, stmts: list, top: bool) -> list[Stmt]:
         out: list[Stmt] = []
@@ -295,9 +299,15 @@ class _Converter:
                 # (cuTile Rust allows no nested `return`; the normalizer compares both forms, rule N15)
                 cond = self.expr(s.test)
                 pre, self.pending = self.pending, []
+                body = s.body.body
+                last = body[-1]
+                trimmed = list(body[:-1])
+                if len(last.body) > 1:
+                    trimmed.append(last.with_changes(body=last.body[:-1]))
+                arm = tuple(self.stmts(trimmed, top=False))
                 rest = tuple(self.stmts(stmts[i + 1:], top=True))
                 self.pending = pre
-                out.extend(self._flush([If(cond, (), rest, self.pos(s))]))
+                out.extend(self._flush([If(cond, arm, rest, self.pos(s))]))
                 return out
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:

@@ -260,7 +260,8 @@ class Infer:
                 and e.ty is not None and e.ty.dtype == "E":
             return e.args[0].id
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
-                                          "minimum", "where", "ifexp", "neg", "floordiv", "mod", "cdiv") and e.args:
+                                          "minimum", "where", "ifexp", "neg", "floordiv", "mod", "cdiv", "floor", "div",
+                                          "convert") and e.args:
             for a in e.args:
                 if isinstance(a, (Name, Op)) and a.ty is not None and getattr(a.ty, "dtype", None) == "E":
                     found = self.source_array(a)

@@ -47,9 +47,9 @@ RULES: dict[str, str] = {
     "N14-shape-ops-on-constants": "`reshape`/`broadcast` of a splat constant is that constant splat over the "
     "result shape (cuTile Python materializes integer splats at the entry top; a cuTile Rust const generic "
     "can only be broadcast from a rank-0 value).",
-    "N15-return-guards": "`if c { return } else { }` followed by the rest of the entry is compared as "
-    "`if c { } else { rest }` (cuTile Rust has no `return` below the top level; both run the rest exactly "
-    "when c is false).",
+    "N15-return-guards": "`if c { ...; return } else { }` followed by the rest of the entry is compared as "
+    "`if c { ... } else { rest }` (cuTile Rust has no `return` below the top level; both run the rest "
+    "exactly when c is false).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -113,14 +113,20 @@ def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
     """N15: `if c { return } else { }; REST` is `if c { } else { REST }` (REST then ends the entry)."""
     out: list[Op] = []
     for i, op in enumerate(ops):
-        if (op.name == "if" and not op.results and len(op.regions) == 2 and not op.regions[1].ops
-                and [o.name for o in op.regions[0].ops] == ["return"] and not op.regions[0].ops[0].text):
+        token_only = all(t == "token" for t in _result_types(op.text))  # a memory token threaded out of the if
+        else_ops = op.regions[1].ops if len(op.regions) == 2 else [None]
+        if (op.name == "if" and (not op.results or token_only) and len(op.regions) == 2
+                and all(o.name == "yield" for o in else_ops)
+                and op.regions[0].ops and op.regions[0].ops[-1].name == "return" and not op.regions[0].ops[-1].text
+                and all(o.name != "return" for o in op.regions[0].ops[:-1])):
             rest = ops[i + 1:]
             if top and rest and rest[-1].name == "return":
                 tail, rest = [rest[-1]], rest[:-1]
             else:
                 tail = []
-            new = Op(op.results, op.name, op.text, [Region([], []), Region([], _sink_return_guards(rest, False))])
+            then = Region([], op.regions[0].ops[:-1])
+            new = Op([], op.name, re.sub(r"\s*->\s*\(.*\)\s*$", "", op.text),
+                     [then, Region([], _sink_return_guards(rest, False))])
             return out + [new] + tail
         out.append(op)
     return out

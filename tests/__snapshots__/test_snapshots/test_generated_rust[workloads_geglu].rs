@@ -6,7 +6,7 @@ pub mod geglu_kernels {
     use cutile::core::*;
 
     /// Port of `geglu_fwd_kernel` (../corpus/cutile/workloads/geglu.py:13).
-    /// Output `out: unchecked (the array is also read in the kernel)`.
+    /// Output `out: unchecked (the array is also read in the kernel (data or shape))`.
     #[cutile::entry()]
     pub fn geglu_fwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
         gate_up: &Tensor<E, { [-1, -1] }>,
