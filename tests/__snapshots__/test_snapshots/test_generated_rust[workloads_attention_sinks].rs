@@ -162,22 +162,22 @@ pub mod attention_sinks_kernels {
                 mask = mask & _v61;
             }
             let _c62: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v63: Tile<f32, { [1, 1] }> = _c62.reshape(shape![1, 1]);
-            let _v64: Tile<f32, { [BM, BN] }> = _v63.broadcast(shape![BM, BN]);
-            let _v65: Tile<f32, { [BM, BN] }> = _v64;
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v65);
-            let _v66: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v67: Tile<f32, { [BM, 1] }> = _v66.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v67, nan::Disabled, ftz::Disabled);
-            let _v68: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v69: Tile<f32, { [BM, BN] }> = s - _v68;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v69, ftz::Disabled);
-            let _v70: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v70, ftz::Disabled);
-            let _v71: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v72: Tile<f32, { [BM, 1] }> = _v71.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v72, rounding::NearestEven, ftz::Disabled);
-            let _pv73: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c63: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v64: Tile<f32, { [BM, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c63), shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v64);
+            let _v65: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v66: Tile<f32, { [BM, 1] }> = _v65.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v66, nan::Disabled, ftz::Disabled);
+            let _v67: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v68: Tile<f32, { [BM, BN] }> = s - _v67;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v68, ftz::Disabled);
+            let _v69: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v69, ftz::Disabled);
+            let _v70: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v71: Tile<f32, { [BM, 1] }> = _v70.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v71, rounding::NearestEven, ftz::Disabled);
+            let _pv72: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -187,30 +187,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv73,
+                &_pv72,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v74: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v75: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v76: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v77: Tile<f32, { [BM, D] }> = acc * _v76;
-            acc = mmaf(_v74, _v75, _v77);
+            let _v73: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v74: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v75: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v76: Tile<f32, { [BM, D] }> = acc * _v75;
+            acc = mmaf(_v73, _v74, _v76);
             m_i = m_new;
         }
-        let _v78: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v78, rounding::Approx, ftz::Enabled);
-        let _v79: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v80: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v79);
-        let mut _pm81: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v77: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v77, rounding::Approx, ftz::Enabled);
+        let _v78: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v79: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v78);
+        let mut _pm80: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm81,
-                _v80,
+                &mut _pm80,
+                _v79,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -370,22 +370,22 @@ pub mod attention_sinks_kernels {
             let _v56: Tile<bool, { [BM, BN] }> = cmpi(_v54, _v55, predicate::LessThan);
             let mask: Tile<bool, { [BM, BN] }> = _v49 & _v56;
             let _c57: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v58: Tile<f32, { [1, 1] }> = _c57.reshape(shape![1, 1]);
-            let _v59: Tile<f32, { [BM, BN] }> = _v58.broadcast(shape![BM, BN]);
-            let _v60: Tile<f32, { [BM, BN] }> = _v59;
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v60);
-            let _v61: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v62: Tile<f32, { [BM, 1] }> = _v61.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v62, nan::Disabled, ftz::Disabled);
-            let _v63: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v64: Tile<f32, { [BM, BN] }> = s - _v63;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v64, ftz::Disabled);
-            let _v65: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v65, ftz::Disabled);
-            let _v66: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v67: Tile<f32, { [BM, 1] }> = _v66.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v67, rounding::NearestEven, ftz::Disabled);
-            let _pv68: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c58: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v59: Tile<f32, { [BM, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c58), shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v59);
+            let _v60: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v61: Tile<f32, { [BM, 1] }> = _v60.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v61, nan::Disabled, ftz::Disabled);
+            let _v62: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v63: Tile<f32, { [BM, BN] }> = s - _v62;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v63, ftz::Disabled);
+            let _v64: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v64, ftz::Disabled);
+            let _v65: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v66: Tile<f32, { [BM, 1] }> = _v65.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v66, rounding::NearestEven, ftz::Disabled);
+            let _pv67: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -395,30 +395,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv68,
+                &_pv67,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v69: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v70: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v71: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v72: Tile<f32, { [BM, D] }> = acc * _v71;
-            acc = mmaf(_v69, _v70, _v72);
+            let _v68: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v69: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v70: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v71: Tile<f32, { [BM, D] }> = acc * _v70;
+            acc = mmaf(_v68, _v69, _v71);
             m_i = m_new;
         }
-        let _v73: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v73, rounding::Approx, ftz::Enabled);
-        let _v74: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v75: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v74);
-        let mut _pm76: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v72: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v72, rounding::Approx, ftz::Enabled);
+        let _v73: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v74: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v73);
+        let mut _pm75: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm76,
-                _v75,
+                &mut _pm75,
+                _v74,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -570,22 +570,22 @@ pub mod attention_sinks_kernels {
             let mask: Tile<bool, { [1, BN] }> = cmpi(_v47, _v48, predicate::LessThan);
             let _v49: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
             let _c50: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v51: Tile<f32, { [1, 1] }> = _c50.reshape(shape![1, 1]);
-            let _v52: Tile<f32, { [BM, BN] }> = _v51.broadcast(shape![BM, BN]);
-            let _v53: Tile<f32, { [BM, BN] }> = _v52;
-            let s: Tile<f32, { [BM, BN] }> = select(_v49, s, _v53);
-            let _v54: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v55: Tile<f32, { [BM, 1] }> = _v54.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v55, nan::Disabled, ftz::Disabled);
-            let _v56: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v57: Tile<f32, { [BM, BN] }> = s - _v56;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v57, ftz::Disabled);
-            let _v58: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v58, ftz::Disabled);
-            let _v59: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v60: Tile<f32, { [BM, 1] }> = _v59.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v60, rounding::NearestEven, ftz::Disabled);
-            let _pv61: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c51: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v52: Tile<f32, { [BM, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c51), shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(_v49, s, _v52);
+            let _v53: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v54: Tile<f32, { [BM, 1] }> = _v53.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v54, nan::Disabled, ftz::Disabled);
+            let _v55: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v56: Tile<f32, { [BM, BN] }> = s - _v55;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v56, ftz::Disabled);
+            let _v57: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v57, ftz::Disabled);
+            let _v58: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v59: Tile<f32, { [BM, 1] }> = _v58.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v59, rounding::NearestEven, ftz::Disabled);
+            let _pv60: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -595,30 +595,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv61,
+                &_pv60,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v62: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v63: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v64: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v65: Tile<f32, { [BM, D] }> = acc * _v64;
-            acc = mmaf(_v62, _v63, _v65);
+            let _v61: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v62: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v63: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v64: Tile<f32, { [BM, D] }> = acc * _v63;
+            acc = mmaf(_v61, _v62, _v64);
             m_i = m_new;
         }
-        let _v66: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v66, rounding::Approx, ftz::Enabled);
-        let _v67: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v68: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v67);
-        let mut _pm69: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v65: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v65, rounding::Approx, ftz::Enabled);
+        let _v66: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v67: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v66);
+        let mut _pm68: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm69,
-                _v68,
+                &mut _pm68,
+                _v67,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

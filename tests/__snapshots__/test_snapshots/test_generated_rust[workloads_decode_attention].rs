@@ -106,22 +106,22 @@ pub mod decode_attention_kernels {
             let _v18: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
             let _v19: Tile<f32, { [GROUP, BN] }> = s * _v18;
             let _c20: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v21: Tile<f32, { [1, 1] }> = _c20.reshape(shape![1, 1]);
-            let _v22: Tile<f32, { [GROUP, BN] }> = _v21.broadcast(shape![GROUP, BN]);
-            let _v23: Tile<f32, { [GROUP, BN] }> = _v22;
-            let s: Tile<f32, { [GROUP, BN] }> = select(_v17, _v19, _v23);
-            let _v24: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
-            let _v25: Tile<f32, { [GROUP, 1] }> = _v24.reshape(shape![GROUP, 1]);
-            let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, _v25, nan::Disabled, ftz::Disabled);
-            let _v26: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
-            let _v27: Tile<f32, { [GROUP, BN] }> = s - _v26;
-            let p: Tile<f32, { [GROUP, BN] }> = exp2(_v27, ftz::Disabled);
-            let _v28: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(_v28, ftz::Disabled);
-            let _v29: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
-            let _v30: Tile<f32, { [GROUP, 1] }> = _v29.reshape(shape![GROUP, 1]);
-            l_i = fma(l_i, alpha, _v30, rounding::NearestEven, ftz::Disabled);
-            let _pv31: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c21: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v22: Tile<f32, { [GROUP, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c21), shape![GROUP, BN]);
+            let s: Tile<f32, { [GROUP, BN] }> = select(_v17, _v19, _v22);
+            let _v23: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
+            let _v24: Tile<f32, { [GROUP, 1] }> = _v23.reshape(shape![GROUP, 1]);
+            let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, _v24, nan::Disabled, ftz::Disabled);
+            let _v25: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
+            let _v26: Tile<f32, { [GROUP, BN] }> = s - _v25;
+            let p: Tile<f32, { [GROUP, BN] }> = exp2(_v26, ftz::Disabled);
+            let _v27: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(_v27, ftz::Disabled);
+            let _v28: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
+            let _v29: Tile<f32, { [GROUP, 1] }> = _v28.reshape(shape![GROUP, 1]);
+            l_i = fma(l_i, alpha, _v29, rounding::NearestEven, ftz::Disabled);
+            let _pv30: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -131,37 +131,37 @@ pub mod decode_attention_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv31,
+                &_pv30,
                 [b, kv_head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v32: Tile<E, { [GROUP, BN] }> = convert_tile(p);
-            let _v33: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v34: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
-            let _v35: Tile<f32, { [GROUP, D] }> = acc * _v34;
-            acc = mmaf(_v32, _v33, _v35);
+            let _v31: Tile<E, { [GROUP, BN] }> = convert_tile(p);
+            let _v32: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v33: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
+            let _v34: Tile<f32, { [GROUP, D] }> = acc * _v33;
+            acc = mmaf(_v31, _v32, _v34);
             m_i = m_new;
         }
-        let _v36: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
-        let _v37: Tile<bool, { [GROUP, 1] }> =
-            cmpf(l_i, _v36, predicate::GreaterThan, cmp_ordering::Ordered);
-        let _v38: Tile<bool, { [GROUP, D] }> = _v37.broadcast(shape![GROUP, D]);
-        let _v39: Tile<f32, { [GROUP, D] }> = l_i.broadcast(shape![GROUP, D]);
-        let _v40: Tile<f32, { [GROUP, D] }> = acc / _v39;
-        let _v41: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
-        let out: Tile<f32, { [GROUP, D] }> = select(_v38, _v40, _v41);
-        let _v42: Tile<f32, { [GROUP, 1] }> = log2(l_i);
-        let lse: Tile<f32, { [GROUP, 1] }> = m_i + _v42;
-        let _v43: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
-        let mut _pm44: PartitionMut<f32, { [1, GROUP, 1, D] }> =
+        let _v35: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
+        let _v36: Tile<bool, { [GROUP, 1] }> =
+            cmpf(l_i, _v35, predicate::GreaterThan, cmp_ordering::Ordered);
+        let _v37: Tile<bool, { [GROUP, D] }> = _v36.broadcast(shape![GROUP, D]);
+        let _v38: Tile<f32, { [GROUP, D] }> = l_i.broadcast(shape![GROUP, D]);
+        let _v39: Tile<f32, { [GROUP, D] }> = acc / _v38;
+        let _v40: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
+        let out: Tile<f32, { [GROUP, D] }> = select(_v37, _v39, _v40);
+        let _v41: Tile<f32, { [GROUP, 1] }> = log2(l_i);
+        let lse: Tile<f32, { [GROUP, 1] }> = m_i + _v41;
+        let _v42: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
+        let mut _pm43: PartitionMut<f32, { [1, GROUP, 1, D] }> =
             unsafe { O_part.partition_full_mut(shape![1, GROUP, 1, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm44,
-                _v43,
+                &mut _pm43,
+                _v42,
                 [b, kv_head, split, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -169,8 +169,8 @@ pub mod decode_attention_kernels {
                 tma::Enabled,
             )
         };
-        let _v45: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
-        lse_part.store(_v45);
+        let _v44: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
+        lse_part.store(_v44);
     }
 
     /// Port of `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48).

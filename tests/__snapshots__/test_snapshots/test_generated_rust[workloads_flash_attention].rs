@@ -121,22 +121,22 @@ pub mod flash_attention_kernels {
             let _v42: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v43: Tile<f32, { [BM, BN] }> = s * _v42;
             let _c44: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v45: Tile<f32, { [1, 1] }> = _c44.reshape(shape![1, 1]);
-            let _v46: Tile<f32, { [BM, BN] }> = _v45.broadcast(shape![BM, BN]);
-            let _v47: Tile<f32, { [BM, BN] }> = _v46;
-            let s: Tile<f32, { [BM, BN] }> = select(mask, _v43, _v47);
-            let _v48: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v49: Tile<f32, { [BM, 1] }> = _v48.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v49, nan::Disabled, ftz::Disabled);
-            let _v50: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v51: Tile<f32, { [BM, BN] }> = s - _v50;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v51, ftz::Disabled);
-            let _v52: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v52, ftz::Disabled);
-            let _v53: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v54: Tile<f32, { [BM, 1] }> = _v53.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v54, rounding::NearestEven, ftz::Disabled);
-            let _pv55: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c45: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v46: Tile<f32, { [BM, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c45), shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, _v43, _v46);
+            let _v47: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v48: Tile<f32, { [BM, 1] }> = _v47.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v48, nan::Disabled, ftz::Disabled);
+            let _v49: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v50: Tile<f32, { [BM, BN] }> = s - _v49;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v50, ftz::Disabled);
+            let _v51: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v51, ftz::Disabled);
+            let _v52: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v53: Tile<f32, { [BM, 1] }> = _v52.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v53, rounding::NearestEven, ftz::Disabled);
+            let _pv54: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -146,30 +146,30 @@ pub mod flash_attention_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv55,
+                &_pv54,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v56: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v57: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v58: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v59: Tile<f32, { [BM, D] }> = acc * _v58;
-            acc = mmaf(_v56, _v57, _v59);
+            let _v55: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v56: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v57: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v58: Tile<f32, { [BM, D] }> = acc * _v57;
+            acc = mmaf(_v55, _v56, _v58);
             m_i = m_new;
         }
-        let _v60: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v60, rounding::Approx, ftz::Enabled);
-        let _v61: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v62: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v61);
-        let mut _pm63: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v59: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v59, rounding::Approx, ftz::Enabled);
+        let _v60: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v61: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v60);
+        let mut _pm62: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm63,
-                _v62,
+                &mut _pm62,
+                _v61,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -289,22 +289,22 @@ pub mod flash_attention_kernels {
             let _v37: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v38: Tile<f32, { [BM, BN] }> = s * _v37;
             let _c39: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v40: Tile<f32, { [1, 1] }> = _c39.reshape(shape![1, 1]);
-            let _v41: Tile<f32, { [BM, BN] }> = _v40.broadcast(shape![BM, BN]);
-            let _v42: Tile<f32, { [BM, BN] }> = _v41;
-            let s: Tile<f32, { [BM, BN] }> = select(_v36, _v38, _v42);
-            let _v43: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v44: Tile<f32, { [BM, 1] }> = _v43.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v44, nan::Disabled, ftz::Disabled);
-            let _v45: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v46: Tile<f32, { [BM, BN] }> = s - _v45;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v46, ftz::Disabled);
-            let _v47: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v47, ftz::Disabled);
-            let _v48: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v49: Tile<f32, { [BM, 1] }> = _v48.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v49, rounding::NearestEven, ftz::Disabled);
-            let _pv50: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _c40: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v41: Tile<f32, { [BM, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c40), shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(_v36, _v38, _v41);
+            let _v42: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v43: Tile<f32, { [BM, 1] }> = _v42.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v43, nan::Disabled, ftz::Disabled);
+            let _v44: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v45: Tile<f32, { [BM, BN] }> = s - _v44;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v45, ftz::Disabled);
+            let _v46: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v46, ftz::Disabled);
+            let _v47: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v48: Tile<f32, { [BM, 1] }> = _v47.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v48, rounding::NearestEven, ftz::Disabled);
+            let _pv49: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -314,30 +314,30 @@ pub mod flash_attention_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv50,
+                &_pv49,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v51: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v52: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v53: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v54: Tile<f32, { [BM, D] }> = acc * _v53;
-            acc = mmaf(_v51, _v52, _v54);
+            let _v50: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v51: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v52: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v53: Tile<f32, { [BM, D] }> = acc * _v52;
+            acc = mmaf(_v50, _v51, _v53);
             m_i = m_new;
         }
-        let _v55: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v55, rounding::Approx, ftz::Enabled);
-        let _v56: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v57: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v56);
-        let mut _pm58: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v54: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v54, rounding::Approx, ftz::Enabled);
+        let _v55: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v56: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v55);
+        let mut _pm57: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm58,
-                _v57,
+                &mut _pm57,
+                _v56,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

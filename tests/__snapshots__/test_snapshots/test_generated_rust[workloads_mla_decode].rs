@@ -138,37 +138,37 @@ pub mod mla_decode_kernels {
             let _v22: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
             let _v23: Tile<f32, { [BH, BN] }> = s * _v22;
             let _c24: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v25: Tile<f32, { [1, 1] }> = _c24.reshape(shape![1, 1]);
-            let _v26: Tile<f32, { [BH, BN] }> = _v25.broadcast(shape![BH, BN]);
-            let _v27: Tile<f32, { [BH, BN] }> = _v26;
-            let s: Tile<f32, { [BH, BN] }> = select(_v21, _v23, _v27);
-            let _v28: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
-            let _v29: Tile<f32, { [BH, 1] }> = _v28.reshape(shape![BH, 1]);
-            let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, _v29, nan::Disabled, ftz::Disabled);
-            let _v30: Tile<f32, { [BH, BN] }> = m_new.broadcast(shape![BH, BN]);
-            let _v31: Tile<f32, { [BH, BN] }> = s - _v30;
-            let p: Tile<f32, { [BH, BN] }> = exp2(_v31, ftz::Disabled);
-            let _v32: Tile<f32, { [BH, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BH, 1] }> = exp2(_v32, ftz::Disabled);
-            let _v33: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
-            let _v34: Tile<f32, { [BH, 1] }> = _v33.reshape(shape![BH, 1]);
-            l_i = fma(l_i, alpha, _v34, rounding::NearestEven, ftz::Disabled);
-            let _v35: Tile<E, { [BH, BN] }> = convert_tile(p);
-            let _v36: Tile<f32, { [BH, DL] }> = alpha.broadcast(shape![BH, DL]);
-            let _v37: Tile<f32, { [BH, DL] }> = acc * _v36;
-            acc = mmaf(_v35, c_kv, _v37);
+            let _c25: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v26: Tile<f32, { [BH, BN] }> =
+                broadcast_scalar(tile_to_scalar(_c25), shape![BH, BN]);
+            let s: Tile<f32, { [BH, BN] }> = select(_v21, _v23, _v26);
+            let _v27: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
+            let _v28: Tile<f32, { [BH, 1] }> = _v27.reshape(shape![BH, 1]);
+            let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, _v28, nan::Disabled, ftz::Disabled);
+            let _v29: Tile<f32, { [BH, BN] }> = m_new.broadcast(shape![BH, BN]);
+            let _v30: Tile<f32, { [BH, BN] }> = s - _v29;
+            let p: Tile<f32, { [BH, BN] }> = exp2(_v30, ftz::Disabled);
+            let _v31: Tile<f32, { [BH, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BH, 1] }> = exp2(_v31, ftz::Disabled);
+            let _v32: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
+            let _v33: Tile<f32, { [BH, 1] }> = _v32.reshape(shape![BH, 1]);
+            l_i = fma(l_i, alpha, _v33, rounding::NearestEven, ftz::Disabled);
+            let _v34: Tile<E, { [BH, BN] }> = convert_tile(p);
+            let _v35: Tile<f32, { [BH, DL] }> = alpha.broadcast(shape![BH, DL]);
+            let _v36: Tile<f32, { [BH, DL] }> = acc * _v35;
+            acc = mmaf(_v34, c_kv, _v36);
             m_i = m_new;
         }
-        let _v38: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
-        let out: Tile<f32, { [BH, DL] }> = acc / _v38;
-        let _v39: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
-        let _v40: Tile<E, { [1, BH, DL] }> = convert_tile(_v39);
-        let mut _pm41: PartitionMut<E, { [1, BH, DL] }> =
+        let _v37: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
+        let out: Tile<f32, { [BH, DL] }> = acc / _v37;
+        let _v38: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
+        let _v39: Tile<E, { [1, BH, DL] }> = convert_tile(_v38);
+        let mut _pm40: PartitionMut<E, { [1, BH, DL] }> =
             unsafe { O.partition_full_mut(shape![1, BH, DL]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm41,
-                _v40,
+                &mut _pm40,
+                _v39,
                 [b, hb, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
