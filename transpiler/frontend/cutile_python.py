@@ -91,6 +91,7 @@ class _Converter:
         self.pending: list[Stmt] = []
         self.subst: list[dict[str, Expr]] = []
         self.inline_counter = 0
+        self.renames: list[tuple[str, dict]] = []
         self.rules_used: set[str] = set()
 
     # ------------------------------------------------------------------ module scan
@@ -349,8 +350,8 @@ class _Converter:
             op = AUG.get(type(s.operator))
             if op is None or not isinstance(s.target, cst.Name):
                 raise fail("CT100", "unsupported augmented assignment", pos)
-            value = self._binop(op, Name(s.target.value, pos), self.expr(s.value), pos)
-            return self._flush([Assign((s.target.value,), value, pos)])
+            value = self._binop(op, self.expr(s.target), self.expr(s.value), pos)
+            return self._flush([Assign((self.local(s.target.value, pos),), value, pos)])
         if isinstance(s, cst.Return) and s.value is None and last:
             return []
         if isinstance(s, cst.Continue):
@@ -365,9 +366,9 @@ class _Converter:
 
     def _targets(self, t: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
         if isinstance(t, cst.Name):
-            return (t.value,)
+            return (self.local(t.value, self.pos(t)),)
         if isinstance(t, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in t.elements):
-            return tuple(e.value.value for e in t.elements)
+            return tuple(self.local(e.value.value, self.pos(e)) for e in t.elements)
         raise fail("CT100", "assignment target must be a name or a tuple of names", self.pos(t))
 
     def for_stmt(self, s: cst.For) -> list[Stmt]:
@@ -384,11 +385,12 @@ class _Converter:
             raise fail("CT100", "range() takes 1 to 3 positional arguments", self.pos(it))
         zero, one = Lit(0, pos), Lit(1, pos)
         start, stop, step = (zero, args[0], one) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else one)
+        var = self.local(s.target.value, pos)
         pre = self.pending
         self.pending = []
         body = tuple(self.block(s.body))
         self.pending = pre
-        return self._flush([For(s.target.value, start, stop, step, body, pos)])
+        return self._flush([For(var, start, stop, step, body, pos)])
 
     def while_stmt(self, s: cst.While) -> list[Stmt]:
         pos = self.pos(s)
@@ -615,29 +617,35 @@ class _Converter:
                 if p.default is None:
                     raise fail("CT100", f"missing argument `{p.name.value}` for helper `{fn.name.value}`", pos)
                 bind[p.name.value] = self.expr(p.default)
-        stmts = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        stmts = [st for st in (fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [])
+                 if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
+                         and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
+        last = stmts[-1] if stmts else None
+        ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+        if not (isinstance(ret, cst.Return) and ret.value is not None):
+            raise fail("CT100", f"helper `{fn.name.value}` must end with `return <expr>`", pos)
+        if sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st)) != 1:
+            raise fail("CT107", f"helper `{fn.name.value}` returns early; only one final `return` is supported",
+                       pos)
         self.subst.append(bind)
-        result: Expr | None = None
+        self.renames.append((prefix, bind))
         try:
-            for i, s in enumerate(stmts):
-                small = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
-                if isinstance(small, cst.Return) and i == len(stmts) - 1 and small.value is not None:
-                    result = self.expr(small.value)
-                elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    local = small.targets[0].target.value
-                    value = self.expr(small.value)
-                    self.pending.append(Assign((prefix + local,), value, self.pos(small)))
-                    bind[local] = Name(prefix + local, self.pos(small))
-                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
-                    continue
-                else:
-                    raise fail("CT100", f"helper `{fn.name.value}` is too complex to inline (only assignments "
-                               "followed by one `return expr` are supported)", self.pos(s))
+            pre, self.pending = self.pending, []
+            body = self.stmts(stmts[:-1], top=False)
+            self.pending = pre + body
+            result = self.expr(ret.value)
         finally:
             self.subst.pop()
-        if result is None:
-            raise fail("CT100", f"helper `{fn.name.value}` must end with `return <expr>`", pos)
+            self.renames.pop()
         return result
+
+    def local(self, name: str, pos: Pos) -> str:
+        """The model name of an assigned Python name: locals of an inlined helper get a unique prefix."""
+        if not self.renames:
+            return name
+        prefix, bind = self.renames[-1]
+        bind[name] = Name(prefix + name, pos)
+        return prefix + name
 
 
 def _name_text(node) -> str:
