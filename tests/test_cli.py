@@ -157,3 +157,20 @@ def test_markdown_report(tmp_path):
     assert "entry `partial_sum__axis_eq_0` for `AXIS == 0`" in text
     assert "output `c`: checked" in text
     assert "rules: CTR-ADD, CTR-BID, CTR-LOAD, CTR-STORE" in text
+
+
+def test_ports_of_removed_sources_are_removed(tmp_path):
+    import shutil
+    src = tmp_path / "src"
+    shutil.copytree(CORPUS / "cutile", src)
+    out = tmp_path / "out"
+    assert cli(src, "-o", out).returncode == 0
+    assert (out / "src/matmul/kernel.rs").is_file()
+    (src / "matmul.py").unlink()
+    res = cli(src, "-o", out, "--check")
+    assert res.returncode == 1 and "a/" in res.stdout and "matmul/kernel.rs" in res.stdout
+    assert (out / "src/matmul/kernel.rs").is_file()  # --check writes nothing
+    assert cli(src, "-o", out).returncode == 0
+    assert not (out / "src/matmul").exists()
+    assert "pub mod matmul" not in (out / "src/lib.rs").read_text()
+    assert cli(src, "-o", out, "--check").returncode == 0

@@ -132,7 +132,14 @@ def transpile(
 def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool) -> None:
     """--check: compare what would be written with OUT; print a unified diff; write nothing."""
     import difflib
+    from .pipeline import stale_outputs
     stale = []
+    for path in stale_outputs(outputs):
+        stale.append(path)
+        if fmt == Format.text and not quiet:
+            old = path.read_text(errors="replace")
+            typer.echo("".join(difflib.unified_diff(old.splitlines(True), [], f"a/{path.as_posix()}", "/dev/null")),
+                       nl=False)
     for path, content in sorted(outputs.items()):
         old = path.read_text(errors="replace") if path.exists() else ""
         if old != content:

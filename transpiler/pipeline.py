@@ -259,4 +259,26 @@ def write_outputs(outputs: dict[Path, str], force: bool = False) -> tuple[list[s
         tmp.write_text(content)
         os.replace(tmp, path)
         written.append(str(path))
+    for path in stale_outputs(outputs):  # ports of sources that no longer exist (or have no kernels)
+        path.unlink()
+        written.append(str(path))
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass
     return written, refused
+
+
+def stale_outputs(outputs: dict[Path, str]) -> list[Path]:
+    """Generated `src/<op>/kernel.rs` files in OUT that this run no longer produces."""
+    roots = {p.parent for p in outputs if p.name == "lib.rs" and p.parent.name == "src"}
+    stale = []
+    for src in roots:
+        for p in sorted(src.glob("*/kernel.rs")):
+            if p not in outputs:
+                try:
+                    if GENERATED_MARK in p.read_text(errors="replace").splitlines()[0]:
+                        stale.append(p)
+                except (OSError, IndexError):
+                    continue
+    return stale
