@@ -419,7 +419,7 @@ class Lowerer:
             return f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})"
         if o == "broadcast":
             return f"{self.tile(a[0])}.broadcast({shape_macro(e.ty.shape)})"
-        if o in ("reduce_sum", "reduce_max", "reduce_min"):
+        if o in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
             return self.scalar_result(e, f"{o}({self.value(a[0])}, {e.attr('axis')}i32)")
         if o == "mma":
             return f"mmaf({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"

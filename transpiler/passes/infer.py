@@ -723,7 +723,7 @@ class Infer:
             return Op("reshape", (r,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, kshape))
         return r
 
-    op_reduce_sum = op_reduce_max = op_reduce_min = _reduce
+    op_reduce_sum = op_reduce_max = op_reduce_min = op_reduce_prod = _reduce
 
     def op_mma(self, e: Op) -> Op:
         a, b, acc = (self.expr(x) for x in e.args)
