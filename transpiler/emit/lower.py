@@ -631,17 +631,16 @@ class Lowerer:
 
     def _unary(self, e: Op, x: str) -> str:
         o = e.op
-        if True:
-            ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
-            if o == "exp2":
-                return f"exp2({x}, {ftz})"
-            if o == "sqrt":
-                return f"sqrt({x}, rounding::NearestEven, {ftz})"
-            if o == "rsqrt":
-                return f"rsqrt({x}, {ftz})"
-            if o == "abs":
-                return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
-            return f"{o}({x})"
+        ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
+        if o == "exp2":
+            return f"exp2({x}, {ftz})"
+        if o == "sqrt":
+            return f"sqrt({x}, rounding::NearestEven, {ftz})"
+        if o == "rsqrt":
+            return f"rsqrt({x}, {ftz})"
+        if o == "abs":
+            return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
+        return f"{o}({x})"
 
     def modulo(self, e: Op, x: str, y: str) -> str:
         """Python's `%` (result takes the divisor's sign), op for op as cuTile Python lowers it."""

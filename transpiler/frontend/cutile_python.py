@@ -513,15 +513,14 @@ class _Converter:
 
     def _ct_value(self, d: str, pos: Pos) -> Expr:
         """A cuda.tile dtype or enum member used as a value."""
-        if True:
-            leaf = d[len(CT) + 1:]
-            if leaf in DTYPE_NAMES:
-                return Op("dtype", (), pos, (("dtype", DTYPE_NAMES[leaf]),))
-            if leaf.startswith("RoundingMode.") and leaf.split(".")[1] in ROUNDING:
-                return Op("enum", (), pos, (("value", "rounding::" + ROUNDING[leaf.split(".")[1]]),))
-            if leaf.startswith("PaddingMode.") and leaf.split(".")[1] in PADDING:
-                return Op("enum", (), pos, (("value", "padding::" + PADDING[leaf.split(".")[1]]),))
-            raise fail("CT101", f"`{d}` is not supported", pos)
+        leaf = d[len(CT) + 1:]
+        if leaf in DTYPE_NAMES:
+            return Op("dtype", (), pos, (("dtype", DTYPE_NAMES[leaf]),))
+        if leaf.startswith("RoundingMode.") and leaf.split(".")[1] in ROUNDING:
+            return Op("enum", (), pos, (("value", "rounding::" + ROUNDING[leaf.split(".")[1]]),))
+        if leaf.startswith("PaddingMode.") and leaf.split(".")[1] in PADDING:
+            return Op("enum", (), pos, (("value", "padding::" + PADDING[leaf.split(".")[1]]),))
+        raise fail("CT101", f"`{d}` is not supported", pos)
 
     def subscript(self, node: cst.Subscript) -> Expr:
         pos = self.pos(node)

@@ -76,7 +76,6 @@ def classify_params(k: Kernel) -> Kernel:
             name = e.args[0].id
             ranks.setdefault(name, 0)
             for key in ("index", "shape"):
-                v = e.attr(key) if e.op in ("load", "store", "num_tiles") else None
                 idx = {"index": 1, "shape": 2}[key]
                 v = e.args[idx] if len(e.args) > idx else None
                 if isinstance(v, TupleExpr):
@@ -811,9 +810,6 @@ class Infer:
             raise fail("CT107", "float arithmetic on constants: cuTile Python folds it into one literal at compile "
                        "time, which a const generic cannot reproduce in cuTile Rust; precompute it (e.g. pass "
                        "1/N as a runtime float)", e.pos)
-        if ty.is_scalar:
-            # scalar math on constants and literals stays scalar
-            pass
         return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
 
     op_add = op_sub = op_mul = op_div = op_floordiv = _arith
