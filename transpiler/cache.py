@@ -48,10 +48,6 @@ def file_key(path: Path, display: str) -> str | None:
     return h.hexdigest()
 
 
-def _diag_json(d: Diagnostic) -> dict:
-    return d.as_json()
-
-
 def _diag(d: dict) -> Diagnostic:
     return Diagnostic(d["severity"], d["code"], d["message"], Pos(d["path"], d["line"], d["col"]))
 
@@ -59,9 +55,9 @@ def _diag(d: dict) -> Diagnostic:
 def store(key: str, results, diagnostics, views) -> None:
     doc = {
         "results": [{"name": r.name, "source": r.source, "line": r.line, "status": r.status, "entries": r.entries,
-                     "diagnostics": [_diag_json(d) for d in r.diagnostics], "manifest": r.manifest,
+                     "diagnostics": [d.as_json() for d in r.diagnostics], "manifest": r.manifest,
                      "frontend": r.frontend} for r in results],
-        "diagnostics": [_diag_json(d) for d in diagnostics],
+        "diagnostics": [d.as_json() for d in diagnostics],
         "views": [dataclasses.asdict(v) for v in views],
     }
     target = _dir() / f"{key}.json"

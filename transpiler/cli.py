@@ -47,7 +47,6 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
         for (src, name), v in by.items():
             if name == k.name and Path(k.source).resolve() == (result.out / src).resolve():
                 k.verify = v.verdict
-                k.verify_detail = [c.__dict__ for c in v.checks]
                 if v.verdict != "equivalent":
                     detail = v.reason or next((c.detail for c in v.checks if c.verdict != "equivalent"), "")
                     k.diagnostics.append(Diagnostic("error", "CT200" if v.verdict == "different" else "CT201",

@@ -28,7 +28,6 @@ class KernelResult:
     entries: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     verify: str | None = None
-    verify_detail: list[dict] = field(default_factory=list)
     manifest: dict | None = None
     frontend: str = "cutile-python"
 
@@ -240,20 +239,17 @@ def _check_entry_names(modules: dict) -> None:
 
 def write_outputs(outputs: dict[Path, str], force: bool = False) -> tuple[list[str], list[str]]:
     """Atomic writes of changed files; refuses to overwrite files without the @generated mark."""
-    written, refused = [], []
+    written, refused, changed = [], [], []
     for path, content in sorted(outputs.items()):
-        if path.exists():
-            old = path.read_text(errors="replace")
-            if old == content:
-                continue
-            if GENERATED_MARK not in old and not force:
-                refused.append(str(path))
-                continue
+        old = path.read_text(errors="replace") if path.exists() else None
+        if old == content:
+            continue
+        if old is not None and GENERATED_MARK not in old and not force:
+            refused.append(str(path))
+        changed.append((path, content))
     if refused:
         return written, refused
-    for path, content in sorted(outputs.items()):
-        if path.exists() and path.read_text(errors="replace") == content:
-            continue
+    for path, content in changed:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         tmp.write_text(content)

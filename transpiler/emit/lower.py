@@ -285,7 +285,7 @@ class Lowerer:
             return rust_ident(e.id)
         if isinstance(e, Op):
             rhs = self.op(e)
-            if allow_inline:
+            if allow_inline or rhs.isidentifier():  # already a typed binding: no copy
                 return rhs
             name = self.tmp()
             self.emit(f"let {name}: {rust_type(e.ty)} = {rhs};")
@@ -402,10 +402,11 @@ class Lowerer:
             src = a[0]
             if src.ty.dtype in GENERIC and not isinstance(src, Lit):
                 return self.bcast(self.value(src), src.ty.dtype, e.ty.shape)
-            if isinstance(src, Lit) and "::" in self.value(src):
+            if isinstance(src, Lit) and "::" in _float_lit(float(src.value)):
                 # f32::INFINITY etc. are not accepted as call arguments by the JIT; a rank-0 constant is
                 c = self.tmp("c")
-                self.emit(f"let {c}: Tile<{src.ty.dtype}, {{ [] }}> = constant({self.value(src)}, shape![]);")
+                lit = _float_lit(float(src.value)).replace("f32::", f"{src.ty.dtype}::")
+                self.emit(f"let {c}: Tile<{src.ty.dtype}, {{ [] }}> = constant({lit}, shape![]);")
                 return self.bcast(c, src.ty.dtype, e.ty.shape)
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
@@ -546,6 +547,13 @@ class Lowerer:
         self.emit(f"let {t}: Tile<{elem}, {{ [{dim_list(shape)}] }}> = {r}.broadcast({shape_macro(shape)});")
         return t
 
+    def u64_scalar(self, name: str) -> str:
+        """An i32 scalar sign-extended to a rank-0 u64 tile (index math is 64-bit and unsigned)."""
+        t, u = self.tmp(), self.tmp()
+        self.emit(f"let {t}: Tile<i32, {{ [] }}> = scalar_to_tile({name});")
+        self.emit(f"let {u}: Tile<u64, {{ [] }}> = exti({t});")
+        return u
+
     def pointer_op(self, e: Op) -> str:
         """gather / scatter / atomics: the pointer-tile chain cuTile Python builds (64-bit unsigned index
         math, per-dimension bounds masks, offsets summed in dimension order)."""
@@ -569,10 +577,7 @@ class Lowerer:
                     b = self.tmp()
                     self.emit(f"let {b}: Tile<u64, {ts}> = {u}.broadcast({shape_macro(shape)});")
                     u = b
-            sc, ext_n = self.tmp(), self.tmp()
-            self.emit(f"let {sc}: Tile<i32, {{ [] }}> = scalar_to_tile({n}_shape{d});")
-            self.emit(f"let {ext_n}: Tile<u64, {{ [] }}> = exti({sc});")
-            nb = self.bcast(ext_n, "u64", shape)
+            nb = self.bcast(self.u64_scalar(f"{n}_shape{d}"), "u64", shape)
             m = self.tmp()
             self.emit(f"let {m}: Tile<bool, {ts}> = cmpi({u}, {nb}, predicate::LessThan);")
             bounds.append(m)
@@ -580,10 +585,7 @@ class Lowerer:
                 st = self.tmp()
                 self.emit(f"let {st}: Tile<u64, {ts}> = constant(1u64, {shape_macro(shape)});")
             else:
-                sc, s0 = self.tmp(), self.tmp()
-                self.emit(f"let {sc}: Tile<i32, {{ [] }}> = scalar_to_tile({n}_stride{d});")
-                self.emit(f"let {s0}: Tile<u64, {{ [] }}> = exti({sc});")
-                st = self.bcast(s0, "u64", shape)
+                st = self.bcast(self.u64_scalar(f"{n}_stride{d}"), "u64", shape)
             o = self.tmp()
             self.emit(f"let {o}: Tile<u64, {ts}> = {u} * {st};")
             offs.append(o)

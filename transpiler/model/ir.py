@@ -48,14 +48,7 @@ class ArrayTy:
         return f"Array[{self.dtype}, {self.rank}]"
 
 
-@dataclass(frozen=True)
-class PartitionTy:
-    """A tiled view of an array (the result of make_partition_view)."""
-    dtype: str
-    shape: tuple[str, ...]
-
-
-Type = Union[TileTy, ArrayTy, PartitionTy, None]
+Type = Union[TileTy, ArrayTy, None]
 
 
 # ------------------------------------------------------------------------------------ expressions

@@ -13,10 +13,10 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
-                        Name, Op, Param, PartitionTy, Pos, Stmt, TileTy, TupleExpr, While)
+                        Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 
-ARRAY_USES = {"load": 0, "store": 0, "num_tiles": 0, "dtype_of": 0, "shape_of": 0, "array_dim": 0, "gather": 0,
-              "scatter": 0, "atomic_add": 0, "atomic_max": 0, "atomic_min": 0, "atomic_xchg": 0}
+ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
+              "atomic_max", "atomic_min", "atomic_xchg"}
 WRITE_OPS = {"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
@@ -323,7 +323,7 @@ class Infer:
                 return []
             v = self.expr(s.value)
             if len(s.targets) == 1:
-                if isinstance(v.ty, (ArrayTy, PartitionTy)) or v.ty is None:
+                if isinstance(v.ty, ArrayTy) or v.ty is None:
                     raise fail("CT100", "only tiles and scalars can be assigned to variables", s.pos)
                 self.env[s.targets[0]] = v.ty
                 src = self.source_array(v)

@@ -80,10 +80,3 @@ def specialize(kernel: Kernel) -> list[Kernel]:
         done.append(replace(typed, variant=Variant(name, preds)))
     return done
 
-
-def select_variant(variants: list[Kernel], consts: dict[str, object]) -> Kernel:
-    """The variant whose predicates hold for these constant values."""
-    for v in variants:
-        if all(eval(p, {"__builtins__": {}}, dict(consts)) for p in v.variant.predicates):  # noqa: S307
-            return v
-    raise LookupError(f"no variant matches {consts}")

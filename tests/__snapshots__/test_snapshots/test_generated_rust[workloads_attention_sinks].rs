@@ -162,9 +162,8 @@ pub mod attention_sinks_kernels {
                 mask = mask & _v61;
             }
             let _c62: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c63: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v64: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c63), shape![BM, BN]);
+            let _v63: Tile<f32, { [1, 1] }> = _c62.reshape(shape![1, 1]);
+            let _v64: Tile<f32, { [BM, BN] }> = _v63.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v64);
             let _v65: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v66: Tile<f32, { [BM, 1] }> = _v65.reshape(shape![BM, 1]);
@@ -370,9 +369,8 @@ pub mod attention_sinks_kernels {
             let _v56: Tile<bool, { [BM, BN] }> = cmpi(_v54, _v55, predicate::LessThan);
             let mask: Tile<bool, { [BM, BN] }> = _v49 & _v56;
             let _c57: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c58: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v59: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c58), shape![BM, BN]);
+            let _v58: Tile<f32, { [1, 1] }> = _c57.reshape(shape![1, 1]);
+            let _v59: Tile<f32, { [BM, BN] }> = _v58.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v59);
             let _v60: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v61: Tile<f32, { [BM, 1] }> = _v60.reshape(shape![BM, 1]);
@@ -570,9 +568,8 @@ pub mod attention_sinks_kernels {
             let mask: Tile<bool, { [1, BN] }> = cmpi(_v47, _v48, predicate::LessThan);
             let _v49: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
             let _c50: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c51: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v52: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c51), shape![BM, BN]);
+            let _v51: Tile<f32, { [1, 1] }> = _c50.reshape(shape![1, 1]);
+            let _v52: Tile<f32, { [BM, BN] }> = _v51.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(_v49, s, _v52);
             let _v53: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v54: Tile<f32, { [BM, 1] }> = _v53.reshape(shape![BM, 1]);

@@ -140,19 +140,18 @@ pub mod cross_entropy_kernels {
                 Latency::<0>,
             )
         };
-        let _v42: Tile<E, { [] }> = _v40;
-        let _v43: Tile<f32, { [] }> = convert_tile(_v42);
-        let target: f32 = tile_to_scalar(_v43);
-        let _v44: bool = label == IGNORE_INDEX;
-        let _v45: Tile<bool, { [1, 1] }> = broadcast_scalar(_v44, shape![1, 1]);
-        let _v46: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
-        let _v47: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
-        let _v48: Tile<f32, { [1, 1] }> = lse - _v47;
-        let row_loss: Tile<f32, { [1, 1] }> = select(_v45, _v46, _v48);
-        let _v49: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
-        loss.store(_v49);
-        let _v50: Tile<f32, { [1] }> = lse.reshape(shape![1]);
-        lse_out.store(_v50);
+        let _v42: Tile<f32, { [] }> = convert_tile(_v40);
+        let target: f32 = tile_to_scalar(_v42);
+        let _v43: bool = label == IGNORE_INDEX;
+        let _v44: Tile<bool, { [1, 1] }> = broadcast_scalar(_v43, shape![1, 1]);
+        let _v45: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
+        let _v46: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
+        let _v47: Tile<f32, { [1, 1] }> = lse - _v46;
+        let row_loss: Tile<f32, { [1, 1] }> = select(_v44, _v45, _v47);
+        let _v48: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
+        loss.store(_v48);
+        let _v49: Tile<f32, { [1] }> = lse.reshape(shape![1]);
+        lse_out.store(_v49);
     }
 
     /// Port of `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35).

@@ -106,9 +106,8 @@ pub mod decode_attention_kernels {
             let _v18: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
             let _v19: Tile<f32, { [GROUP, BN] }> = s * _v18;
             let _c20: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c21: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v22: Tile<f32, { [GROUP, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c21), shape![GROUP, BN]);
+            let _v21: Tile<f32, { [1, 1] }> = _c20.reshape(shape![1, 1]);
+            let _v22: Tile<f32, { [GROUP, BN] }> = _v21.broadcast(shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = select(_v17, _v19, _v22);
             let _v23: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
             let _v24: Tile<f32, { [GROUP, 1] }> = _v23.reshape(shape![GROUP, 1]);

@@ -121,9 +121,8 @@ pub mod flash_attention_kernels {
             let _v42: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v43: Tile<f32, { [BM, BN] }> = s * _v42;
             let _c44: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c45: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v46: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c45), shape![BM, BN]);
+            let _v45: Tile<f32, { [1, 1] }> = _c44.reshape(shape![1, 1]);
+            let _v46: Tile<f32, { [BM, BN] }> = _v45.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, _v43, _v46);
             let _v47: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v48: Tile<f32, { [BM, 1] }> = _v47.reshape(shape![BM, 1]);
@@ -289,9 +288,8 @@ pub mod flash_attention_kernels {
             let _v37: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v38: Tile<f32, { [BM, BN] }> = s * _v37;
             let _c39: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c40: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v41: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c40), shape![BM, BN]);
+            let _v40: Tile<f32, { [1, 1] }> = _c39.reshape(shape![1, 1]);
+            let _v41: Tile<f32, { [BM, BN] }> = _v40.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(_v36, _v38, _v41);
             let _v42: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v43: Tile<f32, { [BM, 1] }> = _v42.reshape(shape![BM, 1]);

@@ -138,9 +138,8 @@ pub mod mla_decode_kernels {
             let _v22: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
             let _v23: Tile<f32, { [BH, BN] }> = s * _v22;
             let _c24: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _c25: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v26: Tile<f32, { [BH, BN] }> =
-                broadcast_scalar(tile_to_scalar(_c25), shape![BH, BN]);
+            let _v25: Tile<f32, { [1, 1] }> = _c24.reshape(shape![1, 1]);
+            let _v26: Tile<f32, { [BH, BN] }> = _v25.broadcast(shape![BH, BN]);
             let s: Tile<f32, { [BH, BN] }> = select(_v21, _v23, _v26);
             let _v27: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
             let _v28: Tile<f32, { [BH, 1] }> = _v27.reshape(shape![BH, 1]);

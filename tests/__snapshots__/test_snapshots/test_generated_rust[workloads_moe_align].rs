@@ -58,12 +58,11 @@ pub mod moe_align_kernels {
         let _p29: PointerTile<*mut E, { [BLOCK] }> = _p28.broadcast(shape![BLOCK]);
         let _p30: PointerTile<*mut E, { [BLOCK] }> = _p29.offset_tile(_v26);
         let _c31: E = convert_scalar(1.0f32);
-        let _c32: E = convert_scalar(1.0f32);
-        let _v33: Tile<E, { [BLOCK] }> = broadcast_scalar(_c32, shape![BLOCK]);
-        let (_v34, _tok35): (Tile<E, { [BLOCK] }>, Token) = unsafe {
+        let _v32: Tile<E, { [BLOCK] }> = broadcast_scalar(_c31, shape![BLOCK]);
+        let (_v33, _tok34): (Tile<E, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
                 _p30,
-                _v33,
+                _v32,
                 atomic::AddF,
                 ordering::AcqRel,
                 scope::Device,
@@ -71,7 +70,7 @@ pub mod moe_align_kernels {
                 None,
             )
         };
-        let _ = _v34;
+        let _ = _v33;
     }
 
     /// Port of `moe_align_offsets_kernel` (../corpus/cutile/workloads/moe_align.py:20).
