@@ -108,12 +108,13 @@ def translate_kernel(kernel: Kernel) -> list[Kernel]:
 def param_layout(kernel: Kernel) -> list[dict]:
     from .emit.lower import rust_ident
     return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
-             "const_type": p.const_type} for p in kernel.params]
+             "const_type": p.const_type, "pointer": p.pointer} for p in kernel.params]
 
 
 def process_file(path: Path, display: str, kernel_filter: list[str] | None = None,
                  fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
     """One source file through every stage: kernel results, file diagnostics, entry views."""
+    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
     from .verify.specs import cover_variants, specializations
@@ -144,11 +145,19 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                              "generic_params": {rust_ident(p.name): p.name for p in v.params
                                                 if p.kind == "const" and rust_ident(p.name) != p.name},
                              "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
-                             "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs]}
+                             "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
+                             "tiles": vw.tiles, "pointer_arrays": vw.pointer_arrays}
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
                 "rules": sorted({r for v in variants for r in v.rules_used}),
             }
+            try:
+                kernel_ffi_view(kr.manifest, "", display)
+                kernel_python_view(kr.manifest, "")
+                kr.manifest["abi"] = True
+            except AbiUnsupported as e:
+                kr.manifest["abi"] = False
+                kr.diagnostics.append(Diagnostic("warning", "CT109", f"no C-ABI symbol or Python wrapper: {e}", k.pos))
             entries_views.extend(views)
         except TranspileError as e:
             kr.status = "unsupported"
@@ -202,22 +211,52 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     outputs: dict[Path, str] = {}
     if out is not None and modules:
         _check_entry_names(modules)
-        for op, m in sorted(modules.items()):
-            m["rel"] = os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/")
-            code = render("kernel.rs.j2", source=m["rel"], module=m["module"], entries=m["entries"])
-            outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
-        mods = [{"op": op, "source": m["rel"]} for op, m in sorted(modules.items())]
-        outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
-        outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=_crate_name(out))
-        manifest = {
-            "_generated": f"{GENERATED_MARK} {__version__}",
-            "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
-            "modules": [{"op": op, "module": m["module"], "rust": f"src/{op}/kernel.rs",
-                         "source": m["rel"],
-                         "kernels": m["kernels"]} for op, m in sorted(modules.items())],
-        }
-        outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        outputs = render_crate(out, modules)
     return RunResult(results, file_diags, [], out), outputs
+
+
+def render_crate(out: Path, modules: dict) -> dict[Path, str]:
+    """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content)."""
+    import hashlib
+    from .emit.ffi import kernel_ffi_view, kernel_python_view, symbol_names
+    outputs: dict[Path, str] = {}
+    crate = _crate_name(out)
+    for op, m in sorted(modules.items()):
+        m["rel"] = os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/")
+        m["sha256"] = hashlib.sha256(m["path"].read_bytes()).hexdigest()
+    ported = [{"op": op, "kernels": [k for k in m["kernels"] if k.get("abi")]} for op, m in sorted(modules.items())]
+    symbols = symbol_names(ported)
+    for op, m in modules.items():
+        for k in m["kernels"]:
+            k["symbol"] = symbols.get((op, k["name"]))
+    manifest_modules = [{"op": op, "module": m["module"], "rust": f"src/{op}/kernel.rs", "source": m["rel"],
+                         "source_sha256": m["sha256"], "kernels": m["kernels"]} for op, m in sorted(modules.items())]
+    digest = hashlib.sha256(json.dumps(manifest_modules, sort_keys=True).encode()).hexdigest()[:16]
+    for op, m in sorted(modules.items()):
+        code = render("kernel.rs.j2", source=m["rel"], module=m["module"], entries=m["entries"])
+        outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
+        abi_kernels = [k for k in m["kernels"] if k.get("symbol")]
+        ffi = [kernel_ffi_view(k, k["symbol"], m["rel"]) for k in abi_kernels]
+        outputs[out / "src" / op / "ffi.rs"] = rustfmt(render("ffi.rs.j2", source=m["rel"], module=m["module"],
+                                                              kernels=ffi))
+        py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels]
+        outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
+            "python/ops.py.j2", source=m["rel"], sha256=m["sha256"], kernels=py)
+    mods = [{"op": op, "source": m["rel"]} for op, m in sorted(modules.items())]
+    outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
+    outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest))
+    outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
+    outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
+                                                                      modules=sorted(modules))
+    outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
+                                                                      digest=digest)
+    manifest = {
+        "_generated": f"{GENERATED_MARK} {__version__}",
+        "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
+        "crate": crate, "abi_digest": digest, "modules": manifest_modules,
+    }
+    outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    return outputs
 
 
 def _crate_name(out: Path) -> str:
@@ -266,11 +305,12 @@ def write_outputs(outputs: dict[Path, str], force: bool = False) -> tuple[list[s
 
 
 def stale_outputs(outputs: dict[Path, str]) -> list[Path]:
-    """Generated `src/<op>/kernel.rs` files in OUT that this run no longer produces."""
-    roots = {p.parent for p in outputs if p.name == "lib.rs" and p.parent.name == "src"}
+    """Generated per-module files in OUT (`src/<op>/{kernel,ffi}.rs`, `python/cutile_ports/<op>.py`) that this
+    run no longer produces."""
+    roots = {p.parent.parent for p in outputs if p.name == "lib.rs" and p.parent.name == "src"}
     stale = []
-    for src in roots:
-        for p in sorted(src.glob("*/kernel.rs")):
+    for out in roots:
+        for p in sorted([*out.glob("src/*/kernel.rs"), *out.glob("src/*/ffi.rs"), *out.glob("python/cutile_ports/*.py")]):
             if p not in outputs:
                 try:
                     if GENERATED_MARK in p.read_text(errors="replace").splitlines()[0]:

@@ -35,6 +35,8 @@ class EntryView:
     variant: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     unsafe: bool = False  # takes raw pointers
+    tiles: dict[str, list[str]] = field(default_factory=dict)  # checked output -> its tile shape (const exprs)
+    pointer_arrays: list[str] = field(default_factory=list)  # arrays passed as pointer + shape + strides
 
 
 def _core_names() -> frozenset[str]:
@@ -106,7 +108,7 @@ class Lowerer:
     # -------------------------------------------------------------- entry
     def entry(self) -> EntryView:
         k = self.k
-        generics, params = [], []
+        generics, params, tiles = [], [], {}
         if any(p.kind == "array" and p.dtype == "E" for p in k.params):
             generics.append("E: ElementType")
         for p in k.params:
@@ -130,6 +132,7 @@ class Lowerer:
             elif p.kind == "array":
                 if self.forms.get(p.name) == "checked":
                     shape = self._slab_shape(p.name)
+                    tiles[p.name] = list(shape)
                     params.append(f"{rust_ident(p.name)}: &mut Tensor<{p.dtype}, {{ [{dim_list(shape)}] }}>")
                 else:
                     dims = ", ".join(["-1"] * p.rank)
@@ -155,7 +158,7 @@ class Lowerer:
         return EntryView(name=k.entry_name, generics=generics, params=params, body=self.lines, hints=hints,
                          source_line=k.pos.line, variant=list(k.variant.predicates),
                          outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
-                         unsafe=self.unsafe_entry)
+                         unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays))
 
     def _tile_accessed(self) -> set[str]:
         from ..passes.infer import _walk_exprs

@@ -1,0 +1,238 @@
+"""View models of the C ABI (`src/<op>/ffi.rs`) and the Python wrapper (`python/cutile_ports/<op>.py`).
+
+Both are built from a kernel's manifest record alone, so the ABI describes exactly what the manifest
+says was generated. Constant expressions (variant predicates, derived constants, tile shapes) are
+Python expressions over the kernel's constants; `rust_const_expr` turns them into Rust over i64 locals
+with Python's floor semantics.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .lower import rust_ident
+
+# dtype name -> (ABI code, Rust host type); the codes are mirrored by the Python wrapper
+DTYPES = {
+    "f32": (0, "f32"),
+    "f16": (1, "cutile::half::f16"),
+    "bf16": (2, "cutile::half::bf16"),
+    "i32": (3, "i32"),
+    "i64": (4, "i64"),
+    "f8e5m2": (5, "cutile::cuda_core::f8e5m2"),
+    "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn"),
+}
+DTYPE_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i32": "I32", "i64": "I64", "f8e5m2": "F8E5M2",
+                  "f8e4m3fn": "F8E4M3FN"}
+SCALAR_C_TYPES = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64", "bool": "bool"}
+
+
+class AbiUnsupported(Exception):
+    """The kernel has a parameter the C ABI cannot carry (reported, the kernel gets no symbol)."""
+
+
+def rust_const_expr(src: str, names: set[str], want: str = "int") -> str:
+    """A constant expression in Python syntax as Rust over i64 locals (`want`: int | bool)."""
+    tree = ast.parse(src.strip(), mode="eval").body
+    code, kind = _expr(tree, names)
+    return _coerce(code, kind, want)
+
+
+def _coerce(code: str, kind: str, want: str) -> str:
+    if kind == want:
+        return code
+    return f"({code} != 0)" if want == "bool" else f"(({code}) as i64)"
+
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _expr(node: ast.AST, names: set[str]) -> tuple[str, str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return ("true" if node.value else "false"), "bool"
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return f"{node.value}i64", "int"
+    if isinstance(node, ast.Name) and node.id in names:
+        return rust_ident(node.id), "int"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        code, kind = _expr(node.operand, names)
+        return f"(-{_coerce(code, kind, 'int')})", "int"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        code, kind = _expr(node.operand, names)
+        return f"(!{_coerce(code, kind, 'bool')})", "bool"
+    if isinstance(node, ast.BoolOp):
+        op = " && " if isinstance(node.op, ast.And) else " || "
+        return "(" + op.join(_coerce(*_expr(v, names), "bool") for v in node.values) + ")", "bool"
+    if isinstance(node, ast.BinOp):
+        a = _coerce(*_expr(node.left, names), "int")
+        b = _coerce(*_expr(node.right, names), "int")
+        if type(node.op) in _BINOPS:
+            return f"({a} {_BINOPS[type(node.op)]} {b})", "int"
+        if isinstance(node.op, ast.FloorDiv):
+            return f"abi::floordiv({a}, {b})?", "int"
+        if isinstance(node.op, ast.Mod):
+            return f"abi::floormod({a}, {b})?", "int"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
+        a = _coerce(*_expr(node.left, names), "int")
+        b = _coerce(*_expr(node.comparators[0], names), "int")
+        return f"({a} {_CMPOPS[type(node.ops[0])]} {b})", "bool"
+    raise AbiUnsupported(f"constant expression `{ast.unparse(node)}` has no C-ABI form")
+
+
+def symbol_names(modules: list[dict]) -> dict[tuple[str, str], str]:
+    """`cutile_<kernel>` per (op, kernel); a clash takes the op name too (`cutile_<op>_<kernel>`).
+    Modules are visited in sorted order, so the choice does not depend on input order."""
+    seen: set[str] = set()
+    out: dict[tuple[str, str], str] = {}
+    for m in sorted(modules, key=lambda m: m["op"]):
+        for k in m["kernels"]:
+            sym = f"cutile_{k['name']}"
+            if sym in seen:
+                sym = f"cutile_{m['op']}_{k['name']}"
+            seen.add(sym)
+            out[(m["op"], k["name"])] = sym
+    return out
+
+
+def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
+    """Everything `ffi.rs.j2` needs for one kernel (one symbol, one launch function per entry)."""
+    params = kernel["params"]
+    consts = [p for p in params if p["kind"] == "const"]
+    arrays = [p for p in params if p["kind"] == "array"]
+    for p in params:
+        if p["kind"] == "scalar" and p["dtype"] not in SCALAR_C_TYPES:
+            raise AbiUnsupported(f"scalar `{p['name']}` of type {p['dtype']}")
+        if p["kind"] == "array" and p["dtype"] != "E" and p["dtype"] not in DTYPES:
+            raise AbiUnsupported(f"array `{p['name']}` of dtype {p['dtype']}")
+    if any(p["name"].startswith("__") for p in params):
+        raise AbiUnsupported("parameter names starting with `__` are reserved for the ABI wrapper")
+    names = {p["name"] for p in consts}
+    entries = kernel["entries"]
+    written = {o["array"] for e in entries for o in e["outputs"]}
+    pointers = {a for e in entries for a in e.get("pointer_arrays", [])}
+    c_params, arg_checks = [], []
+    for p in params:
+        n = rust_ident(p["name"])
+        if p["kind"] == "array":
+            c_params.append(f"{n}: *const abi::CutileTensor")
+            access = "Pointer" if p["name"] in pointers else ("Write" if p["name"] in written else "Read")
+            arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, abi::Access::{access})?;')
+        elif p["kind"] == "scalar":
+            c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
+        else:
+            c_params.append(f"{n}: i64")
+            arg_checks.append(f'let {n} = abi::constant({n}, "{p["name"]}")?;')
+    e_arrays = [p for p in arrays if p["dtype"] == "E"]
+    for p in arrays:
+        if p["dtype"] != "E":
+            arg_checks.append(f'abi::expect_dtype(&{rust_ident(p["name"])}, "{p["name"]}", '
+                              f'abi::Dtype::{DTYPE_VARIANTS[p["dtype"]]})?;')
+    dtypes = [d for d in kernel.get("dtypes", []) if d in DTYPES] if e_arrays else []
+    if e_arrays and not dtypes:
+        raise AbiUnsupported("no verified element type has an ABI dtype code")
+    element = ""
+    if e_arrays:
+        pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in e_arrays)
+        allowed = ", ".join(f"abi::Dtype::{DTYPE_VARIANTS[d]}" for d in dtypes)
+        element = f"let __e = abi::element_type(&[{pairs}], &[{allowed}])?;"
+    variants = len(entries) > 1
+    if variants:
+        c_params.append("__variant: i32")
+    c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
+    entry_views = [_entry_view(kernel, e, i, names, dtypes) for i, e in enumerate(entries)]
+    doc_params = []
+    for p in params:
+        if p["kind"] == "array":
+            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {p['rank']}")
+        elif p["kind"] == "scalar":
+            doc_params.append(f"`{p['name']}`: {p['dtype']}")
+        else:
+            doc_params.append(f"`{p['name']}`: constant ({p['const_type']})")
+    return {
+        "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
+        "c_params": c_params, "arg_checks": arg_checks, "element": element, "variants": variants,
+        "entries": entry_views, "doc_params": doc_params, "generic": bool(e_arrays),
+        "dtype_arms": [(DTYPE_VARIANTS[d], DTYPES[d][1]) for d in dtypes],
+    }
+
+
+def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: list[str]) -> dict:
+    params = kernel["params"]
+    derived = entry.get("derived", {})
+    all_names = names | set(derived)
+    lets = [f"let {rust_ident(n)}: i64 = abi::constant({rust_const_expr(expr, names)}, \"{n}\")?;"
+            for n, expr in derived.items()]
+    python_of = entry.get("generic_params", {})
+    generics = []
+    for g in entry["generics"]:
+        if g == "E":
+            generics.append("__e.name().to_string()")
+        else:
+            generics.append(f"{rust_ident(python_of.get(g, g))}.to_string()" if python_of.get(g, g) in names
+                            else f"{rust_ident(g)}.to_string()")
+    forms = {o["array"]: o["form"] for o in entry["outputs"]}
+    tiles = entry.get("tiles", {})
+    pointers = set(entry.get("pointer_arrays", []))
+    checks, fn_params, call_args, pass_args, borrows = [], [], [], [], []
+    for p in params:
+        n = rust_ident(p["name"])
+        host = "T" if p["dtype"] == "E" else DTYPES.get(p["dtype"], ("", p["dtype"]))[1]
+        if p["kind"] == "array":
+            fn_params.append(f"{n}: &abi::TensorArg")
+            pass_args.append(f"&{n}")
+            if p["name"] in pointers:
+                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(__ctx);")
+                call_args.append(f"{n}_t.device_pointer()")
+                call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
+                call_args += [f"{n}.strides[{i}]" for i in range(p["rank"])]
+            elif forms.get(p["name"]) == "checked":
+                dims = ", ".join(rust_const_expr(d, all_names) for d in tiles[p["name"]])
+                checks.append(f'let {n}_tile = abi::tile_shape([{dims}], "{p["name"]}")?;')
+                checks.append(f'abi::check_partition_grid("{p["name"]}", &{n}, &{n}_tile, __grid)?;')
+                fn_params.append(f"{n}_tile: [usize; {p['rank']}]")
+                pass_args.append(f"{n}_tile")
+                borrows.append(f"let mut {n}_t = {n}.borrow::<{host}>(__ctx);")
+                call_args.append(f"(&mut {n}_t).partition({n}_tile)")
+            else:
+                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(__ctx);")
+                call_args.append(f"&{n}_t")
+        elif p["kind"] == "scalar":
+            fn_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
+            pass_args.append(n)
+            call_args.append(n)
+    predicate = " && ".join(rust_const_expr(pr, names, "bool") for pr in entry["predicates"]) or "true"
+    return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
+            "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
+            "pass_args": pass_args, "borrows": borrows, "call_args": call_args,
+            "launch_fn": f"launch_{entry['name']}"}
+
+
+def kernel_python_view(kernel: dict, symbol: str) -> dict:
+    """Everything `python/ops.py.j2` needs for one kernel."""
+    params = kernel["params"]
+    written = {o["array"] for e in kernel["entries"] for o in e["outputs"]}
+    consts = [p["name"] for p in params if p["kind"] == "const"]
+    names = [p["name"] for p in params]
+    grid_kw = "grid" if "grid" not in names else "grid_"
+    stream_kw = "stream" if "stream" not in names else "stream_"
+    specs = []
+    for p in params:
+        if p["kind"] == "array":
+            specs.append(f'_rt.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
+                         f'{", output=True" if p["name"] in written else ""})')
+        elif p["kind"] == "scalar":
+            specs.append(f'_rt.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
+        else:
+            specs.append(f'_rt.Param("{p["name"]}", "const", const_type="{p["const_type"]}")')
+    entries = [{"name": e["name"], "predicates": e["predicates"],
+                "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True"}
+               for e in kernel["entries"]]
+    return {
+        "name": kernel["name"], "symbol": symbol, "line": kernel["line"], "spec_name": f"SPEC_{kernel['name']}",
+        "params": specs, "dtypes": kernel.get("dtypes", []) if any(p.get("dtype") == "E" for p in params) else [],
+        "entries": entries, "const_kwargs": (" *, " + ", ".join(consts)) if consts else "",
+        "signature": ", ".join(names + ["*", grid_kw, f"{stream_kw}=None"]),
+        "arg_tuple": ", ".join(names) + ("," if len(names) == 1 else ""),
+        "grid_kw": grid_kw, "stream_kw": stream_kw,
+    }
