@@ -27,8 +27,8 @@ def env() -> jinja2.Environment:
 
 def templates_digest() -> str:
     h = hashlib.sha256()
-    for p in sorted(TEMPLATES_DIR.glob("*.j2")):
-        h.update(p.name.encode() + p.read_bytes())
+    for p in sorted(TEMPLATES_DIR.rglob("*.j2")):
+        h.update(p.relative_to(TEMPLATES_DIR).as_posix().encode() + p.read_bytes())
     return h.hexdigest()
 
 

@@ -1,0 +1,416 @@
+"""The C ABI and the Python wrapper of the generated crate, on a machine without a GPU.
+
+- the crate builds as a shared library and its descriptor layout and dtype table equal the Python mirror;
+- every `cutile_<kernel>` symbol returns the documented code for null, wrong-rank, wrong-dtype,
+  mismatched-dtype, overflowing, badly strided or misaligned descriptors, bad grids, variants and
+  constants, and with valid arguments gets as far as the device (no driver here) without crashing;
+- the wrapper rejects host arrays, wrong dtypes, ranks and strides before calling the library;
+- the backend switch routes `ct.launch` of a ported kernel to the Rust symbol, with constants and the
+  variant chosen from them, and refuses stale ports and stale libraries.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib.util
+import itertools
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import cuda.tile as ct
+import numpy as np
+import pytest
+
+from conftest import requires_toolchain
+from transpiler.verify.toolchain import cargo_build, cargo_env
+
+pytestmark = requires_toolchain
+
+_counter = itertools.count()
+
+
+def load_package(crate: Path):
+    """The generated `cutile_ports` of `crate` under a unique module name (several crates per session)."""
+    name = f"cutile_ports_{next(_counter)}"
+    pkg = crate / "python" / "cutile_ports"
+    spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py", submodule_search_locations=[str(pkg)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def import_source(path: Path):
+    name = f"abi_src_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def built_library(crate: Path, dest: Path) -> Path:
+    env = cargo_env()
+    res = cargo_build(crate / "Cargo.toml", env)
+    assert res.returncode == 0, res.stderr[-4000:]
+    name = json.loads((crate / "manifest.json").read_text())["crate"]
+    lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{name}.so"
+    dest.mkdir(parents=True, exist_ok=True)
+    copy = dest / lib.name  # a private copy: later builds of other crates reuse the target dir
+    shutil.copy2(lib, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def ports(corpus_out, tmp_path_factory, monkeypatch_module):
+    lib = built_library(corpus_out, tmp_path_factory.mktemp("lib"))
+    monkeypatch_module.setenv("CUTILE_RS_LIB", str(lib))
+    pkg = load_package(corpus_out)
+    pkg._runtime.load_library()
+    return pkg
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def manifest(corpus_out):
+    return json.loads((corpus_out / "manifest.json").read_text())
+
+
+def driver_present() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+class FakeCudaArray:
+    """An object with __cuda_array_interface__ (never dereferenced: every test call fails before the GPU)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7F0000000000, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
+                                         "strides": strides, "version": 3}
+
+
+TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8"}
+
+
+def valid_launch(spec, kernel: dict, consts: dict):
+    """Arguments and grid that pass every check of the kernel's symbol (for the entry `consts` select)."""
+    entry = next(e for e in kernel["entries"] if all(eval(p, {}, dict(consts)) for p in e["predicates"]))
+    values = dict(consts)
+    for name, expr in entry["derived"].items():
+        values[name] = eval(expr, {}, dict(values))
+    tiles = {a: [eval(d, {}, dict(values)) for d in dims] for a, dims in entry["tiles"].items()}
+    blocks = (2, 1, 1)
+    args, ptr = [], 0x7F0000000000
+    for p in kernel["params"]:
+        if p["kind"] == "const":
+            args.append(consts[p["name"]])
+        elif p["kind"] == "scalar":
+            args.append({"f32": 0.5, "bool": True}.get(p["dtype"], 3))
+        else:
+            dtype = "f32" if p["dtype"] == "E" else p["dtype"]
+            shape = [t * blocks[i] for i, t in enumerate(tiles[p["name"]])] if p["name"] in tiles else [48] * p["rank"]
+            args.append(FakeCudaArray(shape, TYPESTR[dtype], ptr))
+            ptr += 1 << 24
+    grid = blocks[:max((len(t) for t in tiles.values()), default=1)] if tiles else (1,)
+    return tuple(args), grid, entry
+
+
+def pytest_generate_tests(metafunc):
+    if "kernel_case" in metafunc.fixturenames:
+        from conftest import CORPUS
+        from transpiler.frontend.cutile_python import parse_file
+        names = sorted(k.name for f in sorted((CORPUS / "cutile").rglob("*.py")) for k in parse_file(f, f.name).kernels)
+        metafunc.parametrize("kernel_case", names)
+
+
+def find_kernel(manifest, name):
+    return next((m["op"], k) for m in manifest["modules"] for k in m["kernels"] if k["name"] == name)
+
+
+# ----------------------------------------------------------------------------------------- layout
+
+def test_descriptor_layout_matches_python_mirror(ports):
+    layout = ports.abi_layout(ports.load_library())
+    assert layout["rust"] == layout["python"]
+    assert layout["rust"]["size"] == 152 and layout["rust"]["max_rank"] == 8
+
+
+def test_dtype_codes_match_python_mirror(ports):
+    lib = ports.load_library()
+    lib.cutile_dtype_name.restype = ctypes.c_char_p
+    for name, (code, _) in ports._runtime.DTYPES.items():
+        assert lib.cutile_dtype_name(code).decode() == name
+    assert lib.cutile_dtype_name(99) is None
+    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn"])
+
+
+def test_every_kernel_has_a_symbol(ports, manifest):
+    lib = ports.load_library()
+    symbols = [k["symbol"] for m in manifest["modules"] for k in m["kernels"]]
+    assert all(symbols) and len(set(symbols)) == len(symbols)
+    for s in symbols:
+        assert hasattr(lib, s), s
+
+
+# ------------------------------------------------------------------------------- symbol checks
+
+def call_codes(ports, kernel: dict, op: str):
+    """(label, code, message) for each malformed variant of a valid call of `kernel`."""
+    rt = ports._runtime
+    spec = getattr(getattr(ports, op), f"SPEC_{kernel['name']}")
+    lib = rt.load_library()
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    arrays = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
+    consts_at = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "const"]
+    e_arrays = [i for i in arrays if kernel["params"][i]["dtype"] == "E"]
+    concrete = [i for i in arrays if kernel["params"][i]["dtype"] != "E"]
+    checked = {o["array"] for e in kernel["entries"] for o in e["outputs"] if o["form"] == "checked"}
+    results = []
+
+    for consts in kernel["specializations"]:
+        args, grid, entry = valid_launch(spec, kernel, consts)
+        fresh = lambda: rt.plan(spec, args, grid)  # noqa: E731
+
+        def run(label, mutate):
+            p = fresh()
+            mutate(p.c_args)
+            rc = fn(*p.c_args)
+            results.append((label, rc, (lib.cutile_last_error() or b"").decode()))
+
+        def desc(c, i):
+            return c[i].contents
+
+        if not driver_present():
+            run("valid", lambda c: None)
+        run("null descriptor", lambda c: c.__setitem__(arrays[0], None))
+        run("null data", lambda c: setattr(desc(c, arrays[-1]), "ptr", None))
+        run("rank", lambda c: setattr(desc(c, arrays[0]), "ndim", desc(c, arrays[0]).ndim + 1))
+        run("negative rank", lambda c: setattr(desc(c, arrays[0]), "ndim", -1))
+        run("dtype code", lambda c: setattr(desc(c, arrays[-1]), "dtype", 99))
+        run("dim overflow", lambda c: desc(c, arrays[0]).shape.__setitem__(0, 2**31))
+        run("negative dim", lambda c: desc(c, arrays[0]).shape.__setitem__(0, -3))
+        def extent(c):
+            desc(c, arrays[0]).shape[0] = 3
+            desc(c, arrays[0]).strides[0] = 2**30
+        run("extent overflow", extent)
+        run("negative stride", lambda c: desc(c, arrays[0]).strides.__setitem__(0, -1))
+        run("stride overflow", lambda c: desc(c, arrays[0]).strides.__setitem__(0, 2**32))
+        run("misaligned", lambda c: setattr(desc(c, arrays[0]), "ptr", desc(c, arrays[0]).ptr + 1))
+        if len(e_arrays) >= 2:
+            run("E mismatch", lambda c: setattr(desc(c, e_arrays[1]), "dtype", 1))
+        if e_arrays:  # f8e5m2 has a code, but no corpus port was verified for it
+            run("E not ported", lambda c: [setattr(desc(c, i), "dtype", 5) for i in e_arrays])
+        if concrete:
+            i = concrete[0]
+            other = 4 if kernel["params"][i]["dtype"] != "i64" else 3
+            run("concrete dtype", lambda c: setattr(desc(c, i), "dtype", other))
+        run("grid zero", lambda c: c.__setitem__(-5, ctypes.c_int64(0)))
+        run("grid y too large", lambda c: c.__setitem__(-4, ctypes.c_int64(70000)))
+        if any(o["form"] == "checked" for o in entry["outputs"]):
+            run("grid mismatch", lambda c: c.__setitem__(-5, ctypes.c_int64(c[-5].value + 1)))
+        if len(kernel["entries"]) > 1:
+            run("variant unknown", lambda c: c.__setitem__(-6, ctypes.c_int32(len(kernel["entries"]))))
+            other_entry = (kernel["entries"].index(entry) + 1) % len(kernel["entries"])
+            run("variant mismatch", lambda c: c.__setitem__(-6, ctypes.c_int32(other_entry)))
+        if consts_at:
+            run("const overflow", lambda c: c.__setitem__(consts_at[0], ctypes.c_int64(2**40)))
+        run("device", lambda c: c.__setitem__(-2, ctypes.c_int32(-1)))
+    return results, checked
+
+
+EXPECTED = {"valid": 12, "null descriptor": 1, "null data": 1, "rank": 2, "negative rank": 2, "dtype code": 3,
+            "dim overflow": 5, "negative dim": 5, "extent overflow": 5, "negative stride": 6,
+            "stride overflow": 6, "misaligned": 7, "E mismatch": 4, "E not ported": 3, "concrete dtype": 3,
+            "grid zero": 8, "grid y too large": 8, "grid mismatch": 9, "variant unknown": 10,
+            "variant mismatch": 10, "const overflow": 11, "device": 12}
+
+
+def test_symbol_rejects_malformed_arguments(ports, manifest, kernel_case):
+    op, kernel = find_kernel(manifest, kernel_case)
+    results, _ = call_codes(ports, kernel, op)
+    wrong = [(label, rc, EXPECTED[label], msg) for label, rc, msg in results if rc != EXPECTED[label]]
+    assert not wrong, wrong
+    assert all(msg for label, rc, msg in results), "every failure leaves a message"
+    labels = {label for label, _, _ in results}
+    assert {"null descriptor", "rank", "dtype code", "dim overflow", "misaligned", "grid zero"} <= labels
+
+
+def test_valid_call_without_driver_is_a_device_error(ports, manifest):
+    if driver_present():
+        pytest.skip("a CUDA driver is present: a valid call would launch on fake pointers")
+    op, kernel = find_kernel(manifest, "vector_add")
+    spec = ports.vector_add.SPEC_vector_add
+    args, grid, _ = valid_launch(spec, kernel, {"TILE": 256})
+    with pytest.raises(ports.CutileRsError) as e:
+        ports.vector_add.vector_add(*args, grid=grid)
+    assert e.value.code == "CUTILE_ERR_DEVICE"
+
+
+def test_panics_come_back_as_a_code(ports):
+    lib = ports.load_library()
+    lib.cutile_abi_check_panic_guard.restype = ctypes.c_int32
+    assert lib.cutile_abi_check_panic_guard() == 14
+    assert b"panic guard self-test" in lib.cutile_last_error()
+
+
+def test_layout_probe_accepts_null(ports):
+    lib = ports.load_library()
+    lib.cutile_abi_layout.restype = ctypes.c_size_t
+    assert lib.cutile_abi_layout(None, ctypes.c_size_t(8)) == 8
+
+
+# ----------------------------------------------------------------------------------- the wrapper
+
+def test_wrapper_rejects_bad_arrays(ports, manifest):
+    va = ports.vector_add
+    good = lambda: FakeCudaArray((1024,))  # noqa: E731
+    err = ports._runtime
+
+    def rejects(exc, *args, grid=(4,), match=None):
+        with pytest.raises(exc, match=match):
+            err.plan(va.SPEC_vector_add, args, grid)
+
+    rejects(ports.ArgumentTypeError, good(), good(), np.zeros(1024, np.float32), 256, match="host memory")
+    rejects(ports.ArgumentTypeError, good(), good(), [0.0] * 1024, 256, match="CUDA")
+    rejects(ports.ArgumentTypeError, good(), FakeCudaArray((1024,), "<f2"), good(), 256, match="share the element type")
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "<i8"), 256)
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "|b1"), 256, match="typestr")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((32, 32)), 256, match="rank")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(-4,)), 256, match="negative")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(6,)), 256, match="whole")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(0,)), 256, match="overlapping")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), ptr=0x7F0000000002), 256, match="aligned")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), ptr=0), 256, match="null")
+    rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), readonly=True), 256, match="read-only")
+    rejects(ports.ArgumentTypeError, good(), good(), good(), 2.5, match="constant")
+    rejects(ports.ArgumentError, good(), good(), good(), 2**33, match="fit i32")
+    rejects(ports.ArgumentTypeError, good(), good(), good(), match="takes 4 arguments")
+    rejects(ports.ArgumentError, good(), good(), good(), 256, grid=(0,), match="grid")
+    rejects(ports.ArgumentError, good(), good(), good(), 256, grid=(1, 1, 1, 1), match="grid")
+    # an f32 kernel array refuses another dtype
+    op, ce = find_kernel(manifest, "cross_entropy_fwd_kernel")
+    spec = getattr(ports, op).SPEC_cross_entropy_fwd_kernel
+    args, grid, _ = valid_launch(spec, ce, ce["specializations"][0])
+    labels = [i for i, p in enumerate(ce["params"]) if p["name"] == "labels"][0]
+    bad = list(args)
+    bad[labels] = FakeCudaArray((48,), "<i8")
+    with pytest.raises(ports.ArgumentTypeError, match="takes i32"):
+        err.plan(spec, tuple(bad), grid)
+
+
+def test_wrapper_reads_dlpack_and_strides(ports):
+    rt = ports._runtime
+    arr = rt.as_device_array(FakeCudaArray((8, 16), "<f2", strides=(64, 2)), "x")
+    assert arr.strides == (32, 1) and arr.dtype == "f16"
+    arr = rt.as_device_array(FakeCudaArray((8, 16), "<i4"), "x")
+    assert arr.strides == (16, 1)
+    with pytest.raises(ports.ArgumentTypeError, match="DLPack device type 1"):
+        rt.as_device_array(np.zeros((3, 3), np.float32), "x")
+
+
+# ------------------------------------------------------------------------------------- routing
+
+@pytest.fixture(scope="module")
+def corpus_sources(corpus_out):
+    return corpus_out.parent / "corpus" / "cutile"
+
+
+def test_route_maps_constants_and_variants(ports, manifest, corpus_sources):
+    rt = ports._runtime
+    sm = import_source(corpus_sources / "partial_reduce.py")
+    _, k = find_kernel(manifest, "partial_sum")
+    for axis, want in ((0, "partial_sum__axis_eq_0"), (1, "partial_sum__not_axis_eq_0")):
+        consts = next(s for s in k["specializations"] if s["AXIS"] == axis)
+        spec = getattr(ports.partial_reduce, "SPEC_partial_sum")
+        args, grid, entry = valid_launch(spec, k, consts)
+        plan = ports.route(sm.partial_sum, args, grid)
+        assert plan.spec.symbol == "cutile_partial_sum"
+        assert plan.consts == consts
+        assert plan.spec.entries[plan.entry].name == want == entry["name"]
+        assert plan.c_args[-6].value == plan.entry  # the variant selector passed to the symbol
+    fa = import_source(corpus_sources / "workloads" / "flash_attention.py")
+    op, k = find_kernel(manifest, "flash_attn_fwd_kernel")
+    spec = getattr(getattr(ports, op), "SPEC_flash_attn_fwd_kernel")
+    seen = set()
+    for consts in k["specializations"]:
+        args, grid, entry = valid_launch(spec, k, consts)
+        plan = ports.route(fa.flash_attn_fwd_kernel, args, grid)
+        assert plan.spec.entries[plan.entry].name == entry["name"]
+        consts_passed = [a.value for a, p in zip(plan.c_args, k["params"]) if p["kind"] == "const"]
+        assert consts_passed == [int(consts[p["name"]]) for p in k["params"] if p["kind"] == "const"]
+        seen.add(entry["name"])
+    assert len(seen) == len(k["entries"]) == 2
+
+
+def test_backend_switch_routes_ct_launch_to_rust(ports, manifest, corpus_sources):
+    if driver_present():
+        pytest.skip("a CUDA driver is present: the routed call would launch on fake pointers")
+    va = import_source(corpus_sources / "vector_add.py")
+    _, k = find_kernel(manifest, "vector_add")
+    args, grid, _ = valid_launch(ports.vector_add.SPEC_vector_add, k, {"TILE": 256})
+    original = ct.launch
+    calls = []
+    try:
+        ports.set_backend("cutile-rs", strict=True)
+        assert ct.launch is ports.launch
+        with pytest.raises(ports.CutileRsError) as e:  # Rust was reached: it failed at the device step
+            ct.launch(None, grid, va.vector_add, args)
+        assert e.value.code == "CUTILE_ERR_DEVICE"
+        ports._runtime._STATE["original"] = lambda *a: calls.append(a)
+        ports.set_backend("python")
+        ct.launch(None, grid, va.vector_add, args)
+        assert len(calls) == 1 and calls[0][2] is va.vector_add  # python backend: the original launch
+
+        @ct.kernel
+        def not_ported(x, T: ct.Constant[int]):
+            ct.store(x, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)))
+
+        ports.set_backend("cutile-rs", strict=True)
+        with pytest.raises(ports.LibraryError, match="no Rust port"):
+            ct.launch(None, (1,), not_ported, (FakeCudaArray((8,)), 8))
+        ports.set_backend("cutile-rs")
+        with pytest.warns(RuntimeWarning, match="running it with cuTile Python"):
+            ct.launch(None, (1,), not_ported, (FakeCudaArray((8,)), 8))
+        assert calls[-1][2] is not_ported
+    finally:
+        ports.set_backend("python")
+        ports._runtime._STATE["original"] = original
+        ports.uninstall()
+    assert ct.launch is original
+    with pytest.raises(ValueError, match="backend"):
+        ports.set_backend("triton")
+
+
+def test_stale_source_and_stale_library_are_refused(tmp_path, ports):
+    from transpiler.pipeline import run, write_outputs
+    from conftest import CORPUS
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CORPUS / "cutile" / "vector_add.py", src / "vector_add.py")
+    out = tmp_path / "out"
+    write_outputs(run([src], out)[1])
+    pkg = load_package(out)
+    mod = import_source(src / "vector_add.py")
+    assert pkg._runtime.spec_for(mod.vector_add)[0] is not None
+    (src / "vector_add.py").write_text((src / "vector_add.py").read_text() + "\n# edited\n")
+    mod = import_source(src / "vector_add.py")
+    spec, why = pkg._runtime.spec_for(mod.vector_add)
+    assert spec is None and "changed since its port was generated" in why
+    # the corpus library has another digest than this crate's package
+    with pytest.raises(pkg.LibraryError, match="other generated code"):
+        pkg._runtime.load_library(ports._runtime.library_candidates()[0])
+    with pytest.raises(pkg.LibraryError, match="not found"):
+        pkg._runtime.load_library(tmp_path / "missing.so")

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs tools/gpu_check.py on a GPU machine that has no network (the lent H200): everything it needs
+# beyond the machine's image comes in .gpu/ (see README, "GPU check"):
+#   .gpu/tc.tar.xz          cu13/bin/{tileiras,ptxas} and cu13/lib/libnvvm.so.4 (13.4.92 wheels)
+#   .gpu/cuda_tile-*.whl    cuTile Python
+#   .gpu/lib.so.xz          the stripped shared library of the generated crate `rust/`
+# Usage: tools/device_gpu_check.sh RESULTS [gpu_check.py options]; a first argument `--smoke` runs .gpu/smoke.py.
+set -euo pipefail
+mkdir -p /tmp/tc /tmp/site
+[ -x /tmp/tc/cu13/bin/tileiras ] || tar xJf .gpu/tc.tar.xz -C /tmp/tc
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/cuda_tile-*.whl
+export PYTHONPATH=/tmp/site
+unset CUDA_HOME  # the image's CUDA 13.0 ptxas is too old for tileiras 13.4
+export PATH=/tmp/tc/cu13/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/tc/cu13/lib:${LD_LIBRARY_PATH:-}
+export CUTILE_TILEIRAS_PATH=/tmp/tc/cu13/bin/tileiras
+xz -dc .gpu/lib.so.xz > /tmp/libports.so
+export CUTILE_RS_LIB=/tmp/libports.so
+export PYTHONUNBUFFERED=1
+if [ "${1:-}" = "--smoke" ]; then shift; exec python3 .gpu/smoke.py "$@"; fi
+results=$1; shift
+exec python3 tools/gpu_check.py --crate rust --results "$results" "$@"
