@@ -414,3 +414,37 @@ def test_stale_source_and_stale_library_are_refused(tmp_path, ports):
         pkg._runtime.load_library(ports._runtime.library_candidates()[0])
     with pytest.raises(pkg.LibraryError, match="not found"):
         pkg._runtime.load_library(tmp_path / "missing.so")
+
+
+def test_a_missing_check_is_caught(tmp_path):
+    """Mutant: the generated alignment and partition-grid checks removed by hand; the same calls that the
+    tests above expect to fail now get past them (to the device step), so those tests can fail."""
+    from transpiler.pipeline import run, write_outputs
+    from conftest import CORPUS
+    if driver_present():
+        pytest.skip("a CUDA driver is present: calls past the checks would launch on fake pointers")
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CORPUS / "cutile" / "vector_add.py", src / "vector_add.py")
+    out = tmp_path / "mutant"
+    write_outputs(run([src], out)[1])
+    abi = out / "src" / "abi.rs"
+    text = abi.read_text()
+    for check in ("if (d.ptr as usize) % dtype.size() != 0 {", "if arg.shape.len() > 3 || want != given {"):
+        assert check in text
+        text = text.replace(check, "if false {")
+    abi.write_text(text)
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    _, kernel = find_kernel(manifest, "vector_add")
+    spec = pkg.vector_add.SPEC_vector_add
+    args, grid, _ = valid_launch(spec, kernel, {"TILE": 256})
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    p = pkg._runtime.plan(spec, args, grid)
+    p.c_args[0].contents.ptr += 1
+    assert fn(*p.c_args) == 12  # misaligned, yet it reached the device step
+    p = pkg._runtime.plan(spec, args, grid)
+    p.c_args[-5] = ctypes.c_int64(grid[0] + 1)
+    assert fn(*p.c_args) == 12  # wrong grid, yet it reached the device step

@@ -44,3 +44,22 @@ def test_generated_rust(src: Path, corpus_out: Path, rust_snapshot):
     rel = "../corpus/cutile/" + src.relative_to(CORPUS / "cutile").as_posix()
     module = next(m for m in manifest["modules"] if m["source"] == rel)
     assert (corpus_out / module["rust"]).read_text() == rust_snapshot
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
+def test_generated_ffi(src: Path, corpus_out: Path, rust_snapshot):
+    """The C-ABI symbols of a module (built and called in test_abi.py)."""
+    import json
+    manifest = json.loads((corpus_out / "manifest.json").read_text())
+    rel = "../corpus/cutile/" + src.relative_to(CORPUS / "cutile").as_posix()
+    module = next(m for m in manifest["modules"] if m["source"] == rel)
+    assert (corpus_out / module["rust"]).with_name("ffi.rs").read_text() == rust_snapshot
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
+def test_generated_python_wrapper(src: Path, corpus_out: Path, snapshot):
+    import json
+    manifest = json.loads((corpus_out / "manifest.json").read_text())
+    rel = "../corpus/cutile/" + src.relative_to(CORPUS / "cutile").as_posix()
+    module = next(m for m in manifest["modules"] if m["source"] == rel)
+    assert (corpus_out / "python" / "cutile_ports" / f"{module['op']}.py").read_text() == snapshot
