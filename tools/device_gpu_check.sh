@@ -4,7 +4,8 @@
 #   .gpu/tc.tar.xz          cu13/bin/{tileiras,ptxas} and cu13/lib/libnvvm.so.4 (13.4.92 wheels)
 #   .gpu/cuda_tile-*.whl    cuTile Python
 #   .gpu/lib.so.xz          the stripped shared library of the generated crate `rust/`
-# Usage: tools/device_gpu_check.sh RESULTS [gpu_check.py options]; a first argument `--smoke` runs .gpu/smoke.py.
+# Usage: tools/device_gpu_check.sh RESULTS [gpu_check.py options]
+#        tools/device_gpu_check.sh --script FILE.py   (runs another script in the same environment)
 set -euo pipefail
 mkdir -p /tmp/tc /tmp/site
 [ -x /tmp/tc/cu13/bin/tileiras ] || tar xJf .gpu/tc.tar.xz -C /tmp/tc
@@ -17,6 +18,6 @@ export CUTILE_TILEIRAS_PATH=/tmp/tc/cu13/bin/tileiras
 xz -dc .gpu/lib.so.xz > /tmp/libports.so
 export CUTILE_RS_LIB=/tmp/libports.so
 export PYTHONUNBUFFERED=1
-if [ "${1:-}" = "--smoke" ]; then shift; exec python3 .gpu/smoke.py "$@"; fi
+if [ "${1:-}" = "--script" ]; then shift; exec python3 "$@"; fi
 results=$1; shift
 exec python3 tools/gpu_check.py --crate rust --results "$results" "$@"
