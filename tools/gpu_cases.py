@@ -532,7 +532,7 @@ _case(W + "kl_div.py", "kl_div_kernel",
 def _ln_stats(c, x, eps):
     xf = x.float()
     mean = xf.mean(dim=1)
-    rstd = c.torch.rsqrt(xf.var(dim=1, unbiased=False) + eps)
+    rstd = c.torch.rsqrt(xf.var(dim=1, correction=0) + eps)
     return mean, rstd
 
 
