@@ -448,3 +448,41 @@ def test_a_missing_check_is_caught(tmp_path):
     p = pkg._runtime.plan(spec, args, grid)
     p.c_args[-5] = ctypes.c_int64(grid[0] + 1)
     assert fn(*p.c_args) == 12  # wrong grid, yet it reached the device step
+
+
+def test_wrapper_reads_torch_tensors(ports, monkeypatch):
+    """The torch path, with a stand-in `torch` module (CI has no torch): CUDA tensors are described from
+    data_ptr/shape/stride/dtype/device, CPU tensors are refused as host memory."""
+    import types
+    fake = types.ModuleType("torch")
+
+    class Tensor:
+        def __init__(self, shape, strides, dtype="torch.float16", cuda=True, ptr=0x7F0000000000, device=1):
+            self.shape, self._strides, self.dtype, self.is_cuda = shape, strides, dtype, cuda
+            self._ptr, self._device = ptr, device
+            self.device = f"cuda:{device}" if cuda else "cpu"
+
+        def data_ptr(self):
+            return self._ptr
+
+        def stride(self):
+            return self._strides
+
+        def get_device(self):
+            return self._device if self.is_cuda else -1
+
+    fake.Tensor = Tensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    rt = ports._runtime
+    arr = rt.as_device_array(Tensor((4, 8), (16, 1)), "x")
+    assert (arr.ptr, arr.shape, arr.strides, arr.dtype, arr.device) == (0x7F0000000000, (4, 8), (16, 1), "f16", 1)
+    with pytest.raises(ports.ArgumentTypeError, match="on cpu"):
+        rt.as_device_array(Tensor((4, 8), (8, 1), cuda=False), "x")
+    with pytest.raises(ports.ArgumentTypeError, match="no code"):
+        rt.as_device_array(Tensor((4,), (1,), dtype="torch.complex64"), "x")
+    x = [Tensor((1024,), (1,), "torch.float32", device=0) for _ in range(3)]
+    p = rt.plan(ports.vector_add.SPEC_vector_add, (*x, 256), (4,))
+    assert p.device == 0 and p.element_type == "f32"
+    x[2] = Tensor((1024,), (1,), "torch.float32", device=1)
+    with pytest.raises(ports.ArgumentError, match="several devices"):
+        rt.plan(ports.vector_add.SPEC_vector_add, (*x, 256), (4,))

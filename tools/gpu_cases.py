@@ -17,7 +17,9 @@ Conventions:
   vocabulary (50257), which gives odd row strides.
 - Arrays the Rust ports type as the generic element type E get the case's dtype, also where the kernel
   that produces them in a pipeline writes f32 (statistics, partials): see STATS_AS_PRODUCED.
-- Sizes: one launch should take about 50 us to 2 ms on an H200; one build stays well under 1 GiB.
+- Sizes: one launch should take about 20 us to 2 ms on an H200; one build stays at or under 512 MiB, and
+  all configurations together, two builds each, hold about 71 GiB of tensors (gpu_check.py keeps every
+  launch a worker built until that worker has timed them all, so this sum must fit the GPU at once).
 
 `python3 tools/gpu_cases.py` checks the table without torch; `--build [--device cuda]` also builds every
 configuration (needs torch) and checks argument counts, grids and output indices.

@@ -24,6 +24,7 @@ DTYPES = {
 }
 DTYPE_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i32": "I32", "i64": "I64", "f8e5m2": "F8E5M2",
                   "f8e4m3fn": "F8E4M3FN"}
+MAX_RANK = 8  # CUTILE_MAX_RANK in abi.rs.j2
 SCALAR_C_TYPES = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64", "bool": "bool"}
 
 
@@ -103,6 +104,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     for p in params:
         if p["kind"] == "scalar" and p["dtype"] not in SCALAR_C_TYPES:
             raise AbiUnsupported(f"scalar `{p['name']}` of type {p['dtype']}")
+        if p["kind"] == "array" and p["rank"] > MAX_RANK:
+            raise AbiUnsupported(f"array `{p['name']}` has rank {p['rank']}; descriptors carry at most {MAX_RANK}")
         if p["kind"] == "array" and p["dtype"] != "E" and p["dtype"] not in DTYPES:
             raise AbiUnsupported(f"array `{p['name']}` of dtype {p['dtype']}")
     if any(p["name"].startswith("__") for p in params):

@@ -63,6 +63,7 @@ def decode_attention(Q, K, V, seq_lens, O_part, lse_part, O, sm_scale):
     grid = (Q.shape[0], K.shape[1], 8)
     ct.launch(torch.cuda.current_stream(), grid, decode_attn_split_kv_kernel,
               (Q, K, V, seq_lens, O_part, lse_part, sm_scale, 64, 128, 8, 8))
+    grid = (Q.shape[0], K.shape[1], 16)  # one block per split
     ct.launch(torch.cuda.current_stream(), grid, decode_attn_split_kv_kernel,
               (Q, K, V, seq_lens, O_part, lse_part, sm_scale, 128, 64, 16, 16))
     grid = (Q.shape[0], Q.shape[1], 1)
