@@ -486,3 +486,24 @@ def test_wrapper_reads_torch_tensors(ports, monkeypatch):
     x[2] = Tensor((1024,), (1,), "torch.float32", device=1)
     with pytest.raises(ports.ArgumentError, match="several devices"):
         rt.plan(ports.vector_add.SPEC_vector_add, (*x, 256), (4,))
+
+
+def test_symbol_collisions_are_resolved_deterministically(tmp_path):
+    """Two modules with a kernel of the same name: the first (in sorted op order) keeps `cutile_<kernel>`,
+    the other becomes `cutile_<op>_<kernel>`, whatever order the sources are given in; both link."""
+    from transpiler.pipeline import run, write_outputs
+    from conftest import CORPUS
+    for name in ("alpha", "beta"):
+        (tmp_path / "src").mkdir(exist_ok=True)
+        shutil.copy(CORPUS / "cutile" / "vector_add.py", tmp_path / "src" / f"{name}.py")
+    outs = []
+    for order in (["alpha.py", "beta.py"], ["beta.py", "alpha.py"]):
+        out = tmp_path / f"out_{len(outs)}"
+        result, files = run([tmp_path / "src" / f for f in order], out)
+        write_outputs(files)
+        outs.append(out)
+    manifests = [json.loads((o / "manifest.json").read_text()) for o in outs]
+    symbols = [{m["op"]: m["kernels"][0]["symbol"] for m in man["modules"]} for man in manifests]
+    assert symbols[0] == symbols[1] == {"alpha": "cutile_vector_add", "beta": "cutile_beta_vector_add"}
+    lib = ctypes.CDLL(str(built_library(outs[0], tmp_path / "lib")))
+    assert hasattr(lib, "cutile_vector_add") and hasattr(lib, "cutile_beta_vector_add")

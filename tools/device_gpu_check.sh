@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs tools/gpu_check.py on a GPU machine that has no network (the lent H200): everything it needs
-# beyond the machine's image comes in .gpu/ (see README, "GPU check"):
+# beyond the machine's image comes in .gpu/, made by tools/prepare_device_bundle.sh:
 #   .gpu/tc.tar.xz          cu13/bin/{tileiras,ptxas} and cu13/lib/libnvvm.so.4 (13.4.92 wheels)
 #   .gpu/cuda_tile-*.whl    cuTile Python
 #   .gpu/lib.so.xz          the stripped shared library of the generated crate `rust/`

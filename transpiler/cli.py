@@ -216,11 +216,43 @@ def verify_cmd(
     raise typer.Exit(0 if verdicts and all(v.verdict == "equivalent" for v in verdicts) else 1)
 
 
+build_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@build_app.command()
+def build_cmd(
+    out: Path = typer.Argument(..., help="An output directory made by cutile-transpile (with manifest.json)."),
+) -> None:
+    """Build the crate's shared library (`cargo build --release`, device code optimized) where its Python
+    package looks for it: OUT/target/release (or $CARGO_TARGET_DIR/release)."""
+    import os
+    import subprocess
+    from .verify.toolchain import ToolchainError, cargo_env
+    if not (out / "manifest.json").is_file():
+        _err(f"error: {out}: no manifest.json (not a cutile-transpile output directory)")
+        raise typer.Exit(2)
+    try:
+        env = cargo_env()
+    except ToolchainError as e:
+        _err(f"error: {e}")
+        raise typer.Exit(2)
+    if "CARGO_TARGET_DIR" not in os.environ:
+        env.pop("CARGO_TARGET_DIR", None)  # next to the crate, where cutile_ports finds the library
+    res = subprocess.run(["cargo", "build", "--release", "--manifest-path", str(out / "Cargo.toml")], env=env)
+    if res.returncode != 0:
+        raise typer.Exit(1)
+    crate = json.loads((out / "manifest.json").read_text())["crate"]
+    target = Path(env.get("CARGO_TARGET_DIR") or out / "target")
+    _err(f"built {target / 'release' / f'lib{crate}.so'}")
+
+
 def main() -> None:
     argv = sys.argv[1:]
     try:
         if argv and argv[0] == "verify":
             verify_app(argv[1:], prog_name="cutile-transpile verify", standalone_mode=True)
+        elif argv and argv[0] == "build":
+            build_app(argv[1:], prog_name="cutile-transpile build", standalone_mode=True)
         else:
             transpile_app(argv, prog_name="cutile-transpile", standalone_mode=True)
     except SystemExit:

@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     logits: *const abi::CutileTensor,
     labels: *const abi::CutileTensor,
@@ -151,7 +151,7 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     logits: *const abi::CutileTensor,
     labels: *const abi::CutileTensor,

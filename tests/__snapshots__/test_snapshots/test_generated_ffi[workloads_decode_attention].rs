@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
     Q: *const abi::CutileTensor,
     K: *const abi::CutileTensor,
@@ -169,7 +169,7 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
     O_part: *const abi::CutileTensor,
     lse_part: *const abi::CutileTensor,

@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_dropout_kernel(
     x: *const abi::CutileTensor,
     y: *const abi::CutileTensor,
@@ -99,7 +99,7 @@ unsafe fn launch_dropout_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
     x: *const abi::CutileTensor,
     residual: *const abi::CutileTensor,

@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     x: *const abi::CutileTensor,
     y: *const abi::CutileTensor,
@@ -95,7 +95,7 @@ unsafe fn launch_gelu_tanh_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     x: *const abi::CutileTensor,
     bias: *const abi::CutileTensor,

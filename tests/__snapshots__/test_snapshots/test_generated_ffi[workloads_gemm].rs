@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_gemm_kernel(
     A: *const abi::CutileTensor,
     B: *const abi::CutileTensor,

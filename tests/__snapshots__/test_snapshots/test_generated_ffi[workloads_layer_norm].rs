@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
     x: *const abi::CutileTensor,
     w: *const abi::CutileTensor,
@@ -171,7 +171,7 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
     x: *const abi::CutileTensor,
     dy: *const abi::CutileTensor,
@@ -321,7 +321,7 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
     dw_partial: *const abi::CutileTensor,
     db_partial: *const abi::CutileTensor,

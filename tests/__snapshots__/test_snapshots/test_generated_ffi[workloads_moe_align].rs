@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     topk_ids: *const abi::CutileTensor,
     expert_counts: *const abi::CutileTensor,
@@ -116,7 +116,7 @@ unsafe fn launch_moe_expert_histogram_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     expert_counts: *const abi::CutileTensor,
     expert_offsets: *const abi::CutileTensor,
@@ -189,7 +189,7 @@ unsafe fn launch_moe_align_offsets_kernel(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     topk_ids: *const abi::CutileTensor,
     expert_offsets: *const abi::CutileTensor,

@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
     A: *const abi::CutileTensor,
     B: *const abi::CutileTensor,
@@ -129,7 +129,7 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
     P: *const abi::CutileTensor,
     C: *const abi::CutileTensor,

@@ -20,7 +20,7 @@ use crate::abi;
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
     gate: *const abi::CutileTensor,
     up: *const abi::CutileTensor,
@@ -102,7 +102,7 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType>(
 /// # Safety
 /// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
 /// `__stream`, a live stream of that device (null: the legacy default stream).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
     gate: *const abi::CutileTensor,
     up: *const abi::CutileTensor,
