@@ -450,9 +450,9 @@ def test_a_missing_check_is_caught(tmp_path):
     assert fn(*p.c_args) == 12  # wrong grid, yet it reached the device step
 
 
-def test_wrapper_reads_torch_tensors(ports, monkeypatch):
-    """The torch path, with a stand-in `torch` module (CI has no torch): CUDA tensors are described from
-    data_ptr/shape/stride/dtype/device, CPU tensors are refused as host memory."""
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """A stand-in `torch` module whose Tensor has what the wrapper reads (CI has no torch)."""
     import types
     fake = types.ModuleType("torch")
 
@@ -473,6 +473,13 @@ def test_wrapper_reads_torch_tensors(ports, monkeypatch):
 
     fake.Tensor = Tensor
     monkeypatch.setitem(sys.modules, "torch", fake)
+    return Tensor
+
+
+def test_wrapper_reads_torch_tensors(ports, fake_torch):
+    """The torch path, with a stand-in `torch` module (CI has no torch): CUDA tensors are described from
+    data_ptr/shape/stride/dtype/device, CPU tensors are refused as host memory."""
+    Tensor = fake_torch
     rt = ports._runtime
     arr = rt.as_device_array(Tensor((4, 8), (16, 1)), "x")
     assert (arr.ptr, arr.shape, arr.strides, arr.dtype, arr.device) == (0x7F0000000000, (4, 8), (16, 1), "f16", 1)
@@ -507,3 +514,30 @@ def test_symbol_collisions_are_resolved_deterministically(tmp_path):
     assert symbols[0] == symbols[1] == {"alpha": "cutile_vector_add", "beta": "cutile_beta_vector_add"}
     lib = ctypes.CDLL(str(built_library(outs[0], tmp_path / "lib")))
     assert hasattr(lib, "cutile_vector_add") and hasattr(lib, "cutile_beta_vector_add")
+
+
+def test_repeated_layouts_are_still_checked(ports, fake_torch):
+    """plan() reuses the checks of a layout it has seen; pointers, scalars and any layout change are still
+    checked on every call, and the descriptors of one plan never leak into another."""
+    rt = ports._runtime
+    spec = ports.vector_add.SPEC_vector_add
+
+    def arrays(ptr=0x7F0000000000, strides=(1,)):
+        return [fake_torch((1024,), strides, "torch.float32", ptr=ptr + i * 4096, device=0) for i in range(3)]
+
+    rt._CHECKED.clear()
+    first = rt.plan(spec, (*arrays(), 256), (4,))
+    assert len(rt._CHECKED) == 1  # the layout was remembered
+    first.c_args[0].contents.ndim = 7  # a caller scribbling on its plan
+    second = rt.plan(spec, (*arrays(0x7F0000100000), 256), (4,))
+    assert second.c_args[0].contents.ndim == 1 and second.c_args[0].contents.ptr == 0x7F0000100000
+    with pytest.raises(ports.ArgumentError, match="aligned"):
+        rt.plan(spec, (*arrays(0x7F0000000002), 256), (4,))
+    with pytest.raises(ports.ArgumentError, match="null"):
+        rt.plan(spec, (*arrays(0), 256), (4,))
+    with pytest.raises(ports.ArgumentError, match="negative"):
+        rt.plan(spec, (*arrays(strides=(-1,)), 256), (4,))
+    with pytest.raises(ports.ArgumentTypeError, match="constant"):
+        rt.plan(spec, (*arrays(), 256.0), (4,))
+    with pytest.raises(ports.ArgumentError, match="grid"):
+        rt.plan(spec, (*arrays(), 256), (0,))
