@@ -10,8 +10,9 @@ positions must agree; integers exactly). Times are GPU times from CUDA events ar
 queued behind a short `torch.cuda._sleep` so host overhead stays out, after warm-up; the median of
 `--runs` interleaved runs per backend. The speed ratio is t_python / t_rust (above 1: Rust is faster).
 
-Compilation runs in `--workers` processes in parallel; timing is serialized through a lock so that
-only one process uses the GPU while it measures. Writes `<results>.md` and `<results>.json`.
+Compilation and the correctness runs happen in `--workers` processes in parallel; then, after all of
+them are done (a barrier), the processes time one after another (a lock), so nothing else runs on the GPU
+while one measures. Writes `<results>.md` and `<results>.json`.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _compare(torch, ref, got, dtype: str) -> tuple[bool, float, str]:
     return same, 0.0 if same else float((ref != got).sum()), "" if same else "integer outputs differ"
 
 
-def _worker(wid: int, configs: list[dict], crate: str, runs: int, lock, queue) -> None:
+def _worker(wid: int, configs: list[dict], crate: str, runs: int, lock, barrier, queue) -> None:
     import torch
     sys.path.insert(0, str(Path(crate) / "python"))
     import cuda.tile as ct
@@ -125,8 +126,13 @@ def _worker(wid: int, configs: list[dict], crate: str, runs: int, lock, queue) -
             res.update(correct=False, rel_err=math.inf, detail=f"{type(e).__name__}: {e}",
                        traceback=traceback.format_exc())
             queue.put(res)
+    try:  # no correctness launch of another worker may overlap the timing
+        barrier.wait(timeout=420)
+    except Exception:  # noqa: BLE001 - a worker died: time anyway (the report says which cases are missing)
+        pass
     with lock:  # only one process times at a time
-        for res, lp, lr, kernel, run in pending:
+        for i, (res, lp, lr, kernel, run) in enumerate(pending):
+            pending[i] = None  # the inputs are freed once timed
             try:
                 times = {"python": [], "cutile-rs": []}
                 host = {"python": [], "cutile-rs": []}
@@ -243,8 +249,10 @@ def main() -> int:
     # spread each kernel's configurations over one worker (one JIT cache), kernels round-robin
     kernels = sorted({c["kernel"] for c in configs})
     shards = [[c for c in configs if kernels.index(c["kernel"]) % args.workers == w] for w in range(args.workers)]
-    procs = [ctx.Process(target=_worker, args=(w, s, str(crate), args.runs, lock, queue)) for w, s in
-             enumerate(shards) if s]
+    shards = [s for s in shards if s]
+    barrier = ctx.Barrier(len(shards))
+    procs = [ctx.Process(target=_worker, args=(w, s, str(crate), args.runs, lock, barrier, queue)) for w, s in
+             enumerate(shards)]
     for p in procs:
         p.start()
     results = []
