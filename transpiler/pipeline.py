@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
-from .model.ir import Kernel, Pos
+from .model.ir import Kernel
 
 
 class UsageError(Exception):
