@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import requires_toolchain
+from transpiler.verify.specs import const_value, predicates_hold
 from transpiler.verify.toolchain import cargo_build, cargo_env
 
 try:
@@ -109,11 +110,11 @@ TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8"}
 
 def valid_launch(spec, kernel: dict, consts: dict):
     """Arguments and grid that pass every check of the kernel's symbol (for the entry `consts` select)."""
-    entry = next(e for e in kernel["entries"] if all(eval(p, {}, dict(consts)) for p in e["predicates"]))
+    entry = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts))
     values = dict(consts)
     for name, expr in entry["derived"].items():
-        values[name] = eval(expr, {}, dict(values))
-    tiles = {a: [eval(d, {}, dict(values)) for d in dims] for a, dims in entry["tiles"].items()}
+        values[name] = const_value(expr, values)
+    tiles = {a: [const_value(d, values) for d in dims] for a, dims in entry["tiles"].items()}
     blocks = (2, 1, 1)
     args, ptr = [], 0x7F0000000000
     for p in kernel["params"]:
@@ -212,6 +213,10 @@ def call_codes(ports, kernel: dict, op: str):
         run("negative stride", lambda c: desc(c, arrays[0]).strides.__setitem__(0, -1))
         run("stride overflow", lambda c: desc(c, arrays[0]).strides.__setitem__(0, 2**32))
         run("misaligned", lambda c: setattr(desc(c, arrays[0]), "ptr", desc(c, arrays[0]).ptr + 1))
+        written = [i for i in arrays if kernel["params"][i]["name"] in {o["array"] for o in entry["outputs"]}]
+        if written:  # every written array, pointer-accessed (scatter/atomic) ones included
+            for i in written:
+                run("overlapping output", lambda c, i=i: desc(c, i).strides.__setitem__(0, 0))
         if len(e_arrays) >= 2:
             run("E mismatch", lambda c: setattr(desc(c, e_arrays[1]), "dtype", 1))
         if e_arrays:  # f8e5m2 has a code, but no corpus port was verified for it
@@ -236,7 +241,7 @@ def call_codes(ports, kernel: dict, op: str):
 
 EXPECTED = {"valid": 12, "null descriptor": 1, "null data": 1, "rank": 2, "negative rank": 2, "dtype code": 3,
             "dim overflow": 5, "negative dim": 5, "extent overflow": 5, "negative stride": 6,
-            "stride overflow": 6, "misaligned": 7, "E mismatch": 4, "E not ported": 3, "concrete dtype": 3,
+            "stride overflow": 6, "overlapping output": 6, "misaligned": 7, "E mismatch": 4, "E not ported": 3, "concrete dtype": 3,
             "grid zero": 8, "grid y too large": 8, "grid mismatch": 9, "variant unknown": 10,
             "variant mismatch": 10, "const overflow": 11, "device": 12}
 
@@ -544,3 +549,11 @@ def test_repeated_layouts_are_still_checked(ports, fake_torch):
         rt.plan(spec, (*arrays(), 256.0), (4,))
     with pytest.raises(ports.ArgumentError, match="grid"):
         rt.plan(spec, (*arrays(), 256), (0,))
+
+
+def test_written_pointer_arrays_are_checked_for_overlap(corpus_out):
+    """A scatter target is both pointer-accessed and written: its descriptor gets both checks."""
+    import re
+    text = (corpus_out / "src" / "moe_align" / "ffi.rs").read_text()
+    assert re.search(r'"sorted_token_ids",\s*1,\s*abi::Access \{\s*written: true,\s*pointer: true,', text)
+    assert re.search(r'"topk_ids",\s*1,\s*abi::Access \{\s*written: false,\s*pointer: true,', text)

@@ -110,10 +110,27 @@ def _worker(wid: int, configs: list[dict], crate: str, runs: int, lock, barrier,
                 ct.launch(stream, launch.grid, kernel, launch.args)
 
             lp, lr = build(), build()
+            if lp.reset:
+                lp.reset()
+            before = {i: lp.args[i].clone() for i in (*lp.outputs, *lp.untouched)}
             run("python", lp)
             run("cutile-rs", lr)
             torch.cuda.synchronize()
             ok, worst, why = True, 0.0, []
+            def unchanged(t, i):
+                same = (before[i] == t) | (before[i].isnan() & t.isnan()) if t.dtype.is_floating_point \
+                    else before[i] == t
+                return bool(same.all())
+
+            for i in lp.outputs:  # an output the reference never wrote would compare poison with poison
+                if unchanged(lp.args[i], i):
+                    ok = False
+                    why.append(f"arg {i}: cuTile Python left this output untouched")
+            for i in lp.untouched:  # arrays a variant must not write, in either run
+                for backend, launch in (("python", lp), ("cutile-rs", lr)):
+                    if not unchanged(launch.args[i], i):
+                        ok = False
+                        why.append(f"arg {i}: {backend} wrote an array this launch must leave untouched")
             for i in lp.outputs:
                 good, err, msg = _compare(torch, lp.args[i], lr.args[i], cfg["dtype"])
                 ok &= good

@@ -226,8 +226,7 @@ def build_cmd(
     """Build the crate's shared library (`cargo build --release`, device code optimized) where its Python
     package looks for it: OUT/target/release (or $CARGO_TARGET_DIR/release)."""
     import os
-    import subprocess
-    from .verify.toolchain import ToolchainError, cargo_env
+    from .verify.toolchain import ToolchainError, cargo_build, cargo_env
     if not (out / "manifest.json").is_file():
         _err(f"error: {out}: no manifest.json (not a cutile-transpile output directory)")
         raise typer.Exit(2)
@@ -238,7 +237,7 @@ def build_cmd(
         raise typer.Exit(2)
     if "CARGO_TARGET_DIR" not in os.environ:
         env.pop("CARGO_TARGET_DIR", None)  # next to the crate, where cutile_ports finds the library
-    res = subprocess.run(["cargo", "build", "--release", "--manifest-path", str(out / "Cargo.toml")], env=env)
+    res = cargo_build(out / "Cargo.toml", env, show=True)
     if res.returncode != 0:
         raise typer.Exit(1)
     crate = json.loads((out / "manifest.json").read_text())["crate"]

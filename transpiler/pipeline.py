@@ -218,7 +218,7 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
 def render_crate(out: Path, modules: dict) -> dict[Path, str]:
     """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content)."""
     import hashlib
-    from .emit.ffi import kernel_ffi_view, kernel_python_view, symbol_names
+    from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view, symbol_names
     outputs: dict[Path, str] = {}
     crate = _crate_name(out)
     for op, m in sorted(modules.items()):
@@ -244,12 +244,12 @@ def render_crate(out: Path, modules: dict) -> dict[Path, str]:
             "python/ops.py.j2", source=m["rel"], sha256=m["sha256"], kernels=py)
     mods = [{"op": op, "source": m["rel"]} for op, m in sorted(modules.items())]
     outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
-    outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest))
+    outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest, **abi_tables()))
     outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
                                                                       modules=sorted(modules))
     outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
-                                                                      digest=digest)
+                                                                      digest=digest, **abi_tables())
     manifest = {
         "_generated": f"{GENERATED_MARK} {__version__}",
         "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,

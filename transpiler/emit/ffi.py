@@ -12,20 +12,50 @@ import ast
 
 from .lower import rust_ident
 
-# dtype name -> (ABI code, Rust host type); the codes are mirrored by the Python wrapper
+# The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
+# dtype name -> (ABI code, Rust host type, bytes); the Rust enum variant is the upper-case name
 DTYPES = {
-    "f32": (0, "f32"),
-    "f16": (1, "cutile::half::f16"),
-    "bf16": (2, "cutile::half::bf16"),
-    "i32": (3, "i32"),
-    "i64": (4, "i64"),
-    "f8e5m2": (5, "cutile::cuda_core::f8e5m2"),
-    "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn"),
+    "f32": (0, "f32", 4),
+    "f16": (1, "cutile::half::f16", 2),
+    "bf16": (2, "cutile::half::bf16", 2),
+    "i32": (3, "i32", 4),
+    "i64": (4, "i64", 8),
+    "f8e5m2": (5, "cutile::cuda_core::f8e5m2", 1),
+    "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn", 1),
 }
-DTYPE_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i32": "I32", "i64": "I64", "f8e5m2": "F8E5M2",
-                  "f8e4m3fn": "F8E4M3FN"}
-MAX_RANK = 8  # CUTILE_MAX_RANK in abi.rs.j2
+# return codes in order (the code is the position), with when each is returned
+ABI_CODES = [
+    ("CUTILE_OK", "Success."),
+    ("CUTILE_ERR_NULL", "A descriptor pointer or a tensor's data pointer is null."),
+    ("CUTILE_ERR_RANK", "`ndim` differs from the rank the kernel takes for that array."),
+    ("CUTILE_ERR_DTYPE", "Unknown dtype code, or a dtype this array or kernel does not take."),
+    ("CUTILE_ERR_DTYPE_MISMATCH", "Arrays that share the kernel's element type `E` have different dtypes."),
+    ("CUTILE_ERR_SHAPE", "A dimension is negative, or the addressed extent does not fit the i32 index type."),
+    ("CUTILE_ERR_STRIDE", "A stride is negative or does not fit i32, a written array has overlapping (zero) "
+                          "strides, or a pointer-accessed array is not contiguous in its last dimension."),
+    ("CUTILE_ERR_ALIGN", "The data pointer is not aligned to the element size."),
+    ("CUTILE_ERR_GRID", "A grid dimension is not positive or exceeds the CUDA limit."),
+    ("CUTILE_ERR_GRID_MISMATCH", "The grid differs from the partition grid of a checked (`&mut Tensor`) output."),
+    ("CUTILE_ERR_VARIANT", "Unknown variant, or a variant whose predicate does not hold for the constants."),
+    ("CUTILE_ERR_CONST", "A constant does not fit i32, a tile size is not positive, or a derived constant "
+                         "divides by zero."),
+    ("CUTILE_ERR_DEVICE", "The device ordinal is invalid, or no CUDA driver or context is available."),
+    ("CUTILE_ERR_LAUNCH", "cuTile Rust refused the launch, or JIT compilation or the launch itself failed."),
+    ("CUTILE_ERR_PANIC", "A panic was caught at the boundary (a bug; the message says where)."),
+]
+MAX_RANK = 8  # the descriptor's shape/stride capacity
 SCALAR_C_TYPES = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64", "bool": "bool"}
+
+
+def abi_tables() -> dict:
+    """The ABI's dtype and code tables, for abi.rs.j2 and the Python wrapper's mirror."""
+    return {
+        "max_rank": MAX_RANK,
+        "codes": [{"name": n, "doc": doc, "code": i} for i, (n, doc) in enumerate(ABI_CODES)],
+        "dtypes": [{"name": n, "variant": n.upper(), "code": c, "size": size} for n, (c, _, size) in DTYPES.items()],
+        "py_dtypes": repr({n: (c, size) for n, (c, _, size) in DTYPES.items()}),
+        "py_codes": repr({i: n for i, (n, _) in enumerate(ABI_CODES)}),
+    }
 
 
 class AbiUnsupported(Exception):
@@ -119,8 +149,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         n = rust_ident(p["name"])
         if p["kind"] == "array":
             c_params.append(f"{n}: *const abi::CutileTensor")
-            access = "Pointer" if p["name"] in pointers else ("Write" if p["name"] in written else "Read")
-            arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, abi::Access::{access})?;')
+            access = (f"abi::Access {{ written: {str(p['name'] in written).lower()}, "
+                      f"pointer: {str(p['name'] in pointers).lower()} }}")
+            arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
         else:
@@ -130,20 +161,30 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     for p in arrays:
         if p["dtype"] != "E":
             arg_checks.append(f'abi::expect_dtype(&{rust_ident(p["name"])}, "{p["name"]}", '
-                              f'abi::Dtype::{DTYPE_VARIANTS[p["dtype"]]})?;')
+                              f'abi::Dtype::{p["dtype"].upper()})?;')
     dtypes = [d for d in kernel.get("dtypes", []) if d in DTYPES] if e_arrays else []
     if e_arrays and not dtypes:
         raise AbiUnsupported("no verified element type has an ABI dtype code")
-    element = ""
     if e_arrays:
         pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in e_arrays)
-        allowed = ", ".join(f"abi::Dtype::{DTYPE_VARIANTS[d]}" for d in dtypes)
-        element = f"let __e = abi::element_type(&[{pairs}], &[{allowed}])?;"
+        allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in dtypes)
+        arg_checks.append(f"let __e = abi::element_type(&[{pairs}], &[{allowed}])?;")
+    arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
-    if variants:
-        c_params.append("__variant: i32")
-    c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     entry_views = [_entry_view(kernel, e, i, names, dtypes) for i, e in enumerate(entries)]
+    variant_doc = []
+    if variants:  # the caller names the entry; it must be the one the constants select
+        c_params.append("__variant: i32")
+        variant_doc = ["`__variant` selects the entry and must agree with the constants:"]
+        variant_doc += [f"{e['index']} = `{e['name']}` when `{' and '.join(e['predicates'])}`." for e in entry_views]
+        arg_checks.append("let __entry = match __variant {")
+        arg_checks += [f"    {e['index']} if {e['predicate']} => {e['index']}," for e in entry_views]
+        arg_checks.append('    _ => return abi::fail(abi::CUTILE_ERR_VARIANT, format!("variant {__variant} is unknown '
+                          'or does not match the constants")),')
+        arg_checks.append("};")
+    else:
+        arg_checks.append("let __entry = 0;")
+    c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     doc_params = []
     for p in params:
         if p["kind"] == "array":
@@ -154,9 +195,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             doc_params.append(f"`{p['name']}`: constant ({p['const_type']})")
     return {
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
-        "c_params": c_params, "arg_checks": arg_checks, "element": element, "variants": variants,
-        "entries": entry_views, "doc_params": doc_params, "generic": bool(e_arrays),
-        "dtype_arms": [(DTYPE_VARIANTS[d], DTYPES[d][1]) for d in dtypes],
+        "c_params": c_params, "arg_checks": arg_checks, "variant_doc": variant_doc,
+        "entries": entry_views, "doc_params": doc_params,
+        "launch_generics": "<T: DType>" if e_arrays else "",
     }
 
 
@@ -205,10 +246,18 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             pass_args.append(n)
             call_args.append(n)
     predicate = " && ".join(rust_const_expr(pr, names, "bool") for pr in entry["predicates"]) or "true"
+    launch_fn = f"launch_{entry['name']}"
+    call = f"(&__ctx, &__stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
+    if dtypes:  # the element type picks the monomorphized launch
+        dispatch = ["match __e {"]
+        dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
+        dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
+                     "}"]
+    else:
+        dispatch = [f"{launch_fn}{call}"]
     return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
-            "pass_args": pass_args, "borrows": borrows, "call_args": call_args,
-            "launch_fn": f"launch_{entry['name']}"}
+            "borrows": borrows, "call_args": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
 
 
 def kernel_python_view(kernel: dict, symbol: str) -> dict:

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .specs import const_value, predicates_hold
 from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
 
@@ -48,7 +49,7 @@ class KernelVerdict:
 
 def _select(entries: list[dict], spec: dict) -> dict:
     for e in entries:
-        if all(eval(p, {"__builtins__": {}}, dict(spec)) for p in e["predicates"]):  # noqa: S307
+        if predicates_hold(e["predicates"], spec):
             return e
     raise LookupError(f"no variant for {spec}")
 
@@ -175,7 +176,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                         continue
                     values = dict(spec)
                     for name, expr in entry.get("derived", {}).items():
-                        values[name] = eval(expr, {"__builtins__": {}}, values)  # noqa: S307
+                        values[name] = const_value(expr, values)
                     for rust_name, py_name in entry.get("generic_params", {}).items():
                         values[rust_name] = values[py_name]
                     generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]

@@ -38,6 +38,18 @@ def _pyproject_section(source: Path) -> dict:
     return {}
 
 
+def const_value(expr: str, values: dict):
+    """A constant expression (variant predicate, derived constant) over constant values, as Python does."""
+    return eval(expr, {"__builtins__": {}}, dict(values))  # noqa: S307 - expressions from our own manifest
+
+
+def predicates_hold(preds, values: dict) -> bool:
+    try:
+        return all(const_value(p, values) for p in preds)
+    except Exception:  # noqa: BLE001 - a predicate over constants the values lack does not hold
+        return False
+
+
 def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[dict]:
     """Add specializations so that every structural variant is selected by at least one: values for the
     constants in the predicates are tried from the literals they compare with (and 0/1), starting from the
@@ -46,14 +58,8 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
     out = list(specs)
     base = specs[0] if specs else {}
 
-    def holds(preds, values):
-        try:
-            return all(eval(p, {"__builtins__": {}}, dict(values)) for p in preds)  # noqa: S307
-        except Exception:  # noqa: BLE001
-            return False
-
     for preds in variants:
-        if any(holds(preds, s) for s in out):
+        if any(predicates_hold(preds, s) for s in out):
             continue
         names = sorted({n for p in preds for n in re.findall(r"[A-Za-z_]\w*", p)} - {"not", "and", "or", "True", "False"})
         names = [n for n in names if n in base]
@@ -62,7 +68,7 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
         found = None
         for combo in itertools.product(candidates, repeat=len(names)):
             values = {**base, **dict(zip(names, combo))}
-            if holds(preds, values):
+            if predicates_hold(preds, values):
                 found = values
                 break
         if found is not None and found not in out:

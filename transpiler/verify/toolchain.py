@@ -66,11 +66,15 @@ def cargo_env() -> dict[str, str]:
     return env
 
 
-def cargo_build(manifest: Path, env: dict[str, str], short: bool = False) -> subprocess.CompletedProcess:
-    cmd = ["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)]
+def cargo_build(manifest: Path, env: dict[str, str], short: bool = False,
+                show: bool = False) -> subprocess.CompletedProcess:
+    """`cargo build --release` of a generated crate: quiet and captured, or (`show`) printing its progress."""
+    cmd = ["cargo", "build", "--release", "--manifest-path", str(manifest)]
     if short:
         cmd += ["--message-format", "short"]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if show:
+        return subprocess.run(cmd, env=env)
+    return subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, env=env)
 
 
 def irdump_binary(env: dict[str, str]) -> Path:

@@ -33,8 +33,24 @@ pub unsafe extern "C" fn cutile_gelu(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let TILE = abi::constant(TILE, "TILE")?;
         let APPROX = abi::constant(APPROX, "APPROX")?;
         let __e = abi::element_type(

@@ -38,8 +38,24 @@ pub unsafe extern "C" fn cutile_partial_sum(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let partial = abi::tensor_arg(partial, "partial", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let partial = abi::tensor_arg(
+            partial,
+            "partial",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let AXIS = abi::constant(AXIS, "AXIS")?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;

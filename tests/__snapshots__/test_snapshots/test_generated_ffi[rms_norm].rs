@@ -34,9 +34,33 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let w = abi::tensor_arg(w, "w", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let w = abi::tensor_arg(
+            w,
+            "w",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let N = abi::constant(N, "N")?;
         let __e = abi::element_type(
             &[("x", &x), ("w", &w), ("y", &y)],

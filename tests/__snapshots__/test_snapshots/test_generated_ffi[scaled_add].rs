@@ -35,9 +35,33 @@ pub unsafe extern "C" fn cutile_scaled_add(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 1, abi::Access::Read)?;
-        let out = abi::tensor_arg(out, "out", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let out = abi::tensor_arg(
+            out,
+            "out",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type(
             &[("x", &x), ("y", &y), ("out", &out)],

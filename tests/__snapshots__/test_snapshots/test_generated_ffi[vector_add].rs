@@ -33,9 +33,33 @@ pub unsafe extern "C" fn cutile_vector_add(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let a = abi::tensor_arg(a, "a", 1, abi::Access::Read)?;
-        let b = abi::tensor_arg(b, "b", 1, abi::Access::Read)?;
-        let c = abi::tensor_arg(c, "c", 1, abi::Access::Write)?;
+        let a = abi::tensor_arg(
+            a,
+            "a",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let b = abi::tensor_arg(
+            b,
+            "b",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let c = abi::tensor_arg(
+            c,
+            "c",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type(
             &[("a", &a), ("b", &b), ("c", &c)],

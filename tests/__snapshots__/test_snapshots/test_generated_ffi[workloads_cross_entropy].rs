@@ -35,10 +35,42 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let logits = abi::tensor_arg(logits, "logits", 2, abi::Access::Pointer)?;
-        let labels = abi::tensor_arg(labels, "labels", 1, abi::Access::Read)?;
-        let loss = abi::tensor_arg(loss, "loss", 1, abi::Access::Write)?;
-        let lse_out = abi::tensor_arg(lse_out, "lse_out", 1, abi::Access::Write)?;
+        let logits = abi::tensor_arg(
+            logits,
+            "logits",
+            2,
+            abi::Access {
+                written: false,
+                pointer: true,
+            },
+        )?;
+        let labels = abi::tensor_arg(
+            labels,
+            "labels",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let loss = abi::tensor_arg(
+            loss,
+            "loss",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let lse_out = abi::tensor_arg(
+            lse_out,
+            "lse_out",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BV = abi::constant(BV, "BV")?;
         let IGNORE_INDEX = abi::constant(IGNORE_INDEX, "IGNORE_INDEX")?;
         abi::expect_dtype(&labels, "labels", abi::Dtype::I32)?;
@@ -167,11 +199,51 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let logits = abi::tensor_arg(logits, "logits", 2, abi::Access::Read)?;
-        let labels = abi::tensor_arg(labels, "labels", 1, abi::Access::Read)?;
-        let lse = abi::tensor_arg(lse, "lse", 1, abi::Access::Read)?;
-        let dloss = abi::tensor_arg(dloss, "dloss", 1, abi::Access::Read)?;
-        let dlogits = abi::tensor_arg(dlogits, "dlogits", 2, abi::Access::Write)?;
+        let logits = abi::tensor_arg(
+            logits,
+            "logits",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let labels = abi::tensor_arg(
+            labels,
+            "labels",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let lse = abi::tensor_arg(
+            lse,
+            "lse",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dloss = abi::tensor_arg(
+            dloss,
+            "dloss",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dlogits = abi::tensor_arg(
+            dlogits,
+            "dlogits",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BV = abi::constant(BV, "BV")?;
         let IGNORE_INDEX = abi::constant(IGNORE_INDEX, "IGNORE_INDEX")?;
         abi::expect_dtype(&labels, "labels", abi::Dtype::I32)?;

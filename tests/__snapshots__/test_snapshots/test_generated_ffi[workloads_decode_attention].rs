@@ -40,12 +40,60 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q = abi::tensor_arg(Q, "Q", 3, abi::Access::Read)?;
-        let K = abi::tensor_arg(K, "K", 4, abi::Access::Read)?;
-        let V = abi::tensor_arg(V, "V", 4, abi::Access::Read)?;
-        let seq_lens = abi::tensor_arg(seq_lens, "seq_lens", 1, abi::Access::Read)?;
-        let O_part = abi::tensor_arg(O_part, "O_part", 4, abi::Access::Write)?;
-        let lse_part = abi::tensor_arg(lse_part, "lse_part", 3, abi::Access::Write)?;
+        let Q = abi::tensor_arg(
+            Q,
+            "Q",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let K = abi::tensor_arg(
+            K,
+            "K",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let V = abi::tensor_arg(
+            V,
+            "V",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let seq_lens = abi::tensor_arg(
+            seq_lens,
+            "seq_lens",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let O_part = abi::tensor_arg(
+            O_part,
+            "O_part",
+            4,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let lse_part = abi::tensor_arg(
+            lse_part,
+            "lse_part",
+            3,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
         let GROUP = abi::constant(GROUP, "GROUP")?;
@@ -183,9 +231,33 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let O_part = abi::tensor_arg(O_part, "O_part", 4, abi::Access::Read)?;
-        let lse_part = abi::tensor_arg(lse_part, "lse_part", 3, abi::Access::Read)?;
-        let O = abi::tensor_arg(O, "O", 3, abi::Access::Write)?;
+        let O_part = abi::tensor_arg(
+            O_part,
+            "O_part",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let lse_part = abi::tensor_arg(
+            lse_part,
+            "lse_part",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let O = abi::tensor_arg(
+            O,
+            "O",
+            3,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let NUM_SPLITS = abi::constant(NUM_SPLITS, "NUM_SPLITS")?;
         let D = abi::constant(D, "D")?;
         let __e = abi::element_type(

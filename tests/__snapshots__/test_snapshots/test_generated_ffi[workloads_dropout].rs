@@ -34,8 +34,24 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let __e = abi::element_type(
             &[("x", &x), ("y", &y)],
@@ -115,9 +131,33 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let residual = abi::tensor_arg(residual, "residual", 2, abi::Access::Read)?;
-        let out = abi::tensor_arg(out, "out", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let residual = abi::tensor_arg(
+            residual,
+            "residual",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let out = abi::tensor_arg(
+            out,
+            "out",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(

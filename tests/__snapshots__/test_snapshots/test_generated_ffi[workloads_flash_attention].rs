@@ -43,10 +43,42 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q = abi::tensor_arg(Q, "Q", 4, abi::Access::Read)?;
-        let K = abi::tensor_arg(K, "K", 4, abi::Access::Read)?;
-        let V = abi::tensor_arg(V, "V", 4, abi::Access::Read)?;
-        let O = abi::tensor_arg(O, "O", 4, abi::Access::Write)?;
+        let Q = abi::tensor_arg(
+            Q,
+            "Q",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let K = abi::tensor_arg(
+            K,
+            "K",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let V = abi::tensor_arg(
+            V,
+            "V",
+            4,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let O = abi::tensor_arg(
+            O,
+            "O",
+            4,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;

@@ -33,8 +33,24 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate_up = abi::tensor_arg(gate_up, "gate_up", 2, abi::Access::Read)?;
-        let out = abi::tensor_arg(out, "out", 2, abi::Access::Write)?;
+        let gate_up = abi::tensor_arg(
+            gate_up,
+            "gate_up",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let out = abi::tensor_arg(
+            out,
+            "out",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
@@ -109,9 +125,33 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate_up = abi::tensor_arg(gate_up, "gate_up", 2, abi::Access::Read)?;
-        let dout = abi::tensor_arg(dout, "dout", 2, abi::Access::Read)?;
-        let dgate_up = abi::tensor_arg(dgate_up, "dgate_up", 2, abi::Access::Write)?;
+        let gate_up = abi::tensor_arg(
+            gate_up,
+            "gate_up",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dout = abi::tensor_arg(
+            dout,
+            "dout",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dgate_up = abi::tensor_arg(
+            dgate_up,
+            "dgate_up",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(

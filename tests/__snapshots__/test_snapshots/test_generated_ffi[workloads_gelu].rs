@@ -32,8 +32,24 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let __e = abi::element_type(
             &[("x", &x), ("y", &y)],
@@ -110,9 +126,33 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let bias = abi::tensor_arg(bias, "bias", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let bias = abi::tensor_arg(
+            bias,
+            "bias",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::constant(HAS_BIAS, "HAS_BIAS")?;

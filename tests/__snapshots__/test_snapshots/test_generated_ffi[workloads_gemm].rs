@@ -37,10 +37,42 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(A, "A", 2, abi::Access::Read)?;
-        let B = abi::tensor_arg(B, "B", 2, abi::Access::Read)?;
-        let C = abi::tensor_arg(C, "C", 2, abi::Access::Write)?;
-        let bias = abi::tensor_arg(bias, "bias", 1, abi::Access::Read)?;
+        let A = abi::tensor_arg(
+            A,
+            "A",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let B = abi::tensor_arg(
+            B,
+            "B",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let C = abi::tensor_arg(
+            C,
+            "C",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let bias = abi::tensor_arg(
+            bias,
+            "bias",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;

@@ -36,11 +36,42 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(A, "A", 2, abi::Access::Read)?;
-        let W = abi::tensor_arg(W, "W", 3, abi::Access::Read)?;
-        let C = abi::tensor_arg(C, "C", 2, abi::Access::Write)?;
-        let tile_expert_ids =
-            abi::tensor_arg(tile_expert_ids, "tile_expert_ids", 1, abi::Access::Read)?;
+        let A = abi::tensor_arg(
+            A,
+            "A",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let W = abi::tensor_arg(
+            W,
+            "W",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let C = abi::tensor_arg(
+            C,
+            "C",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let tile_expert_ids = abi::tensor_arg(
+            tile_expert_ids,
+            "tile_expert_ids",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;

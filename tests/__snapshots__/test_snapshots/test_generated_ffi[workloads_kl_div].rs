@@ -34,9 +34,33 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let log_pred = abi::tensor_arg(log_pred, "log_pred", 2, abi::Access::Read)?;
-        let target = abi::tensor_arg(target, "target", 2, abi::Access::Read)?;
-        let loss = abi::tensor_arg(loss, "loss", 1, abi::Access::Write)?;
+        let log_pred = abi::tensor_arg(
+            log_pred,
+            "log_pred",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let target = abi::tensor_arg(
+            target,
+            "target",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let loss = abi::tensor_arg(
+            loss,
+            "loss",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BV = abi::constant(BV, "BV")?;
         let LOG_TARGET = abi::constant(LOG_TARGET, "LOG_TARGET")?;
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;

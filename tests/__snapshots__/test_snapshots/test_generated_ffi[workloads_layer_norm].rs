@@ -39,12 +39,60 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let w = abi::tensor_arg(w, "w", 1, abi::Access::Read)?;
-        let b = abi::tensor_arg(b, "b", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
-        let mean_out = abi::tensor_arg(mean_out, "mean_out", 1, abi::Access::Write)?;
-        let rstd_out = abi::tensor_arg(rstd_out, "rstd_out", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let w = abi::tensor_arg(
+            w,
+            "w",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let b = abi::tensor_arg(
+            b,
+            "b",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let mean_out = abi::tensor_arg(
+            mean_out,
+            "mean_out",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let rstd_out = abi::tensor_arg(
+            rstd_out,
+            "rstd_out",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::constant(HAS_BIAS, "HAS_BIAS")?;
@@ -190,14 +238,78 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let dy = abi::tensor_arg(dy, "dy", 2, abi::Access::Read)?;
-        let w = abi::tensor_arg(w, "w", 1, abi::Access::Read)?;
-        let mean = abi::tensor_arg(mean, "mean", 1, abi::Access::Read)?;
-        let rstd = abi::tensor_arg(rstd, "rstd", 1, abi::Access::Read)?;
-        let dx = abi::tensor_arg(dx, "dx", 2, abi::Access::Write)?;
-        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access::Write)?;
-        let db_partial = abi::tensor_arg(db_partial, "db_partial", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dy = abi::tensor_arg(
+            dy,
+            "dy",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let w = abi::tensor_arg(
+            w,
+            "w",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let mean = abi::tensor_arg(
+            mean,
+            "mean",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let rstd = abi::tensor_arg(
+            rstd,
+            "rstd",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dx = abi::tensor_arg(
+            dx,
+            "dx",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let dw_partial = abi::tensor_arg(
+            dw_partial,
+            "dw_partial",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let db_partial = abi::tensor_arg(
+            db_partial,
+            "db_partial",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;
@@ -336,10 +448,42 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access::Read)?;
-        let db_partial = abi::tensor_arg(db_partial, "db_partial", 2, abi::Access::Read)?;
-        let dw = abi::tensor_arg(dw, "dw", 1, abi::Access::Write)?;
-        let db = abi::tensor_arg(db, "db", 1, abi::Access::Write)?;
+        let dw_partial = abi::tensor_arg(
+            dw_partial,
+            "dw_partial",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let db_partial = abi::tensor_arg(
+            db_partial,
+            "db_partial",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dw = abi::tensor_arg(
+            dw,
+            "dw",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let db = abi::tensor_arg(
+            db,
+            "db",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(

@@ -40,12 +40,60 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q_nope = abi::tensor_arg(Q_nope, "Q_nope", 3, abi::Access::Read)?;
-        let Q_pe = abi::tensor_arg(Q_pe, "Q_pe", 3, abi::Access::Read)?;
-        let KV_latent = abi::tensor_arg(KV_latent, "KV_latent", 3, abi::Access::Read)?;
-        let K_pe = abi::tensor_arg(K_pe, "K_pe", 3, abi::Access::Read)?;
-        let seq_lens = abi::tensor_arg(seq_lens, "seq_lens", 1, abi::Access::Read)?;
-        let O = abi::tensor_arg(O, "O", 3, abi::Access::Write)?;
+        let Q_nope = abi::tensor_arg(
+            Q_nope,
+            "Q_nope",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let Q_pe = abi::tensor_arg(
+            Q_pe,
+            "Q_pe",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let KV_latent = abi::tensor_arg(
+            KV_latent,
+            "KV_latent",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let K_pe = abi::tensor_arg(
+            K_pe,
+            "K_pe",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let seq_lens = abi::tensor_arg(
+            seq_lens,
+            "seq_lens",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let O = abi::tensor_arg(
+            O,
+            "O",
+            3,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BH = abi::constant(BH, "BH")?;
         let BN = abi::constant(BN, "BN")?;
         let DL = abi::constant(DL, "DL")?;

@@ -32,9 +32,24 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let topk_ids = abi::tensor_arg(topk_ids, "topk_ids", 1, abi::Access::Pointer)?;
-        let expert_counts =
-            abi::tensor_arg(expert_counts, "expert_counts", 1, abi::Access::Pointer)?;
+        let topk_ids = abi::tensor_arg(
+            topk_ids,
+            "topk_ids",
+            1,
+            abi::Access {
+                written: false,
+                pointer: true,
+            },
+        )?;
+        let expert_counts = abi::tensor_arg(
+            expert_counts,
+            "expert_counts",
+            1,
+            abi::Access {
+                written: true,
+                pointer: true,
+            },
+        )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         abi::expect_dtype(&topk_ids, "topk_ids", abi::Dtype::I32)?;
         let __e = abi::element_type(
@@ -130,10 +145,33 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let expert_counts = abi::tensor_arg(expert_counts, "expert_counts", 1, abi::Access::Read)?;
-        let expert_offsets =
-            abi::tensor_arg(expert_offsets, "expert_offsets", 1, abi::Access::Write)?;
-        let total_padded = abi::tensor_arg(total_padded, "total_padded", 1, abi::Access::Write)?;
+        let expert_counts = abi::tensor_arg(
+            expert_counts,
+            "expert_counts",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let expert_offsets = abi::tensor_arg(
+            expert_offsets,
+            "expert_offsets",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let total_padded = abi::tensor_arg(
+            total_padded,
+            "total_padded",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let E_ = abi::constant(E_, "E")?;
         let BLOCK_M = abi::constant(BLOCK_M, "BLOCK_M")?;
         abi::expect_dtype(&expert_counts, "expert_counts", abi::Dtype::I32)?;
@@ -204,16 +242,41 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let topk_ids = abi::tensor_arg(topk_ids, "topk_ids", 1, abi::Access::Pointer)?;
-        let expert_offsets =
-            abi::tensor_arg(expert_offsets, "expert_offsets", 1, abi::Access::Pointer)?;
-        let expert_cursor =
-            abi::tensor_arg(expert_cursor, "expert_cursor", 1, abi::Access::Pointer)?;
+        let topk_ids = abi::tensor_arg(
+            topk_ids,
+            "topk_ids",
+            1,
+            abi::Access {
+                written: false,
+                pointer: true,
+            },
+        )?;
+        let expert_offsets = abi::tensor_arg(
+            expert_offsets,
+            "expert_offsets",
+            1,
+            abi::Access {
+                written: false,
+                pointer: true,
+            },
+        )?;
+        let expert_cursor = abi::tensor_arg(
+            expert_cursor,
+            "expert_cursor",
+            1,
+            abi::Access {
+                written: true,
+                pointer: true,
+            },
+        )?;
         let sorted_token_ids = abi::tensor_arg(
             sorted_token_ids,
             "sorted_token_ids",
             1,
-            abi::Access::Pointer,
+            abi::Access {
+                written: true,
+                pointer: true,
+            },
         )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let TOPK = abi::constant(TOPK, "TOPK")?;

@@ -39,12 +39,60 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let residual = abi::tensor_arg(residual, "residual", 2, abi::Access::Read)?;
-        let w = abi::tensor_arg(w, "w", 1, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
-        let residual_out = abi::tensor_arg(residual_out, "residual_out", 2, abi::Access::Write)?;
-        let rstd_out = abi::tensor_arg(rstd_out, "rstd_out", 1, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let residual = abi::tensor_arg(
+            residual,
+            "residual",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let w = abi::tensor_arg(
+            w,
+            "w",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let residual_out = abi::tensor_arg(
+            residual_out,
+            "residual_out",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let rstd_out = abi::tensor_arg(
+            rstd_out,
+            "rstd_out",
+            1,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_RESIDUAL = abi::constant(HAS_RESIDUAL, "HAS_RESIDUAL")?;
@@ -187,12 +235,60 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let dy = abi::tensor_arg(dy, "dy", 2, abi::Access::Read)?;
-        let w = abi::tensor_arg(w, "w", 1, abi::Access::Read)?;
-        let rstd = abi::tensor_arg(rstd, "rstd", 1, abi::Access::Read)?;
-        let dx = abi::tensor_arg(dx, "dx", 2, abi::Access::Write)?;
-        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dy = abi::tensor_arg(
+            dy,
+            "dy",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let w = abi::tensor_arg(
+            w,
+            "w",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let rstd = abi::tensor_arg(
+            rstd,
+            "rstd",
+            1,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dx = abi::tensor_arg(
+            dx,
+            "dx",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let dw_partial = abi::tensor_arg(
+            dw_partial,
+            "dw_partial",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;

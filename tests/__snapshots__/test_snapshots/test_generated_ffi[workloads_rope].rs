@@ -35,10 +35,42 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 3, abi::Access::Read)?;
-        let cos_ = abi::tensor_arg(cos_, "cos", 2, abi::Access::Read)?;
-        let sin_ = abi::tensor_arg(sin_, "sin", 2, abi::Access::Read)?;
-        let out = abi::tensor_arg(out, "out", 3, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            3,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let cos_ = abi::tensor_arg(
+            cos_,
+            "cos",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let sin_ = abi::tensor_arg(
+            sin_,
+            "sin",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let out = abi::tensor_arg(
+            out,
+            "out",
+            3,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BH = abi::constant(BH, "BH")?;
         let HALF = abi::constant(HALF, "HALF")?;
         let __e = abi::element_type(

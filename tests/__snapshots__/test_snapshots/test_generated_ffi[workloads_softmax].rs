@@ -33,8 +33,24 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
@@ -108,8 +124,24 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(x, "x", 2, abi::Access::Read)?;
-        let y = abi::tensor_arg(y, "y", 2, abi::Access::Write)?;
+        let x = abi::tensor_arg(
+            x,
+            "x",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let y = abi::tensor_arg(
+            y,
+            "y",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(

@@ -34,9 +34,33 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate = abi::tensor_arg(gate, "gate", 2, abi::Access::Read)?;
-        let up = abi::tensor_arg(up, "up", 2, abi::Access::Read)?;
-        let out = abi::tensor_arg(out, "out", 2, abi::Access::Write)?;
+        let gate = abi::tensor_arg(
+            gate,
+            "gate",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let up = abi::tensor_arg(
+            up,
+            "up",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let out = abi::tensor_arg(
+            out,
+            "out",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
@@ -118,11 +142,51 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate = abi::tensor_arg(gate, "gate", 2, abi::Access::Read)?;
-        let up = abi::tensor_arg(up, "up", 2, abi::Access::Read)?;
-        let dout = abi::tensor_arg(dout, "dout", 2, abi::Access::Read)?;
-        let dgate = abi::tensor_arg(dgate, "dgate", 2, abi::Access::Write)?;
-        let dup = abi::tensor_arg(dup, "dup", 2, abi::Access::Write)?;
+        let gate = abi::tensor_arg(
+            gate,
+            "gate",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let up = abi::tensor_arg(
+            up,
+            "up",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dout = abi::tensor_arg(
+            dout,
+            "dout",
+            2,
+            abi::Access {
+                written: false,
+                pointer: false,
+            },
+        )?;
+        let dgate = abi::tensor_arg(
+            dgate,
+            "dgate",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
+        let dup = abi::tensor_arg(
+            dup,
+            "dup",
+            2,
+            abi::Access {
+                written: true,
+                pointer: false,
+            },
+        )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
