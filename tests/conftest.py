@@ -55,3 +55,8 @@ def workdir(tmp_path) -> Path:
 def copy_corpus(dst: Path) -> Path:
     shutil.copytree(CORPUS, dst)
     return dst
+
+
+# The compile check (cargo check of every generated crate) is on by default for users; tests turn it on
+# where they test it, so the suite does not pay a cargo check per CLI call.
+__import__("os").environ.setdefault("CUTILE_TRANSPILE_COMPILE_CHECK", "0")

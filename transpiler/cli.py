@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -31,11 +33,26 @@ def _print_diag(d: Diagnostic, fmt: Format) -> None:
         _err(f"::{d.severity} file={d.pos.path},line={d.pos.line},col={d.pos.col},title={d.code}::{d.message}")
     else:
         _err(d.text())
-        try:
-            line = Path(d.pos.path).read_text().splitlines()[d.pos.line - 1]
+        line = _source_line(d.pos.path, d.pos.line)
+        if line is not None:
             _err(f"    {line}\n    {' ' * (d.pos.col - 1)}^")
-        except (OSError, IndexError):
-            pass
+
+
+def _source_line(path: str, lineno: int) -> str | None:
+    """The line a diagnostic points at, decoded as Python decodes the file (never raises)."""
+    import tokenize
+    try:
+        with open(path, "rb") as f:
+            data = f.read(4 << 20)
+        try:
+            import io
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:
+            encoding = "utf-8"
+        lines = data.decode(encoding, errors="replace").splitlines()
+        return lines[lineno - 1][:300] if 0 < lineno <= len(lines) else None
+    except Exception:  # noqa: BLE001 - a caret is a nicety; the diagnostic itself is already printed
+        return None
 
 
 def _apply_verdicts(result: RunResult, verdicts) -> None:
@@ -68,15 +85,43 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _compile_mode(flag: Optional[bool]) -> str:
+    if flag is not None:
+        return "on" if flag else "off"
+    env = os.environ.get("CUTILE_TRANSPILE_COMPILE_CHECK", "auto").lower()
+    return {"0": "off", "off": "off", "false": "off", "1": "on", "on": "on", "true": "on"}.get(env, "auto")
+
+
+def _fatal(msg: str, code: int, fmt: Format) -> None:
+    """An error that ends the run: on stderr, and (with --format json) still one JSON document on stdout."""
+    _err(f"error: {msg}")
+    if fmt == Format.json:
+        typer.echo(json.dumps({"version": 1, "error": msg, "kernels": [], "summary": {}}, indent=2, sort_keys=True))
+    raise typer.Exit(code)
+
+
+def _check_report_path(report: Path) -> None:
+    if report.is_dir():
+        raise UsageError(f"--report {report}: is a directory")
+    parent = report.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"--report {report}: cannot be written (no writable directory {report.parent})")
+
+
 @transpile_app.command()
 def transpile(
     src: List[Path] = typer.Argument(..., help="cuTile Python files or directories (searched recursively for *.py)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output crate directory."),
     verify: bool = typer.Option(False, "--verify", help="Build the crate and compare each entry's Tile IR with cuTile Python's."),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format for results and diagnostics."),
-    kernel: Optional[List[str]] = typer.Option(None, "--kernel", help="Only these kernels (repeatable)."),
-    fail_on_error: bool = typer.Option(False, "--fail-on-error", help="Stop at the first kernel that fails."),
-    force: bool = typer.Option(False, "--force", help="Overwrite files in OUT that lack the @generated header."),
+    kernel: Optional[List[str]] = typer.Option(None, "--kernel", help="Only these kernels (repeatable); every other port stays as it is."),
+    fail_on_error: bool = typer.Option(False, "--fail-on-error", help="Stop at the first kernel that fails; ports not reached stay as they are."),
+    force: bool = typer.Option(False, "--force", help="Overwrite files in OUT that are not generated files of this crate, or were edited by hand."),
+    compile_check: Optional[bool] = typer.Option(None, "--compile-check/--no-compile-check",
+                                                 help="cargo check the crate and leave out kernels whose Rust does not compile "
+                                                      "(default: when cargo and the CUDA headers are there)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown report to this path."),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 with a diff if OUT is out of date."),
     fail_on_change: bool = typer.Option(False, "--fail-on-change",
@@ -86,9 +131,14 @@ def transpile(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
     """Port cuTile Python kernels to a cuTile Rust crate (cutile 0.5.0)."""
+    from .output.state import ManifestError
+    from .output.transaction import OutputError, ensure_dir, locked, pending, recover
+    from .pipeline import CompileFailure
     if out is None:
         _err("error: missing option -o/--out OUT")
         raise typer.Exit(2)
+    if kernel is not None and any(not k.strip() for k in kernel):
+        _fatal("--kernel needs a kernel name", 2, fmt)
     progress = None
     if sys.stderr.isatty() and not quiet and fmt == Format.text:
         def progress(i: int, n: int, path: Path) -> None:
@@ -96,28 +146,64 @@ def transpile(
             if i + 1 == n:
                 sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+    mode = _compile_mode(compile_check)
+    log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
+
+    def translate():
+        return run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress,
+                   compile_check=mode, ignore_manifest=force)
+
+    created = False
     try:
-        result, outputs = run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress)
+        if report is not None:
+            _check_report_path(report)
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"{out}: exists and is not a directory")
+        if check:
+            if out.is_dir() and pending(out):
+                _fatal(f"{out}: an interrupted run left an unfinished update; run cutile-transpile again to finish "
+                       "it", 1, fmt)
+            result, outputs = translate()
+            _check(result, outputs, out, fmt, quiet, force)
+        created = ensure_dir(out)
+        with locked(out, on_wait=None if quiet else _err):
+            done = recover(out)
+            if done and not quiet:
+                _err(done)
+            result, outputs = translate()
+            written, refused = write_outputs(outputs, force=force)
+            if refused:
+                for p, code, why in refused:
+                    _err(f"{p}: error: {why} (use --force) [{code}]")
+                _fatal(f"{out}: nothing was written", 1, fmt)
+            if verify and not outputs:
+                _apply_verdicts(result, [])
+            if verify and outputs:
+                from .verify.run import verify_output
+                _apply_verdicts(result, verify_output(out, kernel or None, log=log))
     except UsageError as e:
-        _err(f"error: {e}")
-        raise typer.Exit(2)
-    if check:
-        _check(result, outputs, out, fmt, quiet)
-    written, refused = write_outputs(outputs, force=force)
-    if refused:
-        for p in refused:
-            _err(f"{p}: error: refusing to overwrite a file without the @generated header (use --force) [CT003]")
-        raise typer.Exit(1)
-    if verify and not outputs:
-        _apply_verdicts(result, [])
-    if verify and outputs:
-        from .verify.run import verify_output
-        log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
-        _apply_verdicts(result, verify_output(out, kernel or None, log=log))
+        _cleanup(out, created)
+        _fatal(str(e), 2, fmt)
+    except ManifestError as e:
+        _cleanup(out, created)
+        _fatal(f"{e}; fix or delete it, or pass --force to regenerate OUT (files not listed in a manifest are never "
+               "overwritten without --force)", 2, fmt)
+    except OutputError as e:
+        _cleanup(out, created)
+        _fatal(str(e), 2, fmt)
+    except CompileFailure as e:
+        _cleanup(out, created)
+        _fatal(f"{e}\nnothing was written", 1, fmt)
+    _cleanup(out, created)
     if report is not None:
         from .report import markdown_report
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(markdown_report(result, verify))
+        try:
+            report.parent.mkdir(parents=True, exist_ok=True)
+            tmp = report.with_name(f".{report.name}.tmp{os.getpid()}")
+            tmp.write_text(markdown_report(result, verify))
+            os.replace(tmp, report)
+        except OSError as e:
+            _fatal(f"--report {report}: cannot be written: {e.strerror or e}", 2, fmt)
     if verbose:
         for k in result.kernels:
             if k.status == "error" and k.manifest and "traceback" in k.manifest:
@@ -128,24 +214,34 @@ def transpile(
     _finish(result, fmt, quiet, verify, written)
 
 
-def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool) -> None:
+def _cleanup(out: Path, created: bool) -> None:
+    """An OUT this run created and left with nothing in it goes away again."""
+    from .output.transaction import LOCK
+    if created and out.is_dir() and [p.name for p in out.iterdir()] in ([], [LOCK]):
+        try:
+            (out / LOCK).unlink(missing_ok=True)
+            out.rmdir()
+        except OSError:
+            pass
+
+
+def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool, force: bool) -> None:
     """--check: compare what would be written with OUT; print a unified diff; write nothing."""
     import difflib
-    from .pipeline import stale_outputs
+    from .pipeline import plan_changes
+    changes, refused = plan_changes(out, outputs, force=True) if out.is_dir() else (outputs, [])
     stale = []
-    for path in stale_outputs(outputs):
+    for path, content in sorted(changes.items(), key=lambda pc: pc[0].as_posix()):
         stale.append(path)
         if fmt == Format.text and not quiet:
-            old = path.read_text(errors="replace")
-            typer.echo("".join(difflib.unified_diff(old.splitlines(True), [], f"a/{path.as_posix()}", "/dev/null")),
+            old = path.read_text(errors="replace") if path.is_file() else ""
+            new = content.splitlines(True) if content is not None else []
+            typer.echo("".join(difflib.unified_diff(old.splitlines(True), new, f"a/{path.as_posix()}",
+                                                    f"b/{path.as_posix()}" if content is not None else "/dev/null")),
                        nl=False)
-    for path, content in sorted(outputs.items()):
-        old = path.read_text(errors="replace") if path.exists() else ""
-        if old != content:
-            stale.append(path)
-            if fmt == Format.text and not quiet:
-                typer.echo("".join(difflib.unified_diff(old.splitlines(True), content.splitlines(True),
-                                                        f"a/{path.as_posix()}", f"b/{path.as_posix()}")), nl=False)
+    if not force and out.is_dir():
+        for p, code, why in plan_changes(out, outputs, force=False)[1]:
+            _err(f"{p}: note: a real run would refuse this file: {why} (use --force) [{code}]")
     for d in result.file_diagnostics:
         _print_diag(d, fmt)
     failed = any(k.status != "translated" for k in result.kernels)
@@ -186,6 +282,29 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
     raise typer.Exit(1 if failed else 0)
 
 
+def _existing_output(out: Path, fmt: Format) -> dict:
+    """The validated manifest of an existing OUT (exit 2 when there is none or it is not valid)."""
+    from .output.state import ManifestError, load_manifest
+    if not (out / "manifest.json").is_file():
+        _fatal(f"{out}: no manifest.json (not a cutile-transpile output directory)", 2, fmt)
+    try:
+        return load_manifest(out)
+    except ManifestError as e:
+        _fatal(f"{e}; regenerate OUT with cutile-transpile", 2, fmt)
+
+
+@contextmanager
+def _locked_output(out: Path, fmt: Format):
+    """verify and build read OUT under the run lock, after finishing an interrupted update."""
+    from .output.transaction import OutputError, locked, recover
+    try:
+        with locked(out, on_wait=_err):
+            recover(out)
+            yield
+    except OutputError as e:
+        _fatal(str(e), 2, fmt)
+
+
 verify_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})
 
 
@@ -198,11 +317,10 @@ def verify_cmd(
 ) -> None:
     """Re-verify an existing output directory from its manifest, without regenerating it."""
     from .verify.run import verify_output
-    if not (out / "manifest.json").is_file():
-        _err(f"error: {out}: no manifest.json (not a cutile-transpile output directory)")
-        raise typer.Exit(2)
+    _existing_output(out, fmt)
     log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
-    verdicts = verify_output(out, kernel or None, log=log)
+    with _locked_output(out, fmt):
+        verdicts = verify_output(out, kernel or None, log=log)
     if fmt == Format.json:
         typer.echo(json.dumps({"version": 1, "kernels": [
             {"name": v.kernel, "source": v.source, "verify": v.verdict, "reason": v.reason,
@@ -227,9 +345,7 @@ def build_cmd(
     package looks for it: OUT/target/release (or $CARGO_TARGET_DIR/release)."""
     import os
     from .verify.toolchain import ToolchainError, cargo_build, cargo_env
-    if not (out / "manifest.json").is_file():
-        _err(f"error: {out}: no manifest.json (not a cutile-transpile output directory)")
-        raise typer.Exit(2)
+    crate = _existing_output(out, Format.text)["crate"]
     try:
         env = cargo_env()
     except ToolchainError as e:
@@ -237,10 +353,10 @@ def build_cmd(
         raise typer.Exit(2)
     if "CARGO_TARGET_DIR" not in os.environ:
         env.pop("CARGO_TARGET_DIR", None)  # next to the crate, where cutile_ports finds the library
-    res = cargo_build(out / "Cargo.toml", env, show=True)
+    with _locked_output(out, Format.text):
+        res = cargo_build(out / "Cargo.toml", env, show=True)
     if res.returncode != 0:
         raise typer.Exit(1)
-    crate = json.loads((out / "manifest.json").read_text())["crate"]
     target = Path(env.get("CARGO_TARGET_DIR") or out / "target")
     _err(f"built {target / 'release' / f'lib{crate}.so'}")
 
@@ -257,7 +373,14 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001
-        _err(f"internal error (a bug in cutile-transpile, please report it): {type(e).__name__}: {e}")
+        try:
+            text = str(e)[:2000]
+        except Exception:  # noqa: BLE001 - str() of some exceptions fails or recurses
+            text = "(message unavailable)"
+        _err(f"internal error (a bug in cutile-transpile, please report it): {type(e).__name__}: {text}")
+        if "json" in argv:
+            print(json.dumps({"version": 1, "error": f"internal error: {type(e).__name__}", "kernels": [],
+                              "summary": {}}))
         if "--verbose" in argv or "-v" in argv:
             traceback.print_exc()
         raise SystemExit(1)

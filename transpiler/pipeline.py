@@ -59,41 +59,37 @@ class RunResult:
 
 
 def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
+    """Every `*.py` under SRC (files given directly are taken as they are); no path is resolved strictly, so a
+    symlink loop is left for the reader to report (CT002) instead of aborting the run."""
     files: list[Path] = []
-    out_r = out.resolve() if out else None
+    out_r = Path(os.path.realpath(out)) if out else None
     for src in srcs:
-        if not src.exists():
+        if not os.path.lexists(src):
             raise UsageError(f"{src}: no such file or directory")
-        r = src.resolve()
+        r = Path(os.path.realpath(src))
         if out_r and (r == out_r or out_r in r.parents):
             raise UsageError(f"{src}: source is inside the output directory {out}")
-        if src.is_file():
+        if not src.is_dir():
             files.append(src)
             continue
         for dirpath, dirnames, filenames in os.walk(src):
             d = Path(dirpath)
             keep = []
             for name in sorted(dirnames):
-                sub = (d / name).resolve()
                 if name.startswith(".") or name in ("__pycache__", "target", "node_modules"):
                     continue
-                if out_r and sub == out_r:
+                if out_r and Path(os.path.realpath(d / name)) == out_r:
                     continue  # the output directory inside the source tree is skipped
                 keep.append(name)
             dirnames[:] = keep
             files.extend(d / f for f in sorted(filenames) if f.endswith(".py"))
     seen, unique = set(), []
     for f in files:
-        key = f.resolve()
+        key = os.path.realpath(f)
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return sorted(unique, key=lambda p: p.as_posix())
-
-
-def _op_name(path: Path) -> str:
-    stem = re.sub(r"[^a-z0-9_]", "_", path.stem.lower())
-    return stem if stem and not stem[0].isdigit() else f"m_{stem}"
+    return sorted(unique, key=lambda p: (os.path.realpath(p), p.as_posix()))
 
 
 def translate_kernel(kernel: Kernel) -> list[Kernel]:
@@ -114,6 +110,7 @@ def param_layout(kernel: Kernel) -> list[dict]:
 def process_file(path: Path, display: str, kernel_filter: list[str] | None = None,
                  fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
     """One source file through every stage: kernel results, file diagnostics, entry views."""
+    import dataclasses
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
@@ -150,6 +147,8 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
                 "rules": sorted({r for v in variants for r in v.rules_used}),
+                # the entries as rendered, so a later run can keep this port when it cannot redo it
+                "views": [dataclasses.asdict(vw) for vw in views],
             }
             try:
                 kernel_ffi_view(kr.manifest, "", display)
@@ -162,26 +161,83 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
         except TranspileError as e:
             kr.status = "unsupported"
             kr.diagnostics.append(e.diagnostic)
+        except RecursionError:
+            kr.status = "unsupported"
+            kr.diagnostics.append(Diagnostic("error", "CT001", "the kernel is nested too deeply to translate "
+                                             "(split the expression into several statements)", k.pos))
         except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
             kr.status = "error"
             kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
-                                             f"{type(e).__name__}: {e}", k.pos))
-            kr.manifest = {"traceback": traceback.format_exc()}
+                                             f"{type(e).__name__}: {_safe_str(e)}", k.pos))
+            kr.manifest = {"traceback": traceback.format_exc(limit=30)}
         results.append(kr)
         if fail_fast and kr.status != "translated":
             break
     return results, fr.diagnostics, entries_views
 
 
+def _safe_str(e: BaseException) -> str:
+    try:
+        return str(e)[:2000]
+    except Exception:  # noqa: BLE001 - str() of some exceptions recurses or fails
+        return "(message unavailable)"
+
+
+@dataclass
+class SourceOutcome:
+    """What this run learned about one source file."""
+    rel: str  # relative to OUT: the key of its module in the manifest
+    path: Path
+    display: str
+    parsed: bool  # read and parsed: only then can a kernel be proved gone
+    complete: bool  # every kernel in it was attempted (no --kernel, no early stop)
+    defined: set[str]  # kernel names the file has (when parsed)
+    translated: dict[str, dict]  # kernel -> its new record
+
+
+@dataclass
+class ModulePlan:
+    """One module of the new state of OUT."""
+    rel: str
+    sha: str
+    kernels: list[dict]  # kernel records (manifest form, with the rendered entry views)
+    verbatim: dict | None = None  # an old module kept as it is (files untouched)
+
+
+def source_rel(path: Path, out: Path) -> str:
+    return os.path.relpath(os.path.realpath(path), os.path.realpath(out)).replace(os.sep, "/")
+
+
+def _sha_file(path: Path) -> str:
+    import hashlib
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
-        fail_fast: bool = False, progress=None, use_cache: bool = True) -> tuple[RunResult, dict[Path, str]]:
-    """Translate; returns the result and the files to write (path -> content), without writing."""
+        fail_fast: bool = False, progress=None, use_cache: bool = True, compile_check: str = "off",
+        log=None, ignore_manifest: bool = False) -> tuple[RunResult, dict[Path, str]]:
+    """Translate; returns the result and the files to write (path -> content), without writing.
+
+    The new state of OUT is the old one (its manifest) with what this run proved: a module or kernel is
+    replaced when it was translated again, removed only when its source was read and parsed in an unfiltered,
+    complete run and no longer has it (or the source file is gone), and kept in every other case."""
     from . import cache
+    from .output.state import ManifestError, OutState, read_state
     files = collect_sources(srcs, out)
+    try:
+        old = read_state(out)
+    except ManifestError:
+        if not ignore_manifest:
+            raise
+        old = OutState()
     results: list[KernelResult] = []
     file_diags: list[Diagnostic] = []
-    modules: dict[str, dict] = {}
+    outcomes: dict[str, SourceOutcome] = {}
     cacheable = use_cache and not kernel_filter and not fail_fast
+    stopped = False
     for i, path in enumerate(files):
         if progress:
             progress(i, len(files), path)
@@ -189,132 +245,335 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         key = cache.file_key(path, display) if cacheable else None
         hit = cache.load(key) if key else None
         if hit is not None:
-            file_results, diags, entries_views = hit
+            file_results, diags, _ = hit
         else:
-            file_results, diags, entries_views = process_file(path, display, kernel_filter, fail_fast)
+            file_results, diags, _ = process_file(path, display, kernel_filter, fail_fast)
             if key and not any(r.status == "error" for r in file_results):
-                cache.store(key, file_results, diags, entries_views)
+                cache.store(key, file_results, diags, [])
         results.extend(file_results)
         file_diags.extend(diags)
-        op = _op_name(path)
-        parent = path.parent
-        while op in modules and parent != parent.parent:  # same file name in another folder
-            op = f"{_op_name(parent)}_{op}"
-            parent = parent.parent
-        if entries_views:
-            modules[op] = {"op": op, "source": display, "path": path, "entries": entries_views,
-                           "module": f"{op}_kernels",
-                           "kernels": [r.manifest for r in results if r.source == display and r.status == "translated"]}
-        if fail_fast and any(r.status != "translated" for r in results):
+        stop_here = fail_fast and any(r.status != "translated" for r in file_results)
+        parsed = not any(d.severity == "error" for d in diags)
+        if out is not None:
+            rel = source_rel(path, out)
+            outcomes[rel] = SourceOutcome(
+                rel, path, display, parsed, parsed and not kernel_filter and not stop_here,
+                {r.name for r in file_results},
+                {r.name: r.manifest for r in file_results if r.status == "translated"})
+        if stop_here:
+            stopped = True
             break
+    if kernel_filter:
+        found = {r.name for r in results}
+        missing = [k for k in kernel_filter if k not in found]
+        if missing:
+            raise UsageError(f"--kernel {', '.join(missing)}: no such kernel in the sources given")
     results.sort(key=lambda r: (r.source, r.line, r.name))
     outputs: dict[Path, str] = {}
-    if out is not None and modules:
-        _check_entry_names(modules)
-        outputs = render_crate(out, modules)
+    if out is None:
+        return RunResult(results, file_diags, [], out), outputs
+    complete_run = not kernel_filter and not stopped
+    plan, notes = merge_state(old, outcomes, complete_run, srcs, out)
+    by_name = {(source_rel(Path(r.source), out), r.name): r for r in results}
+    for (rel, name), d in notes:
+        if (rel, name) in by_name:
+            by_name[(rel, name)].diagnostics.append(d)
+        else:
+            file_diags.append(d)
+    if plan or old.modules:
+        outputs = render_crate(out, plan)
+        if compile_check and compile_check != "off":
+            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log)
     return RunResult(results, file_diags, [], out), outputs
 
 
-def render_crate(out: Path, modules: dict) -> dict[Path, str]:
-    """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content)."""
+def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, srcs: list[Path],
+                out: Path) -> tuple[list[ModulePlan], list]:
+    """The modules of the new state, and notes ((source rel, kernel or None), Diagnostic) on what was kept."""
+    from .model.ir import Pos
+    roots = [os.path.realpath(s) for s in srcs]
+    plan: list[ModulePlan] = []
+    notes = []
+
+    def in_scope(rel: str) -> bool:
+        p = os.path.realpath(out / rel)
+        return any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+    for rel in sorted(set(old.modules) | set(outcomes)):
+        o, om = outcomes.get(rel), old.modules.get(rel)
+        if o is None:
+            gone = not os.path.exists(out / rel)
+            if om is not None and not (complete_run and gone and in_scope(rel)):
+                plan.append(ModulePlan(rel, om.get("source_sha256", ""), [], verbatim=om))
+            continue
+        if not o.parsed:
+            if om is not None:
+                plan.append(ModulePlan(rel, om.get("source_sha256", ""), [], verbatim=om))
+                notes.append(((rel, None), Diagnostic("warning", "CT005", "the ports generated from this file "
+                                                      "earlier are kept unchanged", Pos(o.display, 1, 1))))
+            continue
+        if om is not None and not o.complete and not o.defined:
+            plan.append(ModulePlan(rel, om.get("source_sha256", ""), [], verbatim=om))  # nothing in it was asked for
+            continue
+        sha = _sha_file(o.path)
+        kernels = {name: {**rec, "source_sha256": sha} for name, rec in o.translated.items()}
+        kept_verbatim = False
+        for k in (om or {}).get("kernels", []):
+            name = k["name"]
+            if name in kernels or (o.complete and name not in o.defined):
+                continue  # replaced, or proved gone
+            if not k.get("views"):
+                kept_verbatim = True  # an older manifest without the entry views: keep the module as it is
+                break
+            kept = {**k, "source_sha256": k.get("source_sha256", om.get("source_sha256", ""))}
+            if name in o.defined:  # attempted again and failed: the earlier port stays, marked stale
+                kept["stale"] = True
+            kernels[name] = kept
+            if name in o.defined:
+                notes.append(((rel, name), Diagnostic("warning", "CT005", f"the port of `{name}` generated "
+                                                      "earlier is kept (the Python router will not use it: its "
+                                                      "source changed)", Pos(o.display, k.get("line", 1), 1))))
+        if kept_verbatim:
+            plan.append(ModulePlan(rel, om.get("source_sha256", ""), [], verbatim=om))
+            notes.append(((rel, None), Diagnostic("warning", "CT005", "this module's ports are kept as they were "
+                                                  "(written by an older version); rerun once every kernel in it "
+                                                  "translates", Pos(o.display, 1, 1))))
+            continue
+        if kernels:
+            ordered = sorted(kernels.values(), key=lambda k: (k.get("line", 0), k["name"]))
+            plan.append(ModulePlan(rel, sha, ordered))
+    return plan, notes
+
+
+def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
+    """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content); a pure
+    function of the planned state, with every name assigned from it (see `output.names`)."""
+    import copy
     import hashlib
-    from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view, symbol_names
+    from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
+    from .output import names
+    from .output.state import module_files
     outputs: dict[Path, str] = {}
     crate = _crate_name(out)
-    for op, m in sorted(modules.items()):
-        m["rel"] = os.path.relpath(m["path"].resolve(), out.resolve()).replace(os.sep, "/")
-        m["sha256"] = hashlib.sha256(m["path"].read_bytes()).hexdigest()
-    ported = [{"op": op, "kernels": [k for k in m["kernels"] if k.get("abi")]} for op, m in sorted(modules.items())]
-    symbols = symbol_names(ported)
-    for op, m in modules.items():
-        for k in m["kernels"]:
-            k["symbol"] = symbols.get((op, k["name"]))
-    manifest_modules = [{"op": op, "module": m["module"], "rust": f"src/{op}/kernel.rs", "source": m["rel"],
-                         "source_sha256": m["sha256"], "kernels": m["kernels"]} for op, m in sorted(modules.items())]
+    ops = names.op_names([m.rel for m in plan], {m.rel: m.verbatim["op"] for m in plan if m.verbatim})
+    taken_symbols = set(names.RESERVED_SYMBOLS)
+    taken_entries: set[str] = set()
+    for m in plan:
+        if m.verbatim:
+            taken_symbols |= {k["symbol"] for k in m.verbatim["kernels"] if k.get("symbol")}
+            taken_entries |= {e["name"] for k in m.verbatim["kernels"] for e in k["entries"]}
+    rendered = []
+    for m in sorted((m for m in plan if not m.verbatim), key=lambda m: ops[m.rel]):
+        op = ops[m.rel]
+        kernels, views = [], []
+        for k in m.kernels:
+            k = copy.deepcopy(k)
+            k["symbol"] = (names.unique([f"cutile_{k['name']}", f"cutile_{op}_{k['name']}"], taken_symbols)
+                           if k.get("abi") else None)
+            for e, v in zip(k["entries"], k["views"]):
+                e["name"] = names.unique([v["name"], f"{v['name']}_{op}"], taken_entries)
+                views.append({**v, "name": e["name"]})
+            kernels.append(k)
+        rendered.append((op, m, kernels, views))
+    manifest_modules = []
+    for m in plan:
+        if m.verbatim:
+            manifest_modules.append(m.verbatim)
+    for op, m, kernels, _ in rendered:
+        manifest_modules.append({"op": op, "module": f"{op}_kernels", "rust": f"src/{op}/kernel.rs", "source": m.rel,
+                                 "source_sha256": m.sha, "kernels": kernels})
+    manifest_modules.sort(key=lambda mm: mm["op"])
     digest = hashlib.sha256(json.dumps(manifest_modules, sort_keys=True).encode()).hexdigest()[:16]
-    for op, m in sorted(modules.items()):
-        code = render("kernel.rs.j2", source=m["rel"], module=m["module"], entries=m["entries"])
+    for op, m, kernels, views in rendered:
+        module = f"{op}_kernels"
+        code = render("kernel.rs.j2", source=m.rel, module=module, entries=views)
         outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
-        abi_kernels = [k for k in m["kernels"] if k.get("symbol")]
-        ffi = [kernel_ffi_view(k, k["symbol"], m["rel"]) for k in abi_kernels]
-        outputs[out / "src" / op / "ffi.rs"] = rustfmt(render("ffi.rs.j2", source=m["rel"], module=m["module"],
-                                                              kernels=ffi))
+        abi_kernels = [k for k in kernels if k.get("symbol")]
+        ffi = [kernel_ffi_view(k, k["symbol"], m.rel) for k in abi_kernels]
+        outputs[out / "src" / op / "ffi.rs"] = rustfmt(render("ffi.rs.j2", source=m.rel, module=module, kernels=ffi))
         py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels]
         outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
-            "python/ops.py.j2", source=m["rel"], sha256=m["sha256"], kernels=py)
-    mods = [{"op": op, "source": m["rel"]} for op, m in sorted(modules.items())]
+            "python/ops.py.j2", source=m.rel, sha256=m.sha, kernels=py)
+    mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
     outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
     outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest, **abi_tables()))
     outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
-                                                                      modules=sorted(modules))
+                                                                      modules=[mm["op"] for mm in manifest_modules])
     outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
                                                                       digest=digest, **abi_tables())
+    from .output.state import read_state, sha256
+    files = {p.relative_to(out).as_posix(): sha256(c) for p, c in outputs.items()}
+    old_files = read_state(out).files if any(m.verbatim for m in plan) else {}
+    for m in plan:
+        if m.verbatim:
+            files.update({f: old_files.get(f) or "" for f in module_files(m.verbatim["op"]) if f in old_files})
     manifest = {
         "_generated": f"{GENERATED_MARK} {__version__}",
-        "version": 1, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
-        "crate": crate, "abi_digest": digest, "modules": manifest_modules,
+        "version": 2, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
+        "crate": crate, "abi_digest": digest, "modules": manifest_modules, "files": dict(sorted(files.items())),
     }
     outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return outputs
 
 
 def _crate_name(out: Path) -> str:
-    name = re.sub(r"[^a-z0-9_]", "_", out.resolve().name.lower()) or "kernels"
+    name = re.sub(r"[^a-z0-9_]", "_", Path(os.path.realpath(out)).name.lower()) or "kernels"
     return name if not name[0].isdigit() else f"k_{name}"
 
 
-def _check_entry_names(modules: dict) -> None:
-    """cuTile Rust needs function names unique across all modules; suffix clashes with the op name."""
-    seen: dict[str, str] = {}
-    for op, m in sorted(modules.items()):
-        manifest_entries = [e for k in m["kernels"] for e in k["entries"]]
-        for view, entry in zip(m["entries"], manifest_entries):
-            if view.name in seen:
-                view.name = f"{view.name}_{op}"
-                entry["name"] = view.name
-            seen[view.name] = op
+class CompileFailure(Exception):
+    """The generated crate does not compile outside any one kernel: nothing is written."""
 
 
-def write_outputs(outputs: dict[Path, str], force: bool = False) -> tuple[list[str], list[str]]:
-    """Atomic writes of changed files; refuses to overwrite files without the @generated mark."""
-    written, refused, changed = [], [], []
-    for path, content in sorted(outputs.items()):
-        old = path.read_text(errors="replace") if path.exists() else None
-        if old == content:
-            continue
-        if old is not None and GENERATED_MARK not in old and not force:
-            refused.append(str(path))
-        changed.append((path, content))
-    if refused:
-        return written, refused
-    for path, content in changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(content)
-        os.replace(tmp, path)
-        written.append(str(path))
-    for path in stale_outputs(outputs):  # ports of sources that no longer exist (or have no kernels)
-        path.unlink()
-        written.append(str(path))
-        try:
-            path.parent.rmdir()
-        except OSError:
-            pass
-    return written, refused
-
-
-def stale_outputs(outputs: dict[Path, str]) -> list[Path]:
-    """Generated per-module files in OUT (`src/<op>/{kernel,ffi}.rs`, `python/cutile_ports/<op>.py`) that this
-    run no longer produces."""
-    roots = {p.parent.parent for p in outputs if p.name == "lib.rs" and p.parent.name == "src"}
-    stale = []
-    for out in roots:
-        for p in sorted([*out.glob("src/*/kernel.rs"), *out.glob("src/*/ffi.rs"), *out.glob("python/cutile_ports/*.py")]):
-            if p not in outputs:
+def _crate_files(out: Path, plan: list[ModulePlan], outputs: dict[Path, str]) -> dict[str, str]:
+    from .output.state import module_files
+    files = {p.relative_to(out).as_posix(): c for p, c in outputs.items() if p.suffix in (".rs", ".toml")}
+    for m in plan:
+        if m.verbatim:
+            for rel in module_files(m.verbatim["op"])[:2]:
                 try:
-                    if GENERATED_MARK in p.read_text(errors="replace").splitlines()[0]:
-                        stale.append(p)
-                except (OSError, IndexError):
-                    continue
-    return stale
+                    files[rel] = (out / rel).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    pass  # missing: the check reports the module
+    return files
+
+
+def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], results: list[KernelResult],
+                   old, mode, notes: list[Diagnostic], log=None) -> dict[Path, str]:
+    """Leaves out every kernel whose Rust does not compile (reported `error`, CT007), re-rendering until
+    the crate compiles; a port kept from an earlier run takes the place of a new one that fails."""
+    import hashlib
+    from .model.ir import Pos
+    from .verify.compile_check import CheckUnavailable, attribute, compile_errors
+    tag = f"{_crate_name(out)}-{hashlib.sha256(os.path.realpath(out).encode()).hexdigest()[:12]}"
+    by_key = {(source_rel(Path(r.source), out), r.name): r for r in results}
+    tried_old: set[tuple[str, str]] = set()
+    for _ in range(12):
+        files = _crate_files(out, plan, outputs)
+        if log:
+            log("compile check (cargo check)")
+        try:
+            errors = compile_errors(files, tag)
+        except CheckUnavailable as e:
+            if mode == "on":
+                raise CompileFailure(f"the generated crate cannot be compile-checked: {e}") from None
+            notes.append(Diagnostic("warning", "CT006", f"the generated crate was not compile-checked: {e} "
+                                    "(pass --no-compile-check to skip the check)", Pos(out.as_posix(), 1, 1)))
+            return outputs
+        if not errors:
+            return outputs
+        manifest = json.loads(outputs[out / "manifest.json"])
+        mods = {mm["op"]: mm for mm in manifest["modules"]}
+        owner = {}
+        for mm in mods.values():
+            for k in mm["kernels"]:
+                owner.update({(mm["op"], e["name"]): k["name"] for e in k["entries"]})
+                if k.get("symbol"):
+                    owner[(mm["op"], k["symbol"])] = k["name"]
+        failing: dict[tuple[str, str | None], list[str]] = {}
+        for err in errors:
+            op, item = attribute(err, files)
+            if op is None or op not in mods:
+                raise CompileFailure("the generated crate does not compile outside the kernels (a bug in "
+                                     "cutile-transpile):\n" + "\n".join(e.message for e in errors[:5]))
+            failing.setdefault((mods[op]["source"], owner.get((op, item))), []).append(err.message)
+        for (rel, name), msgs in sorted(failing.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            m = next(p for p in plan if p.rel == rel)
+            names = [name] if name else [k["name"] for k in m.kernels]
+            if m.verbatim or not names:
+                plan.remove(m)
+                notes.append(Diagnostic("warning", "CT007", "the ports kept from an earlier run no longer compile "
+                                         f"and were left out: {msgs[0][:1500]}", Pos(rel, 1, 1)))
+                continue
+            for n in names:
+                rec = next(k for k in m.kernels if k["name"] == n)
+                m.kernels.remove(rec)
+                r = by_key.get((rel, n))
+                text = (f"the Rust generated for `{n}` does not compile, so it was left out of the crate "
+                        f"(with its C symbol and wrapper):\n{msgs[0][:3000]}")
+                if r is not None and not rec.get("stale"):
+                    r.status, r.entries = "error", []
+                    r.diagnostics.append(Diagnostic("error", "CT007", text, Pos(r.source, r.line, 1)))
+                else:
+                    notes.append(Diagnostic("warning", "CT007", text, Pos(rel, rec.get("line", 1), 1)))
+                prev = next((k for k in old.modules.get(rel, {}).get("kernels", []) if k["name"] == n), None)
+                if not rec.get("stale") and prev and prev.get("views") and (rel, n) not in tried_old:
+                    tried_old.add((rel, n))
+                    m.kernels.append({**prev, "stale": True})
+                    m.kernels.sort(key=lambda k: (k.get("line", 0), k["name"]))
+            if not m.kernels:
+                plan.remove(m)
+        outputs = render_crate(out, plan)
+    raise CompileFailure("the generated crate still does not compile after leaving out the failing kernels")
+
+
+def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
+    """What a write would change (path -> content, or None to remove) and what it must refuse
+    ((path, code, reason)). Only files the manifest lists, that still carry the header and whose content is
+    what was written are generated; anything else in OUT belongs to the user."""
+    import hashlib
+    from .output.state import MANIFEST, ManifestError, OutState, read_state
+    from .output.transaction import OutputError
+    try:
+        old = read_state(out)
+    except ManifestError:
+        if not force:
+            raise
+        old = OutState()
+    changes: dict[Path, str | None] = {}
+    refused: list[tuple[Path, str, str]] = []
+
+    def current(path: Path) -> bytes | None:
+        try:
+            return path.read_bytes() if path.exists() else None
+        except OSError as e:
+            raise OutputError(f"{path}: cannot be read: {e.strerror or e}") from None
+
+    for path, content in sorted(outputs.items()):
+        data = current(path)
+        if data == content.encode("utf-8"):
+            continue
+        if data is not None and not force:
+            rel = path.relative_to(out).as_posix()
+            head = data[:400].decode("utf-8", "replace")
+            if path.is_dir():
+                refused.append((path, "CT003", "a directory is in the way"))
+            elif rel == MANIFEST:
+                if GENERATED_MARK not in head:
+                    refused.append((path, "CT003", "refusing to overwrite a file without the @generated header"))
+            elif rel not in old.files or GENERATED_MARK not in head:
+                refused.append((path, "CT003", "refusing to overwrite a file that is not a generated file of this "
+                                               "crate (no @generated header, or not in manifest.json)"))
+            elif old.files[rel] and hashlib.sha256(data).hexdigest() != old.files[rel]:
+                refused.append((path, "CT004", "refusing to overwrite a generated file that was edited by hand"))
+        changes[path] = content
+    new_files = set(json.loads(outputs[out / MANIFEST]).get("files", {})) if out / MANIFEST in outputs else set()
+    for rel, h in sorted(old.files.items()):
+        path = out / rel
+        if rel in new_files or path in outputs or not path.is_file():
+            continue
+        data = current(path)
+        if GENERATED_MARK not in data[:400].decode("utf-8", "replace"):
+            continue  # the header is gone: the user's file now
+        if h and hashlib.sha256(data).hexdigest() != h and not force:
+            continue  # edited by hand: left in place
+        changes[path] = None
+    return changes, refused
+
+
+def write_outputs(outputs: dict[Path, str], force: bool = False, fault=None) -> tuple[list[str], list]:
+    """Writes the new state as one transaction (see `output.transaction`); refuses, writing nothing, when a
+    file it would replace is not a generated file of this crate or was edited by hand (unless `force`)."""
+    from .output.state import MANIFEST
+    from .output.transaction import commit, ensure_dir
+    outs = {p.parent for p in outputs if p.name == MANIFEST}
+    if not outs:
+        return [], []
+    out = outs.pop()
+    ensure_dir(out)
+    changes, refused = plan_changes(out, outputs, force)
+    if refused:
+        return [], refused
+    commit(out, changes, fault)
+    return [str(p) for p in sorted(changes)], []

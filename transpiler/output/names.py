@@ -1,0 +1,67 @@
+"""Names in the generated crate and package: module (op) names, entry names, C symbols.
+
+Pure functions of the modules' source paths (relative to OUT) and kernel names, so the result never
+depends on how SRC was spelled or on the order files were found. Every candidate is checked again until
+it is unique and not reserved.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from ..emit.lower import RUST_KEYWORDS
+
+# Names the crate (`src/lib.rs`, `src/abi.rs`) and the package (`cutile_ports/__init__.py`) use themselves,
+# plus Rust and Python keywords and the standard crates: a source module may not take them.
+RESERVED_OPS = frozenset({
+    *RUST_KEYWORDS, *keyword.kwlist, *getattr(keyword, "softkwlist", []),
+    "abi", "lib", "main", "cutile", "std", "core", "alloc", "proc_macro", "test",
+    "__init__", "__main__", "_runtime", "_os", "os",
+    "argumenterror", "argumenttypeerror", "cutilerserror", "libraryerror", "abi_layout", "call", "get_backend",
+    "install", "launch", "load_library", "plan", "route", "set_backend", "uninstall",
+})
+# C symbols `abi.rs` defines
+RESERVED_SYMBOLS = frozenset({"cutile_last_error", "cutile_crate_digest", "cutile_abi_layout", "cutile_dtype_name"})
+
+
+def _ident(text: str) -> str:
+    s = re.sub(r"[^a-z0-9_]", "_", text.lower())
+    return s if s and not s[0].isdigit() else f"m_{s}"
+
+
+def op_names(rels: list[str], fixed: dict[str, str] | None = None) -> dict[str, str]:
+    """`rel path -> op`: the file's stem; on a clash the parent folders are prefixed one by one, then a
+    number. `fixed` (rel -> op) are names that must stay (modules carried over verbatim)."""
+    fixed = dict(fixed or {})
+    taken = set(fixed.values())
+    out = dict(fixed)
+    for rel in sorted(r for r in rels if r not in fixed):
+        parts = [p for p in rel.split("/")[:-1] if p not in ("", ".", "..")]
+        stem = rel.split("/")[-1]
+        stem = stem[:-3] if stem.endswith(".py") else stem
+        candidates = [_ident(stem)]
+        for parent in reversed(parts):
+            candidates.append(f"{_ident(parent)}_{candidates[-1]}")
+        name = next((c for c in candidates if c not in taken and c not in RESERVED_OPS), None)
+        n = 2
+        while name is None:
+            c = f"{candidates[0]}_{n}"
+            name = c if c not in taken and c not in RESERVED_OPS else None
+            n += 1
+        taken.add(name)
+        out[rel] = name
+    return out
+
+
+def unique(candidates: list[str], taken: set[str]) -> str:
+    """The first candidate not taken; else the last one with `_2`, `_3`, ... appended."""
+    for c in candidates:
+        if c not in taken:
+            taken.add(c)
+            return c
+    n = 2
+    while f"{candidates[-1]}_{n}" in taken:
+        n += 1
+    taken.add(f"{candidates[-1]}_{n}")
+    return f"{candidates[-1]}_{n}"
