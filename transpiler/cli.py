@@ -133,6 +133,7 @@ def transpile(
     """Port cuTile Python kernels to a cuTile Rust crate (cutile 0.5.0)."""
     from .output.state import ManifestError
     from .output.transaction import OutputError, ensure_dir, locked, pending, recover
+    from .emit.render import RustfmtMissing
     from .pipeline import CompileFailure
     if out is None:
         _err("error: missing option -o/--out OUT")
@@ -181,7 +182,7 @@ def transpile(
             if verify and outputs:
                 from .verify.run import verify_output
                 _apply_verdicts(result, verify_output(out, kernel or None, log=log))
-    except UsageError as e:
+    except (UsageError, RustfmtMissing) as e:
         _cleanup(out, created)
         _fatal(str(e), 2, fmt)
     except ManifestError as e:

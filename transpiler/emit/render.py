@@ -46,12 +46,22 @@ def render(template: str, **ctx) -> str:
     return env().get_template(template).render(version=__version__, cutile_version=CUTILE_VERSION, **ctx)
 
 
+# rustfmt reads rustfmt.toml from the working directory and its parents; an explicit, empty config and a
+# neutral working directory pin the formatting, whatever directory the tool runs in.
+RUSTFMT_ARGS = ("--edition", "2021", "--emit", "stdout", "--quiet")
+
+
+class RustfmtMissing(RuntimeError):
+    pass
+
+
 def rustfmt(code: str) -> str:
     exe = shutil.which("rustfmt")
     if exe is None:
-        return code
+        raise RustfmtMissing("rustfmt not found on PATH: the generated Rust is formatted with it so that every "
+                             "machine writes the same bytes (install it: `rustup component add rustfmt`)")
     from ..verify.toolchain import cache_dir
-    key = hashlib.sha256((_rustfmt_version(exe) + "\0" + code).encode()).hexdigest()
+    key = hashlib.sha256("\0".join([_rustfmt_version(exe), *RUSTFMT_ARGS, "config:empty", code]).encode()).hexdigest()
     memo = cache_dir() / "rustfmt" / f"{key}.rs"
     try:
         return memo.read_text()
@@ -76,9 +86,20 @@ def _rustfmt_version(exe: str) -> str:
         return ""
 
 
+@functools.lru_cache(maxsize=None)
+def _neutral_dir() -> str:
+    import atexit
+    import tempfile
+    d = tempfile.mkdtemp(prefix="cutile-transpile-rustfmt-")
+    Path(d, "rustfmt.toml").write_text("")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 def _rustfmt(exe: str, code: str) -> str:
-    res = subprocess.run([exe, "--edition", "2021", "--emit", "stdout", "--quiet"], input=code, capture_output=True,
-                         text=True)
+    d = _neutral_dir()
+    res = subprocess.run([exe, *RUSTFMT_ARGS, "--config-path", str(Path(d, "rustfmt.toml"))], input=code,
+                         capture_output=True, text=True, cwd=d)
     if res.returncode != 0:
         raise RuntimeError(f"rustfmt rejected generated code (a bug):\n{res.stderr}")
     return res.stdout
