@@ -236,24 +236,97 @@ def call_codes(ports, kernel: dict, op: str):
         if consts_at:
             run("const overflow", lambda c: c.__setitem__(consts_at[0], ctypes.c_int64(2**40)))
         run("device", lambda c: c.__setitem__(-2, ctypes.c_int32(-1)))
+        tiles = tile_constants(kernel["name"])
+        for i in consts_at:
+            p = kernel["params"][i]
+            if p["const_type"] == "bool":
+                values, label = (2, -1, 7), "bool not 0/1"
+            elif p["name"] in tiles:
+                values, label = (0, -64, 48, 2**31 - 1), "tile size"
+            elif not driver_present():  # any value of a constant that sizes no tile reaches the device
+                values, label = (consts[p["name"]] + 1,), "non-tile constant"
+            else:
+                continue
+            for v in values:
+                changed = {**consts, p["name"]: v}
+                selected = next((j for j, e in enumerate(kernel["entries"]) if predicates_hold(e["predicates"], changed)), None)
+                if selected is None or (label == "non-tile constant" and kernel["entries"][selected] is not entry):
+                    continue  # another variant may have other checked outputs: only the constant changes here
+
+                def set_const(c, i=i, v=v, selected=selected):
+                    c[i] = ctypes.c_int64(v)
+                    if len(kernel["entries"]) > 1:  # the variant the constants select (as a C caller would)
+                        c[-6] = ctypes.c_int32(selected)
+                run(f"{label} ({p['name']}={v})", set_const)
     return results, checked
+
+
+_TILE_CONSTANTS: dict = {}
+
+
+def tile_constants(kernel_name: str) -> set[str]:
+    """The constants of a corpus kernel that size a tile, from the typed IR (not from the manifest): the
+    names in the shape of any tile-typed value of any of its variants."""
+    if not _TILE_CONSTANTS:
+        import re
+        from conftest import CORPUS
+        from transpiler.frontend.cutile_python import parse_file
+        from transpiler.passes.infer import _walk_exprs
+        from transpiler.pipeline import translate_kernel
+        for f in sorted((CORPUS / "cutile").rglob("*.py")):
+            for k in parse_file(f, f.name).kernels:
+                names = _TILE_CONSTANTS.setdefault(k.name, set())
+                consts = {p.name for p in k.params if p.kind == "const"}
+                for v in translate_kernel(k):
+                    for e in _walk_exprs(v.body):
+                        for d in getattr(getattr(e, "ty", None), "shape", None) or ():
+                            names |= set(re.findall(r"[A-Za-z_]\w*", str(d))) & consts
+    return _TILE_CONSTANTS[kernel_name]
 
 
 EXPECTED = {"valid": 12, "null descriptor": 1, "null data": 1, "rank": 2, "negative rank": 2, "dtype code": 3,
             "dim overflow": 5, "negative dim": 5, "extent overflow": 5, "negative stride": 6,
             "stride overflow": 6, "overlapping output": 6, "misaligned": 7, "E mismatch": 4, "E not ported": 3, "concrete dtype": 3,
             "grid zero": 8, "grid y too large": 8, "grid mismatch": 9, "variant unknown": 10,
-            "variant mismatch": 10, "const overflow": 11, "device": 12}
+            "variant mismatch": 10, "const overflow": 11, "device": 12,
+            "tile size": 11, "bool not 0/1": 11, "non-tile constant": 12}
 
 
 def test_symbol_rejects_malformed_arguments(ports, manifest, kernel_case):
     op, kernel = find_kernel(manifest, kernel_case)
     results, _ = call_codes(ports, kernel, op)
-    wrong = [(label, rc, EXPECTED[label], msg) for label, rc, msg in results if rc != EXPECTED[label]]
+    expected = lambda label: EXPECTED[label.split(" (")[0]]  # noqa: E731 - "tile size (BM=0)" -> "tile size"
+    wrong = [(label, rc, expected(label), msg) for label, rc, msg in results if rc != expected(label)]
     assert not wrong, wrong
     assert all(msg for label, rc, msg in results), "every failure leaves a message"
-    labels = {label for label, _, _ in results}
+    labels = {label.split(" (")[0] for label, _, _ in results}
     assert {"null descriptor", "rank", "dtype code", "dim overflow", "misaligned", "grid zero"} <= labels
+    assert "tile size" in labels, "every corpus kernel has a tile size set by a constant"
+
+
+def test_tile_sizes_and_bool_constants_are_checked_for_every_kernel(ports, manifest):
+    """F19: a tile size <= 0 or not a power of two is refused (code 11) whether or not the tile belongs to a
+    checked output; a bool constant other than 0/1 is refused instead of selecting one variant and running
+    another's code (`attn_sinks_fwd_kernel` with CAUSAL=7 ran the causal variant without its causal bound)."""
+    op, k = find_kernel(manifest, "attn_sinks_fwd_kernel")
+    assert not any(e["tiles"] for e in k["entries"])  # no checked output: the tiles are checked anyway
+    results = {label: (rc, msg) for label, rc, msg in call_codes(ports, k, op)[0]}
+    for name in ("BM", "BN", "D"):
+        for v in (0, -64, 48):
+            rc, msg = results[f"tile size ({name}={v})"]
+            assert rc == 11 and f"`{name}` = {v}" in msg and "power" in msg, (name, v, rc, msg)
+    for v in (2, -1, 7):
+        rc, msg = results[f"bool not 0/1 (CAUSAL={v})"]
+        assert rc == 11 and "CAUSAL" in msg, (v, rc, msg)
+    if not driver_present():  # WINDOW sizes no tile: any value passes
+        assert results["non-tile constant (WINDOW=1)"][0] == 12
+    # the wrapper normalizes a truthy bool to 1, as cuTile Python treats it
+    spec = getattr(ports, op).SPEC_attn_sinks_fwd_kernel
+    consts = next(s for s in k["specializations"] if s["CAUSAL"] == 1)
+    args, grid, _ = valid_launch(spec, k, consts)
+    at = [i for i, p in enumerate(k["params"]) if p["name"] == "CAUSAL"][0]
+    plan = ports._runtime.plan(spec, args[:at] + (7,) + args[at + 1:], grid)
+    assert plan.c_args[at].value == 1 and plan.spec.entries[plan.entry].name.endswith("__causal")
 
 
 def test_valid_call_without_driver_is_a_device_error(ports, manifest):
@@ -327,6 +400,117 @@ def test_wrapper_reads_dlpack_and_strides(ports):
     assert arr.strides == (16, 1)
     with pytest.raises(ports.ArgumentTypeError, match="DLPack device type 1"):
         rt.as_device_array(np.zeros((3, 3), np.float32), "x")
+
+
+class _CAI:
+    def __init__(self, cai):
+        self.__cuda_array_interface__ = cai
+
+
+def _cai(**over):
+    d = {"shape": (1024,), "typestr": "<f4", "data": (0x7F0000000000, False), "strides": None, "version": 3}
+    d.update(over)
+    return _CAI({k: v for k, v in d.items() if v is not _DROP})
+
+
+_DROP = object()
+
+
+class _RaisingCAI:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("boom")
+
+
+class _DLTensorMirror(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class FakeDLPack:
+    """A DLPack producer around a DLTensor built here (a real PyCapsule named "dltensor" by default)."""
+
+    def __init__(self, shape=(1024,), device=(2, 0), name=b"dltensor", capsule=None, ndim=None, null_shape=False,
+                 data=0x7F0000000000, device_raises=False):
+        self.device, self.name, self.capsule, self.device_raises = device, name, capsule, device_raises
+        self.dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        self.t = _DLTensorMirror(data, 2, 0, len(shape) if ndim is None else ndim, 2, 32, 1,
+                                 None if null_shape else ctypes.cast(self.dims, ctypes.POINTER(ctypes.c_int64)), None, 0)
+
+    def __dlpack_device__(self):
+        if self.device_raises:
+            raise RuntimeError("no device")
+        return self.device
+
+    def __dlpack__(self, stream=None):
+        if self.capsule is not None:
+            return self.capsule
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.t), self.name, None)
+
+
+class _JunkStream:
+    def __init__(self, value):
+        self.value = value
+
+    def __cuda_stream__(self):
+        return self.value
+
+
+MALFORMED_ARRAYS = {
+    "CAI missing shape": _cai(shape=_DROP), "CAI missing data": _cai(data=_DROP),
+    "CAI missing typestr": _cai(typestr=_DROP), "CAI is a list": _CAI([1, 2]), "CAI is a str": _CAI("nope"),
+    "typestr list": _cai(typestr=["<f4"]), "shape str": _cai(shape="abc"), "shape int": _cai(shape=1024),
+    "shape None": _cai(shape=None), "shape float": _cai(shape=(1024.7,)), "shape 2**70": _cai(shape=(2**70,)),
+    "shape negative": _cai(shape=(-1,)), "rank 9": _cai(shape=(1,) * 9),
+    "strides float": _cai(strides=(4.0,)), "strides str": _cai(strides=("4",)),
+    "strides 2**70": _cai(strides=(4 * 2**70,)), "strides longer than shape": _cai(strides=(4, 4)),
+    "data None": _cai(data=None), "data str pointer": _cai(data=("0x10", False)),
+    "data 1-tuple": _cai(data=(0x7F0000000000,)), "data pointer negative": _cai(data=(-8, False)),
+    "data pointer 2**70": _cai(data=(2**70, False)), "mask": _cai(mask=_cai()), "property raises": _RaisingCAI(),
+    "DLPack device garbage": FakeDLPack(device=("cuda", None)), "DLPack device 1-tuple": FakeDLPack(device=(2,)),
+    "DLPack device raises": FakeDLPack(device_raises=True), "DLPack managed memory": FakeDLPack(device=(13, 0)),
+    "DLPack consumed capsule": FakeDLPack(name=b"used_dltensor"), "DLPack not a capsule": FakeDLPack(capsule=12345),
+    "DLPack NULL shape": FakeDLPack(null_shape=True), "DLPack ndim -1": FakeDLPack(ndim=-1),
+    "DLPack ndim 9": FakeDLPack(ndim=9),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_ARRAYS))
+def test_wrapper_turns_malformed_arrays_into_its_errors(ports, case):
+    """F20: every malformed __cuda_array_interface__ or DLPack object raises the package's own error (never a
+    raw KeyError/AttributeError/TypeError/ValueError), and values ctypes would wrap or truncate (int64
+    overflow, negative pointers, float shapes, extra strides) are refused instead of reaching the library."""
+    good = lambda: FakeCudaArray((1024,))  # noqa: E731
+    with pytest.raises((ports.ArgumentError, ports.ArgumentTypeError)) as e:
+        ports._runtime.plan(ports.vector_add.SPEC_vector_add, (MALFORMED_ARRAYS[case], good(), good(), 256), (4,))
+    assert type(e.value) in (ports.ArgumentError, ports.ArgumentTypeError) and "`a`" in str(e.value)
+
+
+@pytest.mark.parametrize("grid, stream", [("ab", None), ((2.5,), None), ((2**70,), None), ((1, 70000), None),
+                                          (2, None), (None, None), ((4,), _JunkStream("nope")),
+                                          ((4,), _JunkStream((0, "x"))), ((4,), -1), ((4,), 2**70), ((4,), "abc"),
+                                          ((4,), 2.0)])
+def test_wrapper_refuses_bad_grids_and_streams(ports, grid, stream):
+    good = lambda: FakeCudaArray((1024,))  # noqa: E731
+    with pytest.raises((ports.ArgumentError, ports.ArgumentTypeError)) as e:
+        ports._runtime.plan(ports.vector_add.SPEC_vector_add, (good(), good(), good(), 256), grid, stream)
+    assert type(e.value) in (ports.ArgumentError, ports.ArgumentTypeError)
+
+
+def test_wrapper_accepts_well_formed_protocol_objects(ports):
+    """The stricter parsing still takes what it took: CAI with strides and numpy-int fields, DLPack, streams."""
+    rt = ports._runtime
+    arr = rt.as_device_array(_cai(shape=(np.int64(8), 16), strides=(np.int64(64), 4), data=(np.uint64(2**40), True)), "x")
+    assert (arr.shape, arr.strides, arr.ptr, arr.readonly) == ((8, 16), (16, 1), 2**40, True)
+    arr = rt.as_device_array(FakeDLPack(shape=(4, 8)), "x")
+    assert (arr.shape, arr.strides, arr.dtype, arr.device) == ((4, 8), (8, 1), "f32", 0)
+    assert rt._stream_handle(_JunkStream((0, 0x1234))) == 0x1234 and rt._stream_handle(None) == 0
+    assert rt._stream_handle(2**64 - 1) == 2**64 - 1
+    assert rt._grid((np.int32(3), 2)) == (3, 2, 1)
 
 
 # ------------------------------------------------------------------------------------- routing

@@ -37,8 +37,8 @@ ABI_CODES = [
     ("CUTILE_ERR_GRID", "A grid dimension is not positive or exceeds the CUDA limit."),
     ("CUTILE_ERR_GRID_MISMATCH", "The grid differs from the partition grid of a checked (`&mut Tensor`) output."),
     ("CUTILE_ERR_VARIANT", "Unknown variant, or a variant whose predicate does not hold for the constants."),
-    ("CUTILE_ERR_CONST", "A constant does not fit i32, a tile size is not positive, or a derived constant "
-                         "divides by zero."),
+    ("CUTILE_ERR_CONST", "A constant does not fit i32, a bool constant is not 0 or 1, a tile size set by the "
+                         "constants is not a positive power of two, or a derived constant divides by zero."),
     ("CUTILE_ERR_DEVICE", "The device ordinal is invalid, or no CUDA driver or context is available."),
     ("CUTILE_ERR_LAUNCH", "cuTile Rust refused the launch, or JIT compilation or the launch itself failed."),
     ("CUTILE_ERR_PANIC", "A panic was caught at the boundary (a bug; the message says where)."),
@@ -154,6 +154,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
+        elif p.get("const_type") == "bool":  # 0 or 1: the entries test `== 1`, the variant predicates `!= 0`
+            c_params.append(f"{n}: i64")
+            arg_checks.append(f'let {n} = abi::flag({n}, "{p["name"]}")?;')
         else:
             c_params.append(f"{n}: i64")
             arg_checks.append(f'let {n} = abi::constant({n}, "{p["name"]}")?;')
@@ -219,6 +222,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
     checks, fn_params, call_args, pass_args, borrows = [], [], [], [], []
+    for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
+        checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
         n = rust_ident(p["name"])
         host = "T" if p["dtype"] == "E" else DTYPES.get(p["dtype"], ("", p["dtype"]))[1]
@@ -258,6 +263,34 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
             "borrows": borrows, "call_args": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
+
+
+def tile_dims(kernel) -> list[str]:
+    """The tile dimensions of a typed kernel variant that depend on its constants (Python expressions, sorted):
+    the extent of every tile-typed value. The manifest records them per entry (`tile_dims`), so the C ABI
+    refuses a constant that would make a tile extent zero, negative or not a power of two."""
+    from ..passes.infer import _walk_exprs
+    dims: set[str] = set()
+    for e in _walk_exprs(kernel.body):
+        shape = getattr(getattr(e, "ty", None), "shape", None)
+        if shape:
+            dims.update(str(d) for d in shape)
+    return sorted(d for d in dims if not d.strip().lstrip("-").isdigit())
+
+
+def entry_tile_dims(entry: dict, names: set[str]) -> list[str]:
+    """The constant-dependent tile dimensions of a manifest entry (`tile_dims`) that have a Rust form. The
+    tiles of checked outputs are checked by `abi::tile_shape` as well."""
+    out = []
+    for d in dict.fromkeys(str(d) for d in entry.get("tile_dims", [])):
+        if d.strip().lstrip("-").isdigit():
+            continue
+        try:
+            rust_const_expr(d, names)
+        except (AbiUnsupported, SyntaxError):  # no Rust form: cuTile Rust's JIT still refuses a bad extent
+            continue
+        out.append(d)
+    return out
 
 
 def kernel_python_view(kernel: dict, symbol: str) -> dict:

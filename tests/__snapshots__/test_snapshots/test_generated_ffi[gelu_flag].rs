@@ -52,7 +52,7 @@ pub unsafe extern "C" fn cutile_gelu(
             },
         )?;
         let TILE = abi::constant(TILE, "TILE")?;
-        let APPROX = abi::constant(APPROX, "APPROX")?;
+        let APPROX = abi::flag(APPROX, "APPROX")?;
         let __e = abi::element_type(
             &[("x", &x), ("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
             },
         )?;
         let N = abi::constant(N, "N")?;
-        let AFFINE = abi::constant(AFFINE, "AFFINE")?;
+        let AFFINE = abi::flag(AFFINE, "AFFINE")?;
         let __e = abi::element_type(
             &[("x", &x), ("w", &w), ("b", &b), ("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],

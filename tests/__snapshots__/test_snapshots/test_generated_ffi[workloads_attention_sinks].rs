@@ -94,7 +94,7 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
         let WINDOW = abi::constant(WINDOW, "WINDOW")?;
-        let CAUSAL = abi::constant(CAUSAL, "CAUSAL")?;
+        let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
         let __e = abi::element_type(
             &[
                 ("Q", &Q),

@@ -83,7 +83,7 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
         let QUERY_GROUP = abi::constant(QUERY_GROUP, "QUERY_GROUP")?;
-        let CAUSAL = abi::constant(CAUSAL, "CAUSAL")?;
+        let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
         let __e = abi::element_type(
             &[("Q", &Q), ("K", &K), ("V", &V), ("O", &O)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],

@@ -155,7 +155,7 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
         )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let HAS_BIAS = abi::constant(HAS_BIAS, "HAS_BIAS")?;
+        let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         let __e = abi::element_type(
             &[("x", &x), ("bias", &bias), ("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],

@@ -76,7 +76,7 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
-        let HAS_BIAS = abi::constant(HAS_BIAS, "HAS_BIAS")?;
+        let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         let __e = abi::element_type(
             &[("A", &A), ("B", &B), ("C", &C), ("bias", &bias)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],

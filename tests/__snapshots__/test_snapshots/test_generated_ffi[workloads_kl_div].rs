@@ -62,7 +62,7 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
             },
         )?;
         let BV = abi::constant(BV, "BV")?;
-        let LOG_TARGET = abi::constant(LOG_TARGET, "LOG_TARGET")?;
+        let LOG_TARGET = abi::flag(LOG_TARGET, "LOG_TARGET")?;
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
         let __e = abi::element_type(
             &[("log_pred", &log_pred), ("target", &target)],

@@ -95,7 +95,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
         )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let HAS_BIAS = abi::constant(HAS_BIAS, "HAS_BIAS")?;
+        let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         abi::expect_dtype(&mean_out, "mean_out", abi::Dtype::F32)?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(

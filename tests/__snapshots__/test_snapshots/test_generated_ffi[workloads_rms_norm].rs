@@ -95,7 +95,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
         )?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let HAS_RESIDUAL = abi::constant(HAS_RESIDUAL, "HAS_RESIDUAL")?;
+        let HAS_RESIDUAL = abi::flag(HAS_RESIDUAL, "HAS_RESIDUAL")?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
             &[
