@@ -111,7 +111,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                  fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
     """One source file through every stage: kernel results, file diagnostics, entry views."""
     import dataclasses
-    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view
+    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
     from .verify.specs import cover_variants, specializations
@@ -143,7 +143,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                                                 if p.kind == "const" and rust_ident(p.name) != p.name},
                              "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                              "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
-                             "tiles": vw.tiles, "pointer_arrays": vw.pointer_arrays}
+                             "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays}
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
                 "rules": sorted({r for v in variants for r in v.rules_used}),
@@ -393,7 +393,7 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
         outputs[out / "src" / op / "ffi.rs"] = rustfmt(render("ffi.rs.j2", source=m.rel, module=module, kernels=ffi))
         py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels]
         outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
-            "python/ops.py.j2", source=m.rel, sha256=m.sha, kernels=py)
+            "python/ops.py.j2", source=m.rel, kernels=py)
     mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
     outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
     outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest, **abi_tables()))

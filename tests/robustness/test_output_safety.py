@@ -471,3 +471,19 @@ def test_reserved_and_clashing_names_compile(tmp_path):
     res = cli(src, "-o", tmp_path / "out", "--compile-check", env={"CUTILE_TRANSPILE_COMPILE_CHECK": "1"})
     assert res.returncode == 0, res.stderr
     assert "CT007" not in res.stderr and "CT006" not in res.stderr
+
+
+def test_a_stale_port_is_not_routed(old_new):
+    """The port kept for a kernel that now fails carries the hash of the source it came from, so the router
+    sends launches of the changed kernel to cuTile Python; the module's other kernels are still routed."""
+    src, out, old, _ = old_new
+    f = src / "delta.py"
+    f.write_text(KERNEL.format(name="k_delta", op="+").replace("x + x", "print(x)") +
+                 KERNEL.format(name="k_delta2", op="*").split("\n", 2)[2])
+    assert cli(src, "-o", out).returncode == 1
+    code = ("import sys, hashlib; sys.path.insert(0, sys.argv[1]); import cutile_ports as p; "
+            "r = p._runtime.REGISTRY; h = hashlib.sha256(open(sys.argv[2], 'rb').read()).hexdigest(); "
+            "print(*sorted(f'{k[1]}={s.source_sha256 == h}' for k, s in r.items() if 'delta' in k[1]))")
+    res = subprocess.run([sys.executable, "-c", code, str(out / "python"), str(f)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["k_delta2=True", "k_delta=False"]

@@ -111,21 +111,6 @@ def _expr(node: ast.AST, names: set[str]) -> tuple[str, str]:
     raise AbiUnsupported(f"constant expression `{ast.unparse(node)}` has no C-ABI form")
 
 
-def symbol_names(modules: list[dict]) -> dict[tuple[str, str], str]:
-    """`cutile_<kernel>` per (op, kernel); a clash takes the op name too (`cutile_<op>_<kernel>`).
-    Modules are visited in sorted order, so the choice does not depend on input order."""
-    seen: set[str] = set()
-    out: dict[tuple[str, str], str] = {}
-    for m in sorted(modules, key=lambda m: m["op"]):
-        for k in m["kernels"]:
-            sym = f"cutile_{k['name']}"
-            if sym in seen:
-                sym = f"cutile_{m['op']}_{k['name']}"
-            seen.add(sym)
-            out[(m["op"], k["name"])] = sym
-    return out
-
-
 def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     """Everything `ffi.rs.j2` needs for one kernel (one symbol, one launch function per entry)."""
     params = kernel["params"]
@@ -315,6 +300,9 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
                for e in kernel["entries"]]
     return {
         "name": kernel["name"], "symbol": symbol, "line": kernel["line"], "spec_name": f"SPEC_{kernel['name']}",
+        # the source this port was generated from: a port kept from an earlier run (stale) has the old hash,
+        # so the router refuses it once the source changed
+        "sha256": kernel.get("source_sha256", ""),
         "params": specs, "dtypes": kernel.get("dtypes", []) if any(p.get("dtype") == "E" for p in params) else [],
         "entries": entries, "const_kwargs": (" *, " + ", ".join(consts)) if consts else "",
         "signature": ", ".join(names + ["*", grid_kw, f"{stream_kw}=None"]),

@@ -62,6 +62,8 @@ def compile_errors(files: dict[str, str], tag: str) -> list[RustError]:
         pass
     crate = cache_dir() / "check" / tag
     _sync(crate, files)
+    os.utime(crate)
+    _prune(crate.parent, keep=crate)
     cmd = ["cargo", "check", "--message-format", "json", "--quiet", "--manifest-path", str(crate / "Cargo.toml")]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -100,6 +102,21 @@ def compile_errors(files: dict[str, str], tag: str) -> list[RustError]:
     except OSError:
         pass
     return errors
+
+
+KEEP_CHECK_CRATES = 16
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """The check copies of the OUTs used least recently go (sources only; the target folder is shared)."""
+    import shutil
+    try:
+        dirs = sorted((d for d in root.iterdir() if d.is_dir() and d != keep), key=lambda d: d.stat().st_mtime,
+                      reverse=True)
+    except OSError:
+        return
+    for d in dirs[KEEP_CHECK_CRATES - 1:]:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _sync(crate: Path, files: dict[str, str]) -> None:

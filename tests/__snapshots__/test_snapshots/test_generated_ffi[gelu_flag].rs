@@ -63,6 +63,7 @@ pub unsafe extern "C" fn cutile_gelu(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), TILE.to_string(), APPROX.to_string()];
+                abi::tile_dim(TILE, "TILE")?;
                 let y_tile = abi::tile_shape([TILE], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

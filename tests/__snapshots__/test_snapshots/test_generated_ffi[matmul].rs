@@ -79,6 +79,9 @@ pub unsafe extern "C" fn cutile_matmul(
                     BN.to_string(),
                     BK.to_string(),
                 ];
+                abi::tile_dim(BK, "BK")?;
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -82,6 +82,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                     BM.to_string(),
                     BN.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([1i64, BN], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -127,6 +129,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                     BM.to_string(),
                     BN.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([BM, 1i64], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -71,6 +71,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), N.to_string()];
+                abi::tile_dim(N, "N")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -72,6 +72,7 @@ pub unsafe extern "C" fn cutile_scaled_add(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), TILE.to_string()];
+                abi::tile_dim(TILE, "TILE")?;
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -60,6 +60,7 @@ pub unsafe extern "C" fn cutile_row_softmax(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK_N.to_string()];
+                abi::tile_dim(BLOCK_N, "BLOCK_N")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -70,6 +70,7 @@ pub unsafe extern "C" fn cutile_vector_add(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), TILE.to_string()];
+                abi::tile_dim(TILE, "TILE")?;
                 let c_tile = abi::tile_shape([TILE], "c")?;
                 abi::check_partition_grid("c", &c, &c_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -127,6 +127,9 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                     WINDOW.to_string(),
                     CAUSAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -154,6 +157,9 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                     WINDOW.to_string(),
                     CAUSAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -187,6 +193,9 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                     WINDOW.to_string(),
                     CAUSAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -79,6 +79,9 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
                     BN.to_string(),
                     BK.to_string(),
                 ];
+                abi::tile_dim(BK, "BK")?;
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -188,6 +191,9 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
                     BN.to_string(),
                     BK.to_string(),
                 ];
+                abi::tile_dim(BK, "BK")?;
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

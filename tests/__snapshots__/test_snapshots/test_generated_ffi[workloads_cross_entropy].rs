@@ -89,6 +89,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
                     BV.to_string(),
                     IGNORE_INDEX.to_string(),
                 ];
+                abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
                 let lse_out_tile = abi::tile_shape([1i64], "lse_out")?;
@@ -265,6 +266,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                     BV.to_string(),
                     IGNORE_INDEX.to_string(),
                 ];
+                abi::tile_dim(BV, "BV")?;
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -116,6 +116,9 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                     GROUP.to_string(),
                     NUM_SPLITS.to_string(),
                 ];
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
+                abi::tile_dim(GROUP, "GROUP")?;
                 let lse_part_tile = abi::tile_shape([1i64, GROUP, 1i64], "lse_part")?;
                 abi::check_partition_grid("lse_part", &lse_part, &lse_part_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -273,6 +276,8 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
                     NUM_SPLITS.to_string(),
                     D.to_string(),
                 ];
+                abi::tile_dim(D, "D")?;
+                abi::tile_dim(NUM_SPLITS, "NUM_SPLITS")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -62,6 +62,7 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
+                abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -170,6 +171,8 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

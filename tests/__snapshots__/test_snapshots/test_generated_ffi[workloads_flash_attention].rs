@@ -109,6 +109,9 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                     QUERY_GROUP.to_string(),
                     CAUSAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -136,6 +139,9 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                     QUERY_GROUP.to_string(),
                     CAUSAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -63,6 +63,8 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -168,6 +170,8 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

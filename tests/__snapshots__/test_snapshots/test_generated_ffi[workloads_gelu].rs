@@ -60,6 +60,7 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
+                abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -170,6 +171,8 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                     BN.to_string(),
                     HAS_BIAS.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let y_tile = abi::tile_shape([BM, BN], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -77,6 +77,7 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
                     BV.to_string(),
                     LOG_TARGET.to_string(),
                 ];
+                abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

@@ -112,6 +112,8 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                     BN.to_string(),
                     HAS_BIAS.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let mean_out_tile = abi::tile_shape([BM], "mean_out")?;
                 abi::check_partition_grid("mean_out", &mean_out, &mean_out_tile, __grid)?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
@@ -331,6 +333,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -501,6 +505,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let dw_tile = abi::tile_shape([BN], "dw")?;
                 abi::check_partition_grid("dw", &dw, &dw_tile, __grid)?;
                 let db_tile = abi::tile_shape([BN], "db")?;

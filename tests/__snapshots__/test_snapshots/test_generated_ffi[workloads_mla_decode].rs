@@ -120,6 +120,10 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                     DL.to_string(),
                     DR.to_string(),
                 ];
+                abi::tile_dim(BH, "BH")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(DL, "DL")?;
+                abi::tile_dim(DR, "DR")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -61,6 +61,7 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
+                abi::tile_dim(BLOCK, "BLOCK")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -182,6 +183,7 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![E_.to_string(), BLOCK_M.to_string()];
+                abi::tile_dim(E_, "E")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 launch_moe_align_offsets_kernel(
@@ -289,6 +291,7 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
         match __entry {
             0 => {
                 let __generics: Vec<String> = vec![BLOCK.to_string(), TOPK.to_string()];
+                abi::tile_dim(BLOCK, "BLOCK")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 launch_moe_sort_tokens_kernel(

@@ -82,6 +82,9 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
                     BK.to_string(),
                     GROUP_M.to_string(),
                 ];
+                abi::tile_dim(BK, "BK")?;
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

@@ -117,6 +117,8 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                     BN.to_string(),
                     HAS_RESIDUAL.to_string(),
                 ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -308,6 +310,8 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

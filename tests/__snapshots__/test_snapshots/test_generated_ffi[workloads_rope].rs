@@ -83,6 +83,8 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BH.to_string(), HALF.to_string()];
+                abi::tile_dim(BH, "BH")?;
+                abi::tile_dim(HALF, "HALF")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {

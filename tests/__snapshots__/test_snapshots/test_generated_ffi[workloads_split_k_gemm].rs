@@ -81,6 +81,9 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
                     BN.to_string(),
                     BK.to_string(),
                 ];
+                abi::tile_dim(BK, "BK")?;
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let __ctx = abi::context(__device)?;
                 let __stream = abi::stream(__stream, &__ctx);
                 match __e {
@@ -196,6 +199,8 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
                 let __ctx = abi::context(__device)?;

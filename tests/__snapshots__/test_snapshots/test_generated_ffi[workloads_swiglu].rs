@@ -73,6 +73,8 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 let __ctx = abi::context(__device)?;
@@ -205,6 +207,8 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
             0 => {
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
                 let dgate_tile = abi::tile_shape([BM, BN], "dgate")?;
                 abi::check_partition_grid("dgate", &dgate, &dgate_tile, __grid)?;
                 let dup_tile = abi::tile_shape([BM, BN], "dup")?;
