@@ -1,24 +1,21 @@
 """Which specializations of a kernel get verified.
 
 Constant values come, in order of preference, from:
-1. literal arguments at `ct.launch(stream, grid, kernel, (...))` call sites in the source;
+1. literal arguments at `ct.launch(stream, grid, kernel, (...))` call sites in the source (a site whose
+   constant arguments are all non-literal gives nothing, so it does not hide the table);
 2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
    `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
 3. defaults: 64 for every `ct.Constant[int]`, both 0 and 1 for every `ct.Constant[bool]`.
 Values missing from a launch site or table take the defaults. The element type E of the arrays is
 verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
+The pyproject section is read and validated by `transpiler.config` (once per file); names in a table row
+that are not constants of the kernel are left out (config warns about them, CT015).
 """
 
 from __future__ import annotations
 
 import itertools
-import sys
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ..model.ir import Kernel
 
@@ -27,15 +24,9 @@ DEFAULT_DTYPES = ("f16", "bf16", "f32")
 
 
 def _pyproject_section(source: Path) -> dict:
-    for parent in [source.resolve().parent, *source.resolve().parents]:
-        pp = parent / "pyproject.toml"
-        if pp.is_file():
-            try:
-                data = tomllib.loads(pp.read_text())
-            except (OSError, tomllib.TOMLDecodeError):
-                return {}
-            return data.get("tool", {}).get("cutile-transpile", {})
-    return {}
+    """The validated `[tool.cutile-transpile]` section (only its well-formed parts; see transpiler.config)."""
+    from ..config import config_for
+    return config_for(source)[0]
 
 
 def const_value(expr: str, values: dict):
@@ -80,11 +71,14 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
     """(constant-value dicts, dtypes for E, where they came from)."""
     consts = [p for p in kernel.params if p.kind == "const"]
     section = _pyproject_section(source)
-    dtypes = list(section.get("dtypes", DEFAULT_DTYPES))
-    if kernel.launches:
-        rows, origin = [dict(l) for l in kernel.launches], "launch sites"
-    elif kernel.name in section.get("specializations", {}):
-        rows, origin = [dict(r) for r in section["specializations"][kernel.name]], "pyproject.toml"
+    dtypes = list(section.get("dtypes") or DEFAULT_DTYPES)
+    literal = [dict(l) for l in kernel.launches if l]
+    table = section.get("specializations", {}).get(kernel.name)
+    if literal:
+        rows, origin = literal, "launch sites"
+    elif table:
+        names = {p.name for p in consts}
+        rows, origin = [{k: v for k, v in r.items() if k in names} for r in table], "pyproject.toml"
     else:
         rows, origin = [{}], "defaults"
     out = []
