@@ -6,7 +6,14 @@ source position; a file's other kernels are still translated.
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import io
 import math
+import sys
+import threading
+import tokenize
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,17 +64,199 @@ class FileResult:
     diagnostics: list[Diagnostic]  # file-level
 
 
+class SourceDecodeError(ValueError):
+    """A source file whose bytes cannot be decoded as CPython would (PEP 263 cookie, BOM, else UTF-8)."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1):
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes -> text, as CPython decodes a module: a UTF-8 BOM or a PEP 263 coding cookie on one of
+    the first two lines, else UTF-8. Newlines are normalized to `\\n` (like `open()` in text mode).
+    Raises SourceDecodeError (a ValueError) with the position of the problem."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:  # unknown encoding in the cookie, or a BOM with a non-UTF-8 cookie
+        line = data[:data.find(b"coding")].count(b"\n") + 1 if b"coding" in data[:400] else 1
+        raise SourceDecodeError(str(e), min(line, 2)) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        bad = data[e.start:e.start + 1]
+        if encoding in ("utf-8", "utf-8-sig"):
+            msg = (f"byte 0x{bad.hex()} on line {line} is not UTF-8 and no encoding is declared "
+                   f"(declare one on line 1 or 2, e.g. `# -*- coding: latin-1 -*-`, see PEP 263, or save the "
+                   f"file as UTF-8)")
+        else:
+            msg = f"byte 0x{bad.hex()} on line {line} is not valid {encoding} (the declared encoding): {e.reason}"
+        raise SourceDecodeError(msg, line, col) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_source(path: str | Path) -> str:
+    """The text of a Python source file, decoded as CPython decodes it (see `decode_source`).
+    Raises OSError when the file cannot be read, SourceDecodeError (a ValueError) when it cannot be decoded."""
+    return decode_source(Path(path).read_bytes())
+
+
+# Nesting limits. CPython itself refuses deeper code (`too many nested parentheses` past 200 levels; a
+# RecursionError "during ast construction" for a sum of a few thousand terms): such files get CT001.
+MAX_SOURCE_DEPTH = 3000  # syntax-tree depth beyond which a file is not handed to LibCST (its native parser
+#                          overflows the stack near 10k); CT001, like CPython's own limit
+MAX_KERNEL_DEPTH = 1100  # model depth (statements + expressions, after inlining helpers) the passes accept; CT116
+_PASS_FRAMES_PER_LEVEL = 3  # Python frames the deepest passes (FMA fusion, lowering) use per nesting level
+MAX_TILE_DIM = 2 ** 30  # the largest power of two a const generic (i32) holds
+_DEEP_STACK = 512 * 1024 * 1024
+_DEEP_RECURSION = 200_000
+_CPYTHON_RECURSION = 1000  # CPython's default recursion limit
+_deep_lock = threading.Lock()
+_tls = threading.local()
+
+
+def run_deep(fn, *args, **kwargs):
+    """Run `fn(*args, **kwargs)` in a thread with a large stack (512 MiB) and a raised recursion limit
+    (restored before the call returns), so recursive code survives deeply nested input. Exceptions propagate
+    to the caller. Calls are serialized (the recursion limit is process-wide)."""
+    result: list = []
+    error: list = []
+
+    def target(limit: int, old_limit: int) -> None:
+        _tls.deep = True
+        try:
+            sys.setrecursionlimit(limit)
+            result.append(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the calling thread
+            error.append(e)
+        finally:
+            sys.setrecursionlimit(old_limit)
+
+    nested = getattr(_tls, "deep", False)  # called from a run_deep thread, which holds the lock
+    with contextlib.nullcontext() if nested else _deep_lock:
+        old_limit = sys.getrecursionlimit()
+        old_stack = threading.stack_size()
+        limit = max(old_limit, _DEEP_RECURSION // 10)
+        try:
+            for size in (_DEEP_STACK, 256 * 1024 * 1024, 64 * 1024 * 1024):
+                try:
+                    threading.stack_size(size)
+                    limit = max(old_limit, _DEEP_RECURSION * size // _DEEP_STACK)
+                    break
+                except (ValueError, RuntimeError):
+                    continue
+            thread = threading.Thread(target=target, args=(limit, old_limit), name="cutile-transpile-deep")
+            thread.start()
+        finally:
+            threading.stack_size(old_stack)
+        thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def kernel_depth_limit() -> int:
+    """The deepest kernel the passes can handle in the calling context: MAX_KERNEL_DEPTH, lowered when the
+    recursion limit in force leaves less room (the passes run in the caller's thread)."""
+    room = sys.getrecursionlimit() - _stack_depth() - 100
+    return max(16, min(MAX_KERNEL_DEPTH, room // _PASS_FRAMES_PER_LEVEL))
+
+
+def _stack_depth() -> int:
+    f, n = sys._getframe(), 0
+    while f is not None:
+        f, n = f.f_back, n + 1
+    return n
+
+
+def _ast_depth(tree: ast.AST) -> int:
+    """Depth of a Python syntax tree, measured without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        if d > deepest:
+            deepest = d
+        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _precheck(source: str, display: str) -> Diagnostic | None:
+    """What CPython says about the source (its syntax errors and nesting limits), before LibCST sees it.
+    Runs at the top of a `run_deep` thread: the parse gets the default recursion limit (1000), so its
+    limit on nesting is the one `python3 file.py` has, whatever the caller's stack and limit."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(_CPYTHON_RECURSION)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=display)
+    except SyntaxError as e:
+        msg = e.msg or "invalid syntax"
+        return Diagnostic("error", "CT001", f"syntax error: {msg}", Pos(display, max(e.lineno or 1, 1),
+                                                                             max(e.offset or 1, 1)))
+    except (RecursionError, MemoryError) as e:
+        return Diagnostic("error", "CT001", f"syntax error: code nested too deeply for CPython's parser "
+                          f"({type(e).__name__}: {e}); split the expression into several assignments",
+                          Pos(display, 1, 1))
+    except ValueError as e:  # null bytes (Python < 3.12)
+        return Diagnostic("error", "CT001", f"syntax error: {e}", Pos(display, 1, 1))
+    finally:
+        sys.setrecursionlimit(limit)
+    depth = _ast_depth(tree)
+    if depth > MAX_SOURCE_DEPTH:
+        line = 1
+        for node in ast.walk(tree):  # the first statement whose subtree is that deep
+            if isinstance(node, ast.stmt) and _ast_depth(node) > MAX_SOURCE_DEPTH // 2:
+                line = node.lineno
+                break
+        return Diagnostic("error", "CT001", f"syntax error: code nested {depth} levels deep (at most "
+                          f"{MAX_SOURCE_DEPTH}); split the expression into several assignments",
+                          Pos(display, line, 1))
+    return None
+
+
 def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> FileResult:
+    """Read, parse and convert one source file. Never raises on bad input: a file that cannot be read,
+    decoded or parsed gets a file-level diagnostic; a kernel that cannot be converted gets a failure."""
     rules = rules or load()
     try:
-        source = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        source = read_source(path)
+    except OSError as e:
         return FileResult(display, [], [], [Diagnostic("error", "CT002", f"cannot read file: {e}", Pos(display, 1, 1))])
+    except SourceDecodeError as e:
+        return FileResult(display, [], [], [Diagnostic("error", "CT002", f"cannot decode file: {e}",
+                                                       Pos(display, e.line, e.col))])
+    depth_limit = kernel_depth_limit()
+    try:
+        return run_deep(_parse_source, source, display, rules, depth_limit)
+    except Exception as e:  # noqa: BLE001 - a bug in the frontend must not stop the other files
+        return FileResult(display, [], [], [Diagnostic("error", "CT900", f"internal error (a bug in "
+                                                       f"cutile-transpile's frontend): {type(e).__name__}: "
+                                                       f"{_safe_str(e)}", Pos(display, 1, 1))])
+
+
+def _safe_str(e: BaseException) -> str:
+    try:
+        return str(e)[:500]
+    except Exception:  # noqa: BLE001 - str() of some exceptions recurses through deep nodes
+        return "<no message>"
+
+
+def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int) -> FileResult:
+    diag = _precheck(source, display)
+    if diag is not None:
+        return FileResult(display, [], [], [diag])
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: {e.message}",
                                                        Pos(display, e.raw_line, e.raw_column + 1))])
+    except (RecursionError, MemoryError) as e:
+        return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
+                                                       f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     info = ModuleInfo(display)
@@ -76,10 +265,48 @@ def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> File
     kernels, failures = [], []
     for name, fn in info.kernels.items():
         try:
-            kernels.append(conv.kernel(fn))
+            k = conv.kernel(fn)
+            depth, where = model_depth(k)
+            if depth > depth_limit:
+                raise fail("CT116", f"kernel `{name}` nests {depth} levels deep (statements and expressions, "
+                           f"helpers inlined); at most {depth_limit} are supported here: split the expression "
+                           f"into several assignments", where)
+            kernels.append(k)
         except TranspileError as e:
             failures.append((name, conv.pos(fn), e.diagnostic))
+        except RecursionError:
+            failures.append((name, conv.pos(fn), Diagnostic(
+                "error", "CT116", f"kernel `{name}` nests too deeply to translate (helpers inlined); split the "
+                "expression into several assignments", conv.pos(fn))))
+    for name, fn in conv.misplaced:
+        failures.append((name, conv.pos(fn), conv.misplaced_diag(fn)))
     return FileResult(display, kernels, failures, [])
+
+
+def model_depth(k: Kernel) -> tuple[int, Pos]:
+    """Nesting depth of a kernel's model (statements and expressions), measured without recursion, and the
+    position of the innermost statement that reaches it."""
+    deepest, where, stack = 0, k.pos, [(s, 1) for s in k.body]
+    while stack:
+        node, d = stack.pop()
+        if d > deepest:
+            deepest = d
+            if not isinstance(node, (Op, Name, Lit, TupleExpr)):
+                where = node.pos
+        if isinstance(node, (Assign, Eval)):
+            stack.append((node.value, d + 1))
+        elif isinstance(node, For):
+            stack.extend((e, d + 1) for e in (node.start, node.stop, node.step, *node.body))
+        elif isinstance(node, While):
+            stack.extend((e, d + 1) for e in (node.cond, *node.body))
+        elif isinstance(node, If):
+            stack.extend((e, d + 1) for e in (node.cond, *node.body, *node.orelse))
+        elif isinstance(node, Op):
+            stack.extend((a, d + 1) for a in node.args if a is not None)
+            stack.extend((v, d + 1) for _, v in node.attrs if isinstance(v, (Op, Name, Lit, TupleExpr)))
+        elif isinstance(node, TupleExpr):
+            stack.extend((i, d + 1) for i in node.items)
+    return deepest, where
 
 
 class _Converter:
@@ -93,6 +320,10 @@ class _Converter:
         self.inline_counter = 0
         self.renames: list[tuple[str, dict]] = []
         self.rules_used: set[str] = set()
+        self.inlining: list[str] = []  # helpers being inlined, outermost first (recursion is refused)
+        self.current: str = ""  # the kernel being converted
+        self.kernel_locals: set[str] = set()  # its parameters and assigned names (they shadow module constants)
+        self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -120,9 +351,17 @@ class _Converter:
                     self.info.kernels[stmt.name.value] = stmt
                 else:
                     self.info.helpers[stmt.name.value] = stmt
+        top = {id(stmt) for stmt in module.body}
         for node in _walk(module):
             if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.launch":
                 self._scan_launch(node)
+            elif isinstance(node, cst.FunctionDef) and id(node) not in top and self._is_kernel(node):
+                self.misplaced.append((node.name.value, node))
+
+    def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
+        return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
+                          "module (inside a function, class or block): only module-level `@ct.kernel` functions "
+                          "are translated", self.pos(fn))
 
     def _scan_small(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Import):
@@ -231,7 +470,11 @@ class _Converter:
     # ------------------------------------------------------------------ kernels
     def kernel(self, fn: cst.FunctionDef) -> Kernel:
         self.rules_used = set()
+        self.inlining = []
+        self.current = fn.name.value
         dec = self._kernel_decorator(fn)
+        self._check_signature(fn, dec)
+        self.kernel_locals = self._function_locals(fn)
         hints = self._hints(dec)
         params = []
         for p in fn.params.params:
@@ -251,8 +494,6 @@ class _Converter:
                         params.append(Param(p.name.value, "array", self.pos(p)))
                     else:
                         raise fail("CT106", f"unsupported annotation on parameter `{p.name.value}`", self.pos(p.annotation))
-        if fn.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or fn.params.kwonly_params or fn.params.star_kwarg:
-            raise fail("CT100", "kernels with *args, keyword-only or **kwargs parameters are not supported", self.pos(fn.params))
         body = tuple(self.block(fn.body, top=True))
         launches = []
         for lits in self.info.launches.get(fn.name.value, []):
@@ -261,6 +502,59 @@ class _Converter:
         return Kernel(name=fn.name.value, module=self.module_name, path=self.info.path, pos=self.pos(fn),
                       params=tuple(params), body=body, hints=hints,
                       launches=tuple(sorted(set(launches), key=repr)), rules_used=tuple(sorted(self.rules_used)))
+
+    def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
+        """What makes a kernel untranslatable before its body is read: async, foreign decorators, a name
+        with no C symbol, parameters that are not plain positional ones."""
+        name = fn.name.value
+        if fn.asynchronous is not None:
+            raise fail("CT111", f"kernel `{name}` is `async def`: cuTile kernels are plain functions (cuTile "
+                       "Python cannot launch a coroutine)", self.pos(fn))
+        for d in fn.decorators:
+            if d is not dec:
+                raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` besides "
+                           "`@ct.kernel`: its effect cannot be translated (cuTile Python launches only the "
+                           "function `@ct.kernel` returns)", self.pos(d))
+        if not name.isascii():
+            raise fail("CT114", f"kernel name `{name}` is not ASCII: its C symbol `cutile_{name}` and Rust entry "
+                       "need an ASCII identifier", self.pos(fn.name))
+        ps = fn.params
+        if ps.posonly_params or not isinstance(ps.posonly_ind, cst.MaybeSentinel):
+            raise fail("CT100", "kernels with position-only parameters (`/`) are not supported",
+                       self.pos(ps.posonly_ind if isinstance(ps.posonly_ind, cst.CSTNode) else ps))
+        if ps.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or ps.kwonly_params or ps.star_kwarg:
+            raise fail("CT100", "kernels with *args, keyword-only or **kwargs parameters are not supported", self.pos(ps))
+
+    def _function_locals(self, fn: cst.FunctionDef) -> set[str]:
+        """Names local to a function (parameters and assigned names, as Python scopes them); refuses
+        those that shadow an import, helper or kernel of the module."""
+        names = {p.name.value: p.name for p in fn.params.params}
+        for node in _walk(fn.body):
+            targets = []
+            if isinstance(node, cst.AssignTarget):
+                targets = [node.target]
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, (cst.For, cst.NamedExpr)):
+                targets = [node.target]
+            while targets:
+                t = targets.pop()
+                if isinstance(t, cst.Name):
+                    names.setdefault(t.value, t)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    targets.extend(e.value for e in t.elements)
+                elif isinstance(t, cst.StarredElement):
+                    targets.append(t.value)
+        for name, node in names.items():
+            if name in self.info.aliases:
+                what = f"the import of `{self.info.aliases[name]}`"
+            elif name in self.info.helpers or name in self.info.kernels:
+                what = f"the module-level function `{name}`"
+            else:
+                continue
+            raise fail("CT100", f"`{name}` in kernel `{fn.name.value}` shadows {what}: rename the local",
+                       self.pos(node))
+        return set(names)
 
     def _hints(self, dec: cst.Decorator | None) -> tuple[tuple[str, int], ...]:
         if dec is None or not isinstance(dec.decorator, cst.Call):
@@ -430,6 +724,8 @@ class _Converter:
             for scope in reversed(self.subst):
                 if node.value in scope:
                     return scope[node.value]
+            if node.value in self.kernel_locals and not self.inlining:
+                return Name(node.value, pos)  # a parameter or local of the kernel shadows a module-level name
             if node.value in self.info.consts:
                 return self._lit(self.info.consts[node.value], pos)
             d = self.info.aliases.get(node.value)
@@ -460,7 +756,7 @@ class _Converter:
             c = node.comparisons[0]
             op = CMPOPS.get(type(c.operator))
             if op is None:
-                raise fail("CT100", f"unsupported comparison operator", self.pos(c))
+                raise fail("CT100", f"unsupported comparison operator `{_code(c.operator).strip()}`", self.pos(c))
             return self._op(f"operator:{op}", (self.expr(node.left), self.expr(c.comparator)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation):
             kind = "and" if isinstance(node.operator, cst.And) else "or"
@@ -561,6 +857,12 @@ class _Converter:
                 return Lit(float(v), pos)
         if isinstance(func, cst.Name) and func.value in self.info.helpers and func.value not in self.info.aliases:
             return self.inline_helper(self.info.helpers[func.value], node)
+        if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases:
+            if func.value == self.current:
+                raise fail("CT110", f"kernel `{func.value}` calls itself: recursion is not supported in cuTile "
+                           "kernels", pos)
+            raise fail("CT101", f"call to the kernel `{func.value}` from a kernel or helper: kernels cannot be "
+                       "called, only launched (move the shared code into a helper function)", pos)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{CT}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)
@@ -595,13 +897,32 @@ class _Converter:
                 raise fail(rule.id, f"too many arguments for `{rule.source[0]}`", pos)
             values[params[pi]] = value
             pi += 1
+        for key in ("shape", "size"):
+            if key in values and key in params:
+                self._check_tile_dims(values[key], rule)
         ordered = tuple(values.get(p) for p in params)
         attrs = tuple(sorted((k, v) for k, v in values.items() if k not in params))
         return Op(rule.op, ordered, pos, attrs, rule.id)
 
+    def _check_tile_dims(self, e: Expr, rule) -> None:
+        """Literal tile dimensions must be positive powers of two (cuTile's tile shapes)."""
+        for it in (e.items if isinstance(e, TupleExpr) else (e,)):
+            if isinstance(it, Lit) and isinstance(it.value, int) and not isinstance(it.value, bool):
+                v = it.value
+                if v <= 0 or v & (v - 1) or v > MAX_TILE_DIM:
+                    why = "not positive" if v <= 0 else ("above 2**30" if v > MAX_TILE_DIM else "not a power of two")
+                    raise fail("CT105", f"tile dimension {v} of `{rule.source[0]}` is {why}: tile dimensions "
+                               "must be positive powers of two", it.pos)
+
     def inline_helper(self, fn: cst.FunctionDef, call: cst.Call) -> Expr:
         """Inline a plain helper: its assignments become statements with renamed locals."""
         pos = self.pos(call)
+        name = fn.name.value
+        if name in self.inlining:
+            cycle = self.inlining[self.inlining.index(name):] + [name]
+            how = "calls itself" if len(cycle) == 2 else f"calls itself through {' -> '.join(cycle)}"
+            raise fail("CT110", f"helper `{name}` {how}: recursion is not supported in cuTile kernels (helpers "
+                       "are inlined)", pos)
         self.inline_counter += 1
         prefix = f"_{fn.name.value.lstrip('_')}{self.inline_counter}_"
         names = [p.name.value for p in fn.params.params]
@@ -628,6 +949,7 @@ class _Converter:
                        pos)
         self.subst.append(bind)
         self.renames.append((prefix, bind))
+        self.inlining.append(name)
         try:
             pre, self.pending = self.pending, []
             body = self.stmts(stmts[:-1], top=False)
@@ -636,6 +958,7 @@ class _Converter:
         finally:
             self.subst.pop()
             self.renames.pop()
+            self.inlining.pop()
         return result
 
     def local(self, name: str, pos: Pos) -> str:
@@ -660,6 +983,9 @@ def _code(node: cst.CSTNode) -> str:
 
 
 def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+    """Pre-order walk of a LibCST tree, without recursion (deep expressions)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
