@@ -351,6 +351,7 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     import copy
     import hashlib
     from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
+    from .emit.lower import rust_ident
     from .output import names
     from .output.state import module_files
     outputs: dict[Path, str] = {}
@@ -366,12 +367,15 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     for m in sorted((m for m in plan if not m.verbatim), key=lambda m: ops[m.rel]):
         op = ops[m.rel]
         kernels, views = [], []
+        launchers: set[str] = set()  # per module: the macro defines them inside it
         for k in m.kernels:
             k = copy.deepcopy(k)
             k["symbol"] = (names.unique([f"cutile_{k['name']}", f"cutile_{op}_{k['name']}"], taken_symbols)
                            if k.get("abi") else None)
             for e, v in zip(k["entries"], k["views"]):
-                e["name"] = names.unique([v["name"], f"{v['name']}_{op}"], taken_entries)
+                base = rust_ident(v["name"])  # `type`, `crate`, cutile::core names ... get a trailing `_`
+                generics = [g.split(":")[0].replace("const ", "").strip() for g in v["generics"]]
+                e["name"] = names.entry_name(base, op, generics, taken_entries, launchers)
                 views.append({**v, "name": e["name"]})
             kernels.append(k)
         rendered.append((op, m, kernels, views))
@@ -479,15 +483,19 @@ def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], 
                                      "cutile-transpile):\n" + "\n".join(e.message for e in errors[:5]))
             failing.setdefault((mods[op]["source"], owner.get((op, item))), []).append(err.message)
         for (rel, name), msgs in sorted(failing.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            m = next(p for p in plan if p.rel == rel)
-            names = [name] if name else [k["name"] for k in m.kernels]
+            m = next((p for p in plan if p.rel == rel), None)
+            if m is None:
+                continue  # its module already went with an earlier error of this round
+            names = [name] if name else _culprits(out, m, tag)
             if m.verbatim or not names:
                 plan.remove(m)
                 notes.append(Diagnostic("warning", "CT007", "the ports kept from an earlier run no longer compile "
                                          f"and were left out: {msgs[0][:1500]}", Pos(rel, 1, 1)))
                 continue
             for n in names:
-                rec = next(k for k in m.kernels if k["name"] == n)
+                rec = next((k for k in m.kernels if k["name"] == n), None)
+                if rec is None:
+                    continue
                 m.kernels.remove(rec)
                 r = by_key.get((rel, n))
                 text = (f"the Rust generated for `{n}` does not compile, so it was left out of the crate "
@@ -506,6 +514,30 @@ def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], 
                 plan.remove(m)
         outputs = render_crate(out, plan)
     raise CompileFailure("the generated crate still does not compile after leaving out the failing kernels")
+
+
+def _culprits(out: Path, m: ModulePlan, tag: str) -> list[str]:
+    """The kernels of a module whose error rustc reports at module level (a macro expansion): found by
+    checking halves of the module alone, so only those kernels are left out. All of them when the error
+    needs several together."""
+    from .verify.compile_check import compile_errors
+
+    def fails(kernels: list[dict]) -> bool:
+        sub = render_crate(out, [ModulePlan(m.rel, m.sha, kernels)])
+        return bool(compile_errors(_crate_files(out, [], sub), f"{tag}-bisect"))
+
+    def search(kernels: list[dict]) -> list[str]:
+        if not fails(kernels):
+            return []
+        if len(kernels) == 1:
+            return [kernels[0]["name"]]
+        half = len(kernels) // 2
+        found = search(kernels[:half]) + search(kernels[half:])
+        return found or [k["name"] for k in kernels]
+
+    if m.verbatim:
+        return []
+    return search(m.kernels) or [k["name"] for k in m.kernels]
 
 
 def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):

@@ -441,7 +441,15 @@ def reserved_tree(tmp_path) -> Path:
                               + KERNEL.format(name="b_k", op="-").split("\n", 2)[2])
     (src / "b.py").write_text(KERNEL.format(name="k", op="+"))
     (src / "c.py").write_text(KERNEL.format(name="abi_layout", op="+"))
+    # kernel names that are Rust keywords, cutile::core functions, the generic `E`, or whose launcher struct
+    # (UpperCamel of the entry name) would clash with what cuTile Rust's module macro imports
+    body = "".join(KERNEL.format(name=n, op="+").split("\n", 2)[2] for n in KERNEL_NAMES)
+    (src / "names.py").write_text("import cuda.tile as ct\n" + body)
     return src
+
+
+KERNEL_NAMES = ["type", "self", "crate", "Self", "E", "stream", "context", "arc", "_rt", "mod", "fn", "load",
+                "grid", "super", "foo_bar", "foo__bar", "fooBar"]
 
 
 def test_reserved_and_clashing_names_get_their_own_modules(tmp_path):
@@ -450,7 +458,7 @@ def test_reserved_and_clashing_names_get_their_own_modules(tmp_path):
     cli_ok(src, "-o", out, "-q")
     man = json.loads((out / "manifest.json").read_text())
     ops = [m["op"] for m in man["modules"]]
-    assert len(ops) == len(set(ops)) == len(RESERVED_SOURCES) + 3
+    assert len(ops) == len(set(ops)) == len(RESERVED_SOURCES) + 4
     from transpiler.output.names import RESERVED_OPS
     assert not set(ops) & RESERVED_OPS
     symbols = [k["symbol"] for m in man["modules"] for k in m["kernels"]]
@@ -471,6 +479,9 @@ def test_reserved_and_clashing_names_compile(tmp_path):
     res = cli(src, "-o", tmp_path / "out", "--compile-check", env={"CUTILE_TRANSPILE_COMPILE_CHECK": "1"})
     assert res.returncode == 0, res.stderr
     assert "CT007" not in res.stderr and "CT006" not in res.stderr
+    man = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    names = next(m for m in man["modules"] if m["op"] == "names")
+    assert sorted(k["name"] for k in names["kernels"]) == sorted(KERNEL_NAMES)
 
 
 def test_a_stale_port_is_not_routed(old_new):

@@ -289,12 +289,12 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
     specs = []
     for p in params:
         if p["kind"] == "array":
-            specs.append(f'_rt.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
+            specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
                          f'{", output=True" if p["name"] in written else ""})')
         elif p["kind"] == "scalar":
-            specs.append(f'_rt.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
+            specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
         else:
-            specs.append(f'_rt.Param("{p["name"]}", "const", const_type="{p["const_type"]}")')
+            specs.append(f'__cutile_rt__.Param("{p["name"]}", "const", const_type="{p["const_type"]}")')
     entries = [{"name": e["name"], "predicates": e["predicates"],
                 "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True"}
                for e in kernel["entries"]]

@@ -54,6 +54,38 @@ def op_names(rels: list[str], fixed: dict[str, str] | None = None) -> dict[str, 
     return out
 
 
+def _reserved_launchers() -> frozenset[str]:
+    from ..rules import RULES_DIR
+    lines = (RULES_DIR / "cutile_launcher_names.txt").read_text().splitlines()
+    return frozenset(l.strip() for l in lines if l.strip() and not l.startswith("#"))
+
+
+RESERVED_LAUNCHERS = _reserved_launchers()
+
+
+def launcher_name(entry: str) -> str:
+    """The launcher struct cuTile Rust's module macro derives from an entry name (UpperCamel case)."""
+    words = re.split(r"_+|(?<=[a-z0-9])(?=[A-Z])", entry)
+    return "".join(w[:1].upper() + w[1:].lower() for w in words if w)
+
+
+def entry_name(base: str, op: str, generics: list[str], taken: set[str], launchers: set[str]) -> str:
+    """A crate-unique entry name whose launcher name clashes with no import, generic or other launcher."""
+    cands = [base, f"{base}_{op}", f"{base}_kernel", f"{base}_{op}_kernel"]
+    blocked = RESERVED_LAUNCHERS | set(generics) | launchers
+    for c in cands:
+        if c not in taken and launcher_name(c) not in blocked:
+            taken.add(c)
+            launchers.add(launcher_name(c))
+            return c
+    n = 2
+    while f"{cands[-1]}_{n}" in taken or launcher_name(f"{cands[-1]}_{n}") in blocked:
+        n += 1
+    taken.add(f"{cands[-1]}_{n}")
+    launchers.add(launcher_name(f"{cands[-1]}_{n}"))
+    return f"{cands[-1]}_{n}"
+
+
 def unique(candidates: list[str], taken: set[str]) -> str:
     """The first candidate not taken; else the last one with `_2`, `_3`, ... appended."""
     for c in candidates:
