@@ -223,6 +223,12 @@ def test_tile_dims_from_module_constants_and_creation(tmp_path):
     assert codes(fr) == {"k": "CT105"} and "12" in fr.failures[0][2].message
 
 
+def test_module_constants_that_cannot_be_evaluated(tmp_path):
+    """`2 ** 10 ** 10` must not hang, `10.0 ** 400` must not raise OverflowError."""
+    fr = parse(tmp_path, module(GOOD, prelude="HUGE = 2 ** 10 ** 10\nBIG = 10.0 ** 400\n"))
+    assert [k.name for k in fr.kernels] == ["good"] and not fr.diagnostics
+
+
 # ---------------------------------------------------------------------------------- the whole odd set
 
 ODD = {

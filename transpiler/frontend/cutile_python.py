@@ -426,10 +426,12 @@ class _Converter:
             a, b = self._eval_const(node.left), self._eval_const(node.right)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)):
                 op = BINOPS.get(type(node.operator))
+                if op == "**" and (abs(b) > 1024 or abs(a) > 2 ** 64):
+                    return None  # `2 ** 10 ** 10` would never finish
                 try:
                     return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
                             "//": lambda: a // b, "**": lambda: a ** b}[op]()
-                except (KeyError, ZeroDivisionError):
+                except (KeyError, ZeroDivisionError, OverflowError, ValueError):
                     return None
         if isinstance(node, cst.Call) and self.dotted(node.func) in ("math.log", "math.sqrt", "math.log2", "builtins.float", "float"):
             args = [self._eval_const(a.value) for a in node.args]
