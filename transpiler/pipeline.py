@@ -111,6 +111,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                  fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
     """One source file through every stage: kernel results, file diagnostics, entry views."""
     import dataclasses
+    from . import config
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
@@ -128,6 +129,13 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
         if fail_fast and any(r.status != "translated" for r in results):
             break
         kr = KernelResult(k.name, display, k.pos.line, "translated")
+        kr.diagnostics.extend(config.kernel_diagnostics(k, path))
+        if any(d.severity == "error" for d in kr.diagnostics):
+            kr.status = "error"  # fail closed: an invalid configuration never falls back to defaults
+            results.append(kr)
+            if fail_fast:
+                break
+            continue
         try:
             variants = translate_kernel(k)
             views = [lower_kernel(v) for v in variants]
@@ -263,6 +271,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         if stop_here:
             stopped = True
             break
+    from . import config
+    file_diags.extend(config.run_diagnostics(files, None if kernel_filter else [r.name for r in results]))
     if kernel_filter:
         found = {r.name for r in results}
         missing = [k for k in kernel_filter if k not in found]
