@@ -122,7 +122,8 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     for name, pos, diag in fr.failures:
         if kernel_filter and name not in kernel_filter:
             continue
-        results.append(KernelResult(name, display, pos.line, "unsupported", diagnostics=[diag]))
+        results.append(KernelResult(name, display, pos.line, "error" if diag.code == "CT900" else "unsupported",
+                                    diagnostics=[diag]))
     for k in fr.kernels:
         if kernel_filter and k.name not in kernel_filter:
             continue
@@ -255,7 +256,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         if hit is not None:
             file_results, diags, _ = hit
         else:
-            file_results, diags, _ = process_file(path, display, kernel_filter, fail_fast)
+            from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
+            file_results, diags, _ = run_deep(process_file, path, display, kernel_filter, fail_fast)
             if key and not any(r.status == "error" for r in file_results):
                 cache.store(key, file_results, diags, [])
         results.extend(file_results)
