@@ -94,6 +94,12 @@ def test_N8_const_fold_conversions():
     assert norm(same) == norm(BASE)
     other = BASE.replace("<f32: 2.000000e+00>", "<f32: 3.000000e+00>")
     assert norm(other) != norm(BASE)
+    # a bitcast to the same type (cuTile Rust's u64 view of an i64 index) is an identity; to another is not
+    cast = BASE.replace("%m = mulf %tile, %bc", "%bt = bitcast %tile : tile<64xf32> -> tile<64xf32>\n  %m = mulf %bt, %bc")
+    assert norm(cast) == norm(BASE)
+    cast_i = BASE.replace("%m = mulf %tile, %bc", "%bt = bitcast %tile : tile<64xf32> -> tile<64xi32>\n"
+                          "  %bb = bitcast %bt : tile<64xi32> -> tile<64xf32>\n  %m = mulf %bb, %bc")
+    assert norm(cast_i) != norm(BASE)
 
 
 def test_N9_float_literals_as_bits():
@@ -280,3 +286,52 @@ def test_N6_loop_tokens():
 """
     assert norm(py, ["n"]) == norm(rs, ["n"])
     assert norm(rs.replace("break %i", "break %c"), ["n"]) != norm(py, ["n"])
+
+
+# N16: f16 constants past the f16 range (cuTile Python writes the constant it folded; cuTile Rust an f32
+# constant and an ftof), e.g. `ct.gather(x, i, padding_value=-1e30)` on an f16 array
+PAD16 = BASE.replace("tile<ptr<f32>>", "tile<ptr<f16>>").replace("xf32", "xf16").replace("tile<64xf32>", "tile<64xf16>") \
+    .replace("%c = constant <f32: 2.000000e+00> : tile<f32>", "%c = constant <f16: {py}> : tile<f16>") \
+    .replace("tile<f32> -> tile<1xf32>", "tile<f16> -> tile<1xf16>").replace("tile<1xf32>", "tile<1xf16>")
+
+
+def _pad16(py: str = "", rust: str = "") -> str:
+    if rust:
+        return PAD16.replace("%c = constant <f16: {py}> : tile<f16>",
+                             f"%c0 = constant <f32: {rust}> : tile<f32>\n  %c = ftof %c0 : tile<f32> -> tile<f16>")
+    return PAD16.replace("{py}", py)
+
+
+def test_N16_float_overflow_is_inf():
+    neg_inf = norm(_pad16(py="0xFC00"))
+    assert norm(_pad16(rust="-1.000000e+30")) == neg_inf  # was: OverflowError, the whole run died
+    assert norm(_pad16(rust="-6.552000e+04")) == neg_inf  # the first value that rounds past f16's max
+    assert norm(_pad16(py="0x7C00")) == norm(_pad16(rust="3.000000e+09"))
+    # real differences survive: the sign, an in-range value, the largest finite f16, NaN
+    assert norm(_pad16(rust="1.000000e+30")) != neg_inf
+    assert norm(_pad16(rust="-6.550400e+04")) != neg_inf and norm(_pad16(py="0xFBFF")) == norm(_pad16(rust="-6.550400e+04"))
+    assert norm(_pad16(rust="-1.000000e+04")) != neg_inf
+    assert norm(_pad16(py="0x7E00")) != norm(_pad16(py="0x7C00"))
+    # f32 and bf16 overflow alike (an f64 constant narrowed)
+    from transpiler.verify.normalize import _float_to_bits
+    assert _float_to_bits(1e40, "f32") == 0x7F800000 and _float_to_bits(-1e40, "bf16") == 0xFF80
+    assert _float_to_bits(3.4028234e38, "f32") == 0x7F7FFFFF
+
+
+def test_normalizer_errors_fail_closed(monkeypatch):
+    """Any error inside normalization (an OverflowError, a malformed type) is an IRParseError, which the
+    verifier turns into `not_verified` for that kernel; it never escapes and ends the run."""
+    bad = BASE.replace("%m = mulf %tile, %bc", "%e = exti %c : tile<i32> -> tile<ixx>\n  %m = mulf %tile, %bc")
+    bad = bad.replace("%c = constant <f32: 2.000000e+00> : tile<f32>",
+                      "%c = constant <f32: 2.000000e+00> : tile<f32>\n  %ci = constant <i32: 2> : tile<i32>")
+    bad = bad.replace("exti %c :", "exti %ci :")
+    with pytest.raises(IRParseError):
+        norm(bad)
+    import transpiler.verify.normalize as nz
+
+    def boom(value, dtype):
+        raise OverflowError("float too large to pack with e format")
+
+    monkeypatch.setattr(nz, "_float_to_bits", boom)
+    with pytest.raises(IRParseError, match="OverflowError"):
+        norm(BASE.replace("<f32: 2.000000e+00>", "<f32: 2.5>"))

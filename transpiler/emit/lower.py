@@ -6,10 +6,12 @@ dtype-changing value), in source order, so the Tile IR keeps cuTile Python's op 
 
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
 
 GENERIC = ("E",)  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
@@ -68,9 +70,23 @@ def shape_macro(shape: tuple[str, ...]) -> str:
     return f"shape![{dim_list(shape)}]"
 
 
-def _float_lit(v: float) -> str:
+def _f32_overflows(v: float) -> bool:
+    """A finite value that rounds past f32's range (rustc rejects such an f32 literal: `literal out of
+    range`); IEEE rounding, numpy and cuTile Python make it ±inf."""
+    try:
+        struct.pack("<f", v)
+        return False
+    except OverflowError:
+        return True
+
+
+def _float_lit(v: float, wide: bool = False) -> str:
+    """A float literal for an f32 (or, `wide`, f64) Rust value: ±inf where the value overflows it."""
+    v = float(v)
     if v != v:
         return "f32::NAN"
+    if not wide and _f32_overflows(v):
+        v = math.copysign(float("inf"), v)
     if v in (float("inf"), float("-inf")):
         return "f32::INFINITY" if v > 0 else "f32::NEG_INFINITY"
     r = repr(float(v))
@@ -264,27 +280,49 @@ class Lowerer:
         dt = e.ty.dtype
         if dt == "bool":
             return "true" if e.value else "false"
-        if dt in ("i32", "i64", "u32", "i16", "i8"):
-            return f"{int(e.value)}{dt}"
+        if dt in INT_DTYPES:
+            return _int_lit(e, dt)
         if dt in ("f32", "f64"):
-            lit = _float_lit(float(e.value))
+            lit = _float_lit(float(e.value), wide=dt == "f64")
             if "::" in lit:
                 # the JIT takes f32::INFINITY etc. only as a constant's value: a rank-0 constant tile
-                c = self.tmp("c")
-                self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({lit.replace('f32::', dt + '::')}, shape![]);")
-                return f"tile_to_scalar({c})"
+                return f"tile_to_scalar({self.special_const(lit, dt)})"
             return lit + dt
         # f16 / bf16 / E: no literal syntax; convert an f32 literal (the normalizer folds the ftof)
         name = self.tmp("c")
         lit = _float_lit(float(e.value))
-        lit = lit if "::" in lit else lit + "f32"
-        self.emit(f"let {name}: {dt} = convert_scalar({lit});")
+        if "::" in lit:  # ±inf / NaN
+            self.emit(f"let {name}: {dt} = tile_to_scalar({self.special_const(lit, dt)});")
+            return name
+        self.emit(f"let {name}: {dt} = convert_scalar({lit}f32);")
         return name
+
+    def special_const(self, lit: str, dt: str) -> str:
+        """A rank-0 tile holding ±inf or NaN (`lit` is `f32::INFINITY` etc.). Only f32 and f64 have these
+        constants in Rust (`E` has only ZERO): other float types convert the f32 one (an `ftof` of a
+        constant, folded by the normalizer to the same constant cuTile Python writes)."""
+        c = self.tmp("c")
+        if dt in ("f32", "f64"):
+            self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({lit.replace('f32::', dt + '::')}, shape![]);")
+            return c
+        self.emit(f"let {c}: Tile<f32, {{ [] }}> = constant({lit}, shape![]);")
+        d = self.tmp("c")
+        self.emit(f"let {d}: Tile<{dt}, {{ [] }}> = convert_tile({c});")
+        return d
 
     def value(self, e: Expr, allow_inline: bool = False) -> str:
         if isinstance(e, Lit):
             return self.literal(e)
         if isinstance(e, Name):
+            if e.id in self.consts and isinstance(e.ty, TileTy) and e.ty.is_scalar and e.ty.dtype in INT_DTYPES \
+                    and e.ty.dtype != "i32":
+                # a const generic (i32) taking another integer dtype, as cuTile Python types the constant
+                # (`i64 * BLOCK`): Rust has no mixed-type arithmetic, so convert it (exti of a constant: folded)
+                t, c = self.tmp(), self.tmp("c")
+                self.emit(f"let {t}: Tile<i32, {{ [] }}> = scalar_to_tile({rust_ident(e.id)});")
+                conv = self.scalar_result(Op("convert", (), e.pos, ty=e.ty), self.int_convert(t, "i32", e.ty.dtype, ()))
+                self.emit(f"let {c}: {e.ty.dtype} = {conv};")
+                return c
             return rust_ident(e.id)
         if isinstance(e, Op):
             rhs = self.op(e)
@@ -387,7 +425,7 @@ class Lowerer:
             v = a[0]
             dt = e.ty.dtype
             if dt in ("f32", "f64"):
-                lit = _float_lit(float(v.value))
+                lit = _float_lit(float(v.value), wide=dt == "f64")
                 lit = lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
             elif dt in FLOAT_DTYPES or dt == "E":
                 if float(v.value) != 0.0:
@@ -399,21 +437,30 @@ class Lowerer:
                                "(compile_expression.rs encode_literal_bytes); build the mask from a comparison", e.pos)
                 lit = "true"
             else:
-                lit = f"{int(v.value)}{dt}"
-            return f"constant({lit}, {shape_macro(e.ty.shape)})"
+                lit = _int_lit(v, dt)
+            # a 0-d constant bound to a scalar: the rank-0 tile's value (no Tile IR op of its own)
+            return self.scalar_result(e, f"constant({lit}, {shape_macro(e.ty.shape)})")
         if o == "splat":
             src = a[0]
+            if e.ty.is_scalar and e.ty.dtype not in GENERIC and src.ty == e.ty:
+                return self.value(src)  # `ct.full((), n)`: the value itself, as in cuTile Python
             if src.ty.dtype in GENERIC and not isinstance(src, Lit):
                 return self.bcast(self.value(src), src.ty.dtype, e.ty.shape)
-            if isinstance(src, Lit) and "::" in _float_lit(float(src.value)):
+            wide = src.ty.dtype == "f64"
+            if isinstance(src, Lit) and src.ty.dtype not in INT_DTYPES and src.ty.dtype != "bool" \
+                    and "::" in _float_lit(float(src.value), wide):
                 # f32::INFINITY etc. are not accepted as call arguments by the JIT; a rank-0 constant is
-                c = self.tmp("c")
-                lit = _float_lit(float(src.value)).replace("f32::", f"{src.ty.dtype}::")
-                self.emit(f"let {c}: Tile<{src.ty.dtype}, {{ [] }}> = constant({lit}, shape![]);")
+                c = self.special_const(_float_lit(float(src.value), wide), src.ty.dtype)
                 return self.bcast(c, src.ty.dtype, e.ty.shape)
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
+            if _int_kind(src.ty.dtype) and _int_kind(e.ty.dtype) and isinstance(src, Lit) and e.ty.is_scalar \
+                    and e.ty.dtype != "bool" and not isinstance(src.value, bool):
+                return self.literal(Lit(src.value, src.pos, e.ty))  # a constant: folded, as in cuTile Python
+            if _int_kind(src.ty.dtype) and _int_kind(e.ty.dtype):
+                # cuTile Rust's convert has no integer <-> integer (or bool) form: the op cuTile Python emits
+                return self.scalar_result(e, self.int_convert(self.tile(src), src.ty.dtype, e.ty.dtype, e.ty.shape, e))
             if e.ty.is_scalar and (src.ty.dtype in GENERIC or e.ty.dtype in GENERIC) and not isinstance(src, Lit):
                 return self.scalar_result(e, f"convert_tile({self.tile(src)})")
             if e.ty.is_scalar:
@@ -540,6 +587,26 @@ class Lowerer:
             raise fail("CT100", "`and`/`or`/`not` are only supported in constant conditions", e.pos)
         raise fail(e.rule or "CT101", f"no Rust lowering for `{o}`", e.pos)
 
+    def int_convert(self, x: str, src: str, dst: str, shape: tuple, e: Op | None = None) -> str:
+        """Integer/bool conversions as cuTile Python encodes them (_ir2bytecode.convert_dtype): to bool
+        `x != 0` (cmpi), widening and from bool `exti` (signedness of the source, inferred alike by cuTile
+        Rust); narrowing (`trunci` without overflow flags) and same-width sign changes have no form (CT120)."""
+        if dst == "bool":
+            z = self.tmp()
+            self.emit(f"let {z}: Tile<{src}, {{ [{dim_list(shape)}] }}> = constant(0{src}, {shape_macro(shape)});")
+            return f"cmpi({x}, {z}, predicate::NotEqual)"
+        sbits, dbits = _int_bits(src), _int_bits(dst)
+        if src == "bool" or sbits < dbits:
+            return f"exti({x})"
+        pos = e.pos if e is not None else self.k.pos
+        if sbits > dbits:
+            raise fail("CT120", f"a narrowing conversion {src} -> {dst}: cuTile Python emits `trunci` without "
+                       "overflow flags, which cuTile Rust 0.5.0 cannot write (`convert` has no int -> int form, "
+                       "and `trunci(x, overflow::None)` fails to serialize: missing attribute 'overflow'); keep "
+                       "the value in the wider type", pos)
+        raise fail("CT120", f"a conversion {src} -> {dst} (same width, other signedness): cuTile Python emits no "
+                   "op for it and cuTile Rust has only `bitcast`, which is an op", pos)
+
     def bcast(self, name: str, elem: str, shape: tuple) -> str:
         """A rank-0 tile spread over `shape` (reshape to all-ones, then broadcast)."""
         if not shape:
@@ -569,7 +636,10 @@ class Lowerer:
         for d, it in enumerate(index.items):
             src = self.tile(it)
             u = self.tmp()
-            self.emit(f"let {u}: Tile<u64, {{ [{dim_list(it.ty.shape)}] }}> = exti({src});")
+            # an i64 index is used as is by cuTile Python (unsigned compares): a u64 view of the same bits
+            # (`bitcast` i64 -> i64, an identity); an i32 index is sign-extended
+            widen = "bitcast" if it.ty.dtype in ("i64", "u64") else "exti"
+            self.emit(f"let {u}: Tile<u64, {{ [{dim_list(it.ty.shape)}] }}> = {widen}({src});")
             if it.ty.shape != shape:
                 ext = ("1",) * (len(shape) - len(it.ty.shape)) + it.ty.shape
                 if ext != it.ty.shape:
@@ -673,6 +743,26 @@ class Lowerer:
         self.emit(f"let {m}: {bt} = andi({x1}, {c3});")
         self.emit(f"let {s}: {tt} = {r} + {y};")
         return self.scalar_result(e, f"select({m}, {s}, {r})")
+
+
+def _int_kind(dt: str) -> bool:
+    return dt in INT_DTYPES or dt == "bool"
+
+
+def _int_bits(dt: str) -> int:
+    return 1 if dt == "bool" else int(dt[1:])
+
+
+def _int_lit(e: Lit, dt: str) -> str:
+    if isinstance(e.value, float) and not math.isfinite(e.value):
+        raise fail("CT121", f"the constant {e.value} has no {dt} value", e.pos)
+    v = int(e.value)
+    bits = _int_bits(dt)
+    lo, hi = (0, 2**bits - 1) if dt.startswith("u") else (-2**(bits - 1), 2**(bits - 1) - 1)
+    if not lo <= v <= hi:
+        raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
+                   "too); use a wider dtype or a constant that fits", e.pos)
+    return f"{v}{dt}"
 
 
 def _mutable_vars(body) -> set[str]:

@@ -96,6 +96,10 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
 class _Fuser:
     def __init__(self) -> None:
         self.by_read: dict[int, _MulDef] = {}
+        # an expression node is fused once: a multiply definition is fused where it is defined (Python
+        # rewrites its adds in program order) and its fused form is what a later fusion inlines; the two
+        # copies of a multiply sunk into a constant `if` are fused alike
+        self.done: dict[int, tuple[Expr, Expr]] = {}
 
     def mul_of(self, e: Expr):
         """(multiply expression, definition or None) if `e` is a float multiply value."""
@@ -107,6 +111,13 @@ class _Fuser:
         return None
 
     def fuse(self, e: Expr) -> Expr:
+        if id(e) in self.done:
+            return self.done[id(e)][1]
+        out = self._fuse(e)
+        self.done[id(e)] = (e, out)  # the key node is kept alive, so its id is never reused
+        return out
+
+    def _fuse(self, e: Expr) -> Expr:
         if isinstance(e, TupleExpr):
             return replace(e, items=tuple(self.fuse(i) for i in e.items))
         if not isinstance(e, Op):

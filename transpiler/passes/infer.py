@@ -103,6 +103,7 @@ def classify_params(k: Kernel) -> Kernel:
                     if isinstance(x, Name):
                         int_names.add(x.id)
     int_names |= _int_evidence(k, int_names)
+    flags = _condition_only(k)
     params = []
     for p in k.params:
         if p.kind == "unknown" or p.kind == "array":
@@ -112,10 +113,34 @@ def classify_params(k: Kernel) -> Kernel:
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
             else:
-                params.append(replace(p, kind="scalar", dtype="i32" if p.name in int_names else "f32"))
+                dt = "i32" if p.name in int_names else "bool" if p.name in flags else "f32"
+                params.append(replace(p, kind="scalar", dtype=dt))
         else:
             params.append(p)
     return replace(k, params=tuple(params))
+
+
+def _condition_only(k: Kernel) -> set[str]:
+    """Names read only as truth values (`if flag:`, `while flag:`, `a if flag else b`, `not`/`and`/`or` of
+    them): an unannotated parameter used this way is a bool, as cuTile Python types a Python `True`."""
+    conds: list = []
+
+    def tests(e) -> None:
+        if isinstance(e, Name):
+            conds.append(e)
+        elif isinstance(e, Op) and e.op in ("not", "and", "or"):
+            for a in e.args:
+                tests(a)
+
+    for s in _all_stmts(k.body):
+        if isinstance(s, (If, While)):
+            tests(s.cond)
+    for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op == "ifexp":
+            tests(e.args[0])
+    cond_ids = {id(n) for n in conds}
+    other = {e.id for e in _walk_exprs(k.body) if isinstance(e, Name) and id(e) not in cond_ids}
+    return {n.id for n in conds} - other
 
 
 ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "cmp", "ifexp", "maximum", "minimum", "neg", "bitand", "bitor",
@@ -212,6 +237,22 @@ def promote(a: str, b: str, pos: Pos) -> str:
         return a
     order = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
     return max(a, b, key=order.index)
+
+
+def int_range(dt: str) -> tuple[int, int]:
+    bits = int(dt[1:])
+    return (0, 2**bits - 1) if dt.startswith("u") else (-2**(bits - 1), 2**(bits - 1) - 1)
+
+
+def check_int_range(e: Lit, dt: str) -> None:
+    """An integer literal that takes an integer dtype must fit it: cuTile Python raises "Integer constant
+    ... is out of range of int32" (ops_utils._promote_dtype_and_loosely_typed_constant); the Rust literal
+    would not compile (`literal out of range`)."""
+    if _is_int(dt) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        lo, hi = int_range(dt)
+        if not lo <= e.value <= hi:
+            raise fail("CT121", f"integer constant {e.value} is out of range of {dt} [{lo}, {hi}] (cuTile Python "
+                       f"rejects it too); use a wider dtype (`astype(ct.int64)`) or a constant that fits", e.pos)
 
 
 def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
@@ -346,6 +387,10 @@ class Infer:
             return [Eval(v, s.pos)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
+            for b in (start, stop, step):
+                if b.ty.dtype != "i32":
+                    raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: loops run over i32 (the loop "
+                               "variable of the port is an i32); keep the bounds within int32", b.pos)
             before = dict(self.env)
             self.env[s.var] = TileTy("i32")
             body = tuple(self.block(s.body))
@@ -355,9 +400,7 @@ class Infer:
         if isinstance(s, If):
             return self.if_stmt(s)
         if isinstance(s, While):
-            cond = self.expr(s.cond)
-            if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
-                raise fail("CT104", "a `while` condition must be a scalar", s.pos)
+            cond = self.truth(self.expr(s.cond), "a `while` condition")
             before = dict(self.env)
             body = tuple(self.block(s.body))
             self._check_carried(before, self.env, s.pos, "loop")
@@ -393,14 +436,26 @@ class Infer:
         if const and not same:
             raise SplitNeeded(s)
         if not const:
-            if cond.ty != TileTy("bool") and cond.ty != TileTy("i1"):
-                if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
-                    raise fail("CT104", "an `if` condition must be a scalar", s.pos)
+            cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if")
             self._check_carried(before, env_else, s.pos, "else")
         self.env = {n: env_then[n] for n in names}
         declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
         return [If(cond, body, orelse, s.pos, const=const, declares=declares)]
+
+    def truth(self, cond: Expr, what: str) -> Expr:
+        """A runtime condition as a bool scalar, the way cuTile Python tests it: an integer `n` is
+        `n != 0` (cmpi); a float would be truncated to i1 (ftoi), which has no cuTile Rust form."""
+        if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
+            raise fail("CT104", f"{what} must be a scalar", cond.pos)
+        if cond.ty.dtype in ("bool", "i1"):
+            return cond
+        if _is_int(cond.ty.dtype):
+            zero = Lit(0, cond.pos, TileTy(cond.ty.dtype))
+            return Op("cmp", (cond, zero), cond.pos, (("pred", "!="),), "CTR-CMP", TileTy("bool"))
+        raise fail("CT104", f"{what} is a {cond.ty.dtype} value: cuTile Python truncates it to a bool (ftoi, so 0.5 "
+                   "is false), which has no cuTile Rust form; write the comparison you mean (`x != 0.0`), or "
+                   "annotate a flag parameter `: bool`", cond.pos)
 
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
@@ -453,7 +508,15 @@ class Infer:
                 raise fail("CT100", "string values are only supported as `order=`", e.pos)
             if isinstance(e.value, bool):
                 return replace(e, ty=TileTy("bool"))
-            return replace(e, ty=TileTy("i32" if isinstance(e.value, int) else "f32"))
+            if isinstance(e.value, int):
+                # cuTile Python types an integer constant by its value (typing_support.dtype_of_constant_scalar)
+                if not -2**63 <= e.value < 2**64:
+                    raise fail("CT121", f"integer constant {e.value} is out of range of every integer type "
+                               "(cuTile Python rejects it too); write it as a float (`1e40`) if a float is meant",
+                               e.pos)
+                return replace(e, ty=TileTy("i32" if -2**31 <= e.value < 2**31 else
+                                            "i64" if e.value < 2**63 else "u64"))
+            return replace(e, ty=TileTy("f32"))
         if isinstance(e, Name):
             if e.id in self.literals:
                 return self.expr(self.literals[e.id])
@@ -489,6 +552,7 @@ class Infer:
         if isinstance(e.ty, TileTy) and e.ty.dtype == dt:
             return e
         if isinstance(e, Lit):
+            check_int_range(e, dt)
             return replace(e, ty=TileTy(dt))
         if isinstance(e, Name) and self._is_weak(e) and _is_int(dt):
             return replace(e, ty=TileTy(dt))
@@ -644,6 +708,7 @@ class Infer:
             if dt == "E" and fill.value != 0:
                 raise fail(e.rule, "only zero-filled tiles of the array dtype E have a Rust form "
                            "that gives the same Tile IR (E::ZERO); use a concrete dtype", e.pos)
+            check_int_range(fill, dt)
             return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
         v = self.expr(fill)
         if not (isinstance(v.ty, TileTy) and v.ty.is_scalar):
@@ -1093,6 +1158,7 @@ def _ops_batch2():
             return Op("ifexp", (cond, a, b), e.pos, (("const", True),), e.rule, a.ty)
         if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
             raise fail("CT104", "the condition of a conditional expression must be a scalar (use ct.where for tiles)", e.pos)
+        cond = self.truth(cond, "the condition of a conditional expression")
         return Op("ifexp", (cond, a, b), e.pos, (("const", False),), e.rule, a.ty)
 
     def op_array_dim(self, e: Op) -> Op:

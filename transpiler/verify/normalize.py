@@ -34,7 +34,9 @@ RULES: dict[str, str] = {
     "N7-cse-dce": "Pure ops are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
     "N8-const-fold-ftof": "`ftof`/`itof`/`exti`/`trunci` of a splat constant is folded into a constant of "
-    "the result type (IEEE round-to-nearest-even), and a conversion to the same type is dropped.",
+    "the result type (IEEE round-to-nearest-even), and a conversion to the same type is dropped, a "
+    "`bitcast` to the same type too (Tile IR integers are signless: cuTile Rust's u64 view of an i64 "
+    "gather index is `bitcast : tile<i64> -> tile<i64>`, where cuTile Python uses the index as is).",
     "N9-float-literals": "Float constants are compared as bit patterns of their element type, parsed from "
     "the printed value (tileirdisasm prints 7 significant digits, so f32 constants that differ "
     "only past the 7th digit compare equal; f16/bf16 compare exactly).",
@@ -50,6 +52,9 @@ RULES: dict[str, str] = {
     "N15-return-guards": "`if c { ...; return } else { }` followed by the rest of the entry is compared as "
     "`if c { ... } else { rest }` (cuTile Rust has no `return` below the top level; both run the rest "
     "exactly when c is false).",
+    "N16-float-overflow": "A float constant whose value lies past its element type's range (a printed "
+    "f32 constant converted to f16, `padding_value=-1e30` in an f16 gather) is ±inf, as IEEE rounding "
+    "(and both compilers) encode it; NaN and every finite in-range value keep their exact bits.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -63,6 +68,7 @@ _ANCHOR_OPS = {
 }
 _TOKEN_OPS = {"make_token", "join_tokens"}
 _CONVERT_OPS = {"ftof", "itof", "exti", "trunci", "ftoi"}
+_IDENTITY_WHEN_SAME_TYPE = _CONVERT_OPS | {"reshape", "broadcast", "bitcast"}
 
 
 class IRParseError(ValueError):
@@ -217,15 +223,28 @@ def _inline_region_args(op: Op) -> list[str]:
 _FLOAT_BITS = {"f32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f64": 64}
 
 
+_INF_BITS = {"f32": 0x7F800000, "tf32": 0x7F800000, "f16": 0x7C00}
+_SIGN_BIT = {"f32": 1 << 31, "tf32": 1 << 31, "f16": 1 << 15}
+
+
+def _pack(fmt: str, value: float, dtype: str) -> int:
+    """IEEE bits of `value` rounded to nearest-even; a finite value past the type's range rounds to ±inf
+    (N16), as both compilers encode it (struct.pack raises OverflowError instead)."""
+    try:
+        return struct.unpack("<I" if fmt == "f" else "<H", struct.pack("<" + fmt, float(value)))[0]
+    except OverflowError:
+        return _INF_BITS[dtype] | (_SIGN_BIT[dtype] if value < 0 else 0)
+
+
 def _float_to_bits(value: float, dtype: str) -> int:
     if dtype in ("f32", "tf32"):
-        return struct.unpack("<I", struct.pack("<f", value))[0]
+        return _pack("f", value, dtype)
     if dtype == "f64":
         return struct.unpack("<Q", struct.pack("<d", value))[0]
     if dtype == "f16":
-        return struct.unpack("<H", struct.pack("<e", value))[0]
+        return _pack("e", value, dtype)
     if dtype == "bf16":
-        b = struct.unpack("<I", struct.pack("<f", value))[0]
+        b = _pack("f", value, "f32")
         if (b & 0x7F800000) == 0x7F800000 and b & 0x7FFFFF:
             return 0x7FC0
         return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
@@ -468,7 +487,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             ctx.consts[kid] = folded
             local[results[0]] = f"{{k{kid}}}"
             continue
-        if (op.name in ("reshape", "broadcast") or op.name in _CONVERT_OPS) and len(operands) == 1 \
+        if op.name in _IDENTITY_WHEN_SAME_TYPE and len(operands) == 1 \
                 and same_type and same_type.group(1) == same_type.group(2):
             local[results[0]] = operands[0]  # identity (N8, N11)
             continue
@@ -584,8 +603,15 @@ def normalize_entry(entry: Entry, arg_names: list[str]) -> tuple[str, list[str]]
 
 
 def normalize(text: str, arg_names: list[str], entry_index: int = 0) -> tuple[str, list[str]]:
-    entries = parse(text)
-    return normalize_entry(entries[entry_index], arg_names)
+    """Fails closed: any error while normalizing (an unexpected value, a numeric overflow, a malformed
+    line) is an IRParseError, which the verifier reports as `not_verified` for that kernel only."""
+    try:
+        entries = parse(text)
+        return normalize_entry(entries[entry_index], arg_names)
+    except IRParseError:
+        raise
+    except (ArithmeticError, ValueError, LookupError, TypeError, AttributeError, RecursionError, struct.error) as e:
+        raise IRParseError(f"cannot normalize the Tile IR: {type(e).__name__}: {e}") from e
 
 
 def python_arg_names(params: list[tuple[str, str, int]]) -> list[str]:
