@@ -387,6 +387,8 @@ def run_batch(cases: list[Case], work: Path, cargo: bool = True) -> tuple[list[O
     except ValueError:
         info["global"].append(f"stdout is not a JSON document (rc {r.returncode}):\n{r.stdout[-500:]}\n{r.stderr[-2000:]}")
         doc = {"kernels": []}
+    if doc.get("error"):
+        info["global"].append(f"the run failed (rc {r.returncode}): {doc['error']}\n{r.stderr[-2000:]}")
     for k in doc.get("kernels", []):
         mod = Path(k.get("source", "")).stem
         o = by_mod.get(mod)
@@ -423,6 +425,9 @@ def run_batch(cases: list[Case], work: Path, cargo: bool = True) -> tuple[list[O
                     o.problems.append("internal error at file level")
             else:
                 o.problems.append("kernel missing from the report, without a file diagnostic")
+    if all(o.status == "missing" for o in outs) and not info["global"]:
+        info["global"].append(f"no kernel of the batch in the report (rc {r.returncode}):\n{r.stdout[:1000]}\n"
+                              f"{r.stderr[-2000:]}")
     if r.returncode == 0 and any(o.status != "translated" for o in outs):
         info["global"].append("exit 0 although kernels were not translated")
     if cargo and (out / "Cargo.toml").is_file():
