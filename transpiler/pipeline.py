@@ -274,7 +274,7 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
             stopped = True
             break
     from . import config
-    file_diags.extend(config.run_diagnostics(files, None if kernel_filter else [r.name for r in results]))
+    file_diags.extend(config.run_diagnostics(files, None if kernel_filter or stopped else [r.name for r in results]))
     if kernel_filter:
         found = {r.name for r in results}
         missing = [k for k in kernel_filter if k not in found]
