@@ -569,6 +569,8 @@ def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
     refused: list[tuple[Path, str, str]] = []
 
     def current(path: Path) -> bytes | None:
+        if path.is_dir():
+            raise OutputError(f"{path}: a directory is in the way of a generated file")
         try:
             return path.read_bytes() if path.exists() else None
         except OSError as e:
@@ -581,9 +583,7 @@ def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
         if data is not None and not force:
             rel = path.relative_to(out).as_posix()
             head = data[:400].decode("utf-8", "replace")
-            if path.is_dir():
-                refused.append((path, "CT003", "a directory is in the way"))
-            elif rel == MANIFEST:
+            if rel == MANIFEST:
                 if GENERATED_MARK not in head:
                     refused.append((path, "CT003", "refusing to overwrite a file without the @generated header"))
             elif rel not in old.files or GENERATED_MARK not in head:

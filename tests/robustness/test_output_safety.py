@@ -365,6 +365,10 @@ def test_environment_errors_are_clear(tmp_path):
     assert res.returncode == 2 and not (tmp_path / "o1").exists()
     res = cli(src, "-o", tmp_path / "o2", "--format", "json", "--report", tmp_path)
     assert res.returncode == 2 and json.loads(res.stdout)["error"]
+    (tmp_path / "o3" / "src" / "abi.rs").mkdir(parents=True)  # a folder where a generated file goes
+    res = cli(src, "-o", tmp_path / "o3")
+    assert res.returncode == 2 and "a directory is in the way" in res.stderr and "internal error" not in res.stderr
+    assert sorted(p.name for p in (tmp_path / "o3").iterdir()) == [LOCK, "src"]
 
 
 @pytest.mark.parametrize("content", ["{not json", "", "[]", '{"modules": 5}', '{"crate": 5, "modules": []}',
