@@ -360,7 +360,6 @@ def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, src
 def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content); a pure
     function of the planned state, with every name assigned from it (see `output.names`)."""
-    import copy
     import hashlib
     from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
     from .emit.lower import rust_ident
@@ -381,7 +380,7 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
         kernels, views = [], []
         launchers: set[str] = set()  # per module: the macro defines them inside it
         for k in m.kernels:
-            k = copy.deepcopy(k)
+            k = {**k, "entries": [dict(e) for e in k["entries"]]}  # only the names below change
             k["symbol"] = (names.unique([f"cutile_{k['name']}", f"cutile_{op}_{k['name']}"], taken_symbols)
                            if k.get("abi") else None)
             for e, v in zip(k["entries"], k["views"]):
