@@ -77,3 +77,29 @@ def test_verify_command_passes_on_fresh_output(corpus_out):
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert [k["verify"] for k in doc["kernels"]] == ["equivalent"]
+
+
+# Text-level mutants of the normalizer rules: each pair computes different values and must stay different.
+_CONV = """entry @k(%arg0: tile<ptr<{t}>>, %arg1: tile<i32>, %arg2: tile<i32>) {{
+  %c = constant <{st}: {v}> : tile<{st}>
+  %e = {conv} : tile<{st}> -> tile<{t}>
+  %r = store_ptr_tko weak %arg0, %e : tile<ptr<{t}>>, tile<{t}> -> token
+  return
+}}
+"""
+NORMALIZER_MUTANTS = [
+    # N8: zero- vs sign-extension of a constant (-1 -> 4294967295 vs -1)
+    (("i64", "i32", "-1", "exti %c signed"), ("i64", "i32", "-1", "exti %c unsigned")),
+    # N8: signedness of int -> float of a constant
+    (("f32", "i32", "-1", "itof %c signed"), ("f32", "i32", "-1", "itof %c unsigned")),
+    # N8: rounding<zero> of 0.99999994 to f16 is 0.99951, nearest-even is 1.0
+    (("f16", "f32", "0.99999994", "ftof %c"), ("f16", "f32", "0.99999994", "ftof %c rounding<zero>")),
+]
+
+
+@pytest.mark.parametrize("pair", NORMALIZER_MUTANTS, ids=[p[1][3] for p in NORMALIZER_MUTANTS])
+def test_normalizer_mutant_is_different(pair):
+    from transpiler.verify.normalize import normalize
+    names = ["out.ptr", "out.shape0", "out.stride0"]
+    a, b = (normalize(_CONV.format(t=t, st=st, v=v, conv=c), names)[0] for t, st, v, c in pair)
+    assert a != b

@@ -335,3 +335,49 @@ def test_normalizer_errors_fail_closed(monkeypatch):
     monkeypatch.setattr(nz, "_float_to_bits", boom)
     with pytest.raises(IRParseError, match="OverflowError"):
         norm(BASE.replace("<f32: 2.000000e+00>", "<f32: 2.5>"))
+
+
+CONV = """entry @k(%arg0: tile<ptr<{t}>>, %arg1: tile<i32>, %arg2: tile<i32>) {{
+  %c = constant <{st}: {v}> : tile<{st}>
+  %e = {conv} : tile<{st}> -> tile<{t}>
+  %r = store_ptr_tko weak %arg0, %e : tile<ptr<{t}>>, tile<{t}> -> token
+  return
+}}
+"""
+
+
+def _conv(t: str, st: str, v: str, conv: str) -> str:
+    return normalize(CONV.format(t=t, st=st, v=v, conv=conv), ["out.ptr", "out.shape0", "out.stride0"])[0]
+
+
+def _stored_const(t: str, v: str) -> str:
+    return _conv(t, t, v, "bitcast %c")  # a same-type bitcast is an identity: the stored constant itself
+
+
+def test_N8_const_fold_honours_signedness_and_rounding():
+    # exti: `unsigned` is zero-extension (it contains the substring `signed`: it used to fold as sign-extension)
+    assert _conv("i64", "i32", "-1", "exti %c signed") == _stored_const("i64", "-1")
+    assert _conv("i64", "i32", "-1", "exti %c unsigned") == _stored_const("i64", "4294967295")
+    assert _conv("i64", "i32", "-1", "exti %c signed") != _conv("i64", "i32", "-1", "exti %c unsigned")
+    assert _conv("i64", "i32", "5", "exti %c unsigned") == _stored_const("i64", "5")
+    # itof honours signedness
+    assert _conv("f32", "i32", "-1", "itof %c signed") == _stored_const("f32", "-1.0")
+    assert _conv("f32", "i32", "-1", "itof %c unsigned") == _stored_const("f32", "4294967296.0")
+    assert _conv("f32", "i32", "-1", "itof %c signed") != _conv("f32", "i32", "-1", "itof %c unsigned")
+    # ftof: nearest-even folds; another rounding mode is not folded (so it differs from the nearest-even fold)
+    assert _conv("f16", "f32", "0.99999994", "ftof %c") == _stored_const("f16", "1.0")
+    assert _conv("f16", "f32", "0.99999994", "ftof %c rounding<nearest_even>") == _stored_const("f16", "1.0")
+    zero = _conv("f16", "f32", "0.99999994", "ftof %c rounding<zero>")
+    assert zero != _stored_const("f16", "1.0") and "rounding<zero>" in zero
+    # trunci keeps the low bits
+    assert _conv("i32", "i64", "4294967295", "trunci %c") == _stored_const("i32", "-1")
+
+
+@pytest.mark.parametrize("a,b", [
+    (("i64", "i32", "-1", "exti %c signed"), ("i64", "i32", "-1", "exti %c unsigned")),
+    (("f32", "i32", "-1", "itof %c signed"), ("f32", "i32", "-1", "itof %c unsigned")),
+    (("f16", "f32", "0.99999994", "ftof %c"), ("f16", "f32", "0.99999994", "ftof %c rounding<zero>")),
+    (("f16", "f32", "0.99999994", "ftof %c rounding<zero>"), ("f16", "f32", "0.99999994", "ftof %c rounding<positive_inf>")),
+])
+def test_N8_conversion_mutants_are_reported(a, b):
+    assert _conv(*a) != _conv(*b)

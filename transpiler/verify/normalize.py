@@ -34,7 +34,10 @@ RULES: dict[str, str] = {
     "N7-cse-dce": "Pure ops are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
     "N8-const-fold-ftof": "`ftof`/`itof`/`exti`/`trunci` of a splat constant is folded into a constant of "
-    "the result type (IEEE round-to-nearest-even), and a conversion to the same type is dropped, a "
+    "the result type, exactly: `exti`/`itof` by their `signed`/`unsigned` word (zero-extension for "
+    "`unsigned`), `ftof`/`itof` only with nearest-even rounding (no rounding attribute or "
+    "`rounding<nearest_even>`); a conversion with another rounding mode, any other attribute, no "
+    "signedness, a tf32 side or a value that would round twice is not folded. A conversion to the same type is dropped, a "
     "`bitcast` to the same type too (Tile IR integers are signless: cuTile Rust's u64 view of an i64 "
     "gather index is `bitcast : tile<i64> -> tile<i64>`, where cuTile Python uses the index as is).",
     "N9-float-literals": "Float constants are compared as bit patterns of their element type, parsed from "
@@ -297,23 +300,55 @@ def _elem(ty: str) -> str:
     return m.group(1) if m else ""
 
 
+_NEAREST_EVEN = {"", "rounding<nearest_even>"}
+
+
+def _signed_value(val: int, bits: int) -> int:
+    v = int(val) & ((1 << bits) - 1)
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
 def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[str, object, str] | None:
+    """Fold a conversion of a splat constant exactly, or return None (not folded). Signedness is read
+    as a whole word (`unsigned` is not `signed`); a conversion without a known signedness, with a
+    rounding mode other than nearest-even, or with any other attribute is not folded."""
     m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
     if not m:
         return None
     out_ty = m.group(2)
     dst = _elem(out_ty)
     sdt, val, _ = src
+    words = _OPERAND.sub(" ", text[:m.start()]).split()
+    attrs = " ".join(w for w in words if w not in ("signed", "unsigned"))
+    signs = [w for w in words if w in ("signed", "unsigned")]
     if name == "ftof" and sdt in _FLOAT_BITS and dst in _FLOAT_BITS:
+        if attrs not in _NEAREST_EVEN or signs or dst == "tf32" or sdt == "tf32":
+            return None
+        if dst == "bf16" and sdt == "f64":
+            return None  # f64 -> f32 -> bf16 would round twice
         return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
-    if name == "itof" and dst in _FLOAT_BITS and isinstance(val, (int, bool)):
-        return dst, _float_to_bits(float(int(val)), dst), out_ty
-    if name in ("exti", "trunci") and dst.startswith("i") and isinstance(val, int):
-        bits = int(dst[1:])
-        v = val & ((1 << bits) - 1)
-        if "signed" in text.split(":")[0] or name == "trunci":
-            v = v - (1 << bits) if v >> (bits - 1) else v
-        return dst, v, out_ty
+    if not (sdt.startswith("i") and sdt[1:].isdigit() and isinstance(val, (int, bool))):
+        return None
+    sbits = int(sdt[1:])
+    if name == "itof" and dst in _FLOAT_BITS and dst != "tf32":
+        if attrs not in _NEAREST_EVEN or len(signs) != 1:
+            return None
+        v = int(val) & ((1 << sbits) - 1) if signs[0] == "unsigned" else _signed_value(int(val), sbits)
+        if abs(v) > 1 << 53:
+            return None  # int -> double -> target would round twice
+        return dst, _float_to_bits(float(v), dst), out_ty
+    if name in ("exti", "trunci") and dst.startswith("i"):
+        dbits = int(dst[1:])  # a malformed type fails closed (ValueError -> IRParseError)
+        if attrs:
+            return None
+        if name == "exti":
+            if len(signs) != 1:
+                return None
+            v = int(val) & ((1 << sbits) - 1) if signs[0] == "unsigned" else _signed_value(int(val), sbits)
+        else:
+            v = int(val)
+        v = _signed_value(v, dbits)
+        return dst, (v != 0 if dst == "i1" else v), out_ty
     return None
 
 
