@@ -24,6 +24,20 @@ MUTANTS = [
 ]
 
 
+# Mutants that change one entry of a kernel (the kernel's other entries stay equivalent) and name the op that
+# must show in the diff: (file, original text, mutated text, kernel, op in the diff)
+ENTRY_MUTANTS = [
+    # N5: a false fact on the block id (every block claims to be block 0)
+    ("src/geglu/kernel.rs", "let pm: i32 = get_tile_block_id().0;\n",
+     "let pm: i32 = get_tile_block_id().0;\n        let pm: i32 = unsafe { assume_bounds::<_, 0, 0>(pm) };\n",
+     "geglu_fwd_kernel", "assume bounded<0, 0>"),
+    # N5: a divisibility fact that is false for ragged lengths (causal entry only)
+    ("src/flash_attention/kernel.rs", "let seq_kv: i32 = _shape19[2];\n",
+     "let seq_kv: i32 = _shape19[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
+     "flash_attn_fwd_kernel", "assume div_by<64>"),
+]
+
+
 def _copy(corpus_out, dst):
     shutil.copytree(corpus_out, dst)
     m = json.loads((dst / "manifest.json").read_text())
@@ -36,7 +50,7 @@ def _copy(corpus_out, dst):
 @pytest.fixture(scope="module")
 def mutated(corpus_out, tmp_path_factory):
     out = _copy(corpus_out, tmp_path_factory.mktemp("mutants") / "rust")
-    for rel, old, new, _ in MUTANTS:
+    for rel, old, new, *_ in MUTANTS + ENTRY_MUTANTS:
         p = out / rel
         text = p.read_text()
         assert old in text, (rel, old)
@@ -56,6 +70,14 @@ def test_mutant_is_different(mutant_verdicts, mutant):
     assert v.verdict == "different", v.reason
     assert all(c.verdict == "different" for c in v.checks), [(c.spec, c.dtype, c.verdict) for c in v.checks]
     assert any("-" in c.detail and "+" in c.detail for c in v.checks)
+
+
+@pytest.mark.parametrize("mutant", ENTRY_MUTANTS, ids=[m[4] for m in ENTRY_MUTANTS])
+def test_entry_mutant_is_different(mutant_verdicts, mutant):
+    v = mutant_verdicts[mutant[3]]
+    assert v.verdict == "different", v.reason
+    assert any(c.verdict == "different" and mutant[4] in c.detail for c in v.checks), \
+        [(c.spec, c.dtype, c.verdict, c.detail[:2000]) for c in v.checks]
 
 
 def test_untouched_kernels_stay_equivalent(mutant_verdicts):

@@ -70,7 +70,7 @@ def test_N5_assume_is_an_alias():
         "make_tensor_view %assume,", "make_tensor_view %arg0,")
     assert norm(no_assume) == norm(BASE)
     facts = normalize(BASE, ARGS)[1]
-    assert "div_by<16>" in facts
+    assert any(f.startswith("div_by<16> on ") for f in facts) and "bounded<0, ?> on (arg x.shape0 : tile<i32>)" in facts
 
 
 def test_N6_tokens_erased():
@@ -381,3 +381,79 @@ def test_N8_const_fold_honours_signedness_and_rounding():
 ])
 def test_N8_conversion_mutants_are_reported(a, b):
     assert _conv(*a) != _conv(*b)
+
+
+def _fact(text: str, at: str = "%m = mulf %tile, %bc") -> str:
+    """BASE with extra lines inserted before `at`."""
+    return BASE.replace(at, text + "\n  " + at)
+
+
+def test_N5_facts_are_compared_whole():
+    # the whole predicate counts (it used to be cut at the first comma: bounded<0, 0> read as `bounded<0`)
+    a = _fact("%f = assume bounded<0, 0>, %tile : tile<64xf32>\n  %g = addf %f, %f : tile<64xf32>",
+              at="%m = mulf %tile, %bc").replace("mulf %tile, %bc", "mulf %g, %bc")
+    b = a.replace("bounded<0, 0>", "bounded<0, ?>")
+    none = a.replace("%f = assume bounded<0, 0>, %tile : tile<64xf32>\n  ", "").replace("addf %f, %f", "addf %tile, %tile")
+    assert norm(a) != norm(b) != norm(none) != norm(a)
+    assert "assume bounded<0, 0>, @1 : tile<64xf32>" in norm(a)
+    assert normalize(a, ARGS)[1] != normalize(b, ARGS)[1]
+
+
+def test_N5_false_facts_are_different():
+    # a false bound on the block id (every block claims to be block 0)
+    assert norm(_fact("%fb = assume bounded<0, 0>, %b#0 : tile<i32>")) != norm(BASE)
+    # a divisibility the launch does not guarantee, on a (possibly ragged) length
+    assert norm(_fact("%fd = assume div_by<64>, %arg4 : tile<i32>")) != norm(BASE)
+    # a stronger pointer alignment than cuTile Python checks, a bound on a scalar-like value
+    assert norm(_fact("%fp = assume div_by<64>, %arg3 : tile<ptr<f32>>")) != norm(BASE)
+    assert norm(_fact("%fs = assume div_by<16>, %arg4 : tile<i32>")) != norm(BASE)
+    # facts on a value reached through the alias compare on the value itself
+    assert norm(_fact("%fd = assume div_by<64>, %assume_1 : tile<i32>")) == norm(_fact("%fd = assume div_by<64>, %arg1 : tile<i32>"))
+
+
+def test_N5_allowed_ptr_arg_div16():
+    assert norm(_fact("%fa = assume div_by<16>, %arg3 : tile<ptr<f32>>")) == norm(BASE)
+
+
+def test_N5_allowed_ptr_natural_align():
+    off = "%o = offset %arg3, %arg4 : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>\n  "
+    assert norm(_fact(off + "%fo = assume div_by<4>, %o : tile<ptr<f32>>")) == norm(_fact(off.strip()))
+    assert norm(_fact(off + "%fo = assume div_by<8>, %o : tile<ptr<f32>>")) != norm(_fact(off.strip()))
+
+
+def test_N5_allowed_shape_stride_nonneg():
+    assert norm(_fact("%fs = assume bounded<0, ?>, %arg4 : tile<i32>\n  %ft = assume bounded<0, ?>, %arg5 : tile<i32>")) == norm(BASE)
+    assert norm(_fact("%fs = assume bounded<1, ?>, %arg4 : tile<i32>")) != norm(BASE)
+
+
+def test_N5_allowed_block_id_nonneg():
+    assert norm(_fact("%fb = assume bounded<0, ?>, %b#0 : tile<i32>")) == norm(BASE)
+    grid = "%g:3 = get_num_tile_blocks : tile<i32>\n  "
+    assert norm(_fact(grid + "%fg = assume bounded<0, ?>, %g#1 : tile<i32>")) == norm(_fact(grid.strip()))
+    assert norm(_fact(grid + "%fg = assume bounded<0, 0>, %g#1 : tile<i32>")) != norm(_fact(grid.strip()))
+
+
+LOOP_FACT = """entry @k(%arg0: tile<ptr<i32>>, %arg1: tile<i32>, %arg2: tile<i32>) {
+  %lb = constant <i32: {lb}> : tile<i32>
+  %one = constant <i32: 1> : tile<i32>
+  for %i in (%lb to %arg1, step %one) : tile<i32> {
+    {fact}%p = offset %arg0, %i : tile<ptr<i32>>, tile<i32> -> tile<ptr<i32>>
+    %s = store_ptr_tko weak %p, %i : tile<ptr<i32>>, tile<i32> -> token
+  }
+  return
+}
+"""
+
+
+def _loop_fact(lb: str, fact: str) -> str:
+    text = LOOP_FACT.replace("{lb}", lb).replace("{fact}", fact)
+    if fact:
+        text = text.replace("offset %arg0, %i", "offset %arg0, %ai").replace("%p, %i :", "%p, %ai :")
+    return normalize(text, ["out.ptr", "out.shape0", "out.stride0"])[0]
+
+
+def test_N5_allowed_for_iv_nonneg():
+    fact = "%ai = assume bounded<0, ?>, %i : tile<i32>\n    "
+    assert _loop_fact("0", fact) == _loop_fact("0", "")
+    assert _loop_fact("-1", fact) != _loop_fact("-1", "")  # the lower bound may be negative: the fact is compared
+    assert _loop_fact("0", fact.replace("bounded<0, ?>", "bounded<0, 7>")) != _loop_fact("0", "")

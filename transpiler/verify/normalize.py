@@ -26,8 +26,11 @@ RULES: dict[str, str] = {
     "N3-entry-symbol": "Entry symbol names are dropped (each compiler mangles differently).",
     "N4-hint-keys": "Optimization-hint dictionaries keyed by `sm_NN` are keyed `default` (Python writes "
     "`default` for bytecode >= 13.3; Rust writes the compile target); empty dictionaries are dropped.",
-    "N5-assume": "`assume` ops are aliases of their operand: they add facts (alignment, bounds), not "
-    "values. The sets of facts on each side are reported separately as notes, not compared.",
+    "N5-assume": "`assume` ops are aliases of their operand (the value flows through unchanged), but their "
+    "facts are compared: each fact (the whole predicate, `bounded<0, 0>` is not `bounded<0, ?>`) is printed "
+    "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure, "
+    "except the facts on the allow-list `ASSUME_ALLOWED` (true by construction, made by one compiler and "
+    "not the other), which are dropped on both sides.",
     "N6-tokens": "Memory tokens are erased (`make_token`, `join_tokens`, `token = ...` operands, token "
     "results): Python threads one token per array, Rust one per tensor. Program order of memory "
     "ops is still compared, since anchors are printed in order.",
@@ -61,6 +64,25 @@ RULES: dict[str, str] = {
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
+
+# Facts one compiler states and the other does not, each true by construction of the entry (so a side
+# missing it is only less informed). Each has a test in tests/test_normalize.py (test_N5_allowed_*). Any
+# other fact, or any other predicate on the same values (`bounded<0, 0>`, `div_by<64>`), is compared.
+ASSUME_ALLOWED: dict[str, str] = {
+    "ptr-arg-div16": "`div_by<16>` on a pointer entry argument (`x.ptr`): cuTile Python specializes on and "
+    "checks 16-byte base alignment at launch; cuTile Rust states no pointer facts.",
+    "ptr-natural-align": "`div_by<N>` on a `tile<ptr<T>>` value with N = sizeof(T): a pointer to T is aligned "
+    "to T (cuTile Python states it on `offset` results of gathers).",
+    "shape-stride-nonneg": "`bounded<0, ?>` on a shape or stride entry argument (`x.shapeI`, `x.strideI`): "
+    "array extents and strides are non-negative (both compilers state it, not always for the same ones).",
+    "block-id-nonneg": "`bounded<0, ?>` on a result of `get_tile_block_id` or `get_num_tile_blocks`: block "
+    "ids and grid sizes are non-negative (cuTile Rust states it).",
+    "for-iv-nonneg": "`bounded<0, ?>` on the induction variable of a `for` whose lower bound is >= 0 by "
+    "construction (an integer constant >= 0, a block id, a grid size, an enclosing such induction variable; "
+    "the step of a `for` is positive): cuTile Rust states it.",
+}
+_ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8,
+               "f8E4M3FN": 1, "f8E5M2": 1}
 
 _REF = re.compile(r"%[A-Za-z0-9_.\-]+(?:#\d+)?")
 _RESULTS = re.compile(r"^((?:%[A-Za-z0-9_.\-]+(?::\d+)?)(?:\s*,\s*%[A-Za-z0-9_.\-]+(?::\d+)?)*)\s*=\s*(.*)$")
@@ -361,6 +383,7 @@ class _Ctx:
     consts: dict[int, tuple[str, object, str]] = field(default_factory=dict)
     anchors: int = 0
     facts: list[str] = field(default_factory=list)
+    nonneg_ivs: set[str] = field(default_factory=set)  # `for` induction variables with a constant lb >= 0
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -461,11 +484,18 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             local[a] = f"^{depth}.{i}"
     scope = scope + [local]
     lines: list[_Line] = []
+    facts: list[_Line] = []
     for op in region.ops:
         if op.name == "assume":
-            src = _REF.findall(op.text)[-1]
-            local[op.results[0]] = _subst(src, scope)[0]
-            ctx.facts.append(op.text.split(",")[0].strip())
+            parts = _split_top(op.text)
+            pred = ", ".join(parts[:-1]).strip()
+            src, _, ty = parts[-1].partition(":")
+            target, deps = _subst(src.strip(), scope)
+            local[op.results[0]] = target
+            ty = re.sub(r"\s+", " ", ty).strip()
+            ctx.facts.append(f"{pred} on {_expand(ctx, target)}")
+            if _allowed_fact(ctx, pred, target, ty) is None:
+                facts.append(_Line(f"assume {pred}, {target} : {ty}", deps))
             continue
         if op.name in _TOKEN_OPS:
             for r in op.results:
@@ -480,6 +510,10 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         # block arguments declared on the op line itself (for %i in ..., iter_values(%a = ...))
         inline = _region_args(op, depth + 1) if op.regions and op.name in ("for", "loop") else {}
         text, deps = _subst(raw, scope + [inline])
+        if op.name == "for":
+            lb = re.match(r"(\^\d+\.\d+) in \((\S+) to ", text)
+            if lb and _nonneg(ctx, lb.group(2)):
+                ctx.nonneg_ivs.add(lb.group(1))
         text = _clean(_drop_tokens(op.name, text))
         if op.name in _ANCHOR_OPS and op.regions:
             # region results that are memory tokens are erased; the others are numbered in order
@@ -552,7 +586,56 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
     if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
         lines.pop()  # a terminator with nothing left to carry is implicit (N6)
+    if facts:  # N5: the facts of this region, sorted by structure, before its terminator
+        facts.sort(key=lambda ln: _expand(ctx, ln.text))
+        at = len(lines) - 1 if lines and lines[-1].text.split(" ")[0] in ("return", "yield", "continue", "break") \
+            and not lines[-1].regions else len(lines)
+        lines[at:at] = facts
     return lines
+
+
+def _expand(ctx: _Ctx, text: str, depth: int = 0) -> str:
+    """The structure of the values named in `text` (for sorting facts independently of value ids)."""
+    if depth > 50:
+        return text
+    return _ID.sub(lambda m: "(" + _expand(ctx, ctx.defs[int(m.group(1))][0], depth + 1) + ")", text)
+
+
+def _nonneg(ctx: _Ctx, ref: str) -> bool:
+    """`ref` is >= 0 by construction: an integer constant >= 0, a block id or grid size, or the induction
+    variable of a `for` (positive step) whose lower bound is one of these."""
+    if ref in ctx.nonneg_ivs:
+        return True
+    m = re.fullmatch(r"\{k(\d+)\}", ref)
+    if not m:
+        return False
+    kid = int(m.group(1))
+    c = ctx.consts.get(kid)
+    if c is not None:
+        return c[0].startswith("i") and c[0] != "i1" and isinstance(c[1], int) and c[1] >= 0
+    src = re.fullmatch(r"result \d+ of \{k(\d+)\}", ctx.defs[kid][0])
+    return bool(src) and ctx.defs[int(src.group(1))][0].startswith(("get_tile_block_id ", "get_num_tile_blocks "))
+
+
+def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
+    """The ASSUME_ALLOWED entry that covers this fact, or None (the fact is compared)."""
+    m = re.fullmatch(r"\{k(\d+)\}", target)
+    d = ctx.defs[int(m.group(1))][0] if m else ""
+    div = re.fullmatch(r"div_by<(\d+)>", pred)
+    if div and re.match(r"arg \S+\.ptr : ", d) and div.group(1) == "16":
+        return "ptr-arg-div16"
+    pt = re.fullmatch(r"tile<(?:[0-9x]*x)?ptr<(\w+)>>", ty)
+    if div and pt and _ELEM_BYTES.get(pt.group(1)) == int(div.group(1)):
+        return "ptr-natural-align"
+    if pred == "bounded<0, ?>":
+        if re.match(r"arg \S+\.(shape|stride)\d+ : ", d):
+            return "shape-stride-nonneg"
+        src = re.fullmatch(r"result \d+ of \{k(\d+)\}", d)
+        if src and ctx.defs[int(src.group(1))][0].startswith(("get_tile_block_id ", "get_num_tile_blocks ")):
+            return "block-id-nonneg"
+        if target in ctx.nonneg_ivs:
+            return "for-iv-nonneg"
+    return None
 
 
 def _continue_passthrough(op: Op, regions: list[list[_Line]]) -> list[str] | None:
