@@ -35,6 +35,22 @@ ENTRY_MUTANTS = [
     ("src/flash_attention/kernel.rs", "let seq_kv: i32 = _shape19[2];\n",
      "let seq_kv: i32 = _shape19[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
      "flash_attn_fwd_kernel", "assume div_by<64>"),
+    # N7: effects that are not loads or stores are still effects (compared in order, never erased)
+    ("src/rope/kernel.rs", "let hb: i32 = get_tile_block_id().1;\n",
+     "let hb: i32 = get_tile_block_id().1;\n        let _g: Token = unsafe { gdc_launch_dependents_tko(None) };\n",
+     "rope_halves_kernel", "gdc_launch_dependents"),
+    ("src/swiglu/kernel.rs", "let pn: i32 = get_tile_block_id().1;\n",
+     "let pn: i32 = get_tile_block_id().1;\n        let _f: Token = unsafe { memory_fence_alias_tko(gate.token()) };\n",
+     "swiglu_fwd_kernel", "memory_fence"),
+    # an extra atomic write into the INPUT log_pred
+    ("src/kl_div/kernel.rs", "            let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);\n",
+     "            let _pr: Partition<E, { [1, BV] }> = unsafe {\n"
+     "                make_partition_view(log_pred, shape![1, BV], padding::None, dim_map::Identity, log_pred.token())\n"
+     "            };\n"
+     "            let _t: Token = unsafe {\n"
+     "                atomic_red_view_raw(&_pr, lp, [row, j], atomic::AddF, ordering::Relaxed, scope::Device, None)\n"
+     "            };\n            let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);\n",
+     "kl_div_kernel", "atomic_red"),
 ]
 
 

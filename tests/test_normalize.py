@@ -457,3 +457,37 @@ def test_N5_allowed_for_iv_nonneg():
     assert _loop_fact("0", fact) == _loop_fact("0", "")
     assert _loop_fact("-1", fact) != _loop_fact("-1", "")  # the lower bound may be negative: the fact is compared
     assert _loop_fact("0", fact.replace("bounded<0, ?>", "bounded<0, 7>")) != _loop_fact("0", "")
+
+
+EFFECTS = [
+    # an extra atomic write (to the input x)
+    "%ar = atomic_red_view_tko addf relaxed device %pview[%b#0], %tile token = %0 : partition_view<tile=(64), "
+    "tensor_view<?xf32, strides=[1]>>, tile<i32>, tile<64xf32> -> token",
+    "%gd = gdc_launch_dependents : token",  # synchronization ops, with an unused token result
+    "%mf = memory_fence_alias_tko token = %0 : token -> token",
+    "%mm = multimem_red_tko addf %tile token = %0 : tile<64xf32> -> token",
+    "%al = alloca : tile<ptr<f32>>",
+    "barrier",
+    "%uk = some_future_op %tile : tile<64xf32> -> tile<64xf32>",  # an op this module does not know
+]
+
+
+def _op_name(line: str) -> str:
+    return (line.split(" = ", 1)[1] if line.startswith("%") else line).split(" ")[0]
+
+
+@pytest.mark.parametrize("effect", EFFECTS, ids=[_op_name(e) for e in EFFECTS])
+def test_N7_only_known_pure_ops_are_erased(effect):
+    """Every op not known to be pure is an effect: printed where it stands, never erased, even unused."""
+    added = _fact(effect)
+    assert norm(added) != norm(BASE)
+    name = _op_name(effect)
+    assert name in norm(added)
+    # and compared in program order: the same op after the store is another program
+    moved = BASE.replace("  return\n", f"  {effect}\n  return\n")
+    assert norm(moved) != norm(added)
+
+
+def test_N7_pure_ops_still_erased_when_dead():
+    dead = _fact("%d1 = exp %tile : tile<64xf32>\n  %d2 = addf %d1, %tile : tile<64xf32>")
+    assert norm(dead) == norm(BASE)

@@ -6,8 +6,9 @@ the same order on values computed by the same expressions. Every rule is listed 
 each has a test in `tests/test_normalize.py`; mutants in `tests/test_mutants.py` prove that a real
 difference survives normalization.
 
-The canonical text has one line per *anchor* (an op with effects or regions: loads, stores,
-atomics, prints, `for`/`if`/`loop`, terminators) in program order. Pure ops are not printed where
+The canonical text has one line per *anchor* (an effect: every op that is not on the list of ops
+known to be pure, `_PURE_OPS`: loads, stores, atomics, fences, prints, `for`/`if`/`loop`, terminators,
+any op this module does not know) in program order. Pure ops are not printed where
 they were defined: each is printed once, just before the first anchor that needs it, under a name
 that depends only on its structure. That makes the result independent of SSA names, of where
 pure ops were placed (hoisted out of loops or not) and of duplicated pure ops (CSE).
@@ -34,7 +35,8 @@ RULES: dict[str, str] = {
     "N6-tokens": "Memory tokens are erased (`make_token`, `join_tokens`, `token = ...` operands, token "
     "results): Python threads one token per array, Rust one per tensor. Program order of memory "
     "ops is still compared, since anchors are printed in order.",
-    "N7-cse-dce": "Pure ops are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
+    "N7-cse-dce": "Pure ops (only the ops listed in `_PURE_OPS`; every other op, known or not, is an effect "
+    "printed in program order and never erased) are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
     "N8-const-fold-ftof": "`ftof`/`itof`/`exti`/`trunci` of a splat constant is folded into a constant of "
     "the result type, exactly: `exti`/`itof` by their `signed`/`unsigned` word (zero-extension for "
@@ -86,10 +88,27 @@ _ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16":
 
 _REF = re.compile(r"%[A-Za-z0-9_.\-]+(?:#\d+)?")
 _RESULTS = re.compile(r"^((?:%[A-Za-z0-9_.\-]+(?::\d+)?)(?:\s*,\s*%[A-Za-z0-9_.\-]+(?::\d+)?)*)\s*=\s*(.*)$")
-_ANCHOR_OPS = {
-    "load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
-    "atomic_cas_tko", "print_tko", "print", "for", "if", "loop", "yield", "continue", "break",
-    "return", "assert",
+# Ops known to be pure (no memory, synchronization or control effect): they are compared by structure
+# (N7). Every other op (loads, stores, atomics of every kind, fences, `gdc_*`, `multimem_*`, `alloca`,
+# barriers, prints, asserts, control flow, terminators, and any op not listed here) is an *effect*:
+# printed in program order where it stands and never erased.
+_PURE_OPS = {
+    # constants, block and grid queries, views
+    "constant", "iota", "get_tile_block_id", "get_num_tile_blocks", "get_index_space_shape", "get_tensor_shape",
+    "make_tensor_view", "make_partition_view", "offset",
+    # shapes
+    "reshape", "broadcast", "permute", "cat", "extract", "expand_dims",
+    # integer and float arithmetic, comparisons, selection
+    "addf", "addi", "subf", "subi", "mulf", "muli", "divf", "divi", "remf", "remi", "negf", "negi", "absf", "absi",
+    "maxf", "maxi", "minf", "mini", "fma", "mmaf", "mmai", "mulhii", "cmpf", "cmpi", "select",
+    "andi", "ori", "xori", "shli", "shri",
+    # math
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh", "pow", "ceil",
+    "floor", "round",
+    # conversions
+    "ftof", "itof", "ftoi", "exti", "trunci", "bitcast", "int_to_ptr", "ptr_to_int", "ptr_to_ptr",
+    # reductions with a pure body
+    "reduce", "scan",
 }
 _TOKEN_OPS = {"make_token", "join_tokens"}
 _CONVERT_OPS = {"ftof", "itof", "exti", "trunci", "ftoi"}
@@ -507,6 +526,15 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if op.name.endswith("_tko") and results:
             local[results[-1]] = "_tok"
             results = results[:-1]
+        elif op.name not in _PURE_OPS and results and not op.regions:
+            # an effect's token results (a fence, a gdc op) are erased like the tokens of *_tko ops
+            head, arrow, tail = op.text.rpartition("->")
+            types = _split_top(tail) if arrow else []
+            if len(types) == len(results):
+                for r, t in zip(list(results), types):
+                    if t == "token":
+                        local[r] = "_tok"
+                        results.remove(r)
         # block arguments declared on the op line itself (for %i in ..., iter_values(%a = ...))
         inline = _region_args(op, depth + 1) if op.regions and op.name in ("for", "loop") else {}
         text, deps = _subst(raw, scope + [inline])
@@ -515,14 +543,15 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             if lb and _nonneg(ctx, lb.group(2)):
                 ctx.nonneg_ivs.add(lb.group(1))
         text = _clean(_drop_tokens(op.name, text))
-        if op.name in _ANCHOR_OPS and op.regions:
+        effect = op.name not in _PURE_OPS
+        if effect and op.regions:
             # region results that are memory tokens are erased; the others are numbered in order
             types = _result_types(op.text)
             for r, t in zip(list(results), types):
                 if t == "token":
                     local[r] = "_tok"
                     results.remove(r)
-        if op.name in _ANCHOR_OPS:
+        if effect:
             ctx.anchors += 1
             aid = ctx.anchors
             sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
