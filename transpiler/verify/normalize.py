@@ -71,8 +71,9 @@ RULES: dict[str, str] = {
 # missing it is only less informed). Each has a test in tests/test_normalize.py (test_N5_allowed_*). Any
 # other fact, or any other predicate on the same values (`bounded<0, 0>`, `div_by<64>`), is compared.
 ASSUME_ALLOWED: dict[str, str] = {
-    "ptr-arg-div16": "`div_by<16>` on a pointer entry argument (`x.ptr`): cuTile Python specializes on and "
-    "checks 16-byte base alignment at launch; cuTile Rust states no pointer facts.",
+    "ptr-arg-div16": "`div_by<16>` on a pointer entry argument (`x.ptr`), stated by cuTile Python only: it "
+    "specializes on and checks 16-byte base alignment at launch. The C ABI checks element alignment only, so "
+    "the same fact in the Rust IR is compared (not dropped).",
     "ptr-natural-align": "`div_by<N>` on a `tile<ptr<T>>` value with N = sizeof(T): a pointer to T is aligned "
     "to T (cuTile Python states it on `offset` results of gathers).",
     "shape-stride-nonneg": "`bounded<0, ?>` on a shape or stride entry argument (`x.shapeI`, `x.strideI`): "
@@ -403,6 +404,7 @@ class _Ctx:
     anchors: int = 0
     facts: list[str] = field(default_factory=list)
     nonneg_ivs: set[str] = field(default_factory=set)  # `for` induction variables with a constant lb >= 0
+    side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -651,8 +653,8 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
     m = re.fullmatch(r"\{k(\d+)\}", target)
     d = ctx.defs[int(m.group(1))][0] if m else ""
     div = re.fullmatch(r"div_by<(\d+)>", pred)
-    if div and re.match(r"arg \S+\.ptr : ", d) and div.group(1) == "16":
-        return "ptr-arg-div16"
+    if div and re.match(r"arg \S+\.ptr : ", d) and div.group(1) == "16" and ctx.side != "rust":
+        return "ptr-arg-div16"  # only cuTile Python checks it at launch; the C ABI checks element alignment
     pt = re.fullmatch(r"tile<(?:[0-9x]*x)?ptr<(\w+)>>", ty)
     if div and pt and _ELEM_BYTES.get(pt.group(1)) == int(div.group(1)):
         return "ptr-natural-align"
@@ -730,11 +732,11 @@ def _name_ids(text: str, names: dict[int, str]) -> str:
     return _ID.sub(lambda m: names.get(int(m.group(1)), f"?k{m.group(1)}"), text)
 
 
-def normalize_entry(entry: Entry, arg_names: list[str]) -> tuple[str, list[str]]:
+def normalize_entry(entry: Entry, arg_names: list[str], side: str | None = None) -> tuple[str, list[str]]:
     """Canonical text of one entry, and the list of `assume` facts that were erased."""
     if len(arg_names) != len(entry.args):
         raise IRParseError(f"entry has {len(entry.args)} arguments, expected {len(arg_names)} ({arg_names})")
-    ctx = _Ctx()
+    ctx = _Ctx(side=side)
     scope: dict[str, str] = {}
     for (ssa, ty), canon in zip(entry.args, arg_names):
         kid = _define(ctx, f"arg {canon} : {ty}", [], [])
@@ -749,12 +751,13 @@ def normalize_entry(entry: Entry, arg_names: list[str]) -> tuple[str, list[str]]
     return text, sorted(ctx.facts)
 
 
-def normalize(text: str, arg_names: list[str], entry_index: int = 0) -> tuple[str, list[str]]:
+def normalize(text: str, arg_names: list[str], entry_index: int = 0, side: str | None = None) -> tuple[str, list[str]]:
     """Fails closed: any error while normalizing (an unexpected value, a numeric overflow, a malformed
-    line) is an IRParseError, which the verifier reports as `not_verified` for that kernel only."""
+    line) is an IRParseError, which the verifier reports as `not_verified` for that kernel only. `side`
+    ("python" / "rust") says which compiler produced the IR: some allowed facts hold only for one of them."""
     try:
         entries = parse(text)
-        return normalize_entry(entries[entry_index], arg_names)
+        return normalize_entry(entries[entry_index], arg_names, side)
     except IRParseError:
         raise
     except (ArithmeticError, ValueError, LookupError, TypeError, AttributeError, RecursionError, struct.error) as e:

@@ -204,8 +204,9 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     continue
                 try:
                     py_txt, _ = normalize(disassemble(pybc), python_arg_names(
-                        [(p["name"], p["kind"], p["rank"]) for p in params]))
-                    rs_txt, _ = normalize(disassemble(rsbc), rust_arg_names(_rust_params(params, outputs)))
+                        [(p["name"], p["kind"], p["rank"]) for p in params]), side="python")
+                    rs_txt, _ = normalize(disassemble(rsbc), rust_arg_names(_rust_params(params, outputs)),
+                                          side="rust")
                 except (ToolchainError, IRParseError) as e:
                     check.verdict, check.detail = "not_verified", str(e)
                     continue
