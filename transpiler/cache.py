@@ -8,7 +8,6 @@ templates (`tool_digest`), the path as displayed, the file's bytes and the neare
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -17,7 +16,7 @@ from pathlib import Path
 from .diagnostics import Diagnostic
 from .model.ir import Pos
 
-FORMAT = 1
+FORMAT = 2  # 2: the entry views live in each result's manifest record
 
 
 def _dir() -> Path:
@@ -52,13 +51,12 @@ def _diag(d: dict) -> Diagnostic:
     return Diagnostic(d["severity"], d["code"], d["message"], Pos(d["path"], d["line"], d["col"]))
 
 
-def store(key: str, results, diagnostics, views) -> None:
+def store(key: str, results, diagnostics) -> None:
     doc = {
         "results": [{"name": r.name, "source": r.source, "line": r.line, "status": r.status, "entries": r.entries,
                      "diagnostics": [d.as_json() for d in r.diagnostics], "manifest": r.manifest,
                      "frontend": r.frontend} for r in results],
         "diagnostics": [d.as_json() for d in diagnostics],
-        "views": [dataclasses.asdict(v) for v in views],
     }
     target = _dir() / f"{key}.json"
     try:
@@ -71,13 +69,12 @@ def store(key: str, results, diagnostics, views) -> None:
 
 
 def load(key: str):
-    from .emit.lower import EntryView
     from .pipeline import KernelResult
     try:
         doc = json.loads((_dir() / f"{key}.json").read_text())
         results = [KernelResult(r["name"], r["source"], r["line"], r["status"], entries=r["entries"],
                                 diagnostics=[_diag(d) for d in r["diagnostics"]], manifest=r["manifest"],
                                 frontend=r["frontend"]) for r in doc["results"]]
-        return results, [_diag(d) for d in doc["diagnostics"]], [EntryView(**v) for v in doc["views"]]
+        return results, [_diag(d) for d in doc["diagnostics"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None

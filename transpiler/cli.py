@@ -40,16 +40,13 @@ def _print_diag(d: Diagnostic, fmt: Format) -> None:
 
 def _source_line(path: str, lineno: int) -> str | None:
     """The line a diagnostic points at, decoded as Python decodes the file (never raises)."""
-    import tokenize
+    from .frontend.cutile_python import read_source
     try:
-        with open(path, "rb") as f:
-            data = f.read(4 << 20)
         try:
-            import io
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError:
-            encoding = "utf-8"
-        lines = data.decode(encoding, errors="replace").splitlines()
+            text = read_source(path)
+        except ValueError:  # not decodable: the diagnostic says why; show the line with replacements
+            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        lines = text.splitlines()
         return lines[lineno - 1][:300] if 0 < lineno <= len(lines) else None
     except Exception:  # noqa: BLE001 - a caret is a nicety; the diagnostic itself is already printed
         return None
@@ -230,7 +227,7 @@ def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool
     """--check: compare what would be written with OUT; print a unified diff; write nothing."""
     import difflib
     from .pipeline import plan_changes
-    changes, refused = plan_changes(out, outputs, force=True) if out.is_dir() else (outputs, [])
+    changes, refused = plan_changes(out, outputs, force=force) if out.is_dir() else (outputs, [])
     stale = []
     for path, content in sorted(changes.items(), key=lambda pc: pc[0].as_posix()):
         stale.append(path)
@@ -240,9 +237,8 @@ def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool
             typer.echo("".join(difflib.unified_diff(old.splitlines(True), new, f"a/{path.as_posix()}",
                                                     f"b/{path.as_posix()}" if content is not None else "/dev/null")),
                        nl=False)
-    if not force and out.is_dir():
-        for p, code, why in plan_changes(out, outputs, force=False)[1]:
-            _err(f"{p}: note: a real run would refuse this file: {why} (use --force) [{code}]")
+    for p, code, why in refused:
+        _err(f"{p}: note: a real run would refuse this file: {why} (use --force) [{code}]")
     for d in result.file_diagnostics:
         _print_diag(d, fmt)
     failed = any(k.status != "translated" for k in result.kernels)

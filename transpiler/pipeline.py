@@ -108,8 +108,9 @@ def param_layout(kernel: Kernel) -> list[dict]:
 
 
 def process_file(path: Path, display: str, kernel_filter: list[str] | None = None,
-                 fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic], list]:
-    """One source file through every stage: kernel results, file diagnostics, entry views."""
+                 fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic]]:
+    """One source file through every stage: kernel results (a translated one's manifest record holds its
+    rendered entry views) and file diagnostics."""
     import dataclasses
     from . import config
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
@@ -118,7 +119,6 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     from .verify.specs import cover_variants, specializations
     fr = parse_file(path, display)
     results: list[KernelResult] = []
-    entries_views: list = []
     for name, pos, diag in fr.failures:
         if kernel_filter and name not in kernel_filter:
             continue
@@ -166,7 +166,6 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
             except AbiUnsupported as e:
                 kr.manifest["abi"] = False
                 kr.diagnostics.append(Diagnostic("warning", "CT109", f"no C-ABI symbol or Python wrapper: {e}", k.pos))
-            entries_views.extend(views)
         except TranspileError as e:
             kr.status = "unsupported"
             kr.diagnostics.append(e.diagnostic)
@@ -182,7 +181,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
         results.append(kr)
         if fail_fast and kr.status != "translated":
             break
-    return results, fr.diagnostics, entries_views
+    return results, fr.diagnostics
 
 
 def _safe_str(e: BaseException) -> str:
@@ -254,12 +253,12 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         key = cache.file_key(path, display) if cacheable else None
         hit = cache.load(key) if key else None
         if hit is not None:
-            file_results, diags, _ = hit
+            file_results, diags = hit
         else:
             from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
-            file_results, diags, _ = run_deep(process_file, path, display, kernel_filter, fail_fast)
+            file_results, diags = run_deep(process_file, path, display, kernel_filter, fail_fast)
             if key and not any(r.status == "error" for r in file_results):
-                cache.store(key, file_results, diags, [])
+                cache.store(key, file_results, diags)
         results.extend(file_results)
         file_diags.extend(diags)
         stop_here = fail_fast and any(r.status != "translated" for r in file_results)

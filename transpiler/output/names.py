@@ -71,29 +71,23 @@ def launcher_name(entry: str) -> str:
 
 def entry_name(base: str, op: str, generics: list[str], taken: set[str], launchers: set[str]) -> str:
     """A crate-unique entry name whose launcher name clashes with no import, generic or other launcher."""
-    cands = [base, f"{base}_{op}", f"{base}_kernel", f"{base}_{op}_kernel"]
     blocked = RESERVED_LAUNCHERS | set(generics) | launchers
-    for c in cands:
-        if c not in taken and launcher_name(c) not in blocked:
-            taken.add(c)
-            launchers.add(launcher_name(c))
-            return c
-    n = 2
-    while f"{cands[-1]}_{n}" in taken or launcher_name(f"{cands[-1]}_{n}") in blocked:
-        n += 1
-    taken.add(f"{cands[-1]}_{n}")
-    launchers.add(launcher_name(f"{cands[-1]}_{n}"))
-    return f"{cands[-1]}_{n}"
+    name = unique([base, f"{base}_{op}", f"{base}_kernel", f"{base}_{op}_kernel"], taken,
+                  ok=lambda c: launcher_name(c) not in blocked)
+    launchers.add(launcher_name(name))
+    return name
 
 
-def unique(candidates: list[str], taken: set[str]) -> str:
-    """The first candidate not taken; else the last one with `_2`, `_3`, ... appended."""
-    for c in candidates:
-        if c not in taken:
+def unique(candidates: list[str], taken: set[str], ok=lambda c: True) -> str:
+    """The first candidate not taken (and `ok`); else the last one with `_2`, `_3`, ... appended. It is
+    added to `taken`."""
+    tries = iter(candidates)
+    n = 1
+    while True:
+        c = next(tries, None)
+        if c is None:
+            n += 1
+            c = f"{candidates[-1]}_{n}"
+        if c not in taken and ok(c):
             taken.add(c)
             return c
-    n = 2
-    while f"{candidates[-1]}_{n}" in taken:
-        n += 1
-    taken.add(f"{candidates[-1]}_{n}")
-    return f"{candidates[-1]}_{n}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,13 +67,27 @@ def validate(doc) -> None:
     files = doc.get("files")
     _check(files is None or (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())),
            "`files` is not a table of hashes")
+    for rel in files or {}:  # the writer removes listed files: they must lie inside OUT
+        parts = rel.split("/")
+        _check(bool(rel) and not rel.startswith("/") and "\\" not in rel and not any(p in ("", ".", "..") for p in parts),
+               f"`files` lists a path outside the output directory: {rel!r}")
+
+
+_MEMO: dict[tuple, dict] = {}  # (path, mtime, size) -> the validated manifest: a run reads it more than once
 
 
 def load_manifest(out: Path) -> dict | None:
-    """The validated manifest of OUT, or None where there is none."""
+    """The validated manifest of OUT, or None where there is none. Treat the result as read-only."""
     path = out / MANIFEST
-    if not path.exists():
+    try:
+        st = path.stat()
+    except FileNotFoundError:
         return None
+    except OSError as e:
+        raise ManifestError(f"{path}: cannot be read ({e})") from None
+    key = (os.path.realpath(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    if key in _MEMO:
+        return _MEMO[key]
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -81,6 +96,8 @@ def load_manifest(out: Path) -> dict | None:
         validate(doc)
     except ManifestError as e:
         raise ManifestError(f"{path}: not a cutile-transpile manifest: {e}") from None
+    _MEMO.clear()
+    _MEMO[key] = doc
     return doc
 
 
