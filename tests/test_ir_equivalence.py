@@ -33,6 +33,11 @@ def test_kernel_equivalent(corpus_verdicts, kernel):
     dtypes = {c.dtype for c in v.checks}
     generic = any("E" in e["generics"] for e in _entries(kernel))
     assert dtypes == ({"f16", "bf16", "f32"} if generic else {"f32"}), dtypes
+    # specialization coverage: every constant of every entry at two values at least, or the reason why not
+    cov = v.coverage()
+    for c in v.checks[0].spec:
+        assert len(cov["values"][c]) >= 2 or any(u.startswith(c + " ") for u in v.unprobed), (c, cov)
+    assert all("rejects" in why for why in v.unprobed.values()), v.unprobed
 
 
 def _entries(kernel):

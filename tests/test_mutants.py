@@ -54,6 +54,28 @@ ENTRY_MUTANTS = [
 ]
 
 
+# A generic (or flag) replaced by the value of the kernel's launch specialization: every launch
+# specialization stays equivalent, and only the coverage probe of that constant (a second value,
+# specs.coverage_probes) tells it apart. (file, original, mutated, occurrence, kernel, entry, constant)
+SPEC_MUTANTS = [
+    ("src/dropout/kernel.rs", "let _v1: i32 = pid * BLOCK;", "let _v1: i32 = pid * 1024i32;", 1,
+     "dropout_kernel", "dropout_kernel", "BLOCK"),
+    ("src/gelu/kernel.rs", "if HAS_BIAS == 1i32 {", "if HAS_BIAS > -1i32 {", 1,
+     "bias_gelu_kernel", "bias_gelu_kernel", "HAS_BIAS"),  # the bias added even when HAS_BIAS=0
+    ("src/cross_entropy/kernel.rs", "let _v43: bool = label == IGNORE_INDEX;", "let _v43: bool = label == -100i32;",
+     1, "cross_entropy_fwd_kernel", "cross_entropy_fwd_kernel", "IGNORE_INDEX"),
+    # the not-causal entry's only specialization has QUERY_GROUP=4 (the causal entry keeps its generic)
+    ("src/flash_attention/kernel.rs", "scalar_to_tile(QUERY_GROUP);", "scalar_to_tile(4i32);", 2,
+     "flash_attn_fwd_kernel", "flash_attn_fwd_kernel__not_causal", "QUERY_GROUP"),
+]
+
+
+def _replace_nth(text: str, old: str, new: str, nth: int) -> str:
+    at = -1
+    for _ in range(nth):
+        at = text.index(old, at + 1)
+    return text[:at] + new + text[at + len(old):]
+
 def _copy(corpus_out, dst):
     shutil.copytree(corpus_out, dst)
     m = json.loads((dst / "manifest.json").read_text())
@@ -71,6 +93,9 @@ def mutated(corpus_out, tmp_path_factory):
         text = p.read_text()
         assert old in text, (rel, old)
         p.write_text(text.replace(old, new, 1))
+    for rel, old, new, nth, *_ in SPEC_MUTANTS:
+        p = out / rel
+        p.write_text(_replace_nth(p.read_text(), old, new, nth))
     return out
 
 
@@ -84,7 +109,9 @@ def mutant_verdicts(mutated):
 def test_mutant_is_different(mutant_verdicts, mutant):
     v = mutant_verdicts[mutant[3]]
     assert v.verdict == "different", v.reason
-    assert all(c.verdict == "different" for c in v.checks), [(c.spec, c.dtype, c.verdict) for c in v.checks]
+    # every launch specialization; a coverage probe may make a mutant equivalent (BN and BK swapped at BN = BK)
+    assert all(c.verdict == "different" for c in v.checks if c.probe is None), \
+        [(c.spec, c.dtype, c.verdict) for c in v.checks]
     assert any("-" in c.detail and "+" in c.detail for c in v.checks)
 
 
@@ -96,9 +123,26 @@ def test_entry_mutant_is_different(mutant_verdicts, mutant):
         [(c.spec, c.dtype, c.verdict, c.detail[:2000]) for c in v.checks]
 
 
+@pytest.mark.parametrize("mutant", SPEC_MUTANTS, ids=[m[6] for m in SPEC_MUTANTS])
+def test_hard_coded_generic_is_different(mutant_verdicts, mutant):
+    """Only the probe of the constant differs: without coverage probes the mutant would verify."""
+    *_, kernel, entry, const = mutant
+    v = mutant_verdicts[kernel]
+    assert v.verdict == "different", v.reason
+    mine = [c for c in v.checks if c.entry == entry]
+    bad = [c for c in mine if c.verdict != "equivalent"]
+    assert bad and all(c.verdict == "different" and c.probe == const for c in bad), \
+        [(c.spec, c.dtype, c.probe, c.verdict) for c in mine]
+    assert all(c.verdict == "equivalent" for c in mine if c.probe is None)
+
 def test_untouched_kernels_stay_equivalent(mutant_verdicts):
     for name in ("scaled_add", "gelu", "layer_norm_fwd", "partial_sum", "rms_norm_fwd"):
-        assert mutant_verdicts[name].verdict == "equivalent", name
+        v = mutant_verdicts[name]
+        assert v.verdict == "equivalent", name
+        # each constant verified at two values at least, unless cuTile Python rejects every other one
+        for c in v.checks[0].spec:
+            assert len(v.coverage()["values"][c]) >= 2 or any(u.startswith(c + " ") for u in v.unprobed), \
+                (name, c, v.coverage())
 
 
 def test_verify_command_catches_hand_edit(mutated):

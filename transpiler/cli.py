@@ -61,6 +61,7 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
         for (src, name), v in by.items():
             if name == k.name and Path(k.source).resolve() == (result.out / src).resolve():
                 k.verify = v.verdict
+                k.verified_at = v.coverage()
                 if v.verdict != "equivalent":
                     detail = v.reason or next((c.detail for c in v.checks if c.verdict != "equivalent"), "")
                     k.diagnostics.append(Diagnostic("error", "CT200" if v.verdict == "different" else "CT201",
@@ -129,7 +130,7 @@ def transpile(
 ) -> None:
     """Port cuTile Python kernels to a cuTile Rust crate (cutile 0.5.0)."""
     from .output.state import ManifestError
-    from .output.transaction import OutputError, ensure_dir, locked, pending, recover
+    from .output.transaction import OutputError, ensure_dir, locked, pending, recover, remove_if_empty
     from .emit.render import RustfmtMissing
     from .pipeline import CompileFailure
     if out is None:
@@ -165,34 +166,33 @@ def transpile(
             _check(result, outputs, out, fmt, quiet, force)
         created = ensure_dir(out)
         with locked(out, on_wait=None if quiet else _err):
-            done = recover(out)
-            if done and not quiet:
-                _err(done)
-            result, outputs = translate()
-            written, refused = write_outputs(outputs, force=force)
-            if refused:
-                for p, code, why in refused:
-                    _err(f"{p}: error: {why} (use --force) [{code}]")
-                _fatal(f"{out}: nothing was written", 1, fmt)
-            if verify and not outputs:
-                _apply_verdicts(result, [])
-            if verify and outputs:
-                from .verify.run import verify_output
-                _apply_verdicts(result, verify_output(out, kernel or None, log=log))
+            try:
+                done = recover(out)
+                if done and not quiet:
+                    _err(done)
+                result, outputs = translate()
+                written, refused = write_outputs(outputs, force=force)
+                if refused:
+                    for p, code, why in refused:
+                        _err(f"{p}: error: {why} (use --force) [{code}]")
+                    _fatal(f"{out}: nothing was written", 1, fmt)
+                if verify and not outputs:
+                    _apply_verdicts(result, [])
+                if verify and outputs:
+                    from .verify.run import verify_output
+                    _apply_verdicts(result, verify_output(out, kernel or None, log=log))
+            finally:
+                if created:  # under the lock: a waiting run then sees its lock file gone and makes OUT again
+                    remove_if_empty(out)
     except (UsageError, RustfmtMissing) as e:
-        _cleanup(out, created)
         _fatal(str(e), 2, fmt)
     except ManifestError as e:
-        _cleanup(out, created)
         _fatal(f"{e}; fix or delete it, or pass --force to regenerate OUT (files not listed in a manifest are never "
                "overwritten without --force)", 2, fmt)
     except OutputError as e:
-        _cleanup(out, created)
         _fatal(str(e), 2, fmt)
     except CompileFailure as e:
-        _cleanup(out, created)
         _fatal(f"{e}\nnothing was written", 1, fmt)
-    _cleanup(out, created)
     if report is not None:
         from .report import markdown_report
         try:
@@ -210,17 +210,6 @@ def transpile(
         _err(f"cutile-transpile: regenerated {len(written)} files in {out}")
         _finish(result, fmt, quiet, verify, written, force_fail=True)
     _finish(result, fmt, quiet, verify, written)
-
-
-def _cleanup(out: Path, created: bool) -> None:
-    """An OUT this run created and left with nothing in it goes away again."""
-    from .output.transaction import LOCK
-    if created and out.is_dir() and [p.name for p in out.iterdir()] in ([], [LOCK]):
-        try:
-            (out / LOCK).unlink(missing_ok=True)
-            out.rmdir()
-        except OSError:
-            pass
 
 
 def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool, force: bool) -> None:
@@ -266,6 +255,9 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
     elif not quiet:
         for k in result.kernels:
             extra = f", {k.verify}" if k.verify else ""
+            if k.verify == "equivalent" and k.verified_at:
+                from .verify.specs import coverage_text
+                extra += f" at {coverage_text(k.verified_at)}"
             _err(f"{k.source}:{k.line}: {k.name}: {k.status}{extra} ({', '.join(k.entries) or 'no entries'})")
         line = (f"{s['kernels']} kernels: {s['translated']} translated, {s['unsupported']} unsupported, "
                 f"{s['error']} errors")
@@ -321,7 +313,8 @@ def verify_cmd(
     if fmt == Format.json:
         typer.echo(json.dumps({"version": 1, "kernels": [
             {"name": v.kernel, "source": v.source, "verify": v.verdict, "reason": v.reason,
-             "checks": [c.__dict__ for c in v.checks]} for v in verdicts]}, indent=2, sort_keys=True))
+             "verified_at": v.coverage(), "checks": [c.__dict__ for c in v.checks]} for v in verdicts]},
+            indent=2, sort_keys=True))
     else:
         for v in verdicts:
             _err(v.summary_line())

@@ -30,11 +30,12 @@ class KernelResult:
     verify: str | None = None
     manifest: dict | None = None
     frontend: str = "cutile-python"
+    verified_at: dict | None = None  # what the verdict covers (verify.specs.coverage_summary); None: not verified
 
     def as_json(self) -> dict:
         return {"name": self.name, "source": self.source, "line": self.line, "frontend": self.frontend,
                 "status": self.status, "entries": self.entries, "verify": self.verify,
-                "diagnostics": [d.as_json() for d in self.diagnostics]}
+                "verified_at": self.verified_at, "diagnostics": [d.as_json() for d in self.diagnostics]}
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .emit.render import render
 from .pipeline import RunResult
+from .verify.specs import coverage_text
 
 
 def markdown_report(result: RunResult, verified: bool) -> str:
@@ -13,6 +14,7 @@ def markdown_report(result: RunResult, verified: bool) -> str:
         m = k.manifest or {}
         kernels.append({
             "name": k.name, "source": k.source, "line": k.line, "status": k.status, "verify": k.verify,
+            "verified_at": coverage_text(k.verified_at) if k.verify == "equivalent" and k.verified_at else "",
             "entries": m.get("entries", []), "rules": m.get("rules", []),
             "diagnostics": [d.as_json() for d in k.diagnostics],
         })

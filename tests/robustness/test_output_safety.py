@@ -219,6 +219,28 @@ def test_concurrent_runs_of_two_source_trees_never_mix(tmp_path):
             assert got[rel] == h, rel
 
 
+def test_runs_racing_on_a_fresh_out_all_succeed(tmp_path):
+    """Runs started together on an OUT that does not exist yet: creating OUT is not an error for the
+    second, and a run that leaves OUT empty (no kernels) removes it only under the lock, so a run that
+    was waiting makes it again instead of writing into a removed folder."""
+    a = write_sources(tmp_path / "a" / "src", "+")
+    empty = tmp_path / "e" / "src"
+    empty.mkdir(parents=True)
+    (empty / "not_a_kernel.py").write_text("x = 1\n")
+    for trial in range(5):
+        out = tmp_path / f"x{trial}" / "deep" / "out"
+        srcs = [empty, a, empty, a, empty, empty]
+        ps = [subprocess.Popen([sys.executable, "-m", "transpiler.cli", str(s), "-o", str(out), "-q"],
+                               stderr=subprocess.PIPE, text=True) for s in srcs]
+        errs = [p.communicate()[1] for p in ps]
+        assert [p.returncode for p in ps] == [0] * len(srcs), errs
+        got = tree(out)
+        man = json.loads((out / "manifest.json").read_text())
+        assert set(man["files"]) == set(got) - {"manifest.json"} and man["files"]
+        for rel, h in man["files"].items():
+            assert got[rel] == h, rel
+
+
 # ------------------------------------------------------------------ deletion only when proved
 
 

@@ -46,6 +46,10 @@ def ensure_dir(out: Path) -> bool:
         return False
     try:
         out.mkdir(parents=True)
+    except FileExistsError:
+        if out.is_dir():  # a concurrent run created it first; it is not ours to remove
+            return False
+        raise OutputError(f"{out}: exists and is not a directory") from None
     except OSError as e:
         raise OutputError(f"{out}: cannot create the output directory: {_describe(e)}") from None
     return True
@@ -53,32 +57,61 @@ def ensure_dir(out: Path) -> bool:
 
 @contextmanager
 def locked(out: Path, timeout: float | None = None, on_wait=None):
-    """Exclusive lock on OUT for the whole run; a second run waits (with a message), then gives up."""
+    """Exclusive lock on OUT for the whole run; a second run waits (with a message), then gives up.
+
+    A run that created OUT and leaves it empty removes it with the lock file, while holding the lock; a
+    run that was waiting then holds a lock on a removed file, so after each acquisition the lock file
+    is checked to still be the one locked (same inode), and otherwise OUT and the lock are made again."""
     import fcntl
     if timeout is None:
         timeout = float(os.environ.get("CUTILE_TRANSPILE_LOCK_TIMEOUT", "300"))
-    try:
-        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot create the lock file: {_describe(e)}") from None
-    try:
-        deadline = time.monotonic() + timeout
-        waited = False
-        while True:
+    deadline = time.monotonic() + timeout
+    waited = False
+    while True:
+        ensure_dir(out)
+        try:
+            fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            continue  # OUT went away between the two calls
+        except OSError as e:
+            raise OutputError(f"{out}: cannot create the lock file: {_describe(e)}") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not waited and on_wait:
+                        on_wait(f"{out}: waiting for another cutile-transpile run on it to finish")
+                    waited = True
+                    if time.monotonic() >= deadline:
+                        raise OutputError(f"{out}: another cutile-transpile run still holds {LOCK} after "
+                                          f"{timeout:g} s (CUTILE_TRANSPILE_LOCK_TIMEOUT sets the wait)") from None
+                    time.sleep(0.1)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not waited and on_wait:
-                    on_wait(f"{out}: waiting for another cutile-transpile run on it to finish")
-                waited = True
-                if time.monotonic() >= deadline:
-                    raise OutputError(f"{out}: another cutile-transpile run still holds {LOCK} after {timeout:g} s "
-                                      "(CUTILE_TRANSPILE_LOCK_TIMEOUT sets the wait)") from None
-                time.sleep(0.1)
+                same = os.stat(out / LOCK).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+    try:
         yield
     finally:
-        os.close(fd)  # releases the lock; the file stays (removing it would race with a waiting run)
+        os.close(fd)  # releases the lock; the file stays (a run removes it only with an OUT it created empty)
+
+
+def remove_if_empty(out: Path) -> None:
+    """Called under the lock by a run that created OUT: an OUT left with nothing but the lock goes away."""
+    try:
+        if [p.name for p in out.iterdir()] in ([], [LOCK]):
+            (out / LOCK).unlink(missing_ok=True)
+            out.rmdir()
+    except OSError:
+        pass
 
 
 def _safe_rel(rel: str) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import itertools
 import json
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .specs import const_value, predicates_hold
+from .specs import const_value, coverage_probes, coverage_summary, coverage_text, predicates_hold
 from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
 
@@ -31,6 +32,7 @@ class Check:
     dtype: str
     verdict: str  # equivalent | different | not_verified
     detail: str = ""
+    probe: str | None = None  # the constant this coverage probe varies (None: a launch specialization)
 
 
 @dataclass
@@ -41,10 +43,19 @@ class KernelVerdict:
     verdict: str
     checks: list[Check] = field(default_factory=list)
     reason: str = ""
+    unprobed: dict[str, str] = field(default_factory=dict)  # constant -> why it was verified at one value only
+
+    def coverage(self) -> dict:
+        cov = coverage_summary([c for c in self.checks if c.probe is None], [])
+        cov["values"] = coverage_summary(self.checks, [])["values"]
+        cov["one_value_only"] = dict(sorted(self.unprobed.items()))
+        return cov
 
     def summary_line(self) -> str:
         ok = sum(c.verdict == "equivalent" for c in self.checks)
-        return f"{self.kernel}: {self.verdict} ({ok}/{len(self.checks)} specializations equivalent){' - ' + self.reason if self.reason else ''}"
+        at = f" at {coverage_text(self.coverage())}" if self.verdict == "equivalent" else ""
+        return (f"{self.kernel}: {self.verdict}{at} ({ok}/{len(self.checks)} checks equivalent)"
+                f"{' - ' + self.reason if self.reason else ''}")
 
 
 def _select(entries: list[dict], spec: dict) -> dict:
@@ -145,6 +156,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
     with tempfile.TemporaryDirectory(prefix="cutile-verify-") as tmp:
         tmpd = Path(tmp)
         jobs, plan = [], []
+        serial = itertools.count()
         for m, k in pending:
             kv = KernelVerdict(m["module"], k["name"], m["source"], "equivalent")
             verdicts.append(kv)
@@ -160,31 +172,53 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
                 kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
                 continue
-            for spec in k["specializations"]:
+            def add_check(spec: dict, dtype: str, probe: str | None = None) -> str | None:
+                """Plan one check; a coverage probe cuTile Python rejects is not planned (its error is returned)."""
                 entry = _select(k["entries"], spec)
                 outputs = {o["array"]: o["form"] for o in entry["outputs"]}
-                uses_e = "E" in entry["generics"]
-                for dtype in (k["dtypes"] if uses_e else ["f32"]):
-                    n = len(plan)
-                    pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
-                    check = Check(entry["name"], spec, dtype, "equivalent")
+                n = next(serial)
+                pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
+                check = Check(entry["name"], spec, dtype, "equivalent", probe=probe)
+                try:
+                    _python_bytecode(kobj, k["params"], spec, dtype, pybc)
+                except Exception as e:  # noqa: BLE001
+                    if probe is not None:
+                        return f"{type(e).__name__}: {str(e)[:200]}"
                     kv.checks.append(check)
-                    try:
-                        _python_bytecode(kobj, k["params"], spec, dtype, pybc)
-                    except Exception as e:  # noqa: BLE001
-                        check.verdict, check.detail = "not_verified", f"cuTile Python export failed: {type(e).__name__}: {e}"
-                        continue
-                    values = dict(spec)
-                    for name, expr in entry.get("derived", {}).items():
-                        values[name] = const_value(expr, values)
-                    for rust_name, py_name in entry.get("generic_params", {}).items():
-                        values[rust_name] = values[py_name]
-                    generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
-                    strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
-                               for p in k["params"] if p["kind"] == "array"]
-                    jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
-                                 "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
-                    plan.append((kv, check, pybc, rsbc, k["params"], outputs))
+                    check.verdict, check.detail = "not_verified", f"cuTile Python export failed: {type(e).__name__}: {e}"
+                    return None
+                kv.checks.append(check)
+                values = dict(spec)
+                for name, expr in entry.get("derived", {}).items():
+                    values[name] = const_value(expr, values)
+                for rust_name, py_name in entry.get("generic_params", {}).items():
+                    values[rust_name] = values[py_name]
+                generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
+                strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
+                           for p in k["params"] if p["kind"] == "array"]
+                jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
+                             "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
+                plan.append((kv, check, pybc, rsbc, k["params"], outputs))
+                return None
+
+            def dtypes_of(spec: dict) -> list[str]:
+                return k["dtypes"] if "E" in _select(k["entries"], spec)["generics"] else ["f32"]
+
+            for spec in k["specializations"]:
+                for dtype in dtypes_of(spec):
+                    add_check(spec, dtype)
+            # a second value of every constant (one dtype): a generic fixed to its launch value in the
+            # Rust is then `different` (see specs.coverage_probes)
+            for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
+                                                                lambda sp: _select(k["entries"], sp)["name"]):
+                tried = []
+                for spec in candidates:
+                    err = add_check(spec, dtypes_of(spec)[0], probe=name)
+                    if err is None:
+                        break
+                    tried.append(f"{spec[name]}: cuTile Python rejects it ({err})")
+                else:
+                    kv.unprobed[f"{name} in {entry_name}"] = "; ".join(tried)
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")

@@ -94,3 +94,84 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
             if spec not in out:
                 out.append(spec)
     return out, dtypes, origin
+
+
+def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
+    """Values to try for one constant beyond those the specializations give, in order of preference.
+
+    Verifying an entry only at its launch-site value cannot tell a generic from a literal fixed to
+    that value in the Rust (`BLOCK` hard-coded to 1024), so each constant is verified at a second value:
+    the other boolean; for integers, powers of two around the first value (0 and 1 are flags: the
+    other one). Empty when the specializations already hold two values of it."""
+    seen = {s[name] for s in specs if name in s}
+    if len(seen) >= 2 or not specs or name not in specs[0]:
+        return []
+    v = specs[0][name]
+    if const_type == "bool":
+        return [1 - int(bool(v))]
+    if v in (0, 1):
+        return [1 - v, 2]
+    if abs(v) & (abs(v) - 1) == 0:  # tile sizes: cuTile needs powers of two
+        return [v * 2, v // 2]
+    return [v + 1, v - 1, v * 2]
+
+
+def coverage_probes(params: list[dict], specs: list[dict], entry_of) -> list[tuple[str, str, list[dict]]]:
+    """(entry, constant, candidate specializations): for each entry (`entry_of(spec)` names the entry a
+    specialization selects) and each constant that its specializations hold at one value, the entry's
+    first specialization with only that constant changed, one candidate per probe value, keeping those
+    that still select the entry (a value that selects another entry is covered by that entry's own
+    probes; a constant no candidate keeps in the entry is fixed by the entry's predicate). The verifier
+    uses the first candidate cuTile Python accepts (a tile too large for it is no evidence either way)."""
+    groups: dict[str, list[dict]] = {}
+    for spec in specs:
+        try:
+            groups.setdefault(entry_of(spec), []).append(spec)
+        except LookupError:
+            continue
+    out = []
+    for entry, group in groups.items():
+        for p in params:
+            if p["kind"] != "const":
+                continue
+            values = probe_values(p["name"], p.get("const_type", "int"), group)
+            cands = []
+            for v in values:
+                cand = {**group[0], p["name"]: v}
+                try:
+                    if cand not in specs and entry_of(cand) == entry:
+                        cands.append(cand)
+                except LookupError:
+                    continue
+            if cands:
+                out.append((entry, p["name"], cands))
+    return out
+
+
+def coverage_summary(checks, dtypes_all: list[str]) -> dict:
+    """What a kernel's verdict covers: the specializations and dtypes checked, and per constant the
+    values it was verified at (JSON, report and text output say this)."""
+    specs, dtypes, values = [], [], {}
+    for c in checks:
+        if c.verdict != "equivalent":
+            continue
+        if c.spec not in specs:
+            specs.append(c.spec)
+        if c.dtype not in dtypes:
+            dtypes.append(c.dtype)
+        for k, v in c.spec.items():
+            values.setdefault(k, set()).add(v)
+    return {"specializations": len(specs), "dtypes": [d for d in dtypes_all if d in dtypes] + sorted(set(dtypes) - set(dtypes_all)),
+            "values": {k: sorted(v) for k, v in sorted(values.items())}}
+
+
+def coverage_text(cov: dict) -> str:
+    """`4 specializations × 3 dtypes; BLOCK ∈ {512, 1024}, CAUSAL ∈ {0, 1}` (a constant at one value says so)."""
+    n, d = cov.get("specializations", 0), len(cov.get("dtypes", []))
+    text = f"{n} specialization{'s' if n != 1 else ''} × {d} dtype{'s' if d != 1 else ''}"
+    vals = cov.get("values", {})
+    if vals:
+        text += "; " + ", ".join(f"{k} ∈ {{{', '.join(str(x) for x in v)}}}" for k, v in vals.items())
+    if cov.get("one_value_only"):
+        text += f"; at one value only: {', '.join(cov['one_value_only'])}"
+    return text
