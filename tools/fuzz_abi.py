@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeded fuzzing of a generated crate's C ABI: every `cutile_*` symbol, called through ctypes.
 
-usage: python tools/fuzz_abi.py OUT LIB [--seeds 1,2,3] [--calls N] [--json]
+usage: python tools/fuzz_abi.py OUT LIB [--seeds 1,2,3] [--calls N] [--dry-run] [--json]
   OUT   a directory written by cutile-transpile (manifest.json, src/*/ffi.rs)
   LIB   its shared library (`cutile-transpile build OUT`)
   N     calls per seed (default 20000), spread round-robin over the symbols
@@ -13,6 +13,9 @@ oracle written from README's list of checks says which codes a call may get:
 - a call that breaks a listed rule must get the code of one of the rules it breaks (never 0, 12 or 13);
 - a call that breaks none must reach the device step: code 12 on a machine without a CUDA driver;
 - no call may crash the process, return 14 (a caught panic) or a code outside 0..14.
+With --dry-run the calls run in the library's dry-run mode (`cutile_dry_run`): every check must still
+give its code (and leave no plan), and a call that breaks none must return 0 with a launch plan of its symbol
+(`cutile_last_plan`), never touching the driver, so this mode may run where a CUDA driver is present.
 The calls run in a child process; it records the index of each call before making it, so a crash is
 reported with the arguments of the call that caused it. Refuses to run where a CUDA driver is present (valid
 calls would launch kernels on fake pointers). Prints calls, seeds, time, the code histogram and every
@@ -371,7 +374,7 @@ def make_call(fn, sig, k: Kernel, args: dict, descs: dict) -> int:
     return fn(*vals)
 
 
-def worker(out: Path, lib_path: Path, seed: int, n: int, progress: Path, result: Path) -> None:
+def worker(out: Path, lib_path: Path, seed: int, n: int, progress: Path, result: Path, dry_run: bool = False) -> None:
     """Makes the calls in this process: the index of each call is written (and flushed) before it is made."""
     lib, kernels, sigs = load(out, lib_path)
     symbols = sorted(sigs)
@@ -379,6 +382,9 @@ def worker(out: Path, lib_path: Path, seed: int, n: int, progress: Path, result:
     modes: dict[str, int] = {}
     violations = []
     valid_seen = 0
+    lib.cutile_last_plan.restype = C.c_char_p
+    if dry_run:
+        lib.cutile_dry_run(1)
     with open(progress, "w") as prog:
         for i, (sym, mode, args, descs) in enumerate(generate(kernels, symbols, seed, n)):
             prog.write(f"{i}\n")
@@ -392,9 +398,18 @@ def worker(out: Path, lib_path: Path, seed: int, n: int, progress: Path, result:
                 problem = "panic or unknown code"
             elif want and code not in want:
                 problem = f"breaks rules {sorted(want)}, got {code}"
+            elif want and dry_run and lib.cutile_last_plan():
+                problem = f"failed a check (code {code}) but left a launch plan"
+            elif not want and dry_run and _wrap(args.get("__device", 0), 32) < 0:
+                if code != 12 or lib.cutile_last_plan():
+                    problem = f"negative device in dry-run mode got {code} (or left a plan), not 12"
             elif not want:
                 valid_seen += 1
-                if code != 12:
+                if dry_run:
+                    plan = json.loads((lib.cutile_last_plan() or b"{}").decode())
+                    if code != 0 or plan.get("symbol") != sym:
+                        problem = f"valid call in dry-run mode got {code} and plan {plan}, not 0 and a plan"
+                elif code != 12:
                     problem = f"valid call got {code}, not 12 (device unavailable)"
             if problem and len(violations) < 50:
                 message = (lib.cutile_last_error() or b"").decode(errors="replace")
@@ -411,9 +426,10 @@ def driver_present() -> bool:
         return False
 
 
-def fuzz(out: Path, lib_path: Path, seeds: list[int], calls: int, timeout: float = 3600) -> dict:
+def fuzz(out: Path, lib_path: Path, seeds: list[int], calls: int, timeout: float = 3600,
+         dry_run: bool = False) -> dict:
     """Runs `calls` calls per seed, each seed in a child process; returns the figures and any crash."""
-    if driver_present():
+    if driver_present() and not dry_run:
         raise SystemExit("a CUDA driver is present: valid calls would launch kernels on fake pointers; "
                          "fuzz on a machine without one")
     t0 = time.perf_counter()
@@ -425,6 +441,7 @@ def fuzz(out: Path, lib_path: Path, seeds: list[int], calls: int, timeout: float
             progress, result = Path(tmp) / f"progress{seed}", Path(tmp) / f"result{seed}.json"
             cmd = [sys.executable, __file__, str(out), str(lib_path), "--worker", "--seeds", str(seed),
                    "--calls", str(calls), "--progress", str(progress), "--result", str(result)]
+            cmd += ["--dry-run"] if dry_run else []
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             if proc.returncode != 0 or not result.exists():
                 lines = progress.read_text().split() if progress.exists() else []
@@ -464,15 +481,16 @@ def main() -> int:
     ap.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     ap.add_argument("--calls", type=int, default=20000, help="calls per seed (default 20000)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--dry-run", action="store_true", help="call in the library's dry-run mode (valid calls: 0)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--progress", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
     if a.worker:
-        worker(a.out, a.lib, seeds[0], a.calls, a.progress, a.result)
+        worker(a.out, a.lib, seeds[0], a.calls, a.progress, a.result, a.dry_run)
         return 0
-    r = fuzz(a.out, a.lib, seeds, a.calls)
+    r = fuzz(a.out, a.lib, seeds, a.calls, dry_run=a.dry_run)
     if a.json:
         print(json.dumps(r, indent=2, default=str))
     else:

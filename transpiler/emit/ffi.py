@@ -216,7 +216,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
             if p["name"] in pointers:
-                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(__ctx);")
+                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(&__ctx);")
                 call_args.append(f"{n}_t.device_pointer()")
                 call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
                 call_args += [f"{n}.strides[{i}]" for i in range(p["rank"])]
@@ -226,10 +226,10 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                 checks.append(f'abi::check_partition_grid("{p["name"]}", &{n}, &{n}_tile, __grid)?;')
                 fn_params.append(f"{n}_tile: [usize; {p['rank']}]")
                 pass_args.append(f"{n}_tile")
-                borrows.append(f"let mut {n}_t = {n}.borrow::<{host}>(__ctx);")
+                borrows.append(f"let mut {n}_t = {n}.borrow::<{host}>(&__ctx);")
                 call_args.append(f"(&mut {n}_t).partition({n}_tile)")
             else:
-                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(__ctx);")
+                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(&__ctx);")
                 call_args.append(f"&{n}_t")
         elif p["kind"] == "scalar":
             fn_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
@@ -237,7 +237,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             call_args.append(n)
     predicate = " && ".join(rust_const_expr(pr, names, "bool") for pr in entry["predicates"]) or "true"
     launch_fn = f"launch_{entry['name']}"
-    call = f"(&__ctx, &__stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
+    call = f"(__device, __stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
     if dtypes:  # the element type picks the monomorphized launch
         dispatch = ["match __e {"]
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
@@ -245,7 +245,12 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                      "}"]
     else:
         dispatch = [f"{launch_fn}{call}"]
+    # what the dry run reports: the same values the launch passes on (see abi::dry_run)
+    element = "Some(T::DTYPE.as_str())" if dtypes else "None"
+    partitions = [f'("{p["name"]}", &{rust_ident(p["name"])}_tile[..])' for p in params
+                  if p["kind"] == "array" and p["name"] not in pointers and forms.get(p["name"]) == "checked"]
     return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
+            "element": element, "partitions": partitions,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
             "borrows": borrows, "call_args": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
 

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::batched_matmul_kernels as ports;
@@ -82,17 +80,15 @@ pub unsafe extern "C" fn cutile_batched_matmul(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_batched_matmul::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C,
+                        __device, __stream, __generics, __grid, &A, &B, &C,
                     ),
                     abi::Dtype::BF16 => launch_batched_matmul::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C,
+                        __device, __stream, __generics, __grid, &A, &B, &C,
                     ),
                     abi::Dtype::F32 => launch_batched_matmul::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C,
+                        __device, __stream, __generics, __grid, &A, &B, &C,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -105,20 +101,37 @@ pub unsafe extern "C" fn cutile_batched_matmul(
     })
 }
 
+/// Launches `batched_matmul` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_batched_matmul<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     A: &abi::TensorArg,
     B: &abi::TensorArg,
     C: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let A_t = A.borrow::<T>(__ctx);
-    let B_t = B.borrow::<T>(__ctx);
-    let C_t = C.borrow::<T>(__ctx);
-    let __op = ports::batched_matmul(&A_t, &B_t, &C_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::batched_matmul;
+    let __launch = abi::Launch {
+        symbol: "cutile_batched_matmul",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let A_t = A.borrow::<T>(&__ctx);
+    let B_t = B.borrow::<T>(&__ctx);
+    let C_t = C.borrow::<T>(&__ctx);
+    let __op = __kernel(&A_t, &B_t, &C_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

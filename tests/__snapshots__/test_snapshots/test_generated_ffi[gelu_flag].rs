@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::gelu_flag_kernels as ports;
@@ -66,17 +64,15 @@ pub unsafe extern "C" fn cutile_gelu(
                 abi::tile_dim(TILE, "TILE")?;
                 let y_tile = abi::tile_shape([TILE], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_gelu::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     abi::Dtype::BF16 => launch_gelu::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     abi::Dtype::F32 => {
-                        launch_gelu::<f32>(&__ctx, &__stream, __generics, __grid, &x, &y, y_tile)
+                        launch_gelu::<f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -89,19 +85,36 @@ pub unsafe extern "C" fn cutile_gelu(
     })
 }
 
+/// Launches `gelu` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_gelu<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     y: &abi::TensorArg,
     y_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let mut y_t = y.borrow::<T>(__ctx);
-    let __op = ports::gelu(&x_t, (&mut y_t).partition(y_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::gelu;
+    let __launch = abi::Launch {
+        symbol: "cutile_gelu",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("y", &y_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

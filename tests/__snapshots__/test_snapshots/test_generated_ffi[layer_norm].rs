@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::layer_norm_kernels as ports;
@@ -85,17 +83,15 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                 let __generics: Vec<String> =
                     vec![__e.name().to_string(), N.to_string(), AFFINE.to_string()];
                 abi::tile_dim(N, "N")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_layer_norm_fwd::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                     ),
                     abi::Dtype::BF16 => launch_layer_norm_fwd::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                     ),
                     abi::Dtype::F32 => launch_layer_norm_fwd::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -108,9 +104,11 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
     })
 }
 
+/// Launches `layer_norm_fwd` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_layer_norm_fwd<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -119,12 +117,27 @@ unsafe fn launch_layer_norm_fwd<T: DType>(
     y: &abi::TensorArg,
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let w_t = w.borrow::<T>(__ctx);
-    let b_t = b.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let __op = ports::layer_norm_fwd(&x_t, &w_t, &b_t, &y_t, eps)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::layer_norm_fwd;
+    let __launch = abi::Launch {
+        symbol: "cutile_layer_norm_fwd",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T>(&__ctx);
+    let b_t = b.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &w_t, &b_t, &y_t, eps)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::matmul_kernels as ports;
@@ -84,17 +82,15 @@ pub unsafe extern "C" fn cutile_matmul(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_matmul::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
                     abi::Dtype::BF16 => launch_matmul::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
                     abi::Dtype::F32 => launch_matmul::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -107,9 +103,11 @@ pub unsafe extern "C" fn cutile_matmul(
     })
 }
 
+/// Launches `matmul` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_matmul<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     A: &abi::TensorArg,
@@ -117,11 +115,26 @@ unsafe fn launch_matmul<T: DType>(
     C: &abi::TensorArg,
     C_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let A_t = A.borrow::<T>(__ctx);
-    let B_t = B.borrow::<T>(__ctx);
-    let mut C_t = C.borrow::<T>(__ctx);
-    let __op = ports::matmul(&A_t, &B_t, (&mut C_t).partition(C_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::matmul;
+    let __launch = abi::Launch {
+        symbol: "cutile_matmul",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("C", &C_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let A_t = A.borrow::<T>(&__ctx);
+    let B_t = B.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T>(&__ctx);
+    let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::partial_reduce_kernels as ports;
@@ -86,12 +84,10 @@ pub unsafe extern "C" fn cutile_partial_sum(
                 abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([1i64, BN], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_partial_sum__axis_eq_0::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -99,8 +95,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                         partial_tile,
                     ),
                     abi::Dtype::BF16 => launch_partial_sum__axis_eq_0::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -108,8 +104,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                         partial_tile,
                     ),
                     abi::Dtype::F32 => launch_partial_sum__axis_eq_0::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -133,12 +129,10 @@ pub unsafe extern "C" fn cutile_partial_sum(
                 abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([BM, 1i64], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_partial_sum__not_axis_eq_0::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -146,8 +140,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                         partial_tile,
                     ),
                     abi::Dtype::BF16 => launch_partial_sum__not_axis_eq_0::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -155,8 +149,8 @@ pub unsafe extern "C" fn cutile_partial_sum(
                         partial_tile,
                     ),
                     abi::Dtype::F32 => launch_partial_sum__not_axis_eq_0::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -174,36 +168,70 @@ pub unsafe extern "C" fn cutile_partial_sum(
     })
 }
 
+/// Launches `partial_sum__axis_eq_0` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_partial_sum__axis_eq_0<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     partial: &abi::TensorArg,
     partial_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let mut partial_t = partial.borrow::<T>(__ctx);
-    let __op = ports::partial_sum__axis_eq_0(&x_t, (&mut partial_t).partition(partial_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::partial_sum__axis_eq_0;
+    let __launch = abi::Launch {
+        symbol: "cutile_partial_sum",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("partial", &partial_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let mut partial_t = partial.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
+/// Launches `partial_sum__not_axis_eq_0` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_partial_sum__not_axis_eq_0<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     partial: &abi::TensorArg,
     partial_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let mut partial_t = partial.borrow::<T>(__ctx);
-    let __op = ports::partial_sum__not_axis_eq_0(&x_t, (&mut partial_t).partition(partial_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::partial_sum__not_axis_eq_0;
+    let __launch = abi::Launch {
+        symbol: "cutile_partial_sum",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("partial", &partial_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let mut partial_t = partial.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::scaled_add_kernels as ports;
@@ -75,17 +73,15 @@ pub unsafe extern "C" fn cutile_scaled_add(
                 abi::tile_dim(TILE, "TILE")?;
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_scaled_add::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     abi::Dtype::BF16 => launch_scaled_add::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     abi::Dtype::F32 => launch_scaled_add::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -98,9 +94,11 @@ pub unsafe extern "C" fn cutile_scaled_add(
     })
 }
 
+/// Launches `scaled_add` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_scaled_add<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -110,11 +108,26 @@ unsafe fn launch_scaled_add<T: DType>(
     alpha: f32,
     beta: f32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let mut out_t = out.borrow::<T>(__ctx);
-    let __op = ports::scaled_add(&x_t, &y_t, (&mut out_t).partition(out_tile), alpha, beta)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::scaled_add;
+    let __launch = abi::Launch {
+        symbol: "cutile_scaled_add",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("out", &out_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let mut out_t = out.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &y_t, (&mut out_t).partition(out_tile), alpha, beta)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

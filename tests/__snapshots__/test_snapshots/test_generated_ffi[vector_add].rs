@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::vector_add_kernels as ports;
@@ -73,17 +71,15 @@ pub unsafe extern "C" fn cutile_vector_add(
                 abi::tile_dim(TILE, "TILE")?;
                 let c_tile = abi::tile_shape([TILE], "c")?;
                 abi::check_partition_grid("c", &c, &c_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_vector_add::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &a, &b, &c, c_tile,
+                        __device, __stream, __generics, __grid, &a, &b, &c, c_tile,
                     ),
                     abi::Dtype::BF16 => launch_vector_add::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &a, &b, &c, c_tile,
+                        __device, __stream, __generics, __grid, &a, &b, &c, c_tile,
                     ),
                     abi::Dtype::F32 => launch_vector_add::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &a, &b, &c, c_tile,
+                        __device, __stream, __generics, __grid, &a, &b, &c, c_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -96,9 +92,11 @@ pub unsafe extern "C" fn cutile_vector_add(
     })
 }
 
+/// Launches `vector_add` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_vector_add<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     a: &abi::TensorArg,
@@ -106,11 +104,26 @@ unsafe fn launch_vector_add<T: DType>(
     c: &abi::TensorArg,
     c_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let a_t = a.borrow::<T>(__ctx);
-    let b_t = b.borrow::<T>(__ctx);
-    let mut c_t = c.borrow::<T>(__ctx);
-    let __op = ports::vector_add(&a_t, &b_t, (&mut c_t).partition(c_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::vector_add;
+    let __launch = abi::Launch {
+        symbol: "cutile_vector_add",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("c", &c_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let a_t = a.borrow::<T>(&__ctx);
+    let b_t = b.borrow::<T>(&__ctx);
+    let mut c_t = c.borrow::<T>(&__ctx);
+    let __op = __kernel(&a_t, &b_t, (&mut c_t).partition(c_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::attention_sinks_kernels as ports;
@@ -130,17 +128,15 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                     ),
                     abi::Dtype::BF16 => launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                     ),
                     abi::Dtype::F32 => launch_attn_sinks_fwd_kernel__causal::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -160,22 +156,21 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
-                    abi::Dtype::F16 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::f16>(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                        )
-                    }
-                    abi::Dtype::BF16 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::bf16>(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                        )
-                    }
+                    abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                        cutile::half::f16,
+                    >(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                    ),
+                    abi::Dtype::BF16 => launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                        cutile::half::bf16,
+                    >(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                    ),
                     abi::Dtype::F32 => {
                         launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32>(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
                         )
                     }
                     _ => abi::fail(
@@ -196,26 +191,25 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
-                    abi::Dtype::F16 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::f16>(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                        )
-                    }
+                    abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                        cutile::half::f16,
+                    >(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                    ),
                     abi::Dtype::BF16 => {
                         launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
                             cutile::half::bf16,
                         >(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
                         )
                     }
-                    abi::Dtype::F32 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<f32>(
-                            &__ctx, &__stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                        )
-                    }
+                    abi::Dtype::F32 => launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                        f32,
+                    >(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element type {} has no port", __e.name()),
@@ -227,9 +221,11 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
     })
 }
 
+/// Launches `attn_sinks_fwd_kernel__causal` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     Q: &abi::TensorArg,
@@ -239,20 +235,37 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType>(
     O: &abi::TensorArg,
     qk_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let Q_t = Q.borrow::<T>(__ctx);
-    let K_t = K.borrow::<T>(__ctx);
-    let V_t = V.borrow::<T>(__ctx);
-    let sinks_t = sinks.borrow::<T>(__ctx);
-    let O_t = O.borrow::<T>(__ctx);
-    let __op = ports::attn_sinks_fwd_kernel__causal(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::attn_sinks_fwd_kernel__causal;
+    let __launch = abi::Launch {
+        symbol: "cutile_attn_sinks_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let Q_t = Q.borrow::<T>(&__ctx);
+    let K_t = K.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T>(&__ctx);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
+/// Launches `attn_sinks_fwd_kernel__not_causal__window_gt_0` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     Q: &abi::TensorArg,
@@ -262,22 +275,37 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType>(
     O: &abi::TensorArg,
     qk_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let Q_t = Q.borrow::<T>(__ctx);
-    let K_t = K.borrow::<T>(__ctx);
-    let V_t = V.borrow::<T>(__ctx);
-    let sinks_t = sinks.borrow::<T>(__ctx);
-    let O_t = O.borrow::<T>(__ctx);
-    let __op = ports::attn_sinks_fwd_kernel__not_causal__window_gt_0(
-        &Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale,
-    )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::attn_sinks_fwd_kernel__not_causal__window_gt_0;
+    let __launch = abi::Launch {
+        symbol: "cutile_attn_sinks_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let Q_t = Q.borrow::<T>(&__ctx);
+    let K_t = K.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T>(&__ctx);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
+/// Launches `attn_sinks_fwd_kernel__not_causal__not_window_gt_0` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     Q: &abi::TensorArg,
@@ -287,15 +315,28 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType>(
     O: &abi::TensorArg,
     qk_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let Q_t = Q.borrow::<T>(__ctx);
-    let K_t = K.borrow::<T>(__ctx);
-    let V_t = V.borrow::<T>(__ctx);
-    let sinks_t = sinks.borrow::<T>(__ctx);
-    let O_t = O.borrow::<T>(__ctx);
-    let __op = ports::attn_sinks_fwd_kernel__not_causal__not_window_gt_0(
-        &Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale,
-    )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::attn_sinks_fwd_kernel__not_causal__not_window_gt_0;
+    let __launch = abi::Launch {
+        symbol: "cutile_attn_sinks_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let Q_t = Q.borrow::<T>(&__ctx);
+    let K_t = K.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T>(&__ctx);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::cross_entropy_kernels as ports;
@@ -94,12 +92,10 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
                 let lse_out_tile = abi::tile_shape([1i64], "lse_out")?;
                 abi::check_partition_grid("lse_out", &lse_out, &lse_out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_cross_entropy_fwd_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -110,8 +106,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
                         lse_out_tile,
                     ),
                     abi::Dtype::BF16 => launch_cross_entropy_fwd_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -122,8 +118,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
                         lse_out_tile,
                     ),
                     abi::Dtype::F32 => launch_cross_entropy_fwd_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -144,9 +140,11 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     })
 }
 
+/// Launches `cross_entropy_fwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     logits: &abi::TensorArg,
@@ -156,11 +154,26 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
     lse_out: &abi::TensorArg,
     lse_out_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let logits_t = logits.borrow::<T>(__ctx);
-    let labels_t = labels.borrow::<i32>(__ctx);
-    let mut loss_t = loss.borrow::<f32>(__ctx);
-    let mut lse_out_t = lse_out.borrow::<f32>(__ctx);
-    let __op = ports::cross_entropy_fwd_kernel(
+    let __kernel = ports::cross_entropy_fwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_cross_entropy_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("loss", &loss_tile[..]), ("lse_out", &lse_out_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let logits_t = logits.borrow::<T>(&__ctx);
+    let labels_t = labels.borrow::<i32>(&__ctx);
+    let mut loss_t = loss.borrow::<f32>(&__ctx);
+    let mut lse_out_t = lse_out.borrow::<f32>(&__ctx);
+    let __op = __kernel(
         logits_t.device_pointer(),
         logits.shape[0],
         logits.shape[1],
@@ -170,9 +183,9 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
         (&mut loss_t).partition(loss_tile),
         (&mut lse_out_t).partition(lse_out_tile),
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35), launched on `__stream` of `__device` with grid
@@ -269,12 +282,10 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                 abi::tile_dim(BV, "BV")?;
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_cross_entropy_bwd_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -285,8 +296,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                         dlogits_tile,
                     ),
                     abi::Dtype::BF16 => launch_cross_entropy_bwd_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -297,8 +308,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                         dlogits_tile,
                     ),
                     abi::Dtype::F32 => launch_cross_entropy_bwd_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &logits,
@@ -319,9 +330,11 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     })
 }
 
+/// Launches `cross_entropy_bwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_cross_entropy_bwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     logits: &abi::TensorArg,
@@ -331,19 +344,34 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: DType>(
     dlogits: &abi::TensorArg,
     dlogits_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let logits_t = logits.borrow::<T>(__ctx);
-    let labels_t = labels.borrow::<i32>(__ctx);
-    let lse_t = lse.borrow::<T>(__ctx);
-    let dloss_t = dloss.borrow::<T>(__ctx);
-    let mut dlogits_t = dlogits.borrow::<T>(__ctx);
-    let __op = ports::cross_entropy_bwd_kernel(
+    let __kernel = ports::cross_entropy_bwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_cross_entropy_bwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("dlogits", &dlogits_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let logits_t = logits.borrow::<T>(&__ctx);
+    let labels_t = labels.borrow::<i32>(&__ctx);
+    let lse_t = lse.borrow::<T>(&__ctx);
+    let dloss_t = dloss.borrow::<T>(&__ctx);
+    let mut dlogits_t = dlogits.borrow::<T>(&__ctx);
+    let __op = __kernel(
         &logits_t,
         &labels_t,
         &lse_t,
         &dloss_t,
         (&mut dlogits_t).partition(dlogits_tile),
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

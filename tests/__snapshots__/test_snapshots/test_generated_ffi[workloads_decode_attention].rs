@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::decode_attention_kernels as ports;
@@ -121,12 +119,10 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                 abi::tile_dim(GROUP, "GROUP")?;
                 let lse_part_tile = abi::tile_shape([1i64, GROUP, 1i64], "lse_part")?;
                 abi::check_partition_grid("lse_part", &lse_part, &lse_part_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_decode_attn_split_kv_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &Q,
@@ -139,8 +135,8 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                         sm_scale,
                     ),
                     abi::Dtype::BF16 => launch_decode_attn_split_kv_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &Q,
@@ -153,8 +149,8 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                         sm_scale,
                     ),
                     abi::Dtype::F32 => launch_decode_attn_split_kv_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &Q,
@@ -177,9 +173,11 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
     })
 }
 
+/// Launches `decode_attn_split_kv_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     Q: &abi::TensorArg,
@@ -191,13 +189,28 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
     lse_part_tile: [usize; 3],
     sm_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let Q_t = Q.borrow::<T>(__ctx);
-    let K_t = K.borrow::<T>(__ctx);
-    let V_t = V.borrow::<T>(__ctx);
-    let seq_lens_t = seq_lens.borrow::<i32>(__ctx);
-    let O_part_t = O_part.borrow::<f32>(__ctx);
-    let mut lse_part_t = lse_part.borrow::<f32>(__ctx);
-    let __op = ports::decode_attn_split_kv_kernel(
+    let __kernel = ports::decode_attn_split_kv_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_decode_attn_split_kv_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("lse_part", &lse_part_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let Q_t = Q.borrow::<T>(&__ctx);
+    let K_t = K.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T>(&__ctx);
+    let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
+    let O_part_t = O_part.borrow::<f32>(&__ctx);
+    let mut lse_part_t = lse_part.borrow::<f32>(&__ctx);
+    let __op = __kernel(
         &Q_t,
         &K_t,
         &V_t,
@@ -206,9 +219,9 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
         (&mut lse_part_t).partition(lse_part_tile),
         sm_scale,
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48), launched on `__stream` of `__device` with grid
@@ -278,17 +291,15 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
                 ];
                 abi::tile_dim(D, "D")?;
                 abi::tile_dim(NUM_SPLITS, "NUM_SPLITS")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_decode_attn_combine_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &O_part, &lse_part, &O,
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                     ),
                     abi::Dtype::BF16 => launch_decode_attn_combine_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &O_part, &lse_part, &O,
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                     ),
                     abi::Dtype::F32 => launch_decode_attn_combine_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &O_part, &lse_part, &O,
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -301,20 +312,37 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
     })
 }
 
+/// Launches `decode_attn_combine_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_decode_attn_combine_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     O_part: &abi::TensorArg,
     lse_part: &abi::TensorArg,
     O: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let O_part_t = O_part.borrow::<T>(__ctx);
-    let lse_part_t = lse_part.borrow::<T>(__ctx);
-    let O_t = O.borrow::<T>(__ctx);
-    let __op = ports::decode_attn_combine_kernel(&O_part_t, &lse_part_t, &O_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::decode_attn_combine_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_decode_attn_combine_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let O_part_t = O_part.borrow::<T>(&__ctx);
+    let lse_part_t = lse_part.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T>(&__ctx);
+    let __op = __kernel(&O_part_t, &lse_part_t, &O_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::dropout_kernels as ports;
@@ -65,17 +63,15 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_dropout_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                     ),
                     abi::Dtype::BF16 => launch_dropout_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                     ),
                     abi::Dtype::F32 => launch_dropout_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -88,9 +84,11 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
     })
 }
 
+/// Launches `dropout_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_dropout_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -99,12 +97,27 @@ unsafe fn launch_dropout_kernel<T: DType>(
     p: f32,
     seed: i32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let mut y_t = y.borrow::<T>(__ctx);
-    let __op = ports::dropout_kernel(&x_t, (&mut y_t).partition(y_tile), p, seed)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::dropout_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_dropout_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("y", &y_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile), p, seed)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33), launched on `__stream` of `__device` with grid
@@ -175,19 +188,17 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_dropout_add_residual_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &residual, &out, out_tile, p,
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
                         seed,
                     ),
                     abi::Dtype::BF16 => launch_dropout_add_residual_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &residual, &out, out_tile, p,
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
                         seed,
                     ),
                     abi::Dtype::F32 => launch_dropout_add_residual_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &residual, &out, out_tile, p,
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
                         seed,
                     ),
                     _ => abi::fail(
@@ -201,9 +212,11 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
     })
 }
 
+/// Launches `dropout_add_residual_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_dropout_add_residual_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -213,17 +226,26 @@ unsafe fn launch_dropout_add_residual_kernel<T: DType>(
     p: f32,
     seed: i32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let residual_t = residual.borrow::<T>(__ctx);
-    let mut out_t = out.borrow::<T>(__ctx);
-    let __op = ports::dropout_add_residual_kernel(
-        &x_t,
-        &residual_t,
-        (&mut out_t).partition(out_tile),
-        p,
-        seed,
-    )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::dropout_add_residual_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_dropout_add_residual_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("out", &out_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let residual_t = residual.borrow::<T>(&__ctx);
+    let mut out_t = out.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &residual_t, (&mut out_t).partition(out_tile), p, seed)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::geglu_kernels as ports;
@@ -65,17 +63,15 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_geglu_fwd_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &out,
+                        __device, __stream, __generics, __grid, &gate_up, &out,
                     ),
                     abi::Dtype::BF16 => launch_geglu_fwd_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &out,
+                        __device, __stream, __generics, __grid, &gate_up, &out,
                     ),
                     abi::Dtype::F32 => launch_geglu_fwd_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &out,
+                        __device, __stream, __generics, __grid, &gate_up, &out,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -88,20 +84,37 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
     })
 }
 
+/// Launches `geglu_fwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_geglu_fwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     gate_up: &abi::TensorArg,
     out: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let gate_up_t = gate_up.borrow::<T>(__ctx);
-    let out_t = out.borrow::<T>(__ctx);
-    let __op = ports::geglu_fwd_kernel(&gate_up_t, &out_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::geglu_fwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_geglu_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let gate_up_t = gate_up.borrow::<T>(&__ctx);
+    let out_t = out.borrow::<T>(&__ctx);
+    let __op = __kernel(&gate_up_t, &out_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24), launched on `__stream` of `__device` with grid
@@ -172,17 +185,15 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_geglu_bwd_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     abi::Dtype::BF16 => launch_geglu_bwd_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     abi::Dtype::F32 => launch_geglu_bwd_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -195,20 +206,37 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
     })
 }
 
+/// Launches `geglu_bwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_geglu_bwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     gate_up: &abi::TensorArg,
     dout: &abi::TensorArg,
     dgate_up: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let gate_up_t = gate_up.borrow::<T>(__ctx);
-    let dout_t = dout.borrow::<T>(__ctx);
-    let dgate_up_t = dgate_up.borrow::<T>(__ctx);
-    let __op = ports::geglu_bwd_kernel(&gate_up_t, &dout_t, &dgate_up_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::geglu_bwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_geglu_bwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let gate_up_t = gate_up.borrow::<T>(&__ctx);
+    let dout_t = dout.borrow::<T>(&__ctx);
+    let dgate_up_t = dgate_up.borrow::<T>(&__ctx);
+    let __op = __kernel(&gate_up_t, &dout_t, &dgate_up_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

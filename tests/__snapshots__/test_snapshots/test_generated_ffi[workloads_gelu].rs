@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::gelu_kernels as ports;
@@ -63,17 +61,15 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_gelu_tanh_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     abi::Dtype::BF16 => launch_gelu_tanh_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     abi::Dtype::F32 => launch_gelu_tanh_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -86,21 +82,38 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     })
 }
 
+/// Launches `gelu_tanh_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_gelu_tanh_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     y: &abi::TensorArg,
     y_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let mut y_t = y.borrow::<T>(__ctx);
-    let __op = ports::gelu_tanh_kernel(&x_t, (&mut y_t).partition(y_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::gelu_tanh_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_gelu_tanh_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("y", &y_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25), launched on `__stream` of `__device` with grid
@@ -175,17 +188,15 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let y_tile = abi::tile_shape([BM, BN], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_bias_gelu_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                     ),
                     abi::Dtype::BF16 => launch_bias_gelu_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                     ),
                     abi::Dtype::F32 => launch_bias_gelu_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -198,9 +209,11 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     })
 }
 
+/// Launches `bias_gelu_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_bias_gelu_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -208,11 +221,26 @@ unsafe fn launch_bias_gelu_kernel<T: DType>(
     y: &abi::TensorArg,
     y_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let bias_t = bias.borrow::<T>(__ctx);
-    let mut y_t = y.borrow::<T>(__ctx);
-    let __op = ports::bias_gelu_kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::bias_gelu_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_bias_gelu_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("y", &y_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let bias_t = bias.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::gemm_kernels as ports;
@@ -97,17 +95,15 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_gemm_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
                     abi::Dtype::BF16 => launch_gemm_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
                     abi::Dtype::F32 => launch_gemm_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -120,9 +116,11 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
     })
 }
 
+/// Launches `gemm_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_gemm_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     A: &abi::TensorArg,
@@ -131,12 +129,27 @@ unsafe fn launch_gemm_kernel<T: DType>(
     C_tile: [usize; 2],
     bias: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let A_t = A.borrow::<T>(__ctx);
-    let B_t = B.borrow::<T>(__ctx);
-    let mut C_t = C.borrow::<T>(__ctx);
-    let bias_t = bias.borrow::<T>(__ctx);
-    let __op = ports::gemm_kernel(&A_t, &B_t, (&mut C_t).partition(C_tile), &bias_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::gemm_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_gemm_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("C", &C_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let A_t = A.borrow::<T>(&__ctx);
+    let B_t = B.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T>(&__ctx);
+    let bias_t = bias.borrow::<T>(&__ctx);
+    let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile), &bias_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::kl_div_kernels as ports;
@@ -80,17 +78,18 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
                 abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_kl_div_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                        loss_tile,
                     ),
                     abi::Dtype::BF16 => launch_kl_div_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                        loss_tile,
                     ),
                     abi::Dtype::F32 => launch_kl_div_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                        loss_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -103,9 +102,11 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
     })
 }
 
+/// Launches `kl_div_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_kl_div_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     log_pred: &abi::TensorArg,
@@ -113,11 +114,26 @@ unsafe fn launch_kl_div_kernel<T: DType>(
     loss: &abi::TensorArg,
     loss_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let log_pred_t = log_pred.borrow::<T>(__ctx);
-    let target_t = target.borrow::<T>(__ctx);
-    let mut loss_t = loss.borrow::<f32>(__ctx);
-    let __op = ports::kl_div_kernel(&log_pred_t, &target_t, (&mut loss_t).partition(loss_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::kl_div_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_kl_div_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("loss", &loss_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let log_pred_t = log_pred.borrow::<T>(&__ctx);
+    let target_t = target.borrow::<T>(&__ctx);
+    let mut loss_t = loss.borrow::<f32>(&__ctx);
+    let __op = __kernel(&log_pred_t, &target_t, (&mut loss_t).partition(loss_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::workloads_layer_norm_kernels as ports;
@@ -118,12 +116,10 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                 abi::check_partition_grid("mean_out", &mean_out, &mean_out_tile, __grid)?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_layer_norm_fwd_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -137,8 +133,8 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                         eps,
                     ),
                     abi::Dtype::BF16 => launch_layer_norm_fwd_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -152,8 +148,8 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                         eps,
                     ),
                     abi::Dtype::F32 => launch_layer_norm_fwd_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -177,9 +173,11 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
     })
 }
 
+/// Launches `layer_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -192,13 +190,31 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
     rstd_out_tile: [usize; 1],
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let w_t = w.borrow::<T>(__ctx);
-    let b_t = b.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let mut mean_out_t = mean_out.borrow::<f32>(__ctx);
-    let mut rstd_out_t = rstd_out.borrow::<f32>(__ctx);
-    let __op = ports::layer_norm_fwd_kernel(
+    let __kernel = ports::layer_norm_fwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_layer_norm_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[
+            ("mean_out", &mean_out_tile[..]),
+            ("rstd_out", &rstd_out_tile[..]),
+        ],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T>(&__ctx);
+    let b_t = b.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let mut mean_out_t = mean_out.borrow::<f32>(&__ctx);
+    let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
+    let __op = __kernel(
         &x_t,
         &w_t,
         &b_t,
@@ -207,9 +223,9 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
         (&mut rstd_out_t).partition(rstd_out_tile),
         eps,
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `layer_norm_bwd_dx_kernel` (../corpus/cutile/workloads/layer_norm.py:34), launched on `__stream` of `__device` with grid
@@ -335,12 +351,10 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_layer_norm_bwd_dx_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -353,8 +367,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
                         &db_partial,
                     ),
                     abi::Dtype::BF16 => launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -367,8 +381,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
                         &db_partial,
                     ),
                     abi::Dtype::F32 => launch_layer_norm_bwd_dx_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -391,9 +405,11 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
     })
 }
 
+/// Launches `layer_norm_bwd_dx_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -405,15 +421,30 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
     dw_partial: &abi::TensorArg,
     db_partial: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let dy_t = dy.borrow::<T>(__ctx);
-    let w_t = w.borrow::<T>(__ctx);
-    let mean_t = mean.borrow::<T>(__ctx);
-    let rstd_t = rstd.borrow::<T>(__ctx);
-    let dx_t = dx.borrow::<T>(__ctx);
-    let dw_partial_t = dw_partial.borrow::<f32>(__ctx);
-    let db_partial_t = db_partial.borrow::<f32>(__ctx);
-    let __op = ports::layer_norm_bwd_dx_kernel(
+    let __kernel = ports::layer_norm_bwd_dx_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_layer_norm_bwd_dx_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let dy_t = dy.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T>(&__ctx);
+    let mean_t = mean.borrow::<T>(&__ctx);
+    let rstd_t = rstd.borrow::<T>(&__ctx);
+    let dx_t = dx.borrow::<T>(&__ctx);
+    let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
+    let db_partial_t = db_partial.borrow::<f32>(&__ctx);
+    let __op = __kernel(
         &x_t,
         &dy_t,
         &w_t,
@@ -423,9 +454,9 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
         &dw_partial_t,
         &db_partial_t,
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `layer_norm_bwd_dwdb_kernel` (../corpus/cutile/workloads/layer_norm.py:55), launched on `__stream` of `__device` with grid
@@ -511,12 +542,10 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                 abi::check_partition_grid("dw", &dw, &dw_tile, __grid)?;
                 let db_tile = abi::tile_shape([BN], "db")?;
                 abi::check_partition_grid("db", &db, &db_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &dw_partial,
@@ -527,8 +556,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                         db_tile,
                     ),
                     abi::Dtype::BF16 => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &dw_partial,
@@ -539,8 +568,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                         db_tile,
                     ),
                     abi::Dtype::F32 => launch_layer_norm_bwd_dwdb_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &dw_partial,
@@ -561,9 +590,11 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
     })
 }
 
+/// Launches `layer_norm_bwd_dwdb_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     dw_partial: &abi::TensorArg,
@@ -573,17 +604,32 @@ unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType>(
     db: &abi::TensorArg,
     db_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let dw_partial_t = dw_partial.borrow::<T>(__ctx);
-    let db_partial_t = db_partial.borrow::<T>(__ctx);
-    let mut dw_t = dw.borrow::<T>(__ctx);
-    let mut db_t = db.borrow::<T>(__ctx);
-    let __op = ports::layer_norm_bwd_dwdb_kernel(
+    let __kernel = ports::layer_norm_bwd_dwdb_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_layer_norm_bwd_dwdb_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("dw", &dw_tile[..]), ("db", &db_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let dw_partial_t = dw_partial.borrow::<T>(&__ctx);
+    let db_partial_t = db_partial.borrow::<T>(&__ctx);
+    let mut dw_t = dw.borrow::<T>(&__ctx);
+    let mut db_t = db.borrow::<T>(&__ctx);
+    let __op = __kernel(
         &dw_partial_t,
         &db_partial_t,
         (&mut dw_t).partition(dw_tile),
         (&mut db_t).partition(db_tile),
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

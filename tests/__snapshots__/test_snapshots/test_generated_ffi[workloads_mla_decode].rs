@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::mla_decode_kernels as ports;
@@ -124,19 +122,17 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(DL, "DL")?;
                 abi::tile_dim(DR, "DR")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_mla_decode_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
                         &seq_lens, &O, sm_scale,
                     ),
                     abi::Dtype::BF16 => launch_mla_decode_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
                         &seq_lens, &O, sm_scale,
                     ),
                     abi::Dtype::F32 => launch_mla_decode_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
                         &seq_lens, &O, sm_scale,
                     ),
                     _ => abi::fail(
@@ -150,9 +146,11 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
     })
 }
 
+/// Launches `mla_decode_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_mla_decode_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     Q_nope: &abi::TensorArg,
@@ -163,13 +161,28 @@ unsafe fn launch_mla_decode_kernel<T: DType>(
     O: &abi::TensorArg,
     sm_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let Q_nope_t = Q_nope.borrow::<T>(__ctx);
-    let Q_pe_t = Q_pe.borrow::<T>(__ctx);
-    let KV_latent_t = KV_latent.borrow::<T>(__ctx);
-    let K_pe_t = K_pe.borrow::<T>(__ctx);
-    let seq_lens_t = seq_lens.borrow::<i32>(__ctx);
-    let O_t = O.borrow::<T>(__ctx);
-    let __op = ports::mla_decode_kernel(
+    let __kernel = ports::mla_decode_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_mla_decode_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let Q_nope_t = Q_nope.borrow::<T>(&__ctx);
+    let Q_pe_t = Q_pe.borrow::<T>(&__ctx);
+    let KV_latent_t = KV_latent.borrow::<T>(&__ctx);
+    let K_pe_t = K_pe.borrow::<T>(&__ctx);
+    let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
+    let O_t = O.borrow::<T>(&__ctx);
+    let __op = __kernel(
         &Q_nope_t,
         &Q_pe_t,
         &KV_latent_t,
@@ -178,7 +191,7 @@ unsafe fn launch_mla_decode_kernel<T: DType>(
         &O_t,
         sm_scale,
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

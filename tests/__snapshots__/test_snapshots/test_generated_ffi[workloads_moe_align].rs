@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::moe_align_kernels as ports;
@@ -62,28 +60,26 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
             0 => {
                 let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
                 abi::tile_dim(BLOCK, "BLOCK")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_moe_expert_histogram_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &topk_ids,
                         &expert_counts,
                     ),
                     abi::Dtype::BF16 => launch_moe_expert_histogram_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &topk_ids,
                         &expert_counts,
                     ),
                     abi::Dtype::F32 => launch_moe_expert_histogram_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &topk_ids,
@@ -100,17 +96,34 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     })
 }
 
+/// Launches `moe_expert_histogram_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_moe_expert_histogram_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     topk_ids: &abi::TensorArg,
     expert_counts: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let topk_ids_t = topk_ids.borrow::<i32>(__ctx);
-    let expert_counts_t = expert_counts.borrow::<T>(__ctx);
-    let __op = ports::moe_expert_histogram_kernel(
+    let __kernel = ports::moe_expert_histogram_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_moe_expert_histogram_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let topk_ids_t = topk_ids.borrow::<i32>(&__ctx);
+    let expert_counts_t = expert_counts.borrow::<T>(&__ctx);
+    let __op = __kernel(
         topk_ids_t.device_pointer(),
         topk_ids.shape[0],
         topk_ids.strides[0],
@@ -118,9 +131,9 @@ unsafe fn launch_moe_expert_histogram_kernel<T: DType>(
         expert_counts.shape[0],
         expert_counts.strides[0],
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `moe_align_offsets_kernel` (../corpus/cutile/workloads/moe_align.py:20), launched on `__stream` of `__device` with grid
@@ -184,11 +197,9 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
             0 => {
                 let __generics: Vec<String> = vec![E_.to_string(), BLOCK_M.to_string()];
                 abi::tile_dim(E_, "E")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 launch_moe_align_offsets_kernel(
-                    &__ctx,
-                    &__stream,
+                    __device,
+                    __stream,
                     __generics,
                     __grid,
                     &expert_counts,
@@ -201,23 +212,39 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     })
 }
 
+/// Launches `moe_align_offsets_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_moe_align_offsets_kernel(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     expert_counts: &abi::TensorArg,
     expert_offsets: &abi::TensorArg,
     total_padded: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let expert_counts_t = expert_counts.borrow::<i32>(__ctx);
-    let expert_offsets_t = expert_offsets.borrow::<i32>(__ctx);
-    let total_padded_t = total_padded.borrow::<i32>(__ctx);
-    let __op =
-        ports::moe_align_offsets_kernel(&expert_counts_t, &expert_offsets_t, &total_padded_t)
-            .generics(__generics)
-            .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::moe_align_offsets_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_moe_align_offsets_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: None,
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let expert_counts_t = expert_counts.borrow::<i32>(&__ctx);
+    let expert_offsets_t = expert_offsets.borrow::<i32>(&__ctx);
+    let total_padded_t = total_padded.borrow::<i32>(&__ctx);
+    let __op = __kernel(&expert_counts_t, &expert_offsets_t, &total_padded_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `moe_sort_tokens_kernel` (../corpus/cutile/workloads/moe_align.py:29), launched on `__stream` of `__device` with grid
@@ -292,11 +319,9 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
             0 => {
                 let __generics: Vec<String> = vec![BLOCK.to_string(), TOPK.to_string()];
                 abi::tile_dim(BLOCK, "BLOCK")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 launch_moe_sort_tokens_kernel(
-                    &__ctx,
-                    &__stream,
+                    __device,
+                    __stream,
                     __generics,
                     __grid,
                     &topk_ids,
@@ -310,9 +335,11 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     })
 }
 
+/// Launches `moe_sort_tokens_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_moe_sort_tokens_kernel(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     topk_ids: &abi::TensorArg,
@@ -320,11 +347,26 @@ unsafe fn launch_moe_sort_tokens_kernel(
     expert_cursor: &abi::TensorArg,
     sorted_token_ids: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let topk_ids_t = topk_ids.borrow::<i32>(__ctx);
-    let expert_offsets_t = expert_offsets.borrow::<i32>(__ctx);
-    let expert_cursor_t = expert_cursor.borrow::<i32>(__ctx);
-    let sorted_token_ids_t = sorted_token_ids.borrow::<i32>(__ctx);
-    let __op = ports::moe_sort_tokens_kernel(
+    let __kernel = ports::moe_sort_tokens_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_moe_sort_tokens_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: None,
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let topk_ids_t = topk_ids.borrow::<i32>(&__ctx);
+    let expert_offsets_t = expert_offsets.borrow::<i32>(&__ctx);
+    let expert_cursor_t = expert_cursor.borrow::<i32>(&__ctx);
+    let sorted_token_ids_t = sorted_token_ids.borrow::<i32>(&__ctx);
+    let __op = __kernel(
         topk_ids_t.device_pointer(),
         topk_ids.shape[0],
         topk_ids.strides[0],
@@ -338,7 +380,7 @@ unsafe fn launch_moe_sort_tokens_kernel(
         sorted_token_ids.shape[0],
         sorted_token_ids.strides[0],
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::workloads_rms_norm_kernels as ports;
@@ -121,12 +119,10 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_rms_norm_fwd_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -139,8 +135,8 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                         eps,
                     ),
                     abi::Dtype::BF16 => launch_rms_norm_fwd_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -153,8 +149,8 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                         eps,
                     ),
                     abi::Dtype::F32 => launch_rms_norm_fwd_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -177,9 +173,11 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
     })
 }
 
+/// Launches `rms_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -191,13 +189,28 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
     rstd_out_tile: [usize; 1],
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let residual_t = residual.borrow::<T>(__ctx);
-    let w_t = w.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let residual_out_t = residual_out.borrow::<T>(__ctx);
-    let mut rstd_out_t = rstd_out.borrow::<f32>(__ctx);
-    let __op = ports::rms_norm_fwd_kernel(
+    let __kernel = ports::rms_norm_fwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_rms_norm_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("rstd_out", &rstd_out_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let residual_t = residual.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let residual_out_t = residual_out.borrow::<T>(&__ctx);
+    let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
+    let __op = __kernel(
         &x_t,
         &residual_t,
         &w_t,
@@ -206,9 +219,9 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
         (&mut rstd_out_t).partition(rstd_out_tile),
         eps,
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `rms_norm_bwd_kernel` (../corpus/cutile/workloads/rms_norm.py:29), launched on `__stream` of `__device` with grid
@@ -312,12 +325,10 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_rms_norm_bwd_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -328,8 +339,8 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                         &dw_partial,
                     ),
                     abi::Dtype::BF16 => launch_rms_norm_bwd_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -340,8 +351,8 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                         &dw_partial,
                     ),
                     abi::Dtype::F32 => launch_rms_norm_bwd_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &x,
@@ -362,9 +373,11 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
     })
 }
 
+/// Launches `rms_norm_bwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_rms_norm_bwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -374,14 +387,29 @@ unsafe fn launch_rms_norm_bwd_kernel<T: DType>(
     dx: &abi::TensorArg,
     dw_partial: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let dy_t = dy.borrow::<T>(__ctx);
-    let w_t = w.borrow::<T>(__ctx);
-    let rstd_t = rstd.borrow::<T>(__ctx);
-    let dx_t = dx.borrow::<T>(__ctx);
-    let dw_partial_t = dw_partial.borrow::<f32>(__ctx);
-    let __op = ports::rms_norm_bwd_kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::rms_norm_bwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_rms_norm_bwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let dy_t = dy.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T>(&__ctx);
+    let rstd_t = rstd.borrow::<T>(&__ctx);
+    let dx_t = dx.borrow::<T>(&__ctx);
+    let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
+    let __op = __kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

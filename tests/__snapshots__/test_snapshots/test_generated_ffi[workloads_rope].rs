@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::rope_kernels as ports;
@@ -85,17 +83,15 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                     vec![__e.name().to_string(), BH.to_string(), HALF.to_string()];
                 abi::tile_dim(BH, "BH")?;
                 abi::tile_dim(HALF, "HALF")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_rope_halves_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                     ),
                     abi::Dtype::BF16 => launch_rope_halves_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                     ),
                     abi::Dtype::F32 => launch_rope_halves_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -108,9 +104,11 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
     })
 }
 
+/// Launches `rope_halves_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_rope_halves_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
@@ -118,12 +116,27 @@ unsafe fn launch_rope_halves_kernel<T: DType>(
     sin_: &abi::TensorArg,
     out: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let cos__t = cos_.borrow::<T>(__ctx);
-    let sin__t = sin_.borrow::<T>(__ctx);
-    let out_t = out.borrow::<T>(__ctx);
-    let __op = ports::rope_halves_kernel(&x_t, &cos__t, &sin__t, &out_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::rope_halves_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_rope_halves_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let cos__t = cos_.borrow::<T>(&__ctx);
+    let sin__t = sin_.borrow::<T>(&__ctx);
+    let out_t = out.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &cos__t, &sin__t, &out_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::workloads_softmax_kernels as ports;
@@ -65,17 +63,15 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_softmax_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y,
+                        __device, __stream, __generics, __grid, &x, &y,
                     ),
                     abi::Dtype::BF16 => launch_softmax_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y,
+                        __device, __stream, __generics, __grid, &x, &y,
                     ),
                     abi::Dtype::F32 => {
-                        launch_softmax_kernel::<f32>(&__ctx, &__stream, __generics, __grid, &x, &y)
+                        launch_softmax_kernel::<f32>(__device, __stream, __generics, __grid, &x, &y)
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -88,20 +84,37 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
     })
 }
 
+/// Launches `softmax_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_softmax_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     y: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let __op = ports::softmax_kernel(&x_t, &y_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::softmax_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_softmax_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &y_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `online_softmax_kernel` (../corpus/cutile/workloads/softmax.py:25), launched on `__stream` of `__device` with grid
@@ -158,17 +171,15 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
                     vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_online_softmax_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y,
+                        __device, __stream, __generics, __grid, &x, &y,
                     ),
                     abi::Dtype::BF16 => launch_online_softmax_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y,
+                        __device, __stream, __generics, __grid, &x, &y,
                     ),
                     abi::Dtype::F32 => launch_online_softmax_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &x, &y,
+                        __device, __stream, __generics, __grid, &x, &y,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -181,18 +192,35 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
     })
 }
 
+/// Launches `online_softmax_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_online_softmax_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     x: &abi::TensorArg,
     y: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let x_t = x.borrow::<T>(__ctx);
-    let y_t = y.borrow::<T>(__ctx);
-    let __op = ports::online_softmax_kernel(&x_t, &y_t)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::online_softmax_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_online_softmax_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let x_t = x.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T>(&__ctx);
+    let __op = __kernel(&x_t, &y_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

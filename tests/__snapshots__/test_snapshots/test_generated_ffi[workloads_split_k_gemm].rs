@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::split_k_gemm_kernels as ports;
@@ -84,12 +82,10 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_splitk_gemm_partial_kernel::<cutile::half::f16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &A,
@@ -98,8 +94,8 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
                         k_tiles_per_split,
                     ),
                     abi::Dtype::BF16 => launch_splitk_gemm_partial_kernel::<cutile::half::bf16>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &A,
@@ -108,8 +104,8 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
                         k_tiles_per_split,
                     ),
                     abi::Dtype::F32 => launch_splitk_gemm_partial_kernel::<f32>(
-                        &__ctx,
-                        &__stream,
+                        __device,
+                        __stream,
                         __generics,
                         __grid,
                         &A,
@@ -128,9 +124,11 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
     })
 }
 
+/// Launches `splitk_gemm_partial_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     A: &abi::TensorArg,
@@ -138,13 +136,28 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
     P: &abi::TensorArg,
     k_tiles_per_split: i32,
 ) -> Result<(), abi::Fail> {
-    let A_t = A.borrow::<T>(__ctx);
-    let B_t = B.borrow::<T>(__ctx);
-    let P_t = P.borrow::<f32>(__ctx);
-    let __op = ports::splitk_gemm_partial_kernel(&A_t, &B_t, &P_t, k_tiles_per_split)
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::splitk_gemm_partial_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_splitk_gemm_partial_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let A_t = A.borrow::<T>(&__ctx);
+    let B_t = B.borrow::<T>(&__ctx);
+    let P_t = P.borrow::<f32>(&__ctx);
+    let __op = __kernel(&A_t, &B_t, &P_t, k_tiles_per_split)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `splitk_reduce_kernel` (../corpus/cutile/workloads/split_k_gemm.py:26), launched on `__stream` of `__device` with grid
@@ -203,17 +216,15 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_splitk_reduce_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &P, &C, C_tile,
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
                     ),
                     abi::Dtype::BF16 => launch_splitk_reduce_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &P, &C, C_tile,
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
                     ),
                     abi::Dtype::F32 => launch_splitk_reduce_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &P, &C, C_tile,
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -226,19 +237,36 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
     })
 }
 
+/// Launches `splitk_reduce_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_splitk_reduce_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     P: &abi::TensorArg,
     C: &abi::TensorArg,
     C_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let P_t = P.borrow::<T>(__ctx);
-    let mut C_t = C.borrow::<T>(__ctx);
-    let __op = ports::splitk_reduce_kernel(&P_t, (&mut C_t).partition(C_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::splitk_reduce_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_splitk_reduce_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("C", &C_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let P_t = P.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T>(&__ctx);
+    let __op = __kernel(&P_t, (&mut C_t).partition(C_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -3,9 +3,7 @@
 #![allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cutile::cuda_core::{Context, Stream};
 use cutile::prelude::*;
 
 use super::kernel::swiglu_kernels as ports;
@@ -77,17 +75,15 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_swiglu_fwd_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     abi::Dtype::BF16 => launch_swiglu_fwd_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     abi::Dtype::F32 => launch_swiglu_fwd_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -100,9 +96,11 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
     })
 }
 
+/// Launches `swiglu_fwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_swiglu_fwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     gate: &abi::TensorArg,
@@ -110,13 +108,28 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType>(
     out: &abi::TensorArg,
     out_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let gate_t = gate.borrow::<T>(__ctx);
-    let up_t = up.borrow::<T>(__ctx);
-    let mut out_t = out.borrow::<T>(__ctx);
-    let __op = ports::swiglu_fwd_kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile))
-        .generics(__generics)
-        .grid(__grid);
-    abi::submit(__op, __stream)
+    let __kernel = ports::swiglu_fwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_swiglu_fwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("out", &out_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let gate_t = gate.borrow::<T>(&__ctx);
+    let up_t = up.borrow::<T>(&__ctx);
+    let mut out_t = out.borrow::<T>(&__ctx);
+    let __op = __kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }
 
 /// `swiglu_bwd_kernel` (../corpus/cutile/workloads/swiglu.py:20), launched on `__stream` of `__device` with grid
@@ -213,19 +226,17 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
                 abi::check_partition_grid("dgate", &dgate, &dgate_tile, __grid)?;
                 let dup_tile = abi::tile_shape([BM, BN], "dup")?;
                 abi::check_partition_grid("dup", &dup, &dup_tile, __grid)?;
-                let __ctx = abi::context(__device)?;
-                let __stream = abi::stream(__stream, &__ctx);
                 match __e {
                     abi::Dtype::F16 => launch_swiglu_bwd_kernel::<cutile::half::f16>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
                         dgate_tile, &dup, dup_tile,
                     ),
                     abi::Dtype::BF16 => launch_swiglu_bwd_kernel::<cutile::half::bf16>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
                         dgate_tile, &dup, dup_tile,
                     ),
                     abi::Dtype::F32 => launch_swiglu_bwd_kernel::<f32>(
-                        &__ctx, &__stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
                         dgate_tile, &dup, dup_tile,
                     ),
                     _ => abi::fail(
@@ -239,9 +250,11 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
     })
 }
 
+/// Launches `swiglu_bwd_kernel` with the kernel, generics, grid and partitions held in
+/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
 unsafe fn launch_swiglu_bwd_kernel<T: DType>(
-    __ctx: &Arc<Context>,
-    __stream: &Arc<Stream>,
+    __device: i32,
+    __stream: *mut c_void,
     __generics: Vec<String>,
     __grid: (u32, u32, u32),
     gate: &abi::TensorArg,
@@ -252,19 +265,34 @@ unsafe fn launch_swiglu_bwd_kernel<T: DType>(
     dup: &abi::TensorArg,
     dup_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let gate_t = gate.borrow::<T>(__ctx);
-    let up_t = up.borrow::<T>(__ctx);
-    let dout_t = dout.borrow::<T>(__ctx);
-    let mut dgate_t = dgate.borrow::<T>(__ctx);
-    let mut dup_t = dup.borrow::<T>(__ctx);
-    let __op = ports::swiglu_bwd_kernel(
+    let __kernel = ports::swiglu_bwd_kernel;
+    let __launch = abi::Launch {
+        symbol: "cutile_swiglu_bwd_kernel",
+        kernel: std::any::type_name_of_val(&__kernel),
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[("dgate", &dgate_tile[..]), ("dup", &dup_tile[..])],
+        device: abi::device_ordinal(__device)?,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    let __stream = abi::stream(__stream, &__ctx);
+    let gate_t = gate.borrow::<T>(&__ctx);
+    let up_t = up.borrow::<T>(&__ctx);
+    let dout_t = dout.borrow::<T>(&__ctx);
+    let mut dgate_t = dgate.borrow::<T>(&__ctx);
+    let mut dup_t = dup.borrow::<T>(&__ctx);
+    let __op = __kernel(
         &gate_t,
         &up_t,
         &dout_t,
         (&mut dgate_t).partition(dgate_tile),
         (&mut dup_t).partition(dup_tile),
     )
-    .generics(__generics)
-    .grid(__grid);
-    abi::submit(__op, __stream)
+    .generics(__launch.generics)
+    .grid(__launch.grid);
+    abi::submit(__op, &__stream)
 }

@@ -1,0 +1,435 @@
+"""The host layer, verified on CPU: what each C symbol launches is what the IR diff verified.
+
+`verify` proves entry X with generics G equals the Python kernel at specialization S; nothing there checks
+that the C ABI layer (`ffi.rs`) maps a call's arguments to that X, G and grid. Here, for every corpus kernel,
+every specialization in the manifest and every element type it was verified for:
+
+(a) the symbol, called in dry-run mode (`cutile_dry_run`, `cutile_last_plan`) with descriptors built here
+    (not by the wrapper), reports the entry, element type, generics, grid and output partitions it would
+    launch; they must equal the reference computed from the manifest the way `verify_output` computes what
+    it compiles (entry selected by the predicates, derived constants, `generic_params`, generic order);
+(b) cuTile Python's view of the same `ct.launch` call: `cuda.tile.launch` is replaced by a recorder that
+    binds the arguments with the kernel's own signature and `ct.Constant` annotations (cuTile Python's
+    `_annotated_function`, `classify_constant`), as its launch specializes; the constants, dtypes and grid
+    it sees must select the reference entry and match the symbol's plan;
+(c) the Python wrapper: its `route` plan (entry, constants, element type, grid) and the symbol's dry run of
+    that plan, and an actual routed `ct.launch` with the backend set to "cutile-rs", land on the same launch.
+
+A mutant (an `ffi.rs` passing `TILE / 2` as the generic while the grid and output tile use `TILE`, the
+survivor of the 2026-12-01 mutation campaign) proves the check reports it, naming the kernel and generic.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, requires_toolchain
+from test_abi import built_library, find_kernel, import_source, load_package
+from transpiler.verify.specs import const_value, predicates_hold
+
+try:
+    import cuda.tile as ct
+    from cuda.tile._cext import ConstantKind, classify_constant
+except ImportError:  # requires_toolchain skips this module where the verify extra is missing (never in CI)
+    ct = None
+
+pytestmark = requires_toolchain
+
+# the ABI's dtype codes as README documents them (not read from the generated code)
+DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
+DTYPE_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "f8e5m2": 1, "f8e4m3fn": 1}
+TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
+               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn"}
+BLOCKS = (3, 2, 1)  # blocks per axis of a checked output: grid axes are told apart
+FREE_GRID = (3, 2)  # the grid of a kernel without a checked output (the symbol passes it through)
+BASE_PTR = 0x7F0000000000
+
+
+class _MaxRank(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p), ("ndim", ctypes.c_int32), ("shape", ctypes.c_int64 * 8),
+                ("strides", ctypes.c_int64 * 8), ("dtype", ctypes.c_int32)]
+
+
+# ------------------------------------------------------------------------------------ the reference
+
+def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
+    """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
+    select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
+    tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
+    entry = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts))
+    values = dict(consts)
+    for name, expr in entry.get("derived", {}).items():
+        values[name] = const_value(expr, values)
+    for rust_name, py_name in entry.get("generic_params", {}).items():
+        values[rust_name] = values[py_name]
+    forms = {o["array"]: o["form"] for o in entry["outputs"]}
+    return {
+        "entry": entry["name"],
+        "element_type": dtype if "E" in entry["generics"] else None,
+        "generic_names": list(entry["generics"]),
+        "generics": [dtype if g == "E" else str(values[g]) for g in entry["generics"]],
+        "grid": list(grid) + [1] * (3 - len(grid)),
+        "partitions": {a: [const_value(d, values) for d in dims] for a, dims in entry.get("tiles", {}).items()
+                       if forms.get(a) == "checked"},
+    }
+
+
+def launch_shape(kernel: dict, consts: dict) -> tuple[dict, tuple]:
+    """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
+    ref = reference(kernel, consts, "f32", (1,))
+    shapes, grid = {}, FREE_GRID
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            tile = ref["partitions"].get(p["name"])
+            shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]
+            if tile:
+                grid = BLOCKS[:len(tile)]
+    return shapes, grid
+
+
+def array_dtype(p: dict, dtype: str) -> str:
+    return dtype if p["dtype"] == "E" else p["dtype"]
+
+
+def kernel_dtypes(kernel: dict) -> list[str]:
+    """The element types verify checks the kernel at (f32 only where no array is typed E)."""
+    if not any(p["kind"] == "array" and p["dtype"] == "E" for p in kernel["params"]):
+        return ["f32"]
+    return [d for d in kernel["dtypes"] if d in DTYPE_CODES]
+
+
+def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
+    """Where a launch plan differs from the reference, each difference named."""
+    out = []
+    if got.get("symbol") != symbol:
+        out.append(f"{label}: planned by `{got.get('symbol')}`, not `{symbol}`")
+    if got.get("entry") != ref["entry"]:
+        out.append(f"{label}: launches entry `{got.get('entry')}`; verified `{ref['entry']}`")
+    if got.get("element_type") != ref["element_type"]:
+        out.append(f"{label}: element type {got.get('element_type')}; verified {ref['element_type']}")
+    gens = got.get("generics", [])
+    if len(gens) != len(ref["generics"]):
+        out.append(f"{label}: {len(gens)} generics {gens}; verified {len(ref['generics'])} {ref['generics']}")
+    for i, (name, want, have) in enumerate(zip(ref["generic_names"], ref["generics"], gens)):
+        if want != have:
+            out.append(f"{label}: generic `{name}` (#{i}) is {have} in the launch; verified with {want}")
+    if got.get("grid") != ref["grid"]:
+        out.append(f"{label}: grid {got.get('grid')}; the call asked for {ref['grid']}")
+    if got.get("partitions") != ref["partitions"]:
+        out.append(f"{label}: output partitions {got.get('partitions')}; verified tiles {ref['partitions']}")
+    return out
+
+
+# ------------------------------------------------------------------ (a) the symbol, called directly
+
+def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[list, tuple]:
+    """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper)."""
+    shapes, grid = launch_shape(kernel, consts)
+    args, keep, ptr = [], [], BASE_PTR
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            shape = shapes[p["name"]]
+            strides, acc = [], 1
+            for d in reversed(shape):
+                strides.insert(0, acc)
+                acc *= d
+            d = _MaxRank(ptr, len(shape), (ctypes.c_int64 * 8)(*shape), (ctypes.c_int64 * 8)(*strides),
+                         DTYPE_CODES[array_dtype(p, dtype)])
+            keep.append(d)
+            args.append(ctypes.pointer(d))
+            ptr += 1 << 24
+        elif p["kind"] == "scalar":
+            args.append({"f32": ctypes.c_float(0.5), "f64": ctypes.c_double(0.5), "bool": ctypes.c_bool(True),
+                         "i64": ctypes.c_int64(3)}.get(p["dtype"], ctypes.c_int32(3)))
+        else:
+            args.append(ctypes.c_int64(int(consts[p["name"]])))
+    if len(kernel["entries"]) > 1:
+        args.append(ctypes.c_int32(entry_index))
+    g3 = list(grid) + [1] * (3 - len(grid))
+    args += [ctypes.c_int64(g) for g in g3] + [ctypes.c_int32(0), ctypes.c_void_p(None)]
+    return args, grid
+
+
+def dry_call(lib, symbol: str, args: list) -> tuple[int, dict | None, str]:
+    fn = getattr(lib, symbol)
+    fn.restype = ctypes.c_int32
+    lib.cutile_dry_run.restype = ctypes.c_int32
+    lib.cutile_last_plan.restype = ctypes.c_char_p
+    lib.cutile_last_error.restype = ctypes.c_char_p
+    previous = lib.cutile_dry_run(1)
+    try:
+        rc = fn(*args)
+        text = (lib.cutile_last_plan() or b"").decode()
+        err = (lib.cutile_last_error() or b"").decode()
+    finally:
+        lib.cutile_dry_run(previous)
+    return rc, (json.loads(text) if text else None), err
+
+
+def symbol_mismatches(lib, kernel: dict) -> list[str]:
+    """(a) for one kernel: every specialization and dtype, the symbol's dry run against the reference."""
+    problems = []
+    for consts in kernel["specializations"]:
+        for dtype in kernel_dtypes(kernel):
+            _, grid = launch_shape(kernel, consts)
+            ref = reference(kernel, consts, dtype, grid)
+            index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
+            args, _ = c_call(kernel, consts, dtype, index)
+            label = f"{kernel['name']} {consts} {dtype}"
+            rc, got, err = dry_call(lib, kernel["symbol"], args)
+            if rc != 0 or got is None:
+                problems.append(f"{label}: the dry run returned {rc} ({err}) without a plan")
+                continue
+            problems += mismatches(label, got, ref, kernel["symbol"])
+    return problems
+
+
+# ------------------------------------------------------------- (b) cuTile Python's view of the call
+
+class FakeTensor:
+    """What the wrapper reads of a CUDA torch tensor (CI has no torch); never dereferenced."""
+
+    def __init__(self, shape, dtype: str, ptr: int):
+        self.shape, self.dtype, self.is_cuda, self._ptr = tuple(shape), TORCH_NAMES[dtype], True, ptr
+        self.device = "cuda:0"
+        strides, acc = [], 1
+        for d in reversed(self.shape):
+            strides.insert(0, acc)
+            acc *= d
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+    def get_device(self):
+        return 0
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    fake = types.ModuleType("torch")
+    fake.Tensor = FakeTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+
+
+def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
+    """The `ct.launch` arguments of the call: arrays, scalars and constants in the kernel's order; bool
+    constants as Python bools, as launch sites pass them."""
+    shapes, grid = launch_shape(kernel, consts)
+    args, ptr = [], BASE_PTR
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype), ptr))
+            ptr += 1 << 24
+        elif p["kind"] == "scalar":
+            args.append({"f32": 0.5, "f64": 0.5, "bool": True}.get(p["dtype"], 3))
+        else:
+            v = consts[p["name"]]
+            args.append(bool(v) if p["const_type"] == "bool" else v)
+    return tuple(args), grid
+
+
+class Recorder:
+    """Stands in for `cuda.tile.launch` (which needs a GPU): records what cuTile Python specializes a call
+    on. The arguments are bound with the kernel's own signature; the parameters its annotations mark
+    `ct.Constant` are the compile-time constants, classified by cuTile's `classify_constant` (a bool
+    constant specializes as 0/1); arrays specialize on their dtype; the grid is padded to three axes."""
+
+    _TORCH = {v: k for k, v in TORCH_NAMES.items()}
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, stream, grid, kernel, kernel_args, **kwargs):
+        fn = kernel._annotated_function
+        bound = fn.pysig.bind(*kernel_args)
+        consts, dtypes = {}, {}
+        for (name, value), ann in zip(bound.arguments.items(), fn.parameter_annotations):
+            if ann.constant:
+                kind = classify_constant(value, True)
+                assert kind in (ConstantKind.Int, ConstantKind.Bool), (name, value, kind)
+                consts[name] = int(value)
+            elif isinstance(value, FakeTensor):
+                dtypes[name] = self._TORCH[value.dtype]
+        self.calls.append({"kernel": kernel, "consts": consts, "dtypes": dtypes,
+                           "grid": list(grid) + [1] * (3 - len(tuple(grid)))})
+
+
+# ---------------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def host(corpus_out, tmp_path_factory):
+    """The corpus crate's library (built on CPU), its generated package and the kernels' Python objects."""
+    lib_path = built_library(corpus_out, tmp_path_factory.mktemp("hostlib"))
+    pkg = load_package(corpus_out)
+    lib = pkg._runtime.load_library(lib_path)
+    pkg._runtime._LIB = lib  # route/launch/dry_run of this package use this build
+    manifest = json.loads((corpus_out / "manifest.json").read_text())
+    sources = {}
+    for m in manifest["modules"]:
+        sources[m["op"]] = import_source((corpus_out / m["source"]).resolve())
+    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources)
+
+
+def pytest_generate_tests(metafunc):
+    if "kernel_case" in metafunc.fixturenames:
+        from transpiler.frontend.cutile_python import parse_file
+        names = sorted(k.name for f in sorted((CORPUS / "cutile").rglob("*.py")) for k in parse_file(f, f.name).kernels)
+        metafunc.parametrize("kernel_case", names)
+
+
+# ------------------------------------------------------------------------------------------- tests
+
+def test_dry_run_launches_what_was_verified(host, kernel_case):
+    """(a) The symbol's dry run equals what verify compiled, for every specialization and dtype."""
+    _, kernel = find_kernel(host.manifest, kernel_case)
+    assert kernel["specializations"], "every corpus kernel has specializations"
+    problems = symbol_mismatches(host.lib, kernel)
+    assert not problems, "\n".join(problems)
+
+
+def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_torch):
+    """(b) cuTile Python's specialization of the call selects the verified entry, with the same constants,
+    dtypes and grid; (c) the wrapper's route plan and a routed `ct.launch` launch exactly that in Rust."""
+    op, kernel = find_kernel(host.manifest, kernel_case)
+    rt = host.pkg._runtime
+    kobj = getattr(host.sources[op], kernel["name"])
+    real_launch = ct.launch
+    recorder = Recorder()
+    problems = []
+    try:
+        for consts in kernel["specializations"]:
+            for dtype in kernel_dtypes(kernel):
+                args, grid = python_call(kernel, consts, dtype)
+                ref = reference(kernel, consts, dtype, grid)
+                label = f"{kernel['name']} {consts} {dtype}"
+                # (b) what cuTile Python specializes this call on
+                ct.launch = recorder
+                rt.set_backend("python")
+                ct.launch(None, grid, kobj, args)
+                seen = recorder.calls.pop()
+                assert seen["kernel"] is kobj
+                if seen["consts"] != {k: int(v) for k, v in consts.items()}:
+                    problems.append(f"{label}: cuTile Python binds the constants {seen['consts']}")
+                selected = [e["name"] for e in kernel["entries"] if predicates_hold(e["predicates"], seen["consts"])]
+                if selected[:1] != [ref["entry"]]:
+                    problems.append(f"{label}: cuTile Python's constants select {selected}; verified {ref['entry']}")
+                for p in kernel["params"]:
+                    if p["kind"] == "array" and seen["dtypes"].get(p["name"]) != array_dtype(p, dtype):
+                        problems.append(f"{label}: cuTile Python sees `{p['name']}` as {seen['dtypes'].get(p['name'])}")
+                if seen["grid"] != ref["grid"]:
+                    problems.append(f"{label}: cuTile Python launches grid {seen['grid']}; reference {ref['grid']}")
+                # (c) the wrapper's route plan, and the symbol's dry run of it
+                plan = rt.route(kobj, args, grid)
+                if plan.spec.symbol != kernel["symbol"] or plan.spec.entries[plan.entry].name != ref["entry"]:
+                    problems.append(f"{label}: route picks {plan.spec.symbol} entry "
+                                    f"{plan.spec.entries[plan.entry].name}; verified {ref['entry']}")
+                if plan.consts != seen["consts"]:
+                    problems.append(f"{label}: route passes the constants {plan.consts}; cuTile Python {seen['consts']}")
+                if plan.element_type != ref["element_type"] or list(plan.grid) != ref["grid"]:
+                    problems.append(f"{label}: route plans {plan.element_type} on grid {plan.grid}")
+                problems += mismatches(f"{label} (route + dry run)", rt.dry_run(plan, host.lib), ref, kernel["symbol"])
+                # (c) the unchanged ct.launch call, routed to Rust by the backend switch, in dry-run mode
+                rt.set_backend("cutile-rs", strict=True)
+                assert ct.launch is rt.launch and rt._STATE["original"] is recorder
+                previous = host.lib.cutile_dry_run(1)
+                try:
+                    ct.launch(None, grid, kobj, args)
+                    text = (host.lib.cutile_last_plan() or b"").decode()
+                finally:
+                    host.lib.cutile_dry_run(previous)
+                assert not recorder.calls, f"{label}: the routed launch fell back to cuTile Python"
+                problems += mismatches(f"{label} (routed ct.launch)", json.loads(text), ref, kernel["symbol"])
+                rt.set_backend("python")
+                rt.uninstall()
+    finally:
+        rt.set_backend("python")
+        rt.uninstall()
+        rt._STATE["original"] = None
+        ct.launch = real_launch
+    assert not problems, "\n".join(problems)
+
+
+def test_dry_run_runs_the_checks_and_stays_off_the_driver(host):
+    """A dry run runs every check first (a failed one returns its code and records no plan), touches no
+    driver (a valid call returns 0 where the real call fails at the device step), is per thread and off by
+    default, and is switched back by the wrapper's helper."""
+    import threading
+    _, kernel = find_kernel(host.manifest, "vector_add")
+    consts = kernel["specializations"][0]
+    args, grid = c_call(kernel, consts, "f32", 0)
+    rc, plan, _ = dry_call(host.lib, "cutile_vector_add", args)
+    assert rc == 0 and plan["entry"] == "vector_add" and plan["generics"] == ["f32", str(consts["TILE"])]
+    assert plan["kernel_fn"].endswith("::vector_add_kernels::vector_add")
+    args[-5] = ctypes.c_int64(grid[0] + 1)  # not the partition grid of `c`
+    rc, plan, err = dry_call(host.lib, "cutile_vector_add", args)
+    assert rc == 9 and plan is None and "partition grid" in err
+    args[-5] = ctypes.c_int64(grid[0])
+    args[-2] = ctypes.c_int32(-1)  # a negative device ordinal is refused without the driver too
+    rc, plan, err = dry_call(host.lib, "cutile_vector_add", args)
+    assert rc == 12 and plan is None and "negative" in err
+    args[-2] = ctypes.c_int32(0)
+    assert host.lib.cutile_dry_run(0) == 0  # off by default
+    fn = host.lib.cutile_vector_add
+    fn.restype = ctypes.c_int32
+    on_other_thread = []
+    host.lib.cutile_dry_run(1)
+    try:
+        t = threading.Thread(target=lambda: on_other_thread.append(fn(*args)))
+        t.start()
+        t.join()
+    finally:
+        host.lib.cutile_dry_run(0)
+    assert on_other_thread == [12]  # another thread is not in dry-run mode: it goes on to the device
+    assert fn(*args) == 12 and host.lib.cutile_last_plan() in (None, b"")
+
+
+def test_abi_fuzz_in_dry_run_mode(corpus_out, host):
+    """The dry run skips no check: the seeded ABI fuzz (tools/fuzz_abi.py), in dry-run mode, gets every
+    check's code for calls that break it (leaving no plan) and 0 with a plan of the symbol for valid calls."""
+    import importlib.util
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("fuzz_abi_dry", ROOT / "tools" / "fuzz_abi.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    lib_path = Path(host.lib._name)
+    r = tool.fuzz(corpus_out, lib_path, [3], 2150, timeout=300, dry_run=True)
+    assert not r["crashes"], r["crashes"]
+    assert not r["violations"], r["violations"][:5]
+    codes = r["codes"]
+    assert 14 not in codes and 13 not in codes and codes.get(0) == r["valid_calls"] >= r["symbols"], codes
+    assert set(range(1, 12)) <= set(codes), f"every check's code is reached: {codes}"
+
+
+def test_a_wrong_generic_in_ffi_is_reported(tmp_path):
+    """Mutant (the mutation campaign's survivor): the generated ffi.rs launches vector_add with `TILE / 2`
+    while the grid and output tile use `TILE`; it still builds and its IR entry is untouched, and the host-layer
+    check reports the kernel and the generic."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CORPUS / "cutile" / "vector_add.py", src / "vector_add.py")
+    out = tmp_path / "host_mutant"
+    write_outputs(run([src], out)[1])
+    ffi = out / "src" / "vector_add" / "ffi.rs"
+    text = ffi.read_text()
+    assert text.count("TILE.to_string()") == 1
+    ffi.write_text(text.replace("TILE.to_string()", "(TILE / 2).to_string()"))
+    lib = ctypes.CDLL(str(built_library(out, tmp_path / "lib")))
+    manifest = json.loads((out / "manifest.json").read_text())
+    _, kernel = find_kernel(manifest, "vector_add")
+    problems = symbol_mismatches(lib, kernel)
+    assert problems and all("vector_add" in p and "generic `TILE`" in p for p in problems), problems
+    tile = kernel["specializations"][0]["TILE"]
+    assert f"is {tile // 2} in the launch; verified with {tile}" in problems[0]
+    assert len(problems) == len(kernel["specializations"]) * len(kernel_dtypes(kernel))  # nothing else differs
