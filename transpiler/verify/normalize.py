@@ -11,7 +11,8 @@ known to be pure, `_PURE_OPS`: loads, stores, atomics, fences, prints, `for`/`if
 any op this module does not know) in program order. Pure ops are not printed where
 they were defined: each is printed once, just before the first anchor that needs it, under a name
 that depends only on its structure. That makes the result independent of SSA names, of where
-pure ops were placed (hoisted out of loops or not) and of duplicated pure ops (CSE).
+pure ops were placed (hoisted out of loops or not) and of duplicated pure ops (CSE). Memory tokens
+are not printed as values; the ordering they impose between accesses to one array is (N17).
 """
 
 from __future__ import annotations
@@ -32,9 +33,22 @@ RULES: dict[str, str] = {
     "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure, "
     "except the facts on the allow-list `ASSUME_ALLOWED` (true by construction, made by one compiler and "
     "not the other), which are dropped on both sides.",
-    "N6-tokens": "Memory tokens are erased (`make_token`, `join_tokens`, `token = ...` operands, token "
+    "N6-tokens": "Memory tokens are erased as values (`make_token`, `join_tokens`, `token = ...` operands, token "
     "results): Python threads one token per array, Rust one per tensor. Program order of memory "
-    "ops is still compared, since anchors are printed in order.",
+    "ops is still compared, since anchors are printed in order, and so is the ordering the tokens express "
+    "where it can matter (N17).",
+    "N17-token-order": "Each memory effect (an op that takes or gives a token) is printed with the effects it "
+    "is ordered after through token def-use, transitively (`join_tokens`, loop-carried tokens, `if`/loop "
+    "results): `; mem#3 after mem#1, mem#2`, numbered in program order among the effects in a kept pair. "
+    "A pair is kept when one of the two may write (every effect but `load_view_tko`/`load_ptr_tko`) and both "
+    "may touch the same array (the address traced through views, offsets, shape ops and `assume` to a pointer "
+    "argument; an address of unknown origin matches every array). Pairs of two loads, or of two different "
+    "arrays, are irrelevant (both compilers take distinct arguments as distinct arrays). Allowance, not a "
+    "proof: a pair of two plain stores (`store_view_tko`/`store_ptr_tko`, write after write) is not "
+    "compared: cuTile Python orders every store of an array after the previous one, cuTile Rust starts each "
+    "`partition_full_mut` store from the tensor's entry token (geglu_bwd, rope_halves, persistent_gemm); it "
+    "matters only where the two stores overlap, which the verifier does not decide. Loads after stores "
+    "(read after write), stores after loads and every pair with an atomic or another effect are compared.",
     "N7-cse-dce": "Pure ops (only the ops listed in `_PURE_OPS`; every other op, known or not, is an effect "
     "printed in program order and never erased) are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
@@ -139,6 +153,7 @@ class Entry:
     args: list[tuple[str, str]]  # (ssa name, type)
     hints: str
     body: Region
+    order: dict[int, str] = field(default_factory=dict)  # id(op) -> its N17 suffix (`; mem#2 after mem#1`)
 
 
 # ---------------------------------------------------------------------------------------- parsing
@@ -183,6 +198,145 @@ def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
     return out
 
 
+_ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", "make_partition_view", "ptr_to_ptr",
+                "permute", "expand_dims", "extract", "cat", "select"}
+_TERMINATORS = {"yield", "continue", "break", "return"}
+_READS = {"load_view_tko", "load_ptr_tko"}  # every other memory effect may write (fails closed)
+_PLAIN_STORES = {"store_view_tko", "store_ptr_tko"}
+_TOKEN_OPERAND = re.compile(r"\btoken\s*=\s*(%[A-Za-z0-9_.\-]+(?:#\d+)?)")
+
+
+def _token_order(args: list[tuple[str, str]], body: list[Op]) -> dict[int, str]:
+    """N17: the memory ordering that tokens express, where it can matter. An op that takes or gives a token
+    is a memory effect; it is ordered after every effect whose result token reaches its token operands
+    (transitively: `join_tokens`, loop-carried tokens to a fixpoint, region results). A pair is kept when one
+    of the two may write (every effect but a load), it is not two plain stores (the allowance in RULES), and
+    both may touch the same array: the address (view or pointer tile) traced through views, offsets and shape
+    ops to a pointer entry argument; an address of unknown origin matches every array (fails closed). Returns
+    id(op) -> `; mem#N after mem#M, ...` (N: rank among the effects in a kept pair, in program order)."""
+    before: dict[int, set[int]] = {}  # effect -> effects it is ordered after
+    arrays: dict[int, frozenset[int] | None] = {}  # effect -> pointer arguments it may touch (None: unknown)
+    kinds: dict[int, str] = {}  # effect -> op name
+    seen: list[int] = []  # effects in program order
+
+    def origin(name: str, defs: dict, depth: int = 0) -> frozenset[int] | None:
+        d = defs.get(name)
+        if isinstance(d, int):
+            return frozenset({d})
+        if d is None or d.name not in _ADDRESS_OPS or depth > 200:
+            return None  # a block argument, a loaded pointer, an op not followed: unknown
+        refs = _REF.findall(d.text)
+        srcs = refs[1:3] if d.name == "select" else refs if d.name == "cat" else refs[:1]
+        found = [origin(r, defs, depth + 1) for r in srcs]
+        return None if not srcs or None in found else frozenset().union(*found)
+
+    def union(sets) -> frozenset[int]:
+        return frozenset().union(*[s for s in sets if s is not None])
+
+    def bind(results: list[str], exits: list[list], toks: dict) -> None:
+        for i, r in enumerate(results):
+            vals = [v[i] for v in exits if i < len(v) and v[i] is not None]
+            if vals:
+                toks[r] = union(vals)
+            else:
+                toks.pop(r, None)
+
+    def walk(ops: list[Op], toks: dict, defs: dict) -> list[tuple[str, list]]:
+        """Walks a region; returns the terminators reached: (name, [token set or None per operand])."""
+        exits: list[tuple[str, list]] = []
+        for op in ops:
+            refs = _REF.findall(op.text)
+            for r in op.results:
+                toks.pop(r, None)
+                defs[r] = op
+            if op.name in _TERMINATORS:
+                exits.append((op.name, [toks.get(r) for r in _REF.findall(op.text.split(" : ")[0])]))
+            elif op.name == "make_token":
+                toks[op.results[0]] = frozenset()
+            elif op.name == "join_tokens":
+                if not all(r in toks for r in refs):
+                    raise IRParseError(f"join_tokens of a value that is not a known token: {op.text}")
+                toks[op.results[0]] = union(toks[r] for r in refs)
+            elif op.name in ("for", "loop") and op.regions:
+                reg = op.regions[0]
+                m = re.search(r"iter_values\((.*?)\)(?=\s*->|\s*:|\s*$)", op.text)
+                pairs = [p.split(" = ") for p in _split_top(m.group(1))] if m else []
+                carried = [toks.get(p[1].strip()) for p in pairs]
+                while True:
+                    inner, inner_defs = dict(toks), dict(defs)
+                    for a in reg.args:
+                        inner.pop(a, None)
+                        inner_defs.pop(a, None)
+                    for (a, _), c in zip(pairs, carried):
+                        if c is not None:
+                            inner[a.strip()] = c
+                    nxt, breaks = list(carried), []
+                    for name, vals in walk(reg.ops, inner, inner_defs):
+                        if name in ("continue", "yield"):
+                            nxt = [union([c, v]) if (c is not None or v is not None) else None
+                                   for c, v in zip(nxt, vals + [None] * len(nxt))]
+                        elif name == "break":
+                            breaks.append(vals)
+                        else:
+                            exits.append((name, vals))
+                    if nxt == carried:
+                        break
+                    carried = nxt
+                bind(op.results, [carried] if op.name == "for" else breaks, toks)
+            elif op.regions:  # `if`, and ops with a body (reduce, scan)
+                found = []
+                for reg in op.regions:
+                    inner, inner_defs = dict(toks), dict(defs)
+                    for a in reg.args:
+                        inner.pop(a, None)
+                        inner_defs.pop(a, None)
+                    for name, vals in walk(reg.ops, inner, inner_defs):
+                        if name == "yield":
+                            found.append(vals)
+                        else:
+                            exits.append((name, vals))  # continue / break / return leave the enclosing loop
+                if op.name != "if" and any(v is not None for vals in found for v in vals):
+                    raise IRParseError(f"a token yielded out of `{op.name}`")
+                bind(op.results, found, toks)
+            else:
+                ins = [r for r in refs if r in toks]
+                named = _TOKEN_OPERAND.findall(op.text)
+                if any(r not in toks for r in named):
+                    raise IRParseError(f"token operand of unknown origin: {op.name} {op.text}")
+                types = _split_top(op.text.rpartition("->" if "->" in op.text else ":")[2])
+                outs = [r for r, t in zip(op.results, types) if t == "token"] if len(types) == len(op.results) \
+                    else op.results[-1:] if op.name.endswith("_tko") else []
+                if not ins and not outs:
+                    continue  # not a memory effect (its place in program order is compared all the same)
+                k = id(op)
+                if k not in before:
+                    before[k] = set()
+                    seen.append(k)
+                    view = re.search(r"(%[A-Za-z0-9_.\-]+(?:#\d+)?)\[", op.text)
+                    addr = view.group(1) if view else next((r for r in refs if r not in toks), None)
+                    arrays[k] = origin(addr, defs) if addr else None
+                    kinds[k] = op.name
+                before[k] |= union(toks[r] for r in ins)
+                for r in outs:
+                    toks[r] = frozenset(before[k] | {k})
+        return exits
+
+    defs: dict = {name: i for i, (name, ty) in enumerate(args) if "ptr<" in ty}
+    walk(body, {}, defs)
+
+    def related(a: int, b: int) -> bool:
+        x, y = arrays[a], arrays[b]
+        if kinds[a] in _PLAIN_STORES and kinds[b] in _PLAIN_STORES:
+            return False  # two plain stores: see RULES["N17-token-order"], the write-after-write allowance
+        return (kinds[a] not in _READS or kinds[b] not in _READS) and (x is None or y is None or bool(x & y))
+
+    kept = {e: sorted((p for p in before[e] if related(p, e)), key=seen.index) for e in seen}
+    members = [e for e in seen if kept[e] or any(e in ps for ps in kept.values())]
+    rank = {e: i + 1 for i, e in enumerate(members)}
+    return {e: f" ; mem#{rank[e]}" + (" after " + ", ".join(f"mem#{rank[p]}" for p in kept[e]) if kept[e] else "")
+            for e in members}
+
+
 def parse(text: str) -> list[Entry]:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     entries: list[Entry] = []
@@ -200,7 +354,8 @@ def parse(text: str) -> list[Entry]:
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
-        entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True))))
+        order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
+        entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")
     return entries
@@ -405,6 +560,7 @@ class _Ctx:
     facts: list[str] = field(default_factory=list)
     nonneg_ivs: set[str] = field(default_factory=set)  # `for` induction variables with a constant lb >= 0
     side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
+    order: dict[int, str] = field(default_factory=dict)  # N17 suffixes of memory effects, by id(op)
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -558,7 +714,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             aid = ctx.anchors
             sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
                            for j, r in enumerate(op.regions)]
-            head = f"{op.name} {text}".strip()
+            head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
             fwd = _continue_passthrough(op, sub_regions)
             if fwd is not None:  # N12
                 sub_regions[1] = []
@@ -736,7 +892,7 @@ def normalize_entry(entry: Entry, arg_names: list[str], side: str | None = None)
     """Canonical text of one entry, and the list of `assume` facts that were erased."""
     if len(arg_names) != len(entry.args):
         raise IRParseError(f"entry has {len(entry.args)} arguments, expected {len(arg_names)} ({arg_names})")
-    ctx = _Ctx(side=side)
+    ctx = _Ctx(side=side, order=entry.order)
     scope: dict[str, str] = {}
     for (ssa, ty), canon in zip(entry.args, arg_names):
         kid = _define(ctx, f"arg {canon} : {ty}", [], [])
