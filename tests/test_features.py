@@ -37,3 +37,22 @@ def test_unsupported_fixtures_are_diagnosed(tmp_path, snapshot):
         assert d["line"] >= 1 and d["col"] >= 1 and d["code"]
         diags.append(f"{Path(d['path']).name}:{d['line']}:{d['col']}: {d['code']}: {d['message']}")
     assert diags == snapshot
+
+
+@requires_toolchain
+def test_package_modules_verify_with_their_imports(tmp_path):
+    """Modules of a package import each other (relative, absolute, sub-package): verification imports each
+    by its dotted name with the package root on the path, as the user's environment would."""
+    res = cli(FIXTURES / "package", "-o", tmp_path / "out", "--verify", "--format", "json")
+    doc = json.loads(res.stdout)
+    got = {k["name"]: k["verify"] for k in doc["kernels"]}
+    assert got == {"scale_rows": "equivalent", "center_rows": "equivalent"}, doc
+    assert res.returncode == 0
+
+
+def test_package_root_and_dotted_name():
+    from transpiler.verify.run import package_root
+    root, dotted = package_root(FIXTURES / "package" / "mylib" / "ops" / "norm.py")
+    assert root == (FIXTURES / "package").resolve() and dotted == "mylib.ops.norm"
+    root, dotted = package_root(FIXTURES / "features" / "ops.py")  # a folder without __init__.py
+    assert root == (FIXTURES / "features").resolve() and dotted == "ops"

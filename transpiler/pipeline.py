@@ -117,6 +117,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
+    from .passes.flags import condition_consts
     from .verify.specs import cover_variants, specializations
     fr = parse_file(path, display)
     results: list[KernelResult] = []
@@ -156,6 +157,8 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                              "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays}
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
+                # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
+                "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
                 "rules": sorted({r for v in variants for r in v.rules_used}),
                 # the entries as rendered, so a later run can keep this port when it cannot redo it
                 "views": [dataclasses.asdict(vw) for vw in views],

@@ -45,6 +45,8 @@ class RuleTable:
     digest: str
     by_source: dict = field(default_factory=dict, compare=False, hash=False)
     by_op: dict = field(default_factory=dict, compare=False, hash=False)
+    # functional forms of operators: qualified name -> {"operator", "keywords", "arity"}
+    functional: dict = field(default_factory=dict, compare=False, hash=False)
 
     def lookup(self, source: str) -> Rule | None:
         return self.by_source.get(source)
@@ -64,6 +66,9 @@ def load(name: str = "cutile_python") -> RuleTable:
                           params=tuple(r.get("params", [])),
                           defaults=tuple(sorted(r.get("defaults", {}).items())), rust=r.get("rust", "")))
     table = RuleTable(name, tuple(rules), hashlib.sha256(raw).hexdigest())
+    for fn, spec in data.get("functional", {}).items():
+        table.functional[fn] = {"operator": spec["operator"], "keywords": tuple(spec.get("keywords", ())),
+                                "arity": int(spec.get("arity", 2))}
     for rule in rules:
         for s in rule.source:
             table.by_source[s] = rule

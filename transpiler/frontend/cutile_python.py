@@ -10,6 +10,7 @@ import ast
 import contextlib
 import io
 import math
+import re
 import sys
 import threading
 import tokenize
@@ -34,6 +35,8 @@ DTYPE_NAMES = {
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
+# `@ct.kernel(...)` hints -> the Tile IR entry hint they set (cuTile Python's names on the left)
+ENTRY_HINTS = {"occupancy": "occupancy", "num_ctas": "num_cta_in_cga", "num_worker_warps": "num_worker_warps_per_cta"}
 MATH_CONSTS = {"math.inf": math.inf, "math.pi": math.pi, "math.e": math.e, "math.nan": math.nan}
 BINOPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
           cst.Modulo: "%", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.Power: "**",
@@ -496,6 +499,7 @@ class _Converter:
                         params.append(Param(p.name.value, "array", self.pos(p)))
                     else:
                         raise fail("CT106", f"unsupported annotation on parameter `{p.name.value}`", self.pos(p.annotation))
+        self.const_params = {p.name for p in params if p.kind == "const"}
         body = tuple(self.block(fn.body, top=True))
         launches = []
         for lits in self.info.launches.get(fn.name.value, []):
@@ -564,12 +568,31 @@ class _Converter:
         out = []
         for a in dec.decorator.args:
             key = a.keyword.value if a.keyword else None
-            v = self._eval_const(a.value)
-            if key in ("occupancy", "num_ctas") and isinstance(v, int):
-                out.append(("num_cta_in_cga" if key == "num_ctas" else key, v))
-            else:
-                raise fail("CT102", f"unsupported kernel decorator argument `{key}`", self.pos(a))
+            ir_key = ENTRY_HINTS.get(key or "")
+            if ir_key is None:
+                raise fail("CT102", f"unsupported kernel decorator argument `{key}` (supported: "
+                           f"{', '.join(sorted(ENTRY_HINTS))})", self.pos(a))
+            for target, v in self._by_target(a.value, key):
+                out.append((ir_key if target == "default" else f"{target}:{ir_key}", v))
         return tuple(sorted(out))
+
+    def _by_target(self, node: cst.BaseExpression, key: str) -> list[tuple[str, int]]:
+        """An entry hint's value: an int (every target), or `ct.ByTarget(sm_90=2, default=1)`."""
+        v = self._eval_const(node)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return [("default", v)]
+        if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.ByTarget":
+            out = []
+            for a in node.args:
+                t = a.keyword.value if a.keyword else None
+                tv = self._eval_const(a.value)
+                if not (t and (t == "default" or re.fullmatch(r"sm_\d+[a-z]?", t)) and isinstance(tv, int)
+                        and not isinstance(tv, bool)):
+                    raise fail("CT102", f"`{key}=ct.ByTarget(...)` takes `sm_NN=<int>` and `default=<int>` "
+                               "keywords", self.pos(a))
+                out.append((t, tv))
+            return out
+        raise fail("CT102", f"kernel decorator argument `{key}` must be an integer or ct.ByTarget(...)", self.pos(node))
 
     # ------------------------------------------------------------------ statements
     def block(self, body: cst.BaseSuite, top: bool = False) -> list[Stmt]:
@@ -588,9 +611,49 @@ class _Converter:
         inner = [n for b in body for n in _walk(b) if isinstance(n, cst.Return)]
         return len(inner) == 1
 
+    def _const_test(self, e: cst.BaseExpression) -> bool:
+        """A condition over constants only (ct.Constant parameters, module constants, literals)."""
+        for n in _walk(e):
+            if isinstance(n, cst.Name) and n.value not in self.const_params and n.value not in self.info.consts \
+                    and n.value not in ("True", "False"):
+                return False
+            if isinstance(n, (cst.Call, cst.Attribute, cst.Subscript)):
+                return False
+        return True
+
+    @staticmethod
+    def _holds_return(s: cst.If) -> bool:
+        """An early `return` inside the arms of an `if` (not inside a loop, where it stays unsupported)."""
+        stack = [s]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Return):
+                return True
+            if not isinstance(n, (cst.For, cst.While, cst.FunctionDef)):
+                stack.extend(n.children)
+        return False
+
     def stmts(self, stmts: list, top: bool) -> list[Stmt]:
         out: list[Stmt] = []
         for i, s in enumerate(stmts):
+            if top and isinstance(s, cst.If) and self._const_test(s.test) and self._holds_return(s):
+                # a constant `if` whose arm returns early: cuTile Python folds the constant branch first, so
+                # the return then stands at the top level; the rest of the kernel follows each arm (one copy
+                # per arm) and the return is rewritten as a guard there
+                cond = self.expr(s.test)
+                pre, self.pending = self.pending, []
+                rest = list(stmts[i + 1:])
+                if s.orelse is None:
+                    other = rest
+                elif isinstance(s.orelse, cst.Else):
+                    other = list(s.orelse.body.body) + rest
+                else:  # elif: itself an `if`
+                    other = [s.orelse] + rest
+                arm = tuple(self.stmts(list(s.body.body) + rest, top=True))
+                other_arm = tuple(self.stmts(other, top=True))
+                self.pending = pre
+                out.extend(self._flush([If(cond, arm, other_arm, self.pos(s))]))
+                return out
             if top and self._is_return_guard(s):
                 # `if c: return` at the kernel's top level: the rest of the kernel runs in the else arm
                 # (cuTile Rust allows no nested `return`; the normalizer compares both forms, rule N15)
@@ -865,6 +928,9 @@ class _Converter:
                            "kernels", pos)
             raise fail("CT101", f"call to the kernel `{func.value}` from a kernel or helper: kernels cannot be "
                        "called, only launched (move the shared code into a helper function)", pos)
+        fn = self.rules.functional.get(d or "")
+        if fn is not None:
+            return self._functional(d, fn, node, pos)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{CT}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)
@@ -872,6 +938,39 @@ class _Converter:
         if rule is None:
             raise fail("CT101", f"call to `{d or _code(node.func)}` has no rule (unsupported API or unknown function)", pos)
         return self._rule_call(rule, list(node.args), pos)
+
+    def _functional(self, name: str, fn: dict, node: cst.Call, pos: Pos) -> Expr:
+        """`ct.add(x, y)` is `x + y` (rules: [functional]); a mode keyword at its default is the operator."""
+        args: list[Expr] = []
+        modes: list[tuple[str, Expr]] = []
+        for a in node.args:
+            if a.star:
+                raise fail("CT100", "star arguments are not supported", self.pos(a))
+            if a.keyword is None:
+                if modes:
+                    raise fail("CT100", "positional argument after a keyword argument", self.pos(a))
+                args.append(self.expr(a.value))
+                continue
+            key = a.keyword.value
+            if key not in fn["keywords"]:
+                raise fail("CT101", f"keyword `{key}` of `{name}` is not supported", self.pos(a))
+            v = a.value
+            if isinstance(v, cst.Name) and v.value == "None":
+                continue  # rounding_mode=None: the default
+            modes.append((key, self.expr(v)))
+        if len(args) != fn["arity"]:
+            raise fail("CT100", f"`{name}` takes {fn['arity']} positional argument{'s' if fn['arity'] > 1 else ''}, "
+                       f"not {len(args)}", pos)
+        op = fn["operator"]
+        if fn["arity"] == 1:
+            e = self._op(f"operator:{op}", (args[0],), pos)
+        elif op in CMPOPS.values():
+            e = self._op(f"operator:{op}", (args[0], args[1]), pos, (("pred", op),))
+        else:
+            e = self._binop(op, args[0], args[1], pos)
+        if modes:
+            e = Op(e.op, e.args, e.pos, tuple(sorted(e.attrs + tuple(modes), key=lambda kv: kv[0])), e.rule)
+        return e
 
     def _rule_call(self, rule, args: list, pos: Pos, receiver_given: bool = False) -> Op:
         self.rules_used.add(rule.id)

@@ -21,6 +21,10 @@ from dataclasses import dataclass, field, replace
 from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, While
 
 
+def _modes(e: Op) -> tuple:
+    return (e.attr("rounding") or "NearestEven", bool(e.attr("ftz")))
+
+
 def _is_fmul(e: Expr) -> bool:
     return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E")
 
@@ -131,6 +135,9 @@ class _Fuser:
             if cand is not None:
                 mul, d = cand
                 ok = d is None or (d.uses == 1 and not d.fused)
+                # the add and the multiply must have the same rounding and flush-to-zero (functional forms
+                # with modes); a mismatch blocks the rewrite, as in cuTile Python (no retry on the other side)
+                ok = ok and _modes(e) == _modes(mul)
                 if ok:
                     if d is not None:
                         d.fused = True
@@ -141,7 +148,8 @@ class _Fuser:
                             a = Op("neg", (a,), a.pos, ty=a.ty)
                         else:
                             acc = Op("neg", (acc,), acc.pos, ty=acc.ty)
-                    return Op("fma", (a, b, acc), e.pos, rule="CTR-FMA", ty=e.ty)
+                    return Op("fma", (a, b, acc), e.pos, tuple(a for a in e.attrs if a[0] in ("ftz", "rounding")),
+                              rule="CTR-FMA", ty=e.ty)
         return replace(e, args=tuple(self.fuse(a) if a is not None else None for a in e.args))
 
     def block(self, stmts: tuple, live: set, defined: set) -> tuple:

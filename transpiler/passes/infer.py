@@ -27,6 +27,13 @@ class SplitNeeded(Exception):
         self.node = node
 
 
+class SplitOnConst(Exception):
+    """A ct.Constant[bool] in a position that changes the program's structure (`check_bounds=FLAG`): one
+    variant per value (specialize.py), the flag's value then read from the variant's predicates."""
+    def __init__(self, name: str):
+        self.name = name
+
+
 def _is_float(dt: str) -> bool:
     return dt in FLOAT_DTYPES or dt == "E"
 
@@ -282,6 +289,9 @@ class Infer:
             for t in (s.targets if isinstance(s, Assign) else (s.var,) if isinstance(s, For) else ()):
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
+        # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
+        self.single_defs = {s.targets[0]: s.value for s in _all_stmts(kernel.body)
+                            if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}
         for p in kernel.params:
@@ -359,8 +369,11 @@ class Infer:
 
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, Assign):
-            if len(s.targets) == 1 and s.targets[0] in self.once and self._is_weak(s.value):
-                self.literals[s.targets[0]] = s.value  # substituted at every use, like cuTile Python does
+            if len(s.targets) == 1 and s.targets[0] in self.once and (self._is_weak(s.value)
+                                                                       or self._is_flag_expr(s.value)):
+                # substituted at every use, like cuTile Python does (a flag expression such as
+                # `check_bounds = not ALIGNED` stays a compile-time constant)
+                self.literals[s.targets[0]] = s.value
                 return []
             v = self.expr(s.value)
             if len(s.targets) == 1:
@@ -456,6 +469,43 @@ class Infer:
         raise fail("CT104", f"{what} is a {cond.ty.dtype} value: cuTile Python truncates it to a bool (ftoi, so 0.5 "
                    "is false), which has no cuTile Rust form; write the comparison you mean (`x != 0.0`), or "
                    "annotate a flag parameter `: bool`", cond.pos)
+
+    def _is_flag_expr(self, e: Expr) -> bool:
+        """`not ALIGNED`, `A and not B`: booleans over ct.Constant[bool] parameters only."""
+        if isinstance(e, Name):
+            return e.id in self.consts and self.consts[e.id].const_type == "bool"
+        if isinstance(e, Op) and e.op in ("not", "and", "or"):
+            return all(self._is_flag_expr(a) for a in e.args)
+        return False
+
+    def bool_const_value(self, e: Expr, depth: int = 0) -> Expr:
+        """A boolean over bool constants (`not ALIGNED`, through names assigned once) as a literal of this
+        variant; anything else is returned as it is (the caller refuses it)."""
+        if depth > 32:
+            return e
+        if isinstance(e, Lit):
+            return e
+        if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "bool":
+            return self.flag_value(e)
+        if isinstance(e, Name) and e.id in self.single_defs:
+            v = self.bool_const_value(self.single_defs[e.id], depth + 1)
+            return v if isinstance(v, Lit) else e
+        if isinstance(e, Op) and e.op in ("not", "and", "or"):
+            vals = [self.bool_const_value(a, depth + 1) for a in e.args]
+            if all(isinstance(v, Lit) and isinstance(v.value, bool) for v in vals):
+                b = [v.value for v in vals]
+                out = (not b[0]) if e.op == "not" else (all(b) if e.op == "and" else any(b))
+                return Lit(out, e.pos)
+        return e
+
+    def flag_value(self, flag: Name) -> Lit:
+        """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""
+        preds = self.k.variant.predicates
+        if flag.id in preds:
+            return Lit(True, flag.pos)
+        if f"not ({flag.id})" in preds:
+            return Lit(False, flag.pos)
+        raise SplitOnConst(flag.id)
 
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
@@ -824,6 +874,17 @@ class Infer:
             x = self.to_dtype(x, "f32")
         ftz = e.attr("flush_to_zero")
         attrs = (("ftz", bool(isinstance(ftz, Lit) and ftz.value)),)
+        mode = e.attr("rounding_mode")
+        if mode is not None and not (isinstance(mode, Name) and mode.id == "None"):
+            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
+                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
+            rounding = mode.attr("value").split("::")[1]
+            # exp and tanh take FULL and APPROX (f32 only, cuTile Python checks); sqrt any IEEE mode
+            allowed = ("Full", "Approx") if e.op in ("exp", "tanh") else ("NearestEven", "Zero", "NegativeInf",
+                                                                          "PositiveInf", "Approx")
+            if rounding not in allowed:
+                raise fail(e.rule, f"`rounding_mode={rounding}` is not supported for `{e.op}`", e.pos)
+            attrs += (("rounding", rounding),)
         return Op(e.op, (x,), e.pos, attrs, e.rule, x.ty)
 
     op_exp = op_exp2 = op_log = op_log2 = op_sqrt = op_rsqrt = op_tanh = _unary_float
@@ -875,7 +936,27 @@ class Infer:
             raise fail("CT107", "float arithmetic on constants: cuTile Python folds it into one literal at compile "
                        "time, which a const generic cannot reproduce in cuTile Rust; precompute it (e.g. pass "
                        "1/N as a runtime float)", e.pos)
-        return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+        return Op(e.op, (a, b), e.pos, self._float_modes(e, ty), e.rule, ty)
+
+    def _float_modes(self, e: Op, ty) -> tuple:
+        """`rounding_mode=` / `flush_to_zero=` of a functional form (ct.add(x, y, ...)): attrs `rounding` and
+        `ftz` when they differ from the operator's (nearest-even, no flush); float operands only."""
+        mode, ftz = e.attr("rounding_mode"), e.attr("flush_to_zero")
+        if isinstance(mode, Name) and mode.id == "None":
+            mode = None
+        rounding = "NearestEven"
+        if mode is not None:
+            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
+                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
+            rounding = mode.attr("value").split("::")[1]
+        if ftz is not None and not (isinstance(ftz, Lit) and isinstance(ftz.value, bool)):
+            raise fail(e.rule, "`flush_to_zero` must be True or False", e.pos)
+        flush = bool(ftz is not None and ftz.value)
+        if rounding == "NearestEven" and not flush:
+            return ()
+        if not _is_float(ty.dtype) and ty.dtype != "E":
+            raise fail(e.rule, "`rounding_mode` / `flush_to_zero` apply to float operands only", e.pos)
+        return (("ftz", flush), ("rounding", rounding))
 
     op_add = op_sub = op_mul = op_div = op_floordiv = _arith
 
@@ -931,9 +1012,11 @@ def _pointer_ops():
     def _common(self, e: Op):
         arr = self._array(e.args[0], e.rule)
         cb = e.attr("check_bounds")
-        if cb is not None and not (isinstance(cb, Lit) and cb.value is True):
-            raise fail(e.rule, "`check_bounds=False` emits an unmasked pointer access that needs the same "
-                       "padding operand; not supported yet", e.pos)
+        if cb is not None and not isinstance(cb, Lit):
+            cb = self.bool_const_value(cb)
+        if cb is not None and not (isinstance(cb, Lit) and isinstance(cb.value, bool)):
+            raise fail(e.rule, "`check_bounds` must be True or False (a literal or a module constant; a "
+                       "ct.Constant[bool] that selects it is not supported yet)", e.pos)
         idx, shape = self._indices(e, arr)
         lat = e.attr("latency")
         if lat is not None and not (isinstance(lat, Lit) and isinstance(lat.value, int)):
@@ -941,7 +1024,9 @@ def _pointer_ops():
         for key in ("memory_order", "memory_scope"):
             if e.attr(key) is not None:
                 raise fail(e.rule, f"`{key}` is not supported yet", e.pos)
-        attrs = (("latency", lat.value if lat is not None else 0),)
+        # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
+        attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
+            (("latency", lat.value if lat is not None else 0),)
         return arr, idx, shape, attrs
 
     def op_gather(self, e: Op) -> Op:

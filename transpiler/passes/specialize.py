@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
-from .infer import Infer, RetypeArray, SplitNeeded, classify_params
+from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
 
 MAX_VARIANTS = 16
 
@@ -60,7 +60,7 @@ def specialize(kernel: Kernel) -> list[Kernel]:
     while todo:
         k, preds = todo.pop(0)
         try:
-            typed = Infer(k).run()
+            typed = Infer(replace(k, variant=Variant("", preds))).run()
         except RetypeArray as r:
             p = k.param(r.name)
             if p is None or p.dtype != "E":
@@ -68,6 +68,12 @@ def specialize(kernel: Kernel) -> list[Kernel]:
                            kernel.pos)
             k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
             todo.insert(0, (k, preds))
+            continue
+        except SplitOnConst as s:
+            for pred in (s.name, f"not ({s.name})"):
+                todo.append((k, preds + (pred,)))
+            if len(todo) + len(done) > MAX_VARIANTS:
+                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
             continue
         except SplitNeeded as s:
             text = predicate_text(s.node.cond)

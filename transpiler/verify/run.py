@@ -65,14 +65,36 @@ def _select(entries: list[dict], spec: dict) -> dict:
     raise LookupError(f"no variant for {spec}")
 
 
+def package_root(path: Path) -> tuple[Path, str]:
+    """(folder to put on sys.path, dotted module name) of a source file: the file is a module of the
+    package its `__init__.py` files make (walked up to the first folder without one), so relative and
+    package imports resolve as they do in the user's environment."""
+    path = path.resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    return folder, ".".join(reversed(parts))
+
+
 def _import_source(path: Path):
-    name = f"_cutile_transpile_src_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    root, dotted = package_root(path)
+    if "." not in dotted:  # a lone module: loaded under a private name (two sources may share a stem)
+        name = f"_cutile_transpile_src_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    mod = importlib.import_module(dotted)
+    if Path(mod.__file__ or "").resolve() != path.resolve():
+        raise ImportError(f"`{dotted}` imports {mod.__file__}, not {path} (another package of that name is "
+                          "on sys.path)")
     return mod
 
 
@@ -210,7 +232,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             # a second value of every constant (one dtype): a generic fixed to its launch value in the
             # Rust is then `different` (see specs.coverage_probes)
             for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
-                                                                lambda sp: _select(k["entries"], sp)["name"]):
+                                                                lambda sp: _select(k["entries"], sp)["name"],
+                                                                tuple(k.get("condition_consts", ()))):
                 tried = []
                 for spec in candidates:
                     err = add_check(spec, dtypes_of(spec)[0], probe=name)

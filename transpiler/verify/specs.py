@@ -116,7 +116,8 @@ def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
     return [v + 1, v - 1, v * 2]
 
 
-def coverage_probes(params: list[dict], specs: list[dict], entry_of) -> list[tuple[str, str, list[dict]]]:
+def coverage_probes(params: list[dict], specs: list[dict], entry_of,
+                    flags: tuple[str, ...] = ()) -> list[tuple[str, str, list[dict]]]:
     """(entry, constant, candidate specializations): for each entry (`entry_of(spec)` names the entry a
     specialization selects) and each constant that its specializations hold at one value, the entry's
     first specialization with only that constant changed, one candidate per probe value, keeping those
@@ -135,6 +136,11 @@ def coverage_probes(params: list[dict], specs: list[dict], entry_of) -> list[tup
             if p["kind"] != "const":
                 continue
             values = probe_values(p["name"], p.get("const_type", "int"), group)
+            if p["name"] in flags and p.get("const_type") != "bool":
+                # an int a constant condition reads (`if HAS_MASK:`): both arms, zero and nonzero
+                held = {g[p["name"]] for g in group}
+                values = ([0] if 0 not in held else []) + ([1] if held == {0} else []) + \
+                         [v for v in values if v not in (0, 1)]
             cands = []
             for v in values:
                 cand = {**group[0], p["name"]: v}
