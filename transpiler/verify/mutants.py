@@ -42,7 +42,6 @@ from typing import Callable, Iterable
 from .specs import const_value, predicates_hold
 
 MUST_KILL = ("value", "hint", "memsem")
-ALLOW_LIST = Path(__file__).resolve().parent.parent.parent / "rules" / "equivalent_mutants.toml"
 
 
 @dataclass(frozen=True)
@@ -222,7 +221,8 @@ def _enum_class(kind: str):
 
 
 def _enum_op(kind: str) -> Operator:
-    return Operator(f"enum_{kind}", rf"(?<![\w:])({kind})::(\w+)",
+    # `None::<scope::TileBlock>` only names the type of an absent argument: not a site
+    return Operator(f"enum_{kind}", rf"(?<![\w:])(?<!None::<)({kind})::(\w+)",
                     _replace(2, _ENUMS[kind], cls=_enum_class(kind), note=f"{kind}::{{old}} -> {kind}::{{new}}"))
 
 
@@ -574,7 +574,12 @@ class Allowed:
         return mu.id == self.mutation
 
 
-def load_allow_list(path: Path = ALLOW_LIST) -> list[Allowed]:
+def load_allow_list(path: Path | None = None) -> list[Allowed]:
+    """The entries of rules/equivalent_mutants.toml (or PATH); an entry without kernel, mutation or reason
+    is an error."""
+    if path is None:
+        from ..rules import RULES_DIR
+        path = RULES_DIR / "equivalent_mutants.toml"
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
