@@ -56,3 +56,27 @@ def test_package_root_and_dotted_name():
     assert root == (FIXTURES / "package").resolve() and dotted == "mylib.ops.norm"
     root, dotted = package_root(FIXTURES / "features" / "ops.py")  # a folder without __init__.py
     assert root == (FIXTURES / "features").resolve() and dotted == "ops"
+
+
+def test_float_constant_uses_without_a_rust_form_are_diagnosed(tmp_path):
+    """ct.Constant[float] is supported in arithmetic (fixtures/features/float_consts verifies it); as a tile
+    shape or in a condition it has no const-generic form and is refused with its own diagnostic."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fc_bad.py").write_text(
+        "import cuda.tile as ct\n\n\n"
+        "@ct.kernel\n"
+        "def cond(x, y, beta: ct.Constant[float], T: ct.Constant[int]):\n"
+        "    t = ct.load(x, index=(ct.bid(0),), shape=(T,))\n"
+        "    if beta == 0.0:\n"
+        "        t = t + 1.0\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=t)\n\n\n"
+        "@ct.kernel\n"
+        "def shape(x, y, S: ct.Constant[float]):\n"
+        "    t = ct.load(x, index=(ct.bid(0),), shape=(S,))\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=t)\n")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json")
+    doc = json.loads(res.stdout)
+    got = {k["name"]: (k["status"], k["diagnostics"][0]["code"], k["diagnostics"][0]["message"]) for k in doc["kernels"]}
+    assert got["cond"][:2] == ("unsupported", "CT106") and "`beta`" in got["cond"][2], got
+    assert got["shape"][:2] == ("unsupported", "CT105") and "ct.Constant[float] `S`" in got["shape"][2], got

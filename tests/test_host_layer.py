@@ -32,7 +32,7 @@ import pytest
 
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
-from transpiler.verify.specs import const_value, predicates_hold
+from transpiler.verify.specs import const_value, generic_value, predicates_hold
 
 try:
     import cuda.tile as ct
@@ -67,14 +67,17 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
     values = dict(consts)
     for name, expr in entry.get("derived", {}).items():
         values[name] = const_value(expr, values)
+    ctypes_of = {p["name"]: p.get("const_type", "int") for p in kernel["params"] if p["kind"] == "const"}
     for rust_name, py_name in entry.get("generic_params", {}).items():
         values[rust_name] = values[py_name]
+        ctypes_of[rust_name] = ctypes_of.get(py_name, "int")
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
         "entry": entry["name"],
         "element_type": dtype if "E" in entry["generics"] else None,
         "generic_names": list(entry["generics"]),
-        "generics": [dtype if g == "E" else str(values[g]) for g in entry["generics"]],
+        # a float constant is launched as the i32 of its f32 bits (verify's generic_value)
+        "generics": [dtype if g == "E" else generic_value(values[g], ctypes_of.get(g, "int")) for g in entry["generics"]],
         "grid": list(grid) + [1] * (3 - len(grid)),
         "partitions": {a: [const_value(d, values) for d in dims] for a, dims in entry.get("tiles", {}).items()
                        if forms.get(a) == "checked"},
@@ -148,6 +151,8 @@ def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[li
         elif p["kind"] == "scalar":
             args.append({"f32": ctypes.c_float(0.5), "f64": ctypes.c_double(0.5), "bool": ctypes.c_bool(True),
                          "i64": ctypes.c_int64(3)}.get(p["dtype"], ctypes.c_int32(3)))
+        elif p.get("const_type") == "float":  # README: float constants as double
+            args.append(ctypes.c_double(float(consts[p["name"]])))
         else:
             args.append(ctypes.c_int64(int(consts[p["name"]])))
     if len(kernel["entries"]) > 1:
@@ -257,8 +262,8 @@ class Recorder:
         for (name, value), ann in zip(bound.arguments.items(), fn.parameter_annotations):
             if ann.constant:
                 kind = classify_constant(value, True)
-                assert kind in (ConstantKind.Int, ConstantKind.Bool), (name, value, kind)
-                consts[name] = int(value)
+                assert kind in (ConstantKind.Int, ConstantKind.Bool, ConstantKind.Float), (name, value, kind)
+                consts[name] = float(value) if kind == ConstantKind.Float else int(value)
             elif isinstance(value, FakeTensor):
                 dtypes[name] = self._TORCH[value.dtype]
         self.calls.append({"kernel": kernel, "consts": consts, "dtypes": dtypes,
@@ -302,6 +307,11 @@ def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_to
     """(b) cuTile Python's specialization of the call selects the verified entry, with the same constants,
     dtypes and grid; (c) the wrapper's route plan and a routed `ct.launch` launch exactly that in Rust."""
     op, kernel = find_kernel(host.manifest, kernel_case)
+    problems = routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+
+
+def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
     rt = host.pkg._runtime
     kobj = getattr(host.sources[op], kernel["name"])
     real_launch = ct.launch
@@ -319,7 +329,7 @@ def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_to
                 ct.launch(None, grid, kobj, args)
                 seen = recorder.calls.pop()
                 assert seen["kernel"] is kobj
-                if seen["consts"] != {k: int(v) for k, v in consts.items()}:
+                if seen["consts"] != {k: v if isinstance(v, float) else int(v) for k, v in consts.items()}:
                     problems.append(f"{label}: cuTile Python binds the constants {seen['consts']}")
                 selected = [e["name"] for e in kernel["entries"] if predicates_hold(e["predicates"], seen["consts"])]
                 if selected[:1] != [ref["entry"]]:
@@ -357,7 +367,7 @@ def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_to
         rt.uninstall()
         rt._STATE["original"] = None
         ct.launch = real_launch
-    assert not problems, "\n".join(problems)
+    return problems
 
 
 def test_dry_run_runs_the_checks_and_stays_off_the_driver(host):
@@ -433,3 +443,47 @@ def test_a_wrong_generic_in_ffi_is_reported(tmp_path):
     tile = kernel["specializations"][0]["TILE"]
     assert f"is {tile // 2} in the launch; verified with {tile}" in problems[0]
     assert len(problems) == len(kernel["specializations"]) * len(kernel_dtypes(kernel))  # nothing else differs
+
+
+def test_float_constants_through_the_host_layer(tmp_path, fake_torch):
+    """ct.Constant[float] (tests/fixtures/features/float_consts, verified equivalent for f16/bf16/f32): the
+    symbol takes the constant as a double and launches its f32 bits as the generic verify compiled, for every
+    specialization and dtype; cuTile Python, the wrapper's route and a routed ct.launch agree; a non-finite or
+    f32-overflowing value is refused by the symbol (11) and by the wrapper, a non-number by the wrapper."""
+    from conftest import ROOT
+    from transpiler.pipeline import run, write_outputs
+    out = tmp_path / "fc"
+    write_outputs(run([ROOT / "tests" / "fixtures" / "features" / "float_consts"], out)[1])
+    manifest = json.loads((out / "manifest.json").read_text())
+    lib_path = built_library(out, tmp_path / "lib")
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(lib_path)
+    pkg._runtime._LIB = lib
+    sources = {m["op"]: import_source((out / m["source"]).resolve()) for m in manifest["modules"]}
+    host = types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources)
+    problems = []
+    names = ["scaled_rms_rows", "add_eps_f32"]
+    for name in names:
+        op, kernel = find_kernel(manifest, name)
+        assert any(p.get("const_type") == "float" for p in kernel["params"])
+        assert any(isinstance(v, float) for v in kernel["specializations"][0].values())
+        problems += symbol_mismatches(lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    op, kernel = find_kernel(manifest, "add_eps_f32")
+    consts = kernel["specializations"][0]
+    i = [p["name"] for p in kernel["params"]].index("eps")
+    for bad in (float("nan"), float("inf"), 1e39):
+        args, _ = c_call(kernel, consts, "f32", 0)
+        args[i] = ctypes.c_double(bad)
+        rc, plan, err = dry_call(lib, kernel["symbol"], args)
+        assert rc == 11 and plan is None and "eps" in err, (bad, rc, err)
+    kobj = getattr(sources[op], "add_eps_f32")
+    for bad, exc in ((float("nan"), pkg._runtime.ArgumentError), (1e39, pkg._runtime.ArgumentError),
+                     (True, pkg._runtime.ArgumentTypeError), ("1e-5", pkg._runtime.ArgumentTypeError)):
+        args, grid = python_call(kernel, consts, "f32")
+        args = args[:i] + (bad,) + args[i + 1:]
+        with pytest.raises(exc):
+            pkg._runtime.route(kobj, args, grid)
+    args, grid = python_call(kernel, consts, "f32")
+    args = args[:i] + (2,) + args[i + 1:]  # a Python int is a float constant's value too (2.0)
+    assert pkg._runtime.route(kobj, args, grid).consts["eps"] == 2.0

@@ -176,6 +176,8 @@ NORMALIZER_MUTANTS = [
     (("f32", "i32", "-1", "itof %c signed"), ("f32", "i32", "-1", "itof %c unsigned")),
     # N8: rounding<zero> of 0.99999994 to f16 is 0.99951, nearest-even is 1.0
     (("f16", "f32", "0.99999994", "ftof %c"), ("f16", "f32", "0.99999994", "ftof %c rounding<zero>")),
+    # N18: a float constant's bits one ulp apart (1e-6 and its successor) stay different after the bitcast fold
+    (("f32", "i32", "897988541", "bitcast %c"), ("f32", "i32", "897988542", "bitcast %c")),
 ]
 
 

@@ -617,3 +617,41 @@ def test_N17_mutant_load_takes_the_original_token():
     port = _ip("%s", y="%1")
     mutant = _ip("%1", y="%1")
     assert port != mutant and _ip("%s", y="%0") == port
+
+
+def test_N18_bitcast_of_an_integer_constant_is_the_float_with_those_bits():
+    import struct
+    # cuTile Rust's ct.Constant[float]: the const generic i32 holds the f32 bits of 1e-6 (0x358637BD)
+    bits = struct.unpack("<i", struct.pack("<f", 1e-6))[0]
+    assert _conv("f32", "i32", str(bits), "bitcast %c") == _stored_const("f32", "0x358637BD")
+    assert _conv("f32", "i32", str(bits), "bitcast %c") == _stored_const("f32", "9.99999997e-07")
+    # a negative i32 is the same bits (sign bit set): -1.0 is 0xBF800000
+    neg = struct.unpack("<i", struct.pack("<f", -1.0))[0]
+    assert neg < 0 and _conv("f32", "i32", str(neg), "bitcast %c") == _stored_const("f32", "-1.0")
+    # 16-bit: i16 bits to f16 and to bf16 are different floats; the reverse direction keeps the bits too
+    assert _conv("f16", "i16", "15360", "bitcast %c") == _stored_const("f16", "1.0")  # 0x3C00
+    assert _conv("bf16", "i16", "16256", "bitcast %c") == _stored_const("bf16", "1.0")  # 0x3F80
+    assert _conv("i32", "f32", "1.0", "bitcast %c") == _stored_const("i32", "1065353216")
+    # with the ftof fold (N8): the f32 constant converted to f16 is Python's f16 constant of the value
+    entry = CONV.replace("%e = {conv} : tile<{st}> -> tile<{t}>",
+                         "%b = bitcast %c : tile<{st}> -> tile<f32>\n  %e = ftof %b : tile<f32> -> tile<{t}>")
+    got = normalize(entry.format(t="f16", st="i32", v=str(bits), conv=""), ["out.ptr", "out.shape0", "out.stride0"])[0]
+    assert got == _stored_const("f16", "1.0132789611816406e-06")  # f16(1e-6): subnormal 0x0011
+    assert "0x0011" in got
+
+
+@pytest.mark.parametrize("a,b", [
+    # one ulp apart: the fold keeps the bits, so a different constant stays different
+    (("f32", "i32", "897988541", "bitcast %c"), ("f32", "i32", "897988542", "bitcast %c")),
+    # the same integer read as f16 and as bf16 differs
+    (("f16", "i16", "15360", "bitcast %c"), ("bf16", "i16", "15360", "bitcast %c")),
+])
+def test_N18_bitcast_mutants_are_reported(a, b):
+    assert _conv(*a) != _conv(*b)
+
+
+def test_N18_is_not_a_value_conversion():
+    # bitcast keeps bits, itof converts the value: 1065353216 as bits is 1.0, as a value 1.0653532e9
+    assert _conv("f32", "i32", "1065353216", "bitcast %c") != _conv("f32", "i32", "1065353216", "itof %c signed")
+    # widths must agree; a bitcast of a non-constant is not folded (it stays in the text)
+    assert "bitcast" in _conv("f32", "i64", "1065353216", "bitcast %c")

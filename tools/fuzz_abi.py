@@ -27,9 +27,11 @@ from __future__ import annotations
 import argparse
 import ctypes as C
 import json
+import math
 import os
 import random
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -89,7 +91,10 @@ def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
             bad |= _descriptor_faults(k, p, descs.get(p["name"]))
         elif p["kind"] == "const":
             v = args[p["name"]]
-            if p["const_type"] == "bool" and v not in (0, 1):
+            if p["const_type"] == "float":  # a double: refused when not finite, or past f32's range
+                if not math.isfinite(v) or not math.isfinite(_as_f32(v)):
+                    bad.add(11)
+            elif p["const_type"] == "bool" and v not in (0, 1):
                 bad.add(11)
             elif not -2**31 <= v <= I32:
                 bad.add(11)
@@ -210,7 +215,7 @@ def valid_calls(k: Kernel) -> list[tuple[dict, dict]]:
                 descs[p["name"]] = {"ptr": BASE_PTR + i * 2**32, "ndim": rank, "shape": shape + [0] * (8 - rank),
                                     "strides": strides + [0] * (8 - rank), "dtype": dtype}
             elif p["kind"] == "const":
-                args[p["name"]] = int(spec[p["name"]])
+                args[p["name"]] = float(spec[p["name"]]) if p["const_type"] == "float" else int(spec[p["name"]])
             else:
                 args[p["name"]] = 1.0 if p["dtype"] in ("f32", "f64") else 1
         checked = any(o["form"] == "checked" for o in entry["outputs"])
@@ -240,12 +245,19 @@ def _rfloat(rng):
     return rng.choice([0.0, 1.0, -1.0, float("nan"), float("inf"), -float("inf"), 1e38, rng.uniform(-1e9, 1e9)])
 
 
+def _rfloat_const(rng):
+    """A ct.Constant[float] value: the ABI refuses NaN, ±inf and values past f32's range (1e39)."""
+    return rng.choice([0.0, 1e-6, -1.0, float("nan"), float("inf"), -float("inf"), 1e39, -3.5e38, 3.4e38,
+                       rng.uniform(-1e9, 1e9)])
+
+
 CONST_VALUES = [0, -1, -64, 1, 2, 3, 7, 48, 100, 2**31, -2**31 - 1, 2**40, I32, 128, 32]
 
 
 def _mutate(rng, k: Kernel, args: dict, descs: dict) -> None:
     arrays = [p["name"] for p in k.params if p["kind"] == "array"]
     consts = [p["name"] for p in k.params if p["kind"] == "const"]
+    floats = {p["name"] for p in k.params if p["kind"] == "const" and p["const_type"] == "float"}
     for _ in range(rng.choice([1, 1, 2])):
         what = rng.random()
         if what < 0.5 and arrays:
@@ -266,7 +278,8 @@ def _mutate(rng, k: Kernel, args: dict, descs: dict) -> None:
                 i = rng.randrange(max(1, d["ndim"]) if 0 < d["ndim"] <= 8 else 8)
                 d[f][i] = rng.choice([0, 1, -1, 2**62, I32, I32 + 1, 2**31, d[f][i] * 2, d[f][i] + 1, 3, 2**20])
         elif what < 0.75 and consts:
-            args[rng.choice(consts)] = rng.choice(CONST_VALUES)
+            c = rng.choice(consts)
+            args[c] = _rfloat_const(rng) if c in floats else rng.choice(CONST_VALUES)
         elif what < 0.88:
             args[rng.choice(["__grid_x", "__grid_y", "__grid_z"])] = rng.choice([0, -1, 2, 3, 65536, I32 + 1, 2**40])
         elif what < 0.95:
@@ -300,6 +313,8 @@ def generate(kernels: dict[str, Kernel], symbols: list[str], seed: int, n: int):
             for p in k.params:
                 if p["kind"] == "array":
                     descs[p["name"]] = None if rng.random() < 0.05 else _rdesc(rng, p["rank"])
+                elif p["kind"] == "const" and p["const_type"] == "float":
+                    args[p["name"]] = _rfloat_const(rng)
                 elif p["kind"] == "const":
                     args[p["name"]] = _rnd64(rng) if rng.random() < 0.7 else rng.choice(CONST_VALUES)
                 elif p["dtype"] in ("f32", "f64"):
@@ -318,6 +333,14 @@ def generate(kernels: dict[str, Kernel], symbols: list[str], seed: int, n: int):
 
 CTYPES = {"*const abi::CutileTensor": C.POINTER(CutileTensor), "*mut c_void": C.c_void_p, "f32": C.c_float,
           "f64": C.c_double, "i32": C.c_int32, "i64": C.c_int64, "bool": C.c_bool}
+
+
+def _as_f32(v: float) -> float:
+    """`v` rounded to f32 (±inf past its range), as the ABI's `value as f32`."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def _wrap(v: int, bits: int) -> int:

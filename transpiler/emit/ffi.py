@@ -139,6 +139,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
+        elif p.get("const_type") == "float":  # a double; the entries take its f32 bits as an i32 generic
+            c_params.append(f"{n}: f64")
+            arg_checks.append(f'let {n} = abi::float_constant({n}, "{p["name"]}")?;')
         elif p.get("const_type") == "bool":  # 0 or 1: the entries test `== 1`, the variant predicates `!= 0`
             c_params.append(f"{n}: i64")
             arg_checks.append(f'let {n} = abi::flag({n}, "{p["name"]}")?;')

@@ -101,6 +101,7 @@ class Lowerer:
         self.counter = 0
         self.forms = {name: form for name, form, _ in kernel.outputs}
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
+        self.float_consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "float"}
         self.declared: list[dict[str, TileTy]] = [{}]
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
@@ -129,9 +130,8 @@ class Lowerer:
             generics.append("E: ElementType")
         for p in k.params:
             if p.kind == "const":
-                if p.const_type == "float":
-                    raise fail("CT106", f"ct.Constant[float] parameter `{p.name}` has no const-generic form; "
-                               "pass it as a runtime float", p.pos)
+                # a ct.Constant[float] travels as its f32 bit pattern (stable Rust has no float const generics;
+                # the launcher passes generics as strings): see float_const
                 generics.append(f"const {rust_ident(p.name)}: i32")
         for name, _ in k.derived:
             generics.append(f"const {name}: i32")
@@ -321,9 +321,35 @@ class Lowerer:
         self.emit(f"let {d}: Tile<{dt}, {{ [] }}> = convert_tile({c});")
         return d
 
+    def float_const(self, e: Name) -> str:
+        """A ct.Constant[float]: the const generic holds its f32 bits; `bitcast` gives the float (the JIT
+        substitutes the generic, so this is a bitcast of an integer constant, folded by the normalizer into the
+        float constant with those bits, N18), converted to the dtype it met (a weak constant, like a literal;
+        the ftof of a constant is folded too, N8)."""
+        dt = e.ty.dtype
+        bits, f = self.tmp(), self.tmp()
+        self.emit(f"let {bits}: Tile<i32, {{ [] }}> = scalar_to_tile({rust_ident(e.id)});")
+        self.emit(f"let {f}: Tile<f32, {{ [] }}> = bitcast({bits});")
+        if dt == "f32":
+            c = self.tmp("c")
+            self.emit(f"let {c}: f32 = tile_to_scalar({f});")
+            return c
+        if dt not in FLOAT_DTYPES and dt not in GENERIC:
+            raise fail("CT106", f"the ct.Constant[float] `{e.id}` meets a {dt} value; only float uses are "
+                       "supported", e.pos)
+        d = self.tmp("c")
+        self.emit(f"let {d}: Tile<{dt}, {{ [] }}> = convert_tile({f});")
+        if dt in GENERIC:  # rank-0 values of E stay rank-0 tiles
+            return d
+        c = self.tmp("c")
+        self.emit(f"let {c}: {dt} = tile_to_scalar({d});")
+        return c
+
     def value(self, e: Expr, allow_inline: bool = False) -> str:
         if isinstance(e, Lit):
             return self.literal(e)
+        if isinstance(e, Name) and e.id in self.float_consts:
+            return self.float_const(e)
         if isinstance(e, Name):
             if e.id in self.consts and isinstance(e.ty, TileTy) and e.ty.is_scalar and e.ty.dtype in INT_DTYPES \
                     and e.ty.dtype != "i32":

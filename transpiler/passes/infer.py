@@ -430,6 +430,7 @@ class Infer:
                            "cuTile Rust carries values with a fixed type", pos)
 
     def if_stmt(self, s: If) -> list[Stmt]:
+        self.refuse_float_const_cond(s.cond)
         cond = self.expr(s.cond)
         const = self.is_const(s.cond)
         before = dict(self.env)
@@ -507,10 +508,34 @@ class Infer:
             return Lit(False, flag.pos)
         raise SplitOnConst(flag.id)
 
+    def is_float_const(self, e: Expr) -> bool:
+        return isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "float"
+
+    def refuse_float_const_cond(self, e: Expr) -> None:
+        """A condition over constants that reads a ct.Constant[float] (`if eps > 0.0:`): cuTile Python decides it
+        at compile time; the Rust entry holds the float only as its bits (a const generic i32), so it has no
+        const-generic condition form. Refused rather than emitted as a runtime test (different Tile IR)."""
+        def leaves(x):
+            if isinstance(x, Op) and x.op in ("cmp", "not", "and", "or"):
+                for a in x.args:
+                    yield from leaves(a)
+            else:
+                yield x
+        items = list(leaves(e))
+        if any(self.is_float_const(x) for x in items) and all(
+                isinstance(x, Lit) or (isinstance(x, Name) and (x.id in self.consts or x.id in self.derived
+                                                                or x.id in self.literals)) for x in items):
+            name = next(x.id for x in items if self.is_float_const(x))
+            raise fail("CT106", f"a condition on the ct.Constant[float] `{name}`: cuTile Python decides it at "
+                       "compile time, and the Rust entry has the float only as the bits of a const generic "
+                       "(no const-generic condition form); pass a ct.Constant[bool] flag instead", e.pos)
+
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
             return True
         if isinstance(e, Name):
+            if self.is_float_const(e):
+                return False  # its value is not known to the Rust const generics as a number
             return e.id in self.consts or e.id in self.derived
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
@@ -536,6 +561,9 @@ class Infer:
                 out.extend(self.shape_dims(self.literals[it.id]))
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
+            elif self.is_float_const(it):
+                raise fail("CT105", f"the ct.Constant[float] `{it.id}` is used as a tile shape: shapes must be "
+                           "integers (ct.Constant[int] parameters or integer literals)", it.pos)
             else:
                 raise fail("CT105", "tile shapes must be integer literals or ct.Constant[int] parameters "
                            "(arithmetic on constants has no stable-Rust const-generic form)", it.pos)
@@ -593,7 +621,8 @@ class Infer:
             return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
         if isinstance(e, Name):
             # constants are Python values at compile time: weakly typed like literals
-            return e.id in self.literals or (e.id in self.consts and self.consts[e.id].const_type == "int") \
+            # (a ct.Constant[float] too: `f16_tile * eps` converts eps to f16 at compile time)
+            return e.id in self.literals or (e.id in self.consts and self.consts[e.id].const_type in ("int", "float")) \
                 or e.id in self.derived
         return (isinstance(e, Op) and e.op == "ifexp" and self.is_const(e.args[0])
                 and all(self._is_weak(a) for a in e.args[1:]))
@@ -604,7 +633,11 @@ class Infer:
         if isinstance(e, Lit):
             check_int_range(e, dt)
             return replace(e, ty=TileTy(dt))
-        if isinstance(e, Name) and self._is_weak(e) and _is_int(dt):
+        if isinstance(e, Name) and self._is_weak(e) and _is_int(dt) and not self.is_float_const(e):
+            return replace(e, ty=TileTy(dt))
+        if self.is_float_const(e) and _is_float(dt) and e.ty.is_scalar:
+            # a weakly typed float constant takes the float dtype it meets (the emitter converts its f32 value;
+            # the normalizer folds that conversion of a constant, as cuTile Python writes the constant in `dt`)
             return replace(e, ty=TileTy(dt))
         if isinstance(e, Op) and e.op == "ifexp" and e.attr("const") and self._is_weak(e):
             return replace(e, args=(e.args[0],) + tuple(self.to_dtype(a, dt) for a in e.args[1:]), ty=TileTy(dt))
@@ -1239,6 +1272,7 @@ def _ops_batch2():
             a, b = replace(a, ty=TileTy(dt)), replace(b, ty=TileTy(dt))
         if a.ty != b.ty:
             raise fail("CT104", f"the arms of a conditional expression have different types ({a.ty}, {b.ty})", e.pos)
+        self.refuse_float_const_cond(e.args[0])
         if self.is_const(e.args[0]):
             return Op("ifexp", (cond, a, b), e.pos, (("const", True),), e.rule, a.ty)
         if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):

@@ -77,6 +77,11 @@ RULES: dict[str, str] = {
     "N16-float-overflow": "A float constant whose value lies past its element type's range (a printed "
     "f32 constant converted to f16, `padding_value=-1e30` in an f16 gather) is ±inf, as IEEE rounding "
     "(and both compilers) encode it; NaN and every finite in-range value keep their exact bits.",
+    "N18-bitcast-constants": "`bitcast` of a splat constant between an integer and a float type of the same "
+    "width is folded into the constant of the result type with exactly those bits (the integer taken modulo "
+    "2^width): cuTile Rust receives a ct.Constant[float] as a const generic i32 holding its f32 bits and "
+    "bitcasts it, where cuTile Python writes the float constant. Bits are kept, never a value: a bitcast with "
+    "an attribute, between types of different widths or to/from tf32 is not folded.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -549,6 +554,27 @@ def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[s
     return None
 
 
+def _fold_bitcast(src: tuple[str, object, str], text: str) -> tuple[str, object, str] | None:
+    """N18: a bitcast of a splat constant, exactly (the same bits in the result type), or None."""
+    m = re.search(r":\s*(tile<[^>]*>)\s*->\s*(tile<[^>]*>)\s*$", text)
+    if not m or _OPERAND.sub(" ", text[:m.start()]).split():
+        return None  # an attribute: not folded
+    out_ty = m.group(2)
+    dst = _elem(out_ty)
+    sdt, val, _ = src
+    if "tf32" in (sdt, dst) or sdt == dst or sdt == "i1" or dst == "i1":
+        return None
+    src_int = sdt.startswith("i") and sdt[1:].isdigit()
+    dst_int = dst.startswith("i") and dst[1:].isdigit()
+    if src_int == dst_int or (sdt not in _FLOAT_BITS and not src_int) or (dst not in _FLOAT_BITS and not dst_int):
+        return None
+    width = _ELEM_BYTES.get(sdt, 0) * 8
+    if not width or width != _ELEM_BYTES.get(dst, -1) * 8 or isinstance(val, bool) or not isinstance(val, int):
+        return None
+    bits = int(val) & ((1 << width) - 1)
+    return dst, (bits if dst in _FLOAT_BITS else _signed_value(bits, width)), out_ty
+
+
 @dataclass
 class _Ctx:
     """Canonicalization state of one entry."""
@@ -754,10 +780,11 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             if len(keep) == 1:
                 local[results[0]] = keep[0]
                 continue
-        if op.name in _CONVERT_OPS and len(deps) == 1:
+        if (op.name in _CONVERT_OPS or op.name == "bitcast") and len(deps) == 1:
             src_id = deps[0]
             if src_id in ctx.consts:
-                folded = _fold_convert(op.name, ctx.consts[src_id], text)
+                folded = (_fold_bitcast(ctx.consts[src_id], text) if op.name == "bitcast"  # N18
+                          else _fold_convert(op.name, ctx.consts[src_id], text))
                 if folded:
                     kid = _define(ctx, "constant " + _const_text(*folded), [], [])
                     ctx.consts[kid] = folded

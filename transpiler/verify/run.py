@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .specs import const_value, coverage_probes, coverage_summary, coverage_text, predicates_hold
+from .specs import const_value, generic_value, coverage_probes, coverage_summary, coverage_text, predicates_hold
 from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
 
@@ -117,7 +117,7 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out
             sig.append(ScalarConstraint(dt[p["dtype"]]))
         else:
             v = spec[p["name"]]
-            sig.append(bool(v) if p["const_type"] == "bool" else v)
+            sig.append(bool(v) if p["const_type"] == "bool" else float(v) if p["const_type"] == "float" else v)
     export_kernel(kernel_obj, [KernelSignature(sig, CallingConvention.cutile_python_v1())], str(out),
                   gpu_code=None, output_format="tileir_bytecode", bytecode_version="13.4")
 
@@ -215,7 +215,10 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     values[name] = const_value(expr, values)
                 for rust_name, py_name in entry.get("generic_params", {}).items():
                     values[rust_name] = values[py_name]
-                generics = [dtype if g == "E" else str(values[g]) for g in entry["generics"]]
+                ctypes = {p.get("rust_name", p["name"]): p.get("const_type", "int") for p in k["params"]}
+                ctypes.update({rn: ctypes.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
+                generics = [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int"))
+                            for g in entry["generics"]]
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                            for p in k["params"] if p["kind"] == "array"]
                 jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],

@@ -5,7 +5,8 @@ Constant values come, in order of preference, from:
    constant arguments are all non-literal gives nothing, so it does not hide the table);
 2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
    `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
-3. defaults: 64 for every `ct.Constant[int]`, both 0 and 1 for every `ct.Constant[bool]`.
+3. defaults: 64 for every `ct.Constant[int]`, both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
+   `ct.Constant[float]` (an eps-like value; its probe is twice it).
 Values missing from a launch site or table take the defaults. The element type E of the arrays is
 verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
 The pyproject section is read and validated by `transpiler.config` (once per file); names in a table row
@@ -15,11 +16,33 @@ that are not constants of the kernel are left out (config warns about them, CT01
 from __future__ import annotations
 
 import itertools
+import math
+import struct
 from pathlib import Path
 
 from ..model.ir import Kernel
 
 DEFAULT_INT = 64
+DEFAULT_FLOAT = 1e-6
+
+
+def float_bits(v) -> int:
+    """The f32 bit pattern (as a signed i32) of a ct.Constant[float] value: the const generic the Rust entry
+    takes (it bitcasts it back). Rounds to nearest like cuTile Python's f32 constant; refuses non-finite values
+    and values that overflow f32 (the C ABI refuses them too)."""
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"a ct.Constant[float] must be finite, not {v}")
+    try:
+        packed = struct.pack("<f", v)
+    except OverflowError:
+        raise ValueError(f"a ct.Constant[float] value {v} overflows f32") from None
+    return struct.unpack("<i", packed)[0]
+
+
+def generic_value(v, const_type: str) -> str:
+    """A constant's value as the launcher passes it (a string): int/bool as the integer, float as its bits."""
+    return str(float_bits(v)) if const_type == "float" else str(v)
 DEFAULT_DTYPES = ("f16", "bf16", "f32")
 
 
@@ -84,13 +107,16 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
     out = []
     for row in rows:
         missing = [p for p in consts if p.name not in row]
-        choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_INT] for p in missing]
+        choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_FLOAT] if p.const_type == "float"
+                   else [DEFAULT_INT] for p in missing]
         for combo in itertools.product(*choices):
             spec = dict(row)
             spec.update({p.name: v for p, v in zip(missing, combo)})
             for p in consts:
                 if p.const_type == "bool":
                     spec[p.name] = int(bool(spec[p.name]))
+                elif p.const_type == "float":
+                    spec[p.name] = float(spec[p.name])  # a launch-site `1` is the float 1.0
             if spec not in out:
                 out.append(spec)
     return out, dtypes, origin
@@ -109,6 +135,8 @@ def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
     v = specs[0][name]
     if const_type == "bool":
         return [1 - int(bool(v))]
+    if const_type == "float":  # another value, so a float fixed in the Rust to the launch value is found
+        return [v * 2.0 if v != 0.0 else 1.0, -v if v != 0.0 else 0.5]
     if v in (0, 1):
         return [1 - v, 2]
     if abs(v) & (abs(v) - 1) == 0:  # tile sizes: cuTile needs powers of two
