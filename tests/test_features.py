@@ -46,7 +46,8 @@ def test_package_modules_verify_with_their_imports(tmp_path):
     res = cli(FIXTURES / "package", "-o", tmp_path / "out", "--verify", "--format", "json")
     doc = json.loads(res.stdout)
     got = {k["name"]: k["verify"] for k in doc["kernels"]}
-    assert got == {"scale_rows": "equivalent", "center_rows": "equivalent"}, doc
+    assert got == {"scale_rows": "equivalent", "center_rows": "equivalent", "gelu_rows": "equivalent",
+                   "exp2_rows": "equivalent"}, doc
     assert res.returncode == 0
 
 
@@ -80,3 +81,67 @@ def test_float_constant_uses_without_a_rust_form_are_diagnosed(tmp_path):
     got = {k["name"]: (k["status"], k["diagnostics"][0]["code"], k["diagnostics"][0]["message"]) for k in doc["kernels"]}
     assert got["cond"][:2] == ("unsupported", "CT106") and "`beta`" in got["cond"][2], got
     assert got["shape"][:2] == ("unsupported", "CT105") and "ct.Constant[float] `S`" in got["shape"][2], got
+
+
+def test_a_sibling_change_reaches_the_kernels_that_import_it(tmp_path):
+    """A helper or constant imported from a sibling module is inlined: changing the sibling changes the
+    importer's port (the result cache keys each file on the modules it imports from too)."""
+    import shutil
+    pkg = tmp_path / "src"
+    shutil.copytree(FIXTURES / "package", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "out"
+    env_args = ("-o", out, "-q", "--no-compile-check")
+    assert cli(pkg, *env_args).returncode == 0
+    rust = next(out.glob("src/*act*/kernel.rs"))
+    before = rust.read_text()
+    consts = pkg / "mylib" / "consts.py"
+    consts.write_text(consts.read_text().replace("GELU_C = 0.044715", "GELU_C = 0.05"))
+    assert cli(pkg, *env_args).returncode == 0
+    after = rust.read_text()
+    assert before != after and "0.05" in after and "0.044715" in before
+
+
+def test_a_diagnostic_in_an_imported_helper_points_into_its_module(tmp_path):
+    import shutil
+    pkg = tmp_path / "src"
+    shutil.copytree(FIXTURES / "package", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    act = pkg / "mylib" / "common" / "activations.py"
+    act.write_text(act.read_text().replace("return 0.5 * x * (1.0 + tile.tanh(inner))",
+                                           "return 0.5 * x * (1.0 + tile.sinh(inner))"))
+    res = cli(pkg, "-o", tmp_path / "out", "--format", "json", "--no-compile-check")
+    doc = json.loads(res.stdout)
+    (k,) = [k for k in doc["kernels"] if k["name"] == "gelu_rows"]
+    (d,) = k["diagnostics"]
+    assert k["status"] == "unsupported" and d["code"] == "CT101" and "sinh" in d["message"]
+    assert d["path"].endswith("mylib/common/activations.py") and d["line"] == 11, d
+    assert {x["name"]: x["status"] for x in doc["kernels"]}["exp2_rows"] == "translated"
+
+
+def test_procedure_helpers_and_their_misuse(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text("""import cuda.tile as ct
+C = ct.Constant[int]
+
+def _store(out, i, v):
+    ct.store(out, index=(i,), tile=v)
+    return
+
+def _bump(out, i, v):
+    _store(out, i, v + 1.0)
+
+@ct.kernel
+def uses_procedures(x, z, T: C):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    _bump(z, ct.bid(0), t)
+
+@ct.kernel
+def uses_the_value(x, z, T: C):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    y = _bump(z, ct.bid(0), t)
+""")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json", "--no-compile-check")
+    doc = json.loads(res.stdout)
+    st = {k["name"]: k for k in doc["kernels"]}
+    assert st["uses_procedures"]["status"] == "translated"
+    (d,) = st["uses_the_value"]["diagnostics"]
+    assert st["uses_the_value"]["status"] == "unsupported" and "returns no value" in d["message"] and d["line"] == 19

@@ -2,7 +2,7 @@
 
 The key covers everything that shapes a file's output: the tool version, the rule tables and the
 templates (`tool_digest`), the path as displayed, the file's bytes and the nearest pyproject.toml
-(specializations). Entries are JSON files under `$CUTILE_TRANSPILE_CACHE/files` (default
+(specializations) and the package modules it imports from (helpers, constants). Entries are JSON files under `$CUTILE_TRANSPILE_CACHE/files` (default
 `~/.cache/cutile-transpile`); a corrupt or unreadable entry is ignored and recomputed.
 """
 
@@ -42,9 +42,25 @@ def file_key(path: Path, display: str) -> str | None:
     except OSError:
         return None
     h = hashlib.sha256()
-    for part in (str(FORMAT).encode(), tool_digest().encode(), display.encode(), data, _nearest_pyproject(path)):
+    for part in (str(FORMAT).encode(), tool_digest().encode(), display.encode(), data, _nearest_pyproject(path),
+                 *_imported(path, data)):
         h.update(len(part).to_bytes(8, "little") + part)
     return h.hexdigest()
+
+
+def _imported(path: Path, data: bytes) -> list[bytes]:
+    """Path and bytes of each package module the file imports from (their helpers and constants are
+    inlined into its kernels, so a change there changes its output)."""
+    if b"import" not in data:
+        return []
+    from .frontend.modules import imported_files
+    out = []
+    for f in imported_files(path, data.decode("utf-8", errors="replace")):
+        try:
+            out += [str(f).encode(), f.read_bytes()]
+        except OSError:
+            out += [str(f).encode(), b""]
+    return out
 
 
 def _diag(d: dict) -> Diagnostic:

@@ -35,6 +35,9 @@ DTYPE_NAMES = {
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
+# the "value" of a procedure helper's call statement (its statements were inlined)
+PROCEDURE_DONE = Lit(None, Pos("", 0, 0))
+
 # `@ct.kernel(...)` hints -> the Tile IR entry hint they set (cuTile Python's names on the left)
 ENTRY_HINTS = {"occupancy": "occupancy", "num_ctas": "num_cta_in_cga", "num_worker_warps": "num_worker_warps_per_cta"}
 MATH_CONSTS = {"math.inf": math.inf, "math.pi": math.pi, "math.e": math.e, "math.nan": math.nan}
@@ -57,6 +60,8 @@ class ModuleInfo:
     helpers: dict[str, cst.FunctionDef] = field(default_factory=dict)
     kernels: dict[str, cst.FunctionDef] = field(default_factory=dict)
     launches: dict[str, list[dict[int, object]]] = field(default_factory=dict)
+    # helpers imported from sibling modules: local name -> the converter of the module defining it
+    helper_home: dict[str, "_Converter"] = field(default_factory=dict)
 
 
 @dataclass
@@ -234,7 +239,7 @@ def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> File
                                                        Pos(display, e.line, e.col))])
     depth_limit = kernel_depth_limit()
     try:
-        return run_deep(_parse_source, source, display, rules, depth_limit)
+        return run_deep(_parse_source, source, display, rules, depth_limit, Path(path))
     except Exception as e:  # noqa: BLE001 - a bug in the frontend must not stop the other files
         return FileResult(display, [], [], [Diagnostic("error", "CT900", f"internal error (a bug in "
                                                        f"cutile-transpile's frontend): {type(e).__name__}: "
@@ -248,7 +253,8 @@ def _safe_str(e: BaseException) -> str:
         return "<no message>"
 
 
-def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int) -> FileResult:
+def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
+                  path: Path | None = None) -> FileResult:
     diag = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
@@ -265,6 +271,8 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int)
     info = ModuleInfo(display)
     conv = _Converter(info, positions, rules, Path(display).stem)
     conv.scan_module(wrapper.module)
+    if path is not None:
+        conv.resolve_imports(wrapper.module, path, display, {path.resolve(): conv})
     kernels, failures = [], []
     for name, fn in info.kernels.items():
         try:
@@ -327,6 +335,7 @@ class _Converter:
         self.current: str = ""  # the kernel being converted
         self.kernel_locals: set[str] = set()  # its parameters and assigned names (they shadow module constants)
         self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
+        self.procedure_call = False  # the call being converted is a statement: a helper may return nothing
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -360,6 +369,65 @@ class _Converter:
                 self._scan_launch(node)
             elif isinstance(node, cst.FunctionDef) and id(node) not in top and self._is_kernel(node):
                 self.misplaced.append((node.name.value, node))
+
+    def resolve_imports(self, module: cst.Module, path: Path, display: str, loaded: dict) -> None:
+        """`from .utils import gelu, LOG2E` (or `from mypkg.utils import ...`): helpers, constants, type
+        aliases and cuda.tile aliases of sibling modules of the package become usable here, each helper
+        inlined in its own module's context (its names, its positions in diagnostics). Modules that
+        cannot be read or parsed, and names they do not define, stay unresolved (the use is diagnosed)."""
+        from .modules import module_file
+        for stmt in module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                mod = _name_text(small.module) if small.module is not None else ""
+                target = module_file(path, len(small.relative), mod)
+                if target is None:
+                    continue
+                home = self._sibling(target, path, display, loaded)
+                if home is None:
+                    continue
+                for a in small.names:
+                    name = _name_text(a.name)
+                    local = a.asname.name.value if a.asname else name
+                    hi = home.info
+                    if name in hi.helpers:
+                        self.info.helpers[local] = hi.helpers[name]
+                        self.info.helper_home[local] = hi.helper_home.get(name, home)
+                    elif name in hi.consts:
+                        self.info.consts[local] = hi.consts[name]
+                    elif name in hi.type_aliases:
+                        self.info.type_aliases[local] = hi.type_aliases[name]
+                    elif name in hi.aliases and hi.aliases[name].startswith(f"{CT}."):
+                        self.info.aliases[local] = hi.aliases[name]
+                        continue
+                    else:
+                        continue
+                    self.info.aliases.pop(local, None)
+
+    def _sibling(self, target: Path, path: Path, display: str, loaded: dict) -> "_Converter | None":
+        if target in loaded:
+            return loaded[target]
+        if len(loaded) > 64:
+            return None
+        loaded[target] = None  # an import cycle resolves to nothing
+        try:
+            source = read_source(target)
+            module = cst.parse_module(source)
+        except Exception:  # noqa: BLE001 - an unreadable sibling only leaves its names unresolved
+            return None
+        import os
+        shown = os.path.normpath(os.path.join(os.path.dirname(display),
+                                              os.path.relpath(target, path.resolve().parent)))
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        conv = _Converter(ModuleInfo(Path(shown).as_posix()), wrapper.resolve(PositionProvider), self.rules,
+                          target.stem)
+        conv.scan_module(wrapper.module)
+        conv.resolve_imports(wrapper.module, target, shown, loaded)
+        loaded[target] = conv
+        return conv
 
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
         return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
@@ -474,8 +542,10 @@ class _Converter:
 
     # ------------------------------------------------------------------ kernels
     def kernel(self, fn: cst.FunctionDef) -> Kernel:
+        # per-kernel state starts empty: a kernel that failed mid-way must not leak into the next one
         self.rules_used = set()
         self.inlining = []
+        self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
         self.current = fn.name.value
         dec = self._kernel_decorator(fn)
         self._check_signature(fn, dec)
@@ -697,7 +767,16 @@ class _Converter:
         if isinstance(s, cst.Expr):
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return []  # docstring
-            return self._flush([Eval(self.expr(s.value), pos)])
+            v = s.value
+            self.procedure_call = (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
+                                   and v.func.value in self.info.helpers and v.func.value not in self.info.aliases)
+            try:
+                e = self.expr(v)
+            finally:
+                self.procedure_call = False
+            if e is PROCEDURE_DONE:
+                return self._flush([])  # the helper's statements are pending
+            return self._flush([Eval(e, pos)])
         if isinstance(s, cst.Assign):
             if len(s.targets) != 1:
                 raise fail("CT100", "chained assignment is not supported", pos)
@@ -921,7 +1000,7 @@ class _Converter:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 return Lit(float(v), pos)
         if isinstance(func, cst.Name) and func.value in self.info.helpers and func.value not in self.info.aliases:
-            return self.inline_helper(self.info.helpers[func.value], node)
+            return self.inline_helper(self.info.helpers[func.value], node, self.info.helper_home.get(func.value))
         if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases:
             if func.value == self.current:
                 raise fail("CT110", f"kernel `{func.value}` calls itself: recursion is not supported in cuTile "
@@ -1015,9 +1094,22 @@ class _Converter:
                     raise fail("CT105", f"tile dimension {v} of `{rule.source[0]}` is {why}: tile dimensions "
                                "must be positive powers of two", it.pos)
 
-    def inline_helper(self, fn: cst.FunctionDef, call: cst.Call) -> Expr:
-        """Inline a plain helper: its assignments become statements with renamed locals."""
+    def inline_helper(self, fn: cst.FunctionDef, call: cst.Call, home: "_Converter | None" = None) -> Expr:
+        """Inline a plain helper: its assignments become statements with renamed locals. A helper of another
+        module (`home`) reads that module's names; its arguments are read here first."""
         pos = self.pos(call)
+        as_stmt, self.procedure_call = self.procedure_call, False  # the arguments are values
+        if home is not None and home is not self:
+            bound = [(a.keyword.value if a.keyword else None, self.expr(a.value)) for a in call.args]
+            saved = (self.info, self.positions)
+            self.info, self.positions = home.info, home.positions
+            try:
+                return self._inline(fn, call, bound, pos, as_stmt)
+            finally:
+                self.info, self.positions = saved
+        return self._inline(fn, call, None, pos, as_stmt)
+
+    def _inline(self, fn: cst.FunctionDef, call: cst.Call, bound: list | None, pos: Pos, as_stmt: bool) -> Expr:
         name = fn.name.value
         if name in self.inlining:
             cycle = self.inlining[self.inlining.index(name):] + [name]
@@ -1032,7 +1124,7 @@ class _Converter:
         bind: dict[str, Expr] = {}
         for i, a in enumerate(call.args):
             key = a.keyword.value if a.keyword else names[i]
-            bind[key] = self.expr(a.value)
+            bind[key] = bound[i][1] if bound is not None else self.expr(a.value)
         for p in fn.params.params:
             if p.name.value not in bind:
                 if p.default is None:
@@ -1043,9 +1135,18 @@ class _Converter:
                          and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
         last = stmts[-1] if stmts else None
         ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
-        if not (isinstance(ret, cst.Return) and ret.value is not None):
+        returns = sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
+        procedure = returns == 0 or (returns == 1 and isinstance(ret, cst.Return) and ret.value is None)
+        if procedure:
+            # a procedure (stores, no value): its statements are inlined where it is called as a statement
+            if not as_stmt:
+                raise fail("CT100", f"helper `{fn.name.value}` returns no value, but its result is used", pos)
+            if ret is not None and isinstance(ret, cst.Return):
+                stmts = stmts[:-1]
+            ret = None
+        elif not (isinstance(ret, cst.Return) and ret.value is not None):
             raise fail("CT100", f"helper `{fn.name.value}` must end with `return <expr>`", pos)
-        if sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st)) != 1:
+        elif returns != 1:
             raise fail("CT107", f"helper `{fn.name.value}` returns early; only one final `return` is supported",
                        pos)
         self.subst.append(bind)
@@ -1053,9 +1154,9 @@ class _Converter:
         self.inlining.append(name)
         try:
             pre, self.pending = self.pending, []
-            body = self.stmts(stmts[:-1], top=False)
+            body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
             self.pending = pre + body
-            result = self.expr(ret.value)
+            result = self.expr(ret.value) if ret is not None else PROCEDURE_DONE
         finally:
             self.subst.pop()
             self.renames.pop()

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..frontend.modules import package_root
 from .specs import const_value, generic_value, coverage_probes, coverage_summary, coverage_text, predicates_hold
 from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
@@ -63,19 +64,6 @@ def _select(entries: list[dict], spec: dict) -> dict:
         if predicates_hold(e["predicates"], spec):
             return e
     raise LookupError(f"no variant for {spec}")
-
-
-def package_root(path: Path) -> tuple[Path, str]:
-    """(folder to put on sys.path, dotted module name) of a source file: the file is a module of the
-    package its `__init__.py` files make (walked up to the first folder without one), so relative and
-    package imports resolve as they do in the user's environment."""
-    path = path.resolve()
-    parts = [path.stem]
-    folder = path.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.append(folder.name)
-        folder = folder.parent
-    return folder, ".".join(reversed(parts))
 
 
 def _import_source(path: Path):
