@@ -468,6 +468,26 @@ def test_N5_allowed_for_iv_nonneg():
     assert _loop_fact("0", fact.replace("bounded<0, ?>", "bounded<0, 7>")) != _loop_fact("0", "")
 
 
+def _const_loop_fact(lb: int, ub: int, fact: str) -> str:
+    text = LOOP_FACT.replace("{lb}", str(lb)).replace("{fact}", fact).replace(
+        "for %i in (%lb to %arg1,", "for %i in (%lb to %ub,").replace(
+        "  %one = constant", f"  %ub = constant <i32: {ub}> : tile<i32>\n  %one = constant")
+    if fact:
+        text = text.replace("offset %arg0, %i", "offset %arg0, %ai").replace("%p, %i :", "%p, %ai :")
+    return normalize(text, ["out.ptr", "out.shape0", "out.stride0"])[0]
+
+
+def test_N5_allowed_for_iv_range():
+    """`for i in 0..4`: cuTile Rust states `bounded<0, 3>` on i; true by construction, so dropped. A range
+    narrower than the loop's (a false fact) is compared, as is one on a loop with a runtime bound."""
+    fact = "%ai = assume bounded<{a}, {b}>, %i : tile<i32>\n    "
+    assert _const_loop_fact(0, 4, fact.format(a=0, b=3)) == _const_loop_fact(0, 4, "")
+    assert _const_loop_fact(2, 9, fact.format(a=1, b=8)) == _const_loop_fact(2, 9, "")  # weaker: still true
+    assert _const_loop_fact(0, 4, fact.format(a=0, b=2)) != _const_loop_fact(0, 4, "")  # excludes i = 3
+    assert _const_loop_fact(0, 4, fact.format(a=1, b=3)) != _const_loop_fact(0, 4, "")  # excludes i = 0
+    assert _loop_fact("0", fact.format(a=0, b=3)) != _loop_fact("0", "")  # runtime upper bound
+
+
 EFFECTS = [
     # an extra atomic write (to the input x)
     "%ar = atomic_red_view_tko addf relaxed device %pview[%b#0], %tile token = %0 : partition_view<tile=(64), "

@@ -638,6 +638,14 @@ class _Converter:
         out = []
         for a in dec.decorator.args:
             key = a.keyword.value if a.keyword else None
+            if key == "opt_level":
+                # tileiras' optimization level: cuTile Rust compiles at 3, cuTile Python's default too
+                levels = {v for _, v in self._by_target(a.value, key)}
+                if levels != {3}:
+                    raise fail("CT102", f"`opt_level={_code(a.value)}`: the ports are compiled at tileiras' level 3 "
+                               "(cuTile Rust 0.5.0 takes the level at launch, not from the kernel); only "
+                               "opt_level=3, the default, is supported", self.pos(a))
+                continue
             ir_key = ENTRY_HINTS.get(key or "")
             if ir_key is None:
                 raise fail("CT102", f"unsupported kernel decorator argument `{key}` (supported: "
@@ -1007,6 +1015,11 @@ class _Converter:
                            "kernels", pos)
             raise fail("CT101", f"call to the kernel `{func.value}` from a kernel or helper: kernels cannot be "
                        "called, only launched (move the shared code into a helper function)", pos)
+        if d and d.startswith(f"{CT}.") and d[len(CT) + 1:] in DTYPE_NAMES and len(node.args) == 1 \
+                and node.args[0].keyword is None and not node.args[0].star:
+            # `ct.float32(x)`: a dtype called on a value is `ct.astype(x, ct.float32)` in cuTile Python
+            rule = self.rules.lookup(f"{CT}.astype")
+            return self._rule_call(rule, [self.expr(node.args[0].value), self._ct_value(d, pos)], pos)
         fn = self.rules.functional.get(d or "")
         if fn is not None:
             return self._functional(d, fn, node, pos)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..diagnostics import fail
+from ..diagnostics import TranspileError, fail
 from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 
@@ -23,8 +23,9 @@ INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
 
 
 class SplitNeeded(Exception):
-    def __init__(self, node: If):
+    def __init__(self, node: If, exact: bool = False):
         self.node = node
+        self.exact = exact  # split on this very `if` (not on an enclosing constant one)
 
 
 class SplitOnConst(Exception):
@@ -289,6 +290,7 @@ class Infer:
             for t in (s.targets if isinstance(s, Assign) else (s.var,) if isinstance(s, For) else ()):
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
+        self.arm_only: dict[str, If] = {}  # names defined in one arm of a constant `if` only
         # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
         self.single_defs = {s.targets[0]: s.value for s in _all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
@@ -431,6 +433,9 @@ class Infer:
 
     def if_stmt(self, s: If) -> list[Stmt]:
         self.refuse_float_const_cond(s.cond)
+        taken = self.decided_arm(s)
+        if taken is not None:
+            return list(self.block(taken))
         cond = self.expr(s.cond)
         const = self.is_const(s.cond)
         before = dict(self.env)
@@ -440,13 +445,18 @@ class Infer:
             self.env = dict(before)
             orelse = tuple(self.block(s.orelse))
             env_else = self.env
-        except SplitNeeded:
-            if const:
+        except SplitNeeded as inner:
+            if const and not inner.exact:
                 raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
         same = all(env_then.get(n) == env_else.get(n) for n in names)
+        if const:
+            # a name only one arm of a constant `if` defines: cuTile Python folds the `if`, so a later use
+            # under the same flag is fine there; here a use after it splits the kernel on this `if`
+            for n in (set(env_then) ^ set(env_else)) - set(before):
+                self.arm_only.setdefault(n, s)
         if const and not same:
             raise SplitNeeded(s)
         if not const:
@@ -498,6 +508,22 @@ class Infer:
                 out = (not b[0]) if e.op == "not" else (all(b) if e.op == "and" else any(b))
                 return Lit(out, e.pos)
         return e
+
+    def decided_arm(self, s: If):
+        """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
+        preds = self.k.variant.predicates
+        if not preds or not self.is_const(s.cond):
+            return None
+        from .specialize import predicate_text
+        try:
+            text = predicate_text(s.cond)
+        except TranspileError:
+            return None
+        if text in preds:
+            return s.body
+        if f"not ({text})" in preds:
+            return s.orelse
+        return None
 
     def flag_value(self, flag: Name) -> Lit:
         """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""
@@ -599,6 +625,8 @@ class Infer:
             if e.id in self.literals:
                 return self.expr(self.literals[e.id])
             if e.id not in self.env:
+                if e.id in self.arm_only:
+                    raise SplitNeeded(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
             return replace(e, ty=self.env[e.id])
         if isinstance(e, TupleExpr):

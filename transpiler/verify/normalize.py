@@ -102,6 +102,9 @@ ASSUME_ALLOWED: dict[str, str] = {
     "for-iv-nonneg": "`bounded<0, ?>` on the induction variable of a `for` whose lower bound is >= 0 by "
     "construction (an integer constant >= 0, a block id, a grid size, an enclosing such induction variable; "
     "the step of a `for` is positive): cuTile Rust states it.",
+    "for-iv-range": "`bounded<a, b>` on the induction variable of a `for` from the constant lb to the constant "
+    "ub with a positive constant step, where a <= lb and b >= ub - 1: the variable stays in [lb, ub - 1] "
+    "(cuTile Rust states it for loops of constant trip count).",
 }
 _ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8,
                "f8E4M3FN": 1, "f8E5M2": 1}
@@ -585,6 +588,7 @@ class _Ctx:
     anchors: int = 0
     facts: list[str] = field(default_factory=list)
     nonneg_ivs: set[str] = field(default_factory=set)  # `for` induction variables with a constant lb >= 0
+    iv_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # `for` IVs with constant [lb, ub)
     side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
     order: dict[int, str] = field(default_factory=dict)  # N17 suffixes of memory effects, by id(op)
 
@@ -726,6 +730,11 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             lb = re.match(r"(\^\d+\.\d+) in \((\S+) to ", text)
             if lb and _nonneg(ctx, lb.group(2)):
                 ctx.nonneg_ivs.add(lb.group(1))
+            rng = re.match(r"(\^\d+\.\d+) in \((\{k\d+\}) to (\{k\d+\}), step (\{k\d+\})\)", text)
+            if rng:
+                lo, hi, st = (_int_const(ctx, rng.group(i)) for i in (2, 3, 4))
+                if None not in (lo, hi, st) and st > 0 and hi > lo:
+                    ctx.iv_ranges[rng.group(1)] = (lo, hi)
         text = _clean(_drop_tokens(op.name, text))
         effect = op.name not in _PURE_OPS
         if effect and op.regions:
@@ -831,6 +840,14 @@ def _nonneg(ctx: _Ctx, ref: str) -> bool:
     return bool(src) and ctx.defs[int(src.group(1))][0].startswith(("get_tile_block_id ", "get_num_tile_blocks "))
 
 
+def _int_const(ctx: _Ctx, ref: str) -> int | None:
+    m = re.fullmatch(r"\{k(\d+)\}", ref)
+    c = ctx.consts.get(int(m.group(1))) if m else None
+    if c is not None and c[0].startswith("i") and c[0] != "i1" and isinstance(c[1], int):
+        return c[1]
+    return None
+
+
 def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
     """The ASSUME_ALLOWED entry that covers this fact, or None (the fact is compared)."""
     m = re.fullmatch(r"\{k(\d+)\}", target)
@@ -849,6 +866,11 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
             return "block-id-nonneg"
         if target in ctx.nonneg_ivs:
             return "for-iv-nonneg"
+    rb = re.fullmatch(r"bounded<(-?\d+), (-?\d+)>", pred)
+    if rb and target in ctx.iv_ranges:
+        lo, hi = ctx.iv_ranges[target]
+        if int(rb.group(1)) <= lo and int(rb.group(2)) >= hi - 1:
+            return "for-iv-range"
     return None
 
 

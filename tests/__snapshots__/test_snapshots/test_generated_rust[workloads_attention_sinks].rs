@@ -96,13 +96,11 @@ pub mod attention_sinks_kernels {
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
         let mut lo: i32 = 0i32;
-        let mut hi: i32 = ceil_div(seq_kv, BN);
-        if CAUSAL == 1i32 {
-            let _v28: i32 = pid_m + 1i32;
-            let _v29: i32 = _v28 * BM;
-            let _v30: i32 = ceil_div(_v29, BN);
-            hi = min(hi, _v30);
-        }
+        let hi: i32 = ceil_div(seq_kv, BN);
+        let _v28: i32 = pid_m + 1i32;
+        let _v29: i32 = _v28 * BM;
+        let _v30: i32 = ceil_div(_v29, BN);
+        let hi: i32 = min(hi, _v30);
         if WINDOW > 0i32 {
             let _v31: i32 = pid_m * BM;
             let _v32: i32 = _v31 - WINDOW;
@@ -310,26 +308,18 @@ pub mod attention_sinks_kernels {
         let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v27, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
-        let mut lo: i32 = 0i32;
-        let mut hi: i32 = ceil_div(seq_kv, BN);
-        if CAUSAL == 1i32 {
-            let _v28: i32 = pid_m + 1i32;
-            let _v29: i32 = _v28 * BM;
-            let _v30: i32 = ceil_div(_v29, BN);
-            hi = min(hi, _v30);
-        }
-        if WINDOW > 0i32 {
-            let _v31: i32 = pid_m * BM;
-            let _v32: i32 = _v31 - WINDOW;
-            let _v33: i32 = _v32 + 1i32;
-            let _v34: Tile<i32, { [] }> = scalar_to_tile(_v33);
-            let _v35: Tile<i32, { [] }> = scalar_to_tile(BN);
-            let _v36: Tile<i32, { [] }> = divi(_v34, _v35, rounding::NegativeInf);
-            let _v37: i32 = tile_to_scalar(_v36);
-            lo = max(0i32, _v37);
-        }
+        let lo: i32 = 0i32;
+        let hi: i32 = ceil_div(seq_kv, BN);
+        let _v28: i32 = pid_m * BM;
+        let _v29: i32 = _v28 - WINDOW;
+        let _v30: i32 = _v29 + 1i32;
+        let _v31: Tile<i32, { [] }> = scalar_to_tile(_v30);
+        let _v32: Tile<i32, { [] }> = scalar_to_tile(BN);
+        let _v33: Tile<i32, { [] }> = divi(_v31, _v32, rounding::NegativeInf);
+        let _v34: i32 = tile_to_scalar(_v33);
+        let lo: i32 = max(0i32, _v34);
         for j in lo..hi {
-            let _pv38: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv35: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
                     shape![1, 1, BN, D],
@@ -339,51 +329,51 @@ pub mod attention_sinks_kernels {
                 )
             };
             let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv38,
+                &_pv35,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v39: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v40: Tile<E, { [D, BN] }> = permute(_v39, const_array![1, 0]);
-            let _v41: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v42: Tile<f32, { [BM, BN] }> = mmaf(q, _v40, _v41);
-            let _v43: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v42 * _v43;
-            let _v44: i32 = j * BN;
-            let _v45: Tile<i32, { [BN] }> = broadcast_scalar(_v44, shape![BN]);
-            let _v46: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v45 + _v46;
-            let _v47: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v48: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v47, _v48, predicate::LessThan);
-            let _v49: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v50: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let _v51: Tile<i32, { [BM, BN] }> = _v50.broadcast(shape![BM, BN]);
-            let _v52: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v53: Tile<i32, { [BM, BN] }> = _v52.broadcast(shape![BM, BN]);
-            let _v54: Tile<i32, { [BM, BN] }> = _v51 - _v53;
-            let _v55: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
-            let _v56: Tile<bool, { [BM, BN] }> = cmpi(_v54, _v55, predicate::LessThan);
-            let mask: Tile<bool, { [BM, BN] }> = _v49 & _v56;
-            let _c57: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v58: Tile<f32, { [1, 1] }> = _c57.reshape(shape![1, 1]);
-            let _v59: Tile<f32, { [BM, BN] }> = _v58.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v59);
-            let _v60: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v61: Tile<f32, { [BM, 1] }> = _v60.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v61, nan::Disabled, ftz::Disabled);
-            let _v62: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v63: Tile<f32, { [BM, BN] }> = s - _v62;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v63, ftz::Disabled);
-            let _v64: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v64, ftz::Disabled);
-            let _v65: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v66: Tile<f32, { [BM, 1] }> = _v65.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v66, rounding::NearestEven, ftz::Disabled);
-            let _pv67: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _v36: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let _v37: Tile<E, { [D, BN] }> = permute(_v36, const_array![1, 0]);
+            let _v38: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let _v39: Tile<f32, { [BM, BN] }> = mmaf(q, _v37, _v38);
+            let _v40: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = _v39 * _v40;
+            let _v41: i32 = j * BN;
+            let _v42: Tile<i32, { [BN] }> = broadcast_scalar(_v41, shape![BN]);
+            let _v43: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = _v42 + _v43;
+            let _v44: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let _v45: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(_v44, _v45, predicate::LessThan);
+            let _v46: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let _v47: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
+            let _v48: Tile<i32, { [BM, BN] }> = _v47.broadcast(shape![BM, BN]);
+            let _v49: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let _v50: Tile<i32, { [BM, BN] }> = _v49.broadcast(shape![BM, BN]);
+            let _v51: Tile<i32, { [BM, BN] }> = _v48 - _v50;
+            let _v52: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
+            let _v53: Tile<bool, { [BM, BN] }> = cmpi(_v51, _v52, predicate::LessThan);
+            let mask: Tile<bool, { [BM, BN] }> = _v46 & _v53;
+            let _c54: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v55: Tile<f32, { [1, 1] }> = _c54.reshape(shape![1, 1]);
+            let _v56: Tile<f32, { [BM, BN] }> = _v55.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v56);
+            let _v57: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v58: Tile<f32, { [BM, 1] }> = _v57.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v58, nan::Disabled, ftz::Disabled);
+            let _v59: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v60: Tile<f32, { [BM, BN] }> = s - _v59;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v60, ftz::Disabled);
+            let _v61: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v61, ftz::Disabled);
+            let _v62: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v63: Tile<f32, { [BM, 1] }> = _v62.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v63, rounding::NearestEven, ftz::Disabled);
+            let _pv64: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -393,30 +383,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv67,
+                &_pv64,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v68: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v69: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v70: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v71: Tile<f32, { [BM, D] }> = acc * _v70;
-            acc = mmaf(_v68, _v69, _v71);
+            let _v65: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v66: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v67: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v68: Tile<f32, { [BM, D] }> = acc * _v67;
+            acc = mmaf(_v65, _v66, _v68);
             m_i = m_new;
         }
-        let _v72: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v72, rounding::Approx, ftz::Enabled);
-        let _v73: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v74: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v73);
-        let mut _pm75: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v69: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v69, rounding::Approx, ftz::Enabled);
+        let _v70: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v71: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v70);
+        let mut _pm72: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm75,
-                _v74,
+                &mut _pm72,
+                _v71,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -517,26 +507,10 @@ pub mod attention_sinks_kernels {
         let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v27, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
-        let mut lo: i32 = 0i32;
-        let mut hi: i32 = ceil_div(seq_kv, BN);
-        if CAUSAL == 1i32 {
-            let _v28: i32 = pid_m + 1i32;
-            let _v29: i32 = _v28 * BM;
-            let _v30: i32 = ceil_div(_v29, BN);
-            hi = min(hi, _v30);
-        }
-        if WINDOW > 0i32 {
-            let _v31: i32 = pid_m * BM;
-            let _v32: i32 = _v31 - WINDOW;
-            let _v33: i32 = _v32 + 1i32;
-            let _v34: Tile<i32, { [] }> = scalar_to_tile(_v33);
-            let _v35: Tile<i32, { [] }> = scalar_to_tile(BN);
-            let _v36: Tile<i32, { [] }> = divi(_v34, _v35, rounding::NegativeInf);
-            let _v37: i32 = tile_to_scalar(_v36);
-            lo = max(0i32, _v37);
-        }
+        let lo: i32 = 0i32;
+        let hi: i32 = ceil_div(seq_kv, BN);
         for j in lo..hi {
-            let _pv38: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv28: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
                     shape![1, 1, BN, D],
@@ -546,43 +520,43 @@ pub mod attention_sinks_kernels {
                 )
             };
             let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv38,
+                &_pv28,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v39: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v40: Tile<E, { [D, BN] }> = permute(_v39, const_array![1, 0]);
-            let _v41: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v42: Tile<f32, { [BM, BN] }> = mmaf(q, _v40, _v41);
-            let _v43: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v42 * _v43;
-            let _v44: i32 = j * BN;
-            let _v45: Tile<i32, { [BN] }> = broadcast_scalar(_v44, shape![BN]);
-            let _v46: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v45 + _v46;
-            let _v47: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v48: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v47, _v48, predicate::LessThan);
-            let _v49: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _c50: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v51: Tile<f32, { [1, 1] }> = _c50.reshape(shape![1, 1]);
-            let _v52: Tile<f32, { [BM, BN] }> = _v51.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(_v49, s, _v52);
-            let _v53: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v54: Tile<f32, { [BM, 1] }> = _v53.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v54, nan::Disabled, ftz::Disabled);
-            let _v55: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v56: Tile<f32, { [BM, BN] }> = s - _v55;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v56, ftz::Disabled);
-            let _v57: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v57, ftz::Disabled);
-            let _v58: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v59: Tile<f32, { [BM, 1] }> = _v58.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v59, rounding::NearestEven, ftz::Disabled);
-            let _pv60: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _v29: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let _v30: Tile<E, { [D, BN] }> = permute(_v29, const_array![1, 0]);
+            let _v31: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let _v32: Tile<f32, { [BM, BN] }> = mmaf(q, _v30, _v31);
+            let _v33: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = _v32 * _v33;
+            let _v34: i32 = j * BN;
+            let _v35: Tile<i32, { [BN] }> = broadcast_scalar(_v34, shape![BN]);
+            let _v36: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = _v35 + _v36;
+            let _v37: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let _v38: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(_v37, _v38, predicate::LessThan);
+            let _v39: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let _c40: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v41: Tile<f32, { [1, 1] }> = _c40.reshape(shape![1, 1]);
+            let _v42: Tile<f32, { [BM, BN] }> = _v41.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(_v39, s, _v42);
+            let _v43: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v44: Tile<f32, { [BM, 1] }> = _v43.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v44, nan::Disabled, ftz::Disabled);
+            let _v45: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v46: Tile<f32, { [BM, BN] }> = s - _v45;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v46, ftz::Disabled);
+            let _v47: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v47, ftz::Disabled);
+            let _v48: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v49: Tile<f32, { [BM, 1] }> = _v48.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v49, rounding::NearestEven, ftz::Disabled);
+            let _pv50: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -592,30 +566,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv60,
+                &_pv50,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v61: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v62: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v63: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v64: Tile<f32, { [BM, D] }> = acc * _v63;
-            acc = mmaf(_v61, _v62, _v64);
+            let _v51: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v52: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v53: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v54: Tile<f32, { [BM, D] }> = acc * _v53;
+            acc = mmaf(_v51, _v52, _v54);
             m_i = m_new;
         }
-        let _v65: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v65, rounding::Approx, ftz::Enabled);
-        let _v66: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v67: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v66);
-        let mut _pm68: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v55: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v55, rounding::Approx, ftz::Enabled);
+        let _v56: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v57: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v56);
+        let mut _pm58: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm68,
-                _v67,
+                &mut _pm58,
+                _v57,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
