@@ -208,3 +208,24 @@ def test_specializations_from_launch_sites_and_defaults(tmp_path):
                                              '[tool.cutile-transpile.specializations]\nk2 = [{T = 32}, {T = 128}]\n')
     specs, dtypes, origin = specializations(k2, tmp_path / "k.py")
     assert specs == [{"T": 32}, {"T": 128}] and dtypes == ["f32"] and origin == "pyproject.toml"
+
+
+def test_loop_bound_constants_default_to_several_trips(tmp_path):
+    """`range(cdiv(n_cols, BLOCK))` with no launch site: n_cols defaults to 4x BLOCK (a one-trip loop is
+    folded by cuTile Rust and would compare as another program); BLOCK sets a tile shape and keeps 64."""
+    from transpiler.pipeline import translate_kernel
+    from transpiler.verify.specs import specializations
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        C = ct.Constant[int]
+        @ct.kernel
+        def k(x, y, n_cols: C, BLOCK: C):
+            n = (n_cols + BLOCK - 1) // BLOCK
+            acc = ct.zeros((BLOCK,), dtype=ct.float32)
+            for i in range(n):
+                acc = acc + ct.load(x, index=(i,), shape=(BLOCK,)).astype(ct.float32)
+            ct.store(y, index=(0,), tile=acc.astype(y.dtype))
+    """)
+    v = translate_kernel(fr.kernels[0])[0]
+    specs, _, origin = specializations(v, tmp_path / "k.py")
+    assert origin == "defaults" and specs == [{"BLOCK": 64, "n_cols": 256}]

@@ -13,3 +13,34 @@ def condition_consts(kernel: Kernel) -> set[str]:
     conds = [s.cond for s in _all_stmts(kernel.body) if isinstance(s, If) and s.const]
     conds += [e.args[0] for e in _walk_exprs(kernel.body) if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
     return {n.id for c in conds for n in _sub(c) if isinstance(n, Name) and n.id in consts}
+
+
+def loop_bound_consts(kernel: Kernel) -> set[str]:
+    """Int constants that set how often a loop runs (`range(cdiv(n_cols, BLOCK))`, through derived
+    constants), but no tile shape: verification defaults them so that loops run several times (a loop of
+    one trip is folded away by cuTile Rust and compared as another program)."""
+    import re
+    from ..model.ir import For, TileTy
+    consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "int"}
+    derived = dict(kernel.derived)
+    from ..model.ir import Assign
+    assigned: dict[str, list] = {}
+    for s in _all_stmts(kernel.body):
+        if isinstance(s, Assign) and len(s.targets) == 1:
+            assigned.setdefault(s.targets[0], []).append(s.value)
+    names: set[str] = set()
+    todo = [e for s in _all_stmts(kernel.body) if isinstance(s, For) for e in (s.start, s.stop, s.step)]
+    while todo and len(names) < 256:
+        for n in _sub(todo.pop()):
+            if isinstance(n, Name) and n.id not in names:
+                names.add(n.id)
+                if n.id in derived:
+                    names |= set(re.findall(r"[A-Za-z_]\w*", derived[n.id]))
+                todo.extend(assigned.get(n.id, ()))  # a local the bound is computed into
+    shapes: set[str] = set()
+    for e in _walk_exprs(kernel.body):
+        ty = getattr(e, "ty", None)
+        if isinstance(ty, TileTy):
+            for d in ty.shape:
+                shapes |= set(re.findall(r"[A-Za-z_]\w*", str(d)))
+    return (names & consts) - shapes

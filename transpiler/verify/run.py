@@ -203,8 +203,9 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     values[name] = const_value(expr, values)
                 for rust_name, py_name in entry.get("generic_params", {}).items():
                     values[rust_name] = values[py_name]
-                ctypes = {p.get("rust_name", p["name"]): p.get("const_type", "int") for p in k["params"]}
-                ctypes.update({rn: ctypes.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
+                by_py = {p["name"]: p.get("const_type", "int") for p in k["params"]}
+                ctypes = {p.get("rust_name", p["name"]): by_py[p["name"]] for p in k["params"]}
+                ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
                 generics = [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int"))
                             for g in entry["generics"]]
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]

@@ -5,7 +5,8 @@ Constant values come, in order of preference, from:
    constant arguments are all non-literal gives nothing, so it does not hide the table);
 2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
    `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
-3. defaults: 64 for every `ct.Constant[int]`, both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
+3. defaults: 64 for every `ct.Constant[int]` (one that bounds a loop and sets no tile shape: 4x the largest
+   other, so loops run several times), both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
    `ct.Constant[float]` (an eps-like value; its probe is twice it).
 Values missing from a launch site or table take the defaults. The element type E of the arrays is
 verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
@@ -104,11 +105,18 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
         rows, origin = [{k: v for k, v in r.items() if k in names} for r in table], "pyproject.toml"
     else:
         rows, origin = [{}], "defaults"
+    from ..passes.flags import loop_bound_consts
+    loops = loop_bound_consts(kernel)
     out = []
     for row in rows:
         missing = [p for p in consts if p.name not in row]
+        # a loop-bound constant defaults to 4x the largest other int constant: its loops run several
+        # times (cuTile Rust folds a loop of one trip, which would be compared as another program)
+        others = [v for k, v in row.items() if k not in loops and isinstance(v, int) and not isinstance(v, bool)]
+        others += [DEFAULT_INT for p in missing if p.const_type == "int" and p.name not in loops]
+        loop_default = 4 * max(others + [DEFAULT_INT])
         choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_FLOAT] if p.const_type == "float"
-                   else [DEFAULT_INT] for p in missing]
+                   else [loop_default] if p.name in loops else [DEFAULT_INT] for p in missing]
         for combo in itertools.product(*choices):
             spec = dict(row)
             spec.update({p.name: v for p, v in zip(missing, combo)})
