@@ -782,11 +782,18 @@ class Lowerer:
         self.emit(f"let {z}: {tt} = constant(0{dt}, {shape_macro(shape)});")
         self.emit(f"let {c1}: {bt} = cmpi({r}, {z}, predicate::LessThan);")
         divisor = e.args[1].args[0] if isinstance(e.args[1], Op) and e.args[1].op == "const_tile" else e.args[1]
+        const_div = (isinstance(divisor, Name) and e.ty.is_scalar and self.k.param(divisor.id) is not None
+                     and self.k.param(divisor.id).kind == "const")
         if isinstance(divisor, Lit) and divisor.value >= 0 and e.ty.is_scalar:
             # cuTile Python folds the sign test of a literal divisor to `false` and keeps `xori c1, false`;
             # cuTile Rust 0.5.0 encodes constant(false) as true, so the identity xori is left out
             # (normalizer rule N13 drops it on the Python side).
             self.emit(f"let {x1}: {bt} = {c1};")
+        elif const_div:
+            # a ct.Constant divisor: cuTile Python knows its value and folds the sign test as for a literal;
+            # the const `if` on the generic is decided when cuTile Rust compiles the entry
+            self.emit(f"let {c2}: {bt} = constant(true, {shape_macro(shape)});")
+            self.emit(f"let {x1}: {bt} = if {rust_ident(divisor.id)} >= 0i32 {{ {c1} }} else {{ xori({c1}, {c2}) }};")
         else:
             if isinstance(divisor, Lit) and e.ty.is_scalar:
                 self.emit(f"let {c2}: {bt} = constant(true, {shape_macro(shape)});")
