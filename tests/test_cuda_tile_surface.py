@@ -5,6 +5,7 @@ Optional keyword arguments of the translated functions that the rules do not tak
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import textwrap
 
@@ -18,7 +19,12 @@ else:  # pragma: no cover
 from transpiler.frontend.cutile_python import parse_file
 from transpiler.rules import RULES_DIR, load
 
-ct = pytest.importorskip("cuda.tile")
+try:
+    import cuda.tile as ct
+except ImportError:  # the verify extra is missing: a failure in CI (.ci/run sets CI), a skip elsewhere
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("cuda.tile (the verify extra) is not installed", allow_module_level=True)
 SURFACE = tomllib.loads((RULES_DIR / "cuda_tile_surface.toml").read_text())
 PUBLIC = sorted(n for n in dir(ct) if not n.startswith("_"))
 TABLE = load()

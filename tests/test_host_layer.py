@@ -32,7 +32,7 @@ import pytest
 
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
-from transpiler.verify.specs import const_value, generic_value, predicates_hold
+from transpiler.verify.specs import const_value, entry_values, predicates_hold, verified_generics
 
 try:
     import cuda.tile as ct
@@ -64,20 +64,14 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
     select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
     tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
     entry = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts))
-    values = dict(consts)
-    for name, expr in entry.get("derived", {}).items():
-        values[name] = const_value(expr, values)
-    ctypes_of = {p["name"]: p.get("const_type", "int") for p in kernel["params"] if p["kind"] == "const"}
-    for rust_name, py_name in entry.get("generic_params", {}).items():
-        values[rust_name] = values[py_name]
-        ctypes_of[rust_name] = ctypes_of.get(py_name, "int")
+    values = entry_values(kernel, entry, consts)
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
         "entry": entry["name"],
         "element_type": dtype if "E" in entry["generics"] else None,
         "generic_names": list(entry["generics"]),
-        # a float constant is launched as the i32 of its f32 bits (verify's generic_value)
-        "generics": [dtype if g == "E" else generic_value(values[g], ctypes_of.get(g, "int")) for g in entry["generics"]],
+        # exactly the generics verify compiled the entry with (a float constant as the i32 of its f32 bits)
+        "generics": verified_generics(kernel, entry, consts, dtype),
         "grid": list(grid) + [1] * (3 - len(grid)),
         "partitions": {a: [const_value(d, values) for d in dims] for a, dims in entry.get("tiles", {}).items()
                        if forms.get(a) == "checked"},

@@ -935,11 +935,8 @@ class Infer:
             x = self.to_dtype(x, "f32")
         ftz = e.attr("flush_to_zero")
         attrs = (("ftz", bool(isinstance(ftz, Lit) and ftz.value)),)
-        mode = e.attr("rounding_mode")
-        if mode is not None and not (isinstance(mode, Name) and mode.id == "None"):
-            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
-                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
-            rounding = mode.attr("value").split("::")[1]
+        rounding = self._rounding(e)
+        if rounding is not None:
             # exp and tanh take FULL and APPROX (f32 only, cuTile Python checks); sqrt any IEEE mode
             allowed = ("Full", "Approx") if e.op in ("exp", "tanh") else ("NearestEven", "Zero", "NegativeInf",
                                                                           "PositiveInf", "Approx")
@@ -999,17 +996,19 @@ class Infer:
                        "1/N as a runtime float)", e.pos)
         return Op(e.op, (a, b), e.pos, self._float_modes(e, ty), e.rule, ty)
 
+    def _rounding(self, e: Op) -> str | None:
+        """The `rounding_mode=` of a call as a cuTile Rust mode name (None: not given, or `None`)."""
+        mode = e.attr("rounding_mode")
+        if mode is None or (isinstance(mode, Name) and mode.id == "None"):
+            return None
+        if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
+            raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
+        return mode.attr("value").split("::")[1]
+
     def _float_modes(self, e: Op, ty) -> tuple:
         """`rounding_mode=` / `flush_to_zero=` of a functional form (ct.add(x, y, ...)): attrs `rounding` and
         `ftz` when they differ from the operator's (nearest-even, no flush); float operands only."""
-        mode, ftz = e.attr("rounding_mode"), e.attr("flush_to_zero")
-        if isinstance(mode, Name) and mode.id == "None":
-            mode = None
-        rounding = "NearestEven"
-        if mode is not None:
-            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
-                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
-            rounding = mode.attr("value").split("::")[1]
+        rounding, ftz = self._rounding(e) or "NearestEven", e.attr("flush_to_zero")
         if ftz is not None and not (isinstance(ftz, Lit) and isinstance(ftz.value, bool)):
             raise fail(e.rule, "`flush_to_zero` must be True or False", e.pos)
         flush = bool(ftz is not None and ftz.value)
@@ -1276,13 +1275,8 @@ def _ops_batch2():
     def op_truediv(self, e: Op) -> Op:
         a, b = self.expr(e.args[0]), self.expr(e.args[1])
         a, b, ty = self.coerce_pair(a, b, e.pos, float_result=True)
-        mode = e.attr("rounding_mode")
         ftz = e.attr("flush_to_zero")
-        rounding = "NearestEven"
-        if mode is not None:
-            if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
-                raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
-            rounding = mode.attr("value").split("::")[1]
+        rounding = self._rounding(e) or "NearestEven"
         return Op("truediv", (a, b), e.pos, (("rounding", rounding), ("ftz", bool(isinstance(ftz, Lit) and ftz.value))),
                   e.rule, ty)
 

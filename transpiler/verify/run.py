@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..frontend.modules import package_root
-from .specs import const_value, generic_value, coverage_probes, coverage_summary, coverage_text, predicates_hold
+from .specs import const_value, verified_generics, coverage_probes, coverage_summary, coverage_text, predicates_hold
 from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
 
@@ -198,16 +198,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     check.verdict, check.detail = "not_verified", f"cuTile Python export failed: {type(e).__name__}: {e}"
                     return None
                 kv.checks.append(check)
-                values = dict(spec)
-                for name, expr in entry.get("derived", {}).items():
-                    values[name] = const_value(expr, values)
-                for rust_name, py_name in entry.get("generic_params", {}).items():
-                    values[rust_name] = values[py_name]
-                by_py = {p["name"]: p.get("const_type", "int") for p in k["params"]}
-                ctypes = {p.get("rust_name", p["name"]): by_py[p["name"]] for p in k["params"]}
-                ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
-                generics = [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int"))
-                            for g in entry["generics"]]
+                generics = verified_generics(k, entry, spec, dtype)
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                            for p in k["params"] if p["kind"] == "array"]
                 jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],

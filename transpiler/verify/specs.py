@@ -41,6 +41,27 @@ def float_bits(v) -> int:
     return struct.unpack("<i", packed)[0]
 
 
+def entry_values(kernel: dict, entry: dict, spec: dict) -> dict:
+    """The constants an entry is compiled with: the specialization, the entry's derived constants, and
+    each constant again under its Rust name (manifest `generic_params`)."""
+    values = dict(spec)
+    for name, expr in entry.get("derived", {}).items():
+        values[name] = const_value(expr, values)
+    for rust_name, py_name in entry.get("generic_params", {}).items():
+        values[rust_name] = values[py_name]
+    return values
+
+
+def verified_generics(kernel: dict, entry: dict, spec: dict, dtype: str) -> list[str]:
+    """The generic arguments, in the entry's order, that verification compiles an entry with (and that the
+    C ABI must launch it with: tests/test_host_layer.py): `E` as the dtype, a float constant as its bits."""
+    values = entry_values(kernel, entry, spec)
+    by_py = {p["name"]: p.get("const_type", "int") for p in kernel["params"]}
+    ctypes = {p.get("rust_name", p["name"]): by_py[p["name"]] for p in kernel["params"]}
+    ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
+    return [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int")) for g in entry["generics"]]
+
+
 def generic_value(v, const_type: str) -> str:
     """A constant's value as the launcher passes it (a string): int/bool as the integer, float as its bits."""
     return str(float_bits(v)) if const_type == "float" else str(v)
