@@ -9,6 +9,8 @@ with Python's floor semantics.
 from __future__ import annotations
 
 import ast
+import math
+import re
 
 from .lower import rust_ident
 
@@ -62,16 +64,21 @@ class AbiUnsupported(Exception):
     """The kernel has a parameter the C ABI cannot carry (reported, the kernel gets no symbol)."""
 
 
-def rust_const_expr(src: str, names: set[str], want: str = "int") -> str:
-    """A constant expression in Python syntax as Rust over i64 locals (`want`: int | bool)."""
+def rust_const_expr(src: str, names: set[str], want: str = "int", floats: frozenset[str] = frozenset()) -> str:
+    """A constant expression in Python syntax as Rust over i64 locals (`want`: int | bool). Names in `floats`
+    are ct.Constant[float] values, read from their f64 locals (`name__value`) and compared as Python does."""
     tree = ast.parse(src.strip(), mode="eval").body
-    code, kind = _expr(tree, names)
+    code, kind = _expr(tree, names, floats)
     return _coerce(code, kind, want)
 
 
 def _coerce(code: str, kind: str, want: str) -> str:
     if kind == want:
         return code
+    if want == "float":
+        return f"(({_coerce(code, kind, 'int')}) as f64)"
+    if kind == "float":  # Python's int(x) / bool(x) of a float are not needed by any predicate: refused
+        raise AbiUnsupported("a float constant expression used as an integer has no C-ABI form")
     return f"({code} != 0)" if want == "bool" else f"(({code}) as i64)"
 
 
@@ -79,34 +86,49 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
-def _expr(node: ast.AST, names: set[str]) -> tuple[str, str]:
+def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) -> tuple[str, str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return ("true" if node.value else "false"), "bool"
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return f"{node.value}i64", "int"
+    if isinstance(node, ast.Constant) and isinstance(node.value, float) and math.isfinite(node.value):
+        return f"{node.value!r}f64", "float"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" \
+            and len(node.args) == 1 and not node.keywords:  # a folded float constant (Infer.derived_float_name)
+        return _coerce(*_expr(node.args[0], names, floats), "float"), "float"
+    if isinstance(node, ast.Name) and node.id in floats:
+        return f"{rust_ident(node.id)}__value", "float"
     if isinstance(node, ast.Name) and node.id in names:
         return rust_ident(node.id), "int"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        code, kind = _expr(node.operand, names)
-        return f"(-{_coerce(code, kind, 'int')})", "int"
+        code, kind = _expr(node.operand, names, floats)
+        return (f"(-{code})", "float") if kind == "float" else (f"(-{_coerce(code, kind, 'int')})", "int")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        code, kind = _expr(node.operand, names)
+        code, kind = _expr(node.operand, names, floats)
         return f"(!{_coerce(code, kind, 'bool')})", "bool"
     if isinstance(node, ast.BoolOp):
         op = " && " if isinstance(node.op, ast.And) else " || "
-        return "(" + op.join(_coerce(*_expr(v, names), "bool") for v in node.values) + ")", "bool"
+        return "(" + op.join(_coerce(*_expr(v, names, floats), "bool") for v in node.values) + ")", "bool"
     if isinstance(node, ast.BinOp):
-        a = _coerce(*_expr(node.left, names), "int")
-        b = _coerce(*_expr(node.right, names), "int")
-        if type(node.op) in _BINOPS:
-            return f"({a} {_BINOPS[type(node.op)]} {b})", "int"
-        if isinstance(node.op, ast.FloorDiv):
-            return f"abi::floordiv({a}, {b})?", "int"
-        if isinstance(node.op, ast.Mod):
-            return f"abi::floormod({a}, {b})?", "int"
+        left, right = _expr(node.left, names, floats), _expr(node.right, names, floats)
+        if "float" in (left[1], right[1]) or isinstance(node.op, ast.Div):  # f64 arithmetic, as Python's
+            a, b = _coerce(*left, "float"), _coerce(*right, "float")
+            if type(node.op) in _BINOPS:
+                return f"({a} {_BINOPS[type(node.op)]} {b})", "float"
+            if isinstance(node.op, ast.Div):
+                return f"abi::truediv({a}, {b})?", "float"
+        else:
+            a, b = _coerce(*left, "int"), _coerce(*right, "int")
+            if type(node.op) in _BINOPS:
+                return f"({a} {_BINOPS[type(node.op)]} {b})", "int"
+            if isinstance(node.op, ast.FloorDiv):
+                return f"abi::floordiv({a}, {b})?", "int"
+            if isinstance(node.op, ast.Mod):
+                return f"abi::floormod({a}, {b})?", "int"
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
-        a = _coerce(*_expr(node.left, names), "int")
-        b = _coerce(*_expr(node.comparators[0], names), "int")
+        left, right = _expr(node.left, names, floats), _expr(node.comparators[0], names, floats)
+        want = "float" if "float" in (left[1], right[1]) else "int"
+        a, b = _coerce(*left, want), _coerce(*right, want)
         return f"({a} {_CMPOPS[type(node.ops[0])]} {b})", "bool"
     raise AbiUnsupported(f"constant expression `{ast.unparse(node)}` has no C-ABI form")
 
@@ -130,6 +152,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     written = {o["array"] for e in entries for o in e["outputs"]}
     pointers = {a for e in entries for a in e.get("pointer_arrays", [])}
     c_params, arg_checks = [], []
+    predicate_names = {n for e in entries for pr in list(e["predicates"]) + list(e.get("derived", {}).values())
+                       for n in re.findall(r"[A-Za-z_]\w*", pr)}
     for p in params:
         n = rust_ident(p["name"])
         if p["kind"] == "array":
@@ -141,6 +165,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
         elif p.get("const_type") == "float":  # a double; the entries take its f32 bits as an i32 generic
             c_params.append(f"{n}: f64")
+            if p["name"] in predicate_names:  # the value as Python has it, for the variant predicates
+                arg_checks.append(f"let {n}__value: f64 = {n};")
             arg_checks.append(f'let {n} = abi::float_constant({n}, "{p["name"]}")?;')
         elif p.get("const_type") == "bool":  # 0 or 1: the entries test `== 1`, the variant predicates `!= 0`
             c_params.append(f"{n}: i64")
@@ -196,7 +222,10 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     params = kernel["params"]
     derived = entry.get("derived", {})
     all_names = names | set(derived)
-    lets = [f"let {rust_ident(n)}: i64 = abi::constant({rust_const_expr(expr, names)}, \"{n}\")?;"
+    floats = frozenset(p["name"] for p in params if p["kind"] == "const" and p.get("const_type") == "float")
+    lets = [f"let {rust_ident(n)}: i64 = abi::float_constant({rust_const_expr(expr, names | set(derived), 'float', floats)}, \"{n}\")?;"
+            if expr.startswith("float(") else
+            f"let {rust_ident(n)}: i64 = abi::constant({rust_const_expr(expr, names)}, \"{n}\")?;"
             for n, expr in derived.items()]
     python_of = entry.get("generic_params", {})
     generics = []
@@ -238,7 +267,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             fn_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
             pass_args.append(n)
             call_args.append(n)
-    predicate = " && ".join(rust_const_expr(pr, names, "bool") for pr in entry["predicates"]) or "true"
+    predicate = " && ".join(rust_const_expr(pr, names, "bool", floats) for pr in entry["predicates"]) or "true"
     launch_fn = f"launch_{entry['name']}"
     call = f"(__device, __stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
     if dtypes:  # the element type picks the monomorphized launch

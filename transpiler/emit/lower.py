@@ -102,11 +102,13 @@ class Lowerer:
         self.forms = {name: form for name, form, _ in kernel.outputs}
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
         self.float_consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "float"}
+        self.float_consts |= {n for n, expr in kernel.derived if expr.startswith("float(")}  # folded floats
         self.declared: list[dict[str, TileTy]] = [{}]
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
         self.tensor_names: dict[str, str] = {}
         self.unsafe_entry = False
+        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'})
 
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
@@ -165,6 +167,16 @@ class Lowerer:
             self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{', '.join(f'{n}_stride{i}' for i in range(p.rank - 1))}] }};")
             self.emit(f"let {n}_view: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
                       f"{n}_base, {n}_dims, {n}_strides, new_token_unordered()) }};")
+        if self.ordered:
+            # cuTile Python orders the accesses of an array that is read and written (or updated by atomics)
+            # through tokens: a load after the array's last store, a store after its last access
+            # (token_order.py); the same chains here, one `last access` and one `last store` token per array
+            self.emit("let __tok_root: Token = new_token_unordered();")
+            for name in sorted(self.ordered):
+                n = rust_ident(name)
+                self.emit(f"let mut {n}_tok_access: Token = __tok_root;")
+                self.emit(f"let mut {n}_tok_store: Token = __tok_root;")
+                self.mutable |= {f"{n}_tok_access", f"{n}_tok_store"}
         self.block(k.body)
         self.unsafe_entry = bool(self.pointer_arrays)
         hints = ""
@@ -224,7 +236,9 @@ class Lowerer:
             if s.value.op == "store":
                 self.store(s.value)
             else:
-                self.emit(f"let _ = {self.op(s.value)};")
+                expr = self.op(s.value)
+                if expr is not None:  # None: the op emitted its own statements (a token-ordered scatter)
+                    self.emit(f"let _ = {expr};")
         elif isinstance(s, For):
             start, stop = self.value(s.start), self.value(s.stop)
             rng = f"{start}..{stop}"
@@ -302,6 +316,11 @@ class Lowerer:
         # f16 / bf16 / E: no literal syntax; convert an f32 literal (the normalizer folds the ftof)
         name = self.tmp("c")
         lit = _float_lit(float(e.value))
+        if "::" in lit and dt in GENERIC:  # ±inf / NaN as E: the JIT has no tile_to_scalar for a Tile<E>,
+            f = self.tmp("c")               # so the f32 constant is converted as a scalar (ftof, folded: N8)
+            self.emit(f"let {f}: f32 = tile_to_scalar({self.special_const(lit, 'f32')});")
+            self.emit(f"let {name}: {dt} = convert_scalar({f});")
+            return name
         if "::" in lit:  # ±inf / NaN
             self.emit(f"let {name}: {dt} = tile_to_scalar({self.special_const(lit, dt)});")
             return name
@@ -370,10 +389,11 @@ class Lowerer:
             return name
         raise fail("CT100", "unsupported value", e.pos)
 
-    def view(self, arr: Name, shape: tuple[str, ...], padding: str, order: tuple | None = None) -> str:
+    def view(self, arr: Name, shape: tuple[str, ...], padding: str, order: tuple | None = None,
+             token: str | None = None) -> str:
         name = self.tmp("pv")
         a = self.tensor(arr)
-        tok = f"{self.tensor(arr, as_ref=False)}.token()"
+        tok = token or f"{self.tensor(arr, as_ref=False)}.token()"
         dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
         self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                   f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {tok}) }};")
@@ -437,10 +457,24 @@ class Lowerer:
         idx = ", ".join(self.value(i) for i in index.items)
         shape = tile.ty.shape
         pm = self.tmp("pm")
+        lat, tma = self.hints(e)
+        store = f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma}) }}"
+        if arr.id in self.ordered:  # after the array's last access (see entry)
+            n = rust_ident(arr.id)
+            tok = self.tmp("tok")
+            self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
+                      f"make_partition_view_mut({self.tensor(arr)}, {shape_macro(shape)}, padding::None, "
+                      f"{n}_tok_access) }};")
+            # the store's token is read back from the view (cuTile Rust 0.5.0's `store_view_tko_mut` value is
+            # not the token: using it fails Tile IR verification)
+            self.emit(f"{store};")
+            self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
+            self.emit(f"{n}_tok_access = {tok};")
+            self.emit(f"{n}_tok_store = {tok};")
+            return
         self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = "
                   f"unsafe {{ {a}.partition_full_mut({shape_macro(shape)}) }};")
-        lat, tma = self.hints(e)
-        self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma}) }};")
+        self.emit(f"{store};")
 
     def op(self, e: Op) -> str:
         o = e.op
@@ -451,10 +485,21 @@ class Lowerer:
             return f"get_num_tile_blocks().{a[0].value}"
         if o == "load":
             arr, index = a
-            pv = self.view(arr, e.ty.shape, e.attr("padding"), e.attr("order"))
+            ordered = arr.id in self.ordered
+            n = rust_ident(arr.id)
+            pv = self.view(arr, e.ty.shape, e.attr("padding"), e.attr("order"),
+                           token=f"{n}_tok_store" if ordered else None)
             idx = ", ".join(self.value(i) for i in index.items)
             lat, tma = self.hints(e)
-            return f"load_view_tko(&{pv}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma})"
+            call = f"load_view_tko(&{pv}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma})"
+            if not ordered:
+                return call
+            # the view's token is the load's result token once it has loaded (cuTile Rust updates it)
+            res, tok = self.tmp(), self.tmp("tok")
+            self.emit(f"let {res}: {rust_type(e.ty)} = {call};")
+            self.emit(f"let {tok}: Token = get_partition_token(&{pv});")
+            self.emit(f"{n}_tok_access = join_tokens(&[{n}_tok_access, {tok}]);")
+            return res
         if o == "num_tiles":
             pv = self.view(a[0], e.attr("shape"), "padding::None")
             return f"num_tiles(&{pv}, {e.attr('axis')}i32)"
@@ -737,23 +782,38 @@ class Lowerer:
                 cur_m = nm
         lat = f"Latency::<{e.attr('latency', 0)}>"
         cur_m = "None" if cur_m is None else f"Some({cur_m})"
+        ordered = arr.id in self.ordered
+        access, store = f"{n}_tok_access", f"{n}_tok_store"
         if e.op == "gather":
             pad = self.value(e.args[3])
             res, tok = self.tmp(), self.tmp("tok")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
-                      f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, Some({pad}), None, {lat}) }};")
+                      f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, Some({pad}), "
+                      f"{f'Some({store})' if ordered else 'None'}, {lat}) }};")
+            if ordered:
+                self.emit(f"{access} = join_tokens(&[{access}, {tok}]);")
             return self.scalar_result(e, res)
         value = self.tile(e.args[3])
         if e.op == "scatter":
-            return (f"unsafe {{ store_ptr_tko({ptrs}, {value}, ordering::Weak, None::<scope::TileBlock>, "
-                    f"{cur_m}, None, {lat}) }}")
+            call = (f"unsafe {{ store_ptr_tko({ptrs}, {value}, ordering::Weak, None::<scope::TileBlock>, "
+                    f"{cur_m}, {f'Some({access})' if ordered else 'None'}, {lat}) }}")
+            if not ordered:
+                return call
+            tok = self.tmp("tok")
+            self.emit(f"let {tok}: Token = {call};")
+            self.emit(f"{access} = {tok};")
+            self.emit(f"{store} = {tok};")
+            return None
         is_float = p.dtype in FLOAT_DTYPES or p.dtype == "E"
         unsigned = p.dtype.startswith("u")
         mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
                 "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
         res, tok = self.tmp(), self.tmp("tok")
         self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, {value}, "
-                  f"atomic::{mode}, ordering::AcqRel, scope::Device, {cur_m}, None) }};")
+                  f"atomic::{mode}, ordering::AcqRel, scope::Device, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
+        if ordered:
+            self.emit(f"{access} = {tok};")
+            self.emit(f"{store} = {tok};")
         return self.scalar_result(e, res)
 
     def _unary(self, e: Op, x: str) -> str:
@@ -824,6 +884,23 @@ def _int_lit(e: Lit, dt: str) -> str:
         raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
                    "too); use a wider dtype or a constant that fits", e.pos)
     return f"{v}{dt}"
+
+
+_READS = ("gather", "load")
+_WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
+
+
+def _ordered_arrays(body, checked: set[str]) -> set[str]:
+    """Arrays whose accesses need token order to match cuTile Python: written, and also read or updated by
+    an atomic (plain stores alone need none: cuTile Rust does not chain stores, N17's allowance). Arrays
+    stored through a checked `&mut Tensor` partition are left to cuTile Rust (they are not read)."""
+    from ..passes.infer import _walk_exprs
+    ops: dict[str, set[str]] = {}
+    for e in _walk_exprs(body):
+        if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
+            ops.setdefault(e.args[0].id, set()).add(e.op)
+    return {a for a, kinds in ops.items()
+            if a not in checked and kinds & set(_WRITES) and kinds - {"scatter", "store"}}
 
 
 def _mutable_vars(body) -> set[str]:

@@ -9,6 +9,8 @@ Python lowers it: dtype promotion (`convert`), rank extension and broadcasting (
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
@@ -29,8 +31,9 @@ class SplitNeeded(Exception):
 
 
 class SplitOnConst(Exception):
-    """A ct.Constant[bool] in a position that changes the program's structure (`check_bounds=FLAG`): one
-    variant per value (specialize.py), the flag's value then read from the variant's predicates."""
+    """A constant choice that changes the program's structure: a ct.Constant[bool] as `check_bounds=FLAG`,
+    a condition on a ct.Constant[float]. One variant per truth value of `name` (a predicate text; see
+    specialize.py), the choice then read from the variant's predicates."""
     def __init__(self, name: str):
         self.name = name
 
@@ -296,6 +299,7 @@ class Infer:
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}
+        self.derived_floats: set[str] = set()  # derived float constants (their expression is `float(...)`)
         for p in kernel.params:
             if p.kind == "array":
                 self.env[p.name] = ArrayTy(p.dtype, p.rank)
@@ -352,6 +356,51 @@ class Infer:
             expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
             return expr, f"{a[1]}_{word}_{b[1]}"
         return None
+
+    _FLOAT_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "div": ("/", "DIV")}
+
+    def const_float_expr(self, e: Expr) -> tuple[str, str, bool] | None:
+        """(Python expression, generic name, reads a constant) of float arithmetic on constants and literals
+        (`1.0 - beta`, `eps / n_cols`), which cuTile Python folds in Python's float (f64) at compile time;
+        Rust gets the result as a float const generic computed by the launcher in f64."""
+        if isinstance(e, Lit) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
+            if isinstance(e.value, float) and not math.isfinite(e.value):
+                return None
+            return repr(e.value), re.sub(r"[^A-Za-z0-9]", "_", repr(e.value).replace(".", "P").replace("-", "N")), False
+        if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type in ("int", "float"):
+            return e.id, e.id, True
+        if isinstance(e, Name) and e.id in self.derived:
+            return self.derived[e.id], e.id, True
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.const_float_expr(self.literals[e.id])
+        if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:
+            a = self.const_float_expr(e.args[0])
+            return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}", a[2])
+        if isinstance(e, Op) and e.op in self._FLOAT_OPS and len(e.args) == 2:
+            a, b = self.const_float_expr(e.args[0]), self.const_float_expr(e.args[1])
+            if a is None or b is None:
+                return None
+            sym, word = self._FLOAT_OPS[e.op]
+            return f"(({a[0]}) {sym} ({b[0]}))", f"{a[1]}_{word}_{b[1]}", a[2] or b[2]
+        return None
+
+    def derived_float_name(self, e: Expr) -> str | None:
+        """A float constant folded from constants, as a derived generic (`float(...)` marks its type)."""
+        if not isinstance(e, Op):
+            return None
+        found = self.const_float_expr(e)
+        if found is None or not found[2]:
+            return None  # arithmetic on literals only is folded here (see _arith)
+        expr, name, _ = found
+        reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in _sub(e)) or any(
+            isinstance(x, Lit) and isinstance(x.value, float) for x in _sub(e)) or any(
+            isinstance(x, Op) and x.op == "div" for x in _sub(e))
+        if not reads_float:
+            return None  # integer arithmetic: derived_name's business
+        name = "F_" + name.upper()
+        self.derived[name] = f"float({expr})"
+        self.derived_floats.add(name)
+        return name
 
     def derived_name(self, e: Expr) -> str | None:
         found = self.const_int_expr(e)
@@ -432,7 +481,8 @@ class Infer:
                            "cuTile Rust carries values with a fixed type", pos)
 
     def if_stmt(self, s: If) -> list[Stmt]:
-        self.refuse_float_const_cond(s.cond)
+        if self.is_float_cond(s.cond):
+            return list(self.block(s.body if self.float_cond_value(s.cond) else s.orelse))
         taken = self.decided_arm(s)
         if taken is not None:
             return list(self.block(taken))
@@ -535,12 +585,14 @@ class Infer:
         raise SplitOnConst(flag.id)
 
     def is_float_const(self, e: Expr) -> bool:
-        return isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "float"
+        return isinstance(e, Name) and ((e.id in self.consts and self.consts[e.id].const_type == "float")
+                                        or e.id in self.derived_floats)
 
-    def refuse_float_const_cond(self, e: Expr) -> None:
-        """A condition over constants that reads a ct.Constant[float] (`if eps > 0.0:`): cuTile Python decides it
-        at compile time; the Rust entry holds the float only as its bits (a const generic i32), so it has no
-        const-generic condition form. Refused rather than emitted as a runtime test (different Tile IR)."""
+    def is_float_cond(self, e: Expr) -> bool:
+        """A condition over constants that reads a ct.Constant[float] (`if beta == 0.0:`). cuTile Python decides
+        it at compile time; the Rust entry holds the float only as its bits (a const generic i32), so there is
+        no const-generic condition form: such an `if` splits the kernel into variants on the condition (the
+        host evaluates the predicate on the float's value, as Python does)."""
         def leaves(x):
             if isinstance(x, Op) and x.op in ("cmp", "not", "and", "or"):
                 for a in x.args:
@@ -548,13 +600,21 @@ class Infer:
             else:
                 yield x
         items = list(leaves(e))
-        if any(self.is_float_const(x) for x in items) and all(
-                isinstance(x, Lit) or (isinstance(x, Name) and (x.id in self.consts or x.id in self.derived
-                                                                or x.id in self.literals)) for x in items):
-            name = next(x.id for x in items if self.is_float_const(x))
-            raise fail("CT106", f"a condition on the ct.Constant[float] `{name}`: cuTile Python decides it at "
-                       "compile time, and the Rust entry has the float only as the bits of a const generic "
-                       "(no const-generic condition form); pass a ct.Constant[bool] flag instead", e.pos)
+        return any(self.is_float_const(x) for x in items) and all(
+            isinstance(x, Lit) or (isinstance(x, Name) and (x.id in self.consts or x.id in self.derived
+                                                            or x.id in self.literals)) for x in items)
+
+    def float_cond_value(self, e: Expr) -> bool:
+        """The truth of a float-constant condition in this variant (SplitOnConst on its text when the
+        variant's predicates do not decide it)."""
+        from .specialize import predicate_text
+        text = predicate_text(e)
+        preds = self.k.variant.predicates
+        if text in preds:
+            return True
+        if f"not ({text})" in preds:
+            return False
+        raise SplitOnConst(text)
 
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
@@ -636,6 +696,9 @@ class Infer:
             derived = self.derived_name(e)
             if derived is not None:  # arithmetic on constants: folded, like cuTile Python does
                 return Name(derived, e.pos, TileTy("i32"))
+            derived = self.derived_float_name(e)
+            if derived is not None:  # float arithmetic on constants: folded in f64 by the launcher
+                return Name(derived, e.pos, TileTy("f32"))
             fn = getattr(self, "op_" + e.op, None)
             if fn is None:
                 raise fail(e.rule or "CT101", f"operation `{e.op}` is not supported here", e.pos)
@@ -1294,7 +1357,8 @@ def _ops_batch2():
             a, b = replace(a, ty=TileTy(dt)), replace(b, ty=TileTy(dt))
         if a.ty != b.ty:
             raise fail("CT104", f"the arms of a conditional expression have different types ({a.ty}, {b.ty})", e.pos)
-        self.refuse_float_const_cond(e.args[0])
+        if self.is_float_cond(e.args[0]):
+            return a if self.float_cond_value(e.args[0]) else b
         if self.is_const(e.args[0]):
             return Op("ifexp", (cond, a, b), e.pos, (("const", True),), e.rule, a.ty)
         if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):

@@ -33,7 +33,7 @@ def predicate_text(e: Expr) -> str:
 
 def _slug(pred: str) -> str:
     s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
-    s = s.replace("<", " lt ").replace(">", " gt ")
+    s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 

@@ -26,8 +26,9 @@ RULES: dict[str, str] = {
     "N2-entry-args": "Entry arguments are named by the kernel parameter they carry (x.ptr, x.shape0, "
     "x.stride0); the extra partition arguments of a cuTile Rust `&mut Tensor` are x.pshapeI/x.pstrideI.",
     "N3-entry-symbol": "Entry symbol names are dropped (each compiler mangles differently).",
-    "N4-hint-keys": "Optimization-hint dictionaries keyed by `sm_NN` are keyed `default` (Python writes "
-    "`default` for bytecode >= 13.3; Rust writes the compile target); empty dictionaries are dropped.",
+    "N4-hint-keys": "Optimization-hint dictionaries are compared as the hints in force per architecture: "
+    "`default` merged with each `sm_NN` group either side names and with the compile target (Python writes "
+    "plain hints as `default`, Rust as the compile target); architectures without hints are dropped.",
     "N5-assume": "`assume` ops are aliases of their operand (the value flows through unchanged), but their "
     "facts are compared: each fact (the whole predicate, `bounded<0, 0>` is not `bounded<0, ?>`) is printed "
     "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure, "
@@ -199,11 +200,24 @@ def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
             else:
                 tail = []
             then = Region([], op.regions[0].ops[:-1])
+            if op.results:  # the tokens the if gave REST are the else arm's: REST reads those instead
+                yielded = _REF.findall(else_ops[-1].text.split(" : ")[0]) if else_ops and else_ops[-1] else []
+                if len(yielded) != len(op.results):
+                    raise IRParseError(f"an `if` whose else arm yields {len(yielded)} of {len(op.results)} results")
+                rest = _rename(rest, dict(zip(op.results, yielded)))
             new = Op([], op.name, re.sub(r"\s*->\s*\(.*\)\s*$", "", op.text),
                      [then, Region([], _sink_return_guards(rest, False))])
             return out + [new] + tail
         out.append(op)
     return out
+
+
+def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
+    """The ops with every use of a value in `names` replaced by its new name (regions included)."""
+    def sub(text: str) -> str:
+        return _REF.sub(lambda m: names.get(m.group(0), m.group(0)), text)
+    return [Op(o.results, o.name, sub(o.text), [Region(r.args, _rename(r.ops, names)) for r in o.regions])
+            for o in ops]
 
 
 _ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", "make_partition_view", "ptr_to_ptr",
@@ -626,10 +640,25 @@ def _subst(text: str, scope: list[dict[str, str]]) -> tuple[str, list[int]]:
     return out, deps
 
 
+TARGET = "sm_90"  # the architecture verification compiles cuTile Rust for (H200)
+
+
+def _hints_in_force(m: re.Match) -> str:
+    """N4: an optimization-hint dictionary as the hints in force per architecture: `default` merged with
+    each `sm_NN` group named (and the compile target, which is where cuTile Rust writes plain hints);
+    architectures with no hint are dropped."""
+    groups = {g: dict(kv.split(" = ", 1) for kv in _split_top(body))
+              for g, body in re.findall(r"(\w+) = \{([^{}]*)\}", m.group(1))}
+    default = groups.pop("default", {})
+    force = {t: {**default, **groups.get(t, {})} for t in sorted(set(groups) | {TARGET})}
+    text = ", ".join(f"{t} = {{{', '.join(f'{k} = {v}' for k, v in sorted(h.items()))}}}"
+                     for t, h in force.items() if h)
+    return f"optimization_hints = <{text}>" if text else ""
+
+
 def _clean(text: str) -> str:
     text = re.sub(r"\s*token\s*=\s*(_tok|%\S+)", "", text)
-    text = re.sub(r"\bsm_\d+ =", "default =", text)
-    text = re.sub(r",?\s*optimization_hints\s*=\s*<default = \{\}>", "", text)
+    text = re.sub(r",?\s*optimization_hints\s*=\s*<(.*?)>(?=\s*(?::|$|\{|,))", _hints_in_force, text)
     text = re.sub(r"\s+", " ", text).strip()
     return text
 

@@ -12,6 +12,7 @@ import difflib
 import importlib.util
 import itertools
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,10 +21,9 @@ from pathlib import Path
 
 from ..frontend.modules import package_root
 from .specs import const_value, verified_generics, coverage_probes, coverage_summary, coverage_text, predicates_hold
-from .normalize import IRParseError, normalize, python_arg_names, rust_arg_names
+from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
 
-TARGET = "sm_90"  # H200; bytecode 13.4 is architecture independent on the Python side
 
 
 @dataclass
@@ -242,6 +242,15 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     err = (r or {}).get("error") or res.stderr[-2000:] or "irdump produced no result"
                     check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
                     continue
+                keep = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")  # developers: the IR of every check, raw
+                if keep:
+                    Path(keep).mkdir(parents=True, exist_ok=True)
+                    for side, bc in (("python", pybc), ("rust", rsbc)):
+                        try:
+                            (Path(keep) / f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}.{side}.mlir"
+                             ).write_text(disassemble(bc))
+                        except ToolchainError:
+                            pass
                 try:
                     py_txt, _ = normalize(disassemble(pybc), python_arg_names(
                         [(p["name"], p["kind"], p["rank"]) for p in params]), side="python")

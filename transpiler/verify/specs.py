@@ -59,6 +59,7 @@ def verified_generics(kernel: dict, entry: dict, spec: dict, dtype: str) -> list
     by_py = {p["name"]: p.get("const_type", "int") for p in kernel["params"]}
     ctypes = {p.get("rust_name", p["name"]): by_py[p["name"]] for p in kernel["params"]}
     ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
+    ctypes.update({n: "float" for n, expr in entry.get("derived", {}).items() if expr.startswith("float(")})
     return [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int")) for g in entry["generics"]]
 
 
@@ -76,7 +77,8 @@ def _pyproject_section(source: Path) -> dict:
 
 def const_value(expr: str, values: dict):
     """A constant expression (variant predicate, derived constant) over constant values, as Python does."""
-    return eval(expr, {"__builtins__": {}}, dict(values))  # noqa: S307 - expressions from our own manifest
+    # `float(...)`: a folded float constant (Infer.derived_float_name)
+    return eval(expr, {"__builtins__": {}, "float": float}, dict(values))  # noqa: S307 - from our own manifest
 
 
 def predicates_hold(preds, values: dict) -> bool:
