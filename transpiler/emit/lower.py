@@ -545,6 +545,9 @@ class Lowerer:
                 return self.scalar_result(e, self.int_convert(self.tile(src), src.ty.dtype, e.ty.dtype, e.ty.shape, e))
             if e.ty.is_scalar and (src.ty.dtype in GENERIC or e.ty.dtype in GENERIC) and not isinstance(src, Lit):
                 return self.scalar_result(e, f"convert_tile({self.tile(src)})")
+            if e.ty.is_scalar and e.ty.dtype in GENERIC and isinstance(src, Lit):
+                # a literal as E: an E scalar (convert_scalar), held as a rank-0 tile like every E value
+                return f"scalar_to_tile({self.literal(Lit(src.value, src.pos, e.ty))})"
             if e.ty.is_scalar:
                 return f"convert_scalar({self.value(src)})"
             return f"convert_tile({self.value(src)})"
@@ -702,6 +705,8 @@ class Lowerer:
         ones = ("1",) * len(shape)
         r, t = self.tmp(), self.tmp()
         self.emit(f"let {r}: Tile<{elem}, {{ [{dim_list(ones)}] }}> = {name}.reshape({shape_macro(ones)});")
+        if tuple(shape) == ones:  # no identity broadcast (cuTile Python writes none)
+            return r
         self.emit(f"let {t}: Tile<{elem}, {{ [{dim_list(shape)}] }}> = {r}.broadcast({shape_macro(shape)});")
         return t
 
@@ -768,8 +773,11 @@ class Lowerer:
             ones = ("1",) * len(shape)
             pr, pb = self.tmp("p"), self.tmp("p")
             self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = {pt}.reshape({shape_macro(ones)});")
-            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pr}.broadcast({shape_macro(shape)});")
-            pt = pb
+            if tuple(shape) == ones:  # no identity broadcast (cuTile Python writes none)
+                pt = pr
+            else:
+                self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pr}.broadcast({shape_macro(shape)});")
+                pt = pb
         ptrs = self.tmp("p")
         self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
         if mask is not None:

@@ -213,11 +213,13 @@ def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
 
 
 def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
-    """The ops with every use of a value in `names` replaced by its new name (regions included)."""
-    def sub(text: str) -> str:
-        return _REF.sub(lambda m: names.get(m.group(0), m.group(0)), text)
-    return [Op(o.results, o.name, sub(o.text), [Region(r.args, _rename(r.ops, names)) for r in o.regions])
-            for o in ops]
+    """The ops with every use of a value in `names` replaced by its new name (regions included), changed in
+    place: N17's order is keyed by the op objects."""
+    for o in ops:
+        o.text = _REF.sub(lambda m: names.get(m.group(0), m.group(0)), o.text)
+        for r in o.regions:
+            _rename(r.ops, names)
+    return ops
 
 
 _ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", "make_partition_view", "ptr_to_ptr",
@@ -648,17 +650,17 @@ def _hints_in_force(m: re.Match) -> str:
     each `sm_NN` group named (and the compile target, which is where cuTile Rust writes plain hints);
     architectures with no hint are dropped."""
     groups = {g: dict(kv.split(" = ", 1) for kv in _split_top(body))
-              for g, body in re.findall(r"(\w+) = \{([^{}]*)\}", m.group(1))}
+              for g, body in re.findall(r"(\w+) = \{([^{}]*)\}", m.group(2))}
     default = groups.pop("default", {})
     force = {t: {**default, **groups.get(t, {})} for t in sorted(set(groups) | {TARGET})}
     text = ", ".join(f"{t} = {{{', '.join(f'{k} = {v}' for k, v in sorted(h.items()))}}}"
                      for t, h in force.items() if h)
-    return f"optimization_hints = <{text}>" if text else ""
+    return f"{m.group(1)}optimization_hints = <{text}>" if text else ""
 
 
 def _clean(text: str) -> str:
     text = re.sub(r"\s*token\s*=\s*(_tok|%\S+)", "", text)
-    text = re.sub(r",?\s*optimization_hints\s*=\s*<(.*?)>(?=\s*(?::|$|\{|,))", _hints_in_force, text)
+    text = re.sub(r"(,?\s*)optimization_hints\s*=\s*<(.*?)>(?=\s*(?::|$|\{|,))", _hints_in_force, text)
     text = re.sub(r"\s+", " ", text).strip()
     return text
 
