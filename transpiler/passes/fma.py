@@ -228,3 +228,65 @@ class _Fuser:
 
 def fuse_fma(kernel: Kernel) -> Kernel:
     return replace(kernel, body=_Fuser().block(kernel.body, set(), {p.name for p in kernel.params}))
+
+
+# ------------------------------------------------------------------------------------ splits
+
+def _add_operands(e) -> list:
+    """Names read directly as an operand of a float add/sub (where a multiply would be fused)."""
+    out = []
+    if isinstance(e, Op):
+        if e.op in ("add", "sub") and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E"):
+            out += [a for a in e.args[:2] if isinstance(a, Name)]
+        for a in e.args:
+            if a is not None:
+                out += _add_operands(a)
+    return out
+
+
+def _reads_in_adds(stmts) -> set[str]:
+    found: set[str] = set()
+    for s in stmts:
+        for e in _stmt_exprs(s):
+            found |= {n.id for n in _add_operands(e)}
+        found |= _reads_in_adds(_children(s))
+    return found
+
+
+def split_point(kernel: Kernel) -> If | None:
+    """A constant `if` that FMA fusion can only match cuTile Python across by splitting the kernel on it.
+    cuTile Python folds the `if` before fusing, so a float multiply assigned in an arm (or before it and
+    reassigned in an arm) has one definition where a later add/sub reads it; here the read sees two
+    definitions and nothing fuses; a multiply read in an arm has one use more or less depending on the
+    branch. Splitting makes each variant straight-line, as Python sees it."""
+    def muls_assigned(stmts) -> set[str]:
+        return {s.targets[0] for s in stmts if isinstance(s, Assign) and _is_fmul(s.value)}
+
+    def all_muls(stmts) -> set[str]:
+        return muls_assigned(stmts) | {n for t in stmts for n in all_muls(_children(t))}
+
+    muls, fused_reads = all_muls(kernel.body), _reads_in_adds(kernel.body)
+
+    def walk(stmts) -> If | None:
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
+            if isinstance(s, If) and s.const:
+                assigned = {n for b in (s.body, s.orelse) for t in b if isinstance(t, Assign) for n in t.targets}
+                before = {n for n in assigned
+                          if any(isinstance(t, Assign) and n in t.targets and _is_fmul(t.value) for t in stmts[:i])}
+                candidates = (muls_assigned(s.body) | muls_assigned(s.orelse) | before) & assigned
+                if candidates & _reads_in_adds(stmts[i + 1:]):
+                    return s
+                # a multiply an arm reads: whether the add that fuses it is its only use depends on the branch
+                read = {n.id for t in list(s.body) + list(s.orelse) for e in _stmt_exprs(t) for n in _names(e)}
+                read |= {n.id for t in list(s.body) + list(s.orelse) for c in _children(t)
+                         for e in _stmt_exprs(c) for n in _names(e)}
+                if (read - assigned) & muls & fused_reads:  # (`x = x + c` in an arm: sunk, see _Fuser.sink)
+                    return s
+            for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
+                found = walk(c)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(kernel.body)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..diagnostics import fail
+from ..diagnostics import TranspileError, fail
 from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
+from .fma import split_point
 from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
 
 MAX_VARIANTS = 16
@@ -52,6 +53,23 @@ def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stm
     return tuple(out)
 
 
+def _if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
+    """The source `if` at `pos` (one per position: a helper inlined twice has two, and is not split)."""
+    found = []
+
+    def walk(ss):
+        for s in ss:
+            if isinstance(s, If):
+                if s.pos == pos:
+                    found.append(s)
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (For, While)):
+                walk(s.body)
+    walk(stmts)
+    return found[0] if len(found) == 1 else None
+
+
 def specialize(kernel: Kernel) -> list[Kernel]:
     """Typed kernels, one per structural variant (a single one when nothing needs splitting)."""
     base = classify_params(kernel)
@@ -82,6 +100,17 @@ def specialize(kernel: Kernel) -> list[Kernel]:
             if len(todo) + len(done) > MAX_VARIANTS:
                 raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
             continue
+        at = split_point(typed)
+        source = _if_at(k.body, at.pos) if at is not None else None
+        if source is not None and len(todo) + len(done) + 2 <= MAX_VARIANTS:
+            try:
+                text = predicate_text(source.cond)
+            except TranspileError:
+                text = None
+            if text is not None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
+                for take, pred in ((True, text), (False, f"not ({text})")):
+                    todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,)))
+                continue
         name = "__".join(_slug(p) for p in preds)
         done.append(replace(typed, variant=Variant(name, preds)))
     return done
