@@ -56,6 +56,10 @@ def measure(lib: Path, out: Path, verify: bool) -> dict:
             "compiling": compiling, "equivalent": s.get("equivalent", 0), "different": s.get("different", 0),
             "not_verified": sum(1 for k in kernels if k["status"] == "translated" and k.get("verify") == "not_verified"),
             "verified": verify, "blockers": blockers.most_common(), "verify_failures": failures.most_common(),
+            "per_kernel": [{"source": k["source"], "name": k["name"], "status": k["status"],
+                            "verify": k.get("verify"),
+                            "errors": [_blocker(d) for d in k["diagnostics"] if d["severity"] == "error"]}
+                           for k in kernels],
             "seconds": round(seconds, 1)}
 
 

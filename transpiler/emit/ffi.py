@@ -125,6 +125,11 @@ def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) 
                 return f"abi::floordiv({a}, {b})?", "int"
             if isinstance(node.op, ast.Mod):
                 return f"abi::floormod({a}, {b})?", "int"
+    if isinstance(node, ast.IfExp):  # a choice on constants (a derived latency hint)
+        a, b = _expr(node.body, names, floats), _expr(node.orelse, names, floats)
+        want = "float" if "float" in (a[1], b[1]) else "int"
+        return (f"(if {_coerce(*_expr(node.test, names, floats), 'bool')} {{ {_coerce(*a, want)} }} "
+                f"else {{ {_coerce(*b, want)} }})"), want
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
         left, right = _expr(node.left, names, floats), _expr(node.comparators[0], names, floats)
         want = "float" if "float" in (left[1], right[1]) else "int"

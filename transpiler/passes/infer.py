@@ -339,7 +339,7 @@ class Infer:
     _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
                   "mod": ("%", "MOD"), "cdiv": (None, "CDIV")}
 
-    def const_int_expr(self, e: Expr) -> tuple[str, str] | None:
+    def const_int_expr(self, e: Expr, depth: int = 0) -> tuple[str, str] | None:
         """(Python expression, generic name) of integer arithmetic on int constants and literals, which
         cuTile Python folds at compile time; Rust gets it as a const generic computed by the launcher."""
         if isinstance(e, Lit) and isinstance(e.value, int) and not isinstance(e.value, bool):
@@ -348,8 +348,11 @@ class Infer:
             return e.id, e.id
         if isinstance(e, Name) and e.id in self.literals:
             return self.const_int_expr(self.literals[e.id])
+        if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
+            # a name bound once to constant arithmetic (`N = C * H`) is a compile-time value in Python too
+            return self.const_int_expr(self.single_defs[e.id], depth + 1)
         if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
-            a, b = self.const_int_expr(e.args[0]), self.const_int_expr(e.args[1])
+            a, b = self.const_int_expr(e.args[0], depth), self.const_int_expr(e.args[1], depth)
             if a is None or b is None:
                 return None
             sym, word = self._CONST_OPS[e.op]
@@ -373,6 +376,9 @@ class Infer:
             return self.derived[e.id], e.id, True
         if isinstance(e, Name) and e.id in self.literals:
             return self.const_float_expr(self.literals[e.id])
+        if isinstance(e, Name) and e.id in self.single_defs and not self._depth_exceeded(e):
+            found = self.const_float_expr(self.single_defs[e.id])  # `N = C * H; inv = 1.0 / N`
+            return None if found is None else (found[0], e.id.upper(), True)
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:
             a = self.const_float_expr(e.args[0])
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}", a[2])
@@ -383,6 +389,16 @@ class Infer:
             sym, word = self._FLOAT_OPS[e.op]
             return f"(({a[0]}) {sym} ({b[0]}))", f"{a[1]}_{word}_{b[1]}", a[2] or b[2]
         return None
+
+    def _depth_exceeded(self, e: Name) -> bool:
+        """Guards the resolution of names bound once against a cycle (`x = x * 2` at the top level)."""
+        seen, v = set(), e
+        while isinstance(v, Name) and v.id in self.single_defs:
+            if v.id in seen:
+                return True
+            seen.add(v.id)
+            v = self.single_defs[v.id]
+        return any(isinstance(x, Name) and x.id in seen for x in _sub(v))
 
     def derived_float_name(self, e: Expr) -> str | None:
         """A float constant folded from constants, as a derived generic (`float(...)` marks its type)."""
@@ -789,14 +805,37 @@ class Infer:
             raise fail(rule, f"index has {len(items)} entries, the array has rank {rank}", e.pos)
         return TupleExpr(tuple(self.scalar_int(i) for i in items), e.pos)
 
+    def latency_value(self, lat: Expr, e: Op) -> int | str:
+        """A `latency=` hint: an integer literal, or a choice between literals on constants that cuTile
+        Python decides at compile time (`lat = 3 if BLOCK <= 1024 else 6`), which becomes a derived const
+        generic (its name is returned)."""
+        v = lat
+        for _ in range(8):  # through names assigned once / module constants
+            if isinstance(v, Name) and v.id in self.single_defs:
+                v = self.single_defs[v.id]
+            elif isinstance(v, Name) and v.id in self.literals:
+                v = self.literals[v.id]
+            else:
+                break
+        if isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return v.value
+        if (isinstance(v, Op) and v.op == "ifexp" and self.is_const(v.args[0])
+                and all(isinstance(a, Lit) and isinstance(a.value, int) and not isinstance(a.value, bool)
+                        for a in v.args[1:])):
+            from .specialize import _slug, predicate_text
+            cond = predicate_text(v.args[0])
+            name = f"LATENCY_{v.args[1].value}_IF_{_slug(cond).upper()}_ELSE_{v.args[2].value}"
+            self.derived[name] = f"({v.args[1].value} if ({cond}) else {v.args[2].value})"
+            return name
+        raise fail(e.rule, "`latency` must be an integer literal (or a choice between literals on constants)",
+                   e.pos)
+
     def _hint_attrs(self, e: Op) -> tuple:
         lat = e.attr("latency")
         tma = e.attr("allow_tma")
         out = []
         if lat is not None:
-            if not (isinstance(lat, Lit) and isinstance(lat.value, int)):
-                raise fail(e.rule, "`latency` must be an integer literal", e.pos)
-            out.append(("latency", lat.value))
+            out.append(("latency", self.latency_value(lat, e)))
         if tma is not None:
             if not (isinstance(tma, Lit) and isinstance(tma.value, bool)):
                 raise fail(e.rule, "`allow_tma` must be True or False", e.pos)
@@ -1142,14 +1181,13 @@ def _pointer_ops():
                        "ct.Constant[bool] that selects it is not supported yet)", e.pos)
         idx, shape = self._indices(e, arr)
         lat = e.attr("latency")
-        if lat is not None and not (isinstance(lat, Lit) and isinstance(lat.value, int)):
-            raise fail(e.rule, "`latency` must be an integer literal", e.pos)
+        lat = self.latency_value(lat, e) if lat is not None else 0
         for key in ("memory_order", "memory_scope"):
             if e.attr(key) is not None:
                 raise fail(e.rule, f"`{key}` is not supported yet", e.pos)
         # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
         attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
-            (("latency", lat.value if lat is not None else 0),)
+            (("latency", lat),)
         return arr, idx, shape, attrs
 
     def op_gather(self, e: Op) -> Op:

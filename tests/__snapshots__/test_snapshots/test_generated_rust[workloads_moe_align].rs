@@ -16,6 +16,9 @@ pub mod moe_align_kernels {
         expert_counts_shape0: i32,
         expert_counts_stride0: i32,
     ) {
+        let __tok_root: Token = new_token_unordered();
+        let mut expert_counts_tok_access: Token = __tok_root;
+        let mut expert_counts_tok_store: Token = __tok_root;
         let _v1: i32 = get_tile_block_id().0;
         let _v2: i32 = _v1 * BLOCK;
         let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
@@ -67,9 +70,11 @@ pub mod moe_align_kernels {
                 ordering::AcqRel,
                 scope::Device,
                 Some(_v24),
-                None,
+                Some(expert_counts_tok_access),
             )
         };
+        expert_counts_tok_access = _tok34;
+        expert_counts_tok_store = _tok34;
         let _ = _v33;
     }
 
@@ -155,6 +160,9 @@ pub mod moe_align_kernels {
         sorted_token_ids_shape0: i32,
         sorted_token_ids_stride0: i32,
     ) {
+        let __tok_root: Token = new_token_unordered();
+        let mut expert_cursor_tok_access: Token = __tok_root;
+        let mut expert_cursor_tok_store: Token = __tok_root;
         let _v1: i32 = get_tile_block_id().0;
         let _v2: i32 = _v1 * BLOCK;
         let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
@@ -205,9 +213,11 @@ pub mod moe_align_kernels {
                 ordering::AcqRel,
                 scope::Device,
                 Some(_v24),
-                None,
+                Some(expert_cursor_tok_access),
             )
         };
+        expert_cursor_tok_access = _tok33;
+        expert_cursor_tok_store = _tok33;
         let slot: Tile<i32, { [BLOCK] }> = _v32;
         let _v34: Tile<u64, { [BLOCK] }> = exti(ids);
         let _v35: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
