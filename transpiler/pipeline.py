@@ -96,10 +96,11 @@ def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
 def translate_kernel(kernel: Kernel) -> list[Kernel]:
     """All passes for one kernel: variants, FMA fusion, output ownership."""
     from .model.validate import validate
+    from .passes.dce import eliminate_dead_code
     from .passes.fma import fuse_fma
     from .passes.ownership import analyze_outputs
     from .passes.specialize import specialize
-    return [validate(analyze_outputs(fuse_fma(v))) for v in specialize(kernel)]
+    return [validate(analyze_outputs(fuse_fma(eliminate_dead_code(v)))) for v in specialize(kernel)]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
@@ -118,7 +119,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
     from .passes.flags import condition_consts
-    from .verify.specs import cover_variants, specializations
+    from .verify.specs import cover_variants, loop_bounds, specializations
     fr = parse_file(path, display)
     results: list[KernelResult] = []
     for name, pos, diag in fr.failures:
@@ -157,6 +158,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                              "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays}
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
+                "loop_bounds": [list(b) for b in loop_bounds(variants[0])],
                 # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
                 "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
                 "rules": sorted({r for v in variants for r in v.rules_used}),

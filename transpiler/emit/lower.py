@@ -237,7 +237,11 @@ class Lowerer:
                 self.store(s.value)
             else:
                 expr = self.op(s.value)
-                if expr is not None:  # None: the op emitted its own statements (a token-ordered scatter)
+                if expr is None:  # the op emitted its own statements (a token-ordered scatter)
+                    pass
+                elif expr.startswith("tile_to_scalar(") and s.value.ty is not None:
+                    self.emit(f"let _: {s.value.ty.dtype} = {expr};")  # an unused result still needs its type
+                else:
                     self.emit(f"let _ = {expr};")
         elif isinstance(s, For):
             start, stop = self.value(s.start), self.value(s.stop)
@@ -665,11 +669,16 @@ class Lowerer:
             self.emit(f"let {t}: Shape<{{ [{dims}] }}> = {rust_ident(arr.id)}.shape();")
             return f"{t}[{e.attr('dim')}]"
         if o == "cmp":
-            x, y = self.value(a[0]), self.value(a[1])
             pred = e.attr("pred")
+            dt = a[0].ty.dtype
+            if e.ty.is_scalar and pred == "!=" and (dt in FLOAT_DTYPES or dt == "E"):
+                # Python's `!=` is true for NaN: cuTile Python compares unordered, Rust's `!=` on scalars ordered
+                tx = self.tile(a[0])
+                return self.scalar_result(e, f"cmpf({tx}, {self.tile(a[1])}, predicate::NotEqual, "
+                                             "cmp_ordering::Unordered)")
+            x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{x} {pred} {y}"
-            dt = a[0].ty.dtype
             if dt in FLOAT_DTYPES or dt == "E":
                 order = "Unordered" if pred == "!=" else "Ordered"
                 return f"cmpf({x}, {y}, predicate::{CMP[pred]}, cmp_ordering::{order})"
@@ -758,7 +767,7 @@ class Lowerer:
             offs.append(o)
         # masks and offsets of the dimensions combined in dimension order (no bounds masks: check_bounds=False)
         cur_m = bounds[0] if bounds else None
-        cur_o = offs[0]
+        cur_o = offs[0] if offs else None  # None: a 0-d array, whose base pointer is the element
         for d in range(1, len(offs)):
             if bounds:
                 nm = self.tmp()
@@ -778,8 +787,11 @@ class Lowerer:
             else:
                 self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pr}.broadcast({shape_macro(shape)});")
                 pt = pb
-        ptrs = self.tmp("p")
-        self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
+        if cur_o is None:
+            ptrs = pt
+        else:
+            ptrs = self.tmp("p")
+            self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
         if mask is not None:
             um = self.value(mask)
             if cur_m is None:
@@ -818,7 +830,7 @@ class Lowerer:
                 "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
         res, tok = self.tmp(), self.tmp("tok")
         self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, {value}, "
-                  f"atomic::{mode}, ordering::AcqRel, scope::Device, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
+                  f"atomic::{mode}, {e.attr('memory_order', 'ordering::AcqRel')}, {e.attr('memory_scope', 'scope::Device')}, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
         if ordered:
             self.emit(f"{access} = {tok};")
             self.emit(f"{store} = {tok};")

@@ -35,6 +35,9 @@ DTYPE_NAMES = {
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
+# memory_order= / memory_scope= of the atomics (cuTile Rust 0.5.0 has no cluster scope; WEAK is not atomic)
+MEMORY_ORDER = {"RELAXED": "Relaxed", "ACQUIRE": "Acquire", "RELEASE": "Release", "ACQ_REL": "AcqRel"}
+MEMORY_SCOPE = {"BLOCK": "TileBlock", "DEVICE": "Device", "SYS": "System"}
 # the "value" of a procedure helper's call statement (its statements were inlined)
 PROCEDURE_DONE = Lit(None, Pos("", 0, 0))
 
@@ -336,6 +339,9 @@ class _Converter:
         self.kernel_locals: set[str] = set()  # its parameters and assigned names (they shadow module constants)
         self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
         self.procedure_call = False  # the call being converted is a statement: a helper may return nothing
+        # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
+        # shape and padding (cuTile Python's tiled view is the same aggregate, TiledViewValue)
+        self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -546,6 +552,7 @@ class _Converter:
         self.rules_used = set()
         self.inlining = []
         self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
+        self.tiled_views = {}
         self.current = fn.name.value
         dec = self._kernel_decorator(fn)
         self._check_signature(fn, dec)
@@ -788,6 +795,9 @@ class _Converter:
         if isinstance(s, cst.Assign):
             if len(s.targets) != 1:
                 raise fail("CT100", "chained assignment is not supported", pos)
+            view = self._tiled_view(s.targets[0].target, s.value)
+            if view:
+                return []
             targets = self._targets(s.targets[0].target)
             return self._flush([Assign(targets, self.expr(s.value), pos)])
         if isinstance(s, cst.AnnAssign) and s.value is not None:
@@ -873,6 +883,9 @@ class _Converter:
         if isinstance(node, cst.Name):
             if node.value in ("True", "False"):
                 return Lit(node.value == "True", pos)
+            if node.value in self.tiled_views and not self.subst:
+                raise fail("CT101", f"tiled view `{node.value}` used as a value: only its .load(), .store() and "
+                           ".num_tiles() are supported", pos)
             for scope in reversed(self.subst):
                 if node.value in scope:
                     return scope[node.value]
@@ -881,7 +894,7 @@ class _Converter:
             if node.value in self.info.consts:
                 return self._lit(self.info.consts[node.value], pos)
             d = self.info.aliases.get(node.value)
-            if d and d.startswith(f"{CT}.") and d[len(CT) + 1:].split(".")[0] in (set(DTYPE_NAMES) | {"PaddingMode", "RoundingMode"}):
+            if d and d.startswith(f"{CT}.") and d[len(CT) + 1:].split(".")[0] in (set(DTYPE_NAMES) | {"PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope"}):
                 return self._ct_value(d, pos)
             return Name(node.value, pos)
         if isinstance(node, cst.Attribute):
@@ -968,6 +981,10 @@ class _Converter:
             return Op("enum", (), pos, (("value", "rounding::" + ROUNDING[leaf.split(".")[1]]),))
         if leaf.startswith("PaddingMode.") and leaf.split(".")[1] in PADDING:
             return Op("enum", (), pos, (("value", "padding::" + PADDING[leaf.split(".")[1]]),))
+        if leaf.startswith("MemoryOrder.") and leaf.split(".")[1] in MEMORY_ORDER:
+            return Op("enum", (), pos, (("value", "ordering::" + MEMORY_ORDER[leaf.split(".")[1]]),))
+        if leaf.startswith("MemoryScope.") and leaf.split(".")[1] in MEMORY_SCOPE:
+            return Op("enum", (), pos, (("value", "scope::" + MEMORY_SCOPE[leaf.split(".")[1]]),))
         raise fail("CT101", f"`{d}` is not supported", pos)
 
     def subscript(self, node: cst.Subscript) -> Expr:
@@ -986,9 +1003,77 @@ class _Converter:
                 raise fail("CT100", "only `[:, None]`-style tile indexing is supported", self.pos(el))
         return Op("index_none", (base,), pos, (("pattern", tuple(items)),), rule="CTR-RESHAPE")
 
+    def _tiled_view(self, target, value) -> bool:
+        """Records `v = a.tiled_view(tile_shape, padding_mode=...)` (no statement: the view is an alias)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "tiled_view"):
+            return False
+        pos = self.pos(value)
+        if not isinstance(target, cst.Name) or self.renames or self.subst:
+            raise fail("CT101", "a tiled view is supported as a name assigned in the kernel body itself", pos)
+        if target.value in self.tiled_views:
+            raise fail("CT100", f"tiled view `{target.value}` is assigned twice", pos)
+        shape, padding = None, None
+        for i, a in enumerate(value.args):
+            key = a.keyword.value if a.keyword else ("tile_shape" if i == 0 else None)
+            if a.star or key not in ("tile_shape", "padding_mode", "traversal_steps"):
+                raise fail("CT101", "`tiled_view` takes tile_shape and padding_mode= here", self.pos(a))
+            if key == "traversal_steps":
+                if not (isinstance(a.value, cst.Name) and a.value.value == "None"):
+                    raise fail("CT101", "`traversal_steps=` of a tiled view is not supported (cuTile Rust 0.5.0 "
+                               "partitions have no step)", self.pos(a))
+            elif key == "tile_shape":
+                shape = a.value if isinstance(a.value, (cst.Tuple, cst.List)) else \
+                    cst.Tuple([cst.Element(a.value)])
+            else:
+                padding = cst.Arg(a.value, keyword=cst.Name("padding_mode"))
+        if shape is None:
+            raise fail("CT100", "`tiled_view` needs a tile shape", pos)
+        self.tiled_views[target.value] = (value.func.value, shape, padding)
+        return True
+
+    def _view_call(self, node: cst.Call, view: tuple, method: str, pos: Pos) -> Expr:
+        """`v.load(index, ...)`, `v.store(index, tile, ...)`, `v.num_tiles(axis)` of a tiled view."""
+        array, shape, padding = view
+        keys = {"load": ("latency", "allow_tma", "check_bounds"), "store": ("latency", "allow_tma", "check_bounds"),
+                "num_tiles": ()}
+        if method not in keys:
+            raise fail("CT101", f"method `.{method}()` of a tiled view is not supported", pos)
+        positional, keywords = [], []
+        for a in node.args:
+            if a.star:
+                raise fail("CT100", "star arguments are not supported", self.pos(a))
+            if a.keyword is None:
+                positional.append(a)
+            elif a.keyword.value not in keys[method]:
+                raise fail("CT101", f"keyword `{a.keyword.value}` of a tiled view's `{method}` is not supported",
+                           self.pos(a))
+            elif a.keyword.value == "check_bounds":
+                if not (isinstance(a.value, cst.Name) and a.value.value == "True"):
+                    raise fail("CT101", "`check_bounds=False` on a tiled view is not supported (cuTile Rust 0.5.0 "
+                               "views are always bounds-checked)", self.pos(a))
+            else:
+                keywords.append(a)
+        want = {"load": 1, "store": 2, "num_tiles": 1}[method]
+        if len(positional) != want:
+            raise fail("CT100", f"a tiled view's `{method}` takes {want} positional argument"
+                       f"{'s' if want > 1 else ''}", pos)
+        rule = self.rules.lookup(f"{CT}.{method}")
+        args: list = [cst.Arg(array)] + positional
+        if method == "load":
+            args += [cst.Arg(shape)] + ([padding] if padding is not None else []) + keywords
+        elif method == "num_tiles":
+            args += [cst.Arg(shape)]
+        else:
+            args += keywords
+        return self._rule_call(rule, args, pos)
+
     def call(self, node: cst.Call) -> Expr:
         pos = self.pos(node)
         func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value in self.tiled_views:
+            return self._view_call(node, self.tiled_views[func.value.value], func.attr.value, pos)
         fd = self.dotted(func) if isinstance(func, cst.Attribute) else None
         modules = set(self.info.aliases.values()) | {"math", "builtins"}
         if isinstance(func, cst.Attribute) and (fd is None or (fd.split(".")[0] not in modules

@@ -90,6 +90,10 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
             reads += sub
         if isinstance(s, (For, While)) and _assigns(s, name):
             return reads + [None], True  # the next iteration reads a different definition; be safe
+        if isinstance(s, If) and _assigns(s, name):
+            # later reads see the `if`'s result (a phi in cuTile Python's SSA, not a multiply); the arm that
+            # keeps the old value uses the definition once more
+            return reads + [None], False
         if isinstance(s, Assign) and name in s.targets:
             return reads, False
     return reads, True

@@ -119,7 +119,9 @@ def classify_params(k: Kernel) -> Kernel:
     for p in k.params:
         if p.kind == "unknown" or p.kind == "array":
             if p.name in ranks:
-                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=max(ranks[p.name], 1),
+                # a 0-d tensor read by `ct.gather(a, ())` keeps rank 0: its pointer is the element
+                rank = 0 if p.name in pointer_arrays and ranks[p.name] == 0 else max(ranks[p.name], 1)
+                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=rank,
                                       pointer=p.name in pointer_arrays))
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
@@ -819,6 +821,9 @@ class Infer:
                 break
         if isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool):
             return v.value
+        p = self.consts.get(v.id) if isinstance(v, Name) else None
+        if p is not None and p.kind == "const" and p.const_type == "int":
+            return p.name  # a ct.Constant[int] is the const generic itself: Latency::<NAME>
         if (isinstance(v, Op) and v.op == "ifexp" and self.is_const(v.args[0])
                 and all(isinstance(a, Lit) and isinstance(a.value, int) and not isinstance(a.value, bool)
                         for a in v.args[1:])):
@@ -1182,12 +1187,21 @@ def _pointer_ops():
         idx, shape = self._indices(e, arr)
         lat = e.attr("latency")
         lat = self.latency_value(lat, e) if lat is not None else 0
-        for key in ("memory_order", "memory_scope"):
-            if e.attr(key) is not None:
-                raise fail(e.rule, f"`{key}` is not supported yet", e.pos)
+        memory = []
+        for key, kind, default in (("memory_order", "ordering::", "ordering::AcqRel"),
+                                   ("memory_scope", "scope::", "scope::Device")):
+            v = e.attr(key)
+            if v is None:
+                continue
+            if not (isinstance(v, Op) and v.op == "enum" and str(v.attr("value")).startswith(kind)):
+                raise fail(e.rule, f"`{key}` must be a ct.{'MemoryOrder' if kind == 'ordering::' else 'MemoryScope'}"
+                           " member that cuTile Rust 0.5.0 has (RELAXED, ACQUIRE, RELEASE, ACQ_REL; BLOCK, DEVICE, "
+                           "SYS)", e.pos)
+            if v.attr("value") != default:
+                memory.append((key, v.attr("value")))
         # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
         attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
-            (("latency", lat),)
+            (("latency", lat),) + tuple(memory)
         return arr, idx, shape, attrs
 
     def op_gather(self, e: Op) -> Op:

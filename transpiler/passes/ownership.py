@@ -73,6 +73,8 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             reason = "the array is also read in the kernel (data or shape)"
         elif len({op.args[2].ty.shape for op in ops}) != 1:
             reason = "stores use different tile shapes"
+        elif any(op.attr("latency") is not None or op.attr("allow_tma") is False for op in ops):
+            reason = "a store carries a hint (latency=, allow_tma=), which a checked `&mut Tensor` store drops"
         else:
             for op in ops:
                 idx = op.args[1].items

@@ -71,8 +71,32 @@ def _if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
 
 
 def specialize(kernel: Kernel) -> list[Kernel]:
-    """Typed kernels, one per structural variant (a single one when nothing needs splitting)."""
+    """Typed kernels, one per structural variant (a single one when nothing needs splitting). An array has one
+    element type in every variant: the C symbol and the wrapper pass it the same way to each entry. One that
+    a variant fixes (f32 statistics, i32 counts) and another leaves open (it does not touch the array) is
+    fixed in all of them."""
     base = classify_params(kernel)
+    for _ in range(len(base.params) + 1):
+        done = _variants(kernel, base)
+        fixed: dict[str, set[str]] = {}
+        for v in done:
+            for p in v.params:
+                if p.kind == "array" and p.dtype != "E":
+                    fixed.setdefault(p.name, set()).add(p.dtype)
+        for name, dts in sorted(fixed.items()):
+            if len(dts) > 1:
+                raise fail("CT104", f"array `{name}` has a different element type in each variant "
+                           f"({', '.join(sorted(dts))}); the C symbol passes one", kernel.pos)
+        retype = {n: next(iter(d)) for n, d in fixed.items()
+                  if any(p.name == n and p.dtype == "E" for v in done for p in v.params)}
+        if not retype:
+            return done
+        base = replace(base, params=tuple(replace(q, dtype=retype[q.name]) if q.name in retype else q
+                                          for q in base.params))
+    raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
+
+
+def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
     todo: list[tuple[Kernel, tuple[str, ...]]] = [(base, ())]
     done: list[Kernel] = []
     while todo:

@@ -99,7 +99,7 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out
             d = dt[dtype if p["dtype"] == "E" else p["dtype"]]
             n = p["rank"]
             sig.append(ArrayConstraint(d, n, index_dtype=ct.int32, stride_lower_bound_incl=0, alias_groups=(),
-                                       may_alias_internally=False, stride_constant=(None,) * (n - 1) + (1,),
+                                       may_alias_internally=False, stride_constant=((None,) * (n - 1) + (1,)) if n else (),
                                        base_addr_divisible_by=16))
         elif p["kind"] == "scalar":
             sig.append(ScalarConstraint(dt[p["dtype"]]))
@@ -216,7 +216,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             # Rust is then `different` (see specs.coverage_probes)
             for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
                                                                 lambda sp: _select(k["entries"], sp)["name"],
-                                                                tuple(k.get("condition_consts", ()))):
+                                                                tuple(k.get("condition_consts", ())),
+                                                                [tuple(b) for b in k.get("loop_bounds", ())]):
                 tried = []
                 for spec in candidates:
                     err = add_check(spec, dtypes_of(spec)[0], probe=name)

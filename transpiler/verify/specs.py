@@ -130,6 +130,7 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
         rows, origin = [{}], "defaults"
     from ..passes.flags import loop_bound_consts
     loops = loop_bound_consts(kernel)
+    trips = loop_bounds(kernel)
     out = []
     for row in rows:
         missing = [p for p in consts if p.name not in row]
@@ -148,9 +149,68 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
                     spec[p.name] = int(bool(spec[p.name]))
                 elif p.const_type == "float":
                     spec[p.name] = float(spec[p.name])  # a launch-site `1` is the float 1.0
+            if not any(k in row for k in loops):
+                spec = _loops_run_twice(spec, trips, sorted(loops & {p.name for p in missing}))
             if spec not in out:
                 out.append(spec)
     return out, dtypes, origin
+
+
+def loop_bounds(kernel: Kernel) -> list[tuple[str, str, str]]:
+    """(start, stop, step) of each `for` whose bounds are constant expressions, as Python text over the
+    constants (derived constants expanded; locals assigned once followed)."""
+    from ..model.ir import Assign, For, Lit, Name
+    from ..passes.infer import _all_stmts
+    derived = dict(kernel.derived)
+    consts = {p.name for p in kernel.params if p.kind == "const"}
+    assigned: dict[str, list] = {}
+    for st in _all_stmts(kernel.body):
+        if isinstance(st, Assign) and len(st.targets) == 1:
+            assigned.setdefault(st.targets[0], []).append(st.value)
+
+    def text(e, depth=0):
+        if isinstance(e, Lit) and isinstance(e.value, int) and not isinstance(e.value, bool):
+            return str(e.value)
+        if isinstance(e, Name) and depth < 8:
+            if e.id in consts:
+                return e.id
+            if e.id in derived:
+                return f"({derived[e.id]})"
+            if len(assigned.get(e.id, ())) == 1:
+                return text(assigned[e.id][0], depth + 1)
+        return None
+
+    out = []
+    for st in _all_stmts(kernel.body):
+        if isinstance(st, For):
+            b = tuple(text(x) for x in (st.start, st.stop, st.step))
+            if None not in b:
+                out.append(b)
+    return out
+
+
+def _runs_twice(values: dict, trips: list) -> bool:
+    try:
+        return all(max(0, -(-(const_value(stop, values) - const_value(start, values))
+                            // const_value(step, values))) >= 2 for start, stop, step in trips)
+    except (ArithmeticError, NameError, TypeError, ValueError, SyntaxError):
+        return True  # not evaluable here: no preference
+
+
+def _loops_run_twice(spec: dict, trips: list, loop_consts: list[str]) -> dict:
+    """The defaults with every constant-bounded loop running at least twice: cuTile Rust folds the
+    induction variable of a one-trip loop (`i * NUM_SMS` becomes 0), which compares as another program.
+    Each defaulted loop-bound constant is scaled by a power of two, one at a time, until that holds."""
+    def ok(values):
+        return _runs_twice(values, trips)
+    if not trips or ok(spec):
+        return spec
+    for factor in (2, 4, 8, 16):
+        for name in loop_consts:
+            cand = {**spec, name: spec[name] * factor}
+            if ok(cand):
+                return cand
+    return spec
 
 
 def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
@@ -176,7 +236,7 @@ def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
 
 
 def coverage_probes(params: list[dict], specs: list[dict], entry_of,
-                    flags: tuple[str, ...] = ()) -> list[tuple[str, str, list[dict]]]:
+                    flags: tuple[str, ...] = (), trips: list | None = None) -> list[tuple[str, str, list[dict]]]:
     """(entry, constant, candidate specializations): for each entry (`entry_of(spec)` names the entry a
     specialization selects) and each constant that its specializations hold at one value, the entry's
     first specialization with only that constant changed, one candidate per probe value, keeping those
@@ -208,6 +268,8 @@ def coverage_probes(params: list[dict], specs: list[dict], entry_of,
                         cands.append(cand)
                 except LookupError:
                     continue
+            if trips:  # values that keep every loop running at least twice first (see _loops_run_twice)
+                cands.sort(key=lambda c: not _runs_twice(c, trips))
             if cands:
                 out.append((entry, p["name"], cands))
     return out

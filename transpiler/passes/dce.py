@@ -1,0 +1,102 @@
+"""Dead code elimination as cuTile Python runs it before token ordering and FMA fusion (_passes/dce.py).
+
+cuTile Python keeps an op only if it writes memory or its result reaches one that does: an unused load
+(`ct.load`, `ct.gather`) or computation vanishes, and so does an `if` left with nothing to do. cuTile Rust
+keeps every load it is given, so the port must not contain them. Here a value is live when its name is
+read anywhere in the kernel (coarser than Python's per-definition dataflow: a variable read only by its
+own update in a loop stays), and stores, scatters and atomics are never removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model.ir import Assign, Eval, Expr, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
+
+EFFECT_OPS = frozenset({"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"})
+
+
+def _exprs(s: Stmt) -> list[Expr]:
+    if isinstance(s, (Assign, Eval)):
+        return [s.value]
+    if isinstance(s, For):
+        return [s.start, s.stop, s.step]
+    if isinstance(s, (If, While)):
+        return [s.cond]
+    return []
+
+
+def _names(e, out: set[str]) -> None:
+    if isinstance(e, Name):
+        out.add(e.id)
+    elif isinstance(e, TupleExpr):
+        for i in e.items:
+            _names(i, out)
+    elif isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                _names(a, out)
+        for _, v in e.attrs:
+            if isinstance(v, (Name, Op, TupleExpr)):
+                _names(v, out)
+
+
+def _has_effect(e) -> bool:
+    if isinstance(e, TupleExpr):
+        return any(_has_effect(i) for i in e.items)
+    if isinstance(e, Op):
+        return e.op in EFFECT_OPS or e.op.startswith("atomic") or any(
+            _has_effect(a) for a in e.args if a is not None)
+    return False
+
+
+def _reads(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        for e in _exprs(s):
+            _names(e, out)
+        if isinstance(s, (For, While)):
+            out |= _reads(s.body)
+        elif isinstance(s, If):
+            out |= _reads(s.body) | _reads(s.orelse)
+    return out
+
+
+def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
+    out: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, Assign) and not (set(s.targets) & live) and not _has_effect(s.value):
+            continue
+        if isinstance(s, If):
+            body, orelse = _prune(s.body, live), _prune(s.orelse, live)
+            if not body and not orelse and not _has_effect(s.cond):
+                continue
+            s = replace(s, body=body, orelse=orelse, declares=tuple(d for d in s.declares if d[0] in live))
+        elif isinstance(s, (For, While)):
+            s = replace(s, body=_prune(s.body, live))
+        out.append(s)
+    return tuple(out)
+
+
+def eliminate_dead_code(kernel: Kernel) -> Kernel:
+    body = kernel.body
+    for _ in range(1000):  # each round removes at least one statement or stops
+        new = _prune(body, _reads(body))
+        if _count(new) == _count(body):
+            break
+        body = new
+    return replace(kernel, body=body)
+
+
+def _count(stmts) -> int:
+    n = 0
+    for s in stmts:
+        n += 1
+        if isinstance(s, (For, While)):
+            n += _count(s.body)
+        elif isinstance(s, If):
+            n += _count(s.body) + _count(s.orelse)
+    return n
+
+
+
