@@ -277,7 +277,9 @@ class Lowerer:
         lit = {"f32": "0.0f32", "f64": "0.0f64", "bool": "false"}.get(dt)
         if lit is None:
             lit = f"0{dt}" if dt.startswith(("i", "u")) else f"{dt}::ZERO"
-        return lit if ty.is_scalar else f"constant({lit}, {shape_macro(ty.shape)})"
+        if ty.is_scalar and dt not in GENERIC:
+            return lit
+        return f"constant({lit}, {shape_macro(ty.shape)})"  # an E scalar is a rank-0 tile
 
     def nested(self, body, bound: dict | None = None) -> None:
         self.indent += 1

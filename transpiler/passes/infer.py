@@ -422,7 +422,10 @@ class Infer:
 
     def derived_name(self, e: Expr) -> str | None:
         found = self.const_int_expr(e)
-        if found is None or isinstance(e, (Lit, Name)):
+        # a name bound once to constant arithmetic (`FLAT = TILE_M * TILE_N`) is that arithmetic
+        if found is None or isinstance(e, Lit) or (isinstance(e, Name) and e.id in self.consts):
+            return None
+        if isinstance(e, Name) and found[0].strip() == e.id:
             return None
         expr, name = found
         name = name.upper().replace("-", "NEG")
@@ -897,6 +900,8 @@ class Infer:
         if len(tile.ty.shape) != rank:
             raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
                        "(reshape the tile first)", e.pos)
+        if tile.ty.dtype != arr.ty.dtype and self._widens_to(tile, arr.ty.dtype, e.pos):
+            tile = self.to_dtype(tile, arr.ty.dtype)  # cuTile Python's implicit cast (lossless widening)
         if tile.ty.dtype != arr.ty.dtype:
             if arr.ty.dtype == "E" and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
                 # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
@@ -907,6 +912,18 @@ class Infer:
                        "which depend on the specialization)", e.pos)
         attrs = self._hint_attrs(e)
         return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
+
+    @staticmethod
+    def _widens_to(v: Expr, target: str, pos) -> bool:
+        """A float value that converts to `target` without loss in every specialization (f16/bf16/E to f32):
+        cuTile Python casts it implicitly where it is stored (implicit_cast: promote(src, dst) == dst)."""
+        src = v.ty.dtype
+        if src == target or not (_is_float(src) and _is_float(target)) or target == "E":
+            return False
+        try:
+            return promote(src, target, pos) == target
+        except TranspileError:
+            return False
 
     def op_num_tiles(self, e: Op) -> Op:
         arr = self._array(e.args[0], e.rule)
@@ -1224,8 +1241,8 @@ def _pointer_ops():
         if not isinstance(v.ty, TileTy):
             raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
         if v.ty.dtype != arr.ty.dtype:
-            if self._is_weak(v):
-                v = self.to_dtype(v, arr.ty.dtype)
+            if self._is_weak(v) or self._widens_to(v, arr.ty.dtype, e.pos):
+                v = self.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
             elif arr.ty.dtype == "E" and (_is_int(v.ty.dtype) or v.ty.dtype == "f32"):
                 raise RetypeArray(arr.id, v.ty.dtype)
             else:

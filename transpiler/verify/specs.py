@@ -6,7 +6,7 @@ Constant values come, in order of preference, from:
 2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
    `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
 3. defaults: 64 for every `ct.Constant[int]` (one that bounds a loop and sets no tile shape: 4x the largest
-   other, so loops run several times), both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
+   other, scaled until every constant-bounded loop runs at least twice; one given as `latency=`: 4), both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
    `ct.Constant[float]` (an eps-like value; its probe is twice it).
 Values missing from a launch site or table take the defaults. The element type E of the arrays is
 verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
@@ -25,6 +25,7 @@ from ..model.ir import Kernel
 
 DEFAULT_INT = 64
 DEFAULT_FLOAT = 1e-6
+DEFAULT_LATENCY = 4  # a constant given as `latency=`: cuTile accepts 1 to 10
 
 
 def float_bits(v) -> int:
@@ -102,9 +103,12 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
         names = sorted({n for p in preds for n in re.findall(r"[A-Za-z_]\w*", p)} - {"not", "and", "or", "True", "False"})
         names = [n for n in names if n in base]
         lits = sorted({int(x) for p in preds for x in re.findall(r"-?\d+", p)} | {0, 1})
-        candidates = sorted({v + d for v in lits for d in (-1, 0, 1)})
+        candidates = sorted({v + d for v in lits for d in (-1, 0, 1)}, key=lambda v: (v < 0, v))
+        # each constant's own value first (a flag that must be nonzero keeps its 64, and loops it bounds
+        # keep running), then non-negative values (a negative one is an empty `range`), negatives last
+        per_name = [[base[n]] + [c for c in candidates if c != base[n]] for n in names]
         found = None
-        for combo in itertools.product(candidates, repeat=len(names)):
+        for combo in itertools.product(*per_name):
             values = {**base, **dict(zip(names, combo))}
             if predicates_hold(preds, values):
                 found = values
@@ -131,6 +135,8 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
     from ..passes.flags import loop_bound_consts
     loops = loop_bound_consts(kernel)
     trips = loop_bounds(kernel)
+    from ..passes.infer import _walk_exprs
+    latencies = {e.attr("latency") for e in _walk_exprs(kernel.body) if hasattr(e, "attr")}  # latency=CONST
     out = []
     for row in rows:
         missing = [p for p in consts if p.name not in row]
@@ -140,6 +146,7 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
         others += [DEFAULT_INT for p in missing if p.const_type == "int" and p.name not in loops]
         loop_default = 4 * max(others + [DEFAULT_INT])
         choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_FLOAT] if p.const_type == "float"
+                   else [DEFAULT_LATENCY] if p.name in latencies
                    else [loop_default] if p.name in loops else [DEFAULT_INT] for p in missing]
         for combo in itertools.product(*choices):
             spec = dict(row)
