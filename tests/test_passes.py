@@ -229,3 +229,77 @@ def test_loop_bound_constants_default_to_several_trips(tmp_path):
     v = translate_kernel(fr.kernels[0])[0]
     specs, _, origin = specializations(v, tmp_path / "k.py")
     assert origin == "defaults" and specs == [{"BLOCK": 64, "n_cols": 256}]
+
+
+def test_persistent_loop_defaults_run_twice(tmp_path):
+    """`range((M + NUM_SMS - 1) // NUM_SMS)`: both constants bound the loop; equal defaults would give one
+    trip, so one of them is scaled until the loop runs twice; a `latency=` constant defaults into 1..10."""
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        C = ct.Constant[int]
+        @ct.kernel
+        def k(x, y, M: C, NUM_SMS: C, BLOCK: C, LAT: C):
+            acc = ct.zeros((BLOCK,), dtype=ct.float32)
+            for i in range((M + NUM_SMS - 1) // NUM_SMS):
+                acc = acc + ct.load(x, index=(ct.bid(0) + i * NUM_SMS,), shape=(BLOCK,), latency=LAT).astype(ct.float32)
+            ct.store(y, index=(ct.bid(0),), tile=acc.astype(y.dtype))
+    """)
+    v = translate_kernel(fr.kernels[0])[0]
+    (spec,), _, _ = specializations(v, tmp_path / "k.py")
+    assert spec["LAT"] == 4 and spec["BLOCK"] == 64
+    assert (spec["M"] + spec["NUM_SMS"] - 1) // spec["NUM_SMS"] >= 2, spec
+
+
+def test_cover_variants_keeps_a_flag_at_its_own_value():
+    """A variant that needs NUM_SEL nonzero keeps its default 64 (not -1: an empty `range(NUM_SEL)`, which
+    cuTile Rust 0.5.0 refuses), and one that needs it zero gets 0."""
+    from transpiler.verify.specs import cover_variants
+    specs = cover_variants([{"NUM_SEL": 64, "F": 0}], [("not (NUM_SEL)",), ("NUM_SEL", "F")])
+    assert specs == [{"NUM_SEL": 64, "F": 0}, {"NUM_SEL": 0, "F": 0}, {"NUM_SEL": 64, "F": 1}]
+
+
+def test_dead_loads_are_dropped_and_effects_kept(tmp_path):
+    """cuTile Python's DCE: an unused load (and what only it feeds) vanishes, an `if` left empty too;
+    stores and atomics stay even when their result is unused."""
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, cnt, d):
+            a = ct.load(x, index=(ct.bid(0),), shape=(64,))
+            b = a * 2.0
+            if d != 0.0:
+                b = b + 1.0
+            old = ct.atomic_add(cnt, ct.arange(1, dtype=ct.int32), 1)
+            ct.store(y, index=(ct.bid(0),), tile=ct.load(y, index=(ct.bid(0),), shape=(64,)))
+    """)
+    text = dump_kernel(v)
+    assert "load(%x" not in text and "if " not in text, text
+    assert "atomic_add(%cnt" in text and "store(%y" in text, text
+
+
+def test_array_dtype_is_the_same_in_every_variant(tmp_path):
+    """`mean` receives f32 values only under WITH_MEAN: it is f32 in both variants (the C symbol passes it
+    one way); a variant-dependent element type is refused."""
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, mean, WITH_MEAN: ct.Constant[int]):
+            v = ct.load(x, index=(ct.bid(0),), shape=(64,)).astype(ct.float32)
+            if WITH_MEAN:
+                r = ct.sum(v, 0)
+                ct.store(mean, index=(ct.bid(0),), tile=ct.reshape(r, (1,)))
+            else:
+                ct.store(x, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(64,)) * 2.0)
+    """)
+    assert {p.dtype for v in vs for p in v.params if p.name == "mean"} == {"f32"}
+
+
+def test_tiled_view_misuse_is_diagnosed(tmp_path):
+    for body, code in (("v = x.tiled_view((64,), traversal_steps=(32,))\n    t = v.load((0,))", "CT101"),
+                       ("v = x.tiled_view((64,))\n    w = v", "CT101"),
+                       ("v = x.tiled_view((64,))\n    t = v.load((0,), check_bounds=False)", "CT101")):
+        src = "import cuda.tile as ct\n@ct.kernel\ndef k(x, y):\n    " + body + "\n"
+        p = tmp_path / "k.py"
+        p.write_text(src)
+        fr = parse_file(p, "k.py")
+        assert fr.failures and fr.failures[0][2].code == code, (body, fr.failures)

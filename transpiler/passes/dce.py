@@ -3,8 +3,8 @@
 cuTile Python keeps an op only if it writes memory or its result reaches one that does: an unused load
 (`ct.load`, `ct.gather`) or computation vanishes, and so does an `if` left with nothing to do. cuTile Rust
 keeps every load it is given, so the port must not contain them. Here a value is live when its name is
-read anywhere in the kernel (coarser than Python's per-definition dataflow: a variable read only by its
-own update in a loop stays), and stores, scatters and atomics are never removed.
+read by an effect, a condition or a loop bound, or by the assignment of a live name (per name, coarser than
+Python's per-definition dataflow), and stores, scatters and atomics are never removed.
 """
 
 from __future__ import annotations
@@ -50,16 +50,33 @@ def _has_effect(e) -> bool:
     return False
 
 
-def _reads(stmts) -> set[str]:
-    out: set[str] = set()
+def _flat(stmts):
     for s in stmts:
-        for e in _exprs(s):
-            _names(e, out)
+        yield s
         if isinstance(s, (For, While)):
-            out |= _reads(s.body)
+            yield from _flat(s.body)
         elif isinstance(s, If):
-            out |= _reads(s.body) | _reads(s.orelse)
-    return out
+            yield from _flat(s.body)
+            yield from _flat(s.orelse)
+
+
+def _live(stmts) -> set[str]:
+    """Names whose values reach an effect: read by a store/scatter/atomic, a condition or a loop bound, or
+    by the assignment of a live name (to a fixed point; a variable only its own update reads is dead)."""
+    stmts = list(_flat(stmts))
+    live: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Assign) and not _has_effect(s.value):
+            continue
+        for e in _exprs(s):
+            _names(e, live)
+    while True:
+        before = len(live)
+        for s in stmts:
+            if isinstance(s, Assign) and set(s.targets) & live:
+                _names(s.value, live)
+        if len(live) == before:
+            return live
 
 
 def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
@@ -81,7 +98,7 @@ def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
 def eliminate_dead_code(kernel: Kernel) -> Kernel:
     body = kernel.body
     for _ in range(1000):  # each round removes at least one statement or stops
-        new = _prune(body, _reads(body))
+        new = _prune(body, _live(body))
         if _count(new) == _count(body):
             break
         body = new
