@@ -146,6 +146,8 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
             specs, dtypes, origin = specializations(variants[0], path)
             if len(variants) > 1:
                 specs = cover_variants(specs, [v.variant.predicates for v in variants])
+                floats = {p.name for p in variants[0].params if p.kind == "const" and p.const_type == "float"}
+                specs = [{n: float(v) if n in floats else v for n, v in sp.items()} for sp in specs]  # -0.0 is not 0
             kr.entries = [v.name for v in views]
             kr.manifest = {
                 "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),

@@ -261,7 +261,10 @@ class Lowerer:
             for name, ty in s.declares:
                 # assigned in both arms: declared before the `if` (the initial value is dead)
                 name = rust_ident(name)
-                self.emit(f"let mut {name}: {rust_type(ty)} = {self.zero(ty)};")
+                zero = self.zero(ty)
+                if ty.is_scalar and ty.dtype in GENERIC:  # an E scalar is a rank-0 tile
+                    zero = f"constant({zero}, shape![])"
+                self.emit(f"let mut {name}: {rust_type(ty)} = {zero};")
                 self.mutable.add(name)
                 self.declared[-1][name] = ty
             cond = self.const_cond(s.cond) if s.const else self.cond_value(s.cond, bind=True)
@@ -277,9 +280,7 @@ class Lowerer:
         lit = {"f32": "0.0f32", "f64": "0.0f64", "bool": "false"}.get(dt)
         if lit is None:
             lit = f"0{dt}" if dt.startswith(("i", "u")) else f"{dt}::ZERO"
-        if ty.is_scalar and dt not in GENERIC:
-            return lit
-        return f"constant({lit}, {shape_macro(ty.shape)})"  # an E scalar is a rank-0 tile
+        return lit if ty.is_scalar else f"constant({lit}, {shape_macro(ty.shape)})"
 
     def nested(self, body, bound: dict | None = None) -> None:
         self.indent += 1
