@@ -90,9 +90,10 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
             reads += sub
         if isinstance(s, (For, While)) and _assigns(s, name):
             return reads + [None], True  # the next iteration reads a different definition; be safe
-        if isinstance(s, If) and _assigns(s, name):
-            # later reads see the `if`'s result (a phi in cuTile Python's SSA, not a multiply); the arm that
-            # keeps the old value uses the definition once more
+        if isinstance(s, If) and not s.const and _assigns(s, name):
+            # later reads see a runtime `if`'s result (a phi in cuTile Python's SSA, not a multiply); the arm
+            # that keeps the old value uses the definition once more (a constant `if` is folded in Python:
+            # sinking and variant splits handle it)
             return reads + [None], False
         if isinstance(s, Assign) and name in s.targets:
             return reads, False
