@@ -448,6 +448,12 @@ class Infer:
                 self.literals[s.targets[0]] = s.value
                 return []
             v = self.expr(s.value)
+            if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Name) \
+                    and v.id in self.derived_floats:
+                # `inv_n = 1.0 / n_cols`: a Python float at compile time, weakly typed where it is used
+                # (`f16_tile * inv_n` stays f16), as cuTile Python folds it
+                self.literals[s.targets[0]] = s.value
+                return []
             if len(s.targets) == 1:
                 if isinstance(v.ty, ArrayTy) or v.ty is None:
                     raise fail("CT100", "only tiles and scalars can be assigned to variables", s.pos)
