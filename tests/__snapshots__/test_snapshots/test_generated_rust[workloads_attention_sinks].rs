@@ -498,19 +498,15 @@ pub mod attention_sinks_kernels {
             tma::Enabled,
         );
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
-        let _v23: i32 = pid_m * BM;
-        let _v24: Tile<i32, { [BM] }> = broadcast_scalar(_v23, shape![BM]);
-        let _v25: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = _v24 + _v25;
-        let _v26: Tile<f32, { [] }> = convert_tile(sink);
-        let _v27: f32 = tile_to_scalar(_v26);
-        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v27, shape![BM, 1]);
+        let _v23: Tile<f32, { [] }> = convert_tile(sink);
+        let _v24: f32 = tile_to_scalar(_v23);
+        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v24, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
         let lo: i32 = 0i32;
         let hi: i32 = ceil_div(seq_kv, BN);
         for j in lo..hi {
-            let _pv28: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv25: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
                     shape![1, 1, BN, D],
@@ -520,43 +516,43 @@ pub mod attention_sinks_kernels {
                 )
             };
             let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv28,
+                &_pv25,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v29: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v30: Tile<E, { [D, BN] }> = permute(_v29, const_array![1, 0]);
-            let _v31: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v32: Tile<f32, { [BM, BN] }> = mmaf(q, _v30, _v31);
-            let _v33: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v32 * _v33;
-            let _v34: i32 = j * BN;
-            let _v35: Tile<i32, { [BN] }> = broadcast_scalar(_v34, shape![BN]);
-            let _v36: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v35 + _v36;
-            let _v37: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v38: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v37, _v38, predicate::LessThan);
-            let _v39: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _c40: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v41: Tile<f32, { [1, 1] }> = _c40.reshape(shape![1, 1]);
-            let _v42: Tile<f32, { [BM, BN] }> = _v41.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(_v39, s, _v42);
-            let _v43: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v44: Tile<f32, { [BM, 1] }> = _v43.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v44, nan::Disabled, ftz::Disabled);
-            let _v45: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v46: Tile<f32, { [BM, BN] }> = s - _v45;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v46, ftz::Disabled);
-            let _v47: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v47, ftz::Disabled);
-            let _v48: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v49: Tile<f32, { [BM, 1] }> = _v48.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v49, rounding::NearestEven, ftz::Disabled);
-            let _pv50: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _v26: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let _v27: Tile<E, { [D, BN] }> = permute(_v26, const_array![1, 0]);
+            let _v28: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let _v29: Tile<f32, { [BM, BN] }> = mmaf(q, _v27, _v28);
+            let _v30: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = _v29 * _v30;
+            let _v31: i32 = j * BN;
+            let _v32: Tile<i32, { [BN] }> = broadcast_scalar(_v31, shape![BN]);
+            let _v33: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = _v32 + _v33;
+            let _v34: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let _v35: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(_v34, _v35, predicate::LessThan);
+            let _v36: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let _c37: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v38: Tile<f32, { [1, 1] }> = _c37.reshape(shape![1, 1]);
+            let _v39: Tile<f32, { [BM, BN] }> = _v38.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(_v36, s, _v39);
+            let _v40: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v41: Tile<f32, { [BM, 1] }> = _v40.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v41, nan::Disabled, ftz::Disabled);
+            let _v42: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v43: Tile<f32, { [BM, BN] }> = s - _v42;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v43, ftz::Disabled);
+            let _v44: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v44, ftz::Disabled);
+            let _v45: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v46: Tile<f32, { [BM, 1] }> = _v45.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v46, rounding::NearestEven, ftz::Disabled);
+            let _pv47: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -566,30 +562,30 @@ pub mod attention_sinks_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv50,
+                &_pv47,
                 [batch, head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v51: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v52: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v53: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v54: Tile<f32, { [BM, D] }> = acc * _v53;
-            acc = mmaf(_v51, _v52, _v54);
+            let _v48: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v49: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v50: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v51: Tile<f32, { [BM, D] }> = acc * _v50;
+            acc = mmaf(_v48, _v49, _v51);
             m_i = m_new;
         }
-        let _v55: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v55, rounding::Approx, ftz::Enabled);
-        let _v56: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v57: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v56);
-        let mut _pm58: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v52: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v52, rounding::Approx, ftz::Enabled);
+        let _v53: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v54: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v53);
+        let mut _pm55: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm58,
-                _v57,
+                &mut _pm55,
+                _v54,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

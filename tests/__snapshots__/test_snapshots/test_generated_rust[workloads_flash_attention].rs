@@ -239,16 +239,12 @@ pub mod flash_attention_kernels {
             tma::Enabled,
         );
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
-        let _v21: i32 = pid_m * BM;
-        let _v22: Tile<i32, { [BM] }> = broadcast_scalar(_v21, shape![BM]);
-        let _v23: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = _v22 + _v23;
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         for j in 0i32..num_kv_tiles {
-            let _pv24: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv21: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
                     shape![1, 1, BN, D],
@@ -258,43 +254,43 @@ pub mod flash_attention_kernels {
                 )
             };
             let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv24,
+                &_pv21,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v25: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v26: Tile<E, { [D, BN] }> = permute(_v25, const_array![1, 0]);
-            let _v27: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v26, _v27);
-            let _v28: i32 = j * BN;
-            let _v29: Tile<i32, { [BN] }> = broadcast_scalar(_v28, shape![BN]);
-            let _v30: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v29 + _v30;
-            let _v31: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v32: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v31, _v32, predicate::LessThan);
-            let _v33: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v34: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let _v35: Tile<f32, { [BM, BN] }> = s * _v34;
-            let _c36: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v37: Tile<f32, { [1, 1] }> = _c36.reshape(shape![1, 1]);
-            let _v38: Tile<f32, { [BM, BN] }> = _v37.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(_v33, _v35, _v38);
-            let _v39: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v40: Tile<f32, { [BM, 1] }> = _v39.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v40, nan::Disabled, ftz::Disabled);
-            let _v41: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v42: Tile<f32, { [BM, BN] }> = s - _v41;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v42, ftz::Disabled);
-            let _v43: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v43, ftz::Disabled);
-            let _v44: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v45: Tile<f32, { [BM, 1] }> = _v44.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v45, rounding::NearestEven, ftz::Disabled);
-            let _pv46: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _v22: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let _v23: Tile<E, { [D, BN] }> = permute(_v22, const_array![1, 0]);
+            let _v24: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v23, _v24);
+            let _v25: i32 = j * BN;
+            let _v26: Tile<i32, { [BN] }> = broadcast_scalar(_v25, shape![BN]);
+            let _v27: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = _v26 + _v27;
+            let _v28: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let _v29: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(_v28, _v29, predicate::LessThan);
+            let _v30: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let _v31: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let _v32: Tile<f32, { [BM, BN] }> = s * _v31;
+            let _c33: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let _v34: Tile<f32, { [1, 1] }> = _c33.reshape(shape![1, 1]);
+            let _v35: Tile<f32, { [BM, BN] }> = _v34.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(_v30, _v32, _v35);
+            let _v36: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let _v37: Tile<f32, { [BM, 1] }> = _v36.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v37, nan::Disabled, ftz::Disabled);
+            let _v38: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let _v39: Tile<f32, { [BM, BN] }> = s - _v38;
+            let p: Tile<f32, { [BM, BN] }> = exp2(_v39, ftz::Disabled);
+            let _v40: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v40, ftz::Disabled);
+            let _v41: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let _v42: Tile<f32, { [BM, 1] }> = _v41.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, _v42, rounding::NearestEven, ftz::Disabled);
+            let _pv43: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -304,30 +300,30 @@ pub mod flash_attention_kernels {
                 )
             };
             let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv46,
+                &_pv43,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
                 None,
                 tma::Enabled,
             );
-            let _v47: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v48: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v49: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v50: Tile<f32, { [BM, D] }> = acc * _v49;
-            acc = mmaf(_v47, _v48, _v50);
+            let _v44: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let _v45: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v46: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let _v47: Tile<f32, { [BM, D] }> = acc * _v46;
+            acc = mmaf(_v44, _v45, _v47);
             m_i = m_new;
         }
-        let _v51: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v51, rounding::Approx, ftz::Enabled);
-        let _v52: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v53: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v52);
-        let mut _pm54: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v48: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, _v48, rounding::Approx, ftz::Enabled);
+        let _v49: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let _v50: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v49);
+        let mut _pm51: PartitionMut<E, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm54,
-                _v53,
+                &mut _pm51,
+                _v50,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
