@@ -11,19 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, Eval, Expr, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
+from ..model.ir import Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
+from .fma import _stmt_exprs
+from .infer import _all_stmts
 
 EFFECT_OPS = frozenset({"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"})
-
-
-def _exprs(s: Stmt) -> list[Expr]:
-    if isinstance(s, (Assign, Eval)):
-        return [s.value]
-    if isinstance(s, For):
-        return [s.start, s.stop, s.step]
-    if isinstance(s, (If, While)):
-        return [s.cond]
-    return []
 
 
 def _names(e, out: set[str]) -> None:
@@ -50,25 +42,15 @@ def _has_effect(e) -> bool:
     return False
 
 
-def _flat(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, (For, While)):
-            yield from _flat(s.body)
-        elif isinstance(s, If):
-            yield from _flat(s.body)
-            yield from _flat(s.orelse)
-
-
 def _live(stmts) -> set[str]:
     """Names whose values reach an effect: read by a store/scatter/atomic, a condition or a loop bound, or
     by the assignment of a live name (to a fixed point; a variable only its own update reads is dead)."""
-    stmts = list(_flat(stmts))
+    stmts = list(_all_stmts(stmts))
     live: set[str] = set()
     for s in stmts:
         if isinstance(s, Assign) and not _has_effect(s.value):
             continue
-        for e in _exprs(s):
+        for e in _stmt_exprs(s):
             _names(e, live)
     while True:
         before = len(live)
@@ -114,6 +96,3 @@ def _count(stmts) -> int:
         elif isinstance(s, If):
             n += _count(s.body) + _count(s.orelse)
     return n
-
-
-

@@ -208,14 +208,12 @@ def _loops_run_twice(spec: dict, trips: list, loop_consts: list[str]) -> dict:
     """The defaults with every constant-bounded loop running at least twice: cuTile Rust folds the
     induction variable of a one-trip loop (`i * NUM_SMS` becomes 0), which compares as another program.
     Each defaulted loop-bound constant is scaled by a power of two, one at a time, until that holds."""
-    def ok(values):
-        return _runs_twice(values, trips)
-    if not trips or ok(spec):
+    if not trips or _runs_twice(spec, trips):
         return spec
     for factor in (2, 4, 8, 16):
         for name in loop_consts:
             cand = {**spec, name: spec[name] * factor}
-            if ok(cand):
+            if _runs_twice(cand, trips):
                 return cand
     return spec
 
