@@ -303,3 +303,41 @@ def test_tiled_view_misuse_is_diagnosed(tmp_path):
         p.write_text(src)
         fr = parse_file(p, "k.py")
         assert fr.failures and fr.failures[0][2].code == code, (body, fr.failures)
+
+
+def test_predicates_decide_implied_conditions():
+    from transpiler.passes.predicates import decides
+    assert decides(("not (not (HAS_W))",), "HAS_W") is True
+    assert decides(("MODE == 1",), "MODE == 2") is False
+    assert decides(("not (MODE == 1)",), "MODE == 2") is None      # MODE may be 2 or 3
+    assert decides(("beta != 0.0",), "beta == 0.0") is False
+    assert decides(("not (beta > 0.5)",), "beta > 0.25") is None   # 0.3 and 0.1 both satisfy
+    assert decides(("beta > 0.5",), "beta > 0.25") is True
+    assert decides(("A and B",), "A") is True
+    assert decides(("A or B",), "A") is None
+    assert decides(("X == 1", "Y == 0"), "Y") is False              # unrelated names stay apart
+    assert decides(("N % 16 == 0",), "N % 16 == 0") is True         # exact text needs no analysis
+    assert decides(("N % 16 == 0",), "N % 32 == 0") is None         # arithmetic is never guessed
+    assert decides(("A < B",), "A < B + 1") is None                 # neither are name-name comparisons
+
+
+def test_a_flag_is_split_once_however_often_it_is_tested(tmp_path):
+    """`if not W:` and a later `if W:` ask one question: two variants, none contradictory (each `if` changes
+    the stored tile's type, so each would split on its own)."""
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, W: ct.Constant[int], T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+            if not W:
+                r = ct.sum(t, axis=1, keepdims=True)
+            else:
+                r = t
+            ct.store(y, index=(ct.bid(0), 0), tile=r)
+            if W:
+                s = ct.max(t, axis=1, keepdims=True)
+            else:
+                s = t
+            ct.store(y, index=(ct.bid(0), 0), tile=s)
+    """)
+    assert [v.variant.predicates for v in vs] == [("not (W)",), ("not (not (W))",)]

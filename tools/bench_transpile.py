@@ -3,7 +3,9 @@
 
 cold: a fresh `cutile-transpile SRC -o OUT` process with an empty cache (everything recomputed);
 warm: the pipeline called again in the same process without the file cache;
-no-op: 100 kernel files, nothing changed, a new process each time (the pre-commit case).
+no-op: 100 kernel files, nothing changed, a new process each time (the pre-commit case);
+library: a generated package of at least 100 files (copies of the sources as sub-packages, each file made
+unique so no copy is a cache hit), cold, on the cores this machine has.
 usage: python tools/bench_transpile.py [SRC ...]   (default: corpus/)
 """
 
@@ -65,7 +67,46 @@ def main() -> None:
     print(f"  warm (in process, no file cache, rustfmt memoized):    median {statistics.median(warm) * 1e3:.0f} ms "
           f"(min {min(warm) * 1e3:.0f}, max {max(warm) * 1e3:.0f})")
     noop_100(files)
+    library_cold(srcs)
     compile_check(srcs)
+
+
+def library_cold(srcs: list[Path], min_files: int = 100) -> None:
+    """A library-sized package, cold: the sources copied as sub-packages until there are `min_files` files,
+    relative imports intact, each file given a unique comment so that no copy is a cache hit."""
+    from transpiler.frontend.cutile_python import parse_file as parse
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Path(tmp) / "lib"
+        lib.mkdir()
+        (lib / "__init__.py").write_text("")
+        n_files = n_kernels = copy = 0
+        while n_files < min_files:
+            pkg = lib / f"part{copy:02d}"
+            pkg.mkdir()
+            (pkg / "__init__.py").write_text("")
+            for src in srcs:
+                for f in sorted(src.rglob("*.py")):
+                    dst = pkg / src.name / f.relative_to(src)
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    dst.write_text(f.read_text() + f"\n# library copy {copy}\n")
+                    if f.name != "__init__.py":
+                        n_files += 1
+                        n_kernels += len(parse(dst, dst.name).kernels)
+            for d in pkg.rglob("*"):
+                if d.is_dir() and not (d / "__init__.py").exists():
+                    (d / "__init__.py").write_text("")
+            copy += 1
+        times = []
+        for i in range(3):
+            env = {**os.environ, "CUTILE_TRANSPILE_CACHE": str(Path(tmp) / f"cache{i}"),
+                   "CUTILE_TRANSPILE_COMPILE_CHECK": "0"}
+            cmd = [sys.executable, "-m", "transpiler.cli", str(lib), "-o", str(Path(tmp) / f"out{i}"), "-q"]
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=False, cwd=ROOT, env=env)
+            times.append(time.perf_counter() - t0)
+    print(f"\nlibrary of {n_files} files, {n_kernels} kernels ({copy} copies of the sources as sub-packages), "
+          f"cold on {os.cpu_count()} cores: median {statistics.median(times) * 1e3:.0f} ms "
+          f"(min {min(times) * 1e3:.0f}, max {max(times) * 1e3:.0f}), new process and empty cache each time")
 
 
 def compile_check(srcs: list[Path]) -> None:

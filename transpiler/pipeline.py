@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
-from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, tool_digest
+from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, rustfmt_many, tool_digest
 from .model.ir import Kernel
 
 
@@ -254,32 +254,38 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     outcomes: dict[str, SourceOutcome] = {}
     cacheable = use_cache and not kernel_filter and not fail_fast
     stopped = False
-    for i, path in enumerate(files):
-        if progress:
-            progress(i, len(files), path)
-        display = path.as_posix()
-        key = cache.file_key(path, display) if cacheable else None
-        hit = cache.load(key) if key else None
-        if hit is not None:
-            file_results, diags = hit
-        else:
-            from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
-            file_results, diags = run_deep(process_file, path, display, kernel_filter, fail_fast)
-            if key and not any(r.status == "error" for r in file_results):
-                cache.store(key, file_results, diags)
-        results.extend(file_results)
-        file_diags.extend(diags)
-        stop_here = fail_fast and any(r.status != "translated" for r in file_results)
-        parsed = not any(d.severity == "error" for d in diags)
-        if out is not None:
-            rel = source_rel(path, out)
-            outcomes[rel] = SourceOutcome(
-                rel, path, display, parsed, parsed and not kernel_filter and not stop_here,
-                {r.name for r in file_results},
-                {r.name: r.manifest for r in file_results if r.status == "translated"})
-        if stop_here:
-            stopped = True
-            break
+    keys = {path: cache.file_key(path, path.as_posix()) if cacheable else None for path in files}
+    hits = {path: cache.load(key) for path, key in keys.items() if key}
+    misses = [path for path in files if hits.get(path) is None]
+    pending = {} if fail_fast else _process_in_parallel(misses, kernel_filter)
+    try:
+        for i, path in enumerate(files):
+            if progress:
+                progress(i, len(files), path)
+            display = path.as_posix()
+            key, hit = keys[path], hits.get(path)
+            if hit is not None:
+                file_results, diags = hit
+            else:
+                file_results, diags = _file_outcome(pending.get(path), path, display, kernel_filter, fail_fast)
+                if key and not any(r.status == "error" for r in file_results):
+                    cache.store(key, file_results, diags)
+            results.extend(file_results)
+            file_diags.extend(diags)
+            stop_here = fail_fast and any(r.status != "translated" for r in file_results)
+            parsed = not any(d.severity == "error" for d in diags)
+            if out is not None:
+                rel = source_rel(path, out)
+                outcomes[rel] = SourceOutcome(
+                    rel, path, display, parsed, parsed and not kernel_filter and not stop_here,
+                    {r.name for r in file_results},
+                    {r.name: r.manifest for r in file_results if r.status == "translated"})
+            if stop_here:
+                stopped = True
+                break
+    finally:
+        for f in pending.values():
+            f.cancel()
     from . import config
     file_diags.extend(config.run_diagnostics(files, None if kernel_filter or stopped else [r.name for r in results]))
     if kernel_filter:
@@ -304,6 +310,48 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         if compile_check and compile_check != "off":
             outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log)
     return RunResult(results, file_diags, [], out), outputs
+
+
+PARALLEL_MIN_FILES = 8  # below this, starting worker processes costs more than it saves
+
+
+def _process_in_parallel(paths: list[Path], kernel_filter) -> dict:
+    """Futures of `process_file` for `paths` in worker processes (one per core), when there are enough of
+    them to pay for the workers; results are read back in file order, so the output does not depend on
+    which worker finishes first."""
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+                  len(paths))
+    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
+        return {}
+    import concurrent.futures
+    import multiprocessing
+    try:  # fork: the workers start with the tool already imported
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        ctx = None
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
+        futures = {path: pool.submit(_process_file_deep, path, path.as_posix(), kernel_filter) for path in paths}
+    finally:
+        pool.shutdown(wait=False)  # the submitted work still runs; the futures are read in file order
+    return futures
+
+
+def _process_file_deep(path: Path, display: str, kernel_filter):
+    from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
+    return run_deep(process_file, path, display, kernel_filter, False)
+
+
+def _file_outcome(future, path: Path, display: str, kernel_filter, fail_fast: bool):
+    """A file's (results, diagnostics): from its worker, or computed here (no worker, or the worker died:
+    the file is then processed again in this process, so one crash costs no file its result)."""
+    if future is not None:
+        try:
+            return future.result()
+        except Exception:  # noqa: BLE001 - a broken pool or an unpicklable result: redo it here
+            pass
+    from .frontend.cutile_python import run_deep
+    return run_deep(process_file, path, display, kernel_filter, fail_fast)
 
 
 def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, srcs: list[Path],
@@ -406,16 +454,18 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
                                  "source_sha256": m.sha, "kernels": kernels})
     manifest_modules.sort(key=lambda mm: mm["op"])
     digest = hashlib.sha256(json.dumps(manifest_modules, sort_keys=True).encode()).hexdigest()[:16]
+    unformatted: dict[Path, str] = {}  # formatted together below: one rustfmt process, not one per file
     for op, m, kernels, views in rendered:
         module = f"{op}_kernels"
-        code = render("kernel.rs.j2", source=m.rel, module=module, entries=views)
-        outputs[out / "src" / op / "kernel.rs"] = rustfmt(code)
+        unformatted[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=module,
+                                                             entries=views)
         abi_kernels = [k for k in kernels if k.get("symbol")]
         ffi = [kernel_ffi_view(k, k["symbol"], m.rel) for k in abi_kernels]
-        outputs[out / "src" / op / "ffi.rs"] = rustfmt(render("ffi.rs.j2", source=m.rel, module=module, kernels=ffi))
+        unformatted[out / "src" / op / "ffi.rs"] = render("ffi.rs.j2", source=m.rel, module=module, kernels=ffi)
         py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels]
         outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
             "python/ops.py.j2", source=m.rel, kernels=py)
+    outputs.update(zip(unformatted, rustfmt_many(list(unformatted.values()))))
     mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
     outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
     outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest, **abi_tables()))

@@ -48,6 +48,7 @@ def render(template: str, **ctx) -> str:
 
 # rustfmt reads rustfmt.toml from the working directory and its parents; an explicit, empty config and a
 # neutral working directory pin the formatting, whatever directory the tool runs in.
+RUSTFMT_STYLE = ("--edition", "2021", "--quiet")  # a batch of files is formatted in place with these
 RUSTFMT_ARGS = ("--edition", "2021", "--emit", "stdout", "--quiet")
 
 
@@ -56,26 +57,62 @@ class RustfmtMissing(RuntimeError):
 
 
 def rustfmt(code: str) -> str:
+    return rustfmt_many([code])[0]
+
+
+def rustfmt_many(codes: list[str]) -> list[str]:
+    """`codes` formatted, in order: memoized ones read back, the rest formatted by one rustfmt process (a
+    process per file was half of a cold run on a library)."""
     exe = shutil.which("rustfmt")
     if exe is None:
         raise RustfmtMissing("rustfmt not found on PATH: the generated Rust is formatted with it so that every "
                              "machine writes the same bytes (install it: `rustup component add rustfmt`)")
     from ..verify.toolchain import cache_dir
-    key = hashlib.sha256("\0".join([_rustfmt_version(exe), *RUSTFMT_ARGS, "config:empty", code]).encode()).hexdigest()
-    memo = cache_dir() / "rustfmt" / f"{key}.rs"
-    try:
-        return memo.read_text()
-    except OSError:
-        pass
-    formatted = _rustfmt(exe, code)
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
-        tmp.write_text(formatted)
-        os.replace(tmp, memo)
-    except OSError:
-        pass
-    return formatted
+    memo_dir = cache_dir() / "rustfmt"
+    version = _rustfmt_version(exe)
+
+    def memo(code: str) -> Path:
+        key = hashlib.sha256("\0".join([version, *RUSTFMT_ARGS, "config:empty", code]).encode()).hexdigest()
+        return memo_dir / f"{key}.rs"
+    out: list[str | None] = []
+    for code in codes:
+        try:
+            out.append(memo(code).read_text())
+        except OSError:
+            out.append(None)
+    todo = list(dict.fromkeys(c for c, o in zip(codes, out) if o is None))
+    done = dict(zip(todo, _rustfmt_batch(exe, todo))) if todo else {}
+    for code, formatted in done.items():
+        try:
+            m = memo(code)
+            m.parent.mkdir(parents=True, exist_ok=True)
+            tmp = m.with_name(f".{m.name}.{os.getpid()}")
+            tmp.write_text(formatted)
+            os.replace(tmp, m)
+        except OSError:
+            pass
+    return [o if o is not None else done[c] for c, o in zip(codes, out)]
+
+
+def _rustfmt_batch(exe: str, codes: list[str]) -> list[str]:
+    """One rustfmt run over files holding `codes` (none declares an out-of-line `mod`, so each is formatted
+    alone, exactly as from stdin); a rejected batch is formatted file by file, for the message."""
+    if len(codes) == 1:
+        return [_rustfmt(exe, codes[0])]
+    import tempfile
+    d = _neutral_dir()
+    with tempfile.TemporaryDirectory(dir=d) as work:
+        paths = [Path(work, f"f{i}.rs") for i in range(len(codes))]
+        for p, code in zip(paths, codes):
+            p.write_text(code)
+        ok = True
+        for start in range(0, len(paths), 256):  # keep the command line short
+            res = subprocess.run([exe, *RUSTFMT_STYLE, "--config-path", str(Path(d, "rustfmt.toml")),
+                                  *map(str, paths[start:start + 256])], capture_output=True, text=True, cwd=d)
+            ok = ok and res.returncode == 0
+        if ok:
+            return [p.read_text() for p in paths]
+    return [_rustfmt(exe, code) for code in codes]
 
 
 @functools.lru_cache(maxsize=None)

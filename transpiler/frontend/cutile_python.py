@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import io
 import math
 import re
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import (Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
@@ -269,13 +270,11 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     except (RecursionError, MemoryError) as e:
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
                                                        f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
     info = ModuleInfo(display)
-    conv = _Converter(info, positions, rules, Path(display).stem)
-    conv.scan_module(wrapper.module)
+    conv = _Converter(info, _positions(module), rules, Path(display).stem)
+    conv.scan_module(module)
     if path is not None:
-        conv.resolve_imports(wrapper.module, path, display, {path.resolve(): conv})
+        conv.resolve_imports(module, path, display, {path.resolve(): conv})
     kernels, failures = [], []
     for name, fn in info.kernels.items():
         try:
@@ -351,6 +350,10 @@ class _Converter:
         except KeyError:
             return Pos(self.info.path, 1, 1)
 
+    def _source_order(self, node: cst.CSTNode) -> tuple[int, int]:
+        p = self.positions.get(node)
+        return (p.start.line, p.start.column) if p is not None else (0, 0)
+
     def dotted(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name):
             return self.info.aliases.get(node.value, node.value)
@@ -370,11 +373,15 @@ class _Converter:
                 else:
                     self.info.helpers[stmt.name.value] = stmt
         top = {id(stmt) for stmt in module.body}
+        launches, misplaced = [], []
         for node in _walk(module):
             if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.launch":
-                self._scan_launch(node)
+                launches.append(node)
             elif isinstance(node, cst.FunctionDef) and id(node) not in top and self._is_kernel(node):
-                self.misplaced.append((node.name.value, node))
+                misplaced.append(node)
+        for node in sorted(launches, key=self._source_order):  # the walk is not in source order
+            self._scan_launch(node)
+        self.misplaced += [(node.name.value, node) for node in sorted(misplaced, key=self._source_order)]
 
     def resolve_imports(self, module: cst.Module, path: Path, display: str, loaded: dict) -> None:
         """`from .utils import gelu, LOG2E` (or `from mypkg.utils import ...`): helpers, constants, type
@@ -427,11 +434,9 @@ class _Converter:
         import os
         shown = os.path.normpath(os.path.join(os.path.dirname(display),
                                               os.path.relpath(target, path.resolve().parent)))
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        conv = _Converter(ModuleInfo(Path(shown).as_posix()), wrapper.resolve(PositionProvider), self.rules,
-                          target.stem)
-        conv.scan_module(wrapper.module)
-        conv.resolve_imports(wrapper.module, target, shown, loaded)
+        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _positions(module), self.rules, target.stem)
+        conv.scan_module(module)
+        conv.resolve_imports(module, target, shown, loaded)
         loaded[target] = conv
         return conv
 
@@ -622,8 +627,9 @@ class _Converter:
                 targets = [node.target]
             while targets:
                 t = targets.pop()
-                if isinstance(t, cst.Name):
-                    names.setdefault(t.value, t)
+                if isinstance(t, cst.Name):  # the first in source order (the walk is not), for the message
+                    if t.value not in names or self._source_order(t) < self._source_order(names[t.value]):
+                        names[t.value] = t
                 elif isinstance(t, (cst.Tuple, cst.List)):
                     targets.extend(e.value for e in t.elements)
                 elif isinstance(t, cst.StarredElement):
@@ -715,7 +721,7 @@ class _Converter:
             if isinstance(n, cst.Return):
                 return True
             if not isinstance(n, (cst.For, cst.While, cst.FunctionDef)):
-                stack.extend(n.children)
+                stack.extend(_children(n))
         return False
 
     def stmts(self, stmts: list, top: bool) -> list[Stmt]:
@@ -1282,10 +1288,44 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+class _PositionTable:
+    """What LibCST's PositionProvider computes (node -> syntactic CodeRange), without MetadataWrapper's
+    extra visit of the whole tree: that visit was a quarter of a cold run."""
+    def __init__(self) -> None:
+        self._computed: dict = {}
+
+
+def _positions(module: cst.Module) -> dict:
+    table = _PositionTable()
+    module._codegen(PositionProvidingCodegenState(default_indent=module.default_indent,
+                                                  default_newline=module.default_newline, provider=table))
+    return table._computed
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(n: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes of `n` from its dataclass fields. LibCST's `children` runs a visitor per node (most of
+    a library's parse time); the fields give the same nodes, in field order (not always source order: the
+    walks below collect sets, or sort by position where order matters)."""
+    names = _FIELDS.get(type(n))
+    if names is None:
+        names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
+    out: list[cst.CSTNode] = []
+    for name in names:
+        v = getattr(n, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
+
+
 def _walk(node: cst.CSTNode):
     """Pre-order walk of a LibCST tree, without recursion (deep expressions)."""
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(_children(n)))

@@ -16,6 +16,7 @@ from dataclasses import replace
 from ..diagnostics import TranspileError, fail
 from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
+from .predicates import decides
 
 ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
               "atomic_max", "atomic_min", "atomic_xchg"}
@@ -596,20 +597,15 @@ class Infer:
             text = predicate_text(s.cond)
         except TranspileError:
             return None
-        if text in preds:
-            return s.body
-        if f"not ({text})" in preds:
-            return s.orelse
-        return None
+        taken = decides(preds, text)
+        return None if taken is None else (s.body if taken else s.orelse)
 
     def flag_value(self, flag: Name) -> Lit:
         """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""
-        preds = self.k.variant.predicates
-        if flag.id in preds:
-            return Lit(True, flag.pos)
-        if f"not ({flag.id})" in preds:
-            return Lit(False, flag.pos)
-        raise SplitOnConst(flag.id)
+        taken = decides(self.k.variant.predicates, flag.id)
+        if taken is None:
+            raise SplitOnConst(flag.id)
+        return Lit(taken, flag.pos)
 
     def is_float_const(self, e: Expr) -> bool:
         return isinstance(e, Name) and ((e.id in self.consts and self.consts[e.id].const_type == "float")
@@ -636,12 +632,10 @@ class Infer:
         variant's predicates do not decide it)."""
         from .specialize import predicate_text
         text = predicate_text(e)
-        preds = self.k.variant.predicates
-        if text in preds:
-            return True
-        if f"not ({text})" in preds:
-            return False
-        raise SplitOnConst(text)
+        taken = decides(self.k.variant.predicates, text)
+        if taken is None:
+            raise SplitOnConst(text)
+        return taken
 
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):

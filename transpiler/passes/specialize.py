@@ -13,8 +13,9 @@ from ..diagnostics import TranspileError, fail
 from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
 from .fma import split_point
 from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
+from .predicates import decides
 
-MAX_VARIANTS = 16
+MAX_VARIANTS = 32
 
 
 def predicate_text(e: Expr) -> str:
@@ -119,6 +120,10 @@ def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
             continue
         except SplitNeeded as s:
             text = predicate_text(s.node.cond)
+            taken = decides(preds, text)
+            if taken is not None:  # already answered by this variant's predicates: fold, do not split
+                todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds))
+                continue
             for take, pred in ((True, text), (False, f"not ({text})")):
                 todo.append((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,)))
             if len(todo) + len(done) > MAX_VARIANTS:
@@ -131,7 +136,7 @@ def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
                 text = predicate_text(source.cond)
             except TranspileError:
                 text = None
-            if text is not None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
+            if text is not None and decides(preds, text) is None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
                 for take, pred in ((True, text), (False, f"not ({text})")):
                     todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,)))
                 continue
