@@ -449,6 +449,10 @@ class Infer:
                 self.literals[s.targets[0]] = s.value
                 return []
             v = self.expr(s.value)
+            if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Lit) and self._is_weak(v):
+                # `third = 1.0 / 3.0`: folded to a Python number, weakly typed where it is used
+                self.literals[s.targets[0]] = Lit(v.value, v.pos)
+                return []
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Name) \
                     and v.id in self.derived_floats:
                 # `inv_n = 1.0 / n_cols`: a Python float at compile time, weakly typed where it is used
