@@ -319,8 +319,8 @@ def _process_in_parallel(paths: list[Path], kernel_filter) -> dict:
     """Futures of `process_file` for `paths` in worker processes (one per core), when there are enough of
     them to pay for the workers; results are read back in file order, so the output does not depend on
     which worker finishes first."""
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-                  len(paths))
+    from .verify.toolchain import usable_cores
+    workers = min(usable_cores(), len(paths))
     if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
         return {}
     import concurrent.futures

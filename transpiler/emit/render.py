@@ -105,11 +105,16 @@ def _rustfmt_batch(exe: str, codes: list[str]) -> list[str]:
         paths = [Path(work, f"f{i}.rs") for i in range(len(codes))]
         for p, code in zip(paths, codes):
             p.write_text(code)
-        ok = True
-        for start in range(0, len(paths), 256):  # keep the command line short
-            res = subprocess.run([exe, *RUSTFMT_STYLE, "--config-path", str(Path(d, "rustfmt.toml")),
-                                  *map(str, paths[start:start + 256])], capture_output=True, text=True, cwd=d)
-            ok = ok and res.returncode == 0
+        from ..verify.toolchain import usable_cores
+        n = max(1, min(usable_cores(), len(paths) // 16))  # a process per core on an interleaved share
+        shares = [paths[i::n][j:j + 256] for i in range(n) for j in range(0, len(paths[i::n]), 256)]
+
+        def one(share: list[Path]) -> bool:
+            return subprocess.run([exe, *RUSTFMT_STYLE, "--config-path", str(Path(d, "rustfmt.toml")),
+                                   *map(str, share)], capture_output=True, text=True, cwd=d).returncode == 0
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(n) as pool:
+            ok = all(pool.map(one, shares))
         if ok:
             return [p.read_text() for p in paths]
     return [_rustfmt(exe, code) for code in codes]

@@ -15,7 +15,7 @@ from .fma import split_point
 from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
 from .predicates import decides
 
-MAX_VARIANTS = 32
+MAX_VARIANTS = 16
 
 
 def predicate_text(e: Expr) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..frontend.modules import package_root
 from .specs import const_value, verified_generics, coverage_probes, coverage_summary, coverage_text, predicates_hold
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
-from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary
+from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary, usable_cores
 
 
 
@@ -142,6 +142,24 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
     return errors
 
 
+def _run_irdump(irdump: Path, jobs: list[dict]) -> tuple[str, str]:
+    """All jobs through the irdump helper, one process per core on an interleaved share of the jobs (each
+    job writes its own bytecode file; results are matched by that path): (stdout, stderr) of them all."""
+    n = max(1, min(usable_cores(), len(jobs)))
+    shares = [jobs[i::n] for i in range(n)]
+
+    def one(share: list[dict]) -> subprocess.CompletedProcess:
+        return subprocess.run([str(irdump)], input=json.dumps(share), capture_output=True, text=True)
+    if n == 1:
+        results = [one(shares[0])]
+    else:
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(n) as pool:
+            results = list(pool.map(one, shares))
+    return "".join(r.stdout if r.stdout.endswith("\n") or not r.stdout else r.stdout + "\n" for r in results), \
+        "".join(r.stderr for r in results)
+
+
 def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -> list[KernelVerdict]:
     manifest = json.loads((out / "manifest.json").read_text())
     verdicts: list[KernelVerdict] = []
@@ -229,9 +247,9 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
-            res = subprocess.run([str(irdump)], input=json.dumps(jobs), capture_output=True, text=True)
+            stdout, stderr = _run_irdump(irdump, jobs)
             results = {}
-            for line in res.stdout.splitlines():
+            for line in stdout.splitlines():
                 try:
                     r = json.loads(line)
                     results[r["out"]] = r
@@ -240,7 +258,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             for kv, check, pybc, rsbc, params, outputs in plan:
                 r = results.get(str(rsbc))
                 if r is None or not r.get("ok"):
-                    err = (r or {}).get("error") or res.stderr[-2000:] or "irdump produced no result"
+                    err = (r or {}).get("error") or stderr[-2000:] or "irdump produced no result"
                     check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
                     continue
                 keep = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")  # developers: the IR of every check, raw

@@ -100,3 +100,11 @@ def disassemble(path: Path) -> str:
     if res.returncode != 0:
         raise ToolchainError(f"tileirdisasm failed on {path.name}: {res.stderr.strip()[:500]}")
     return res.stdout
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (the affinity mask where there is one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
