@@ -259,3 +259,36 @@ def test_cli_odd_directory(tmp_path, fmt):
         assert status["good"] == ("translated", [])
         assert all(s == "unsupported" and c and "CT900" not in c for n, (s, c) in status.items() if n != "good")
         assert len(status) == len(ODD) + 1
+
+
+def _lazy_vs_full(src: str) -> int:
+    import ast
+
+    import libcst as cst
+
+    from transpiler.frontend import cutile_python as F
+    module = cst.parse_module(src)
+    full = F._positions(module)
+    lazy = F._LazyPositions.of(module, ast.parse(src))
+    assert isinstance(lazy, F._LazyPositions)
+    checked = 0
+    for stmt in reversed(module.body):  # asked out of order, as the converter does
+        for n in F._walk(stmt):
+            if n in full:
+                assert lazy[n] == full[n], (type(n).__name__, lazy[n], full[n])
+                checked += 1
+    return checked
+
+
+def test_lazy_positions_are_libcst_positions():
+    """Positions computed one top-level statement at a time are the ones LibCST's PositionProvider gives for
+    the whole module: on the corpus and fixtures, and on layouts that move lines (comments and blank lines
+    before decorators, a module header, semicolons, continuation lines, CRLF, tabs)."""
+    root = Path(__file__).resolve().parents[2]
+    files = sorted([*(root / "corpus").rglob("*.py"), *(root / "tests" / "fixtures").rglob("*.py")])
+    assert sum(_lazy_vs_full(f.read_text()) for f in files) > 10_000
+    odd = ("#!/usr/bin/env python\n# header\n\n\nimport cuda.tile as ct\nA = 1; B = 2\n\n# about k\n\n"
+           "@ct.kernel\n# between\n@ct.kernel\ndef k(x,\n      y):\n\tv = ct.load(x, index=(0,), \\\n"
+           "\t    shape=(4,))\n\tct.store(y, index=(0,), tile=v)\nif A:\n    C = 3\n# trailing\n")
+    assert _lazy_vs_full(odd) > 30
+    assert _lazy_vs_full(odd.replace("\n", "\r\n")) > 30

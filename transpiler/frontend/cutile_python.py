@@ -195,8 +195,9 @@ def _ast_depth(tree: ast.AST) -> int:
     return deepest
 
 
-def _precheck(source: str, display: str) -> Diagnostic | None:
-    """What CPython says about the source (its syntax errors and nesting limits), before LibCST sees it.
+def _precheck(source: str, display: str) -> tuple[Diagnostic | None, ast.Module | None]:
+    """What CPython says about the source (its syntax errors and nesting limits), before LibCST sees it,
+    and CPython's tree (its statement lines place the lazy positions, `_LazyPositions`).
     Runs at the top of a `run_deep` thread: the parse gets the default recursion limit (1000), so its
     limit on nesting is the one `python3 file.py` has, whatever the caller's stack and limit."""
     limit = sys.getrecursionlimit()
@@ -208,13 +209,13 @@ def _precheck(source: str, display: str) -> Diagnostic | None:
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
         return Diagnostic("error", "CT001", f"syntax error: {msg}", Pos(display, max(e.lineno or 1, 1),
-                                                                             max(e.offset or 1, 1)))
+                                                                             max(e.offset or 1, 1))), None
     except (RecursionError, MemoryError) as e:
         return Diagnostic("error", "CT001", f"syntax error: code nested too deeply for CPython's parser "
                           f"({type(e).__name__}: {e}); split the expression into several assignments",
-                          Pos(display, 1, 1))
+                          Pos(display, 1, 1)), None
     except ValueError as e:  # null bytes (Python < 3.12)
-        return Diagnostic("error", "CT001", f"syntax error: {e}", Pos(display, 1, 1))
+        return Diagnostic("error", "CT001", f"syntax error: {e}", Pos(display, 1, 1)), None
     finally:
         sys.setrecursionlimit(limit)
     depth = _ast_depth(tree)
@@ -226,8 +227,8 @@ def _precheck(source: str, display: str) -> Diagnostic | None:
                 break
         return Diagnostic("error", "CT001", f"syntax error: code nested {depth} levels deep (at most "
                           f"{MAX_SOURCE_DEPTH}); split the expression into several assignments",
-                          Pos(display, line, 1))
-    return None
+                          Pos(display, line, 1)), None
+    return None, tree
 
 
 def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> FileResult:
@@ -259,7 +260,7 @@ def _safe_str(e: BaseException) -> str:
 
 def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
                   path: Path | None = None) -> FileResult:
-    diag = _precheck(source, display)
+    diag, tree = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
     try:
@@ -271,7 +272,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
                                                        f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
     info = ModuleInfo(display)
-    conv = _Converter(info, _positions(module), rules, Path(display).stem)
+    conv = _Converter(info, _LazyPositions.of(module, tree), rules, Path(display).stem)
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
@@ -1300,6 +1301,62 @@ def _positions(module: cst.Module) -> dict:
     module._codegen(PositionProvidingCodegenState(default_indent=module.default_indent,
                                                   default_newline=module.default_newline, provider=table))
     return table._computed
+
+
+class _LazyPositions:
+    """`_positions(module)`, computed one top-level statement at a time when a node in it is first asked
+    for: diagnostics and the model need the positions of kernels and helpers, not of the host code around
+    them (most of a real module). A statement's first line comes from CPython's tree of the same source,
+    less the blank and comment lines LibCST gives the statement."""
+
+    def __init__(self, module: cst.Module, starts: list[int]) -> None:
+        self.module, self.starts = module, starts
+        self._computed: dict = {}
+        self._owner: dict[int, int] | None = None
+        self._done: set[int] = set()
+
+    @classmethod
+    def of(cls, module: cst.Module, tree: ast.Module | None):
+        starts = _statement_starts(module, tree) if tree is not None else None
+        return cls(module, starts) if starts is not None else _positions(module)
+
+    def get(self, node, default=None):
+        try:
+            return self[node]
+        except KeyError:
+            return default
+
+    def __getitem__(self, node):
+        found = self._computed.get(node)
+        if found is not None:
+            return found
+        if self._owner is None:
+            self._owner = {id(n): i for i, stmt in enumerate(self.module.body) for n in _walk(stmt)}
+        i = self._owner.get(id(node))
+        if i is None or i in self._done:
+            raise KeyError(node)
+        self._done.add(i)
+        state = PositionProvidingCodegenState(default_indent=self.module.default_indent,
+                                              default_newline=self.module.default_newline, provider=self)
+        state.line = self.starts[i]
+        self.module.body[i]._codegen(state)
+        return self._computed[node]
+
+
+def _statement_starts(module: cst.Module, tree: ast.Module) -> list[int] | None:
+    """The line each top-level LibCST statement's code starts on (its leading blank and comment lines
+    included), from CPython's statement lines; None where the two trees do not pair up."""
+    stmts = list(tree.body)
+    starts, k = [], 0
+    for stmt in module.body:
+        n = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        if k + n > len(stmts):
+            return None
+        first = stmts[k]
+        line = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
+        starts.append(line - len(stmt.leading_lines))
+        k += n
+    return starts if k == len(stmts) else None
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
