@@ -33,8 +33,8 @@ def test_unsupported_fixtures_are_diagnosed(tmp_path, snapshot):
     diags = []
     for k in doc["kernels"]:
         assert k["status"] == "unsupported" and k["entries"] == [], k
-        (d,) = k["diagnostics"]
-        assert d["line"] >= 1 and d["col"] >= 1 and d["code"]
+        assert all(d["line"] >= 1 and d["col"] >= 1 and d["code"] for d in k["diagnostics"])
+        d = k["diagnostics"][0]  # the first blocker; the others follow it in source order
         diags.append(f"{Path(d['path']).name}:{d['line']}:{d['col']}: {d['code']}: {d['message']}")
     assert diags == snapshot
 
@@ -148,3 +148,21 @@ def uses_the_value(x, z, T: C):
     assert st["uses_procedures"]["status"] == "translated"
     (d,) = st["uses_the_value"]["diagnostics"]
     assert st["uses_the_value"]["status"] == "unsupported" and "returns no value" in d["message"] and d["line"] == 19
+
+
+def test_every_blocker_of_a_kernel_is_reported(tmp_path):
+    """A statement that fails does not hide the next: each blocker once, in source order, the first one
+    first (a helper's failure is one blocker at its call)."""
+    src = tmp_path / "k.py"
+    src.write_text("import cuda.tile as ct\n\n"
+                   "def helper(t):\n    return ct.frobnicate(t)\n\n"
+                   "@ct.kernel\ndef k(x, y):\n"
+                   "    t = ct.load(x, index=(0,), shape=(4,))\n"
+                   "    a = t.slice(0, 2)\n"
+                   "    b = helper(t)\n"
+                   "    c = t.slice(0, 2)\n"
+                   "    ct.store(y, index=(0,), tile=t)\n")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json")
+    (k,) = json.loads(res.stdout)["kernels"]
+    assert k["status"] == "unsupported" and res.returncode == 1
+    assert [(d["code"], d["line"]) for d in k["diagnostics"]] == [("CT101", 9), ("CT101", 4), ("CT101", 11)], k

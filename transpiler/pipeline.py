@@ -126,7 +126,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
         if kernel_filter and name not in kernel_filter:
             continue
         results.append(KernelResult(name, display, pos.line, "error" if diag.code == "CT900" else "unsupported",
-                                    diagnostics=[diag]))
+                                    diagnostics=[diag, *fr.also.get(name, [])]))
     for k in fr.kernels:
         if kernel_filter and k.name not in kernel_filter:
             continue

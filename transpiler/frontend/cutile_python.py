@@ -74,6 +74,7 @@ class FileResult:
     kernels: list[Kernel]
     failures: list[tuple[str, Pos, Diagnostic]]  # (kernel name, kernel position, diagnostic)
     diagnostics: list[Diagnostic]  # file-level
+    also: dict[str, list[Diagnostic]] = field(default_factory=dict)  # a failed kernel's other blockers
 
 
 class SourceDecodeError(ValueError):
@@ -276,7 +277,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
-    kernels, failures = [], []
+    kernels, failures, also = [], [], {}
     for name, fn in info.kernels.items():
         try:
             k = conv.kernel(fn)
@@ -288,13 +289,15 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
             kernels.append(k)
         except TranspileError as e:
             failures.append((name, conv.pos(fn), e.diagnostic))
+            if getattr(e, "also", None):
+                also[name] = e.also
         except RecursionError:
             failures.append((name, conv.pos(fn), Diagnostic(
                 "error", "CT116", f"kernel `{name}` nests too deeply to translate (helpers inlined); split the "
                 "expression into several assignments", conv.pos(fn))))
     for name, fn in conv.misplaced:
         failures.append((name, conv.pos(fn), conv.misplaced_diag(fn)))
-    return FileResult(display, kernels, failures, [])
+    return FileResult(display, kernels, failures, [], also)
 
 
 def model_depth(k: Kernel) -> tuple[int, Pos]:
@@ -339,6 +342,7 @@ class _Converter:
         self.kernel_locals: set[str] = set()  # its parameters and assigned names (they shadow module constants)
         self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
         self.procedure_call = False  # the call being converted is a statement: a helper may return nothing
+        self.recovered: list[Diagnostic] = []  # the blockers of the kernel being converted, in order
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
         # shape and padding (cuTile Python's tiled view is the same aggregate, TiledViewValue)
         self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
@@ -554,6 +558,28 @@ class _Converter:
 
     # ------------------------------------------------------------------ kernels
     def kernel(self, fn: cst.FunctionDef) -> Kernel:
+        """The kernel's model, or TranspileError with its first blocker, the others in `also`: a statement
+        that fails is recorded and the next one converted, so one run reports every blocker it can see."""
+        self.recovered = []
+        try:
+            k = self._kernel(fn)
+        except TranspileError as e:
+            raise self._blockers(e.diagnostic) from None
+        except Exception:  # noqa: BLE001 - state left by a recovered failure: report that failure
+            if self.recovered:
+                raise self._blockers(None) from None
+            raise
+        if self.recovered:
+            raise self._blockers(None)
+        return k
+
+    def _blockers(self, last: Diagnostic | None) -> TranspileError:
+        found = list(dict.fromkeys(self.recovered + ([last] if last is not None else [])))
+        err = TranspileError(found[0].code, found[0].message, found[0].pos)
+        err.also = found[1:]
+        return err
+
+    def _kernel(self, fn: cst.FunctionDef) -> Kernel:
         # per-kernel state starts empty: a kernel that failed mid-way must not leak into the next one
         self.rules_used = set()
         self.inlining = []
@@ -761,20 +787,30 @@ class _Converter:
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, rest, self.pos(s))]))
                 return out
-            if isinstance(s, cst.SimpleStatementLine):
-                for small in s.body:
-                    out.extend(self.small(small, last=top and i == len(stmts) - 1))
-            elif isinstance(s, cst.SimpleStatementSuite):
-                for small in s.body:
-                    out.extend(self.small(small))
-            elif isinstance(s, cst.For):
-                out.extend(self.for_stmt(s))
-            elif isinstance(s, cst.If):
-                out.extend(self.if_stmt(s))
-            elif isinstance(s, cst.While):
-                out.extend(self.while_stmt(s))
-            else:
-                raise fail("CT100", f"unsupported statement `{type(s).__name__}` in a kernel", self.pos(s))
+            try:
+                out.extend(self.stmt(s, last=top and i == len(stmts) - 1))
+            except TranspileError as e:
+                if self.inlining:  # inside a helper: the call in the kernel fails as a whole
+                    raise
+                self.recovered.append(e.diagnostic)  # and the next statement is converted (see kernel())
+        return out
+
+    def stmt(self, s, last: bool) -> list[Stmt]:
+        out: list[Stmt] = []
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                out.extend(self.small(small, last=last))
+        elif isinstance(s, cst.SimpleStatementSuite):
+            for small in s.body:
+                out.extend(self.small(small))
+        elif isinstance(s, cst.For):
+            out.extend(self.for_stmt(s))
+        elif isinstance(s, cst.If):
+            out.extend(self.if_stmt(s))
+        elif isinstance(s, cst.While):
+            out.extend(self.while_stmt(s))
+        else:
+            raise fail("CT100", f"unsupported statement `{type(s).__name__}` in a kernel", self.pos(s))
         return out
 
     def _flush(self, stmts: list[Stmt]) -> list[Stmt]:
