@@ -341,3 +341,25 @@ def test_a_flag_is_split_once_however_often_it_is_tested(tmp_path):
             ct.store(y, index=(ct.bid(0), 0), tile=s)
     """)
     assert [v.variant.predicates for v in vs] == [("not (W)",), ("not (not (W))",)]
+
+
+def test_float_not_equal_in_a_loop_condition_is_refused(tmp_path):
+    """`while s != 0.0` is unordered in Python (true for NaN); the inline Rust `!=` is ordered, so the
+    condition is refused with a rewrite, not emitted wrong. An ordered comparison stays inline."""
+    from transpiler.emit.lower import lower_kernel
+    src = """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y):
+            t = ct.load(x, index=(ct.bid(0),), shape=(64,))
+            s = ct.sum(t, 0)
+            while s OP 1.0:
+                s = s * 0.5
+            ct.store(y, index=(ct.bid(0),), tile=t * s)
+    """
+    (v,) = translate(tmp_path, src.replace("OP", ">"))
+    assert any(line.strip().startswith("while s > ") for line in lower_kernel(v).body), lower_kernel(v).body
+    (v,) = translate(tmp_path, src.replace("OP", "!="))
+    with pytest.raises(TranspileError) as e:
+        lower_kernel(v)
+    assert e.value.diagnostic.code == "CT100" and "loop condition" in e.value.diagnostic.message

@@ -439,6 +439,11 @@ class Lowerer:
         if bind:
             return self.value(e)
         if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
+            if e.attr("pred") == "!=" and (e.args[0].ty.dtype in FLOAT_DTYPES or e.args[0].ty.dtype == "E"):
+                # Python's float `!=` is unordered (true for NaN), Rust's scalar `!=` ordered; the unordered
+                # cmpf needs statements, which an inline loop condition cannot hold
+                raise fail("CT100", "a float `!=` in a loop condition: compute it into a variable at the end of "
+                           "the loop body and test the variable", e.pos)
             return f"{self.value(e.args[0])} {e.attr('pred')} {self.value(e.args[1])}"
         if isinstance(e, Op) and e.op in ("and", "or"):
             op = "&&" if e.op == "and" else "||"
