@@ -17,8 +17,8 @@ UNSUPPORTED = '''import cuda.tile as ct
 @ct.kernel
 def uses_break(x, y, n, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0),), shape=(T,))
-    for i in range(n):
-        if i > 3:
+    while n > 0:
+        if n > 3:
             break
         t = t * 2.0
     ct.store(y, index=(ct.bid(0),), tile=t)

@@ -585,6 +585,10 @@ class _Converter:
         self.inlining = []
         self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
         self.tiled_views = {}
+        # `break` in a `for`: the loops being converted (their flag; None for a `while`), the flags used
+        self.loops: list[str | None] = []
+        self.broken: set[str] = set()
+        self.broken_names: list[str] = []
         self.current = fn.name.value
         dec = self._kernel_decorator(fn)
         self._check_signature(fn, dec)
@@ -856,8 +860,14 @@ class _Converter:
         if isinstance(s, cst.Continue):
             return self._flush([Continue(pos)])
         if isinstance(s, cst.Break):
-            raise fail("CT107", "`break` is not supported: cuTile Python splits the loop around it, which has no "
-                       "cuTile Rust form with the same Tile IR", pos)
+            if not self.loops or self.loops[-1] is None:
+                raise fail("CT107", "`break` in a `while` loop is not supported yet (cuTile Python exits its "
+                           "`loop` early; only `break` in a `for` loop has a port)", pos)
+            # cuTile Python's rewrite of `break` in a `for` (Tile IR `for` cannot exit early): a carried flag
+            # set here, the iteration ended with `continue`, and every later iteration skipped at its top
+            flag = self.loops[-1]
+            self.broken.add(flag)
+            return self._flush([Assign((flag,), Lit(True, pos), pos), Continue(pos)])
         if isinstance(s, cst.Return):
             raise fail("CT107", "early `return` in a kernel is not supported yet (cuTile Rust only allows "
                        "`return` at the top level; the rewrite changes the Tile IR)", pos)
@@ -887,9 +897,28 @@ class _Converter:
         var = self.local(s.target.value, pos)
         pre = self.pending
         self.pending = []
-        body = tuple(self.block(s.body))
+        flag = self._break_flag()
+        self.broken_names.append(flag)
+        self.loops.append(flag)
+        try:
+            body = tuple(self.block(s.body))
+        finally:
+            self.loops.pop()
         self.pending = pre
-        return self._flush([For(var, start, stop, step, body, pos)])
+        if flag not in self.broken:
+            return self._flush([For(var, start, stop, step, body, pos)])
+        skip = If(Name(flag, pos), (Continue(pos),), (), pos)
+        return self._flush([Assign((flag,), Lit(False, pos), pos), For(var, start, stop, step, (skip,) + body, pos)])
+
+    def _break_flag(self) -> str:
+        """The name of a loop's `break` flag. cuTile Python carries the flag after the loop's own values;
+        cuTile Rust carries a loop's values in the order of their names, so the flag gets a name after every
+        name in the kernel and its helpers: one more leading `z` than any of them has."""
+        names = set(self.kernel_locals)
+        for fn in self.info.helpers.values():
+            names.update(n.value for n in _walk(fn) if isinstance(n, cst.Name))
+        run = max((len(n) - len(n.lstrip("z")) for n in names), default=0)
+        return "z" * (run + 1) + f"_break{len(self.broken_names)}"
 
     def while_stmt(self, s: cst.While) -> list[Stmt]:
         pos = self.pos(s)
@@ -898,7 +927,11 @@ class _Converter:
         cond = self.expr(s.test)
         if self.pending:
             raise fail("CT100", "the condition of a `while` cannot call a helper", pos)
-        body = tuple(self.block(s.body))
+        self.loops.append(None)
+        try:
+            body = tuple(self.block(s.body))
+        finally:
+            self.loops.pop()
         return [While(cond, body, pos)]
 
     def if_stmt(self, s: cst.If) -> list[Stmt]:
