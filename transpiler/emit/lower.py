@@ -439,10 +439,13 @@ class Lowerer:
         if bind:
             return self.value(e)
         if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
-            if e.attr("pred") == "!=" and (e.args[0].ty.dtype in FLOAT_DTYPES or e.args[0].ty.dtype == "E"):
-                # Python's float `!=` is unordered (true for NaN), Rust's scalar `!=` ordered; the unordered
-                # cmpf needs statements, which an inline loop condition cannot hold
-                raise fail("CT100", "a float `!=` in a loop condition: compute it into a variable at the end of "
+            dt = e.args[0].ty.dtype
+            if (e.attr("pred") == "!=" and dt in FLOAT_DTYPES) or dt == "E":
+                # Python's float `!=` is unordered (true for NaN), Rust's scalar `!=` ordered, and an E scalar
+                # (a rank-0 tile) has no Rust comparison operators: the cmpf needs statements, which an inline
+                # loop condition cannot hold
+                what = "a float `!=`" if e.attr("pred") == "!=" else "a comparison of the element type"
+                raise fail("CT100", f"{what} in a loop condition: compute it into a variable at the end of "
                            "the loop body and test the variable", e.pos)
             return f"{self.value(e.args[0])} {e.attr('pred')} {self.value(e.args[1])}"
         if isinstance(e, Op) and e.op in ("and", "or"):
@@ -679,11 +682,13 @@ class Lowerer:
         if o == "cmp":
             pred = e.attr("pred")
             dt = a[0].ty.dtype
-            if e.ty.is_scalar and pred == "!=" and (dt in FLOAT_DTYPES or dt == "E"):
-                # Python's `!=` is true for NaN: cuTile Python compares unordered, Rust's `!=` on scalars ordered
+            if e.ty.is_scalar and ((pred == "!=" and dt in FLOAT_DTYPES) or dt == "E"):
+                # Python's `!=` is true for NaN: cuTile Python compares unordered, Rust's `!=` on scalars ordered;
+                # and an E scalar is a rank-0 tile, which has no Rust comparison operators
+                order = "Unordered" if pred == "!=" else "Ordered"
                 tx = self.tile(a[0])
-                return self.scalar_result(e, f"cmpf({tx}, {self.tile(a[1])}, predicate::NotEqual, "
-                                             "cmp_ordering::Unordered)")
+                return self.scalar_result(e, f"cmpf({tx}, {self.tile(a[1])}, predicate::{CMP[pred]}, "
+                                             f"cmp_ordering::{order})")
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{x} {pred} {y}"
