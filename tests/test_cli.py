@@ -15,11 +15,11 @@ UNSUPPORTED = '''import cuda.tile as ct
 
 
 @ct.kernel
-def uses_break(x, y, n, T: ct.Constant[int]):
+def returns_in_loop(x, y, n, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0),), shape=(T,))
     while n > 0:
         if n > 3:
-            break
+            return
         t = t * 2.0
     ct.store(y, index=(ct.bid(0),), tile=t)
 
@@ -72,9 +72,9 @@ def test_unsupported_kernel_is_diagnosed_and_others_emitted(tmp_path):
     assert "Traceback" not in res.stderr
     assert "^" in res.stderr  # caret under the source line
     rust = (tmp_path / "out/src/k/kernel.rs").read_text()
-    assert "pub fn fine<" in rust and "uses_break" not in rust
+    assert "pub fn fine<" in rust and "returns_in_loop" not in rust
     doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json").stdout)
-    bad = next(k for k in doc["kernels"] if k["name"] == "uses_break")
+    bad = next(k for k in doc["kernels"] if k["name"] == "returns_in_loop")
     assert bad["status"] == "unsupported"
     assert bad["diagnostics"] == [{"severity": "error", "code": "CT107", "message": bad["diagnostics"][0]["message"],
                                    "path": src.as_posix(), "line": 9, "col": 13}]
@@ -101,7 +101,7 @@ def test_fail_on_error_stops(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(UNSUPPORTED)
     doc = json.loads(cli(src, "-o", tmp_path / "out", "--format", "json", "--fail-on-error").stdout)
-    assert [k["name"] for k in doc["kernels"]] == ["uses_break"]
+    assert [k["name"] for k in doc["kernels"]] == ["returns_in_loop"]
 
 
 def test_kernel_filter(tmp_path):

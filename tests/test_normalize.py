@@ -205,6 +205,11 @@ def test_N12_continue_passthrough():
     %n = addf %r, %r""")
     assert norm(py, ["n"]) == norm(rs, ["n"])
     assert norm(rs.replace("yield %acc", "yield %z"), ["n"]) != norm(py, ["n"])
+    # the same for a `break` out of a `loop` (a while loop's early exit)
+    py_b, rs_b = py.replace("continue %acc :", "break %acc :"), rs.replace("continue %acc :", "break %acc :")
+    assert norm(py_b, ["n"]) == norm(rs_b, ["n"])
+    assert norm(rs_b.replace("yield %acc", "yield %z"), ["n"]) != norm(py_b, ["n"])
+    assert norm(rs_b, ["n"]) != norm(py, ["n"])  # a break is not a continue
 
 
 def test_N14_shape_ops_on_constants():

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
 
 GENERIC = ("E",)  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
@@ -257,6 +257,8 @@ class Lowerer:
             self.emit("}")
         elif isinstance(s, Continue):
             self.emit("continue;")
+        elif isinstance(s, Break):
+            self.emit("break;")
         elif isinstance(s, If):
             for name, ty in s.declares:
                 # assigned in both arms: declared before the `if` (the initial value is dead)

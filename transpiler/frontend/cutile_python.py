@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import (Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
+from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
                         While)
 from ..rules import RuleTable, load
 
@@ -860,9 +860,10 @@ class _Converter:
         if isinstance(s, cst.Continue):
             return self._flush([Continue(pos)])
         if isinstance(s, cst.Break):
-            if not self.loops or self.loops[-1] is None:
-                raise fail("CT107", "`break` in a `while` loop is not supported yet (cuTile Python exits its "
-                           "`loop` early; only `break` in a `for` loop has a port)", pos)
+            if not self.loops:
+                raise fail("CT100", "`break` outside a loop", pos)
+            if self.loops[-1] is None:  # a `while` is a Tile IR `loop`, which exits early in both
+                return self._flush([Break(pos)])
             # cuTile Python's rewrite of `break` in a `for` (Tile IR `for` cannot exit early): a carried flag
             # set here, the iteration ended with `continue`, and every later iteration skipped at its top
             flag = self.loops[-1]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TupleExpr, While
+from .ir import Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TupleExpr, While
 
 
 def expr_text(e: Expr) -> str:
@@ -56,6 +56,8 @@ def _block(stmts, depth: int, lines: list[str]) -> None:
             _block(s.body, depth + 1, lines)
         elif isinstance(s, Continue):
             lines.append(f"{pad}continue")
+        elif isinstance(s, Break):
+            lines.append(f"{pad}break")
         elif isinstance(s, If):
             kind = "if const" if s.const else "if"
             lines.append(f"{pad}{kind} {expr_text(s.cond)}:")

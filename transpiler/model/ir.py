@@ -141,7 +141,14 @@ class Continue:
     pos: Pos
 
 
-Stmt = Union[Assign, Eval, For, If, While, Continue]
+@dataclass(frozen=True)
+class Break:
+    """Only in a `while` loop (a `for` loop's `break` is rewritten by the frontend: Tile IR `for` loops
+    cannot exit early; a `while` is a Tile IR `loop`, which can)."""
+    pos: Pos
+
+
+Stmt = Union[Assign, Eval, For, If, While, Continue, Break]
 
 
 # --------------------------------------------------------------------------------------- kernels

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr, While
+from .ir import ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr, While
 
 
 class ModelError(AssertionError):
@@ -38,7 +38,7 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
         elif isinstance(s, While):
             _expr(s.cond, defined, consts)
             _block(s.body, set(defined), consts, k)
-        elif isinstance(s, Continue):
+        elif isinstance(s, (Continue, Break)):
             pass
         elif isinstance(s, If):
             _expr(s.cond, defined, consts)

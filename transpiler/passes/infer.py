@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from .predicates import decides
 
@@ -502,7 +502,7 @@ class Infer:
             self._check_carried(before, self.env, s.pos, "loop")
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [While(cond, body, s.pos)]
-        if isinstance(s, Continue):
+        if isinstance(s, (Continue, Break)):
             return [s]
         raise fail("CT100", "unsupported statement", s.pos)
 

@@ -64,7 +64,7 @@ RULES: dict[str, str] = {
     "the printed value (tileirdisasm prints 7 significant digits, so f32 constants that differ "
     "only past the 7th digit compare equal; f16/bf16 compare exactly).",
     "N10-whitespace": "Runs of spaces are collapsed.",
-    "N12-continue-passthrough": "An `if` whose then-arm ends in `continue` and whose else-arm only yields "
+    "N12-continue-passthrough": "An `if` whose then-arm ends in `continue` (or `break`) and whose else-arm only yields "
     "values through is compared as an `if` with an empty else-arm whose results are those values "
     "(cuTile Rust carries loop values out of such an `if`; cuTile Python does not).",
     "N13-boolean-identities": "`xori x, false` and `ori x, false` and `andi x, true` (splat i1 constants) "
@@ -906,9 +906,11 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
 
 
 def _continue_passthrough(op: Op, regions: list[list[_Line]]) -> list[str] | None:
-    """`if c { ...; continue X } else { yield Y }`: the else arm only passes values through (cuTile
-    Rust carries them out of the `if`; cuTile Python leaves the else arm empty and uses them as is)."""
-    if op.name != "if" or len(regions) != 2 or not regions[0] or not regions[0][-1].text.startswith("continue"):
+    """`if c { ...; continue X } else { yield Y }` (or `break X`): the else arm only passes values through
+    (cuTile Rust carries them out of the `if`; cuTile Python leaves the else arm empty and uses them as is).
+    The results are only seen where the else arm ran: the then arm leaves the iteration or the loop."""
+    if op.name != "if" or len(regions) != 2 or not regions[0] \
+            or not regions[0][-1].text.startswith(("continue", "break")):
         return None
     if len(regions[1]) != 1 or not regions[1][0].text.startswith("yield "):
         return None
