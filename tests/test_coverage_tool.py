@@ -29,3 +29,17 @@ def test_coverage_tool_counts_kernels_and_ranks_blockers(tmp_path):
     assert (m["kernels"], m["translated"], m["compiling"]) == (3, 1, 1)
     assert m["blockers"] == [["CT101: call to `…` has no rule (unsupported API or unknown function)", 2]]
     assert "- translated: 1 (33%)" in res.stdout and "| 2 | CT101" in res.stdout
+
+
+def test_coverage_tool_reports_a_run_that_ended_early(tmp_path):
+    """A run that stops with an error document (here: OUT is a file) is reported as that error, not as a
+    library of 0 kernels."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "ok.py").write_text("import cuda.tile as ct\n")
+    out = tmp_path / "out"
+    out.write_text("not a directory\n")
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "coverage.py"), str(lib), "--out", str(out),
+                          "--json", str(tmp_path / "c.json")], capture_output=True, text=True, cwd=ROOT)
+    (m,) = json.loads((tmp_path / "c.json").read_text())
+    assert "error" in m and "kernels" not in m, m

@@ -38,6 +38,8 @@ def measure(lib: Path, out: Path, verify: bool) -> dict:
         doc = json.loads(res.stdout)
     except json.JSONDecodeError:
         return {"library": str(lib), "error": (res.stderr or res.stdout)[-2000:], "seconds": seconds}
+    if doc.get("error"):  # the run ended early (an environment or internal error): say so, with its stderr
+        return {"library": str(lib), "error": f"{doc['error']}\n{res.stderr[-2000:]}", "seconds": seconds}
     kernels = doc.get("kernels", [])
     s = doc.get("summary", {})
     blockers: collections.Counter = collections.Counter()
