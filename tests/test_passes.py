@@ -319,6 +319,8 @@ def test_predicates_decide_implied_conditions():
     assert decides(("N % 16 == 0",), "N % 16 == 0") is True         # exact text needs no analysis
     assert decides(("N % 16 == 0",), "N % 32 == 0") is None         # arithmetic is never guessed
     assert decides(("A < B",), "A < B + 1") is None                 # neither are name-name comparisons
+    assert decides(("eps > 0",), "eps >= 1") is None                # a float constant can be 0.5
+    assert decides(("not (MODE == 0)", "not (MODE == 1)"), "MODE == 2") is None
 
 
 def test_a_flag_is_split_once_however_often_it_is_tested(tmp_path):

@@ -75,12 +75,12 @@ def _literals(tree: ast.AST) -> dict[str, set]:
 
 
 def _candidates(lits: set) -> list:
-    """One value in every region the literals cut the number line into (and 0, 1 for truthiness)."""
-    if any(isinstance(v, float) for v in lits):
-        pts = sorted(set(lits) | {0.0, 1.0})
-        mids = [(a + b) / 2 for a, b in zip(pts, pts[1:])]
-        return sorted(set(pts) | set(mids) | {pts[0] - 1.0, pts[-1] + 1.0})
-    return sorted({v + d for v in lits | {0, 1} for d in (-1, 0, 1)})
+    """One value in every region the literals cut the real line into (and 0, 1 for truthiness). Reals, not
+    integers, whatever the literals: a ct.Constant[float] compared with `0` can be 0.5 (for an int constant
+    the extra values only leave more questions open, which is sound)."""
+    pts = sorted({float(v) for v in lits} | {0.0, 1.0})
+    mids = [(a + b) / 2 for a, b in zip(pts, pts[1:])]
+    return sorted(set(pts) | set(mids) | {pts[0] - 1.0, pts[-1] + 1.0})
 
 
 def _implied(preds: tuple[str, ...], text: str) -> bool | None:
