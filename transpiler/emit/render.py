@@ -61,8 +61,8 @@ def rustfmt(code: str) -> str:
 
 
 def rustfmt_many(codes: list[str]) -> list[str]:
-    """`codes` formatted, in order: memoized ones read back, the rest formatted by one rustfmt process (a
-    process per file was half of a cold run on a library)."""
+    """`codes` formatted, in order: memoized ones read back, the rest formatted in a batch, by one rustfmt
+    process per core (a process per file was half of a cold run on a library)."""
     exe = shutil.which("rustfmt")
     if exe is None:
         raise RustfmtMissing("rustfmt not found on PATH: the generated Rust is formatted with it so that every "
@@ -95,8 +95,9 @@ def rustfmt_many(codes: list[str]) -> list[str]:
 
 
 def _rustfmt_batch(exe: str, codes: list[str]) -> list[str]:
-    """One rustfmt run over files holding `codes` (none declares an out-of-line `mod`, so each is formatted
-    alone, exactly as from stdin); a rejected batch is formatted file by file, for the message."""
+    """rustfmt over files holding `codes`, one process per core on a share of them (none declares an
+    out-of-line `mod`, so each is formatted alone, exactly as from stdin); a rejected batch is formatted
+    again from `codes`, file by file, for the message."""
     if len(codes) == 1:
         return [_rustfmt(exe, codes[0])]
     import tempfile
