@@ -642,6 +642,36 @@ def test_a_missing_check_is_caught(tmp_path):
     assert fn(*p.c_args) == 12  # wrong grid, yet it reached the device step
 
 
+def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
+    """A kernel with an entry for E = f32 (its FMA fuses through an `astype` that is then no operation) and
+    one for f16/bf16: the wrapper picks the entry from the arrays' dtype, and the symbol refuses the other
+    entry for that dtype (a C caller that names the wrong one gets CUTILE_ERR_VARIANT, never a launch)."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "astype_fma.py", src / "astype_fma.py")
+    out = tmp_path / "out"
+    write_outputs(run([src], out)[1])
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    _, kernel = find_kernel(manifest, "weighted_column_sum")
+    assert [e.get("dtypes") for e in kernel["entries"]] == [["f32"], ["f16", "bf16"]]
+    spec = pkg.astype_fma.SPEC_weighted_column_sum
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    consts = {"N": 4, "BLOCK": 64}
+    for typestr, want in (("<f4", 0), ("<f2", 1)):
+        x, w, o = (FakeCudaArray(s, t, 0x7F0000000000 + (i << 24)) for i, (s, t) in
+                   enumerate((((4, 128), typestr), ((128,), typestr), ((128,), "<f4"))))
+        p = pkg._runtime.plan(spec, (x, w, o, consts["N"], consts["BLOCK"]), (2,))
+        assert p.entry == want and spec.entries[want].name.endswith(("__e_f32", "__e_f16_bf16")[want])
+        if not driver_present():  # the selected entry passes every check (a driver would launch on fake pointers)
+            assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_DEVICE"
+        p.c_args[-6] = ctypes.c_int32(1 - want)
+        assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_VARIANT"  # not this dtype's entry
+
+
 @pytest.fixture
 def fake_torch(monkeypatch):
     """A stand-in `torch` module whose Tensor has what the wrapper reads (CI has no torch)."""

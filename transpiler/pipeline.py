@@ -93,14 +93,17 @@ def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
     return sorted(unique, key=lambda p: (os.path.realpath(p), p.as_posix()))
 
 
-def translate_kernel(kernel: Kernel) -> list[Kernel]:
-    """All passes for one kernel: variants, FMA fusion, output ownership."""
+def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> list[Kernel]:
+    """All passes for one kernel: variants, FMA fusion, output ownership. `dtypes`: the element types E is
+    exported for (default: verification's defaults)."""
     from .model.validate import validate
     from .passes.dce import eliminate_dead_code
     from .passes.fma import fuse_fma
     from .passes.ownership import analyze_outputs
     from .passes.specialize import specialize
-    return [validate(analyze_outputs(fuse_fma(eliminate_dead_code(v)))) for v in specialize(kernel)]
+    from .verify.specs import DEFAULT_DTYPES
+    variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
+    return [validate(analyze_outputs(fuse_fma(eliminate_dead_code(v)))) for v in variants]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
@@ -119,7 +122,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
     from .passes.flags import condition_consts
-    from .verify.specs import cover_variants, loop_bounds, specializations
+    from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     fr = parse_file(path, display)
     results: list[KernelResult] = []
     for name, pos, diag in fr.failures:
@@ -141,7 +144,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                 break
             continue
         try:
-            variants = translate_kernel(k)
+            variants = translate_kernel(k, tuple(kernel_dtypes(path)))
             views = [lower_kernel(v) for v in variants]
             specs, dtypes, origin = specializations(variants[0], path)
             if len(variants) > 1:
@@ -157,7 +160,9 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                                                 if p.kind == "const" and rust_ident(p.name) != p.name},
                              "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                              "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
-                             "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays}
+                             "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
+                             # the element types E may have in this entry (absent: any)
+                             **({"dtypes": list(v.variant.dtypes)} if v.variant.dtypes else {})}
                             for v, vw in zip(variants, views)],
                 "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
                 "loop_bounds": [list(b) for b in loop_bounds(variants[0])],

@@ -198,7 +198,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     if variants:  # the caller names the entry; it must be the one the constants select
         c_params.append("__variant: i32")
         variant_doc = ["`__variant` selects the entry and must agree with the constants:"]
-        variant_doc += [f"{e['index']} = `{e['name']}` when `{' and '.join(e['predicates'])}`." for e in entry_views]
+        variant_doc += [f"{e['index']} = `{e['name']}` when `{' and '.join(e['conditions'])}`." for e in entry_views]
         arg_checks.append("let __entry = match __variant {")
         arg_checks += [f"    {e['index']} if {e['predicate']} => {e['index']}," for e in entry_views]
         arg_checks.append('    _ => return abi::fail(abi::CUTILE_ERR_VARIANT, format!("variant {__variant} is unknown '
@@ -272,7 +272,13 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             fn_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
             pass_args.append(n)
             call_args.append(n)
-    predicate = " && ".join(rust_const_expr(pr, names, "bool", floats) for pr in entry["predicates"]) or "true"
+    conditions = [rust_const_expr(pr, names, "bool", floats) for pr in entry["predicates"]]
+    if entry.get("dtypes") and dtypes:  # an entry of some element types only (see Variant.dtypes)
+        dtypes = [d for d in dtypes if d in entry["dtypes"]]
+        if not dtypes:
+            raise AbiUnsupported(f"entry `{entry['name']}` has no element type with an ABI dtype code")
+        conditions.append(f"matches!(__e, {' | '.join(f'abi::Dtype::{d.upper()}' for d in dtypes)})")
+    predicate = " && ".join(conditions) or "true"
     launch_fn = f"launch_{entry['name']}"
     call = f"(__device, __stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
     if dtypes:  # the element type picks the monomorphized launch
@@ -286,7 +292,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     element = "Some(T::DTYPE.as_str())" if dtypes else "None"
     partitions = [f'("{p["name"]}", &{rust_ident(p["name"])}_tile[..])' for p in params
                   if p["kind"] == "array" and p["name"] not in pointers and forms.get(p["name"]) == "checked"]
+    described = list(entry["predicates"]) + ([f"E in {{{', '.join(dtypes)}}}"] if entry.get("dtypes") and dtypes else [])
     return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
+            "conditions": described,
             "element": element, "partitions": partitions,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
             "borrows": borrows, "call_args": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
@@ -338,7 +346,9 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         else:
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "const", const_type="{p["const_type"]}")')
     entries = [{"name": e["name"], "predicates": e["predicates"],
-                "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True"}
+                "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True",
+                # an entry of some element types only: the wrapper selects it by the arrays' dtype too
+                "dtypes_arg": f", dtypes={tuple(e['dtypes'])!r}" if e.get("dtypes") else ""}
                for e in kernel["entries"]]
     return {
         "name": kernel["name"], "symbol": symbol, "line": kernel["line"], "spec_name": f"SPEC_{kernel['name']}",

@@ -166,9 +166,12 @@ class Param:
 
 @dataclass(frozen=True)
 class Variant:
-    """One structural variant: the constant predicates that select it (empty: the only one)."""
+    """One structural variant: the constant predicates that select it (empty: the only one), and the element
+    types E may have in it (empty: any; an FMA that cuTile Python fuses only where an `astype` is a no-op
+    makes an entry for that dtype, see passes/fma.py)."""
     name: str
     predicates: tuple[str, ...] = ()
+    dtypes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,19 @@ whose uses are the reads of that definition. Constant `if`s are folded in Python
 `if NAME == 1` here, so one case is handled specially: `x = a*b; if CONST: ... x = x + c` becomes
 `if CONST: ... x = fma(a, b, c) else: x = a*b` (the multiply's only use is the add exactly when
 CONST holds). Integer multiplies are never fused.
+
+`ct.astype(x, ct.float32)` of an E-typed `x` is no operation in cuTile Python when E is f32, so an add of
+`astype(a*b)` fuses there and not for f16. An entry restricted to one element type (`Variant.dtypes`) fuses
+through such an identity conversion, converting the factors instead (no-ops too, so the Tile IR is
+cuTile Python's); `element_split` finds the dtype for which an entry of its own is needed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..model.ir import FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, While
+from ..model.ir import (FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, TupleExpr,
+                        While)
 
 
 def _modes(e: Op) -> tuple:
@@ -27,6 +33,16 @@ def _modes(e: Op) -> tuple:
 
 def _is_fmul(e: Expr) -> bool:
     return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E")
+
+
+def _identity_convert(e: Expr, element: str | None) -> bool:
+    """`e` converts an E value to `element`: no operation in an entry where E is `element`."""
+    return (element is not None and isinstance(e, Op) and e.op == "convert" and e.ty is not None
+            and e.ty.dtype == element and e.args[0].ty is not None and getattr(e.args[0].ty, "dtype", None) == "E")
+
+
+def _converted(e: Expr, dtype: str) -> Op:
+    return Op("convert", (e,), e.pos, ty=TileTy(dtype, e.ty.shape))
 
 
 @dataclass(eq=False)
@@ -103,20 +119,32 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
 # ------------------------------------------------------------------------------------ the pass
 
 class _Fuser:
-    def __init__(self) -> None:
+    def __init__(self, element: str | None = None) -> None:
+        self.element = element  # the entry's one element type E (None: E may be any)
         self.by_read: dict[int, _MulDef] = {}
         # an expression node is fused once: a multiply definition is fused where it is defined (Python
         # rewrites its adds in program order) and its fused form is what a later fusion inlines; the two
         # copies of a multiply sunk into a constant `if` are fused alike
         self.done: dict[int, tuple[Expr, Expr]] = {}
 
+    def is_fmul(self, e: Expr) -> bool:
+        return _is_fmul(e) or (_identity_convert(e, self.element) and self.is_fmul(e.args[0]))
+
     def mul_of(self, e: Expr):
-        """(multiply expression, definition or None) if `e` is a float multiply value."""
+        """(multiply expression, definition or None) if `e` is a float multiply value (through a conversion
+        that is no operation in this entry: the factors are converted instead)."""
+        if _identity_convert(e, self.element):
+            inner = self.mul_of(e.args[0])
+            if inner is None:
+                return None
+            mul, d = inner
+            return replace(mul, args=tuple(_converted(a, self.element) for a in mul.args), ty=e.ty), d
         if _is_fmul(e):
             return e, None
         if isinstance(e, Name) and id(e) in self.by_read:
             d = self.by_read[id(e)]
-            return d.mul, d
+            mul, _ = self.mul_of(d.mul)
+            return mul, d
         return None
 
     def fuse(self, e: Expr) -> Expr:
@@ -162,7 +190,7 @@ class _Fuser:
         stmts = list(stmts)
         defs: dict[int, _MulDef] = {}
         for i, s in enumerate(stmts):
-            if isinstance(s, Assign) and len(s.targets) == 1 and _is_fmul(s.value):
+            if isinstance(s, Assign) and len(s.targets) == 1 and self.is_fmul(s.value):
                 reads, open_end = _collect_reads(stmts[i + 1:], s.targets[0])
                 d = _MulDef(s.targets[0], s.value)
                 d.reads = [r for r in reads if r is not None]
@@ -232,7 +260,21 @@ class _Fuser:
 
 
 def fuse_fma(kernel: Kernel) -> Kernel:
-    return replace(kernel, body=_Fuser().block(kernel.body, set(), {p.name for p in kernel.params}))
+    dtypes = kernel.variant.dtypes
+    return replace(kernel, body=_fused_body(kernel, dtypes[0] if len(dtypes) == 1 else None))
+
+
+def _fused_body(kernel: Kernel, element: str | None) -> tuple:
+    return _Fuser(element).block(kernel.body, set(), {p.name for p in kernel.params})
+
+
+def element_split(kernel: Kernel, dtypes: tuple[str, ...]) -> str | None:
+    """The first of `dtypes` for which fusion differs when E is known to be it (an `astype` between a multiply
+    and an add is then no operation): that dtype needs an entry of its own. None when no dtype does."""
+    if not any(p.kind == "array" and p.dtype == "E" for p in kernel.params):
+        return None
+    plain = _fused_body(kernel, None)
+    return next((t for t in dtypes if _fused_body(kernel, t) != plain), None)
 
 
 # ------------------------------------------------------------------------------------ splits

@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
-from .fma import split_point
+from .dce import eliminate_dead_code
+from .fma import element_split, split_point
 from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
 from .predicates import decides
 
@@ -71,14 +72,15 @@ def _if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
     return found[0] if len(found) == 1 else None
 
 
-def specialize(kernel: Kernel) -> list[Kernel]:
+def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     """Typed kernels, one per structural variant (a single one when nothing needs splitting). An array has one
     element type in every variant: the C symbol and the wrapper pass it the same way to each entry. One that
     a variant fixes (f32 statistics, i32 counts) and another leaves open (it does not touch the array) is
-    fixed in all of them."""
+    fixed in all of them. `dtypes`: the element types E is exported for (a variant whose FMA fusion depends
+    on E gets one entry per such dtype, see fma.element_split)."""
     base = classify_params(kernel)
     for _ in range(len(base.params) + 1):
-        done = _variants(kernel, base)
+        done = _variants(kernel, base, tuple(dtypes))
         fixed: dict[str, set[str]] = {}
         for v in done:
             for p in v.params:
@@ -97,11 +99,12 @@ def specialize(kernel: Kernel) -> list[Kernel]:
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 
-def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
-    todo: list[tuple[Kernel, tuple[str, ...]]] = [(base, ())]
+def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Kernel]:
+    # (kernel, predicates, element types E may have: empty is any)
+    todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = [(base, (), ())]
     done: list[Kernel] = []
     while todo:
-        k, preds = todo.pop(0)
+        k, preds, elements = todo.pop(0)
         try:
             typed = Infer(replace(k, variant=Variant("", preds))).run()
         except RetypeArray as r:
@@ -110,11 +113,11 @@ def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
                 raise fail("CT104", f"array `{r.name}` is used both as {r.dtype} and as the kernel's element type",
                            kernel.pos)
             k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
-            todo.insert(0, (k, preds))
+            todo.insert(0, (k, preds, elements))
             continue
         except SplitOnConst as s:
             for pred in (s.name, f"not ({s.name})"):
-                todo.append((k, preds + (pred,)))
+                todo.append((k, preds + (pred,), elements))
             if len(todo) + len(done) > MAX_VARIANTS:
                 raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
             continue
@@ -122,10 +125,10 @@ def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
             text = predicate_text(s.node.cond)
             taken = decides(preds, text)
             if taken is not None:  # already answered by this variant's predicates: fold, do not split
-                todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds))
+                todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
                 continue
             for take, pred in ((True, text), (False, f"not ({text})")):
-                todo.append((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,)))
+                todo.append((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements))
             if len(todo) + len(done) > MAX_VARIANTS:
                 raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
             continue
@@ -138,9 +141,18 @@ def _variants(kernel: Kernel, base: Kernel) -> list[Kernel]:
                 text = None
             if text is not None and decides(preds, text) is None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
                 for take, pred in ((True, text), (False, f"not ({text})")):
-                    todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,)))
+                    todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
                 continue
-        name = "__".join(_slug(p) for p in preds)
-        done.append(replace(typed, variant=Variant(name, preds)))
+        if len(elements) != 1 and dtypes:
+            t = element_split(eliminate_dead_code(typed), elements or dtypes)
+            if t is not None:
+                rest = tuple(d for d in (elements or dtypes) if d != t)
+                if not rest:  # the only dtype: this entry is that dtype's
+                    elements = (t,)
+                elif len(todo) + len(done) + 2 <= MAX_VARIANTS:
+                    todo += [(k, preds, (t,)), (k, preds, rest)]
+                    continue
+        name = "__".join([_slug(p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
+        done.append(replace(typed, variant=Variant(name, preds, elements)))
     return done
 

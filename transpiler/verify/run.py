@@ -59,11 +59,12 @@ class KernelVerdict:
                 f"{' - ' + self.reason if self.reason else ''}")
 
 
-def _select(entries: list[dict], spec: dict) -> dict:
+def _select(entries: list[dict], spec: dict, dtype: str | None = None) -> dict:
+    """The entry the C ABI launches for these constants and element type (None: the first that may take it)."""
     for e in entries:
-        if predicates_hold(e["predicates"], spec):
+        if predicates_hold(e["predicates"], spec) and (dtype is None or dtype in e.get("dtypes", (dtype,))):
             return e
-    raise LookupError(f"no variant for {spec}")
+    raise LookupError(f"no variant for {spec}" + (f" and E = {dtype}" if dtype else ""))
 
 
 def _import_source(path: Path):
@@ -202,7 +203,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                 continue
             def add_check(spec: dict, dtype: str, probe: str | None = None) -> str | None:
                 """Plan one check; a coverage probe cuTile Python rejects is not planned (its error is returned)."""
-                entry = _select(k["entries"], spec)
+                entry = _select(k["entries"], spec, dtype)
                 outputs = {o["array"]: o["form"] for o in entry["outputs"]}
                 n = next(serial)
                 pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
@@ -227,13 +228,16 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             def dtypes_of(spec: dict) -> list[str]:
                 return k["dtypes"] if "E" in _select(k["entries"], spec)["generics"] else ["f32"]
 
+            def entry_of(spec: dict) -> str:  # the entry a probe checks: the one of the first dtype
+                return _select(k["entries"], spec, dtypes_of(spec)[0])["name"]
+
             for spec in k["specializations"]:
                 for dtype in dtypes_of(spec):
                     add_check(spec, dtype)
             # a second value of every constant (one dtype): a generic fixed to its launch value in the
             # Rust is then `different` (see specs.coverage_probes)
             for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
-                                                                lambda sp: _select(k["entries"], sp)["name"],
+                                                                entry_of,
                                                                 tuple(k.get("condition_consts", ())),
                                                                 [tuple(b) for b in k.get("loop_bounds", ())]):
                 tried = []

@@ -118,11 +118,16 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
     return out
 
 
+def kernel_dtypes(source: Path) -> list[str]:
+    """The element types E is verified and exported for (pyproject `dtypes`, else the defaults)."""
+    return list(_pyproject_section(source).get("dtypes") or DEFAULT_DTYPES)
+
+
 def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str], str]:
     """(constant-value dicts, dtypes for E, where they came from)."""
     consts = [p for p in kernel.params if p.kind == "const"]
     section = _pyproject_section(source)
-    dtypes = list(section.get("dtypes") or DEFAULT_DTYPES)
+    dtypes = kernel_dtypes(source)
     literal = [dict(l) for l in kernel.launches if l]
     table = section.get("specializations", {}).get(kernel.name)
     if literal:
