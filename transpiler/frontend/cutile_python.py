@@ -33,6 +33,9 @@ DTYPE_NAMES = {
     "int32": "i32", "int64": "i64", "int16": "i16", "int8": "i8", "uint32": "u32", "uint8": "u8",
     "bool_": "bool", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
 }
+# numpy dtypes are dtypes to cuTile Python too (`ct.astype(x, np.float32)`: foreign_dtype_object_to_native)
+NUMPY_DTYPES = {n: DTYPE_NAMES[n] for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                                            "uint8", "uint32", "bool_")}
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
@@ -273,7 +276,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
                                                        f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
     info = ModuleInfo(display)
-    conv = _Converter(info, _LazyPositions.of(module, tree), rules, Path(display).stem)
+    conv = _Converter(info, _LazyPositions.of(module, tree, source), rules, Path(display).stem)
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
@@ -379,11 +382,30 @@ class _Converter:
                     self.info.helpers[stmt.name.value] = stmt
         top = {id(stmt) for stmt in module.body}
         launches, misplaced = [], []
-        for node in _walk(module):
-            if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.launch":
-                launches.append(node)
-            elif isinstance(node, cst.FunctionDef) and id(node) not in top and self._is_kernel(node):
-                misplaced.append(node)
+        lazy = isinstance(self.positions, _LazyPositions)
+        if lazy:
+            self.positions.prefer(list(self.info.kernels.values()) + list(self.info.helpers.values()))
+        # a launch is `<...>.launch(...)` or a name imported as cuda.tile.launch; a kernel's decorator names
+        # `kernel` the same ways: statements whose text has none of these words are not walked
+        words = {"launch", "kernel"} | {local for local, full in self.info.aliases.items()
+                                        if full in (f"{CT}.launch", f"{CT}.kernel")}
+        for i, stmt in enumerate(module.body):
+            if lazy:
+                text = self.positions.statement_text(i)
+                if isinstance(stmt, cst.FunctionDef):  # from the `def` on: a kernel's own decorator is no hit
+                    at = text.find(f"def {stmt.name.value}")
+                    text = text[at:] if at >= 0 else text
+                if not any(w in text for w in words):
+                    continue
+            for node in _walk(stmt):
+                if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.launch":
+                    launches.append(node)
+                elif isinstance(node, cst.FunctionDef) and id(node) not in top and self._is_kernel(node):
+                    misplaced.append(node)
+                else:
+                    continue
+                if lazy:
+                    self.positions.hint(node, i)
         for node in sorted(launches, key=self._source_order):  # the walk is not in source order
             self._scan_launch(node)
         self.misplaced += [(node.name.value, node) for node in sorted(misplaced, key=self._source_order)]
@@ -434,12 +456,14 @@ class _Converter:
         try:
             source = read_source(target)
             module = cst.parse_module(source)
+            tree = ast.parse(source)
         except Exception:  # noqa: BLE001 - an unreadable sibling only leaves its names unresolved
             return None
         import os
         shown = os.path.normpath(os.path.join(os.path.dirname(display),
                                               os.path.relpath(target, path.resolve().parent)))
-        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _positions(module), self.rules, target.stem)
+        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source), self.rules,
+                          target.stem)
         conv.scan_module(module)
         conv.resolve_imports(module, target, shown, loaded)
         loaded[target] = conv
@@ -648,6 +672,7 @@ class _Converter:
         """Names local to a function (parameters and assigned names, as Python scopes them); refuses
         those that shadow an import, helper or kernel of the module."""
         names = {p.name.value: p.name for p in fn.params.params}
+        later: dict[str, list] = {}  # other binding nodes: the first in source order is looked up only for a message
         for node in _walk(fn.body):
             targets = []
             if isinstance(node, cst.AssignTarget):
@@ -658,9 +683,11 @@ class _Converter:
                 targets = [node.target]
             while targets:
                 t = targets.pop()
-                if isinstance(t, cst.Name):  # the first in source order (the walk is not), for the message
-                    if t.value not in names or self._source_order(t) < self._source_order(names[t.value]):
+                if isinstance(t, cst.Name):
+                    if t.value not in names:
                         names[t.value] = t
+                    else:
+                        later.setdefault(t.value, []).append(t)
                 elif isinstance(t, (cst.Tuple, cst.List)):
                     targets.extend(e.value for e in t.elements)
                 elif isinstance(t, cst.StarredElement):
@@ -672,6 +699,7 @@ class _Converter:
                 what = f"the module-level function `{name}`"
             else:
                 continue
+            node = min([node] + later.get(name, []), key=self._source_order)  # the walk is not in source order
             raise fail("CT100", f"`{name}` in kernel `{fn.name.value}` shadows {what}: rename the local",
                        self.pos(node))
         return set(names)
@@ -1043,6 +1071,8 @@ class _Converter:
             return self._ct_value(d, pos)
         if d in MATH_CONSTS:
             return Lit(MATH_CONSTS[d], pos)
+        if d and d.startswith("numpy.") and d[len("numpy."):] in NUMPY_DTYPES:
+            return Op("dtype", (), pos, (("dtype", NUMPY_DTYPES[d[len("numpy."):]]),))
         if node.attr.value == "dtype":
             return Op("dtype_of", (self.expr(node.value),), pos)
         if node.attr.value == "shape":
@@ -1377,18 +1407,34 @@ class _LazyPositions:
     """`_positions(module)`, computed one top-level statement at a time when a node in it is first asked
     for: diagnostics and the model need the positions of kernels and helpers, not of the host code around
     them (most of a real module). A statement's first line comes from CPython's tree of the same source,
-    less the blank and comment lines LibCST gives the statement."""
+    less the blank and comment lines LibCST gives the statement. A node is looked for in the statement a
+    hint names (`hint`), then in the preferred ones (kernels and helpers, `prefer`), then in the others; no
+    walk of the whole module is needed to find a node's statement."""
 
-    def __init__(self, module: cst.Module, starts: list[int]) -> None:
+    def __init__(self, module: cst.Module, starts: list[int], source: str) -> None:
         self.module, self.starts = module, starts
+        self._lines = source.splitlines(keepends=True)
         self._computed: dict = {}
-        self._owner: dict[int, int] | None = None
         self._done: set[int] = set()
+        self._hints: dict[int, int] = {}
+        self._preferred: list[int] = []
 
     @classmethod
-    def of(cls, module: cst.Module, tree: ast.Module | None):
+    def of(cls, module: cst.Module, tree: ast.Module | None, source: str):
         starts = _statement_starts(module, tree) if tree is not None else None
-        return cls(module, starts) if starts is not None else _positions(module)
+        return cls(module, starts, source) if starts is not None else _positions(module)
+
+    def statement_text(self, i: int) -> str:
+        """The source of top-level statement `i` (its leading blank and comment lines included)."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self._lines)
+        return "".join(self._lines[self.starts[i] - 1:end])
+
+    def hint(self, node, i: int) -> None:
+        self._hints[id(node)] = i
+
+    def prefer(self, statements) -> None:
+        index = {id(stmt): i for i, stmt in enumerate(self.module.body)}
+        self._preferred = [index[id(s)] for s in statements if id(s) in index]
 
     def get(self, node, default=None):
         try:
@@ -1400,17 +1446,19 @@ class _LazyPositions:
         found = self._computed.get(node)
         if found is not None:
             return found
-        if self._owner is None:
-            self._owner = {id(n): i for i, stmt in enumerate(self.module.body) for n in _walk(stmt)}
-        i = self._owner.get(id(node))
-        if i is None or i in self._done:
-            raise KeyError(node)
-        self._done.add(i)
-        state = PositionProvidingCodegenState(default_indent=self.module.default_indent,
-                                              default_newline=self.module.default_newline, provider=self)
-        state.line = self.starts[i]
-        self.module.body[i]._codegen(state)
-        return self._computed[node]
+        hinted = self._hints.get(id(node))
+        for i in ([hinted] if hinted is not None else []) + self._preferred + list(range(len(self.module.body))):
+            if i in self._done:
+                continue
+            self._done.add(i)
+            state = PositionProvidingCodegenState(default_indent=self.module.default_indent,
+                                                  default_newline=self.module.default_newline, provider=self)
+            state.line = self.starts[i]
+            self.module.body[i]._codegen(state)
+            found = self._computed.get(node)
+            if found is not None:
+                return found
+        raise KeyError(node)
 
 
 def _statement_starts(module: cst.Module, tree: ast.Module) -> list[int] | None:

@@ -273,8 +273,14 @@ def element_split(kernel: Kernel, dtypes: tuple[str, ...]) -> str | None:
     and an add is then no operation): that dtype needs an entry of its own. None when no dtype does."""
     if not any(p.kind == "array" and p.dtype == "E" for p in kernel.params):
         return None
+    from .infer import _walk_exprs
+    targets = {e.ty.dtype for e in _walk_exprs(kernel.body)
+               if _identity_convert(e, getattr(getattr(e, "ty", None), "dtype", None))}
+    candidates = [t for t in dtypes if t in targets]
+    if not candidates:  # no conversion from E that could be no operation: nothing to compare
+        return None
     plain = _fused_body(kernel, None)
-    return next((t for t in dtypes if _fused_body(kernel, t) != plain), None)
+    return next((t for t in candidates if _fused_body(kernel, t) != plain), None)
 
 
 # ------------------------------------------------------------------------------------ splits
