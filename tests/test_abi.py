@@ -649,7 +649,7 @@ def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
     from transpiler.pipeline import run, write_outputs
     src = tmp_path / "src"
     src.mkdir()
-    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "astype_fma.py", src / "astype_fma.py")
+    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "dtypes" / "astype_fma.py", src / "astype_fma.py")
     out = tmp_path / "out"
     write_outputs(run([src], out)[1])
     pkg = load_package(out)

@@ -366,3 +366,35 @@ def test_float_not_equal_in_a_loop_condition_is_refused(tmp_path):
         with pytest.raises(TranspileError) as e:
             lower_kernel(v)
         assert e.value.diagnostic.code == "CT100" and "loop condition" in e.value.diagnostic.message
+
+
+ACCUMULATE = """
+    import cuda.tile as ct
+    @ct.kernel
+    def k(x, out, N: ct.Constant[int]):
+        acc = ct.zeros((64,), dtype=ct.float32)
+        for i in range(N):
+            t = ct.load(x, index=(i,), shape=(64,))
+            acc = acc + {update}
+        ct.store(out, index=(0,), tile=acc)
+"""
+
+
+def _entries(tmp_path, update, dtypes=("f16", "bf16", "f32")):
+    fr = kernels(tmp_path, ACCUMULATE.format(update=update))
+    return [(v.variant.name, v.variant.dtypes, "fma" in dump_kernel(v)) for k in fr.kernels
+            for v in translate_kernel(k, dtypes)]
+
+
+def test_an_fma_through_a_no_op_astype_gets_an_entry_of_its_own(tmp_path):
+    """`astype(t * t, f32)` of an E tile is no operation when E is f32: cuTile Python fuses there only."""
+    assert _entries(tmp_path, "ct.astype(t * t, ct.float32)") == [
+        ("e_f32", ("f32",), True), ("e_f16_bf16", ("f16", "bf16"), False)]
+    # for one exported dtype, the one entry is that dtype's
+    assert _entries(tmp_path, "ct.astype(t * t, ct.float32)", ("f32",)) == [("e_f32", ("f32",), True)]
+    # nothing depends on E: one entry for all (an astype of the product's sum, or a multiply in f32)
+    assert _entries(tmp_path, "ct.astype(t + t, ct.float32)") == [("", (), False)]
+    assert _entries(tmp_path, "ct.astype(t, ct.float32) * 2.0") == [("", (), True)]
+    # f16 not exported: an astype to f16 is never a no-op, so no entry for it
+    assert _entries(tmp_path, "ct.astype(ct.astype(t * t, ct.float16), ct.float32)", ("bf16", "f32")) == [
+        ("", (), False)]

@@ -448,6 +448,11 @@ class Infer:
                 # `check_bounds = not ALIGNED` stays a compile-time constant)
                 self.literals[s.targets[0]] = s.value
                 return []
+            if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(s.value, Op) \
+                    and s.value.op in ("dtype", "dtype_of"):
+                # `x_dtype = x.dtype`: a dtype is a compile-time value in cuTile Python, substituted at its uses
+                self.literals[s.targets[0]] = s.value
+                return []
             v = self.expr(s.value)
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Lit) and self._is_weak(v):
                 # `third = 1.0 / 3.0`: folded to a Python number, weakly typed where it is used
@@ -681,6 +686,8 @@ class Infer:
         return tuple(out)
 
     def dtype_arg(self, e: Expr) -> str:
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.dtype_arg(self.literals[e.id])
         if isinstance(e, Op) and e.op == "dtype":
             return e.attr("dtype")
         if isinstance(e, Op) and e.op == "dtype_of":
