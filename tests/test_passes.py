@@ -398,3 +398,24 @@ def test_an_fma_through_a_no_op_astype_gets_an_entry_of_its_own(tmp_path):
     # f16 not exported: an astype to f16 is never a no-op, so no entry for it
     assert _entries(tmp_path, "ct.astype(ct.astype(t * t, ct.float16), ct.float32)", ("bf16", "f32")) == [
         ("", (), False)]
+
+
+def test_conditions_on_dtypes_are_decided_per_element_type(tmp_path):
+    src = """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y):
+            t = ct.load(x, index=(0,), shape=(64,))
+            dt = x.dtype
+            if dt == ct.float32 or not (ct.bfloat16 != y.dtype):
+                t = t * 2.0
+            ct.store(y, index=(0,), tile=t)
+    """
+    fr = kernels(tmp_path, src)
+    got = [(v.variant.dtypes, "mul" in dump_kernel(v)) for v in translate_kernel(fr.kernels[0], ("f16", "bf16", "f32"))]
+    assert got == [(("f32",), True), (("bf16",), True), (("f16",), False)]
+    # a dtype that is not exported is never E; the only exported one always is
+    got = [(v.variant.dtypes, "mul" in dump_kernel(v)) for v in translate_kernel(fr.kernels[0], ("f16",))]
+    assert got == [((), False)]
+    got = [(v.variant.dtypes, "mul" in dump_kernel(v)) for v in translate_kernel(fr.kernels[0], ("f32",))]
+    assert got == [((), True)]

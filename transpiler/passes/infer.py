@@ -39,6 +39,14 @@ class SplitOnConst(Exception):
         self.name = name
 
 
+class SplitOnDtype(Exception):
+    """A condition on the element type (`if x.dtype == ct.float32:`) that this entry's element types do not
+    decide: one entry for E = `dtype` and one for the others, each with the condition folded (cuTile
+    Python folds it per specialization)."""
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+
 def _is_float(dt: str) -> bool:
     return dt in FLOAT_DTYPES or dt == "E"
 
@@ -518,6 +526,9 @@ class Infer:
                            "cuTile Rust carries values with a fixed type", pos)
 
     def if_stmt(self, s: If) -> list[Stmt]:
+        by_dtype = self.dtype_cond_value(s.cond)
+        if by_dtype is not None:
+            return list(self.block(s.body if by_dtype else s.orelse))
         if self.is_float_cond(s.cond):
             return list(self.block(s.body if self.float_cond_value(s.cond) else s.orelse))
         taken = self.decided_arm(s)
@@ -608,6 +619,46 @@ class Infer:
             return None
         taken = decides(preds, text)
         return None if taken is None else (s.body if taken else s.orelse)
+
+    def dtype_value(self, e: Expr) -> str | None:
+        """The dtype a dtype-valued expression names (`ct.float32`, `x.dtype`, a local holding one), else None."""
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.dtype_value(self.literals[e.id])
+        if isinstance(e, Op) and e.op == "dtype":
+            return e.attr("dtype")
+        if isinstance(e, Op) and e.op == "dtype_of":
+            ty = self.expr(e.args[0]).ty
+            return ty.dtype if isinstance(ty, (ArrayTy, TileTy)) else None
+        return None
+
+    def dtype_cond_value(self, e: Expr) -> bool | None:
+        """The value of a condition on dtypes (`x.dtype == ct.float32`, `not`, `and`, `or` of such) in this
+        entry; None when `e` is not one. The element type E equals a dtype only in an entry of that dtype
+        alone (Variant.dtypes): elsewhere SplitOnDtype makes one."""
+        if isinstance(e, Op) and e.op == "not":
+            v = self.dtype_cond_value(e.args[0])
+            return None if v is None else not v
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            a, b = (self.dtype_cond_value(x) for x in e.args)
+            if a is None or b is None:
+                return None
+            return (a and b) if e.op == "and" else (a or b)
+        if not (isinstance(e, Op) and e.op == "cmp" and e.attr("pred") in ("==", "!=")):
+            return None
+        a, b = self.dtype_value(e.args[0]), self.dtype_value(e.args[1])
+        if a is None or b is None:
+            return None
+        same = a == b
+        if a != b and "E" in (a, b):
+            t = b if a == "E" else a
+            allowed = self.k.variant.dtypes
+            if t not in allowed:
+                same = False
+            elif allowed == (t,):
+                same = True
+            else:
+                raise SplitOnDtype(t)
+        return same if e.attr("pred") == "==" else not same
 
     def flag_value(self, flag: Name) -> Lit:
         """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""

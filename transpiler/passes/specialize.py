@@ -13,7 +13,7 @@ from ..diagnostics import TranspileError, fail
 from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
 from .dce import eliminate_dead_code
 from .fma import element_split, split_point
-from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, classify_params
+from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, classify_params
 from .predicates import decides
 
 MAX_VARIANTS = 16
@@ -78,6 +78,8 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     a variant fixes (f32 statistics, i32 counts) and another leaves open (it does not touch the array) is
     fixed in all of them. `dtypes`: the element types E is exported for (a variant whose FMA fusion depends
     on E gets one entry per such dtype, see fma.element_split)."""
+    from ..verify.specs import DEFAULT_DTYPES
+    dtypes = tuple(dtypes) or tuple(DEFAULT_DTYPES)
     base = classify_params(kernel)
     for _ in range(len(base.params) + 1):
         done = _variants(kernel, base, tuple(dtypes))
@@ -105,8 +107,8 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     done: list[Kernel] = []
     while todo:
         k, preds, elements = todo.pop(0)
-        try:
-            typed = Infer(replace(k, variant=Variant("", preds))).run()
+        try:  # Infer sees the element types E may have here (a condition on E is decided by them)
+            typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
         except RetypeArray as r:
             p = k.param(r.name)
             if p is None or p.dtype != "E":
@@ -114,6 +116,12 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                            kernel.pos)
             k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
             todo.insert(0, (k, preds, elements))
+            continue
+        except SplitOnDtype as s:
+            rest = tuple(d for d in (elements or dtypes) if d != s.dtype)
+            todo += [(k, preds, (s.dtype,)), (k, preds, rest)]
+            if len(todo) + len(done) > MAX_VARIANTS:
+                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
             continue
         except SplitOnConst as s:
             for pred in (s.name, f"not ({s.name})"):
