@@ -1215,6 +1215,10 @@ class _Converter:
         fn = self.rules.functional.get(d or "")
         if fn is not None:
             return self._functional(d, fn, node, pos)
+        if d in ("len", "builtins.len") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Attribute) \
+                and node.args[0].value.attr.value == "shape" and node.args[0].keyword is None:
+            # `len(x.shape)`: the rank, a compile-time int in cuTile Python
+            return Op("shape_rank", (self.expr(node.args[0].value.value),), pos)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{CT}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)

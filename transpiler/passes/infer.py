@@ -1497,6 +1497,14 @@ def _ops_batch2():
         cond = self.truth(cond, "the condition of a conditional expression")
         return Op("ifexp", (cond, a, b), e.pos, (("const", False),), e.rule, a.ty)
 
+    def op_shape_rank(self, e: Op) -> Expr:
+        x = self.expr(e.args[0])
+        if isinstance(x.ty, ArrayTy):
+            return Lit(x.ty.rank, e.pos, TileTy("i32"))
+        if isinstance(x.ty, TileTy):
+            return Lit(len(x.ty.shape), e.pos, TileTy("i32"))
+        raise fail("CT100", "`len(<value>.shape)` needs an array or a tile", e.pos)
+
     def op_array_dim(self, e: Op) -> Op:
         arr = self._array(e.args[0], "CT100")
         dim = e.attr("dim")
