@@ -672,6 +672,30 @@ def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
         assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_VARIANT"  # not this dtype's entry
 
 
+def test_a_factory_kernel_is_routed_with_its_closure_values(tmp_path):
+    """The kernel `make_scale_kernel(n_cols)` returns reads the factory's values: routed, they are the port's
+    last constants, read from the launched kernel's closure (a kernel of another n_cols, other constants)."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "factory.py", src / "factory.py")
+    out = tmp_path / "out"
+    write_outputs(run([src], out)[1])
+    pkg = load_package(out)
+    pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    mod = import_source(src / "factory.py")
+    spec = pkg.factory.SPEC_scale_rows
+    assert spec.closure == ("base", "fast", "has_tail", "n_full", "tail_at")
+    x, y = (FakeCudaArray((4, 200), "<f4", 0x7F0000000000 + (i << 24)) for i in range(2))
+    for n_cols, fast, want in ((200, False, {"base": 64, "fast": 0, "has_tail": 0, "n_full": 3, "tail_at": 192}),
+                               (250, True, {"base": 64, "fast": 1, "has_tail": 1, "n_full": 3, "tail_at": 192})):
+        kernel = mod.make_scale_kernel(n_cols, fast)
+        plan = pkg.route(kernel, (x, y, 0.5), (4,))
+        assert plan.consts == {"scale": 0.5, **want}
+    with pytest.raises(pkg.LibraryError, match="cannot read the factory"):
+        pkg._runtime.with_closure(lambda: None, spec, (x, y, 0.5))
+
+
 @pytest.fixture
 def fake_torch(monkeypatch):
     """A stand-in `torch` module whose Tensor has what the wrapper reads (CI has no torch)."""

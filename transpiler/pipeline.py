@@ -169,6 +169,10 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
                 # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
                 "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
                 "rules": sorted({r for v in variants for r in v.rules_used}),
+                # a kernel a factory function returns: verification rebuilds it with closure values, the
+                # router reads them from the launched kernel's closure
+                **({"factory": {"function": k.factory, "closure": list(k.closure),
+                                "hints": [list(h) for h in k.hints]}} if k.factory else {}),
                 # the entries as rendered, so a later run can keep this port when it cannot redo it
                 "views": [dataclasses.asdict(vw) for vw in views],
             }

@@ -190,11 +190,22 @@ def test_odd_definitions(tmp_path, src, code):
 
 
 def test_nested_kernel_is_ct113(tmp_path):
-    nested = "def make(occ: int):\n" + "".join("    " + line + "\n" for line in
-                                               kernel("k_nested", deco="@ct.kernel(occupancy=occ)\n").splitlines())
-    fr = parse(tmp_path, module(nested + "    return k_nested\n", GOOD))
+    """A kernel in a class, or in a block of a function, is CT113; one a factory function defines directly
+    is translated (its closure values are constants) unless what it reads from the factory cannot be one."""
+    nested = "class Make:\n" + "".join("    " + line + "\n" for line in kernel("k_nested").splitlines())
+    fr = parse(tmp_path, module(nested, GOOD))
     assert codes(fr) == {"k_nested": "CT113"} and [k.name for k in fr.kernels] == ["good"]
     assert fr.failures[0][2].pos.line == 4  # the `def` of the nested kernel
+    in_block = "def make(flag):\n    if flag:\n" + "".join("        " + line + "\n" for line in
+                                                          kernel("k_nested").splitlines())
+    assert codes(parse(tmp_path, module(in_block + "    return k_nested\n", GOOD))) == {"k_nested": "CT113"}
+    reads_helper = "def make(n):\n    def helper(t):\n        return t\n" + "".join(
+        "    " + line + "\n" for line in kernel("k_nested", "    helper(a)\n    return\n").splitlines())
+    assert codes(parse(tmp_path, module(reads_helper + "    return k_nested\n", GOOD))) == {"k_nested": "CT113"}
+    factory = "def make(occ: int):\n" + "".join("    " + line + "\n" for line in
+                                                kernel("k_nested", deco="@ct.kernel(occupancy=occ)\n").splitlines())
+    fr = parse(tmp_path, module(factory + "    return k_nested\n", GOOD))
+    assert codes(fr) == {"k_nested": "CT102"}  # a decorator hint from the factory: one value per port
 
 
 def test_locals_shadowing_module_names(tmp_path):

@@ -360,4 +360,6 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         "signature": ", ".join(names + ["*", grid_kw, f"{stream_kw}=None"]),
         "arg_tuple": ", ".join(names) + ("," if len(names) == 1 else ""),
         "grid_kw": grid_kw, "stream_kw": stream_kw,
+        # a factory's kernel: the constants the router reads from the launched kernel's closure
+        "closure_arg": (f"\n    closure={tuple(kernel['factory']['closure'])!r}," if kernel.get("factory") else ""),
     }

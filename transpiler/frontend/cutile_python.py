@@ -344,6 +344,8 @@ class _Converter:
         self.current: str = ""  # the kernel being converted
         self.kernel_locals: set[str] = set()  # its parameters and assigned names (they shadow module constants)
         self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
+        # kernels a module-level factory function defines and returns: kernel -> (factory, closure constants)
+        self.factories: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {}
         self.procedure_call = False  # the call being converted is a statement: a helper may return nothing
         self.recovered: list[Diagnostic] = []  # the blockers of the kernel being converted, in order
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
@@ -408,7 +410,17 @@ class _Converter:
                     self.positions.hint(node, i)
         for node in sorted(launches, key=self._source_order):  # the walk is not in source order
             self._scan_launch(node)
-        self.misplaced += [(node.name.value, node) for node in sorted(misplaced, key=self._source_order)]
+        misplaced = sorted(misplaced, key=self._source_order)
+        for node in misplaced:
+            factory = next((t for t in module.body if isinstance(t, cst.FunctionDef)
+                            and isinstance(t.body, cst.IndentedBlock) and any(b is node for b in t.body.body)), None)
+            closure = _closure_constants(factory, node) if factory is not None else None
+            name = node.name.value
+            if closure is None or name in self.info.kernels or name in self.info.helpers:
+                self.misplaced.append((name, node))
+            else:
+                self.info.kernels[name] = node
+                self.factories[name] = (factory.name.value, closure)
 
     def resolve_imports(self, module: cst.Module, path: Path, display: str, loaded: dict) -> None:
         """`from .utils import gelu, LOG2E` (or `from mypkg.utils import ...`): helpers, constants, type
@@ -617,6 +629,8 @@ class _Converter:
         dec = self._kernel_decorator(fn)
         self._check_signature(fn, dec)
         self.kernel_locals = self._function_locals(fn)
+        factory, closure = self.factories.get(fn.name.value, ("", ()))
+        self.kernel_locals |= {n for n, _ in closure}
         hints = self._hints(dec)
         params = []
         for p in fn.params.params:
@@ -636,6 +650,9 @@ class _Converter:
                         params.append(Param(p.name.value, "array", self.pos(p)))
                     else:
                         raise fail("CT106", f"unsupported annotation on parameter `{p.name.value}`", self.pos(p.annotation))
+        # the factory's values the kernel reads: compile-time constants to cuTile Python, so constants here
+        # (the router reads them from the kernel's closure at launch)
+        params += [Param(n, "const", self.pos(fn.name), const_type=t) for n, t in closure]
         self.const_params = {p.name for p in params if p.kind == "const"}
         body = tuple(self.block(fn.body, top=True))
         launches = []
@@ -644,6 +661,7 @@ class _Converter:
                                          if i < len(params) and params[i].kind == "const")))
         return Kernel(name=fn.name.value, module=self.module_name, path=self.info.path, pos=self.pos(fn),
                       params=tuple(params), body=body, hints=hints,
+                      factory=factory, closure=tuple(n for n, _ in closure),
                       launches=tuple(sorted(set(launches), key=repr)), rules_used=tuple(sorted(self.rules_used)))
 
     def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
@@ -1405,6 +1423,106 @@ def _positions(module: cst.Module) -> dict:
     module._codegen(PositionProvidingCodegenState(default_indent=module.default_indent,
                                                   default_newline=module.default_newline, provider=table))
     return table._computed
+
+
+def _bound_names(stmts, out: dict[str, list]) -> None:
+    """Names the statements bind in their scope (not inside nested functions, classes or lambdas): name ->
+    the values assigned to it (None where the binding is not an assignment of a value)."""
+    for st in stmts:
+        if isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+            out.setdefault(st.name.value, []).append(None)
+            continue
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        _bind_target(t.target, small.value, out)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    _bind_target(small.target, None, out)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for a in small.names:
+                        local = a.asname.name.value if a.asname else _name_text(a.name).split(".")[0]
+                        out.setdefault(local, []).append(None)
+            continue
+        if isinstance(st, cst.For):
+            _bind_target(st.target, None, out)
+        if isinstance(st, cst.With):
+            for item in st.items:
+                if item.asname is not None:
+                    _bind_target(item.asname.name, None, out)
+        for block in (getattr(st, "body", None), getattr(st, "orelse", None), getattr(st, "finalbody", None)):
+            if isinstance(block, cst.If):  # elif
+                _bound_names([block], out)
+                continue
+            inner = getattr(block, "body", None)  # an IndentedBlock's statements; Else/Finally hold a block
+            if isinstance(inner, cst.BaseSuite):
+                inner = inner.body
+            if isinstance(inner, (list, tuple)):
+                _bound_names(inner, out)
+        for handler in getattr(st, "handlers", ()) or ():
+            _bound_names(handler.body.body, out)
+
+
+def _bind_target(t, value, out: dict[str, list]) -> None:
+    if isinstance(t, cst.Name):
+        out.setdefault(t.value, []).append(value)
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        values = value.elements if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(t.elements) \
+            else [None] * len(t.elements)
+        for el, v in zip(t.elements, values):
+            _bind_target(el.value, v.value if v is not None else None, out)
+    elif isinstance(t, cst.StarredElement):
+        _bind_target(t.value, None, out)
+
+
+def _value_kind(v) -> str:
+    """bool, float or int: the Python type an assigned value has (int where it cannot be told)."""
+    while isinstance(v, cst.UnaryOperation) and isinstance(v.operator, (cst.Minus, cst.Plus)):
+        v = v.expression
+    if isinstance(v, (cst.Comparison, cst.BooleanOperation)) or (
+            isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Not)) or (
+            isinstance(v, cst.Name) and v.value in ("True", "False")):
+        return "bool"
+    if isinstance(v, cst.Float) or (isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "float"):
+        return "float"
+    return "int"
+
+
+def _closure_constants(factory: cst.FunctionDef, fn: cst.FunctionDef):
+    """The factory's names that kernel `fn` (defined in its body) reads, with their constant types, or None
+    when the kernel reads one that cannot be a constant (a function, class, import or a `*args`)."""
+    scope: dict[str, list] = {}
+    for p in factory.params.params:
+        ann = p.annotation.annotation if p.annotation else None
+        kind = ann.value if isinstance(ann, cst.Name) and ann.value in ("bool", "float") else "int"
+        scope.setdefault(p.name.value, []).append(cst.Name("True") if kind == "bool" else
+                                                  cst.Float("0.0") if kind == "float" else cst.Integer("0"))
+    for star in (factory.params.star_arg, factory.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            scope.setdefault(star.name.value, []).append(None)
+    for p in factory.params.kwonly_params:
+        scope.setdefault(p.name.value, []).append(cst.Integer("0"))
+    _bound_names([b for b in factory.body.body if b is not fn], scope)
+    local: dict[str, list] = {p.name.value: [] for p in fn.params.params}
+    _bound_names(fn.body.body, local)
+    skip = set()
+    read: list[str] = []
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Attribute):
+            skip.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            skip.add(id(node.keyword))
+        elif isinstance(node, cst.Name) and id(node) not in skip and node.value not in local \
+                and node.value in scope and node.value not in read:
+            read.append(node.value)
+    out = []
+    for name in sorted(read):
+        values = scope[name]
+        if any(v is None for v in values):
+            return None
+        kinds = {_value_kind(v) for v in values}
+        out.append((name, kinds.pop() if len(kinds) == 1 else "int"))
+    return tuple(out)
 
 
 class _LazyPositions:

@@ -189,6 +189,8 @@ class Kernel:
     launches: tuple[tuple[tuple[str, object], ...], ...] = ()  # literal constant values per launch site
     rules_used: tuple[str, ...] = ()
     derived: tuple[tuple[str, str], ...] = ()  # const generics computed from others: (name, Python expression)
+    factory: str = ""  # the module-level function that defines and returns this kernel (empty: module level)
+    closure: tuple[str, ...] = ()  # the factory's values the kernel reads: its last const parameters
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

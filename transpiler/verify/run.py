@@ -87,6 +87,48 @@ def _import_source(path: Path):
     return mod
 
 
+def _factory_kernel(pymod, k: dict):
+    """`spec -> cuTile Python kernel` for a kernel a factory function defines: the kernel's code object (from
+    the factory's), given the specialization's values as its closure, under the same decorator arguments."""
+    import types
+
+    import cuda.tile as ct
+    from ..frontend.cutile_python import ENTRY_HINTS
+    fac = k["factory"]
+    factory = getattr(pymod, fac["function"])
+
+    def find(code):
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                if c.co_name == k["name"]:
+                    return c
+                found = find(c)
+                if found is not None:
+                    return found
+        return None
+    code = find(factory.__code__)
+    if code is None or set(code.co_freevars) != set(fac["closure"]):
+        raise LookupError(f"`{k['name']}` in `{fac['function']}` reads {sorted(code.co_freevars) if code else '?'} "
+                          f"from the factory, the port {sorted(fac['closure'])}")
+    python_kw = {v: key for key, v in ENTRY_HINTS.items()}
+    kwargs: dict = {}
+    for name, v in fac["hints"]:
+        target, _, ir = name.rpartition(":")
+        kwargs.setdefault(python_kw[ir], {})[target or "default"] = v
+    kwargs = {kw: d["default"] if list(d) == ["default"] else ct.ByTarget(**d) for kw, d in kwargs.items()}
+    types_of = {p["name"]: p.get("const_type", "int") for p in k["params"]}
+
+    def value(name, spec):
+        v = spec[name]
+        return bool(v) if types_of[name] == "bool" else float(v) if types_of[name] == "float" else int(v)
+
+    def kernel_at(spec: dict):
+        cells = tuple(types.CellType(value(n, spec)) for n in code.co_freevars)
+        fn = types.FunctionType(code, pymod.__dict__, k["name"], None, cells)
+        return ct.kernel(fn, **kwargs)
+    return kernel_at
+
+
 def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out: Path) -> None:
     import cuda.tile as ct
     from cuda.tile.compilation import (ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint,
@@ -197,7 +239,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
             src = (out / m["source"]).resolve()
             try:
                 pymod = _import_source(src)
-                kobj = getattr(pymod, k["name"])
+                kernel_at = _factory_kernel(pymod, k) if k.get("factory") else (lambda spec, kobj=getattr(
+                    pymod, k["name"]): kobj)
             except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
                 kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
                 continue
@@ -209,7 +252,9 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                 pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
                 check = Check(entry["name"], spec, dtype, "equivalent", probe=probe)
                 try:
-                    _python_bytecode(kobj, k["params"], spec, dtype, pybc)
+                    closure = set(k.get("factory", {}).get("closure", ()))
+                    _python_bytecode(kernel_at(spec), [p for p in k["params"] if p["name"] not in closure], spec,
+                                     dtype, pybc)
                 except Exception as e:  # noqa: BLE001
                     if probe is not None:
                         return f"{type(e).__name__}: {str(e)[:200]}"

@@ -6,7 +6,7 @@ Constant values come, in order of preference, from:
 2. `[tool.cutile-transpile.specializations]` in the nearest pyproject.toml above the source:
    `<kernel> = [{BM = 64, BN = 64}, ...]` (a list of tables, one per specialization);
 3. defaults: 64 for every `ct.Constant[int]` (one that bounds a loop and sets no tile shape: 4x the largest
-   other, scaled until every constant-bounded loop runs at least twice; one given as `latency=`: 4), both 0 and 1 for every `ct.Constant[bool]`, 1e-6 for every
+   other, scaled until every constant-bounded loop runs at least twice; one given as `latency=`: 4), both 0 and 1 for every `ct.Constant[bool]` (all combinations up to 16, else each value of each at least once), 1e-6 for every
    `ct.Constant[float]` (an eps-like value; its probe is twice it).
 Values missing from a launch site or table take the defaults. The element type E of the arrays is
 verified for f16, bf16 and f32 (`dtypes = [...]` in the same pyproject section overrides it).
@@ -123,6 +123,22 @@ def kernel_dtypes(source: Path) -> list[str]:
     return list(_pyproject_section(source).get("dtypes") or DEFAULT_DTYPES)
 
 
+MAX_DEFAULT_COMBOS = 16
+
+
+def _default_combos(choices: list[list]) -> list[tuple]:
+    """Every combination of the default values (a bool constant has two), or, past MAX_DEFAULT_COMBOS (a
+    factory's eleven flags would be 2048), each value of each constant at least once: all first values, all
+    last ones, and each constant's second value with the others at their first."""
+    combos = list(itertools.islice(itertools.product(*choices), MAX_DEFAULT_COMBOS + 1))
+    if len(combos) <= MAX_DEFAULT_COMBOS:
+        return combos
+    first = tuple(c[0] for c in choices)
+    out = [first, tuple(c[-1] for c in choices)]
+    out += [first[:i] + (c[1],) + first[i + 1:] for i, c in enumerate(choices) if len(c) > 1]
+    return list(dict.fromkeys(out))
+
+
 def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str], str]:
     """(constant-value dicts, dtypes for E, where they came from)."""
     consts = [p for p in kernel.params if p.kind == "const"]
@@ -153,7 +169,7 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
         choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_FLOAT] if p.const_type == "float"
                    else [DEFAULT_LATENCY] if p.name in latencies
                    else [loop_default] if p.name in loops else [DEFAULT_INT] for p in missing]
-        for combo in itertools.product(*choices):
+        for combo in _default_combos(choices):
             spec = dict(row)
             spec.update({p.name: v for p, v in zip(missing, combo)})
             for p in consts:
