@@ -484,7 +484,8 @@ class _Converter:
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
         return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
                           "module (inside a function, class or block): only module-level `@ct.kernel` functions "
-                          "are translated", self.pos(fn))
+                          "are translated, and those a module-level factory function defines in its body that read "
+                          "only values of the factory (no function, class or import of it)", self.pos(fn))
 
     def _scan_small(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Import):
