@@ -118,7 +118,8 @@ def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
     if len(k.entries) > 1:
         v = args["__variant"]
         try:
-            ok = 0 <= v < len(k.entries) and all(const_eval(pr, consts) for pr in k.entries[v]["predicates"])
+            ok = 0 <= v < len(k.entries) and all(const_eval(pr, consts) for pr in k.entries[v]["predicates"]) \
+                and _takes_element(k.entries[v], e_known[0] if e_known else None)
         except ZeroDivisionError:
             return {11}
         if not ok:
@@ -187,13 +188,19 @@ def _descriptor_faults(k: Kernel, p: dict, d: dict | None) -> set[int]:
 
 # --------------------------------------------------------------------------------------- generation
 
+def _takes_element(entry: dict, code: int | None) -> bool:
+    """An entry of some element types only (manifest `dtypes`) is refused for the others (CUTILE_ERR_VARIANT)."""
+    return not entry.get("dtypes") or code is None or code in {DTYPE_CODES[d] for d in entry["dtypes"]}
+
+
 def valid_calls(k: Kernel) -> list[tuple[dict, dict]]:
     """One call per specialization that passes every check (grid = the partition grid of checked outputs)."""
     out = []
     e_code = min(k.allowed) if k.allowed else 0
     for spec in k.rec["specializations"]:
         vi = next((i for i, e in enumerate(k.entries)
-                   if all(const_eval(pr, spec) for pr in e["predicates"])), None)
+                   if all(const_eval(pr, spec) for pr in e["predicates"]) and _takes_element(e, e_code if k.allowed else None)),
+                  None)
         if vi is None:
             continue
         entry = k.entries[vi]
