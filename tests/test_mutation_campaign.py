@@ -38,6 +38,8 @@ UNGUARDED = {
     "N17": "open: the token-order rule is new; its mutants come with it",
     "N18": "no corpus kernel takes a ct.Constant[float] (the fixture does): guarded by the text-level mutants "
     "of tests/test_mutants.py and tests/test_normalize.py (test_N18_*), and by verify's probe at a second value",
+    "N19": "no corpus kernel has a runtime `and`/`or`: guarded by the text-level mutants of "
+    "tests/test_normalize.py (test_N19_condition_in_its_arms: the other constant, another value in the arm)",
 }
 
 

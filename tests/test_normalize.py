@@ -680,3 +680,32 @@ def test_N18_is_not_a_value_conversion():
     assert _conv("f32", "i32", "1065353216", "bitcast %c") != _conv("f32", "i32", "1065353216", "itof %c signed")
     # widths must agree; a bitcast of a non-constant is not folded (it stays in the text)
     assert "bitcast" in _conv("f32", "i64", "1065353216", "bitcast %c")
+
+
+def test_N19_condition_in_its_arms():
+    """`a and b`: cuTile Python yields `a` in the else arm, cuTile Rust the constant false; in that arm `a` is
+    false, so both are the same program. Only the condition itself is known there."""
+    py = """entry @k(%arg0: tile<i32>, %arg1: tile<i32>) {
+  %c = cmpi less_than %arg0, %arg1, signed : tile<i32> -> tile<i1>
+  %r = if %c -> (tile<i1>) {
+    %d = cmpi less_than %arg1, %arg0, signed : tile<i32> -> tile<i1>
+    yield %d : tile<i1>
+  } else {
+    yield %c : tile<i1>
+  }
+  print %r : tile<i1>
+  return
+}
+"""
+    rs = py.replace("    yield %c : tile<i1>", "    %f = constant <i1: 0> : tile<i1>\n    yield %f : tile<i1>")
+    assert norm(py, ["a", "b"]) == norm(rs, ["a", "b"])
+    # mutants the rule must not hide: the else arm yielding true, and a value other than the condition
+    assert norm(rs.replace("<i1: 0>", "<i1: 1>"), ["a", "b"]) != norm(py, ["a", "b"])
+    other = py.replace("  } else {\n    yield %c", "  } else {\n    %e = cmpi equal %arg0, %arg1, signed : tile<i32> -> tile<i1>\n    yield %e")
+    assert norm(other, ["a", "b"]) != norm(rs, ["a", "b"])
+    # `a or b`: in the then arm the condition is true
+    py_or = py.replace("    %d = cmpi less_than %arg1, %arg0, signed : tile<i32> -> tile<i1>\n    yield %d",
+                       "    yield %c").replace("  } else {\n    yield %c", "  } else {\n    %d = cmpi less_than %arg1, %arg0, signed : tile<i32> -> tile<i1>\n    yield %d", 1)
+    rs_or = py_or.replace("  %r = if %c -> (tile<i1>) {\n    yield %c",
+                          "  %r = if %c -> (tile<i1>) {\n    %t = constant <i1: 1> : tile<i1>\n    yield %t")
+    assert py_or != rs_or and norm(py_or, ["a", "b"]) == norm(rs_or, ["a", "b"])

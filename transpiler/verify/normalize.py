@@ -83,6 +83,10 @@ RULES: dict[str, str] = {
     "2^width): cuTile Rust receives a ct.Constant[float] as a const generic i32 holding its f32 bits and "
     "bitcasts it, where cuTile Python writes the float constant. Bits are kept, never a value: a bitcast with "
     "an attribute, between types of different widths or to/from tf32 is not folded.",
+    "N19-condition-in-its-arms": "Inside the arms of `if c`, where `c` is a scalar i1 value, `c` is the "
+    "constant true (then-arm) or false (else-arm): cuTile Python lowers `a and b` as `if a { yield b } else "
+    "{ yield a }`, cuTile Rust as `if a { yield b } else { yield false }`. Only the condition value itself is "
+    "replaced, never a value computed from it elsewhere.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -778,7 +782,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if effect:
             ctx.anchors += 1
             aid = ctx.anchors
-            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
+            known = _arm_conditions(ctx, op, raw)  # N19
+            sub_regions = [_canon_region(r, ctx, scope + ([known[j]] if known else []), depth + 1,
+                                         inline if (j == 0 and inline) else None)
                            for j, r in enumerate(op.regions)]
             head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
             fwd = _continue_passthrough(op, sub_regions)
@@ -846,6 +852,22 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             and not lines[-1].regions else len(lines)
         lines[at:at] = facts
     return lines
+
+
+def _arm_conditions(ctx: _Ctx, op, raw: str) -> list[dict[str, str]] | None:
+    """N19: for `if %c` with a scalar i1 condition, the value `%c` has in each arm (true, then false)."""
+    if op.name != "if" or len(op.regions) != 2:
+        return None
+    m = re.match(r"\s*(%[\w.#]+)", raw)  # an `if` condition is always a scalar i1 in Tile IR
+    if not m:
+        return None
+    arms = []
+    for value in (True, False):
+        cv = ("i1", value, "tile<i1>")
+        kid = _define(ctx, "constant " + _const_text(*cv), [], [])
+        ctx.consts[kid] = cv
+        arms.append({m.group(1): f"{{k{kid}}}"})
+    return arms
 
 
 def _expand(ctx: _Ctx, text: str, depth: int = 0) -> str:
