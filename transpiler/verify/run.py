@@ -94,8 +94,9 @@ def _factory_kernel(pymod, k: dict):
 
     import cuda.tile as ct
     from ..frontend.cutile_python import ENTRY_HINTS
+    import inspect
     fac = k["factory"]
-    factory = getattr(pymod, fac["function"])
+    factory = inspect.unwrap(getattr(pymod, fac["function"]))  # a cached factory (functools.cache) too
 
     def find(code):
         for c in code.co_consts:
