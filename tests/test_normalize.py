@@ -709,3 +709,22 @@ def test_N19_condition_in_its_arms():
     rs_or = py_or.replace("  %r = if %c -> (tile<i1>) {\n    yield %c",
                           "  %r = if %c -> (tile<i1>) {\n    %t = constant <i1: 1> : tile<i1>\n    yield %t")
     assert py_or != rs_or and norm(py_or, ["a", "b"]) == norm(rs_or, ["a", "b"])
+
+
+def test_N19_leaves_ifs_with_other_results_alone():
+    """A break flag carried through an `if` with other values (N12's territory) is not the and/or lowering:
+    yielding the condition there stays a value, or `continue flag` after the `if` would compare unlike."""
+    py = """entry @k(%arg0: tile<i32>, %arg1: tile<i32>) {
+  %c = cmpi less_than %arg0, %arg1, signed : tile<i32> -> tile<i1>
+  %z = constant <f32: 0.000000e+00> : tile<4xf32>
+  %r:2 = if %c -> (tile<4xf32>, tile<i1>) {
+    yield %z, %c : tile<4xf32>, tile<i1>
+  } else {
+    yield %z, %c : tile<4xf32>, tile<i1>
+  }
+  print %r#1 : tile<i1>
+  return
+}
+"""
+    rs = py.replace("  } else {\n    yield %z, %c", "  } else {\n    %f = constant <i1: 0> : tile<i1>\n    yield %z, %f")
+    assert norm(py, ["a", "b"]) != norm(rs, ["a", "b"])

@@ -782,10 +782,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if effect:
             ctx.anchors += 1
             aid = ctx.anchors
-            known = _arm_conditions(ctx, op, raw)  # N19
-            sub_regions = [_canon_region(r, ctx, scope + ([known[j]] if known else []), depth + 1,
-                                         inline if (j == 0 and inline) else None)
+            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
                            for j, r in enumerate(op.regions)]
+            _yield_known_condition(ctx, op, text, sub_regions)  # N19
             head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
             fwd = _continue_passthrough(op, sub_regions)
             if fwd is not None:  # N12
@@ -854,20 +853,25 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
     return lines
 
 
-def _arm_conditions(ctx: _Ctx, op, raw: str) -> list[dict[str, str]] | None:
-    """N19: for `if %c` with a scalar i1 condition, the value `%c` has in each arm (true, then false)."""
-    if op.name != "if" or len(op.regions) != 2:
-        return None
-    m = re.match(r"\s*(%[\w.#]+)", raw)  # an `if` condition is always a scalar i1 in Tile IR
+def _yield_known_condition(ctx: _Ctx, op, text: str, arms: list[list[_Line]]) -> None:
+    """N19: an arm of `%r = if c -> (tile<i1>)` whose `yield` passes `c` itself yields the constant c has
+    there (true in the then arm, false in the else arm). Only the arm's own `yield` is rewritten: elsewhere (a `continue`, an op,
+    a nested region) `c` stays a value, so the rule cannot hide anything but this and/or lowering."""
+    if op.name != "if" or len(arms) != 2 or [t.strip() for t in _result_types(op.text)] != ["tile<i1>"]:
+        return  # the and/or lowering: one i1 result (a break flag carried with other values is not one)
+    m = re.match(r"\s*(\{k\d+\}|@\d+(?:#\d+)?|\^\d+\.\d+)", text)
     if not m:
-        return None
-    arms = []
-    for value in (True, False):
+        return
+    cond = m.group(1)
+    pattern = re.compile(re.escape(cond) + r"(?![\d#.])")
+    for value, arm in zip((True, False), arms):
+        if not arm or arm[-1].regions or not arm[-1].text.startswith("yield ") or not pattern.search(arm[-1].text):
+            continue
         cv = ("i1", value, "tile<i1>")
         kid = _define(ctx, "constant " + _const_text(*cv), [], [])
         ctx.consts[kid] = cv
-        arms.append({m.group(1): f"{{k{kid}}}"})
-    return arms
+        last = arm[-1]
+        arm[-1] = _Line(pattern.sub(f"{{k{kid}}}", last.text), last.deps + [kid], last.regions)
 
 
 def _expand(ctx: _Ctx, text: str, depth: int = 0) -> str:
