@@ -83,10 +83,10 @@ RULES: dict[str, str] = {
     "2^width): cuTile Rust receives a ct.Constant[float] as a const generic i32 holding its f32 bits and "
     "bitcasts it, where cuTile Python writes the float constant. Bits are kept, never a value: a bitcast with "
     "an attribute, between types of different widths or to/from tf32 is not folded.",
-    "N19-condition-in-its-arms": "Inside the arms of `if c`, where `c` is a scalar i1 value, `c` is the "
-    "constant true (then-arm) or false (else-arm): cuTile Python lowers `a and b` as `if a { yield b } else "
-    "{ yield a }`, cuTile Rust as `if a { yield b } else { yield false }`. Only the condition value itself is "
-    "replaced, never a value computed from it elsewhere.",
+    "N19-condition-in-its-arms": "In `%r = if c -> (tile<i1>)` (one i1 result), an arm whose `yield` passes "
+    "`c` itself yields the constant `c` has there (true in the then-arm, false in the else-arm): cuTile "
+    "Python lowers `a and b` as `if a { yield b } else { yield a }`, cuTile Rust as `if a { yield b } else "
+    "{ yield false }`. Nothing else in the arms is rewritten.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -855,8 +855,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
 
 def _yield_known_condition(ctx: _Ctx, op, text: str, arms: list[list[_Line]]) -> None:
     """N19: an arm of `%r = if c -> (tile<i1>)` whose `yield` passes `c` itself yields the constant c has
-    there (true in the then arm, false in the else arm). Only the arm's own `yield` is rewritten: elsewhere (a `continue`, an op,
-    a nested region) `c` stays a value, so the rule cannot hide anything but this and/or lowering."""
+    there (true in the then arm, false in the else arm). Only the arm's own `yield` is rewritten: elsewhere
+    (a `continue`, an op, a nested region) `c` stays a value, so the rule hides nothing but the and/or
+    lowering."""
     if op.name != "if" or len(arms) != 2 or [t.strip() for t in _result_types(op.text)] != ["tile<i1>"]:
         return  # the and/or lowering: one i1 result (a break flag carried with other values is not one)
     m = re.match(r"\s*(\{k\d+\}|@\d+(?:#\d+)?|\^\d+\.\d+)", text)
