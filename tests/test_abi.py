@@ -123,7 +123,7 @@ def valid_launch(spec, kernel: dict, consts: dict):
         elif p["kind"] == "scalar":
             args.append({"f32": 0.5, "bool": True}.get(p["dtype"], 3))
         else:
-            dtype = "f32" if p["dtype"] == "E" else p["dtype"]
+            dtype = "f32" if p["dtype"] in ("E", "E2") else p["dtype"]
             shape = [t * blocks[i] for i, t in enumerate(tiles[p["name"]])] if p["name"] in tiles else [48] * p["rank"]
             args.append(FakeCudaArray(shape, TYPESTR[dtype], ptr))
             ptr += 1 << 24
@@ -180,7 +180,7 @@ def call_codes(ports, kernel: dict, op: str):
     arrays = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
     consts_at = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "const"]
     e_arrays = [i for i in arrays if kernel["params"][i]["dtype"] == "E"]
-    concrete = [i for i in arrays if kernel["params"][i]["dtype"] != "E"]
+    concrete = [i for i in arrays if kernel["params"][i]["dtype"] not in ("E", "E2")]
     checked = {o["array"] for e in kernel["entries"] for o in e["outputs"] if o["form"] == "checked"}
     results = []
 
@@ -670,6 +670,57 @@ def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
             assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_DEVICE"
         p.c_args[-6] = ctypes.c_int32(1 - want)
         assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_VARIANT"  # not this dtype's entry
+
+
+def test_arrays_of_their_own_dtype_generic_take_mixed_dtypes(tmp_path):
+    """rms_norm_mixed: X (and Y) typed E, W typed E2, Rstd f32. A call with f16 activations and an f32 weight
+    passes every check of the wrapper and of the symbol and is launched with those dtypes as generics; X and
+    Y must still agree, and each generic takes only the exported dtypes."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "dtypes" / "mixed_arrays.py", src / "mixed_arrays.py")
+    out = tmp_path / "out"
+    write_outputs(run([src], out)[1])
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    _, kernel = find_kernel(json.loads((out / "manifest.json").read_text()), "rms_norm_mixed")
+    assert {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"} == {
+        "X": "E", "W": "E2", "Y": "E", "Rstd": "f32"}
+    assert kernel["entries"][0]["generics"][:2] == ["E", "E2"]
+    spec = pkg.mixed_arrays.SPEC_rms_norm_mixed
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    lib.cutile_dry_run.restype = ctypes.c_int32
+    lib.cutile_last_plan.restype = ctypes.c_char_p
+
+    def call(x, w, y, r="<f4"):
+        arrays = [FakeCudaArray(shape, t, 0x7F0000000000 + (i << 24)) for i, (shape, t) in
+                  enumerate((((4, 64), x), ((64,), w), ((4, 64), y), ((4,), r)))]
+        plan = pkg._runtime.plan(spec, (*arrays, 1e-6, 64), (4,))
+        previous = lib.cutile_dry_run(1)
+        try:
+            rc = fn(*plan.c_args)
+            return plan, pkg._runtime.CODES[rc], rc == 0 and json.loads(lib.cutile_last_plan())
+        finally:
+            lib.cutile_dry_run(previous)
+    for x, w, want in (("<f2", "<f4", ["f16", "f32"]), ("<f4", "<f2", ["f32", "f16"]), ("<f2", "<f2", ["f16", "f16"])):
+        plan, code, launched = call(x, w, x)
+        assert code == "CUTILE_OK" and plan.element_type == want[0], (x, w, code)
+        assert launched["generics"][:2] == want and launched["element_type"] == want[0]
+    with pytest.raises(pkg.ArgumentTypeError, match="`Y` is f32 but `X` is f16: they share the element type E"):
+        call("<f2", "<f4", "<f4")
+    with pytest.raises(pkg.ArgumentTypeError, match="`W` is i32; the port of rms_norm_mixed takes"):
+        call("<f2", "<i4", "<f2")
+    # the symbol checks the same without the wrapper: W's dtype code patched to i32, Y's to X's other
+    plan, _, _ = call("<f2", "<f4", "<f2")
+    descs = [a.contents for a in plan.c_args[:4]]
+    descs[1].dtype = pkg._runtime.DTYPES["i32"][0]
+    assert pkg._runtime.CODES[fn(*plan.c_args)] == "CUTILE_ERR_DTYPE"
+    assert b"`W` is i32" in lib.cutile_last_error()
+    descs[1].dtype, descs[2].dtype = pkg._runtime.DTYPES["f32"][0], pkg._runtime.DTYPES["f32"][0]
+    assert pkg._runtime.CODES[fn(*plan.c_args)] == "CUTILE_ERR_DTYPE_MISMATCH"
+    assert b"share the element type E" in lib.cutile_last_error()
 
 
 def test_a_factory_kernel_is_routed_with_its_closure_values(tmp_path):

@@ -166,3 +166,22 @@ def test_every_blocker_of_a_kernel_is_reported(tmp_path):
     (k,) = json.loads(res.stdout)["kernels"]
     assert k["status"] == "unsupported" and res.returncode == 1
     assert [(d["code"], d["line"]) for d in k["diagnostics"]] == [("CT101", 9), ("CT101", 4), ("CT101", 11)], k
+
+
+@requires_toolchain
+def test_mixed_dtype_checks_compare_each_arrays_dtype(tmp_path, monkeypatch):
+    """Mutant: verification gives cuTile Python every array in E's dtype (it forgets W's own generic) while
+    the port is compiled with W's: the checks with mixed element types (`f16+f32`) must be `different`."""
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "mixed_arrays.py"], out)[1])
+    real = verify_run.element_types
+    monkeypatch.setattr(verify_run, "element_types", lambda k, d: {g: d.split("+")[0] for g in real(k, d)})
+    (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
+    verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    assert verdicts == {"f16": "equivalent", "bf16": "equivalent", "f32": "equivalent",
+                        "f16+f32": "different", "f32+f16": "different"}, verdicts
+    monkeypatch.setattr(verify_run, "element_types", real)
+    (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
+    assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32", "f32+f16"}

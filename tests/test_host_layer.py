@@ -32,7 +32,8 @@ import pytest
 
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
-from transpiler.verify.specs import const_value, entry_values, predicates_hold, verified_generics
+from transpiler.verify.specs import (const_value, dtype_checks, element_types, entry_values, kernel_generics,
+                                     predicates_hold, verified_generics)
 
 try:
     import cuda.tile as ct
@@ -68,7 +69,7 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
         "entry": entry["name"],
-        "element_type": dtype if "E" in entry["generics"] else None,
+        "element_type": dtype.split("+")[0] if "E" in entry["generics"] else None,
         "generic_names": list(entry["generics"]),
         # exactly the generics verify compiled the entry with (a float constant as the i32 of its f32 bits)
         "generics": verified_generics(kernel, entry, consts, dtype),
@@ -91,15 +92,16 @@ def launch_shape(kernel: dict, consts: dict) -> tuple[dict, tuple]:
     return shapes, grid
 
 
-def array_dtype(p: dict, dtype: str) -> str:
-    return dtype if p["dtype"] == "E" else p["dtype"]
+def array_dtype(p: dict, dtype: str, kernel: dict) -> str:
+    return element_types(kernel, dtype).get(p["dtype"], p["dtype"])
 
 
 def kernel_dtypes(kernel: dict) -> list[str]:
-    """The element types verify checks the kernel at (f32 only where no array is typed E)."""
-    if not any(p["kind"] == "array" and p["dtype"] == "E" for p in kernel["params"]):
+    """The element types verify checks the kernel at (f32 only where no array is typed E), with the mixed
+    ones of a kernel with several dtype generics (`f16+f32`: E is f16, E2 f32)."""
+    if not kernel_generics(kernel):
         return ["f32"]
-    return [d for d in kernel["dtypes"] if d in DTYPE_CODES]
+    return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True)
 
 
 def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
@@ -138,7 +140,7 @@ def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[li
                 strides.insert(0, acc)
                 acc *= d
             d = _MaxRank(ptr, len(shape), (ctypes.c_int64 * 8)(*shape), (ctypes.c_int64 * 8)(*strides),
-                         DTYPE_CODES[array_dtype(p, dtype)])
+                         DTYPE_CODES[array_dtype(p, dtype, kernel)])
             keep.append(d)
             args.append(ctypes.pointer(d))
             ptr += 1 << 24
@@ -228,7 +230,7 @@ def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
     args, ptr = [], BASE_PTR
     for p in kernel["params"]:
         if p["kind"] == "array":
-            args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype), ptr))
+            args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype, kernel), ptr))
             ptr += 1 << 24
         elif p["kind"] == "scalar":
             args.append({"f32": 0.5, "f64": 0.5, "bool": True}.get(p["dtype"], 3))
@@ -329,7 +331,7 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
                 if selected[:1] != [ref["entry"]]:
                     problems.append(f"{label}: cuTile Python's constants select {selected}; verified {ref['entry']}")
                 for p in kernel["params"]:
-                    if p["kind"] == "array" and seen["dtypes"].get(p["name"]) != array_dtype(p, dtype):
+                    if p["kind"] == "array" and seen["dtypes"].get(p["name"]) != array_dtype(p, dtype, kernel):
                         problems.append(f"{label}: cuTile Python sees `{p['name']}` as {seen['dtypes'].get(p['name'])}")
                 if seen["grid"] != ref["grid"]:
                     problems.append(f"{label}: cuTile Python launches grid {seen['grid']}; reference {ref['grid']}")

@@ -419,3 +419,97 @@ def test_conditions_on_dtypes_are_decided_per_element_type(tmp_path):
     assert got == [((), False)]
     got = [(v.variant.dtypes, "mul" in dump_kernel(v)) for v in translate_kernel(fr.kernels[0], ("f32",))]
     assert got == [((), True)]
+
+
+def _array_dtypes(tmp_path, src, dtypes=("f16", "bf16", "f32")):
+    fr = kernels(tmp_path, src)
+    return [{p.name: p.dtype for p in v.params if p.kind == "array"} for v in translate_kernel(fr.kernels[0], dtypes)]
+
+
+def test_arrays_whose_elements_never_meet_get_their_own_dtype_generic(tmp_path):
+    head = """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(X, W, Y, B: ct.Constant[int]):
+            x = ct.load(X, index=(0,), shape=(B,))
+            w = ct.load(W, index=(0,), shape=(B,))
+    """
+    # only in f32: each array its own generic; at most two per port, so the third group goes with the
+    # second (all of one rank) or the groups of the largest rank share E and the others E2
+    assert _array_dtypes(tmp_path, head + """
+            ct.store(Y, index=(0,), tile=(x.astype(ct.float32) * w.astype(ct.float32)).astype(Y.dtype))
+    """) == [{"X": "E", "W": "E2", "Y": "E2"}]
+    assert _array_dtypes(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(X, W, B, Y, N: ct.Constant[int]):
+            x = ct.load(X, index=(0, 0), shape=(4, N)).astype(ct.float32)
+            w = ct.load(W, index=(0,), shape=(N,)).astype(ct.float32)
+            b = ct.load(B, index=(0,), shape=(N,)).astype(ct.float32)
+            ct.store(Y, index=(0, 0), tile=(x * w[None, :] + b[None, :]).astype(Y.dtype))
+    """) == [{"X": "E", "W": "E2", "B": "E2", "Y": "E"}]
+    # elements that meet share one: an add, a store without astype, a where, a comparison of dtypes
+    assert _array_dtypes(tmp_path, head + """
+            ct.store(Y, index=(0,), tile=(x + w).astype(Y.dtype))
+    """) == [{"X": "E", "W": "E", "Y": "E2"}]
+    assert _array_dtypes(tmp_path, head + """
+            ct.store(Y, index=(0,), tile=x)
+            ct.store(Y, index=(0,), tile=w.astype(ct.float32).astype(Y.dtype))
+    """) == [{"X": "E", "W": "E2", "Y": "E"}]
+    assert _array_dtypes(tmp_path, head + """
+            ct.store(Y, index=(0,), tile=ct.where(x > 0, x, w).astype(ct.float32))
+    """) == [{"X": "E", "W": "E", "Y": "f32"}]
+    assert _array_dtypes(tmp_path, head + """
+            if W.dtype == X.dtype:
+                x = x * 2.0
+            ct.store(Y, index=(0,), tile=x.astype(Y.dtype))
+    """) == [{"X": "E", "W": "E", "Y": "E2"}]
+    # a value carried by a loop (or assigned in both arms of an if) that takes tiles of both
+    assert _array_dtypes(tmp_path, head + """
+            for i in range(4):
+                x = ct.load(W, index=(i,), shape=(B,))
+            ct.store(Y, index=(0,), tile=x.astype(Y.dtype))
+    """) == [{"X": "E", "W": "E", "Y": "E2"}]
+    assert _array_dtypes(tmp_path, head + """
+            t = ct.bid(0)
+            if t > 0:
+                v = x
+            else:
+                v = w
+            ct.store(Y, index=(0,), tile=v.astype(Y.dtype))
+    """) == [{"X": "E", "W": "E", "Y": "E2"}]
+
+
+def test_a_dtype_condition_on_a_second_generic_makes_it_e(tmp_path):
+    """Entries are per dtype of E only: a condition on W's dtype merges W's generic into E."""
+    src = """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(X, W, Y, B: ct.Constant[int]):
+            x = ct.load(X, index=(0,), shape=(B,)).astype(ct.float32)
+            w = ct.load(W, index=(0,), shape=(B,)).astype(ct.float32)
+            if W.dtype == ct.float32:
+                w = w * 2.0
+            ct.store(Y, index=(0,), tile=x * w)
+    """
+    fr = kernels(tmp_path, src)
+    got = [(v.variant.dtypes, {p.name: p.dtype for p in v.params if p.kind == "array"})
+           for v in translate_kernel(fr.kernels[0], ("f16", "f32"))]
+    assert got == [(("f32",), {"X": "E", "W": "E", "Y": "f32"}), (("f16",), {"X": "E", "W": "E", "Y": "f32"})]
+
+
+def test_fma_that_depends_on_a_second_generic_makes_it_e(tmp_path):
+    """An astype between a multiply of W's tiles and an add is no operation where W is f32: the fusion
+    depends on W's dtype, and entries are per dtype of E, so W shares E (and gets the f32 entry)."""
+    src = """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(X, W, Y, B: ct.Constant[int]):
+            x = ct.load(X, index=(0,), shape=(B,)).astype(ct.float32)
+            w = ct.load(W, index=(0,), shape=(B,))
+            ct.store(Y, index=(0,), tile=(w * w).astype(ct.float32) + x)
+    """
+    fr = kernels(tmp_path, src)
+    got = [(v.variant.dtypes, {p.name: p.dtype for p in v.params if p.kind == "array"})
+           for v in translate_kernel(fr.kernels[0], ("f16", "f32"))]
+    assert got == [(("f32",), {"X": "E", "W": "E", "Y": "f32"}), (("f16",), {"X": "E", "W": "E", "Y": "f32"})]

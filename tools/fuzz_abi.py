@@ -42,6 +42,11 @@ I32 = 2**31 - 1
 MAX_RANK = 8
 DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
 SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1}
+GENERIC_DTYPES = ("E", "E2")  # README: arrays typed with one dtype generic share its dtype
+
+
+def is_generic(dtype: str) -> bool:
+    return dtype in GENERIC_DTYPES
 CODE_NAMES = ["ok", "null", "rank", "dtype", "dtype mismatch", "shape", "stride", "align", "grid",
               "grid mismatch", "variant", "const", "device", "launch", "panic"]
 BASE_PTR = 0x7F0000000000
@@ -79,7 +84,7 @@ class Kernel:
         self.entries = record["entries"]
         self.written = {o["array"] for e in self.entries for o in e["outputs"]}
         self.pointers = {a for e in self.entries for a in e.get("pointer_arrays", [])}
-        e_arrays = [p for p in self.params if p["kind"] == "array" and p["dtype"] == "E"]
+        e_arrays = [p for p in self.params if p["kind"] == "array" and is_generic(p["dtype"])]
         self.allowed = {DTYPE_CODES[d] for d in record.get("dtypes", []) if d in DTYPE_CODES} if e_arrays else set()
 
 
@@ -101,14 +106,17 @@ def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
     arrays = [p for p in k.params if p["kind"] == "array"]
     for p in arrays:  # a concrete dtype
         d = descs.get(p["name"])
-        if d is not None and p["dtype"] != "E" and d["dtype"] in SIZE and d["dtype"] != DTYPE_CODES[p["dtype"]]:
+        if d is not None and not is_generic(p["dtype"]) and d["dtype"] in SIZE and d["dtype"] != DTYPE_CODES[p["dtype"]]:
             bad.add(3)
-    e_codes = [descs[p["name"]]["dtype"] for p in arrays if p["dtype"] == "E" and descs.get(p["name"]) is not None]
-    e_known = [c for c in e_codes if c in SIZE]
-    if len(set(e_known)) > 1:
-        bad.add(4)
-    elif e_known and e_known[0] not in k.allowed:
-        bad.add(3)
+    e_known = []  # E's dtype codes (the one the entries are selected by)
+    for g in GENERIC_DTYPES:  # each generic: the arrays typed with it share one allowed dtype
+        codes = [descs[p["name"]]["dtype"] for p in arrays if p["dtype"] == g and descs.get(p["name"]) is not None]
+        known = [c for c in codes if c in SIZE]
+        if len(set(known)) > 1:
+            bad.add(4)
+        elif known and known[0] not in k.allowed:
+            bad.add(3)
+        e_known = known if g == "E" else e_known
     for g, limit in (("__grid_x", I32), ("__grid_y", 65535), ("__grid_z", 65535)):
         if not 1 <= args[g] <= limit:
             bad.add(8)
@@ -218,7 +226,7 @@ def valid_calls(k: Kernel) -> list[tuple[dict, dict]]:
                 strides = [1] * rank
                 for j in range(rank - 2, -1, -1):
                     strides[j] = strides[j + 1] * shape[j + 1]
-                dtype = e_code if p["dtype"] == "E" else DTYPE_CODES[p["dtype"]]
+                dtype = e_code if is_generic(p["dtype"]) else DTYPE_CODES[p["dtype"]]
                 descs[p["name"]] = {"ptr": BASE_PTR + i * 2**32, "ndim": rank, "shape": shape + [0] * (8 - rank),
                                     "strides": strides + [0] * (8 - rank), "dtype": dtype}
             elif p["kind"] == "const":

@@ -715,6 +715,19 @@ _case(W + "rms_norm.py", "rms_norm_fwd_kernel",
                      "HAS_RESIDUAL residual_out is not written (declared untouched: it must stay as it was in "
                      "both runs); "
                      "rstd is f32")
+def _rms_fwd_f32_weight(c, m, n, bn, res):
+    """Mixed precision: f16/bf16 activations with an f32 weight (the port types w with its own generic E2)."""
+    launch = _rms_fwd(c, m, n, bn, res)
+    args = list(launch.args)
+    args[2] = c.randn(n, dtype=c.f32, scale=0.1, shift=1.0)
+    return Launch(launch.grid, tuple(args), launch.outputs, untouched=launch.untouched)
+
+
+_case(W + "rms_norm.py", "rms_norm_fwd_kernel",
+      {"4096x4096 BN4096 HAS_RESIDUAL, w f32": dict(m=4096, n=4096, bn=4096, res=True),
+       "ragged 8191x2000 BN2048 no residual, w f32": dict(m=8191, n=2000, bn=2048, res=False)},
+      _rms_fwd_f32_weight, dtypes=("f16", "bf16"),
+      note="the weight in f32 and the activations in the case's dtype: each array keeps its dtype (E, E2)")
 _case(W + "rms_norm.py", "rms_norm_bwd_kernel",
       {"4096x4096": dict(m=4096, n=4096), "ragged 4095x4000": dict(m=4095, n=4000)},
       _rms_bwd, note="BM=2, BN=4096 (hidden <= 4096); rstd is the real statistic of x, passed in dtype E as the "

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import math
+import itertools
 import re
 
+from ..model.ir import GENERIC_DTYPES, MAX_ELEMENT_GENERICS, is_generic
 from .lower import rust_ident
 
 # The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
@@ -31,7 +33,7 @@ ABI_CODES = [
     ("CUTILE_ERR_NULL", "A descriptor pointer or a tensor's data pointer is null."),
     ("CUTILE_ERR_RANK", "`ndim` differs from the rank the kernel takes for that array."),
     ("CUTILE_ERR_DTYPE", "Unknown dtype code, or a dtype this array or kernel does not take."),
-    ("CUTILE_ERR_DTYPE_MISMATCH", "Arrays that share the kernel's element type `E` have different dtypes."),
+    ("CUTILE_ERR_DTYPE_MISMATCH", "Arrays that share one of the kernel's element types (`E`, `E2`) have different dtypes."),
     ("CUTILE_ERR_SHAPE", "A dimension is negative, or the addressed extent does not fit the i32 index type."),
     ("CUTILE_ERR_STRIDE", "A stride is negative or does not fit i32, a written array has overlapping (zero) "
                           "strides, or a pointer-accessed array is not contiguous in its last dimension."),
@@ -56,6 +58,7 @@ def abi_tables() -> dict:
         "codes": [{"name": n, "doc": doc, "code": i} for i, (n, doc) in enumerate(ABI_CODES)],
         "dtypes": [{"name": n, "variant": n.upper(), "code": c, "size": size} for n, (c, _, size) in DTYPES.items()],
         "py_dtypes": repr({n: (c, size) for n, (c, _, size) in DTYPES.items()}),
+        "py_generics": repr(GENERIC_DTYPES[:MAX_ELEMENT_GENERICS]),
         "py_codes": repr({i: n for i, (n, _) in enumerate(ABI_CODES)}),
     }
 
@@ -148,7 +151,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             raise AbiUnsupported(f"scalar `{p['name']}` of type {p['dtype']}")
         if p["kind"] == "array" and p["rank"] > MAX_RANK:
             raise AbiUnsupported(f"array `{p['name']}` has rank {p['rank']}; descriptors carry at most {MAX_RANK}")
-        if p["kind"] == "array" and p["dtype"] != "E" and p["dtype"] not in DTYPES:
+        if p["kind"] == "array" and not is_generic(p["dtype"]) and p["dtype"] not in DTYPES:
             raise AbiUnsupported(f"array `{p['name']}` of dtype {p['dtype']}")
     if any(p["name"].startswith("__") for p in params):
         raise AbiUnsupported("parameter names starting with `__` are reserved for the ABI wrapper")
@@ -179,21 +182,22 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         else:
             c_params.append(f"{n}: i64")
             arg_checks.append(f'let {n} = abi::constant({n}, "{p["name"]}")?;')
-    e_arrays = [p for p in arrays if p["dtype"] == "E"]
+    e_arrays = [p for p in arrays if is_generic(p["dtype"])]
+    generics = [g for g in GENERIC_DTYPES if any(p["dtype"] == g for p in arrays)]
     for p in arrays:
-        if p["dtype"] != "E":
+        if not is_generic(p["dtype"]):
             arg_checks.append(f'abi::expect_dtype(&{rust_ident(p["name"])}, "{p["name"]}", '
                               f'abi::Dtype::{p["dtype"].upper()})?;')
     dtypes = [d for d in kernel.get("dtypes", []) if d in DTYPES] if e_arrays else []
     if e_arrays and not dtypes:
         raise AbiUnsupported("no verified element type has an ABI dtype code")
-    if e_arrays:
-        pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in e_arrays)
+    for g in generics:  # each generic's dtype, read from the arrays that share it
+        pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in arrays if p["dtype"] == g)
         allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in dtypes)
-        arg_checks.append(f"let __e = abi::element_type(&[{pairs}], &[{allowed}])?;")
+        arg_checks.append(f"let {_element_var(g)} = abi::element_type(\"{g}\", &[{pairs}], &[{allowed}])?;")
     arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
-    entry_views = [_entry_view(kernel, e, i, names, dtypes) for i, e in enumerate(entries)]
+    entry_views = [_entry_view(kernel, e, i, names, dtypes, generics) for i, e in enumerate(entries)]
     variant_doc = []
     if variants:  # the caller names the entry; it must be the one the constants select
         c_params.append("__variant: i32")
@@ -219,11 +223,20 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
         "c_params": c_params, "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
-        "launch_generics": "<T: DType>" if e_arrays else "",
+        "launch_generics": f"<{', '.join(f'{_host_type(g)}: DType' for g in generics)}>" if generics else "",
     }
 
 
-def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: list[str]) -> dict:
+def _element_var(generic: str) -> str:
+    return "__" + generic.lower()  # __e, __e2
+
+
+def _host_type(generic: str) -> str:
+    return "T" + generic[1:]  # T, T2: the launch function's type parameter for the generic
+
+
+def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: list[str],
+                kernel_generics: list[str]) -> dict:
     params = kernel["params"]
     derived = entry.get("derived", {})
     all_names = names | set(derived)
@@ -235,8 +248,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     python_of = entry.get("generic_params", {})
     generics = []
     for g in entry["generics"]:
-        if g == "E":
-            generics.append("__e.name().to_string()")
+        if is_generic(g):
+            generics.append(f"{_element_var(g)}.name().to_string()")
         else:
             generics.append(f"{rust_ident(python_of.get(g, g))}.to_string()" if python_of.get(g, g) in names
                             else f"{rust_ident(g)}.to_string()")
@@ -248,7 +261,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
         n = rust_ident(p["name"])
-        host = "T" if p["dtype"] == "E" else DTYPES.get(p["dtype"], ("", p["dtype"]))[1]
+        host = _host_type(p["dtype"]) if is_generic(p["dtype"]) else DTYPES.get(p["dtype"], ("", p["dtype"]))[1]
         if p["kind"] == "array":
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
@@ -281,11 +294,19 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     predicate = " && ".join(conditions) or "true"
     launch_fn = f"launch_{entry['name']}"
     call = f"(__device, __stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
-    if dtypes:  # the element type picks the monomorphized launch
+    if dtypes and len(kernel_generics) == 1:  # the element type picks the monomorphized launch
         dispatch = ["match __e {"]
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
                      "}"]
+    elif dtypes:  # one monomorphized launch per combination of the generics' dtypes (E's limited to the entry's)
+        every = [d for d in kernel.get("dtypes", []) if d in DTYPES]
+        combos = itertools.product(dtypes, *[every] * (len(kernel_generics) - 1))
+        dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
+        dispatch += [f"    ({', '.join(f'abi::Dtype::{d.upper()}' for d in combo)}) => "
+                     f"{launch_fn}::<{', '.join(DTYPES[d][1] for d in combo)}>{call}," for combo in combos]
+        dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element types {} have no port", '
+                     f'[{", ".join(f"{_element_var(g)}.name()" for g in kernel_generics)}].join(", "))),', "}"]
     else:
         dispatch = [f"{launch_fn}{call}"]
     # what the dry run reports: the same values the launch passes on (see abi::dry_run)
@@ -355,7 +376,7 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         # the source this port was generated from: a port kept from an earlier run (stale) has the old hash,
         # so the router refuses it once the source changed
         "sha256": kernel.get("source_sha256", ""),
-        "params": specs, "dtypes": kernel.get("dtypes", []) if any(p.get("dtype") == "E" for p in params) else [],
+        "params": specs, "dtypes": kernel.get("dtypes", []) if any(is_generic(p.get("dtype", "")) for p in params) else [],
         "entries": entries, "const_kwargs": (" *, " + ", ".join(consts)) if consts else "",
         "signature": ", ".join(names + ["*", grid_kw, f"{stream_kw}=None"]),
         "arg_tuple": ", ".join(names) + ("," if len(names) == 1 else ""),

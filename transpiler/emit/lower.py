@@ -11,10 +11,10 @@ import struct
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
 
-GENERIC = ("E",)  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
+GENERIC = GENERIC_DTYPES  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
 RUST_KEYWORDS = {
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl",
     "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static",
@@ -128,8 +128,9 @@ class Lowerer:
     def entry(self) -> EntryView:
         k = self.k
         generics, params, tiles = [], [], {}
-        if any(p.kind == "array" and p.dtype == "E" for p in k.params):
-            generics.append("E: ElementType")
+        for g in GENERIC_DTYPES:  # in order: the C symbol and the verifier pass them the same way
+            if any(p.kind == "array" and p.dtype == g for p in k.params):
+                generics.append(f"{g}: ElementType")
         for p in k.params:
             if p.kind == "const":
                 # a ct.Constant[float] travels as its f32 bit pattern (stable Rust has no float const generics;
@@ -442,7 +443,7 @@ class Lowerer:
             return self.value(e)
         if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
             dt = e.args[0].ty.dtype
-            if (e.attr("pred") == "!=" and dt in FLOAT_DTYPES) or dt == "E":
+            if (e.attr("pred") == "!=" and dt in FLOAT_DTYPES) or dt in GENERIC:
                 # Python's float `!=` is unordered (true for NaN), Rust's scalar `!=` ordered, and an E scalar
                 # (a rank-0 tile) has no Rust comparison operators: the cmpf needs statements, which an inline
                 # loop condition cannot hold
@@ -526,7 +527,7 @@ class Lowerer:
             if dt in ("f32", "f64"):
                 lit = _float_lit(float(v.value), wide=dt == "f64")
                 lit = lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
-            elif dt in FLOAT_DTYPES or dt == "E":
+            elif dt in FLOAT_DTYPES or dt in GENERIC:
                 if float(v.value) != 0.0:
                     raise fail("CT104", f"a constant {dt} tile with a non-zero value has no Rust literal form", e.pos)
                 lit = f"{dt}::ZERO"
@@ -597,12 +598,12 @@ class Lowerer:
                 x = self.value(a[0])
                 t = self.tmp()
                 self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")
-                neg = "negf" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else "negi"
+                neg = "negf" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC) else "negi"
                 extra = "" if neg == "negf" else ", overflow::None"
                 n = self.tmp()
                 self.emit(f"let {n}: Tile<{e.ty.dtype}, {{ [] }}> = {neg}({t}{extra});")
                 return f"tile_to_scalar({n})"
-            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
+            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC:
                 return f"negf({self.value(a[0])})"
             return f"negi({self.value(a[0])}, overflow::None)"
         if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos"):
@@ -614,7 +615,7 @@ class Lowerer:
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{'max' if o == 'maximum' else 'min'}({x}, {y})"
-            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E":
+            if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC:
                 return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
             return f"{'maxi' if o == 'maximum' else 'mini'}({x}, {y})"
         if o == "where":
@@ -684,7 +685,7 @@ class Lowerer:
         if o == "cmp":
             pred = e.attr("pred")
             dt = a[0].ty.dtype
-            if e.ty.is_scalar and ((pred == "!=" and dt in FLOAT_DTYPES) or dt == "E"):
+            if e.ty.is_scalar and ((pred == "!=" and dt in FLOAT_DTYPES) or dt in GENERIC):
                 # Python's `!=` is true for NaN: cuTile Python compares unordered, Rust's `!=` on scalars ordered;
                 # and an E scalar is a rank-0 tile, which has no Rust comparison operators
                 order = "Unordered" if pred == "!=" else "Ordered"
@@ -694,7 +695,7 @@ class Lowerer:
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{x} {pred} {y}"
-            if dt in FLOAT_DTYPES or dt == "E":
+            if dt in FLOAT_DTYPES or dt in GENERIC:
                 order = "Unordered" if pred == "!=" else "Ordered"
                 return f"cmpf({x}, {y}, predicate::{CMP[pred]}, cmp_ordering::{order})"
             return f"cmpi({x}, {y}, predicate::{CMP[pred]})"
@@ -839,7 +840,7 @@ class Lowerer:
             self.emit(f"{access} = {tok};")
             self.emit(f"{store} = {tok};")
             return None
-        is_float = p.dtype in FLOAT_DTYPES or p.dtype == "E"
+        is_float = p.dtype in FLOAT_DTYPES or p.dtype in GENERIC
         unsigned = p.dtype.startswith("u")
         mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
                 "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
@@ -863,7 +864,7 @@ class Lowerer:
         if o == "rsqrt":
             return f"rsqrt({x}, {ftz})"
         if o == "abs":
-            return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E") else f"absi({x})"
+            return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC) else f"absi({x})"
         return f"{o}({x})"
 
     def modulo(self, e: Op, x: str, y: str) -> str:

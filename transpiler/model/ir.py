@@ -13,7 +13,16 @@ from typing import Union
 
 FLOAT_DTYPES = ("f16", "bf16", "f32", "tf32", "f64", "f8e4m3fn", "f8e5m2")
 INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-GENERIC_DTYPES = ("E",)  # dtype generics: the element type of the kernel's arrays
+# dtype generics: the element types of the kernel's arrays. Arrays whose elements never meet without an
+# `astype` get their own (`E`, `E2`, in parameter order of their first array). A port keeps at most
+# MAX_ELEMENT_GENERICS (the C symbol monomorphizes every combination of the exported dtypes: 3^2 launch
+# functions, and each costs crate build time); the arrays of the classes past it share E.
+GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
+MAX_ELEMENT_GENERICS = 2
+
+
+def is_generic(dtype: str) -> bool:
+    return dtype in GENERIC_DTYPES
 
 
 @dataclass(frozen=True)

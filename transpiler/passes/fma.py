@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..model.ir import (FLOAT_DTYPES, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, TupleExpr,
+from ..model.ir import (FLOAT_DTYPES, Assign, is_generic, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, TupleExpr,
                         While)
 
 
@@ -32,13 +32,13 @@ def _modes(e: Op) -> tuple:
 
 
 def _is_fmul(e: Expr) -> bool:
-    return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E")
+    return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or is_generic(e.ty.dtype))
 
 
-def _identity_convert(e: Expr, element: str | None) -> bool:
-    """`e` converts an E value to `element`: no operation in an entry where E is `element`."""
+def _identity_convert(e: Expr, element: str | None, generic: str = "E") -> bool:
+    """`e` converts a `generic` value to `element`: no operation in an entry where that generic is `element`."""
     return (element is not None and isinstance(e, Op) and e.op == "convert" and e.ty is not None
-            and e.ty.dtype == element and e.args[0].ty is not None and getattr(e.args[0].ty, "dtype", None) == "E")
+            and e.ty.dtype == element and e.args[0].ty is not None and getattr(e.args[0].ty, "dtype", None) == generic)
 
 
 def _converted(e: Expr, dtype: str) -> Op:
@@ -119,8 +119,9 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
 # ------------------------------------------------------------------------------------ the pass
 
 class _Fuser:
-    def __init__(self, element: str | None = None) -> None:
-        self.element = element  # the entry's one element type E (None: E may be any)
+    def __init__(self, element: str | None = None, generic: str = "E") -> None:
+        self.element = element  # the entry's one element type of `generic` (None: it may be any)
+        self.generic = generic
         self.by_read: dict[int, _MulDef] = {}
         # an expression node is fused once: a multiply definition is fused where it is defined (Python
         # rewrites its adds in program order) and its fused form is what a later fusion inlines; the two
@@ -128,12 +129,12 @@ class _Fuser:
         self.done: dict[int, tuple[Expr, Expr]] = {}
 
     def is_fmul(self, e: Expr) -> bool:
-        return _is_fmul(e) or (_identity_convert(e, self.element) and self.is_fmul(e.args[0]))
+        return _is_fmul(e) or (_identity_convert(e, self.element, self.generic) and self.is_fmul(e.args[0]))
 
     def mul_of(self, e: Expr):
         """(multiply expression, definition or None) if `e` is a float multiply value (through a conversion
         that is no operation in this entry: the factors are converted instead)."""
-        if _identity_convert(e, self.element):
+        if _identity_convert(e, self.element, self.generic):
             inner = self.mul_of(e.args[0])
             if inner is None:
                 return None
@@ -264,23 +265,23 @@ def fuse_fma(kernel: Kernel) -> Kernel:
     return replace(kernel, body=_fused_body(kernel, dtypes[0] if len(dtypes) == 1 else None))
 
 
-def _fused_body(kernel: Kernel, element: str | None) -> tuple:
-    return _Fuser(element).block(kernel.body, set(), {p.name for p in kernel.params})
+def _fused_body(kernel: Kernel, element: str | None, generic: str = "E") -> tuple:
+    return _Fuser(element, generic).block(kernel.body, set(), {p.name for p in kernel.params})
 
 
-def element_split(kernel: Kernel, dtypes: tuple[str, ...]) -> str | None:
-    """The first of `dtypes` for which fusion differs when E is known to be it (an `astype` between a multiply
-    and an add is then no operation): that dtype needs an entry of its own. None when no dtype does."""
-    if not any(p.kind == "array" and p.dtype == "E" for p in kernel.params):
+def element_split(kernel: Kernel, dtypes: tuple[str, ...], generic: str = "E") -> str | None:
+    """The first of `dtypes` for which fusion differs when `generic` is known to be it (an `astype` between a
+    multiply and an add is then no operation): that dtype needs an entry of its own. None when no dtype does."""
+    if not any(p.kind == "array" and p.dtype == generic for p in kernel.params):
         return None
     from .infer import _walk_exprs
     targets = {e.ty.dtype for e in _walk_exprs(kernel.body)
-               if _identity_convert(e, getattr(getattr(e, "ty", None), "dtype", None))}
+               if _identity_convert(e, getattr(getattr(e, "ty", None), "dtype", None), generic)}
     candidates = [t for t in dtypes if t in targets]
-    if not candidates:  # no conversion from E that could be no operation: nothing to compare
+    if not candidates:  # no conversion from the generic that could be no operation: nothing to compare
         return None
-    plain = _fused_body(kernel, None)
-    return next((t for t in candidates if _fused_body(kernel, t) != plain), None)
+    plain = _fused_body(kernel, None, generic)
+    return next((t for t in candidates if _fused_body(kernel, t, generic) != plain), None)
 
 
 # ------------------------------------------------------------------------------------ splits
@@ -289,7 +290,7 @@ def _add_operands(e) -> list:
     """Names read directly as an operand of a float add/sub (where a multiply would be fused)."""
     out = []
     if isinstance(e, Op):
-        if e.op in ("add", "sub") and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype == "E"):
+        if e.op in ("add", "sub") and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or is_generic(e.ty.dtype)):
             out += [a for a in e.args[:2] if isinstance(a, Name)]
         for a in e.args:
             if a is not None:

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import (FLOAT_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from .predicates import decides
 
@@ -47,8 +47,28 @@ class SplitOnDtype(Exception):
         self.dtype = dtype
 
 
+class UnifyElements(Exception):
+    """Two dtype generics meet (`x + w` of tiles loaded from arrays typed E and E2, a store of one into the
+    other, a comparison of their dtypes): their arrays share one element type (`keep`) from now on."""
+    def __init__(self, keep: str, merge: str):
+        self.keep, self.merge = sorted((keep, merge), key=GENERIC_DTYPES.index)
+
+
+def unify_generics(a: str, b: str) -> None:
+    if a != b and is_generic(a) and is_generic(b):
+        raise UnifyElements(a, b)
+
+
+def _unify_types(a, b) -> None:
+    """Raises UnifyElements when two types differ only in their dtype generics."""
+    if isinstance(a, TileTy) and isinstance(b, TileTy) and a.shape == b.shape:
+        unify_generics(a.dtype, b.dtype)
+    if isinstance(a, ArrayTy) and isinstance(b, ArrayTy) and a.rank == b.rank:
+        unify_generics(a.dtype, b.dtype)
+
+
 def _is_float(dt: str) -> bool:
-    return dt in FLOAT_DTYPES or dt == "E"
+    return dt in FLOAT_DTYPES or is_generic(dt)
 
 
 def _is_int(dt: str) -> bool:
@@ -239,11 +259,12 @@ def promote(a: str, b: str, pos: Pos) -> str:
     if a == b:
         return a
     if _is_float(a) and _is_float(b):
-        if "E" in (a, b):
-            other = b if a == "E" else a
+        unify_generics(a, b)
+        if is_generic(a) or is_generic(b):
+            generic, other = (a, b) if is_generic(a) else (b, a)
             if other in ("f32", "f64"):
                 return other  # E ranges over f16, bf16, f32: widening to f32 is exact for all of them
-            raise fail("CT104", f"cannot decide the promotion of the array dtype E with {other} for every "
+            raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
                        "specialization; add an explicit astype", pos)
         order = ["f8e4m3fn", "f8e5m2", "f16", "bf16", "tf32", "f32", "f64"]
         if {a, b} == {"f16", "bf16"}:
@@ -324,13 +345,13 @@ class Infer:
         if isinstance(e, Name):
             return self.sources.get(e.id)
         if isinstance(e, Op) and e.op in ("load", "gather", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg") \
-                and e.ty is not None and e.ty.dtype == "E":
+                and e.ty is not None and is_generic(e.ty.dtype):
             return e.args[0].id
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
                                           "minimum", "where", "ifexp", "neg", "floordiv", "mod", "cdiv", "floor", "div",
                                           "convert") and e.args:
             for a in e.args:
-                if isinstance(a, (Name, Op)) and a.ty is not None and getattr(a.ty, "dtype", None) == "E":
+                if isinstance(a, (Name, Op)) and a.ty is not None and is_generic(getattr(a.ty, "dtype", "")):
                     found = self.source_array(a)
                     if found:
                         return found
@@ -338,7 +359,7 @@ class Infer:
 
     def demand_int(self, e: Expr) -> None:
         """`e` is used as an integer; if it is a generic-dtype array's element, that array holds integers."""
-        if isinstance(e.ty, TileTy) and e.ty.dtype == "E":
+        if isinstance(e.ty, TileTy) and is_generic(e.ty.dtype):
             src = self.source_array(e)
             if src:
                 raise RetypeArray(src, "i32")
@@ -521,6 +542,7 @@ class Infer:
 
     def _check_carried(self, before: dict, after: dict, pos: Pos, what: str) -> None:
         for name, ty in before.items():
+            _unify_types(ty, after.get(name))
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
@@ -549,6 +571,8 @@ class Infer:
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
+        for n in sorted(names):
+            _unify_types(env_then.get(n), env_else.get(n))
         same = all(env_then.get(n) == env_else.get(n) for n in names)
         if const:
             # a name only one arm of a constant `if` defines: cuTile Python folds the `if`, so a later use
@@ -649,8 +673,10 @@ class Infer:
         if a is None or b is None:
             return None
         same = a == b
-        if a != b and "E" in (a, b):
-            t = b if a == "E" else a
+        unify_generics(a, b)  # `x.dtype == w.dtype`: true in every port, once they share one generic
+        if a != b and (is_generic(a) or is_generic(b)):
+            generic, t = (a, b) if is_generic(a) else (b, a)
+            unify_generics("E", generic)  # the entries' dtypes (Variant.dtypes) are E's
             allowed = self.k.variant.dtypes
             if t not in allowed:
                 same = False
@@ -737,17 +763,10 @@ class Infer:
         return tuple(out)
 
     def dtype_arg(self, e: Expr) -> str:
-        if isinstance(e, Name) and e.id in self.literals:
-            return self.dtype_arg(self.literals[e.id])
-        if isinstance(e, Op) and e.op == "dtype":
-            return e.attr("dtype")
-        if isinstance(e, Op) and e.op == "dtype_of":
-            arr = self.expr(e.args[0])
-            if isinstance(arr.ty, ArrayTy):
-                return arr.ty.dtype
-            if isinstance(arr.ty, TileTy):
-                return arr.ty.dtype
-        raise fail("CT102", "dtype must be a ct dtype (ct.float32, ...) or `<array>.dtype`", e.pos)
+        dt = self.dtype_value(e)
+        if dt is None:
+            raise fail("CT102", "dtype must be a ct dtype (ct.float32, ...) or `<array>.dtype`", e.pos)
+        return dt
 
     def expr(self, e: Expr) -> Expr:
         if isinstance(e, Lit):
@@ -964,8 +983,9 @@ class Infer:
                        "(reshape the tile first)", e.pos)
         if tile.ty.dtype != arr.ty.dtype and self._widens_to(tile, arr.ty.dtype, e.pos):
             tile = self.to_dtype(tile, arr.ty.dtype)  # cuTile Python's implicit cast (lossless widening)
+        unify_generics(tile.ty.dtype, arr.ty.dtype)
         if tile.ty.dtype != arr.ty.dtype:
-            if arr.ty.dtype == "E" and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
+            if is_generic(arr.ty.dtype) and (_is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
                 # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
                 # that receives f32 tiles without astype must itself be f32)
                 raise RetypeArray(arr.id, tile.ty.dtype)
@@ -980,7 +1000,7 @@ class Infer:
         """A float value that converts to `target` without loss in every specialization (f16/bf16/E to f32):
         cuTile Python casts it implicitly where it is stored (implicit_cast: promote(src, dst) == dst)."""
         src = v.ty.dtype
-        if src == target or not (_is_float(src) and _is_float(target)) or target == "E":
+        if src == target or not (_is_float(src) and _is_float(target)) or is_generic(target):
             return False
         try:
             return promote(src, target, pos) == target
@@ -1002,8 +1022,8 @@ class Infer:
         if dt is None:
             raise fail(e.rule, "`dtype` is required", e.pos)
         if isinstance(fill, Lit):
-            if dt == "E" and fill.value != 0:
-                raise fail(e.rule, "only zero-filled tiles of the array dtype E have a Rust form "
+            if is_generic(dt) and fill.value != 0:
+                raise fail(e.rule, f"only zero-filled tiles of the array dtype {dt} have a Rust form "
                            "that gives the same Tile IR (E::ZERO); use a concrete dtype", e.pos)
             check_int_range(fill, dt)
             return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
@@ -1088,6 +1108,7 @@ class Infer:
 
     def op_mma(self, e: Op) -> Op:
         a, b, acc = (self.expr(x) for x in e.args)
+        unify_generics(a.ty.dtype, b.ty.dtype)
         sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
         if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
             raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
@@ -1098,6 +1119,7 @@ class Infer:
 
     def op_matmul(self, e: Op) -> Expr:
         a, b = self.expr(e.args[0]), self.expr(e.args[1])
+        unify_generics(a.ty.dtype, b.ty.dtype)
         if a.ty.dtype != b.ty.dtype:
             raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
         dt = a.ty.dtype
@@ -1200,7 +1222,7 @@ class Infer:
         flush = bool(ftz is not None and ftz.value)
         if rounding == "NearestEven" and not flush:
             return ()
-        if not _is_float(ty.dtype) and ty.dtype != "E":
+        if not _is_float(ty.dtype):
             raise fail(e.rule, "`rounding_mode` / `flush_to_zero` apply to float operands only", e.pos)
         return (("ftz", flush), ("rounding", rounding))
 
@@ -1209,7 +1231,7 @@ class Infer:
     def op_cmp(self, e: Op) -> Op:
         a, b = self.expr(e.args[0]), self.expr(e.args[1])
         for x, y in ((a, b), (b, a)):
-            if isinstance(x.ty, TileTy) and x.ty.dtype == "E" and isinstance(y.ty, TileTy) and _is_int(y.ty.dtype) \
+            if isinstance(x.ty, TileTy) and is_generic(x.ty.dtype) and isinstance(y.ty, TileTy) and _is_int(y.ty.dtype) \
                     and not isinstance(y, Lit):
                 self.demand_int(x)
         a, b, ty = self.coerce_pair(a, b, e.pos)
@@ -1302,10 +1324,11 @@ def _pointer_ops():
         v = self.expr(e.args[2])
         if not isinstance(v.ty, TileTy):
             raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
+        unify_generics(v.ty.dtype, arr.ty.dtype)
         if v.ty.dtype != arr.ty.dtype:
             if self._is_weak(v) or self._widens_to(v, arr.ty.dtype, e.pos):
                 v = self.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
-            elif arr.ty.dtype == "E" and (_is_int(v.ty.dtype) or v.ty.dtype == "f32"):
+            elif is_generic(arr.ty.dtype) and (_is_int(v.ty.dtype) or v.ty.dtype == "f32"):
                 raise RetypeArray(arr.id, v.ty.dtype)
             else:
                 raise fail(e.rule, f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype", e.pos)
@@ -1341,7 +1364,7 @@ def _ops_batch2():
         dt = self.dtype_arg(e.args[1]) if e.args[1] is not None else "i32"
         if dt in ("i32", "i64"):
             return Op("arange", (), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))
-        if not _is_float(dt) or dt == "E":
+        if not _is_float(dt) or is_generic(dt):
             raise fail(e.rule, f"ct.arange with dtype {dt} is not supported", e.pos)
         base = Op("arange", (), e.pos, rule=e.rule, ty=TileTy("i32", (n,)))
         return Op("convert", (base,), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))
@@ -1416,6 +1439,7 @@ def _ops_batch2():
             raise fail(e.rule, "`axis` must be an integer literal", e.pos)
         rank = len(a.ty.shape)
         ax = axis.value % rank
+        unify_generics(a.ty.dtype, b.ty.dtype)
         if a.ty.dtype != b.ty.dtype or len(b.ty.shape) != rank or any(
                 x != y for i, (x, y) in enumerate(zip(a.ty.shape, b.ty.shape)) if i != ax):
             raise fail(e.rule, f"cannot concatenate {a.ty} and {b.ty} along axis {ax}", e.pos)
@@ -1483,6 +1507,7 @@ def _ops_batch2():
         a, b = self.expr(e.args[1]), self.expr(e.args[2])
         if a.ty != b.ty:
             a, b, _ = self.coerce_pair(a, b, e.pos)
+        _unify_types(a.ty, b.ty)
         if isinstance(a, Lit) and isinstance(b, Lit) and a.ty.dtype != b.ty.dtype:
             dt = "f32" if "f32" in (a.ty.dtype, b.ty.dtype) else a.ty.dtype
             a, b = replace(a, ty=TileTy(dt)), replace(b, ty=TileTy(dt))

@@ -10,10 +10,10 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While
+from ..model.ir import GENERIC_DTYPES, MAX_ELEMENT_GENERICS, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
 from .dce import eliminate_dead_code
 from .fma import element_split, split_point
-from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, classify_params
+from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, UnifyElements, classify_params
 from .predicates import decides
 
 MAX_VARIANTS = 16
@@ -72,6 +72,48 @@ def _if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
     return found[0] if len(found) == 1 else None
 
 
+def _spread_generics(k: Kernel) -> Kernel:
+    """Each array of a generic element type gets its own generic (E, E2, ... in parameter order; the arrays
+    past the last share it): infer merges those whose elements meet (UnifyElements)."""
+    arrays = [p.name for p in k.params if p.kind == "array" and is_generic(p.dtype)]
+    own = {n: GENERIC_DTYPES[min(i, len(GENERIC_DTYPES) - 1)] for i, n in enumerate(arrays)}
+    return replace(k, params=tuple(replace(p, dtype=own[p.name]) if p.name in own else p for p in k.params))
+
+
+def _merge_generics(k: Kernel, groups: list[set[str]]) -> Kernel:
+    """The arrays of each group share one generic; the generics are then renamed E, E2, ... by their first
+    array in parameter order (so names never depend on the order merges happened in)."""
+    dtype = {p.name: p.dtype for p in k.params if p.kind == "array" and is_generic(p.dtype)}
+    for group in groups:
+        shared = {dtype[n] for n in group if n in dtype}
+        keep = min(shared, key=GENERIC_DTYPES.index, default=None)
+        dtype = {n: keep if g in shared else g for n, g in dtype.items()}
+    names: dict[str, str] = {}
+    for p in k.params:
+        if p.name in dtype and dtype[p.name] not in names:
+            names[dtype[p.name]] = GENERIC_DTYPES[len(names)]
+    return replace(k, params=tuple(replace(p, dtype=names[dtype[p.name]]) if p.name in dtype else p
+                                   for p in k.params))
+
+
+def _two_groups(k: Kernel) -> list[set[str]]:
+    """More groups of generic arrays than a port keeps (MAX_ELEMENT_GENERICS = 2): the groups with an array
+    of the largest rank (activations, outputs) share E and the others (weights, biases, statistics: where
+    mixed precision puts another dtype) E2; where all have that rank, the first group keeps E."""
+    groups = [_sharing(k, g) for g in GENERIC_DTYPES if _sharing(k, g)]
+    rank = {p.name: p.rank for p in k.params}
+    top = max(rank[n] for g in groups for n in g)
+    high = [g for g in groups if any(rank[n] == top for n in g)]
+    low = [g for g in groups if g not in high]
+    if not (high and low):
+        high, low = groups[:1], groups[1:]
+    return [set().union(*high), set().union(*low)]
+
+
+def _sharing(k: Kernel, generic: str) -> set[str]:
+    return {p.name for p in k.params if p.kind == "array" and p.dtype == generic}
+
+
 def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     """Typed kernels, one per structural variant (a single one when nothing needs splitting). An array has one
     element type in every variant: the C symbol and the wrapper pass it the same way to each entry. One that
@@ -80,24 +122,29 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     on E gets one entry per such dtype, see fma.element_split)."""
     from ..verify.specs import DEFAULT_DTYPES
     dtypes = tuple(dtypes) or tuple(DEFAULT_DTYPES)
-    base = classify_params(kernel)
-    for _ in range(len(base.params) + 1):
+    base = _spread_generics(classify_params(kernel))
+    for _ in range(2 * len(base.params) + 1):
         done = _variants(kernel, base, tuple(dtypes))
         fixed: dict[str, set[str]] = {}
         for v in done:
             for p in v.params:
-                if p.kind == "array" and p.dtype != "E":
+                if p.kind == "array" and not is_generic(p.dtype):
                     fixed.setdefault(p.name, set()).add(p.dtype)
         for name, dts in sorted(fixed.items()):
             if len(dts) > 1:
                 raise fail("CT104", f"array `{name}` has a different element type in each variant "
                            f"({', '.join(sorted(dts))}); the C symbol passes one", kernel.pos)
         retype = {n: next(iter(d)) for n, d in fixed.items()
-                  if any(p.name == n and p.dtype == "E" for v in done for p in v.params)}
-        if not retype:
-            return done
-        base = replace(base, params=tuple(replace(q, dtype=retype[q.name]) if q.name in retype else q
-                                          for q in base.params))
+                  if any(p.name == n and is_generic(p.dtype) for v in done for p in v.params)}
+        # arrays that share a generic in one variant share it in all: the C symbol reads one per group
+        shared = [_sharing(v, g) for v in done for g in GENERIC_DTYPES if len(_sharing(v, g)) > 1]
+        merged = _merge_generics(base, shared)
+        if not retype and merged == base:
+            if not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in base.params):
+                return done
+            merged = _merge_generics(base, _two_groups(base))
+        base = _merge_generics(replace(merged, params=tuple(replace(q, dtype=retype[q.name]) if q.name in retype
+                                                            else q for q in merged.params)), [])
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 
@@ -105,29 +152,32 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     # (kernel, predicates, element types E may have: empty is any)
     todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = [(base, (), ())]
     done: list[Kernel] = []
+
+    def fork(*items) -> None:
+        todo.extend(items)
+        if len(todo) + len(done) > MAX_VARIANTS:
+            raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
     while todo:
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
+        except UnifyElements as u:
+            todo.insert(0, (_merge_generics(k, [_sharing(k, u.keep) | _sharing(k, u.merge)]), preds, elements))
+            continue
         except RetypeArray as r:
             p = k.param(r.name)
-            if p is None or p.dtype != "E":
+            if p is None or not is_generic(p.dtype):
                 raise fail("CT104", f"array `{r.name}` is used both as {r.dtype} and as the kernel's element type",
                            kernel.pos)
             k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
-            todo.insert(0, (k, preds, elements))
+            todo.insert(0, (_merge_generics(k, []), preds, elements))
             continue
         except SplitOnDtype as s:
             rest = tuple(d for d in (elements or dtypes) if d != s.dtype)
-            todo += [(k, preds, (s.dtype,)), (k, preds, rest)]
-            if len(todo) + len(done) > MAX_VARIANTS:
-                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+            fork((k, preds, (s.dtype,)), (k, preds, rest))
             continue
         except SplitOnConst as s:
-            for pred in (s.name, f"not ({s.name})"):
-                todo.append((k, preds + (pred,), elements))
-            if len(todo) + len(done) > MAX_VARIANTS:
-                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+            fork(*((k, preds + (pred,), elements) for pred in (s.name, f"not ({s.name})")))
             continue
         except SplitNeeded as s:
             text = predicate_text(s.node.cond)
@@ -135,10 +185,8 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             if taken is not None:  # already answered by this variant's predicates: fold, do not split
                 todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
                 continue
-            for take, pred in ((True, text), (False, f"not ({text})")):
-                todo.append((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements))
-            if len(todo) + len(done) > MAX_VARIANTS:
-                raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+            fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
+                   for take, pred in ((True, text), (False, f"not ({text})"))))
             continue
         at = split_point(typed)
         source = _if_at(k.body, at.pos) if at is not None else None
@@ -151,8 +199,13 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 for take, pred in ((True, text), (False, f"not ({text})")):
                     todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
                 continue
+        live = eliminate_dead_code(typed)
+        extra = next((g for g in GENERIC_DTYPES[1:] if _sharing(k, g) and element_split(live, dtypes, g)), None)
+        if extra is not None:  # fusion that depends on E2: entries are per dtype of E only, so E2 becomes E
+            todo.insert(0, (_merge_generics(k, [_sharing(k, "E") | _sharing(k, extra)]), preds, elements))
+            continue
         if len(elements) != 1 and dtypes:
-            t = element_split(eliminate_dead_code(typed), elements or dtypes)
+            t = element_split(live, elements or dtypes)
             if t is not None:
                 rest = tuple(d for d in (elements or dtypes) if d != t)
                 if not rest:  # the only dtype: this entry is that dtype's

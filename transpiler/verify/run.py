@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..frontend.modules import package_root
-from .specs import const_value, verified_generics, coverage_probes, coverage_summary, coverage_text, predicates_hold
+from .specs import (const_value, coverage_probes, coverage_summary, coverage_text, dtype_checks, element_types,
+                    kernel_generics, predicates_hold, verified_generics)
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary, usable_cores
 
@@ -60,7 +61,9 @@ class KernelVerdict:
 
 
 def _select(entries: list[dict], spec: dict, dtype: str | None = None) -> dict:
-    """The entry the C ABI launches for these constants and element type (None: the first that may take it)."""
+    """The entry the C ABI launches for these constants and element types (None: the first that may take it;
+    an entry of some dtypes only is selected by E's, the first of `f16+f32`)."""
+    dtype = dtype.split("+")[0] if dtype else dtype
     for e in entries:
         if predicates_hold(e["predicates"], spec) and (dtype is None or dtype in e.get("dtypes", (dtype,))):
             return e
@@ -130,7 +133,7 @@ def _factory_kernel(pymod, k: dict):
     return kernel_at
 
 
-def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out: Path) -> None:
+def _python_bytecode(kernel_obj, params: list[dict], spec: dict, elements: dict[str, str], out: Path) -> None:
     import cuda.tile as ct
     from cuda.tile.compilation import (ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint,
                                        export_kernel)
@@ -140,7 +143,7 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, dtype: str, out
     sig = []
     for p in params:
         if p["kind"] == "array":
-            d = dt[dtype if p["dtype"] == "E" else p["dtype"]]
+            d = dt[elements.get(p["dtype"], p["dtype"])]
             n = p["rank"]
             sig.append(ArrayConstraint(d, n, index_dtype=ct.int32, stride_lower_bound_incl=0, alias_groups=(),
                                        may_alias_internally=False, stride_constant=((None,) * (n - 1) + (1,)) if n else (),
@@ -255,7 +258,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                 try:
                     closure = set(k.get("factory", {}).get("closure", ()))
                     _python_bytecode(kernel_at(spec), [p for p in k["params"] if p["name"] not in closure], spec,
-                                     dtype, pybc)
+                                     element_types(k, dtype), pybc)
                 except Exception as e:  # noqa: BLE001
                     if probe is not None:
                         return f"{type(e).__name__}: {str(e)[:200]}"
@@ -271,14 +274,16 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                 plan.append((kv, check, pybc, rsbc, k["params"], outputs))
                 return None
 
-            def dtypes_of(spec: dict) -> list[str]:
-                return k["dtypes"] if "E" in _select(k["entries"], spec)["generics"] else ["f32"]
+            def dtypes_of(spec: dict, mixed: bool = False) -> list[str]:
+                if "E" not in _select(k["entries"], spec)["generics"]:
+                    return ["f32"]
+                return dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed)
 
             def entry_of(spec: dict) -> str:  # the entry a probe checks: the one of the first dtype
                 return _select(k["entries"], spec, dtypes_of(spec)[0])["name"]
 
-            for spec in k["specializations"]:
-                for dtype in dtypes_of(spec):
+            for i, spec in enumerate(k["specializations"]):
+                for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
             # a second value of every constant (one dtype): a generic fixed to its launch value in the
             # Rust is then `different` (see specs.coverage_probes)

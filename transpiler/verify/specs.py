@@ -21,7 +21,7 @@ import math
 import struct
 from pathlib import Path
 
-from ..model.ir import Kernel
+from ..model.ir import GENERIC_DTYPES, Kernel
 
 DEFAULT_INT = 64
 DEFAULT_FLOAT = 1e-6
@@ -53,15 +53,40 @@ def entry_values(kernel: dict, entry: dict, spec: dict) -> dict:
     return values
 
 
+def kernel_generics(kernel: dict) -> list[str]:
+    """The dtype generics of a manifest kernel's arrays, in order (E, E2, ...)."""
+    return [g for g in GENERIC_DTYPES if any(p["kind"] == "array" and p["dtype"] == g for p in kernel["params"])]
+
+
+def element_types(kernel: dict, dtype: str) -> dict[str, str]:
+    """The dtype of each generic in a check: `f16` gives every generic f16, `f16+f32` gives E f16 and E2 f32."""
+    parts = dtype.split("+")
+    generics = kernel_generics(kernel)
+    return dict(zip(generics, parts if len(parts) > 1 else parts * len(generics)))
+
+
+def dtype_checks(dtypes: list[str], generics: int, mixed: bool) -> list[str]:
+    """The element types a specialization is verified at: each dtype for all generics alike, and with
+    `mixed` (two or more generics) each generic after the first at the last dtype with the others at the
+    first one, and the reverse (f16 activations with an f32 weight, f32 with an f16 one)."""
+    out = list(dtypes)
+    if mixed and generics > 1 and len(dtypes) > 1:
+        for lo, hi in ((dtypes[0], dtypes[-1]), (dtypes[-1], dtypes[0])):
+            out += ["+".join(hi if i == j else lo for i in range(generics)) for j in range(1, generics)]
+    return out
+
+
 def verified_generics(kernel: dict, entry: dict, spec: dict, dtype: str) -> list[str]:
     """The generic arguments, in the entry's order, that verification compiles an entry with (and that the
-    C ABI must launch it with: tests/test_host_layer.py): `E` as the dtype, a float constant as its bits."""
+    C ABI must launch it with: tests/test_host_layer.py): each dtype generic as its dtype in `dtype` (see
+    element_types), a float constant as its bits."""
     values = entry_values(kernel, entry, spec)
     by_py = {p["name"]: p.get("const_type", "int") for p in kernel["params"]}
     ctypes = {p.get("rust_name", p["name"]): by_py[p["name"]] for p in kernel["params"]}
     ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
     ctypes.update({n: "float" for n, expr in entry.get("derived", {}).items() if expr.startswith("float(")})
-    return [dtype if g == "E" else generic_value(values[g], ctypes.get(g, "int")) for g in entry["generics"]]
+    elements = element_types(kernel, dtype)
+    return [elements[g] if g in elements else generic_value(values[g], ctypes.get(g, "int")) for g in entry["generics"]]
 
 
 def generic_value(v, const_type: str) -> str:

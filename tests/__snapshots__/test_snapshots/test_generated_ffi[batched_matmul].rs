@@ -12,7 +12,7 @@ use crate::abi;
 /// `batched_matmul` (../corpus/cutile/batched_matmul.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 3; `B`: tensor of E, rank 3; `C`: tensor of E, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 3; `B`: tensor of E, rank 3; `C`: tensor of E2, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -64,7 +64,13 @@ pub unsafe extern "C" fn cutile_batched_matmul(
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let __e = abi::element_type(
-            &[("A", &A), ("B", &B), ("C", &C)],
+            "E",
+            &[("A", &A), ("B", &B)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -73,6 +79,7 @@ pub unsafe extern "C" fn cutile_batched_matmul(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -80,19 +87,56 @@ pub unsafe extern "C" fn cutile_batched_matmul(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_batched_matmul::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C,
-                    ),
-                    abi::Dtype::BF16 => launch_batched_matmul::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C,
-                    ),
-                    abi::Dtype::F32 => launch_batched_matmul::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_batched_matmul::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_batched_matmul::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_batched_matmul::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_batched_matmul::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_batched_matmul::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_batched_matmul::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_batched_matmul::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_batched_matmul::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_batched_matmul::<f32, f32>(
                         __device, __stream, __generics, __grid, &A, &B, &C,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -103,7 +147,7 @@ pub unsafe extern "C" fn cutile_batched_matmul(
 
 /// Launches `batched_matmul` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_batched_matmul<T: DType>(
+unsafe fn launch_batched_matmul<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -129,7 +173,7 @@ unsafe fn launch_batched_matmul<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
-    let C_t = C.borrow::<T>(&__ctx);
+    let C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&A_t, &B_t, &C_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `gelu` (../corpus/cutile/gelu_flag.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E, rank 1; `TILE`: constant (int); `APPROX`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `TILE`: constant (int); `APPROX`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -52,31 +52,70 @@ pub unsafe extern "C" fn cutile_gelu(
         let TILE = abi::constant(TILE, "TILE")?;
         let APPROX = abi::flag(APPROX, "APPROX")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), TILE.to_string(), APPROX.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    TILE.to_string(),
+                    APPROX.to_string(),
+                ];
                 abi::tile_dim(TILE, "TILE")?;
                 let y_tile = abi::tile_shape([TILE], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_gelu::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_gelu::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    abi::Dtype::F32 => {
-                        launch_gelu::<f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_gelu::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_gelu::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_gelu::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_gelu::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_gelu::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_gelu::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_gelu::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_gelu::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gelu::<f32, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -87,7 +126,7 @@ pub unsafe extern "C" fn cutile_gelu(
 
 /// Launches `gelu` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_gelu<T: DType>(
+unsafe fn launch_gelu<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -112,7 +151,7 @@ unsafe fn launch_gelu<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `layer_norm_fwd` (../corpus/cutile/layer_norm.py:14), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E, rank 1; `b`: tensor of E, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int); `AFFINE`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int); `AFFINE`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -73,29 +73,76 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
         let N = abi::constant(N, "N")?;
         let AFFINE = abi::flag(AFFINE, "AFFINE")?;
         let __e = abi::element_type(
-            &[("x", &x), ("w", &w), ("b", &b), ("y", &y)],
+            "E",
+            &[("x", &x), ("y", &y)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w), ("b", &b)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), N.to_string(), AFFINE.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    N.to_string(),
+                    AFFINE.to_string(),
+                ];
                 abi::tile_dim(N, "N")?;
-                match __e {
-                    abi::Dtype::F16 => launch_layer_norm_fwd::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    abi::Dtype::BF16 => launch_layer_norm_fwd::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    abi::Dtype::F32 => launch_layer_norm_fwd::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -106,7 +153,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
 
 /// Launches `layer_norm_fwd` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_fwd<T: DType>(
+unsafe fn launch_layer_norm_fwd<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -133,8 +180,8 @@ unsafe fn launch_layer_norm_fwd<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
-    let b_t = b.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
+    let b_t = b.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
     let __op = __kernel(&x_t, &w_t, &b_t, &y_t, eps)
         .generics(__launch.generics)

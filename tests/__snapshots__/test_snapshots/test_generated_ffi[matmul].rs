@@ -12,7 +12,7 @@ use crate::abi;
 /// `matmul` (../corpus/cutile/matmul.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -64,7 +64,13 @@ pub unsafe extern "C" fn cutile_matmul(
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let __e = abi::element_type(
-            &[("A", &A), ("B", &B), ("C", &C)],
+            "E",
+            &[("A", &A), ("B", &B)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -73,6 +79,7 @@ pub unsafe extern "C" fn cutile_matmul(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -82,19 +89,52 @@ pub unsafe extern "C" fn cutile_matmul(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_matmul::<cutile::half::f16>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_matmul::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_matmul::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_matmul::<cutile::half::f16, f32>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
-                    abi::Dtype::BF16 => launch_matmul::<cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_matmul::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_matmul::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_matmul::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_matmul::<f32, cutile::half::f16>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
-                    abi::Dtype::F32 => launch_matmul::<f32>(
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_matmul::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_matmul::<f32, f32>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -105,7 +145,7 @@ pub unsafe extern "C" fn cutile_matmul(
 
 /// Launches `matmul` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_matmul<T: DType>(
+unsafe fn launch_matmul<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -132,7 +172,7 @@ unsafe fn launch_matmul<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);

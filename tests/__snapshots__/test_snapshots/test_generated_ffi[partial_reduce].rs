@@ -12,7 +12,7 @@ use crate::abi;
 /// `partial_sum` (../corpus/cutile/partial_reduce.py:13), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `partial`: tensor of E, rank 2; `AXIS`: constant (int); `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `partial`: tensor of E2, rank 2; `AXIS`: constant (int); `BM`: constant (int); `BN`: constant (int).
 /// `__variant` selects the entry and must agree with the constants:
 /// 0 = `partial_sum__axis_eq_0` when `AXIS == 0`.
 /// 1 = `partial_sum__not_axis_eq_0` when `not (AXIS == 0)`.
@@ -58,7 +58,13 @@ pub unsafe extern "C" fn cutile_partial_sum(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("x", &x), ("partial", &partial)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("partial", &partial)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -76,6 +82,7 @@ pub unsafe extern "C" fn cutile_partial_sum(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     AXIS.to_string(),
                     BM.to_string(),
                     BN.to_string(),
@@ -84,43 +91,119 @@ pub unsafe extern "C" fn cutile_partial_sum(
                 abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([1i64, BN], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_partial_sum__axis_eq_0::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_partial_sum__axis_eq_0::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
-                    abi::Dtype::F32 => launch_partial_sum__axis_eq_0::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_partial_sum__axis_eq_0::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_partial_sum__axis_eq_0::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_partial_sum__axis_eq_0::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_partial_sum__axis_eq_0::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
             1 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     AXIS.to_string(),
                     BM.to_string(),
                     BN.to_string(),
@@ -129,37 +212,112 @@ pub unsafe extern "C" fn cutile_partial_sum(
                 abi::tile_dim(BN, "BN")?;
                 let partial_tile = abi::tile_shape([BM, 1i64], "partial")?;
                 abi::check_partition_grid("partial", &partial, &partial_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_partial_sum__not_axis_eq_0::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_partial_sum__not_axis_eq_0::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
-                    abi::Dtype::F32 => launch_partial_sum__not_axis_eq_0::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &partial,
-                        partial_tile,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_partial_sum__not_axis_eq_0::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_partial_sum__not_axis_eq_0::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_partial_sum__not_axis_eq_0::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_partial_sum__not_axis_eq_0::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &partial,
+                            partial_tile,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -170,7 +328,7 @@ pub unsafe extern "C" fn cutile_partial_sum(
 
 /// Launches `partial_sum__axis_eq_0` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_partial_sum__axis_eq_0<T: DType>(
+unsafe fn launch_partial_sum__axis_eq_0<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -195,7 +353,7 @@ unsafe fn launch_partial_sum__axis_eq_0<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let mut partial_t = partial.borrow::<T>(&__ctx);
+    let mut partial_t = partial.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -204,7 +362,7 @@ unsafe fn launch_partial_sum__axis_eq_0<T: DType>(
 
 /// Launches `partial_sum__not_axis_eq_0` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_partial_sum__not_axis_eq_0<T: DType>(
+unsafe fn launch_partial_sum__not_axis_eq_0<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -229,7 +387,7 @@ unsafe fn launch_partial_sum__not_axis_eq_0<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let mut partial_t = partial.borrow::<T>(&__ctx);
+    let mut partial_t = partial.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);

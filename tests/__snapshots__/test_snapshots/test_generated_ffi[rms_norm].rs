@@ -12,7 +12,7 @@ use crate::abi;
 /// `rms_norm_fwd` (../corpus/cutile/rms_norm.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -61,28 +61,75 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
         )?;
         let N = abi::constant(N, "N")?;
         let __e = abi::element_type(
-            &[("x", &x), ("w", &w), ("y", &y)],
+            "E",
+            &[("x", &x), ("y", &y)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), N.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    N.to_string(),
+                ];
                 abi::tile_dim(N, "N")?;
-                match __e {
-                    abi::Dtype::F16 => launch_rms_norm_fwd::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                    ),
-                    abi::Dtype::BF16 => launch_rms_norm_fwd::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                    ),
-                    abi::Dtype::F32 => launch_rms_norm_fwd::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_fwd::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &w, &y, eps,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -93,7 +140,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
 
 /// Launches `rms_norm_fwd` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rms_norm_fwd<T: DType>(
+unsafe fn launch_rms_norm_fwd<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -119,7 +166,7 @@ unsafe fn launch_rms_norm_fwd<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
     let __op = __kernel(&x_t, &w_t, &y_t, eps)
         .generics(__launch.generics)

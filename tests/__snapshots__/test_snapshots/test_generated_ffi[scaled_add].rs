@@ -12,7 +12,7 @@ use crate::abi;
 /// `scaled_add` (../corpus/cutile/scaled_add.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E, rank 1; `out`: tensor of E, rank 1; `alpha`: f32; `beta`: f32; `TILE`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `out`: tensor of E2, rank 1; `alpha`: f32; `beta`: f32; `TILE`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -62,30 +62,85 @@ pub unsafe extern "C" fn cutile_scaled_add(
         )?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y), ("out", &out)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y), ("out", &out)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), TILE.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    TILE.to_string(),
+                ];
                 abi::tile_dim(TILE, "TILE")?;
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_scaled_add::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    abi::Dtype::BF16 => launch_scaled_add::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    abi::Dtype::F32 => launch_scaled_add::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_scaled_add::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_scaled_add::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_scaled_add::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_scaled_add::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_scaled_add::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_scaled_add::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_scaled_add::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_scaled_add::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
+                            beta,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -96,7 +151,7 @@ pub unsafe extern "C" fn cutile_scaled_add(
 
 /// Launches `scaled_add` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_scaled_add<T: DType>(
+unsafe fn launch_scaled_add<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -124,8 +179,8 @@ unsafe fn launch_scaled_add<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
-    let mut out_t = out.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T2>(&__ctx);
+    let mut out_t = out.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, &y_t, (&mut out_t).partition(out_tile), alpha, beta)
         .generics(__launch.generics)
         .grid(__launch.grid);

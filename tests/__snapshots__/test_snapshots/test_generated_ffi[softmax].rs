@@ -12,7 +12,7 @@ use crate::abi;
 /// `row_softmax` (../corpus/cutile/softmax.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E, rank 2; `BLOCK_N`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E2, rank 2; `BLOCK_N`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -50,28 +50,75 @@ pub unsafe extern "C" fn cutile_row_softmax(
         )?;
         let BLOCK_N = abi::constant(BLOCK_N, "BLOCK_N")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK_N.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BLOCK_N.to_string(),
+                ];
                 abi::tile_dim(BLOCK_N, "BLOCK_N")?;
-                match __e {
-                    abi::Dtype::F16 => launch_row_softmax::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::BF16 => launch_row_softmax::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::F32 => {
-                        launch_row_softmax::<f32>(__device, __stream, __generics, __grid, &x, &y)
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_row_softmax::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_row_softmax::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_row_softmax::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_row_softmax::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_row_softmax::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_row_softmax::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_row_softmax::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_row_softmax::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_row_softmax::<f32, f32>(
+                        __device, __stream, __generics, __grid, &x, &y,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -82,7 +129,7 @@ pub unsafe extern "C" fn cutile_row_softmax(
 
 /// Launches `row_softmax` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_row_softmax<T: DType>(
+unsafe fn launch_row_softmax<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -106,7 +153,7 @@ unsafe fn launch_row_softmax<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, &y_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -60,6 +60,7 @@ pub unsafe extern "C" fn cutile_vector_add(
         )?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type(
+            "E",
             &[("a", &a), ("b", &b), ("c", &c)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;

@@ -12,7 +12,7 @@ use crate::abi;
 /// `attn_sinks_fwd_kernel` (../corpus/cutile/workloads/attention_sinks.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E, rank 4; `sinks`: tensor of E, rank 1; `O`: tensor of E, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `WINDOW`: constant (int); `CAUSAL`: constant (bool).
+/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E, rank 4; `sinks`: tensor of E2, rank 1; `O`: tensor of E, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `WINDOW`: constant (int); `CAUSAL`: constant (bool).
 /// `__variant` selects the entry and must agree with the constants:
 /// 0 = `attn_sinks_fwd_kernel__causal` when `CAUSAL`.
 /// 1 = `attn_sinks_fwd_kernel__not_causal__window_gt_0` when `not (CAUSAL) and WINDOW > 0`.
@@ -94,13 +94,13 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
         let WINDOW = abi::constant(WINDOW, "WINDOW")?;
         let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
         let __e = abi::element_type(
-            &[
-                ("Q", &Q),
-                ("K", &K),
-                ("V", &V),
-                ("sinks", &sinks),
-                ("O", &O),
-            ],
+            "E",
+            &[("Q", &Q), ("K", &K), ("V", &V), ("O", &O)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("sinks", &sinks)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -119,6 +119,7 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -128,25 +129,74 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match __e {
-                    abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
-                    abi::Dtype::BF16 => launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
-                    abi::Dtype::F32 => launch_attn_sinks_fwd_kernel__causal::<f32>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__causal::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__causal::<f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
             1 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -156,63 +206,192 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match __e {
-                    abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                        cutile::half::f16,
-                    >(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
-                    abi::Dtype::BF16 => launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                        cutile::half::bf16,
-                    >(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
-                    abi::Dtype::F32 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::f16,
+                            cutile::half::f16,
+                        >(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
                             qk_scale,
                         )
                     }
-                    _ => abi::fail(
-                        abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
-                    ),
-                }
-            }
-            2 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                    D.to_string(),
-                    WINDOW.to_string(),
-                    CAUSAL.to_string(),
-                ];
-                abi::tile_dim(BM, "BM")?;
-                abi::tile_dim(BN, "BN")?;
-                abi::tile_dim(D, "D")?;
-                match __e {
-                    abi::Dtype::F16 => launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                        cutile::half::f16,
-                    >(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
-                    abi::Dtype::BF16 => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::f16,
                             cutile::half::bf16,
                         >(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
                             qk_scale,
                         )
                     }
-                    abi::Dtype::F32 => launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                        f32,
-                    >(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
-                    ),
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::f16,
+                            f32,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::bf16,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::bf16,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            cutile::half::bf16,
+                            f32,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            f32,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
+                            f32,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
+                    ),
+                }
+            }
+            2 => {
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                    D.to_string(),
+                    WINDOW.to_string(),
+                    CAUSAL.to_string(),
+                ];
+                abi::tile_dim(BM, "BM")?;
+                abi::tile_dim(BN, "BN")?;
+                abi::tile_dim(D, "D")?;
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::f16,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::f16,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::f16,
+                            f32,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::bf16,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::bf16,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            cutile::half::bf16,
+                            f32,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            f32,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
+                            f32,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
+                            qk_scale,
+                        )
+                    }
+                    _ => abi::fail(
+                        abi::CUTILE_ERR_DTYPE,
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -223,7 +402,7 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
 
 /// Launches `attn_sinks_fwd_kernel__causal` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType>(
+unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -253,7 +432,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType>(
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
     let V_t = V.borrow::<T>(&__ctx);
-    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
     let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
         .generics(__launch.generics)
@@ -263,7 +442,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType>(
 
 /// Launches `attn_sinks_fwd_kernel__not_causal__window_gt_0` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType>(
+unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -293,7 +472,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType>(
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
     let V_t = V.borrow::<T>(&__ctx);
-    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
     let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
         .generics(__launch.generics)
@@ -303,7 +482,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType>(
 
 /// Launches `attn_sinks_fwd_kernel__not_causal__not_window_gt_0` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType>(
+unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -333,7 +512,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType>(
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
     let V_t = V.borrow::<T>(&__ctx);
-    let sinks_t = sinks.borrow::<T>(&__ctx);
+    let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
     let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
         .generics(__launch.generics)

@@ -12,7 +12,7 @@ use crate::abi;
 /// `bmm_nt_kernel` (../corpus/cutile/workloads/batched_gemm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 3; `Bt`: tensor of E, rank 3; `C`: tensor of E, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 3; `Bt`: tensor of E, rank 3; `C`: tensor of E2, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -64,7 +64,13 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let __e = abi::element_type(
-            &[("A", &A), ("Bt", &Bt), ("C", &C)],
+            "E",
+            &[("A", &A), ("Bt", &Bt)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -73,6 +79,7 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -80,19 +87,56 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_bmm_nt_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &Bt, &C,
-                    ),
-                    abi::Dtype::BF16 => launch_bmm_nt_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &A, &Bt, &C,
-                    ),
-                    abi::Dtype::F32 => launch_bmm_nt_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_bmm_nt_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_bmm_nt_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_bmm_nt_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_bmm_nt_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_bmm_nt_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_bmm_nt_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_bmm_nt_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_bmm_nt_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &Bt, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bmm_nt_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &A, &Bt, &C,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -103,7 +147,7 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
 
 /// Launches `bmm_nt_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_bmm_nt_kernel<T: DType>(
+unsafe fn launch_bmm_nt_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -129,7 +173,7 @@ unsafe fn launch_bmm_nt_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let A_t = A.borrow::<T>(&__ctx);
     let Bt_t = Bt.borrow::<T>(&__ctx);
-    let C_t = C.borrow::<T>(&__ctx);
+    let C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&A_t, &Bt_t, &C_t)
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -139,7 +183,7 @@ unsafe fn launch_bmm_nt_kernel<T: DType>(
 /// `bmm_tn_kernel` (../corpus/cutile/workloads/batched_gemm.py:26), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `At`: tensor of E, rank 3; `B`: tensor of E, rank 3; `C`: tensor of E, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
+/// Arguments in the kernel's parameter order: `At`: tensor of E, rank 3; `B`: tensor of E, rank 3; `C`: tensor of E2, rank 3; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -191,7 +235,13 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let __e = abi::element_type(
-            &[("At", &At), ("B", &B), ("C", &C)],
+            "E",
+            &[("At", &At), ("B", &B)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -200,6 +250,7 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -207,19 +258,56 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_bmm_tn_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &At, &B, &C,
-                    ),
-                    abi::Dtype::BF16 => launch_bmm_tn_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &At, &B, &C,
-                    ),
-                    abi::Dtype::F32 => launch_bmm_tn_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_bmm_tn_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_bmm_tn_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_bmm_tn_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_bmm_tn_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_bmm_tn_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_bmm_tn_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_bmm_tn_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_bmm_tn_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &At, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bmm_tn_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &At, &B, &C,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -230,7 +318,7 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
 
 /// Launches `bmm_tn_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_bmm_tn_kernel<T: DType>(
+unsafe fn launch_bmm_tn_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -256,7 +344,7 @@ unsafe fn launch_bmm_tn_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let At_t = At.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
-    let C_t = C.borrow::<T>(&__ctx);
+    let C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&At_t, &B_t, &C_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -75,6 +75,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
         abi::expect_dtype(&lse_out, "lse_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
+            "E",
             &[("logits", &logits)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
@@ -191,7 +192,7 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
 /// `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `logits`: tensor of E, rank 2; `labels`: tensor of i32, rank 1; `lse`: tensor of E, rank 1; `dloss`: tensor of E, rank 1; `dlogits`: tensor of E, rank 2; `BV`: constant (int); `IGNORE_INDEX`: constant (int).
+/// Arguments in the kernel's parameter order: `logits`: tensor of E, rank 2; `labels`: tensor of i32, rank 1; `lse`: tensor of E2, rank 1; `dloss`: tensor of E2, rank 1; `dlogits`: tensor of E, rank 2; `BV`: constant (int); `IGNORE_INDEX`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -262,12 +263,13 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
         let IGNORE_INDEX = abi::constant(IGNORE_INDEX, "IGNORE_INDEX")?;
         abi::expect_dtype(&labels, "labels", abi::Dtype::I32)?;
         let __e = abi::element_type(
-            &[
-                ("logits", &logits),
-                ("lse", &lse),
-                ("dloss", &dloss),
-                ("dlogits", &dlogits),
-            ],
+            "E",
+            &[("logits", &logits), ("dlogits", &dlogits)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("lse", &lse), ("dloss", &dloss)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -276,52 +278,146 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BV.to_string(),
                     IGNORE_INDEX.to_string(),
                 ];
                 abi::tile_dim(BV, "BV")?;
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_cross_entropy_bwd_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_cross_entropy_bwd_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    abi::Dtype::F32 => launch_cross_entropy_bwd_kernel::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_cross_entropy_bwd_kernel::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -332,7 +428,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
 
 /// Launches `cross_entropy_bwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_cross_entropy_bwd_kernel<T: DType>(
+unsafe fn launch_cross_entropy_bwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -361,8 +457,8 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let logits_t = logits.borrow::<T>(&__ctx);
     let labels_t = labels.borrow::<i32>(&__ctx);
-    let lse_t = lse.borrow::<T>(&__ctx);
-    let dloss_t = dloss.borrow::<T>(&__ctx);
+    let lse_t = lse.borrow::<T2>(&__ctx);
+    let dloss_t = dloss.borrow::<T2>(&__ctx);
     let mut dlogits_t = dlogits.borrow::<T>(&__ctx);
     let __op = __kernel(
         &logits_t,

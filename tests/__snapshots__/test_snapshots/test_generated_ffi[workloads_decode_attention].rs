@@ -100,6 +100,7 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
         abi::expect_dtype(&O_part, "O_part", abi::Dtype::F32)?;
         abi::expect_dtype(&lse_part, "lse_part", abi::Dtype::F32)?;
         let __e = abi::element_type(
+            "E",
             &[("Q", &Q), ("K", &K), ("V", &V)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
@@ -227,7 +228,7 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
 /// `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `O_part`: tensor of E, rank 4; `lse_part`: tensor of E, rank 3; `O`: tensor of E, rank 3; `NUM_SPLITS`: constant (int); `D`: constant (int).
+/// Arguments in the kernel's parameter order: `O_part`: tensor of E, rank 4; `lse_part`: tensor of E, rank 3; `O`: tensor of E2, rank 3; `NUM_SPLITS`: constant (int); `D`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -277,7 +278,13 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
         let NUM_SPLITS = abi::constant(NUM_SPLITS, "NUM_SPLITS")?;
         let D = abi::constant(D, "D")?;
         let __e = abi::element_type(
-            &[("O_part", &O_part), ("lse_part", &lse_part), ("O", &O)],
+            "E",
+            &[("O_part", &O_part), ("lse_part", &lse_part)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("O", &O)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -286,24 +293,64 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     NUM_SPLITS.to_string(),
                     D.to_string(),
                 ];
                 abi::tile_dim(D, "D")?;
                 abi::tile_dim(NUM_SPLITS, "NUM_SPLITS")?;
-                match __e {
-                    abi::Dtype::F16 => launch_decode_attn_combine_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                    ),
-                    abi::Dtype::BF16 => launch_decode_attn_combine_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                    ),
-                    abi::Dtype::F32 => launch_decode_attn_combine_kernel::<f32>(
-                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_decode_attn_combine_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_decode_attn_combine_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_decode_attn_combine_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_decode_attn_combine_kernel::<f32, f32>(
+                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -314,7 +361,7 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
 
 /// Launches `decode_attn_combine_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_decode_attn_combine_kernel<T: DType>(
+unsafe fn launch_decode_attn_combine_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -340,7 +387,7 @@ unsafe fn launch_decode_attn_combine_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let O_part_t = O_part.borrow::<T>(&__ctx);
     let lse_part_t = lse_part.borrow::<T>(&__ctx);
-    let O_t = O.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T2>(&__ctx);
     let __op = __kernel(&O_part_t, &lse_part_t, &O_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

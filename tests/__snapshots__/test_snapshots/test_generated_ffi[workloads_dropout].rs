@@ -12,7 +12,7 @@ use crate::abi;
 /// `dropout_kernel` (../corpus/cutile/workloads/dropout.py:23), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E, rank 1; `p`: f32; `seed`: i32; `BLOCK`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `p`: f32; `seed`: i32; `BLOCK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -52,30 +52,77 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
         )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BLOCK.to_string(),
+                ];
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_dropout_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                    ),
-                    abi::Dtype::BF16 => launch_dropout_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                    ),
-                    abi::Dtype::F32 => launch_dropout_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_dropout_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_dropout_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_dropout_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_dropout_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_dropout_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_dropout_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_dropout_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_dropout_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -86,7 +133,7 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
 
 /// Launches `dropout_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_dropout_kernel<T: DType>(
+unsafe fn launch_dropout_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -113,7 +160,7 @@ unsafe fn launch_dropout_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, (&mut y_t).partition(y_tile), p, seed)
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -123,7 +170,7 @@ unsafe fn launch_dropout_kernel<T: DType>(
 /// `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E, rank 2; `out`: tensor of E, rank 2; `p`: f32; `seed`: i32; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E2, rank 2; `out`: tensor of E2, rank 2; `p`: f32; `seed`: i32; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -175,35 +222,90 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("x", &x), ("residual", &residual), ("out", &out)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("residual", &residual), ("out", &out)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_dropout_add_residual_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
-                        seed,
-                    ),
-                    abi::Dtype::BF16 => launch_dropout_add_residual_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
-                        seed,
-                    ),
-                    abi::Dtype::F32 => launch_dropout_add_residual_kernel::<f32>(
-                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p,
-                        seed,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_dropout_add_residual_kernel::<f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
+                            p, seed,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -214,7 +316,7 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
 
 /// Launches `dropout_add_residual_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_dropout_add_residual_kernel<T: DType>(
+unsafe fn launch_dropout_add_residual_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -242,8 +344,8 @@ unsafe fn launch_dropout_add_residual_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let residual_t = residual.borrow::<T>(&__ctx);
-    let mut out_t = out.borrow::<T>(&__ctx);
+    let residual_t = residual.borrow::<T2>(&__ctx);
+    let mut out_t = out.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, &residual_t, (&mut out_t).partition(out_tile), p, seed)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `flash_attn_fwd_kernel` (../corpus/cutile/workloads/flash_attention.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E, rank 4; `O`: tensor of E, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `QUERY_GROUP`: constant (int); `CAUSAL`: constant (bool).
+/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E2, rank 4; `O`: tensor of E2, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `QUERY_GROUP`: constant (int); `CAUSAL`: constant (bool).
 /// `__variant` selects the entry and must agree with the constants:
 /// 0 = `flash_attn_fwd_kernel__causal` when `CAUSAL`.
 /// 1 = `flash_attn_fwd_kernel__not_causal` when `not (CAUSAL)`.
@@ -83,7 +83,13 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
         let QUERY_GROUP = abi::constant(QUERY_GROUP, "QUERY_GROUP")?;
         let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
         let __e = abi::element_type(
-            &[("Q", &Q), ("K", &K), ("V", &V), ("O", &O)],
+            "E",
+            &[("Q", &Q), ("K", &K)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("V", &V), ("O", &O)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -101,6 +107,7 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -110,25 +117,65 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match __e {
-                    abi::Dtype::F16 => launch_flash_attn_fwd_kernel__causal::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
-                    abi::Dtype::BF16 => launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
-                    abi::Dtype::F32 => launch_flash_attn_fwd_kernel__causal::<f32>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
             1 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -138,23 +185,70 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match __e {
-                    abi::Dtype::F16 => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::f16,
+                            cutile::half::f16,
+                        >(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    abi::Dtype::BF16 => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16>(
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::f16,
+                            cutile::half::bf16,
+                        >(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    abi::Dtype::F32 => launch_flash_attn_fwd_kernel__not_causal::<f32>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::bf16,
+                            cutile::half::f16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::bf16,
+                            cutile::half::bf16,
+                        >(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -165,7 +259,7 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
 
 /// Launches `flash_attn_fwd_kernel__causal` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType>(
+unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -193,8 +287,8 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T>(&__ctx);
-    let O_t = O.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T2>(&__ctx);
+    let O_t = O.borrow::<T2>(&__ctx);
     let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale)
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -203,7 +297,7 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType>(
 
 /// Launches `flash_attn_fwd_kernel__not_causal` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType>(
+unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -231,8 +325,8 @@ unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T>(&__ctx);
-    let O_t = O.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T2>(&__ctx);
+    let O_t = O.borrow::<T2>(&__ctx);
     let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `geglu_fwd_kernel` (../corpus/cutile/workloads/geglu.py:13), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `out`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `out`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -52,30 +52,77 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("gate_up", &gate_up), ("out", &out)],
+            "E",
+            &[("gate_up", &gate_up)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("out", &out)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_geglu_fwd_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate_up, &out,
-                    ),
-                    abi::Dtype::BF16 => launch_geglu_fwd_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate_up, &out,
-                    ),
-                    abi::Dtype::F32 => launch_geglu_fwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_geglu_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_geglu_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_geglu_fwd_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_geglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_geglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_geglu_fwd_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_geglu_fwd_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_geglu_fwd_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_fwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate_up, &out,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -86,7 +133,7 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
 
 /// Launches `geglu_fwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_geglu_fwd_kernel<T: DType>(
+unsafe fn launch_geglu_fwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -110,7 +157,7 @@ unsafe fn launch_geglu_fwd_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let gate_up_t = gate_up.borrow::<T>(&__ctx);
-    let out_t = out.borrow::<T>(&__ctx);
+    let out_t = out.borrow::<T2>(&__ctx);
     let __op = __kernel(&gate_up_t, &out_t)
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -120,7 +167,7 @@ unsafe fn launch_geglu_fwd_kernel<T: DType>(
 /// `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `dout`: tensor of E, rank 2; `dgate_up`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `dout`: tensor of E2, rank 2; `dgate_up`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -170,34 +217,77 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[
-                ("gate_up", &gate_up),
-                ("dout", &dout),
-                ("dgate_up", &dgate_up),
-            ],
+            "E",
+            &[("gate_up", &gate_up)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("dout", &dout), ("dgate_up", &dgate_up)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_geglu_bwd_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    abi::Dtype::BF16 => launch_geglu_bwd_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    abi::Dtype::F32 => launch_geglu_bwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_bwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -208,7 +298,7 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
 
 /// Launches `geglu_bwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_geglu_bwd_kernel<T: DType>(
+unsafe fn launch_geglu_bwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -233,8 +323,8 @@ unsafe fn launch_geglu_bwd_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let gate_up_t = gate_up.borrow::<T>(&__ctx);
-    let dout_t = dout.borrow::<T>(&__ctx);
-    let dgate_up_t = dgate_up.borrow::<T>(&__ctx);
+    let dout_t = dout.borrow::<T2>(&__ctx);
+    let dgate_up_t = dgate_up.borrow::<T2>(&__ctx);
     let __op = __kernel(&gate_up_t, &dout_t, &dgate_up_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `gelu_tanh_kernel` (../corpus/cutile/workloads/gelu.py:18), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E, rank 1; `BLOCK`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `BLOCK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -50,30 +50,77 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
         )?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), BLOCK.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BLOCK.to_string(),
+                ];
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_gelu_tanh_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_gelu_tanh_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    abi::Dtype::F32 => launch_gelu_tanh_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_gelu_tanh_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_gelu_tanh_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_gelu_tanh_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_gelu_tanh_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_gelu_tanh_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_gelu_tanh_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_gelu_tanh_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_gelu_tanh_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gelu_tanh_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -84,7 +131,7 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
 
 /// Launches `gelu_tanh_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_gelu_tanh_kernel<T: DType>(
+unsafe fn launch_gelu_tanh_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -109,7 +156,7 @@ unsafe fn launch_gelu_tanh_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T>(&__ctx);
+    let mut y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -119,7 +166,7 @@ unsafe fn launch_gelu_tanh_kernel<T: DType>(
 /// `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `bias`: tensor of E, rank 1; `y`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `bias`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -171,7 +218,13 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         let __e = abi::element_type(
-            &[("x", &x), ("bias", &bias), ("y", &y)],
+            "E",
+            &[("x", &x), ("y", &y)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("bias", &bias)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -180,6 +233,7 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     HAS_BIAS.to_string(),
@@ -188,19 +242,56 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let y_tile = abi::tile_shape([BM, BN], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_bias_gelu_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_bias_gelu_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    abi::Dtype::F32 => launch_bias_gelu_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_bias_gelu_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_bias_gelu_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bias_gelu_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -211,7 +302,7 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
 
 /// Launches `bias_gelu_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_bias_gelu_kernel<T: DType>(
+unsafe fn launch_bias_gelu_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -237,7 +328,7 @@ unsafe fn launch_bias_gelu_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let bias_t = bias.borrow::<T>(&__ctx);
+    let bias_t = bias.borrow::<T2>(&__ctx);
     let mut y_t = y.borrow::<T>(&__ctx);
     let __op = __kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile))
         .generics(__launch.generics)

@@ -12,7 +12,7 @@ use crate::abi;
 /// `gemm_kernel` (../corpus/cutile/workloads/gemm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E, rank 2; `bias`: tensor of E, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E, rank 2; `bias`: tensor of E2, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -76,7 +76,13 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
         let BK = abi::constant(BK, "BK")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         let __e = abi::element_type(
-            &[("A", &A), ("B", &B), ("C", &C), ("bias", &bias)],
+            "E",
+            &[("A", &A), ("B", &B), ("C", &C)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("bias", &bias)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -85,6 +91,7 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -95,19 +102,56 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_gemm_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    abi::Dtype::BF16 => launch_gemm_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    abi::Dtype::F32 => launch_gemm_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_gemm_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_gemm_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_gemm_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_gemm_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -118,7 +162,7 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
 
 /// Launches `gemm_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_gemm_kernel<T: DType>(
+unsafe fn launch_gemm_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -147,7 +191,7 @@ unsafe fn launch_gemm_kernel<T: DType>(
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
     let mut C_t = C.borrow::<T>(&__ctx);
-    let bias_t = bias.borrow::<T>(&__ctx);
+    let bias_t = bias.borrow::<T2>(&__ctx);
     let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile), &bias_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `moe_grouped_gemm_kernel` (../corpus/cutile/workloads/grouped_gemm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `W`: tensor of E, rank 3; `C`: tensor of E, rank 2; `tile_expert_ids`: tensor of i32, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `W`: tensor of E, rank 3; `C`: tensor of E2, rank 2; `tile_expert_ids`: tensor of i32, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -75,7 +75,13 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
         let BK = abi::constant(BK, "BK")?;
         abi::expect_dtype(&tile_expert_ids, "tile_expert_ids", abi::Dtype::I32)?;
         let __e = abi::element_type(
-            &[("A", &A), ("W", &W), ("C", &C)],
+            "E",
+            &[("A", &A), ("W", &W)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -84,6 +90,7 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -93,43 +100,130 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_moe_grouped_gemm_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &A,
-                        &W,
-                        &C,
-                        C_tile,
-                        &tile_expert_ids,
-                    ),
-                    abi::Dtype::BF16 => launch_moe_grouped_gemm_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &A,
-                        &W,
-                        &C,
-                        C_tile,
-                        &tile_expert_ids,
-                    ),
-                    abi::Dtype::F32 => launch_moe_grouped_gemm_kernel::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &A,
-                        &W,
-                        &C,
-                        C_tile,
-                        &tile_expert_ids,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_moe_grouped_gemm_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_moe_grouped_gemm_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_moe_grouped_gemm_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_moe_grouped_gemm_kernel::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &A,
+                            &W,
+                            &C,
+                            C_tile,
+                            &tile_expert_ids,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -140,7 +234,7 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
 
 /// Launches `moe_grouped_gemm_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_moe_grouped_gemm_kernel<T: DType>(
+unsafe fn launch_moe_grouped_gemm_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -168,7 +262,7 @@ unsafe fn launch_moe_grouped_gemm_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let A_t = A.borrow::<T>(&__ctx);
     let W_t = W.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T2>(&__ctx);
     let tile_expert_ids_t = tile_expert_ids.borrow::<i32>(&__ctx);
     let __op = __kernel(&A_t, &W_t, (&mut C_t).partition(C_tile), &tile_expert_ids_t)
         .generics(__launch.generics)

@@ -63,6 +63,7 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
         let LOG_TARGET = abi::flag(LOG_TARGET, "LOG_TARGET")?;
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
         let __e = abi::element_type(
+            "E",
             &[("log_pred", &log_pred), ("target", &target)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;

@@ -12,7 +12,7 @@ use crate::abi;
 /// `layer_norm_fwd_kernel` (../corpus/cutile/workloads/layer_norm.py:13), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E, rank 1; `b`: tensor of E, rank 1; `y`: tensor of E, rank 2; `mean_out`: tensor of f32, rank 1; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `mean_out`: tensor of f32, rank 1; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -97,7 +97,13 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
         abi::expect_dtype(&mean_out, "mean_out", abi::Dtype::F32)?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
-            &[("x", &x), ("w", &w), ("b", &b), ("y", &y)],
+            "E",
+            &[("x", &x), ("y", &y)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w), ("b", &b)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -106,6 +112,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     HAS_BIAS.to_string(),
@@ -116,38 +123,144 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                 abi::check_partition_grid("mean_out", &mean_out, &mean_out_tile, __grid)?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_layer_norm_fwd_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    abi::Dtype::BF16 => launch_layer_norm_fwd_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    abi::Dtype::F32 => launch_layer_norm_fwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<f32, f32>(
                         __device,
                         __stream,
                         __generics,
@@ -164,7 +277,10 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -175,7 +291,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
 
 /// Launches `layer_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
+unsafe fn launch_layer_norm_fwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -209,8 +325,8 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
-    let b_t = b.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
+    let b_t = b.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
     let mut mean_out_t = mean_out.borrow::<f32>(&__ctx);
     let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
@@ -231,7 +347,7 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType>(
 /// `layer_norm_bwd_dx_kernel` (../corpus/cutile/workloads/layer_norm.py:34), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E, rank 1; `mean`: tensor of E, rank 1; `rstd`: tensor of E, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `db_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `mean`: tensor of E2, rank 1; `rstd`: tensor of E2, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `db_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -333,70 +449,178 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;
         abi::expect_dtype(&db_partial, "db_partial", abi::Dtype::F32)?;
         let __e = abi::element_type(
-            &[
-                ("x", &x),
-                ("dy", &dy),
-                ("w", &w),
-                ("mean", &mean),
-                ("rstd", &rstd),
-                ("dx", &dx),
-            ],
+            "E",
+            &[("x", &x), ("dy", &dy), ("dx", &dx)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w), ("mean", &mean), ("rstd", &rstd)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_layer_norm_bwd_dx_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &mean,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                        &db_partial,
-                    ),
-                    abi::Dtype::BF16 => launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &mean,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                        &db_partial,
-                    ),
-                    abi::Dtype::F32 => launch_layer_norm_bwd_dx_kernel::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &mean,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                        &db_partial,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dx_kernel::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &mean,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                            &db_partial,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -407,7 +631,7 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
 
 /// Launches `layer_norm_bwd_dx_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
+unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -438,9 +662,9 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let dy_t = dy.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
-    let mean_t = mean.borrow::<T>(&__ctx);
-    let rstd_t = rstd.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
+    let mean_t = mean.borrow::<T2>(&__ctx);
+    let rstd_t = rstd.borrow::<T2>(&__ctx);
     let dx_t = dx.borrow::<T>(&__ctx);
     let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
     let db_partial_t = db_partial.borrow::<f32>(&__ctx);
@@ -462,7 +686,7 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType>(
 /// `layer_norm_bwd_dwdb_kernel` (../corpus/cutile/workloads/layer_norm.py:55), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `dw_partial`: tensor of E, rank 2; `db_partial`: tensor of E, rank 2; `dw`: tensor of E, rank 1; `db`: tensor of E, rank 1; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `dw_partial`: tensor of E, rank 2; `db_partial`: tensor of E, rank 2; `dw`: tensor of E2, rank 1; `db`: tensor of E2, rank 1; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -522,66 +746,164 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[
-                ("dw_partial", &dw_partial),
-                ("db_partial", &db_partial),
-                ("dw", &dw),
-                ("db", &db),
-            ],
+            "E",
+            &[("dw_partial", &dw_partial), ("db_partial", &db_partial)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("dw", &dw), ("db", &db)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let dw_tile = abi::tile_shape([BN], "dw")?;
                 abi::check_partition_grid("dw", &dw, &dw_tile, __grid)?;
                 let db_tile = abi::tile_shape([BN], "db")?;
                 abi::check_partition_grid("db", &db, &db_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &dw_partial,
-                        &db_partial,
-                        &dw,
-                        dw_tile,
-                        &db,
-                        db_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &dw_partial,
-                        &db_partial,
-                        &dw,
-                        dw_tile,
-                        &db,
-                        db_tile,
-                    ),
-                    abi::Dtype::F32 => launch_layer_norm_bwd_dwdb_kernel::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &dw_partial,
-                        &db_partial,
-                        &dw,
-                        dw_tile,
-                        &db,
-                        db_tile,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -592,7 +914,7 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
 
 /// Launches `layer_norm_bwd_dwdb_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType>(
+unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -621,8 +943,8 @@ unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let dw_partial_t = dw_partial.borrow::<T>(&__ctx);
     let db_partial_t = db_partial.borrow::<T>(&__ctx);
-    let mut dw_t = dw.borrow::<T>(&__ctx);
-    let mut db_t = db.borrow::<T>(&__ctx);
+    let mut dw_t = dw.borrow::<T2>(&__ctx);
+    let mut db_t = db.borrow::<T2>(&__ctx);
     let __op = __kernel(
         &dw_partial_t,
         &db_partial_t,

@@ -98,6 +98,7 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
         let DR = abi::constant(DR, "DR")?;
         abi::expect_dtype(&seq_lens, "seq_lens", abi::Dtype::I32)?;
         let __e = abi::element_type(
+            "E",
             &[
                 ("Q_nope", &Q_nope),
                 ("Q_pe", &Q_pe),

@@ -51,6 +51,7 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         abi::expect_dtype(&topk_ids, "topk_ids", abi::Dtype::I32)?;
         let __e = abi::element_type(
+            "E",
             &[("expert_counts", &expert_counts)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;

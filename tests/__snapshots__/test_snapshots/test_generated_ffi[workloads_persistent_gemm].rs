@@ -12,7 +12,7 @@ use crate::abi;
 /// `persistent_gemm_kernel` (../corpus/cutile/workloads/persistent_gemm.py:11), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `GROUP_M`: constant (int).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `GROUP_M`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -66,7 +66,13 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
         let BK = abi::constant(BK, "BK")?;
         let GROUP_M = abi::constant(GROUP_M, "GROUP_M")?;
         let __e = abi::element_type(
-            &[("A", &A), ("B", &B), ("C", &C)],
+            "E",
+            &[("A", &A), ("B", &B)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -75,6 +81,7 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -83,19 +90,58 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_persistent_gemm_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C,
-                    ),
-                    abi::Dtype::BF16 => launch_persistent_gemm_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C,
-                    ),
-                    abi::Dtype::F32 => launch_persistent_gemm_kernel::<f32>(
-                        __device, __stream, __generics, __grid, &A, &B, &C,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_persistent_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_persistent_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_persistent_gemm_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_persistent_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_persistent_gemm_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_persistent_gemm_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_persistent_gemm_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_persistent_gemm_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_persistent_gemm_kernel::<f32, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -106,7 +152,7 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
 
 /// Launches `persistent_gemm_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_persistent_gemm_kernel<T: DType>(
+unsafe fn launch_persistent_gemm_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -132,7 +178,7 @@ unsafe fn launch_persistent_gemm_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
-    let C_t = C.borrow::<T>(&__ctx);
+    let C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&A_t, &B_t, &C_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

@@ -12,7 +12,7 @@ use crate::abi;
 /// `rms_norm_fwd_kernel` (../corpus/cutile/workloads/rms_norm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E, rank 2; `w`: tensor of E, rank 1; `y`: tensor of E, rank 2; `residual_out`: tensor of E, rank 2; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_RESIDUAL`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `residual_out`: tensor of E, rank 2; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_RESIDUAL`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -96,13 +96,18 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
         let HAS_RESIDUAL = abi::flag(HAS_RESIDUAL, "HAS_RESIDUAL")?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
+            "E",
             &[
                 ("x", &x),
                 ("residual", &residual),
-                ("w", &w),
                 ("y", &y),
                 ("residual_out", &residual_out),
             ],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -111,6 +116,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     HAS_RESIDUAL.to_string(),
@@ -119,36 +125,136 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_rms_norm_fwd_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &residual,
-                        &w,
-                        &y,
-                        &residual_out,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    abi::Dtype::BF16 => launch_rms_norm_fwd_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &residual,
-                        &w,
-                        &y,
-                        &residual_out,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    abi::Dtype::F32 => launch_rms_norm_fwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &residual,
+                            &w,
+                            &y,
+                            &residual_out,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_fwd_kernel::<f32, f32>(
                         __device,
                         __stream,
                         __generics,
@@ -164,7 +270,10 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -175,7 +284,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
 
 /// Launches `rms_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
+unsafe fn launch_rms_norm_fwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -206,7 +315,7 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let residual_t = residual.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
     let residual_out_t = residual_out.borrow::<T>(&__ctx);
     let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
@@ -227,7 +336,7 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType>(
 /// `rms_norm_bwd_kernel` (../corpus/cutile/workloads/rms_norm.py:29), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E, rank 1; `rstd`: tensor of E, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `rstd`: tensor of E2, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -308,49 +417,141 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
         let BN = abi::constant(BN, "BN")?;
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;
         let __e = abi::element_type(
-            &[
-                ("x", &x),
-                ("dy", &dy),
-                ("w", &w),
-                ("rstd", &rstd),
-                ("dx", &dx),
-            ],
+            "E",
+            &[("x", &x), ("dy", &dy), ("dx", &dx)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("w", &w), ("rstd", &rstd)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_rms_norm_bwd_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    abi::Dtype::BF16 => launch_rms_norm_bwd_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    abi::Dtype::F32 => launch_rms_norm_bwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32, f32>(
                         __device,
                         __stream,
                         __generics,
@@ -364,7 +565,10 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -375,7 +579,7 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
 
 /// Launches `rms_norm_bwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rms_norm_bwd_kernel<T: DType>(
+unsafe fn launch_rms_norm_bwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -404,8 +608,8 @@ unsafe fn launch_rms_norm_bwd_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let dy_t = dy.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T>(&__ctx);
-    let rstd_t = rstd.borrow::<T>(&__ctx);
+    let w_t = w.borrow::<T2>(&__ctx);
+    let rstd_t = rstd.borrow::<T2>(&__ctx);
     let dx_t = dx.borrow::<T>(&__ctx);
     let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
     let __op = __kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t)

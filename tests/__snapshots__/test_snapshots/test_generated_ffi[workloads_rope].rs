@@ -12,7 +12,7 @@ use crate::abi;
 /// `rope_halves_kernel` (../corpus/cutile/workloads/rope.py:10), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 3; `cos`: tensor of E, rank 2; `sin`: tensor of E, rank 2; `out`: tensor of E, rank 3; `BH`: constant (int); `HALF`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 3; `cos`: tensor of E2, rank 2; `sin`: tensor of E2, rank 2; `out`: tensor of E, rank 3; `BH`: constant (int); `HALF`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -72,30 +72,77 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
         let BH = abi::constant(BH, "BH")?;
         let HALF = abi::constant(HALF, "HALF")?;
         let __e = abi::element_type(
-            &[("x", &x), ("cos", &cos_), ("sin", &sin_), ("out", &out)],
+            "E",
+            &[("x", &x), ("out", &out)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("cos", &cos_), ("sin", &sin_)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BH.to_string(), HALF.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BH.to_string(),
+                    HALF.to_string(),
+                ];
                 abi::tile_dim(BH, "BH")?;
                 abi::tile_dim(HALF, "HALF")?;
-                match __e {
-                    abi::Dtype::F16 => launch_rope_halves_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    abi::Dtype::BF16 => launch_rope_halves_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    abi::Dtype::F32 => launch_rope_halves_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rope_halves_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -106,7 +153,7 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
 
 /// Launches `rope_halves_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rope_halves_kernel<T: DType>(
+unsafe fn launch_rope_halves_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -132,8 +179,8 @@ unsafe fn launch_rope_halves_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let cos__t = cos_.borrow::<T>(&__ctx);
-    let sin__t = sin_.borrow::<T>(&__ctx);
+    let cos__t = cos_.borrow::<T2>(&__ctx);
+    let sin__t = sin_.borrow::<T2>(&__ctx);
     let out_t = out.borrow::<T>(&__ctx);
     let __op = __kernel(&x_t, &cos__t, &sin__t, &out_t)
         .generics(__launch.generics)

@@ -12,7 +12,7 @@ use crate::abi;
 /// `softmax_kernel` (../corpus/cutile/workloads/softmax.py:14), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -52,30 +52,77 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_softmax_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::BF16 => launch_softmax_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::F32 => {
-                        launch_softmax_kernel::<f32>(__device, __stream, __generics, __grid, &x, &y)
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_softmax_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_softmax_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_softmax_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_softmax_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_softmax_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_softmax_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_softmax_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_softmax_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_softmax_kernel::<f32, f32>(
+                        __device, __stream, __generics, __grid, &x, &y,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -86,7 +133,7 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
 
 /// Launches `softmax_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_softmax_kernel<T: DType>(
+unsafe fn launch_softmax_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -110,7 +157,7 @@ unsafe fn launch_softmax_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, &y_t)
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -120,7 +167,7 @@ unsafe fn launch_softmax_kernel<T: DType>(
 /// `online_softmax_kernel` (../corpus/cutile/workloads/softmax.py:25), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `y`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -160,30 +207,77 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("x", &x), ("y", &y)],
+            "E",
+            &[("x", &x)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("y", &y)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match __e {
-                    abi::Dtype::F16 => launch_online_softmax_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::BF16 => launch_online_softmax_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
-                    abi::Dtype::F32 => launch_online_softmax_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_online_softmax_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_online_softmax_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_online_softmax_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_online_softmax_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_online_softmax_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_online_softmax_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_online_softmax_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_online_softmax_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_online_softmax_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -194,7 +288,7 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
 
 /// Launches `online_softmax_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_online_softmax_kernel<T: DType>(
+unsafe fn launch_online_softmax_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -218,7 +312,7 @@ unsafe fn launch_online_softmax_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
+    let y_t = y.borrow::<T2>(&__ctx);
     let __op = __kernel(&x_t, &y_t)
         .generics(__launch.generics)
         .grid(__launch.grid);

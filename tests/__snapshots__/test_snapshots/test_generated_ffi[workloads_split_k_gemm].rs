@@ -66,6 +66,7 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
         let BK = abi::constant(BK, "BK")?;
         abi::expect_dtype(&P, "P", abi::Dtype::F32)?;
         let __e = abi::element_type(
+            "E",
             &[("A", &A), ("B", &B)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
@@ -163,7 +164,7 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
 /// `splitk_reduce_kernel` (../corpus/cutile/workloads/split_k_gemm.py:26), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `P`: tensor of E, rank 3; `C`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `P`: tensor of E, rank 3; `C`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -203,32 +204,79 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("P", &P), ("C", &C)],
+            "E",
+            &[("P", &P)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_splitk_reduce_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &P, &C, C_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_splitk_reduce_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &P, &C, C_tile,
-                    ),
-                    abi::Dtype::F32 => launch_splitk_reduce_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_splitk_reduce_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_splitk_reduce_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_splitk_reduce_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_splitk_reduce_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_splitk_reduce_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_splitk_reduce_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_splitk_reduce_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_splitk_reduce_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &P, &C, C_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_splitk_reduce_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &P, &C, C_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -239,7 +287,7 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
 
 /// Launches `splitk_reduce_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_splitk_reduce_kernel<T: DType>(
+unsafe fn launch_splitk_reduce_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -264,7 +312,7 @@ unsafe fn launch_splitk_reduce_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let P_t = P.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T>(&__ctx);
+    let mut C_t = C.borrow::<T2>(&__ctx);
     let __op = __kernel(&P_t, (&mut C_t).partition(C_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);

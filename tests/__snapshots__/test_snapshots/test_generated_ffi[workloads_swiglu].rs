@@ -12,7 +12,7 @@ use crate::abi;
 /// `swiglu_fwd_kernel` (../corpus/cutile/workloads/swiglu.py:10), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E, rank 2; `out`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E2, rank 2; `out`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -62,32 +62,79 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
-            &[("gate", &gate), ("up", &up), ("out", &out)],
+            "E",
+            &[("gate", &gate)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("up", &up), ("out", &out)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_swiglu_fwd_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_swiglu_fwd_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    abi::Dtype::F32 => launch_swiglu_fwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -98,7 +145,7 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
 
 /// Launches `swiglu_fwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_swiglu_fwd_kernel<T: DType>(
+unsafe fn launch_swiglu_fwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -124,8 +171,8 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let gate_t = gate.borrow::<T>(&__ctx);
-    let up_t = up.borrow::<T>(&__ctx);
-    let mut out_t = out.borrow::<T>(&__ctx);
+    let up_t = up.borrow::<T2>(&__ctx);
+    let mut out_t = out.borrow::<T2>(&__ctx);
     let __op = __kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile))
         .generics(__launch.generics)
         .grid(__launch.grid);
@@ -135,7 +182,7 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType>(
 /// `swiglu_bwd_kernel` (../corpus/cutile/workloads/swiglu.py:20), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E, rank 2; `dout`: tensor of E, rank 2; `dgate`: tensor of E, rank 2; `dup`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E2, rank 2; `dout`: tensor of E2, rank 2; `dgate`: tensor of E2, rank 2; `dup`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -205,8 +252,13 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
+            "E",
+            &[("gate", &gate)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
             &[
-                ("gate", &gate),
                 ("up", &up),
                 ("dout", &dout),
                 ("dgate", &dgate),
@@ -218,30 +270,77 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let dgate_tile = abi::tile_shape([BM, BN], "dgate")?;
                 abi::check_partition_grid("dgate", &dgate, &dgate_tile, __grid)?;
                 let dup_tile = abi::tile_shape([BM, BN], "dup")?;
                 abi::check_partition_grid("dup", &dup, &dup_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_swiglu_bwd_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                        dgate_tile, &dup, dup_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_swiglu_bwd_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                        dgate_tile, &dup, dup_tile,
-                    ),
-                    abi::Dtype::F32 => launch_swiglu_bwd_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_swiglu_bwd_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_swiglu_bwd_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_swiglu_bwd_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
+                            dgate_tile, &dup, dup_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_bwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
                         dgate_tile, &dup, dup_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -252,7 +351,7 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
 
 /// Launches `swiglu_bwd_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_swiglu_bwd_kernel<T: DType>(
+unsafe fn launch_swiglu_bwd_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -281,10 +380,10 @@ unsafe fn launch_swiglu_bwd_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let gate_t = gate.borrow::<T>(&__ctx);
-    let up_t = up.borrow::<T>(&__ctx);
-    let dout_t = dout.borrow::<T>(&__ctx);
-    let mut dgate_t = dgate.borrow::<T>(&__ctx);
-    let mut dup_t = dup.borrow::<T>(&__ctx);
+    let up_t = up.borrow::<T2>(&__ctx);
+    let dout_t = dout.borrow::<T2>(&__ctx);
+    let mut dgate_t = dgate.borrow::<T2>(&__ctx);
+    let mut dup_t = dup.borrow::<T2>(&__ctx);
     let __op = __kernel(
         &gate_t,
         &up_t,

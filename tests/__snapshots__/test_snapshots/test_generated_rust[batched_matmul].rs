@@ -8,10 +8,16 @@ pub mod batched_matmul_kernels {
     /// Port of `batched_matmul` (../corpus/cutile/batched_matmul.py:8).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn batched_matmul<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+    pub fn batched_matmul<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+    >(
         A: &Tensor<E, { [-1, -1, -1] }>,
         B: &Tensor<E, { [-1, -1, -1] }>,
-        C: &Tensor<E, { [-1, -1, -1] }>,
+        C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
         let bm: i32 = get_tile_block_id().0;
         let bn: i32 = get_tile_block_id().1;
@@ -66,9 +72,9 @@ pub mod batched_matmul_kernels {
             let _v6: Tile<E, { [BK, BN] }> = b.reshape(shape![BK, BN]);
             acc = mmaf(_v5, _v6, acc);
         }
-        let _v7: Tile<E, { [BM, BN] }> = convert_tile(acc);
-        let out: Tile<E, { [1, BM, BN] }> = _v7.reshape(shape![1, BM, BN]);
-        let mut _pm8: PartitionMut<E, { [1, BM, BN] }> =
+        let _v7: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+        let out: Tile<E2, { [1, BM, BN] }> = _v7.reshape(shape![1, BM, BN]);
+        let mut _pm8: PartitionMut<E2, { [1, BM, BN] }> =
             unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(

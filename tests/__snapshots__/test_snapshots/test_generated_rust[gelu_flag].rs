@@ -8,9 +8,9 @@ pub mod gelu_flag_kernels {
     /// Port of `gelu` (../corpus/cutile/gelu_flag.py:15).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn gelu<E: ElementType, const TILE: i32, const APPROX: i32>(
+    pub fn gelu<E: ElementType, E2: ElementType, const TILE: i32, const APPROX: i32>(
         x: &Tensor<E, { [-1] }>,
-        y: &mut Tensor<E, { [TILE] }>,
+        y: &mut Tensor<E2, { [TILE] }>,
     ) {
         let bid: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [TILE] }> = unsafe {
@@ -47,7 +47,7 @@ pub mod gelu_flag_kernels {
             let _v17: Tile<f32, { [TILE] }> = _v13 + _v16;
             g = t / _v17;
         }
-        let _v18: Tile<E, { [TILE] }> = convert_tile(g);
+        let _v18: Tile<E2, { [TILE] }> = convert_tile(g);
         y.store(_v18);
     }
 }

@@ -8,10 +8,10 @@ pub mod layer_norm_kernels {
     /// Port of `layer_norm_fwd` (../corpus/cutile/layer_norm.py:14).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn layer_norm_fwd<E: ElementType, const N: i32, const AFFINE: i32>(
+    pub fn layer_norm_fwd<E: ElementType, E2: ElementType, const N: i32, const AFFINE: i32>(
         x: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
-        b: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
+        b: &Tensor<E2, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         eps: f32,
     ) {
@@ -48,10 +48,10 @@ pub mod layer_norm_kernels {
         let yt: Tile<f32, { [1, N] }> = xc * _v16;
         let mut out: Tile<f32, { [1, N] }> = constant(0.0f32, shape![1, N]);
         if AFFINE == 1i32 {
-            let _pv17: Partition<E, { [N] }> = unsafe {
+            let _pv17: Partition<E2, { [N] }> = unsafe {
                 make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
             };
-            let _v18: Tile<E, { [N] }> = load_view_tko(
+            let _v18: Tile<E2, { [N] }> = load_view_tko(
                 &_pv17,
                 [0i32],
                 ordering::Weak,
@@ -60,10 +60,10 @@ pub mod layer_norm_kernels {
                 tma::Enabled,
             );
             let wt: Tile<f32, { [N] }> = convert_tile(_v18);
-            let _pv19: Partition<E, { [N] }> = unsafe {
+            let _pv19: Partition<E2, { [N] }> = unsafe {
                 make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token())
             };
-            let _v20: Tile<E, { [N] }> = load_view_tko(
+            let _v20: Tile<E2, { [N] }> = load_view_tko(
                 &_pv19,
                 [0i32],
                 ordering::Weak,

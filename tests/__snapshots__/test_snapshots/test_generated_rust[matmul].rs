@@ -8,10 +8,10 @@ pub mod matmul_kernels {
     /// Port of `matmul` (../corpus/cutile/matmul.py:8).
     /// Output `C: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn matmul<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+    pub fn matmul<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         A: &Tensor<E, { [-1, -1] }>,
         B: &Tensor<E, { [-1, -1] }>,
-        C: &mut Tensor<E, { [BM, BN] }>,
+        C: &mut Tensor<E2, { [BM, BN] }>,
     ) {
         let bm: i32 = get_tile_block_id().0;
         let bn: i32 = get_tile_block_id().1;
@@ -63,7 +63,7 @@ pub mod matmul_kernels {
             );
             acc = mmaf(a, b, acc);
         }
-        let _v5: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v5);
     }
 }

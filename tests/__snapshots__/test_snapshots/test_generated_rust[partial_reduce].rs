@@ -9,9 +9,15 @@ pub mod partial_reduce_kernels {
     /// Variant for `AXIS == 0`.
     /// Output `partial: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn partial_sum__axis_eq_0<E: ElementType, const AXIS: i32, const BM: i32, const BN: i32>(
+    pub fn partial_sum__axis_eq_0<
+        E: ElementType,
+        E2: ElementType,
+        const AXIS: i32,
+        const BM: i32,
+        const BN: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
-        partial: &mut Tensor<E, { [1, BN] }>,
+        partial: &mut Tensor<E2, { [1, BN] }>,
     ) {
         let bm: i32 = get_tile_block_id().0;
         let bn: i32 = get_tile_block_id().1;
@@ -35,7 +41,7 @@ pub mod partial_reduce_kernels {
         let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
         let _v3: Tile<f32, { [BN] }> = reduce_sum(t, 0i32);
         let r: Tile<f32, { [1, BN] }> = _v3.reshape(shape![1, BN]);
-        let _v4: Tile<E, { [1, BN] }> = convert_tile(r);
+        let _v4: Tile<E2, { [1, BN] }> = convert_tile(r);
         partial.store(_v4);
     }
 
@@ -45,12 +51,13 @@ pub mod partial_reduce_kernels {
     #[cutile::entry()]
     pub fn partial_sum__not_axis_eq_0<
         E: ElementType,
+        E2: ElementType,
         const AXIS: i32,
         const BM: i32,
         const BN: i32,
     >(
         x: &Tensor<E, { [-1, -1] }>,
-        partial: &mut Tensor<E, { [BM, 1] }>,
+        partial: &mut Tensor<E2, { [BM, 1] }>,
     ) {
         let bm: i32 = get_tile_block_id().0;
         let bn: i32 = get_tile_block_id().1;
@@ -74,7 +81,7 @@ pub mod partial_reduce_kernels {
         let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
         let _v3: Tile<f32, { [BM] }> = reduce_sum(t, 1i32);
         let r: Tile<f32, { [BM, 1] }> = _v3.reshape(shape![BM, 1]);
-        let _v4: Tile<E, { [BM, 1] }> = convert_tile(r);
+        let _v4: Tile<E2, { [BM, 1] }> = convert_tile(r);
         partial.store(_v4);
     }
 }

@@ -8,9 +8,9 @@ pub mod rms_norm_kernels {
     /// Port of `rms_norm_fwd` (../corpus/cutile/rms_norm.py:8).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rms_norm_fwd<E: ElementType, const N: i32>(
+    pub fn rms_norm_fwd<E: ElementType, E2: ElementType, const N: i32>(
         x: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         eps: f32,
     ) {
@@ -27,10 +27,10 @@ pub mod rms_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [1, N] }> = convert_tile(_v2);
-        let _pv3: Partition<E, { [N] }> = unsafe {
+        let _pv3: Partition<E2, { [N] }> = unsafe {
             make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
         };
-        let _v4: Tile<E, { [N] }> = load_view_tko(
+        let _v4: Tile<E2, { [N] }> = load_view_tko(
             &_pv3,
             [0i32],
             ordering::Weak,

@@ -8,10 +8,10 @@ pub mod scaled_add_kernels {
     /// Port of `scaled_add` (../corpus/cutile/scaled_add.py:8).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn scaled_add<E: ElementType, const TILE: i32>(
+    pub fn scaled_add<E: ElementType, E2: ElementType, const TILE: i32>(
         x: &Tensor<E, { [-1] }>,
-        y: &Tensor<E, { [-1] }>,
-        out: &mut Tensor<E, { [TILE] }>,
+        y: &Tensor<E2, { [-1] }>,
+        out: &mut Tensor<E2, { [TILE] }>,
         alpha: f32,
         beta: f32,
     ) {
@@ -28,10 +28,10 @@ pub mod scaled_add_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [TILE] }> = convert_tile(_v2);
-        let _pv3: Partition<E, { [TILE] }> = unsafe {
+        let _pv3: Partition<E2, { [TILE] }> = unsafe {
             make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, y.token())
         };
-        let _v4: Tile<E, { [TILE] }> = load_view_tko(
+        let _v4: Tile<E2, { [TILE] }> = load_view_tko(
             &_pv3,
             [bid],
             ordering::Weak,
@@ -44,7 +44,7 @@ pub mod scaled_add_kernels {
         let _v6: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]);
         let _v7: Tile<f32, { [TILE] }> = _v6 * yt;
         let r: Tile<f32, { [TILE] }> = fma(_v5, xt, _v7, rounding::NearestEven, ftz::Disabled);
-        let _v8: Tile<E, { [TILE] }> = convert_tile(r);
+        let _v8: Tile<E2, { [TILE] }> = convert_tile(r);
         out.store(_v8);
     }
 }

@@ -8,9 +8,9 @@ pub mod softmax_kernels {
     /// Port of `row_softmax` (../corpus/cutile/softmax.py:8).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn row_softmax<E: ElementType, const BLOCK_N: i32>(
+    pub fn row_softmax<E: ElementType, E2: ElementType, const BLOCK_N: i32>(
         x: &Tensor<E, { [-1, -1] }>,
-        y: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E2, { [-1, -1] }>,
     ) {
         let row: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [1, BLOCK_N] }> = unsafe {
@@ -40,8 +40,8 @@ pub mod softmax_kernels {
         let den: Tile<f32, { [1, 1] }> = _v5.reshape(shape![1, 1]);
         let _v6: Tile<f32, { [1, BLOCK_N] }> = den.broadcast(shape![1, BLOCK_N]);
         let _v7: Tile<f32, { [1, BLOCK_N] }> = num / _v6;
-        let _v8: Tile<E, { [1, BLOCK_N] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E, { [1, BLOCK_N] }> =
+        let _v8: Tile<E2, { [1, BLOCK_N] }> = convert_tile(_v7);
+        let mut _pm9: PartitionMut<E2, { [1, BLOCK_N] }> =
             unsafe { y.partition_full_mut(shape![1, BLOCK_N]) };
         unsafe {
             store_view_tko_mut(

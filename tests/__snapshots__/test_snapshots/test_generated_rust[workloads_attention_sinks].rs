@@ -11,6 +11,7 @@ pub mod attention_sinks_kernels {
     #[cutile::entry()]
     pub fn attn_sinks_fwd_kernel__causal<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -20,7 +21,7 @@ pub mod attention_sinks_kernels {
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
         V: &Tensor<E, { [-1, -1, -1, -1] }>,
-        sinks: &Tensor<E, { [-1] }>,
+        sinks: &Tensor<E2, { [-1] }>,
         O: &Tensor<E, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
@@ -47,7 +48,7 @@ pub mod attention_sinks_kernels {
         let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
         let seq_kv: i32 = _shape16[2];
         let scale: f32 = qk_scale * 1.4426950408889634f32;
-        let _pv17: Partition<E, { [1] }> = unsafe {
+        let _pv17: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 sinks,
                 shape![1],
@@ -56,7 +57,7 @@ pub mod attention_sinks_kernels {
                 sinks.token(),
             )
         };
-        let _v18: Tile<E, { [1] }> = load_view_tko(
+        let _v18: Tile<E2, { [1] }> = load_view_tko(
             &_pv17,
             [head],
             ordering::Weak,
@@ -64,10 +65,10 @@ pub mod attention_sinks_kernels {
             None,
             tma::Enabled,
         );
-        let _v19: Tile<E, { [] }> = _v18.reshape(shape![]);
-        let _c20: E = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E, { [] }> = _v19 * _v21;
+        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
+        let _c20: E2 = convert_scalar(1.4426950408889634f32);
+        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
+        let sink: Tile<E2, { [] }> = _v19 * _v21;
         let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
             make_partition_view(
                 Q,
@@ -224,6 +225,7 @@ pub mod attention_sinks_kernels {
     #[cutile::entry()]
     pub fn attn_sinks_fwd_kernel__not_causal__window_gt_0<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -233,7 +235,7 @@ pub mod attention_sinks_kernels {
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
         V: &Tensor<E, { [-1, -1, -1, -1] }>,
-        sinks: &Tensor<E, { [-1] }>,
+        sinks: &Tensor<E2, { [-1] }>,
         O: &Tensor<E, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
@@ -260,7 +262,7 @@ pub mod attention_sinks_kernels {
         let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
         let seq_kv: i32 = _shape16[2];
         let scale: f32 = qk_scale * 1.4426950408889634f32;
-        let _pv17: Partition<E, { [1] }> = unsafe {
+        let _pv17: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 sinks,
                 shape![1],
@@ -269,7 +271,7 @@ pub mod attention_sinks_kernels {
                 sinks.token(),
             )
         };
-        let _v18: Tile<E, { [1] }> = load_view_tko(
+        let _v18: Tile<E2, { [1] }> = load_view_tko(
             &_pv17,
             [head],
             ordering::Weak,
@@ -277,10 +279,10 @@ pub mod attention_sinks_kernels {
             None,
             tma::Enabled,
         );
-        let _v19: Tile<E, { [] }> = _v18.reshape(shape![]);
-        let _c20: E = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E, { [] }> = _v19 * _v21;
+        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
+        let _c20: E2 = convert_scalar(1.4426950408889634f32);
+        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
+        let sink: Tile<E2, { [] }> = _v19 * _v21;
         let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
             make_partition_view(
                 Q,
@@ -423,6 +425,7 @@ pub mod attention_sinks_kernels {
     #[cutile::entry()]
     pub fn attn_sinks_fwd_kernel__not_causal__not_window_gt_0<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -432,7 +435,7 @@ pub mod attention_sinks_kernels {
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
         V: &Tensor<E, { [-1, -1, -1, -1] }>,
-        sinks: &Tensor<E, { [-1] }>,
+        sinks: &Tensor<E2, { [-1] }>,
         O: &Tensor<E, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
@@ -459,7 +462,7 @@ pub mod attention_sinks_kernels {
         let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
         let seq_kv: i32 = _shape16[2];
         let scale: f32 = qk_scale * 1.4426950408889634f32;
-        let _pv17: Partition<E, { [1] }> = unsafe {
+        let _pv17: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 sinks,
                 shape![1],
@@ -468,7 +471,7 @@ pub mod attention_sinks_kernels {
                 sinks.token(),
             )
         };
-        let _v18: Tile<E, { [1] }> = load_view_tko(
+        let _v18: Tile<E2, { [1] }> = load_view_tko(
             &_pv17,
             [head],
             ordering::Weak,
@@ -476,10 +479,10 @@ pub mod attention_sinks_kernels {
             None,
             tma::Enabled,
         );
-        let _v19: Tile<E, { [] }> = _v18.reshape(shape![]);
-        let _c20: E = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E, { [] }> = _v19 * _v21;
+        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
+        let _c20: E2 = convert_scalar(1.4426950408889634f32);
+        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
+        let sink: Tile<E2, { [] }> = _v19 * _v21;
         let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
             make_partition_view(
                 Q,

@@ -8,10 +8,16 @@ pub mod batched_gemm_kernels {
     /// Port of `bmm_nt_kernel` (../corpus/cutile/workloads/batched_gemm.py:12).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn bmm_nt_kernel<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+    pub fn bmm_nt_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+    >(
         A: &Tensor<E, { [-1, -1, -1] }>,
         Bt: &Tensor<E, { [-1, -1, -1] }>,
-        C: &Tensor<E, { [-1, -1, -1] }>,
+        C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
         let pid_n: i32 = get_tile_block_id().1;
@@ -68,8 +74,8 @@ pub mod batched_gemm_kernels {
             acc = mmaf(_v4, _v6, acc);
         }
         let _v7: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
-        let _v8: Tile<E, { [1, BM, BN] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E, { [1, BM, BN] }> =
+        let _v8: Tile<E2, { [1, BM, BN] }> = convert_tile(_v7);
+        let mut _pm9: PartitionMut<E2, { [1, BM, BN] }> =
             unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(
@@ -87,10 +93,16 @@ pub mod batched_gemm_kernels {
     /// Port of `bmm_tn_kernel` (../corpus/cutile/workloads/batched_gemm.py:26).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn bmm_tn_kernel<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+    pub fn bmm_tn_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+    >(
         At: &Tensor<E, { [-1, -1, -1] }>,
         B: &Tensor<E, { [-1, -1, -1] }>,
-        C: &Tensor<E, { [-1, -1, -1] }>,
+        C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
         let pid_n: i32 = get_tile_block_id().1;
@@ -143,8 +155,8 @@ pub mod batched_gemm_kernels {
             );
             acc = mmaf(a, b, acc);
         }
-        let _v4: Tile<E, { [1, BM, BN] }> = convert_tile(acc);
-        let mut _pm5: PartitionMut<E, { [1, BM, BN] }> =
+        let _v4: Tile<E2, { [1, BM, BN] }> = convert_tile(acc);
+        let mut _pm5: PartitionMut<E2, { [1, BM, BN] }> =
             unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(

@@ -157,11 +157,16 @@ pub mod cross_entropy_kernels {
     /// Port of `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35).
     /// Output `dlogits: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn cross_entropy_bwd_kernel<E: ElementType, const BV: i32, const IGNORE_INDEX: i32>(
+    pub fn cross_entropy_bwd_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BV: i32,
+        const IGNORE_INDEX: i32,
+    >(
         logits: &Tensor<E, { [-1, -1] }>,
         labels: &Tensor<i32, { [-1] }>,
-        lse: &Tensor<E, { [-1] }>,
-        dloss: &Tensor<E, { [-1] }>,
+        lse: &Tensor<E2, { [-1] }>,
+        dloss: &Tensor<E2, { [-1] }>,
         dlogits: &mut Tensor<E, { [1, BV] }>,
     ) {
         let row: i32 = get_tile_block_id().0;
@@ -185,7 +190,7 @@ pub mod cross_entropy_kernels {
         );
         let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
         let label: i32 = tile_to_scalar(_v3);
-        let _pv4: Partition<E, { [1] }> = unsafe {
+        let _pv4: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 lse,
                 shape![1],
@@ -194,7 +199,7 @@ pub mod cross_entropy_kernels {
                 lse.token(),
             )
         };
-        let _v5: Tile<E, { [1] }> = load_view_tko(
+        let _v5: Tile<E2, { [1] }> = load_view_tko(
             &_pv4,
             [row],
             ordering::Weak,
@@ -202,8 +207,8 @@ pub mod cross_entropy_kernels {
             None,
             tma::Enabled,
         );
-        let row_lse: Tile<E, { [] }> = _v5.reshape(shape![]);
-        let _pv6: Partition<E, { [1] }> = unsafe {
+        let row_lse: Tile<E2, { [] }> = _v5.reshape(shape![]);
+        let _pv6: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 dloss,
                 shape![1],
@@ -212,7 +217,7 @@ pub mod cross_entropy_kernels {
                 dloss.token(),
             )
         };
-        let _v7: Tile<E, { [1] }> = load_view_tko(
+        let _v7: Tile<E2, { [1] }> = load_view_tko(
             &_pv6,
             [row],
             ordering::Weak,
@@ -220,12 +225,12 @@ pub mod cross_entropy_kernels {
             None,
             tma::Enabled,
         );
-        let g: Tile<E, { [] }> = _v7.reshape(shape![]);
+        let g: Tile<E2, { [] }> = _v7.reshape(shape![]);
         let _v8: bool = label == IGNORE_INDEX;
         let _v9: Tile<bool, { [] }> = scalar_to_tile(_v8);
-        let _c10: E = convert_scalar(0.0f32);
-        let _v11: Tile<E, { [] }> = scalar_to_tile(_c10);
-        let g: Tile<E, { [] }> = select(_v9, _v11, g);
+        let _c10: E2 = convert_scalar(0.0f32);
+        let _v11: Tile<E2, { [] }> = scalar_to_tile(_c10);
+        let g: Tile<E2, { [] }> = select(_v9, _v11, g);
         let _pv12: Partition<E, { [1, BV] }> = unsafe {
             make_partition_view(
                 logits,

@@ -175,10 +175,15 @@ pub mod decode_attention_kernels {
     /// Port of `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48).
     /// Output `O: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn decode_attn_combine_kernel<E: ElementType, const NUM_SPLITS: i32, const D: i32>(
+    pub fn decode_attn_combine_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const NUM_SPLITS: i32,
+        const D: i32,
+    >(
         O_part: &Tensor<E, { [-1, -1, -1, -1] }>,
         lse_part: &Tensor<E, { [-1, -1, -1] }>,
-        O: &Tensor<E, { [-1, -1, -1] }>,
+        O: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
         let b: i32 = get_tile_block_id().0;
         let head: i32 = get_tile_block_id().1;
@@ -232,12 +237,13 @@ pub mod decode_attention_kernels {
         let _v12: Tile<E, { [1, D] }> = den.broadcast(shape![1, D]);
         let _v13: Tile<E, { [1, D] }> = num / _v12;
         let _v14: Tile<E, { [1, 1, D] }> = _v13.reshape(shape![1, 1, D]);
-        let mut _pm15: PartitionMut<E, { [1, 1, D] }> =
+        let _v15: Tile<E2, { [1, 1, D] }> = convert_tile(_v14);
+        let mut _pm16: PartitionMut<E2, { [1, 1, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm15,
-                _v14,
+                &mut _pm16,
+                _v15,
                 [b, head, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

@@ -8,9 +8,9 @@ pub mod dropout_kernels {
     /// Port of `dropout_kernel` (../corpus/cutile/workloads/dropout.py:23).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn dropout_kernel<E: ElementType, const BLOCK: i32>(
+    pub fn dropout_kernel<E: ElementType, E2: ElementType, const BLOCK: i32>(
         x: &Tensor<E, { [-1] }>,
-        y: &mut Tensor<E, { [BLOCK] }>,
+        y: &mut Tensor<E2, { [BLOCK] }>,
         p: f32,
         seed: i32,
     ) {
@@ -70,17 +70,22 @@ pub mod dropout_kernels {
         let _v23: Tile<f32, { [BLOCK] }> = v / _v22;
         let _v24: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.0f32, shape![BLOCK]);
         let out: Tile<f32, { [BLOCK] }> = select(keep, _v23, _v24);
-        let _v25: Tile<E, { [BLOCK] }> = convert_tile(out);
+        let _v25: Tile<E2, { [BLOCK] }> = convert_tile(out);
         y.store(_v25);
     }
 
     /// Port of `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn dropout_add_residual_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn dropout_add_residual_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
-        residual: &Tensor<E, { [-1, -1] }>,
-        out: &mut Tensor<E, { [BM, BN] }>,
+        residual: &Tensor<E2, { [-1, -1] }>,
+        out: &mut Tensor<E2, { [BM, BN] }>,
         p: f32,
         seed: i32,
     ) {
@@ -149,7 +154,7 @@ pub mod dropout_kernels {
             tma::Enabled,
         );
         let v: Tile<f32, { [BM, BN] }> = convert_tile(_v30);
-        let _pv31: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv31: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 residual,
                 shape![BM, BN],
@@ -158,7 +163,7 @@ pub mod dropout_kernels {
                 residual.token(),
             )
         };
-        let _v32: Tile<E, { [BM, BN] }> = load_view_tko(
+        let _v32: Tile<E2, { [BM, BN] }> = load_view_tko(
             &_pv31,
             [pm, pn],
             ordering::Weak,
@@ -174,7 +179,7 @@ pub mod dropout_kernels {
         let _v37: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
         let _v38: Tile<f32, { [BM, BN] }> = select(keep, _v36, _v37);
         let res: Tile<f32, { [BM, BN] }> = r + _v38;
-        let _v39: Tile<E, { [BM, BN] }> = convert_tile(res);
+        let _v39: Tile<E2, { [BM, BN] }> = convert_tile(res);
         out.store(_v39);
     }
 }

@@ -11,6 +11,7 @@ pub mod flash_attention_kernels {
     #[cutile::entry()]
     pub fn flash_attn_fwd_kernel__causal<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -19,8 +20,8 @@ pub mod flash_attention_kernels {
     >(
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
-        V: &Tensor<E, { [-1, -1, -1, -1] }>,
-        O: &Tensor<E, { [-1, -1, -1, -1] }>,
+        V: &Tensor<E2, { [-1, -1, -1, -1] }>,
+        O: &Tensor<E2, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
@@ -133,7 +134,7 @@ pub mod flash_attention_kernels {
             let _v52: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             let _v53: Tile<f32, { [BM, 1] }> = _v52.reshape(shape![BM, 1]);
             l_i = fma(l_i, alpha, _v53, rounding::NearestEven, ftz::Disabled);
-            let _pv54: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv54: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -142,7 +143,7 @@ pub mod flash_attention_kernels {
                     V.token(),
                 )
             };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
+            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
                 &_pv54,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
@@ -150,8 +151,8 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
-            let _v55: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v56: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v55: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let _v56: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v57: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
             let _v58: Tile<f32, { [BM, D] }> = acc * _v57;
             acc = mmaf(_v55, _v56, _v58);
@@ -160,8 +161,8 @@ pub mod flash_attention_kernels {
         let _v59: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, _v59, rounding::Approx, ftz::Enabled);
         let _v60: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v61: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v60);
-        let mut _pm62: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v61: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v60);
+        let mut _pm62: PartitionMut<E2, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
@@ -182,6 +183,7 @@ pub mod flash_attention_kernels {
     #[cutile::entry()]
     pub fn flash_attn_fwd_kernel__not_causal<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -190,8 +192,8 @@ pub mod flash_attention_kernels {
     >(
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
-        V: &Tensor<E, { [-1, -1, -1, -1] }>,
-        O: &Tensor<E, { [-1, -1, -1, -1] }>,
+        V: &Tensor<E2, { [-1, -1, -1, -1] }>,
+        O: &Tensor<E2, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
@@ -290,7 +292,7 @@ pub mod flash_attention_kernels {
             let _v41: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             let _v42: Tile<f32, { [BM, 1] }> = _v41.reshape(shape![BM, 1]);
             l_i = fma(l_i, alpha, _v42, rounding::NearestEven, ftz::Disabled);
-            let _pv43: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv43: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -299,7 +301,7 @@ pub mod flash_attention_kernels {
                     V.token(),
                 )
             };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
+            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
                 &_pv43,
                 [batch, kv_head, j, 0i32],
                 ordering::Weak,
@@ -307,8 +309,8 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
-            let _v44: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v45: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v44: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let _v45: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v46: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
             let _v47: Tile<f32, { [BM, D] }> = acc * _v46;
             acc = mmaf(_v44, _v45, _v47);
@@ -317,8 +319,8 @@ pub mod flash_attention_kernels {
         let _v48: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, _v48, rounding::Approx, ftz::Enabled);
         let _v49: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v50: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v49);
-        let mut _pm51: PartitionMut<E, { [1, 1, BM, D] }> =
+        let _v50: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v49);
+        let mut _pm51: PartitionMut<E2, { [1, 1, BM, D] }> =
             unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(

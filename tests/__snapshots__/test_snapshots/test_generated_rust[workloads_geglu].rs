@@ -8,13 +8,13 @@ pub mod geglu_kernels {
     /// Port of `geglu_fwd_kernel` (../corpus/cutile/workloads/geglu.py:13).
     /// Output `out: unchecked (the array is also read in the kernel (data or shape))`.
     #[cutile::entry()]
-    pub fn geglu_fwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn geglu_fwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         gate_up: &Tensor<E, { [-1, -1] }>,
-        out: &Tensor<E, { [-1, -1] }>,
+        out: &Tensor<E2, { [-1, -1] }>,
     ) {
         let pm: i32 = get_tile_block_id().0;
         let pn: i32 = get_tile_block_id().1;
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 out,
                 shape![BM, BN],
@@ -74,8 +74,8 @@ pub mod geglu_kernels {
         let _v16: Tile<f32, { [BM, BN] }> = _v15 + t;
         let _v17: Tile<f32, { [BM, BN] }> = _v14 * _v16;
         let _v18: Tile<f32, { [BM, BN] }> = _v17 * u;
-        let _v19: Tile<E, { [BM, BN] }> = convert_tile(_v18);
-        let mut _pm20: PartitionMut<E, { [BM, BN] }> =
+        let _v19: Tile<E2, { [BM, BN] }> = convert_tile(_v18);
+        let mut _pm20: PartitionMut<E2, { [BM, BN] }> =
             unsafe { out.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(
@@ -93,14 +93,14 @@ pub mod geglu_kernels {
     /// Port of `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24).
     /// Output `dgate_up: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn geglu_bwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn geglu_bwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         gate_up: &Tensor<E, { [-1, -1] }>,
-        dout: &Tensor<E, { [-1, -1] }>,
-        dgate_up: &Tensor<E, { [-1, -1] }>,
+        dout: &Tensor<E2, { [-1, -1] }>,
+        dgate_up: &Tensor<E2, { [-1, -1] }>,
     ) {
         let pm: i32 = get_tile_block_id().0;
         let pn: i32 = get_tile_block_id().1;
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
                 shape![BM, BN],
@@ -147,7 +147,7 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
-        let _pv7: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv7: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
                 shape![BM, BN],
@@ -156,7 +156,7 @@ pub mod geglu_kernels {
                 dout.token(),
             )
         };
-        let _v8: Tile<E, { [BM, BN] }> = load_view_tko(
+        let _v8: Tile<E2, { [BM, BN] }> = load_view_tko(
             &_pv7,
             [pm, pn],
             ordering::Weak,
@@ -198,8 +198,8 @@ pub mod geglu_kernels {
             fma(_v18, _v20, _v32, rounding::NearestEven, ftz::Disabled);
         let _v33: Tile<f32, { [BM, BN] }> = do_ * u;
         let _v34: Tile<f32, { [BM, BN] }> = _v33 * dgelu;
-        let _v35: Tile<E, { [BM, BN] }> = convert_tile(_v34);
-        let mut _pm36: PartitionMut<E, { [BM, BN] }> =
+        let _v35: Tile<E2, { [BM, BN] }> = convert_tile(_v34);
+        let mut _pm36: PartitionMut<E2, { [BM, BN] }> =
             unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(
@@ -213,9 +213,9 @@ pub mod geglu_kernels {
             )
         };
         let _v37: Tile<f32, { [BM, BN] }> = do_ * gelu;
-        let _v38: Tile<E, { [BM, BN] }> = convert_tile(_v37);
+        let _v38: Tile<E2, { [BM, BN] }> = convert_tile(_v37);
         let _v39: i32 = pn + n_half_tiles;
-        let mut _pm40: PartitionMut<E, { [BM, BN] }> =
+        let mut _pm40: PartitionMut<E2, { [BM, BN] }> =
             unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(

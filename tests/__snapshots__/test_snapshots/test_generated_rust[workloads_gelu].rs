@@ -8,9 +8,9 @@ pub mod gelu_kernels {
     /// Port of `gelu_tanh_kernel` (../corpus/cutile/workloads/gelu.py:18).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn gelu_tanh_kernel<E: ElementType, const BLOCK: i32>(
+    pub fn gelu_tanh_kernel<E: ElementType, E2: ElementType, const BLOCK: i32>(
         x: &Tensor<E, { [-1] }>,
-        y: &mut Tensor<E, { [BLOCK] }>,
+        y: &mut Tensor<E2, { [BLOCK] }>,
     ) {
         let pid: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [BLOCK] }> = unsafe {
@@ -43,16 +43,22 @@ pub mod gelu_kernels {
         let _v11: Tile<f32, { [BLOCK] }> = tanh(_gelu_tanh1_inner);
         let _v12: Tile<f32, { [BLOCK] }> = _v10 + _v11;
         let _v13: Tile<f32, { [BLOCK] }> = _v9 * _v12;
-        let _v14: Tile<E, { [BLOCK] }> = convert_tile(_v13);
+        let _v14: Tile<E2, { [BLOCK] }> = convert_tile(_v13);
         y.store(_v14);
     }
 
     /// Port of `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn bias_gelu_kernel<E: ElementType, const BM: i32, const BN: i32, const HAS_BIAS: i32>(
+    pub fn bias_gelu_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const HAS_BIAS: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
-        bias: &Tensor<E, { [-1] }>,
+        bias: &Tensor<E2, { [-1] }>,
         y: &mut Tensor<E, { [BM, BN] }>,
     ) {
         let pm: i32 = get_tile_block_id().0;
@@ -76,7 +82,7 @@ pub mod gelu_kernels {
         );
         let mut v: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
         if HAS_BIAS == 1i32 {
-            let _pv3: Partition<E, { [BN] }> = unsafe {
+            let _pv3: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(
                     bias,
                     shape![BN],
@@ -85,7 +91,7 @@ pub mod gelu_kernels {
                     bias.token(),
                 )
             };
-            let _v4: Tile<E, { [BN] }> = load_view_tko(
+            let _v4: Tile<E2, { [BN] }> = load_view_tko(
                 &_pv3,
                 [pn],
                 ordering::Weak,

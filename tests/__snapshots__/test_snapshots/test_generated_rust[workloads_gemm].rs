@@ -10,6 +10,7 @@ pub mod gemm_kernels {
     #[cutile::entry()]
     pub fn gemm_kernel<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const BK: i32,
@@ -18,7 +19,7 @@ pub mod gemm_kernels {
         A: &Tensor<E, { [-1, -1] }>,
         B: &Tensor<E, { [-1, -1] }>,
         C: &mut Tensor<E, { [BM, BN] }>,
-        bias: &Tensor<E, { [-1] }>,
+        bias: &Tensor<E2, { [-1] }>,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
         let pid_n: i32 = get_tile_block_id().1;
@@ -71,7 +72,7 @@ pub mod gemm_kernels {
             acc = mmaf(a, b, acc);
         }
         if HAS_BIAS == 1i32 {
-            let _pv4: Partition<E, { [BN] }> = unsafe {
+            let _pv4: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(
                     bias,
                     shape![BN],
@@ -80,7 +81,7 @@ pub mod gemm_kernels {
                     bias.token(),
                 )
             };
-            let bv: Tile<E, { [BN] }> = load_view_tko(
+            let bv: Tile<E2, { [BN] }> = load_view_tko(
                 &_pv4,
                 [pid_n],
                 ordering::Weak,

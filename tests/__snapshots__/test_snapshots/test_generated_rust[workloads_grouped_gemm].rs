@@ -8,10 +8,16 @@ pub mod grouped_gemm_kernels {
     /// Port of `moe_grouped_gemm_kernel` (../corpus/cutile/workloads/grouped_gemm.py:12).
     /// Output `C: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn moe_grouped_gemm_kernel<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+    pub fn moe_grouped_gemm_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+    >(
         A: &Tensor<E, { [-1, -1] }>,
         W: &Tensor<E, { [-1, -1, -1] }>,
-        C: &mut Tensor<E, { [BM, BN] }>,
+        C: &mut Tensor<E2, { [BM, BN] }>,
         tile_expert_ids: &Tensor<i32, { [-1] }>,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
@@ -85,7 +91,7 @@ pub mod grouped_gemm_kernels {
             let _v8: Tile<E, { [BK, BN] }> = permute(_v7, const_array![1, 0]);
             acc = mmaf(a, _v8, acc);
         }
-        let _v9: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        let _v9: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v9);
     }
 }

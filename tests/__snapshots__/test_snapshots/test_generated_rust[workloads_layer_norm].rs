@@ -12,13 +12,14 @@ pub mod workloads_layer_norm_kernels {
     #[cutile::entry()]
     pub fn layer_norm_fwd_kernel<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const HAS_BIAS: i32,
     >(
         x: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
-        b: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
+        b: &Tensor<E2, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         mean_out: &mut Tensor<f32, { [BM] }>,
         rstd_out: &mut Tensor<f32, { [BM] }>,
@@ -68,10 +69,10 @@ pub mod workloads_layer_norm_kernels {
         let _v20: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
         let _v21: Tile<f32, { [BM, 1] }> = var + _v20;
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v21, ftz::Disabled);
-        let _pv22: Partition<E, { [BN] }> = unsafe {
+        let _pv22: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
-        let _v23: Tile<E, { [BN] }> = load_view_tko(
+        let _v23: Tile<E2, { [BN] }> = load_view_tko(
             &_pv22,
             [0i32],
             ordering::Weak,
@@ -82,10 +83,10 @@ pub mod workloads_layer_norm_kernels {
         let wt: Tile<f32, { [BN] }> = convert_tile(_v23);
         let mut out: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         if HAS_BIAS == 1i32 {
-            let _pv24: Partition<E, { [BN] }> = unsafe {
+            let _pv24: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token())
             };
-            let _v25: Tile<E, { [BN] }> = load_view_tko(
+            let _v25: Tile<E2, { [BN] }> = load_view_tko(
                 &_pv24,
                 [0i32],
                 ordering::Weak,
@@ -133,12 +134,17 @@ pub mod workloads_layer_norm_kernels {
     /// Output `dw_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     /// Output `db_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn layer_norm_bwd_dx_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn layer_norm_bwd_dx_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
         dy: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
-        mean: &Tensor<E, { [-1] }>,
-        rstd: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
+        mean: &Tensor<E2, { [-1] }>,
+        rstd: &Tensor<E2, { [-1] }>,
         dx: &Tensor<E, { [-1, -1] }>,
         dw_partial: &Tensor<f32, { [-1, -1] }>,
         db_partial: &Tensor<f32, { [-1, -1] }>,
@@ -183,10 +189,10 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
-        let _pv6: Partition<E, { [BN] }> = unsafe {
+        let _pv6: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
-        let _v7: Tile<E, { [BN] }> = load_view_tko(
+        let _v7: Tile<E2, { [BN] }> = load_view_tko(
             &_pv6,
             [0i32],
             ordering::Weak,
@@ -195,7 +201,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
-        let _pv8: Partition<E, { [BM] }> = unsafe {
+        let _pv8: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 mean,
                 shape![BM],
@@ -204,7 +210,7 @@ pub mod workloads_layer_norm_kernels {
                 mean.token(),
             )
         };
-        let _v9: Tile<E, { [BM] }> = load_view_tko(
+        let _v9: Tile<E2, { [BM] }> = load_view_tko(
             &_pv8,
             [pid],
             ordering::Weak,
@@ -212,8 +218,8 @@ pub mod workloads_layer_norm_kernels {
             None,
             tma::Enabled,
         );
-        let mu: Tile<E, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
-        let _pv10: Partition<E, { [BM] }> = unsafe {
+        let mu: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        let _pv10: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 rstd,
                 shape![BM],
@@ -222,7 +228,7 @@ pub mod workloads_layer_norm_kernels {
                 rstd.token(),
             )
         };
-        let _v11: Tile<E, { [BM] }> = load_view_tko(
+        let _v11: Tile<E2, { [BM] }> = load_view_tko(
             &_pv10,
             [pid],
             ordering::Weak,
@@ -230,7 +236,7 @@ pub mod workloads_layer_norm_kernels {
             None,
             tma::Enabled,
         );
-        let rs: Tile<E, { [BM, 1] }> = _v11.reshape(shape![BM, 1]);
+        let rs: Tile<E2, { [BM, 1] }> = _v11.reshape(shape![BM, 1]);
         let _v12: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
         let _v13: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
         let _v14: Tile<bool, { [1, BN] }> = cmpi(_v12, _v13, predicate::LessThan);
@@ -316,11 +322,16 @@ pub mod workloads_layer_norm_kernels {
     /// Output `dw: checked (every block stores only the tile at its own block index)`.
     /// Output `db: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn layer_norm_bwd_dwdb_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn layer_norm_bwd_dwdb_kernel<
+        E: ElementType,
+        E2: ElementType,
+        const BM: i32,
+        const BN: i32,
+    >(
         dw_partial: &Tensor<E, { [-1, -1] }>,
         db_partial: &Tensor<E, { [-1, -1] }>,
-        dw: &mut Tensor<E, { [BN] }>,
-        db: &mut Tensor<E, { [BN] }>,
+        dw: &mut Tensor<E2, { [BN] }>,
+        db: &mut Tensor<E2, { [BN] }>,
     ) {
         let pid: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
@@ -376,10 +387,10 @@ pub mod workloads_layer_norm_kernels {
             db_acc = db_acc + _v7;
         }
         let _v8: Tile<f32, { [BN] }> = reduce_sum(dw_acc, 0i32);
-        let _v9: Tile<E, { [BN] }> = convert_tile(_v8);
+        let _v9: Tile<E2, { [BN] }> = convert_tile(_v8);
         dw.store(_v9);
         let _v10: Tile<f32, { [BN] }> = reduce_sum(db_acc, 0i32);
-        let _v11: Tile<E, { [BN] }> = convert_tile(_v10);
+        let _v11: Tile<E2, { [BN] }> = convert_tile(_v10);
         db.store(_v11);
     }
 }

@@ -10,6 +10,7 @@ pub mod persistent_gemm_kernels {
     #[cutile::entry()]
     pub fn persistent_gemm_kernel<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const BK: i32,
@@ -17,7 +18,7 @@ pub mod persistent_gemm_kernels {
     >(
         A: &Tensor<E, { [-1, -1] }>,
         B: &Tensor<E, { [-1, -1] }>,
-        C: &Tensor<E, { [-1, -1] }>,
+        C: &Tensor<E2, { [-1, -1] }>,
     ) {
         let _shape1: Shape<{ [-1, -1] }> = A.shape();
         let M: i32 = _shape1[0];
@@ -114,8 +115,8 @@ pub mod persistent_gemm_kernels {
                 );
                 acc = mmaf(a, b, acc);
             }
-            let _v38: Tile<E, { [BM, BN] }> = convert_tile(acc);
-            let mut _pm39: PartitionMut<E, { [BM, BN] }> =
+            let _v38: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+            let mut _pm39: PartitionMut<E2, { [BM, BN] }> =
                 unsafe { C.partition_full_mut(shape![BM, BN]) };
             unsafe {
                 store_view_tko_mut(

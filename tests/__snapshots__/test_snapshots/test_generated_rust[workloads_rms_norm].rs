@@ -12,13 +12,14 @@ pub mod workloads_rms_norm_kernels {
     #[cutile::entry()]
     pub fn rms_norm_fwd_kernel<
         E: ElementType,
+        E2: ElementType,
         const BM: i32,
         const BN: i32,
         const HAS_RESIDUAL: i32,
     >(
         x: &Tensor<E, { [-1, -1] }>,
         residual: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         residual_out: &Tensor<E, { [-1, -1] }>,
         rstd_out: &mut Tensor<f32, { [BM] }>,
@@ -89,10 +90,10 @@ pub mod workloads_rms_norm_kernels {
         let _v13: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
         let _v14: Tile<f32, { [BM, 1] }> = ms + _v13;
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v14, ftz::Disabled);
-        let _pv15: Partition<E, { [BN] }> = unsafe {
+        let _pv15: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
-        let _v16: Tile<E, { [BN] }> = load_view_tko(
+        let _v16: Tile<E2, { [BN] }> = load_view_tko(
             &_pv15,
             [0i32],
             ordering::Weak,
@@ -128,11 +129,11 @@ pub mod workloads_rms_norm_kernels {
     /// Output `dx: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     /// Output `dw_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rms_norm_bwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn rms_norm_bwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         dy: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1] }>,
-        rstd: &Tensor<E, { [-1] }>,
+        w: &Tensor<E2, { [-1] }>,
+        rstd: &Tensor<E2, { [-1] }>,
         dx: &Tensor<E, { [-1, -1] }>,
         dw_partial: &Tensor<f32, { [-1, -1] }>,
     ) {
@@ -175,10 +176,10 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
-        let _pv6: Partition<E, { [BN] }> = unsafe {
+        let _pv6: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
-        let _v7: Tile<E, { [BN] }> = load_view_tko(
+        let _v7: Tile<E2, { [BN] }> = load_view_tko(
             &_pv6,
             [0i32],
             ordering::Weak,
@@ -187,7 +188,7 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
-        let _pv8: Partition<E, { [BM] }> = unsafe {
+        let _pv8: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 rstd,
                 shape![BM],
@@ -196,7 +197,7 @@ pub mod workloads_rms_norm_kernels {
                 rstd.token(),
             )
         };
-        let _v9: Tile<E, { [BM] }> = load_view_tko(
+        let _v9: Tile<E2, { [BM] }> = load_view_tko(
             &_pv8,
             [pid],
             ordering::Weak,
@@ -204,7 +205,7 @@ pub mod workloads_rms_norm_kernels {
             None,
             tma::Enabled,
         );
-        let rs: Tile<E, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        let rs: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
         let _v10: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let _v11: Tile<f32, { [BM, BN] }> = _v10.broadcast(shape![BM, BN]);
         let xhat: Tile<f32, { [BM, BN] }> = xt * _v11;

@@ -8,10 +8,10 @@ pub mod rope_kernels {
     /// Port of `rope_halves_kernel` (../corpus/cutile/workloads/rope.py:10).
     /// Output `out: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rope_halves_kernel<E: ElementType, const BH: i32, const HALF: i32>(
+    pub fn rope_halves_kernel<E: ElementType, E2: ElementType, const BH: i32, const HALF: i32>(
         x: &Tensor<E, { [-1, -1, -1] }>,
-        cos_: &Tensor<E, { [-1, -1] }>,
-        sin_: &Tensor<E, { [-1, -1] }>,
+        cos_: &Tensor<E2, { [-1, -1] }>,
+        sin_: &Tensor<E2, { [-1, -1] }>,
         out: &Tensor<E, { [-1, -1, -1] }>,
     ) {
         let tok: i32 = get_tile_block_id().0;
@@ -54,7 +54,7 @@ pub mod rope_kernels {
         );
         let _v6: Tile<E, { [BH, HALF] }> = _v5.reshape(shape![BH, HALF]);
         let x2: Tile<f32, { [BH, HALF] }> = convert_tile(_v6);
-        let _pv7: Partition<E, { [1, HALF] }> = unsafe {
+        let _pv7: Partition<E2, { [1, HALF] }> = unsafe {
             make_partition_view(
                 cos_,
                 shape![1, HALF],
@@ -63,7 +63,7 @@ pub mod rope_kernels {
                 cos_.token(),
             )
         };
-        let _v8: Tile<E, { [1, HALF] }> = load_view_tko(
+        let _v8: Tile<E2, { [1, HALF] }> = load_view_tko(
             &_pv7,
             [tok, 0i32],
             ordering::Weak,
@@ -72,7 +72,7 @@ pub mod rope_kernels {
             tma::Enabled,
         );
         let c: Tile<f32, { [1, HALF] }> = convert_tile(_v8);
-        let _pv9: Partition<E, { [1, HALF] }> = unsafe {
+        let _pv9: Partition<E2, { [1, HALF] }> = unsafe {
             make_partition_view(
                 sin_,
                 shape![1, HALF],
@@ -81,7 +81,7 @@ pub mod rope_kernels {
                 sin_.token(),
             )
         };
-        let _v10: Tile<E, { [1, HALF] }> = load_view_tko(
+        let _v10: Tile<E2, { [1, HALF] }> = load_view_tko(
             &_pv9,
             [tok, 0i32],
             ordering::Weak,

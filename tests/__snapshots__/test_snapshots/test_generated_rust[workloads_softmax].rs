@@ -8,9 +8,9 @@ pub mod workloads_softmax_kernels {
     /// Port of `softmax_kernel` (../corpus/cutile/workloads/softmax.py:14).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn softmax_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn softmax_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
-        y: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E2, { [-1, -1] }>,
     ) {
         let pid: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
@@ -40,8 +40,8 @@ pub mod workloads_softmax_kernels {
         let den: Tile<f32, { [BM, 1] }> = _v5.reshape(shape![BM, 1]);
         let _v6: Tile<f32, { [BM, BN] }> = den.broadcast(shape![BM, BN]);
         let _v7: Tile<f32, { [BM, BN] }> = num / _v6;
-        let _v8: Tile<E, { [BM, BN] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E, { [BM, BN] }> =
+        let _v8: Tile<E2, { [BM, BN] }> = convert_tile(_v7);
+        let mut _pm9: PartitionMut<E2, { [BM, BN] }> =
             unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(
@@ -59,9 +59,9 @@ pub mod workloads_softmax_kernels {
     /// Port of `online_softmax_kernel` (../corpus/cutile/workloads/softmax.py:25).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn online_softmax_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn online_softmax_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
-        y: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E2, { [-1, -1] }>,
     ) {
         let pid: i32 = get_tile_block_id().0;
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
@@ -141,8 +141,8 @@ pub mod workloads_softmax_kernels {
             let _v21: Tile<f32, { [BM, BN] }> = exp2(_v20, ftz::Disabled);
             let _v22: Tile<f32, { [BM, BN] }> = inv_l.broadcast(shape![BM, BN]);
             let p: Tile<f32, { [BM, BN] }> = _v21 * _v22;
-            let _v23: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let mut _pm24: PartitionMut<E, { [BM, BN] }> =
+            let _v23: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let mut _pm24: PartitionMut<E2, { [BM, BN] }> =
                 unsafe { y.partition_full_mut(shape![BM, BN]) };
             unsafe {
                 store_view_tko_mut(

@@ -92,9 +92,9 @@ pub mod split_k_gemm_kernels {
     /// Port of `splitk_reduce_kernel` (../corpus/cutile/workloads/split_k_gemm.py:26).
     /// Output `C: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn splitk_reduce_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn splitk_reduce_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         P: &Tensor<E, { [-1, -1, -1] }>,
-        C: &mut Tensor<E, { [BM, BN] }>,
+        C: &mut Tensor<E2, { [BM, BN] }>,
     ) {
         let pid_m: i32 = get_tile_block_id().0;
         let pid_n: i32 = get_tile_block_id().1;
@@ -123,7 +123,7 @@ pub mod split_k_gemm_kernels {
             let _v4: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
             acc = acc + _v4;
         }
-        let _v5: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v5);
     }
 }

@@ -8,10 +8,10 @@ pub mod swiglu_kernels {
     /// Port of `swiglu_fwd_kernel` (../corpus/cutile/workloads/swiglu.py:10).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn swiglu_fwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn swiglu_fwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         gate: &Tensor<E, { [-1, -1] }>,
-        up: &Tensor<E, { [-1, -1] }>,
-        out: &mut Tensor<E, { [BM, BN] }>,
+        up: &Tensor<E2, { [-1, -1] }>,
+        out: &mut Tensor<E2, { [BM, BN] }>,
     ) {
         let pm: i32 = get_tile_block_id().0;
         let pn: i32 = get_tile_block_id().1;
@@ -33,7 +33,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
-        let _pv3: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 up,
                 shape![BM, BN],
@@ -42,7 +42,7 @@ pub mod swiglu_kernels {
                 up.token(),
             )
         };
-        let _v4: Tile<E, { [BM, BN] }> = load_view_tko(
+        let _v4: Tile<E2, { [BM, BN] }> = load_view_tko(
             &_pv3,
             [pm, pn],
             ordering::Weak,
@@ -59,7 +59,7 @@ pub mod swiglu_kernels {
         let sig: Tile<f32, { [BM, BN] }> = _v5 / _v9;
         let _v10: Tile<f32, { [BM, BN] }> = g * sig;
         let _v11: Tile<f32, { [BM, BN] }> = _v10 * u;
-        let _v12: Tile<E, { [BM, BN] }> = convert_tile(_v11);
+        let _v12: Tile<E2, { [BM, BN] }> = convert_tile(_v11);
         out.store(_v12);
     }
 
@@ -67,12 +67,12 @@ pub mod swiglu_kernels {
     /// Output `dgate: checked (every block stores only the tile at its own block index)`.
     /// Output `dup: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn swiglu_bwd_kernel<E: ElementType, const BM: i32, const BN: i32>(
+    pub fn swiglu_bwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         gate: &Tensor<E, { [-1, -1] }>,
-        up: &Tensor<E, { [-1, -1] }>,
-        dout: &Tensor<E, { [-1, -1] }>,
-        dgate: &mut Tensor<E, { [BM, BN] }>,
-        dup: &mut Tensor<E, { [BM, BN] }>,
+        up: &Tensor<E2, { [-1, -1] }>,
+        dout: &Tensor<E2, { [-1, -1] }>,
+        dgate: &mut Tensor<E2, { [BM, BN] }>,
+        dup: &mut Tensor<E2, { [BM, BN] }>,
     ) {
         let pm: i32 = get_tile_block_id().0;
         let pn: i32 = get_tile_block_id().1;
@@ -94,7 +94,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
-        let _pv3: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 up,
                 shape![BM, BN],
@@ -103,7 +103,7 @@ pub mod swiglu_kernels {
                 up.token(),
             )
         };
-        let _v4: Tile<E, { [BM, BN] }> = load_view_tko(
+        let _v4: Tile<E2, { [BM, BN] }> = load_view_tko(
             &_pv3,
             [pm, pn],
             ordering::Weak,
@@ -112,7 +112,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v4);
-        let _pv5: Partition<E, { [BM, BN] }> = unsafe {
+        let _pv5: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
                 shape![BM, BN],
@@ -121,7 +121,7 @@ pub mod swiglu_kernels {
                 dout.token(),
             )
         };
-        let _v6: Tile<E, { [BM, BN] }> = load_view_tko(
+        let _v6: Tile<E2, { [BM, BN] }> = load_view_tko(
             &_pv5,
             [pm, pn],
             ordering::Weak,
@@ -145,10 +145,10 @@ pub mod swiglu_kernels {
         let _v17: Tile<f32, { [BM, BN] }> =
             fma(g, _v15, _v16, rounding::NearestEven, ftz::Disabled);
         let dg: Tile<f32, { [BM, BN] }> = _v13 * _v17;
-        let _v18: Tile<E, { [BM, BN] }> = convert_tile(dg);
+        let _v18: Tile<E2, { [BM, BN] }> = convert_tile(dg);
         dgate.store(_v18);
         let _v19: Tile<f32, { [BM, BN] }> = do_ * silu;
-        let _v20: Tile<E, { [BM, BN] }> = convert_tile(_v19);
+        let _v20: Tile<E2, { [BM, BN] }> = convert_tile(_v19);
         dup.store(_v20);
     }
 }
