@@ -110,6 +110,10 @@ def _two_groups(k: Kernel) -> list[set[str]]:
     return [set().union(*high), set().union(*low)]
 
 
+def _array_dtypes(k: Kernel) -> tuple:
+    return tuple((p.name, p.dtype) for p in k.params if p.kind == "array")
+
+
 def _sharing(k: Kernel, generic: str) -> set[str]:
     return {p.name for p in k.params if p.kind == "array" and p.dtype == generic}
 
@@ -134,17 +138,18 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
             if len(dts) > 1:
                 raise fail("CT104", f"array `{name}` has a different element type in each variant "
                            f"({', '.join(sorted(dts))}); the C symbol passes one", kernel.pos)
-        retype = {n: next(iter(d)) for n, d in fixed.items()
-                  if any(p.name == n and is_generic(p.dtype) for v in done for p in v.params)}
-        # arrays that share a generic in one variant share it in all: the C symbol reads one per group
+        # arrays that share a generic in one variant share it in all (the C symbol reads one per group), and
+        # an array a variant fixes (f32 statistics) is fixed in all
         shared = [_sharing(v, g) for v in done for g in GENERIC_DTYPES if len(_sharing(v, g)) > 1]
         merged = _merge_generics(base, shared)
-        if not retype and merged == base:
-            if not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in base.params):
-                return done
-            merged = _merge_generics(base, _two_groups(base))
-        base = _merge_generics(replace(merged, params=tuple(replace(q, dtype=retype[q.name]) if q.name in retype
-                                                            else q for q in merged.params)), [])
+        settled = _merge_generics(replace(merged, params=tuple(
+            replace(q, dtype=next(iter(fixed[q.name]))) if q.name in fixed else q for q in merged.params)), [])
+        if not all(_array_dtypes(v) == _array_dtypes(settled) for v in done):
+            base = settled
+            continue
+        if not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
+            return done  # every variant was inferred with these groups: nothing to infer again
+        base = _merge_generics(settled, _two_groups(settled))
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 
@@ -161,8 +166,10 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
-        except UnifyElements as u:
-            todo.insert(0, (_merge_generics(k, [_sharing(k, u.keep) | _sharing(k, u.merge)]), preds, elements))
+        except UnifyElements as u:  # the pending variants share the groups too (see specialize)
+            group = [_sharing(k, u.keep) | _sharing(k, u.merge)]
+            todo[:] = [(_merge_generics(k, group), preds, elements)] + [(_merge_generics(t, group), p, e)
+                                                                       for t, p, e in todo]
             continue
         except RetypeArray as r:
             p = k.param(r.name)

@@ -12,7 +12,7 @@ use crate::abi;
 /// `decode_attn_split_kv_kernel` (../corpus/cutile/workloads/decode_attention.py:14), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 3; `K`: tensor of E, rank 4; `V`: tensor of E, rank 4; `seq_lens`: tensor of i32, rank 1; `O_part`: tensor of f32, rank 4; `lse_part`: tensor of f32, rank 3; `sm_scale`: f32; `BN`: constant (int); `D`: constant (int); `GROUP`: constant (int); `NUM_SPLITS`: constant (int).
+/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 3; `K`: tensor of E, rank 4; `V`: tensor of E2, rank 4; `seq_lens`: tensor of i32, rank 1; `O_part`: tensor of f32, rank 4; `lse_part`: tensor of f32, rank 3; `sm_scale`: f32; `BN`: constant (int); `D`: constant (int); `GROUP`: constant (int); `NUM_SPLITS`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -101,7 +101,12 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
         abi::expect_dtype(&lse_part, "lse_part", abi::Dtype::F32)?;
         let __e = abi::element_type(
             "E",
-            &[("Q", &Q), ("K", &K), ("V", &V)],
+            &[("Q", &Q), ("K", &K)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("V", &V)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -110,6 +115,7 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BN.to_string(),
                     D.to_string(),
                     GROUP.to_string(),
@@ -120,52 +126,157 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                 abi::tile_dim(GROUP, "GROUP")?;
                 let lse_part_tile = abi::tile_shape([1i64, GROUP, 1i64], "lse_part")?;
                 abi::check_partition_grid("lse_part", &lse_part, &lse_part_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_decode_attn_split_kv_kernel::<cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &Q,
-                        &K,
-                        &V,
-                        &seq_lens,
-                        &O_part,
-                        &lse_part,
-                        lse_part_tile,
-                        sm_scale,
-                    ),
-                    abi::Dtype::BF16 => launch_decode_attn_split_kv_kernel::<cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &Q,
-                        &K,
-                        &V,
-                        &seq_lens,
-                        &O_part,
-                        &lse_part,
-                        lse_part_tile,
-                        sm_scale,
-                    ),
-                    abi::Dtype::F32 => launch_decode_attn_split_kv_kernel::<f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &Q,
-                        &K,
-                        &V,
-                        &seq_lens,
-                        &O_part,
-                        &lse_part,
-                        lse_part_tile,
-                        sm_scale,
-                    ),
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::f16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_decode_attn_split_kv_kernel::<cutile::half::bf16, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_decode_attn_split_kv_kernel::<f32, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_decode_attn_split_kv_kernel::<f32, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_decode_attn_split_kv_kernel::<f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &Q,
+                            &K,
+                            &V,
+                            &seq_lens,
+                            &O_part,
+                            &lse_part,
+                            lse_part_tile,
+                            sm_scale,
+                        )
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -176,7 +287,7 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
 
 /// Launches `decode_attn_split_kv_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
+unsafe fn launch_decode_attn_split_kv_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -207,7 +318,7 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let Q_t = Q.borrow::<T>(&__ctx);
     let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T>(&__ctx);
+    let V_t = V.borrow::<T2>(&__ctx);
     let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
     let O_part_t = O_part.borrow::<f32>(&__ctx);
     let mut lse_part_t = lse_part.borrow::<f32>(&__ctx);

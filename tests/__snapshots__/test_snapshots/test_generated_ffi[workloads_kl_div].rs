@@ -12,7 +12,7 @@ use crate::abi;
 /// `kl_div_kernel` (../corpus/cutile/workloads/kl_div.py:13), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `log_pred`: tensor of E, rank 2; `target`: tensor of E, rank 2; `loss`: tensor of f32, rank 1; `BV`: constant (int); `LOG_TARGET`: constant (bool).
+/// Arguments in the kernel's parameter order: `log_pred`: tensor of E, rank 2; `target`: tensor of E2, rank 2; `loss`: tensor of f32, rank 1; `BV`: constant (int); `LOG_TARGET`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -64,7 +64,12 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
         let __e = abi::element_type(
             "E",
-            &[("log_pred", &log_pred), ("target", &target)],
+            &[("log_pred", &log_pred)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("target", &target)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -73,28 +78,72 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BV.to_string(),
                     LOG_TARGET.to_string(),
                 ];
                 abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
-                match __e {
-                    abi::Dtype::F16 => launch_kl_div_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                        loss_tile,
-                    ),
-                    abi::Dtype::BF16 => launch_kl_div_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                        loss_tile,
-                    ),
-                    abi::Dtype::F32 => launch_kl_div_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_kl_div_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_kl_div_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_kl_div_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_kl_div_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_kl_div_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_kl_div_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_kl_div_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_kl_div_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
+                            loss_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_kl_div_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &log_pred, &target, &loss,
                         loss_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -105,7 +154,7 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
 
 /// Launches `kl_div_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_kl_div_kernel<T: DType>(
+unsafe fn launch_kl_div_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -131,7 +180,7 @@ unsafe fn launch_kl_div_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let log_pred_t = log_pred.borrow::<T>(&__ctx);
-    let target_t = target.borrow::<T>(&__ctx);
+    let target_t = target.borrow::<T2>(&__ctx);
     let mut loss_t = loss.borrow::<f32>(&__ctx);
     let __op = __kernel(&log_pred_t, &target_t, (&mut loss_t).partition(loss_tile))
         .generics(__launch.generics)

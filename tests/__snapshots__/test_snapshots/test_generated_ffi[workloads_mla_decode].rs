@@ -12,7 +12,7 @@ use crate::abi;
 /// `mla_decode_kernel` (../corpus/cutile/workloads/mla_decode.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q_nope`: tensor of E, rank 3; `Q_pe`: tensor of E, rank 3; `KV_latent`: tensor of E, rank 3; `K_pe`: tensor of E, rank 3; `seq_lens`: tensor of i32, rank 1; `O`: tensor of E, rank 3; `sm_scale`: f32; `BH`: constant (int); `BN`: constant (int); `DL`: constant (int); `DR`: constant (int).
+/// Arguments in the kernel's parameter order: `Q_nope`: tensor of E, rank 3; `Q_pe`: tensor of E2, rank 3; `KV_latent`: tensor of E, rank 3; `K_pe`: tensor of E2, rank 3; `seq_lens`: tensor of i32, rank 1; `O`: tensor of E2, rank 3; `sm_scale`: f32; `BH`: constant (int); `BN`: constant (int); `DL`: constant (int); `DR`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -99,13 +99,12 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
         abi::expect_dtype(&seq_lens, "seq_lens", abi::Dtype::I32)?;
         let __e = abi::element_type(
             "E",
-            &[
-                ("Q_nope", &Q_nope),
-                ("Q_pe", &Q_pe),
-                ("KV_latent", &KV_latent),
-                ("K_pe", &K_pe),
-                ("O", &O),
-            ],
+            &[("Q_nope", &Q_nope), ("KV_latent", &KV_latent)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type(
+            "E2",
+            &[("Q_pe", &Q_pe), ("K_pe", &K_pe), ("O", &O)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
@@ -114,6 +113,7 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
             0 => {
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
+                    __e2.name().to_string(),
                     BH.to_string(),
                     BN.to_string(),
                     DL.to_string(),
@@ -123,22 +123,65 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(DL, "DL")?;
                 abi::tile_dim(DR, "DR")?;
-                match __e {
-                    abi::Dtype::F16 => launch_mla_decode_kernel::<cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
-                        &seq_lens, &O, sm_scale,
-                    ),
-                    abi::Dtype::BF16 => launch_mla_decode_kernel::<cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
-                        &seq_lens, &O, sm_scale,
-                    ),
-                    abi::Dtype::F32 => launch_mla_decode_kernel::<f32>(
+                match (__e, __e2) {
+                    (abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_mla_decode_kernel::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
+                            &K_pe, &seq_lens, &O, sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
                         &seq_lens, &O, sm_scale,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
+                        format!(
+                            "element types {} have no port",
+                            [__e.name(), __e2.name()].join(", ")
+                        ),
                     ),
                 }
             }
@@ -149,7 +192,7 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
 
 /// Launches `mla_decode_kernel` with the kernel, generics, grid and partitions held in
 /// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_mla_decode_kernel<T: DType>(
+unsafe fn launch_mla_decode_kernel<T: DType, T2: DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -178,11 +221,11 @@ unsafe fn launch_mla_decode_kernel<T: DType>(
     let __ctx = abi::context(__launch.device)?;
     let __stream = abi::stream(__stream, &__ctx);
     let Q_nope_t = Q_nope.borrow::<T>(&__ctx);
-    let Q_pe_t = Q_pe.borrow::<T>(&__ctx);
+    let Q_pe_t = Q_pe.borrow::<T2>(&__ctx);
     let KV_latent_t = KV_latent.borrow::<T>(&__ctx);
-    let K_pe_t = K_pe.borrow::<T>(&__ctx);
+    let K_pe_t = K_pe.borrow::<T2>(&__ctx);
     let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
-    let O_t = O.borrow::<T>(&__ctx);
+    let O_t = O.borrow::<T2>(&__ctx);
     let __op = __kernel(
         &Q_nope_t,
         &Q_pe_t,

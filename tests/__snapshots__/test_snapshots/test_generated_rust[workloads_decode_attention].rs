@@ -11,6 +11,7 @@ pub mod decode_attention_kernels {
     #[cutile::entry()]
     pub fn decode_attn_split_kv_kernel<
         E: ElementType,
+        E2: ElementType,
         const BN: i32,
         const D: i32,
         const GROUP: i32,
@@ -18,7 +19,7 @@ pub mod decode_attention_kernels {
     >(
         Q: &Tensor<E, { [-1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
-        V: &Tensor<E, { [-1, -1, -1, -1] }>,
+        V: &Tensor<E2, { [-1, -1, -1, -1] }>,
         seq_lens: &Tensor<i32, { [-1] }>,
         O_part: &Tensor<f32, { [-1, -1, -1, -1] }>,
         lse_part: &mut Tensor<f32, { [1, GROUP, 1] }>,
@@ -120,7 +121,7 @@ pub mod decode_attention_kernels {
             let _v28: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
             let _v29: Tile<f32, { [GROUP, 1] }> = _v28.reshape(shape![GROUP, 1]);
             l_i = fma(l_i, alpha, _v29, rounding::NearestEven, ftz::Disabled);
-            let _pv30: Partition<E, { [1, 1, BN, D] }> = unsafe {
+            let _pv30: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
                     shape![1, 1, BN, D],
@@ -129,7 +130,7 @@ pub mod decode_attention_kernels {
                     V.token(),
                 )
             };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
+            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
                 &_pv30,
                 [b, kv_head, j, 0i32],
                 ordering::Weak,
@@ -137,8 +138,8 @@ pub mod decode_attention_kernels {
                 None,
                 tma::Enabled,
             );
-            let _v31: Tile<E, { [GROUP, BN] }> = convert_tile(p);
-            let _v32: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let _v31: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
+            let _v32: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v33: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
             let _v34: Tile<f32, { [GROUP, D] }> = acc * _v33;
             acc = mmaf(_v31, _v32, _v34);

@@ -8,9 +8,9 @@ pub mod kl_div_kernels {
     /// Port of `kl_div_kernel` (../corpus/cutile/workloads/kl_div.py:13).
     /// Output `loss: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn kl_div_kernel<E: ElementType, const BV: i32, const LOG_TARGET: i32>(
+    pub fn kl_div_kernel<E: ElementType, E2: ElementType, const BV: i32, const LOG_TARGET: i32>(
         log_pred: &Tensor<E, { [-1, -1] }>,
-        target: &Tensor<E, { [-1, -1] }>,
+        target: &Tensor<E2, { [-1, -1] }>,
         loss: &mut Tensor<f32, { [1] }>,
     ) {
         let row: i32 = get_tile_block_id().0;
@@ -44,7 +44,7 @@ pub mod kl_div_kernels {
                 tma::Enabled,
             );
             let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);
-            let _pv3: Partition<E, { [1, BV] }> = unsafe {
+            let _pv3: Partition<E2, { [1, BV] }> = unsafe {
                 make_partition_view(
                     target,
                     shape![1, BV],
@@ -53,7 +53,7 @@ pub mod kl_div_kernels {
                     target.token(),
                 )
             };
-            let t: Tile<E, { [1, BV] }> = load_view_tko(
+            let t: Tile<E2, { [1, BV] }> = load_view_tko(
                 &_pv3,
                 [row, j],
                 ordering::Weak,

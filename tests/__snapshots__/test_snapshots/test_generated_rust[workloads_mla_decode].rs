@@ -10,17 +10,18 @@ pub mod mla_decode_kernels {
     #[cutile::entry()]
     pub fn mla_decode_kernel<
         E: ElementType,
+        E2: ElementType,
         const BH: i32,
         const BN: i32,
         const DL: i32,
         const DR: i32,
     >(
         Q_nope: &Tensor<E, { [-1, -1, -1] }>,
-        Q_pe: &Tensor<E, { [-1, -1, -1] }>,
+        Q_pe: &Tensor<E2, { [-1, -1, -1] }>,
         KV_latent: &Tensor<E, { [-1, -1, -1] }>,
-        K_pe: &Tensor<E, { [-1, -1, -1] }>,
+        K_pe: &Tensor<E2, { [-1, -1, -1] }>,
         seq_lens: &Tensor<i32, { [-1] }>,
-        O: &Tensor<E, { [-1, -1, -1] }>,
+        O: &Tensor<E2, { [-1, -1, -1] }>,
         sm_scale: f32,
     ) {
         let b: i32 = get_tile_block_id().0;
@@ -63,7 +64,7 @@ pub mod mla_decode_kernels {
             tma::Enabled,
         );
         let qn: Tile<E, { [BH, DL] }> = _v5.reshape(shape![BH, DL]);
-        let _pv6: Partition<E, { [1, BH, DR] }> = unsafe {
+        let _pv6: Partition<E2, { [1, BH, DR] }> = unsafe {
             make_partition_view(
                 Q_pe,
                 shape![1, BH, DR],
@@ -72,7 +73,7 @@ pub mod mla_decode_kernels {
                 Q_pe.token(),
             )
         };
-        let _v7: Tile<E, { [1, BH, DR] }> = load_view_tko(
+        let _v7: Tile<E2, { [1, BH, DR] }> = load_view_tko(
             &_pv6,
             [b, hb, 0i32],
             ordering::Weak,
@@ -80,7 +81,7 @@ pub mod mla_decode_kernels {
             None,
             tma::Enabled,
         );
-        let qp: Tile<E, { [BH, DR] }> = _v7.reshape(shape![BH, DR]);
+        let qp: Tile<E2, { [BH, DR] }> = _v7.reshape(shape![BH, DR]);
         let mut m_i: Tile<f32, { [BH, 1] }> = constant(f32::NEG_INFINITY, shape![BH, 1]);
         let mut l_i: Tile<f32, { [BH, 1] }> = constant(0.0f32, shape![BH, 1]);
         let mut acc: Tile<f32, { [BH, DL] }> = constant(0.0f32, shape![BH, DL]);
@@ -104,7 +105,7 @@ pub mod mla_decode_kernels {
                 tma::Enabled,
             );
             let c_kv: Tile<E, { [BN, DL] }> = c_kv.reshape(shape![BN, DL]);
-            let _pv10: Partition<E, { [1, BN, DR] }> = unsafe {
+            let _pv10: Partition<E2, { [1, BN, DR] }> = unsafe {
                 make_partition_view(
                     K_pe,
                     shape![1, BN, DR],
@@ -113,7 +114,7 @@ pub mod mla_decode_kernels {
                     K_pe.token(),
                 )
             };
-            let k_pe: Tile<E, { [1, BN, DR] }> = load_view_tko(
+            let k_pe: Tile<E2, { [1, BN, DR] }> = load_view_tko(
                 &_pv10,
                 [b, j, 0i32],
                 ordering::Weak,
@@ -124,8 +125,8 @@ pub mod mla_decode_kernels {
             let _v11: Tile<E, { [DL, BN] }> = permute(c_kv, const_array![1, 0]);
             let _v12: Tile<f32, { [BH, BN] }> = constant(0.0f32, shape![BH, BN]);
             let s: Tile<f32, { [BH, BN] }> = mmaf(qn, _v11, _v12);
-            let _v13: Tile<E, { [BN, DR] }> = k_pe.reshape(shape![BN, DR]);
-            let _v14: Tile<E, { [DR, BN] }> = permute(_v13, const_array![1, 0]);
+            let _v13: Tile<E2, { [BN, DR] }> = k_pe.reshape(shape![BN, DR]);
+            let _v14: Tile<E2, { [DR, BN] }> = permute(_v13, const_array![1, 0]);
             let s: Tile<f32, { [BH, BN] }> = mmaf(qp, _v14, s);
             let _v15: i32 = j * BN;
             let _v16: Tile<i32, { [BN] }> = broadcast_scalar(_v15, shape![BN]);
@@ -161,8 +162,8 @@ pub mod mla_decode_kernels {
         let _v37: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
         let out: Tile<f32, { [BH, DL] }> = acc / _v37;
         let _v38: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
-        let _v39: Tile<E, { [1, BH, DL] }> = convert_tile(_v38);
-        let mut _pm40: PartitionMut<E, { [1, BH, DL] }> =
+        let _v39: Tile<E2, { [1, BH, DL] }> = convert_tile(_v38);
+        let mut _pm40: PartitionMut<E2, { [1, BH, DL] }> =
             unsafe { O.partition_full_mut(shape![1, BH, DL]) };
         unsafe {
             store_view_tko_mut(
