@@ -185,3 +185,33 @@ def test_mixed_dtype_checks_compare_each_arrays_dtype(tmp_path, monkeypatch):
     monkeypatch.setattr(verify_run, "element_types", real)
     (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
     assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32", "f32+f16"}
+
+
+@requires_toolchain
+def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch):
+    """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
+    yielding the values the iteration reached (not those it started with), and the `returned` flag carried
+    after the break flag (cuTile Rust carries values in name order)."""
+    from transpiler import cache
+    from transpiler.frontend import cutile_python
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify.run import verify_output
+    _real_restore = cutile_python._restore_at_returns
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "loop_return.py").write_text((FIXTURES / "features" / "loop_return.py").read_text())
+    (src / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n')
+    monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool, not the file
+
+    def verdicts(tag):
+        out = tmp_path / tag
+        write_outputs(run([src], out)[1])
+        return {v.kernel: v.verdict for v in verify_output(out)}
+    assert verdicts("good") == {"store_until": "equivalent", "sum_until": "equivalent",
+                                "return_or_break": "equivalent"}
+    monkeypatch.setattr(cutile_python, "_restore_at_returns", lambda stmts, *a: tuple(stmts))
+    assert verdicts("no_restore")["sum_until"] == "different"
+    monkeypatch.setattr(cutile_python, "_restore_at_returns", _real_restore)
+    monkeypatch.setattr(cutile_python, "_returned_flag", lambda flag: flag.replace("_break", "_zreturned"))
+    got = verdicts("flag_after")
+    assert got["return_or_break"] == "different" and got["store_until"] == "different", got

@@ -513,3 +513,18 @@ def test_fma_that_depends_on_a_second_generic_makes_it_e(tmp_path):
     got = [(v.variant.dtypes, {p.name: p.dtype for p in v.params if p.kind == "array"})
            for v in translate_kernel(fr.kernels[0], ("f16", "f32"))]
     assert got == [(("f32",), {"X": "E", "W": "E", "Y": "f32"}), (("f16",), {"X": "E", "W": "E", "Y": "f32"})]
+
+
+def test_return_in_a_loop_is_supported_only_where_the_rewrite_is_ported(tmp_path):
+    """A `return` directly in a top-level `for` (or its ifs) is rewritten (fixture loop_return.py); one in a
+    nested loop, a `while`, or a loop inside an `if` stays a CT107 diagnostic, never a wrong port."""
+    head = "import cuda.tile as ct\n@ct.kernel\ndef k(x, y, N: ct.Constant[int]):\n"
+    store = "    ct.store(y, index=(0,), tile=ct.load(x, index=(0,), shape=(64,)))\n"
+    ok = head + "    for i in range(N):\n        if i == 3:\n            return\n" + store
+    fr = kernels(tmp_path, ok)
+    assert fr.kernels and not fr.failures
+    for body in ("    for i in range(N):\n        for j in range(N):\n            if j == i:\n                return\n",
+                 "    i = 0\n    while i < N:\n        if i == 3:\n            return\n        i = i + 1\n",
+                 "    if ct.bid(0) > 0:\n        for i in range(N):\n            if i == 3:\n                return\n"):
+        fr = kernels(tmp_path, head + body + store)
+        assert not fr.kernels and fr.failures[0][2].code == "CT107", (body, fr.failures)

@@ -16,7 +16,7 @@ import sys
 import threading
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -626,7 +626,9 @@ class _Converter:
         self.loops: list[str | None] = []
         self.broken: set[str] = set()
         self.broken_names: list[str] = []
+        self.returning: list[tuple[str, str]] = []  # for loops with a `return`: (their returned flag, break flag)
         self.current = fn.name.value
+        self._current_fn = fn
         dec = self._kernel_decorator(fn)
         self._check_signature(fn, dec)
         self.kernel_locals = self._function_locals(fn)
@@ -780,6 +782,45 @@ class _Converter:
         inner = [n for b in body for n in _walk(b) if isinstance(n, cst.Return)]
         return len(inner) == 1
 
+    @staticmethod
+    def _returns_inside(s: cst.For) -> bool:
+        """A `return` in the loop's body (or its ifs; one inside a nested loop stays unsupported)."""
+        stack = list(_children(s.body))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Return):
+                return True
+            if not isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)):
+                stack.extend(_children(n))
+        return False
+
+    def _for_with_return(self, s: cst.For, before: list[Stmt], rest: list) -> list[Stmt]:
+        """cuTile Python's rewrite of `return` in a `for` (for_loop_return.py, then for_loop_break.py): a
+        `returned` flag carried after the loop's values, then the break flag; a `return` breaks with the
+        values the iteration started with and `returned` set, and after the loop `if returned: return` (the
+        rest of the kernel then runs in the else arm, as for a top-level return guard, rule N15)."""
+        pos = self.pos(s)
+        flag = self._break_flag()  # the break flag for_stmt will take: `returned` is named to sort before it
+        returned = _returned_flag(flag)
+        self.returning.append((returned, flag))
+        try:
+            loop = self.for_stmt(s)
+        finally:
+            self.returning.pop()
+        if self.pending:
+            raise fail("CT100", "the range of a loop with a `return` cannot call a helper", pos)
+        # the values a return breaks with: the loop's carried names (assigned in it and before it)
+        defined = {p.name.value for p in self._current_fn.params.params} | _assigned_names(before)
+        for_loop = next(x for x in loop if isinstance(x, For))
+        carried = sorted(_assigned_names(for_loop.body) & defined)
+        saves = {n: f"{returned}_{n}" for n in carried}
+        body = tuple(Assign((saves[n],), Name(n, pos), pos) for n in carried) + \
+            _restore_at_returns(for_loop.body, returned, saves, pos)
+        loop = [replace(for_loop, body=body) if x is for_loop else x for x in loop]
+        after = tuple(self.stmts(list(rest), top=True))
+        return [Assign((returned,), Lit(False, pos), pos)] + loop + [If(Name(returned, pos), (), after, pos,
+                                                                         returns=True)]
+
     def _const_test(self, e: cst.BaseExpression) -> bool:
         """A condition over constants only (ct.Constant parameters, module constants, literals)."""
         for n in _walk(e):
@@ -823,6 +864,9 @@ class _Converter:
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, other_arm, self.pos(s))]))
                 return out
+            if top and isinstance(s, cst.For) and self._returns_inside(s):
+                out.extend(self._for_with_return(s, out, stmts[i + 1:]))
+                return out
             if top and self._is_return_guard(s):
                 # `if c: return` at the kernel's top level: the rest of the kernel runs in the else arm
                 # (cuTile Rust allows no nested `return`; the normalizer compares both forms, rule N15)
@@ -836,7 +880,7 @@ class _Converter:
                 arm = tuple(self.stmts(trimmed, top=False))
                 rest = tuple(self.stmts(stmts[i + 1:], top=True))
                 self.pending = pre
-                out.extend(self._flush([If(cond, arm, rest, self.pos(s))]))
+                out.extend(self._flush([If(cond, arm, rest, self.pos(s), returns=True)]))
                 return out
             try:
                 out.extend(self.stmt(s, last=top and i == len(stmts) - 1))
@@ -916,6 +960,12 @@ class _Converter:
             flag = self.loops[-1]
             self.broken.add(flag)
             return self._flush([Assign((flag,), Lit(True, pos), pos), Continue(pos)])
+        if isinstance(s, cst.Return) and s.value is None and self.returning and not self.inlining \
+                and self.loops and self.loops[-1] == self.returning[-1][1]:
+            returned, flag = self.returning[-1]
+            self.broken.add(flag)
+            return self._flush([Assign((returned,), Lit(True, pos), pos), Assign((flag,), Lit(True, pos), pos),
+                                Continue(pos)])
         if isinstance(s, cst.Return):
             raise fail("CT107", "early `return` in a kernel is not supported yet (cuTile Rust only allows "
                        "`return` at the top level; the rewrite changes the Tile IR)", pos)
@@ -1398,6 +1448,41 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _returned_flag(break_flag: str) -> str:
+    """cuTile Python carries `returned` before the break flag: its name sorts just before the flag's."""
+    return break_flag.replace("_break", "_areturned")
+
+
+def _assigned_names(stmts) -> set[str]:
+    """The names model statements assign (in nested blocks too)."""
+    out: set[str] = set()
+    for st in stmts:
+        if isinstance(st, Assign):
+            out.update(st.targets)
+        elif isinstance(st, For):
+            out.add(st.var)
+            out |= _assigned_names(st.body)
+        elif isinstance(st, While):
+            out |= _assigned_names(st.body)
+        elif isinstance(st, If):
+            out |= _assigned_names(st.body) | _assigned_names(st.orelse)
+    return out
+
+
+def _restore_at_returns(stmts, returned: str, saves: dict[str, str], pos) -> tuple:
+    """Before each `returned = True` (a return site), the carried names get their values at the top of the
+    iteration back (cuTile Python's rewrite breaks with the loop's block arguments)."""
+    out = []
+    for st in stmts:
+        if isinstance(st, Assign) and st.targets == (returned,):
+            out += [Assign((n,), Name(saved, pos), pos) for n, saved in saves.items()]
+        if isinstance(st, If):
+            st = replace(st, body=_restore_at_returns(st.body, returned, saves, pos),
+                         orelse=_restore_at_returns(st.orelse, returned, saves, pos))
+        out.append(st)
+    return tuple(out)
 
 
 def _name_text(node) -> str:

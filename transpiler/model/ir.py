@@ -136,6 +136,7 @@ class If:
     pos: Pos
     const: bool = False  # condition depends only on compile-time constants
     declares: tuple[tuple[str, "TileTy"], ...] = ()  # first assigned in both arms, live after the if
+    returns: bool = False  # the then arm is the source's `return` (kept when empty, as cuTile Python keeps it)
 
 
 @dataclass(frozen=True)

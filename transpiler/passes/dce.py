@@ -68,7 +68,7 @@ def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
             continue
         if isinstance(s, If):
             body, orelse = _prune(s.body, live), _prune(s.orelse, live)
-            if not body and not orelse and not _has_effect(s.cond):
+            if not body and not orelse and not _has_effect(s.cond) and not s.returns:
                 continue
             s = replace(s, body=body, orelse=orelse, declares=tuple(d for d in s.declares if d[0] in live))
         elif isinstance(s, (For, While)):

@@ -587,7 +587,7 @@ class Infer:
             self._check_carried(before, env_else, s.pos, "else")
         self.env = {n: env_then[n] for n in names}
         declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
-        return [If(cond, body, orelse, s.pos, const=const, declares=declares)]
+        return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]
 
     def truth(self, cond: Expr, what: str) -> Expr:
         """A runtime condition as a bool scalar, the way cuTile Python tests it: an integer `n` is
