@@ -215,3 +215,31 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
     monkeypatch.setattr(cutile_python, "_returned_flag", lambda flag: flag.replace("_break", "_zreturned"))
     got = verdicts("flag_after")
     assert got["return_or_break"] == "different" and got["store_until"] == "different", got
+
+
+@requires_toolchain
+def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypatch):
+    """loop_split.py verifies equivalent; mutants of the split must not: a copy that no longer carries a value
+    only the other arm updates, and `last < j` split at `last` instead of `last + 1`."""
+    from transpiler import cache
+    from transpiler.passes import loop_split
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify.run import verify_output
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "loop_split.py").write_text((FIXTURES / "features" / "loop_split.py").read_text())
+    (src / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n')
+    monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool, not the file
+
+    def verdicts(tag):
+        out = tmp_path / tag
+        write_outputs(run([src], out)[1])
+        return {v.kernel: v.verdict for v in verify_output(out)}
+    assert verdicts("good") == {"causal_rows": "equivalent", "full_then_masked": "equivalent",
+                                "skip_past": "equivalent", "diagonal_scaled": "equivalent"}
+    real_clone = loop_split._clone
+    monkeypatch.setattr(loop_split, "_clone", lambda body, node, take, carried: real_clone(body, node, take, []))
+    assert verdicts("not_carried")["skip_past"] == "different"
+    monkeypatch.setattr(loop_split, "_clone", real_clone)
+    monkeypatch.setattr(loop_split, "ADD_ONE", {k: False for k in loop_split.ADD_ONE})
+    assert verdicts("no_plus_one")["skip_past"] == "different"

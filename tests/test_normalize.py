@@ -493,6 +493,24 @@ def test_N5_allowed_for_iv_range():
     assert _loop_fact("0", fact.format(a=0, b=3)) != _loop_fact("0", "")  # runtime upper bound
 
 
+def test_N5_allowed_for_iv_below_ub():
+    """`for i in s..4` (s known at run time): cuTile Rust states `bounded<?, 3>` on i; true by construction,
+    so dropped. A smaller bound (a false fact) is compared, as is one on a loop with a runtime upper bound."""
+    fact = "%ai = assume bounded<?, {b}>, %i : tile<i32>\n    "
+
+    def runtime_lb_loop(fact: str) -> str:
+        text = LOOP_FACT.replace("{fact}", fact).replace("%lb = constant <i32: {lb}> : tile<i32>", "%ub = constant "
+                                                         "<i32: 4> : tile<i32>").replace(
+            "for %i in (%lb to %arg1,", "for %i in (%arg2 to %ub,")
+        if fact:
+            text = text.replace("offset %arg0, %i", "offset %arg0, %ai").replace("%p, %i :", "%p, %ai :")
+        return normalize(text, ["out.ptr", "out.shape0", "out.stride0"])[0]
+    assert runtime_lb_loop(fact.format(b=3)) == runtime_lb_loop("")
+    assert runtime_lb_loop(fact.format(b=9)) == runtime_lb_loop("")  # weaker: still true
+    assert runtime_lb_loop(fact.format(b=2)) != runtime_lb_loop("")  # excludes i = 3
+    assert _loop_fact("0", fact.format(b=3)) != _loop_fact("0", "")  # runtime upper bound: compared
+
+
 EFFECTS = [
     # an extra atomic write (to the input x)
     "%ar = atomic_red_view_tko addf relaxed device %pview[%b#0], %tile token = %0 : partition_view<tile=(64), "

@@ -528,3 +528,27 @@ def test_return_in_a_loop_is_supported_only_where_the_rewrite_is_ported(tmp_path
                  "    if ct.bid(0) > 0:\n        for i in range(N):\n            if i == 3:\n                return\n"):
         fr = kernels(tmp_path, head + body + store)
         assert not fr.kernels and fr.failures[0][2].code == "CT107", (body, fr.failures)
+
+
+def test_loops_split_only_at_runtime_points(tmp_path):
+    """cuTile Python splits a loop on its one `if j < x`; the port does where x is a runtime value. Where x
+    is a compile-time constant cuTile Rust 0.5.0 folds the bounds (and fails on an empty constant range), so
+    the loop stays whole; so does a loop with two such ifs (cuTile Python splits on exactly one)."""
+    from transpiler.model.ir import For
+
+    def loops(cond, second=""):
+        vs = translate(tmp_path, f"""
+            import cuda.tile as ct
+            @ct.kernel
+            def k(x, y, s, N: ct.Constant[int]):
+                acc = ct.zeros((64,), dtype=ct.float32)
+                for j in range(N):
+                    if {cond}:
+                        acc = acc + 1.0{second}
+                    acc = acc + ct.load(x, index=(j,), shape=(64,))
+                ct.store(y, index=(0,), tile=acc)
+        """)
+        return sum(isinstance(st, For) for st in vs[0].body)
+    assert loops("j < s") == 2 and loops("s >= j") == 2 and loops("j <= ct.bid(0)") == 2
+    assert loops("j < N // 2") == 1 and loops("j < 3") == 1 and loops("j == s") == 1
+    assert loops("j < s", "\n                    if j > s:\n                        acc = acc * 2.0") == 1

@@ -99,11 +99,12 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
     from .model.validate import validate
     from .passes.dce import eliminate_dead_code
     from .passes.fma import fuse_fma
+    from .passes.loop_split import split_loops
     from .passes.ownership import analyze_outputs
     from .passes.specialize import specialize
     from .verify.specs import DEFAULT_DTYPES
     variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
-    return [validate(analyze_outputs(fuse_fma(eliminate_dead_code(v)))) for v in variants]
+    return [validate(analyze_outputs(split_loops(fuse_fma(eliminate_dead_code(v))))) for v in variants]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:

@@ -110,6 +110,9 @@ ASSUME_ALLOWED: dict[str, str] = {
     "for-iv-range": "`bounded<a, b>` on the induction variable of a `for` from the constant lb to the constant "
     "ub with a positive constant step, where a <= lb and b >= ub - 1: the variable stays in [lb, ub - 1] "
     "(cuTile Rust states it for loops of constant trip count).",
+    "for-iv-below-ub": "`bounded<?, b>` on the induction variable of a `for` to the constant ub with a positive "
+    "constant step, where b >= ub - 1 (cuTile Rust states it where only the upper bound is constant, e.g. the "
+    "second loop of a split).",
 }
 _ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8,
                "f8E4M3FN": 1, "f8E5M2": 1}
@@ -609,6 +612,7 @@ class _Ctx:
     facts: list[str] = field(default_factory=list)
     nonneg_ivs: set[str] = field(default_factory=set)  # `for` induction variables with a constant lb >= 0
     iv_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # `for` IVs with constant [lb, ub)
+    iv_upper: dict[str, int] = field(default_factory=dict)  # `for` IVs with a constant ub (positive constant step)
     side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
     order: dict[int, str] = field(default_factory=dict)  # N17 suffixes of memory effects, by id(op)
 
@@ -765,6 +769,11 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             lb = re.match(r"(\^\d+\.\d+) in \((\S+) to ", text)
             if lb and _nonneg(ctx, lb.group(2)):
                 ctx.nonneg_ivs.add(lb.group(1))
+            upper = re.match(r"(\^\d+\.\d+) in \((\S+) to (\{k\d+\}), step (\{k\d+\})\)", text)
+            if upper:
+                hi, st = _int_const(ctx, upper.group(3)), _int_const(ctx, upper.group(4))
+                if hi is not None and st is not None and st > 0:
+                    ctx.iv_upper[upper.group(1)] = hi
             rng = re.match(r"(\^\d+\.\d+) in \((\{k\d+\}) to (\{k\d+\}), step (\{k\d+\})\)", text)
             if rng:
                 lo, hi, st = (_int_const(ctx, rng.group(i)) for i in (2, 3, 4))
@@ -929,6 +938,9 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
         lo, hi = ctx.iv_ranges[target]
         if int(rb.group(1)) <= lo and int(rb.group(2)) >= hi - 1:
             return "for-iv-range"
+    ub = re.fullmatch(r"bounded<\?, (-?\d+)>", pred)
+    if ub and target in ctx.iv_upper and int(ub.group(1)) >= ctx.iv_upper[target] - 1:
+        return "for-iv-below-ub"
     return None
 
 
