@@ -187,19 +187,15 @@ def test_mixed_dtype_checks_compare_each_arrays_dtype(tmp_path, monkeypatch):
     assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32", "f32+f16"}
 
 
-@requires_toolchain
-def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch):
-    """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
-    yielding the values the iteration reached (not those it started with), and the `returned` flag carried
-    after the break flag (cuTile Rust carries values in name order)."""
+def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):
+    """verdicts(tag): the feature fixture ported (in-process, so a monkeypatched mutant applies) to
+    tmp_path/tag and verified at f32, kernel -> verdict."""
     from transpiler import cache
-    from transpiler.frontend import cutile_python
     from transpiler.pipeline import run, write_outputs
     from transpiler.verify.run import verify_output
-    _real_restore = cutile_python._restore_at_returns
     src = tmp_path / "src"
     src.mkdir()
-    (src / "loop_return.py").write_text((FIXTURES / "features" / "loop_return.py").read_text())
+    (src / fixture).write_text((FIXTURES / "features" / fixture).read_text())
     (src / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n')
     monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool, not the file
 
@@ -207,6 +203,17 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
         out = tmp_path / tag
         write_outputs(run([src], out)[1])
         return {v.kernel: v.verdict for v in verify_output(out)}
+    return verdicts
+
+
+@requires_toolchain
+def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch):
+    """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
+    yielding the values the iteration reached (not those it started with), and the `returned` flag carried
+    after the break flag (cuTile Rust carries values in name order)."""
+    from transpiler.frontend import cutile_python
+    _real_restore = cutile_python._restore_at_returns
+    verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_return.py")
     assert verdicts("good") == {"store_until": "equivalent", "sum_until": "equivalent",
                                 "return_or_break": "equivalent"}
     monkeypatch.setattr(cutile_python, "_restore_at_returns", lambda stmts, *a: tuple(stmts))
@@ -221,20 +228,8 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
 def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypatch):
     """loop_split.py verifies equivalent; mutants of the split must not: a copy that no longer carries a value
     only the other arm updates, and `last < j` split at `last` instead of `last + 1`."""
-    from transpiler import cache
     from transpiler.passes import loop_split
-    from transpiler.pipeline import run, write_outputs
-    from transpiler.verify.run import verify_output
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "loop_split.py").write_text((FIXTURES / "features" / "loop_split.py").read_text())
-    (src / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n')
-    monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool, not the file
-
-    def verdicts(tag):
-        out = tmp_path / tag
-        write_outputs(run([src], out)[1])
-        return {v.kernel: v.verdict for v in verify_output(out)}
+    verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_split.py")
     assert verdicts("good") == {"causal_rows": "equivalent", "full_then_masked": "equivalent",
                                 "skip_past": "equivalent", "diagonal_scaled": "equivalent"}
     real_clone = loop_split._clone
