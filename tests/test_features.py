@@ -231,7 +231,7 @@ def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypat
     from transpiler.passes import loop_split
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_split.py")
     assert verdicts("good") == {"causal_rows": "equivalent", "full_then_masked": "equivalent",
-                                "skip_past": "equivalent", "diagonal_scaled": "equivalent"}
+                                "skip_past": "equivalent", "diagonal_scaled": "equivalent", "arm_local": "equivalent"}
     real_clone = loop_split._clone
     monkeypatch.setattr(loop_split, "_clone", lambda body, node, take, carried: real_clone(body, node, take, []))
     assert verdicts("not_carried")["skip_past"] == "different"

@@ -33,7 +33,6 @@ MEMORY_OPS = frozenset({"load", "gather", "store", "scatter", "atomic_add", "ato
 
 def split_loops(kernel: Kernel) -> Kernel:
     params = {p.name for p in kernel.params}
-    outside = params | {t for s in _all_stmts(kernel.body) if isinstance(s, Assign) for t in s.targets}
     defs: dict[str, list] = {}
     for s in _all_stmts(kernel.body):
         if isinstance(s, Assign):
@@ -41,8 +40,8 @@ def split_loops(kernel: Kernel) -> Kernel:
                 defs.setdefault(t, []).append(s.value)
     scalars = {p.name for p in kernel.params if p.kind == "scalar"}
     counter = iter(range(1 << 30))
-    ctx = (outside, counter, lambda e: _runtime(e, defs, scalars, set()))
-    return replace(kernel, body=_block(kernel.body, *ctx))
+    ctx = (counter, lambda e: _runtime(e, defs, scalars, set()))
+    return replace(kernel, body=_block(kernel.body, params, *ctx))
 
 
 def _runtime(e, defs: dict, scalars: set[str], seen: set[str]) -> bool:
@@ -69,19 +68,24 @@ def _assigned(stmts) -> set[str]:
     return out
 
 
-def _block(stmts, outside: set[str], counter, runtime) -> tuple[Stmt, ...]:
+def _block(stmts, defined: set[str], counter, runtime) -> tuple[Stmt, ...]:
+    """`defined`: the names declared where the block starts (a loop carries those it assigns)."""
     out: list[Stmt] = []
+    defined = set(defined)
     for s in stmts:
         if isinstance(s, For):
-            s = replace(s, body=_block(s.body, outside, counter, runtime))
-            out += _split(s, outside, counter, runtime) or [s]
+            s = replace(s, body=_block(s.body, defined | {s.var}, counter, runtime))
+            out += _split(s, defined, counter, runtime) or [s]
         elif isinstance(s, While):
-            out.append(replace(s, body=_block(s.body, outside, counter, runtime)))
+            out.append(replace(s, body=_block(s.body, defined, counter, runtime)))
         elif isinstance(s, If):
-            out.append(replace(s, body=_block(s.body, outside, counter, runtime),
-                               orelse=_block(s.orelse, outside, counter, runtime)))
+            out.append(replace(s, body=_block(s.body, defined, counter, runtime),
+                               orelse=_block(s.orelse, defined, counter, runtime)))
+            defined |= {n for n, _ in s.declares}  # first assigned in both arms: declared after the if
         else:
             out.append(s)
+            if isinstance(s, Assign):
+                defined |= set(s.targets)
     return tuple(out)
 
 
@@ -116,7 +120,7 @@ def _invariant(e, var: str, changed: set[str]) -> bool:
     return False
 
 
-def _split(loop: For, outside: set[str], counter, runtime) -> list[Stmt] | None:
+def _split(loop: For, defined: set[str], counter, runtime) -> list[Stmt] | None:
     if not (isinstance(loop.step, Lit) and loop.step.value == 1):
         return None
     changed = _assigned(loop.body)
@@ -144,7 +148,7 @@ def _split(loop: For, outside: set[str], counter, runtime) -> list[Stmt] | None:
     pre.append(Assign((stop1,), Op("minimum", (loop.stop, split), pos, ty=i32), pos))
     pre.append(Assign((start2,), Op("maximum", (loop.start, split), pos, ty=i32), pos))
     types = {s.targets[0]: s.value.ty for s in _all_stmts(loop.body) if isinstance(s, Assign) and len(s.targets) == 1}
-    carried = [(c, types[c]) for c in sorted(changed & outside - {loop.var}) if c in types]
+    carried = [(c, types[c]) for c in sorted(changed & defined - {loop.var}) if c in types]
     first_then = FIRST_KEEPS_THEN[pred]
     first = replace(loop, stop=Name(stop1, pos, i32), body=_clone(loop.body, node, first_then, carried))
     second = replace(loop, start=Name(start2, pos, i32), body=_clone(loop.body, node, not first_then, carried))
