@@ -130,7 +130,8 @@ def transpile(
 ) -> None:
     """Port cuTile Python kernels to a cuTile Rust crate (cutile 0.5.0)."""
     from .output.state import ManifestError
-    from .output.transaction import OutputError, ensure_dir, locked, pending, recover, remove_if_empty
+    from .output.transaction import (OutputError, ensure_dir, is_non_directory, locked, pending, recover,
+                                     remove_if_empty)
     from .emit.render import RustfmtMissing
     from .pipeline import CompileFailure
     if out is None:
@@ -156,7 +157,7 @@ def transpile(
     try:
         if report is not None:
             _check_report_path(report)
-        if out.exists() and not out.is_dir():
+        if is_non_directory(out):
             raise OutputError(f"{out}: exists and is not a directory")
         if check:
             if out.is_dir() and pending(out):

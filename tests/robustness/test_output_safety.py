@@ -525,3 +525,26 @@ def test_a_stale_port_is_not_routed(old_new):
     res = subprocess.run([sys.executable, "-c", code, str(out / "python"), str(f)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["k_delta2=True", "k_delta=False"]
+
+
+def test_out_that_vanishes_between_checks_is_not_called_a_file(tmp_path, monkeypatch):
+    """A run that empties OUT removes it; one racing it must see "missing" (and create it), never "a file"
+    (exists() then is_dir() with the removal between them did; the race test above caught it)."""
+    from transpiler.output import transaction
+    f = tmp_path / "f"
+    f.write_text("")
+    assert transaction.is_non_directory(f) and not transaction.is_non_directory(tmp_path)
+    assert not transaction.is_non_directory(tmp_path / "missing")
+    assert not transaction.is_non_directory(f / "below_a_file")
+    out = tmp_path / "out"
+    real_mkdir, calls = Path.mkdir, []
+
+    def racing_mkdir(self, *a, **kw):  # another run creates OUT and removes it again first
+        calls.append(self)
+        if len(calls) == 1:
+            real_mkdir(self, *a, **kw)
+            self.rmdir()
+            raise FileExistsError(str(self))
+        return real_mkdir(self, *a, **kw)
+    monkeypatch.setattr(Path, "mkdir", racing_mkdir)
+    assert transaction.ensure_dir(out) is True and out.is_dir() and len(calls) == 2

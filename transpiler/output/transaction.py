@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,21 +39,30 @@ def _describe(e: OSError) -> str:
     return f"{e.strerror or e}{where}" + (f" ({name})" if name else "")
 
 
+def is_non_directory(path: Path) -> bool:
+    """`path` exists and is not a folder, read with one stat (a concurrent run may remove an empty OUT
+    between two checks: exists() then is_dir() would call it a file)."""
+    try:
+        return not stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
 def ensure_dir(out: Path) -> bool:
     """Creates OUT if needed (True when created); an existing file, or a parent that is a file, is an error."""
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out}: exists and is not a directory")
-    if out.is_dir():
-        return False
-    try:
-        out.mkdir(parents=True)
-    except FileExistsError:
-        if out.is_dir():  # a concurrent run created it first; it is not ours to remove
+    for _ in range(100):  # a concurrent run may create or remove an empty OUT meanwhile
+        if is_non_directory(out):
+            raise OutputError(f"{out}: exists and is not a directory")
+        if out.is_dir():
             return False
-        raise OutputError(f"{out}: exists and is not a directory") from None
-    except OSError as e:
-        raise OutputError(f"{out}: cannot create the output directory: {_describe(e)}") from None
-    return True
+        try:
+            out.mkdir(parents=True)
+        except FileExistsError:
+            continue  # created (or a file put there) by someone else: look again
+        except OSError as e:
+            raise OutputError(f"{out}: cannot create the output directory: {_describe(e)}") from None
+        return True
+    raise OutputError(f"{out}: keeps appearing and disappearing (other runs on it?)")
 
 
 @contextmanager
