@@ -116,7 +116,16 @@ def param_layout(kernel: Kernel) -> list[dict]:
 def process_file(path: Path, display: str, kernel_filter: list[str] | None = None,
                  fail_fast: bool = False) -> tuple[list[KernelResult], list[Diagnostic]]:
     """One source file through every stage: kernel results (a translated one's manifest record holds its
-    rendered entry views) and file diagnostics."""
+    rendered entry views) and file diagnostics. Positions are deferred at first (only diagnostics show
+    them); a file that reports a diagnostic at a deferred position is converted again with exact ones."""
+    results, diags = _process_file(path, display, kernel_filter, fail_fast, exact_positions=False)
+    if any(d.pos.deferred for r in results for d in r.diagnostics) or any(d.pos.deferred for d in diags):
+        results, diags = _process_file(path, display, kernel_filter, fail_fast, exact_positions=True)
+    return results, diags
+
+
+def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fail_fast: bool,
+                  exact_positions: bool) -> tuple[list[KernelResult], list[Diagnostic]]:
     import dataclasses
     from . import config
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
@@ -124,7 +133,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
     from .passes.flags import condition_consts
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
-    fr = parse_file(path, display)
+    fr = parse_file(path, display, exact_positions=exact_positions)
     results: list[KernelResult] = []
     for name, pos, diag in fr.failures:
         if kernel_filter and name not in kernel_filter:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..diagnostics import Diagnostic, TranspileError, fail
@@ -235,9 +236,11 @@ def _precheck(source: str, display: str) -> tuple[Diagnostic | None, ast.Module 
     return None, tree
 
 
-def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> FileResult:
+def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_positions: bool = True) -> FileResult:
     """Read, parse and convert one source file. Never raises on bad input: a file that cannot be read,
-    decoded or parsed gets a file-level diagnostic; a kernel that cannot be converted gets a failure."""
+    decoded or parsed gets a file-level diagnostic; a kernel that cannot be converted gets a failure.
+    Without `exact_positions`, model nodes get deferred stand-ins (`Pos.deferred`) except kernels' own
+    `def` lines: computing every position was a third of a cold run, and only diagnostics show them."""
     rules = rules or load()
     try:
         source = read_source(path)
@@ -248,7 +251,7 @@ def parse_file(path: Path, display: str, rules: RuleTable | None = None) -> File
                                                        Pos(display, e.line, e.col))])
     depth_limit = kernel_depth_limit()
     try:
-        return run_deep(_parse_source, source, display, rules, depth_limit, Path(path))
+        return run_deep(_parse_source, source, display, rules, depth_limit, Path(path), exact_positions)
     except Exception as e:  # noqa: BLE001 - a bug in the frontend must not stop the other files
         return FileResult(display, [], [], [Diagnostic("error", "CT900", f"internal error (a bug in "
                                                        f"cutile-transpile's frontend): {type(e).__name__}: "
@@ -263,7 +266,7 @@ def _safe_str(e: BaseException) -> str:
 
 
 def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
-                  path: Path | None = None) -> FileResult:
+                  path: Path | None = None, exact_positions: bool = True) -> FileResult:
     diag, tree = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
@@ -276,7 +279,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
                                                        f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
     info = ModuleInfo(display)
-    conv = _Converter(info, _LazyPositions.of(module, tree, source), rules, Path(display).stem)
+    conv = _Converter(info, _LazyPositions.of(module, tree, source, exact_positions), rules, Path(display).stem)
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
@@ -361,7 +364,7 @@ class _Converter:
             return Pos(self.info.path, 1, 1)
 
     def _source_order(self, node: cst.CSTNode) -> tuple[int, int]:
-        p = self.positions.get(node)
+        p = getattr(self.positions, "exact", self.positions.get)(node)  # never a deferred stand-in
         return (p.start.line, p.start.column) if p is not None else (0, 0)
 
     def dotted(self, node: cst.BaseExpression) -> str | None:
@@ -474,8 +477,9 @@ class _Converter:
         import os
         shown = os.path.normpath(os.path.join(os.path.dirname(display),
                                               os.path.relpath(target, path.resolve().parent)))
-        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source), self.rules,
-                          target.stem)
+        exact = not isinstance(self.positions, _DeferredPositions)
+        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source, exact),
+                          self.rules, target.stem)
         conv.scan_module(module)
         conv.resolve_imports(module, target, shown, loaded)
         loaded[target] = conv
@@ -1628,9 +1632,14 @@ class _LazyPositions:
         self._preferred: list[int] = []
 
     @classmethod
-    def of(cls, module: cst.Module, tree: ast.Module | None, source: str):
+    def of(cls, module: cst.Module, tree: ast.Module | None, source: str, exact: bool = True):
         starts = _statement_starts(module, tree) if tree is not None else None
-        return cls(module, starts, source) if starts is not None else _positions(module)
+        if starts is None:
+            return _positions(module)
+        return cls(module, starts, source) if exact else _DeferredPositions(module, starts, source, tree)
+
+    def exact(self, node, default=None):
+        return self.get(node, default)
 
     def statement_text(self, i: int) -> str:
         """The source of top-level statement `i` (its leading blank and comment lines included)."""
@@ -1667,6 +1676,38 @@ class _LazyPositions:
             if found is not None:
                 return found
         raise KeyError(node)
+
+
+class _DeferredPositions(_LazyPositions):
+    """Positions deferred: a node's position is a stand-in (line 0, a column unique to the node, so that
+    distinct nodes stay distinct and one node converted twice keeps one), except a function's (a kernel's
+    line is in the output): a top-level one's from CPython's tree, a nested one's computed. `exact` still computes one (the
+    scan orders launch sites by it)."""
+
+    def __init__(self, module: cst.Module, starts: list[int], source: str, tree: ast.Module) -> None:
+        super().__init__(module, starts, source)
+        self._defs: dict[int, CodeRange] = {}
+        stmts, k = list(tree.body), 0
+        for stmt in module.body:  # paired as in `_statement_starts`, which succeeded on these trees
+            if isinstance(stmt, cst.FunctionDef):
+                at = CodePosition(stmts[k].lineno, stmts[k].col_offset)
+                self._defs[id(stmt)] = CodeRange(at, at)
+            k += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        self._stand_ins: dict = {}
+
+    def exact(self, node, default=None):
+        return super().get(node, default)
+
+    def __getitem__(self, node):
+        found = self._defs.get(id(node))
+        if found is None and isinstance(node, cst.FunctionDef):  # a factory's kernel: its line is output too
+            return super().__getitem__(node)
+        if found is None:
+            found = self._stand_ins.get(node)
+        if found is None:
+            at = CodePosition(0, len(self._stand_ins))
+            found = self._stand_ins[node] = CodeRange(at, at)
+        return found
 
 
 def _statement_starts(module: cst.Module, tree: ast.Module) -> list[int] | None:

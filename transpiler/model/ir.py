@@ -34,6 +34,12 @@ class Pos:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}"
 
+    @property
+    def deferred(self) -> bool:
+        """A stand-in the frontend gives while positions are deferred (line 0, a column unique to the source
+        node): never shown; a run that would show one converts the file again with exact positions."""
+        return self.line == 0
+
 
 @dataclass(frozen=True)
 class TileTy:
