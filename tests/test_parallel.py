@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import concurrent.futures
 
+import pytest
+
 from transpiler import pipeline
 
 from conftest import CORPUS
@@ -17,33 +19,43 @@ def _outputs(tmp_path, name):
 
 
 def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
-    started = []
-    real = pipeline._process_in_parallel
+    submitted = []
+    real = pipeline._submit
 
-    def spy(paths, kernel_filter):
-        futures = real(paths, kernel_filter)
-        started.append(len(futures))
-        return futures
-    monkeypatch.setattr(pipeline, "_process_in_parallel", spy)
+    def spy(pool, path, kernel_filter, key):
+        future = real(pool, path, kernel_filter, key)
+        submitted.append(future)
+        return future
+    monkeypatch.setattr(pipeline, "_submit", spy)
     monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     parallel, out_parallel = _outputs(tmp_path, "rust")
-    assert started and started[0] >= pipeline.PARALLEL_MIN_FILES  # the corpus did go through workers
-    monkeypatch.setattr(pipeline, "_process_in_parallel", lambda paths, kernel_filter: {})
+    assert len(submitted) >= pipeline.PARALLEL_MIN_FILES and all(submitted)  # the corpus did go through workers
+    monkeypatch.setattr(pipeline, "_worker_pool", lambda n_files: None)
     serial, out_serial = _outputs(tmp_path, "rust")
     assert out_parallel == out_serial
     assert [(r.name, r.status) for r in parallel.kernels] == [(r.name, r.status) for r in serial.kernels]
 
 
+def test_workers_fill_the_cache_a_later_run_reads(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUTILE_TRANSPILE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    first, out_first = pipeline.run([CORPUS], tmp_path / "rust")
+    assert list((tmp_path / "cache" / "files").glob("*.json"))  # stored by the workers
+    monkeypatch.setattr(pipeline, "_submit", lambda *a: pytest.fail("a cached file was processed again"))
+    monkeypatch.setattr(pipeline, "process_file", lambda *a: pytest.fail("a cached file was processed again"))
+    second, out_second = pipeline.run([CORPUS], tmp_path / "rust")
+    assert out_first == out_second
+    assert [(r.name, r.status) for r in first.kernels] == [(r.name, r.status) for r in second.kernels]
+
+
 def test_a_failed_worker_is_redone_in_process(tmp_path, monkeypatch):
-    def broken(paths, kernel_filter):
-        out = {}
-        for p in paths:
-            f = concurrent.futures.Future()
-            f.set_exception(concurrent.futures.process.BrokenProcessPool("worker died"))
-            out[p] = f
-        return out
-    monkeypatch.setattr(pipeline, "_process_in_parallel", broken)
+    def broken(pool, path, kernel_filter, key):
+        f = concurrent.futures.Future()
+        f.set_exception(concurrent.futures.process.BrokenProcessPool("worker died"))
+        return f
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(pipeline, "_submit", broken)
     _, out_broken = _outputs(tmp_path, "rust")
-    monkeypatch.setattr(pipeline, "_process_in_parallel", lambda paths, kernel_filter: {})
+    monkeypatch.setattr(pipeline, "_worker_pool", lambda n_files: None)
     _, out_serial = _outputs(tmp_path, "rust")
     assert out_broken == out_serial

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
-from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt, rustfmt_many, tool_digest
+from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt_many, tool_digest
 from .model.ir import Kernel
 
 
@@ -273,10 +273,21 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     outcomes: dict[str, SourceOutcome] = {}
     cacheable = use_cache and not kernel_filter and not fail_fast
     stopped = False
-    keys = {path: cache.file_key(path, path.as_posix()) if cacheable else None for path in files}
-    hits = {path: cache.load(key) for path, key in keys.items() if key}
-    misses = [path for path in files if hits.get(path) is None]
-    pending = {} if fail_fast else _process_in_parallel(misses, kernel_filter)
+    # workers start first (they import the passes while this process reads the cache), and each miss is
+    # handed over as soon as it is known; a worker stores its result in the cache itself
+    pool = None if fail_fast else _worker_pool(len(files))
+    keys: dict[Path, str | None] = {}
+    hits: dict[Path, object] = {}
+    pending: dict[Path, object] = {}
+    try:
+        for path in files:
+            keys[path] = key = cache.file_key(path, path.as_posix()) if cacheable else None
+            hits[path] = hit = cache.load(key) if key else None
+            if hit is None and pool is not None:
+                pending[path] = _submit(pool, path, kernel_filter, key)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False)  # the submitted work still runs; the futures are read in file order
     try:
         for i, path in enumerate(files):
             if progress:
@@ -286,9 +297,10 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
             if hit is not None:
                 file_results, diags = hit
             else:
-                file_results, diags = _file_outcome(pending.get(path), path, display, kernel_filter, fail_fast)
-                if key and not any(r.status == "error" for r in file_results):
-                    cache.store(key, file_results, diags)
+                (file_results, diags), stored = _file_outcome(pending.get(path), path, display, kernel_filter,
+                                                              fail_fast)
+                if key and not stored:
+                    _store(key, file_results, diags)
             results.extend(file_results)
             file_diags.extend(diags)
             stop_here = fail_fast and any(r.status != "translated" for r in file_results)
@@ -334,43 +346,66 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
 PARALLEL_MIN_FILES = 8  # below this, starting worker processes costs more than it saves
 
 
-def _process_in_parallel(paths: list[Path], kernel_filter) -> dict:
-    """Futures of `process_file` for `paths` in worker processes (one per core), when there are enough of
-    them to pay for the workers; results are read back in file order, so the output does not depend on
-    which worker finishes first."""
+def _worker_pool(n_files: int):
+    """Worker processes (one per core) for a run over `n_files` files, when there are enough of them to pay
+    for the workers; None otherwise."""
     from .verify.toolchain import usable_cores
-    workers = min(usable_cores(), len(paths))
-    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
-        return {}
+    workers = min(usable_cores(), n_files)
+    if workers < 2 or n_files < PARALLEL_MIN_FILES:
+        return None
     import concurrent.futures
     import multiprocessing
     try:  # fork: the workers start with the tool already imported
         ctx = multiprocessing.get_context("fork")
     except ValueError:
         ctx = None
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_warm_worker)
+
+
+def _warm_worker() -> None:
+    """A worker imports what translation uses at once, while the parent still reads the cache."""
+    from .emit import ffi, lower  # noqa: F401
+    from .frontend import cutile_python  # noqa: F401
+    from .passes import specialize  # noqa: F401
+    from .verify import specs  # noqa: F401
+
+
+def _submit(pool, path: Path, kernel_filter, key: str | None):
+    """The future of a file's outcome in a worker (None where the pool cannot take it: it is then processed
+    in this process); results are read back in file order, so the output does not depend on which worker
+    finishes first."""
     try:
-        futures = {path: pool.submit(_process_file_deep, path, path.as_posix(), kernel_filter) for path in paths}
-    finally:
-        pool.shutdown(wait=False)  # the submitted work still runs; the futures are read in file order
-    return futures
+        return pool.submit(_process_file_deep, path, path.as_posix(), kernel_filter, key)
+    except RuntimeError:  # a broken pool
+        return None
 
 
-def _process_file_deep(path: Path, display: str, kernel_filter):
+def _store(key: str, results, diags) -> bool:
+    from . import cache
+    if any(r.status == "error" for r in results):
+        return False  # an internal error is not remembered: the next run tries again
+    cache.store(key, results, diags)
+    return True
+
+
+def _process_file_deep(path: Path, display: str, kernel_filter, key: str | None = None):
+    """In a worker: a file's outcome, stored in the cache (when `key`); returns (outcome, stored)."""
     from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
-    return run_deep(process_file, path, display, kernel_filter, False)
+    results, diags = run_deep(process_file, path, display, kernel_filter, False)
+    return (results, diags), bool(key) and _store(key, results, diags)
 
 
 def _file_outcome(future, path: Path, display: str, kernel_filter, fail_fast: bool):
-    """A file's (results, diagnostics): from its worker, or computed here (no worker, or the worker died:
-    the file is then processed again in this process, so one crash costs no file its result)."""
+    """A file's ((results, diagnostics), stored in the cache): from its worker, or computed here (no worker,
+    or the worker died: the file is then processed again in this process, so one crash costs no file its
+    result)."""
     if future is not None:
         try:
             return future.result()
         except Exception:  # noqa: BLE001 - a broken pool or an unpicklable result: redo it here
             pass
     from .frontend.cutile_python import run_deep
-    return run_deep(process_file, path, display, kernel_filter, fail_fast)
+    return run_deep(process_file, path, display, kernel_filter, fail_fast), False
 
 
 def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, srcs: list[Path],
@@ -473,21 +508,35 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
                                  "source_sha256": m.sha, "kernels": kernels})
     manifest_modules.sort(key=lambda mm: mm["op"])
     digest = hashlib.sha256(json.dumps(manifest_modules, sort_keys=True).encode()).hexdigest()[:16]
-    unformatted: dict[Path, str] = {}  # formatted together below: one rustfmt process, not one per file
-    for op, m, kernels, views in rendered:
-        module = f"{op}_kernels"
-        unformatted[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=module,
-                                                             entries=views)
-        abi_kernels = [k for k in kernels if k.get("symbol")]
-        ffi = [kernel_ffi_view(k, k["symbol"], m.rel) for k in abi_kernels]
-        unformatted[out / "src" / op / "ffi.rs"] = render("ffi.rs.j2", source=m.rel, module=module, kernels=ffi)
-        py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels]
-        outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
-            "python/ops.py.j2", source=m.rel, kernels=py)
-    outputs.update(zip(unformatted, rustfmt_many(list(unformatted.values()))))
+    # rustfmt runs in the background (a process per core) while the rest is rendered: kernels and the
+    # crate's own files first, then the C ABI files
+    import concurrent.futures
     mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
-    outputs[out / "src" / "lib.rs"] = rustfmt(render("lib.rs.j2", modules=mods))
-    outputs[out / "src" / "abi.rs"] = rustfmt(render("abi.rs.j2", digest=digest, **abi_tables()))
+    kernels_rs = {out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
+    for op, m, _, views in rendered:
+        kernels_rs[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=f"{op}_kernels",
+                                                            entries=views)
+    with concurrent.futures.ThreadPoolExecutor(3) as formatting:
+        # lib.rs declares the modules (`mod x;`): formatted alone, from stdin, so rustfmt does not look for them
+        lib_rs = formatting.submit(rustfmt_many, [render("lib.rs.j2", modules=mods)])
+        formatted_kernels = formatting.submit(rustfmt_many, list(kernels_rs.values()))
+        ffi_rs: dict[Path, str] = {}
+        abi_kernels = {op: [k for k in kernels if k.get("symbol")] for op, _, kernels, _ in rendered}
+        for op, m, _, _ in rendered:
+            ffi = [kernel_ffi_view(k, k["symbol"], m.rel) for k in abi_kernels[op]]
+            ffi_rs[out / "src" / op / "ffi.rs"] = render("ffi.rs.j2", source=m.rel, module=f"{op}_kernels",
+                                                         kernels=ffi)
+        formatted_ffi = formatting.submit(rustfmt_many, list(ffi_rs.values()))
+        for op, m, _, _ in rendered:
+            py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels[op]]
+            outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
+                "python/ops.py.j2", source=m.rel, kernels=py)
+        # the manifest's largest part, encoded while rustfmt runs (at its depth in the manifest: strings in
+        # JSON hold no raw newline, so indenting every line after the first is exact)
+        modules_json = json.dumps(manifest_modules, indent=2, sort_keys=True).replace("\n", "\n  ")
+        outputs.update(zip(kernels_rs, formatted_kernels.result()))
+        outputs.update(zip(ffi_rs, formatted_ffi.result()))
+        outputs[out / "src" / "lib.rs"] = lib_rs.result()[0]
     outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
                                                                       modules=[mm["op"] for mm in manifest_modules])
@@ -502,10 +551,14 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     manifest = {
         "_generated": f"{GENERATED_MARK} {__version__}",
         "version": 2, "tool": __version__, "tool_digest": tool_digest(), "cutile": CUTILE_VERSION,
-        "crate": crate, "abi_digest": digest, "modules": manifest_modules, "files": dict(sorted(files.items())),
+        "crate": crate, "abi_digest": digest, "modules": _MODULES_MARK, "files": dict(sorted(files.items())),
     }
-    outputs[out / "manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    text = json.dumps(manifest, indent=2, sort_keys=True)
+    outputs[out / "manifest.json"] = text.replace(json.dumps(_MODULES_MARK), modules_json, 1) + "\n"
     return outputs
+
+
+_MODULES_MARK = "\0modules"  # stands for the modules in the manifest until their JSON is put in
 
 
 def _crate_name(out: Path) -> str:

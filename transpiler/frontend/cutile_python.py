@@ -390,17 +390,19 @@ class _Converter:
         lazy = isinstance(self.positions, _LazyPositions)
         if lazy:
             self.positions.prefer(list(self.info.kernels.values()) + list(self.info.helpers.values()))
-        # a launch is `<...>.launch(...)` or a name imported as cuda.tile.launch; a kernel's decorator names
-        # `kernel` the same ways: statements whose text has none of these words are not walked
-        words = {"launch", "kernel"} | {local for local, full in self.info.aliases.items()
-                                        if full in (f"{CT}.launch", f"{CT}.kernel")}
+        # a launch is `<...>.launch(...)` or a name imported as cuda.tile.launch; a nested kernel has a
+        # decorator line naming `kernel` the same ways: statements whose text has neither are not walked
+        # (most of a module's text is kernel bodies, which have neither)
+        launch_words = {"launch"} | {local for local, full in self.info.aliases.items() if full == f"{CT}.launch"}
+        kernel_words = {"kernel"} | {local for local, full in self.info.aliases.items() if full == f"{CT}.kernel"}
         for i, stmt in enumerate(module.body):
             if lazy:
                 text = self.positions.statement_text(i)
                 if isinstance(stmt, cst.FunctionDef):  # from the `def` on: a kernel's own decorator is no hit
                     at = text.find(f"def {stmt.name.value}")
                     text = text[at:] if at >= 0 else text
-                if not any(w in text for w in words):
+                decorated = "@" in text and any(w in d for d in _DECORATOR_LINE.findall(text) for w in kernel_words)
+                if not decorated and not any(w in text for w in launch_words):
                     continue
             for node in _walk(stmt):
                 if isinstance(node, cst.Call) and self.dotted(node.func) == f"{CT}.launch":
@@ -1726,16 +1728,27 @@ def _statement_starts(module: cst.Module, tree: ast.Module) -> list[int] | None:
     return starts if k == len(stmts) else None
 
 
+_DECORATOR_LINE = re.compile(r"^[ \t]*@(.*)$", re.M)  # a decorator line (a matmul `a @ b` is mid-line)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+# fields that hold only formatting (whitespace, comments, brackets, commas) or an operator token: no walk
+# looks for those, and they were most of the nodes walked
+_FORMATTING_FIELDS = frozenset({
+    "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma", "semicolon", "newline",
+    "trailing_whitespace", "equal", "colon", "lbracket", "rbracket", "lbrace", "rbrace", "operator", "dot", "star",
+})
+
+
 def _children(n: cst.CSTNode) -> list[cst.CSTNode]:
-    """The child nodes of `n` from its dataclass fields. LibCST's `children` runs a visitor per node (most of
-    a library's parse time); the fields give the same nodes, in field order (not always source order: the
-    walks below collect sets, or sort by position where order matters)."""
+    """The child nodes of `n` from its dataclass fields, formatting and operator tokens left out. LibCST's
+    `children` runs a visitor per node (most of a library's parse time); the fields give the same nodes, in
+    field order (not always source order: the walks below collect sets, or sort by position where order
+    matters)."""
     names = _FIELDS.get(type(n))
     if names is None:
-        names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
+        names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n) if f.name not in _FORMATTING_FIELDS
+                                         and not f.name.startswith("whitespace"))
     out: list[cst.CSTNode] = []
     for name in names:
         v = getattr(n, name)

@@ -202,8 +202,6 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
                 op["new"] = f"new/{i}"
                 with open(staging / op["new"], "w", encoding="utf-8", newline="") as f:
                     f.write(content)
-                    f.flush()
-                    os.fsync(f.fileno())
             if path.is_file():
                 op["old"] = f"old/{i}"
                 try:
@@ -213,6 +211,7 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
             ops.append(op)
             if fault:
                 fault("stage")
+        _fsync_files([staging / op["new"] for op in ops if op["new"]])
         _fsync_dir(staging / "new")
         tmp = out / f"{JOURNAL}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
@@ -239,6 +238,26 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
         raise OutputError(f"{out}: cannot update ({_describe(e)}); OUT was put back as it was") from None
     (out / JOURNAL).unlink()
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def _fsync_files(paths: list[Path]) -> None:
+    """Every staged file on disk before the journal is written; fsyncs run in threads (each waits on the
+    disk with the GIL released, and the file system commits them together: one at a time was most of the
+    time a cold run spent writing)."""
+    def sync(path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    if len(paths) < 2:
+        for path in paths:
+            sync(path)
+        return
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(min(16, len(paths))) as pool:
+        for _ in pool.map(sync, paths):  # re-raises the first OSError
+            pass
 
 
 def _apply(out: Path, ops: list[dict], fault=None) -> None:
