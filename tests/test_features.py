@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -215,10 +216,17 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
     _real_restore = cutile_python._restore_at_returns
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_return.py")
     assert verdicts("good") == {"store_until": "equivalent", "sum_until": "equivalent",
-                                "return_or_break": "equivalent"}
+                                "return_or_break": "equivalent", "sum_until_unless_fast": "equivalent"}
     monkeypatch.setattr(cutile_python, "_restore_at_returns", lambda stmts, *a: tuple(stmts))
-    assert verdicts("no_restore")["sum_until"] == "different"
+    got = verdicts("no_restore")
+    assert got["sum_until"] == "different" and got["sum_until_unless_fast"] == "different", got
     monkeypatch.setattr(cutile_python, "_restore_at_returns", _real_restore)
+    # the statements before a folded constant `if` not seen as defined before the loop in its arm: `acc` is
+    # then not restored at the return site
+    real_prefix = cutile_python._Converter._top_prefix
+    monkeypatch.setattr(cutile_python._Converter, "_top_prefix", lambda self, converted: contextlib.nullcontext())
+    assert verdicts("no_prefix")["sum_until_unless_fast"] == "different"
+    monkeypatch.setattr(cutile_python._Converter, "_top_prefix", real_prefix)
     monkeypatch.setattr(cutile_python, "_returned_flag", lambda flag: flag.replace("_break", "_zreturned"))
     got = verdicts("flag_after")
     assert got["return_or_break"] == "different" and got["store_until"] == "different", got
@@ -238,3 +246,20 @@ def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypat
     monkeypatch.setattr(loop_split, "_clone", real_clone)
     monkeypatch.setattr(loop_split, "ADD_ONE", {k: False for k in loop_split.ADD_ONE})
     assert verdicts("no_plus_one")["skip_past"] == "different"
+
+
+@requires_toolchain
+def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_path, monkeypatch):
+    """`if SKIP_LOAD == 1: ...; return` (early_return.py) is folded per value; verification probes 0, 1 and 2
+    besides the launch value, so both arms are compared. Mutant: the arm that returns also runs the rest of
+    the kernel; it differs only at SKIP_LOAD == 1, so it is `different` with the comparand probes and was
+    `equivalent` without them (0 and 64 both take the other arm)."""
+    from transpiler.frontend import cutile_python
+    from transpiler.passes import flags
+    verdicts = _fixture_verdicts(tmp_path, monkeypatch, "early_return.py")
+    assert verdicts("good") == {"early_ret": "equivalent", "const_early_ret": "equivalent"}
+    monkeypatch.setattr(cutile_python, "_then", lambda arm, rest: (
+        cutile_python._without_final_return(arm) if cutile_python._ends_in_return(arm) else arm) + rest)
+    assert verdicts("runs_on")["const_early_ret"] == "different"
+    monkeypatch.setattr(flags, "condition_comparands", lambda kernel: {})
+    assert verdicts("runs_on_unprobed")["const_early_ret"] == "equivalent"  # the blind spot the probes close

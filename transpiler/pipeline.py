@@ -178,6 +178,8 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
                 "loop_bounds": [list(b) for b in loop_bounds(variants[0])],
                 # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
                 "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
+                # and the values at and around the literals they are compared with (`FLAG == 1`)
+                **({"condition_values": comparands} if (comparands := _comparands(variants)) else {}),
                 "rules": sorted({r for v in variants for r in v.rules_used}),
                 # a kernel a factory function returns: verification rebuilds it with closure values, the
                 # router reads them from the launched kernel's closure
@@ -209,6 +211,15 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
         if fail_fast and kr.status != "translated":
             break
     return results, fr.diagnostics
+
+
+def _comparands(variants) -> dict[str, list[int]]:
+    from .passes.flags import condition_comparands
+    out: dict[str, set[int]] = {}
+    for v in variants:
+        for name, values in condition_comparands(v).items():
+            out.setdefault(name, set()).update(values)
+    return {n: sorted(v) for n, v in sorted(out.items())}
 
 
 def _safe_str(e: BaseException) -> str:

@@ -24,6 +24,7 @@ from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..diagnostics import Diagnostic, TranspileError, fail
+from ..model.walk import assigned_names
 from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
                         While)
 from ..rules import RuleTable, load
@@ -633,6 +634,7 @@ class _Converter:
         self.broken: set[str] = set()
         self.broken_names: list[str] = []
         self.returning: list[tuple[str, str]] = []  # for loops with a `return`: (their returned flag, break flag)
+        self.top_before: list[Stmt] = []  # top-level statements before the `if` whose arm is being converted
         self.current = fn.name.value
         self._current_fn = fn
         dec = self._kernel_decorator(fn)
@@ -781,24 +783,10 @@ class _Converter:
         if not isinstance(s, cst.If) or s.orelse is not None or not isinstance(s.body, cst.IndentedBlock):
             return False
         body = s.body.body
-        last = body[-1] if body else None
-        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
-                and last.body[-1].value is None):
+        if not _ends_in_return(list(body)):
             return False
         inner = [n for b in body for n in _walk(b) if isinstance(n, cst.Return)]
         return len(inner) == 1
-
-    @staticmethod
-    def _returns_inside(s: cst.For) -> bool:
-        """A `return` in the loop's body (or its ifs; one inside a nested loop stays unsupported)."""
-        stack = list(_children(s.body))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, cst.Return):
-                return True
-            if not isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)):
-                stack.extend(_children(n))
-        return False
 
     def _for_with_return(self, s: cst.For, before: list[Stmt], rest: list) -> list[Stmt]:
         """cuTile Python's rewrite of `return` in a `for` (for_loop_return.py, then for_loop_break.py): a
@@ -816,9 +804,9 @@ class _Converter:
         if self.pending:
             raise fail("CT100", "the range of a loop with a `return` cannot call a helper", pos)
         # the values a return breaks with: the loop's carried names (assigned in it and before it)
-        defined = {p.name.value for p in self._current_fn.params.params} | _assigned_names(before)
+        defined = {p.name.value for p in self._current_fn.params.params} | assigned_names(before)
         for_loop = next(x for x in loop if isinstance(x, For))
-        carried = sorted(_assigned_names(for_loop.body) & defined)
+        carried = sorted(assigned_names(for_loop.body) & defined)
         saves = {n: f"{returned}_{n}" for n in carried}
         body = tuple(Assign((saves[n],), Name(n, pos), pos) for n in carried) + \
             _restore_at_returns(for_loop.body, returned, saves, pos)
@@ -838,16 +826,28 @@ class _Converter:
         return True
 
     @staticmethod
-    def _holds_return(s: cst.If) -> bool:
-        """An early `return` inside the arms of an `if` (not inside a loop, where it stays unsupported)."""
-        stack = [s]
+    def _holds_return(s: cst.CSTNode) -> bool:
+        """A `return` below `s` (the arms of an `if`, the body of a loop), not inside a nested loop or function
+        (a return there stays unsupported)."""
+        stack = list(_children(s))
         while stack:
             n = stack.pop()
             if isinstance(n, cst.Return):
                 return True
-            if not isinstance(n, (cst.For, cst.While, cst.FunctionDef)):
+            if not isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)):
                 stack.extend(_children(n))
         return False
+
+    @contextlib.contextmanager
+    def _top_prefix(self, converted: list[Stmt]):
+        """While the arms of a top-level `if` are converted as top-level code: the statements before it
+        (a `return` in a loop there restores the values defined before, the ones in `top_before`)."""
+        saved = self.top_before
+        self.top_before = saved + list(converted)
+        try:
+            yield
+        finally:
+            self.top_before = saved
 
     def stmts(self, stmts: list, top: bool) -> list[Stmt]:
         out: list[Stmt] = []
@@ -862,29 +862,26 @@ class _Converter:
                 if s.orelse is None:
                     other = rest
                 elif isinstance(s.orelse, cst.Else):
-                    other = list(s.orelse.body.body) + rest
+                    other = _then(list(s.orelse.body.body), rest)
                 else:  # elif: itself an `if`
                     other = [s.orelse] + rest
-                arm = tuple(self.stmts(list(s.body.body) + rest, top=True))
-                other_arm = tuple(self.stmts(other, top=True))
+                with self._top_prefix(out + pre):
+                    arm = tuple(self.stmts(_then(list(s.body.body), rest), top=True))
+                    other_arm = tuple(self.stmts(other, top=True))
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, other_arm, self.pos(s))]))
                 return out
-            if top and isinstance(s, cst.For) and self._returns_inside(s):
-                out.extend(self._for_with_return(s, out, stmts[i + 1:]))
+            if top and isinstance(s, cst.For) and self._holds_return(s.body):
+                out.extend(self._for_with_return(s, self.top_before + out, stmts[i + 1:]))
                 return out
             if top and self._is_return_guard(s):
                 # `if c: return` at the kernel's top level: the rest of the kernel runs in the else arm
                 # (cuTile Rust allows no nested `return`; the normalizer compares both forms, rule N15)
                 cond = self.expr(s.test)
                 pre, self.pending = self.pending, []
-                body = s.body.body
-                last = body[-1]
-                trimmed = list(body[:-1])
-                if len(last.body) > 1:
-                    trimmed.append(last.with_changes(body=last.body[:-1]))
-                arm = tuple(self.stmts(trimmed, top=False))
-                rest = tuple(self.stmts(stmts[i + 1:], top=True))
+                arm = tuple(self.stmts(_without_final_return(list(s.body.body)), top=False))
+                with self._top_prefix(out + pre):
+                    rest = tuple(self.stmts(stmts[i + 1:], top=True))
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, rest, self.pos(s), returns=True)]))
                 return out
@@ -1461,20 +1458,23 @@ def _returned_flag(break_flag: str) -> str:
     return break_flag.replace("_break", "_areturned")
 
 
-def _assigned_names(stmts) -> set[str]:
-    """The names model statements assign (in nested blocks too)."""
-    out: set[str] = set()
-    for st in stmts:
-        if isinstance(st, Assign):
-            out.update(st.targets)
-        elif isinstance(st, For):
-            out.add(st.var)
-            out |= _assigned_names(st.body)
-        elif isinstance(st, While):
-            out |= _assigned_names(st.body)
-        elif isinstance(st, If):
-            out |= _assigned_names(st.body) | _assigned_names(st.orelse)
-    return out
+def _ends_in_return(stmts: list) -> bool:
+    """The block's last statement is a bare `return`."""
+    last = stmts[-1] if stmts else None
+    return (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+            and last.body[-1].value is None)
+
+
+def _without_final_return(stmts: list) -> list:
+    """The block without its final bare `return`."""
+    last = stmts[-1]
+    return stmts[:-1] + ([last.with_changes(body=last.body[:-1])] if len(last.body) > 1 else [])
+
+
+def _then(arm: list, rest: list) -> list:
+    """What runs when an arm of a folded constant `if` is taken: the arm, then the rest of the kernel, unless
+    the arm ends in a `return` (the kernel ends there)."""
+    return _without_final_return(arm) if _ends_in_return(arm) else arm + rest
 
 
 def _restore_at_returns(stmts, returned: str, saves: dict[str, str], pos) -> tuple:

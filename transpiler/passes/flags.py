@@ -4,7 +4,7 @@ at a nonzero value, so that both arms of the branch are compared (verify/specs.p
 
 from __future__ import annotations
 
-from ..model.ir import If, Kernel, Name, Op
+from ..model.ir import If, Kernel, Lit, Name, Op
 from .infer import _all_stmts, _sub, _walk_exprs
 
 
@@ -13,6 +13,25 @@ def condition_consts(kernel: Kernel) -> set[str]:
     conds = [s.cond for s in _all_stmts(kernel.body) if isinstance(s, If) and s.const]
     conds += [e.args[0] for e in _walk_exprs(kernel.body) if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
     return {n.id for c in conds for n in _sub(c) if isinstance(n, Name) and n.id in consts}
+
+
+def condition_comparands(kernel: Kernel) -> dict[str, list[int]]:
+    """Int constants a constant condition compares with a literal (`if HAS_BIAS == 1:`), with the values at
+    and around that literal: zero and a nonzero value may both leave such a condition false, so
+    verification also probes these (each arm of the branch is then compared)."""
+    consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "int"}
+    conds = [s.cond for s in _all_stmts(kernel.body) if isinstance(s, If) and s.const]
+    conds += [e.args[0] for e in _walk_exprs(kernel.body) if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
+    out: dict[str, set[int]] = {}
+    for c in conds:
+        for e in _sub(c):
+            if not (isinstance(e, Op) and e.op == "cmp" and len(e.args) == 2):
+                continue
+            a, b = e.args
+            name, lit = (a, b) if isinstance(a, Name) else (b, a)
+            if isinstance(name, Name) and name.id in consts and isinstance(lit, Lit) and type(lit.value) is int:
+                out.setdefault(name.id, set()).update(v for v in (lit.value - 1, lit.value, lit.value + 1) if v >= 0)
+    return {n: sorted(v) for n, v in sorted(out.items())}
 
 
 def loop_bound_consts(kernel: Kernel) -> set[str]:

@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
+from ..model.walk import all_stmts as _all_stmts  # noqa: F401 - the passes import it from here
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from .predicates import decides
@@ -243,16 +244,6 @@ class RetypeArray(Exception):
 
     def __init__(self, name: str, dtype: str):
         self.name, self.dtype = name, dtype
-
-
-def _all_stmts(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, (For, While)):
-            yield from _all_stmts(s.body)
-        elif isinstance(s, If):
-            yield from _all_stmts(s.body)
-            yield from _all_stmts(s.orelse)
 
 
 def promote(a: str, b: str, pos: Pos) -> str:

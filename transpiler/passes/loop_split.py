@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import Assign, Continue, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, While
+from ..model.walk import assigned_names
 from .infer import _all_stmts
 
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -56,16 +57,6 @@ def _runtime(e, defs: dict, scalars: set[str], seen: set[str]) -> bool:
     if isinstance(e, Op):
         return e.op in RUNTIME_OPS or any(a is not None and _runtime(a, defs, scalars, seen) for a in e.args)
     return False
-
-
-def _assigned(stmts) -> set[str]:
-    out: set[str] = set()
-    for s in _all_stmts(stmts):
-        if isinstance(s, Assign):
-            out.update(s.targets)
-        elif isinstance(s, For):
-            out.add(s.var)
-    return out
 
 
 def _block(stmts, defined: set[str], counter, runtime) -> tuple[Stmt, ...]:
@@ -123,7 +114,7 @@ def _invariant(e, var: str, changed: set[str]) -> bool:
 def _split(loop: For, defined: set[str], counter, runtime) -> list[Stmt] | None:
     if not (isinstance(loop.step, Lit) and loop.step.value == 1):
         return None
-    changed = _assigned(loop.body)
+    changed = assigned_names(loop.body)
     # names bound once in the body to a comparison (`m = j < n; if m:`): cuTile Python follows the alias
     local = {s.targets[0]: s.value for s in loop.body if isinstance(s, Assign) and len(s.targets) == 1}
     found = [(s, c) for s in loop.body if isinstance(s, If) and not s.const
@@ -170,7 +161,7 @@ def _clone(body, node: If, take_then: bool, carried: list) -> tuple[Stmt, ...]:
                 break
         else:
             out.append(s)
-    kept = _assigned(out)
+    kept = assigned_names(out)
     pos = node.pos
     # values the original loop carries and this copy no longer assigns: carried anyway, as in the clone
     # cuTile Python makes (the loop yields them unchanged)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..frontend.modules import package_root
-from .specs import (const_value, coverage_probes, coverage_summary, coverage_text, dtype_checks, element_types,
+from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary, usable_cores
@@ -299,6 +299,13 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
                     tried.append(f"{spec[name]}: cuTile Python rejects it ({err})")
                 else:
                     kv.unprobed[f"{name} in {entry_name}"] = "; ".join(tried)
+            # a constant a condition compares with a literal (`FLAG == 1`): each value at and around it, so
+            # that each arm is compared (0 and a nonzero value may both leave it false)
+            for entry_name, name, spec in comparand_probes(k["specializations"], entry_of,
+                                                           k.get("condition_values", {})):
+                err = add_check(spec, dtypes_of(spec)[0], probe=name)
+                if err is not None:
+                    kv.unprobed[f"{name}={spec[name]} in {entry_name}"] = f"cuTile Python rejects it ({err})"
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")

@@ -326,6 +326,35 @@ def coverage_probes(params: list[dict], specs: list[dict], entry_of,
     return out
 
 
+def comparand_probes(specs: list[dict], entry_of, comparands: dict[str, list[int]]) -> list[tuple[str, str, dict]]:
+    """(entry, constant, specialization): for each entry and each value a constant condition compares
+    with (`condition_values`), the entry's first specialization with that value, where the value still
+    selects the entry and no specialization holds it already."""
+    first: dict[str, dict] = {}
+    for spec in specs:
+        try:
+            first.setdefault(entry_of(spec), spec)
+        except LookupError:
+            continue
+    out = []
+    for entry, spec in first.items():
+        for name, values in sorted(comparands.items()):
+            if name not in spec:
+                continue
+            held = {s.get(name) for s in specs}
+            for v in values:
+                cand = {**spec, name: v}
+                if v in held:
+                    continue
+                try:
+                    if entry_of(cand) != entry:
+                        continue
+                except LookupError:
+                    continue
+                out.append((entry, name, cand))
+    return out
+
+
 def coverage_summary(checks, dtypes_all: list[str]) -> dict:
     """What a kernel's verdict covers: the specializations and dtypes checked, and per constant the
     values it was verified at (JSON, report and text output say this)."""

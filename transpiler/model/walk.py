@@ -1,0 +1,27 @@
+"""Walks over model statements that several stages share."""
+
+from __future__ import annotations
+
+from .ir import Assign, For, If, While
+
+
+def all_stmts(stmts):
+    """Every statement, those in nested blocks too, in order (a block's own statements after its head)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, (For, While)):
+            yield from all_stmts(s.body)
+        elif isinstance(s, If):
+            yield from all_stmts(s.body)
+            yield from all_stmts(s.orelse)
+
+
+def assigned_names(stmts) -> set[str]:
+    """The names the statements assign, in nested blocks too (loop variables included)."""
+    out: set[str] = set()
+    for s in all_stmts(stmts):
+        if isinstance(s, Assign):
+            out.update(s.targets)
+        elif isinstance(s, For):
+            out.add(s.var)
+    return out
