@@ -59,3 +59,23 @@ def test_a_failed_worker_is_redone_in_process(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline, "_worker_pool", lambda n_files: None)
     _, out_serial = _outputs(tmp_path, "rust")
     assert out_broken == out_serial
+
+
+def test_a_run_with_few_misses_starts_no_workers(tmp_path, monkeypatch):
+    """The pre-commit case: one changed file among cached ones is translated in this process (starting
+    workers would cost more than it saves); a cold run starts them once enough files miss."""
+    monkeypatch.setenv("CUTILE_TRANSPILE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    src = tmp_path / "src"
+    import shutil
+    shutil.copytree(CORPUS, src)
+    started = []
+    real = pipeline._worker_pool
+    monkeypatch.setattr(pipeline, "_worker_pool", lambda n: started.append(n) or real(n))
+    pipeline.run([src], tmp_path / "rust")
+    assert started  # cold: every file missed
+    one = sorted(src.rglob("*.py"))[-1]
+    one.write_text(one.read_text() + "\n# changed\n")
+    started.clear()
+    result, _ = pipeline.run([src], tmp_path / "rust")
+    assert not started and all(r.status == "translated" for r in result.kernels)

@@ -284,18 +284,28 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     outcomes: dict[str, SourceOutcome] = {}
     cacheable = use_cache and not kernel_filter and not fail_fast
     stopped = False
-    # workers start first (they import the passes while this process reads the cache), and each miss is
-    # handed over as soon as it is known; a worker stores its result in the cache itself
-    pool = None if fail_fast else _worker_pool(len(files))
+    # workers start once there are enough misses to pay for them (they import the passes while this process
+    # reads the rest of the cache), and each later miss is handed over as soon as it is known; a worker
+    # stores its result in the cache itself
+    pool = None
     keys: dict[Path, str | None] = {}
     hits: dict[Path, object] = {}
+    misses: list[Path] = []
     pending: dict[Path, object] = {}
     try:
         for path in files:
             keys[path] = key = cache.file_key(path, path.as_posix()) if cacheable else None
             hits[path] = hit = cache.load(key) if key else None
-            if hit is None and pool is not None:
-                pending[path] = _submit(pool, path, kernel_filter, key)
+            if hit is not None or fail_fast:
+                continue
+            misses.append(path)
+            if pool is None and len(misses) == PARALLEL_MIN_FILES:
+                pool = _worker_pool(PARALLEL_MIN_FILES)
+                new = misses if pool is not None else []
+            else:
+                new = [path] if pool is not None else []
+            for m in new:
+                pending[m] = _submit(pool, m, kernel_filter, keys[m])
     finally:
         if pool is not None:
             pool.shutdown(wait=False)  # the submitted work still runs; the futures are read in file order
