@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import jinja2
@@ -86,7 +87,7 @@ def rustfmt_many(codes: list[str]) -> list[str]:
         try:
             m = memo(code)
             m.parent.mkdir(parents=True, exist_ok=True)
-            tmp = m.with_name(f".{m.name}.{os.getpid()}")
+            tmp = m.with_name(f".{m.name}.{os.getpid()}.{threading.get_ident()}")  # batches format in threads
             tmp.write_text(formatted)
             os.replace(tmp, m)
         except OSError:
