@@ -39,6 +39,13 @@ def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
 def test_workers_fill_the_cache_a_later_run_reads(tmp_path, monkeypatch):
     monkeypatch.setenv("CUTILE_TRANSPILE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    parent = pipeline.os.getpid()
+    real_store = pipeline._store
+
+    def store(key, results, diags):  # the workers are forked: this runs in them too
+        assert pipeline.os.getpid() != parent, "a result the workers should have stored was stored by the parent"
+        return real_store(key, results, diags)
+    monkeypatch.setattr(pipeline, "_store", store)
     first, out_first = pipeline.run([CORPUS], tmp_path / "rust")
     assert list((tmp_path / "cache" / "files").glob("*.json"))  # stored by the workers
     monkeypatch.setattr(pipeline, "_submit", lambda *a: pytest.fail("a cached file was processed again"))

@@ -131,7 +131,7 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
-    from .passes.flags import condition_consts
+    from .passes.flags import condition_comparands, condition_consts
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     fr = parse_file(path, display, exact_positions=exact_positions)
     results: list[KernelResult] = []
@@ -179,7 +179,7 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
                 # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
                 "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
                 # and the values at and around the literals they are compared with (`FLAG == 1`)
-                **({"condition_values": comparands} if (comparands := _comparands(variants)) else {}),
+                **({"condition_values": comparands} if (comparands := condition_comparands(variants)) else {}),
                 "rules": sorted({r for v in variants for r in v.rules_used}),
                 # a kernel a factory function returns: verification rebuilds it with closure values, the
                 # router reads them from the launched kernel's closure
@@ -211,15 +211,6 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
         if fail_fast and kr.status != "translated":
             break
     return results, fr.diagnostics
-
-
-def _comparands(variants) -> dict[str, list[int]]:
-    from .passes.flags import condition_comparands
-    out: dict[str, set[int]] = {}
-    for v in variants:
-        for name, values in condition_comparands(v).items():
-            out.setdefault(name, set()).update(values)
-    return {n: sorted(v) for n, v in sorted(out.items())}
 
 
 def _safe_str(e: BaseException) -> str:
@@ -533,13 +524,12 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     # crate's own files first, then the C ABI files
     import concurrent.futures
     mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
-    kernels_rs = {out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
+    kernels_rs = {out / "src" / "lib.rs": render("lib.rs.j2", modules=mods),
+                  out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
     for op, m, _, views in rendered:
         kernels_rs[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=f"{op}_kernels",
                                                             entries=views)
-    with concurrent.futures.ThreadPoolExecutor(3) as formatting:
-        # lib.rs declares the modules (`mod x;`): formatted alone, from stdin, so rustfmt does not look for them
-        lib_rs = formatting.submit(rustfmt_many, [render("lib.rs.j2", modules=mods)])
+    with concurrent.futures.ThreadPoolExecutor(2) as formatting:
         formatted_kernels = formatting.submit(rustfmt_many, list(kernels_rs.values()))
         ffi_rs: dict[Path, str] = {}
         abi_kernels = {op: [k for k in kernels if k.get("symbol")] for op, _, kernels, _ in rendered}
@@ -557,7 +547,6 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
         modules_json = json.dumps(manifest_modules, indent=2, sort_keys=True).replace("\n", "\n  ")
         outputs.update(zip(kernels_rs, formatted_kernels.result()))
         outputs.update(zip(ffi_rs, formatted_ffi.result()))
-        outputs[out / "src" / "lib.rs"] = lib_rs.result()[0]
     outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
                                                                       modules=[mm["op"] for mm in manifest_modules])

@@ -548,3 +548,16 @@ def test_out_that_vanishes_between_checks_is_not_called_a_file(tmp_path, monkeyp
         return real_mkdir(self, *a, **kw)
     monkeypatch.setattr(Path, "mkdir", racing_mkdir)
     assert transaction.ensure_dir(out) is True and out.is_dir() and len(calls) == 2
+
+
+def test_a_batch_with_an_out_of_line_module_is_not_formatted_file_by_file(monkeypatch):
+    """lib.rs declares `pub mod x;`: rustfmt would look for x.rs and reject the whole batch, which was then
+    formatted one process per file (2 s of a library run). Such a file is formatted from stdin alone."""
+    from transpiler.emit import render
+    calls = []
+    real = render._rustfmt
+    monkeypatch.setattr(render, "_rustfmt", lambda exe, code: calls.append(code) or real(exe, code))
+    codes = ["pub mod abi;\npub mod ops {\n    pub mod kernel;\n}\n"] + [f"fn f{i}() {{ let x = {i}; }}\n" for i in range(20)]
+    out = render._rustfmt_batch(render.shutil.which("rustfmt"), codes)
+    assert calls == codes[:1]
+    assert out[0].startswith("pub mod abi;") and out[1] == "fn f0() {\n    let x = 0;\n}\n"

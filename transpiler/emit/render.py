@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -53,12 +54,11 @@ RUSTFMT_STYLE = ("--edition", "2021", "--quiet")  # a batch of files is formatte
 RUSTFMT_ARGS = ("--edition", "2021", "--emit", "stdout", "--quiet")
 
 
+_OUT_OF_LINE_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", re.M)
+
+
 class RustfmtMissing(RuntimeError):
     pass
-
-
-def rustfmt(code: str) -> str:
-    return rustfmt_many([code])[0]
 
 
 def rustfmt_many(codes: list[str]) -> list[str]:
@@ -96,9 +96,16 @@ def rustfmt_many(codes: list[str]) -> list[str]:
 
 
 def _rustfmt_batch(exe: str, codes: list[str]) -> list[str]:
-    """rustfmt over files holding `codes`, one process per core on a share of them (none declares an
-    out-of-line `mod`, so each is formatted alone, exactly as from stdin); a rejected batch is formatted
-    again from `codes`, file by file, for the message."""
+    """rustfmt over files holding `codes`, one process per core on a share of them (each is formatted alone,
+    exactly as from stdin: one that declares an out-of-line `mod` is formatted from stdin, as rustfmt would
+    look for the module's file and reject the batch); a rejected batch is formatted again from `codes`, file
+    by file, for the message."""
+    alone = [c for c in codes if _OUT_OF_LINE_MOD.search(c)]  # rustfmt would look for those modules' files
+    if alone:
+        done = dict(zip(alone, (_rustfmt(exe, c) for c in alone)))
+        rest = [c for c in codes if c not in done]
+        done.update(zip(rest, _rustfmt_batch(exe, rest) if rest else []))
+        return [done[c] for c in codes]
     if len(codes) == 1:
         return [_rustfmt(exe, codes[0])]
     import tempfile

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
+from ..model.walk import all_stmts
 from .fma import _stmt_exprs
-from .infer import _all_stmts
 
 EFFECT_OPS = frozenset({"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"})
 
@@ -45,7 +45,7 @@ def _has_effect(e) -> bool:
 def _live(stmts) -> set[str]:
     """Names whose values reach an effect: read by a store/scatter/atomic, a condition or a loop bound, or
     by the assignment of a live name (to a fixed point; a variable only its own update reads is dead)."""
-    stmts = list(_all_stmts(stmts))
+    stmts = list(all_stmts(stmts))
     live: set[str] = set()
     for s in stmts:
         if isinstance(s, Assign) and not _has_effect(s.value):

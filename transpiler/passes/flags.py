@@ -5,26 +5,30 @@ at a nonzero value, so that both arms of the branch are compared (verify/specs.p
 from __future__ import annotations
 
 from ..model.ir import If, Kernel, Lit, Name, Op
-from .infer import _all_stmts, _sub, _walk_exprs
+from ..model.walk import all_stmts
+from .infer import _sub, _walk_exprs
+
+
+def _const_conditions(kernel: Kernel) -> list:
+    """The conditions of constant `if`s and constant ternaries."""
+    conds = [s.cond for s in all_stmts(kernel.body) if isinstance(s, If) and s.const]
+    return conds + [e.args[0] for e in _walk_exprs(kernel.body)
+                    if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
 
 
 def condition_consts(kernel: Kernel) -> set[str]:
     consts = {p.name for p in kernel.params if p.kind == "const"}
-    conds = [s.cond for s in _all_stmts(kernel.body) if isinstance(s, If) and s.const]
-    conds += [e.args[0] for e in _walk_exprs(kernel.body) if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
-    return {n.id for c in conds for n in _sub(c) if isinstance(n, Name) and n.id in consts}
+    return {n.id for c in _const_conditions(kernel) for n in _sub(c) if isinstance(n, Name) and n.id in consts}
 
 
-def condition_comparands(kernel: Kernel) -> dict[str, list[int]]:
-    """Int constants a constant condition compares with a literal (`if HAS_BIAS == 1:`), with the values at
-    and around that literal: zero and a nonzero value may both leave such a condition false, so
-    verification also probes these (each arm of the branch is then compared)."""
-    consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "int"}
-    conds = [s.cond for s in _all_stmts(kernel.body) if isinstance(s, If) and s.const]
-    conds += [e.args[0] for e in _walk_exprs(kernel.body) if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
+def condition_comparands(kernels: list[Kernel]) -> dict[str, list[int]]:
+    """Int constants a constant condition of the kernels (a port's variants) compares with a literal
+    (`if HAS_BIAS == 1:`), with the values at and around that literal: zero and a nonzero value may both
+    leave such a condition false, so verification also probes these (each arm is then compared)."""
     out: dict[str, set[int]] = {}
-    for c in conds:
-        for e in _sub(c):
+    for kernel in kernels:
+        consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "int"}
+        for e in (e for c in _const_conditions(kernel) for e in _sub(c)):
             if not (isinstance(e, Op) and e.op == "cmp" and len(e.args) == 2):
                 continue
             a, b = e.args
@@ -44,11 +48,11 @@ def loop_bound_consts(kernel: Kernel) -> set[str]:
     derived = dict(kernel.derived)
     from ..model.ir import Assign
     assigned: dict[str, list] = {}
-    for s in _all_stmts(kernel.body):
+    for s in all_stmts(kernel.body):
         if isinstance(s, Assign) and len(s.targets) == 1:
             assigned.setdefault(s.targets[0], []).append(s.value)
     names: set[str] = set()
-    todo = [e for s in _all_stmts(kernel.body) if isinstance(s, For) for e in (s.start, s.stop, s.step)]
+    todo = [e for s in all_stmts(kernel.body) if isinstance(s, For) for e in (s.start, s.stop, s.step)]
     while todo and len(names) < 256:
         for n in _sub(todo.pop()):
             if isinstance(n, Name) and n.id not in names:

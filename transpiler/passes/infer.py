@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.walk import all_stmts as _all_stmts  # noqa: F401 - the passes import it from here
+from ..model.walk import all_stmts
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from .predicates import decides
@@ -137,7 +137,7 @@ def classify_params(k: Kernel) -> Kernel:
             for a in e.args:
                 if isinstance(a, Name):
                     int_names.add(a.id)
-    for s in _all_stmts(k.body):
+    for s in all_stmts(k.body):
         if isinstance(s, For):
             for e in (s.start, s.stop, s.step):
                 for x in _sub(e):
@@ -175,7 +175,7 @@ def _condition_only(k: Kernel) -> set[str]:
             for a in e.args:
                 tests(a)
 
-    for s in _all_stmts(k.body):
+    for s in all_stmts(k.body):
         if isinstance(s, (If, While)):
             tests(s.cond)
     for e in _walk_exprs(k.body):
@@ -218,7 +218,7 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
                     leaves(a, out)
 
     groups: list[list[str]] = []
-    for s in _all_stmts(k.body):
+    for s in all_stmts(k.body):
         if isinstance(s, Assign) and len(s.targets) == 1:
             ls = [s.targets[0]]
             leaves(s.value, ls)
@@ -312,13 +312,13 @@ class Infer:
         self.sources: dict[str, str] = {}
         # names assigned once, from a Python number: cuTile Python keeps them as (weakly typed) constants
         counts: dict[str, int] = {}
-        for s in _all_stmts(kernel.body):
+        for s in all_stmts(kernel.body):
             for t in (s.targets if isinstance(s, Assign) else (s.var,) if isinstance(s, For) else ()):
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
         self.arm_only: dict[str, If] = {}  # names defined in one arm of a constant `if` only
         # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
-        self.single_defs = {s.targets[0]: s.value for s in _all_stmts(kernel.body)
+        self.single_defs = {s.targets[0]: s.value for s in all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import Assign, Continue, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, While
-from ..model.walk import assigned_names
-from .infer import _all_stmts
+from ..model.walk import all_stmts, assigned_names
 
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 # the arm the first loop (below the split point) keeps: then for j < x, else for j >= x
@@ -35,7 +34,7 @@ MEMORY_OPS = frozenset({"load", "gather", "store", "scatter", "atomic_add", "ato
 def split_loops(kernel: Kernel) -> Kernel:
     params = {p.name for p in kernel.params}
     defs: dict[str, list] = {}
-    for s in _all_stmts(kernel.body):
+    for s in all_stmts(kernel.body):
         if isinstance(s, Assign):
             for t in s.targets:
                 defs.setdefault(t, []).append(s.value)
@@ -138,7 +137,7 @@ def _split(loop: For, defined: set[str], counter, runtime) -> list[Stmt] | None:
     stop1, start2 = f"__split{n}_stop", f"__split{n}_start"
     pre.append(Assign((stop1,), Op("minimum", (loop.stop, split), pos, ty=i32), pos))
     pre.append(Assign((start2,), Op("maximum", (loop.start, split), pos, ty=i32), pos))
-    types = {s.targets[0]: s.value.ty for s in _all_stmts(loop.body) if isinstance(s, Assign) and len(s.targets) == 1}
+    types = {s.targets[0]: s.value.ty for s in all_stmts(loop.body) if isinstance(s, Assign) and len(s.targets) == 1}
     carried = [(c, types[c]) for c in sorted(changed & defined - {loop.var}) if c in types]
     first_then = FIRST_KEEPS_THEN[pred]
     first = replace(loop, stop=Name(stop1, pos, i32), body=_clone(loop.body, node, first_then, carried))

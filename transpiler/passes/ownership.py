@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While
-from .infer import _all_stmts, _sub
+from ..model.walk import all_stmts
+from .infer import _sub
 
 
 def _block_axis(e, bound: dict) -> int | None:
@@ -27,19 +28,19 @@ def _block_axis(e, bound: dict) -> int | None:
 def analyze_outputs(kernel: Kernel) -> Kernel:
     # variables assigned exactly once, at the top level, from ct.bid(i)
     counts: dict[str, int] = {}
-    for s in _all_stmts(kernel.body):
+    for s in all_stmts(kernel.body):
         if isinstance(s, Assign):
             for t in s.targets:
                 counts[t] = counts.get(t, 0) + 1
         if isinstance(s, For):
             counts[s.var] = counts.get(s.var, 0) + 2
-    bound = {s.targets[0]: s.value for s in _all_stmts(kernel.body)
+    bound = {s.targets[0]: s.value for s in all_stmts(kernel.body)
              if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
     stores: dict[str, list[Op]] = {}
     other_uses: set[str] = set()
     element_writes: set[str] = set()
     in_loop: set[str] = set()
-    for s in _all_stmts(kernel.body):
+    for s in all_stmts(kernel.body):
         exprs = []
         if isinstance(s, (Assign, Eval)):
             exprs = [s.value]

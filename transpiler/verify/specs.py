@@ -213,11 +213,11 @@ def loop_bounds(kernel: Kernel) -> list[tuple[str, str, str]]:
     """(start, stop, step) of each `for` whose bounds are constant expressions, as Python text over the
     constants (derived constants expanded; locals assigned once followed)."""
     from ..model.ir import Assign, For, Lit, Name
-    from ..passes.infer import _all_stmts
+    from ..model.walk import all_stmts
     derived = dict(kernel.derived)
     consts = {p.name for p in kernel.params if p.kind == "const"}
     assigned: dict[str, list] = {}
-    for st in _all_stmts(kernel.body):
+    for st in all_stmts(kernel.body):
         if isinstance(st, Assign) and len(st.targets) == 1:
             assigned.setdefault(st.targets[0], []).append(st.value)
 
@@ -234,7 +234,7 @@ def loop_bounds(kernel: Kernel) -> list[tuple[str, str, str]]:
         return None
 
     out = []
-    for st in _all_stmts(kernel.body):
+    for st in all_stmts(kernel.body):
         if isinstance(st, For):
             b = tuple(text(x) for x in (st.start, st.stop, st.step))
             if None not in b:
@@ -286,6 +286,17 @@ def probe_values(name: str, const_type: str, specs: list[dict]) -> list:
     return [v + 1, v - 1, v * 2]
 
 
+def _by_entry(specs: list[dict], entry_of) -> dict[str, list[dict]]:
+    """The specializations grouped by the entry each selects (in order; one that selects none is left out)."""
+    groups: dict[str, list[dict]] = {}
+    for spec in specs:
+        try:
+            groups.setdefault(entry_of(spec), []).append(spec)
+        except LookupError:
+            continue
+    return groups
+
+
 def coverage_probes(params: list[dict], specs: list[dict], entry_of,
                     flags: tuple[str, ...] = (), trips: list | None = None) -> list[tuple[str, str, list[dict]]]:
     """(entry, constant, candidate specializations): for each entry (`entry_of(spec)` names the entry a
@@ -294,14 +305,8 @@ def coverage_probes(params: list[dict], specs: list[dict], entry_of,
     that still select the entry (a value that selects another entry is covered by that entry's own
     probes; a constant no candidate keeps in the entry is fixed by the entry's predicate). The verifier
     uses the first candidate cuTile Python accepts (a tile too large for it is no evidence either way)."""
-    groups: dict[str, list[dict]] = {}
-    for spec in specs:
-        try:
-            groups.setdefault(entry_of(spec), []).append(spec)
-        except LookupError:
-            continue
     out = []
-    for entry, group in groups.items():
+    for entry, group in _by_entry(specs, entry_of).items():
         for p in params:
             if p["kind"] != "const":
                 continue
@@ -330,14 +335,8 @@ def comparand_probes(specs: list[dict], entry_of, comparands: dict[str, list[int
     """(entry, constant, specialization): for each entry and each value a constant condition compares
     with (`condition_values`), the entry's first specialization with that value, where the value still
     selects the entry and no specialization holds it already."""
-    first: dict[str, dict] = {}
-    for spec in specs:
-        try:
-            first.setdefault(entry_of(spec), spec)
-        except LookupError:
-            continue
     out = []
-    for entry, spec in first.items():
+    for entry, spec in ((entry, group[0]) for entry, group in _by_entry(specs, entry_of).items()):
         for name, values in sorted(comparands.items()):
             if name not in spec:
                 continue
