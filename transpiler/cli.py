@@ -52,6 +52,11 @@ def _source_line(path: str, lineno: int) -> str | None:
         return None
 
 
+# verdicts that pass: Tile IR equivalent to cuTile Python's, or (Triton sources, which have no Tile IR to
+# compare with) compiled to Tile IR by cuTile Rust
+PASSING = ("equivalent", "compiled")
+
+
 def _apply_verdicts(result: RunResult, verdicts) -> None:
     by = {(v.source, v.kernel): v for v in verdicts}
     for k in result.kernels:
@@ -62,7 +67,7 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
             if name == k.name and Path(k.source).resolve() == (result.out / src).resolve():
                 k.verify = v.verdict
                 k.verified_at = v.coverage()
-                if v.verdict != "equivalent":
+                if v.verdict not in PASSING:
                     detail = v.reason or next((c.detail for c in v.checks if c.verdict != "equivalent"), "")
                     k.diagnostics.append(Diagnostic("error", "CT200" if v.verdict == "different" else "CT201",
                                                     f"Tile IR {v.verdict.replace('_', ' ')}: {detail[:4000]}",
@@ -263,7 +268,8 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
         line = (f"{s['kernels']} kernels: {s['translated']} translated, {s['unsupported']} unsupported, "
                 f"{s['error']} errors")
         if verify:
-            line += f"; {s['equivalent']} equivalent, {s['different']} different, {s['not_verified']} not verified"
+            line += f"; {s['equivalent']} equivalent, " + (f"{s['compiled']} compiled, " if s["compiled"] else "") + \
+                f"{s['different']} different, {s['not_verified']} not verified"
         _err(line + f"; {len(written)} files written")
     failed = s["unsupported"] or s["error"] or any(d.severity == "error" for d in result.file_diagnostics)
     if verify and (s["different"] or s["not_verified"]):
@@ -320,9 +326,9 @@ def verify_cmd(
         for v in verdicts:
             _err(v.summary_line())
             for c in v.checks:
-                if c.verdict != "equivalent":
+                if c.verdict not in PASSING:
                     _err(f"  {c.entry} {c.spec} {c.dtype}: {c.verdict}\n{c.detail}")
-    raise typer.Exit(0 if verdicts and all(v.verdict == "equivalent" for v in verdicts) else 1)
+    raise typer.Exit(0 if verdicts and all(v.verdict in PASSING for v in verdicts) else 1)
 
 
 build_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})

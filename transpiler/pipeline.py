@@ -46,8 +46,8 @@ class RunResult:
     out: Path | None
 
     def summary(self) -> dict:
-        s = {k: 0 for k in ("kernels", "translated", "fallback", "unsupported", "error", "equivalent", "different",
-                            "not_verified")}
+        s = {k: 0 for k in ("kernels", "translated", "fallback", "unsupported", "error", "equivalent", "compiled",
+                            "different", "not_verified")}
         s["kernels"] = len(self.kernels)
         for k in self.kernels:
             s[k.status] += 1
@@ -145,7 +145,7 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
             continue
         if fail_fast and any(r.status != "translated" for r in results):
             break
-        kr = KernelResult(k.name, display, k.pos.line, "translated")
+        kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
         kr.diagnostics.extend(config.kernel_diagnostics(k, path))
         if any(d.severity == "error" for d in kr.diagnostics):
             kr.status = "error"  # fail closed: an invalid configuration never falls back to defaults
@@ -181,6 +181,8 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
                 # and the values at and around the literals they are compared with (`FLAG == 1`)
                 **({"condition_values": comparands} if (comparands := condition_comparands(variants)) else {}),
                 "rules": sorted({r for v in variants for r in v.rules_used}),
+                # the source language when it is not cuTile Python: verification compiles its entries only
+                **({"frontend": k.frontend} if k.frontend != "cutile-python" else {}),
                 # a kernel a factory function returns: verification rebuilds it with closure values, the
                 # router reads them from the launched kernel's closure
                 **({"factory": {"function": k.factory, "closure": list(k.closure),

@@ -753,6 +753,9 @@ class Lowerer:
         bounds, offs = [], []
         for d, it in enumerate(index.items):
             src = self.tile(it)
+            if e.attr("flat"):  # a Triton pointer: the element offsets as computed (i32 or i64), no bounds
+                offs.append(src)
+                continue
             u = self.tmp()
             # an i64 index is used as is by cuTile Python (unsigned compares): a u64 view of the same bits
             # (`bitcast` i64 -> i64, an identity); an i32 index is sign-extended
@@ -821,10 +824,10 @@ class Lowerer:
         ordered = arr.id in self.ordered
         access, store = f"{n}_tok_access", f"{n}_tok_store"
         if e.op == "gather":
-            pad = self.value(e.args[3])
+            pad = "None" if e.args[3] is None else f"Some({self.value(e.args[3])})"
             res, tok = self.tmp(), self.tmp("tok")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
-                      f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, Some({pad}), "
+                      f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, {pad}, "
                       f"{f'Some({store})' if ordered else 'None'}, {lat}) }};")
             if ordered:
                 self.emit(f"{access} = join_tokens(&[{access}, {tok}]);")

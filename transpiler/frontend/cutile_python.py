@@ -252,6 +252,10 @@ def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_p
                                                        Pos(display, e.line, e.col))])
     depth_limit = kernel_depth_limit()
     try:
+        if _uses_triton(source):
+            from .triton import parse_triton_source  # the other frontend: same model, its own converter
+            return run_deep(parse_triton_source, source, display, depth_limit, Path(path), exact_positions,
+                            also_cutile=_uses_cutile(source), cutile_rules=rules)
         return run_deep(_parse_source, source, display, rules, depth_limit, Path(path), exact_positions)
     except Exception as e:  # noqa: BLE001 - a bug in the frontend must not stop the other files
         return FileResult(display, [], [], [Diagnostic("error", "CT900", f"internal error (a bug in "
@@ -266,8 +270,21 @@ def _safe_str(e: BaseException) -> str:
         return "<no message>"
 
 
+_TRITON_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)", re.M)
+_CUTILE_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+cuda\.tile\b|from[ \t]+cuda\.tile\b|from[ \t]+cuda[ \t]+import[ \t]+tile\b)", re.M)
+
+
+def _uses_triton(source: str) -> bool:
+    """A module that imports triton is read by the Triton frontend (kernels are `@triton.jit` functions)."""
+    return "triton" in source and _TRITON_IMPORT.search(source) is not None
+
+
+def _uses_cutile(source: str) -> bool:
+    return _CUTILE_IMPORT.search(source) is not None
+
+
 def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
-                  path: Path | None = None, exact_positions: bool = True) -> FileResult:
+                  path: Path | None = None, exact_positions: bool = True, converter: type | None = None) -> FileResult:
     diag, tree = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
@@ -280,7 +297,8 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
         return FileResult(display, [], [], [Diagnostic("error", "CT001", f"syntax error: code nested too deeply "
                                                        f"to parse ({type(e).__name__})", Pos(display, 1, 1))])
     info = ModuleInfo(display)
-    conv = _Converter(info, _LazyPositions.of(module, tree, source, exact_positions), rules, Path(display).stem)
+    conv = (converter or _Converter)(info, _LazyPositions.of(module, tree, source, exact_positions), rules,
+                                     Path(display).stem)
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
@@ -481,7 +499,7 @@ class _Converter:
         shown = os.path.normpath(os.path.join(os.path.dirname(display),
                                               os.path.relpath(target, path.resolve().parent)))
         exact = not isinstance(self.positions, _DeferredPositions)
-        conv = _Converter(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source, exact),
+        conv = type(self)(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source, exact),
                           self.rules, target.stem)
         conv.scan_module(module)
         conv.resolve_imports(module, target, shown, loaded)
@@ -643,6 +661,23 @@ class _Converter:
         factory, closure = self.factories.get(fn.name.value, ("", ()))
         self.kernel_locals |= {n for n, _ in closure}
         hints = self._hints(dec)
+        params = self._params(fn)
+        # the factory's values the kernel reads: compile-time constants to cuTile Python, so constants here
+        # (the router reads them from the kernel's closure at launch)
+        params += [Param(n, "const", self.pos(fn.name), const_type=t) for n, t in closure]
+        self.const_params = {p.name for p in params if p.kind == "const"}
+        body = tuple(self.block(fn.body, top=True))
+        launches = []
+        for lits in self.info.launches.get(fn.name.value, []):
+            launches.append(tuple(sorted((params[i].name, v) for i, v in lits.items()
+                                         if i < len(params) and params[i].kind == "const")))
+        return Kernel(name=fn.name.value, module=self.module_name, path=self.info.path, pos=self.pos(fn),
+                      params=tuple(params), body=body, hints=hints,
+                      factory=factory, closure=tuple(n for n, _ in closure),
+                      launches=tuple(sorted(set(launches), key=repr)), rules_used=tuple(sorted(self.rules_used)))
+
+    def _params(self, fn: cst.FunctionDef) -> list[Param]:
+        """The kernel's parameters as the model has them (cuTile: from their annotations)."""
         params = []
         for p in fn.params.params:
             ctype = self._constant_annotation(p.annotation.annotation) if p.annotation else None
@@ -661,19 +696,7 @@ class _Converter:
                         params.append(Param(p.name.value, "array", self.pos(p)))
                     else:
                         raise fail("CT106", f"unsupported annotation on parameter `{p.name.value}`", self.pos(p.annotation))
-        # the factory's values the kernel reads: compile-time constants to cuTile Python, so constants here
-        # (the router reads them from the kernel's closure at launch)
-        params += [Param(n, "const", self.pos(fn.name), const_type=t) for n, t in closure]
-        self.const_params = {p.name for p in params if p.kind == "const"}
-        body = tuple(self.block(fn.body, top=True))
-        launches = []
-        for lits in self.info.launches.get(fn.name.value, []):
-            launches.append(tuple(sorted((params[i].name, v) for i, v in lits.items()
-                                         if i < len(params) and params[i].kind == "const")))
-        return Kernel(name=fn.name.value, module=self.module_name, path=self.info.path, pos=self.pos(fn),
-                      params=tuple(params), body=body, hints=hints,
-                      factory=factory, closure=tuple(n for n, _ in closure),
-                      launches=tuple(sorted(set(launches), key=repr)), rules_used=tuple(sorted(self.rules_used)))
+        return params
 
     def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
         """What makes a kernel untranslatable before its body is read: async, foreign decorators, a name

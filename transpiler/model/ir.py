@@ -178,6 +178,7 @@ class Param:
     dtype: str = ""  # scalar dtype (kind == scalar) or array dtype (kind == array)
     rank: int = 0  # arrays
     pointer: bool = False  # arrays accessed by element (gather/scatter/atomics): a raw pointer + shape/strides
+    flat: bool = False  # a Triton pointer: elements addressed by offset from the base (rank 1, any tensor crosses)
 
 
 @dataclass(frozen=True)

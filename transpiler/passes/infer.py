@@ -147,7 +147,9 @@ def classify_params(k: Kernel) -> Kernel:
     flags = _condition_only(k)
     params = []
     for p in k.params:
-        if p.kind == "unknown" or p.kind == "array":
+        if p.flat:  # a Triton pointer: rank 1 by construction, its element type a generic until inferred
+            params.append(replace(p, dtype=p.dtype or "E"))
+        elif p.kind == "unknown" or p.kind == "array":
             if p.name in ranks:
                 # a 0-d tensor read by `ct.gather(a, ())` keeps rank 0: its pointer is the element
                 rank = 0 if p.name in pointer_arrays and ranks[p.name] == 0 else max(ranks[p.name], 1)
@@ -1114,17 +1116,19 @@ class Infer:
         if a.ty.dtype != b.ty.dtype:
             raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
         dt = a.ty.dtype
-        if dt not in self.MATMUL_ACC:
+        if dt not in self.MATMUL_ACC and e.attr("accumulator") != "f32":
             raise fail("CT104", f"ct.matmul's accumulator depends on the element type ({dt}): f16 accumulates in "
                        "f16, bf16 in f32; cast the operands with astype, or use ct.mma with an explicit accumulator",
                        e.pos)
         sa, sb = a.ty.shape, b.ty.shape
         if len(sa) < 2 or len(sa) != len(sb) or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
             raise fail(e.rule, f"matmul shapes do not match: {a.ty} x {b.ty}", e.pos)
-        acc_ty = TileTy(self.MATMUL_ACC[dt], sa[:-1] + (sb[-1],))
+        acc_ty = TileTy(self.MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
+        if e.attr("accumulator") == "f32":  # Triton's tl.dot: float32 (int8: int32) whatever the operands
+            acc_ty = TileTy("i32" if _is_int(dt) else "f32", acc_ty.shape)
         acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
         r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
-        if acc_ty.dtype != dt:
+        if acc_ty.dtype != dt and e.attr("accumulator") != "f32":
             return Op("convert", (r,), e.pos, rule=e.rule, ty=TileTy(dt, acc_ty.shape))
         return r
 
@@ -1292,6 +1296,8 @@ def _pointer_ops():
             if v.attr("value") != default:
                 memory.append((key, v.attr("value")))
         # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
+        if e.attr("flat"):
+            cb = Lit(False, e.pos)
         attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
             (("latency", lat),) + tuple(memory)
         return arr, idx, shape, attrs
@@ -1304,6 +1310,8 @@ def _pointer_ops():
         if not self._is_weak(pad):
             raise fail(e.rule, "`padding_value` must be a number", e.pos)
         pad = self.to_dtype(self.expr(pad), arr.ty.dtype)
+        if e.attr("flat"):
+            return self._flat_load(e, arr, idx, shape, mask, attrs)
         if len(shape) >= 2:
             raise fail("CT107", "a gather producing a tile of rank >= 2: cuTile Rust 0.5.0 reshapes the scalar "
                        "padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which "
@@ -1311,11 +1319,28 @@ def _pointer_ops():
         args = (arr, TupleExpr(idx, e.pos), mask, pad)
         return Op("gather", args, e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
 
+    def _flat_load(self, e: Op, arr: Name, idx: tuple, shape: tuple, mask, attrs: tuple) -> Expr:
+        """A Triton load: the masked element load, then `other` where the mask is false (Triton's `other` is
+        a value of the result, so a select; masked-off elements without `other` are undefined in Triton)."""
+        g = Op("gather", (arr, TupleExpr(idx, e.pos), mask, None), e.pos, attrs + (("flat", True),), e.rule,
+               TileTy(arr.ty.dtype, shape))
+        other = e.attr("other")
+        if other is None or mask is None:
+            return g
+        o = self.expr(other)
+        if not isinstance(o.ty, TileTy):
+            raise fail(e.rule, "`other` must be a tile or a number", e.pos)
+        o = self.to_shape(self.to_dtype(o, arr.ty.dtype) if (self._is_weak(o) or o.ty.dtype != arr.ty.dtype) else o,
+                          shape)
+        return Op("where", (mask, g, o), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype, shape))
+
     def _value(self, e: Op, arr: Name, shape: tuple) -> Expr:
         v = self.expr(e.args[2])
         if not isinstance(v.ty, TileTy):
             raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
         unify_generics(v.ty.dtype, arr.ty.dtype)
+        if e.attr("flat"):  # Triton converts a stored (or atomic) value to the pointer's element type
+            return self.to_shape(self.to_dtype(v, arr.ty.dtype), shape)
         if v.ty.dtype != arr.ty.dtype:
             if self._is_weak(v) or self._widens_to(v, arr.ty.dtype, e.pos):
                 v = self.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
@@ -1329,6 +1354,7 @@ def _pointer_ops():
         arr, idx, shape, attrs = self._common(e)
         value = self._value(e, arr, shape)
         mask = self._mask(e, shape)
+        attrs += (("flat", True),) if e.attr("flat") else ()
         return Op("scatter", (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, None)
 
     def _atomic(self, e: Op) -> Op:
@@ -1337,6 +1363,7 @@ def _pointer_ops():
         mask = self._mask(e, shape)
         if e.op in ("atomic_max", "atomic_min") and not _is_int(arr.ty.dtype):
             raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
+        attrs += (("flat", True),) if e.attr("flat") else ()
         return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule,
                   TileTy(arr.ty.dtype, shape))
 

@@ -1,0 +1,680 @@
+"""Triton frontend: LibCST source -> the same typed model the cuTile Python frontend produces.
+
+Triton's meaning ends here (DESIGN.md, "Two frontends, one model"):
+- `//` and `%` are C's truncating division and remainder: the model ops `truncdiv` / `truncmod`.
+- Pointers do not exist in the model. A pointer parameter is a flat array (rank 1, elements addressed by
+  offset from its base); a pointer value `base + offsets` is carried as its integer offsets, so pointer
+  arithmetic, loop-advanced pointers (`ptrs += BLOCK_K * stride`) and `[:, None]` broadcasts are integer
+  tile arithmetic the passes already type. `tl.load` / `tl.store` / atomics become element accesses
+  (`gather` / `scatter` / `atomic_*` with `flat=True`) of the base array at those offsets, with Triton's mask.
+- `tl.load(..., other=v)` is the masked load followed by a select (Triton's `other` is a value, not padding),
+  and `tl.store` converts the value to the pointer's element type, as Triton does.
+- `tl.constexpr` parameters are compile-time constants (const generics); their type (int, bool, float)
+  comes from their default and the literal values launch sites and autotune configs give.
+
+Fail-closed like the cuTile frontend: anything not understood is a diagnostic with a code and position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import libcst as cst
+
+from ..diagnostics import Diagnostic, TranspileError, fail
+from ..model.ir import Assign, Expr, Lit, Name, Op, Param, Pos, TupleExpr
+from ..rules import RuleTable, load
+from .cutile_python import (FileResult, _Converter, _code, _parse_source, _walk)
+
+TL = "triton.language"
+TRITON_DTYPES = {
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
+    "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "int1": "bool", "float8e4nv": "f8e4m3fn", "float8e5": "f8e5m2",
+    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+}
+# decorators that wrap a @triton.jit function without changing its body (configs are the launcher's)
+WRAPPERS = ("triton.autotune", "triton.heuristics", "triton.runtime.autotune", "triton.runtime.heuristics",
+            "triton.runtime.autotuner.autotune", "triton.runtime.autotuner.heuristics")
+JIT = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
+MEMORY_CALLS = {f"{TL}.load", f"{TL}.store", f"{TL}.atomic_add", f"{TL}.atomic_max", f"{TL}.atomic_min",
+                f"{TL}.atomic_xchg", f"{TL}.atomic_cas", f"{TL}.atomic_and", f"{TL}.atomic_or", f"{TL}.atomic_xor"}
+HINT_CALLS = {f"{TL}.multiple_of", f"{TL}.max_contiguous", f"{TL}.max_constancy"}
+# calls that only inform Triton's compiler (or its checker): no statement in the port
+NO_OP_CALLS = {f"{TL}.static_assert", f"{TL}.device_assert", f"{TL}.static_print", f"{TL}.device_print",
+               f"{TL}.assume"}
+INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range", f"{TL}.arange", f"{TL}.cdiv",
+                  f"{TL}.program_id", f"{TL}.num_programs")
+# atomic `sem=` / `scope=` values: cuTile Rust's ordering and scope markers
+SEMANTICS = {"acq_rel": "ordering::AcqRel", "acquire": "ordering::Acquire", "release": "ordering::Release",
+             "relaxed": "ordering::Relaxed"}
+SCOPES = {"gpu": "scope::Device", "cta": "scope::TileBlock", "sys": "scope::System"}
+
+
+@dataclass(frozen=True)
+class _Ptr:
+    """A pointer value while a kernel converts: its base parameter and its element offsets (None: the base
+    itself). Never part of the model: statements store the offsets, memory calls read both."""
+    base: str
+    offsets: Expr | None
+    pos: Pos
+
+
+def parse_triton_source(source: str, display: str, depth_limit: int, path: Path | None = None,
+                        exact_positions: bool = True, also_cutile: bool = False,
+                        cutile_rules: RuleTable | None = None) -> FileResult:
+    result = _parse_source(source, display, load("triton"), depth_limit, path, exact_positions,
+                           converter=_TritonConverter)
+    if also_cutile:  # a module with kernels in both languages: each frontend reads its own
+        other = _parse_source(source, display, cutile_rules or load(), depth_limit, path, exact_positions)
+        result = FileResult(display, result.kernels + other.kernels, result.failures + other.failures,
+                            result.diagnostics + [d for d in other.diagnostics if d not in result.diagnostics],
+                            {**other.also, **result.also})
+    return result
+
+
+class _TritonConverter(_Converter):
+    language = "triton"
+
+    # ------------------------------------------------------------------ module scan
+    def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
+        for d in fn.decorators:
+            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            if self.dotted(target) in JIT:
+                return d
+        return None
+
+    def _wrappers(self, fn: cst.FunctionDef) -> list[cst.Decorator]:
+        out = []
+        for d in fn.decorators:
+            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            if self.dotted(target) in WRAPPERS:
+                out.append(d)
+        return out
+
+    def scan_module(self, module: cst.Module) -> None:
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self._scan_small(small)
+            elif isinstance(stmt, cst.FunctionDef):
+                if self._is_kernel(stmt):
+                    self.info.kernels[stmt.name.value] = stmt
+                else:
+                    self.info.helpers[stmt.name.value] = stmt
+        self.jit_functions = dict(self.info.kernels)
+        launched: set[str] = set()
+        called: set[str] = set()
+        for stmt in module.body:
+            for node in _walk(stmt):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript) \
+                        and isinstance(node.func.value, cst.Name) and node.func.value.value in self.info.kernels:
+                    launched.add(node.func.value.value)
+                    self._scan_grid_launch(node)
+                elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+                        and node.func.value in self.info.kernels and isinstance(stmt, cst.FunctionDef) \
+                        and stmt.name.value in self.info.kernels:
+                    called.add(node.func.value)
+        for name, fn in list(self.info.kernels.items()):
+            if name in launched or self._wrappers(fn):
+                continue
+            # a @triton.jit function another one calls, or one that returns a value, is a device helper
+            returns_value = any(isinstance(n, cst.Return) and n.value is not None for n in _walk(fn.body))
+            if name in called or returns_value:
+                del self.info.kernels[name]
+                self.info.helpers[name] = fn
+        for name, fn in self.info.kernels.items():
+            self._scan_configs(name, fn)
+
+    def resolve_imports(self, module, path, display, loaded) -> None:
+        super().resolve_imports(module, path, display, loaded)
+        # a @triton.jit function of a sibling module is a helper here, whatever it is there
+        from .modules import module_file
+        for stmt in module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                mod = _name(small.module) if small.module is not None else ""
+                target = module_file(path, len(small.relative), mod)
+                home = loaded.get(target) if target is not None else None
+                if home is None:
+                    continue
+                for a in small.names:
+                    name = _name(a.name)
+                    local = a.asname.name.value if a.asname else name
+                    fn = getattr(home, "jit_functions", {}).get(name)
+                    if fn is not None and local not in self.info.helpers:
+                        self.info.helpers[local] = fn
+                        self.info.helper_home[local] = home
+                        self.info.aliases.pop(local, None)
+
+    def _scan_grid_launch(self, call: cst.Call) -> None:
+        """`kernel[grid](a, b, BLOCK=1024)`: the literal constants a launch site passes (by position or name)."""
+        name = call.func.value.value
+        fn = self.info.kernels[name]
+        names = [p.name.value for p in fn.params.params]
+        lits: dict[int, object] = {}
+        for i, a in enumerate(call.args):
+            if a.star:
+                return
+            idx = names.index(a.keyword.value) if a.keyword and a.keyword.value in names else (
+                i if a.keyword is None else None)
+            if idx is None:
+                continue
+            v = self._eval_const(a.value)
+            if isinstance(v, (int, float, bool)):
+                lits[idx] = v
+        self.info.launches.setdefault(name, []).append(lits)
+
+    def _scan_configs(self, name: str, fn: cst.FunctionDef) -> None:
+        """`@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4), ...])`: each config is a
+        specialization the port must have (the router autotunes over the same configs)."""
+        names = [p.name.value for p in fn.params.params]
+        for d in self._wrappers(fn):
+            if not isinstance(d.decorator, cst.Call):
+                continue
+            for a in d.decorator.args:
+                key = a.keyword.value if a.keyword else None
+                if key not in ("configs", None) or not isinstance(a.value, (cst.List, cst.Tuple)):
+                    continue
+                for el in a.value.elements:
+                    c = el.value
+                    if not (isinstance(c, cst.Call) and self.dotted(c.func) in ("triton.Config",)
+                            and c.args and isinstance(c.args[0].value, cst.Dict)):
+                        continue
+                    lits = {}
+                    for item in c.args[0].value.elements:
+                        if isinstance(item, cst.DictElement) and isinstance(item.key, cst.SimpleString) \
+                                and item.key.evaluated_value in names:
+                            v = self._eval_const(item.value)
+                            if isinstance(v, (int, float, bool)):
+                                lits[names.index(item.key.evaluated_value)] = v
+                    self.info.launches.setdefault(name, []).append(lits)
+
+    def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
+        return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
+                          "module: only module-level `@triton.jit` functions are translated", self.pos(fn))
+
+    # ------------------------------------------------------------------ kernels
+    def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
+        name = fn.name.value
+        wrappers = self._wrappers(fn)
+        for d in fn.decorators:
+            if d is not dec and d not in wrappers:
+                raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` besides "
+                           "`@triton.jit` / autotune / heuristics: its effect cannot be translated", self.pos(d))
+        if not name.isascii():
+            raise fail("CT114", f"kernel name `{name}` is not ASCII: its C symbol `cutile_{name}` and Rust entry "
+                       "need an ASCII identifier", self.pos(fn.name))
+        ps = fn.params
+        if ps.posonly_params or ps.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or ps.kwonly_params \
+                or ps.star_kwarg:
+            raise fail("CT100", "kernels with position-only, *args, keyword-only or **kwargs parameters are not "
+                       "supported", self.pos(ps))
+
+    def _hints(self, dec):
+        return ()  # num_warps / num_stages are Triton's schedule: tileiras chooses its own (triton.md §3)
+
+    def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
+        return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
+
+    def _kernel(self, fn: cst.FunctionDef):
+        self.ptr_vars: dict[str, tuple[str, str | None]] = {}
+        self.pointer_params = _pointer_params(self, fn)
+        launches = self.info.launches.get(fn.name.value, [])
+        names = [p.name.value for p in fn.params.params]
+        self.constexpr_types = {}
+        for i, p in enumerate(fn.params.params):
+            if self._is_constexpr(p.annotation):
+                seen = [lits[i] for lits in launches if i in lits]
+                if p.default is not None:
+                    seen.append(self._eval_const(p.default))
+                kinds = {type(v) for v in seen if v is not None}
+                self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
+        reassigned = _assigned_names(fn.body)
+        self.offset_names = {}
+        taken = self._function_locals(fn)
+        for p in self.pointer_params:
+            off = f"{p}_off"
+            while off in taken:
+                off += "_"
+            self.offset_names[p] = off
+            self.ptr_vars[p] = (p, off if p in reassigned else None)
+        k = super()._kernel(fn)
+        # pointer parameters reassigned in the kernel (`X += row * stride`) start at offset 0
+        pre = tuple(Assign((self.offset_names[p],), Lit(0, k.pos), k.pos)
+                    for p in names if p in self.pointer_params and p in reassigned)
+        k = replace(k, body=pre + k.body, frontend="triton")
+        _check_no_pointer_left(k.body)
+        return k
+
+    def _param(self, p: cst.Param) -> Param:
+        name = p.name.value
+        if self._is_constexpr(p.annotation):
+            return Param(name, "const", self.pos(p), const_type=self.constexpr_types.get(name, "int"))
+        if name in self.pointer_params:
+            return Param(name, "array", self.pos(p), rank=1, pointer=True, flat=True)
+        ann = p.annotation.annotation if p.annotation else None
+        if isinstance(ann, cst.Name) and ann.value in ("int", "float", "bool"):
+            return Param(name, "scalar", self.pos(p), dtype={"int": "i32", "float": "f32", "bool": "bool"}[ann.value])
+        return Param(name, "unknown", self.pos(p))
+
+    def _params(self, fn: cst.FunctionDef) -> list[Param]:
+        return [self._param(p) for p in fn.params.params]
+
+    # ------------------------------------------------------------------ statements
+    def small(self, s: cst.BaseSmallStatement, last: bool = False):
+        pos = self.pos(s)
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+            value = self.expr(s.value)
+            if isinstance(value, _Ptr):
+                return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos))
+            self._not_ptr_target(s.targets[0].target.value, pos)
+            return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos)])
+        if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
+            cur = self.expr(s.target)
+            if isinstance(cur, _Ptr):
+                if not isinstance(s.operator, (cst.AddAssign, cst.SubtractAssign)):
+                    raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
+                value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
+                return self._flush(self._assign_ptr(s.target.value, value, pos))
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
+            return []
+        return super().small(s, last)
+
+    def _not_ptr_target(self, name: str, pos: Pos) -> None:
+        model = self._model_name(name)
+        if model in self.ptr_vars:
+            raise fail("CT100", f"`{name}` holds a pointer and is assigned a non-pointer value: a name keeps one "
+                       "kind in a ported kernel", pos)
+
+    def _model_name(self, name: str) -> str:
+        for scope in reversed(self.subst):
+            if name in scope and isinstance(scope[name], Name):
+                return scope[name].id
+        return name
+
+    def _assign_ptr(self, target: str, value: _Ptr, pos: Pos) -> list:
+        model = self._model_name(target)
+        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
+            raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
+                       f"before `{self.ptr_vars[model][0]}`): a ported pointer keeps one base", pos)
+        if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
+            off = self.offset_names[model]
+            self.ptr_vars[model] = (value.base, off)
+            return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos)]
+        local = self.local(target, pos)
+        self.ptr_vars[local] = (value.base, local)
+        if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
+            self.subst[-1][target] = Name(local, pos)
+        return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos)]
+
+    def for_stmt(self, s: cst.For):
+        it = s.iter
+        d = self.dotted(it.func) if isinstance(it, cst.Call) else None
+        if d in (f"{TL}.range", f"{TL}.static_range"):
+            # tl.range's pipelining keywords are schedule hints (tileiras schedules on its own); static_range
+            # is unrolled by Triton, a loop here with the same values
+            args = [a for a in it.args if a.keyword is None]
+            s = s.with_changes(iter=it.with_changes(func=cst.Name("range"), args=args))
+        return super().for_stmt(s)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: cst.BaseExpression):
+        if isinstance(node, cst.Name) and node.value not in ("True", "False"):
+            e = super().expr(node)
+            if isinstance(e, Name) and e.id in self.ptr_vars:
+                base, off = self.ptr_vars[e.id]
+                return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
+            return e
+        return super().expr(node)
+
+    def _binop(self, op, a, b, pos: Pos):
+        if isinstance(a, _Ptr) or isinstance(b, _Ptr):
+            if op == "+":
+                return self._ptr_add(a, b, pos) if isinstance(a, _Ptr) else self._ptr_add(b, a, pos)
+            if op == "-" and isinstance(a, _Ptr) and not isinstance(b, _Ptr):
+                return self._ptr_add(a, b, pos, subtract=True)
+            raise fail("CT100", f"pointer arithmetic `{op}` is not supported (only pointer + offsets and pointer - "
+                       "offsets)", pos)
+        return super()._binop(op, a, b, pos)
+
+    def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:
+        if isinstance(offs, _Ptr):
+            raise fail("CT100", "a pointer added to a pointer", pos)
+        if subtract:
+            offs = self._op("operator:neg", (offs,), pos) if p.offsets is None else offs
+        if p.offsets is None:
+            return _Ptr(p.base, offs, pos)
+        return _Ptr(p.base, self._op("operator:-" if subtract else "operator:+", (p.offsets, offs), pos), pos)
+
+    def subscript(self, node: cst.Subscript):
+        base = self.expr(node.value)
+        if isinstance(base, _Ptr):
+            if base.offsets is None:
+                raise fail("CT100", "indexing a pointer parameter with `[...]` (broadcast the offsets instead)",
+                           self.pos(node))
+            inner = node.with_changes(value=cst.Name("__ptr_offsets__"))
+            self.subst.append({"__ptr_offsets__": base.offsets})
+            try:
+                offs = super().subscript(inner)
+            finally:
+                self.subst.pop()
+            return _Ptr(base.base, offs, base.pos)
+        return super().subscript(node)
+
+    def attribute(self, node: cst.Attribute):
+        pos = self.pos(node)
+        d = self.dotted(node)
+        if d and d.startswith(f"{TL}."):
+            leaf = d[len(TL) + 1:]
+            if leaf in TRITON_DTYPES:
+                return Op("dtype", (), pos, (("dtype", TRITON_DTYPES[leaf]),))
+            raise fail("CT101", f"`{d}` is not supported", pos)
+        # `x_ptr.dtype.element_ty`: the element type of the tensor a pointer points into
+        if node.attr.value == "element_ty" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "dtype":
+            base = self.expr(node.value.value)
+            if isinstance(base, _Ptr):
+                return Op("dtype_of", (Name(base.base, pos),), pos)
+            raise fail("CT100", "`.dtype.element_ty` of a value that is not a pointer", pos)
+        if node.attr.value == "dtype":
+            base = self.expr(node.value)
+            if isinstance(base, _Ptr):
+                raise fail("CT100", "the dtype of a pointer itself; use `.dtype.element_ty`", pos)
+            return Op("dtype_of", (base,), pos)
+        if node.attr.value == "shape":
+            raise fail("CT100", "`.shape` of a Triton value is not supported", pos)
+        return super().attribute(node)
+
+    def call(self, node: cst.Call):
+        pos = self.pos(node)
+        func = node.func
+        d = self.dotted(func)
+        if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases \
+                and func.value != self.current:
+            return self.inline_helper(self.info.kernels[func.value], node)
+        if d in MEMORY_CALLS:
+            return self._memory(d, node, pos)
+        if d in HINT_CALLS:
+            return self.expr(_arg(node, 0, "input"))
+        if d == f"{TL}.arange":
+            return self._arange(node, pos)
+        if d in (f"{TL}.sigmoid",):
+            x = self.expr(_arg(node, 0, "x"))
+            return self._sigmoid(x, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value == "sigmoid" and not (d or "").startswith(TL):
+            return self._sigmoid(self.expr(func.value), pos)
+        if d == f"{TL}.clamp":
+            return self._clamp(node, pos)
+        if d in (f"{TL}.dot",):
+            return self._dot(node, pos)
+        if d in ("min", "max", "builtins.min", "builtins.max"):
+            rule = self.rules.lookup(f"{TL}.{'minimum' if d.endswith('min') else 'maximum'}")
+            return self._rule_call(rule, list(node.args), pos)
+        if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
+            raise fail("CT101", f"`{d}(...)` called as a function; use `.to({d.split('.')[-1]})`", pos)
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            for a in node.args:
+                if a.keyword and a.keyword.value == "bitcast" and not (isinstance(a.value, cst.Name)
+                                                                       and a.value.value == "False"):
+                    raise fail("TTR-TO", "`.to(..., bitcast=True)` is not supported yet", self.pos(a))
+        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "max", "min") and \
+                not (d or "").startswith(f"{TL}."):
+            return self._reduction(f"method:{func.attr.value}", [cst.Arg(func.value)] + list(node.args), pos)
+        if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min"):
+            return self._reduction(d, list(node.args), pos)
+        return super().call(node)
+
+    def _reduction(self, source: str, args: list, pos: Pos):
+        """`tl.sum(x, axis=..., keep_dims=...)`: Triton's reductions (`keep_dims` is cuTile's `keepdims`;
+        sums of integers narrower than 32 bits accumulate in int32, as Triton's `sum` does)."""
+        rule = self.rules.lookup(source)
+        fixed = []
+        for a in args:
+            if a.keyword is not None and a.keyword.value == "keep_dims":
+                a = a.with_changes(keyword=cst.Name("keepdims"))
+            if a.keyword is not None and a.keyword.value in ("return_indices", "dtype", "propagate_nan"):
+                v = a.value
+                if not (isinstance(v, cst.Name) and v.value in ("False", "None")):
+                    raise fail(rule.id, f"`{a.keyword.value}=` of `{source}` is not supported yet", self.pos(a))
+                continue
+            if a.keyword is not None and a.keyword.value == "return_indices_tie_break_left":
+                continue
+            fixed.append(a)
+        # the rule knows `keepdims` (cuTile's spelling) through the cuTile handler's attribute name
+        rule = replace(rule, defaults=tuple(sorted(dict(rule.defaults, keepdims="false").items())))
+        return self._rule_call(rule, fixed, pos)
+
+    def _arange(self, node: cst.Call, pos: Pos):
+        start = _arg(node, 0, "start")
+        end = _arg(node, 1, "end")
+        if start is None or end is None:
+            raise fail("TTR-ARANGE", "`tl.arange(start, end)` needs both bounds", pos)
+        s, e = self.expr(start), self.expr(end)
+        if isinstance(s, Lit) and s.value == 0:
+            size = e
+        else:
+            size = self._op("operator:-", (e, s), pos)
+        rule = self.rules.lookup(f"{TL}.arange")
+        self.rules_used.add(rule.id)
+        iota = Op("arange", (size, None), pos, (), rule.id)
+        if isinstance(s, Lit) and s.value == 0:
+            return iota
+        return self._op("operator:+", (iota, s), pos)
+
+    def _sigmoid(self, x, pos: Pos):
+        # Triton's own definition (language/standard.py): 1 / (1 + exp(-x))
+        self.rules_used.add("TTR-SIGMOID")
+        neg = self._op("operator:neg", (x,), pos)
+        ex = self._op(f"{TL}.exp", (neg,), pos)
+        den = self._op("operator:+", (Lit(1, pos), ex), pos)
+        return self._op("operator:/", (Lit(1, pos), den), pos)
+
+    def _clamp(self, node: cst.Call, pos: Pos):
+        x, lo, hi = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "min", "max")))
+        self.rules_used.add("TTR-CLAMP")
+        return self._op(f"{TL}.minimum", (self._op(f"{TL}.maximum", (x, lo), pos), hi), pos)
+
+    def _dot(self, node: cst.Call, pos: Pos):
+        rule = self.rules.lookup(f"{TL}.dot")
+        self.rules_used.add(rule.id)
+        a, b = self.expr(_arg(node, 0, "input")), self.expr(_arg(node, 1, "other"))
+        acc = _arg(node, 2, "acc")
+        for arg in node.args:
+            key = arg.keyword.value if arg.keyword else None
+            if key in ("out_dtype",):
+                v = self.expr(arg.value)
+                if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") == "f32"):
+                    raise fail(rule.id, "`tl.dot(out_dtype=...)` other than float32 is not supported yet", self.pos(arg))
+            elif key in ("input_precision", "allow_tf32", "max_num_imprecise_acc", None, "input", "other", "acc"):
+                continue
+            else:
+                raise fail(rule.id, f"keyword `{key}` of `tl.dot` is not supported", self.pos(arg))
+        if acc is None or (isinstance(acc, cst.Name) and acc.value == "None"):
+            # Triton's dot without an accumulator: a zero f32 accumulator (integers: int32)
+            return Op("matmul", (a, b), pos, (("accumulator", "f32"),), rule.id)
+        return Op("mma", (a, b, self.expr(acc)), pos, (), rule.id)
+
+    def _memory(self, d: str, node: cst.Call, pos: Pos):
+        leaf = d[len(TL) + 1:]
+        rule = self.rules.lookup(d)
+        if rule is None:
+            raise fail("CT101", f"`{d}` is not supported yet", pos)
+        self.rules_used.add(rule.id)
+        ptr = self.expr(_arg(node, 0, "pointer"))
+        if isinstance(ptr, Op) and ptr.op == "make_block_ptr":
+            raise fail(rule.id, "block pointers are not supported", pos)
+        if not isinstance(ptr, _Ptr):
+            raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (pointers "
+                       "loaded from memory or computed otherwise are not supported)", pos)
+        offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
+        base = Name(ptr.base, pos)
+        attrs: list = [("flat", True)]
+        known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                          "eviction_policy", "volatile"),
+                 "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
+        keys = known.get(leaf, ("pointer", "val", "mask", "sem", "scope"))
+        values: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword else (keys[i] if i < len(keys) else None)
+            if key is None or key not in keys:
+                raise fail(rule.id, f"argument `{key or i}` of `tl.{leaf}` is not supported", self.pos(a))
+            values[key] = a.value
+        for key in ("boundary_check", "padding_option"):
+            if key in values and not _is_none_or_empty(values[key]):
+                raise fail(rule.id, f"`{key}=` is for block pointers, which are not supported", pos)
+        if "volatile" in values and not (isinstance(values["volatile"], cst.Name) and values["volatile"].value == "False"):
+            raise fail(rule.id, "`volatile=True` loads are not supported yet", pos)
+        mask = self.expr(values["mask"]) if "mask" in values and not _is_none(values["mask"]) else None
+        if isinstance(mask, _Ptr):
+            raise fail(rule.id, "a pointer used as a mask", pos)
+        if mask is not None:
+            attrs.append(("mask", mask))
+        if leaf == "load":
+            other = values.get("other")
+            if other is not None and not _is_none(other):
+                attrs.append(("other", self.expr(other)))
+            return Op("gather", (base, TupleExpr((offsets,), pos)), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
+                      rule.id)
+        if leaf == "store":
+            value = self.expr(values["value"])
+            return Op("scatter", (base, TupleExpr((offsets,), pos), value), pos,
+                      tuple(sorted(attrs, key=lambda kv: kv[0])), rule.id)
+        if leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+            raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
+        for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
+            if key in values and not _is_none(values[key]):
+                v = values[key]
+                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
+                    raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
+                attrs.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+        value = self.expr(values["val"])
+        return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
+                  rule.id)
+
+
+def _arg(node: cst.Call, index: int, keyword: str):
+    for a in node.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
+    positional = [a for a in node.args if a.keyword is None]
+    return positional[index].value if index < len(positional) else None
+
+
+def _is_none(v) -> bool:
+    return isinstance(v, cst.Name) and v.value == "None"
+
+
+def _is_none_or_empty(v) -> bool:
+    return _is_none(v) or (isinstance(v, (cst.Tuple, cst.List)) and not v.elements) or \
+        (isinstance(v, cst.SimpleString) and v.evaluated_value == "")
+
+
+def _name(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_name(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _assigned_names(body) -> set[str]:
+    out = set()
+    for n in _walk(body):
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+    return out
+
+
+def _sum_leaves(conv: _TritonConverter, e) -> list[cst.Name]:
+    """The names a pointer expression adds up (through `+`, `-`'s left side, `[...]` and hint calls)."""
+    if isinstance(e, cst.Name):
+        return [e]
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
+        return _sum_leaves(conv, e.left) + _sum_leaves(conv, e.right)
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Subtract):
+        return _sum_leaves(conv, e.left)
+    if isinstance(e, cst.Subscript):
+        return _sum_leaves(conv, e.value)
+    if isinstance(e, cst.Call) and conv.dotted(e.func) in HINT_CALLS and e.args:
+        return _sum_leaves(conv, e.args[0].value)
+    return []
+
+
+def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef) -> set[str]:
+    """Which parameters are pointers: Triton signatures do not say (unannotated parameters are pointers or
+    scalars). A parameter is a pointer when a memory call's address is a sum that reaches it (through the
+    locals it is assigned to), it is never used as a number (multiplied, compared, a loop bound), and it is
+    the one pointer of each such sum (a name with `ptr` in it, else the leftmost)."""
+    params = [p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)]
+    int_used: set[str] = set()
+    dtype_used: set[str] = set()
+    assigns: dict[str, list] = {}
+    roots: list = []
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Call):
+            d = conv.dotted(node.func)
+            if d in MEMORY_CALLS and node.args:
+                roots.append(_arg(node, 0, "pointer"))
+            elif d in INT_ONLY_NAMES:
+                int_used.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))
+        elif isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Add, cst.Subtract)):
+            int_used.update(x.value for x in (node.left, node.right) if isinstance(x, cst.Name))
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract) \
+                and isinstance(node.right, cst.Name):
+            int_used.add(node.right.value)
+        elif isinstance(node, cst.Comparison):
+            int_used.update(x.value for x in [node.left] + [c.comparator for c in node.comparisons]
+                            if isinstance(x, cst.Name))
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            assigns.setdefault(node.targets[0].target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            assigns.setdefault(node.target.value, []).append(
+                cst.BinaryOperation(node.target, cst.Add(), node.value))
+        elif isinstance(node, cst.Attribute) and node.attr.value == "element_ty" \
+                and isinstance(node.value, cst.Attribute) and isinstance(node.value.value, cst.Name):
+            dtype_used.add(node.value.value.value)
+        elif isinstance(node, cst.If) or isinstance(node, cst.While):
+            if isinstance(node.test, cst.Name):
+                int_used.add(node.test.value)
+    pointers: set[str] = {n for n in dtype_used if n in params}
+    work = list(roots)
+    seen: set[int] = set()
+    while work:
+        e = work.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        leaves = [n.value for n in _sum_leaves(conv, e)]
+        if any(n in pointers for n in leaves):
+            chosen = [n for n in leaves if n in pointers]
+        else:
+            cands = [n for n in leaves if n not in int_used and (n in params or n in assigns)]
+            cands.sort(key=lambda n: (0 if "ptr" in n.lower() else 1, leaves.index(n)))
+            chosen = cands[:1]
+        for n in chosen:
+            if n not in pointers:
+                pointers.add(n)
+            work.extend(assigns.get(n, []))
+    return {n for n in pointers if n in params}
+
+
+def _check_no_pointer_left(body) -> None:
+    """A pointer value that reached the model (an unsupported use) fails the kernel here, with its position."""
+    stack = list(body)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, _Ptr):
+            raise fail("CT100", f"a pointer into `{x.base}` used as a value (only addresses of tl.load / "
+                       "tl.store / atomics, pointer arithmetic and pointer variables are supported)", x.pos)
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif hasattr(x, "__dataclass_fields__"):
+            for f in x.__dataclass_fields__:
+                stack.append(getattr(x, f))
