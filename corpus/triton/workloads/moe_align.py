@@ -49,12 +49,11 @@ def moe_permute_kernel(x_ptr, sorted_ids_ptr, out_ptr, n_slots, hidden, TOP_K: t
     slot = tl.load(sorted_ids_ptr + row)
     cols = tl.arange(0, BLOCK_H)
     valid = slot < n_slots
-    token = slot // TOP_K
+    token = tl.where(valid, slot // TOP_K, 0)  # padding slots read row 0 and write zeros
     for h in range(0, hidden, BLOCK_H):
         c = h + cols
-        mask = (c < hidden) & valid
-        x = tl.load(x_ptr + token.to(tl.int64) * hidden + c, mask=mask, other=0.0)
-        tl.store(out_ptr + row.to(tl.int64) * hidden + c, x, mask=c < hidden)
+        x = tl.load(x_ptr + token.to(tl.int64) * hidden + c, mask=c < hidden, other=0.0)
+        tl.store(out_ptr + row.to(tl.int64) * hidden + c, tl.where(valid, x, 0.0), mask=c < hidden)
 
 
 def moe_align(topk_ids, hidden_states, n_experts, block_size=64):
