@@ -1,0 +1,816 @@
+"""CPU reference outputs of the Triton corpus (`corpus/triton/workloads`), computed with the Triton
+interpreter (TRITON_INTERPRET=1) and checked against plain numpy implementations of the same math.
+
+    /tmp/trit/bin/python tools/triton_reference.py            # run every case, check vs numpy, write npz files
+    /tmp/trit/bin/python tools/triton_reference.py --check    # recompute, compare with the saved npz files
+    /tmp/trit/bin/python tools/triton_reference.py -k softmax # only cases whose id contains "softmax"
+
+Needs triton (3.9) and numpy, not torch: tensors are numpy arrays behind a small shim that offers what the
+interpreter reads (`data_ptr()`, a torch-like `dtype`); the interpreter's host<->device copies are skipped
+because the arrays already live in host memory. `cases()` is importable without triton: it returns plain
+data (module, kernel, input specs, scalars, constexprs, grid, output names, tolerances) so the same inputs
+can be rebuilt elsewhere (e.g. on a GPU with torch, to compare the Triton kernel with its Rust port).
+
+Input spec `init` kinds (all random draws from `numpy.random.default_rng(case["seed"])`, in spec order):
+  randn(scale), uniform(lo, hi), randint(lo, hi) [high exclusive], zeros, full(value), poison (NaN for
+  floats, -12345 for ints), log_softmax(scale) (rows of log-probabilities of randn*scale), rows_of_randperm
+  (a permutation of range(size) reshaped: page tables), and derived kinds computed from earlier inputs:
+  bincount(of, minlength), moe_sorted_ids(of, n_experts, block_size) (sorted slot ids, padding = n_slots).
+Reference tables keep bf16 out: the interpreter computes bf16 on raw bits (triton.md section 4).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "triton_refs"
+PKG = "corpus.triton.workloads"
+INT_POISON = -12345
+
+TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0),
+       "float8_e4m3fn": (2.0 ** -9, 2.0 ** -4)}
+
+
+def _npo2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def inp(name, shape, dtype, kind, **params):
+    return {"name": name, "shape": list(shape), "dtype": dtype, "init": {"kind": kind, **params}}
+
+
+def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None):
+    """One launch: `args` lists the kernel's runtime parameters in order, each the name of an input or of a
+    scalar; constexprs go by keyword. `tol` maps output names to (atol, rtol) where the dtype default is not
+    meant."""
+    cid = f"{module}__{kernel}__{name}"
+    outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
+                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
+            for o in outputs}
+    return {"id": cid, "module": f"{PKG}.{module}", "kernel": kernel, "case": name,
+            "seed": zlib.crc32(cid.encode()) & 0x7FFFFFFF, "inputs": inputs, "args": list(args),
+            "scalars": dict(scalars or {}), "constexprs": dict(constexprs or {}), "grid": list(grid),
+            "outputs": outs, "ref": f"{module}.{kernel}"}
+
+
+def _row_cases(module, kernel, shapes, dtypes, make):
+    return [make(module, kernel, f"{r}x{c}_{dt}", r, c, dt) for (r, c) in shapes for dt in dtypes]
+
+
+def cases() -> list[dict]:
+    out: list[dict] = []
+    F = ["float32", "float16"]
+
+    for n in (4096, 3001):
+        for dt in F:
+            out.append(case("vector_add", "add_kernel", f"n{n}_{dt}",
+                            [inp("x", [n], dt, "randn"), inp("y", [n], dt, "randn"), inp("out", [n], dt, "poison")],
+                            ["x", "y", "out", "n"], [_cdiv(n, 1024)], ["out"], "", {"n": n}, {"BLOCK_SIZE": 1024}))
+
+    def softmax(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("x", [r, c], dt, "randn", scale=3.0), inp("y", [r, c], dt, "poison")],
+                    ["y", "x", "stride", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c},
+                    {"BLOCK_N": _npo2(c)})
+    out += _row_cases("softmax", "softmax_kernel", [(8, 256), (7, 1000)], F, softmax)
+
+    def online(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("x", [r, c], dt, "randn", scale=3.0), inp("y", [r, c], dt, "poison")],
+                    ["x", "y", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c}, {"BLOCK_N": 1024})
+    out += _row_cases("online_softmax", "online_softmax_kernel", [(4, 2048), (5, 3000)], F, online)
+
+    def mm_inputs(M, N, K, dt, out_dt):
+        return [inp("a", [M, K], dt, "randn"), inp("b", [K, N], dt, "randn"), inp("c", [M, N], out_dt, "poison")]
+
+    gemm_tol = {"c": (2e-2, 1e-2)}
+    for (M, N, K), cfg, act in [((64, 64, 64), (64, 64, 32, 4), ""), ((50, 70, 90), (32, 32, 32, 4), ""),
+                                ((77, 130, 40), (32, 32, 32, 4), "leaky_relu")]:
+        for dt in F:
+            bm, bn, bk, gm = cfg
+            out.append(case("matmul", "matmul_kernel", f"{M}x{N}x{K}_{dt}{'_' + act if act else ''}",
+                            mm_inputs(M, N, K, dt, dt),
+                            ["a", "b", "c", "M", "N", "K", "K", "one", "N", "one", "N", "one"],
+                            [_cdiv(M, bm) * _cdiv(N, bn)], ["c"], "",
+                            {"M": M, "N": N, "K": K, "one": 1},
+                            {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": gm, "ACTIVATION": act},
+                            tol=gemm_tol))
+
+    for (M, N, K), sms in [((256, 160, 64), 3), ((200, 150, 96), 2)]:
+        out.append(case("persistent_matmul", "persistent_matmul_kernel", f"{M}x{N}x{K}_sms{sms}",
+                        mm_inputs(M, N, K, "float16", "float16"),
+                        ["a", "b", "c", "M", "N", "K", "K", "one", "N", "one", "N", "one"], [sms], ["c"], "",
+                        {"M": M, "N": N, "K": K, "one": 1},
+                        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "NUM_SMS": sms}, tol=gemm_tol))
+
+    def ln_fwd(m, k, name, r, c, dt):
+        return case(m, k, name,
+                    [inp("x", [r, c], dt, "randn", scale=2.0), inp("y", [r, c], dt, "poison"),
+                     inp("w", [c], dt, "randn"), inp("b", [c], dt, "randn"), inp("mean", [r], "float32", "poison"),
+                     inp("rstd", [r], "float32", "poison")],
+                    ["x", "y", "w", "b", "mean", "rstd", "stride", "n_cols", "eps"], [r], ["y", "mean", "rstd"], "",
+                    {"stride": c, "n_cols": c, "eps": 1e-5}, {"BLOCK_N": _npo2(c)})
+    out += _row_cases("layer_norm", "layer_norm_fwd_kernel", [(8, 512), (9, 1000)], F, ln_fwd)
+
+    def ln_bwd(m, k, name, r, c, dt):
+        parts = _cdiv(r, 16)
+        return case(m, k, name,
+                    [inp("dx", [r, c], dt, "poison"), inp("dy", [r, c], dt, "randn"), inp("x", [r, c], dt, "randn"),
+                     inp("w", [c], dt, "randn"), inp("mean", [r], "float32", "randn", scale=0.1),
+                     inp("rstd", [r], "float32", "uniform", lo=0.5, hi=2.0),
+                     inp("dw_part", [parts, c], "float32", "poison"), inp("db_part", [parts, c], "float32", "poison")],
+                    ["dx", "dy", "x", "w", "mean", "rstd", "dw_part", "db_part", "stride", "n_rows", "n_cols"],
+                    [parts], ["dx", "dw_part", "db_part"], "", {"stride": c, "n_rows": r, "n_cols": c},
+                    {"ROWS_PER_PROGRAM": 16, "BLOCK_N": _npo2(c)})
+    out += _row_cases("layer_norm", "layer_norm_bwd_dx_kernel", [(32, 512), (20, 700)], F, ln_bwd)
+
+    def ln_dwdb(m, k, name, p, c, dt):
+        return case(m, k, name,
+                    [inp("dw_part", [p, c], "float32", "randn"), inp("db_part", [p, c], "float32", "randn"),
+                     inp("dw", [c], dt, "poison"), inp("db", [c], dt, "poison")],
+                    ["dw_part", "db_part", "dw", "db", "n_parts", "n_cols"], [_cdiv(c, 128)], ["dw", "db"], "",
+                    {"n_parts": p, "n_cols": c}, {"BLOCK_P": 32, "BLOCK_N": 128})
+    out += _row_cases("layer_norm", "layer_norm_bwd_dwdb_kernel", [(3, 512), (40, 1000)], F, ln_dwdb)
+
+    for (r, c), off in [((8, 512), 0.0), ((9, 1000), 1.0)]:
+        for dt in F:
+            out.append(case("rms_norm", "rms_norm_fwd_kernel", f"{r}x{c}_{dt}_offset{off:g}",
+                            [inp("x", [r, c], dt, "randn"), inp("w", [c], dt, "randn"), inp("y", [r, c], dt, "poison"),
+                             inp("rstd", [r], "float32", "poison")],
+                            ["x", "w", "y", "rstd", "stride", "stride", "n_cols", "eps"], [r], ["y", "rstd"], "",
+                            {"stride": c, "n_cols": c, "eps": 1e-6}, {"OFFSET": off, "BLOCK_N": _npo2(c)}))
+
+    def rms_bwd(m, k, name, r, c, dt):
+        return case(m, k, name,
+                    [inp("dy", [r, c], dt, "randn"), inp("x", [r, c], dt, "randn"), inp("w", [c], dt, "randn"),
+                     inp("rstd", [r], "float32", "uniform", lo=0.5, hi=2.0), inp("dx", [r, c], dt, "poison"),
+                     inp("dw", [c], "float32", "zeros")],
+                    ["dy", "x", "w", "rstd", "dx", "dw", "stride", "n_cols"], [r], ["dx", "dw"], "",
+                    {"stride": c, "n_cols": c}, {"OFFSET": 0.0, "BLOCK_N": _npo2(c)})
+    out += _row_cases("rms_norm", "rms_norm_bwd_kernel", [(8, 512), (9, 1000)], F, rms_bwd)
+
+    for (t, hq, hk, d) in [(5, 4, 2, 64), (3, 32, 8, 128)]:
+        for dt in F:
+            out.append(case("rope", "rope_kernel", f"t{t}_hq{hq}_hk{hk}_d{d}_{dt}",
+                            [inp("q", [t, hq, d], dt, "randn"), inp("k", [t, hk, d], dt, "randn"),
+                             inp("cos", [16, d // 2], "float32", "uniform", lo=-1.0, hi=1.0),
+                             inp("sin", [16, d // 2], "float32", "uniform", lo=-1.0, hi=1.0),
+                             inp("pos", [t], "int32", "randint", lo=0, hi=16)],
+                            ["q", "k", "cos", "sin", "pos", "q_stride", "k_stride", "cs_stride", "hq", "hk"], [t],
+                            ["q", "k"], "", {"q_stride": hq * d, "k_stride": hk * d, "cs_stride": d // 2, "hq": hq,
+                                             "hk": hk},
+                            {"HEAD_DIM": d, "BLOCK_H": _npo2(max(hq, hk))}))
+
+    def swi_fwd(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("a", [r, c], dt, "randn", scale=2.0), inp("b", [r, c], dt, "randn"),
+                                 inp("c", [r, c], dt, "poison")],
+                    ["a", "b", "c", "stride", "n_cols"], [r], ["c"], "", {"stride": c, "n_cols": c},
+                    {"BLOCK_N": _npo2(c)})
+    out += _row_cases("swiglu", "swiglu_fwd_kernel", [(4, 512), (5, 1000)], F, swi_fwd)
+
+    def swi_bwd(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("dc", [r, c], dt, "randn"), inp("a", [r, c], dt, "randn", scale=2.0),
+                                 inp("b", [r, c], dt, "randn")],
+                    ["dc", "a", "b", "stride", "n_cols"], [r], ["a", "b"], "", {"stride": c, "n_cols": c},
+                    {"BLOCK_N": _npo2(c)})
+    out += _row_cases("swiglu", "swiglu_bwd_kernel", [(4, 512), (5, 1000)], F, swi_bwd)
+
+    def geg_fwd(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("a", [r, c], dt, "randn", scale=2.0), inp("b", [r, c], dt, "randn"),
+                                 inp("c", [r, c], dt, "poison")],
+                    ["a", "b", "c", "n_rows", "n_cols"], [_cdiv(r, 4), _cdiv(c, 256)], ["c"], "",
+                    {"n_rows": r, "n_cols": c}, {"BLOCK_M": 4, "BLOCK_N": 256})
+    out += _row_cases("geglu", "geglu_fwd_kernel", [(8, 512), (9, 1000)], F, geg_fwd)
+
+    def geg_bwd(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("dc", [r, c], dt, "randn"), inp("a", [r, c], dt, "randn", scale=2.0),
+                                 inp("b", [r, c], dt, "randn"), inp("da", [r, c], dt, "poison"),
+                                 inp("db", [r, c], dt, "poison")],
+                    ["dc", "a", "b", "da", "db", "n_rows", "n_cols"], [_cdiv(r, 4), _cdiv(c, 256)], ["da", "db"], "",
+                    {"n_rows": r, "n_cols": c}, {"BLOCK_M": 4, "BLOCK_N": 256})
+    out += _row_cases("geglu", "geglu_bwd_kernel", [(8, 512), (9, 1000)], F, geg_bwd)
+
+    for (r, v), ls in [((4, 1000), 0.0), ((6, 5000), 0.1)]:
+        for dt in F:
+            # rows 0, 3, 6, ... get ignore_index
+            out.append(case("cross_entropy", "cross_entropy_kernel", f"{r}x{v}_{dt}_ls{ls:g}",
+                            [inp("logits", [r, v], dt, "randn", scale=2.0),
+                             inp("target", [r], "int64", "randint", lo=0, hi=v, ignore=-100, every=3),
+                             inp("loss", [r], "float32", "poison")],
+                            ["logits", "stride", "target", "loss", "n_cols", "n_non_ignore", "ignore_index",
+                             "label_smoothing"], [r], ["logits", "loss"], "",
+                            {"stride": v, "n_cols": v, "n_non_ignore": r - _cdiv(r, 3), "ignore_index": -100,
+                             "label_smoothing": ls},
+                            {"BLOCK_V": min(4096, _npo2(v)), "HAS_SMOOTHING": ls > 0.0}))
+
+    for (b, h, s, d), causal in [((1, 2, 128, 64), True), ((2, 1, 100, 64), False), ((1, 2, 200, 64), True)]:
+        shp = [b, h, s, d]
+        out.append(case("flash_attention", "attn_fwd_kernel", f"b{b}h{h}s{s}d{d}_{'causal' if causal else 'full'}",
+                        [inp("q", shp, "float16", "randn"), inp("k", shp, "float16", "randn"),
+                         inp("v", shp, "float16", "randn"), inp("o", shp, "float16", "poison"),
+                         inp("lse", [b, h, s], "float32", "poison")],
+                        ["q", "k", "v", "o", "lse", "sm_scale", "n_heads", "seq_len", "sb", "sh", "ss"],
+                        [_cdiv(s, 128), b * h], ["o", "lse"], "",
+                        {"sm_scale": 1.0 / math.sqrt(d), "n_heads": h, "seq_len": s, "sb": h * s * d, "sh": s * d,
+                         "ss": d},
+                        {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "IS_CAUSAL": causal},
+                        tol={"o": (4e-3, 4e-3), "lse": (1e-4, 1e-4)}))
+
+    for (seq_lens, hq, hkv, d, n_pages) in [([37, 16, 5], 8, 2, 64, 12), ([50, 64], 4, 4, 128, 9)]:
+        bsz = len(seq_lens)
+        max_pages = max(_cdiv(s, 16) for s in seq_lens)
+        for dt in F:
+            out.append(case("paged_decode_attention", "paged_decode_kernel",
+                            f"b{bsz}_hq{hq}_hkv{hkv}_d{d}_{dt}",
+                            [inp("q", [bsz, hq, d], dt, "randn"),
+                             inp("k_cache", [n_pages, 16, hkv, d], dt, "randn"),
+                             inp("v_cache", [n_pages, 16, hkv, d], dt, "randn"),
+                             inp("block_table", [bsz, max_pages], "int32", "rows_of_randperm", size=n_pages),
+                             inp("seq_lens", [bsz], "int32", "given", values=seq_lens),
+                             inp("o", [bsz, hq, d], dt, "poison")],
+                            ["q", "k_cache", "v_cache", "block_table", "seq_lens", "o", "sm_scale", "sqb", "sqh",
+                             "sbt", "spage", "stok", "skvh"], [bsz, hq], ["o"], "",
+                            {"sm_scale": 1.0 / math.sqrt(d), "sqb": hq * d, "sqh": d, "sbt": max_pages,
+                             "spage": 16 * hkv * d, "stok": hkv * d, "skvh": d},
+                            {"N_KV_GROUP": hq // hkv, "HEAD_DIM": d, "PAGE_SIZE": 16}))
+
+    for n_tokens, n_experts in [(50, 8), (24, 4)]:
+        n_slots = n_tokens * 2
+        topk = inp("topk_ids", [n_tokens, 2], "int32", "randint", lo=0, hi=n_experts)
+        out.append(case("moe_align", "moe_count_kernel", f"t{n_tokens}_e{n_experts}",
+                        [topk, inp("counts", [n_experts], "int32", "zeros")],
+                        ["topk_ids", "counts", "n_slots"], [_cdiv(n_slots, 256)], ["counts"], "",
+                        {"n_slots": n_slots}, {"BLOCK": 256}))
+        max_padded = n_slots + n_experts * 63
+        out.append(case("moe_align", "moe_align_kernel", f"t{n_tokens}_e{n_experts}",
+                        [topk, inp("counts", [n_experts], "int32", "bincount", of="topk_ids", minlength=n_experts),
+                         inp("sorted_ids", [max_padded], "int32", "poison"),
+                         inp("expert_offsets", [n_experts + 1], "int32", "poison")],
+                        ["topk_ids", "counts", "sorted_ids", "expert_offsets", "n_slots", "n_experts"], [n_experts],
+                        ["sorted_ids", "expert_offsets"], "", {"n_slots": n_slots, "n_experts": n_experts},
+                        {"BLOCK_SIZE": 64, "BLOCK_E": _npo2(n_experts), "BLOCK": 256}))
+        for dt in F:
+            hidden = 300 if n_tokens == 50 else 1100
+            out.append(case("moe_align", "moe_permute_kernel", f"t{n_tokens}_e{n_experts}_h{hidden}_{dt}",
+                            [topk, inp("x", [n_tokens, hidden], dt, "randn"),
+                             inp("sorted_ids", [max_padded], "int32", "moe_sorted_ids", of="topk_ids",
+                                 n_experts=n_experts, block_size=64),
+                             inp("out", [max_padded, hidden], dt, "poison")],
+                            ["x", "sorted_ids", "out", "n_slots", "hidden"], [max_padded], ["out"], "",
+                            {"n_slots": n_slots, "hidden": hidden}, {"TOP_K": 2, "BLOCK_H": 1024}))
+
+    for (M, N, K) in [(16, 64, 512), (30, 100, 700)]:
+        for dt in F:
+            out.append(case("split_k_gemm", "split_k_gemm_kernel", f"{M}x{N}x{K}_{dt}",
+                            [inp("a", [M, K], dt, "randn"), inp("b", [K, N], dt, "randn"),
+                             inp("c", [M, N], "float32", "zeros")],
+                            ["a", "b", "c", "M", "N", "K", "K", "N", "N"], [_cdiv(M, 16) * _cdiv(N, 64), 4], ["c"], "",
+                            {"M": M, "N": N, "K": K}, {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "SPLIT_K": 4},
+                            tol={"c": (1e-3, 1e-4)}))
+
+    for (M, N, K) in [(128, 128, 128), (100, 200, 96)]:
+        for dt in F:
+            out.append(case("descriptor_gemm", "descriptor_gemm_kernel", f"{M}x{N}x{K}_{dt}",
+                            [inp("x", [M, K], dt, "randn"), inp("w", [N, K], dt, "randn"),
+                             inp("out", [M, N], dt, "poison")],
+                            ["x", "w", "out", "M", "N", "K"], [_cdiv(M, 128), _cdiv(N, 128)], ["out"], "",
+                            {"M": M, "N": N, "K": K}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+                            tol={"out": (2e-2, 1e-2)}))
+
+    for (r, c), beta in [((4, 1000), 0.5), ((3, 3000), 0.0), ((3, 700), 1.0)]:
+        for dt in F:
+            out.append(case("jsd", "jsd_kernel", f"{r}x{c}_{dt}_beta{beta:g}",
+                            [inp("x", [r, c], dt, "log_softmax", scale=2.0), inp("y", [r, c], dt, "log_softmax",
+                                                                                  scale=2.0),
+                             inp("loss", [r], "float32", "poison"), inp("dx", [r, c], dt, "poison")],
+                            ["x", "y", "loss", "dx", "stride", "n_cols", "n_rows", "beta"], [r], ["loss", "dx"], "",
+                            {"stride": c, "n_cols": c, "n_rows": r, "beta": beta},
+                            {"BLOCK_N": min(8192, _npo2(c))}, tol={"dx": (1e-6, 4e-3)}))
+
+    def fp8(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("x", [r, c], dt, "randn", scale=3.0), inp("q", [r, c], "float8_e4m3fn", "zeros"),
+                                 inp("scale", [r], "float32", "poison")],
+                    ["x", "q", "scale", "stride", "stride", "n_cols"], [r], ["q", "scale"], "",
+                    {"stride": c, "n_cols": c}, {"FP8_MAX": 448.0, "BLOCK_N": _npo2(c)})
+    out += _row_cases("fp8_quant", "fp8_row_quant_kernel", [(4, 512), (5, 1000)], F, fp8)
+
+    for n, p in [(4096, 0.1), (3001, 0.3)]:
+        for dt in F:
+            out.append(case("dropout", "dropout_fwd_kernel", f"n{n}_p{p:g}_{dt}",
+                            [inp("x", [n], dt, "randn"), inp("out", [n], dt, "poison")],
+                            ["x", "out", "n", "p", "seed"], [_cdiv(n, 1024)], ["out"], "",
+                            {"n": n, "p": p, "seed": 1234}, {"BLOCK_SIZE": 1024}))
+
+    for (r, c) in [(64, 256), (50, 300)]:
+        for dt in F:
+            out.append(case("bias_act", "bias_relu_kernel", f"{r}x{c}_{dt}",
+                            [inp("x", [r, c], dt, "randn"), inp("bias", [c], dt, "randn"),
+                             inp("y", [r, c], dt, "poison")],
+                            ["x", "bias", "y", "n_rows", "n_cols", "stride"], [_cdiv(r, 32), _cdiv(c, 128)], ["y"], "",
+                            {"n_rows": r, "n_cols": c, "stride": c}, {"BLOCK_M": 32, "BLOCK_N": 128}))
+
+    for (r, c), dt in [((3, 1000), "float32"), ((2, 1500), "float16"), ((4, 1500), "int32")]:
+        acc = "int32" if dt == "int32" else "float32"
+        init = ("randint", {"lo": -50, "hi": 50}) if dt == "int32" else ("randn", {})
+        out.append(case("cumsum", "row_cumsum_kernel", f"{r}x{c}_{dt}",
+                        [inp("x", [r, c], dt, init[0], **init[1]), inp("y", [r, c], acc, "poison")],
+                        ["x", "y", "stride", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c},
+                        {"ACC_DTYPE": acc, "BLOCK_N": 512}, tol={"y": (1e-4, 1e-5)} if acc == "float32" else None))
+
+    for (b, d, t), act in [((2, 64, 100), True), ((1, 100, 130), False)]:
+        for dt in F:
+            out.append(case("causal_conv1d", "causal_conv1d_kernel", f"b{b}d{d}t{t}_{dt}_{'silu' if act else 'id'}",
+                            [inp("x", [b, d, t], dt, "randn"), inp("w", [d, 4], dt, "randn", scale=0.5),
+                             inp("bias", [d], dt, "randn"), inp("y", [b, d, t], dt, "poison")],
+                            ["x", "w", "bias", "y", "dim", "seq_len", "sb", "sd"],
+                            [b, _cdiv(d, 64), _cdiv(t, 64)], ["y"], "",
+                            {"dim": d, "seq_len": t, "sb": d * t, "sd": t},
+                            {"WIDTH": 4, "BLOCK_D": 64, "BLOCK_T": 64, "SILU": act}))
+
+    for n_rows, padded, hidden in [(5, 8, 700), (13, 16, 1024)]:
+        for dt in F:
+            out.append(case("embedding", "embedding_kernel", f"rows{n_rows}of{padded}_h{hidden}_{dt}",
+                            [inp("ids", [n_rows], "int32", "randint", lo=0, hi=50, ignore=-1, every=4),
+                             inp("weight", [50, hidden], dt, "randn"), inp("out", [padded, hidden], dt, "poison")],
+                            ["ids", "weight", "out", "n_rows", "hidden", "hidden", "hidden", "pad_id"], [padded],
+                            ["out"], "", {"n_rows": n_rows, "hidden": hidden, "pad_id": -1}, {"BLOCK_H": 512}))
+
+    for (r, c) in [(64, 128), (37, 91)]:
+        for dt in F:
+            out.append(case("transpose", "transpose_kernel", f"{r}x{c}_{dt}",
+                            [inp("x", [r, c], dt, "randn"), inp("y", [c, r], dt, "poison")],
+                            ["x", "y", "n_rows", "n_cols"], [_cdiv(r * c, 1024)], ["y"], "",
+                            {"n_rows": r, "n_cols": c}, {"BLOCK": 1024}))
+    for (r, c), shift in [((16, 128), 5), ((20, 100), -130), ((20, 100), 250), ((33, 300), 37)]:
+        out.append(case("transpose", "roll_kernel", f"{r}x{c}_shift{shift}",
+                        [inp("x", [r, c], "float32", "randn"), inp("y", [r, c], "float32", "poison")],
+                        ["x", "y", "n_rows", "n_cols", "shift"], [_cdiv(r, 16), _cdiv(c, 128)], ["y"], "",
+                        {"n_rows": r, "n_cols": c, "shift": shift}, {"BLOCK_M": 16, "BLOCK_N": 128}))
+
+    for (h, ql, kl) in [(2, 40, 70), (3, 64, 128)]:
+        out.append(case("rel_pos_bias", "rel_pos_bias_kernel", f"h{h}_q{ql}_k{kl}",
+                        [inp("table", [h, 32], "float32", "randn"), inp("out", [h, ql, kl], "float32", "poison")],
+                        ["table", "out", "q_len", "k_len"], [_cdiv(ql, 32), _cdiv(kl, 64), h], ["out"], "",
+                        {"q_len": ql, "k_len": kl}, {"N_BUCKETS": 32, "BUCKET_WIDTH": 8, "BLOCK_Q": 32, "BLOCK_K": 64}))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+def _np_dtype(name: str):
+    return np.uint8 if name == "float8_e4m3fn" else np.dtype(name)
+
+
+def make_inputs(c: dict) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(c["seed"])
+    arrays: dict[str, np.ndarray] = {}
+    for spec in c["inputs"]:
+        shape, dt, init = tuple(spec["shape"]), spec["dtype"], spec["init"]
+        kind = init["kind"]
+        if kind == "randn":
+            a = rng.standard_normal(shape) * init.get("scale", 1.0)
+        elif kind == "uniform":
+            a = rng.uniform(init["lo"], init["hi"], shape)
+        elif kind == "randint":
+            a = rng.integers(init["lo"], init["hi"], shape)
+            if "ignore" in init:
+                a.reshape(-1)[::init["every"]] = init["ignore"]
+        elif kind == "zeros":
+            a = np.zeros(shape)
+        elif kind == "poison":
+            a = np.full(shape, INT_POISON if np.dtype(_np_dtype(dt)).kind in "iu" else np.nan)
+        elif kind == "given":
+            a = np.array(init["values"]).reshape(shape)
+        elif kind == "log_softmax":
+            z = rng.standard_normal(shape) * init.get("scale", 1.0)
+            z = z - z.max(axis=-1, keepdims=True)
+            a = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        elif kind == "rows_of_randperm":
+            perm = rng.permutation(init["size"])
+            a = np.resize(perm, int(np.prod(shape))).reshape(shape)
+        elif kind == "bincount":
+            a = np.bincount(arrays[init["of"]].reshape(-1), minlength=init["minlength"])
+        elif kind == "moe_sorted_ids":
+            ids = arrays[init["of"]].reshape(-1)
+            a = np.full(shape, ids.size)
+            srt, _ = _moe_sorted(ids, init["n_experts"], init["block_size"])
+            a[:srt.size] = srt
+        else:
+            raise ValueError(f"unknown init kind {kind!r}")
+        if dt == "float8_e4m3fn":
+            arrays[spec["name"]] = np.zeros(shape, np.uint8)
+        else:
+            arrays[spec["name"]] = np.ascontiguousarray(np.asarray(a).astype(_np_dtype(dt)))
+    return arrays
+
+
+# ----------------------------------------------------------------------------------------------- numpy references
+
+def _f(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def _moe_sorted(ids, n_experts, block_size):
+    counts = np.bincount(ids, minlength=n_experts)
+    padded = -(-counts // block_size) * block_size
+    ends = np.cumsum(padded)
+    out = np.full(int(ends[-1]), ids.size, dtype=np.int64)
+    for e in range(n_experts):
+        slots = np.nonzero(ids == e)[0]
+        out[ends[e] - padded[e]: ends[e] - padded[e] + slots.size] = slots
+    return out, np.concatenate([[0], ends])
+
+
+def _philox_rand(seed: int, offsets: np.ndarray) -> np.ndarray:
+    """tl.rand(seed, offsets) for int32 offsets: Philox4x32-10 on (offset, 0, 0, 0) keyed by the seed."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c0 = offsets.astype(np.uint64) & m32
+    c1 = np.zeros_like(c0)
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    k0 = np.uint64(seed & 0xFFFFFFFF)
+    k1 = np.uint64((seed >> 32) & 0xFFFFFFFF)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(10):
+        pa, pb = A * c0, B * c2
+        c0, c1, c2, c3 = ((pb >> np.uint64(32)) ^ c1 ^ k0), pb & m32, ((pa >> np.uint64(32)) ^ c3 ^ k1), pa & m32
+        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
+        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
+    x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    x = np.where(x < 0, ~x, x)
+    return (x.astype(np.float32) * np.float32(4.6566127342e-10)).astype(np.float32)
+
+
+def fp8_e4m3_decode(bits: np.ndarray) -> np.ndarray:
+    b = bits.astype(np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    exp = (b >> 3) & 0xF
+    man = b & 0x7
+    val = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7))
+    val = np.where((exp == 15) & (man == 7), np.nan, val)
+    return sign * val
+
+
+_E4M3_VALUES = fp8_e4m3_decode(np.arange(0x7F))  # the finite non-negative codes, increasing
+
+
+def fp8_e4m3_encode(x: np.ndarray) -> np.ndarray:
+    """float -> e4m3fn bits, round to nearest (ties to the even code), saturating at +-448, NaN -> 0x7F."""
+    mag = np.minimum(np.abs(x), 448.0)
+    hi = np.clip(np.searchsorted(_E4M3_VALUES, mag), 1, 0x7E)
+    lo = hi - 1
+    dlo, dhi = mag - _E4M3_VALUES[lo], _E4M3_VALUES[hi] - mag
+    code = np.where((dlo < dhi) | ((dlo == dhi) & (lo % 2 == 0)), lo, hi)
+    code = np.where(np.isnan(x), 0x7F, code | np.where(np.signbit(x), 0x80, 0))
+    return code.astype(np.uint8)
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _gelu_tanh(a):
+    return 0.5 * a * (1.0 + np.tanh(0.7978845608028654 * (a + 0.044715 * a ** 3)))
+
+
+def _layer_norm_ref(x, w, b, eps):
+    mean = x.mean(axis=1)
+    var = ((x - mean[:, None]) ** 2).mean(axis=1)
+    rstd = 1.0 / np.sqrt(var + eps)
+    return (x - mean[:, None]) * rstd[:, None] * w + b, mean, rstd
+
+
+def _attention_ref(q, k, v, scale, causal):
+    s = np.einsum("bhmd,bhnd->bhmn", q, k) * scale
+    if causal:
+        n = s.shape[-1]
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - m)
+    lse = (m + np.log(p.sum(axis=-1, keepdims=True)))[..., 0]
+    return np.einsum("bhmn,bhnd->bhmd", p / p.sum(axis=-1, keepdims=True), v), lse
+
+
+def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The expected final value of each output, from the case's inputs (float64 math)."""
+    s, k = {**c["scalars"], **c["constexprs"]}, c["ref"]
+    x = {n: (_f(v) if v.dtype.kind == "f" else v) for n, v in a.items()}
+    if k == "vector_add.add_kernel":
+        return {"out": x["x"] + x["y"]}
+    if k in ("softmax.softmax_kernel", "online_softmax.online_softmax_kernel"):
+        z = np.exp(x["x"] - x["x"].max(axis=1, keepdims=True))
+        return {"y": z / z.sum(axis=1, keepdims=True)}
+    if k in ("matmul.matmul_kernel", "persistent_matmul.persistent_matmul_kernel"):
+        r = x["a"] @ x["b"]
+        if s.get("ACTIVATION") == "leaky_relu":
+            r = np.where(r >= 0, r, 0.01 * r)
+        return {"c": r}
+    if k == "layer_norm.layer_norm_fwd_kernel":
+        y, mean, rstd = _layer_norm_ref(x["x"], x["w"], x["b"], s["eps"])
+        return {"y": y, "mean": mean, "rstd": rstd}
+    if k == "layer_norm.layer_norm_bwd_dx_kernel":
+        xhat = (x["x"] - x["mean"][:, None]) * x["rstd"][:, None]
+        wdy = x["w"] * x["dy"]
+        n = s["n_cols"]
+        c1, c2 = (xhat * wdy).sum(1, keepdims=True) / n, wdy.sum(1, keepdims=True) / n
+        dx = (wdy - (xhat * c1 + c2)) * x["rstd"][:, None]
+        rpp, n_rows = s["ROWS_PER_PROGRAM"], s["n_rows"]
+        groups = [slice(i, min(i + rpp, n_rows)) for i in range(0, n_rows, rpp)]
+        return {"dx": dx, "dw_part": np.stack([(x["dy"][g] * xhat[g]).sum(0) for g in groups]),
+                "db_part": np.stack([x["dy"][g].sum(0) for g in groups])}
+    if k == "layer_norm.layer_norm_bwd_dwdb_kernel":
+        return {"dw": x["dw_part"].sum(0), "db": x["db_part"].sum(0)}
+    if k == "rms_norm.rms_norm_fwd_kernel":
+        rstd = 1.0 / np.sqrt((x["x"] ** 2).mean(axis=1) + s["eps"])
+        return {"y": x["x"] * rstd[:, None] * (s["OFFSET"] + x["w"]), "rstd": rstd}
+    if k == "rms_norm.rms_norm_bwd_kernel":
+        xhat = x["x"] * x["rstd"][:, None]
+        wdy = (x["w"] + s["OFFSET"]) * x["dy"]
+        dx = x["rstd"][:, None] * (wdy - xhat * (wdy * xhat).mean(axis=1, keepdims=True))
+        return {"dx": dx, "dw": (x["dy"] * xhat).sum(0)}
+    if k == "rope.rope_kernel":
+        cos, sin = x["cos"][a["pos"]][:, None, :], x["sin"][a["pos"]][:, None, :]
+        res = {}
+        for n in ("q", "k"):
+            h = x[n].shape[-1] // 2
+            t1, t2 = x[n][..., :h], x[n][..., h:]
+            res[n] = np.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
+        return res
+    if k == "swiglu.swiglu_fwd_kernel":
+        silu = x["a"] * _sigmoid(x["a"])
+        if c["outputs"]["c"]["dtype"] == "float16":
+            silu = silu.astype(np.float16).astype(np.float64)  # the kernel rounds silu(a) to b's dtype first
+        return {"c": silu * x["b"]}
+    if k == "swiglu.swiglu_bwd_kernel":
+        sig = _sigmoid(x["a"])
+        silu = x["a"] * sig
+        return {"a": x["dc"] * x["b"] * (sig + silu * (1 - sig)), "b": x["dc"] * silu}
+    if k == "geglu.geglu_fwd_kernel":
+        return {"c": _gelu_tanh(x["a"]) * x["b"]}
+    if k == "geglu.geglu_bwd_kernel":
+        av = x["a"]
+        kk = 0.7978845608028654
+        t = np.tanh(kk * (av + 0.044715 * av ** 3))
+        dg = 0.5 * (1 + t) + 0.5 * av * (1 - t * t) * kk * (1 + 3 * 0.044715 * av * av)
+        return {"da": x["dc"] * x["b"] * dg, "db": x["dc"] * _gelu_tanh(av)}
+    if k == "cross_entropy.cross_entropy_kernel":
+        lg, tgt, ls, nn = x["logits"], a["target"], s["label_smoothing"], s["n_non_ignore"]
+        V = lg.shape[1]
+        m = lg.max(axis=1, keepdims=True)
+        lse = (m + np.log(np.exp(lg - m).sum(axis=1, keepdims=True)))[:, 0]
+        p = np.exp(lg - lse[:, None])
+        valid = tgt != s["ignore_index"]
+        t = np.where(valid, tgt, 0)
+        onehot = np.eye(V)[t]
+        q = (1 - ls) * onehot + ls / V
+        loss = (q * (lse[:, None] - lg)).sum(axis=1)
+        grad = p - q
+        return {"loss": np.where(valid, loss, 0.0) / nn, "logits": np.where(valid[:, None], grad, 0.0) / nn}
+    if k == "flash_attention.attn_fwd_kernel":
+        o, lse = _attention_ref(x["q"], x["k"], x["v"], s["sm_scale"], s["IS_CAUSAL"])
+        return {"o": o, "lse": lse}
+    if k == "paged_decode_attention.paged_decode_kernel":
+        q, kc, vc, bt, sl = x["q"], x["k_cache"], x["v_cache"], a["block_table"], a["seq_lens"]
+        o = np.zeros_like(q)
+        g = s["N_KV_GROUP"]
+        for b in range(q.shape[0]):
+            toks = np.arange(sl[b])
+            pages, slot = bt[b][toks // 16], toks % 16
+            for h in range(q.shape[1]):
+                kk, vv = kc[pages, slot, h // g], vc[pages, slot, h // g]
+                sc = kk @ q[b, h] * s["sm_scale"]
+                p = np.exp(sc - sc.max())
+                o[b, h] = p @ vv / p.sum()
+        return {"o": o}
+    if k == "moe_align.moe_count_kernel":
+        return {"counts": np.bincount(a["topk_ids"].reshape(-1), minlength=a["counts"].size)}
+    if k == "moe_align.moe_align_kernel":
+        srt, offs = _moe_sorted(a["topk_ids"].reshape(-1), s["n_experts"], s["BLOCK_SIZE"])
+        full = a["sorted_ids"].astype(np.int64).copy()
+        full[:srt.size] = srt
+        return {"sorted_ids": full, "expert_offsets": offs}
+    if k == "moe_align.moe_permute_kernel":
+        sid = a["sorted_ids"].astype(np.int64)
+        valid = sid < s["n_slots"]
+        rows = x["x"][np.where(valid, sid // s["TOP_K"], 0)]
+        return {"out": np.where(valid[:, None], rows, 0.0)}
+    if k == "split_k_gemm.split_k_gemm_kernel":
+        return {"c": x["a"] @ x["b"]}
+    if k == "descriptor_gemm.descriptor_gemm_kernel":
+        return {"out": x["x"] @ x["w"].T}
+    if k == "jsd.jsd_kernel":
+        lq, lp, beta, n = x["x"], x["y"], s["beta"], s["n_rows"]
+        q, p = np.exp(lq), np.exp(lp)
+        if beta == 0.0:
+            loss, dx = p * (lp - lq), -p
+        elif beta == 1.0:
+            loss, dx = q * (lq - lp), q * (lq - lp + 1)
+        else:
+            lm = np.log(beta * p + (1 - beta) * q)
+            loss = beta * p * (lp - lm) + (1 - beta) * q * (lq - lm)
+            dx = (1 - beta) * q * (lq - lm)
+        return {"loss": loss.sum(axis=1) / n, "dx": dx / n}
+    if k == "fp8_quant.fp8_row_quant_kernel":
+        amax = np.maximum(np.abs(x["x"]).max(axis=1), 1e-12)
+        scale = amax / 448.0
+        return {"q": fp8_e4m3_decode(fp8_e4m3_encode(x["x"] / scale[:, None])), "scale": scale}
+    if k == "dropout.dropout_fwd_kernel":
+        n = x["x"].size
+        keep = _philox_rand(s["seed"], np.arange(n, dtype=np.int64)) > np.float32(s["p"])
+        return {"out": np.where(keep, x["x"] / (1 - s["p"]), 0.0)}
+    if k == "bias_act.bias_relu_kernel":
+        return {"y": np.maximum(x["x"] + x["bias"], 0.0)}
+    if k == "cumsum.row_cumsum_kernel":
+        return {"y": np.cumsum(x["x"], axis=1)}
+    if k == "causal_conv1d.causal_conv1d_kernel":
+        xv, w = x["x"], x["w"]
+        width, t = w.shape[1], xv.shape[2]
+        pad = np.concatenate([np.zeros(xv.shape[:2] + (width - 1,)), xv], axis=2)
+        y = x["bias"][None, :, None] + sum(w[None, :, j, None] * pad[:, :, j:j + t] for j in range(width))
+        if s["SILU"]:
+            y = y * _sigmoid(y)
+        return {"y": y}
+    if k == "embedding.embedding_kernel":
+        ids, n_rows = a["ids"].astype(np.int64), s["n_rows"]
+        out = x["out"].copy()
+        out[:n_rows] = np.where((ids == s["pad_id"])[:, None], 0.0, x["weight"][np.where(ids >= 0, ids, 0)])
+        return {"out": out}
+    if k == "transpose.transpose_kernel":
+        return {"y": x["x"].T}
+    if k == "transpose.roll_kernel":
+        return {"y": np.roll(x["x"], s["shift"], axis=1)}
+    if k == "rel_pos_bias.rel_pos_bias_kernel":
+        ql, kl, nb, bw = s["q_len"], s["k_len"], s["N_BUCKETS"], s["BUCKET_WIDTH"]
+        rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
+        bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
+        return {"out": x["table"][:, bucket]}
+    raise KeyError(f"no numpy reference for {k}")
+
+
+# ----------------------------------------------------------------------------------------------- interpreter
+
+_TORCH_NAMES = {"float32": "float32", "float16": "float16", "int32": "int32", "int64": "int64",
+                "uint8": "uint8", "float8_e4m3fn": "float8_e4m3fn"}
+
+
+class _Dtype:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+    __repr__ = __str__
+
+
+# one object per dtype: Triton's specialisation code caches the type string by the dtype object's identity, so
+# a short-lived dtype object whose address is reused would read back another dtype's string
+_DTYPES: dict[str, _Dtype] = {}
+
+
+class HostTensor:
+    """A numpy array seen by the interpreter as a tensor: `data_ptr()` and a torch-like dtype."""
+
+    def __init__(self, array: np.ndarray, dtype_name: str):
+        self.array = array
+        self.dtype = _DTYPES.setdefault(dtype_name, _Dtype(_TORCH_NAMES[dtype_name]))
+        self.shape = array.shape
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    def stride(self, dim=None):
+        st = tuple(s // self.array.itemsize for s in self.array.strides)
+        return st if dim is None else st[dim]
+
+
+_PATCHED = False
+
+
+def _setup_interpreter():
+    global _PATCHED
+    os.environ["TRITON_INTERPRET"] = "1"
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    if _PATCHED:
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    orig_cvt = interp._implicit_cvt
+
+    def implicit_cvt(arg):
+        # Python floats reach the kernel as fp32 scalars, as on the GPU (triton.md section 4 (d))
+        if isinstance(arg, float):
+            return tl.tensor(interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return orig_cvt(arg)
+
+    interp._implicit_cvt = implicit_cvt
+    orig_convert = interp._convert_float
+
+    def convert_float(input, input_dtype, output_dtype, rounding_mode):
+        # the interpreter's downcast adds the rounding bit to the mantissa without carrying into the exponent
+        # (127.9 -> fp8e4nv gives 64, not 128) and rounds ties up; encode e4m3fn here, RNE, saturating to +-448
+        # like the GPU's cvt.rn.satfinite
+        if output_dtype == tl.float8e4nv and input_dtype.primitive_bitwidth > 8:
+            return fp8_e4m3_encode(np.asarray(input).astype(np.float64))
+        return orig_convert(input, input_dtype, output_dtype, rounding_mode)
+
+    interp._convert_float = convert_float
+    # the arrays are host memory already: no device<->host copies (those go through torch storages)
+    interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
+    interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None
+    _PATCHED = True
+
+
+def _launchable(kernel):
+    from triton.runtime.autotuner import Autotuner
+    # a multi-config autotuner needs a driver to benchmark: launch the function it wraps with one config
+    while isinstance(kernel, Autotuner):
+        kernel = kernel.fn
+    return kernel
+
+
+def run_case(c: dict) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Interpret the kernel on the case's inputs; returns (inputs before the launch, outputs after)."""
+    _setup_interpreter()
+    import triton.language as tl
+
+    arrays = make_inputs(c)
+    before = {n: v.copy() for n, v in arrays.items()}
+    dtypes = {i["name"]: i["dtype"] for i in c["inputs"]}
+    tensors = {n: HostTensor(v, dtypes[n]) for n, v in arrays.items()}
+    args = [tensors[n] if n in tensors else c["scalars"][n] for n in c["args"]]
+    consts = {k: (getattr(tl, v) if k.endswith("DTYPE") else v) for k, v in c["constexprs"].items()}
+    kernel = _launchable(getattr(importlib.import_module(c["module"]), c["kernel"]))
+    kernel[tuple(c["grid"])](*args, **consts)
+    return before, {n: arrays[n] for n in c["outputs"]}
+
+
+def compare(c: dict, got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> tuple[float, bool]:
+    worst, ok = 0.0, True
+    for name, meta in c["outputs"].items():
+        g = got[name]
+        g = fp8_e4m3_decode(g) if meta["dtype"] == "float8_e4m3fn" else _f(g)
+        w = _f(want[name])
+        atol, rtol = meta["tol"]
+        both_nan = np.isnan(g) & np.isnan(w)
+        err = np.where(both_nan, 0.0, np.abs(g - w))
+        err = np.where(np.isnan(err), np.inf, err)
+        worst = max(worst, float(err.max()) if err.size else 0.0)
+        ok &= bool(np.all(err <= atol + rtol * np.where(np.isnan(w), 0.0, np.abs(w))))
+    return worst, ok
+
+
+def fixture_path(c: dict) -> Path:
+    return FIXTURES / f"{c['module'].rsplit('.', 1)[1]}__{c['kernel']}__{c['case']}.npz"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="recompute and compare with the saved npz files")
+    ap.add_argument("-k", default="", help="only cases whose id contains this")
+    opts = ap.parse_args(argv)
+    todo = [c for c in cases() if opts.k in c["id"]]
+    if not opts.check:
+        FIXTURES.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    print(f"{'kernel':<30} {'case':<34} {'max_abs_err':>12}  status")
+    for c in todo:
+        try:
+            before, got = run_case(c)
+            err, ok = compare(c, got, reference(c, before))
+            status = "ok" if ok else "MISMATCH"
+            if opts.check:
+                path = fixture_path(c)
+                if not path.exists():
+                    status = "MISSING"
+                else:
+                    saved = np.load(path)
+                    same = all(np.array_equal(saved[f"out__{n}"], got[n], equal_nan=True) for n in c["outputs"])
+                    same &= json.loads(str(saved["case"])) == c
+                    status += "" if same else " CHANGED"
+            elif ok:
+                np.savez_compressed(fixture_path(c), case=json.dumps(c),
+                                    **{f"out__{n}": v for n, v in got.items()})
+        except Exception as e:  # report and go on with the other cases
+            err, status = float("nan"), f"ERROR {type(e).__name__}: {str(e)[:150]}"
+        failures += status != "ok"
+        print(f"{c['kernel']:<30} {c['case']:<34} {err:>12.3g}  {status}", flush=True)
+    print(f"{len(todo) - failures}/{len(todo)} cases ok")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
