@@ -233,6 +233,8 @@ class _TritonConverter(_Converter):
                 if p.default is not None:
                     seen.append(self._eval_const(p.default))
                 kinds = {type(v) for v in seen if v is not None}
+                if not kinds and _float_use(fn, names[i]):
+                    kinds = {float}  # no literal value anywhere: `1.0 - beta`, `eps == 0.0` say it is a float
                 self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
         reassigned = _assigned_names(fn.body)
         self.offset_names = {}
@@ -324,6 +326,16 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):
+        if isinstance(node, cst.BooleanOperation) and not self._const_test(node):
+            # `and` / `or` of runtime scalars: Triton's logical and / or of booleans (tensors refuse them)
+            op = "&" if isinstance(node.operator, cst.And) else "|"
+            pos = self.pos(node)
+            a, b = self.expr(node.left), self.expr(node.right)
+            return self._op(f"operator:{op}", (self._truth(a, pos), self._truth(b, pos)), pos)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) \
+                and not self._const_test(node.expression):
+            pos = self.pos(node)  # `not flag` of a runtime scalar: Triton's logical not
+            return self._op("operator:^", (self._truth(self.expr(node.expression), pos), Lit(True, pos)), pos)
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
             if isinstance(e, Name) and e.id in self.ptr_vars:
@@ -331,6 +343,14 @@ class _TritonConverter(_Converter):
                 return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
             return e
         return super().expr(node)
+
+    def _truth(self, e, pos: Pos):
+        """A condition operand as a boolean (comparisons already are; a number is compared with zero)."""
+        if isinstance(e, Op) and (e.op in ("cmp", "bitand", "bitor", "not") or (e.op == "bitxor")):
+            return e
+        if isinstance(e, Lit) and isinstance(e.value, bool):
+            return e
+        return self._op("operator:!=", (e, Lit(0, pos)), pos, (("pred", "!="),))
 
     def _binop(self, op, a, b, pos: Pos):
         if isinstance(a, _Ptr) or isinstance(b, _Ptr):
@@ -582,6 +602,21 @@ def _name(node) -> str:
     return ""
 
 
+def _float_use(fn: cst.FunctionDef, name: str) -> bool:
+    """`name` meets a float literal in arithmetic or a comparison (a float-valued constexpr)."""
+    def is_name(x):
+        return isinstance(x, cst.Name) and x.value == name
+    for n in _walk(fn.body):
+        if isinstance(n, cst.BinaryOperation) and (
+                (is_name(n.left) and isinstance(n.right, cst.Float)) or (is_name(n.right) and isinstance(n.left, cst.Float))):
+            return True
+        if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
+            l, r = n.left, n.comparisons[0].comparator
+            if (is_name(l) and isinstance(r, cst.Float)) or (is_name(r) and isinstance(l, cst.Float)):
+                return True
+    return False
+
+
 def _assigned_names(body) -> set[str]:
     out = set()
     for n in _walk(body):
@@ -607,7 +642,7 @@ def _sum_leaves(conv: _TritonConverter, e) -> list[cst.Name]:
     return []
 
 
-def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef) -> set[str]:
+def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
     """Which parameters are pointers: Triton signatures do not say (unannotated parameters are pointers or
     scalars). A parameter is a pointer when a memory call's address is a sum that reaches it (through the
     locals it is assigned to), it is never used as a number (multiplied, compared, a loop bound), and it is
@@ -622,6 +657,18 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef) -> set[str]:
             d = conv.dotted(node.func)
             if d in MEMORY_CALLS and node.args:
                 roots.append(_arg(node, 0, "pointer"))
+            elif isinstance(node.func, cst.Name) and node.func.value not in _active and (
+                    node.func.value in conv.info.helpers or node.func.value in conv.info.kernels):
+                # a jit helper's pointer parameters: the arguments given for them are addresses here
+                name = node.func.value
+                helper = conv.info.helpers.get(name) or conv.info.kernels[name]
+                home = conv.info.helper_home.get(name) or conv
+                inner = _pointer_params(home, helper, _active + (fn.name.value,))
+                hp = [p.name.value for p in helper.params.params]
+                for i, a in enumerate(node.args):
+                    key = a.keyword.value if a.keyword else (hp[i] if i < len(hp) else None)
+                    if key in inner:
+                        roots.append(a.value)
             elif d in INT_ONLY_NAMES:
                 int_used.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))
         elif isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Add, cst.Subtract)):

@@ -123,6 +123,8 @@ def classify_params(k: Kernel) -> Kernel:
                     ranks[name] = max(ranks[name], len(v.items))
                 elif v is not None and key == "index" and e.op in ("load", "store"):
                     ranks[name] = max(ranks[name], 1)
+            if e.op in POINTER_OPS and e.attr("flat"):  # Triton offsets: integers, whatever they are built from
+                int_names.update(x.id for x in _sub(e.args[1]) if isinstance(x, Name))
             if e.op in POINTER_OPS:
                 pointer_arrays.add(name)
                 idx = e.args[1]
@@ -188,7 +190,7 @@ def _condition_only(k: Kernel) -> set[str]:
     return {n.id for n in conds} - other
 
 
-ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "cmp", "ifexp", "maximum", "minimum", "neg", "bitand", "bitor",
+ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "truncdiv", "truncmod", "cmp", "ifexp", "maximum", "minimum", "neg", "bitand", "bitor",
              "bitxor", "shl", "shr", "invert", "and", "or", "not"}
 INT_SOURCES = {"bid", "num_blocks", "cdiv", "arange", "num_tiles", "array_dim"}
 
@@ -225,6 +227,12 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
             ls = [s.targets[0]]
             leaves(s.value, ls)
             groups.append(ls)
+        elif isinstance(s, Assign) and k.frontend == "triton" and isinstance(s.value, TupleExpr) \
+                and len(s.value.items) == len(s.targets):  # `offs, mask = helper(...)` (a Triton helper's tuple)
+            for t, v in zip(s.targets, s.value.items):
+                ls = [t]
+                leaves(v, ls)
+                groups.append(ls)
         if isinstance(s, For):
             groups.append([s.var, "#int"])
     for e in _walk_exprs(k.body):
@@ -361,8 +369,10 @@ class Infer:
         body = tuple(self.block(self.k.body))
         return replace(self.k, body=body, derived=tuple(self.derived.items()))
 
+    # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
+    # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
     _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
-                  "mod": ("%", "MOD"), "cdiv": (None, "CDIV")}
+                  "mod": ("%", "MOD"), "cdiv": (None, "CDIV"), "truncdiv": ("//", "DIV"), "truncmod": ("%", "MOD")}
 
     def const_int_expr(self, e: Expr, depth: int = 0) -> tuple[str, str] | None:
         """(Python expression, generic name) of integer arithmetic on int constants and literals, which
@@ -452,6 +462,8 @@ class Infer:
             return None
         expr, name = found
         name = name.upper().replace("-", "NEG")
+        if name[:1].isdigit():  # `1 - N`: a Rust identifier cannot start with a digit
+            name = "C" + name
         self.derived[name] = expr
         return name
 
