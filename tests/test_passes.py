@@ -104,6 +104,31 @@ def test_promotion_rules():
         broadcast_shapes(("BM",), ("BN",), None)
 
 
+def test_every_rule_op_has_a_handler_in_its_family():
+    """Each rule's `op` is typed by a handler in the module of passes/ops/ its `family` names; `fma` alone
+    is made after inference (passes/fma.py), so it has none."""
+    from transpiler.passes.ops import HANDLERS, family
+    from transpiler.rules import load
+    rules = load().rules
+    assert {r.op for r in rules if r.op not in HANDLERS} == {"fma"}
+    assert [(r.id, r.op, r.family) for r in rules if r.op in HANDLERS and family(r.op) != r.family] == []
+    assert {r.family for r in rules} <= {"control", "creation", "elementwise", "linalg", "memory", "reductions",
+                                         "shape"}
+
+
+def test_an_op_without_a_handler_is_refused_with_its_rule_code():
+    from transpiler.model.ir import Assign, Kernel, Name, Param, Pos
+    from transpiler.passes.infer import infer
+    pos = Pos("k.py", 1, 0)
+    x = Name("x", pos)
+    for rule, code in (("", "CT101"), ("CTR-FMA", "CTR-FMA")):
+        k = Kernel("k", "k", "k.py", pos, (Param("x", "scalar", pos, dtype="f32"),),
+                   (Assign(("y",), Op("fma", (x, x, x), pos, rule=rule), pos),))
+        with pytest.raises(TranspileError) as err:
+            infer(k)
+        assert err.value.diagnostic.code == code and "`fma` is not supported here" in err.value.diagnostic.message
+
+
 def test_literals_take_the_tile_dtype_and_broadcast_is_explicit(tmp_path):
     (v,) = translate(tmp_path, """
         import cuda.tile as ct
