@@ -21,6 +21,7 @@ from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
+from ..rules import load_promotion
 from .predicates import decides
 
 ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
@@ -251,30 +252,21 @@ class RetypeArray(Exception):
 
 
 def promote(a: str, b: str, pos: Pos) -> str:
+    """The dtype both operands of a binary op on `a` and `b` take: cuTile Python's promotion, a table in
+    rules/promotion_cutile_python.toml."""
     if a == b:
         return a
-    if is_float(a) and is_float(b):
+    table = load_promotion("cutile_python")
+    if is_generic(a) or is_generic(b):
+        generic, other = (a, b) if is_generic(a) else (b, a)
         unify_generics(a, b)
-        if is_generic(a) or is_generic(b):
-            generic, other = (a, b) if is_generic(a) else (b, a)
-            if other in ("f32", "f64"):
-                return other  # E ranges over f16, bf16, f32: widening to f32 is exact for all of them
-            raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
-                       "specialization; add an explicit astype", pos)
-        order = ["f8e4m3fn", "f8e5m2", "f16", "bf16", "tf32", "f32", "f64"]
-        if {a, b} == {"f16", "bf16"}:
-            return "f32"
-        return max(a, b, key=order.index)
-    if is_float(a) and not is_float(b):
-        return a
-    if is_float(b):
-        return b
-    if a == "bool":
-        return b
-    if b == "bool":
-        return a
-    order = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
-    return max(a, b, key=order.index)
+        if not is_float(other):
+            return generic  # a float meets an integer or bool
+        if other in table.generic_exact:
+            return other  # E ranges over f16, bf16, f32: widening to f32 is exact for all of them
+        raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
+                   "specialization; add an explicit astype", pos)
+    return table.result[(a, b)]
 
 
 def int_range(dt: str) -> tuple[int, int]:
