@@ -28,7 +28,7 @@ ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim",
               "atomic_max", "atomic_min", "atomic_xchg"}
 WRITE_OPS = {"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
-INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv"}
+INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 
 
 class SplitNeeded(Exception):
@@ -191,8 +191,8 @@ def _condition_only(k: Kernel) -> set[str]:
     return {n.id for n in conds} - other
 
 
-ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "cmp", "ifexp", "maximum", "minimum", "neg", "bitand", "bitor",
-             "bitxor", "shl", "shr", "invert", "and", "or", "not"}
+ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "truncdiv", "truncmod", "cmp", "ifexp", "maximum", "minimum", "neg",
+             "bitand", "bitor", "bitxor", "shl", "shr", "invert", "and", "or", "not"}
 INT_SOURCES = {"bid", "num_blocks", "cdiv", "arange", "num_tiles", "array_dim"}
 
 
@@ -335,8 +335,8 @@ class Infer:
                 and e.ty is not None and is_generic(e.ty.dtype):
             return e.args[0].id
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
-                                          "minimum", "where", "ifexp", "neg", "floordiv", "mod", "cdiv", "floor", "div",
-                                          "convert") and e.args:
+                                          "minimum", "where", "ifexp", "neg", "floordiv", "mod", "truncdiv", "truncmod",
+                                          "cdiv", "floor", "div", "convert") and e.args:
             for a in e.args:
                 if isinstance(a, (Name, Op)) and a.ty is not None and is_generic(getattr(a.ty, "dtype", "")):
                     found = self.source_array(a)

@@ -1,5 +1,9 @@
 """Elementwise family: arithmetic, division and remainder, comparisons and logic, unary math, bitwise ops,
-dtype conversion and select. Binary operands are promoted and broadcast to one type (`Infer.coerce_pair`)."""
+dtype conversion and select. Binary operands are promoted and broadcast to one type (`Infer.coerce_pair`).
+
+Division and remainder come in two meanings, fixed per model op: `floordiv` / `mod` round toward negative
+infinity and give the divisor's sign (Python, cuTile), `truncdiv` / `truncmod` round toward zero and give
+the dividend's sign (C, Triton)."""
 
 from __future__ import annotations
 
@@ -95,6 +99,20 @@ def mod(infer: Infer, e: Op) -> Op:
     a, b, ty = infer.coerce_pair(a, b, e.pos)
     if not is_int(ty.dtype):
         raise fail(e.rule, "`%` on floats is not supported yet", e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("truncdiv", "truncmod")
+def trunc_divmod(infer: Infer, e: Op) -> Op:
+    """C's integer `/` and `%` (Triton's `//` and `%` on integers): the quotient rounds toward zero, the
+    remainder takes the dividend's sign. Integer operands only: the float forms are not defined yet."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule or "CT101", f"`{e.op}` (C's integer division or remainder, rounding toward zero) of "
+                   f"{ty.dtype} operands: only integer operands are supported", e.pos)
     return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
 
 
