@@ -104,6 +104,86 @@ def test_promotion_rules():
         broadcast_shapes(("BM",), ("BN",), None)
 
 
+def _promote_before_the_table(a: str, b: str, pos) -> str:
+    """promote() as code, before its table moved to rules/promotion_cutile_python.toml (kept to compare)."""
+    from transpiler.diagnostics import fail
+    from transpiler.model.ir import is_generic
+    from transpiler.passes.infer import is_float, unify_generics
+    if a == b:
+        return a
+    if is_float(a) and is_float(b):
+        unify_generics(a, b)
+        if is_generic(a) or is_generic(b):
+            generic, other = (a, b) if is_generic(a) else (b, a)
+            if other in ("f32", "f64"):
+                return other
+            raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
+                       "specialization; add an explicit astype", pos)
+        order = ["f8e4m3fn", "f8e5m2", "f16", "bf16", "tf32", "f32", "f64"]
+        if {a, b} == {"f16", "bf16"}:
+            return "f32"
+        return max(a, b, key=order.index)
+    if is_float(a) and not is_float(b):
+        return a
+    if is_float(b):
+        return b
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    order = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
+    return max(a, b, key=order.index)
+
+
+def test_promotion_table_gives_what_the_code_gave():
+    """Every pair of model dtypes (and the element-type generics) promotes as before the table: the same
+    dtype, or the same refusal (CT104) or merge of generics (UnifyElements)."""
+    from transpiler.model.ir import FLOAT_DTYPES, INT_DTYPES
+    from transpiler.passes.infer import UnifyElements
+    from transpiler.rules import load_promotion
+
+    def outcome(fn, a, b):
+        try:
+            return fn(a, b, None)
+        except TranspileError as e:
+            return ("fail", e.diagnostic.code, e.diagnostic.message)
+        except UnifyElements as e:
+            return ("unify", e.keep, e.merge)
+
+    dtypes = FLOAT_DTYPES + INT_DTYPES + ("bool", "E", "E2")
+    for a in dtypes:
+        for b in dtypes:
+            assert outcome(promote, a, b) == outcome(_promote_before_the_table, a, b), (a, b)
+    table = load_promotion().result
+    assert set(table) == {(a, b) for a in dtypes[:-2] for b in dtypes[:-2]}
+    assert all(table[(a, b)] == table[(b, a)] for a, b in table)
+
+
+def test_every_rule_op_has_a_handler_in_its_family():
+    """Each rule's `op` is typed by a handler in the module of passes/ops/ its `family` names; `fma` alone
+    is made after inference (passes/fma.py), so it has none."""
+    from transpiler.passes.ops import HANDLERS, family
+    from transpiler.rules import load
+    rules = load().rules
+    assert {r.op for r in rules if r.op not in HANDLERS} == {"fma"}
+    assert [(r.id, r.op, r.family) for r in rules if r.op in HANDLERS and family(r.op) != r.family] == []
+    assert {r.family for r in rules} <= {"control", "creation", "elementwise", "linalg", "memory", "reductions",
+                                         "shape"}
+
+
+def test_an_op_without_a_handler_is_refused_with_its_rule_code():
+    from transpiler.model.ir import Assign, Kernel, Name, Param, Pos
+    from transpiler.passes.infer import infer
+    pos = Pos("k.py", 1, 0)
+    x = Name("x", pos)
+    for rule, code in (("", "CT101"), ("CTR-FMA", "CTR-FMA")):
+        k = Kernel("k", "k", "k.py", pos, (Param("x", "scalar", pos, dtype="f32"),),
+                   (Assign(("y",), Op("fma", (x, x, x), pos, rule=rule), pos),))
+        with pytest.raises(TranspileError) as err:
+            infer(k)
+        assert err.value.diagnostic.code == code and "`fma` is not supported here" in err.value.diagnostic.message
+
+
 def test_literals_take_the_tile_dtype_and_broadcast_is_explicit(tmp_path):
     (v,) = translate(tmp_path, """
         import cuda.tile as ct

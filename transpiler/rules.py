@@ -74,3 +74,29 @@ def load(name: str = "cutile_python") -> RuleTable:
             table.by_source[s] = rule
         table.by_op[rule.op] = rule
     return table
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A source language's binary dtype promotion (`rules/promotion_<language>.toml`)."""
+    name: str
+    result: dict  # (dtype, dtype) -> the dtype both operands are converted to
+    generic_exact: frozenset  # concrete floats an element-type generic (E) promotes to
+    digest: str
+
+
+@functools.lru_cache(maxsize=None)
+def load_promotion(language: str = "cutile_python") -> Promotion:
+    path = RULES_DIR / f"promotion_{language}.toml"
+    raw = path.read_bytes()
+    data = tomllib.loads(raw.decode())
+    dtypes = data["dtypes"]
+    if set(data["result"]) != set(dtypes):
+        raise ValueError(f"{path.name}: the rows of `result` are not the `dtypes`")
+    result = {}
+    for a in dtypes:
+        row = data["result"][a]
+        if len(row) != len(dtypes):
+            raise ValueError(f"{path.name}: result.{a} has {len(row)} entries, `dtypes` {len(dtypes)}")
+        result.update(((a, b), r) for b, r in zip(dtypes, row))
+    return Promotion(language, result, frozenset(data["generic"]["exact"]), hashlib.sha256(raw).hexdigest())

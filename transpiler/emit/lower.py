@@ -631,12 +631,16 @@ class Lowerer:
             return self.pointer_op(e)
         if o == "arange":
             return f"iota({shape_macro(e.ty.shape)})"
-        if o in ("floordiv", "mod", "bitand", "bitor", "bitxor", "shl", "shr"):
+        if o in ("floordiv", "mod", "truncdiv", "truncmod", "bitand", "bitor", "bitxor", "shl", "shr"):
             x, y = self.tile(a[0]), self.tile(a[1])
             if o == "floordiv":
                 return self.scalar_result(e, f"divi({x}, {y}, rounding::NegativeInf)")
             if o == "mod":
                 return self.modulo(e, x, y)
+            if o == "truncdiv":  # C's `/`: rounds toward zero
+                return self.scalar_result(e, f"divi({x}, {y}, rounding::Zero)")
+            if o == "truncmod":  # C's `%`: the dividend's sign
+                return self.scalar_result(e, f"remi({x}, {y})")
             sym = {"bitand": "&", "bitor": "|", "bitxor": "^", "shl": "<<", "shr": ">>"}[o]
             return self.scalar_result(e, f"{x} {sym} {y}")
         if o == "invert":

@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from ..rules import _data_dir, load as load_rules
+from ..rules import _data_dir, load as load_rules, load_promotion
 
 TEMPLATES_DIR = _data_dir("templates", "transpiler.templates_data")
 CUTILE_VERSION = "0.5.0"
@@ -37,7 +37,7 @@ def templates_digest() -> str:
 @functools.lru_cache(maxsize=None)
 def tool_digest() -> str:
     """Identity of everything that shapes the output: tool version, its own code, rules, templates."""
-    h = hashlib.sha256(f"{__version__}|{load_rules().digest}|{templates_digest()}".encode())
+    h = hashlib.sha256(f"{__version__}|{load_rules().digest}|{load_promotion().digest}|{templates_digest()}".encode())
     pkg = Path(__file__).resolve().parent.parent
     for p in sorted(pkg.rglob("*.py")):
         h.update(p.relative_to(pkg).as_posix().encode() + p.read_bytes())

@@ -1,0 +1,44 @@
+"""Control family: the block's position in the launch grid and conditional expressions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import Expr, Lit, Op, TileTy
+from ..infer import unify_types
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+@handler("bid", "num_blocks")
+def block_index(infer: Infer, e: Op) -> Op:
+    axis = e.args[0]
+    if not (isinstance(axis, Lit) and axis.value in (0, 1, 2)):
+        raise fail(e.rule, "the axis of ct.bid / ct.num_blocks must be 0, 1 or 2", e.pos)
+    return replace(e, args=(replace(axis, ty=TileTy("i32")),), ty=TileTy("i32"))
+
+
+@handler("ifexp")
+def ifexp(infer: Infer, e: Op) -> Expr:
+    cond = infer.expr(e.args[0])
+    a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
+    if a.ty != b.ty:
+        a, b, _ = infer.coerce_pair(a, b, e.pos)
+    unify_types(a.ty, b.ty)
+    if isinstance(a, Lit) and isinstance(b, Lit) and a.ty.dtype != b.ty.dtype:
+        dt = "f32" if "f32" in (a.ty.dtype, b.ty.dtype) else a.ty.dtype
+        a, b = replace(a, ty=TileTy(dt)), replace(b, ty=TileTy(dt))
+    if a.ty != b.ty:
+        raise fail("CT104", f"the arms of a conditional expression have different types ({a.ty}, {b.ty})", e.pos)
+    if infer.is_float_cond(e.args[0]):
+        return a if infer.float_cond_value(e.args[0]) else b
+    if infer.is_const(e.args[0]):
+        return Op("ifexp", (cond, a, b), e.pos, (("const", True),), e.rule, a.ty)
+    if not (isinstance(cond.ty, TileTy) and cond.ty.is_scalar):
+        raise fail("CT104", "the condition of a conditional expression must be a scalar (use ct.where for tiles)", e.pos)
+    cond = infer.truth(cond, "the condition of a conditional expression")
+    return Op("ifexp", (cond, a, b), e.pos, (("const", False),), e.rule, a.ty)

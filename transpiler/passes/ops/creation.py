@@ -1,0 +1,59 @@
+"""Creation family: tiles made from nothing but a shape, a dtype and a fill (zeros, ones, full, arange)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import Expr, Lit, Op, TileTy, is_generic
+from ..infer import check_int_range, is_float
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+def _filled(infer: Infer, e: Op, fill: Expr) -> Op:
+    """A tile of `e`'s shape and dtype (args: shape, ..., dtype) holding `fill` everywhere."""
+    shape = infer.shape_dims(e.args[0])
+    dt = infer.dtype_arg(e.args[-1]) if e.args[-1] is not None else None
+    if dt is None:
+        raise fail(e.rule, "`dtype` is required", e.pos)
+    if isinstance(fill, Lit):
+        if is_generic(dt) and fill.value != 0:
+            raise fail(e.rule, f"only zero-filled tiles of the array dtype {dt} have a Rust form "
+                       "that gives the same Tile IR (E::ZERO); use a concrete dtype", e.pos)
+        check_int_range(fill, dt)
+        return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+    v = infer.expr(fill)
+    if not (isinstance(v.ty, TileTy) and v.ty.is_scalar):
+        raise fail(e.rule, "the fill value must be a scalar", e.pos)
+    return Op("splat", (infer.to_dtype(v, dt),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+
+
+@handler("zeros")
+def zeros(infer: Infer, e: Op) -> Op:
+    return _filled(infer, e, Lit(0, e.pos))
+
+
+@handler("ones")
+def ones(infer: Infer, e: Op) -> Op:
+    return _filled(infer, e, Lit(1, e.pos))
+
+
+@handler("full")
+def full(infer: Infer, e: Op) -> Op:
+    return _filled(infer, replace(e, args=(e.args[0], e.args[2])), e.args[1])
+
+
+@handler("arange")
+def arange(infer: Infer, e: Op) -> Expr:
+    (n,) = infer.shape_dims(e.args[0])
+    dt = infer.dtype_arg(e.args[1]) if e.args[1] is not None else "i32"
+    if dt in ("i32", "i64"):
+        return Op("arange", (), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))
+    if not is_float(dt) or is_generic(dt):
+        raise fail(e.rule, f"ct.arange with dtype {dt} is not supported", e.pos)
+    base = Op("arange", (), e.pos, rule=e.rule, ty=TileTy("i32", (n,)))
+    return Op("convert", (base,), e.pos, rule=e.rule, ty=TileTy(dt, (n,)))

@@ -1,0 +1,223 @@
+"""Elementwise family: arithmetic, division and remainder, comparisons and logic, unary math, bitwise ops,
+dtype conversion and select. Binary operands are promoted and broadcast to one type (`Infer.coerce_pair`).
+
+Division and remainder come in two meanings, fixed per model op: `floordiv` / `mod` round toward negative
+infinity and give the divisor's sign (Python, cuTile), `truncdiv` / `truncmod` round toward zero and give
+the dividend's sign (C, Triton)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
+from ..infer import broadcast_shapes, is_float, is_int
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+@handler("astype")
+def astype(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    dt = infer.dtype_arg(e.args[1])
+    if not isinstance(x.ty, TileTy):
+        raise fail(e.rule, "astype needs a tile", e.pos)
+    if x.ty.dtype == dt:
+        return x
+    return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+
+def _rounding(e: Op) -> str | None:
+    """The `rounding_mode=` of a call as a cuTile Rust mode name (None: not given, or `None`)."""
+    mode = e.attr("rounding_mode")
+    if mode is None or (isinstance(mode, Name) and mode.id == "None"):
+        return None
+    if not (isinstance(mode, Op) and mode.op == "enum" and str(mode.attr("value")).startswith("rounding::")):
+        raise fail(e.rule, "`rounding_mode` must be a ct.RoundingMode member", e.pos)
+    return mode.attr("value").split("::")[1]
+
+
+def _float_modes(e: Op, ty) -> tuple:
+    """`rounding_mode=` / `flush_to_zero=` of a functional form (ct.add(x, y, ...)): attrs `rounding` and
+    `ftz` when they differ from the operator's (nearest-even, no flush); float operands only."""
+    rounding, ftz = _rounding(e) or "NearestEven", e.attr("flush_to_zero")
+    if ftz is not None and not (isinstance(ftz, Lit) and isinstance(ftz.value, bool)):
+        raise fail(e.rule, "`flush_to_zero` must be True or False", e.pos)
+    flush = bool(ftz is not None and ftz.value)
+    if rounding == "NearestEven" and not flush:
+        return ()
+    if not is_float(ty.dtype):
+        raise fail(e.rule, "`rounding_mode` / `flush_to_zero` apply to float operands only", e.pos)
+    return (("ftz", flush), ("rounding", rounding))
+
+
+@handler("add", "sub", "mul", "div")
+def arith(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    if isinstance(a, Lit) and isinstance(b, Lit):
+        v = {"add": lambda: a.value + b.value, "sub": lambda: a.value - b.value,
+             "mul": lambda: a.value * b.value, "div": lambda: a.value / b.value}[e.op]()
+        return infer.expr(Lit(v, e.pos))  # Python folds arithmetic on constants
+    a, b, ty = infer.coerce_pair(a, b, e.pos, float_result=(e.op == "div"))
+    if ty.is_scalar and not is_int(ty.dtype) and all(infer.is_weak(x) or (isinstance(x, Op) and x.op == "convert"
+                                                                        and infer.is_weak(x.args[0])) for x in (a, b)):
+        raise fail("CT107", "float arithmetic on constants: cuTile Python folds it into one literal at compile "
+                   "time, which a const generic cannot reproduce in cuTile Rust; precompute it (e.g. pass "
+                   "1/N as a runtime float)", e.pos)
+    return Op(e.op, (a, b), e.pos, _float_modes(e, ty), e.rule, ty)
+
+
+@handler("truediv")
+def truediv(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    a, b, ty = infer.coerce_pair(a, b, e.pos, float_result=True)
+    ftz = e.attr("flush_to_zero")
+    rounding = _rounding(e) or "NearestEven"
+    return Op("truediv", (a, b), e.pos, (("rounding", rounding), ("ftz", bool(isinstance(ftz, Lit) and ftz.value))),
+              e.rule, ty)
+
+
+@handler("floordiv")
+def floordiv(infer: Infer, e: Op) -> Op:
+    """Python's `//`: rounds toward negative infinity (floats: floor of the quotient)."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if ty.dtype.startswith("u"):
+        raise fail(e.rule, "`//` on unsigned integers: cuTile Python emits invalid Tile IR for it", e.pos)
+    if is_float(ty.dtype):
+        return Op("floor", (Op("div", (a, b), e.pos, rule=e.rule, ty=ty),), e.pos, (("ftz", False),), e.rule, ty)
+    return Op("floordiv", (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("mod")
+def mod(infer: Infer, e: Op) -> Op:
+    """Python's `%`: the remainder takes the divisor's sign (integers only, so far)."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule, "`%` on floats is not supported yet", e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("truncdiv", "truncmod")
+def trunc_divmod(infer: Infer, e: Op) -> Op:
+    """C's integer `/` and `%` (Triton's `//` and `%` on integers): the quotient rounds toward zero, the
+    remainder takes the dividend's sign. Integer operands only: the float forms are not defined yet."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule or "CT101", f"`{e.op}` (C's integer division or remainder, rounding toward zero) of "
+                   f"{ty.dtype} operands: only integer operands are supported", e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("cdiv")
+def cdiv(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule, "ct.cdiv needs integer operands", e.pos)
+    return Op("cdiv", (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("maximum", "minimum")
+def minmax(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("cmp")
+def cmp(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x.ty, TileTy) and is_generic(x.ty.dtype) and isinstance(y.ty, TileTy) and is_int(y.ty.dtype) \
+                and not isinstance(y, Lit):
+            infer.demand_int(x)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    return Op("cmp", (a, b), e.pos, e.attrs, e.rule, TileTy("bool", ty.shape))
+
+
+@handler("where")
+def where(infer: Infer, e: Op) -> Op:
+    c = infer.expr(e.args[0])
+    a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    shape = broadcast_shapes(c.ty.shape, ty.shape, e.pos)
+    a, b = infer.to_shape(a, shape), infer.to_shape(b, shape)
+    c = infer.to_shape(c, shape)
+    return Op("where", (c, a, b), e.pos, rule=e.rule, ty=TileTy(ty.dtype, shape))
+
+
+@handler("not")
+def logical_not(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    return Op("not", (x,), e.pos, rule=e.rule, ty=TileTy("bool"))
+
+
+@handler("and", "or")
+def logical(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=TileTy("bool"))
+
+
+@handler("bitand", "bitor", "bitxor", "shl", "shr")
+def bitwise(infer: Infer, e: Op) -> Op:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if is_float(ty.dtype):
+        raise fail(e.rule, "bitwise operators need integer or boolean operands", e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("invert")
+def invert(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    if is_float(x.ty.dtype):
+        raise fail(e.rule, "`~` needs an integer or boolean operand", e.pos)
+    return Op("invert", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+
+@handler("abs")
+def absolute(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    return Op("abs", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+
+@handler("neg")
+def neg(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    return Op("neg", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+
+@handler("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil", "sin", "cos")
+def unary_float(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    if not is_float(x.ty.dtype):
+        x = infer.to_dtype(x, "f32")
+    ftz = e.attr("flush_to_zero")
+    attrs = (("ftz", bool(isinstance(ftz, Lit) and ftz.value)),)
+    rounding = _rounding(e)
+    if rounding is not None:
+        # exp and tanh take FULL and APPROX (f32 only, cuTile Python checks); sqrt any IEEE mode
+        allowed = ("Full", "Approx") if e.op in ("exp", "tanh") else ("NearestEven", "Zero", "NegativeInf",
+                                                                      "PositiveInf", "Approx")
+        if rounding not in allowed:
+            raise fail(e.rule, f"`rounding_mode={rounding}` is not supported for `{e.op}`", e.pos)
+        attrs += (("rounding", rounding),)
+    return Op(e.op, (x,), e.pos, attrs, e.rule, x.ty)
+
+
+@handler("isnan")
+def isnan(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    return Op("isnan", (x,), e.pos, rule=e.rule, ty=TileTy("bool", x.ty.shape))

@@ -1,0 +1,53 @@
+"""Linear algebra family: matrix multiply-accumulate (mma with an explicit accumulator; matmul, whose
+accumulator dtype follows the operands')."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import Expr, Lit, Op, TileTy
+from ..infer import is_int, unify_generics
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+# the accumulator dtype cuTile Python's ct.matmul uses for each operand dtype
+MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3fn": "f32", "f8e5m2": "f32",
+              "i8": "i32"}
+
+
+@handler("mma")
+def mma(infer: Infer, e: Op) -> Op:
+    a, b, acc = (infer.expr(x) for x in e.args)
+    unify_generics(a.ty.dtype, b.ty.dtype)
+    sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
+    if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
+        raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
+    return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
+
+
+@handler("matmul")
+def matmul(infer: Infer, e: Op) -> Expr:
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    unify_generics(a.ty.dtype, b.ty.dtype)
+    if a.ty.dtype != b.ty.dtype:
+        raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
+    dt = a.ty.dtype
+    triton = e.attr("accumulator") == "f32"  # Triton's tl.dot: a float32 (int8: int32) result, whatever the operands
+    if dt not in MATMUL_ACC and not triton:
+        raise fail("CT104", f"ct.matmul's accumulator depends on the element type ({dt}): f16 accumulates in "
+                   "f16, bf16 in f32; cast the operands with astype, or use ct.mma with an explicit accumulator",
+                   e.pos)
+    sa, sb = a.ty.shape, b.ty.shape
+    if len(sa) < 2 or len(sa) != len(sb) or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+        raise fail(e.rule, f"matmul shapes do not match: {a.ty} x {b.ty}", e.pos)
+    acc_ty = TileTy(MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
+    if triton:
+        acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)
+    acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
+    r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
+    if acc_ty.dtype != dt and not triton:
+        return Op("convert", (r,), e.pos, rule=e.rule, ty=TileTy(dt, acc_ty.shape))
+    return r

@@ -1,0 +1,292 @@
+"""Memory family: array access in its two forms. By tile through a view and its partition (load, store,
+num_tiles), or by element through pointer tiles with a mask (gather, scatter, atomics)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...diagnostics import TranspileError, fail
+from ...model.ir import Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ..infer import RetypeArray, broadcast_shapes, is_float, is_int, promote, unify_generics
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+def latency_value(infer: Infer, lat: Expr, e: Op) -> int | str:
+    """A `latency=` hint: an integer literal, or a choice between literals on constants that cuTile
+    Python decides at compile time (`lat = 3 if BLOCK <= 1024 else 6`), which becomes a derived const
+    generic (its name is returned)."""
+    v = lat
+    for _ in range(8):  # through names assigned once / module constants
+        if isinstance(v, Name) and v.id in infer.single_defs:
+            v = infer.single_defs[v.id]
+        elif isinstance(v, Name) and v.id in infer.literals:
+            v = infer.literals[v.id]
+        else:
+            break
+    if isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool):
+        return v.value
+    p = infer.consts.get(v.id) if isinstance(v, Name) else None
+    if p is not None and p.kind == "const" and p.const_type == "int":
+        return p.name  # a ct.Constant[int] is the const generic itself: Latency::<NAME>
+    if (isinstance(v, Op) and v.op == "ifexp" and infer.is_const(v.args[0])
+            and all(isinstance(a, Lit) and isinstance(a.value, int) and not isinstance(a.value, bool)
+                    for a in v.args[1:])):
+        from ..specialize import _slug, predicate_text
+        cond = predicate_text(v.args[0])
+        name = f"LATENCY_{v.args[1].value}_IF_{_slug(cond).upper()}_ELSE_{v.args[2].value}"
+        infer.derived[name] = f"({v.args[1].value} if ({cond}) else {v.args[2].value})"
+        return name
+    raise fail(e.rule, "`latency` must be an integer literal (or a choice between literals on constants)",
+               e.pos)
+
+
+def _widens_to(v: Expr, target: str, pos) -> bool:
+    """A float value that converts to `target` without loss in every specialization (f16/bf16/E to f32):
+    cuTile Python casts it implicitly where it is stored (implicit_cast: promote(src, dst) == dst)."""
+    src = v.ty.dtype
+    if src == target or not (is_float(src) and is_float(target)) or is_generic(target):
+        return False
+    try:
+        return promote(src, target, pos) == target
+    except TranspileError:
+        return False
+
+
+# ------------------------------------------------------------------- by tile: views and partitions
+
+def _array_and_index(infer: Infer, e: Op, operand: str) -> tuple[Name, TupleExpr]:
+    """The array and the typed tile index of a load or store (args: array, index, `operand`)."""
+    arr = infer.array_param(e.args[0], e.rule)
+    rank, idx = arr.ty.rank, e.args[1]
+    if idx is None:
+        raise fail(e.rule, "missing `index`", e.pos)
+    items = idx.items if isinstance(idx, TupleExpr) else (idx,)
+    if len(items) != rank:
+        raise fail(e.rule, f"index has {len(items)} entries, the array has rank {rank}", idx.pos)
+    index = TupleExpr(tuple(infer.scalar_int(i) for i in items), idx.pos)
+    if e.args[2] is None:
+        raise fail(e.rule, f"missing `{operand}`", e.pos)
+    return arr, index
+
+
+def _hint_attrs(infer: Infer, e: Op) -> tuple:
+    lat = e.attr("latency")
+    tma = e.attr("allow_tma")
+    out = []
+    if lat is not None:
+        out.append(("latency", latency_value(infer, lat, e)))
+    if tma is not None:
+        if not (isinstance(tma, Lit) and isinstance(tma.value, bool)):
+            raise fail(e.rule, "`allow_tma` must be True or False", e.pos)
+        out.append(("allow_tma", tma.value))
+    return tuple(out)
+
+
+@handler("load")
+def load(infer: Infer, e: Op) -> Op:
+    arr, index = _array_and_index(infer, e, "shape")
+    rank = arr.ty.rank
+    scalar = isinstance(e.args[2], TupleExpr) and not e.args[2].items
+    shape = ("1",) * rank if scalar else infer.shape_dims(e.args[2])
+    if len(shape) != rank:
+        raise fail(e.rule, f"tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
+    pad = e.attr("padding_mode")
+    padding = "padding::None"
+    if pad is not None:
+        if not (isinstance(pad, Op) and pad.op == "enum"):
+            raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
+        padding = pad.attr("value")
+    order = e.attr("order")
+    attrs = (("padding", padding),) + _hint_attrs(infer, e)
+    if order is not None:
+        items = order.items if isinstance(order, TupleExpr) else ()
+        if isinstance(order, Lit) and order.value == "F" and rank == 2:
+            perm = (1, 0)
+        elif items and all(isinstance(i, Lit) and isinstance(i.value, int) for i in items) \
+                and sorted(i.value for i in items) == list(range(rank)):
+            perm = tuple(i.value for i in items)
+        else:
+            raise fail(e.rule, "`order` must be a permutation of integer literals", e.pos)
+        if perm != tuple(range(rank)):
+            attrs += (("order", perm),)
+    load = Op("load", (arr, index), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+    if scalar:
+        return Op("item", (load,), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype))
+    return load
+
+
+@handler("store")
+def store(infer: Infer, e: Op) -> Op:
+    arr, index = _array_and_index(infer, e, "tile")
+    rank = arr.ty.rank
+    tile = infer.expr(e.args[2])
+    if not isinstance(tile.ty, TileTy):
+        raise fail(e.rule, "`tile` must be a tile", e.pos)
+    if tile.ty.is_scalar and rank:
+        if infer.is_weak(tile):
+            tile = infer.to_dtype(tile, arr.ty.dtype)
+        tile = Op("reshape", (tile,), e.pos, rule=e.rule, ty=TileTy(tile.ty.dtype, ("1",) * rank))
+    if len(tile.ty.shape) != rank:
+        raise fail(e.rule, f"stored tile has rank {len(tile.ty.shape)}, the array has rank {rank} "
+                   "(reshape the tile first)", e.pos)
+    if tile.ty.dtype != arr.ty.dtype and _widens_to(tile, arr.ty.dtype, e.pos):
+        tile = infer.to_dtype(tile, arr.ty.dtype)  # cuTile Python's implicit cast (lossless widening)
+    unify_generics(tile.ty.dtype, arr.ty.dtype)
+    if tile.ty.dtype != arr.ty.dtype:
+        if is_generic(arr.ty.dtype) and (is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
+            # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
+            # that receives f32 tiles without astype must itself be f32)
+            raise RetypeArray(arr.id, tile.ty.dtype)
+        raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
+                   "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
+                   "which depend on the specialization)", e.pos)
+    attrs = _hint_attrs(infer, e)
+    return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
+
+
+@handler("num_tiles")
+def num_tiles(infer: Infer, e: Op) -> Op:
+    arr = infer.array_param(e.args[0], e.rule)
+    axis = e.args[1]
+    if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+        raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+    shape = infer.shape_dims(e.args[2])
+    return Op("num_tiles", (arr,), e.pos, (("axis", axis.value % arr.ty.rank), ("shape", shape)), e.rule,
+              TileTy("i32"))
+
+
+# ------------------------------------------------------------- by element: pointer tiles and masks
+
+def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
+    idx = e.args[1]
+    items = idx.items if isinstance(idx, TupleExpr) else (idx,)
+    if len(items) != arr.ty.rank:
+        raise fail(e.rule, f"{len(items)} index tiles for an array of rank {arr.ty.rank}", e.pos)
+    typed = []
+    for it in items:
+        t = infer.expr(it)
+        infer.demand_int(t)
+        if not (isinstance(t.ty, TileTy) and t.ty.dtype in ("i32", "i64")):
+            raise fail(e.rule, f"gather/scatter indices must be int32 or int64 tiles, got {t.ty}", it.pos)
+        typed.append(t)
+    shape: tuple = ()
+    for t in typed:
+        shape = broadcast_shapes(shape, t.ty.shape, e.pos)
+    return tuple(typed), shape
+
+
+def _mask(infer: Infer, e: Op, shape: tuple):
+    m = e.attr("mask")
+    if m is None:
+        return None
+    mt = infer.expr(m)
+    if mt.ty.dtype != "bool":
+        raise fail(e.rule, "`mask` must be a boolean tile", e.pos)
+    return infer.to_shape(mt, shape)
+
+
+def _common(infer: Infer, e: Op):
+    """The array, typed index tiles, their broadcast shape and the attrs every element access shares."""
+    arr = infer.array_param(e.args[0], e.rule)
+    cb = e.attr("check_bounds")
+    if cb is not None and not isinstance(cb, Lit):
+        cb = infer.bool_const_value(cb)
+    if cb is not None and not (isinstance(cb, Lit) and isinstance(cb.value, bool)):
+        raise fail(e.rule, "`check_bounds` must be True or False (a literal or a module constant; a "
+                   "ct.Constant[bool] that selects it is not supported yet)", e.pos)
+    idx, shape = _indices(infer, e, arr)
+    lat = e.attr("latency")
+    lat = latency_value(infer, lat, e) if lat is not None else 0
+    memory = []
+    for key, kind, default in (("memory_order", "ordering::", "ordering::AcqRel"),
+                               ("memory_scope", "scope::", "scope::Device")):
+        v = e.attr(key)
+        if v is None:
+            continue
+        if not (isinstance(v, Op) and v.op == "enum" and str(v.attr("value")).startswith(kind)):
+            raise fail(e.rule, f"`{key}` must be a ct.{'MemoryOrder' if kind == 'ordering::' else 'MemoryScope'}"
+                       " member that cuTile Rust 0.5.0 has (RELAXED, ACQUIRE, RELEASE, ACQ_REL; BLOCK, DEVICE, "
+                       "SYS)", e.pos)
+        if v.attr("value") != default:
+            memory.append((key, v.attr("value")))
+    if e.attr("flat"):  # a Triton pointer: no bounds (Triton's mask alone)
+        cb = Lit(False, e.pos)
+    # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
+    attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
+        (("latency", lat),) + tuple(memory)
+    return arr, idx, shape, attrs
+
+
+def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
+    v = infer.expr(e.args[2])
+    if not isinstance(v.ty, TileTy):
+        raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
+    unify_generics(v.ty.dtype, arr.ty.dtype)
+    if e.attr("flat"):  # Triton converts a stored (or atomic) value to the pointer's element type
+        return infer.to_shape(infer.to_dtype(v, arr.ty.dtype), shape)
+    if v.ty.dtype != arr.ty.dtype:
+        if infer.is_weak(v) or _widens_to(v, arr.ty.dtype, e.pos):
+            v = infer.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
+        elif is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "f32"):
+            raise RetypeArray(arr.id, v.ty.dtype)
+        else:
+            raise fail(e.rule, f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype", e.pos)
+    return infer.to_shape(v, shape)
+
+
+def _flat_load(infer: Infer, e: Op, arr: Name, idx: tuple, shape: tuple, mask, attrs: tuple) -> Expr:
+    """A Triton load: the masked element load, then `other` where the mask is false (Triton's `other` is a
+    value of the result, so a select; masked-off elements without `other` are undefined in Triton)."""
+    g = Op("gather", (arr, TupleExpr(idx, e.pos), mask, None), e.pos, attrs + (("flat", True),), e.rule,
+           TileTy(arr.ty.dtype, shape))
+    other = e.attr("other")
+    if other is None or mask is None:
+        return g
+    o = infer.expr(other)
+    if not isinstance(o.ty, TileTy):
+        raise fail(e.rule, "`other` must be a tile or a number", e.pos)
+    o = infer.to_shape(infer.to_dtype(o, arr.ty.dtype), shape)
+    return Op("where", (mask, g, o), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype, shape))
+
+
+@handler("gather")
+def gather(infer: Infer, e: Op) -> Op:
+    arr, idx, shape, attrs = _common(infer, e)
+    mask = _mask(infer, e, shape)
+    pad = e.attr("padding_value")
+    pad = Lit(0, e.pos) if pad is None else pad
+    if not infer.is_weak(pad):
+        raise fail(e.rule, "`padding_value` must be a number", e.pos)
+    pad = infer.to_dtype(infer.expr(pad), arr.ty.dtype)
+    if e.attr("flat"):
+        return _flat_load(infer, e, arr, idx, shape, mask, attrs)
+    if len(shape) >= 2:
+        raise fail("CT107", "a gather producing a tile of rank >= 2: cuTile Rust 0.5.0 reshapes the scalar "
+                   "padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which "
+                   "is invalid Tile IR; gather rank-1 tiles (e.g. one row at a time)", e.pos)
+    args = (arr, TupleExpr(idx, e.pos), mask, pad)
+    return Op("gather", args, e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+
+@handler("scatter")
+def scatter(infer: Infer, e: Op) -> Op:
+    arr, idx, shape, attrs = _common(infer, e)
+    value = _value(infer, e, arr, shape)
+    mask = _mask(infer, e, shape)
+    attrs += (("flat", True),) if e.attr("flat") else ()
+    return Op("scatter", (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, None)
+
+
+@handler("atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
+def atomic(infer: Infer, e: Op) -> Op:
+    arr, idx, shape, attrs = _common(infer, e)
+    value = _value(infer, e, arr, shape)
+    mask = _mask(infer, e, shape)
+    if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype):
+        raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
+    attrs += (("flat", True),) if e.attr("flat") else ()
+    return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule,
+              TileTy(arr.ty.dtype, shape))

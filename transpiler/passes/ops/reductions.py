@@ -1,0 +1,67 @@
+"""Reductions family: reductions of a tile along axes (sum, max, min, prod; argmax is refused) and scans
+(cumsum)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import Expr, Lit, Op, TileTy, TupleExpr
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+def _axes(e: Op, x: Expr) -> list[int]:
+    axis = e.args[1]
+    rank = len(x.ty.shape)
+    if axis is None:
+        return list(range(rank))
+    items = axis.items if isinstance(axis, TupleExpr) else (axis,)
+    if not all(isinstance(a, Lit) and isinstance(a.value, int) and -rank <= a.value < rank for a in items):
+        raise fail(e.rule, "`axis` must be integer literals within the tile's rank", e.pos)
+    return sorted({a.value % rank for a in items})
+
+
+def _axis(e: Op, x: Expr) -> int:
+    axis = e.args[1]
+    if axis is None or not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+        raise fail(e.rule, "reductions need an integer literal `axis` (reducing all axes is not supported yet)", e.pos)
+    rank = len(x.ty.shape)
+    if not -rank <= axis.value < rank:
+        raise fail(e.rule, f"axis {axis.value} out of range for a rank-{rank} tile", e.pos)
+    return axis.value % rank
+
+
+@handler("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
+def reduce(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    axes = _axes(e, x)
+    kd = e.attr("keepdims")
+    keep = isinstance(kd, Lit) and kd.value is True
+    # several axes: a chain of reductions, each later axis shifted down by those already reduced
+    r, shape = x, list(x.ty.shape)
+    for n, axis in enumerate(axes):
+        ax = axis - n
+        shape.pop(ax)
+        r = Op(e.op, (r,), e.pos, (("axis", ax),), e.rule, TileTy(x.ty.dtype, tuple(shape)))
+    if keep:
+        kshape = tuple("1" if i in axes else d for i, d in enumerate(x.ty.shape))
+        return Op("reshape", (r,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, kshape))
+    return r
+
+
+@handler("cumsum")
+def cumsum(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    axis = _axis(e, x)
+    rev = e.attr("reverse")
+    return Op("cumsum", (x,), e.pos, (("axis", axis), ("reverse", bool(isinstance(rev, Lit) and rev.value))),
+              e.rule, x.ty)
+
+
+@handler("argmax")
+def argmax(infer: Infer, e: Op):
+    raise fail("CT107", "ct.argmax/argmin lower to a two-operand reduce in cuTile Python; cuTile Rust 0.5 "
+               "has no such reduce, so no port with the same Tile IR exists", e.pos)

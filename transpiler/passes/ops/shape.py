@@ -1,0 +1,152 @@
+"""Shape family: ops that rearrange a tile's elements or read shapes, without computing on the elements
+(reshape, `[None, :]` indexing, expand_dims, broadcast_to, permute/transpose, cat, extract, item, and the
+rank and dimensions of arrays and tiles)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...diagnostics import fail
+from ...model.ir import ArrayTy, Expr, Lit, Op, TileTy, TupleExpr
+from ..infer import unify_generics
+from . import handler
+
+if TYPE_CHECKING:
+    from ..infer import Infer
+
+
+@handler("reshape")
+def reshape(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    shape = infer.shape_dims(e.args[1])
+    if shape == x.ty.shape:
+        return x
+    return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
+
+
+@handler("index_none")
+def index_none(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    pattern = e.attr("pattern")
+    dims = list(x.ty.shape)
+    out, it = [], iter(dims)
+    for p in pattern:
+        out.append("1" if p == "None" else next(it, None))
+    out.extend(it)
+    if None in out:
+        raise fail("CT104", "index has more `:` than the tile has dimensions", e.pos)
+    return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, tuple(out)))
+
+
+@handler("expand_dims")
+def expand_dims(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    axis = e.args[1]
+    if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+        raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+    shape = list(x.ty.shape)
+    shape.insert(axis.value % (len(shape) + 1), "1")
+    return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, tuple(shape)))
+
+
+@handler("broadcast_to")
+def broadcast_to(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    return infer.to_shape(x, infer.shape_dims(e.args[1]))
+
+
+@handler("transpose", "permute")
+def permute(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    rank = len(x.ty.shape)
+    if e.op == "transpose":
+        axes = [a.value if isinstance(a, Lit) else None for a in e.args[1:] if a is not None]
+        if not axes:
+            if rank != 2:
+                raise fail(e.rule, "ct.transpose without axes needs a rank-2 tile", e.pos)
+            axes = [0, 1]
+        if len(axes) != 2 or None in axes:
+            raise fail(e.rule, "ct.transpose axes must be two integer literals", e.pos)
+        perm = list(range(rank))
+        i, j = (a % rank for a in axes)
+        perm[i], perm[j] = perm[j], perm[i]
+    else:
+        src = e.args[1]
+        items = list(src.items) if isinstance(src, TupleExpr) else [src]
+        extra = e.attr("axes_extra")
+        if extra is not None:
+            items += list(extra.items)
+        if not all(isinstance(a, Lit) for a in items) or sorted(a.value % rank for a in items) != list(range(rank)):
+            raise fail(e.rule, "ct.permute needs a permutation of integer literals", e.pos)
+        perm = [a.value % rank for a in items]
+    if perm == list(range(rank)):
+        return x
+    shape = tuple(x.ty.shape[p] for p in perm)
+    return Op("permute", (x,), e.pos, (("perm", tuple(perm)),), e.rule, TileTy(x.ty.dtype, shape))
+
+
+@handler("cat")
+def cat(infer: Infer, e: Op) -> Op:
+    tiles = e.args[0]
+    if not isinstance(tiles, TupleExpr) or len(tiles.items) != 2:
+        raise fail(e.rule, "ct.cat takes a tuple of exactly two tiles", e.pos)
+    a, b = (infer.expr(t) for t in tiles.items)
+    axis = e.args[1]
+    if not (isinstance(axis, Lit) and isinstance(axis.value, int)):
+        raise fail(e.rule, "`axis` must be an integer literal", e.pos)
+    rank = len(a.ty.shape)
+    ax = axis.value % rank
+    unify_generics(a.ty.dtype, b.ty.dtype)
+    if a.ty.dtype != b.ty.dtype or len(b.ty.shape) != rank or any(
+            x != y for i, (x, y) in enumerate(zip(a.ty.shape, b.ty.shape)) if i != ax):
+        raise fail(e.rule, f"cannot concatenate {a.ty} and {b.ty} along axis {ax}", e.pos)
+    da, db = a.ty.shape[ax], b.ty.shape[ax]
+    if da.isdigit() and db.isdigit():
+        total = str(int(da) + int(db))
+    else:  # a const generic computed by the launcher (stable Rust has no type-level arithmetic)
+        total = f"{da}_ADD_{db}".upper()
+        infer.derived[total] = f"(({infer.derived.get(da, da)}) + ({infer.derived.get(db, db)}))"
+    shape = tuple(total if i == ax else d for i, d in enumerate(a.ty.shape))
+    return Op("cat", (a, b), e.pos, (("axis", ax),), e.rule, TileTy(a.ty.dtype, shape))
+
+
+@handler("extract")
+def extract(infer: Infer, e: Op) -> Op:
+    x = infer.expr(e.args[0])
+    idx = e.args[1]
+    items = idx.items if isinstance(idx, TupleExpr) else (idx,)
+    if len(items) != len(x.ty.shape):
+        raise fail(e.rule, "ct.extract needs one index per dimension", e.pos)
+    index = TupleExpr(tuple(infer.scalar_int(i) for i in items), e.pos)
+    shape = infer.shape_dims(e.args[2])
+    return Op("extract", (x, index), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
+
+
+@handler("item")
+def item(infer: Infer, e: Op) -> Op:
+    """A tile of one element as a scalar (rank 0)."""
+    x = infer.expr(e.args[0])
+    if x.ty.is_scalar:
+        return x
+    if any(d != "1" for d in x.ty.shape):
+        raise fail(e.rule, ".item() needs a tile whose every dimension is 1", e.pos)
+    return Op("item", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype))
+
+
+@handler("shape_rank")
+def shape_rank(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    if isinstance(x.ty, ArrayTy):
+        return Lit(x.ty.rank, e.pos, TileTy("i32"))
+    if isinstance(x.ty, TileTy):
+        return Lit(len(x.ty.shape), e.pos, TileTy("i32"))
+    raise fail("CT100", "`len(<value>.shape)` needs an array or a tile", e.pos)
+
+
+@handler("array_dim")
+def array_dim(infer: Infer, e: Op) -> Op:
+    arr = infer.array_param(e.args[0], "CT100")
+    dim = e.attr("dim")
+    if not 0 <= dim < arr.ty.rank:
+        raise fail("CT104", f"`{arr.id}.shape[{dim}]` is out of range for rank {arr.ty.rank}", e.pos)
+    return Op("array_dim", (arr,), e.pos, e.attrs, e.rule, TileTy("i32"))
