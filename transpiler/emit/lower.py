@@ -250,7 +250,7 @@ class Lowerer:
             if not (isinstance(s.step, Lit) and s.step.value == 1):
                 rng = f"({rng}).step_by({self.value(s.step)} as usize)"
             self.emit(f"for {rust_ident(s.var)} in {rng} {{")
-            self.nested(s.body, {rust_ident(s.var): TileTy("i32")})
+            self.nested(s.body, {rust_ident(s.var): TileTy(s.start.ty.dtype if s.start.ty else "i32")})
             self.emit("}")
         elif isinstance(s, While):
             self.emit(f"while {self.cond_value(s.cond)} {{")

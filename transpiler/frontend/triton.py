@@ -42,8 +42,10 @@ MEMORY_CALLS = {f"{TL}.load", f"{TL}.store", f"{TL}.atomic_add", f"{TL}.atomic_m
                 f"{TL}.atomic_xchg", f"{TL}.atomic_cas", f"{TL}.atomic_and", f"{TL}.atomic_or", f"{TL}.atomic_xor"}
 HINT_CALLS = {f"{TL}.multiple_of", f"{TL}.max_contiguous", f"{TL}.max_constancy"}
 # calls that only inform Triton's compiler (or its checker): no statement in the port
+# (`tl.debug_barrier` orders a block's threads around in-place updates; a tile block has no threads to order, and
+# the accesses of an array that is read and written are ordered by memory tokens, as cuTile Python orders them)
 NO_OP_CALLS = {f"{TL}.static_assert", f"{TL}.device_assert", f"{TL}.static_print", f"{TL}.device_print",
-               f"{TL}.assume"}
+               f"{TL}.assume", f"{TL}.debug_barrier"}
 INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range", f"{TL}.arange", f"{TL}.cdiv",
                   f"{TL}.program_id", f"{TL}.num_programs")
 # atomic `sem=` / `scope=` values: cuTile Rust's ordering and scope markers
@@ -94,6 +96,13 @@ class _TritonConverter(_Converter):
         return out
 
     def scan_module(self, module: cst.Module) -> None:
+        # imports under module-level `if` / `try` (libdevice's home moved between Triton versions): every
+        # branch's names are read; they name the same functions
+        for stmt in module.body:
+            if isinstance(stmt, (cst.If, cst.Try)):
+                for node in _walk(stmt):
+                    if isinstance(node, (cst.Import, cst.ImportFrom)):
+                        self._scan_small(node)
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -165,7 +174,7 @@ class _TritonConverter(_Converter):
             if idx is None:
                 continue
             v = self._eval_const(a.value)
-            if isinstance(v, (int, float, bool)):
+            if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
         self.info.launches.setdefault(name, []).append(lits)
 
@@ -193,6 +202,12 @@ class _TritonConverter(_Converter):
                             if isinstance(v, (int, float, bool)):
                                 lits[names.index(item.key.evaluated_value)] = v
                     self.info.launches.setdefault(name, []).append(lits)
+
+    def _eval_const(self, node: cst.BaseExpression) -> object | None:
+        # `NAME: tl.constexpr = tl.constexpr(0)`: the value itself
+        if isinstance(node, cst.Call) and self.dotted(node.func) in (f"{TL}.constexpr",) and len(node.args) == 1:
+            return self._eval_const(node.args[0].value)
+        return super()._eval_const(node)
 
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
         return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
@@ -227,12 +242,17 @@ class _TritonConverter(_Converter):
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
         self.constexpr_types = {}
+        self.string_consts: dict[str, tuple[str, ...]] = {}
         for i, p in enumerate(fn.params.params):
             if self._is_constexpr(p.annotation):
                 seen = [lits[i] for lits in launches if i in lits]
                 if p.default is not None:
                     seen.append(self._eval_const(p.default))
                 kinds = {type(v) for v in seen if v is not None}
+                strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                if strings or str in kinds:
+                    self.string_consts[names[i]] = tuple(sorted(strings))
+                    kinds = {int}
                 if not kinds and _float_use(fn, names[i]):
                     kinds = {float}  # no literal value anywhere: `1.0 - beta`, `eps == 0.0` say it is a float
                 self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
@@ -249,7 +269,10 @@ class _TritonConverter(_Converter):
         # pointer parameters reassigned in the kernel (`X += row * stride`) start at offset 0
         pre = tuple(Assign((self.offset_names[p],), Lit(0, k.pos), k.pos)
                     for p in names if p in self.pointer_params and p in reassigned)
-        k = replace(k, body=pre + k.body, frontend="triton")
+        launches = tuple(tuple((n, self.string_consts[n].index(v) if n in self.string_consts and isinstance(v, str)
+                                else v) for n, v in lits) for lits in k.launches)
+        k = replace(k, body=pre + k.body, frontend="triton", launches=launches,
+                    strings=tuple(sorted(self.string_consts.items())))
         _check_no_pointer_left(k.body)
         return k
 
@@ -326,6 +349,16 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and self.string_consts:
+            # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
+            l, c = node.left, node.comparisons[0]
+            pair = (l, c.comparator) if isinstance(c.comparator, cst.SimpleString) else (c.comparator, l)
+            if isinstance(pair[0], cst.Name) and pair[0].value in self.string_consts \
+                    and isinstance(pair[1], cst.SimpleString) and isinstance(c.operator, (cst.Equal, cst.NotEqual)):
+                pos = self.pos(node)
+                op = "==" if isinstance(c.operator, cst.Equal) else "!="
+                index = self.string_consts[pair[0].value].index(pair[1].evaluated_value)
+                return self._op(f"operator:{op}", (Name(pair[0].value, pos), Lit(index, pos)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation) and not self._const_test(node):
             # `and` / `or` of runtime scalars: Triton's logical and / or of booleans (tensors refuse them)
             op = "&" if isinstance(node.operator, cst.And) else "|"
@@ -408,6 +441,11 @@ class _TritonConverter(_Converter):
             return Op("dtype_of", (base,), pos)
         if node.attr.value == "shape":
             raise fail("CT100", "`.shape` of a Triton value is not supported", pos)
+        if node.attr.value == "T":  # `x.T`: the transpose of a 2-D tensor
+            rule = self.rules.lookup(f"{TL}.trans")
+            self.rules_used.add(rule.id)
+            return Op("permute", (self.expr(node.value), TupleExpr((Lit(1, pos), Lit(0, pos)), pos)), pos, (),
+                      rule.id)
         return super().attribute(node)
 
     def call(self, node: cst.Call):
@@ -432,11 +470,30 @@ class _TritonConverter(_Converter):
             return self._clamp(node, pos)
         if d in (f"{TL}.dot",):
             return self._dot(node, pos)
+        is_trans = d in (f"{TL}.trans", f"{TL}.permute") or (
+            isinstance(func, cst.Attribute) and func.attr.value in ("trans", "permute") and not (d or "").startswith(TL))
+        if is_trans:
+            x = self.expr(_arg(node, 0, "input")) if d else self.expr(func.value)
+            dims = [self.expr(a.value) for a in (node.args[1:] if d else node.args)]
+            if len(dims) == 1 and isinstance(dims[0], TupleExpr):
+                dims = list(dims[0].items)
+            if not dims:  # Triton: no permutation given is the (1, 0) transpose of a 2-D tensor
+                dims = [Lit(1, pos), Lit(0, pos)]
+            rule = self.rules.lookup(f"{TL}.trans")
+            self.rules_used.add(rule.id)
+            return Op("permute", (x, TupleExpr(tuple(dims), pos)), pos, (), rule.id)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{TL}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)
-        if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
-            raise fail("CT101", f"`{d}(...)` called as a function; use `.to({d.split('.')[-1]})`", pos)
+        if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES and len(node.args) == 1 \
+                and node.args[0].keyword is None:
+            # `tl.float32(0.0)`: the value as that dtype (a typed scalar, as Triton's dtype call makes it)
+            rule = self.rules.lookup(f"{TL}.cast")
+            return self._rule_call(rule, [self.expr(node.args[0].value), self.attribute(func)], pos)
+        if d in (f"{TL}.fma", f"{TL}.math.fma", f"{TL}.extra.libdevice.fma", f"{TL}.extra.cuda.libdevice.fma"):
+            x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
+            self.rules_used.add("TTR-FMA")
+            return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             for a in node.args:
                 if a.keyword and a.keyword.value == "bitcast" and not (isinstance(a.value, cst.Name)
@@ -600,6 +657,18 @@ def _name(node) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_name(node.value)}.{node.attr.value}"
     return ""
+
+
+def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
+    """The string literals `name` is compared with (`reduction == "mean"`)."""
+    out = set()
+    for n in _walk(fn.body):
+        if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
+            l, r = n.left, n.comparisons[0].comparator
+            for a, b in ((l, r), (r, l)):
+                if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
+                    out.add(b.evaluated_value)
+    return out
 
 
 def _float_use(fn: cst.FunctionDef, name: str) -> bool:

@@ -208,6 +208,9 @@ class Kernel:
     derived: tuple[tuple[str, str], ...] = ()  # const generics computed from others: (name, Python expression)
     factory: str = ""  # the module-level function that defines and returns this kernel (empty: module level)
     closure: tuple[str, ...] = ()  # the factory's values the kernel reads: its last const parameters
+    # string-valued constants (a Triton `reduction: tl.constexpr` of "mean" / "sum"): each an int generic whose
+    # value is the index of the string in this sorted list (the launcher maps the string to it)
+    strings: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

@@ -518,12 +518,17 @@ class Infer:
             return [Eval(v, s.pos)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
+            # an int64 bound makes an int64 loop (its variable int64, as in the source); the step stays an i32
+            # (cuTile Rust's `step_by` takes a usize, which only an i32 converts to)
+            var_ty = "i64" if "i64" in (start.ty.dtype, stop.ty.dtype) else "i32"
+            if var_ty == "i64":
+                start, stop = self.to_dtype(start, "i64"), self.to_dtype(stop, "i64")
             for b in (start, stop, step):
-                if b.ty.dtype != "i32":
-                    raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: loops run over i32 (the loop "
-                               "variable of the port is an i32); keep the bounds within int32", b.pos)
+                if b.ty.dtype != var_ty and b is not step or step.ty.dtype != "i32":
+                    raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: loops run over i32 or i64 with an "
+                               "i32 step; keep the bounds within int32 or int64", b.pos)
             before = dict(self.env)
-            self.env[s.var] = TileTy("i32")
+            self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
             self._check_carried(before, self.env, s.pos, "loop")
             self.env = {k: v for k, v in self.env.items() if k in before}
