@@ -361,7 +361,7 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
     for p in params:
         if p["kind"] == "array":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
-                         f'{", output=True" if p["name"] in written else ""})')
+                         f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""})')
         elif p["kind"] == "scalar":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
         else:
@@ -382,5 +382,8 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         "arg_tuple": ", ".join(names) + ("," if len(names) == 1 else ""),
         "grid_kw": grid_kw, "stream_kw": stream_kw,
         # a factory's kernel: the constants the router reads from the launched kernel's closure
-        "closure_arg": (f"\n    closure={tuple(kernel['factory']['closure'])!r}," if kernel.get("factory") else ""),
+        "closure_arg": (f"\n    closure={tuple(kernel['factory']['closure'])!r}," if kernel.get("factory") else "")
+        # a Triton kernel: routed from `kernel[grid](...)`; its string constants travel as indices
+        + (f"\n    language=\"triton\",\n    strings={kernel.get('strings', {})!r},"
+           if kernel.get("frontend") == "triton" else ""),
     }

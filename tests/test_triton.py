@@ -1,0 +1,314 @@
+"""The Triton frontend: Triton's meaning lowered into the shared model, the corpus translated and compiled to
+Tile IR, and the generated package routing an unchanged `kernel[grid](...)` launch (no triton needed)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+from conftest import TRITON_NOT_YET, requires_toolchain
+from transpiler.emit.lower import lower_kernel
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.model.dump import dump_kernel
+from transpiler.pipeline import run, translate_kernel, write_outputs
+
+HEAD = "import triton\nimport triton.language as tl\n\n\n"
+
+
+def convert(tmp_path: Path, body: str, name: str = "k.py"):
+    path = tmp_path / name
+    path.write_text(HEAD + textwrap.dedent(body))
+    return parse_file(path, name)
+
+
+def rust_of(tmp_path: Path, body: str) -> str:
+    fr = convert(tmp_path, body)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    return "\n".join(line for v in translate_kernel(fr.kernels[0]) for line in lower_kernel(v).body)
+
+
+# ------------------------------------------------------------------------------------------ semantics
+
+def test_integer_division_and_remainder_are_c_semantics(tmp_path):
+    """Triton's `//` and `%` round toward zero (C), unlike Python's: the model says so, the Rust too."""
+    body = """
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        q = offs // n
+        r = offs % n
+        tl.store(x_ptr + offs, q + r, mask=offs < n)
+    """
+    fr = convert(tmp_path, body)
+    text = dump_kernel(fr.kernels[0])
+    assert "truncdiv(%offs, %n)" in text and "truncmod(%offs, %n)" in text
+    assert "floordiv" not in text and "mod(" not in text.replace("truncmod(", "")
+    rust = rust_of(tmp_path, body)
+    assert "divi(" in rust and "rounding::Zero" in rust and "remi(" in rust
+
+
+def test_pointers_become_flat_arrays_and_offsets(tmp_path):
+    """`base + offsets` is an element access of the base parameter at integer offsets; a pointer parameter
+    advanced in place starts at offset 0; scalars used in index math are i32."""
+    fr = convert(tmp_path, """
+    @triton.jit
+    def k(X, Y, stride, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        X += row * stride
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < n_cols, other=0.0)
+        tl.store(Y + row * stride + cols, x, mask=cols < n_cols)
+    """)
+    k = fr.kernels[0]
+    params = {p.name: p for p in k.params}
+    assert params["X"].flat and params["Y"].flat and params["X"].pointer
+    assert params["stride"].kind == "unknown"  # typed by inference (i32: it is index math)
+    text = dump_kernel(k)
+    assert "X_off = 0" in text and "X_off = add(%X_off, mul(%row, %stride))" in text
+    assert "gather(%X, (add(%X_off, %cols))) flat=True" in text
+    (v,) = translate_kernel(k)
+    assert {p.name: p.dtype for p in v.params}["stride"] == "i32"
+
+
+def test_load_other_is_a_select_and_store_converts(tmp_path):
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf")).to(tl.float32)
+        tl.store(y_ptr + offs, tl.exp(x), mask=offs < n)
+    """)
+    # masked load without padding (Triton's `other` is a value), then the select; the f32 result is converted
+    # to the output's element type by the store, as Triton's store converts
+    assert "load_ptr_tko(" in rust and "Some(mask)" not in rust
+    load = next(line for line in rust.splitlines() if "load_ptr_tko(" in line)
+    assert ", None, None, Latency::<0>" in load
+    assert "select(" in rust
+    assert rust.count("convert_tile(") >= 2
+
+
+def test_string_constexpr_is_an_indexed_generic(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, n, reduction: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        if reduction == "mean":
+            x = x / n
+        tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+    def op(x):
+        k[(1,)](x, x.numel(), reduction="sum", BLOCK=1024)
+    """))
+    result, _ = run([path], tmp_path / "out")
+    (kr,) = result.kernels
+    assert kr.status == "translated", [d.message for d in kr.diagnostics]
+    assert kr.manifest["strings"] == {"reduction": ["mean", "sum"]}
+    assert {"BLOCK": 1024, "reduction": 1} in kr.manifest["specializations"]
+    assert "reduction == 0i32" in "\n".join(kr.manifest["views"][0]["body"])
+
+
+def test_autotune_configs_and_heuristics_are_specializations(tmp_path):
+    fr = convert(tmp_path, """
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 256})], key=["n"])
+    @triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        if EVEN:
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+        else:
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """)
+    (k,) = fr.kernels
+    assert {dict(spec).get("BLOCK") for spec in k.launches} == {64, 256}
+    assert {p.name: p.kind for p in k.params}["EVEN"] == "const"
+
+
+def test_jit_helpers_are_inlined_with_their_pointers(tmp_path):
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def load_row(ptr, row, stride, cols, n):
+        return tl.load(ptr + row * stride + cols, mask=cols < n, other=0.0).to(tl.float32)
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = load_row(x_ptr, row, stride, cols, n)
+        tl.store(y_ptr + row * stride + cols, x * tl.sigmoid(x), mask=cols < n)
+    """)
+    assert "pointer_to_tile(x_ptr)" in rust and "pointer_to_tile(y_ptr)" in rust
+    assert "exp(" in rust  # tl.sigmoid is Triton's 1 / (1 + exp(-x))
+
+
+@pytest.mark.parametrize("body, code, line", [
+    ("""
+    @triton.jit
+    def k(x_ptr, seed, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        r = tl.rand(seed, offs)
+        tl.store(x_ptr + offs, r)
+    """, "CT101", 9),
+    ("""
+    @triton.jit
+    def k(ptrs_ptr, BLOCK: tl.constexpr):
+        p = tl.load(ptrs_ptr)
+        x = tl.load(p + tl.arange(0, BLOCK))
+        tl.store(ptrs_ptr, x)
+    """, "TTR-LOAD", 9),
+    ("""
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, volatile=True))
+    """, "TTR-LOAD", 9),
+])
+def test_unsupported_constructs_are_diagnosed_at_their_position(tmp_path, body, code, line):
+    fr = convert(tmp_path, body)
+    assert not fr.kernels
+    (_, _, diag), = fr.failures
+    assert (diag.code, diag.pos.line) == (code, line), diag.message
+
+
+def test_one_unsupported_kernel_costs_no_other(tmp_path):
+    fr = convert(tmp_path, """
+    @triton.jit
+    def bad(x_ptr, seed, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.rand(seed, tl.arange(0, BLOCK)))
+
+
+    @triton.jit
+    def good(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    """)
+    assert [k.name for k in fr.kernels] == ["good"]
+    assert [name for name, _, _ in fr.failures] == ["bad"]
+
+
+def test_files_without_triton_or_cutile_kernels_are_not_triton(tmp_path):
+    path = tmp_path / "plain.py"
+    path.write_text("# uses triton in a comment only\nimport os\n\ndef f():\n    return os.sep\n")
+    fr = parse_file(path, "plain.py")
+    assert not fr.kernels and not fr.failures and not fr.diagnostics
+
+
+# ------------------------------------------------------------------------------------------ corpus
+
+def test_triton_corpus_translates(triton_out):
+    out, result = triton_out
+    status = {k.name: (k.status, k.diagnostics[0].code if k.diagnostics else "") for k in result.kernels}
+    assert len(status) >= 30
+    not_yet = {n: code for n, (s, code) in status.items() if s != "translated"}
+    assert not_yet == TRITON_NOT_YET
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert all(k.get("frontend") == "triton" for m in manifest["modules"] for k in m["kernels"])
+
+
+@requires_toolchain
+def test_triton_corpus_compiles_to_tile_ir(triton_out):
+    """Every entry of every translated Triton kernel builds and compiles to Tile IR with cuTile Rust for each
+    of its specializations and element types (there is no Triton Tile IR to compare with)."""
+    from transpiler.verify.run import verify_output
+    out, result = triton_out
+    verdicts = verify_output(out)
+    assert len(verdicts) == len(result.kernels) - len(TRITON_NOT_YET)
+    bad = {v.kernel: v.reason or [c.detail[:300] for c in v.checks if c.verdict != "compiled"] for v in verdicts
+           if v.verdict != "compiled" or not v.checks}
+    assert not bad
+
+
+# ------------------------------------------------------------------------------------------ routing
+
+@pytest.fixture()
+def fake_triton(monkeypatch):
+    """Just enough of `triton.runtime.jit` for the router: KernelInterface, JITFunction, Heuristics."""
+    jit = types.ModuleType("triton.runtime.jit")
+
+    class KernelInterface:
+        def __getitem__(self, grid):
+            return lambda *a, **kw: ("triton", grid, a, kw)
+
+    class JITFunction(KernelInterface):
+        def __init__(self, fn):
+            self.fn = fn
+
+    class Heuristics(KernelInterface):
+        def __init__(self, fn, values):
+            self.fn, self.values = fn, values
+
+    jit.KernelInterface, jit.JITFunction, jit.Heuristics = KernelInterface, JITFunction, Heuristics
+    pkgs = {"triton": types.ModuleType("triton"), "triton.runtime": types.ModuleType("triton.runtime"),
+            "triton.runtime.jit": jit}
+    for name, mod in pkgs.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    yield jit
+    monkeypatch.undo()
+
+
+def test_unchanged_grid_launch_is_routed_to_the_port(tmp_path, fake_triton, monkeypatch):
+    src = tmp_path / "scale.py"
+    src.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, alpha, mode: tl.constexpr, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        if mode == "twice":
+            x = x * 2.0
+        tl.store(y_ptr + offs, x * alpha, mask=offs < n)
+    """))
+    out = tmp_path / "out"
+    result, outputs = run([src], out)
+    assert result.kernels[0].status == "translated"
+    write_outputs(outputs)
+    from test_abi import load_package
+    pkg = load_package(out)
+    rt = pkg._runtime
+    calls = []
+    monkeypatch.setattr(rt, "call", lambda spec, values, grid, stream=None: calls.append((spec.name, values, grid)))
+    # the kernel's Python function, from its file (the router matches the port by source file, name and hash)
+    code = src.read_text().replace("import triton.language as tl", "").replace("import triton", "")
+    namespace = {"triton": types.SimpleNamespace(jit=lambda f: f), "tl": types.SimpleNamespace(constexpr=int)}
+    exec(compile(code, str(src), "exec"), namespace)
+    fn = namespace["scale_kernel"]
+    kernel = fake_triton.Heuristics(fake_triton.JITFunction(fn), {"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})
+    pkg.set_backend("cutile-rs", strict=True)
+    try:
+        x, y = object(), object()
+        kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, 1000, 0.5, mode="twice",
+                                                                               BLOCK=256)
+    finally:
+        pkg.set_backend("python")
+        rt.uninstall()
+    assert calls == [("scale_kernel", (x, y, 1000, 0.5, 0, 256, False), (4,))]  # "twice": strings[0]
+    # with the python backend, the original launch runs
+    assert kernel[(1,)](x, y, 10, 1.0, mode="twice", BLOCK=16)[0] == "triton"
+
+
+def test_flat_pointer_arguments_cross_as_their_span(tmp_path, fake_triton):
+    from test_abi import load_package
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    """))
+    out = tmp_path / "out"
+    _, outputs = run([src], out)
+    write_outputs(outputs)
+    rt = load_package(out)._runtime
+    arr = rt.DeviceArray(4096, (3, 5), (10, 1), "f32", 0)  # rows of 5 in a pitch of 10
+    assert rt._flat(arr).shape == (25,) and rt._flat(arr).strides == (1,)
+    assert rt._flat(rt.DeviceArray(4096, (0, 5), (5, 1), "f32", 0)).shape == (0,)
+    with pytest.raises(rt.ArgumentError):
+        rt._flat(rt.DeviceArray(4096, (3,), (-1,), "f32", 0))
