@@ -47,7 +47,8 @@ def corpus_verdicts(corpus_out):
     return verify_output(corpus_out)
 
 
-# Triton corpus kernels not translated yet, with the code of the diagnostic they get (tests/test_triton.py)
+# Triton kernels modelled on workloads that use constructs not supported yet (tests/fixtures/triton_not_yet):
+# the code of the diagnostic each gets (tests/test_triton.py)
 TRITON_NOT_YET = {"row_cumsum_kernel": "CT102", "descriptor_gemm_kernel": "CT101", "dropout_fwd_kernel": "CT101"}
 
 

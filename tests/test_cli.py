@@ -55,7 +55,7 @@ def test_json_document(tmp_path):
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
     assert set(doc["summary"]) == {"kernels", "translated", "fallback", "unsupported", "error", "equivalent",
-                                   "different", "not_verified"}
+                                   "compiled", "different", "not_verified"}
     k = doc["kernels"][0]
     assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "verified_at",
                       "diagnostics"}
@@ -113,7 +113,7 @@ def test_deterministic_and_order_independent(tmp_path):
     files = sorted((CORPUS / "cutile").rglob("*.py"))
     cli(*files, "-o", tmp_path / "a/rust")
     cli(*reversed(files), "-o", tmp_path / "b/rust")
-    cli(CORPUS, "-o", tmp_path / "c/rust", cwd=CORPUS.parent)
+    cli(CORPUS / "cutile", "-o", tmp_path / "c/rust", cwd=CORPUS.parent)
     a_root = tmp_path / "a/rust"
     for rel in sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file()):
         a = (a_root / rel).read_bytes()

@@ -30,7 +30,9 @@ def test_cases_cover_every_corpus_kernel():
     import ast
 
     kernels = set()
-    for f in sorted((ROOT / "corpus" / "triton" / "workloads").glob("*.py")):
+    files = sorted((ROOT / "corpus" / "triton" / "workloads").glob("*.py")) + \
+        sorted((ROOT / "tests" / "fixtures" / "triton_not_yet").glob("*.py"))  # kept out of the corpus for now
+    for f in files:
         for node in ast.parse(f.read_text()).body:
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and f.stem != "utils" and any(
                     "jit" in ast.unparse(d) or "autotune" in ast.unparse(d) or "heuristics" in ast.unparse(d)
