@@ -320,3 +320,28 @@ def test_flat_pointer_arguments_cross_as_their_span(tmp_path, fake_triton):
     assert rt._flat(rt.DeviceArray(4096, (0, 5), (5, 1), "f32", 0)).shape == (0,)
     with pytest.raises(rt.ArgumentError):
         rt._flat(rt.DeviceArray(4096, (3,), (-1,), "f32", 0))
+
+
+def test_loops_counting_down_count_up_in_the_port(tmp_path):
+    """`range(a, b, -s)`: Rust ranges only count up, so the frontend counts the trips up and derives `t`."""
+    fr = convert(tmp_path, """
+    @triton.jit
+    def k(x_ptr, T: tl.constexpr, BLOCK: tl.constexpr):
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for t in tl.static_range(T - 1, 0, -2):
+            acc += t
+        tl.store(x_ptr + tl.arange(0, BLOCK), acc)
+    """)
+    text = dump_kernel(fr.kernels[0])
+    assert "for %t_step in range(0, truncdiv(add(sub(sub(%T, 1), 0), 1), 2), 1)" in text
+    assert "t = sub(sub(%T, 1), mul(%t_step, 2))" in text
+
+
+def test_cutile_loops_counting_down_are_refused(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, N: ct.Constant[int]):\n"
+                    "    acc = ct.zeros((16,), dtype=ct.float32)\n    for t in range(N, 0, -1):\n"
+                    "        acc = acc + t\n    ct.store(x, (0,), acc)\n")
+    result, _ = run([path], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == "CT104" and k.diagnostics[0].pos.line == 7

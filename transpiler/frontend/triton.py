@@ -345,7 +345,24 @@ class _TritonConverter(_Converter):
             # is unrolled by Triton, a loop here with the same values
             args = [a for a in it.args if a.keyword is None]
             s = s.with_changes(iter=it.with_changes(func=cst.Name("range"), args=args))
+            it, d = s.iter, "range"
+        if d in ("range", "builtins.range") and len(it.args) == 3 and isinstance(s.target, cst.Name):
+            step = self._eval_const(it.args[2].value)
+            if isinstance(step, int) and not isinstance(step, bool) and step < 0:
+                s = self._counting_down(s, -step)
         return super().for_stmt(s)
+
+    def _counting_down(self, s: cst.For, step: int) -> cst.For:
+        """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
+        with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
+        start, stop = (_code(a.value) for a in s.iter.args[:2])
+        i = f"{s.target.value}_step"
+        while i in self._function_locals(self._current_fn):
+            i += "_"
+        count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {step - 1}) // {step})")
+        first = cst.parse_statement(f"{s.target.value} = ({start}) - {i} * {step}\n")
+        body = s.body.with_changes(body=[first] + list(s.body.body))
+        return s.with_changes(target=cst.Name(i), iter=count, body=body)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):

@@ -518,6 +518,10 @@ class Infer:
             return [Eval(v, s.pos)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
+            if isinstance(step, Lit) and step.value <= 0 or isinstance(step, Op) and step.op == "neg":
+                # the port's loop is a Rust range, `(start..stop).step_by(step)`: it only counts up
+                raise fail("CT104", "a `range` with a negative or zero step is not supported (the port's loops count "
+                           "up); loop over `range(n)` and index with `last - i`", s.step.pos)
             # an int64 bound makes an int64 loop (its variable int64, as in the source); the step stays an i32
             # (cuTile Rust's `step_by` takes a usize, which only an i32 converts to)
             var_ty = "i64" if "i64" in (start.ty.dtype, stop.ty.dtype) else "i32"
