@@ -345,3 +345,23 @@ def test_cutile_loops_counting_down_are_refused(tmp_path):
     result, _ = run([path], tmp_path / "out")
     (k,) = result.kernels
     assert k.status == "unsupported" and k.diagnostics[0].code == "CT104" and k.diagnostics[0].pos.line == 7
+
+
+def test_every_rule_table_is_part_of_the_tool_digest(tmp_path, monkeypatch):
+    """Cached translations are keyed by the tool digest: a changed Triton rule table must change it."""
+    import shutil
+
+    import transpiler.rules as rules
+    from transpiler.emit.render import tool_digest
+    copy = tmp_path / "rules"
+    shutil.copytree(rules.RULES_DIR, copy)
+    monkeypatch.setattr(rules, "RULES_DIR", copy)
+    tool_digest.cache_clear()  # computed once per process
+    try:
+        before = tool_digest()
+        (copy / "triton.toml").write_text((copy / "triton.toml").read_text() + "\n# changed\n")
+        tool_digest.cache_clear()
+        assert tool_digest() != before
+    finally:
+        monkeypatch.undo()
+        tool_digest.cache_clear()

@@ -38,6 +38,10 @@ def templates_digest() -> str:
 def tool_digest() -> str:
     """Identity of everything that shapes the output: tool version, its own code, rules, templates."""
     h = hashlib.sha256(f"{__version__}|{load_rules().digest}|{load_promotion().digest}|{templates_digest()}".encode())
+    from ..rules import RULES_DIR
+    for p in sorted(RULES_DIR.iterdir()):  # every table (the Triton rules, reserved and launcher names too)
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
     pkg = Path(__file__).resolve().parent.parent
     for p in sorted(pkg.rglob("*.py")):
         h.update(p.relative_to(pkg).as_posix().encode() + p.read_bytes())
