@@ -394,7 +394,8 @@ class _Converter:
             return f"{base}.{node.attr.value}" if base else None
         return None
 
-    def scan_module(self, module: cst.Module) -> None:
+    def _scan_top_level(self, module: cst.Module) -> None:
+        """Imports, constants and aliases of the module's top level; its functions as kernels or helpers."""
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -404,6 +405,9 @@ class _Converter:
                     self.info.kernels[stmt.name.value] = stmt
                 else:
                     self.info.helpers[stmt.name.value] = stmt
+
+    def scan_module(self, module: cst.Module) -> None:
+        self._scan_top_level(module)
         top = {id(stmt) for stmt in module.body}
         launches, misplaced = [], []
         lazy = isinstance(self.positions, _LazyPositions)

@@ -103,15 +103,7 @@ class _TritonConverter(_Converter):
                 for node in _walk(stmt):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
-        for stmt in module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    self._scan_small(small)
-            elif isinstance(stmt, cst.FunctionDef):
-                if self._is_kernel(stmt):
-                    self.info.kernels[stmt.name.value] = stmt
-                else:
-                    self.info.helpers[stmt.name.value] = stmt
+        self._scan_top_level(module)
         self.jit_functions = dict(self.info.kernels)
         launched: set[str] = set()
         called: set[str] = set()
