@@ -110,7 +110,8 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
 def param_layout(kernel: Kernel) -> list[dict]:
     from .emit.lower import rust_ident
     return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
-             "const_type": p.const_type, "pointer": p.pointer, **({"flat": True} if p.flat else {})}
+             "const_type": p.const_type, "pointer": p.pointer, **({"flat": True} if p.flat else {}),
+             **({"domain": list(p.domain)} if p.domain else {})}
             for p in kernel.params]
 
 

@@ -13,7 +13,7 @@ import math
 import itertools
 import re
 
-from ..model.ir import GENERIC_DTYPES, MAX_ELEMENT_GENERICS, is_generic
+from ..model.ir import GENERIC_DTYPES, is_generic
 from .lower import rust_ident
 
 # The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
@@ -58,7 +58,7 @@ def abi_tables() -> dict:
         "codes": [{"name": n, "doc": doc, "code": i} for i, (n, doc) in enumerate(ABI_CODES)],
         "dtypes": [{"name": n, "variant": n.upper(), "code": c, "size": size} for n, (c, _, size) in DTYPES.items()],
         "py_dtypes": repr({n: (c, size) for n, (c, _, size) in DTYPES.items()}),
-        "py_generics": repr(GENERIC_DTYPES[:MAX_ELEMENT_GENERICS]),
+        "py_generics": repr(GENERIC_DTYPES),
         "py_codes": repr({i: n for i, (n, _) in enumerate(ABI_CODES)}),
     }
 
@@ -193,11 +193,12 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         raise AbiUnsupported("no verified element type has an ABI dtype code")
     for g in generics:  # each generic's dtype, read from the arrays that share it
         pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in arrays if p["dtype"] == g)
-        allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in dtypes)
+        allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in generic_domain(kernel, g))
         arg_checks.append(f"let {_element_var(g)} = abi::element_type(\"{g}\", &[{pairs}], &[{allowed}])?;")
     arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
-    entry_views = [_entry_view(kernel, e, i, names, dtypes, generics) for i, e in enumerate(entries)]
+    erased = untyped_pointers(kernel)
+    entry_views = [_entry_view(kernel, e, i, names, dtypes, [] if erased else generics) for i, e in enumerate(entries)]
     variant_doc = []
     if variants:  # the caller names the entry; it must be the one the constants select
         c_params.append("__variant: i32")
@@ -223,8 +224,29 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
         "c_params": c_params, "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
-        "launch_generics": f"<{', '.join(f'{_host_type(g)}: DType' for g in generics)}>" if generics else "",
+        "launch_generics": f"<{', '.join(f'{_host_type(g)}: DType' for g in generics)}>" if generics and not erased else "",
     }
+
+
+def int_kind_of(name: str) -> str | None:
+    """The generic whose kind the const generic `name` holds (`__E2_INT` -> `E2`), or None."""
+    m = re.fullmatch(r"__(E\d*)_INT", name)
+    return m.group(1) if m and is_generic(m.group(1)) else None
+
+
+def untyped_pointers(kernel: dict) -> bool:
+    """A Triton kernel: its pointers reach the device untyped (`*mut u8`, see emit/lower.py), so one launch
+    function serves every combination of element types; the generics name them."""
+    arrays = [p for p in kernel["params"] if p["kind"] == "array"]
+    return bool(arrays) and all(p.get("flat") for p in arrays)
+
+
+def generic_domain(kernel: dict, generic: str) -> list[str]:
+    """The dtypes a generic may take: its arrays' domain (Triton pointers, see passes/domains.py), else the
+    kernel's exported dtypes."""
+    domain = next((p["domain"] for p in kernel["params"] if p["kind"] == "array" and p["dtype"] == generic
+                   and p.get("domain")), None)
+    return [d for d in (domain or kernel.get("dtypes", [])) if d in DTYPES]
 
 
 def _element_var(generic: str) -> str:
@@ -250,6 +272,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     for g in entry["generics"]:
         if is_generic(g):
             generics.append(f"{_element_var(g)}.name().to_string()")
+        elif int_kind_of(g):  # a Triton pointer generic's kind (emit/lower.py, int_dispatch)
+            generics.append(f"abi::int_kind({_element_var(int_kind_of(g))}).to_string()")
         else:
             generics.append(f"{rust_ident(python_of.get(g, g))}.to_string()" if python_of.get(g, g) in names
                             else f"{rust_ident(g)}.to_string()")
@@ -265,7 +289,11 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         if p["kind"] == "array":
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
-            if p["name"] in pointers:
+            if p.get("flat"):  # untyped: the device casts it to the generic's type
+                call_args.append(f"{n}.untyped_pointer()")
+                call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
+                call_args += [f"{n}.strides[{i}]" for i in range(p["rank"])]
+            elif p["name"] in pointers:
                 borrows.append(f"let {n}_t = {n}.borrow::<{host}>(&__ctx);")
                 call_args.append(f"{n}_t.device_pointer()")
                 call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
@@ -294,7 +322,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     predicate = " && ".join(conditions) or "true"
     launch_fn = f"launch_{entry['name']}"
     call = f"(__device, __stream, __generics, __grid{''.join(', ' + a for a in pass_args)})"
-    if dtypes and len(kernel_generics) == 1:  # the element type picks the monomorphized launch
+    if not kernel_generics:  # no generics, or untyped pointers
+        dispatch = [f"{launch_fn}{call}"]
+    elif dtypes and len(kernel_generics) == 1:  # the element type picks the monomorphized launch
         dispatch = ["match __e {"]
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
@@ -310,7 +340,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     else:
         dispatch = [f"{launch_fn}{call}"]
     # what the dry run reports: the same values the launch passes on (see abi::dry_run)
-    element = "Some(T::DTYPE.as_str())" if dtypes else "None"
+    element = "Some(T::DTYPE.as_str())" if dtypes and kernel_generics else "None"
     partitions = [f'("{p["name"]}", &{rust_ident(p["name"])}_tile[..])' for p in params
                   if p["kind"] == "array" and p["name"] not in pointers and forms.get(p["name"]) == "checked"]
     described = list(entry["predicates"]) + ([f"E in {{{', '.join(dtypes)}}}"] if entry.get("dtypes") and dtypes else [])
@@ -361,7 +391,8 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
     for p in params:
         if p["kind"] == "array":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
-                         f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""})')
+                         f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
+                         f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
         elif p["kind"] == "scalar":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
         else:

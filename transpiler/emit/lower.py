@@ -106,6 +106,8 @@ class Lowerer:
         self.declared: list[dict[str, TileTy]] = [{}]
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
+        self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
+        self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
         self.unsafe_entry = False
         self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'})
@@ -131,6 +133,10 @@ class Lowerer:
         for g in GENERIC_DTYPES:  # in order: the C symbol and the verifier pass them the same way
             if any(p.kind == "array" and p.dtype == g for p in k.params):
                 generics.append(f"{g}: ElementType")
+        for g in GENERIC_DTYPES:  # a Triton pointer's generic that may be an integer: its kind (see int_dispatch)
+            if any(p.kind == "array" and p.dtype == g and "i32" in p.domain for p in k.params):
+                self.int_kinds[g] = int_kind_name(g)
+                generics.append(f"const {self.int_kinds[g]}: i32")
         for p in k.params:
             if p.kind == "const":
                 # a ct.Constant[float] travels as its f32 bit pattern (stable Rust has no float const generics;
@@ -143,7 +149,10 @@ class Lowerer:
         for p in k.params:
             if p.kind == "array" and p.pointer:
                 n = rust_ident(p.name)
-                params.append(f"{n}: *mut {p.dtype}")
+                # a Triton pointer arrives untyped and is cast here, so the C symbol launches one host
+                # function for every dtype (the launcher checks a pointer parameter's pointee against the
+                # host type; the generics name the device type)
+                params.append(f"{n}: *mut {'u8' if p.flat else p.dtype}")
                 params += [f"{n}_shape{i}: i32" for i in range(p.rank)] + [f"{n}_stride{i}: i32" for i in range(p.rank)]
                 self.pointer_arrays[p.name] = p
                 if p.name in self._tile_accessed():
@@ -158,12 +167,19 @@ class Lowerer:
                     params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
             elif p.kind == "scalar":
                 params.append(f"{rust_ident(p.name)}: {p.dtype}")
+        for p in k.params:
+            if p.kind == "array" and p.flat and p.name in self._flat_accessed():
+                n, raw = rust_ident(p.name), self.tmp("p")
+                self.emit(f"let {raw}: PointerTile<*mut u8, {{ [] }}> = pointer_to_tile({n});")
+                self.flat_base[p.name] = self.tmp("p")
+                self.emit(f"let {self.flat_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = ptr_to_ptr({raw});")
         for p in pointer_views:  # tile loads/stores of a pointer array go through a view, as in cuTile Python
             n = rust_ident(p.name)
             self.tensor_names[p.name] = f"{n}_view"
             shape_t = ", ".join(["-1"] * p.rank)
             stride_t = ", ".join(["-1"] * (p.rank - 1) + ["1"])
-            self.emit(f"let {n}_base: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
+            base = self.flat_base.get(p.name, f"pointer_to_tile({n})")
+            self.emit(f"let {n}_base: PointerTile<*mut {p.dtype}, {{ [] }}> = {base};")
             self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{', '.join(f'{n}_shape{i}' for i in range(p.rank))}] }};")
             self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{', '.join(f'{n}_stride{i}' for i in range(p.rank - 1))}] }};")
             self.emit(f"let {n}_view: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
@@ -202,6 +218,11 @@ class Lowerer:
         from ..passes.infer import _walk_exprs
         return {e.args[0].id for e in _walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.op in ("load", "store", "num_tiles") and isinstance(e.args[0], Name)}
+
+    def _flat_accessed(self) -> set[str]:
+        from ..passes.infer import _walk_exprs
+        return {e.args[0].id for e in _walk_exprs(self.k.body)
+                if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)}
 
     def tensor(self, arr: Name, as_ref: bool = True) -> str:
         """The tensor an array's tile accesses go through (`&name_view` for pointer arrays)."""
@@ -555,6 +576,9 @@ class Lowerer:
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
+            if not isinstance(src, Lit) and self.may_be_int(src.ty.dtype) and self.may_be_int(e.ty.dtype) \
+                    and (src.ty.dtype in self.int_kinds or e.ty.dtype in self.int_kinds) and src.ty.dtype != e.ty.dtype:
+                return self.scalar_result(e, self.int_dispatch(self.tile(src), src.ty.dtype, e.ty.dtype, e.ty.shape))
             if _int_kind(src.ty.dtype) and _int_kind(e.ty.dtype) and isinstance(src, Lit) and e.ty.is_scalar \
                     and e.ty.dtype != "bool" and not isinstance(src.value, bool):
                 return self.literal(Lit(src.value, src.pos, e.ty))  # a constant: folded, as in cuTile Python
@@ -707,6 +731,60 @@ class Lowerer:
             raise fail("CT100", "`and`/`or`/`not` are only supported in constant conditions", e.pos)
         raise fail(e.rule or "CT101", f"no Rust lowering for `{o}`", e.pos)
 
+    def may_be_int(self, dt: str) -> bool:
+        return _int_kind(dt) or dt in self.int_kinds
+
+    def int_dispatch(self, x: str, src: str, dst: str, shape: tuple) -> str:
+        """A conversion where one side is a Triton pointer's generic that may be an integer (i32 or i64) and the
+        other may be one too: cuTile Rust's `convert` has no integer <-> integer form, so the generic's kind (a
+        const generic the launcher sets from the dtype: 8 i64, 4 i32, 0 a float) picks the form. The JIT folds
+        the branch on a constant and compiles only the taken one."""
+        ts = f"{{ [{dim_list(shape)}] }}"
+        r, wide = self.tmp(), self.tmp()
+
+        def let(ty: str, expr: str) -> tuple[str, str]:  # every arm value typed: the JIT infers none in an arm
+            n = self.tmp()
+            return f"let {n}: Tile<{ty}, {ts}> = {expr}; ", n
+        if src in self.int_kinds:  # the source's kind first: to i64 (exti from i32), or a float's own convert
+            kind = self.int_kinds[src]
+            a, wa = let("i64", f"bitcast({x})")
+            b, nb = let("i32", f"bitcast({x})")
+            c, wc = let("i64", f"exti({nb})")
+            f, vf = let(dst, f"convert_tile({x})")
+            self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{self._from_i64(wa, dst, shape)} }} "
+                      f"else if {kind} == 4i32 {{ {b}{c}{self._from_i64(wc, dst, shape)} }} else {{ {f}{vf} }};")
+        else:  # a concrete integer (or bool) into a generic that may be one
+            self.emit(f"let {wide}: Tile<i64, {ts}> = {x if src == 'i64' else f'exti({x})'};")
+            self.emit(f"let {r}: Tile<{dst}, {ts}> = {{ {self._from_i64(wide, dst, shape)} }};")
+        return r
+
+    def _from_i64(self, w: str, dst: str, shape: tuple) -> str:
+        """Rust block statements and tail turning the i64 tile `w` into `dst` (a concrete type or a generic of
+        int_kinds); every value typed by its `let`."""
+        ts = f"{{ [{dim_list(shape)}] }}"
+
+        def let(ty: str, expr: str) -> tuple[str, str]:
+            n = self.tmp()
+            return f"let {n}: Tile<{ty}, {ts}> = {expr}; ", n
+        if dst == "i64":
+            return w
+        if dst == "bool":
+            z, nz = let("i64", f"constant(0i64, {shape_macro(shape)})")
+            c, nc = let("bool", f"cmpi({w}, {nz}, predicate::NotEqual)")
+            return f"{z}{c}{nc}"
+        if _int_kind(dst):  # narrowing: exact for values that fit (ids, counts, offsets); see README
+            t, nt = let(dst, f"trunci({w}, overflow::NoSignedWrap)")
+            return f"{t}{nt}"
+        if dst not in self.int_kinds:
+            f, nf = let(dst, f"convert_tile({w})")
+            return f"{f}{nf}"
+        kind = self.int_kinds[dst]
+        a, na = let(dst, f"bitcast({w})")
+        t, nt = let("i32", f"trunci({w}, overflow::NoSignedWrap)")
+        b, nb = let(dst, f"bitcast({nt})")
+        f, nf = let(dst, f"convert_tile({w})")
+        return (f"if {kind} == 8i32 {{ {a}{na} }} else if {kind} == 4i32 {{ {t}{b}{nb} }} else {{ {f}{nf} }}")
+
     def int_convert(self, x: str, src: str, dst: str, shape: tuple, e: Op | None = None) -> str:
         """Integer/bool conversions as cuTile Python encodes them (_ir2bytecode.convert_dtype): to bool
         `x != 0` (cmpi), widening and from bool `exti` (signedness of the source, inferred alike by cuTile
@@ -799,8 +877,11 @@ class Lowerer:
             no = self.tmp()
             self.emit(f"let {no}: Tile<u64, {ts}> = {cur_o} + {offs[d]};")
             cur_o = no
-        pt = self.tmp("p")
-        self.emit(f"let {pt}: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
+        if p.name in self.flat_base:
+            pt = self.flat_base[p.name]
+        else:
+            pt = self.tmp("p")
+            self.emit(f"let {pt}: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
         if shape:
             ones = ("1",) * len(shape)
             pr, pb = self.tmp("p"), self.tmp("p")
@@ -847,7 +928,7 @@ class Lowerer:
             self.emit(f"{access} = {tok};")
             self.emit(f"{store} = {tok};")
             return None
-        is_float = p.dtype in FLOAT_DTYPES or p.dtype in GENERIC
+        is_float = p.dtype in FLOAT_DTYPES or (p.dtype in GENERIC and p.dtype not in self.int_kinds)  # an int pointer: i32
         unsigned = p.dtype.startswith("u")
         mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
                 "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
@@ -907,6 +988,11 @@ class Lowerer:
         self.emit(f"let {m}: {bt} = andi({x1}, {c3});")
         self.emit(f"let {s}: {tt} = {r} + {y};")
         return self.scalar_result(e, f"select({m}, {s}, {r})")
+
+
+def int_kind_name(generic: str) -> str:
+    """The const generic holding a Triton pointer generic's kind (reserved: parameters cannot start with `__`)."""
+    return f"__{generic}_INT"
 
 
 def _int_kind(dt: str) -> bool:

@@ -19,6 +19,11 @@ INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # functions, and each costs crate build time); the arrays of the classes past it share E.
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
 MAX_ELEMENT_GENERICS = 2
+# Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
+# symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
+INT_DOMAIN = ("i32", "i64")
+# and one whose elements are only converted or written takes any dtype the C ABI carries (passes/domains.py)
+ANY_DOMAIN = ("f16", "bf16", "f32", "i32", "i64", "f8e4m3fn", "f8e5m2")
 
 
 def is_generic(dtype: str) -> bool:
@@ -179,6 +184,9 @@ class Param:
     rank: int = 0  # arrays
     pointer: bool = False  # arrays accessed by element (gather/scatter/atomics): a raw pointer + shape/strides
     flat: bool = False  # a Triton pointer: elements addressed by offset from the base (rank 1, any tensor crosses)
+    # the element types a Triton pointer's generic may take (empty: the kernel's dtypes); INT_DOMAIN where its
+    # elements are used as integers (they are widened to i64 as loaded: see passes/ops/memory.py)
+    domain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

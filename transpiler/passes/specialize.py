@@ -10,8 +10,9 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import GENERIC_DTYPES, MAX_ELEMENT_GENERICS, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
+from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
 from .dce import eliminate_dead_code
+from .domains import pointer_domains
 from .fma import element_split, split_point
 from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, UnifyElements, classify_params
 from .predicates import decides
@@ -92,8 +93,11 @@ def _merge_generics(k: Kernel, groups: list[set[str]]) -> Kernel:
     for p in k.params:
         if p.name in dtype and dtype[p.name] not in names:
             names[dtype[p.name]] = GENERIC_DTYPES[len(names)]
-    return replace(k, params=tuple(replace(p, dtype=names[dtype[p.name]]) if p.name in dtype else p
-                                   for p in k.params))
+    # a Triton pointer of integers makes its whole group one (their loads are all widened)
+    ints = {names[dtype[p.name]] for p in k.params if p.name in dtype and p.domain == INT_DOMAIN}
+    return replace(k, params=tuple(
+        replace(p, dtype=names[dtype[p.name]], domain=INT_DOMAIN if names[dtype[p.name]] in ints else p.domain)
+        if p.name in dtype else p for p in k.params))
 
 
 def _two_groups(k: Kernel) -> list[set[str]]:
@@ -111,7 +115,7 @@ def _two_groups(k: Kernel) -> list[set[str]]:
 
 
 def _array_dtypes(k: Kernel) -> tuple:
-    return tuple((p.name, p.dtype) for p in k.params if p.kind == "array")
+    return tuple((p.name, p.dtype, p.domain) for p in k.params if p.kind == "array")
 
 
 def _sharing(k: Kernel, generic: str) -> set[str]:
@@ -141,14 +145,18 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
         # arrays that share a generic in one variant share it in all (the C symbol reads one per group), and
         # an array a variant fixes (f32 statistics) is fixed in all
         shared = [_sharing(v, g) for v in done for g in GENERIC_DTYPES if len(_sharing(v, g)) > 1]
-        merged = _merge_generics(base, shared)
+        ints = {p.name for v in done for p in v.params if p.domain == INT_DOMAIN}
+        merged = _merge_generics(replace(base, params=tuple(replace(q, domain=INT_DOMAIN) if q.name in ints else q
+                                                            for q in base.params)), shared)
         settled = _merge_generics(replace(merged, params=tuple(
             replace(q, dtype=next(iter(fixed[q.name]))) if q.name in fixed else q for q in merged.params)), [])
         if not all(_array_dtypes(v) == _array_dtypes(settled) for v in done):
             base = settled
             continue
-        if not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
-            return done  # every variant was inferred with these groups: nothing to infer again
+        if kernel.frontend == "triton" or \
+                not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
+            # every variant was inferred with these groups: nothing to infer again
+            return pointer_domains(done) if kernel.frontend == "triton" else done
         base = _merge_generics(settled, _two_groups(settled))
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
@@ -173,6 +181,13 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         except RetypeArray as r:
             p = k.param(r.name)
+            if p is not None and p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN \
+                    and (r.dtype == "bool" or r.dtype.startswith(("i", "u"))):
+                # a Triton pointer of integers keeps a generic (the caller's i32 or i64): `_widened` loads
+                k = replace(k, params=tuple(replace(q, domain=INT_DOMAIN) if q.dtype == p.dtype else q
+                                            for q in k.params))
+                todo.insert(0, (k, preds, elements))
+                continue
             if p is None or not is_generic(p.dtype):
                 raise fail("CT104", f"array `{r.name}` is used both as {r.dtype} and as the kernel's element type",
                            kernel.pos)

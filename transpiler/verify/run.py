@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..frontend.modules import package_root
-from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, dtype_checks, element_types,
+from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary, usable_cores
@@ -64,7 +64,7 @@ def _triton_dtypes(k: dict, spec: dict) -> list[str]:
     """The element types a Triton entry is compiled for: each exported dtype (every generic the same)."""
     if "E" not in _select(k["entries"], spec)["generics"]:
         return ["f32"]
-    return dtype_checks(k["dtypes"], len(kernel_generics(k)), False)
+    return dtype_checks(k["dtypes"], len(kernel_generics(k)), False) + domain_probes(k)
 
 
 def _select(entries: list[dict], spec: dict, dtype: str | None = None) -> dict:

@@ -62,7 +62,33 @@ def element_types(kernel: dict, dtype: str) -> dict[str, str]:
     """The dtype of each generic in a check: `f16` gives every generic f16, `f16+f32` gives E f16 and E2 f32."""
     parts = dtype.split("+")
     generics = kernel_generics(kernel)
-    return dict(zip(generics, parts if len(parts) > 1 else parts * len(generics)))
+    chosen = dict(zip(generics, parts if len(parts) > 1 else parts * len(generics)))
+    for g, d in chosen.items():  # a Triton pointer's generic outside its domain (ids: i32 or i64) takes its first
+        domain = generic_domain(kernel, g)
+        if domain and d not in domain:
+            chosen[g] = domain[0]
+    return chosen
+
+
+def generic_domain(kernel: dict, generic: str) -> tuple[str, ...]:
+    """The domain of a Triton pointer's generic (passes/domains.py); empty: the kernel's dtypes."""
+    return tuple(next((p["domain"] for p in kernel["params"] if p["kind"] == "array" and p["dtype"] == generic
+                       and p.get("domain")), ()))
+
+
+def domain_probes(kernel: dict) -> list[str]:
+    """Element types that exercise the Triton pointers' domains beyond the float dtypes (explicit per generic,
+    `+`-joined): integers and fp8 for the pointers that take any dtype, i64 for integer pointers."""
+    generics = kernel_generics(kernel)
+    domains = [generic_domain(kernel, g) for g in generics]
+    if not any(d and any(x not in DEFAULT_DTYPES for x in d) for d in domains):
+        return []
+    probes = []
+    for wide, narrow in (("i64", "f16"), ("f8e4m3fn", "f32")):
+        probes.append("+".join(
+            (wide if wide in d else d[-1]) if d and any(x not in DEFAULT_DTYPES for x in d) else narrow
+            for d in domains))
+    return probes
 
 
 def dtype_checks(dtypes: list[str], generics: int, mixed: bool) -> list[str]:
@@ -86,7 +112,9 @@ def verified_generics(kernel: dict, entry: dict, spec: dict, dtype: str) -> list
     ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
     ctypes.update({n: "float" for n, expr in entry.get("derived", {}).items() if expr.startswith("float(")})
     elements = element_types(kernel, dtype)
-    return [elements[g] if g in elements else generic_value(values[g], ctypes.get(g, "int")) for g in entry["generics"]]
+    kinds = {f"__{g}_INT": str({"i64": 8, "i32": 4}.get(d, 0)) for g, d in elements.items()}  # see abi::int_kind
+    return [elements[g] if g in elements else kinds[g] if g in kinds else generic_value(values[g], ctypes.get(g, "int"))
+            for g in entry["generics"]]
 
 
 def generic_value(v, const_type: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
-from ...model.ir import Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ...model.ir import INT_DOMAIN, Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
 from ..infer import RetypeArray, broadcast_shapes, is_float, is_int, promote, unify_generics
 from . import handler
 
@@ -220,13 +220,22 @@ def _common(infer: Infer, e: Op):
     return arr, idx, shape, attrs
 
 
+def int_pointer(infer: Infer, arr: Name) -> bool:
+    """A Triton pointer whose elements are integers of any width (its generic ranges over INT_DOMAIN)."""
+    p = infer.k.param(arr.id)
+    return p is not None and p.flat and p.domain == INT_DOMAIN
+
+
 def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
     v = infer.expr(e.args[2])
     if not isinstance(v.ty, TileTy):
         raise fail(e.rule, "the value must be a tile or a scalar", e.pos)
-    unify_generics(v.ty.dtype, arr.ty.dtype)
     if e.attr("flat"):  # Triton converts a stored (or atomic) value to the pointer's element type
+        if is_generic(arr.ty.dtype) and not int_pointer(infer, arr) and not infer.is_weak(v) \
+                and (is_int(v.ty.dtype) or v.ty.dtype == "bool"):
+            raise RetypeArray(arr.id, v.ty.dtype)  # an integer output (counts, ids): its generic is an int one
         return infer.to_shape(infer.to_dtype(v, arr.ty.dtype), shape)
+    unify_generics(v.ty.dtype, arr.ty.dtype)
     if v.ty.dtype != arr.ty.dtype:
         if infer.is_weak(v) or _widens_to(v, arr.ty.dtype, e.pos):
             v = infer.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
@@ -244,12 +253,19 @@ def _flat_load(infer: Infer, e: Op, arr: Name, idx: tuple, shape: tuple, mask, a
            TileTy(arr.ty.dtype, shape))
     other = e.attr("other")
     if other is None or mask is None:
-        return g
+        return _widened(infer, arr, g)
     o = infer.expr(other)
     if not isinstance(o.ty, TileTy):
         raise fail(e.rule, "`other` must be a tile or a number", e.pos)
     o = infer.to_shape(infer.to_dtype(o, arr.ty.dtype), shape)
-    return Op("where", (mask, g, o), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype, shape))
+    return _widened(infer, arr, Op("where", (mask, g, o), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype, shape)))
+
+
+def _widened(infer: Infer, arr: Name, loaded: Expr) -> Expr:
+    """The elements of an integer pointer (i32 or i64, one generic) as i64: index arithmetic on them then has
+    one type whatever the caller passed (Triton's i32 arithmetic gives the same values where it does not
+    overflow)."""
+    return infer.to_dtype(loaded, "i64") if int_pointer(infer, arr) else loaded
 
 
 @handler("gather")
@@ -285,8 +301,7 @@ def atomic(infer: Infer, e: Op) -> Op:
     arr, idx, shape, attrs = _common(infer, e)
     value = _value(infer, e, arr, shape)
     mask = _mask(infer, e, shape)
-    if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype):
+    if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype) and not int_pointer(infer, arr):
         raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
     attrs += (("flat", True),) if e.attr("flat") else ()
-    return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule,
-              TileTy(arr.ty.dtype, shape))
+    return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))

@@ -1,0 +1,68 @@
+"""Element-type domains of Triton pointers: the dtypes a port may be launched with for each generic.
+
+A Triton pointer is passed untyped and cast on the device (emit/lower.py), so its generic costs the C symbol
+nothing and may range over any dtype for which the port computes what Triton computes. By default that is the
+kernel's float dtypes. An integer pointer (INT_DOMAIN, set while typing) is widened to i64 as loaded (i32 only
+where atomics update it). A pointer
+whose elements are only converted (`tl.load(p).to(tl.float32)`, a copy into another pointer) or only written
+(stores convert to the pointer's type, in Triton as here) computes the same thing for every dtype: it takes
+ANY_DOMAIN (fp8 scales and quantized outputs, i32 or i64 ids converted with `.to(tl.int64)`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model.ir import ANY_DOMAIN, INT_DOMAIN, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from .infer import _walk_exprs
+
+# ops that pass their tile operands through without computing on them (the value is the same for any dtype)
+_CARRIERS = {"convert", "where", "reshape", "broadcast", "transpose", "permute", "expand_dims"}
+_RMW = {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}
+
+
+def _computed_on(k: Kernel) -> set[str]:
+    """The generics whose element values some op computes on (or updates in place: atomics)."""
+    out: set[str] = set()
+    for e in _walk_exprs(k.body):
+        loaded = isinstance(e, Op) and e.op == "where" and isinstance(e.args[1], Op) and e.args[1].op == "gather"
+        if isinstance(e, Op) and e.op == "where" and not loaded and any(isinstance(a, Lit) and isinstance(a.value, float)
+                                                         and _generic(a, lit=True) for a in e.args[1:]):
+            # Triton's select of an int tile and a float makes floats (a load's `other` is cast to the pointer's
+            # type, in Triton as here)
+            out.add(e.ty.dtype)
+            continue
+        if not isinstance(e, Op) or e.op in _CARRIERS or e.op in ("gather", "scatter", "store", "load"):
+            continue  # a stored value is already converted to its pointer's type; indices and masks are not E
+        if e.op in _RMW:
+            out.add(e.args[0].ty.dtype)
+            continue
+        for a in e.args:
+            items = a.items if isinstance(a, TupleExpr) else (a,)
+            out.update(x.ty.dtype for x in items if _generic(x))
+    return out
+
+
+def _generic(e, lit: bool = False) -> bool:
+    return isinstance(e, (Name, Op) + ((Lit,) if lit else ())) and isinstance(e.ty, TileTy) and is_generic(e.ty.dtype)
+
+
+def pointer_domains(variants: list[Kernel]) -> list[Kernel]:
+    """Every variant with ANY_DOMAIN on the Triton pointers of a generic that no variant computes on."""
+    computed = set().union(*(_computed_on(v) for v in variants))
+    first = variants[0]
+    free = {p.dtype for p in first.params
+            if p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN and p.dtype not in computed}
+    # Tile IR's integer atomics take i32 (cuTile Rust refuses an i64 `atomic_rmw_tko` add)
+    atomic_ints = {p.dtype for p in first.params if p.flat and p.domain == INT_DOMAIN} & set().union(
+        *(_updated(v) for v in variants))
+
+    def domain(p):
+        if p.flat and p.dtype in free:
+            return ANY_DOMAIN
+        return ("i32",) if p.flat and p.dtype in atomic_ints else p.domain
+    return [replace(v, params=tuple(replace(p, domain=domain(p)) for p in v.params)) for v in variants]
+
+
+def _updated(k: Kernel) -> set[str]:
+    """The generics of the arrays atomics update."""
+    return {e.args[0].ty.dtype for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in _RMW}
