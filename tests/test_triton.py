@@ -233,6 +233,10 @@ def test_triton_corpus_compiles_to_tile_ir(triton_out):
     bad = {v.kernel: v.reason or [c.detail[:300] for c in v.checks if c.verdict != "compiled"] for v in verdicts
            if v.verdict != "compiled" or not v.checks}
     assert not bad
+    # the pointers' domains are compiled beyond the float dtypes: integer ids at i64, fp8 outputs
+    checked = {v.kernel: {c.dtype for c in v.checks} for v in verdicts}
+    assert any("i64" in d.split("+") for d in checked["cross_entropy_kernel"]), checked["cross_entropy_kernel"]
+    assert any("f8e4m3fn" in d.split("+") for d in checked["fp8_row_quant_kernel"])
 
 
 # ------------------------------------------------------------------------------------------ routing
