@@ -797,6 +797,8 @@ class Lowerer:
         if src == "bool" or sbits < dbits:
             return f"exti({x})"
         pos = e.pos if e is not None else self.k.pos
+        if sbits > dbits and e is not None and e.attr("truncate"):  # a Triton loop bound (see Infer, For)
+            return f"trunci({x}, overflow::NoSignedWrap)"
         if sbits > dbits:
             raise fail("CT120", f"a narrowing conversion {src} -> {dst}: cuTile Python emits `trunci` without "
                        "overflow flags, which cuTile Rust 0.5.0 cannot write (`convert` has no int -> int form, "

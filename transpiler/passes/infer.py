@@ -197,6 +197,8 @@ def _condition_only(k: Kernel) -> set[str]:
 
 ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "truncdiv", "truncmod", "cmp", "ifexp", "maximum", "minimum", "neg",
              "bitand", "bitor", "bitxor", "shl", "shr", "invert", "and", "or", "not"}
+BOOL_RESULTS = {"cmp", "and", "or", "not"}
+SHAPE_ONLY = {"index_none", "reshape", "expand_dims", "broadcast_to", "permute", "transpose"}
 INT_SOURCES = {"bid", "num_blocks", "cdiv", "arange", "num_tiles", "array_dim"}
 
 
@@ -214,29 +216,33 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
     def union(a: str, b: str) -> None:
         parent[find(a)] = find(b)
 
-    def leaves(e, out: list) -> None:
+    def leaves(e, out: list, top: bool = True) -> None:
         if isinstance(e, Name):
             out.append(e.id)
         elif isinstance(e, Lit) and isinstance(e.value, int) and not isinstance(e.value, bool):
             out.append("#int")
         elif isinstance(e, Op) and e.op in INT_SOURCES:
             out.append("#int")
+        elif isinstance(e, Op) and e.op in BOOL_RESULTS and not top:
+            return  # `x * (cols == target)`: a comparison's operands meet each other, not the bool it makes
+        elif isinstance(e, Op) and e.op in SHAPE_ONLY and e.args and e.args[0] is not None:
+            leaves(e.args[0], out, top)  # `rows[:, None] < n_rows`: the same values, reshaped
         elif isinstance(e, Op) and e.op in ARITH_OPS:
             for a in e.args:
                 if a is not None:
-                    leaves(a, out)
+                    leaves(a, out, False)
 
     groups: list[list[str]] = []
     for s in all_stmts(k.body):
         if isinstance(s, Assign) and len(s.targets) == 1:
             ls = [s.targets[0]]
-            leaves(s.value, ls)
+            leaves(s.value, ls, False)  # `mask = cols < n`: mask is a bool, not one of the ints compared
             groups.append(ls)
         elif isinstance(s, Assign) and k.frontend == "triton" and isinstance(s.value, TupleExpr) \
                 and len(s.value.items) == len(s.targets):  # `offs, mask = helper(...)` (a Triton helper's tuple)
             for t, v in zip(s.targets, s.value.items):
                 ls = [t]
-                leaves(v, ls)
+                leaves(v, ls, False)
                 groups.append(ls)
         if isinstance(s, For):
             groups.append([s.var, "#int"])
@@ -251,7 +257,16 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
     for name in seeds:
         union(name, "#int")
     root = find("#int")
-    return {n for n in parent if not n.startswith("#") and find(n) == root}
+    ints = {n for n in parent if not n.startswith("#") and find(n) == root}
+    if k.frontend == "triton":
+        # Triton types a scalar argument by its value; a name an op meets with a float literal
+        # (`1.0 - label_smoothing`) is a float there, though the mixed arithmetic around it (`n_cols * lse`)
+        # joins it to integers. Only its own integer uses (offsets, range bounds) make it an int then.
+        floats = {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
+                  and any(isinstance(x, Lit) and isinstance(x.value, float) for x in e.args)
+                  for a in e.args if isinstance(a, Name)}
+        ints -= floats - seeds
+    return ints
 
 
 class RetypeArray(Exception):
@@ -522,11 +537,14 @@ class Infer:
                 # the port's loop is a Rust range, `(start..stop).step_by(step)`: it only counts up
                 raise fail("CT104", "a `range` with a negative or zero step is not supported (the port's loops count "
                            "up); loop over `range(n)` and index with `last - i`", s.step.pos)
-            # an int64 bound makes an int64 loop (its variable int64, as in the source); the step stays an i32
-            # (cuTile Rust's `step_by` takes a usize, which only an i32 converts to)
-            var_ty = "i64" if "i64" in (start.ty.dtype, stop.ty.dtype) else "i32"
-            if var_ty == "i64":
-                start, stop = self.to_dtype(start, "i64"), self.to_dtype(stop, "i64")
+            # loops run over i32: cuTile Rust 0.5 gives a loop's step (and a unit step) type i32 whatever the
+            # bounds' type, which tileiras rejects for i64 bounds ("all of {lowerBound, upperBound, step} have
+            # same type", seen on the H200). A Triton loop over int64 bounds (ids widened as loaded) counts in
+            # i32: the bounds are truncated, exact while they fit i32 (offsets past 2^31 elements do not)
+            var_ty = "i32"
+            if "i64" in (start.ty.dtype, stop.ty.dtype) and self.k.frontend == "triton":
+                start, stop = (Op("convert", (b,), b.pos, (("truncate", True),), ty=TileTy("i32"))
+                               if b.ty.dtype == "i64" else b for b in (start, stop))
             for b in (start, stop, step):
                 if b.ty.dtype != var_ty and b is not step or step.ty.dtype != "i32":
                     raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: loops run over i32 or i64 with an "
