@@ -455,6 +455,30 @@ class _Converter:
         aliases and cuda.tile aliases of sibling modules of the package become usable here, each helper
         inlined in its own module's context (its names, its positions in diagnostics). Modules that
         cannot be read or parsed, and names they do not define, stay unresolved (the use is diagnosed)."""
+        for target, names in self._imports_from_files(module, path):
+            home = self._sibling(target, path, display, loaded)
+            if home is None:
+                continue
+            for name, local in names:
+                hi = home.info
+                if name in hi.helpers:
+                    self.info.helpers[local] = hi.helpers[name]
+                    self.info.helper_home[local] = hi.helper_home.get(name, home)
+                elif name in hi.consts:
+                    self.info.consts[local] = hi.consts[name]
+                elif name in hi.type_aliases:
+                    self.info.type_aliases[local] = hi.type_aliases[name]
+                elif name in hi.aliases and hi.aliases[name].startswith(f"{CT}."):
+                    self.info.aliases[local] = hi.aliases[name]
+                    continue
+                else:
+                    continue
+                self.info.aliases.pop(local, None)
+
+    @staticmethod
+    def _imports_from_files(module: cst.Module, path: Path):
+        """(the module file, [(name, local name)]) of each top-level `from M import a as b` whose module is a
+        file of the package (relative, or absolute under the package root)."""
         from .modules import module_file
         for stmt in module.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
@@ -464,28 +488,9 @@ class _Converter:
                     continue
                 mod = _name_text(small.module) if small.module is not None else ""
                 target = module_file(path, len(small.relative), mod)
-                if target is None:
-                    continue
-                home = self._sibling(target, path, display, loaded)
-                if home is None:
-                    continue
-                for a in small.names:
-                    name = _name_text(a.name)
-                    local = a.asname.name.value if a.asname else name
-                    hi = home.info
-                    if name in hi.helpers:
-                        self.info.helpers[local] = hi.helpers[name]
-                        self.info.helper_home[local] = hi.helper_home.get(name, home)
-                    elif name in hi.consts:
-                        self.info.consts[local] = hi.consts[name]
-                    elif name in hi.type_aliases:
-                        self.info.type_aliases[local] = hi.type_aliases[name]
-                    elif name in hi.aliases and hi.aliases[name].startswith(f"{CT}."):
-                        self.info.aliases[local] = hi.aliases[name]
-                        continue
-                    else:
-                        continue
-                    self.info.aliases.pop(local, None)
+                if target is not None:
+                    yield target, [(_name_text(a.name), a.asname.name.value if a.asname else _name_text(a.name))
+                                   for a in small.names]
 
     def _sibling(self, target: Path, path: Path, display: str, loaded: dict) -> "_Converter | None":
         if target in loaded:

@@ -131,26 +131,16 @@ class _TritonConverter(_Converter):
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
-        from .modules import module_file
-        for stmt in module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
+        for target, names in self._imports_from_files(module, path):
+            home = loaded.get(target)
+            if home is None:
                 continue
-            for small in stmt.body:
-                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
-                    continue
-                mod = _name(small.module) if small.module is not None else ""
-                target = module_file(path, len(small.relative), mod)
-                home = loaded.get(target) if target is not None else None
-                if home is None:
-                    continue
-                for a in small.names:
-                    name = _name(a.name)
-                    local = a.asname.name.value if a.asname else name
-                    fn = getattr(home, "jit_functions", {}).get(name)
-                    if fn is not None and local not in self.info.helpers:
-                        self.info.helpers[local] = fn
-                        self.info.helper_home[local] = home
-                        self.info.aliases.pop(local, None)
+            for name, local in names:
+                fn = getattr(home, "jit_functions", {}).get(name)
+                if fn is not None and local not in self.info.helpers:
+                    self.info.helpers[local] = fn
+                    self.info.helper_home[local] = home
+                    self.info.aliases.pop(local, None)
 
     def _scan_grid_launch(self, call: cst.Call) -> None:
         """`kernel[grid](a, b, BLOCK=1024)`: the literal constants a launch site passes (by position or name)."""
@@ -658,14 +648,6 @@ def _is_none(v) -> bool:
 def _is_none_or_empty(v) -> bool:
     return _is_none(v) or (isinstance(v, (cst.Tuple, cst.List)) and not v.elements) or \
         (isinstance(v, cst.SimpleString) and v.evaluated_value == "")
-
-
-def _name(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_name(node.value)}.{node.attr.value}"
-    return ""
 
 
 def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
