@@ -369,3 +369,23 @@ def test_every_rule_table_is_part_of_the_tool_digest(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         tool_digest.cache_clear()
+
+
+def test_stores_to_one_pointer_keep_program_order(tmp_path):
+    """A program's stores to one address land in program order in Triton: a fill then the values placed over
+    it. Tile IR leaves unchained stores unordered (the fill won on the GPU), so an array written twice, or in
+    a loop, gets a token chain; an array written once does not (an `if`'s arms count once)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(out_ptr, once_ptr, n, FLAG: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        for i in range(0, n, BLOCK):
+            tl.store(out_ptr + i + offs, tl.zeros([BLOCK], dtype=tl.float32))
+        tl.store(out_ptr + offs, offs.to(tl.float32))
+        if n > 4:
+            tl.store(once_ptr + offs, offs.to(tl.float32))
+        else:
+            tl.store(once_ptr + offs, offs.to(tl.float32) + 1)
+    """)
+    assert "out_ptr_tok_store" in rust
+    assert "once_ptr_tok" not in rust

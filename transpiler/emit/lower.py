@@ -110,7 +110,8 @@ class Lowerer:
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
         self.unsafe_entry = False
-        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'})
+        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'},
+                                       kernel.frontend == "triton")
 
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
@@ -1021,17 +1022,46 @@ _READS = ("gather", "load")
 _WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
 
 
-def _ordered_arrays(body, checked: set[str]) -> set[str]:
+def _ordered_arrays(body, checked: set[str], program_order: bool = False) -> set[str]:
     """Arrays whose accesses need token order to match cuTile Python: written, and also read or updated by
     an atomic (plain stores alone need none: cuTile Rust does not chain stores, N17's allowance). Arrays
-    stored through a checked `&mut Tensor` partition are left to cuTile Rust (they are not read)."""
+    stored through a checked `&mut Tensor` partition are left to cuTile Rust (they are not read).
+    `program_order` (Triton): a program's stores to one address land in program order, so an array written
+    more than once (two stores, or one in a loop: a fill then the values placed over it) is ordered too;
+    unordered, Tile IR may let the earlier store win (seen on the GPU)."""
     from ..passes.infer import _walk_exprs
     ops: dict[str, set[str]] = {}
+    writes: dict[str, int] = {}
     for e in _walk_exprs(body):
         if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
             ops.setdefault(e.args[0].id, set()).add(e.op)
+    if program_order:
+        writes = _write_counts(body)
     return {a for a, kinds in ops.items()
-            if a not in checked and kinds & set(_WRITES) and kinds - {"scatter", "store"}}
+            if a not in checked and kinds & set(_WRITES) and (kinds - {"scatter", "store"} or writes.get(a, 0) > 1)}
+
+
+def _write_counts(stmts) -> dict[str, int]:
+    """How many writes each array may receive along one path through `stmts` (2 for any in a loop body: at
+    least two iterations; an `if` counts its busier arm)."""
+    from ..passes.infer import _sub
+    out: dict[str, int] = {}
+
+    def add(counts: dict[str, int], times: int = 1) -> None:
+        for a, n in counts.items():
+            out[a] = out.get(a, 0) + n * times
+    for st in stmts:
+        heads = ((st.value,) if isinstance(st, (Assign, Eval)) else (st.start, st.stop, st.step)
+                 if isinstance(st, For) else (st.cond,) if isinstance(st, (If, While)) else ())
+        for e in (x for h in heads for x in _sub(h)):
+            if isinstance(e, Op) and e.op in _WRITES and e.args and isinstance(e.args[0], Name):
+                add({e.args[0].id: 1})
+        if isinstance(st, (For, While)):
+            add(_write_counts(st.body), 2)
+        elif isinstance(st, If):
+            arms = (_write_counts(st.body), _write_counts(st.orelse))
+            add({a: max(arm.get(a, 0) for arm in arms) for a in set(arms[0]) | set(arms[1])})
+    return out
 
 
 def _mutable_vars(body) -> set[str]:

@@ -547,8 +547,9 @@ class Infer:
                                if b.ty.dtype == "i64" else b for b in (start, stop))
             for b in (start, stop, step):
                 if b.ty.dtype != var_ty and b is not step or step.ty.dtype != "i32":
-                    raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: loops run over i32 or i64 with an "
-                               "i32 step; keep the bounds within int32 or int64", b.pos)
+                    raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: the port's loops run over i32 (cuTile "
+                               "Rust 0.5 types a loop's step i32, which tileiras refuses with i64 bounds); convert "
+                               "the bounds to int32 (`.astype(ct.int32)`)", b.pos)
             before = dict(self.env)
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
