@@ -741,50 +741,50 @@ class Lowerer:
         const generic the launcher sets from the dtype: 8 i64, 4 i32, 0 a float) picks the form. The JIT folds
         the branch on a constant and compiles only the taken one."""
         ts = f"{{ [{dim_list(shape)}] }}"
-        r, wide = self.tmp(), self.tmp()
-
-        def let(ty: str, expr: str) -> tuple[str, str]:  # every arm value typed: the JIT infers none in an arm
-            n = self.tmp()
-            return f"let {n}: Tile<{ty}, {ts}> = {expr}; ", n
+        r = self.tmp()
         if src in self.int_kinds:  # the source's kind first: to i64 (exti from i32), or a float's own convert
             kind = self.int_kinds[src]
-            a, wa = let("i64", f"bitcast({x})")
-            b, nb = let("i32", f"bitcast({x})")
-            c, wc = let("i64", f"exti({nb})")
-            f, vf = let(dst, f"convert_tile({x})")
+            a, wa = self._arm_let("i64", f"bitcast({x})", ts)
+            b, nb = self._arm_let("i32", f"bitcast({x})", ts)
+            c, wc = self._arm_let("i64", f"exti({nb})", ts)
+            f, vf = self._arm_let(dst, f"convert_tile({x})", ts)
             self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{self._from_i64(wa, dst, shape)} }} "
                       f"else if {kind} == 4i32 {{ {b}{c}{self._from_i64(wc, dst, shape)} }} else {{ {f}{vf} }};")
         else:  # a concrete integer (or bool) into a generic that may be one
-            self.emit(f"let {wide}: Tile<i64, {ts}> = {x if src == 'i64' else f'exti({x})'};")
+            wide = self.tmp()
+            to_i64 = x if src == "i64" else f"bitcast({x})" if src == "u64" else f"exti({x})"
+            self.emit(f"let {wide}: Tile<i64, {ts}> = {to_i64};")
             self.emit(f"let {r}: Tile<{dst}, {ts}> = {{ {self._from_i64(wide, dst, shape)} }};")
         return r
 
+    def _arm_let(self, ty: str, expr: str, ts: str) -> tuple[str, str]:
+        """`let _vN: Tile<ty, ts> = expr; ` and its name: every value in a branch arm is typed by its `let`
+        (the JIT infers no type there)."""
+        n = self.tmp()
+        return f"let {n}: Tile<{ty}, {ts}> = {expr}; ", n
+
     def _from_i64(self, w: str, dst: str, shape: tuple) -> str:
         """Rust block statements and tail turning the i64 tile `w` into `dst` (a concrete type or a generic of
-        int_kinds); every value typed by its `let`."""
+        int_kinds)."""
         ts = f"{{ [{dim_list(shape)}] }}"
-
-        def let(ty: str, expr: str) -> tuple[str, str]:
-            n = self.tmp()
-            return f"let {n}: Tile<{ty}, {ts}> = {expr}; ", n
         if dst == "i64":
             return w
         if dst == "bool":
-            z, nz = let("i64", f"constant(0i64, {shape_macro(shape)})")
-            c, nc = let("bool", f"cmpi({w}, {nz}, predicate::NotEqual)")
+            z, nz = self._arm_let("i64", f"constant(0i64, {shape_macro(shape)})", ts)
+            c, nc = self._arm_let("bool", f"cmpi({w}, {nz}, predicate::NotEqual)", ts)
             return f"{z}{c}{nc}"
         if _int_kind(dst):  # narrowing: exact for values that fit (ids, counts, offsets); see README
-            t, nt = let(dst, f"trunci({w}, overflow::NoSignedWrap)")
+            t, nt = self._arm_let(dst, f"trunci({w}, overflow::NoSignedWrap)", ts)
             return f"{t}{nt}"
         if dst not in self.int_kinds:
-            f, nf = let(dst, f"convert_tile({w})")
+            f, nf = self._arm_let(dst, f"convert_tile({w})", ts)
             return f"{f}{nf}"
         kind = self.int_kinds[dst]
-        a, na = let(dst, f"bitcast({w})")
-        t, nt = let("i32", f"trunci({w}, overflow::NoSignedWrap)")
-        b, nb = let(dst, f"bitcast({nt})")
-        f, nf = let(dst, f"convert_tile({w})")
-        return (f"if {kind} == 8i32 {{ {a}{na} }} else if {kind} == 4i32 {{ {t}{b}{nb} }} else {{ {f}{nf} }}")
+        a, na = self._arm_let(dst, f"bitcast({w})", ts)
+        t, nt = self._arm_let("i32", f"trunci({w}, overflow::NoSignedWrap)", ts)
+        b, nb = self._arm_let(dst, f"bitcast({nt})", ts)
+        f, nf = self._arm_let(dst, f"convert_tile({w})", ts)
+        return f"if {kind} == 8i32 {{ {a}{na} }} else if {kind} == 4i32 {{ {t}{b}{nb} }} else {{ {f}{nf} }}"
 
     def int_convert(self, x: str, src: str, dst: str, shape: tuple, e: Op | None = None) -> str:
         """Integer/bool conversions as cuTile Python encodes them (_ir2bytecode.convert_dtype): to bool

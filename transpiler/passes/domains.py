@@ -3,8 +3,7 @@
 A Triton pointer is passed untyped and cast on the device (emit/lower.py), so its generic costs the C symbol
 nothing and may range over any dtype for which the port computes what Triton computes. By default that is the
 kernel's float dtypes. An integer pointer (INT_DOMAIN, set while typing) is widened to i64 as loaded (i32 only
-where atomics update it). A pointer
-whose elements are only converted (`tl.load(p).to(tl.float32)`, a copy into another pointer) or only written
+where atomics update it). A pointer whose elements are only converted (`tl.load(p).to(tl.float32)`, a copy into another pointer) or only written
 (stores convert to the pointer's type, in Triton as here) computes the same thing for every dtype: it takes
 ANY_DOMAIN (fp8 scales and quantized outputs, i32 or i64 ids converted with `.to(tl.int64)`)."""
 
@@ -24,22 +23,23 @@ def _computed_on(k: Kernel) -> set[str]:
     """The generics whose element values some op computes on (or updates in place: atomics)."""
     out: set[str] = set()
     for e in _walk_exprs(k.body):
-        loaded = isinstance(e, Op) and e.op == "where" and isinstance(e.args[1], Op) and e.args[1].op == "gather"
-        if isinstance(e, Op) and e.op == "where" and not loaded and any(isinstance(a, Lit) and isinstance(a.value, float)
-                                                         and _generic(a, lit=True) for a in e.args[1:]):
-            # Triton's select of an int tile and a float makes floats (a load's `other` is cast to the pointer's
-            # type, in Triton as here)
-            out.add(e.ty.dtype)
-            continue
-        if not isinstance(e, Op) or e.op in _CARRIERS or e.op in ("gather", "scatter", "store", "load"):
+        if not isinstance(e, Op) or e.op in ("gather", "scatter", "store", "load"):
             continue  # a stored value is already converted to its pointer's type; indices and masks are not E
         if e.op in _RMW:
             out.add(e.args[0].ty.dtype)
-            continue
-        for a in e.args:
-            items = a.items if isinstance(a, TupleExpr) else (a,)
-            out.update(x.ty.dtype for x in items if _generic(x))
+        elif e.op == "where" and not _is_load(e.args[1]) and any(
+                isinstance(a, Lit) and isinstance(a.value, float) and _generic(a, lit=True) for a in e.args[1:]):
+            # Triton's select of an int tile and a float makes floats (a load's `other` is cast to the
+            # pointer's type, in Triton as here)
+            out.add(e.ty.dtype)
+        elif e.op not in _CARRIERS:
+            for a in e.args:
+                out.update(x.ty.dtype for x in (a.items if isinstance(a, TupleExpr) else (a,)) if _generic(x))
     return out
+
+
+def _is_load(e) -> bool:
+    return isinstance(e, Op) and e.op == "gather"
 
 
 def _generic(e, lit: bool = False) -> bool:
