@@ -389,3 +389,25 @@ def test_stores_to_one_pointer_keep_program_order(tmp_path):
     """)
     assert "out_ptr_tok_store" in rust
     assert "once_ptr_tok" not in rust
+
+
+def test_int64_loop_bounds(tmp_path):
+    """cuTile Rust 0.5 types a loop's step i32, and tileiras refuses a loop with i64 bounds (seen on the GPU):
+    a cuTile kernel with int64 bounds is refused with the reason; a Triton loop over ids widened to i64
+    truncates its bounds to an i32 loop."""
+    path = tmp_path / "c.py"
+    path.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, n):\n"
+                    "    acc = ct.zeros((16,), dtype=ct.float32)\n    for t in range(ct.astype(n, ct.int64)):\n"
+                    "        acc = acc + 1.0\n    ct.store(x, (0,), acc)\n")
+    result, _ = run([path], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == "CT104", [d.message for d in k.diagnostics]
+    assert "loops run over i32" in k.diagnostics[0].message
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(lens_ptr, out_ptr, BLOCK: tl.constexpr):
+        n = tl.load(lens_ptr + tl.program_id(0))
+        for i in range(0, n, BLOCK):
+            tl.store(out_ptr + i + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float32))
+    """)
+    assert "trunci(" in rust and "step_by(BLOCK as usize)" in rust and "0i64.." not in rust
