@@ -162,6 +162,20 @@ def cases() -> list[dict]:
                     {"stride": c, "n_cols": c}, {"OFFSET": 0.0, "BLOCK_N": _npo2(c)})
     out += _row_cases("rms_norm", "rms_norm_bwd_kernel", [(8, 512), (9, 1000)], F, rms_bwd)
 
+    # optional pointers (None: the `is None` branches), a float-constexpr condition (ALPHA != 1.0)
+    for (r, c), given, alpha in [((8, 512), ("res", "h_out", "w"), 1.0), ((9, 1000), ("w",), 1.0),
+                                 ((6, 700), ("res",), 0.5)]:
+        for dt in F:
+            inputs = [inp("x", [r, c], dt, "randn")] + \
+                [inp(n, [r, c], dt, "randn" if n == "res" else "poison") for n in ("res", "h_out") if n in given] + \
+                ([inp("w", [c], dt, "randn")] if "w" in given else []) + [inp("y", [r, c], dt, "poison")]
+            out.append(case("fused_add_norm", "fused_add_rms_norm_kernel",
+                            f"{r}x{c}_{dt}_{'_'.join(given)}_alpha{alpha:g}", inputs,
+                            ["x"] + [n if n in given else "none" for n in ("res", "h_out", "w")] +
+                            ["y", "stride", "n_cols", "eps"], [r], [n for n in ("h_out",) if n in given] + ["y"], "",
+                            {"none": None, "stride": c, "n_cols": c, "eps": 1e-6},
+                            {"ALPHA": alpha, "BLOCK_N": _npo2(c)}))
+
     for (t, hq, hk, d) in [(5, 4, 2, 64), (3, 32, 8, 128)]:
         for dt in F:
             out.append(case("rope", "rope_kernel", f"t{t}_hq{hq}_hk{hk}_d{d}_{dt}",
@@ -541,6 +555,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         wdy = (x["w"] + s["OFFSET"]) * x["dy"]
         dx = x["rstd"][:, None] * (wdy - xhat * (wdy * xhat).mean(axis=1, keepdims=True))
         return {"dx": dx, "dw": (x["dy"] * xhat).sum(0)}
+    if k == "fused_add_norm.fused_add_rms_norm_kernel":
+        h = x["x"] + s["ALPHA"] * x["res"] if "res" in x else x["x"]
+        y = h / np.sqrt((h ** 2).mean(axis=1, keepdims=True) + s["eps"])
+        return {"y": y * x["w"] if "w" in x else y, **({"h_out": h} if "h_out" in c["outputs"] else {})}
     if k == "rope.rope_kernel":
         cos, sin = x["cos"][a["pos"]][:, None, :], x["sin"][a["pos"]][:, None, :]
         res = {}

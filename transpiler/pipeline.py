@@ -111,7 +111,10 @@ def param_layout(kernel: Kernel) -> list[dict]:
     from .emit.lower import rust_ident
     return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
              "const_type": p.const_type, "pointer": p.pointer, **({"flat": True} if p.flat else {}),
-             **({"domain": list(p.domain)} if p.domain else {})}
+             **({"domain": list(p.domain)} if p.domain else {}),
+             # an optional Triton pointer (None allowed) and its hidden constant (Param.given_of)
+             **({"given_of": p.given_of} if p.given_of else {}),
+             **({"given": kernel.optional(p.name)} if kernel.optional(p.name) else {})}
             for p in kernel.params]
 
 

@@ -164,11 +164,14 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
                        for n in re.findall(r"[A-Za-z_]\w*", pr)}
     for p in params:
         n = rust_ident(p["name"])
-        if p["kind"] == "array":
+        if p.get("given_of"):  # not an argument: whether the optional pointer's descriptor is non-null
+            arg_checks.append(f"let {n}: i64 = {rust_ident(p['given_of'])}.given as i64;")
+        elif p["kind"] == "array":
             c_params.append(f"{n}: *const abi::CutileTensor")
             access = (f"abi::Access {{ written: {str(p['name'] in written).lower()}, "
                       f"pointer: {str(p['name'] in pointers).lower()} }}")
-            arg_checks.append(f'let {n} = abi::tensor_arg({n}, "{p["name"]}", {p["rank"]}, {access})?;')
+            reader = "abi::optional_tensor_arg" if p.get("given") else "abi::tensor_arg"
+            arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {p["rank"]}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
         elif p.get("const_type") == "float":  # a double; the entries take its f32 bits as an i32 generic
@@ -214,8 +217,11 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     doc_params = []
     for p in params:
+        if p.get("given_of"):
+            continue
         if p["kind"] == "array":
-            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {p['rank']}")
+            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {p['rank']}"
+                              + (" or null (Python's None)" if p.get("given") else ""))
         elif p["kind"] == "scalar":
             doc_params.append(f"`{p['name']}`: {p['dtype']}")
         else:
@@ -265,7 +271,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     floats = frozenset(p["name"] for p in params if p["kind"] == "const" and p.get("const_type") == "float")
     lets = [f"let {rust_ident(n)}: i64 = abi::float_constant({rust_const_expr(expr, names | set(derived), 'float', floats)}, \"{n}\")?;"
             if expr.startswith("float(") else
-            f"let {rust_ident(n)}: i64 = abi::constant({rust_const_expr(expr, names)}, \"{n}\")?;"
+            f"let {rust_ident(n)}: i64 = abi::constant({rust_const_expr(expr, names, 'int', floats)}, \"{n}\")?;"
             for n, expr in derived.items()]
     python_of = entry.get("generic_params", {})
     generics = []
@@ -383,7 +389,9 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
     """Everything `python/ops.py.j2` needs for one kernel."""
     params = kernel["params"]
     written = {o["array"] for e in kernel["entries"] for o in e["outputs"]}
+    # the entries' predicates read every constant, the hidden ones too (the wrapper sets them from the arguments)
     consts = [p["name"] for p in params if p["kind"] == "const"]
+    params = [p for p in params if not p.get("given_of")]
     names = [p["name"] for p in params]
     grid_kw = "grid" if "grid" not in names else "grid_"
     stream_kw = "stream" if "stream" not in names else "stream_"
@@ -392,6 +400,7 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         if p["kind"] == "array":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
                          f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
+                         f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
                          f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
         elif p["kind"] == "scalar":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')

@@ -220,6 +220,7 @@ class _TritonConverter(_Converter):
 
     def _kernel(self, fn: cst.FunctionDef):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
+        self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.pointer_params = _pointer_params(self, fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -253,7 +254,9 @@ class _TritonConverter(_Converter):
                     for p in names if p in self.pointer_params and p in reassigned)
         launches = tuple(tuple((n, self.string_consts[n].index(v) if n in self.string_consts and isinstance(v, str)
                                 else v) for n, v in lits) for lits in k.launches)
-        k = replace(k, body=pre + k.body, frontend="triton", launches=launches,
+        given = tuple(Param(flag, "const", self.pos(fn.name), const_type="bool", given_of=ptr)
+                      for ptr, flag in sorted(self.given_names.items()))
+        k = replace(k, params=k.params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())))
         _check_no_pointer_left(k.body)
         return k
@@ -348,6 +351,9 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):
+        test = _none_test(node)
+        if test is not None:
+            return self._given(test[0], test[1], self.pos(node))
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and self.string_consts:
             # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
             l, c = node.left, node.comparisons[0]
@@ -375,6 +381,33 @@ class _TritonConverter(_Converter):
                 return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
             return e
         return super().expr(node)
+
+    def _given(self, node: cst.BaseExpression, given: bool, pos: Pos):
+        """`ptr is not None` (`given`) / `ptr is None`: a hidden bool constant per pointer parameter (Param.given_of),
+        as Triton decides the test at compile time (a None argument is specialized as a constant)."""
+        ptr = self.expr(node)
+        if not isinstance(ptr, _Ptr) or ptr.base not in self.pointer_params:
+            raise fail("CT100", f"`{_code(node).strip()} is None`: only a pointer parameter of the kernel may be "
+                       "tested against None (a None constexpr or scalar is not supported yet)", pos)
+        name = self.given_names.get(ptr.base)
+        if name is None:
+            taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
+            name = f"{ptr.base}_IS_GIVEN"
+            while name in taken or name in self.given_names.values():
+                name += "_"
+            self.given_names[ptr.base] = name
+        flag = Name(name, pos)
+        return flag if given else Op("not", (flag,), pos, rule="CTR-CMP")
+
+    def _const_test(self, e: cst.BaseExpression) -> bool:
+        """Besides constants, `ptr is None` is decided at compile time."""
+        if _none_test(e) is not None:
+            return True
+        if isinstance(e, cst.BooleanOperation):
+            return self._const_test(e.left) and self._const_test(e.right)
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+            return self._const_test(e.expression)
+        return super()._const_test(e)
 
     def _truth(self, e, pos: Pos):
         """A condition operand as a boolean (comparisons already are; a number is compared with zero)."""
@@ -736,7 +769,7 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract) \
                 and isinstance(node.right, cst.Name):
             int_used.add(node.right.value)
-        elif isinstance(node, cst.Comparison):
+        elif isinstance(node, cst.Comparison) and _none_test(node) is None:
             int_used.update(x.value for x in [node.left] + [c.comparator for c in node.comparisons]
                             if isinstance(x, cst.Name))
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -770,6 +803,21 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 pointers.add(n)
             work.extend(assigns.get(n, []))
     return {n for n in pointers if n in params}
+
+
+def _none_test(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """`(x, True)` for `x is not None`, `(x, False)` for `x is None` (either side), else None."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+        return None
+    c = node.comparisons[0]
+    if not isinstance(c.operator, (cst.Is, cst.IsNot)):
+        return None
+    given = isinstance(c.operator, cst.IsNot)
+    if _is_none(c.comparator):
+        return node.left, given
+    if _is_none(node.left):
+        return c.comparator, given
+    return None
 
 
 def _check_no_pointer_left(body) -> None:

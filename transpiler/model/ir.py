@@ -187,6 +187,10 @@ class Param:
     # the element types a Triton pointer's generic may take (empty: the kernel's dtypes); INT_DOMAIN where its
     # elements are used as integers (they are widened to i64 as loaded: see passes/ops/memory.py)
     domain: tuple[str, ...] = ()
+    # a hidden bool constant (no argument of its own): whether the Triton pointer `given_of` was given, i.e.
+    # not None. Triton specializes a None argument as a constant, so `if X is not None:` is decided at compile
+    # time; here it is this const generic, which the C symbol and the wrapper set from the argument
+    given_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,10 @@ class Kernel:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def optional(self, name: str) -> str:
+        """The hidden constant that says whether pointer `name` was given (empty: the pointer is required)."""
+        return next((p.name for p in self.params if p.given_of == name), "")
 
     @property
     def entry_name(self) -> str:

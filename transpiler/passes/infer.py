@@ -269,6 +269,15 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
     return ints
 
 
+class WidenCarried(Exception):
+    """A Triton int32 value becomes int64 inside a loop or an `if` arm: a pointer's offsets (`X += row.to(tl.int64)
+    * stride`). A Triton pointer keeps its type whatever its offsets' width (and Triton refuses any other
+    value that changes type there), so the offsets are int64 from the start (specialize.py rewrites them)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
 class RetypeArray(Exception):
     """An array's elements are used as integers (indices, bit operations) or receive integer tiles."""
 
@@ -572,16 +581,26 @@ class Infer:
     def _check_carried(self, before: dict, after: dict, pos: Pos, what: str) -> None:
         for name, ty in before.items():
             unify_types(ty, after.get(name))
+            self._check_widened({name: ty}, after)
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
+
+    def _check_widened(self, before: dict, after: dict) -> None:
+        """WidenCarried for a Triton int32 value that `after` has as int64."""
+        for name, ty in before.items():
+            if self.k.frontend == "triton" and isinstance(ty, TileTy) and ty.dtype == "i32" \
+                    and after.get(name) == TileTy("i64", ty.shape):
+                raise WidenCarried(name)
 
     def if_stmt(self, s: If) -> list[Stmt]:
         by_dtype = self.dtype_cond_value(s.cond)
         if by_dtype is not None:
             return list(self.block(s.body if by_dtype else s.orelse))
         if self.is_float_cond(s.cond):
-            return list(self.block(s.body if self.float_cond_value(s.cond) else s.orelse))
+            if self.k.frontend != "triton":
+                return list(self.block(s.body if self.float_cond_value(s.cond) else s.orelse))
+            s = replace(s, cond=self.float_flag(s.cond))
         taken = self.decided_arm(s)
         if taken is not None:
             return list(self.block(taken))
@@ -609,6 +628,8 @@ class Infer:
             for n in (set(env_then) ^ set(env_else)) - set(before):
                 self.arm_only.setdefault(n, s)
         if const and not same:
+            for env in (env_then, env_else):  # an offset widened in an arm: int64 throughout, no split
+                self._check_widened(before, env)
             raise SplitNeeded(s)
         if not const:
             cond = self.truth(cond, "an `if` condition")
@@ -741,6 +762,19 @@ class Infer:
         return any(self.is_float_const(x) for x in items) and all(
             isinstance(x, Lit) or (isinstance(x, Name) and (x.id in self.consts or x.id in self.derived
                                                             or x.id in self.literals)) for x in items)
+
+    def float_flag(self, e: Expr) -> Expr:
+        """A Triton float-constant condition as a derived int generic that the host sets (1: it holds), tested
+        by a const-generic `if`: a port with several such conditions keeps one entry (cuTile ports split
+        instead, to fold the branch as cuTile Python's IR has it)."""
+        from .specialize import _slug, predicate_text
+        text = predicate_text(e)
+        name = "F_" + _slug(text).upper()
+        while name in self.consts or (name in self.derived and self.derived[name] != f"(1 if ({text}) else 0)"):
+            name += "_"
+        self.derived[name] = f"(1 if ({text}) else 0)"
+        self.env[name] = TileTy("i32")
+        return Op("cmp", (Name(name, e.pos), Lit(0, e.pos)), e.pos, (("pred", "!="),), "TTR-CMP")
 
     def float_cond_value(self, e: Expr) -> bool:
         """The truth of a float-constant condition in this variant (SplitOnConst on its text when the

@@ -10,11 +10,12 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
+from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
 from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
-from .infer import Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, UnifyElements, classify_params
+from .infer import (Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, UnifyElements, WidenCarried,
+                    classify_params)
 from .predicates import decides
 
 MAX_VARIANTS = 16
@@ -51,6 +52,22 @@ def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stm
         elif isinstance(s, If):
             out.append(replace(s, body=_replace_if(s.body, node, take_then),
                                orelse=_replace_if(s.orelse, node, take_then)))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
+    """Every assignment to `name` converted to int64 (see infer.WidenCarried)."""
+    out: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, Assign) and s.targets == (name,):
+            i64 = Op("dtype", (), s.pos, (("dtype", "i64"),))
+            out.append(replace(s, value=Op("astype", (s.value, i64), s.pos, rule="TTR-CAST")))
+        elif isinstance(s, (For, While)):
+            out.append(replace(s, body=_widened_to_i64(s.body, name)))
+        elif isinstance(s, If):
+            out.append(replace(s, body=_widened_to_i64(s.body, name), orelse=_widened_to_i64(s.orelse, name)))
         else:
             out.append(s)
     return tuple(out)
@@ -170,14 +187,29 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         todo.extend(items)
         if len(todo) + len(done) > MAX_VARIANTS:
             raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+    # Triton variants whose constants leave a name undefined (`if MODE == 0: y = ... elif MODE == 1: y = ...`,
+    # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
+    # for it (the launcher refuses those constants) while another variant is ported
+    undefined: list[TranspileError] = []
     while todo:
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
+        except TranspileError as err:
+            if kernel.frontend == "triton" and preds and err.diagnostic.code == "CT103":
+                undefined.append(err)
+                continue
+            raise
         except UnifyElements as u:  # the pending variants share the groups too (see specialize)
             group = [_sharing(k, u.keep) | _sharing(k, u.merge)]
             todo[:] = [(_merge_generics(k, group), preds, elements)] + [(_merge_generics(t, group), p, e)
                                                                        for t, p, e in todo]
+            continue
+        except WidenCarried as w:
+            body = _widened_to_i64(k.body, w.name)
+            if body == k.body:  # nothing assigns it alone (a tuple target): not widened
+                raise fail("CT104", f"`{w.name}` changes type from int32 to int64 inside a loop or an `if`", kernel.pos)
+            todo.insert(0, (replace(k, body=body), preds, elements))
             continue
         except RetypeArray as r:
             p = k.param(r.name)
@@ -210,7 +242,9 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
                    for take, pred in ((True, text), (False, f"not ({text})"))))
             continue
-        at = split_point(typed)
+        # FMA fusion across a constant `if` matches cuTile Python's IR (fma.py); a Triton port has no IR to match,
+        # and the splits would multiply its entries
+        at = split_point(typed) if kernel.frontend != "triton" else None
         source = _if_at(k.body, at.pos) if at is not None else None
         if source is not None and len(todo) + len(done) + 2 <= MAX_VARIANTS:
             try:
@@ -222,11 +256,12 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                     todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
                 continue
         live = eliminate_dead_code(typed)
-        extra = next((g for g in GENERIC_DTYPES[1:] if _sharing(k, g) and element_split(live, dtypes, g)), None)
+        extra = next((g for g in GENERIC_DTYPES[1:] if _sharing(k, g) and element_split(live, dtypes, g)), None) \
+            if kernel.frontend != "triton" else None
         if extra is not None:  # fusion that depends on E2: entries are per dtype of E only, so E2 becomes E
             todo.insert(0, (_merge_generics(k, [_sharing(k, "E") | _sharing(k, extra)]), preds, elements))
             continue
-        if len(elements) != 1 and dtypes:
+        if len(elements) != 1 and dtypes and kernel.frontend != "triton":
             t = element_split(live, elements or dtypes)
             if t is not None:
                 rest = tuple(d for d in (elements or dtypes) if d != t)
@@ -237,5 +272,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                     continue
         name = "__".join([_slug(p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
         done.append(replace(typed, variant=Variant(name, preds, elements)))
+    if undefined and not done:
+        raise undefined[0]
     return done
 

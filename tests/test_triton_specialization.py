@@ -1,0 +1,165 @@
+"""Triton's compile-time specializations that real kernels rely on, made explicit in the port:
+- a pointer argument may be None, and `if ptr is not None:` is decided at compile time (one hidden const
+  generic per tested pointer, set by the C symbol and the wrapper from the argument);
+- conditions on float constexprs (`if BETA != 0.0:`) are host-computed int generics, not entry splits;
+- a pointer whose offsets become int64 inside a branch keeps one (int64) offset variable;
+- a specialization Triton could not compile either (a name left undefined by a constexpr `elif` chain) has no
+  entry, and the launcher refuses its constants."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from test_abi import FakeCudaArray, load_package
+from transpiler.pipeline import run, write_outputs
+
+HEAD = "import triton\nimport triton.language as tl\n\n\n"
+
+OPTIONAL = """
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, w_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    if w_ptr is not None:
+        x = x * tl.load(w_ptr + offs, mask=m, other=1.0).to(tl.float32)
+    if b_ptr is None:
+        y = x
+    else:
+        b_ptr += pid.to(tl.int64) * BLOCK
+        y = x + tl.load(b_ptr + tl.arange(0, BLOCK), mask=m, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, y, mask=m)
+"""
+
+
+def _port(tmp_path, body: str, name: str = "k.py"):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    src = tmp_path / name
+    src.write_text(HEAD + textwrap.dedent(body))
+    out = tmp_path / "out"
+    result, outputs = run([src], out)
+    write_outputs(outputs)
+    if not (out / "manifest.json").exists():  # nothing translated
+        return result, out, []
+    manifest = json.loads((out / "manifest.json").read_text())
+    return result, out, manifest["modules"][0]["kernels"] if manifest["modules"] else []
+
+
+@pytest.fixture(scope="module")
+def optional(tmp_path_factory):
+    result, out, kernels = _port(tmp_path_factory.mktemp("optional"), OPTIONAL)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    return out, kernels[0]
+
+
+def test_none_tests_are_hidden_const_generics_not_variants(optional):
+    out, k = optional
+    assert [e["name"] for e in k["entries"]] == ["scale_kernel"]  # one entry: the `if` folds on the generic
+    params = {p["name"]: p for p in k["params"]}
+    assert params["w_ptr"]["given"] == "w_ptr_IS_GIVEN" and params["b_ptr"]["given"] == "b_ptr_IS_GIVEN"
+    assert params["w_ptr_IS_GIVEN"]["given_of"] == "w_ptr" and params["w_ptr_IS_GIVEN"]["const_type"] == "bool"
+    assert "given" not in params["x_ptr"]  # read unconditionally: required
+    rust = (out / "src" / "k" / "kernel.rs").read_text()
+    assert "if w_ptr_IS_GIVEN == 1i32 {" in rust and "if b_ptr_IS_GIVEN == 0i32 {" in rust
+    # the offset advanced by an int64 inside the branch is int64 from its start (no type change, no split)
+    assert "let mut b_ptr_off: i64 = 0i64;" in rust
+
+
+def test_the_c_symbol_takes_a_null_descriptor_for_an_optional_pointer(optional):
+    out, _ = optional
+    ffi = (out / "src" / "k" / "ffi.rs").read_text()
+    assert "let w_ptr = abi::optional_tensor_arg(" in ffi and "let x_ptr = abi::tensor_arg(" in ffi
+    assert "let w_ptr_IS_GIVEN: i64 = w_ptr.given as i64;" in ffi
+    assert "w_ptr_IS_GIVEN: i64," not in ffi  # not an argument of the symbol
+    abi = (out / "src" / "abi.rs").read_text()
+    assert "pub unsafe fn optional_tensor_arg(" in abi and "if arg.given && arg.dtype != dtype" in abi
+
+
+def test_the_wrapper_sets_the_hidden_constants_from_none(optional):
+    out, _ = optional
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_scale_kernel
+    assert [p.name for p in spec.params] == ["x_ptr", "y_ptr", "w_ptr", "b_ptr", "n", "BLOCK"]
+    x, y, w = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(3))
+    plan = rt.plan(spec, (x, y, w, None, 64, 16), (4,))
+    assert plan.consts == {"BLOCK": 16, "w_ptr_IS_GIVEN": 1, "b_ptr_IS_GIVEN": 0}
+    assert plan.c_args[3] is None  # a null descriptor
+    assert rt.plan(spec, (x, y, None, w, 64, 16), (4,)).consts["b_ptr_IS_GIVEN"] == 1
+    with pytest.raises(rt.ArgumentTypeError, match="`x_ptr` is None: the kernel reads it without testing"):
+        rt.plan(spec, (None, y, w, None, 64, 16), (4,))
+
+
+def test_float_constexpr_conditions_are_host_flags(tmp_path):
+    result, out, (k,) = _port(tmp_path, """
+    @triton.jit
+    def loss_kernel(x_ptr, y_ptr, BETA: tl.constexpr, DELTA: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if BETA != 0.0:
+            x = x * BETA
+        if DELTA > 1.5:
+            x = tl.minimum(x, DELTA)
+        tl.store(y_ptr + offs, x)
+
+    def loss(x, y):
+        loss_kernel[(1,)](x, y, BETA=0.1, DELTA=2.0, BLOCK=128)
+    """)
+    assert result.kernels[0].status == "translated"
+    (entry,) = k["entries"]  # no split per truth value
+    assert entry["derived"] == {"F_BETA_NE_0_P_0": "(1 if (BETA != 0.0) else 0)",
+                                "F_DELTA_GT_1_P_5": "(1 if (DELTA > 1.5) else 0)"}
+    ffi = (out / "src" / "k" / "ffi.rs").read_text()
+    # computed from the float's value (not its f32 bits, which the entries take)
+    assert "let BETA__value: f64 = BETA;" in ffi
+    assert "(if (BETA__value != 0.0f64) { 1i64 } else { 0i64 })," in ffi
+    assert "(if (DELTA__value > 1.5f64) { 1i64 } else { 0i64 })," in ffi
+    rust = (out / "src" / "k" / "kernel.rs").read_text()
+    assert "if F_BETA_NE_0_P_0 != 0i32 {" in rust and "if F_DELTA_GT_1_P_5 != 0i32 {" in rust
+
+
+def test_variants_triton_cannot_compile_have_no_entry(tmp_path):
+    result, _, (k,) = _port(tmp_path, """
+    @triton.jit
+    def mode_kernel(x_ptr, y_ptr, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if MODE == 0:
+            y = x * 2.0
+        elif MODE == 1:
+            y = x + 1.0
+        tl.store(y_ptr + offs, y)
+    """)
+    assert result.kernels[0].status == "translated"
+    preds = [e["predicates"] for e in k["entries"]]
+    # MODE 0 and 1 have entries; with any other MODE `y` is undefined (Triton refuses it too): no entry
+    assert len(preds) == 2 and all(any("MODE == " in p and not p.startswith("not") for p in ps) for ps in preds)
+    # a name undefined in every specialization is still an error
+    result, _, _ = _port(tmp_path / "b", """
+    @triton.jit
+    def bad_kernel(x_ptr, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if MODE == 0:
+            y = 1.0
+        tl.store(x_ptr + offs, z)
+    """)
+    assert result.kernels[0].status == "unsupported" and result.kernels[0].diagnostics[0].code == "CT103"
+
+
+def test_none_test_of_a_non_pointer_is_diagnosed(tmp_path):
+    result, _, _ = _port(tmp_path, """
+    @triton.jit
+    def k(x_ptr, scale, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if scale is not None:
+            x = x * scale
+        tl.store(x_ptr + offs, x)
+    """)
+    (kr,) = result.kernels
+    assert kr.status == "unsupported"
+    d = kr.diagnostics[0]
+    assert d.code == "CT100" and "only a pointer parameter" in d.message and d.pos.line == 10
