@@ -163,3 +163,63 @@ def test_none_test_of_a_non_pointer_is_diagnosed(tmp_path):
     assert kr.status == "unsupported"
     d = kr.diagnostics[0]
     assert d.code == "CT100" and "only a pointer parameter" in d.message and d.pos.line == 10
+
+
+def test_dtype_constexprs_are_one_entry_per_dtype(tmp_path):
+    """`ACC: tl.constexpr` passed `tl.float32` / `tl.int32` and used as a dtype: an entry per dtype the launch
+    sites give (the float dtypes when none is literal); the router maps tl and torch dtypes to its index."""
+    result, out, (k,) = _port(tmp_path, """
+    @triton.jit
+    def acc_kernel(x_ptr, y_ptr, ACC: tl.constexpr, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros([BLOCK], dtype=ACC) + tl.load(x_ptr + offs).to(ACC)
+        tl.store(y_ptr + offs, acc.to(OUT_DTYPE))
+
+    def accumulate(x, y, out_dtype):
+        if x.is_floating_point():
+            acc_kernel[(1,)](x, y, ACC=tl.float32, OUT_DTYPE=out_dtype, BLOCK=128)
+        else:
+            acc_kernel[(1,)](x, y, tl.int32, out_dtype, BLOCK=128)
+    """)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    assert k["strings"] == {"ACC": ["f32", "i32"], "OUT_DTYPE": ["bf16", "f16", "f32"]}
+    assert k["dtype_consts"] == ["ACC", "OUT_DTYPE"]
+    assert len(k["entries"]) == 6 and "acc_kernel__acc_i32__out_dtype_bf16" in {e["name"] for e in k["entries"]}
+    rust = (out / "src" / "k" / "kernel.rs").read_text()
+    assert "let mut acc: Tile<i32, { [BLOCK] }>" in rust or "let acc: Tile<i32, { [BLOCK] }>" in rust
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_acc_kernel
+    assert spec.dtype_consts == ("ACC", "OUT_DTYPE")
+
+    class TlDtype:  # what `tl.float32` is: its `name` is Triton's short name
+        def __init__(self, name):
+            self.name = name
+
+    named = {"x_ptr": 1, "y_ptr": 2, "ACC": TlDtype("int32"), "OUT_DTYPE": "torch.bfloat16", "BLOCK": 128}
+    assert rt._triton_values(spec, named)[2:4] == (1, 0)
+    named["OUT_DTYPE"] = TlDtype("fp16")
+    assert rt._triton_values(spec, named)[3] == 1
+    named["OUT_DTYPE"] = TlDtype("fp64")  # no entry: an index past the strings, refused by the entry choice
+    assert rt._triton_values(spec, named)[3] == 3
+
+
+def test_scalar_arguments_are_typed_by_the_launch_sites(tmp_path):
+    """Triton types an unannotated scalar by its Python value: a float a launch site passes (a literal, or a
+    local assigned one) makes the parameter f32; `x = x.to(tl.float32)` says the same."""
+    result, _, (k,) = _port(tmp_path, """
+    @triton.jit
+    def scale_kernel(x_ptr, n, scale, cap, HAS_CAP: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if HAS_CAP:
+            cap = cap.to(tl.float32)
+            x = tl.minimum(x, cap)
+        tl.store(x_ptr + offs, x + offs * scale, mask=offs < n)  # int * scale: i32 without the launch site
+
+    def scaled(x, cap=None):
+        s = 0.5
+        scale_kernel[(1,)](x, x.numel(), s, cap, HAS_CAP=cap is not None, BLOCK=128)
+    """)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    types = {p["name"]: p["dtype"] for p in k["params"] if p["kind"] == "scalar"}
+    assert types == {"n": "i32", "scale": "f32", "cap": "f32"}

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_refs"
 PKG = "corpus.triton.workloads"
 # kernels using constructs the transpiler does not support yet live outside the corpus (tests/fixtures)
-NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("cumsum", "dropout", "descriptor_gemm")
+NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("dropout", "descriptor_gemm")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0),

@@ -189,6 +189,7 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
                 # the source language when it is not cuTile Python: verification compiles its entries only
                 **({"frontend": k.frontend} if k.frontend != "cutile-python" else {}),
                 **({"strings": {n: list(v) for n, v in k.strings}} if k.strings else {}),
+                **({"dtype_consts": list(k.dtype_consts)} if k.dtype_consts else {}),
                 # a kernel a factory function returns: verification rebuilds it with closure values, the
                 # router reads them from the launched kernel's closure
                 **({"factory": {"function": k.factory, "closure": list(k.closure),

@@ -425,5 +425,6 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
         "closure_arg": (f"\n    closure={tuple(kernel['factory']['closure'])!r}," if kernel.get("factory") else "")
         # a Triton kernel: routed from `kernel[grid](...)`; its string constants travel as indices
         + (f"\n    language=\"triton\",\n    strings={kernel.get('strings', {})!r},"
+           + (f"\n    dtype_consts={tuple(kernel['dtype_consts'])!r}," if kernel.get("dtype_consts") else "")
            if kernel.get("frontend") == "triton" else ""),
     }

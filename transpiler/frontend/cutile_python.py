@@ -69,6 +69,9 @@ class ModuleInfo:
     helpers: dict[str, cst.FunctionDef] = field(default_factory=dict)
     kernels: dict[str, cst.FunctionDef] = field(default_factory=dict)
     launches: dict[str, list[dict[int, object]]] = field(default_factory=dict)
+    # Triton: the parameters (by index) a launch site passes a float for (a literal, or a local of the
+    # launching function assigned one): Triton types a scalar argument by its Python value
+    float_args: dict[str, set[int]] = field(default_factory=dict)
     # helpers imported from sibling modules: local name -> the converter of the module defining it
     helper_home: dict[str, "_Converter"] = field(default_factory=dict)
 

@@ -54,6 +54,14 @@ SEMANTICS = {"acq_rel": "ordering::AcqRel", "acquire": "ordering::Acquire", "rel
 SCOPES = {"gpu": "scope::Device", "cta": "scope::TileBlock", "sys": "scope::System"}
 
 
+# a dtype constant whose launch sites give no literal dtype takes one of these (one entry each)
+DTYPE_CONST_DEFAULT = ("bf16", "f16", "f32")
+
+
+class _DtypeName(str):
+    """A `tl.float32`-like value at a launch site (the model's dtype name)."""
+
+
 @dataclass(frozen=True)
 class _Ptr:
     """A pointer value while a kernel converts: its base parameter and its element offsets (None: the base
@@ -112,7 +120,7 @@ class _TritonConverter(_Converter):
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript) \
                         and isinstance(node.func.value, cst.Name) and node.func.value.value in self.info.kernels:
                     launched.add(node.func.value.value)
-                    self._scan_grid_launch(node)
+                    self._scan_grid_launch(node, stmt)
                 elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
                         and node.func.value in self.info.kernels and isinstance(stmt, cst.FunctionDef) \
                         and stmt.name.value in self.info.kernels:
@@ -142,12 +150,16 @@ class _TritonConverter(_Converter):
                     self.info.helper_home[local] = home
                     self.info.aliases.pop(local, None)
 
-    def _scan_grid_launch(self, call: cst.Call) -> None:
-        """`kernel[grid](a, b, BLOCK=1024)`: the literal constants a launch site passes (by position or name)."""
+    def _scan_grid_launch(self, call: cst.Call, home: cst.CSTNode) -> None:
+        """`kernel[grid](a, b, BLOCK=1024)`: the literal constants a launch site passes (by position or name),
+        and which arguments are floats (literals, or locals of the launching function `home` assigned one)."""
         name = call.func.value.value
         fn = self.info.kernels[name]
         names = [p.name.value for p in fn.params.params]
         lits: dict[int, object] = {}
+        float_locals = {t.target.value for n in _walk(home) if isinstance(n, cst.Assign)
+                        for t in n.targets if isinstance(t.target, cst.Name)
+                        and isinstance(self._eval_const(n.value), float)} if isinstance(home, cst.FunctionDef) else set()
         for i, a in enumerate(call.args):
             if a.star:
                 return
@@ -156,6 +168,8 @@ class _TritonConverter(_Converter):
             if idx is None:
                 continue
             v = self._eval_const(a.value)
+            if isinstance(v, float) or (isinstance(a.value, cst.Name) and a.value.value in float_locals):
+                self.info.float_args.setdefault(name, set()).add(idx)
             if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
         self.info.launches.setdefault(name, []).append(lits)
@@ -189,6 +203,9 @@ class _TritonConverter(_Converter):
         # `NAME: tl.constexpr = tl.constexpr(0)`: the value itself
         if isinstance(node, cst.Call) and self.dotted(node.func) in (f"{TL}.constexpr",) and len(node.args) == 1:
             return self._eval_const(node.args[0].value)
+        d = self.dotted(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
+        if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
+            return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         return super()._eval_const(node)
 
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
@@ -226,11 +243,21 @@ class _TritonConverter(_Converter):
         names = [p.name.value for p in fn.params.params]
         self.constexpr_types = {}
         self.string_consts: dict[str, tuple[str, ...]] = {}
+        self.dtype_consts: list[str] = []
+        used_as_dtype = _dtype_params(self, fn)
         for i, p in enumerate(fn.params.params):
             if self._is_constexpr(p.annotation):
                 seen = [lits[i] for lits in launches if i in lits]
                 if p.default is not None:
                     seen.append(self._eval_const(p.default))
+                if names[i] in used_as_dtype:
+                    # a dtype constant: a string constant over dtype names (the launch sites' literals, else
+                    # the float dtypes), one entry per dtype
+                    literal = {v for v in seen if isinstance(v, _DtypeName)}
+                    self.string_consts[names[i]] = tuple(sorted(str(v) for v in literal or DTYPE_CONST_DEFAULT))
+                    self.dtype_consts.append(names[i])
+                    self.constexpr_types[names[i]] = "int"
+                    continue
                 kinds = {type(v) for v in seen if v is not None}
                 strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
                 if strings or str in kinds:
@@ -257,7 +284,7 @@ class _TritonConverter(_Converter):
         given = tuple(Param(flag, "const", self.pos(fn.name), const_type="bool", given_of=ptr)
                       for ptr, flag in sorted(self.given_names.items()))
         k = replace(k, params=k.params + given, body=pre + k.body, frontend="triton", launches=launches,
-                    strings=tuple(sorted(self.string_consts.items())))
+                    strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts))
         _check_no_pointer_left(k.body)
         return k
 
@@ -270,6 +297,9 @@ class _TritonConverter(_Converter):
         ann = p.annotation.annotation if p.annotation else None
         if isinstance(ann, cst.Name) and ann.value in ("int", "float", "bool"):
             return Param(name, "scalar", self.pos(p), dtype={"int": "i32", "float": "f32", "bool": "bool"}[ann.value])
+        names = [q.name.value for q in self._current_fn.params.params]
+        if names.index(name) in self.info.float_args.get(self._current_fn.name.value, ()):
+            return Param(name, "scalar", self.pos(p), dtype="f32")  # a launch site passes a float: fp32, as Triton
         return Param(name, "unknown", self.pos(p))
 
     def _params(self, fn: cst.FunctionDef) -> list[Param]:
@@ -803,6 +833,37 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 pointers.add(n)
             work.extend(assigns.get(n, []))
     return {n for n in pointers if n in params}
+
+
+def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
+    """Parameters used as a dtype: `.to(P)`, `.cast(P)`, `tl.cast(x, P)`, `dtype=P`, `tl.zeros(shape, P)`,
+    `tl.full(shape, v, P)`, or passed to a jit helper's parameter that is."""
+    params = {p.name.value for p in fn.params.params}
+    found: set[str] = set()
+    for node in _walk(fn.body):
+        if not isinstance(node, cst.Call):
+            continue
+        d = conv.dotted(node.func)
+        positional = [a.value for a in node.args if a.keyword is None]
+        cands = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"]
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast") and positional \
+                and not (d or "").startswith(f"{TL}."):
+            cands.append(positional[0])
+        for name, index in ((f"{TL}.cast", 1), (f"{TL}.zeros", 1), (f"{TL}.full", 2)):
+            if d == name and len(positional) > index:
+                cands.append(positional[index])
+        if isinstance(node.func, cst.Name) and node.func.value not in _active and (
+                node.func.value in conv.info.helpers or node.func.value in conv.info.kernels):
+            helper = conv.info.helpers.get(node.func.value) or conv.info.kernels[node.func.value]
+            home = conv.info.helper_home.get(node.func.value) or conv
+            inner = _dtype_params(home, helper, _active + (fn.name.value,))
+            hp = [p.name.value for p in helper.params.params]
+            for i, a in enumerate(node.args):
+                key = a.keyword.value if a.keyword else (hp[i] if i < len(hp) else None)
+                if key in inner:
+                    cands.append(a.value)
+        found |= {c.value for c in cands if isinstance(c, cst.Name) and c.value in params}
+    return found
 
 
 def _none_test(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:

@@ -223,6 +223,10 @@ class Kernel:
     # string-valued constants (a Triton `reduction: tl.constexpr` of "mean" / "sum"): each an int generic whose
     # value is the index of the string in this sorted list (the launcher maps the string to it)
     strings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # string constants whose strings are dtype names (a Triton `ACC: tl.constexpr` passed `tl.float32` and used
+    # as a dtype): the kernel has one entry per dtype (infer.SplitOnChoice); the launcher maps a tl or torch
+    # dtype to its index
+    dtype_consts: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

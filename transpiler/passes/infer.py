@@ -152,6 +152,12 @@ def classify_params(k: Kernel) -> Kernel:
                         int_names.add(x.id)
     int_names |= _int_evidence(k, int_names)
     flags = _condition_only(k)
+    # `softcap = softcap.to(tl.float32)`: a parameter converted to a float in place is a float (the wrapper
+    # converts an int argument; typed i32, a float argument would be refused)
+    float_self = {s.targets[0] for s in all_stmts(k.body) if isinstance(s, Assign) and len(s.targets) == 1
+                  and isinstance(s.value, Op) and s.value.op == "astype" and isinstance(s.value.args[0], Name)
+                  and s.value.args[0].id == s.targets[0] and isinstance(s.value.args[1], Op)
+                  and s.value.args[1].attr("dtype") in FLOAT_DTYPES} if k.frontend == "triton" else set()
     params = []
     for p in k.params:
         if p.flat:  # a Triton pointer: rank 1 by construction, its element type a generic until inferred
@@ -165,7 +171,8 @@ def classify_params(k: Kernel) -> Kernel:
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
             else:
-                dt = "i32" if p.name in int_names else "bool" if p.name in flags else "f32"
+                dt = "f32" if p.name in float_self else "i32" if p.name in int_names else \
+                    "bool" if p.name in flags else "f32"
                 params.append(replace(p, kind="scalar", dtype=dt))
         else:
             params.append(p)
@@ -267,6 +274,14 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
                   for a in e.args if isinstance(a, Name)}
         ints -= floats - seeds
     return ints
+
+
+class SplitOnChoice(Exception):
+    """A dtype constant (Kernel.dtype_consts) used as a dtype where the variant does not fix it: one variant per
+    dtype it may name (predicates `NAME == index`)."""
+
+    def __init__(self, name: str, count: int):
+        self.name, self.count = name, count
 
 
 class WidenCarried(Exception):
@@ -698,6 +713,12 @@ class Infer:
         """The dtype a dtype-valued expression names (`ct.float32`, `x.dtype`, a local holding one), else None."""
         if isinstance(e, Name) and e.id in self.literals:
             return self.dtype_value(self.literals[e.id])
+        if isinstance(e, Name) and e.id in self.k.dtype_consts:
+            choices = dict(self.k.strings)[e.id]
+            taken = [i for i in range(len(choices)) if f"{e.id} == {i}" in self.k.variant.predicates]
+            if not taken:
+                raise SplitOnChoice(e.id, len(choices))
+            return choices[taken[0]]
         if isinstance(e, Op) and e.op == "dtype":
             return e.attr("dtype")
         if isinstance(e, Op) and e.op == "dtype_of":

@@ -14,8 +14,8 @@ from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign,
 from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
-from .infer import (Infer, RetypeArray, SplitNeeded, SplitOnConst, SplitOnDtype, UnifyElements, WidenCarried,
-                    classify_params)
+from .infer import (Infer, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst, SplitOnDtype, UnifyElements,
+                    WidenCarried, classify_params)
 from .predicates import decides
 
 MAX_VARIANTS = 16
@@ -40,6 +40,14 @@ def _slug(pred: str) -> str:
     s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
     s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+
+
+def _variant_slug(kernel: Kernel, pred: str) -> str:
+    """A predicate in an entry name; a dtype constant's choice by its dtype (`acc_dtype_f32`)."""
+    m = re.fullmatch(r"(\w+) == (\d+)", pred)
+    if m and m.group(1) in kernel.dtype_consts:
+        return f"{_slug(m.group(1))}_{dict(kernel.strings)[m.group(1)][int(m.group(2))]}"
+    return _slug(pred)
 
 
 def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
@@ -230,6 +238,9 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             rest = tuple(d for d in (elements or dtypes) if d != s.dtype)
             fork((k, preds, (s.dtype,)), (k, preds, rest))
             continue
+        except SplitOnChoice as c:  # one variant per dtype a dtype constant may name
+            fork(*((k, preds + (f"{c.name} == {i}",), elements) for i in range(c.count)))
+            continue
         except SplitOnConst as s:
             fork(*((k, preds + (pred,), elements) for pred in (s.name, f"not ({s.name})")))
             continue
@@ -270,7 +281,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 elif len(todo) + len(done) + 2 <= MAX_VARIANTS:
                     todo += [(k, preds, (t,)), (k, preds, rest)]
                     continue
-        name = "__".join([_slug(p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
+        name = "__".join([_variant_slug(kernel, p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
         done.append(replace(typed, variant=Variant(name, preds, elements)))
     if undefined and not done:
         raise undefined[0]
