@@ -780,18 +780,9 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             d = conv.dotted(node.func)
             if d in MEMORY_CALLS and node.args:
                 roots.append(_arg(node, 0, "pointer"))
-            elif isinstance(node.func, cst.Name) and node.func.value not in _active and (
-                    node.func.value in conv.info.helpers or node.func.value in conv.info.kernels):
+            elif _is_helper_call(conv, node, _active):
                 # a jit helper's pointer parameters: the arguments given for them are addresses here
-                name = node.func.value
-                helper = conv.info.helpers.get(name) or conv.info.kernels[name]
-                home = conv.info.helper_home.get(name) or conv
-                inner = _pointer_params(home, helper, _active + (fn.name.value,))
-                hp = [p.name.value for p in helper.params.params]
-                for i, a in enumerate(node.args):
-                    key = a.keyword.value if a.keyword else (hp[i] if i < len(hp) else None)
-                    if key in inner:
-                        roots.append(a.value)
+                roots += _helper_args(conv, node, _pointer_params, _active + (fn.name.value,))
             elif d in INT_ONLY_NAMES:
                 int_used.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))
         elif isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Add, cst.Subtract)):
@@ -835,6 +826,26 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
     return {n for n in pointers if n in params}
 
 
+def _is_helper_call(conv: _TritonConverter, node: cst.Call, active: tuple) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value not in active and (
+        node.func.value in conv.info.helpers or node.func.value in conv.info.kernels)
+
+
+def _helper_args(conv: _TritonConverter, node: cst.Call, analysis, active: tuple) -> list:
+    """The arguments of a jit helper call given for the parameters `analysis(home, helper, active)` finds in
+    the helper (its pointers, its dtypes)."""
+    name = node.func.value
+    helper = conv.info.helpers.get(name) or conv.info.kernels[name]
+    inner = analysis(conv.info.helper_home.get(name) or conv, helper, active)
+    hp = [p.name.value for p in helper.params.params]
+    out = []
+    for i, a in enumerate(node.args):
+        key = a.keyword.value if a.keyword else (hp[i] if i < len(hp) else None)
+        if key in inner:
+            out.append(a.value)
+    return out
+
+
 def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
     """Parameters used as a dtype: `.to(P)`, `.cast(P)`, `tl.cast(x, P)`, `dtype=P`, `tl.zeros(shape, P)`,
     `tl.full(shape, v, P)`, or passed to a jit helper's parameter that is."""
@@ -852,16 +863,8 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
         for name, index in ((f"{TL}.cast", 1), (f"{TL}.zeros", 1), (f"{TL}.full", 2)):
             if d == name and len(positional) > index:
                 cands.append(positional[index])
-        if isinstance(node.func, cst.Name) and node.func.value not in _active and (
-                node.func.value in conv.info.helpers or node.func.value in conv.info.kernels):
-            helper = conv.info.helpers.get(node.func.value) or conv.info.kernels[node.func.value]
-            home = conv.info.helper_home.get(node.func.value) or conv
-            inner = _dtype_params(home, helper, _active + (fn.name.value,))
-            hp = [p.name.value for p in helper.params.params]
-            for i, a in enumerate(node.args):
-                key = a.keyword.value if a.keyword else (hp[i] if i < len(hp) else None)
-                if key in inner:
-                    cands.append(a.value)
+        if _is_helper_call(conv, node, _active):
+            cands += _helper_args(conv, node, _dtype_params, _active + (fn.name.value,))
         found |= {c.value for c in cands if isinstance(c, cst.Name) and c.value in params}
     return found
 
