@@ -60,11 +60,11 @@ def test_none_tests_are_hidden_const_generics_not_variants(optional):
     out, k = optional
     assert [e["name"] for e in k["entries"]] == ["scale_kernel"]  # one entry: the `if` folds on the generic
     params = {p["name"]: p for p in k["params"]}
-    assert params["w_ptr"]["given"] == "w_ptr_IS_GIVEN" and params["b_ptr"]["given"] == "b_ptr_IS_GIVEN"
-    assert params["w_ptr_IS_GIVEN"]["given_of"] == "w_ptr" and params["w_ptr_IS_GIVEN"]["const_type"] == "bool"
+    assert params["w_ptr"]["given"] == "W_PTR_IS_GIVEN" and params["b_ptr"]["given"] == "B_PTR_IS_GIVEN"
+    assert params["W_PTR_IS_GIVEN"]["given_of"] == "w_ptr" and params["W_PTR_IS_GIVEN"]["const_type"] == "bool"
     assert "given" not in params["x_ptr"]  # read unconditionally: required
     rust = (out / "src" / "k" / "kernel.rs").read_text()
-    assert "if w_ptr_IS_GIVEN == 1i32 {" in rust and "if b_ptr_IS_GIVEN == 0i32 {" in rust
+    assert "if W_PTR_IS_GIVEN == 1i32 {" in rust and "if B_PTR_IS_GIVEN == 0i32 {" in rust
     # the offset advanced by an int64 inside the branch is int64 from its start (no type change, no split)
     assert "let mut b_ptr_off: i64 = 0i64;" in rust
 
@@ -73,8 +73,8 @@ def test_the_c_symbol_takes_a_null_descriptor_for_an_optional_pointer(optional):
     out, _ = optional
     ffi = (out / "src" / "k" / "ffi.rs").read_text()
     assert "let w_ptr = abi::optional_tensor_arg(" in ffi and "let x_ptr = abi::tensor_arg(" in ffi
-    assert "let w_ptr_IS_GIVEN: i64 = w_ptr.given as i64;" in ffi
-    assert "w_ptr_IS_GIVEN: i64," not in ffi  # not an argument of the symbol
+    assert "let W_PTR_IS_GIVEN: i64 = w_ptr.given as i64;" in ffi
+    assert "W_PTR_IS_GIVEN: i64," not in ffi  # not an argument of the symbol
     abi = (out / "src" / "abi.rs").read_text()
     assert "pub unsafe fn optional_tensor_arg(" in abi and "if arg.given && arg.dtype != dtype" in abi
 
@@ -86,9 +86,9 @@ def test_the_wrapper_sets_the_hidden_constants_from_none(optional):
     assert [p.name for p in spec.params] == ["x_ptr", "y_ptr", "w_ptr", "b_ptr", "n", "BLOCK"]
     x, y, w = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(3))
     plan = rt.plan(spec, (x, y, w, None, 64, 16), (4,))
-    assert plan.consts == {"BLOCK": 16, "w_ptr_IS_GIVEN": 1, "b_ptr_IS_GIVEN": 0}
+    assert plan.consts == {"BLOCK": 16, "W_PTR_IS_GIVEN": 1, "B_PTR_IS_GIVEN": 0}
     assert plan.c_args[3] is None  # a null descriptor
-    assert rt.plan(spec, (x, y, None, w, 64, 16), (4,)).consts["b_ptr_IS_GIVEN"] == 1
+    assert rt.plan(spec, (x, y, None, w, 64, 16), (4,)).consts["B_PTR_IS_GIVEN"] == 1
     with pytest.raises(rt.ArgumentTypeError, match="`x_ptr` is None: the kernel reads it without testing"):
         rt.plan(spec, (None, y, w, None, 64, 16), (4,))
 
@@ -223,3 +223,32 @@ def test_scalar_arguments_are_typed_by_the_launch_sites(tmp_path):
     assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
     types = {p["name"]: p["dtype"] for p in k["params"] if p["kind"] == "scalar"}
     assert types == {"n": "i32", "scale": "f32", "cap": "f32"}
+
+
+def test_a_helpers_none_default_is_decided_at_conversion(tmp_path):
+    """A jit helper's pointer parameter defaulting to None: a kernel that leaves it out gets only the arm Triton
+    compiles (the other arm would add to None); a kernel that passes its own pointer gets the hidden test."""
+    result, out, kernels = _port(tmp_path, """
+    @triton.jit
+    def _row(x_ptr, offs, mask, b_ptr=None):
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+        if b_ptr is not None:
+            x += tl.load(b_ptr + offs, mask=mask, other=0.0)
+        return x
+
+    @triton.jit
+    def with_bias(x_ptr, y_ptr, b_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, _row(x_ptr, offs, offs < n, b_ptr), mask=offs < n)
+
+    @triton.jit
+    def without_bias(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, _row(x_ptr, offs, offs < n), mask=offs < n)
+    """)
+    assert [k.status for k in result.kernels] == ["translated", "translated"]
+    params = {k["name"]: [p["name"] for p in k["params"]] for k in kernels}
+    assert "B_PTR_IS_GIVEN" in params["with_bias"] and not any("GIVEN" in p for p in params["without_bias"])
+    rust = (out / "src" / "k" / "kernel.rs").read_text()
+    without = rust[rust.index("fn without_bias"):]
+    assert without.count("load_ptr_tko(") == 1 and "IS_GIVEN" not in without

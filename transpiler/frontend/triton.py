@@ -416,18 +416,31 @@ class _TritonConverter(_Converter):
         """`ptr is not None` (`given`) / `ptr is None`: a hidden bool constant per pointer parameter (Param.given_of),
         as Triton decides the test at compile time (a None argument is specialized as a constant)."""
         ptr = self.expr(node)
+        if isinstance(ptr, Name) and ptr.id == "None":  # a helper's `None` default: decided here
+            return Lit(not given, pos)
         if not isinstance(ptr, _Ptr) or ptr.base not in self.pointer_params:
             raise fail("CT100", f"`{_code(node).strip()} is None`: only a pointer parameter of the kernel may be "
                        "tested against None (a None constexpr or scalar is not supported yet)", pos)
         name = self.given_names.get(ptr.base)
         if name is None:
             taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
-            name = f"{ptr.base}_IS_GIVEN"
+            name = f"{ptr.base.upper()}_IS_GIVEN"  # a const generic: upper case, as Rust names them
             while name in taken or name in self.given_names.values():
                 name += "_"
             self.given_names[ptr.base] = name
         flag = Name(name, pos)
         return flag if given else Op("not", (flag,), pos, rule="CTR-CMP")
+
+    def if_stmt(self, s: cst.If) -> list:
+        """`if ptr is not None:` where `ptr` is a helper's `None` default: only the arm Triton compiles."""
+        test = _none_test(s.test)
+        if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
+            return super().if_stmt(s)
+        if not test[1]:  # `None is None`
+            return list(self.block(s.body))
+        if isinstance(s.orelse, cst.If):
+            return self.if_stmt(s.orelse)
+        return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
 
     def _const_test(self, e: cst.BaseExpression) -> bool:
         """Besides constants, `ptr is None` is decided at compile time."""
