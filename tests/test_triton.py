@@ -411,3 +411,31 @@ def test_int64_loop_bounds(tmp_path):
             tl.store(out_ptr + i + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float32))
     """)
     assert "trunci(" in rust and "step_by(BLOCK as usize)" in rust and "0i64.." not in rust
+
+
+def test_shape_of_a_tile_where_a_shape_is_expected(tmp_path):
+    """`tl.zeros(x.shape, dtype=x.dtype)`: the tile's shape; `.shape` used as a value is refused at its position."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        zero = tl.zeros(x.shape, dtype=x.dtype)
+        tl.store(y_ptr + offs, tl.where(x > 0, x, zero), mask=offs < n)
+    """)
+    assert "let zero: Tile<E, { [BLOCK] }> = constant(" in rust
+    result, _ = run([_write(tmp_path, "bad.py", """
+    @triton.jit
+    def bad_kernel(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, x + x.shape)
+    """)], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (10, 32)
+
+
+def _write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(HEAD + textwrap.dedent(body))
+    return path

@@ -134,6 +134,9 @@ def test_variants_triton_cannot_compile_have_no_entry(tmp_path):
         tl.store(y_ptr + offs, y)
     """)
     assert result.kernels[0].status == "translated"
+    (warning,) = result.kernels[0].diagnostics  # said, so a typo in one arm is not silent
+    assert warning.severity == "warning" and warning.code == "CT103" and "`y` is not defined" in warning.message
+    assert "not (MODE == 1) and not (MODE == 0)" in warning.message and warning.pos.line == 14
     preds = [e["predicates"] for e in k["entries"]]
     # MODE 0 and 1 have entries; with any other MODE `y` is undefined (Triton refuses it too): no entry
     assert len(preds) == 2 and all(any("MODE == " in p and not p.startswith("not") for p in ps) for ps in preds)

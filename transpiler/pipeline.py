@@ -160,6 +160,10 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
             continue
         try:
             variants = translate_kernel(k, tuple(kernel_dtypes(path)))
+            for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
+                kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
+                                                 "there (Triton cannot compile it either); launches with those "
+                                                 "constants are refused", where))
             views = [lower_kernel(v) for v in variants]
             specs, dtypes, origin = specializations(variants[0], path)
             if len(variants) > 1:

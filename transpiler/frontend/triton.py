@@ -515,7 +515,10 @@ class _TritonConverter(_Converter):
                 raise fail("CT100", "the dtype of a pointer itself; use `.dtype.element_ty`", pos)
             return Op("dtype_of", (base,), pos)
         if node.attr.value == "shape":
-            raise fail("CT100", "`.shape` of a Triton value is not supported", pos)
+            base = self.expr(node.value)
+            if isinstance(base, _Ptr):
+                raise fail("CT100", "`.shape` of a pointer", pos)
+            return Op("shape_of", (base,), pos)  # a tile's shape, where a shape is expected (infer.shape_dims)
         if node.attr.value == "T":  # `x.T`: the transpose of a 2-D tensor
             rule = self.rules.lookup(f"{TL}.trans")
             self.rules_used.add(rule.id)

@@ -227,6 +227,8 @@ class Kernel:
     # as a dtype): the kernel has one entry per dtype (infer.SplitOnChoice); the launcher maps a tl or torch
     # dtype to its index
     dtype_consts: tuple[str, ...] = ()
+    # specializations with no entry (Triton cannot compile them either): (the variant's predicates, why, where)
+    dropped: tuple[tuple[tuple[str, ...], str, "Pos"], ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

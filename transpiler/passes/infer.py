@@ -827,6 +827,11 @@ class Infer:
         return t
 
     def shape_dims(self, e: Expr) -> tuple[str, ...]:
+        if isinstance(e, Op) and e.op == "shape_of":  # `tl.zeros(x.shape, ...)`: x's tile shape
+            ty = self.expr(e.args[0]).ty
+            if not isinstance(ty, TileTy):
+                raise fail("CT105", "`.shape` of a value that is not a tile", e.pos)
+            return ty.shape
         items = e.items if isinstance(e, TupleExpr) else (e,)
         out = []
         for it in items:

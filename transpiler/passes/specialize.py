@@ -198,14 +198,14 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     # Triton variants whose constants leave a name undefined (`if MODE == 0: y = ... elif MODE == 1: y = ...`,
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
     # for it (the launcher refuses those constants) while another variant is ported
-    undefined: list[TranspileError] = []
+    undefined: list[tuple[tuple[str, ...], TranspileError]] = []
     while todo:
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
         except TranspileError as err:
             if kernel.frontend == "triton" and preds and err.diagnostic.code == "CT103":
-                undefined.append(err)
+                undefined.append((preds, err))
                 continue
             raise
         except UnifyElements as u:  # the pending variants share the groups too (see specialize)
@@ -284,6 +284,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         name = "__".join([_variant_slug(kernel, p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
         done.append(replace(typed, variant=Variant(name, preds, elements)))
     if undefined and not done:
-        raise undefined[0]
-    return done
+        raise undefined[0][1]
+    dropped = tuple((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined)
+    return [replace(v, dropped=dropped) for v in done] if dropped else done
 
