@@ -439,3 +439,41 @@ def _write(tmp_path: Path, name: str, body: str) -> Path:
     path = tmp_path / name
     path.write_text(HEAD + textwrap.dedent(body))
     return path
+
+
+def test_integer_conversions_triton_makes(tmp_path):
+    """Triton's narrowing `.to(tl.int32)` and same-width sign changes (`.to(tl.uint32)`) have forms here (cuTile
+    Python ports refuse them, CT120: its IR has none to match): `trunci` (exact for values that fit) and `bitcast`."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(ids_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        wide = tl.program_id(0).to(tl.int64) * BLOCK + offs
+        narrow = wide.to(tl.int32)
+        u = narrow.to(tl.uint32)
+        tl.store(out_ptr + offs, (u >> 1).to(tl.int32))
+    """)
+    assert "trunci(" in rust and "bitcast(" in rust
+
+
+def test_an_int_total_makes_the_summed_pointer_an_integer_one(tmp_path):
+    """`total = 0` then `total += tl.sum(tl.load(p + offs))` in a loop: Triton refuses a carried value that
+    changes type, so `p` holds integers (its domain i32 / i64), not the kernel's floats."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def prefix_kernel(counts_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        total = 0
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            c = tl.load(counts_ptr + offs, mask=offs < n, other=0)
+            tl.store(out_ptr + offs, tl.cumsum(c, 0) - c + total, mask=offs < n)
+            total += tl.sum(c, 0)
+    """))
+    out = tmp_path / "out"
+    result, outputs = run([path], out)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    write_outputs(outputs)
+    (k,) = json.loads((out / "manifest.json").read_text())["modules"][0]["kernels"]
+    domains = {p["name"]: p.get("domain") for p in k["params"] if p["kind"] == "array"}
+    assert domains["counts_ptr"] == ["i32", "i64"]

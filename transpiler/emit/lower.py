@@ -798,8 +798,12 @@ class Lowerer:
         if src == "bool" or sbits < dbits:
             return f"exti({x})"
         pos = e.pos if e is not None else self.k.pos
-        if sbits > dbits and e is not None and e.attr("truncate"):  # a Triton loop bound (see Infer, For)
+        if sbits > dbits and (self.k.frontend == "triton" or (e is not None and e.attr("truncate"))):
+            # Triton's narrowing (and a Triton loop bound, see Infer, For): exact for values that fit (Triton
+            # wraps the others; no-signed-wrap leaves them undefined); there is no cuTile Python IR to match
             return f"trunci({x}, overflow::NoSignedWrap)"
+        if sbits == dbits and self.k.frontend == "triton":  # Triton reinterprets the bits (int32 <-> uint32)
+            return f"bitcast({x})"
         if sbits > dbits:
             raise fail("CT120", f"a narrowing conversion {src} -> {dst}: cuTile Python emits `trunci` without "
                        "overflow flags, which cuTile Rust 0.5.0 cannot write (`convert` has no int -> int form, "

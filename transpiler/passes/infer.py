@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
 from .predicates import decides
@@ -597,9 +597,19 @@ class Infer:
         for name, ty in before.items():
             unify_types(ty, after.get(name))
             self._check_widened({name: ty}, after)
+            self._check_int_carried(ty, after.get(name))
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
+
+    def _check_int_carried(self, before, after) -> None:
+        """A Triton integer (`total = 0`) that a loop or an arm adds a pointer's loaded values to: Triton refuses a
+        carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain)."""
+        if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype in INT_DTYPES \
+                and isinstance(after, TileTy) and is_generic(after.dtype):
+            p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
+            if p is not None and p.domain != INT_DOMAIN:
+                raise RetypeArray(p.name, before.dtype)
 
     def _check_widened(self, before: dict, after: dict) -> None:
         """WidenCarried for a Triton int32 value that `after` has as int64."""
