@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+from conftest import requires_toolchain
 from test_abi import FakeCudaArray, load_package
 from transpiler.pipeline import run, write_outputs
 
@@ -255,3 +256,29 @@ def test_a_helpers_none_default_is_decided_at_conversion(tmp_path):
     rust = (out / "src" / "k" / "kernel.rs").read_text()
     without = rust[rust.index("fn without_bias"):]
     assert without.count("load_ptr_tko(") == 1 and "IS_GIVEN" not in without
+
+
+@requires_toolchain
+def test_verification_compiles_every_dtype_entry_and_skips_constants_without_one(tmp_path):
+    """`--verify` of a kernel with a dtype constant no launch site gives literally (each dtype is compiled) and
+    a launch site whose constants have no entry (skipped: Triton cannot compile them either), not an
+    internal error."""
+    from transpiler.verify.run import verify_output
+    result, out, (k,) = _port(tmp_path, """
+    @triton.jit
+    def acc_kernel(x_ptr, y_ptr, dtype: tl.constexpr, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(tl.float32)
+        if MODE == 0:
+            y = x * 2.0
+        elif MODE == 1:
+            y = x + 1.0
+        tl.store(y_ptr + offs, y.to(dtype))
+
+    def run(x, y, d):
+        acc_kernel[(1,)](x, y, d, MODE=2, BLOCK=128)
+        acc_kernel[(1,)](x, y, d, MODE=0, BLOCK=128)
+    """)
+    (v,) = verify_output(out)
+    assert v.verdict == "compiled", (v.reason, [c.detail[:300] for c in v.checks])
+    assert {c.entry for c in v.checks} == {e["name"] for e in k["entries"]} and len(k["entries"]) == 6

@@ -219,7 +219,9 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
         others = [v for k, v in row.items() if k not in loops and isinstance(v, int) and not isinstance(v, bool)]
         others += [DEFAULT_INT for p in missing if p.const_type == "int" and p.name not in loops]
         loop_default = 4 * max(others + [DEFAULT_INT])
+        dtype_choices = dict(kernel.strings)  # a dtype constant: each of its dtypes (one entry each)
         choices = [[0, 1] if p.const_type == "bool" else [DEFAULT_FLOAT] if p.const_type == "float"
+                   else list(range(len(dtype_choices[p.name]))) if p.name in kernel.dtype_consts
                    else [DEFAULT_LATENCY] if p.name in latencies
                    else [loop_default] if p.name in loops else [DEFAULT_INT] for p in missing]
         for combo in _default_combos(choices):
