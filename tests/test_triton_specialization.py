@@ -282,3 +282,28 @@ def test_verification_compiles_every_dtype_entry_and_skips_constants_without_one
     (v,) = verify_output(out)
     assert v.verdict == "compiled", (v.reason, [c.detail[:300] for c in v.checks])
     assert {c.entry for c in v.checks} == {e["name"] for e in k["entries"]} and len(k["entries"]) == 6
+
+
+@requires_toolchain
+def test_a_loaded_generic_meeting_a_dtype_constant_is_decided_per_entry(tmp_path):
+    """`dy * x.to(X_DTYPE)`: with X_DTYPE = bf16 the product is bf16 where dy is bf16 and f32 where it is f16 or
+    f32 (Triton's promotion), so the entry splits on dy's dtype; with f32 every dtype gives f32 (one entry).
+    dy's pointer keeps the float dtypes (the entries cover no other), and every entry compiles."""
+    from transpiler.verify.run import verify_output
+    result, out, (k,) = _port(tmp_path, """
+    @triton.jit
+    def bwd_kernel(dy_ptr, x_ptr, dw_ptr, n, X_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = offs < n
+        dy = tl.load(dy_ptr + offs, mask=m, other=0.0)
+        x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+        dw = dy * (x * 0.5).to(X_DTYPE)
+        tl.store(dw_ptr + offs, dw.to(tl.float32), mask=m)
+    """)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    assert {e["name"] for e in k["entries"]} == {
+        "bwd_kernel__x_dtype_f32", "bwd_kernel__x_dtype_bf16__e_bf16", "bwd_kernel__x_dtype_bf16__e_f16_f32",
+        "bwd_kernel__x_dtype_f16__e_f16", "bwd_kernel__x_dtype_f16__e_bf16_f32"}
+    assert next(p for p in k["params"] if p["name"] == "dy_ptr").get("domain") is None  # the kernel's floats
+    (v,) = verify_output(out)
+    assert v.verdict == "compiled", (v.reason, [c.detail[:300] for c in v.checks if c.verdict != "compiled"])

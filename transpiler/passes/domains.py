@@ -49,6 +49,8 @@ def _generic(e, lit: bool = False) -> bool:
 def pointer_domains(variants: list[Kernel]) -> list[Kernel]:
     """Every variant with ANY_DOMAIN on the Triton pointers of a generic that no variant computes on."""
     computed = set().union(*(_computed_on(v) for v in variants))
+    if any(v.variant.dtypes for v in variants):  # entries per dtype of E cover the kernel's dtypes only
+        computed.add("E")
     first = variants[0]
     free = {p.dtype for p in first.params
             if p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN and p.dtype not in computed}

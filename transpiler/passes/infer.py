@@ -919,6 +919,23 @@ class Infer:
         return (isinstance(e, Op) and e.op == "ifexp" and self.is_const(e.args[0])
                 and all(self.is_weak(a) for a in e.args[1:]))
 
+    def promote_in_entry(self, a: str, b: str, pos: Pos) -> str:
+        """`promote`; for Triton, E meeting a float type whose promotion depends on E's dtype (`dy * x.to(X_DTYPE)`
+        with E = bf16 or f16) is decided per entry: the one result every dtype E has here gives, else one entry
+        for E = that type and one for the others (SplitOnDtype)."""
+        try:
+            return promote(a, b, pos)
+        except TranspileError:
+            if self.k.frontend != "triton" or "E" not in (a, b) or not self.k.variant.dtypes:
+                raise
+            other = b if a == "E" else a
+            results = {promote(d, other, pos) for d in self.k.variant.dtypes}
+            if len(results) == 1:
+                return results.pop()
+            if other in self.k.variant.dtypes:
+                raise SplitOnDtype(other) from None
+            raise
+
     def to_dtype(self, e: Expr, dt: str) -> Expr:
         if isinstance(e.ty, TileTy) and e.ty.dtype == dt:
             return e
@@ -960,7 +977,7 @@ class Infer:
         elif lb and not la:
             dt = a.ty.dtype if (is_float(a.ty.dtype) or is_int(b.ty.dtype)) else "f32"
         else:
-            dt = promote(a.ty.dtype, b.ty.dtype, pos)
+            dt = self.promote_in_entry(a.ty.dtype, b.ty.dtype, pos)
         if float_result and not is_float(dt):
             dt = "f32"
         shape = broadcast_shapes(a.ty.shape, b.ty.shape, pos)
