@@ -477,3 +477,28 @@ def test_an_int_total_makes_the_summed_pointer_an_integer_one(tmp_path):
     (k,) = json.loads((out / "manifest.json").read_text())["modules"][0]["kernels"]
     domains = {p["name"]: p.get("domain") for p in k["params"] if p["kind"] == "array"}
     assert domains["counts_ptr"] == ["i32", "i64"]
+
+
+def test_split_is_two_extracts_of_the_last_dimension(tmp_path):
+    """`re, im = tl.split(f)` with f of shape [BLOCK, 2]: f[:, 0] and f[:, 1] (an `extract` of each slice, reshaped
+    without the dimension); a last dimension other than 2 is refused at the call."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def rot_kernel(f_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        d = tl.arange(0, BLOCK)
+        f = tl.load(f_ptr + d[:, None] * 2 + tl.arange(0, 2)[None, :], mask=(d < n)[:, None], other=0.0)
+        re, im = tl.split(f)
+        tl.store(y_ptr + d, re - im, mask=d < n)
+    """)
+    assert "extract(f, [scalar_to_tile(0i32), scalar_to_tile(0i32)])" in rust
+    assert "extract(f, [scalar_to_tile(0i32), scalar_to_tile(1i32)])" in rust
+    assert "let re: Tile<E, { [BLOCK] }>" in rust and "let im: Tile<E, { [BLOCK] }>" in rust
+    result, _ = run([_write(tmp_path, "bad.py", """
+    @triton.jit
+    def bad_kernel(f_ptr, BLOCK: tl.constexpr):
+        f = tl.load(f_ptr + tl.arange(0, BLOCK))
+        a, b = tl.split(f)
+        tl.store(f_ptr + tl.arange(0, BLOCK), a)
+    """)], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-SPLIT" and k.diagnostics[0].pos.line == 9

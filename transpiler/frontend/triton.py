@@ -568,6 +568,15 @@ class _TritonConverter(_Converter):
             # `tl.float32(0.0)`: the value as that dtype (a typed scalar, as Triton's dtype call makes it)
             rule = self.rules.lookup(f"{TL}.cast")
             return self._rule_call(rule, [self.expr(node.args[0].value), self.attribute(func)], pos)
+        if d == f"{TL}.split" or (isinstance(func, cst.Attribute) and func.attr.value == "split"
+                                  and not (d or "").startswith(f"{TL}.")):
+            # `a, b = tl.split(x)`: the two halves of x's last dimension (of size 2), each without it
+            rule = self.rules.lookup(f"{TL}.split")
+            self.rules_used.add(rule.id)
+            if len(node.args) != 1 or node.args[0].keyword is not None:
+                raise fail(rule.id, "`tl.split` takes one tile", pos)
+            x = self.expr(node.args[0].value) if d == f"{TL}.split" else self.expr(func.value)
+            return TupleExpr(tuple(Op("split_half", (x,), pos, (("index", i),), rule.id) for i in (0, 1)), pos)
         if d in (f"{TL}.fma", f"{TL}.math.fma", f"{TL}.extra.libdevice.fma", f"{TL}.extra.cuda.libdevice.fma"):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")

@@ -122,6 +122,20 @@ def extract(infer: Infer, e: Op) -> Op:
     return Op("extract", (x, index), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
 
 
+@handler("split_half")
+def split_half(infer: Infer, e: Op) -> Op:
+    """One half of Triton's `tl.split(x)` (x's last dimension is 2): `extract` of that slice, reshaped without
+    the dimension."""
+    x = infer.expr(e.args[0])
+    shape = x.ty.shape if isinstance(x.ty, TileTy) else ()
+    if not shape or shape[-1] != "2":
+        raise fail(e.rule, f"`tl.split` needs a tile whose last dimension is 2, got {x.ty}", e.pos)
+    index = TupleExpr(tuple(infer.scalar_int(Lit(v, e.pos)) for v in [0] * (len(shape) - 1) + [e.attr("index")]),
+                      e.pos)
+    half = Op("extract", (x, index), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape[:-1] + ("1",)))
+    return Op("reshape", (half,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape[:-1]))
+
+
 @handler("item")
 def item(infer: Infer, e: Op) -> Op:
     """A tile of one element as a scalar (rank 0)."""
