@@ -176,6 +176,20 @@ def cases() -> list[dict]:
                             {"none": None, "stride": c, "n_cols": c, "eps": 1e-6},
                             {"ALPHA": alpha, "BLOCK_N": _npo2(c)}))
 
+    for (t, h, half) in [(5, 4, 32), (3, 6, 64)]:
+        for dt in F:
+            out.append(case("rope_complex", "rope_complex_kernel", f"t{t}_h{h}_half{half}_{dt}",
+                            [inp("q", [t, h, 2 * half], dt, "randn"),
+                             inp("freqs", [16, half, 2], "float32", "uniform", lo=-1.0, hi=1.0),
+                             inp("pos", [t], "int32", "randint", lo=0, hi=16)],
+                            ["q", "freqs", "pos", "q_stride", "n_heads"], [t], ["q"], "",
+                            {"q_stride": h * 2 * half, "n_heads": h}, {"HALF": half, "BLOCK_H": _npo2(h)}))
+
+    out += _row_cases("grad_scale", "grad_scale_kernel", [(4, 512), (7, 1000)], F, lambda m, k, name, r, c, dt: case(
+        m, k, name, [inp("dy", [r, c], dt, "randn"), inp("x", [r, c], dt, "randn"), inp("dx", [r, c], dt, "poison")],
+        ["dy", "x", "dx", "stride", "n_cols"], [r], ["dx"], "", {"stride": c, "n_cols": c},
+        {"X_DTYPE": dt, "BLOCK_N": _npo2(c)}))
+
     for (t, hq, hk, d) in [(5, 4, 2, 64), (3, 32, 8, 128)]:
         for dt in F:
             out.append(case("rope", "rope_kernel", f"t{t}_hq{hq}_hk{hk}_d{d}_{dt}",
@@ -559,6 +573,18 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         h = x["x"] + s["ALPHA"] * x["res"] if "res" in x else x["x"]
         y = h / np.sqrt((h ** 2).mean(axis=1, keepdims=True) + s["eps"])
         return {"y": y * x["w"] if "w" in x else y, **({"h_out": h} if "h_out" in c["outputs"] else {})}
+    if k == "rope_complex.rope_complex_kernel":
+        f = x["freqs"][a["pos"]][:, None, :, :]  # (t, 1, half, 2): cos, sin
+        re, im = x["q"][..., 0::2], x["q"][..., 1::2]
+        q = np.empty_like(x["q"])
+        q[..., 0::2] = re * f[..., 0] - im * f[..., 1]
+        q[..., 1::2] = re * f[..., 1] + im * f[..., 0]
+        return {"q": q}
+    if k == "grad_scale.grad_scale_kernel":
+        act = x["x"] * _sigmoid(x["x"])
+        if c["outputs"]["dx"]["dtype"] == "float16":
+            act = act.astype(np.float16).astype(np.float64)  # cast to X_DTYPE before the product
+        return {"dx": x["dy"] * act}
     if k == "rope.rope_kernel":
         cos, sin = x["cos"][a["pos"]][:, None, :], x["sin"][a["pos"]][:, None, :]
         res = {}
