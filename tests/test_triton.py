@@ -21,9 +21,7 @@ HEAD = "import triton\nimport triton.language as tl\n\n\n"
 
 
 def convert(tmp_path: Path, body: str, name: str = "k.py"):
-    path = tmp_path / name
-    path.write_text(HEAD + textwrap.dedent(body))
-    return parse_file(path, name)
+    return parse_file(_write(tmp_path, name, body), name)
 
 
 def rust_of(tmp_path: Path, body: str) -> str:
