@@ -102,9 +102,11 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
     from .passes.loop_split import split_loops
     from .passes.ownership import analyze_outputs
     from .passes.specialize import specialize
+    from .passes.views import with_views
     from .verify.specs import DEFAULT_DTYPES
     variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
-    return [validate(analyze_outputs(split_loops(fuse_fma(eliminate_dead_code(v))))) for v in variants]
+    variants = with_views([fuse_fma(eliminate_dead_code(v)) for v in variants])
+    return [validate(analyze_outputs(split_loops(v))) for v in variants]
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
@@ -114,6 +116,8 @@ def param_layout(kernel: Kernel) -> list[dict]:
              **({"domain": list(p.domain)} if p.domain else {}),
              # an optional Triton pointer (None allowed) and its hidden constant (Param.given_of)
              **({"given_of": p.given_of} if p.given_of else {}),
+             # a hidden constant: whether a scalar argument is 1 (Param.unit_of)
+             **({"unit_of": p.unit_of} if p.unit_of else {}),
              **({"given": kernel.optional(p.name)} if kernel.optional(p.name) else {})}
             for p in kernel.params]
 

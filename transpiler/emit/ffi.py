@@ -166,6 +166,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         n = rust_ident(p["name"])
         if p.get("given_of"):  # not an argument: whether the optional pointer's descriptor is non-null
             arg_checks.append(f"let {n}: i64 = {rust_ident(p['given_of'])}.given as i64;")
+        elif p.get("unit_of"):  # not an argument: whether the scalar is 1 (a tensor view's unit stride)
+            arg_checks.append(f"let {n}: i64 = ({rust_ident(p['unit_of'])} == 1) as i64;")
         elif p["kind"] == "array":
             c_params.append(f"{n}: *const abi::CutileTensor")
             access = (f"abi::Access {{ written: {str(p['name'] in written).lower()}, "
@@ -217,7 +219,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     doc_params = []
     for p in params:
-        if p.get("given_of"):
+        if p.get("given_of") or p.get("unit_of"):
             continue
         if p["kind"] == "array":
             doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {p['rank']}"
@@ -390,8 +392,9 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
     params = kernel["params"]
     written = {o["array"] for e in kernel["entries"] for o in e["outputs"]}
     # the entries' predicates read every constant, the hidden ones too (the wrapper sets them from the arguments)
-    consts = [p["name"] for p in params if p["kind"] == "const"]
-    params = [p for p in params if not p.get("given_of")]
+    # (not the unit-stride ones: the C symbol sets those, and no predicate reads them)
+    consts = [p["name"] for p in params if p["kind"] == "const" and not p.get("unit_of")]
+    params = [p for p in params if not p.get("given_of") and not p.get("unit_of")]
     names = [p["name"] for p in params]
     grid_kw = "grid" if "grid" not in names else "grid_"
     stream_kw = "stream" if "stream" not in names else "stream_"

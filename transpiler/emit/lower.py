@@ -174,6 +174,7 @@ class Lowerer:
                 self.emit(f"let {raw}: PointerTile<*mut u8, {{ [] }}> = pointer_to_tile({n});")
                 self.flat_base[p.name] = self.tmp("p")
                 self.emit(f"let {self.flat_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = ptr_to_ptr({raw});")
+        self.tile_views()
         for p in pointer_views:  # tile loads/stores of a pointer array go through a view, as in cuTile Python
             n = rust_ident(p.name)
             self.tensor_names[p.name] = f"{n}_view"
@@ -214,6 +215,100 @@ class Lowerer:
                          source_line=k.pos.line, variant=list(k.variant.predicates),
                          outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
                          unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays))
+
+    def tile_views(self) -> None:
+        """The tensor views a Triton pointer's tile accesses go through (passes/views.py), made once from
+        parameters: each distinct (pointer, extents, strides) one view over the pointer's typed base."""
+        from ..model.dump import expr_text
+        from ..passes.infer import _walk_exprs
+        self.views: dict = {}
+        for e in _walk_exprs(self.k.body):
+            if not (isinstance(e, Op) and e.op in ("view_load", "view_store")):
+                continue
+            key = view_key(e)
+            if key in self.views:
+                continue
+            arr, dims, strides = e.args[0], e.args[1].items, e.args[2].items
+            p = self.k.param(arr.id)
+            n = f"{rust_ident(arr.id)}_tv{len([k for k in self.views if k[0] == arr.id])}"
+            self.views[key] = n
+            rank = len(dims)
+            shape_t = ", ".join(["-1"] * rank)
+            stride_t = ", ".join(["-1"] * (rank - 1) + ["1"])
+            dv = ", ".join(self.value(d) for d in dims)
+            sv = ", ".join(self.value(st) for st in strides[:-1])
+            self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
+            self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
+            self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
+                      f"{self.flat_base[arr.id]}, {n}_dims, {n}_strides, new_token_unordered()) }};")
+
+    def view_access(self, e: Op) -> str | None:
+        """A Triton access through its view: a partition tile at the tile index (the element access under
+        the unit-stride constant's `else`, for strides other than 1). Returns a load's value."""
+        arr, index, fallback = e.args[0], e.args[3], e.args[-1]
+        view, tile, flag = self.views[view_key(e)], e.attr("tile"), e.attr("unit")
+        ts = f"{{ [{dim_list(tile)}] }}"
+        tma = "tma::Enabled"
+        res = None
+        if e.op == "view_load":
+            res = self.tmp()
+            self.emit(f"let mut {res}: {rust_type(e.ty)} = {self.zero(e.ty)};")
+            self.mutable.add(res)
+        if flag:
+            self.emit(f"if {rust_ident(flag)} == 1i32 {{")
+            self.indent += 1
+            self.declared.append({})
+        idx = ", ".join(self.value(i) for i in index.items)
+        n = rust_ident(arr.id)
+        dtype = arr.ty.dtype
+        if e.op == "view_load":
+            pv, t = self.tmp("pv"), self.tmp()
+            self.emit(f"let {pv}: Partition<{dtype}, {ts}> = unsafe {{ make_partition_view(&{view}, "
+                      f"{shape_macro(tile)}, {e.attr('padding')}, dim_map::Identity, {view}.token()) }};")
+            self.emit(f"let {t}: Tile<{dtype}, {ts}> = load_view_tko(&{pv}, [{idx}], ordering::Weak, "
+                      f"scope::TileBlock, None, {tma});")
+            if tuple(tile) != tuple(e.ty.shape):
+                self.emit(f"{res} = {t}.reshape({shape_macro(e.ty.shape)});")
+            else:
+                self.emit(f"{res} = {t};")
+        else:
+            value = e.args[4]
+            v = self.tile(value)
+            if tuple(tile) != tuple(value.ty.shape):
+                r = self.tmp()
+                self.emit(f"let {r}: Tile<{dtype}, {ts}> = {v}.reshape({shape_macro(tile)});")
+                v = r
+            pm = self.tmp("pm")
+            store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
+                     f"None, {tma}) }}")
+            if arr.id in self.ordered:  # a program's stores to one address land in program order
+                tok = self.tmp("tok")
+                self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
+                          f"&{view}, {shape_macro(tile)}, padding::None, {n}_tok_access) }};")
+                self.emit(f"{store};")
+                self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
+                self.emit(f"{n}_tok_access = {tok};")
+                self.emit(f"{n}_tok_store = {tok};")
+            else:
+                self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
+                          f"&{view}, {shape_macro(tile)}, padding::None, {view}.token()) }};")
+                self.emit(f"{store};")
+        if flag:
+            self.declared.pop()
+            self.indent -= 1
+            self.emit("} else {")
+            self.indent += 1
+            self.declared.append({})
+            if e.op == "view_load":
+                self.emit(f"{res} = {self.value(fallback, allow_inline=True)};")
+            else:
+                call = self.op(fallback)
+                if call is not None:
+                    self.emit(f"let _ = {call};")
+            self.declared.pop()
+            self.indent -= 1
+            self.emit("}")
+        return res
 
     def _tile_accessed(self) -> set[str]:
         from ..passes.infer import _walk_exprs
@@ -652,6 +747,8 @@ class Lowerer:
             if e.ty.is_scalar:
                 return f"ceil_div({self.value(a[0])}, {self.value(a[1])})"
             return f"divi({self.value(a[0])}, {self.value(a[1])}, rounding::PositiveInf)"
+        if o in ("view_load", "view_store"):
+            return self.view_access(e)
         if o in ("gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
             return self.pointer_op(e)
         if o == "arange":
@@ -1024,6 +1121,12 @@ def _int_lit(e: Lit, dt: str) -> str:
 
 _READS = ("gather", "load")
 _WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
+
+
+def view_key(e: Op) -> tuple:
+    """What makes two view accesses share one tensor view: the pointer, the extents and the strides."""
+    from ..model.dump import expr_text
+    return (e.args[0].id, tuple(expr_text(d) for d in e.args[1].items), tuple(expr_text(s) for s in e.args[2].items))
 
 
 def _ordered_arrays(body, checked: set[str], program_order: bool = False) -> set[str]:

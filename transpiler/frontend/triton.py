@@ -648,20 +648,32 @@ class _TritonConverter(_Converter):
         self.rules_used.add(rule.id)
         a, b = self.expr(_arg(node, 0, "input")), self.expr(_arg(node, 1, "other"))
         acc = _arg(node, 2, "acc")
+        precision = "tf32"  # Triton's default for float32 operands (TRITON_F32_DEFAULT unset)
         for arg in node.args:
             key = arg.keyword.value if arg.keyword else None
             if key in ("out_dtype",):
                 v = self.expr(arg.value)
                 if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") == "f32"):
                     raise fail(rule.id, "`tl.dot(out_dtype=...)` other than float32 is not supported yet", self.pos(arg))
+            elif key == "input_precision" and not _is_none(arg.value):
+                v = arg.value
+                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
+                    raise fail(rule.id, "`input_precision` must be \"tf32\", \"tf32x3\" or \"ieee\"", self.pos(arg))
+                # tf32x3 approximates ieee with three tf32 products: the port computes in float32 itself
+                precision = "tf32" if v.evaluated_value == "tf32" else "ieee"
+            elif key == "allow_tf32" and not _is_none(arg.value):
+                v = self._eval_const(arg.value)
+                if not isinstance(v, bool):
+                    raise fail(rule.id, "`allow_tf32` must be True or False", self.pos(arg))
+                precision = "tf32" if v else "ieee"
             elif key in ("input_precision", "allow_tf32", "max_num_imprecise_acc", None, "input", "other", "acc"):
                 continue
             else:
                 raise fail(rule.id, f"keyword `{key}` of `tl.dot` is not supported", self.pos(arg))
         if acc is None or (isinstance(acc, cst.Name) and acc.value == "None"):
             # Triton's dot without an accumulator: a zero f32 accumulator (integers: int32)
-            return Op("matmul", (a, b), pos, (("accumulator", "f32"),), rule.id)
-        return Op("mma", (a, b, self.expr(acc)), pos, (), rule.id)
+            return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("precision", precision)), rule.id)
+        return Op("mma", (a, b, self.expr(acc)), pos, (("precision", precision),), rule.id)
 
     def _memory(self, d: str, node: cst.Call, pos: Pos):
         leaf = d[len(TL) + 1:]

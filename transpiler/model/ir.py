@@ -191,6 +191,10 @@ class Param:
     # not None. Triton specializes a None argument as a constant, so `if X is not None:` is decided at compile
     # time; here it is this const generic, which the C symbol and the wrapper set from the argument
     given_of: str = ""
+    # a hidden bool constant: whether the scalar argument `unit_of` is 1. Triton specializes an integer
+    # argument equal to 1; an access whose innermost stride it is goes through a tensor view then
+    # (passes/views.py). The C symbol sets it from the scalar's value
+    unit_of: str = ""
 
 
 @dataclass(frozen=True)

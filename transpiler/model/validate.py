@@ -28,7 +28,7 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
             defined.update(s.targets)
         elif isinstance(s, Eval):
             _expr(s.value, defined, consts)
-            if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "atomic_add", "atomic_max",
+            if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "view_store", "atomic_add", "atomic_max",
                                                                 "atomic_min", "atomic_xchg")):
                 raise ModelError("expression statement that is not a store, scatter or atomic")
         elif isinstance(s, For):
@@ -55,7 +55,7 @@ def _expr(e: Expr, defined: set[str], consts: set[str]) -> None:
         for i in e.items:
             _expr(i, defined, consts)
         return
-    if e.ty is None and not (isinstance(e, Op) and e.op in ("store", "scatter")):
+    if e.ty is None and not (isinstance(e, Op) and e.op in ("store", "scatter", "view_store")):
         raise ModelError(f"untyped expression at {e.pos}: {e}")
     if isinstance(e, Name) and e.id not in defined:
         raise ModelError(f"use of undefined name {e.id} at {e.pos}")

@@ -212,8 +212,11 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
     from ..passes.infer import _walk_exprs
     latencies = {e.attr("latency") for e in _walk_exprs(kernel.body) if hasattr(e, "attr")}  # latency=CONST
     out = []
+    # the hidden unit-stride constants (Param.unit_of) take 0 and 1 together: every view access, and every
+    # element access it replaces, is compiled, without doubling the specializations per stride
+    units = [p.name for p in consts if p.unit_of]
     for row in rows:
-        missing = [p for p in consts if p.name not in row]
+        missing = [p for p in consts if p.name not in row and not p.unit_of]
         # a loop-bound constant defaults to 4x the largest other int constant: its loops run several
         # times (cuTile Rust folds a loop of one trip, which would be compared as another program)
         others = [v for k, v in row.items() if k not in loops and isinstance(v, int) and not isinstance(v, bool)]
@@ -228,14 +231,18 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
             spec = dict(row)
             spec.update({p.name: v for p, v in zip(missing, combo)})
             for p in consts:
+                if p.unit_of:
+                    continue
                 if p.const_type == "bool":
                     spec[p.name] = int(bool(spec[p.name]))
                 elif p.const_type == "float":
                     spec[p.name] = float(spec[p.name])  # a launch-site `1` is the float 1.0
             if not any(k in row for k in loops):
                 spec = _loops_run_twice(spec, trips, sorted(loops & {p.name for p in missing}))
-            if spec not in out:
-                out.append(spec)
+            for unit in ((1, 0) if units else (None,)):
+                full = {**spec, **{u: unit for u in units}} if units else spec
+                if full not in out:
+                    out.append(full)
     return out, dtypes, origin
 
 

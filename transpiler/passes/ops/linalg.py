@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import is_int, unify_generics
+from ..infer import SplitOnDtype, is_int, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -18,10 +18,28 @@ MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3f
               "i8": "i32"}
 
 
+def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
+    """A Triton dot's float32 operand under its default `input_precision="tf32"`: converted to tf32, as
+    Triton's tensor-core dot rounds it (E that may be float32: one entry for E = f32, SplitOnDtype)."""
+    if e.attr("precision") != "tf32" or not isinstance(x.ty, TileTy):
+        return x
+    dt = x.ty.dtype
+    if dt == "E":
+        allowed = infer.k.variant.dtypes
+        if "f32" not in allowed:
+            return x
+        if tuple(allowed) != ("f32",):
+            raise SplitOnDtype("f32")
+    elif dt != "f32":
+        return x
+    return Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("tf32", x.ty.shape))
+
+
 @handler("mma")
 def mma(infer: Infer, e: Op) -> Op:
     a, b, acc = (infer.expr(x) for x in e.args)
     unify_generics(a.ty.dtype, b.ty.dtype)
+    a, b = _tf32(infer, e, a), _tf32(infer, e, b)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
     if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
         raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
@@ -35,7 +53,8 @@ def matmul(infer: Infer, e: Op) -> Expr:
     if a.ty.dtype != b.ty.dtype:
         raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     dt = a.ty.dtype
-    triton = e.attr("accumulator") == "f32"  # Triton's tl.dot: a float32 (int8: int32) result, whatever the operands
+    triton = e.attr("accumulator") == "f32"
+    a, b = _tf32(infer, e, a), _tf32(infer, e, b)  # Triton's tl.dot: a float32 (int8: int32) result, whatever the operands
     if dt not in MATMUL_ACC and not triton:
         raise fail("CT104", f"ct.matmul's accumulator depends on the element type ({dt}): f16 accumulates in "
                    "f16, bf16 in f32; cast the operands with astype, or use ct.mma with an explicit accumulator",

@@ -1,0 +1,635 @@
+"""Triton element accesses at tile-aligned offsets -> tensor views and partitions (issue 12, item 2).
+
+A Triton load or store addresses elements `base + offsets` under a mask; the port makes one address per
+element (pointer tiles). Where the offsets are, per tile axis, `(T * BLOCK + arange(0, BLOCK)) * stride`
+(plus whole `index * stride` terms), the mask is `axis index < bound` per axis and `other` a constant, the
+same elements are one tile of a partition view: view of shape `bound` and those strides, tile BLOCK, index
+T, `other` the padding. cuTile lowers that with TMA, which is what Triton's own GEMMs get (a persistent
+GEMM went from 0.22 to 1.07 of Triton's speed: results/experiments/triton_gemm_views.md).
+
+The pass proves the two accesses touch the same elements, or leaves the access alone:
+- offsets, tile indices and bounds are integer polynomials over atoms: kernel parameters, constants,
+  loop variables and names assigned once where the access sees them; `arange` atoms mark tile axes;
+- the scalar part of the offsets divides exactly into tile index x BLOCK x stride per axis; what is left
+  must be `index * stride` terms over one scalar argument each (an axis of extent 1, unbounded);
+- the mask is a conjunction of `arange + x < bound` (one per axis, coefficient 1), with `bound` minus the
+  axis start loop-invariant (the view is made once); an axis without one is unbounded;
+- `other` is absent or a constant a padding mode has (0, -0.0, inf, -inf, nan);
+- the array is only loaded from, or only stored to, in the kernel (no order between the two kinds of
+  access of one array is needed then; stores of an array written more than once keep their token chain);
+- the innermost stride is 1: a literal, or a scalar argument a hidden bool constant says is 1 in this
+  launch (Param.unit_of: Triton specializes integer arguments equal to 1 as well). The access keeps its
+  element path for other strides, under that constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..model.dump import expr_text
+from ..model.ir import FLOAT_DTYPES, Assign, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+
+UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
+PADDING = {0.0: "padding::Zero", math.inf: "padding::PosInf", -math.inf: "padding::NegInf"}
+
+Poly = dict  # monomial (sorted tuple of atom keys) -> integer coefficient
+
+
+def _norm(p: Poly) -> Poly:
+    return {m: c for m, c in p.items() if c}
+
+
+def _add(a: Poly, b: Poly, sign: int = 1) -> Poly:
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, 0) + sign * c
+    return _norm(out)
+
+
+def _mul(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for m1, c1 in a.items():
+        for m2, c2 in b.items():
+            m = tuple(sorted(m1 + m2))
+            out[m] = out.get(m, 0) + c1 * c2
+    return _norm(out)
+
+
+def _const(c: int) -> Poly:
+    return {(): c} if c else {}
+
+
+def _atom(key: str) -> Poly:
+    return {(key,): 1}
+
+
+def _contains(mono: tuple, sub: tuple) -> bool:
+    rest = list(mono)
+    for a in sub:
+        if a not in rest:
+            return False
+        rest.remove(a)
+    return True
+
+
+def _minus(mono: tuple, sub: tuple) -> tuple:
+    rest = list(mono)
+    for a in sub:
+        rest.remove(a)
+    return tuple(rest)
+
+
+def _arange_key(block: str, axis: int) -> str:
+    return f"@{axis}@{block}"  # axis counted from the last (broadcasting aligns shapes at the right)
+
+
+def _arange_of(key: str) -> tuple[int, str]:
+    _, axis, block = key.split("@", 2)
+    return int(axis), block
+
+
+class _NotAffine(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------- where names are
+
+def _index(stmts, chain: tuple, defs: dict, loops: dict, locs: dict) -> None:
+    """Every statement's location (the chain of (block, index) from the kernel body down), each name's
+    assignments and each loop variable's loop."""
+    for i, s in enumerate(stmts):
+        loc = chain + (i,)
+        locs[id(s)] = loc
+        if isinstance(s, Assign):
+            for t in s.targets:
+                defs.setdefault(t, []).append((s, loc))
+        elif isinstance(s, For):
+            defs.setdefault(s.var, []).append((s, loc))
+            loops.setdefault(s.var, []).append((s, loc))
+            _index(s.body, loc + ("body",), defs, loops, locs)
+        elif isinstance(s, While):
+            _index(s.body, loc + ("body",), defs, loops, locs)
+        elif isinstance(s, If):
+            _index(s.body, loc + ("then",), defs, loops, locs)
+            _index(s.orelse, loc + ("else",), defs, loops, locs)
+
+
+def _before(def_loc: tuple, use_loc: tuple) -> bool:
+    """A statement at `def_loc` runs before the one at `use_loc` in a block that encloses it (so its
+    value is in scope there and, assigned once, the same)."""
+    n = len(def_loc)
+    return len(use_loc) >= n and use_loc[:n - 1] == def_loc[:n - 1] and use_loc[n - 1] > def_loc[n - 1]
+
+
+def _order(loc: tuple) -> tuple:
+    """A location as a key in program order."""
+    return tuple(x if isinstance(x, int) else (1 if x == "else" else 0) for x in loc)
+
+
+def _encloses(loop_loc: tuple, use_loc: tuple) -> bool:
+    return len(use_loc) > len(loop_loc) and use_loc[:len(loop_loc)] == loop_loc
+
+
+class _Analysis:
+    def __init__(self, k: Kernel):
+        self.k = k
+        self.defs: dict = {}
+        self.loops: dict = {}
+        self.locs: dict = {}
+        _index(k.body, (), self.defs, self.loops, self.locs)
+        self.params = {p.name: p for p in k.params}
+        self.table: dict[str, object] = {}  # atom key -> its model expression (or a loop counter's parts)
+        self.named: dict = {}  # polynomial of a name assigned once -> the name (to render it back)
+        self.derived = dict(k.derived)
+        self.strict = False  # expanding a reaching assignment: names assigned once only
+
+    # ------------------------------------------------------------------ polynomials of expressions
+    def poly(self, e, u: tuple) -> Poly:
+        if isinstance(e, Lit):
+            if isinstance(e.value, bool) or not isinstance(e.value, int):
+                raise _NotAffine
+            return _const(e.value)
+        if isinstance(e, Name):
+            return self.name(e, u)
+        if not isinstance(e, Op) or not isinstance(e.ty, TileTy) or e.ty.dtype not in ("i32", "i64"):
+            raise _NotAffine
+        a = e.args
+        if e.op in ("add", "sub"):
+            return _add(self.poly(a[0], u), self.poly(a[1], u), 1 if e.op == "add" else -1)
+        if e.op == "mul":
+            return _mul(self.poly(a[0], u), self.poly(a[1], u))
+        if e.op == "neg":
+            return _add({}, self.poly(a[0], u), -1)
+        if e.op in ("splat", "broadcast"):
+            return self.poly(a[0], u)  # broadcasting keeps axes counted from the last
+        if e.op == "reshape":
+            return _reshaped(self.poly(a[0], u), a[0].ty.shape, e.ty.shape)
+        if e.op == "convert" and isinstance(a[0].ty, TileTy) and a[0].ty.dtype == "i32":
+            return self.poly(a[0], u)  # i32 -> i64 keeps the value
+        if e.op == "arange" and len(e.ty.shape) == 1:
+            return _atom(_arange_key(e.ty.shape[0], -1))
+        if e.ty.is_scalar and e.ty.dtype == "i32" and self.stable(e, u):
+            key = "#" + expr_text(e)
+            self.table[key] = e
+            return _atom(key)
+        raise _NotAffine
+
+    def name(self, e: Name, u: tuple) -> Poly:
+        p = self.params.get(e.id)
+        if p is not None and p.kind in ("scalar", "const") and (p.kind == "const" and p.const_type == "int"
+                                                                 or p.dtype == "i32"):
+            self.table[e.id] = Name(e.id, e.pos, TileTy("i32"))
+            return _atom(e.id)
+        defs = self.defs.get(e.id, [])
+        if e.id in self.loops and all(isinstance(d, For) for d, _ in defs):
+            return self.loop_var(e, u)
+        if len(defs) == 1 and isinstance(defs[0][0], Assign) and _before(defs[0][1], u):
+            value = defs[0][0].value
+            if isinstance(value.ty, TileTy) and value.ty.is_scalar and not _polynomial(value):
+                if value.ty.dtype != "i32":
+                    raise _NotAffine
+                self.table[e.id] = Name(e.id, e.pos, value.ty)  # `b = bh // H`: the name is the atom
+                return _atom(e.id)
+            p = self.poly(value, u)
+            if isinstance(value.ty, TileTy) and value.ty.is_scalar and value.ty.dtype == "i32":
+                self.named[_key(p)] = (Name(e.id, e.pos, value.ty), defs[0][1])
+            return p
+        if e.id in self.derived:
+            return self.derived_poly(e)
+        if len(defs) > 1 and not self.strict:
+            try:
+                return self.reaching(e, u, defs)
+            except _NotAffine:
+                if len(defs) != 2:
+                    raise
+            return self.carried(e, u, defs)
+        raise _NotAffine
+
+    def reaching(self, e: Name, u: tuple, defs: list) -> Poly:
+        """A name assigned more than once, at an access one assignment reaches on every path (`cols` of
+        two loops): that assignment's value, over names assigned once (so evaluated at `u` the same)."""
+        cands = [(s, loc) for s, loc in defs if isinstance(s, Assign) and _before(loc, u)]
+        if not cands or any(not isinstance(s, Assign) for s, _ in defs):
+            raise _NotAffine
+        d, dloc = max(cands, key=lambda c: _order(c[1]))
+        for s, loc in defs:
+            if loc == dloc:
+                continue
+            if _order(loc) < _order(dloc):
+                continue  # before the reaching one, which runs after it on every path to u
+            if _order(loc) < _order(u):
+                raise _NotAffine  # between the two
+            # after u: it reaches u only around a loop that encloses both and not the reaching assignment
+            for _, lloc in (x for ls in self.loops.values() for x in ls):
+                if _encloses(lloc, u) and _encloses(lloc, loc) and not _encloses(lloc, dloc):
+                    raise _NotAffine
+        self.strict = True
+        try:
+            return self.poly(d.value, u)
+        finally:
+            self.strict = False
+
+    def derived_poly(self, e: Name) -> Poly:
+        """A derived constant (`BLOCK_K * SPLIT_K`, computed by the host): its polynomial over constants
+        where it is one, else the constant itself."""
+        import ast
+        def walk(n):
+            if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+                return _const(n.value)
+            if isinstance(n, ast.Name) and n.id in self.params and self.params[n.id].kind == "const" \
+                    and self.params[n.id].const_type == "int":
+                self.table[n.id] = Name(n.id, e.pos, TileTy("i32"))
+                return _atom(n.id)
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
+                a, b = walk(n.left), walk(n.right)
+                return _mul(a, b) if isinstance(n.op, ast.Mult) else _add(a, b, 1 if isinstance(n.op, ast.Add) else -1)
+            raise _NotAffine
+        try:
+            return walk(ast.parse(self.derived[e.id], mode="eval").body)
+        except (_NotAffine, SyntaxError):
+            self.table[e.id] = Name(e.id, e.pos, TileTy("i32"))
+            return _atom(e.id)
+
+    def loop_var(self, e: Name, u: tuple) -> Poly:
+        """A loop variable seen in its loop: `start + step * i` with `i` the iteration (an atom)."""
+        inside = [(s, loc) for s, loc in self.loops[e.id] if _encloses(loc, u)]
+        if len(inside) != 1 or not (isinstance(e.ty, TileTy) and e.ty.dtype == "i32"):
+            raise _NotAffine
+        loop, loc = inside[0]
+        start, step = self.poly(loop.start, loc), self.poly(loop.step, loc)
+        if start == {} and step == _const(1):
+            self.table[e.id] = Name(e.id, e.pos, TileTy("i32"))
+            return _atom(e.id)
+        key = "~" + e.id
+        self.table[key] = ("iteration", Name(e.id, e.pos, TileTy("i32")), start, step)
+        return _add(start, _mul(step, _atom(key)))
+
+    def carried(self, e: Name, u: tuple, defs: list) -> Poly:
+        """A pointer advanced by a loop: assigned once before the loop and once in its body as
+        `p = p + step` (step loop-invariant): at an access in the body, `start + i * step` (i + 1 past
+        the advance)."""
+        (d0, loc0), (d1, loc1) = defs
+        if not (isinstance(d0, Assign) and isinstance(d1, Assign)) or len(loc1) < 3 or loc1[-2] != "body":
+            raise _NotAffine
+        loop_loc = loc1[:-2]
+        loop = next((s for ls in self.loops.values() for s, loc in ls if loc == loop_loc), None)
+        if loop is None or not _before(loc0, loop_loc) or not _encloses(loop_loc, u):
+            raise _NotAffine
+        if not (isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit)
+                and loop.step.value == 1) or len(self.defs.get(loop.var, [])) != 1:
+            raise _NotAffine
+        v = d1.value
+        if not (isinstance(v, Op) and v.op in ("add", "sub") and isinstance(v.args[0], Name) and v.args[0].id == e.id):
+            if not (isinstance(v, Op) and v.op == "add" and isinstance(v.args[1], Name) and v.args[1].id == e.id):
+                raise _NotAffine
+            v = Op("add", (v.args[1], v.args[0]), v.pos, ty=v.ty)
+        step = self.poly(v.args[1], loop_loc)
+        if any(a.startswith("@") for m in step for a in m):
+            raise _NotAffine  # a per-element advance
+        if v.op == "sub":
+            step = _add({}, step, -1)
+        self.table[loop.var] = Name(loop.var, loop.pos, TileTy("i32"))
+        i = _atom(loop.var)
+        if u[len(loop_loc) + 1] > loc1[-1]:
+            i = _add(i, _const(1))
+        return _add(self.poly(d0.value, loop_loc), _mul(step, i))
+
+    def stable(self, e, u: tuple) -> bool:
+        """Every name in `e` has, at `u`, the value it has where `e` is written (so `e` may be evaluated
+        again at `u`)."""
+        if isinstance(e, Lit):
+            return True
+        if isinstance(e, Name):
+            if e.id in self.params:
+                return True
+            defs = self.defs.get(e.id, [])
+            if e.id in self.loops and all(isinstance(d, For) for d, _ in defs):
+                return sum(1 for _, loc in self.loops[e.id] if _encloses(loc, u)) == 1
+            return len(defs) == 1 and _before(defs[0][1], u)
+        if isinstance(e, Op):
+            return all(a is None or self.stable(a, u) for a in e.args) and not any(
+                isinstance(v, (Name, Op)) for _, v in e.attrs)
+        if isinstance(e, TupleExpr):
+            return all(self.stable(i, u) for i in e.items)
+        return False
+
+    # ------------------------------------------------------------------ masks
+    def bounds(self, m, u: tuple) -> list[Poly]:
+        """A mask as a conjunction of `q < 0` (the polynomials q); raises where it is not one."""
+        if isinstance(m, Name):
+            defs = self.defs.get(m.id, [])
+            if len(defs) == 1 and isinstance(defs[0][0], Assign) and _before(defs[0][1], u):
+                return self.bounds(defs[0][0].value, u)
+            raise _NotAffine
+        if not isinstance(m, Op):
+            raise _NotAffine
+        if m.op == "bitand":
+            return self.bounds(m.args[0], u) + self.bounds(m.args[1], u)
+        if m.op == "broadcast":
+            return self.bounds(m.args[0], u)
+        if m.op == "reshape":
+            return [_reshaped(q, m.args[0].ty.shape, m.ty.shape) for q in self.bounds(m.args[0], u)]
+        if m.op == "cmp":
+            left, right = self.poly(m.args[0], u), self.poly(m.args[1], u)
+            pred = m.attr("pred")
+            if pred == "<":
+                return [_add(left, right, -1)]
+            if pred == "<=":
+                return [_add(_add(left, right, -1), _const(-1))]
+            if pred == ">":
+                return [_add(right, left, -1)]
+            if pred == ">=":
+                return [_add(_add(right, left, -1), _const(-1))]
+        raise _NotAffine
+
+
+def _polynomial(e) -> bool:
+    """An expression the polynomials look into (else a scalar name assigned it is an atom itself)."""
+    return isinstance(e, (Name, Lit)) or (isinstance(e, Op) and (
+        e.op in ("add", "sub", "mul", "neg") or (e.op == "convert" and e.args[0].ty.dtype == "i32")))
+
+
+def _key(p: Poly) -> tuple:
+    return tuple(sorted(p.items()))
+
+
+def _reshaped(p: Poly, old: tuple, new: tuple) -> Poly:
+    """The arange atoms of a tile reshaped by inserting or removing extent-1 axes follow their axes."""
+    keep_old = [i for i, d in enumerate(old) if d != "1"]
+    keep_new = [i for i, d in enumerate(new) if d != "1"]
+    if [old[i] for i in keep_old] != [new[i] for i in keep_new]:
+        raise _NotAffine
+    where = {i - len(old): j - len(new) for i, j in zip(keep_old, keep_new)}
+    out: Poly = {}
+    for mono, c in p.items():
+        atoms = []
+        for a in mono:
+            if a.startswith("@"):
+                axis, block = _arange_of(a)
+                if axis not in where:
+                    raise _NotAffine
+                a = _arange_key(block, where[axis])
+            atoms.append(a)
+        m = tuple(sorted(atoms))
+        out[m] = out.get(m, 0) + c
+    return _norm(out)
+
+
+# ---------------------------------------------------------------------------------- one access
+
+def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple):
+    """(dims, strides, tile, index, padding, unit) of the view access equal to this element access."""
+    total = an.poly(offsets, u)
+    rank = len(shape)
+    strides: dict[str, Poly] = {}
+    scalar: Poly = {}
+    for mono, c in total.items():
+        ar = [a for a in mono if a.startswith("@")]
+        if len(ar) > 1:
+            raise _NotAffine
+        if ar:
+            strides[ar[0]] = _add(strides.get(ar[0], {}), {_minus(mono, (ar[0],)): c})
+        else:
+            scalar[mono] = c
+    axes = {}
+    for key in strides:
+        axis, block = _arange_of(key)
+        if axis in axes or not -rank <= axis < 0 or shape[axis] != block:
+            raise _NotAffine
+        axes[axis] = key
+    if any(d != "1" and (i - rank) not in axes for i, d in enumerate(shape)) or not axes:
+        raise _NotAffine  # an axis the offsets do not walk (a broadcast load)
+    order = sorted(axes)  # tile axes, outermost first
+    inner = axes[order[-1]]
+    unit = ""
+    if strides[inner] != _const(1):
+        mono = list(strides[inner])
+        if not (len(mono) == 1 and len(mono[0]) == 1 and strides[inner][mono[0]] == 1
+                and an.params.get(mono[0][0]) is not None and an.params[mono[0][0]].kind == "scalar"):
+            raise _NotAffine
+        unit = mono[0][0]
+    for key in (axes[a] for a in order):
+        s = strides[key]
+        if len(s) != 1 or next(iter(s.values())) <= 0 or any(a.startswith("@") for m in s for a in m):
+            raise _NotAffine
+    # the scalar part: tile index * BLOCK * stride per axis (inner axis last: its stride may be 1)
+    index: dict[str, Poly] = {}
+    for key in [axes[a] for a in order if axes[a] != inner] + [inner]:
+        _, block = _arange_of(key)
+        (smono, scoef), = strides[key].items()
+        if block.isdigit():
+            dmono, dcoef = smono, scoef * int(block)
+        elif an.params.get(block) is not None and an.params[block].kind == "const":
+            dmono, dcoef = tuple(sorted(smono + (block,))), scoef
+            an.table[block] = Name(block, arr.pos, TileTy("i32"))
+        else:
+            raise _NotAffine
+        t: Poly = {}
+        for mono, c in list(scalar.items()):
+            if _contains(mono, dmono) and c % dcoef == 0:
+                t = _add(t, {_minus(mono, dmono): c // dcoef})
+                del scalar[mono]
+        index[key] = t
+    # what is left: whole `index * stride` terms, one scalar argument as the stride of each
+    extra: dict[str, Poly] = {}
+    for mono, c in scalar.items():
+        cands = {a for a in mono if an.params.get(a) is not None and an.params[a].kind == "scalar"}
+        if len(cands) != 1 or mono.count(next(iter(cands))) != 1:
+            raise _NotAffine
+        s = cands.pop()
+        extra[s] = _add(extra.get(s, {}), {_minus(mono, (s,)): c})
+    # the mask: `arange + x < bound` per axis -> the view's extent on that axis
+    dims: dict[str, Poly | None] = {key: None for key in strides}
+    for q in (an.bounds(mask, u) if mask is not None else []):
+        keys = {a for m in q for a in m if a.startswith("@")}
+        if len(keys) != 1:
+            raise _NotAffine
+        key = keys.pop()
+        if key not in dims or dims[key] is not None or q.get((key,)) != 1 or \
+                sum(1 for m in q if key in m) != 1:
+            raise _NotAffine
+        _, block = _arange_of(key)
+        rest = _add(q, {(key,): 1}, -1)
+        block_poly = _const(int(block)) if block.isdigit() else _atom(block)
+        dim = _add(_mul(index[key], block_poly), rest, -1)  # arange < -rest  <=>  T*B + arange < T*B - rest
+        if any(not _invariant(an, a) for m in dim for a in m):
+            raise _NotAffine
+        dims[key] = dim
+    padding = "padding::Zero"
+    if other is not None and mask is not None:
+        padding = _padding(other)
+    if any(not _invariant(an, a) for key in strides for m in strides[key] for a in m) or \
+            any(not _invariant(an, s) for s in extra):
+        raise _NotAffine
+    lit = lambda v: Lit(v, arr.pos, TileTy("i32"))  # noqa: E731
+    view_dims = [lit(UNBOUNDED) for _ in extra] + [
+        lit(UNBOUNDED) if dims[axes[a]] is None else _render(an, dims[axes[a]], arr.pos) for a in order]
+    view_strides = [Name(s, arr.pos, TileTy("i32")) for s in sorted(extra)] + [
+        _render(an, strides[axes[a]], arr.pos) for a in order]
+    tile = ("1",) * len(extra) + tuple(_arange_of(axes[a])[1] for a in order)
+    idx = [_render(an, extra[s], arr.pos, u) for s in sorted(extra)] + \
+        [_render(an, index[axes[a]], arr.pos, u) for a in order]
+    return view_dims, view_strides, tile, idx, padding, unit
+
+
+def _invariant(an: _Analysis, atom: str) -> bool:
+    """An atom the kernel's first statement already knows (a parameter or constant)."""
+    return atom in an.params or atom in an.derived
+
+
+def _padding(other) -> str:
+    while isinstance(other, Op) and other.op in ("splat", "broadcast", "convert") and len(other.args) == 1:
+        other = other.args[0]
+    if isinstance(other, Op) and other.op == "neg" and isinstance(other.args[0], Lit):
+        other = Lit(-other.args[0].value, other.pos)
+    if not isinstance(other, Lit) or isinstance(other.value, bool):
+        raise _NotAffine
+    v = float(other.value)
+    if math.isnan(v):
+        return "padding::Nan"
+    if v == 0.0 and math.copysign(1.0, v) < 0:
+        return "padding::NegZero"
+    if v in PADDING:
+        return PADDING[v]
+    raise _NotAffine
+
+
+def _render(an: _Analysis, p: Poly, pos, u: tuple | None = None):
+    """A polynomial as i32 model arithmetic; at an access `u`, a name assigned the same value there is used
+    as it is (`pid_m`, not its arithmetic again)."""
+    named = an.named.get(_key(p))
+    if u is not None and named is not None and _before(named[1], u):
+        return named[0]
+    i32 = TileTy("i32")
+    terms = []
+    for mono, c in sorted(p.items()):
+        factors = [_atom_expr(an, a, pos) for a in mono]
+        if c != 1 or not factors:
+            factors.insert(0, Lit(c, pos, i32))
+        t = factors[0]
+        for f in factors[1:]:
+            t = Op("mul", (t, f), pos, ty=i32)
+        terms.append(t)
+    if not terms:
+        return Lit(0, pos, i32)
+    out = terms[0]
+    for t in terms[1:]:
+        out = Op("add", (out, t), pos, ty=i32)
+    return out
+
+
+def _atom_expr(an: _Analysis, key: str, pos):
+    v = an.table[key]
+    if isinstance(v, tuple):  # a loop's iteration: (var - start) / step
+        _, var, start, step = v
+        if start:
+            var = Op("sub", (var, _render(an, start, pos)), pos, ty=TileTy("i32"))
+        return Op("truncdiv", (var, _render(an, step, pos)), pos, ty=TileTy("i32"))
+    return v
+
+
+# ---------------------------------------------------------------------------------- the pass
+
+def _uses(body) -> dict[str, set[str]]:
+    from .infer import _walk_exprs
+    out: dict[str, set[str]] = {}
+    for e in _walk_exprs(body):
+        if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name):
+            out.setdefault(e.args[0].id, set()).add(e.op)
+    return out
+
+
+def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
+    """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need."""
+    if k.frontend != "triton":
+        return k, set()
+    an = _Analysis(k)
+    uses = _uses(k.body)
+    from .infer import _walk_exprs
+    dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
+    if not dots:
+        # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost more
+        # than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); the GEMM-like ones gain 1.5-5x
+        return k, set()
+    units: set[str] = set()
+
+    def access(e, u):
+        """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
+        load = e
+        other = None
+        if isinstance(e, Op) and e.op == "where" and isinstance(e.args[1], Op) and e.args[1].op == "gather" \
+                and e.args[1].args[2] == e.args[0]:
+            load, other = e.args[1], e.args[2]
+        if not (isinstance(load, Op) and load.op in ("gather", "scatter") and load.attr("flat")):
+            return None
+        arr = load.args[0]
+        if uses.get(arr.id, set()) != {load.op}:
+            return None  # loaded and stored (or updated by atomics): element accesses keep their order
+        p = an.params.get(arr.id)
+        if p is None or not p.flat:
+            return None
+        shape = load.ty.shape if load.op == "gather" else load.args[3].ty.shape
+        try:
+            dims, strides, tile, idx, padding, unit = _plan(an, arr, load.args[1].items[0], load.args[2], shape,
+                                                            other, u)
+        except _NotAffine:
+            return None
+        wrap = None
+        if padding != "padding::Zero" and any(d not in FLOAT_DTYPES for d in p.domain):
+            # a pointer that may hold integers has no such padding: zero padding, then Triton's select
+            wrap, padding = e, "padding::Zero"
+        if unit:
+            units.add(unit)
+        attrs = (("flat", True), ("padding", padding), ("tile", tile), ("unit", f"{unit}_IS_1" if unit else ""))
+        head = (arr, TupleExpr(tuple(dims), e.pos), TupleExpr(tuple(strides), e.pos), TupleExpr(tuple(idx), e.pos))
+        if load.op == "gather":
+            view = Op("view_load", head + (e,), e.pos, attrs, load.rule, e.ty)
+            return view if wrap is None else replace(wrap, args=(wrap.args[0], view, wrap.args[2]))
+        return Op("view_store", head + (load.args[3], load), e.pos, attrs, load.rule, None)
+
+    def expr(e, u):
+        if not isinstance(e, Op):
+            return e
+        v = access(e, u)
+        if v is not None:
+            return v
+        args = tuple(expr(a, u) if isinstance(a, Op) else a for a in e.args)
+        return replace(e, args=args) if args != e.args else e
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            u = an.locs[id(s)]
+            if isinstance(s, Assign):
+                s = replace(s, value=expr(s.value, u))
+            elif isinstance(s, Eval):
+                s = replace(s, value=expr(s.value, u))
+            elif isinstance(s, For):
+                s = replace(s, body=tuple(block(s.body)))
+            elif isinstance(s, While):
+                s = replace(s, body=tuple(block(s.body)))
+            elif isinstance(s, If):
+                s = replace(s, body=tuple(block(s.body)), orelse=tuple(block(s.orelse)))
+            out.append(s)
+        return out
+
+    body = tuple(block(k.body))
+    return replace(k, body=body), units
+
+
+def with_views(variants: list[Kernel]) -> list[Kernel]:
+    """Every entry's view accesses, and the hidden constants their unit strides need (one per scalar, the
+    same parameters in every entry: the C symbol and the wrapper lay them out once per kernel)."""
+    done = [tile_views(v) for v in variants]
+    units = sorted(set().union(*(u for _, u in done)))
+    if not units:
+        return [v for v, _ in done]
+    taken = {p.name for p in variants[0].params}
+    flags = []
+    for s in units:
+        name = f"{s}_IS_1"
+        if name in taken:
+            return variants  # a parameter already has the name: no views (rare; never a clash)
+        flags.append(Param(name, "const", variants[0].pos, const_type="bool", unit_of=s))
+    return [replace(v, params=v.params + tuple(flags)) for v, _ in done]
