@@ -49,7 +49,7 @@ def corpus_verdicts(corpus_out):
 
 # Triton kernels modelled on workloads that use constructs not supported yet (tests/fixtures/triton_not_yet):
 # the code of the diagnostic each gets (tests/test_triton.py)
-TRITON_NOT_YET = {"descriptor_gemm_kernel": "CT101", "dropout_fwd_kernel": "CT101"}
+TRITON_NOT_YET = {"dropout_fwd_kernel": "CT101"}
 
 
 @pytest.fixture(scope="session")

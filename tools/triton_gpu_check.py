@@ -156,6 +156,9 @@ def to_numpy(torch, t, dtype: str) -> np.ndarray:
 
 
 def run_case(torch, tl, ports, c: dict, runs: int) -> dict:
+    import triton
+    if hasattr(triton, "set_allocator"):  # device-side tensor descriptors need scratch memory (Triton >= 3.4)
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     kernel, opts = launchable(getattr(importlib.import_module(c["module"]), c["kernel"]), c["constexprs"])
     pristine = gpu_inputs(torch, c)
     sides = {"triton": "python", "rust": "cutile-rs"}

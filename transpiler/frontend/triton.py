@@ -63,6 +63,18 @@ class _DtypeName(str):
 
 
 @dataclass(frozen=True)
+class _Desc:
+    """A tensor descriptor while a kernel converts (`tl.make_tensor_descriptor`): a view of a pointer parameter
+    with its extents, strides (the last 1) and block shape; `desc.load` / `desc.store` are its tile accesses."""
+    base: str
+    shape: tuple
+    strides: tuple
+    block: tuple
+    padding: str
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class _Ptr:
     """A pointer value while a kernel converts: its base parameter and its element offsets (None: the base
     itself). Never part of the model: statements store the offsets, memory calls read both."""
@@ -238,6 +250,7 @@ class _TritonConverter(_Converter):
     def _kernel(self, fn: cst.FunctionDef):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
+        self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
         self.pointer_params = _pointer_params(self, fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -312,6 +325,16 @@ class _TritonConverter(_Converter):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
                 return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos))
+            if isinstance(value, _Desc):
+                name = s.targets[0].target.value
+                if name in self.desc_vars:
+                    raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
+                               "holding a descriptor is assigned once in a ported kernel", pos)
+                self.desc_vars[name] = value
+                return self._flush([])
+            if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.desc_vars:
+                raise fail("TTR-DESC", f"`{s.targets[0].target.value}` holds a tensor descriptor and is assigned "
+                           "another value", pos)
             self._not_ptr_target(s.targets[0].target.value, pos)
             return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos)])
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
@@ -404,6 +427,8 @@ class _TritonConverter(_Converter):
                 and not self._const_test(node.expression):
             pos = self.pos(node)  # `not flag` of a runtime scalar: Triton's logical not
             return self._op("operator:^", (self._truth(self.expr(node.expression), pos), Lit(True, pos)), pos)
+        if isinstance(node, cst.Name) and node.value in self.desc_vars:
+            return self.desc_vars[node.value]
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
             if isinstance(e, Name) and e.id in self.ptr_vars:
@@ -511,6 +536,8 @@ class _TritonConverter(_Converter):
             raise fail("CT100", "`.dtype.element_ty` of a value that is not a pointer", pos)
         if node.attr.value == "dtype":
             base = self.expr(node.value)
+            if isinstance(base, _Desc):  # `c_desc.dtype`: the element type of the descriptor's tensor
+                return Op("dtype_of", (Name(base.base, pos),), pos)
             if isinstance(base, _Ptr):
                 raise fail("CT100", "the dtype of a pointer itself; use `.dtype.element_ty`", pos)
             return Op("dtype_of", (base,), pos)
@@ -535,6 +562,11 @@ class _TritonConverter(_Converter):
             return self.inline_helper(self.info.kernels[func.value], node)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if d == f"{TL}.make_tensor_descriptor":
+            return self._descriptor(node, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
+                isinstance(func.value, cst.Name) and func.value.value in self.desc_vars:
+            return self._desc_access(self.desc_vars[func.value.value], func.attr.value, node, pos)
         if d in HINT_CALLS:
             return self.expr(_arg(node, 0, "input"))
         if d == f"{TL}.arange":
@@ -674,6 +706,63 @@ class _TritonConverter(_Converter):
             # Triton's dot without an accumulator: a zero f32 accumulator (integers: int32)
             return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("precision", precision)), rule.id)
         return Op("mma", (a, b, self.expr(acc)), pos, (("precision", precision),), rule.id)
+
+    def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
+        """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""
+        rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
+        self.rules_used.add(rule.id)
+        keys = ("base", "shape", "strides", "block_shape", "padding_option")
+        values: dict = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword else (keys[i] if i < len(keys) else None)
+            if key not in keys:
+                raise fail(rule.id, f"argument `{key or i}` of `tl.make_tensor_descriptor` is not supported",
+                           self.pos(a))
+            values[key] = a.value
+        if any(k not in values for k in keys[:4]):
+            raise fail(rule.id, "`tl.make_tensor_descriptor` needs base, shape, strides and block_shape", pos)
+        base = self.expr(values["base"])
+        if not (isinstance(base, _Ptr) and base.offsets is None and base.base in self.pointer_params):
+            raise fail(rule.id, "the descriptor's base must be a pointer parameter itself (not advanced)", pos)
+
+        def items(key):
+            v = values[key]
+            if not isinstance(v, (cst.List, cst.Tuple)):
+                raise fail(rule.id, f"`{key}` must be a list", self.pos(v))
+            return [e.value for e in v.elements]
+        shape, strides, block = items("shape"), items("strides"), items("block_shape")
+        if not (len(shape) == len(strides) == len(block)) or not shape:
+            raise fail(rule.id, "shape, strides and block_shape must have the same length", pos)
+        if self._eval_const(strides[-1]) != 1:
+            raise fail(rule.id, "the last stride must be 1 (as Triton requires)", self.pos(strides[-1]))
+        padding = "padding::Zero"
+        if "padding_option" in values:
+            v = values["padding_option"]
+            if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("zero", "nan")):
+                raise fail(rule.id, "`padding_option` must be \"zero\" or \"nan\"", self.pos(v))
+            padding = "padding::Zero" if v.evaluated_value == "zero" else "padding::Nan"
+        return _Desc(base.base, tuple(self.expr(x) for x in shape), tuple(self.expr(x) for x in strides[:-1]),
+                     tuple(self.expr(x) for x in block), padding, pos)
+
+    def _desc_access(self, desc: _Desc, method: str, node: cst.Call, pos: Pos):
+        """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
+        multiple of its block extent: passes/views.py proves it or refuses the kernel)."""
+        rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
+        if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            raise fail(rule.id, f"`desc.{method}` takes a list of offsets", pos)
+        offsets = tuple(self.expr(e.value) for e in node.args[0].value.elements)
+        if len(offsets) != len(desc.block):
+            raise fail(rule.id, f"{len(offsets)} offsets for a descriptor of rank {len(desc.block)}", pos)
+        head = (Name(desc.base, pos), TupleExpr(desc.shape, pos), TupleExpr(desc.strides + (Lit(1, pos),), pos),
+                TupleExpr(offsets, pos))
+        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding))
+        if method == "load":
+            if len(node.args) != 1:
+                raise fail(rule.id, "`desc.load` takes the offsets only", pos)
+            return Op("desc_load", head, pos, attrs, rule.id)
+        if len(node.args) != 2:
+            raise fail(rule.id, "`desc.store` takes the offsets and the value", pos)
+        return Op("desc_store", head + (self.expr(node.args[1].value),), pos, attrs, rule.id)
 
     def _memory(self, d: str, node: cst.Call, pos: Pos):
         leaf = d[len(TL) + 1:]
@@ -817,6 +906,8 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             d = conv.dotted(node.func)
             if d in MEMORY_CALLS and node.args:
                 roots.append(_arg(node, 0, "pointer"))
+            elif d == f"{TL}.make_tensor_descriptor" and node.args:
+                roots.append(_arg(node, 0, "base"))
             elif _is_helper_call(conv, node, _active):
                 # a jit helper's pointer parameters: the arguments given for them are addresses here
                 roots += _helper_args(conv, node, _pointer_params, _active + (fn.name.value,))

@@ -26,7 +26,7 @@ from .predicates import decides
 
 ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
               "atomic_max", "atomic_min", "atomic_xchg"}
-WRITE_OPS = {"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
+WRITE_OPS = {"view_store", "store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 
@@ -140,6 +140,8 @@ def classify_params(k: Kernel) -> Kernel:
                     for x in _sub(it):
                         if isinstance(x, Name):
                             int_names.add(x.id)
+        if isinstance(e, Op) and e.op in ("desc_load", "desc_store"):  # a descriptor's shape, strides, offsets
+            int_names.update(x.id for a in e.args[1:4] for x in _sub(a) if isinstance(x, Name))
         if isinstance(e, Op) and e.op in INT_CONTEXT_OPS:
             for a in e.args:
                 if isinstance(a, Name):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..diagnostics import fail
 from ..model.dump import expr_text
 from ..model.ir import FLOAT_DTYPES, Assign, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
@@ -548,14 +549,16 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
     uses = _uses(k.body)
     from .infer import _walk_exprs
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
-    if not dots:
-        # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost more
-        # than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); the GEMM-like ones gain 1.5-5x
-        return k, set()
     units: set[str] = set()
 
     def access(e, u):
         """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
+        if isinstance(e, Op) and e.op in ("view_load", "view_store") and e.attr("offsets"):
+            return descriptor(an, e, u, uses)
+        if not dots:
+            # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost
+            # more than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); GEMM-like ones gain 1.5-5x
+            return None
         load = e
         other = None
         if isinstance(e, Op) and e.op == "where" and isinstance(e.args[1], Op) and e.args[1].op == "gather" \
@@ -616,6 +619,59 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
 
     body = tuple(block(k.body))
     return replace(k, body=body), units
+
+
+def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
+    """A tensor descriptor's access (`desc.load([off_m, off_k])`): its element offsets as tile indices, each a
+    multiple of the block extent on its axis (partition views index whole tiles; TMA itself would take any
+    offset, so another offset is refused, not rounded)."""
+    arr = e.args[0]
+    kinds = uses.get(arr.id, set())
+    if kinds & {"gather", "view_load"} and kinds - {"gather", "view_load"}:
+        raise fail(e.rule, f"`{arr.id}` is both read and written: a descriptor's accesses are not ordered with the "
+                   "kernel's other accesses of its tensor in the port yet", e.pos)
+    for x in e.args[1].items + e.args[2].items:
+        names = {n.id for n in _names(x)}
+        if any(n not in an.params and n not in an.derived for n in names):
+            raise fail(e.rule, "a descriptor's shape and strides must be arguments or constants (the view is made "
+                       "once, as the kernel starts)", x.pos)
+    index = []
+    for off, block in zip(e.args[3].items, e.attr("tile")):
+        try:
+            p = an.poly(off, u)
+            if block.isdigit():
+                d, q = int(block), {}
+                for mono, c in p.items():
+                    if c % d:
+                        raise _NotAffine
+                    q[mono] = c // d
+            elif an.params.get(block) is not None and an.params[block].kind == "const":
+                q = {}
+                for mono, c in p.items():
+                    if block not in mono:
+                        raise _NotAffine
+                    q[_minus(mono, (block,))] = c
+                an.table[block] = Name(block, off.pos, TileTy("i32"))
+            else:
+                raise _NotAffine
+        except _NotAffine:
+            raise fail(e.rule, f"this offset is not provably a multiple of the block extent {block} (the port "
+                       "loads whole tiles of a partition view)", off.pos) from None
+        index.append(_render(an, q, off.pos, u))
+    attrs = tuple((k, v) for k, v in e.attrs if k != "offsets")
+    return replace(e, args=e.args[:3] + (TupleExpr(tuple(index), e.args[3].pos),) + e.args[4:], attrs=attrs)
+
+
+def _names(e):
+    if isinstance(e, Name):
+        yield e
+    elif isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                yield from _names(a)
+    elif isinstance(e, TupleExpr):
+        for i in e.items:
+            yield from _names(i)
 
 
 def with_views(variants: list[Kernel]) -> list[Kernel]:

@@ -305,3 +305,39 @@ def atomic(infer: Infer, e: Op) -> Op:
         raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
     attrs += (("flat", True),) if e.attr("flat") else ()
     return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+
+# ------------------------------------------------------------- Triton tensor descriptors: views
+
+def _desc_head(infer: Infer, e: Op):
+    """The pointer, extents, strides, element offsets and block of a `desc.load` / `desc.store` (i32: the
+    view's shape type; passes/views.py turns the offsets into tile indices)."""
+    arr = infer.array_param(e.args[0], e.rule)
+
+    def i32(x):
+        t = infer.scalar_int(x)
+        return t if t.ty.dtype == "i32" else infer.to_dtype(t, "i32")
+    dims, strides, offsets = (TupleExpr(tuple(i32(x) for x in t.items), t.pos) for t in e.args[1:4])
+    block = infer.shape_dims(e.attr("block"))
+    return arr, dims, strides, offsets, block
+
+
+@handler("desc_load")
+def desc_load(infer: Infer, e: Op) -> Op:
+    arr, dims, strides, offsets, block = _desc_head(infer, e)
+    attrs = (("flat", True), ("padding", e.attr("padding")), ("tile", block), ("unit", ""), ("offsets", True))
+    return Op("view_load", (arr, dims, strides, offsets, None), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, block))
+
+
+@handler("desc_store")
+def desc_store(infer: Infer, e: Op) -> Op:
+    arr, dims, strides, offsets, block = _desc_head(infer, e)
+    v = infer.expr(e.args[4])
+    if not isinstance(v.ty, TileTy) or tuple(v.ty.shape) != tuple(block):
+        raise fail(e.rule, f"storing a {v.ty} through a descriptor of block {list(block)}", e.pos)
+    if v.ty.dtype != arr.ty.dtype:
+        if is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "bool") and not infer.is_weak(v):
+            raise RetypeArray(arr.id, v.ty.dtype)
+        v = infer.to_dtype(v, arr.ty.dtype)  # Triton requires the descriptor's dtype; `.to(desc.dtype)` is usual
+    attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True))
+    return Op("view_store", (arr, dims, strides, offsets, v, None), e.pos, attrs, e.rule, None)
