@@ -500,3 +500,25 @@ def test_split_is_two_extracts_of_the_last_dimension(tmp_path):
     """)], tmp_path / "out")
     (k,) = result.kernels
     assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-SPLIT" and k.diagnostics[0].pos.line == 9
+
+
+def test_pdl_grid_dependency_controls_are_no_ops(tmp_path):
+    """`gdc_wait` / `gdc_launch_dependents` (PDL) only act under programmatic dependent launch; the port's launches
+    are stream-ordered, so neither emits anything (the same kernel without them gives the same Rust)."""
+    body = """
+    from triton.language.extra.cuda import gdc_launch_dependents
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        tl.extra.cuda.gdc_wait()
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        gdc_launch_dependents()
+        tl.store(y_ptr + offs, x * 2, mask=offs < n)
+    """
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with_pdl = rust_of(tmp_path / "a", body)
+    plain = rust_of(tmp_path / "b", body.replace("tl.extra.cuda.gdc_wait()", "").replace("gdc_launch_dependents()", ""))
+    assert with_pdl == plain and "store_ptr_tko" in plain

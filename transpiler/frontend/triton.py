@@ -44,8 +44,11 @@ HINT_CALLS = {f"{TL}.multiple_of", f"{TL}.max_contiguous", f"{TL}.max_constancy"
 # calls that only inform Triton's compiler (or its checker): no statement in the port
 # (`tl.debug_barrier` orders a block's threads around in-place updates; a tile block has no threads to order, and
 # the accesses of an array that is read and written are ordered by memory tokens, as cuTile Python orders them)
+# (PDL's `gdc_wait` / `gdc_launch_dependents` order a grid after the previous one on the stream only when launched
+# with programmatic dependent launch; the port's launches are plain stream-ordered, where both are no-ops)
 NO_OP_CALLS = {f"{TL}.static_assert", f"{TL}.device_assert", f"{TL}.static_print", f"{TL}.device_print",
-               f"{TL}.assume", f"{TL}.debug_barrier"}
+               f"{TL}.assume", f"{TL}.debug_barrier", f"{TL}.extra.cuda.gdc_wait",
+               f"{TL}.extra.cuda.gdc_launch_dependents"}
 INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range", f"{TL}.arange", f"{TL}.cdiv",
                   f"{TL}.program_id", f"{TL}.num_programs")
 # atomic `sem=` / `scope=` values: cuTile Rust's ordering and scope markers

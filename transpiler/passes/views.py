@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.dump import expr_text
-from ..model.ir import FLOAT_DTYPES, Assign, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
 PADDING = {0.0: "padding::Zero", math.inf: "padding::PosInf", -math.inf: "padding::NegInf"}
@@ -278,8 +278,8 @@ class _Analysis:
         if loop is None or not _before(loc0, loop_loc) or not _encloses(loop_loc, u):
             raise _NotAffine
         if not (isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit)
-                and loop.step.value == 1) or len(self.defs.get(loop.var, [])) != 1:
-            raise _NotAffine
+                and loop.step.value == 1) or len(self.defs.get(loop.var, [])) != 1 or _continues(loop.body):
+            raise _NotAffine  # (a `continue` would skip the advance on some iterations)
         v = d1.value
         if not (isinstance(v, Op) and v.op in ("add", "sub") and isinstance(v.args[0], Name) and v.args[0].id == e.id):
             if not (isinstance(v, Op) and v.op == "add" and isinstance(v.args[1], Name) and v.args[1].id == e.id):
@@ -343,6 +343,16 @@ class _Analysis:
             if pred == ">=":
                 return [_add(_add(right, left, -1), _const(-1))]
         raise _NotAffine
+
+
+def _continues(stmts) -> bool:
+    """A `continue` of this loop (not of a nested one) among the statements."""
+    for s in stmts:
+        if isinstance(s, Continue):
+            return True
+        if isinstance(s, If) and (_continues(s.body) or _continues(s.orelse)):
+            return True
+    return False
 
 
 def _polynomial(e) -> bool:
