@@ -307,3 +307,32 @@ def test_a_loaded_generic_meeting_a_dtype_constant_is_decided_per_entry(tmp_path
     assert next(p for p in k["params"] if p["name"] == "dy_ptr").get("domain") is None  # the kernel's floats
     (v,) = verify_output(out)
     assert v.verdict == "compiled", (v.reason, [c.detail[:300] for c in v.checks if c.verdict != "compiled"])
+
+
+def _flags_kernel(n: int) -> str:
+    """A kernel whose `n` flags each change a value's type (one entry per combination)."""
+    params = ", ".join(f"o{i}_ptr" for i in range(n))
+    flags = ", ".join(f"F{i}: tl.constexpr" for i in range(n))
+    body = "".join(f"""
+    if F{i}:
+        y{i} = x.to(tl.float16)
+    else:
+        y{i} = x.to(tl.float32)
+    tl.store(o{i}_ptr + offs, y{i}, mask=offs < n)""" for i in range(n))
+    return f"""
+@triton.jit
+def flags_kernel(x_ptr, {params}, n, {flags}, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n){body}
+"""
+
+
+def test_triton_kernels_may_have_up_to_32_entries(tmp_path):
+    """Triton's constexprs multiply entries faster than cuTile Python's constants (dtype and string constexprs, each a
+    separate Triton compile too): up to 32 structural variants are ported, more are refused with CT108."""
+    result, _, kernels = _port(tmp_path / "five", _flags_kernel(5))
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    assert len(kernels[0]["entries"]) == 32
+    result, _, _ = _port(tmp_path / "six", _flags_kernel(6))
+    assert result.kernels[0].status == "unsupported"
+    assert result.kernels[0].diagnostics[0].code == "CT108" and "32" in result.kernels[0].diagnostics[0].message

@@ -19,6 +19,9 @@ from .infer import (Infer, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst
 from .predicates import decides
 
 MAX_VARIANTS = 16
+# a Triton kernel's dtype and string constexprs multiply its entries (liger's RMSNorm backward: 3 casting modes x
+# 3 dtypes x 2 flags = 29 entries); Triton compiles each such specialization separately too
+MAX_VARIANTS_TRITON = 32
 
 
 def predicate_text(e: Expr) -> str:
@@ -191,10 +194,12 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = [(base, (), ())]
     done: list[Kernel] = []
 
+    limit = MAX_VARIANTS_TRITON if kernel.frontend == "triton" else MAX_VARIANTS
+
     def fork(*items) -> None:
         todo.extend(items)
-        if len(todo) + len(done) > MAX_VARIANTS:
-            raise fail("CT108", f"more than {MAX_VARIANTS} structural variants", kernel.pos)
+        if len(todo) + len(done) > limit:
+            raise fail("CT108", f"more than {limit} structural variants", kernel.pos)
     # Triton variants whose constants leave a name undefined (`if MODE == 0: y = ... elif MODE == 1: y = ...`,
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
     # for it (the launcher refuses those constants) while another variant is ported
