@@ -118,7 +118,7 @@ def _promote_before_the_table(a: str, b: str, pos) -> str:
             if other in ("f32", "f64"):
                 return other
             raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
-                       "specialization; add an explicit astype", pos)
+                       "specialization; add an explicit conversion (`astype` in cuTile Python, `.to()` in Triton)", pos)
         order = ["f8e4m3fn", "f8e5m2", "f16", "bf16", "tf32", "f32", "f64"]
         if {a, b} == {"f16", "bf16"}:
             return "f32"

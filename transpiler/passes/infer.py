@@ -316,7 +316,7 @@ def promote(a: str, b: str, pos: Pos) -> str:
         if other in table.generic_exact:
             return other  # E ranges over f16, bf16, f32: widening to f32 is exact for all of them
         raise fail("CT104", f"cannot decide the promotion of the array dtype {generic} with {other} for every "
-                   "specialization; add an explicit astype", pos)
+                   "specialization; add an explicit conversion (`astype` in cuTile Python, `.to()` in Triton)", pos)
     return table.result[(a, b)]
 
 
