@@ -522,3 +522,18 @@ def test_pdl_grid_dependency_controls_are_no_ops(tmp_path):
     with_pdl = rust_of(tmp_path / "a", body)
     plain = rust_of(tmp_path / "b", body.replace("tl.extra.cuda.gdc_wait()", "").replace("gdc_launch_dependents()", ""))
     assert with_pdl == plain and "store_ptr_tko" in plain
+
+
+def test_join_stacks_two_tiles_on_a_new_last_dimension(tmp_path):
+    """`tl.join(a, b)` (the inverse of `tl.split`): each reshaped to [..., 1], concatenated on the last dimension;
+    a scalar operand is broadcast first, as Triton does."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def interleave_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        d = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + d, mask=d < n, other=0.0)
+        xy = tl.join(x, x * 2)
+        tl.store(y_ptr + d[:, None] * 2 + tl.arange(0, 2)[None, :], xy, mask=(d < n)[:, None])
+    """)
+    assert "let xy: Tile<E, { [BLOCK, 2] }> = cat(" in rust and ", 1i32)" in rust
+    assert rust.count(".reshape(shape![BLOCK, 1])") >= 2

@@ -612,6 +612,13 @@ class _TritonConverter(_Converter):
                 raise fail(rule.id, "`tl.split` takes one tile", pos)
             x = self.expr(node.args[0].value) if d == f"{TL}.split" else self.expr(func.value)
             return TupleExpr(tuple(Op("split_half", (x,), pos, (("index", i),), rule.id) for i in (0, 1)), pos)
+        if d == f"{TL}.join":
+            # `tl.join(a, b)`: a and b stacked on a new last dimension of 2 (the inverse of `tl.split`)
+            rule = self.rules.lookup(f"{TL}.join")
+            self.rules_used.add(rule.id)
+            if len(node.args) != 2 or any(a.keyword is not None for a in node.args):
+                raise fail(rule.id, "`tl.join` takes two tiles", pos)
+            return Op("join_pair", (self.expr(node.args[0].value), self.expr(node.args[1].value)), pos, (), rule.id)
         if d in (f"{TL}.fma", f"{TL}.math.fma", f"{TL}.extra.libdevice.fma", f"{TL}.extra.cuda.libdevice.fma"):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")

@@ -1,5 +1,6 @@
 """RoPE on interleaved complex pairs (Llama-4 style): q holds (re, im) pairs, the frequencies are stored as
-(cos, sin) pairs per position and split with `tl.split`; q is rotated in place."""
+(cos, sin) pairs per position and split with `tl.split`; q is rotated in place and its pairs joined back with
+`tl.join`."""
 import triton
 import triton.language as tl
 
@@ -18,8 +19,9 @@ def rope_complex_kernel(q_ptr, freqs_ptr, pos_ptr, q_stride, n_heads, HALF: tl.c
     im = tl.load(re_ptrs + 1, mask=mask, other=0.0).to(tl.float32)
     out_re = re * cos[None, :] - im * sin[None, :]
     out_im = re * sin[None, :] + im * cos[None, :]
-    tl.store(re_ptrs, out_re.to(q_ptr.dtype.element_ty), mask=mask)
-    tl.store(re_ptrs + 1, out_im.to(q_ptr.dtype.element_ty), mask=mask)
+    out = tl.join(out_re, out_im)  # back to (re, im) pairs: [BLOCK_H, HALF, 2]
+    pair_ptrs = q_ptr + t * q_stride + h[:, None, None] * (HALF * 2) + d[None, :, None] * 2 + tl.arange(0, 2)[None, None, :]
+    tl.store(pair_ptrs, out.to(q_ptr.dtype.element_ty), mask=mask[:, :, None])
 
 
 def rope_complex(q, freqs, positions):

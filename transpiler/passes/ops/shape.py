@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import ArrayTy, Expr, Lit, Op, TileTy, TupleExpr
-from ..infer import unify_generics
+from ..infer import broadcast_shapes, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -134,6 +134,24 @@ def split_half(infer: Infer, e: Op) -> Op:
                       e.pos)
     half = Op("extract", (x, index), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape[:-1] + ("1",)))
     return Op("reshape", (half,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape[:-1]))
+
+
+@handler("join_pair")
+def join_pair(infer: Infer, e: Op) -> Op:
+    """Triton's `tl.join(a, b)`: a and b (broadcast to one shape, one dtype) stacked on a new last dimension of
+    2, i.e. each reshaped to [..., 1] and concatenated on that dimension."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    if not (isinstance(a.ty, TileTy) and isinstance(b.ty, TileTy)):
+        raise fail(e.rule, "`tl.join` takes two tiles", e.pos)
+    unify_generics(a.ty.dtype, b.ty.dtype)
+    if a.ty.dtype != b.ty.dtype:
+        raise fail(e.rule, f"`tl.join` of {a.ty.dtype} and {b.ty.dtype} tiles (Triton requires one dtype)", e.pos)
+    shape = broadcast_shapes(a.ty.shape, b.ty.shape, e.pos)
+    if not shape:
+        raise fail(e.rule, "`tl.join` of two scalars is not supported", e.pos)
+    parts = tuple(Op("reshape", (infer.to_shape(x, shape),), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape + ("1",)))
+                  for x in (a, b))
+    return Op("cat", parts, e.pos, (("axis", len(shape)),), e.rule, TileTy(a.ty.dtype, shape + ("2",)))
 
 
 @handler("item")
