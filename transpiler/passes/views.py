@@ -31,6 +31,7 @@ from ..diagnostics import fail
 from ..model.dump import expr_text
 from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
+MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
 PADDING = {0.0: "padding::Zero", math.inf: "padding::PosInf", -math.inf: "padding::NegInf"}
 
@@ -450,6 +451,8 @@ def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple
             raise _NotAffine
         s = cands.pop()
         extra[s] = _add(extra.get(s, {}), {_minus(mono, (s,)): c})
+    if len(extra) + len(order) > MAX_VIEW_RANK:
+        raise _NotAffine
     # the mask: `arange + x < bound` per axis -> the view's extent on that axis
     dims: dict[str, Poly | None] = {key: None for key in strides}
     for q in (an.bounds(mask, u) if mask is not None else []):
