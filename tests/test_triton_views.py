@@ -257,3 +257,27 @@ def test_descriptor_accesses_the_port_cannot_prove_are_refused_at_their_position
     assert kr.status == "unsupported"
     d = kr.diagnostics[0]
     assert d.code == "TTR-DESC" and words in d.message and d.pos.line == line, (d.code, d.message, d.pos)
+
+
+def test_dot_out_dtype_is_the_type_it_accumulates_in(tmp_path):
+    """`out_dtype=tl.int32` with int8 operands (and float32 with float ones) is the dot's own accumulator; another
+    combination is refused at the dot."""
+    body = """
+    @triton.jit
+    def i8_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr):
+        r = tl.arange(0, B)
+        a = tl.load(a_ptr + r[:, None] * B + r[None, :]).to(tl.int8)
+        b = tl.load(b_ptr + r[:, None] * B + r[None, :]).to(tl.int8)
+        c = tl.dot(a, b, out_dtype=OUT)
+        tl.store(c_ptr + r[:, None] * B + r[None, :], c)
+    """
+    (tmp_path / "ok").mkdir()
+    k = _kernel(tmp_path / "ok", body.replace("OUT", "tl.int32"))[0]
+    (mm,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
+    assert mm.ty.dtype == "i32" and mm.args[0].ty.dtype == "i8"
+    src = tmp_path / "bad.py"
+    src.write_text(HEAD + textwrap.dedent(body.replace("OUT", "tl.float32")))
+    result, _ = run([src], tmp_path / "out")
+    d = result.kernels[0].diagnostics[0]
+    assert result.kernels[0].status == "unsupported" and d.code == "TTR-DOT" and "f32 with i8" in d.message
+    assert d.pos.line == 11

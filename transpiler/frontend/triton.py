@@ -691,12 +691,17 @@ class _TritonConverter(_Converter):
         a, b = self.expr(_arg(node, 0, "input")), self.expr(_arg(node, 1, "other"))
         acc = _arg(node, 2, "acc")
         precision = "tf32"  # Triton's default for float32 operands (TRITON_F32_DEFAULT unset)
+        out_dtype = ""
         for arg in node.args:
             key = arg.keyword.value if arg.keyword else None
             if key in ("out_dtype",):
                 v = self.expr(arg.value)
-                if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") == "f32"):
-                    raise fail(rule.id, "`tl.dot(out_dtype=...)` other than float32 is not supported yet", self.pos(arg))
+                # float32 (float operands) and int32 (int8 operands) are the defaults Triton's dot accumulates in;
+                # the matmul/mma handlers check the operands give that type
+                if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") in ("f32", "i32")):
+                    raise fail(rule.id, "`tl.dot(out_dtype=...)` other than float32 / int32 is not supported yet",
+                               self.pos(arg))
+                out_dtype = v.attr("dtype")
             elif key == "input_precision" and not _is_none(arg.value):
                 v = arg.value
                 if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
@@ -714,8 +719,9 @@ class _TritonConverter(_Converter):
                 raise fail(rule.id, f"keyword `{key}` of `tl.dot` is not supported", self.pos(arg))
         if acc is None or (isinstance(acc, cst.Name) and acc.value == "None"):
             # Triton's dot without an accumulator: a zero f32 accumulator (integers: int32)
-            return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("precision", precision)), rule.id)
-        return Op("mma", (a, b, self.expr(acc)), pos, (("precision", precision),), rule.id)
+            return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("out_dtype", out_dtype),
+                                              ("precision", precision)), rule.id)
+        return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
 
     def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
         """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""

@@ -35,11 +35,21 @@ def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
     return Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("tf32", x.ty.shape))
 
 
+def _check_out_dtype(e: Op, a: Expr, acc: str) -> None:
+    """Triton's `tl.dot(out_dtype=...)`: only the type the dot accumulates in anyway (float32 for float operands,
+    int32 for int8 ones) is supported."""
+    want = e.attr("out_dtype")
+    if want and want != acc:
+        raise fail(e.rule, f"`tl.dot(out_dtype=...)` {want} with {a.ty.dtype} operands accumulating in {acc} is not "
+                   "supported yet", e.pos)
+
+
 @handler("mma")
 def mma(infer: Infer, e: Op) -> Op:
     a, b, acc = (infer.expr(x) for x in e.args)
     unify_generics(a.ty.dtype, b.ty.dtype)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
+    _check_out_dtype(e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
     if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
         raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
@@ -65,6 +75,7 @@ def matmul(infer: Infer, e: Op) -> Expr:
     acc_ty = TileTy(MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
     if triton:
         acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)
+        _check_out_dtype(e, a, acc_ty.dtype)
     acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
     r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
     if acc_ty.dtype != dt and not triton:
