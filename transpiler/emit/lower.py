@@ -219,7 +219,6 @@ class Lowerer:
     def tile_views(self) -> None:
         """The tensor views a Triton pointer's tile accesses go through (passes/views.py), made once from
         parameters: each distinct (pointer, extents, strides) one view over the pointer's typed base."""
-        from ..model.dump import expr_text
         from ..passes.infer import _walk_exprs
         self.views: dict = {}
         for e in _walk_exprs(self.k.body):
