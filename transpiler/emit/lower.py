@@ -229,7 +229,8 @@ class Lowerer:
                 continue
             arr, dims, strides = e.args[0], e.args[1].items, e.args[2].items
             p = self.k.param(arr.id)
-            n = f"{rust_ident(arr.id)}_tv{len([k for k in self.views if k[0] == arr.id])}"
+            # `__`: reserved (no parameter starts with it), so no name of the kernel's is shadowed
+            n = f"__{rust_ident(arr.id)}_tv{len([k for k in self.views if k[0] == arr.id])}"
             self.views[key] = n
             rank = len(dims)
             shape_t = ", ".join(["-1"] * rank)
