@@ -115,9 +115,9 @@ def _check_report_path(report: Path) -> None:
 
 @transpile_app.command()
 def transpile(
-    src: List[Path] = typer.Argument(..., help="cuTile Python files or directories (searched recursively for *.py)."),
+    src: List[Path] = typer.Argument(..., help="cuTile Python or Triton files or directories (searched recursively for *.py)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output crate directory."),
-    verify: bool = typer.Option(False, "--verify", help="Build the crate and compare each entry's Tile IR with cuTile Python's."),
+    verify: bool = typer.Option(False, "--verify", help="Build the crate and compare each entry's Tile IR with cuTile Python's (Triton kernels: each entry compiles to Tile IR)."),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format for results and diagnostics."),
     kernel: Optional[List[str]] = typer.Option(None, "--kernel", help="Only these kernels (repeatable); every other port stays as it is."),
     fail_on_error: bool = typer.Option(False, "--fail-on-error", help="Stop at the first kernel that fails; ports not reached stay as they are."),
@@ -133,7 +133,7 @@ def transpile(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show internal tracebacks."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
-    """Port cuTile Python kernels to a cuTile Rust crate (cutile 0.5.0)."""
+    """Port cuTile Python and Triton kernels to a cuTile Rust crate (cutile 0.5.0)."""
     from .output.state import ManifestError
     from .output.transaction import (OutputError, ensure_dir, is_non_directory, locked, pending, recover,
                                      remove_if_empty)
