@@ -281,18 +281,16 @@ class Lowerer:
             pm = self.tmp("pm")
             store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
                      f"None, {tma}) }}")
-            if arr.id in self.ordered:  # a program's stores to one address land in program order
+            ordered = arr.id in self.ordered  # a program's stores to one address land in program order
+            after = f"{n}_tok_access" if ordered else f"{view}.token()"
+            self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
+                      f"&{view}, {shape_macro(tile)}, padding::None, {after}) }};")
+            self.emit(f"{store};")
+            if ordered:
                 tok = self.tmp("tok")
-                self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
-                          f"&{view}, {shape_macro(tile)}, padding::None, {n}_tok_access) }};")
-                self.emit(f"{store};")
                 self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
                 self.emit(f"{n}_tok_access = {tok};")
                 self.emit(f"{n}_tok_store = {tok};")
-            else:
-                self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
-                          f"&{view}, {shape_macro(tile)}, padding::None, {view}.token()) }};")
-                self.emit(f"{store};")
         if flag:
             self.declared.pop()
             self.indent -= 1

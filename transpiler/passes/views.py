@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.dump import expr_text
+from .infer import _sub, _walk_exprs
 from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
@@ -546,7 +547,7 @@ def _atom_expr(an: _Analysis, key: str, pos):
 # ---------------------------------------------------------------------------------- the pass
 
 def _uses(body) -> dict[str, set[str]]:
-    from .infer import _walk_exprs
+    """Each Triton pointer's access ops (gather, scatter, atomics, view accesses of descriptors)."""
     out: dict[str, set[str]] = {}
     for e in _walk_exprs(body):
         if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name):
@@ -560,7 +561,6 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
         return k, set()
     an = _Analysis(k)
     uses = _uses(k.body)
-    from .infer import _walk_exprs
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
     units: set[str] = set()
 
@@ -644,7 +644,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         raise fail(e.rule, f"`{arr.id}` is both read and written: a descriptor's accesses are not ordered with the "
                    "kernel's other accesses of its tensor in the port yet", e.pos)
     for x in e.args[1].items + e.args[2].items:
-        names = {n.id for n in _names(x)}
+        names = {n.id for n in _sub(x) if isinstance(n, Name)}
         if any(n not in an.params and n not in an.derived for n in names):
             raise fail(e.rule, "a descriptor's shape and strides must be arguments or constants (the view is made "
                        "once, as the kernel starts)", x.pos)
@@ -673,18 +673,6 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         index.append(_render(an, q, off.pos, u))
     attrs = tuple((k, v) for k, v in e.attrs if k != "offsets")
     return replace(e, args=e.args[:3] + (TupleExpr(tuple(index), e.args[3].pos),) + e.args[4:], attrs=attrs)
-
-
-def _names(e):
-    if isinstance(e, Name):
-        yield e
-    elif isinstance(e, Op):
-        for a in e.args:
-            if a is not None:
-                yield from _names(a)
-    elif isinstance(e, TupleExpr):
-        for i in e.items:
-            yield from _names(i)
 
 
 def with_views(variants: list[Kernel]) -> list[Kernel]:
