@@ -60,7 +60,7 @@ PASSING = ("equivalent", "compiled")
 def _apply_verdicts(result: RunResult, verdicts) -> None:
     by = {(v.source, v.kernel): v for v in verdicts}
     for k in result.kernels:
-        if k.status != "translated":
+        if k.status not in ("translated", "fallback"):
             k.verify = "not_verified"  # asked for, but there is nothing to verify
             continue
         for (src, name), v in by.items():
@@ -132,6 +132,20 @@ def transpile(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show internal tracebacks."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    llm_fallback: bool = typer.Option(False, "--llm-fallback", help="Ask an LLM for the statements the rules reject "
+                                      "(cuTile Python kernels); an answer is kept only if the kernel is then proved "
+                                      "equivalent. Off by default; answers are cached in OUT/llm-cache."),
+    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint (overrides "
+                                               "[tool.cutile-transpile.llm] base_url), e.g. http://127.0.0.1:8000/v1."),
+    llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name (overrides llm.model)."),
+    llm_api_key_env: Optional[str] = typer.Option(None, "--llm-api-key-env", help="NAME of the environment variable "
+                                                  "that holds the API key (the key itself is never written)."),
+    llm_budget: Optional[int] = typer.Option(None, "--llm-budget", help="At most this many HTTP requests this run."),
+    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds per request."),
+    no_llm_cache: bool = typer.Option(False, "--no-llm-cache", help="Ask again instead of replaying OUT/llm-cache."),
+    llm_purge_rejected: bool = typer.Option(False, "--llm-purge-rejected",
+                                            help="Remove rejected answers from OUT/llm-cache (asked again with "
+                                                 "--llm-fallback)."),
 ) -> None:
     """Port cuTile Python and Triton kernels to a cuTile Rust crate (cutile 0.5.0)."""
     from .output.state import ManifestError
@@ -153,10 +167,17 @@ def transpile(
             sys.stderr.flush()
     mode = _compile_mode(compile_check)
     log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
+    settings = _llm_settings(fmt, llm_base_url=llm_base_url, llm_model=llm_model, llm_api_key_env=llm_api_key_env,
+                             llm_budget=llm_budget, llm_timeout=llm_timeout) if llm_fallback else None
+    sessions = []
 
     def translate():
+        from .fallback.session import Session
+        if not sessions:  # made under the lock, once: a second translation replays this run's answers
+            sessions.append(Session(out if out.is_dir() else None, settings, use_cache=not no_llm_cache,
+                                    purge_rejected=llm_purge_rejected, offline=check))
         return run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress,
-                   compile_check=mode, ignore_manifest=force)
+                   compile_check=mode, ignore_manifest=force, fallback=sessions[0])
 
     created = False
     try:
@@ -177,6 +198,10 @@ def transpile(
                 if done and not quiet:
                     _err(done)
                 result, outputs = translate()
+                if sessions[0].unproved:  # new answers: proved in a staging crate before anything is written
+                    from .fallback.prove import prove
+                    prove(sessions[0], result, log)
+                    result, outputs = translate()
                 written, refused = write_outputs(outputs, force=force)
                 if refused:
                     for p, code, why in refused:
@@ -188,6 +213,8 @@ def transpile(
                     from .verify.run import verify_output
                     _apply_verdicts(result, verify_output(out, kernel or None, log=log))
             finally:
+                if sessions:
+                    sessions[0].close()
                 if created:  # under the lock: a waiting run then sees its lock file gone and makes OUT again
                     remove_if_empty(out)
     except (UsageError, RustfmtMissing) as e:
@@ -218,6 +245,22 @@ def transpile(
     _finish(result, fmt, quiet, verify, written)
 
 
+def _llm_settings(fmt: Format, **flags):
+    """The LLM fallback's settings from ./pyproject.toml and the flags (exit 2 when they are not usable)."""
+    from .fallback import settings as llm
+    try:
+        import httpx  # noqa: F401 - the optional extra
+    except ImportError:
+        _fatal("--llm-fallback needs the `llm` extra: pip install 'cutile-transpile[llm]'", 2, fmt)
+    overrides = {"base_url": flags["llm_base_url"], "model": flags["llm_model"],
+                 "api_key_env": flags["llm_api_key_env"], "budget": flags["llm_budget"],
+                 "timeout_s": flags["llm_timeout"]}
+    try:
+        return llm.llm_settings(llm.load(Path("pyproject.toml"), overrides))
+    except llm.SettingsError as e:
+        _fatal(str(e), 2, fmt)
+
+
 def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool, force: bool) -> None:
     """--check: compare what would be written with OUT; print a unified diff; write nothing."""
     import difflib
@@ -236,7 +279,7 @@ def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool
         _err(f"{p}: note: a real run would refuse this file: {why} (use --force) [{code}]")
     for d in result.file_diagnostics:
         _print_diag(d, fmt)
-    failed = any(k.status != "translated" for k in result.kernels)
+    failed = any(k.status not in ("translated", "fallback") for k in result.kernels)
     for k in result.kernels:
         for d in k.diagnostics:
             _print_diag(d, fmt)
@@ -265,8 +308,9 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
                 from .verify.specs import coverage_text
                 extra += f" at {coverage_text(k.verified_at)}"
             _err(f"{k.source}:{k.line}: {k.name}: {k.status}{extra} ({', '.join(k.entries) or 'no entries'})")
-        line = (f"{s['kernels']} kernels: {s['translated']} translated, {s['unsupported']} unsupported, "
-                f"{s['error']} errors")
+        line = (f"{s['kernels']} kernels: {s['translated']} translated, "
+                + (f"{s['fallback']} completed by the LLM fallback, " if s["fallback"] else "")
+                + f"{s['unsupported']} unsupported, {s['error']} errors")
         if verify:
             line += f"; {s['equivalent']} equivalent, " + (f"{s['compiled']} compiled, " if s["compiled"] else "") + \
                 f"{s['different']} different, {s['not_verified']} not verified"

@@ -45,7 +45,7 @@ from .diagnostics import Diagnostic
 from .model.ir import Pos
 
 SECTION = ("tool", "cutile-transpile")
-KEYS = ("dtypes", "specializations")
+KEYS = ("dtypes", "specializations", "llm")  # llm: read by transpiler/fallback/settings.py
 I32 = (-(2 ** 31), 2 ** 31 - 1)
 
 CT_UNREADABLE = "CT010"    # cannot be read, not UTF-8, not valid TOML

@@ -135,13 +135,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
 
 def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fail_fast: bool,
                   exact_positions: bool) -> tuple[list[KernelResult], list[Diagnostic]]:
-    import dataclasses
-    from . import config
-    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
-    from .emit.lower import lower_kernel, rust_ident
     from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
-    from .passes.flags import condition_comparands, condition_consts
-    from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     fr = parse_file(path, display, exact_positions=exact_positions)
     results: list[KernelResult] = []
     for name, pos, diag in fr.failures:
@@ -152,82 +146,94 @@ def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fai
     for k in fr.kernels:
         if kernel_filter and k.name not in kernel_filter:
             continue
-        if fail_fast and any(r.status != "translated" for r in results):
+        if fail_fast and any(r.status not in OK for r in results):
             break
-        kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
-        kr.diagnostics.extend(config.kernel_diagnostics(k, path))
-        if any(d.severity == "error" for d in kr.diagnostics):
-            kr.status = "error"  # fail closed: an invalid configuration never falls back to defaults
-            results.append(kr)
-            if fail_fast:
-                break
-            continue
-        try:
-            variants = translate_kernel(k, tuple(kernel_dtypes(path)))
-            for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
-                kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
-                                                 "there (Triton cannot compile it either); launches with those "
-                                                 "constants are refused", where))
-            views = [lower_kernel(v) for v in variants]
-            specs, dtypes, origin = specializations(variants[0], path)
-            if len(variants) > 1:
-                specs = cover_variants(specs, [v.variant.predicates for v in variants])
-                floats = {p.name for p in variants[0].params if p.kind == "const" and p.const_type == "float"}
-                specs = [{n: float(v) if n in floats else v for n, v in sp.items()} for sp in specs]  # -0.0 is not 0
-            kr.entries = [v.name for v in views]
-            kr.manifest = {
-                "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
-                "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
-                             "derived": dict(v.derived),
-                             "generic_params": {rust_ident(p.name): p.name for p in v.params
-                                                if p.kind == "const" and rust_ident(p.name) != p.name},
-                             "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
-                             "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
-                             "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
-                             # the element types E may have in this entry (absent: any)
-                             **({"dtypes": list(v.variant.dtypes)} if v.variant.dtypes else {})}
-                            for v, vw in zip(variants, views)],
-                "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
-                "loop_bounds": [list(b) for b in loop_bounds(variants[0])],
-                # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
-                "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
-                # and the values at and around the literals they are compared with (`FLAG == 1`)
-                **({"condition_values": comparands} if (comparands := condition_comparands(variants)) else {}),
-                "rules": sorted({r for v in variants for r in v.rules_used}),
-                # the source language when it is not cuTile Python: verification compiles its entries only
-                **({"frontend": k.frontend} if k.frontend != "cutile-python" else {}),
-                **({"strings": {n: list(v) for n, v in k.strings}} if k.strings else {}),
-                **({"dtype_consts": list(k.dtype_consts)} if k.dtype_consts else {}),
-                # a kernel a factory function returns: verification rebuilds it with closure values, the
-                # router reads them from the launched kernel's closure
-                **({"factory": {"function": k.factory, "closure": list(k.closure),
-                                "hints": [list(h) for h in k.hints]}} if k.factory else {}),
-                # the entries as rendered, so a later run can keep this port when it cannot redo it
-                "views": [dataclasses.asdict(vw) for vw in views],
-            }
-            try:
-                kernel_ffi_view(kr.manifest, "", display)
-                kernel_python_view(kr.manifest, "")
-                kr.manifest["abi"] = True
-            except AbiUnsupported as e:
-                kr.manifest["abi"] = False
-                kr.diagnostics.append(Diagnostic("warning", "CT109", f"no C-ABI symbol or Python wrapper: {e}", k.pos))
-        except TranspileError as e:
-            kr.status = "unsupported"
-            kr.diagnostics.append(e.diagnostic)
-        except RecursionError:
-            kr.status = "unsupported"
-            kr.diagnostics.append(Diagnostic("error", "CT001", "the kernel is nested too deeply to translate "
-                                             "(split the expression into several statements)", k.pos))
-        except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
-            kr.status = "error"
-            kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
-                                             f"{type(e).__name__}: {_safe_str(e)}", k.pos))
-            kr.manifest = {"traceback": traceback.format_exc(limit=30)}
+        kr = kernel_result(k, path, display)
         results.append(kr)
-        if fail_fast and kr.status != "translated":
+        if fail_fast and kr.status not in OK:
             break
     return results, fr.diagnostics
+
+
+OK = ("translated", "fallback")  # the statuses of a kernel that has a port
+
+
+def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
+    """One converted kernel through the passes and emission: its result, with its manifest record."""
+    import dataclasses
+    from . import config
+    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
+    from .emit.lower import lower_kernel, rust_ident
+    from .passes.flags import condition_comparands, condition_consts
+    from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
+    kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
+    kr.diagnostics.extend(config.kernel_diagnostics(k, path))
+    if any(d.severity == "error" for d in kr.diagnostics):
+        kr.status = "error"  # fail closed: an invalid configuration never falls back to defaults
+        return kr
+    try:
+        variants = translate_kernel(k, tuple(kernel_dtypes(path)))
+        for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
+            kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
+                                             "there (Triton cannot compile it either); launches with those "
+                                             "constants are refused", where))
+        views = [lower_kernel(v) for v in variants]
+        specs, dtypes, origin = specializations(variants[0], path)
+        if len(variants) > 1:
+            specs = cover_variants(specs, [v.variant.predicates for v in variants])
+            floats = {p.name for p in variants[0].params if p.kind == "const" and p.const_type == "float"}
+            specs = [{n: float(v) if n in floats else v for n, v in sp.items()} for sp in specs]  # -0.0 is not 0
+        kr.entries = [v.name for v in views]
+        kr.manifest = {
+            "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
+            "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
+                         "derived": dict(v.derived),
+                         "generic_params": {rust_ident(p.name): p.name for p in v.params
+                                            if p.kind == "const" and rust_ident(p.name) != p.name},
+                         "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
+                         "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
+                         "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
+                         # the element types E may have in this entry (absent: any)
+                         **({"dtypes": list(v.variant.dtypes)} if v.variant.dtypes else {})}
+                        for v, vw in zip(variants, views)],
+            "specializations": specs, "dtypes": dtypes, "specializations_from": origin,
+            "loop_bounds": [list(b) for b in loop_bounds(variants[0])],
+            # constants a constant condition reads: verified at 0 and at a nonzero value (specs.py)
+            "condition_consts": sorted(set().union(*(condition_consts(v) for v in variants))),
+            # and the values at and around the literals they are compared with (`FLAG == 1`)
+            **({"condition_values": comparands} if (comparands := condition_comparands(variants)) else {}),
+            "rules": sorted({r for v in variants for r in v.rules_used}),
+            # the source language when it is not cuTile Python: verification compiles its entries only
+            **({"frontend": k.frontend} if k.frontend != "cutile-python" else {}),
+            **({"strings": {n: list(v) for n, v in k.strings}} if k.strings else {}),
+            **({"dtype_consts": list(k.dtype_consts)} if k.dtype_consts else {}),
+            # a kernel a factory function returns: verification rebuilds it with closure values, the
+            # router reads them from the launched kernel's closure
+            **({"factory": {"function": k.factory, "closure": list(k.closure),
+                            "hints": [list(h) for h in k.hints]}} if k.factory else {}),
+            # the entries as rendered, so a later run can keep this port when it cannot redo it
+            "views": [dataclasses.asdict(vw) for vw in views],
+        }
+        try:
+            kernel_ffi_view(kr.manifest, "", display)
+            kernel_python_view(kr.manifest, "")
+            kr.manifest["abi"] = True
+        except AbiUnsupported as e:
+            kr.manifest["abi"] = False
+            kr.diagnostics.append(Diagnostic("warning", "CT109", f"no C-ABI symbol or Python wrapper: {e}", k.pos))
+    except TranspileError as e:
+        kr.status = "unsupported"
+        kr.diagnostics.append(e.diagnostic)
+    except RecursionError:
+        kr.status = "unsupported"
+        kr.diagnostics.append(Diagnostic("error", "CT001", "the kernel is nested too deeply to translate "
+                                         "(split the expression into several statements)", k.pos))
+    except Exception as e:  # noqa: BLE001 - an internal error must not stop the other kernels
+        kr.status = "error"
+        kr.diagnostics.append(Diagnostic("error", "CT900", f"internal error (a bug in cutile-transpile): "
+                                         f"{type(e).__name__}: {_safe_str(e)}", k.pos))
+        kr.manifest = {"traceback": traceback.format_exc(limit=30)}
+    return kr
 
 
 def _safe_str(e: BaseException) -> str:
@@ -272,13 +278,16 @@ def _sha_file(path: Path) -> str:
 
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
         fail_fast: bool = False, progress=None, use_cache: bool = True, compile_check: str = "off",
-        log=None, ignore_manifest: bool = False) -> tuple[RunResult, dict[Path, str]]:
+        log=None, ignore_manifest: bool = False, fallback=None) -> tuple[RunResult, dict[Path, str]]:
     """Translate; returns the result and the files to write (path -> content), without writing.
 
     The new state of OUT is the old one (its manifest) with what this run proved: a module or kernel is
     replaced when it was translated again, removed only when its source was read and parsed in an unfiltered,
-    complete run and no longer has it (or the source file is gone), and kept in every other case."""
+    complete run and no longer has it (or the source file is gone), and kept in every other case.
+    `fallback`: the LLM fallback's session (transpiler/fallback); by default, cached answers are replayed only."""
     from . import cache
+    from .fallback import stage
+    from .fallback.session import Session
     from .output.state import ManifestError, OutState, read_state
     files = collect_sources(srcs, out)
     try:
@@ -290,6 +299,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     results: list[KernelResult] = []
     file_diags: list[Diagnostic] = []
     outcomes: dict[str, SourceOutcome] = {}
+    if fallback is None:
+        fallback = Session(out if old.exists else None)
     cacheable = use_cache and not kernel_filter and not fail_fast
     stopped = False
     # workers start once there are enough misses to pay for them (they import the passes while this process
@@ -330,16 +341,19 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
                                                               fail_fast)
                 if key and not stored:
                     _store(key, file_results, diags)
+            rel = source_rel(path, out) if out is not None else display
+            if stage.wants(fallback, rel, file_results):  # after the cache: it holds what the rules alone give
+                file_results = stage.complete(path, display, rel, file_results, fallback)
             results.extend(file_results)
             file_diags.extend(diags)
-            stop_here = fail_fast and any(r.status != "translated" for r in file_results)
+            stop_here = fail_fast and any(r.status not in OK for r in file_results)
             parsed = not any(d.severity == "error" for d in diags)
             if out is not None:
                 rel = source_rel(path, out)
                 outcomes[rel] = SourceOutcome(
                     rel, path, display, parsed, parsed and not kernel_filter and not stop_here,
                     {r.name for r in file_results},
-                    {r.name: r.manifest for r in file_results if r.status == "translated"})
+                    {r.name: r.manifest for r in file_results if r.status in OK})
             if stop_here:
                 stopped = True
                 break
@@ -365,10 +379,11 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
             by_name[(rel, name)].diagnostics.append(d)
         else:
             file_diags.append(d)
-    if plan or old.modules:
-        outputs = render_crate(out, plan)
+    answers = fallback.cache_outputs(out, {rel for rel, o in outcomes.items() if o.complete})
+    if plan or old.modules or answers:
+        outputs = render_crate(out, plan, answers)
         if compile_check and compile_check != "off":
-            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log)
+            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers)
     return RunResult(results, file_diags, [], out), outputs
 
 
@@ -495,9 +510,10 @@ def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, src
     return plan, notes
 
 
-def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
+def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | None = None) -> dict[Path, str]:
     """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content); a pure
-    function of the planned state, with every name assigned from it (see `output.names`)."""
+    function of the planned state, with every name assigned from it (see `output.names`). `answers`: the LLM
+    fallback's cache files, listed in the manifest like every generated file."""
     import hashlib
     from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
     from .emit.lower import rust_ident
@@ -570,6 +586,7 @@ def render_crate(out: Path, plan: list[ModulePlan]) -> dict[Path, str]:
     outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
                                                                       digest=digest, **abi_tables())
     from .output.state import read_state, sha256
+    outputs.update(answers or {})
     files = {p.relative_to(out).as_posix(): sha256(c) for p, c in outputs.items()}
     old_files = read_state(out).files if any(m.verbatim for m in plan) else {}
     for m in plan:
@@ -611,7 +628,7 @@ def _crate_files(out: Path, plan: list[ModulePlan], outputs: dict[Path, str]) ->
 
 
 def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], results: list[KernelResult],
-                   old, mode, notes: list[Diagnostic], log=None) -> dict[Path, str]:
+                   old, mode, notes: list[Diagnostic], log=None, answers=None) -> dict[Path, str]:
     """Leaves out every kernel whose Rust does not compile (reported `error`, CT007), re-rendering until
     the crate compiles; a port kept from an earlier run takes the place of a new one that fails."""
     import hashlib
@@ -679,7 +696,7 @@ def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], 
                     m.kernels.sort(key=lambda k: (k.get("line", 0), k["name"]))
             if not m.kernels:
                 plan.remove(m)
-        outputs = render_crate(out, plan)
+        outputs = render_crate(out, plan, answers)
     raise CompileFailure("the generated crate still does not compile after leaving out the failing kernels")
 
 

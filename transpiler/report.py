@@ -18,7 +18,7 @@ def markdown_report(result: RunResult, verified: bool) -> str:
             "entries": m.get("entries", []), "rules": m.get("rules", []),
             "diagnostics": [d.as_json() for d in k.diagnostics],
         })
-        if k.status != "translated":
+        if k.status not in ("translated", "fallback"):
             unsupported.extend(d.as_json() for d in k.diagnostics if d.severity == "error")
     for d in result.file_diagnostics:
         unsupported.append(d.as_json())

@@ -110,6 +110,7 @@ class Lowerer:
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
         self.unsafe_entry = False
+        self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
         self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'},
                                        kernel.frontend == "triton")
 
@@ -196,6 +197,7 @@ class Lowerer:
                 self.emit(f"let mut {n}_tok_access: Token = __tok_root;")
                 self.emit(f"let mut {n}_tok_store: Token = __tok_root;")
                 self.mutable |= {f"{n}_tok_access", f"{n}_tok_store"}
+        self.signature = (generics, params)  # what an LLM fallback question shows (hole below)
         self.block(k.body)
         self.unsafe_entry = bool(self.pointer_arrays)
         hints = ""
@@ -392,6 +394,21 @@ class Lowerer:
                 self.emit("} else {")
                 self.nested(s.orelse)
             self.emit("}")
+
+    def scope_entry(self, x: Expr) -> dict:
+        """A value an LLM fallback unit reads: its Python and Rust names and its Rust type."""
+        if isinstance(x, Lit):
+            return {"python": repr(x.value), "rust": self.literal(x), "type": rust_type(x.ty)}
+        n = rust_ident(x.id)
+        if isinstance(x.ty, ArrayTy):
+            decl = next((p for p in self.signature[1] if p.startswith(f"{n}:")), f"{n}: array")
+            return {"python": x.id, "rust": n, "type": decl.split(":", 1)[1].strip()}
+        if x.id in self.float_consts:
+            return {"python": x.id, "rust": n, "type": "const i32 generic holding the f32 bit pattern of a float "
+                                                        "constant (f32::from_bits is not available: use bitcast)"}
+        if x.id in self.consts:
+            return {"python": x.id, "rust": n, "type": "const i32 generic"}
+        return {"python": x.id, "rust": n, "type": rust_type(x.ty)}
 
     def zero(self, ty: TileTy) -> str:
         dt = ty.dtype
@@ -612,6 +629,16 @@ class Lowerer:
     def op(self, e: Op) -> str:
         o = e.op
         a = e.args
+        if o == "llm_fragment":  # an answer of the LLM fallback, proved equivalent before it was accepted
+            model = "".join(c for c in str(e.attr("model")) if c.isprintable())
+            self.emit(f"// cutile-transpile: llm-fallback {e.attr('hash')} (model: {model})")
+            self.emit("// " + " ".join(str(e.attr("code")).split()))
+            rust = e.attr("rust")
+            return f"{{\n{rust}\n}}" if ";" in rust else rust
+        if o == "llm_hole":  # the point an LLM fallback question is about: what is in scope there
+            self.hole = {"scope": [self.scope_entry(x) for x in a], "before": list(self.lines),
+                         "generics": list(self.signature[0]), "params": list(self.signature[1])}
+            return None
         if o == "bid":
             return f"get_tile_block_id().{a[0].value}"
         if o == "num_blocks":

@@ -240,11 +240,13 @@ def _precheck(source: str, display: str) -> tuple[Diagnostic | None, ast.Module 
     return None, tree
 
 
-def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_positions: bool = True) -> FileResult:
+def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_positions: bool = True,
+               llm_units: bool = False) -> FileResult:
     """Read, parse and convert one source file. Never raises on bad input: a file that cannot be read,
     decoded or parsed gets a file-level diagnostic; a kernel that cannot be converted gets a failure.
     Without `exact_positions`, model nodes get deferred stand-ins (`Pos.deferred`) except kernels' own
-    `def` lines: computing every position was a third of a cold run, and only diagnostics show them."""
+    `def` lines: computing every position was a third of a cold run, and only diagnostics show them.
+    With `llm_units`, a cuTile Python assignment the rules reject becomes a placeholder (transpiler/fallback)."""
     rules = rules or load()
     try:
         source = read_source(path)
@@ -259,7 +261,8 @@ def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_p
             from .triton import parse_triton_source  # the other frontend: same model, its own converter
             return run_deep(parse_triton_source, source, display, depth_limit, Path(path), exact_positions,
                             also_cutile=_uses_cutile(source), cutile_rules=rules)
-        return run_deep(_parse_source, source, display, rules, depth_limit, Path(path), exact_positions)
+        return run_deep(_parse_source, source, display, rules, depth_limit, Path(path), exact_positions,
+                        llm_units=llm_units)
     except Exception as e:  # noqa: BLE001 - a bug in the frontend must not stop the other files
         return FileResult(display, [], [], [Diagnostic("error", "CT900", f"internal error (a bug in "
                                                        f"cutile-transpile's frontend): {type(e).__name__}: "
@@ -287,7 +290,8 @@ def _uses_cutile(source: str) -> bool:
 
 
 def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
-                  path: Path | None = None, exact_positions: bool = True, converter: type | None = None) -> FileResult:
+                  path: Path | None = None, exact_positions: bool = True, converter: type | None = None,
+                  llm_units: bool = False) -> FileResult:
     diag, tree = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
@@ -302,6 +306,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     info = ModuleInfo(display)
     conv = (converter or _Converter)(info, _LazyPositions.of(module, tree, source, exact_positions), rules,
                                      Path(display).stem)
+    conv.llm_units = llm_units
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, {path.resolve(): conv})
@@ -376,6 +381,8 @@ class _Converter:
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
         # shape and padding (cuTile Python's tiled view is the same aggregate, TiledViewValue)
         self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
+        # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
+        self.llm_units = False
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -920,13 +927,41 @@ class _Converter:
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, rest, self.pos(s), returns=True)]))
                 return out
+            pending = list(self.pending)
             try:
                 out.extend(self.stmt(s, last=top and i == len(stmts) - 1))
             except TranspileError as e:
                 if self.inlining:  # inside a helper: the call in the kernel fails as a whole
                     raise
-                self.recovered.append(e.diagnostic)  # and the next statement is converted (see kernel())
+                unit = self._llm_unit(s, e.diagnostic) if self.llm_units else None
+                if unit is None:
+                    self.recovered.append(e.diagnostic)  # and the next statement is converted (see kernel())
+                else:
+                    self.pending = pending  # what the failed conversion left is dropped with it
+                    out.extend(self._flush([unit]))
         return out
+
+    def _llm_unit(self, s, diag: Diagnostic) -> Assign | None:
+        """The placeholder of a rejected assignment `x = ...` / `x: T = ...` / `x op= ...` (one statement on
+        its line), for the LLM fallback to complete: it reads the kernel's names the statement reads."""
+        from ..fallback.units import UNIT_CODES, unit_op
+        if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1) or not (
+                diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
+            return None
+        small = s.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            target = small.targets[0].target
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(small.target, cst.Name) and (
+                not isinstance(small, cst.AnnAssign) or small.value is not None):
+            target = small.target
+        else:
+            return None
+        reads = [n for n in _read_names(small.value) if n in self.kernel_locals]
+        if isinstance(small, cst.AugAssign):
+            reads = [target.value] + [n for n in reads if n != target.value]
+        pos = self.pos(s)
+        return Assign((target.value,), unit_op(_code(small).strip(), tuple(Name(n, pos) for n in reads), diag, pos),
+                      pos)
 
     def stmt(self, s, last: bool) -> list[Stmt]:
         out: list[Stmt] = []
@@ -1532,6 +1567,14 @@ def _name_text(node) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_name_text(node.value)}.{node.attr.value}"
     return ""
+
+
+def _read_names(node: cst.CSTNode) -> list[str]:
+    """The names an expression reads, in order, once each (an attribute's `.attr` and a keyword are not reads)."""
+    nodes = list(_walk(node))
+    skip = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
+    skip |= {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    return list(dict.fromkeys(n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in skip))
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -29,7 +29,7 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
         elif isinstance(s, Eval):
             _expr(s.value, defined, consts)
             if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "view_store", "atomic_add", "atomic_max",
-                                                                "atomic_min", "atomic_xchg")):
+                                                                "atomic_min", "atomic_xchg", "llm_hole")):
                 raise ModelError("expression statement that is not a store, scatter or atomic")
         elif isinstance(s, For):
             for e in (s.start, s.stop, s.step):

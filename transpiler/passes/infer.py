@@ -554,7 +554,7 @@ class Infer:
             return out
         if isinstance(s, Eval):
             v = self.expr(s.value)
-            if not (isinstance(v, Op) and v.op in WRITE_OPS):
+            if not (isinstance(v, Op) and (v.op in WRITE_OPS or v.op == "llm_hole")):
                 raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)", s.pos)
             return [Eval(v, s.pos)]
         if isinstance(s, For):

@@ -12,7 +12,8 @@ returns the typed expression, with cuTile Python's implicit steps made explicit.
   (gather, scatter, atomics);
 - `shape`: reshapes, permutes, concatenation, extraction, broadcasts, shapes of values;
 - `linalg`: matrix multiply-accumulate;
-- `control`: block indices and conditional expressions.
+- `control`: block indices and conditional expressions;
+- `fallback`: the LLM fallback's placeholders and accepted fragments.
 
 A model op's meaning is fixed and language-neutral (a frontend lowers its language's semantics into it):
 a new op is a rule in its frontend's table (`rules/`) and a handler in its family's module.
@@ -49,4 +50,4 @@ def family(op: str) -> str | None:
 
 
 # the families register their handlers when imported (they import passes/infer.py's helpers)
-from . import control, creation, elementwise, linalg, memory, reductions, shape  # noqa: E402,F401
+from . import control, creation, elementwise, fallback, linalg, memory, reductions, shape  # noqa: E402,F401
