@@ -60,12 +60,12 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def cli(root: Path, srv: RecordedLLM | None, *args: str, fallback: bool = True):
+def cli(root: Path, srv: RecordedLLM | None, *args: str, fallback: bool = True, env: dict | None = None):
     cmd = [sys.executable, "-m", "transpiler.cli", "src", "-o", "out", "--format", "json", *args]
     if fallback:
         cmd += ["--llm-fallback", "--llm-base-url", srv.url, "--llm-model", "recorded", "--llm-api-key-env",
                 "TEST_LLM_KEY"]
-    env = {**os.environ, "TEST_LLM_KEY": SECRET}
+    env = {**os.environ, "TEST_LLM_KEY": SECRET, **(env or {})}
     res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=900)
     doc = json.loads(res.stdout) if res.stdout.strip().startswith("{") else None
     return res, doc
@@ -92,9 +92,14 @@ def all_text(root: Path) -> str:
                      and "target" not in p.parts)
 
 
+def statement(req: dict) -> str:
+    """The Python statement a request asks about (the line after `Python statement:`)."""
+    return req["body"]["messages"][1]["content"].split("\n")[1].strip()
+
+
 def by_statement(req: dict):
     """The recorded model: answers by the statement asked about."""
-    user = req["body"]["messages"][1]["content"]
+    user = statement(req)
     if "ct.pow(a, a + a)" in user:
         return 200, RecordedLLM.completion(envelope({"rust": "pow(a, a + a)", "type": "Tile<E, { [TILE] }>"}))
     if "ct.pow(a, a)" in user:
@@ -287,3 +292,105 @@ def test_missing_endpoint_is_a_usage_error(tmp_path):
     res = subprocess.run([sys.executable, "-m", "transpiler.cli", "src", "-o", "out", "--llm-fallback"], cwd=root,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "--llm-base-url" in res.stderr and "--llm-model" in res.stderr
+
+
+LOOP = '''import cuda.tile as ct
+
+
+@ct.kernel
+def loopk(x, y, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    acc = ct.zeros((TILE,), dtype=ct.float32)
+    for i in range(4):
+        a = ct.load(x, index=(bid * 4 + i,), shape=(TILE,)).astype(ct.float32)
+        acc += ct.cosh(a)
+    s = ct.sinh(acc)
+    ct.store(y, index=(bid,), tile=s.astype(y.dtype))
+'''
+
+
+@requires_toolchain
+def test_several_units_in_one_kernel_and_a_loop_carried_one(tmp_path):
+    root = project(tmp_path, {"loopk.py": LOOP})
+    answers = {"acc += ct.cosh(a)": {"rust": "acc + cosh(a)", "type": "Tile<f32, { [TILE] }>"},
+               "s = ct.sinh(acc)": {"rust": "sinh(acc)", "type": "Tile<f32, { [TILE] }>"}}
+    with RecordedLLM() as srv:
+        srv.default(lambda req: (200, RecordedLLM.completion(envelope(answers[statement(req)]))))
+        res, doc = cli(root, srv)
+        assert res.returncode == 0, res.stderr
+        assert [statement(r) for r in srv.requests] == list(answers)  # in source order, one each
+        # the second question sees the first answer in the Rust before it, typed
+        second = srv.requests[1]["body"]["messages"][1]["content"]
+        assert "acc = acc + cosh(a);" in second and "`acc` (Python `acc`): Tile<f32, { [TILE] }>" in second
+        k = kernel(doc, "loopk")
+        assert k["status"] == "fallback" and codes(k) == ["CT132", "CT132"]
+        rust = (root / "out/src/loopk/kernel.rs").read_text()
+        assert "acc = acc + cosh(a);" in rust and "let s: Tile<f32, { [TILE] }> = sinh(acc);" in rust
+
+
+HELPER = '''import cuda.tile as ct
+
+SCALE = 2.0
+
+
+def twist(t):
+    return ct.sinh(t) * SCALE
+
+
+@ct.kernel
+def helperk(x, y, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,))
+    c = twist(a) + SCALE
+    ct.store(y, index=(bid,), tile=c)
+'''
+
+
+def test_the_question_holds_the_helpers_and_constants_it_calls_and_nothing_else(tmp_path):
+    root = project(tmp_path, {"helperk.py": HELPER})
+    with RecordedLLM() as srv:
+        srv.answer(envelope({"rust": "bogus(a)", "type": "Tile<E, { [TILE] }>"}))
+        res, doc = cli(root, srv, "--no-compile-check")
+        (req,) = srv.requests
+        user = req["body"]["messages"][1]["content"]
+        assert "def twist(t):\n    return ct.sinh(t) * SCALE" in user and "SCALE = 2.0" in user
+        assert "pub fn sinh" in user  # the API excerpt covers the helper's ops
+        assert str(root) not in json.dumps(req["body"]) and "helperk.py" not in json.dumps(req["body"])
+        assert "unknown name `bogus`" in kernel(doc, "helperk")["diagnostics"][-1]["message"]
+
+
+def test_triton_kernels_are_not_completed(tmp_path):
+    root = project(tmp_path, {"tk.py": '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def tk(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    w = tl.sort(v)
+    tl.store(y_ptr + offs, w)
+'''})
+    with RecordedLLM() as srv:
+        res, doc = cli(root, srv, "--no-compile-check")
+        assert len(srv.requests) == 0 and kernel(doc, "tk")["status"] == "unsupported"
+
+
+def test_a_proof_that_cannot_run_rejects_nothing(tmp_path):
+    """Without cargo the answer cannot be proved: the kernel keeps its diagnostic (CT131), nothing is cached
+    or written, and the next run asks again."""
+    import shutil
+    root = project(tmp_path, {"powk.py": POW})
+    only = tmp_path / "bin"
+    only.mkdir()
+    (only / "rustfmt").symlink_to(shutil.which("rustfmt"))
+    path = f"{only}:/usr/bin:/bin:{Path(sys.executable).parent}"
+    with RecordedLLM() as srv:
+        srv.default(lambda req: (200, RecordedLLM.completion(envelope(GOOD))))
+        res, doc = cli(root, srv, env={"PATH": path, "CARGO": "/nonexistent/cargo"})
+        k = kernel(doc, "powk")
+        assert k["status"] == "unsupported" and codes(k) == ["CT101", "CT131"], k
+        assert "could not be proved" in k["diagnostics"][1]["message"]
+        assert not (root / "out/llm-cache").exists()
+        cli(root, srv, env={"PATH": path, "CARGO": "/nonexistent/cargo"})
+        assert len(srv.requests) == 2

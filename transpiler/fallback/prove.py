@@ -1,6 +1,7 @@
 """The proof of new answers, before anything is written: the kernels that use them are ported to a staging
 crate in a temporary directory, built, and verified against cuTile Python's Tile IR. An answer is accepted
-only when its kernel is `equivalent`; otherwise it is rejected with the verdict (the rest of the run goes on).
+only when its kernel is `equivalent`; otherwise it is rejected with the verdict (the rest of the run goes on). A
+proof that cannot run (no toolchain) rejects nothing: the answer is not written, and is asked again next run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ import tempfile
 from pathlib import Path
 
 from .session import Session
+
+
+# not_verified for these is the answer's fault (its Rust does not build or compile); for anything else the proof
+# could not run (no toolchain, the Python module does not import, cuTile Python's export failed)
+RUST_FAULTS = ("the generated Rust does not build", "cuTile Rust compile failed")
 
 
 def prove(session: Session, result, log=None) -> None:
@@ -50,6 +56,10 @@ def prove(session: Session, result, log=None) -> None:
         if v is not None and v.verdict == "equivalent":
             for h in hashes:
                 session.accept(h, digest)
+            continue
+        if v is not None and v.verdict == "not_verified" and not v.reason.startswith(RUST_FAULTS):
+            for h in hashes:  # the proof could not run (toolchain, the Python module's import): not the answer's fault
+                session.unprovable[h] = f"the answer could not be proved: {v.reason[:1500]}"
             continue
         if v is None:
             why = "the staging crate has no port of the kernel"

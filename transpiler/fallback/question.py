@@ -1,6 +1,7 @@
 """The question for one unit: its typed context, the chat messages, and the hash that names the answer.
 
-Everything sent is here, and nothing else: the statement, the diagnostic the rules gave, the values it reads
+Everything sent is here, and nothing else: the statement, the diagnostic the rules gave, the source of the
+module functions it calls and the module constants it reads, the values it reads
 with their Rust names and types, the entry's generics, the Rust generated before it, and the
 cutile::core API excerpt for the ops it names. No path, no other source, no key.
 """
@@ -55,13 +56,18 @@ def messages(kernel: Kernel, unit: Assign, ctx: dict) -> list[dict]:
     from .api import api_excerpt
     code = unit.value.attr("code")
     d = original_diagnostic(unit.value)
-    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join((code,) + tuple(unit.value.attr("helpers", ()))))
     scope = "\n".join(f"- `{s['rust']}` (Python `{s['python']}`): {s['type']}" for s in ctx["scope"]) or "- (none)"
     body = "\n".join(line.rstrip() for line in ctx["before"])
+    helpers = "".join(f"Module function it calls (Python):\n```python\n{h}\n```\n\n"
+                      for h in unit.value.attr("helpers", ()))
+    consts = unit.value.attr("constants", ())
     user = (f"Python statement:\n    {' '.join(code.split())}\n\n"
             f"Why the rules rejected it: {d.message} [{d.code}]\n\n"
             f"Assigned name: `{unit.targets[0]}`\n\n"
-            f"Values it reads, in scope:\n{scope}\n\n"
+            f"{helpers}"
+            + (f"Module constants it reads: {', '.join(consts)}\n\n" if consts else "")
+            + f"Values it reads, in scope:\n{scope}\n\n"
             f"Entry generics: {', '.join(ctx['generics']) or '(none)'}\n\n"
             f"Rust generated before the statement (entry body):\n```rust\n{body}\n```\n\n"
             f"cutile::core API (excerpt):\n```rust\n{api_excerpt(words)}\n```\n")

@@ -68,6 +68,7 @@ class Session:
         self.used: dict[str, dict] = {}  # hash -> entry, every question of this run
         self.unproved: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (source, kernel) -> (digest, hashes)
         self.proving = False  # the staging run of the proof: pending answers are taken as they are
+        self.unprovable: dict[str, str] = {}  # hash -> why its proof could not run (never written)
         self.client = None
         self.calls = 0
 

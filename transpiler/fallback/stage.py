@@ -76,6 +76,8 @@ def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session)
                                        f"statement: {e}", where))
         if entry["verdict"] == "rejected":
             return _rejected(r, entry, where)
+        if h in session.unprovable:
+            return _with(r, Diagnostic("warning", CT_UNAVAILABLE, session.unprovable[h], where))
         reason, ty = _check(entry["answer"], ctx, k)
         if reason:
             session.reject(h, reason)

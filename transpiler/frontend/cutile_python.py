@@ -960,8 +960,26 @@ class _Converter:
         if isinstance(small, cst.AugAssign):
             reads = [target.value] + [n for n in reads if n != target.value]
         pos = self.pos(s)
-        return Assign((target.value,), unit_op(_code(small).strip(), tuple(Name(n, pos) for n in reads), diag, pos),
-                      pos)
+        op = unit_op(_code(small).strip(), tuple(Name(n, pos) for n in reads), diag, pos)
+        return Assign((target.value,), dataclasses.replace(op, attrs=op.attrs + self._unit_context(small)), pos)
+
+    def _unit_context(self, node: cst.CSTNode) -> tuple:
+        """What an LLM needs to read a unit besides its values: the source of the module's functions it calls
+        (and those they call, at most 8) and the module constants it reads."""
+        helpers: dict[str, str] = {}
+        todo = [node]
+        while todo and len(helpers) < 8:
+            for n in _walk(todo.pop()):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value not in helpers:
+                    name = n.func.value
+                    home = self.info.helper_home.get(name)
+                    fn = (home.info if home is not None else self.info).helpers.get(name)
+                    if fn is not None and name not in self.kernel_locals:
+                        helpers[name] = _code(fn).strip()
+                        todo.append(fn)
+        consts = [f"{n} = {self.info.consts[n]!r}" for n in _read_names(node)
+                  if n in self.info.consts and n not in self.kernel_locals]
+        return (("helpers", tuple(helpers.values())), ("constants", tuple(consts)))
 
     def stmt(self, s, last: bool) -> list[Stmt]:
         out: list[Stmt] = []
