@@ -394,3 +394,23 @@ def test_a_proof_that_cannot_run_rejects_nothing(tmp_path):
         assert not (root / "out/llm-cache").exists()
         cli(root, srv, env={"PATH": path, "CARGO": "/nonexistent/cargo"})
         assert len(srv.requests) == 2
+
+
+@requires_toolchain
+def test_a_kernel_rejected_at_one_answer_keeps_its_cache_and_replays_byte_identical(tmp_path):
+    root = project(tmp_path, {"loopk.py": LOOP})
+    answers = {"acc += ct.cosh(a)": {"rust": "acc * cosh(a)", "type": "Tile<f32, { [TILE] }>"},  # wrong
+               "s = ct.sinh(acc)": {"rust": "sinh(acc)", "type": "Tile<f32, { [TILE] }>"}}
+    with RecordedLLM() as srv:
+        srv.default(lambda req: (200, RecordedLLM.completion(envelope(answers[statement(req)]))))
+        res, doc = cli(root, srv)
+        k = kernel(doc, "loopk")
+        assert k["status"] == "unsupported" and "mulf" in k["diagnostics"][-1]["message"], k  # the diff shows it
+        assert len(list((root / "out/llm-cache").glob("*.json"))) == 2
+        before = tree(root)
+        for fallback in (False, True):  # replayed, offline, byte-identical (the second answer is kept too)
+            res, doc = cli(root, srv, fallback=fallback)
+            assert tree(root) == before and len(srv.requests) == 2
+        answers["acc += ct.cosh(a)"]["rust"] = "acc + cosh(a)"
+        res, doc = cli(root, srv, "--llm-purge-rejected")
+        assert kernel(doc, "loopk")["status"] == "fallback" and len(srv.requests) == 4

@@ -69,6 +69,8 @@ class Session:
         self.unproved: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (source, kernel) -> (digest, hashes)
         self.proving = False  # the staging run of the proof: pending answers are taken as they are
         self.unprovable: dict[str, str] = {}  # hash -> why its proof could not run (never written)
+        # (source, kernel) whose units were not all reached this run (one failed first): their later answers stay
+        self.partial: set[tuple[str, str]] = set()
         self.client = None
         self.calls = 0
 
@@ -120,8 +122,10 @@ class Session:
 
     def cache_outputs(self, out: Path, redone: set[str]) -> dict[Path, str]:
         """The cache files of the new state: this run's answers, and the old entries of sources this run did
-        not redo (a changed source invalidates only its own entries)."""
-        keep = {h: e for h, e in self.kept.items() if e.get("source") not in redone
+        not redo (a changed source invalidates only its own entries) or of kernels whose later units this run
+        did not reach."""
+        keep = {h: e for h, e in self.kept.items()
+                if (e.get("source") not in redone or (e.get("source"), e.get("kernel")) in self.partial)
                 and not (self.purge_rejected and e["verdict"] == "rejected")}
         keep.update({h: e for h, e in self.used.items() if e["verdict"] in ("accepted", "rejected")})
         return {out / CACHE_DIR / f"{h}.json": entry_text(e) for h, e in sorted(keep.items())}

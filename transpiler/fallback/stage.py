@@ -63,6 +63,7 @@ def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session)
         try:
             ctx = context(k, u, dtypes)
         except (TranspileError, NoContext):
+            session.partial.add((rel, k.name))
             return r  # another blocker comes first: the rules' diagnostics stand
         msgs = messages(k, u, ctx)
         h = request_hash(session.model or "(cache)", msgs) if session.settings else _cached_hash(session, msgs)
@@ -72,8 +73,11 @@ def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session)
             if entry is None:
                 entry = session.ask(h, msgs, {"source": rel, "kernel": k.name, "unit": u.value.attr("code")})
         except Unavailable as e:
+            session.partial.add((rel, k.name))
             return _with(r, Diagnostic("warning", CT_UNAVAILABLE, f"the LLM fallback could not complete this "
                                        f"statement: {e}", where))
+        if entry["verdict"] == "rejected" or h in session.unprovable:
+            session.partial.add((rel, k.name))
         if entry["verdict"] == "rejected":
             return _rejected(r, entry, where)
         if h in session.unprovable:
@@ -81,6 +85,7 @@ def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session)
         reason, ty = _check(entry["answer"], ctx, k)
         if reason:
             session.reject(h, reason)
+            session.partial.add((rel, k.name))
             return _rejected(r, session.used[h], where)
         k = with_fragment(k, u, entry["answer"]["rust"].strip(), ty, h, entry["model"])
         asked.append((h, u))
