@@ -414,3 +414,41 @@ def test_a_kernel_rejected_at_one_answer_keeps_its_cache_and_replays_byte_identi
         answers["acc += ct.cosh(a)"]["rust"] = "acc + cosh(a)"
         res, doc = cli(root, srv, "--llm-purge-rejected")
         assert kernel(doc, "loopk")["status"] == "fallback" and len(srv.requests) == 4
+
+
+MOD = '''import cuda.tile as ct
+
+
+@ct.kernel
+def modk(x, y, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
+    b = a % 3.0
+    ct.store(y, index=(bid,), tile=b.astype(y.dtype))
+'''
+T, B = "Tile<f32, { [TILE] }>", "Tile<bool, { [TILE] }>"
+# Python's float `%` (the remainder takes the divisor's sign), op for op as cuTile Python lowers it
+PY_MOD = (f"let c: {T} = constant(3.0f32, shape![TILE]); let r: {T} = remf(a, c); "
+          f"let z: {T} = constant(0.0f32, shape![TILE]); "
+          f"let rn: {B} = cmpf(r, z, predicate::LessThan, cmp_ordering::Ordered); "
+          f"let cn: {B} = cmpf(c, z, predicate::LessThan, cmp_ordering::Ordered); "
+          f"let x: {B} = xori(rn, cn); let nz: {B} = cmpf(r, z, predicate::NotEqual, cmp_ordering::Unordered); "
+          f"let m: {B} = andi(x, nz); let s: {T} = r + c; select(m, s, r)")
+
+
+@requires_toolchain
+def test_a_statement_a_pass_rejects_is_a_unit_too(tmp_path):
+    """`%` on floats is refused by inference (CTR-MOD), not by the frontend: the assignment holding the
+    diagnostic becomes the unit. C's remainder alone is rejected by the proof; Python's is accepted."""
+    root = project(tmp_path, {"modk.py": MOD})
+    with RecordedLLM() as srv:
+        srv.answer(envelope({"rust": f"let c: {T} = constant(3.0f32, shape![TILE]); remf(a, c)", "type": T}))
+        res, doc = cli(root, srv)
+        k = kernel(doc, "modk")
+        assert codes(k) == ["CTR-MOD", "CT130"] and "Tile IR different" in k["diagnostics"][1]["message"], k
+        assert statement(srv.requests[0]) == "b = a % 3.0"
+        assert "`a` (Python `a`): Tile<f32, { [TILE] }>" in srv.requests[0]["body"]["messages"][1]["content"]
+        srv.answer(envelope({"rust": PY_MOD, "type": T}))
+        res, doc = cli(root, srv, "--llm-purge-rejected")
+        assert kernel(doc, "modk")["status"] == "fallback", res.stderr
+        assert "let m: Tile<bool, { [TILE] }> = andi(x, nz);" in (root / "out/src/modk/kernel.rs").read_text()

@@ -17,7 +17,9 @@ from ..diagnostics import Diagnostic, TranspileError
 from .allowlist import check_fragment
 from .question import NoContext, context, messages, request_hash
 from .session import Session, Unavailable
-from .units import UNIT_CODES, original_diagnostic, parse_result_type, units, with_fragment
+from .units import UNIT_CODES, original_diagnostic, parse_result_type, unit_at, units, with_fragment
+
+MAX_UNITS = 8  # per kernel: beyond this the port is more the model's than the rules'
 
 CT_REJECTED = "CT130"  # the answer was rejected (the kernel keeps the rules' diagnostic)
 CT_UNAVAILABLE = "CT131"  # no answer could be had (warning)
@@ -47,17 +49,39 @@ def complete(path: Path, display: str, rel: str, results: list, session: Session
     out = []
     for r in results:
         k = kernels.get(r.name)
-        if _eligible(r) and k is not None and units(k):
-            r = _complete_kernel(k, r, path, display, rel, session)
+        if _eligible(r) and k is not None:
+            r = _complete_kernel(k, fr.sites.get(k.name, []), r, path, display, rel, session)
         out.append(r)
     return out
 
 
-def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session):
+def _complete_kernel(k, sites: list[dict], r, path: Path, display: str, rel: str, session: Session):
+    """Asks for the kernel's units in order; a unit a pass rejects (the rules' diagnostic falls inside an
+    assignment) becomes one too, up to MAX_UNITS."""
     from ..pipeline import kernel_result
+    asked: list[tuple[str, object]] = []  # (hash, unit)
+    while True:
+        done = _ask_units(k, r, path, rel, session, asked)
+        if not isinstance(done, type(k)):
+            return done  # a result with the reason it stopped
+        k = done
+        kr = kernel_result(k, path, display)
+        d = next((d for d in kr.diagnostics if d.severity == "error"), None)
+        if kr.status == "unsupported" and d is not None and len(asked) < MAX_UNITS:
+            k2 = unit_at(k, sites, d)
+            if k2 is not None:
+                k = k2
+                continue
+        break
+    if not asked:
+        return r  # no unit: the rules' diagnostics stand
+    return _settle(kr, asked, session, path, k, r)
+
+
+def _ask_units(k, r, path: Path, rel: str, session: Session, asked: list):
+    """Every unit of `k` asked for and spliced (the kernel), or the result with the reason it stopped."""
     from ..verify.specs import kernel_dtypes
     dtypes = tuple(kernel_dtypes(path))
-    asked: list[tuple[str, object]] = []  # (hash, unit)
     while units(k):
         u = units(k)[0]
         try:
@@ -89,7 +113,12 @@ def _complete_kernel(k, r, path: Path, display: str, rel: str, session: Session)
             return _rejected(r, session.used[h], where)
         k = with_fragment(k, u, entry["answer"]["rust"].strip(), ty, h, entry["model"])
         asked.append((h, u))
-    kr = kernel_result(k, path, display)
+    return k
+
+
+def _settle(kr, asked: list, session: Session, path: Path, k, r):
+    """The completed kernel's result (status `fallback`), its answers marked for the proof; or the rules'
+    result with the reason when the kernel does not translate with the answers."""
     if kr.status != "translated":
         why = "; ".join(f"{d.code}: {d.message}" for d in kr.diagnostics if d.severity == "error")
         for h, _ in asked:

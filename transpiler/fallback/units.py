@@ -1,6 +1,7 @@
 """The units the LLM fallback completes, in the model: placeholders, holes and accepted fragments.
 
-A cuTile Python assignment the rules reject becomes `x = llm_unit(reads...)` (frontend, with `llm_units`).
+A cuTile Python assignment the rules reject becomes `x = llm_unit(reads...)`: in the frontend (with
+`llm_units`), or afterwards when a pass rejects it (`unit_at`, from the frontend's record of the assignments).
 To ask for it, the kernel is cut at the unit (`with_hole`): everything before it, then `llm_hole(reads...)`,
 which the passes type and the emitter lowers to nothing but a record of the values in scope and the Rust
 written so far. An answer that passes the allow-list replaces the placeholder with `llm_fragment` (its Rust,
@@ -23,6 +24,35 @@ UNIT, HOLE, FRAGMENT = "llm_unit", "llm_hole", "llm_fragment"
 
 def unit_op(code: str, reads: tuple, diag: Diagnostic, pos: Pos) -> Op:
     return Op(UNIT, reads, pos, attrs=(("code", code), ("diag", (diag.code, diag.message, diag.pos))))
+
+
+def unit_at(kernel: Kernel, sites: list[dict], diag: Diagnostic) -> Kernel | None:
+    """The kernel with the assignment a pass rejected (the frontend's site whose span holds the diagnostic's
+    position) made a unit; None when no such assignment stands in the kernel's body."""
+    from ..model.ir import Name
+    at = (diag.pos.line, diag.pos.col)
+    site = next((x for x in sites if x["span"] and x["span"][0] <= at <= x["span"][1]), None)
+    if site is None or not (diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
+        return None
+    start = site["span"][0]
+
+    def swap(stmts, done: list) -> tuple:
+        out = []
+        for s in stmts:
+            if not done and isinstance(s, Assign) and s.targets == (site["target"],) and (s.pos.line, s.pos.col) == start:
+                op = unit_op(site["code"], tuple(Name(n, s.pos) for n in site["reads"]), diag, s.pos)
+                s = replace(s, value=replace(op, attrs=op.attrs + site["context"]))
+                done.append(True)
+            elif isinstance(s, (For, While)):
+                s = replace(s, body=swap(s.body, done))
+            elif isinstance(s, If):
+                s = replace(s, body=swap(s.body, done), orelse=swap(s.orelse, done))
+            out.append(s)
+        return tuple(out)
+
+    done: list = []
+    body = swap(kernel.body, done)
+    return replace(kernel, body=body) if done else None
 
 
 def original_diagnostic(unit: Op) -> Diagnostic:

@@ -83,6 +83,9 @@ class FileResult:
     failures: list[tuple[str, Pos, Diagnostic]]  # (kernel name, kernel position, diagnostic)
     diagnostics: list[Diagnostic]  # file-level
     also: dict[str, list[Diagnostic]] = field(default_factory=dict)  # a failed kernel's other blockers
+    # with llm_units: per kernel, the assignments a later pass may reject, for the LLM fallback to turn into
+    # units (fallback/units.py `unit_at`): (start, end) positions, target, code, reads, context
+    sites: dict[str, list[dict]] = field(default_factory=dict)
 
 
 class SourceDecodeError(ValueError):
@@ -330,7 +333,7 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
                 "expression into several assignments", conv.pos(fn))))
     for name, fn in conv.misplaced:
         failures.append((name, conv.pos(fn), conv.misplaced_diag(fn)))
-    return FileResult(display, kernels, failures, [], also)
+    return FileResult(display, kernels, failures, [], also, conv.unit_sites)
 
 
 def model_depth(k: Kernel) -> tuple[int, Pos]:
@@ -383,6 +386,7 @@ class _Converter:
         self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
+        self.unit_sites: dict[str, list[dict]] = {}
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -930,6 +934,8 @@ class _Converter:
             pending = list(self.pending)
             try:
                 out.extend(self.stmt(s, last=top and i == len(stmts) - 1))
+                if self.llm_units and not self.inlining and (site := self._unit_site(s)) is not None:
+                    self.unit_sites.setdefault(self.current, []).append(site)  # a pass may reject it later
             except TranspileError as e:
                 if self.inlining:  # inside a helper: the call in the kernel fails as a whole
                     raise
@@ -945,8 +951,16 @@ class _Converter:
         """The placeholder of a rejected assignment `x = ...` / `x: T = ...` / `x op= ...` (one statement on
         its line), for the LLM fallback to complete: it reads the kernel's names the statement reads."""
         from ..fallback.units import UNIT_CODES, unit_op
-        if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1) or not (
-                diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
+        site = self._unit_site(s)
+        if site is None or not (diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
+            return None
+        pos = self.pos(s)
+        op = unit_op(site["code"], tuple(Name(n, pos) for n in site["reads"]), diag, pos)
+        return Assign((site["target"],), dataclasses.replace(op, attrs=op.attrs + site["context"]), pos)
+
+    def _unit_site(self, s) -> dict | None:
+        """What a unit needs of an assignment alone on its line with one name as its target (else None)."""
+        if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1):
             return None
         small = s.body[0]
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
@@ -959,9 +973,10 @@ class _Converter:
         reads = [n for n in _read_names(small.value) if n in self.kernel_locals]
         if isinstance(small, cst.AugAssign):
             reads = [target.value] + [n for n in reads if n != target.value]
-        pos = self.pos(s)
-        op = unit_op(_code(small).strip(), tuple(Name(n, pos) for n in reads), diag, pos)
-        return Assign((target.value,), dataclasses.replace(op, attrs=op.attrs + self._unit_context(small)), pos)
+        where = self.positions.get(s)
+        span = ((where.start.line, where.start.column + 1), (where.end.line, where.end.column + 1)) if where else None
+        return {"target": target.value, "code": _code(small).strip(), "reads": reads, "span": span,
+                "context": self._unit_context(small)}
 
     def _unit_context(self, node: cst.CSTNode) -> tuple:
         """What an LLM needs to read a unit besides its values: the source of the module's functions it calls
