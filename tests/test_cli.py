@@ -175,3 +175,14 @@ def test_ports_of_removed_sources_are_removed(tmp_path):
     assert not (out / "src/matmul").exists()
     assert "pub mod matmul" not in (out / "src/lib.rs").read_text()
     assert cli(src, "-o", out, "--check").returncode == 0
+
+
+def test_help_lists_every_command_and_flags_take_no_value(tmp_path):
+    res = cli("--help")
+    assert res.returncode == 0
+    assert "cutile-transpile verify OUT" in res.stdout and "cutile-transpile build OUT" in res.stdout
+    assert "--verify  " in res.stdout and "<bool>" not in res.stdout  # a flag shows no value placeholder
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    (tmp_path / "k.py").write_text("x = 1\n")
+    res = cli(str(tmp_path / "k.py"), "--verify", "true", "-o", str(tmp_path / "out"))
+    assert res.returncode == 2 and "take no value" in res.stderr

@@ -79,7 +79,8 @@ def _kernel_pos(k):
     return Pos(k.source, k.line, 1)
 
 
-transpile_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})
+transpile_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                          context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def _version(value: bool) -> None:
@@ -113,7 +114,13 @@ def _check_report_path(report: Path) -> None:
         raise UsageError(f"--report {report}: cannot be written (no writable directory {report.parent})")
 
 
-@transpile_app.command()
+COMMANDS = """\b
+Other commands (each with -h):
+  cutile-transpile verify OUT  compare OUT's Tile IR with cuTile Python's
+  cutile-transpile build OUT   build OUT's library for its Python package"""
+
+
+@transpile_app.command(epilog=COMMANDS)
 def transpile(
     src: List[Path] = typer.Argument(..., help="cuTile Python or Triton files or directories (searched recursively for *.py)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output crate directory."),
@@ -345,7 +352,8 @@ def _locked_output(out: Path, fmt: Format):
         _fatal(str(e), 2, fmt)
 
 
-verify_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})
+verify_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                          context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @verify_app.command()
@@ -375,7 +383,8 @@ def verify_cmd(
     raise typer.Exit(0 if verdicts and all(v.verdict in PASSING for v in verdicts) else 1)
 
 
-build_app = typer.Typer(add_completion=False, context_settings={"help_option_names": ["-h", "--help"]})
+build_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                          context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @build_app.command()

@@ -66,7 +66,9 @@ def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
     out_r = Path(os.path.realpath(out)) if out else None
     for src in srcs:
         if not os.path.lexists(src):
-            raise UsageError(f"{src}: no such file or directory")
+            hint = (f" (boolean flags such as --verify take no value: `--verify {src}` reads `{src}` as a source)"
+                    if str(src).lower() in ("true", "false", "yes", "no", "on", "off", "1", "0") else "")
+            raise UsageError(f"{src}: no such file or directory{hint}")
         r = Path(os.path.realpath(src))
         if out_r and (r == out_r or out_r in r.parents):
             raise UsageError(f"{src}: source is inside the output directory {out}")
