@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# Verdicts are not reused across tests: many tests mutate the verifier in-process (monkeypatched), which a
+# verdict's key cannot see. tests/test_verify_cache.py turns the cache back on where it is the subject.
+os.environ["CUTILE_TRANSPILE_NO_VERDICT_CACHE"] = "1"
 
 from transpiler.pipeline import run, write_outputs
 from transpiler.verify.toolchain import ToolchainError, cargo_env, tileirdisasm

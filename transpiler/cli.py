@@ -24,6 +24,35 @@ class Format(str, Enum):
     github = "github"
 
 
+def _status_line(quiet: bool, fmt: "Format"):
+    """A one-line status a long step keeps rewriting, on a terminal only (None elsewhere: logs stay clean)."""
+    if quiet or fmt != Format.text or not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        sys.stderr.write(f"\r\033[K{text[:shutil_width() - 1]}")
+        sys.stderr.flush()
+    return show
+
+
+def shutil_width() -> int:
+    import shutil
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def _over(log, status):
+    """`log`, clearing the status line first (a log line then stands alone)."""
+    if log is None or status is None:
+        return log
+    return lambda m: (_clear_status(status), log(m))
+
+
+def _clear_status(status) -> None:
+    if status is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
 def _err(msg: str) -> None:
     typer.echo(msg, err=True)
 
@@ -218,7 +247,12 @@ def transpile(
                     _apply_verdicts(result, [])
                 if verify and outputs:
                     from .verify.run import verify_output
-                    _apply_verdicts(result, verify_output(out, kernel or None, log=log))
+                    status = _status_line(quiet, fmt)
+                    try:
+                        _apply_verdicts(result, verify_output(out, kernel or None, log=_over(log, status),
+                                                              progress=status))
+                    finally:
+                        _clear_status(status)
             finally:
                 if sessions:
                     sessions[0].close()
@@ -367,19 +401,33 @@ def verify_cmd(
     from .verify.run import verify_output
     _existing_output(out, fmt)
     log = None if (quiet or fmt != Format.text) else (lambda m: _err(f"verify: {m}"))
+    import time
+    t0 = time.monotonic()
+    status = _status_line(quiet, fmt)
     with _locked_output(out, fmt):
-        verdicts = verify_output(out, kernel or None, log=log)
+        try:
+            verdicts = verify_output(out, kernel or None, log=_over(log, status), progress=status)
+        finally:
+            _clear_status(status)
+    summary = {k: sum(v.verdict == k for v in verdicts) for k in ("equivalent", "compiled", "different",
+                                                                   "not_verified")}
+    summary["kernels"] = len(verdicts)
     if fmt == Format.json:
         typer.echo(json.dumps({"version": 1, "kernels": [
             {"name": v.kernel, "source": v.source, "verify": v.verdict, "reason": v.reason,
-             "verified_at": v.coverage(), "checks": [c.__dict__ for c in v.checks]} for v in verdicts]},
-            indent=2, sort_keys=True))
+             "verified_at": v.coverage(), "checks": [c.__dict__ for c in v.checks]} for v in verdicts],
+            "summary": summary}, indent=2, sort_keys=True))
     else:
         for v in verdicts:
             _err(v.summary_line())
             for c in v.checks:
                 if c.verdict not in PASSING:
                     _err(f"  {c.entry} {c.spec} {c.dtype}: {c.verdict}\n{c.detail}")
+        if not quiet:  # the main command's summary line, for the same verdicts
+            _err(f"{summary['kernels']} kernels: {summary['equivalent']} equivalent, "
+                 + (f"{summary['compiled']} compiled, " if summary["compiled"] else "")
+                 + f"{summary['different']} different, {summary['not_verified']} not verified "
+                 f"({time.monotonic() - t0:.1f} s)")
     raise typer.Exit(0 if verdicts and all(v.verdict in PASSING for v in verdicts) else 1)
 
 
@@ -392,8 +440,10 @@ def build_cmd(
     out: Path = typer.Argument(..., help="An output directory made by cutile-transpile (with manifest.json)."),
 ) -> None:
     """Build the crate's shared library (`cargo build --release`, device code optimized) where its Python
-    package looks for it: OUT/target/release (or $CARGO_TARGET_DIR/release)."""
+    package looks for it: OUT/target/release (or $CARGO_TARGET_DIR/release). The build is verify's (same
+    target directory, profile and settings), so after `--verify` it takes seconds."""
     import os
+    import shutil
     from .verify.toolchain import ToolchainError, cargo_build, cargo_env
     crate = _existing_output(out, Format.text)["crate"]
     try:
@@ -401,14 +451,21 @@ def build_cmd(
     except ToolchainError as e:
         _err(f"error: {e}")
         raise typer.Exit(2)
-    if "CARGO_TARGET_DIR" not in os.environ:
-        env.pop("CARGO_TARGET_DIR", None)  # next to the crate, where cutile_ports finds the library
     with _locked_output(out, Format.text):
         res = cargo_build(out / "Cargo.toml", env, show=True)
-    if res.returncode != 0:
-        raise typer.Exit(1)
-    target = Path(env.get("CARGO_TARGET_DIR") or out / "target")
-    _err(f"built {target / 'release' / f'lib{crate}.so'}")
+        if res.returncode != 0:
+            raise typer.Exit(1)
+        lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{crate}.so"
+        if "CARGO_TARGET_DIR" not in os.environ:
+            # verify's target directory is shared by every crate it builds: the library is copied next to the
+            # crate, where cutile_ports finds it (OUT/.gitignore keeps target/ out of version control)
+            dst = out / "target" / "release" / lib.name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+            shutil.copy2(lib, tmp)
+            os.replace(tmp, dst)
+            lib = dst
+    _err(f"built {lib}")
 
 
 def main() -> None:

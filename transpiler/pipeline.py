@@ -383,6 +383,9 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
             file_diags.append(d)
     answers = fallback.cache_outputs(out, {rel for rel, o in outcomes.items() if o.complete})
     if plan or old.modules or answers:
+        if ".gitignore" in old.files or not os.path.lexists(out / ".gitignore"):  # a user's own is left alone
+            # build outputs (OUT/target) stay out of version control
+            answers = {**answers, out / ".gitignore": render("gitignore.j2")}
         outputs = render_crate(out, plan, answers)
         if compile_check and compile_check != "off":
             outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers)
@@ -514,8 +517,8 @@ def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, src
 
 def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | None = None) -> dict[Path, str]:
     """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content); a pure
-    function of the planned state, with every name assigned from it (see `output.names`). `answers`: the LLM
-    fallback's cache files, listed in the manifest like every generated file."""
+    function of the planned state, with every name assigned from it (see `output.names`). `answers`: files
+    rendered apart (the LLM fallback's cache, `.gitignore`), listed in the manifest like every generated file."""
     import hashlib
     from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
     from .emit.lower import rust_ident

@@ -196,14 +196,35 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
     return errors
 
 
-def _run_irdump(irdump: Path, jobs: list[dict]) -> tuple[str, str]:
+def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str]:
     """All jobs through the irdump helper, one process per core on an interleaved share of the jobs (each
-    job writes its own bytecode file; results are matched by that path): (stdout, stderr) of them all."""
+    job writes its own bytecode file; results are matched by that path): (stdout, stderr) of them all.
+    `progress(done, total)` hears of each job done (irdump prints a line per job as it finishes)."""
+    import threading
     n = max(1, min(usable_cores(), len(jobs)))
     shares = [jobs[i::n] for i in range(n)]
+    done = [0]
+    lock = threading.Lock()
 
     def one(share: list[dict]) -> subprocess.CompletedProcess:
-        return subprocess.run([str(irdump)], input=json.dumps(share), capture_output=True, text=True)
+        if progress is None:
+            return subprocess.run([str(irdump)], input=json.dumps(share), capture_output=True, text=True)
+        proc = subprocess.Popen([str(irdump)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        err: list[str] = []
+        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+        reader.start()
+        proc.stdin.write(json.dumps(share))
+        proc.stdin.close()
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            with lock:
+                done[0] += 1
+                progress(done[0], len(jobs))
+        proc.wait()
+        reader.join()
+        return subprocess.CompletedProcess([str(irdump)], proc.returncode, "".join(lines), "".join(err))
     if n == 1:
         results = [one(shares[0])]
     else:
@@ -214,11 +235,43 @@ def _run_irdump(irdump: Path, jobs: list[dict]) -> tuple[str, str]:
         "".join(r.stderr for r in results)
 
 
-def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -> list[KernelVerdict]:
+def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, progress=None) -> list[KernelVerdict]:
+    """Every kernel's verdict (in manifest order): cached where nothing it depends on changed
+    (verify/verdicts.py), the others verified now (the crate is built only when one is). `progress(text)`
+    hears how far each long step is (a terminal's status line)."""
+    from . import verdicts as cache
     manifest = json.loads((out / "manifest.json").read_text())
-    verdicts: list[KernelVerdict] = []
     pending = [(m, k) for m in manifest["modules"] for k in m["kernels"]
                if not kernel_filter or k["name"] in kernel_filter]
+    keys = [cache.kernel_key(out, m, k) for m, k in pending]
+    found = [cache.load(key, _verdict_from) for key in keys]
+    todo = [mk for mk, v in zip(pending, found) if v is None]
+    if log and len(todo) < len(pending):
+        log(f"{len(pending) - len(todo)} of {len(pending)} kernels unchanged since they were verified (cached verdicts)")
+    fresh = iter(_verify(out, todo, log, progress) if todo else [])
+    verdicts = []
+    for key, v in zip(keys, found):
+        if v is None:
+            v = next(fresh)
+            cache.store(key, v)
+        verdicts.append(v)
+    return verdicts
+
+
+def _verdict_from(data: dict) -> KernelVerdict:
+    checks = [Check(**c) for c in data.pop("checks")]
+    return KernelVerdict(**data, checks=checks)
+
+
+def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVerdict]:
+    import time
+    t0 = time.monotonic()
+
+    def say(text: str) -> None:
+        if progress is not None:
+            progress(f"{text} ({time.monotonic() - t0:.0f} s)")
+
+    verdicts: list[KernelVerdict] = []
 
     def all_not_verified(reason: str) -> list[KernelVerdict]:
         return [KernelVerdict(m["module"], k["name"], m["source"], "not_verified", reason=reason) for m, k in pending]
@@ -227,7 +280,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         env = cargo_env()
         if log:
             log("building the generated crate with cargo")
-        res = cargo_build(out / "Cargo.toml", env, short=True)
+        res = cargo_build(out / "Cargo.toml", env, short=True,
+                          progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
         build_errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
         if res.returncode != 0 and not build_errors:
             return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
@@ -239,7 +293,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         tmpd = Path(tmp)
         jobs, plan = [], []
         serial = itertools.count()
-        for m, k in pending:
+        for ki, (m, k) in enumerate(pending):
+            say(f"exporting with cuTile Python: kernel {ki + 1}/{len(pending)} ({k['name']})")
             kv = KernelVerdict(m["module"], k["name"], m["source"], "equivalent")
             verdicts.append(kv)
             errs = [err for e in k["entries"] for err in build_errors.get((m["rust"], e["name"]), [])]
@@ -341,7 +396,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None) -
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
-            stdout, stderr = _run_irdump(irdump, jobs)
+            stdout, stderr = _run_irdump(irdump, jobs, (lambda i, n: say(f"compiling entries with cuTile Rust {i}/{n}"))
+                                         if progress else None)
             results = {}
             for line in stdout.splitlines():
                 try:

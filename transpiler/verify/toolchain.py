@@ -67,14 +67,31 @@ def cargo_env() -> dict[str, str]:
 
 
 def cargo_build(manifest: Path, env: dict[str, str], short: bool = False,
-                show: bool = False) -> subprocess.CompletedProcess:
-    """`cargo build --release` of a generated crate: quiet and captured, or (`show`) printing its progress."""
+                show: bool = False, progress=None) -> subprocess.CompletedProcess:
+    """`cargo build --release` of a generated crate: quiet and captured, or (`show`) printing its progress,
+    or captured while `progress(line)` hears of each crate cargo starts compiling."""
     cmd = ["cargo", "build", "--release", "--manifest-path", str(manifest)]
     if short:
         cmd += ["--message-format", "short"]
     if show:
         return subprocess.run(cmd, env=env)
-    return subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, env=env)
+    if progress is None:
+        return subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, env=env)
+    import threading
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    err: list[str] = []
+    for line in proc.stderr:  # cargo's status lines (`Compiling x v1`), then the diagnostics
+        err.append(line)
+        if line.lstrip().startswith("Compiling "):
+            progress(line.strip())
+    proc.wait()
+    reader.join()
+    # the status lines are not part of the errors `_build_errors` reads
+    errors = "".join(line for line in err if not line.lstrip().startswith(("Compiling ", "Finished ")))
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), errors)
 
 
 def irdump_binary(env: dict[str, str]) -> Path:
