@@ -146,7 +146,8 @@ def _check_report_path(report: Path) -> None:
 COMMANDS = """\b
 Other commands (each with -h):
   cutile-transpile verify OUT  compare OUT's Tile IR with cuTile Python's
-  cutile-transpile build OUT   build OUT's library for its Python package"""
+  cutile-transpile build OUT   build OUT's library for its Python package
+  cutile-transpile env         print the exports a Rust build of OUT needs"""
 
 
 @transpile_app.command(epilog=COMMANDS)
@@ -468,10 +469,30 @@ def build_cmd(
     _err(f"built {lib}")
 
 
+env_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                      context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@env_app.command()
+def env_cmd() -> None:
+    """Print the environment a Rust build of a generated crate needs (`eval "$(cutile-transpile env)"`):
+    CUDA_TOOLKIT_PATH, the CUDA headers of the `verify` extra that cuTile Rust builds against."""
+    import shlex
+    from .verify.toolchain import ToolchainError, cuda_toolkit
+    try:
+        path = cuda_toolkit()
+    except ToolchainError as e:
+        _err(f"error: {e}")
+        raise typer.Exit(2)
+    typer.echo(f"export CUDA_TOOLKIT_PATH={shlex.quote(str(path))}")
+
+
 def main() -> None:
     argv = sys.argv[1:]
     try:
-        if argv and argv[0] == "verify":
+        if argv and argv[0] == "env":
+            env_app(argv[1:], prog_name="cutile-transpile env", standalone_mode=True)
+        elif argv and argv[0] == "verify":
             verify_app(argv[1:], prog_name="cutile-transpile verify", standalone_mode=True)
         elif argv and argv[0] == "build":
             build_app(argv[1:], prog_name="cutile-transpile build", standalone_mode=True)
