@@ -213,8 +213,12 @@ def transpile(
         if not sessions:  # made under the lock, once: a second translation replays this run's answers
             sessions.append(Session(out if out.is_dir() else None, settings, use_cache=not no_llm_cache,
                                     purge_rejected=llm_purge_rejected, offline=check))
-        return run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress,
-                   compile_check=mode, ignore_manifest=force, fallback=sessions[0])
+        status = _status_line(quiet, fmt)
+        try:
+            return run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress,
+                       compile_check=mode, ignore_manifest=force, fallback=sessions[0], status=status)
+        finally:
+            _clear_status(status)
 
     created = False
     try:

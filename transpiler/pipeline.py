@@ -280,7 +280,7 @@ def _sha_file(path: Path) -> str:
 
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
         fail_fast: bool = False, progress=None, use_cache: bool = True, compile_check: str = "off",
-        log=None, ignore_manifest: bool = False, fallback=None) -> tuple[RunResult, dict[Path, str]]:
+        log=None, ignore_manifest: bool = False, fallback=None, status=None) -> tuple[RunResult, dict[Path, str]]:
     """Translate; returns the result and the files to write (path -> content), without writing.
 
     The new state of OUT is the old one (its manifest) with what this run proved: a module or kernel is
@@ -388,7 +388,7 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
             answers = {**answers, out / ".gitignore": render("gitignore.j2")}
         outputs = render_crate(out, plan, answers)
         if compile_check and compile_check != "off":
-            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers)
+            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers, status)
     return RunResult(results, file_diags, [], out), outputs
 
 
@@ -633,7 +633,7 @@ def _crate_files(out: Path, plan: list[ModulePlan], outputs: dict[Path, str]) ->
 
 
 def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], results: list[KernelResult],
-                   old, mode, notes: list[Diagnostic], log=None, answers=None) -> dict[Path, str]:
+                   old, mode, notes: list[Diagnostic], log=None, answers=None, status=None) -> dict[Path, str]:
     """Leaves out every kernel whose Rust does not compile (reported `error`, CT007), re-rendering until
     the crate compiles; a port kept from an earlier run takes the place of a new one that fails."""
     import hashlib
@@ -647,7 +647,7 @@ def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], 
         if log:
             log("compile check (cargo check)")
         try:
-            errors = compile_errors(files, tag)
+            errors = compile_errors(files, tag, status)
         except CheckUnavailable as e:
             if mode == "on":
                 raise CompileFailure(f"the generated crate cannot be compile-checked: {e}") from None

@@ -339,6 +339,8 @@ class Lowerer:
             self.stmt(s)
 
     def stmt(self, s) -> None:
+        if isinstance(s, (Assign, Eval)) and s.text and not (isinstance(s.value, Op) and s.value.op == "llm_fragment"):
+            self.emit(f"// {s.text}")  # the source statement above its lowering, for a reviewer
         if isinstance(s, Assign):
             name = rust_ident(s.targets[0])
             ty = s.value.ty

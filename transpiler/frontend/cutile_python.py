@@ -1035,7 +1035,7 @@ class _Converter:
                 self.procedure_call = False
             if e is PROCEDURE_DONE:
                 return self._flush([])  # the helper's statements are pending
-            return self._flush([Eval(e, pos)])
+            return self._flush([Eval(e, pos, _one_line(s))])
         if isinstance(s, cst.Assign):
             if len(s.targets) != 1:
                 raise fail("CT100", "chained assignment is not supported", pos)
@@ -1043,15 +1043,15 @@ class _Converter:
             if view:
                 return []
             targets = self._targets(s.targets[0].target)
-            return self._flush([Assign(targets, self.expr(s.value), pos)])
+            return self._flush([Assign(targets, self.expr(s.value), pos, _one_line(s))])
         if isinstance(s, cst.AnnAssign) and s.value is not None:
-            return self._flush([Assign(self._targets(s.target), self.expr(s.value), pos)])
+            return self._flush([Assign(self._targets(s.target), self.expr(s.value), pos, _one_line(s))])
         if isinstance(s, cst.AugAssign):
             op = AUG.get(type(s.operator))
             if op is None or not isinstance(s.target, cst.Name):
                 raise fail("CT100", "unsupported augmented assignment", pos)
             value = self._binop(op, self.expr(s.target), self.expr(s.value), pos)
-            return self._flush([Assign((self.local(s.target.value, pos),), value, pos)])
+            return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Return) and s.value is None and last:
             return []
         if isinstance(s, cst.Continue):
@@ -1608,6 +1608,13 @@ def _read_names(node: cst.CSTNode) -> list[str]:
     skip = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
     skip |= {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
     return list(dict.fromkeys(n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in skip))
+
+
+def _one_line(node: cst.CSTNode, limit: int = 100) -> str:
+    """A statement's source on one line (whitespace collapsed), cut at `limit` characters: a comment above
+    its Rust."""
+    text = " ".join(_code(node).split())
+    return text if len(text) <= limit else text[:limit - 2] + " …"
 
 
 def _code(node: cst.CSTNode) -> str:

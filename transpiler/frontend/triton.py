@@ -25,7 +25,7 @@ import libcst as cst
 from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import Assign, Expr, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
-from .cutile_python import (FileResult, _Converter, _code, _parse_source, _walk)
+from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 
 TL = "triton.language"
 TRITON_DTYPES = {
@@ -327,7 +327,7 @@ class _TritonConverter(_Converter):
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
-                return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos))
+                return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, _one_line(s)))
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
                 if name in self.desc_vars:
@@ -339,14 +339,14 @@ class _TritonConverter(_Converter):
                 raise fail("TTR-DESC", f"`{s.targets[0].target.value}` holds a tensor descriptor and is assigned "
                            "another value", pos)
             self._not_ptr_target(s.targets[0].target.value, pos)
-            return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos)])
+            return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
             cur = self.expr(s.target)
             if isinstance(cur, _Ptr):
                 if not isinstance(s.operator, (cst.AddAssign, cst.SubtractAssign)):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
-                return self._flush(self._assign_ptr(s.target.value, value, pos))
+                return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
             return []
         return super().small(s, last)
@@ -363,7 +363,7 @@ class _TritonConverter(_Converter):
                 return scope[name].id
         return name
 
-    def _assign_ptr(self, target: str, value: _Ptr, pos: Pos) -> list:
+    def _assign_ptr(self, target: str, value: _Ptr, pos: Pos, text: str = "") -> list:
         model = self._model_name(target)
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
             raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
@@ -371,12 +371,12 @@ class _TritonConverter(_Converter):
         if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
             off = self.offset_names[model]
             self.ptr_vars[model] = (value.base, off)
-            return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos)]
+            return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         local = self.local(target, pos)
         self.ptr_vars[local] = (value.base, local)
         if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
             self.subst[-1][target] = Name(local, pos)
-        return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos)]
+        return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
 
     def for_stmt(self, s: cst.For):
         it = s.iter

@@ -121,12 +121,14 @@ class Assign:
     targets: tuple[str, ...]
     value: Expr
     pos: Pos
+    text: str = ""  # the source statement, on one line (the emitter writes it above its lowering)
 
 
 @dataclass(frozen=True)
 class Eval:
     value: Expr
     pos: Pos
+    text: str = ""
 
 
 @dataclass(frozen=True)

@@ -544,19 +544,19 @@ class Infer:
                     self.sources[s.targets[0]] = src
                 else:
                     self.sources.pop(s.targets[0], None)
-                return [Assign(s.targets, v, s.pos)]
+                return [Assign(s.targets, v, s.pos, s.text)]
             if not isinstance(v, TupleExpr) or len(v.items) != len(s.targets):
                 raise fail("CT100", "tuple unpacking needs a tuple of the same length on the right", s.pos)
             out = []
-            for t, item in zip(s.targets, v.items):
+            for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
-                out.append(Assign((t,), item, s.pos))
+                out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
             return out
         if isinstance(s, Eval):
             v = self.expr(s.value)
             if not (isinstance(v, Op) and (v.op in WRITE_OPS or v.op == "llm_hole")):
                 raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)", s.pos)
-            return [Eval(v, s.pos)]
+            return [Eval(v, s.pos, s.text)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
             if isinstance(step, Lit) and step.value <= 0 or isinstance(step, Op) and step.op == "neg":

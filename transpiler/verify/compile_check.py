@@ -45,8 +45,9 @@ def _cargo_version(env: dict) -> str:
         return ""
 
 
-def compile_errors(files: dict[str, str], tag: str) -> list[RustError]:
-    """rustc errors of the crate made of `files` (path relative to the crate -> content)."""
+def compile_errors(files: dict[str, str], tag: str, status=None) -> list[RustError]:
+    """rustc errors of the crate made of `files` (path relative to the crate -> content). `status(text)`
+    hears of each crate cargo has checked (the first check of the `cutile` crate takes minutes)."""
     try:
         env = cargo_env()
     except ToolchainError as e:
@@ -66,7 +67,7 @@ def compile_errors(files: dict[str, str], tag: str) -> list[RustError]:
     _prune(crate.parent, keep=crate)
     cmd = ["cargo", "check", "--message-format", "json", "--quiet", "--manifest-path", str(crate / "Cargo.toml")]
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        res = _run_cargo(cmd, env, status)
     except OSError as e:
         raise CheckUnavailable(f"cargo could not run: {e}") from None
     errors = []
@@ -102,6 +103,28 @@ def compile_errors(files: dict[str, str], tag: str) -> list[RustError]:
     except OSError:
         pass
     return errors
+
+
+def _run_cargo(cmd: list[str], env: dict, status) -> subprocess.CompletedProcess:
+    """cargo, captured; with `status`, its JSON lines are read as they come to count the crates checked."""
+    if status is None:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    import threading
+    import time
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    lines, done = [], 0
+    for line in proc.stdout:
+        lines.append(line)
+        if '"reason":"compiler-artifact"' in line:
+            done += 1
+            status(f"compile check: {done} crates checked ({time.monotonic() - t0:.0f} s)")
+    proc.wait()
+    reader.join()
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines), "".join(err))
 
 
 KEEP_CHECK_CRATES = 16

@@ -19,9 +19,13 @@ pub mod batched_matmul_kernels {
         B: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
+        // bm = ct.bid(0)
         let bm: i32 = get_tile_block_id().0;
+        // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
+        // batch = ct.bid(2)
         let batch: i32 = get_tile_block_id().2;
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         let _pv1: Partition<E, { [1, BM, BK] }> = unsafe {
             make_partition_view(
@@ -34,6 +38,7 @@ pub mod batched_matmul_kernels {
         };
         let _v2: i32 = num_tiles(&_pv1, 2i32);
         for k in 0i32.._v2 {
+            // a = ct.load(A, index=(batch, bm, k), shape=(1, BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [1, BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -51,6 +56,7 @@ pub mod batched_matmul_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(B, index=(batch, k, bn), shape=(1, BK, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv4: Partition<E, { [1, BK, BN] }> = unsafe {
                 make_partition_view(
                     B,
@@ -68,12 +74,15 @@ pub mod batched_matmul_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a.reshape((BM, BK)), b.reshape((BK, BN)), acc)
             let _v5: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
             let _v6: Tile<E, { [BK, BN] }> = b.reshape(shape![BK, BN]);
             acc = mmaf(_v5, _v6, acc);
         }
+        // out = acc.astype(C.dtype).reshape((1, BM, BN))
         let _v7: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         let out: Tile<E2, { [1, BM, BN] }> = _v7.reshape(shape![1, BM, BN]);
+        // ct.store(C, index=(batch, bm, bn), tile=out)
         let mut _pm8: PartitionMut<E2, { [1, BM, BN] }> =
             unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {

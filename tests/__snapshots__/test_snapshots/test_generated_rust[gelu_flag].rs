@@ -12,7 +12,9 @@ pub mod gelu_flag_kernels {
         x: &Tensor<E, { [-1] }>,
         y: &mut Tensor<E2, { [TILE] }>,
     ) {
+        // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
+        // t = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let _pv1: Partition<E, { [TILE] }> = unsafe {
             make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token())
         };
@@ -27,12 +29,14 @@ pub mod gelu_flag_kernels {
         let t: Tile<f32, { [TILE] }> = convert_tile(_v2);
         let mut g: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
         if APPROX == 1i32 {
+            // inner = SQRT_2_OVER_PI * (t + 0.044715 * t * t * t)
             let _v3: Tile<f32, { [TILE] }> = broadcast_scalar(0.7978845608028654f32, shape![TILE]);
             let _v4: Tile<f32, { [TILE] }> = broadcast_scalar(0.044715f32, shape![TILE]);
             let _v5: Tile<f32, { [TILE] }> = _v4 * t;
             let _v6: Tile<f32, { [TILE] }> = _v5 * t;
             let _v7: Tile<f32, { [TILE] }> = fma(_v6, t, t, rounding::NearestEven, ftz::Disabled);
             let inner: Tile<f32, { [TILE] }> = _v3 * _v7;
+            // g = 0.5 * t * (1.0 + ct.tanh(inner))
             let _v8: Tile<f32, { [TILE] }> = broadcast_scalar(0.5f32, shape![TILE]);
             let _v9: Tile<f32, { [TILE] }> = _v8 * t;
             let _v10: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
@@ -40,6 +44,7 @@ pub mod gelu_flag_kernels {
             let _v12: Tile<f32, { [TILE] }> = _v10 + _v11;
             g = _v9 * _v12;
         } else {
+            // g = t / (1.0 + ct.exp(-1.702 * t))
             let _v13: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
             let _v14: Tile<f32, { [TILE] }> = broadcast_scalar(-1.702f32, shape![TILE]);
             let _v15: Tile<f32, { [TILE] }> = _v14 * t;
@@ -47,6 +52,7 @@ pub mod gelu_flag_kernels {
             let _v17: Tile<f32, { [TILE] }> = _v13 + _v16;
             g = t / _v17;
         }
+        // ct.store(y, index=(bid,), tile=g.astype(y.dtype))
         let _v18: Tile<E2, { [TILE] }> = convert_tile(g);
         y.store(_v18);
     }

@@ -15,7 +15,9 @@ pub mod layer_norm_kernels {
         y: &Tensor<E, { [-1, -1] }>,
         eps: f32,
     ) {
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // xt = ct.load(x, index=(row, 0), shape=(1, N)).astype(ct.float32)
         let _pv1: Partition<E, { [1, N] }> = unsafe {
             make_partition_view(x, shape![1, N], padding::None, dim_map::Identity, x.token())
         };
@@ -28,19 +30,23 @@ pub mod layer_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [1, N] }> = convert_tile(_v2);
+        // mean = ct.sum(xt, axis=1, keepdims=True) / N
         let _v3: Tile<f32, { [1] }> = reduce_sum(xt, 1i32);
         let _v4: Tile<f32, { [1, 1] }> = _v3.reshape(shape![1, 1]);
         let _v5: f32 = convert_scalar(N);
         let _v6: Tile<f32, { [1, 1] }> = broadcast_scalar(_v5, shape![1, 1]);
         let mean: Tile<f32, { [1, 1] }> = _v4 / _v6;
+        // xc = xt - mean
         let _v7: Tile<f32, { [1, N] }> = mean.broadcast(shape![1, N]);
         let xc: Tile<f32, { [1, N] }> = xt - _v7;
+        // var = ct.sum(xc * xc, axis=1, keepdims=True) / N
         let _v8: Tile<f32, { [1, N] }> = xc * xc;
         let _v9: Tile<f32, { [1] }> = reduce_sum(_v8, 1i32);
         let _v10: Tile<f32, { [1, 1] }> = _v9.reshape(shape![1, 1]);
         let _v11: f32 = convert_scalar(N);
         let _v12: Tile<f32, { [1, 1] }> = broadcast_scalar(_v11, shape![1, 1]);
         let var: Tile<f32, { [1, 1] }> = _v10 / _v12;
+        // yt = xc * ct.rsqrt(var + eps)
         let _v13: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
         let _v14: Tile<f32, { [1, 1] }> = var + _v13;
         let _v15: Tile<f32, { [1, 1] }> = rsqrt(_v14, ftz::Disabled);
@@ -48,6 +54,7 @@ pub mod layer_norm_kernels {
         let yt: Tile<f32, { [1, N] }> = xc * _v16;
         let mut out: Tile<f32, { [1, N] }> = constant(0.0f32, shape![1, N]);
         if AFFINE == 1i32 {
+            // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
             let _pv17: Partition<E2, { [N] }> = unsafe {
                 make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
             };
@@ -60,6 +67,7 @@ pub mod layer_norm_kernels {
                 tma::Enabled,
             );
             let wt: Tile<f32, { [N] }> = convert_tile(_v18);
+            // bt = ct.load(b, index=(0,), shape=(N,)).astype(ct.float32)
             let _pv19: Partition<E2, { [N] }> = unsafe {
                 make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token())
             };
@@ -72,12 +80,15 @@ pub mod layer_norm_kernels {
                 tma::Enabled,
             );
             let bt: Tile<f32, { [N] }> = convert_tile(_v20);
+            // out = yt * wt + bt
             let _v21: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
             let _v22: Tile<f32, { [1, N] }> = bt.reshape(shape![1, N]);
             out = fma(yt, _v21, _v22, rounding::NearestEven, ftz::Disabled);
         } else {
+            // out = yt
             out = yt;
         }
+        // ct.store(y, index=(row, 0), tile=out.astype(y.dtype))
         let _v23: Tile<E, { [1, N] }> = convert_tile(out);
         let mut _pm24: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
         unsafe {

@@ -13,8 +13,11 @@ pub mod matmul_kernels {
         B: &Tensor<E, { [-1, -1] }>,
         C: &mut Tensor<E2, { [BM, BN] }>,
     ) {
+        // bm = ct.bid(0)
         let bm: i32 = get_tile_block_id().0;
+        // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         let _pv1: Partition<E, { [BM, BK] }> = unsafe {
             make_partition_view(
@@ -27,6 +30,7 @@ pub mod matmul_kernels {
         };
         let _v2: i32 = num_tiles(&_pv1, 1i32);
         for k in 0i32.._v2 {
+            // a = ct.load(A, index=(bm, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -44,6 +48,7 @@ pub mod matmul_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(B, index=(k, bn), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv4: Partition<E, { [BK, BN] }> = unsafe {
                 make_partition_view(
                     B,
@@ -61,8 +66,10 @@ pub mod matmul_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
+        // ct.store(C, index=(bm, bn), tile=acc.astype(C.dtype))
         let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v5);
     }

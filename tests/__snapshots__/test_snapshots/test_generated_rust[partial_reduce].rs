@@ -19,8 +19,11 @@ pub mod partial_reduce_kernels {
         x: &Tensor<E, { [-1, -1] }>,
         partial: &mut Tensor<E2, { [1, BN] }>,
     ) {
+        // bm = ct.bid(0)
         let bm: i32 = get_tile_block_id().0;
+        // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
+        // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -39,8 +42,10 @@ pub mod partial_reduce_kernels {
             tma::Enabled,
         );
         let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        // r = ct.sum(t, axis=0, keepdims=True)
         let _v3: Tile<f32, { [BN] }> = reduce_sum(t, 0i32);
         let r: Tile<f32, { [1, BN] }> = _v3.reshape(shape![1, BN]);
+        // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
         let _v4: Tile<E2, { [1, BN] }> = convert_tile(r);
         partial.store(_v4);
     }
@@ -59,8 +64,11 @@ pub mod partial_reduce_kernels {
         x: &Tensor<E, { [-1, -1] }>,
         partial: &mut Tensor<E2, { [BM, 1] }>,
     ) {
+        // bm = ct.bid(0)
         let bm: i32 = get_tile_block_id().0;
+        // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
+        // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -79,8 +87,10 @@ pub mod partial_reduce_kernels {
             tma::Enabled,
         );
         let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        // r = ct.sum(t, axis=1, keepdims=True)
         let _v3: Tile<f32, { [BM] }> = reduce_sum(t, 1i32);
         let r: Tile<f32, { [BM, 1] }> = _v3.reshape(shape![BM, 1]);
+        // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
         let _v4: Tile<E2, { [BM, 1] }> = convert_tile(r);
         partial.store(_v4);
     }

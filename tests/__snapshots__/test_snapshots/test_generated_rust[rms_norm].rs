@@ -14,7 +14,9 @@ pub mod rms_norm_kernels {
         y: &Tensor<E, { [-1, -1] }>,
         eps: f32,
     ) {
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // xt = ct.load(x, index=(row, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv1: Partition<E, { [1, N] }> = unsafe {
             make_partition_view(x, shape![1, N], padding::Zero, dim_map::Identity, x.token())
         };
@@ -27,6 +29,7 @@ pub mod rms_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [1, N] }> = convert_tile(_v2);
+        // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
         let _pv3: Partition<E2, { [N] }> = unsafe {
             make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
         };
@@ -39,15 +42,18 @@ pub mod rms_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [N] }> = convert_tile(_v4);
+        // ms = ct.sum(xt * xt, axis=1, keepdims=True) / N
         let _v5: Tile<f32, { [1, N] }> = xt * xt;
         let _v6: Tile<f32, { [1] }> = reduce_sum(_v5, 1i32);
         let _v7: Tile<f32, { [1, 1] }> = _v6.reshape(shape![1, 1]);
         let _v8: f32 = convert_scalar(N);
         let _v9: Tile<f32, { [1, 1] }> = broadcast_scalar(_v8, shape![1, 1]);
         let ms: Tile<f32, { [1, 1] }> = _v7 / _v9;
+        // inv = ct.rsqrt(ms + eps)
         let _v10: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
         let _v11: Tile<f32, { [1, 1] }> = ms + _v10;
         let inv: Tile<f32, { [1, 1] }> = rsqrt(_v11, ftz::Disabled);
+        // ct.store(y, index=(row, 0), tile=(xt * inv * wt).astype(y.dtype))
         let _v12: Tile<f32, { [1, N] }> = inv.broadcast(shape![1, N]);
         let _v13: Tile<f32, { [1, N] }> = xt * _v12;
         let _v14: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);

@@ -15,7 +15,9 @@ pub mod scaled_add_kernels {
         alpha: f32,
         beta: f32,
     ) {
+        // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
+        // xt = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let _pv1: Partition<E, { [TILE] }> = unsafe {
             make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token())
         };
@@ -28,6 +30,7 @@ pub mod scaled_add_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [TILE] }> = convert_tile(_v2);
+        // yt = ct.load(y, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let _pv3: Partition<E2, { [TILE] }> = unsafe {
             make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, y.token())
         };
@@ -40,10 +43,12 @@ pub mod scaled_add_kernels {
             tma::Enabled,
         );
         let yt: Tile<f32, { [TILE] }> = convert_tile(_v4);
+        // r = alpha * xt + beta * yt
         let _v5: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, shape![TILE]);
         let _v6: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]);
         let _v7: Tile<f32, { [TILE] }> = _v6 * yt;
         let r: Tile<f32, { [TILE] }> = fma(_v5, xt, _v7, rounding::NearestEven, ftz::Disabled);
+        // ct.store(out, index=(bid,), tile=r.astype(out.dtype))
         let _v8: Tile<E2, { [TILE] }> = convert_tile(r);
         out.store(_v8);
     }

@@ -12,7 +12,9 @@ pub mod softmax_kernels {
         x: &Tensor<E, { [-1, -1] }>,
         y: &Tensor<E2, { [-1, -1] }>,
     ) {
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // t = ct.load(x, index=(row, 0), shape=(1, BLOCK_N), padding_mode=ct.PaddingMode.NEG_INF)
         let _pv1: Partition<E, { [1, BLOCK_N] }> = unsafe {
             make_partition_view(
                 x,
@@ -30,14 +32,19 @@ pub mod softmax_kernels {
             None,
             tma::Enabled,
         );
+        // t = t.astype(ct.float32)
         let t: Tile<f32, { [1, BLOCK_N] }> = convert_tile(t);
+        // row_max = ct.max(t, axis=1, keepdims=True)
         let _v2: Tile<f32, { [1] }> = reduce_max(t, 1i32);
         let row_max: Tile<f32, { [1, 1] }> = _v2.reshape(shape![1, 1]);
+        // num = ct.exp(t - row_max)
         let _v3: Tile<f32, { [1, BLOCK_N] }> = row_max.broadcast(shape![1, BLOCK_N]);
         let _v4: Tile<f32, { [1, BLOCK_N] }> = t - _v3;
         let num: Tile<f32, { [1, BLOCK_N] }> = exp(_v4);
+        // den = ct.sum(num, axis=1, keepdims=True)
         let _v5: Tile<f32, { [1] }> = reduce_sum(num, 1i32);
         let den: Tile<f32, { [1, 1] }> = _v5.reshape(shape![1, 1]);
+        // ct.store(y, index=(row, 0), tile=(num / den).astype(y.dtype))
         let _v6: Tile<f32, { [1, BLOCK_N] }> = den.broadcast(shape![1, BLOCK_N]);
         let _v7: Tile<f32, { [1, BLOCK_N] }> = num / _v6;
         let _v8: Tile<E2, { [1, BLOCK_N] }> = convert_tile(_v7);

@@ -13,7 +13,9 @@ pub mod vector_add_kernels {
         b: &Tensor<E, { [-1] }>,
         c: &mut Tensor<E, { [TILE] }>,
     ) {
+        // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
+        // x = ct.load(a, index=(bid,), shape=(TILE,))
         let _pv1: Partition<E, { [TILE] }> = unsafe {
             make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, a.token())
         };
@@ -25,6 +27,7 @@ pub mod vector_add_kernels {
             None,
             tma::Enabled,
         );
+        // y = ct.load(b, index=(bid,), shape=(TILE,))
         let _pv2: Partition<E, { [TILE] }> = unsafe {
             make_partition_view(b, shape![TILE], padding::None, dim_map::Identity, b.token())
         };
@@ -36,6 +39,7 @@ pub mod vector_add_kernels {
             None,
             tma::Enabled,
         );
+        // ct.store(c, index=(bid,), tile=x + y)
         let _v3: Tile<E, { [TILE] }> = x + y;
         c.store(_v3);
     }

@@ -19,9 +19,13 @@ pub mod batched_gemm_kernels {
         Bt: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // batch = ct.bid(2)
         let batch: i32 = get_tile_block_id().2;
+        // num_k = ct.num_tiles(A, axis=2, shape=(1, BM, BK))
         let _pv1: Partition<E, { [1, BM, BK] }> = unsafe {
             make_partition_view(
                 A,
@@ -32,8 +36,10 @@ pub mod batched_gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv1, 2i32);
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
+            // a = ct.load(A, index=(batch, pid_m, k), shape=(1, BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv2: Partition<E, { [1, BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -51,6 +57,7 @@ pub mod batched_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(Bt, index=(batch, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [1, BN, BK] }> = unsafe {
                 make_partition_view(
                     Bt,
@@ -68,11 +75,13 @@ pub mod batched_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a.reshape((BM, BK)), ct.transpose(b.reshape((BN, BK))), acc)
             let _v4: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
             let _v5: Tile<E, { [BN, BK] }> = b.reshape(shape![BN, BK]);
             let _v6: Tile<E, { [BK, BN] }> = permute(_v5, const_array![1, 0]);
             acc = mmaf(_v4, _v6, acc);
         }
+        // ct.store(C, index=(batch, pid_m, pid_n), tile=acc.reshape((1, BM, BN)).astype(C.dtype))
         let _v7: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
         let _v8: Tile<E2, { [1, BM, BN] }> = convert_tile(_v7);
         let mut _pm9: PartitionMut<E2, { [1, BM, BN] }> =
@@ -104,9 +113,13 @@ pub mod batched_gemm_kernels {
         B: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // batch = ct.bid(2)
         let batch: i32 = get_tile_block_id().2;
+        // num_k = ct.num_tiles(B, axis=1, shape=(1, BK, BN))
         let _pv1: Partition<E, { [1, BK, BN] }> = unsafe {
             make_partition_view(
                 B,
@@ -117,8 +130,10 @@ pub mod batched_gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv1, 1i32);
+        // acc = ct.zeros((1, BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BM, BN] }> = constant(0.0f32, shape![1, BM, BN]);
         for k in 0i32..num_k {
+            // a = ct.load(At, index=(batch, pid_m, k), shape=(1, BM, BK), order=(0, 2, 1), padding_mode=ct.Paddi …
             let _pv2: Partition<E, { [1, BM, BK] }> = unsafe {
                 make_partition_view(
                     At,
@@ -136,6 +151,7 @@ pub mod batched_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(B, index=(batch, k, pid_n), shape=(1, BK, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [1, BK, BN] }> = unsafe {
                 make_partition_view(
                     B,
@@ -153,8 +169,10 @@ pub mod batched_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
+        // ct.store(C, index=(batch, pid_m, pid_n), tile=acc.astype(C.dtype))
         let _v4: Tile<E2, { [1, BM, BN] }> = convert_tile(acc);
         let mut _pm5: PartitionMut<E2, { [1, BM, BN] }> =
             unsafe { C.partition_full_mut(shape![1, BM, BN]) };

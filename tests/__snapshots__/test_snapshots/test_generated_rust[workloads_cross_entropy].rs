@@ -38,7 +38,9 @@ pub mod cross_entropy_kernels {
                 new_token_unordered(),
             )
         };
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // num_v_tiles = ct.num_tiles(logits, axis=1, shape=(1, BV))
         let _pv1: Partition<E, { [1, BV] }> = unsafe {
             make_partition_view(
                 &logits_view,
@@ -49,9 +51,12 @@ pub mod cross_entropy_kernels {
             )
         };
         let num_v_tiles: i32 = num_tiles(&_pv1, 1i32);
+        // m_i = ct.full((1, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [1, 1] }> = constant(f32::NEG_INFINITY, shape![1, 1]);
+        // l_i = ct.zeros((1, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [1, 1] }> = constant(0.0f32, shape![1, 1]);
         for j in 0i32..num_v_tiles {
+            // t = ct.load(logits, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.NEG_INF)
             let _pv2: Partition<E, { [1, BV] }> = unsafe {
                 make_partition_view(
                     &logits_view,
@@ -69,13 +74,16 @@ pub mod cross_entropy_kernels {
                 None,
                 tma::Enabled,
             );
+            // t2 = t.astype(ct.float32) * LOG2E
             let _v3: Tile<f32, { [1, BV] }> = convert_tile(t);
             let _v4: Tile<f32, { [1, BV] }> =
                 broadcast_scalar(1.4426950408889634f32, shape![1, BV]);
             let t2: Tile<f32, { [1, BV] }> = _v3 * _v4;
+            // m_new = ct.maximum(m_i, ct.max(t2, axis=1, keepdims=True))
             let _v5: Tile<f32, { [1] }> = reduce_max(t2, 1i32);
             let _v6: Tile<f32, { [1, 1] }> = _v5.reshape(shape![1, 1]);
             let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, _v6, nan::Disabled, ftz::Disabled);
+            // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t2 - m_new), axis=1, keepdims=True)
             let _v7: Tile<f32, { [1, 1] }> = m_i - m_new;
             let _v8: Tile<f32, { [1, 1] }> = exp2(_v7, ftz::Disabled);
             let _v9: Tile<f32, { [1, BV] }> = m_new.broadcast(shape![1, BV]);
@@ -84,12 +92,15 @@ pub mod cross_entropy_kernels {
             let _v12: Tile<f32, { [1] }> = reduce_sum(_v11, 1i32);
             let _v13: Tile<f32, { [1, 1] }> = _v12.reshape(shape![1, 1]);
             l_i = fma(l_i, _v8, _v13, rounding::NearestEven, ftz::Disabled);
+            // m_i = m_new
             m_i = m_new;
         }
+        // lse = (m_i + ct.log2(l_i)) * LN2
         let _v14: Tile<f32, { [1, 1] }> = log2(l_i);
         let _v15: Tile<f32, { [1, 1] }> = m_i + _v14;
         let _v16: Tile<f32, { [1, 1] }> = broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
         let lse: Tile<f32, { [1, 1] }> = _v15 * _v16;
+        // label = ct.load(labels, index=(row,), shape=()).item()
         let _pv17: Partition<i32, { [1] }> = unsafe {
             make_partition_view(
                 labels,
@@ -109,6 +120,7 @@ pub mod cross_entropy_kernels {
         );
         let _v19: Tile<i32, { [] }> = _v18.reshape(shape![]);
         let label: i32 = tile_to_scalar(_v19);
+        // target = ct.gather(logits, (row, label)).astype(ct.float32)
         let _v20: Tile<i32, { [] }> = scalar_to_tile(row);
         let _v21: Tile<u64, { [] }> = exti(_v20);
         let _v22: Tile<i32, { [] }> = scalar_to_tile(logits_shape0);
@@ -142,14 +154,17 @@ pub mod cross_entropy_kernels {
         };
         let _v42: Tile<f32, { [] }> = convert_tile(_v40);
         let target: f32 = tile_to_scalar(_v42);
+        // row_loss = ct.where(label == IGNORE_INDEX, 0.0, lse - target)
         let _v43: bool = label == IGNORE_INDEX;
         let _v44: Tile<bool, { [1, 1] }> = broadcast_scalar(_v43, shape![1, 1]);
         let _v45: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
         let _v46: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
         let _v47: Tile<f32, { [1, 1] }> = lse - _v46;
         let row_loss: Tile<f32, { [1, 1] }> = select(_v44, _v45, _v47);
+        // ct.store(loss, index=(row,), tile=row_loss.reshape((1,)))
         let _v48: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
         loss.store(_v48);
+        // ct.store(lse_out, index=(row,), tile=lse.reshape((1,)))
         let _v49: Tile<f32, { [1] }> = lse.reshape(shape![1]);
         lse_out.store(_v49);
     }
@@ -169,8 +184,11 @@ pub mod cross_entropy_kernels {
         dloss: &Tensor<E2, { [-1] }>,
         dlogits: &mut Tensor<E, { [1, BV] }>,
     ) {
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // vt = ct.bid(1)
         let vt: i32 = get_tile_block_id().1;
+        // label = ct.load(labels, index=(row,), shape=()).item()
         let _pv1: Partition<i32, { [1] }> = unsafe {
             make_partition_view(
                 labels,
@@ -190,6 +208,7 @@ pub mod cross_entropy_kernels {
         );
         let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
         let label: i32 = tile_to_scalar(_v3);
+        // row_lse = ct.load(lse, index=(row,), shape=()).item()
         let _pv4: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 lse,
@@ -208,6 +227,7 @@ pub mod cross_entropy_kernels {
             tma::Enabled,
         );
         let row_lse: Tile<E2, { [] }> = _v5.reshape(shape![]);
+        // g = ct.load(dloss, index=(row,), shape=()).item()
         let _pv6: Partition<E2, { [1] }> = unsafe {
             make_partition_view(
                 dloss,
@@ -226,11 +246,13 @@ pub mod cross_entropy_kernels {
             tma::Enabled,
         );
         let g: Tile<E2, { [] }> = _v7.reshape(shape![]);
+        // g = ct.where(label == IGNORE_INDEX, 0.0, g)
         let _v8: bool = label == IGNORE_INDEX;
         let _v9: Tile<bool, { [] }> = scalar_to_tile(_v8);
         let _c10: E2 = convert_scalar(0.0f32);
         let _v11: Tile<E2, { [] }> = scalar_to_tile(_c10);
         let g: Tile<E2, { [] }> = select(_v9, _v11, g);
+        // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
         let _pv12: Partition<E, { [1, BV] }> = unsafe {
             make_partition_view(
                 logits,
@@ -249,21 +271,25 @@ pub mod cross_entropy_kernels {
             tma::Enabled,
         );
         let t: Tile<f32, { [1, BV] }> = convert_tile(_v13);
+        // p = ct.exp(t - row_lse)
         let _v14: Tile<f32, { [] }> = convert_tile(row_lse);
         let _v15: f32 = tile_to_scalar(_v14);
         let _v16: Tile<f32, { [1, BV] }> = broadcast_scalar(_v15, shape![1, BV]);
         let _v17: Tile<f32, { [1, BV] }> = t - _v16;
         let p: Tile<f32, { [1, BV] }> = exp(_v17);
+        // cols = vt * BV + ct.arange(BV, dtype=ct.int32)
         let _v18: i32 = vt * BV;
         let _v19: Tile<i32, { [BV] }> = broadcast_scalar(_v18, shape![BV]);
         let _v20: Tile<i32, { [BV] }> = iota(shape![BV]);
         let cols: Tile<i32, { [BV] }> = _v19 + _v20;
+        // onehot = ct.where(cols[None, :] == label, 1.0, 0.0)
         let _v21: Tile<i32, { [1, BV] }> = cols.reshape(shape![1, BV]);
         let _v22: Tile<i32, { [1, BV] }> = broadcast_scalar(label, shape![1, BV]);
         let _v23: Tile<bool, { [1, BV] }> = cmpi(_v21, _v22, predicate::Equal);
         let _v24: Tile<f32, { [1, BV] }> = broadcast_scalar(1.0f32, shape![1, BV]);
         let _v25: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
         let onehot: Tile<f32, { [1, BV] }> = select(_v23, _v24, _v25);
+        // ct.store(dlogits, index=(row, vt), tile=((p - onehot) * g).astype(dlogits.dtype))
         let _v26: Tile<f32, { [1, BV] }> = p - onehot;
         let _v27: Tile<f32, { [] }> = convert_tile(g);
         let _v28: f32 = tile_to_scalar(_v27);

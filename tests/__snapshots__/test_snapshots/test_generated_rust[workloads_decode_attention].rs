@@ -25,9 +25,13 @@ pub mod decode_attention_kernels {
         lse_part: &mut Tensor<f32, { [1, GROUP, 1] }>,
         sm_scale: f32,
     ) {
+        // b = ct.bid(0)
         let b: i32 = get_tile_block_id().0;
+        // kv_head = ct.bid(1)
         let kv_head: i32 = get_tile_block_id().1;
+        // split = ct.bid(2)
         let split: i32 = get_tile_block_id().2;
+        // seq_len = ct.load(seq_lens, index=(b,), shape=()).item()
         let _pv1: Partition<i32, { [1] }> = unsafe {
             make_partition_view(
                 seq_lens,
@@ -47,12 +51,18 @@ pub mod decode_attention_kernels {
         );
         let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
         let seq_len: i32 = tile_to_scalar(_v3);
+        // num_tiles = ct.cdiv(seq_len, BN)
         let num_tiles_: i32 = ceil_div(seq_len, BN);
+        // tiles_per_split = ct.cdiv(num_tiles, NUM_SPLITS)
         let tiles_per_split: i32 = ceil_div(num_tiles_, NUM_SPLITS);
+        // t_start = split * tiles_per_split
         let t_start: i32 = split * tiles_per_split;
+        // t_end = min(t_start + tiles_per_split, num_tiles)
         let _v4: i32 = t_start + tiles_per_split;
         let t_end: i32 = min(_v4, num_tiles_);
+        // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
+        // q = ct.load(Q, index=(b, kv_head, 0), shape=(1, GROUP, D)).reshape((GROUP, D))
         let _pv5: Partition<E, { [1, GROUP, D] }> = unsafe {
             make_partition_view(
                 Q,
@@ -71,10 +81,14 @@ pub mod decode_attention_kernels {
             tma::Enabled,
         );
         let q: Tile<E, { [GROUP, D] }> = _v6.reshape(shape![GROUP, D]);
+        // m_i = ct.full((GROUP, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [GROUP, 1] }> = constant(f32::NEG_INFINITY, shape![GROUP, 1]);
+        // l_i = ct.zeros((GROUP, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [GROUP, 1] }> = constant(0.0f32, shape![GROUP, 1]);
+        // acc = ct.zeros((GROUP, D), dtype=ct.float32)
         let mut acc: Tile<f32, { [GROUP, D] }> = constant(0.0f32, shape![GROUP, D]);
         for j in t_start..t_end {
+            // k = ct.load(K, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv7: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
@@ -92,14 +106,17 @@ pub mod decode_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((GROUP, BN), dtype=ct.float32))
             let _v8: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
             let _v9: Tile<E, { [D, BN] }> = permute(_v8, const_array![1, 0]);
             let _v10: Tile<f32, { [GROUP, BN] }> = constant(0.0f32, shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = mmaf(q, _v9, _v10);
+            // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
             let _v11: i32 = j * BN;
             let _v12: Tile<i32, { [BN] }> = broadcast_scalar(_v11, shape![BN]);
             let _v13: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = _v12 + _v13;
+            // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
             let _v14: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
             let _v15: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
             let _v16: Tile<bool, { [1, BN] }> = cmpi(_v14, _v15, predicate::LessThan);
@@ -110,17 +127,22 @@ pub mod decode_attention_kernels {
             let _v21: Tile<f32, { [1, 1] }> = _c20.reshape(shape![1, 1]);
             let _v22: Tile<f32, { [GROUP, BN] }> = _v21.broadcast(shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = select(_v17, _v19, _v22);
+            // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let _v23: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
             let _v24: Tile<f32, { [GROUP, 1] }> = _v23.reshape(shape![GROUP, 1]);
             let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, _v24, nan::Disabled, ftz::Disabled);
+            // p = ct.exp2(s - m_new)
             let _v25: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
             let _v26: Tile<f32, { [GROUP, BN] }> = s - _v25;
             let p: Tile<f32, { [GROUP, BN] }> = exp2(_v26, ftz::Disabled);
+            // alpha = ct.exp2(m_i - m_new)
             let _v27: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
             let alpha: Tile<f32, { [GROUP, 1] }> = exp2(_v27, ftz::Disabled);
+            // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let _v28: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
             let _v29: Tile<f32, { [GROUP, 1] }> = _v28.reshape(shape![GROUP, 1]);
             l_i = fma(l_i, alpha, _v29, rounding::NearestEven, ftz::Disabled);
+            // v = ct.load(V, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv30: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
@@ -138,13 +160,16 @@ pub mod decode_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let _v31: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
             let _v32: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v33: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
             let _v34: Tile<f32, { [GROUP, D] }> = acc * _v33;
             acc = mmaf(_v31, _v32, _v34);
+            // m_i = m_new
             m_i = m_new;
         }
+        // out = ct.where(l_i > 0.0, acc / l_i, 0.0)
         let _v35: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
         let _v36: Tile<bool, { [GROUP, 1] }> =
             cmpf(l_i, _v35, predicate::GreaterThan, cmp_ordering::Ordered);
@@ -153,8 +178,10 @@ pub mod decode_attention_kernels {
         let _v39: Tile<f32, { [GROUP, D] }> = acc / _v38;
         let _v40: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
         let out: Tile<f32, { [GROUP, D] }> = select(_v37, _v39, _v40);
+        // lse = m_i + ct.log2(l_i)
         let _v41: Tile<f32, { [GROUP, 1] }> = log2(l_i);
         let lse: Tile<f32, { [GROUP, 1] }> = m_i + _v41;
+        // ct.store(O_part, index=(b, kv_head, split, 0), tile=out.reshape((1, GROUP, 1, D)))
         let _v42: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
         let mut _pm43: PartitionMut<f32, { [1, GROUP, 1, D] }> =
             unsafe { O_part.partition_full_mut(shape![1, GROUP, 1, D]) };
@@ -169,6 +196,7 @@ pub mod decode_attention_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(lse_part, index=(b, kv_head, split), tile=lse.reshape((1, GROUP, 1)))
         let _v44: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
         lse_part.store(_v44);
     }
@@ -186,8 +214,11 @@ pub mod decode_attention_kernels {
         lse_part: &Tensor<E, { [-1, -1, -1] }>,
         O: &Tensor<E2, { [-1, -1, -1] }>,
     ) {
+        // b = ct.bid(0)
         let b: i32 = get_tile_block_id().0;
+        // head = ct.bid(1)
         let head: i32 = get_tile_block_id().1;
+        // lse = ct.load(lse_part, index=(b, head, 0), shape=(1, 1, NUM_SPLITS)).reshape((NUM_SPLITS, 1))
         let _pv1: Partition<E, { [1, 1, NUM_SPLITS] }> = unsafe {
             make_partition_view(
                 lse_part,
@@ -206,6 +237,7 @@ pub mod decode_attention_kernels {
             tma::Enabled,
         );
         let lse: Tile<E, { [NUM_SPLITS, 1] }> = _v2.reshape(shape![NUM_SPLITS, 1]);
+        // o = ct.load(O_part, index=(b, head, 0, 0), shape=(1, 1, NUM_SPLITS, D)).reshape((NUM_SPLITS, D))
         let _pv3: Partition<E, { [1, 1, NUM_SPLITS, D] }> = unsafe {
             make_partition_view(
                 O_part,
@@ -224,17 +256,22 @@ pub mod decode_attention_kernels {
             tma::Enabled,
         );
         let o: Tile<E, { [NUM_SPLITS, D] }> = _v4.reshape(shape![NUM_SPLITS, D]);
+        // lse_max = ct.max(lse, axis=0, keepdims=True)
         let _v5: Tile<E, { [1] }> = reduce_max(lse, 0i32);
         let lse_max: Tile<E, { [1, 1] }> = _v5.reshape(shape![1, 1]);
+        // w = ct.exp2(lse - lse_max)
         let _v6: Tile<E, { [NUM_SPLITS, 1] }> = lse_max.broadcast(shape![NUM_SPLITS, 1]);
         let _v7: Tile<E, { [NUM_SPLITS, 1] }> = lse - _v6;
         let w: Tile<E, { [NUM_SPLITS, 1] }> = exp2(_v7, ftz::Disabled);
+        // num = ct.sum(o * w, axis=0, keepdims=True)
         let _v8: Tile<E, { [NUM_SPLITS, D] }> = w.broadcast(shape![NUM_SPLITS, D]);
         let _v9: Tile<E, { [NUM_SPLITS, D] }> = o * _v8;
         let _v10: Tile<E, { [D] }> = reduce_sum(_v9, 0i32);
         let num: Tile<E, { [1, D] }> = _v10.reshape(shape![1, D]);
+        // den = ct.sum(w, axis=0, keepdims=True)
         let _v11: Tile<E, { [1] }> = reduce_sum(w, 0i32);
         let den: Tile<E, { [1, 1] }> = _v11.reshape(shape![1, 1]);
+        // ct.store(O, index=(b, head, 0), tile=(num / den).reshape((1, 1, D)).astype(O.dtype))
         let _v12: Tile<E, { [1, D] }> = den.broadcast(shape![1, D]);
         let _v13: Tile<E, { [1, D] }> = num / _v12;
         let _v14: Tile<E, { [1, 1, D] }> = _v13.reshape(shape![1, 1, D]);

@@ -14,30 +14,40 @@ pub mod dropout_kernels {
         p: f32,
         seed: i32,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // offs = pid * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
         let _v1: i32 = pid * BLOCK;
         let _v2: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v1, shape![BLOCK]);
         let _v3: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
         let offs: Tile<i32, { [BLOCK] }> = _v2 + _v3;
+        // h = (offs + seed) * 668265261
         let _v4: Tile<i32, { [BLOCK] }> = broadcast_scalar(seed, shape![BLOCK]);
         let _v5: Tile<i32, { [BLOCK] }> = offs + _v4;
         let _v6: Tile<i32, { [BLOCK] }> = constant(668265261i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _v5 * _v6;
+        // h = h ^ (h >> 15)
         let _v7: Tile<i32, { [BLOCK] }> = constant(15i32, shape![BLOCK]);
         let _v8: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v7;
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v8;
+        // h = h * 374761393
         let _v9: Tile<i32, { [BLOCK] }> = constant(374761393i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * _v9;
+        // h = h ^ (h >> 13)
         let _v10: Tile<i32, { [BLOCK] }> = constant(13i32, shape![BLOCK]);
         let _v11: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v10;
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v11;
+        // h = h * 1103515245
         let _v12: Tile<i32, { [BLOCK] }> = constant(1103515245i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * _v12;
+        // h = h ^ (h >> 16)
         let _v13: Tile<i32, { [BLOCK] }> = constant(16i32, shape![BLOCK]);
         let _v14: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v13;
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v14;
+        // r = h & 8388607
         let _v15: Tile<i32, { [BLOCK] }> = constant(8388607i32, shape![BLOCK]);
         let _keep_mask1_r: Tile<i32, { [BLOCK] }> = _keep_mask1_h & _v15;
+        // keep = _keep_mask(offs, seed, p)
         let _v16: Tile<f32, { [BLOCK] }> = convert_tile(_keep_mask1_r);
         let _v17: f32 = p * 8388608.0f32;
         let _v18: Tile<f32, { [BLOCK] }> = broadcast_scalar(_v17, shape![BLOCK]);
@@ -47,6 +57,7 @@ pub mod dropout_kernels {
             predicate::GreaterThanOrEqual,
             cmp_ordering::Ordered,
         );
+        // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
         let _pv19: Partition<E, { [BLOCK] }> = unsafe {
             make_partition_view(
                 x,
@@ -65,11 +76,13 @@ pub mod dropout_kernels {
             tma::Enabled,
         );
         let v: Tile<f32, { [BLOCK] }> = convert_tile(_v20);
+        // out = ct.where(keep, v / (1.0 - p), 0.0)
         let _v21: f32 = 1.0f32 - p;
         let _v22: Tile<f32, { [BLOCK] }> = broadcast_scalar(_v21, shape![BLOCK]);
         let _v23: Tile<f32, { [BLOCK] }> = v / _v22;
         let _v24: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.0f32, shape![BLOCK]);
         let out: Tile<f32, { [BLOCK] }> = select(keep, _v23, _v24);
+        // ct.store(y, index=(pid,), tile=out.astype(y.dtype))
         let _v25: Tile<E2, { [BLOCK] }> = convert_tile(out);
         y.store(_v25);
     }
@@ -89,18 +102,24 @@ pub mod dropout_kernels {
         p: f32,
         seed: i32,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // n = x.shape[1]
         let _shape1: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = _shape1[1];
+        // rows = pm * BM + ct.arange(BM, dtype=ct.int32)
         let _v2: i32 = pm * BM;
         let _v3: Tile<i32, { [BM] }> = broadcast_scalar(_v2, shape![BM]);
         let _v4: Tile<i32, { [BM] }> = iota(shape![BM]);
         let rows: Tile<i32, { [BM] }> = _v3 + _v4;
+        // cols = pn * BN + ct.arange(BN, dtype=ct.int32)
         let _v5: i32 = pn * BN;
         let _v6: Tile<i32, { [BN] }> = broadcast_scalar(_v5, shape![BN]);
         let _v7: Tile<i32, { [BN] }> = iota(shape![BN]);
         let cols: Tile<i32, { [BN] }> = _v6 + _v7;
+        // offs = rows[:, None] * n + cols[None, :]
         let _v8: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
         let _v9: Tile<i32, { [BM, 1] }> = broadcast_scalar(n, shape![BM, 1]);
         let _v10: Tile<i32, { [BM, 1] }> = _v8 * _v9;
@@ -108,25 +127,33 @@ pub mod dropout_kernels {
         let _v12: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
         let _v13: Tile<i32, { [BM, BN] }> = _v12.broadcast(shape![BM, BN]);
         let offs: Tile<i32, { [BM, BN] }> = _v11 + _v13;
+        // h = (offs + seed) * 668265261
         let _v14: Tile<i32, { [BM, BN] }> = broadcast_scalar(seed, shape![BM, BN]);
         let _v15: Tile<i32, { [BM, BN] }> = offs + _v14;
         let _v16: Tile<i32, { [BM, BN] }> = constant(668265261i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _v15 * _v16;
+        // h = h ^ (h >> 15)
         let _v17: Tile<i32, { [BM, BN] }> = constant(15i32, shape![BM, BN]);
         let _v18: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v17;
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v18;
+        // h = h * 374761393
         let _v19: Tile<i32, { [BM, BN] }> = constant(374761393i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * _v19;
+        // h = h ^ (h >> 13)
         let _v20: Tile<i32, { [BM, BN] }> = constant(13i32, shape![BM, BN]);
         let _v21: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v20;
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v21;
+        // h = h * 1103515245
         let _v22: Tile<i32, { [BM, BN] }> = constant(1103515245i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * _v22;
+        // h = h ^ (h >> 16)
         let _v23: Tile<i32, { [BM, BN] }> = constant(16i32, shape![BM, BN]);
         let _v24: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v23;
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v24;
+        // r = h & 8388607
         let _v25: Tile<i32, { [BM, BN] }> = constant(8388607i32, shape![BM, BN]);
         let _keep_mask2_r: Tile<i32, { [BM, BN] }> = _keep_mask2_h & _v25;
+        // keep = _keep_mask(offs, seed, p)
         let _v26: Tile<f32, { [BM, BN] }> = convert_tile(_keep_mask2_r);
         let _v27: f32 = p * 8388608.0f32;
         let _v28: Tile<f32, { [BM, BN] }> = broadcast_scalar(_v27, shape![BM, BN]);
@@ -136,6 +163,7 @@ pub mod dropout_kernels {
             predicate::GreaterThanOrEqual,
             cmp_ordering::Ordered,
         );
+        // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv29: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -154,6 +182,7 @@ pub mod dropout_kernels {
             tma::Enabled,
         );
         let v: Tile<f32, { [BM, BN] }> = convert_tile(_v30);
+        // r = ct.load(residual, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv31: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 residual,
@@ -172,6 +201,7 @@ pub mod dropout_kernels {
             tma::Enabled,
         );
         let r: Tile<f32, { [BM, BN] }> = convert_tile(_v32);
+        // res = r + ct.where(keep, v * (1.0 / (1.0 - p)), 0.0)
         let _v33: f32 = 1.0f32 - p;
         let _v34: f32 = 1.0f32 / _v33;
         let _v35: Tile<f32, { [BM, BN] }> = broadcast_scalar(_v34, shape![BM, BN]);
@@ -179,6 +209,7 @@ pub mod dropout_kernels {
         let _v37: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
         let _v38: Tile<f32, { [BM, BN] }> = select(keep, _v36, _v37);
         let res: Tile<f32, { [BM, BN] }> = r + _v38;
+        // ct.store(out, index=(pm, pn), tile=res.astype(out.dtype))
         let _v39: Tile<E2, { [BM, BN] }> = convert_tile(res);
         out.store(_v39);
     }

@@ -24,14 +24,19 @@ pub mod flash_attention_kernels {
         O: &Tensor<E2, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
+        // num_q_heads = Q.shape[1]
         let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
         let num_q_heads: i32 = _shape1[1];
+        // batch = bh // num_q_heads
         let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
         let _v3: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
         let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
         let batch: i32 = tile_to_scalar(_v4);
+        // head = bh % num_q_heads
         let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
         let _v6: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
         let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
@@ -44,13 +49,17 @@ pub mod flash_attention_kernels {
         let _v14: Tile<i32, { [] }> = _v7 + _v6;
         let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
         let head: i32 = tile_to_scalar(_v15);
+        // kv_head = head // QUERY_GROUP
         let _v16: Tile<i32, { [] }> = scalar_to_tile(head);
         let _v17: Tile<i32, { [] }> = scalar_to_tile(QUERY_GROUP);
         let _v18: Tile<i32, { [] }> = divi(_v16, _v17, rounding::NegativeInf);
         let kv_head: i32 = tile_to_scalar(_v18);
+        // seq_kv = K.shape[2]
         let _shape19: Shape<{ [-1, -1, -1, -1] }> = K.shape();
         let seq_kv: i32 = _shape19[2];
+        // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
+        // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
         let _pv20: Partition<E, { [1, 1, BM, D] }> = unsafe {
             make_partition_view(
                 Q,
@@ -68,20 +77,28 @@ pub mod flash_attention_kernels {
             None,
             tma::Enabled,
         );
+        // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
+        // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
         let _v21: i32 = pid_m * BM;
         let _v22: Tile<i32, { [BM] }> = broadcast_scalar(_v21, shape![BM]);
         let _v23: Tile<i32, { [BM] }> = iota(shape![BM]);
         let offs_m: Tile<i32, { [BM] }> = _v22 + _v23;
+        // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        // l_i = ct.zeros((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        // acc = ct.zeros((BM, D), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
+        // num_kv_tiles = ct.cdiv(seq_kv, BN)
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
+        // num_kv_tiles = min(num_kv_tiles, ct.cdiv((pid_m + 1) * BM, BN))
         let _v24: i32 = pid_m + 1i32;
         let _v25: i32 = _v24 * BM;
         let _v26: i32 = ceil_div(_v25, BN);
         let num_kv_tiles: i32 = min(num_kv_tiles, _v26);
         for j in 0i32..num_kv_tiles {
+            // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv27: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
@@ -99,17 +116,21 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
             let _v28: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
             let _v29: Tile<E, { [D, BN] }> = permute(_v28, const_array![1, 0]);
             let _v30: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v29, _v30);
+            // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
             let _v31: i32 = j * BN;
             let _v32: Tile<i32, { [BN] }> = broadcast_scalar(_v31, shape![BN]);
             let _v33: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = _v32 + _v33;
+            // mask = offs_n[None, :] < seq_kv
             let _v34: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
             let _v35: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
             let mask: Tile<bool, { [1, BN] }> = cmpi(_v34, _v35, predicate::LessThan);
+            // mask = mask & (offs_m[:, None] >= offs_n[None, :])
             let _v36: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
             let _v37: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
             let _v38: Tile<i32, { [BM, BN] }> = _v37.broadcast(shape![BM, BN]);
@@ -117,23 +138,29 @@ pub mod flash_attention_kernels {
             let _v40: Tile<i32, { [BM, BN] }> = _v39.broadcast(shape![BM, BN]);
             let _v41: Tile<bool, { [BM, BN] }> = cmpi(_v38, _v40, predicate::GreaterThanOrEqual);
             let mask: Tile<bool, { [BM, BN] }> = _v36 & _v41;
+            // s = ct.where(mask, s * scale, -float("inf"))
             let _v42: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v43: Tile<f32, { [BM, BN] }> = s * _v42;
             let _c44: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
             let _v45: Tile<f32, { [1, 1] }> = _c44.reshape(shape![1, 1]);
             let _v46: Tile<f32, { [BM, BN] }> = _v45.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, _v43, _v46);
+            // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let _v47: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v48: Tile<f32, { [BM, 1] }> = _v47.reshape(shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v48, nan::Disabled, ftz::Disabled);
+            // p = ct.exp2(s - m_new)
             let _v49: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
             let _v50: Tile<f32, { [BM, BN] }> = s - _v49;
             let p: Tile<f32, { [BM, BN] }> = exp2(_v50, ftz::Disabled);
+            // alpha = ct.exp2(m_i - m_new)
             let _v51: Tile<f32, { [BM, 1] }> = m_i - m_new;
             let alpha: Tile<f32, { [BM, 1] }> = exp2(_v51, ftz::Disabled);
+            // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let _v52: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             let _v53: Tile<f32, { [BM, 1] }> = _v52.reshape(shape![BM, 1]);
             l_i = fma(l_i, alpha, _v53, rounding::NearestEven, ftz::Disabled);
+            // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv54: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
@@ -151,15 +178,19 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let _v55: Tile<E2, { [BM, BN] }> = convert_tile(p);
             let _v56: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v57: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
             let _v58: Tile<f32, { [BM, D] }> = acc * _v57;
             acc = mmaf(_v55, _v56, _v58);
+            // m_i = m_new
             m_i = m_new;
         }
+        // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
         let _v59: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, _v59, rounding::Approx, ftz::Enabled);
+        // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let _v60: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
         let _v61: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v60);
         let mut _pm62: PartitionMut<E2, { [1, 1, BM, D] }> =
@@ -196,14 +227,19 @@ pub mod flash_attention_kernels {
         O: &Tensor<E2, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
+        // num_q_heads = Q.shape[1]
         let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
         let num_q_heads: i32 = _shape1[1];
+        // batch = bh // num_q_heads
         let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
         let _v3: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
         let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
         let batch: i32 = tile_to_scalar(_v4);
+        // head = bh % num_q_heads
         let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
         let _v6: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
         let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
@@ -216,13 +252,17 @@ pub mod flash_attention_kernels {
         let _v14: Tile<i32, { [] }> = _v7 + _v6;
         let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
         let head: i32 = tile_to_scalar(_v15);
+        // kv_head = head // QUERY_GROUP
         let _v16: Tile<i32, { [] }> = scalar_to_tile(head);
         let _v17: Tile<i32, { [] }> = scalar_to_tile(QUERY_GROUP);
         let _v18: Tile<i32, { [] }> = divi(_v16, _v17, rounding::NegativeInf);
         let kv_head: i32 = tile_to_scalar(_v18);
+        // seq_kv = K.shape[2]
         let _shape19: Shape<{ [-1, -1, -1, -1] }> = K.shape();
         let seq_kv: i32 = _shape19[2];
+        // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
+        // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
         let _pv20: Partition<E, { [1, 1, BM, D] }> = unsafe {
             make_partition_view(
                 Q,
@@ -240,12 +280,18 @@ pub mod flash_attention_kernels {
             None,
             tma::Enabled,
         );
+        // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
+        // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        // l_i = ct.zeros((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        // acc = ct.zeros((BM, D), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, D] }> = constant(0.0f32, shape![BM, D]);
+        // num_kv_tiles = ct.cdiv(seq_kv, BN)
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         for j in 0i32..num_kv_tiles {
+            // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv21: Partition<E, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     K,
@@ -263,17 +309,21 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
             let _v22: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
             let _v23: Tile<E, { [D, BN] }> = permute(_v22, const_array![1, 0]);
             let _v24: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v23, _v24);
+            // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
             let _v25: i32 = j * BN;
             let _v26: Tile<i32, { [BN] }> = broadcast_scalar(_v25, shape![BN]);
             let _v27: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = _v26 + _v27;
+            // mask = offs_n[None, :] < seq_kv
             let _v28: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
             let _v29: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
             let mask: Tile<bool, { [1, BN] }> = cmpi(_v28, _v29, predicate::LessThan);
+            // s = ct.where(mask, s * scale, -float("inf"))
             let _v30: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
             let _v31: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
             let _v32: Tile<f32, { [BM, BN] }> = s * _v31;
@@ -281,17 +331,22 @@ pub mod flash_attention_kernels {
             let _v34: Tile<f32, { [1, 1] }> = _c33.reshape(shape![1, 1]);
             let _v35: Tile<f32, { [BM, BN] }> = _v34.broadcast(shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(_v30, _v32, _v35);
+            // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let _v36: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let _v37: Tile<f32, { [BM, 1] }> = _v36.reshape(shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v37, nan::Disabled, ftz::Disabled);
+            // p = ct.exp2(s - m_new)
             let _v38: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
             let _v39: Tile<f32, { [BM, BN] }> = s - _v38;
             let p: Tile<f32, { [BM, BN] }> = exp2(_v39, ftz::Disabled);
+            // alpha = ct.exp2(m_i - m_new)
             let _v40: Tile<f32, { [BM, 1] }> = m_i - m_new;
             let alpha: Tile<f32, { [BM, 1] }> = exp2(_v40, ftz::Disabled);
+            // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let _v41: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             let _v42: Tile<f32, { [BM, 1] }> = _v41.reshape(shape![BM, 1]);
             l_i = fma(l_i, alpha, _v42, rounding::NearestEven, ftz::Disabled);
+            // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let _pv43: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(
                     V,
@@ -309,15 +364,19 @@ pub mod flash_attention_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let _v44: Tile<E2, { [BM, BN] }> = convert_tile(p);
             let _v45: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
             let _v46: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
             let _v47: Tile<f32, { [BM, D] }> = acc * _v46;
             acc = mmaf(_v44, _v45, _v47);
+            // m_i = m_new
             m_i = m_new;
         }
+        // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
         let _v48: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, _v48, rounding::Approx, ftz::Enabled);
+        // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let _v49: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
         let _v50: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v49);
         let mut _pm51: PartitionMut<E2, { [1, 1, BM, D] }> =

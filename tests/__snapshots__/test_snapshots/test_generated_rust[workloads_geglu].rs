@@ -12,8 +12,11 @@ pub mod geglu_kernels {
         gate_up: &Tensor<E, { [-1, -1] }>,
         out: &Tensor<E2, { [-1, -1] }>,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // n_half_tiles = ct.num_tiles(out, axis=1, shape=(BM, BN))
         let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 out,
@@ -24,6 +27,7 @@ pub mod geglu_kernels {
             )
         };
         let n_half_tiles: i32 = num_tiles(&_pv1, 1i32);
+        // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate_up,
@@ -42,6 +46,7 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
         let _pv4: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate_up,
@@ -61,6 +66,7 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g * g * g))
         let _v7: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
         let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
         let _v9: Tile<f32, { [BM, BN] }> = _v8 * g;
@@ -68,6 +74,7 @@ pub mod geglu_kernels {
         let _v11: Tile<f32, { [BM, BN] }> = fma(_v10, g, g, rounding::NearestEven, ftz::Disabled);
         let _v12: Tile<f32, { [BM, BN] }> = _v7 * _v11;
         let t: Tile<f32, { [BM, BN] }> = tanh(_v12);
+        // ct.store(out, index=(pm, pn), tile=(0.5 * g * (1.0 + t) * u).astype(out.dtype))
         let _v13: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
         let _v14: Tile<f32, { [BM, BN] }> = _v13 * g;
         let _v15: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
@@ -98,8 +105,11 @@ pub mod geglu_kernels {
         dout: &Tensor<E2, { [-1, -1] }>,
         dgate_up: &Tensor<E2, { [-1, -1] }>,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // n_half_tiles = ct.num_tiles(dout, axis=1, shape=(BM, BN))
         let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
@@ -110,6 +120,7 @@ pub mod geglu_kernels {
             )
         };
         let n_half_tiles: i32 = num_tiles(&_pv1, 1i32);
+        // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate_up,
@@ -128,6 +139,7 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
         let _pv4: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate_up,
@@ -147,6 +159,7 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv7: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
@@ -165,18 +178,22 @@ pub mod geglu_kernels {
             tma::Enabled,
         );
         let do_: Tile<f32, { [BM, BN] }> = convert_tile(_v8);
+        // g2 = g * g
         let g2: Tile<f32, { [BM, BN] }> = g * g;
+        // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g2 * g))
         let _v9: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
         let _v10: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
         let _v11: Tile<f32, { [BM, BN] }> = _v10 * g2;
         let _v12: Tile<f32, { [BM, BN] }> = fma(_v11, g, g, rounding::NearestEven, ftz::Disabled);
         let _v13: Tile<f32, { [BM, BN] }> = _v9 * _v12;
         let t: Tile<f32, { [BM, BN] }> = tanh(_v13);
+        // gelu = 0.5 * g * (1.0 + t)
         let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
         let _v15: Tile<f32, { [BM, BN] }> = _v14 * g;
         let _v16: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v17: Tile<f32, { [BM, BN] }> = _v16 + t;
         let gelu: Tile<f32, { [BM, BN] }> = _v15 * _v17;
+        // dgelu = 0.5 * (1.0 + t) + 0.5 * g * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * g2)
         let _v18: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
         let _v19: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v20: Tile<f32, { [BM, BN] }> = _v19 + t;
@@ -196,6 +213,7 @@ pub mod geglu_kernels {
         let _v32: Tile<f32, { [BM, BN] }> = _v28 * _v31;
         let dgelu: Tile<f32, { [BM, BN] }> =
             fma(_v18, _v20, _v32, rounding::NearestEven, ftz::Disabled);
+        // ct.store(dgate_up, index=(pm, pn), tile=(do * u * dgelu).astype(dgate_up.dtype))
         let _v33: Tile<f32, { [BM, BN] }> = do_ * u;
         let _v34: Tile<f32, { [BM, BN] }> = _v33 * dgelu;
         let _v35: Tile<E2, { [BM, BN] }> = convert_tile(_v34);
@@ -212,6 +230,7 @@ pub mod geglu_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(dgate_up, index=(pm, pn + n_half_tiles), tile=(do * gelu).astype(dgate_up.dtype))
         let _v37: Tile<f32, { [BM, BN] }> = do_ * gelu;
         let _v38: Tile<E2, { [BM, BN] }> = convert_tile(_v37);
         let _v39: i32 = pn + n_half_tiles;

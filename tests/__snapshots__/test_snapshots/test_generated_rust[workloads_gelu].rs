@@ -12,7 +12,9 @@ pub mod gelu_kernels {
         x: &Tensor<E, { [-1] }>,
         y: &mut Tensor<E2, { [BLOCK] }>,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
         let _pv1: Partition<E, { [BLOCK] }> = unsafe {
             make_partition_view(
                 x,
@@ -31,12 +33,14 @@ pub mod gelu_kernels {
             tma::Enabled,
         );
         let v: Tile<f32, { [BLOCK] }> = convert_tile(_v2);
+        // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
         let _v3: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.7978845608028654f32, shape![BLOCK]);
         let _v4: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.044715f32, shape![BLOCK]);
         let _v5: Tile<f32, { [BLOCK] }> = _v4 * v;
         let _v6: Tile<f32, { [BLOCK] }> = _v5 * v;
         let _v7: Tile<f32, { [BLOCK] }> = fma(_v6, v, v, rounding::NearestEven, ftz::Disabled);
         let _gelu_tanh1_inner: Tile<f32, { [BLOCK] }> = _v3 * _v7;
+        // ct.store(y, index=(pid,), tile=_gelu_tanh(v).astype(y.dtype))
         let _v8: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.5f32, shape![BLOCK]);
         let _v9: Tile<f32, { [BLOCK] }> = _v8 * v;
         let _v10: Tile<f32, { [BLOCK] }> = broadcast_scalar(1.0f32, shape![BLOCK]);
@@ -61,8 +65,11 @@ pub mod gelu_kernels {
         bias: &Tensor<E2, { [-1] }>,
         y: &mut Tensor<E, { [BM, BN] }>,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -82,6 +89,7 @@ pub mod gelu_kernels {
         );
         let mut v: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
         if HAS_BIAS == 1i32 {
+            // v = v + ct.load(bias, index=(pn,), shape=(BN,)).astype(ct.float32)[None, :]
             let _pv3: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(
                     bias,
@@ -104,12 +112,14 @@ pub mod gelu_kernels {
             let _v7: Tile<f32, { [BM, BN] }> = _v6.broadcast(shape![BM, BN]);
             v = v + _v7;
         }
+        // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
         let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
         let _v9: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
         let _v10: Tile<f32, { [BM, BN] }> = _v9 * v;
         let _v11: Tile<f32, { [BM, BN] }> = _v10 * v;
         let _v12: Tile<f32, { [BM, BN] }> = fma(_v11, v, v, rounding::NearestEven, ftz::Disabled);
         let _gelu_tanh2_inner: Tile<f32, { [BM, BN] }> = _v8 * _v12;
+        // ct.store(y, index=(pm, pn), tile=_gelu_tanh(v).astype(y.dtype))
         let _v13: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
         let _v14: Tile<f32, { [BM, BN] }> = _v13 * v;
         let _v15: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);

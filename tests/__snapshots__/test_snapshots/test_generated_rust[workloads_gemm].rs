@@ -21,8 +21,11 @@ pub mod gemm_kernels {
         C: &mut Tensor<E, { [BM, BN] }>,
         bias: &Tensor<E2, { [-1] }>,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let _pv1: Partition<E, { [BM, BK] }> = unsafe {
             make_partition_view(
                 A,
@@ -33,8 +36,10 @@ pub mod gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv1, 1i32);
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
+            // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv2: Partition<E, { [BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -52,6 +57,7 @@ pub mod gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [BK, BN] }> = unsafe {
                 make_partition_view(
                     B,
@@ -69,9 +75,11 @@ pub mod gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
         if HAS_BIAS == 1i32 {
+            // bv = ct.load(bias, index=(pid_n,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO)
             let _pv4: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(
                     bias,
@@ -89,11 +97,13 @@ pub mod gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = acc + bv.astype(ct.float32)[None, :]
             let _v5: Tile<f32, { [BN] }> = convert_tile(bv);
             let _v6: Tile<f32, { [1, BN] }> = _v5.reshape(shape![1, BN]);
             let _v7: Tile<f32, { [BM, BN] }> = _v6.broadcast(shape![BM, BN]);
             acc = acc + _v7;
         }
+        // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
         let _v8: Tile<E, { [BM, BN] }> = convert_tile(acc);
         C.store(_v8);
     }

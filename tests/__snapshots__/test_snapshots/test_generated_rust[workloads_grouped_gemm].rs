@@ -20,8 +20,11 @@ pub mod grouped_gemm_kernels {
         C: &mut Tensor<E2, { [BM, BN] }>,
         tile_expert_ids: &Tensor<i32, { [-1] }>,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // expert = ct.load(tile_expert_ids, index=(pid_m,), shape=(1,)).item()
         let _pv1: Partition<i32, { [1] }> = unsafe {
             make_partition_view(
                 tile_expert_ids,
@@ -41,6 +44,7 @@ pub mod grouped_gemm_kernels {
         );
         let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
         let expert: i32 = tile_to_scalar(_v3);
+        // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let _pv4: Partition<E, { [BM, BK] }> = unsafe {
             make_partition_view(
                 A,
@@ -51,8 +55,10 @@ pub mod grouped_gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv4, 1i32);
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
+            // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv5: Partition<E, { [BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -70,6 +76,7 @@ pub mod grouped_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // w = ct.load(W, index=(expert, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv6: Partition<E, { [1, BN, BK] }> = unsafe {
                 make_partition_view(
                     W,
@@ -87,10 +94,12 @@ pub mod grouped_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a, ct.transpose(w.reshape((BN, BK))), acc)
             let _v7: Tile<E, { [BN, BK] }> = w.reshape(shape![BN, BK]);
             let _v8: Tile<E, { [BK, BN] }> = permute(_v7, const_array![1, 0]);
             acc = mmaf(a, _v8, acc);
         }
+        // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
         let _v9: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v9);
     }

@@ -13,7 +13,9 @@ pub mod kl_div_kernels {
         target: &Tensor<E2, { [-1, -1] }>,
         loss: &mut Tensor<f32, { [1] }>,
     ) {
+        // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
+        // num_v_tiles = ct.num_tiles(log_pred, axis=1, shape=(1, BV))
         let _pv1: Partition<E, { [1, BV] }> = unsafe {
             make_partition_view(
                 log_pred,
@@ -24,8 +26,10 @@ pub mod kl_div_kernels {
             )
         };
         let num_v_tiles: i32 = num_tiles(&_pv1, 1i32);
+        // acc = ct.zeros((1, BV), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BV] }> = constant(0.0f32, shape![1, BV]);
         for j in 0i32..num_v_tiles {
+            // lp = ct.load(log_pred, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
             let _pv2: Partition<E, { [1, BV] }> = unsafe {
                 make_partition_view(
                     log_pred,
@@ -43,7 +47,9 @@ pub mod kl_div_kernels {
                 None,
                 tma::Enabled,
             );
+            // lp = lp.astype(ct.float32)
             let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);
+            // t = ct.load(target, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E2, { [1, BV] }> = unsafe {
                 make_partition_view(
                     target,
@@ -61,12 +67,15 @@ pub mod kl_div_kernels {
                 None,
                 tma::Enabled,
             );
+            // t = t.astype(ct.float32)
             let t: Tile<f32, { [1, BV] }> = convert_tile(t);
             if LOG_TARGET == 1i32 {
+                // acc = acc + ct.exp(t) * (t - lp)
                 let _v4: Tile<f32, { [1, BV] }> = exp(t);
                 let _v5: Tile<f32, { [1, BV] }> = t - lp;
                 acc = fma(_v4, _v5, acc, rounding::NearestEven, ftz::Disabled);
             } else {
+                // acc = acc + ct.where(t > 0.0, t * (ct.log(t) - lp), 0.0)
                 let _v6: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
                 let _v7: Tile<bool, { [1, BV] }> =
                     cmpf(t, _v6, predicate::GreaterThan, cmp_ordering::Ordered);
@@ -78,6 +87,7 @@ pub mod kl_div_kernels {
                 acc = acc + _v12;
             }
         }
+        // ct.store(loss, index=(row,), tile=ct.sum(acc, axis=1))
         let _v13: Tile<f32, { [1] }> = reduce_sum(acc, 1i32);
         loss.store(_v13);
     }

@@ -25,9 +25,12 @@ pub mod workloads_layer_norm_kernels {
         rstd_out: &mut Tensor<f32, { [BM] }>,
         eps: f32,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // n = x.shape[1]
         let _shape1: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = _shape1[1];
+        // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -46,12 +49,15 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        // cols = ct.arange(BN, dtype=ct.int32)
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        // mean = ct.sum(xt, axis=1, keepdims=True) / n
         let _v4: Tile<f32, { [BM] }> = reduce_sum(xt, 1i32);
         let _v5: Tile<f32, { [BM, 1] }> = _v4.reshape(shape![BM, 1]);
         let _v6: f32 = convert_scalar(n);
         let _v7: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v6, shape![BM, 1]);
         let mean: Tile<f32, { [BM, 1] }> = _v5 / _v7;
+        // xc = ct.where(cols[None, :] < n, xt - mean, 0.0)
         let _v8: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
         let _v9: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
         let _v10: Tile<bool, { [1, BN] }> = cmpi(_v8, _v9, predicate::LessThan);
@@ -60,15 +66,18 @@ pub mod workloads_layer_norm_kernels {
         let _v13: Tile<f32, { [BM, BN] }> = xt - _v12;
         let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
         let xc: Tile<f32, { [BM, BN] }> = select(_v11, _v13, _v14);
+        // var = ct.sum(xc * xc, axis=1, keepdims=True) / n
         let _v15: Tile<f32, { [BM, BN] }> = xc * xc;
         let _v16: Tile<f32, { [BM] }> = reduce_sum(_v15, 1i32);
         let _v17: Tile<f32, { [BM, 1] }> = _v16.reshape(shape![BM, 1]);
         let _v18: f32 = convert_scalar(n);
         let _v19: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v18, shape![BM, 1]);
         let var: Tile<f32, { [BM, 1] }> = _v17 / _v19;
+        // rstd = ct.rsqrt(var + eps)
         let _v20: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
         let _v21: Tile<f32, { [BM, 1] }> = var + _v20;
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v21, ftz::Disabled);
+        // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv22: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
@@ -83,6 +92,7 @@ pub mod workloads_layer_norm_kernels {
         let wt: Tile<f32, { [BN] }> = convert_tile(_v23);
         let mut out: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         if HAS_BIAS == 1i32 {
+            // bt = ct.load(b, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
             let _pv24: Partition<E2, { [BN] }> = unsafe {
                 make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token())
             };
@@ -95,6 +105,7 @@ pub mod workloads_layer_norm_kernels {
                 tma::Enabled,
             );
             let bt: Tile<f32, { [BN] }> = convert_tile(_v25);
+            // out = out + bt[None, :]
             let _v26: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
             let _v27: Tile<f32, { [BM, BN] }> = xc * _v26;
             let _v28: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
@@ -109,6 +120,7 @@ pub mod workloads_layer_norm_kernels {
             let _v35: Tile<f32, { [BM, BN] }> = _v34.broadcast(shape![BM, BN]);
             out = _v33 * _v35;
         }
+        // ct.store(y, index=(pid, 0), tile=out.astype(y.dtype))
         let _v36: Tile<E, { [BM, BN] }> = convert_tile(out);
         let mut _pm37: PartitionMut<E, { [BM, BN] }> =
             unsafe { y.partition_full_mut(shape![BM, BN]) };
@@ -123,8 +135,10 @@ pub mod workloads_layer_norm_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(mean_out, index=(pid,), tile=mean.reshape((BM,)))
         let _v38: Tile<f32, { [BM] }> = mean.reshape(shape![BM]);
         mean_out.store(_v38);
+        // ct.store(rstd_out, index=(pid,), tile=rstd.reshape((BM,)))
         let _v39: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
         rstd_out.store(_v39);
     }
@@ -149,10 +163,14 @@ pub mod workloads_layer_norm_kernels {
         dw_partial: &Tensor<f32, { [-1, -1] }>,
         db_partial: &Tensor<f32, { [-1, -1] }>,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // n = x.shape[1]
         let _shape1: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = _shape1[1];
+        // cols = ct.arange(BN, dtype=ct.int32)
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -171,6 +189,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
         let _pv4: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dy,
@@ -189,6 +208,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
+        // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv6: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
@@ -201,6 +221,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
+        // mu = ct.load(mean, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let _pv8: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 mean,
@@ -219,6 +240,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let mu: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let _pv10: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 rstd,
@@ -237,6 +259,7 @@ pub mod workloads_layer_norm_kernels {
             tma::Enabled,
         );
         let rs: Tile<E2, { [BM, 1] }> = _v11.reshape(shape![BM, 1]);
+        // xhat = ct.where(cols[None, :] < n, (xt - mu) * rs, 0.0)
         let _v12: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
         let _v13: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
         let _v14: Tile<bool, { [1, BN] }> = cmpi(_v12, _v13, predicate::LessThan);
@@ -249,20 +272,24 @@ pub mod workloads_layer_norm_kernels {
         let _v21: Tile<f32, { [BM, BN] }> = _v18 * _v20;
         let _v22: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
         let xhat: Tile<f32, { [BM, BN] }> = select(_v15, _v21, _v22);
+        // wdy = wt[None, :] * dyt
         let _v23: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
         let _v24: Tile<f32, { [BM, BN] }> = _v23.broadcast(shape![BM, BN]);
         let wdy: Tile<f32, { [BM, BN] }> = _v24 * dyt;
+        // c1 = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
         let _v25: Tile<f32, { [BM, BN] }> = xhat * wdy;
         let _v26: Tile<f32, { [BM] }> = reduce_sum(_v25, 1i32);
         let _v27: Tile<f32, { [BM, 1] }> = _v26.reshape(shape![BM, 1]);
         let _v28: f32 = convert_scalar(n);
         let _v29: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v28, shape![BM, 1]);
         let c1: Tile<f32, { [BM, 1] }> = _v27 / _v29;
+        // c2 = ct.sum(wdy, axis=1, keepdims=True) / n
         let _v30: Tile<f32, { [BM] }> = reduce_sum(wdy, 1i32);
         let _v31: Tile<f32, { [BM, 1] }> = _v30.reshape(shape![BM, 1]);
         let _v32: f32 = convert_scalar(n);
         let _v33: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v32, shape![BM, 1]);
         let c2: Tile<f32, { [BM, 1] }> = _v31 / _v33;
+        // dxt = (wdy - (xhat * c1 + c2)) * rs
         let _v34: Tile<f32, { [BM, BN] }> = c1.broadcast(shape![BM, BN]);
         let _v35: Tile<f32, { [BM, BN] }> = c2.broadcast(shape![BM, BN]);
         let _v36: Tile<f32, { [BM, BN] }> =
@@ -271,6 +298,7 @@ pub mod workloads_layer_norm_kernels {
         let _v38: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let _v39: Tile<f32, { [BM, BN] }> = _v38.broadcast(shape![BM, BN]);
         let dxt: Tile<f32, { [BM, BN] }> = _v37 * _v39;
+        // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
         let _v40: Tile<E, { [BM, BN] }> = convert_tile(dxt);
         let mut _pm41: PartitionMut<E, { [BM, BN] }> =
             unsafe { dx.partition_full_mut(shape![BM, BN]) };
@@ -285,6 +313,7 @@ pub mod workloads_layer_norm_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(dw_partial, index=(pid, 0), tile=ct.sum(dyt * xhat, axis=0, keepdims=True))
         let _v42: Tile<f32, { [BM, BN] }> = dyt * xhat;
         let _v43: Tile<f32, { [BN] }> = reduce_sum(_v42, 0i32);
         let _v44: Tile<f32, { [1, BN] }> = _v43.reshape(shape![1, BN]);
@@ -301,6 +330,7 @@ pub mod workloads_layer_norm_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(db_partial, index=(pid, 0), tile=ct.sum(dyt, axis=0, keepdims=True))
         let _v46: Tile<f32, { [BN] }> = reduce_sum(dyt, 0i32);
         let _v47: Tile<f32, { [1, BN] }> = _v46.reshape(shape![1, BN]);
         let mut _pm48: PartitionMut<f32, { [1, BN] }> =
@@ -333,7 +363,9 @@ pub mod workloads_layer_norm_kernels {
         dw: &mut Tensor<E2, { [BN] }>,
         db: &mut Tensor<E2, { [BN] }>,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // num_row_tiles = ct.num_tiles(dw_partial, axis=0, shape=(BM, BN))
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dw_partial,
@@ -344,9 +376,12 @@ pub mod workloads_layer_norm_kernels {
             )
         };
         let num_row_tiles: i32 = num_tiles(&_pv1, 0i32);
+        // dw_acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut dw_acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        // db_acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut db_acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for i in 0i32..num_row_tiles {
+            // dw_acc = dw_acc + ct.load(dw_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
             let _pv2: Partition<E, { [BM, BN] }> = unsafe {
                 make_partition_view(
                     dw_partial,
@@ -366,6 +401,7 @@ pub mod workloads_layer_norm_kernels {
             );
             let _v4: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
             dw_acc = dw_acc + _v4;
+            // db_acc = db_acc + ct.load(db_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
             let _pv5: Partition<E, { [BM, BN] }> = unsafe {
                 make_partition_view(
                     db_partial,
@@ -386,9 +422,11 @@ pub mod workloads_layer_norm_kernels {
             let _v7: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
             db_acc = db_acc + _v7;
         }
+        // ct.store(dw, index=(pid,), tile=ct.sum(dw_acc, axis=0).astype(dw.dtype))
         let _v8: Tile<f32, { [BN] }> = reduce_sum(dw_acc, 0i32);
         let _v9: Tile<E2, { [BN] }> = convert_tile(_v8);
         dw.store(_v9);
+        // ct.store(db, index=(pid,), tile=ct.sum(db_acc, axis=0).astype(db.dtype))
         let _v10: Tile<f32, { [BN] }> = reduce_sum(db_acc, 0i32);
         let _v11: Tile<E2, { [BN] }> = convert_tile(_v10);
         db.store(_v11);

@@ -19,11 +19,13 @@ pub mod moe_align_kernels {
         let __tok_root: Token = new_token_unordered();
         let mut expert_counts_tok_access: Token = __tok_root;
         let mut expert_counts_tok_store: Token = __tok_root;
+        // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
         let _v1: i32 = get_tile_block_id().0;
         let _v2: i32 = _v1 * BLOCK;
         let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
         let _v4: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
         let offs: Tile<i32, { [BLOCK] }> = _v3 + _v4;
+        // ids = ct.gather(topk_ids, offs, padding_value=-1)
         let _v5: Tile<u64, { [BLOCK] }> = exti(offs);
         let _v6: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let _v7: Tile<u64, { [] }> = exti(_v6);
@@ -48,6 +50,7 @@ pub mod moe_align_kernels {
             )
         };
         let ids: Tile<i32, { [BLOCK] }> = _v17;
+        // ct.atomic_add(expert_counts, ids, 1)
         let _v19: Tile<u64, { [BLOCK] }> = exti(ids);
         let _v20: Tile<i32, { [] }> = scalar_to_tile(expert_counts_shape0);
         let _v21: Tile<u64, { [] }> = exti(_v20);
@@ -87,6 +90,7 @@ pub mod moe_align_kernels {
         expert_offsets: &Tensor<i32, { [-1] }>,
         total_padded: &Tensor<i32, { [-1] }>,
     ) {
+        // counts = ct.load(expert_counts, index=(0,), shape=(E,), padding_mode=ct.PaddingMode.ZERO)
         let _pv1: Partition<i32, { [E_] }> = unsafe {
             make_partition_view(
                 expert_counts,
@@ -104,11 +108,14 @@ pub mod moe_align_kernels {
             None,
             tma::Enabled,
         );
+        // padded = ct.cdiv(counts, BLOCK_M) * BLOCK_M
         let _v2: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
         let _v3: Tile<i32, { [E_] }> = divi(counts, _v2, rounding::PositiveInf);
         let _v4: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
         let padded: Tile<i32, { [E_] }> = _v3 * _v4;
+        // incl = ct.cumsum(padded, axis=0)
         let incl: Tile<i32, { [E_] }> = scan_sum(padded, 0i32, reverse::Forward, 0i32);
+        // ct.store(expert_offsets, index=(0,), tile=incl - padded)
         let _v5: Tile<i32, { [E_] }> = incl - padded;
         let mut _pm6: PartitionMut<i32, { [E_] }> =
             unsafe { expert_offsets.partition_full_mut(shape![E_]) };
@@ -123,6 +130,7 @@ pub mod moe_align_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(total_padded, index=(0,), tile=ct.sum(padded, axis=0).reshape((1,)))
         let _v7: Tile<i32, { [] }> = reduce_sum(padded, 0i32);
         let _v8: i32 = tile_to_scalar(_v7);
         let _v9: Tile<i32, { [] }> = scalar_to_tile(_v8);
@@ -163,11 +171,13 @@ pub mod moe_align_kernels {
         let __tok_root: Token = new_token_unordered();
         let mut expert_cursor_tok_access: Token = __tok_root;
         let mut expert_cursor_tok_store: Token = __tok_root;
+        // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
         let _v1: i32 = get_tile_block_id().0;
         let _v2: i32 = _v1 * BLOCK;
         let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
         let _v4: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
         let offs: Tile<i32, { [BLOCK] }> = _v3 + _v4;
+        // ids = ct.gather(topk_ids, offs, padding_value=-1)
         let _v5: Tile<u64, { [BLOCK] }> = exti(offs);
         let _v6: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let _v7: Tile<u64, { [] }> = exti(_v6);
@@ -192,6 +202,7 @@ pub mod moe_align_kernels {
             )
         };
         let ids: Tile<i32, { [BLOCK] }> = _v17;
+        // slot = ct.atomic_add(expert_cursor, ids, 1)
         let _v19: Tile<u64, { [BLOCK] }> = exti(ids);
         let _v20: Tile<i32, { [] }> = scalar_to_tile(expert_cursor_shape0);
         let _v21: Tile<u64, { [] }> = exti(_v20);
@@ -219,6 +230,7 @@ pub mod moe_align_kernels {
         expert_cursor_tok_access = _tok33;
         expert_cursor_tok_store = _tok33;
         let slot: Tile<i32, { [BLOCK] }> = _v32;
+        // base = ct.gather(expert_offsets, ids)
         let _v34: Tile<u64, { [BLOCK] }> = exti(ids);
         let _v35: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
         let _v36: Tile<u64, { [] }> = exti(_v35);
@@ -243,8 +255,10 @@ pub mod moe_align_kernels {
             )
         };
         let base: Tile<i32, { [BLOCK] }> = _v46;
+        // valid = ids >= 0
         let _v48: Tile<i32, { [BLOCK] }> = constant(0i32, shape![BLOCK]);
         let valid: Tile<bool, { [BLOCK] }> = cmpi(ids, _v48, predicate::GreaterThanOrEqual);
+        // ct.scatter(sorted_token_ids, base + slot, offs // TOPK, mask=valid)
         let _v49: Tile<i32, { [BLOCK] }> = base + slot;
         let _v50: Tile<u64, { [BLOCK] }> = exti(_v49);
         let _v51: Tile<i32, { [] }> = scalar_to_tile(sorted_token_ids_shape0);

@@ -20,13 +20,19 @@ pub mod persistent_gemm_kernels {
         B: &Tensor<E, { [-1, -1] }>,
         C: &Tensor<E2, { [-1, -1] }>,
     ) {
+        // M = A.shape[0]
         let _shape1: Shape<{ [-1, -1] }> = A.shape();
         let M: i32 = _shape1[0];
+        // N = B.shape[1]
         let _shape2: Shape<{ [-1, -1] }> = B.shape();
         let N: i32 = _shape2[1];
+        // num_pid_m = ct.cdiv(M, BM)
         let num_pid_m: i32 = ceil_div(M, BM);
+        // num_pid_n = ct.cdiv(N, BN)
         let num_pid_n: i32 = ceil_div(N, BN);
+        // num_tiles = num_pid_m * num_pid_n
         let num_tiles_: i32 = num_pid_m * num_pid_n;
+        // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let _pv3: Partition<E, { [BM, BK] }> = unsafe {
             make_partition_view(
                 A,
@@ -37,17 +43,22 @@ pub mod persistent_gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv3, 1i32);
+        // num_pid_in_group = GROUP_M * num_pid_n
         let num_pid_in_group: i32 = GROUP_M * num_pid_n;
         let _v4: i32 = get_tile_block_id().0;
         let _v5: i32 = get_num_tile_blocks().0;
         for tile_id in (_v4..num_tiles_).step_by(_v5 as usize) {
+            // group_id = tile_id // num_pid_in_group
             let _v6: Tile<i32, { [] }> = scalar_to_tile(tile_id);
             let _v7: Tile<i32, { [] }> = scalar_to_tile(num_pid_in_group);
             let _v8: Tile<i32, { [] }> = divi(_v6, _v7, rounding::NegativeInf);
             let group_id: i32 = tile_to_scalar(_v8);
+            // first_pid_m = group_id * GROUP_M
             let first_pid_m: i32 = group_id * GROUP_M;
+            // group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
             let _v9: i32 = num_pid_m - first_pid_m;
             let group_size_m: i32 = min(_v9, GROUP_M);
+            // local = tile_id % num_pid_in_group
             let _v10: Tile<i32, { [] }> = scalar_to_tile(tile_id);
             let _v11: Tile<i32, { [] }> = scalar_to_tile(num_pid_in_group);
             let _v12: Tile<i32, { [] }> = remi(_v10, _v11);
@@ -60,6 +71,7 @@ pub mod persistent_gemm_kernels {
             let _v19: Tile<i32, { [] }> = _v12 + _v11;
             let _v20: Tile<i32, { [] }> = select(_v18, _v19, _v12);
             let local: i32 = tile_to_scalar(_v20);
+            // pid_m = first_pid_m + local % group_size_m
             let _v21: Tile<i32, { [] }> = scalar_to_tile(local);
             let _v22: Tile<i32, { [] }> = scalar_to_tile(group_size_m);
             let _v23: Tile<i32, { [] }> = remi(_v21, _v22);
@@ -73,12 +85,15 @@ pub mod persistent_gemm_kernels {
             let _v31: Tile<i32, { [] }> = select(_v29, _v30, _v23);
             let _v32: i32 = tile_to_scalar(_v31);
             let pid_m: i32 = first_pid_m + _v32;
+            // pid_n = local // group_size_m
             let _v33: Tile<i32, { [] }> = scalar_to_tile(local);
             let _v34: Tile<i32, { [] }> = scalar_to_tile(group_size_m);
             let _v35: Tile<i32, { [] }> = divi(_v33, _v34, rounding::NegativeInf);
             let pid_n: i32 = tile_to_scalar(_v35);
+            // acc = ct.zeros((BM, BN), dtype=ct.float32)
             let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             for k in 0i32..num_k {
+                // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
                 let _pv36: Partition<E, { [BM, BK] }> = unsafe {
                     make_partition_view(
                         A,
@@ -96,6 +111,7 @@ pub mod persistent_gemm_kernels {
                     None,
                     tma::Enabled,
                 );
+                // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
                 let _pv37: Partition<E, { [BK, BN] }> = unsafe {
                     make_partition_view(
                         B,
@@ -113,8 +129,10 @@ pub mod persistent_gemm_kernels {
                     None,
                     tma::Enabled,
                 );
+                // acc = ct.mma(a, b, acc)
                 acc = mmaf(a, b, acc);
             }
+            // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
             let _v38: Tile<E2, { [BM, BN] }> = convert_tile(acc);
             let mut _pm39: PartitionMut<E2, { [BM, BN] }> =
                 unsafe { C.partition_full_mut(shape![BM, BN]) };

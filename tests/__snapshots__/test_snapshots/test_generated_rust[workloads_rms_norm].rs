@@ -25,9 +25,12 @@ pub mod workloads_rms_norm_kernels {
         rstd_out: &mut Tensor<f32, { [BM] }>,
         eps: f32,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // n = x.shape[1]
         let _shape1: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = _shape1[1];
+        // h = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -47,6 +50,7 @@ pub mod workloads_rms_norm_kernels {
         );
         let mut h: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
         if HAS_RESIDUAL == 1i32 {
+            // r = ct.load(residual, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv4: Partition<E, { [BM, BN] }> = unsafe {
                 make_partition_view(
                     residual,
@@ -64,8 +68,10 @@ pub mod workloads_rms_norm_kernels {
                 None,
                 tma::Enabled,
             );
+            // h = h + r.astype(ct.float32)
             let _v5: Tile<f32, { [BM, BN] }> = convert_tile(r);
             h = h + _v5;
+            // ct.store(residual_out, index=(pid, 0), tile=h.astype(residual_out.dtype))
             let _v6: Tile<E, { [BM, BN] }> = convert_tile(h);
             let mut _pm7: PartitionMut<E, { [BM, BN] }> =
                 unsafe { residual_out.partition_full_mut(shape![BM, BN]) };
@@ -81,15 +87,18 @@ pub mod workloads_rms_norm_kernels {
                 )
             };
         }
+        // ms = ct.sum(h * h, axis=1, keepdims=True) / n
         let _v8: Tile<f32, { [BM, BN] }> = h * h;
         let _v9: Tile<f32, { [BM] }> = reduce_sum(_v8, 1i32);
         let _v10: Tile<f32, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
         let _v11: f32 = convert_scalar(n);
         let _v12: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v11, shape![BM, 1]);
         let ms: Tile<f32, { [BM, 1] }> = _v10 / _v12;
+        // rstd = ct.rsqrt(ms + eps)
         let _v13: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
         let _v14: Tile<f32, { [BM, 1] }> = ms + _v13;
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v14, ftz::Disabled);
+        // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv15: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
@@ -102,6 +111,7 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [BN] }> = convert_tile(_v16);
+        // ct.store(y, index=(pid, 0), tile=(h * rstd * wt[None, :]).astype(y.dtype))
         let _v17: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
         let _v18: Tile<f32, { [BM, BN] }> = h * _v17;
         let _v19: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
@@ -121,6 +131,7 @@ pub mod workloads_rms_norm_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(rstd_out, index=(pid,), tile=rstd.reshape((BM,)))
         let _v24: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
         rstd_out.store(_v24);
     }
@@ -137,9 +148,12 @@ pub mod workloads_rms_norm_kernels {
         dx: &Tensor<E, { [-1, -1] }>,
         dw_partial: &Tensor<f32, { [-1, -1] }>,
     ) {
+        // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
+        // n = x.shape[1]
         let _shape1: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = _shape1[1];
+        // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv2: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 x,
@@ -158,6 +172,7 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
         let _pv4: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dy,
@@ -176,6 +191,7 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
+        // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let _pv6: Partition<E2, { [BN] }> = unsafe {
             make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
         };
@@ -188,6 +204,7 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
+        // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let _pv8: Partition<E2, { [BM] }> = unsafe {
             make_partition_view(
                 rstd,
@@ -206,24 +223,29 @@ pub mod workloads_rms_norm_kernels {
             tma::Enabled,
         );
         let rs: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        // xhat = xt * rs
         let _v10: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let _v11: Tile<f32, { [BM, BN] }> = _v10.broadcast(shape![BM, BN]);
         let xhat: Tile<f32, { [BM, BN] }> = xt * _v11;
+        // wdy = dyt * wt[None, :]
         let _v12: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
         let _v13: Tile<f32, { [BM, BN] }> = _v12.broadcast(shape![BM, BN]);
         let wdy: Tile<f32, { [BM, BN] }> = dyt * _v13;
+        // c = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
         let _v14: Tile<f32, { [BM, BN] }> = xhat * wdy;
         let _v15: Tile<f32, { [BM] }> = reduce_sum(_v14, 1i32);
         let _v16: Tile<f32, { [BM, 1] }> = _v15.reshape(shape![BM, 1]);
         let _v17: f32 = convert_scalar(n);
         let _v18: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v17, shape![BM, 1]);
         let c: Tile<f32, { [BM, 1] }> = _v16 / _v18;
+        // dxt = (wdy - xhat * c) * rs
         let _v19: Tile<f32, { [BM, BN] }> = c.broadcast(shape![BM, BN]);
         let _v20: Tile<f32, { [BM, BN] }> = xhat * _v19;
         let _v21: Tile<f32, { [BM, BN] }> = wdy - _v20;
         let _v22: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let _v23: Tile<f32, { [BM, BN] }> = _v22.broadcast(shape![BM, BN]);
         let dxt: Tile<f32, { [BM, BN] }> = _v21 * _v23;
+        // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
         let _v24: Tile<E, { [BM, BN] }> = convert_tile(dxt);
         let mut _pm25: PartitionMut<E, { [BM, BN] }> =
             unsafe { dx.partition_full_mut(shape![BM, BN]) };
@@ -238,6 +260,7 @@ pub mod workloads_rms_norm_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(dw_partial, index=(pid, 0), tile=ct.sum(dyt * xhat, axis=0, keepdims=True))
         let _v26: Tile<f32, { [BM, BN] }> = dyt * xhat;
         let _v27: Tile<f32, { [BN] }> = reduce_sum(_v26, 0i32);
         let _v28: Tile<f32, { [1, BN] }> = _v27.reshape(shape![1, BN]);

@@ -14,8 +14,11 @@ pub mod rope_kernels {
         sin_: &Tensor<E2, { [-1, -1] }>,
         out: &Tensor<E, { [-1, -1, -1] }>,
     ) {
+        // tok = ct.bid(0)
         let tok: i32 = get_tile_block_id().0;
+        // hb = ct.bid(1)
         let hb: i32 = get_tile_block_id().1;
+        // x1 = ct.load(x, index=(tok, hb, 0), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
         let _pv1: Partition<E, { [1, BH, HALF] }> = unsafe {
             make_partition_view(
                 x,
@@ -35,6 +38,7 @@ pub mod rope_kernels {
         );
         let _v3: Tile<E, { [BH, HALF] }> = _v2.reshape(shape![BH, HALF]);
         let x1: Tile<f32, { [BH, HALF] }> = convert_tile(_v3);
+        // x2 = ct.load(x, index=(tok, hb, 1), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
         let _pv4: Partition<E, { [1, BH, HALF] }> = unsafe {
             make_partition_view(
                 x,
@@ -54,6 +58,7 @@ pub mod rope_kernels {
         );
         let _v6: Tile<E, { [BH, HALF] }> = _v5.reshape(shape![BH, HALF]);
         let x2: Tile<f32, { [BH, HALF] }> = convert_tile(_v6);
+        // c = ct.load(cos, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
         let _pv7: Partition<E2, { [1, HALF] }> = unsafe {
             make_partition_view(
                 cos_,
@@ -72,6 +77,7 @@ pub mod rope_kernels {
             tma::Enabled,
         );
         let c: Tile<f32, { [1, HALF] }> = convert_tile(_v8);
+        // s = ct.load(sin, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
         let _pv9: Partition<E2, { [1, HALF] }> = unsafe {
             make_partition_view(
                 sin_,
@@ -90,17 +96,20 @@ pub mod rope_kernels {
             tma::Enabled,
         );
         let s: Tile<f32, { [1, HALF] }> = convert_tile(_v10);
+        // o1 = x1 * c - x2 * s
         let _v11: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
         let _v12: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
         let _v13: Tile<f32, { [BH, HALF] }> = x2 * _v12;
         let _v14: Tile<f32, { [BH, HALF] }> = negf(_v13);
         let o1: Tile<f32, { [BH, HALF] }> =
             fma(x1, _v11, _v14, rounding::NearestEven, ftz::Disabled);
+        // o2 = x2 * c + x1 * s
         let _v15: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
         let _v16: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
         let _v17: Tile<f32, { [BH, HALF] }> = x1 * _v16;
         let o2: Tile<f32, { [BH, HALF] }> =
             fma(x2, _v15, _v17, rounding::NearestEven, ftz::Disabled);
+        // ct.store(out, index=(tok, hb, 0), tile=o1.reshape((1, BH, HALF)).astype(out.dtype))
         let _v18: Tile<f32, { [1, BH, HALF] }> = o1.reshape(shape![1, BH, HALF]);
         let _v19: Tile<E, { [1, BH, HALF] }> = convert_tile(_v18);
         let mut _pm20: PartitionMut<E, { [1, BH, HALF] }> =
@@ -116,6 +125,7 @@ pub mod rope_kernels {
                 tma::Enabled,
             )
         };
+        // ct.store(out, index=(tok, hb, 1), tile=o2.reshape((1, BH, HALF)).astype(out.dtype))
         let _v21: Tile<f32, { [1, BH, HALF] }> = o2.reshape(shape![1, BH, HALF]);
         let _v22: Tile<E, { [1, BH, HALF] }> = convert_tile(_v21);
         let mut _pm23: PartitionMut<E, { [1, BH, HALF] }> =

@@ -19,9 +19,13 @@ pub mod split_k_gemm_kernels {
         P: &Tensor<f32, { [-1, -1, -1] }>,
         k_tiles_per_split: i32,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // split = ct.bid(2)
         let split: i32 = get_tile_block_id().2;
+        // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let _pv1: Partition<E, { [BM, BK] }> = unsafe {
             make_partition_view(
                 A,
@@ -32,11 +36,15 @@ pub mod split_k_gemm_kernels {
             )
         };
         let num_k: i32 = num_tiles(&_pv1, 1i32);
+        // k_start = split * k_tiles_per_split
         let k_start: i32 = split * k_tiles_per_split;
+        // k_end = min(k_start + k_tiles_per_split, num_k)
         let _v2: i32 = k_start + k_tiles_per_split;
         let k_end: i32 = min(_v2, num_k);
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in k_start..k_end {
+            // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
             let _pv3: Partition<E, { [BM, BK] }> = unsafe {
                 make_partition_view(
                     A,
@@ -54,6 +62,7 @@ pub mod split_k_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv4: Partition<E, { [BK, BN] }> = unsafe {
                 make_partition_view(
                     B,
@@ -71,8 +80,10 @@ pub mod split_k_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
+        // ct.store(P, index=(split, pid_m, pid_n), tile=acc.reshape((1, BM, BN)))
         let _v5: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
         let mut _pm6: PartitionMut<f32, { [1, BM, BN] }> =
             unsafe { P.partition_full_mut(shape![1, BM, BN]) };
@@ -96,12 +107,17 @@ pub mod split_k_gemm_kernels {
         P: &Tensor<E, { [-1, -1, -1] }>,
         C: &mut Tensor<E2, { [BM, BN] }>,
     ) {
+        // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
+        // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
+        // num_splits = P.shape[0]
         let _shape1: Shape<{ [-1, -1, -1] }> = P.shape();
         let num_splits: i32 = _shape1[0];
+        // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for s in 0i32..num_splits {
+            // part = ct.load(P, index=(s, pid_m, pid_n), shape=(1, BM, BN), padding_mode=ct.PaddingMode.ZERO)
             let _pv2: Partition<E, { [1, BM, BN] }> = unsafe {
                 make_partition_view(
                     P,
@@ -119,10 +135,12 @@ pub mod split_k_gemm_kernels {
                 None,
                 tma::Enabled,
             );
+            // acc = acc + part.reshape((BM, BN))
             let _v3: Tile<E, { [BM, BN] }> = part.reshape(shape![BM, BN]);
             let _v4: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
             acc = acc + _v4;
         }
+        // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
         let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(_v5);
     }

@@ -13,8 +13,11 @@ pub mod swiglu_kernels {
         up: &Tensor<E2, { [-1, -1] }>,
         out: &mut Tensor<E2, { [BM, BN] }>,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate,
@@ -33,6 +36,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 up,
@@ -51,12 +55,14 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v4);
+        // sig = 1.0 / (1.0 + ct.exp(-g))
         let _v5: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v6: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v7: Tile<f32, { [BM, BN] }> = negf(g);
         let _v8: Tile<f32, { [BM, BN] }> = exp(_v7);
         let _v9: Tile<f32, { [BM, BN] }> = _v6 + _v8;
         let sig: Tile<f32, { [BM, BN] }> = _v5 / _v9;
+        // ct.store(out, index=(pm, pn), tile=(g * sig * u).astype(out.dtype))
         let _v10: Tile<f32, { [BM, BN] }> = g * sig;
         let _v11: Tile<f32, { [BM, BN] }> = _v10 * u;
         let _v12: Tile<E2, { [BM, BN] }> = convert_tile(_v11);
@@ -74,8 +80,11 @@ pub mod swiglu_kernels {
         dgate: &mut Tensor<E2, { [BM, BN] }>,
         dup: &mut Tensor<E2, { [BM, BN] }>,
     ) {
+        // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
+        // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
+        // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv1: Partition<E, { [BM, BN] }> = unsafe {
             make_partition_view(
                 gate,
@@ -94,6 +103,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 up,
@@ -112,6 +122,7 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let u: Tile<f32, { [BM, BN] }> = convert_tile(_v4);
+        // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let _pv5: Partition<E2, { [BM, BN] }> = unsafe {
             make_partition_view(
                 dout,
@@ -130,13 +141,16 @@ pub mod swiglu_kernels {
             tma::Enabled,
         );
         let do_: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        // sig = 1.0 / (1.0 + ct.exp(-g))
         let _v7: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
         let _v9: Tile<f32, { [BM, BN] }> = negf(g);
         let _v10: Tile<f32, { [BM, BN] }> = exp(_v9);
         let _v11: Tile<f32, { [BM, BN] }> = _v8 + _v10;
         let sig: Tile<f32, { [BM, BN] }> = _v7 / _v11;
+        // silu = g * sig
         let silu: Tile<f32, { [BM, BN] }> = g * sig;
+        // dg = do * u * sig * (1.0 + g * (1.0 - sig))
         let _v12: Tile<f32, { [BM, BN] }> = do_ * u;
         let _v13: Tile<f32, { [BM, BN] }> = _v12 * sig;
         let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
@@ -145,8 +159,10 @@ pub mod swiglu_kernels {
         let _v17: Tile<f32, { [BM, BN] }> =
             fma(g, _v15, _v16, rounding::NearestEven, ftz::Disabled);
         let dg: Tile<f32, { [BM, BN] }> = _v13 * _v17;
+        // ct.store(dgate, index=(pm, pn), tile=dg.astype(dgate.dtype))
         let _v18: Tile<E2, { [BM, BN] }> = convert_tile(dg);
         dgate.store(_v18);
+        // ct.store(dup, index=(pm, pn), tile=(do * silu).astype(dup.dtype))
         let _v19: Tile<f32, { [BM, BN] }> = do_ * silu;
         let _v20: Tile<E2, { [BM, BN] }> = convert_tile(_v19);
         dup.store(_v20);
