@@ -58,8 +58,8 @@ def test_json_document(tmp_path):
                                    "compiled", "different", "not_verified"}
     k = doc["kernels"][0]
     assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "verified_at",
-                      "diagnostics"}
-    assert k["verify"] is None and k["verified_at"] is None and k["status"] == "translated" and k["frontend"] == "cutile-python"
+                      "checks", "diagnostics"}
+    assert k["verify"] is None and k["verified_at"] is None and k["checks"] == [] and k["status"] == "translated" and k["frontend"] == "cutile-python"
     assert doc["summary"]["translated"] == doc["summary"]["kernels"] >= 40
 
 

@@ -109,3 +109,18 @@ def test_a_users_own_gitignore_in_out_is_left_alone(tmp_path):
     assert res.returncode == 0, res.stderr
     assert (root / "out" / ".gitignore").read_text() == "mine\n"
     assert ".gitignore" not in json.loads((root / "out/manifest.json").read_text())["files"]
+
+
+@requires_toolchain
+def test_verify_and_the_main_command_print_one_json_schema(corpus_out):
+    """`verify OUT --format json` has the main command's keys, per kernel and in the summary."""
+    res = subprocess.run([sys.executable, "-m", "transpiler.cli", "verify", str(corpus_out), "--format", "json",
+                          "--kernel", "vector_add"], capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    (k,) = doc["kernels"]
+    assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "verified_at",
+                      "checks", "diagnostics"}
+    assert k["status"] == "translated" and k["verify"] == "equivalent" and k["checks"] and k["line"] > 1
+    assert set(doc["summary"]) == {"kernels", "translated", "fallback", "unsupported", "error", "equivalent",
+                                   "compiled", "different", "not_verified"}

@@ -96,6 +96,7 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
             if name == k.name and Path(k.source).resolve() == (result.out / src).resolve():
                 k.verify = v.verdict
                 k.verified_at = v.coverage()
+                k.checks = [dict(c.__dict__) for c in v.checks]
                 if v.verdict not in PASSING:
                     detail = v.reason or next((c.detail for c in v.checks if c.verdict != "equivalent"), "")
                     k.diagnostics.append(Diagnostic("error", "CT200" if v.verdict == "different" else "CT201",
@@ -414,14 +415,10 @@ def verify_cmd(
             verdicts = verify_output(out, kernel or None, log=_over(log, status), progress=status)
         finally:
             _clear_status(status)
-    summary = {k: sum(v.verdict == k for v in verdicts) for k in ("equivalent", "compiled", "different",
-                                                                   "not_verified")}
-    summary["kernels"] = len(verdicts)
+    result = _verify_result(out, verdicts)
+    summary = result.summary()
     if fmt == Format.json:
-        typer.echo(json.dumps({"version": 1, "kernels": [
-            {"name": v.kernel, "source": v.source, "verify": v.verdict, "reason": v.reason,
-             "verified_at": v.coverage(), "checks": [c.__dict__ for c in v.checks]} for v in verdicts],
-            "summary": summary}, indent=2, sort_keys=True))
+        typer.echo(json.dumps(result.as_json(), indent=2, sort_keys=True))
     else:
         for v in verdicts:
             _err(v.summary_line())
@@ -429,11 +426,31 @@ def verify_cmd(
                 if c.verdict not in PASSING:
                     _err(f"  {c.entry} {c.spec} {c.dtype}: {c.verdict}\n{c.detail}")
         if not quiet:  # the main command's summary line, for the same verdicts
-            _err(f"{summary['kernels']} kernels: {summary['equivalent']} equivalent, "
+            _err(f"{summary['kernels']} kernel{'s' if summary['kernels'] != 1 else ''}: "
+                 f"{summary['equivalent']} equivalent, "
                  + (f"{summary['compiled']} compiled, " if summary["compiled"] else "")
                  + f"{summary['different']} different, {summary['not_verified']} not verified "
                  f"({time.monotonic() - t0:.1f} s)")
     raise typer.Exit(0 if verdicts and all(v.verdict in PASSING for v in verdicts) else 1)
+
+
+def _verify_result(out: Path, verdicts) -> "RunResult":
+    """`verify`'s verdicts as the main command's result (one JSON schema for both): each kernel's manifest
+    record gives its line, frontend, status and entries; a failed verdict is a CT200/CT201 diagnostic."""
+    import os
+    from .output.state import load_manifest
+    from .pipeline import KernelResult, RunResult
+    records = {(m["source"], k["name"]): k for m in load_manifest(out)["modules"] for k in m["kernels"]}
+    kernels = []
+    for v in verdicts:
+        k = records.get((v.source, v.kernel), {})
+        src = os.path.relpath(os.path.normpath(out / v.source)).replace(os.sep, "/")
+        kr = KernelResult(v.kernel, src, k.get("line", 1), "fallback" if k.get("llm_fallback") else "translated",
+                          entries=[e["name"] for e in k.get("entries", [])], frontend=k.get("frontend", "cutile-python"))
+        kernels.append(kr)
+    result = RunResult(kernels, [], [], out)
+    _apply_verdicts(result, verdicts)
+    return result
 
 
 build_app = typer.Typer(add_completion=False, rich_markup_mode=None,

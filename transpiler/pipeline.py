@@ -31,11 +31,14 @@ class KernelResult:
     manifest: dict | None = None
     frontend: str = "cutile-python"
     verified_at: dict | None = None  # what the verdict covers (verify.specs.coverage_summary); None: not verified
+    checks: list[dict] = field(default_factory=list)  # verification's checks (entry, spec, dtype, verdict, ...)
 
     def as_json(self) -> dict:
+        """One kernel in the JSON both the main command and `verify` print (README, "JSON output")."""
         return {"name": self.name, "source": self.source, "line": self.line, "frontend": self.frontend,
                 "status": self.status, "entries": self.entries, "verify": self.verify,
-                "verified_at": self.verified_at, "diagnostics": [d.as_json() for d in self.diagnostics]}
+                "verified_at": self.verified_at, "checks": self.checks,
+                "diagnostics": [d.as_json() for d in self.diagnostics]}
 
 
 @dataclass
