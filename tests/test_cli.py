@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -186,3 +187,23 @@ def test_help_lists_every_command_and_flags_take_no_value(tmp_path):
     (tmp_path / "k.py").write_text("x = 1\n")
     res = cli(str(tmp_path / "k.py"), "--verify", "true", "-o", str(tmp_path / "out"))
     assert res.returncode == 2 and "take no value" in res.stderr
+
+
+def test_the_crate_is_named_after_the_source_package_and_keeps_its_name(tmp_path):
+    pkg = tmp_path / "src" / "mylib" / "ops"
+    pkg.mkdir(parents=True)
+    (tmp_path / "src" / "mylib" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    shutil.copy(CORPUS / "cutile" / "vector_add.py", pkg)
+    crate = lambda out: json.loads((out / "manifest.json").read_text())["crate"]  # noqa: E731
+    for src in (tmp_path / "src", pkg, pkg / "vector_add.py"):  # the top package holding what is given
+        out = tmp_path / f"out_{src.name}"
+        assert cli(src, "-o", out, "-q", "--no-compile-check").returncode == 0
+        assert crate(out) == "mylib"
+    out = tmp_path / "out_src"
+    assert cli(pkg, "-o", out, "-q", "--no-compile-check", "--crate-name", "kernels_rs").returncode == 0
+    assert crate(out) == "kernels_rs" and 'name = "kernels_rs"' in (out / "Cargo.toml").read_text()
+    assert cli(tmp_path / "src", "-o", out, "-q", "--no-compile-check").returncode == 0
+    assert crate(out) == "kernels_rs"  # a later run keeps the name OUT has
+    res = cli(pkg, "-o", out, "--crate-name", "core")
+    assert res.returncode == 2 and "core_ports" in res.stderr and crate(out) == "kernels_rs"

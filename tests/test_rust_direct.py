@@ -18,7 +18,8 @@ def test_the_rust_direct_example_checks_against_the_ported_corpus_kernel(tmp_pat
     from transpiler.verify.toolchain import cargo_env
     (tmp_path / "src").mkdir()
     shutil.copy(ROOT / "corpus/cutile/vector_add.py", tmp_path / "src")
-    res = subprocess.run([sys.executable, "-m", "transpiler.cli", "src", "-o", "rust", "-q"], cwd=tmp_path,
+    res = subprocess.run([sys.executable, "-m", "transpiler.cli", "src", "-o", "rust", "-q", "--crate-name", "corpus"],
+                         cwd=tmp_path,
                          capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr
     example = tmp_path / "examples" / "rust_direct"

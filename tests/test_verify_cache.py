@@ -94,7 +94,9 @@ def test_build_after_verify_reuses_its_build_and_leaves_git_clean(tmp_path):
     res = run("build", "out")
     assert res.returncode == 0, res.stderr
     assert "Compiling out" not in res.stderr  # verify's build, reused
-    assert (root / "out/target/release/libout.so").is_file()
+    crate = json.loads((root / "out/manifest.json").read_text())["crate"]
+    assert crate == "src"  # named after the source package (the folder given), not OUT
+    assert (root / f"out/target/release/lib{crate}.so").is_file()
     assert git("status", "--porcelain", "-uall").stdout == ""  # OUT/.gitignore keeps target/ out
 
 

@@ -170,6 +170,8 @@ def transpile(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show internal tracebacks."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    crate_name: Optional[str] = typer.Option(None, "--crate-name", help="The generated crate's name (default: "
+                                             "the one OUT has, else the source package's name)."),
     llm_fallback: bool = typer.Option(False, "--llm-fallback", help="Ask an LLM for the statements the rules reject "
                                       "(cuTile Python kernels); an answer is kept only if the kernel is then proved "
                                       "equivalent. Off by default; answers are cached in OUT/llm-cache."),
@@ -196,6 +198,11 @@ def transpile(
         raise typer.Exit(2)
     if kernel is not None and any(not k.strip() for k in kernel):
         _fatal("--kernel needs a kernel name", 2, fmt)
+    if crate_name is not None:
+        from .pipeline import crate_ident
+        if crate_ident(crate_name) != crate_name:
+            _fatal(f"--crate-name {crate_name!r} is not a usable crate name (lower case letters, digits and `_`, "
+                   f"not starting with a digit, not a reserved name): try {crate_ident(crate_name)!r}", 2, fmt)
     progress = None
     if sys.stderr.isatty() and not quiet and fmt == Format.text:
         def progress(i: int, n: int, path: Path) -> None:
@@ -217,7 +224,8 @@ def transpile(
         status = _status_line(quiet, fmt)
         try:
             return run(src, out, kernel_filter=kernel or None, fail_fast=fail_on_error, progress=progress,
-                       compile_check=mode, ignore_manifest=force, fallback=sessions[0], status=status)
+                       compile_check=mode, ignore_manifest=force, fallback=sessions[0], status=status,
+                       crate_name=crate_name)
         finally:
             _clear_status(status)
 

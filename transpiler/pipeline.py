@@ -283,13 +283,15 @@ def _sha_file(path: Path) -> str:
 
 def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = None,
         fail_fast: bool = False, progress=None, use_cache: bool = True, compile_check: str = "off",
-        log=None, ignore_manifest: bool = False, fallback=None, status=None) -> tuple[RunResult, dict[Path, str]]:
+        log=None, ignore_manifest: bool = False, fallback=None, status=None,
+        crate_name: str | None = None) -> tuple[RunResult, dict[Path, str]]:
     """Translate; returns the result and the files to write (path -> content), without writing.
 
     The new state of OUT is the old one (its manifest) with what this run proved: a module or kernel is
     replaced when it was translated again, removed only when its source was read and parsed in an unfiltered,
     complete run and no longer has it (or the source file is gone), and kept in every other case.
-    `fallback`: the LLM fallback's session (transpiler/fallback); by default, cached answers are replayed only."""
+    `fallback`: the LLM fallback's session (transpiler/fallback); by default, cached answers are replayed only.
+    The crate's name: `crate_name`, else the one OUT has, else the source package's (`default_crate_name`)."""
     from . import cache
     from .fallback import stage
     from .fallback.session import Session
@@ -385,13 +387,15 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         else:
             file_diags.append(d)
     answers = fallback.cache_outputs(out, {rel for rel, o in outcomes.items() if o.complete})
+    crate = crate_name or old.crate or default_crate_name(srcs, out)
     if plan or old.modules or answers:
         if ".gitignore" in old.files or not os.path.lexists(out / ".gitignore"):  # a user's own is left alone
             # build outputs (OUT/target) stay out of version control
             answers = {**answers, out / ".gitignore": render("gitignore.j2")}
-        outputs = render_crate(out, plan, answers)
+        outputs = render_crate(out, plan, answers, crate)
         if compile_check and compile_check != "off":
-            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers, status)
+            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers, status,
+                                     crate)
     return RunResult(results, file_diags, [], out), outputs
 
 
@@ -518,7 +522,8 @@ def merge_state(old, outcomes: dict[str, SourceOutcome], complete_run: bool, src
     return plan, notes
 
 
-def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | None = None) -> dict[Path, str]:
+def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | None = None,
+                 crate: str | None = None) -> dict[Path, str]:
     """The generated crate: kernels, C ABI, Python wrapper package and manifest (path -> content); a pure
     function of the planned state, with every name assigned from it (see `output.names`). `answers`: files
     rendered apart (the LLM fallback's cache, `.gitignore`), listed in the manifest like every generated file."""
@@ -528,7 +533,7 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     from .output import names
     from .output.state import module_files
     outputs: dict[Path, str] = {}
-    crate = _crate_name(out)
+    crate = crate or _crate_name(out)
     ops = names.op_names([m.rel for m in plan], {m.rel: m.verbatim["op"] for m in plan if m.verbatim})
     taken_symbols = set(names.RESERVED_SYMBOLS)
     taken_entries: set[str] = set()
@@ -614,8 +619,41 @@ _MODULES_MARK = "\0modules"  # stands for the modules in the manifest until thei
 
 
 def _crate_name(out: Path) -> str:
-    name = re.sub(r"[^a-z0-9_]", "_", Path(os.path.realpath(out)).name.lower()) or "kernels"
-    return name if not name[0].isdigit() else f"k_{name}"
+    return crate_ident(Path(os.path.realpath(out)).name)
+
+
+# names a crate of ports must not take: Rust's own crates and the ones it depends on
+RESERVED_CRATES = frozenset({"core", "std", "alloc", "proc_macro", "test", "cutile", "cuda_core", "cuda_async",
+                             "cuda_bindings", "half", "self", "super", "crate"})
+
+
+def crate_ident(name: str) -> str:
+    """`name` as a crate name: lower case, `_` for anything else, not starting with a digit, not reserved."""
+    name = re.sub(r"[^a-z0-9_]", "_", name.lower()) or "kernels"
+    name = name if not name[0].isdigit() else f"k_{name}"
+    return f"{name}_ports" if name in RESERVED_CRATES else name
+
+
+def default_crate_name(srcs: list[Path], out: Path) -> str:
+    """The crate a new OUT gets: named after the first source's package, so the name says what it ports
+    whatever OUT is called. The package is the top package holding the directory given (or the file's
+    folder), else the one package directly inside it, else the directory itself; OUT's folder name only
+    when that says nothing (the filesystem root)."""
+    if not srcs:
+        return _crate_name(out)
+    d = Path(os.path.realpath(srcs[0]))
+    d = d if d.is_dir() else d.parent
+    if (d / "__init__.py").is_file():
+        while (d.parent / "__init__.py").is_file() and d.parent != d:
+            d = d.parent
+    else:
+        try:
+            inner = [c for c in d.iterdir() if c.is_dir() and (c / "__init__.py").is_file()]
+        except OSError:
+            inner = []
+        if len(inner) == 1:
+            d = inner[0]
+    return crate_ident(d.name) if d.name else _crate_name(out)
 
 
 class CompileFailure(Exception):
@@ -636,7 +674,8 @@ def _crate_files(out: Path, plan: list[ModulePlan], outputs: dict[Path, str]) ->
 
 
 def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], results: list[KernelResult],
-                   old, mode, notes: list[Diagnostic], log=None, answers=None, status=None) -> dict[Path, str]:
+                   old, mode, notes: list[Diagnostic], log=None, answers=None, status=None,
+                   crate: str | None = None) -> dict[Path, str]:
     """Leaves out every kernel whose Rust does not compile (reported `error`, CT007), re-rendering until
     the crate compiles; a port kept from an earlier run takes the place of a new one that fails."""
     import hashlib
@@ -704,7 +743,7 @@ def _compile_check(out: Path, plan: list[ModulePlan], outputs: dict[Path, str], 
                     m.kernels.sort(key=lambda k: (k.get("line", 0), k["name"]))
             if not m.kernels:
                 plan.remove(m)
-        outputs = render_crate(out, plan, answers)
+        outputs = render_crate(out, plan, answers, crate)
     raise CompileFailure("the generated crate still does not compile after leaving out the failing kernels")
 
 

@@ -37,6 +37,7 @@ class OutState:
     modules: dict[str, dict] = field(default_factory=dict)  # source (relative to OUT) -> module record
     files: dict[str, str | None] = field(default_factory=dict)  # generated file -> sha256 (None: not recorded)
     exists: bool = False
+    crate: str = ""  # the crate's name (kept by later runs unless --crate-name changes it)
 
 
 def _check(cond: bool, what: str) -> None:
@@ -114,4 +115,4 @@ def read_state(out: Path | None) -> OutState:
         files = {f: None for f in FIXED_FILES}
         for m in doc["modules"]:
             files.update({f: None for f in module_files(m["op"])})
-    return OutState(modules, files, True)
+    return OutState(modules, files, True, doc["crate"])

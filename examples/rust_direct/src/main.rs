@@ -4,7 +4,7 @@
 //!     eval "$(cutile-transpile env)"   # CUDA_TOOLKIT_PATH: the CUDA headers cuTile Rust builds against
 //!     cargo run --release
 use cutile::prelude::*;
-use rust::vector_add::kernel::vector_add_kernels as ports;
+use corpus::vector_add::kernel::vector_add_kernels as ports;
 
 fn main() -> Result<(), Error> {
     const TILE: usize = 1024;
