@@ -635,14 +635,14 @@ def crate_ident(name: str) -> str:
 
 
 def default_crate_name(srcs: list[Path], out: Path) -> str:
-    """The crate a new OUT gets: named after the first source's package, so the name says what it ports
-    whatever OUT is called. The package is the top package holding the directory given (or the file's
-    folder), else the one package directly inside it, else the directory itself; OUT's folder name only
-    when that says nothing (the filesystem root)."""
+    """The crate a new OUT gets: named after the sources' package, so the name says what it ports whatever
+    OUT is called (and whatever order SRC is given in). The package is the top package holding the folder
+    that holds every SRC, else the one package directly inside it, else that folder itself; OUT's folder name
+    only when that says nothing (the filesystem root)."""
     if not srcs:
         return _crate_name(out)
-    d = Path(os.path.realpath(srcs[0]))
-    d = d if d.is_dir() else d.parent
+    dirs = [p if p.is_dir() else p.parent for p in (Path(os.path.realpath(s)) for s in srcs)]
+    d = Path(os.path.commonpath(dirs))
     if (d / "__init__.py").is_file():
         while (d.parent / "__init__.py").is_file() and d.parent != d:
             d = d.parent

@@ -159,7 +159,7 @@ def test_a_failed_write_leaves_out_as_it_was(old_new, where):
     with pytest.raises(OutputError, match="as it was"):
         write_outputs(outputs, fault=fault)
     assert tree(out) == old
-    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [LOCK]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == sorted([LOCK, ".gitignore"])
 
 
 def test_out_on_a_full_filesystem(tmp_path):
