@@ -53,6 +53,11 @@ def _clear_status(status) -> None:
         sys.stderr.flush()
 
 
+def _count(n: int, noun: str) -> str:
+    """`1 file`, `2 files`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _err(msg: str) -> None:
     typer.echo(msg, err=True)
 
@@ -295,7 +300,7 @@ def transpile(
             if k.status == "error" and k.manifest and "traceback" in k.manifest:
                 _err(k.manifest["traceback"])
     if fail_on_change and written:
-        _err(f"cutile-transpile: regenerated {len(written)} files in {out}")
+        _err(f"cutile-transpile: regenerated {_count(len(written), 'file')} in {out}")
         _finish(result, fmt, quiet, verify, written, force_fail=True)
     _finish(result, fmt, quiet, verify, written)
 
@@ -342,7 +347,7 @@ def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool
         typer.echo(json.dumps({**result.as_json(), "out_of_date": [p.as_posix() for p in stale]}, indent=2,
                               sort_keys=True))
     elif not quiet:
-        _err(f"{out}: {'out of date (' + str(len(stale)) + ' files)' if stale else 'up to date'}")
+        _err(f"{out}: {'out of date (' + _count(len(stale), 'file') + ')' if stale else 'up to date'}")
     raise typer.Exit(1 if stale or failed else 0)
 
 
@@ -363,13 +368,13 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
                 from .verify.specs import coverage_text
                 extra += f" at {coverage_text(k.verified_at)}"
             _err(f"{k.source}:{k.line}: {k.name}: {k.status}{extra} ({', '.join(k.entries) or 'no entries'})")
-        line = (f"{s['kernels']} kernels: {s['translated']} translated, "
+        line = (f"{_count(s['kernels'], 'kernel')}: {s['translated']} translated, "
                 + (f"{s['fallback']} completed by the LLM fallback, " if s["fallback"] else "")
                 + f"{s['unsupported']} unsupported, {s['error']} errors")
         if verify:
             line += f"; {s['equivalent']} equivalent, " + (f"{s['compiled']} compiled, " if s["compiled"] else "") + \
                 f"{s['different']} different, {s['not_verified']} not verified"
-        _err(line + f"; {len(written)} files written")
+        _err(line + f"; {_count(len(written), 'file')} written")
     failed = s["unsupported"] or s["error"] or any(d.severity == "error" for d in result.file_diagnostics)
     if verify and (s["different"] or s["not_verified"]):
         failed = True
@@ -434,7 +439,7 @@ def verify_cmd(
                 if c.verdict not in PASSING:
                     _err(f"  {c.entry} {c.spec} {c.dtype}: {c.verdict}\n{c.detail}")
         if not quiet:  # the main command's summary line, for the same verdicts
-            _err(f"{summary['kernels']} kernel{'s' if summary['kernels'] != 1 else ''}: "
+            _err(f"{_count(summary['kernels'], 'kernel')}: "
                  f"{summary['equivalent']} equivalent, "
                  + (f"{summary['compiled']} compiled, " if summary["compiled"] else "")
                  + f"{summary['different']} different, {summary['not_verified']} not verified "
