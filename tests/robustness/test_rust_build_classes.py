@@ -175,10 +175,12 @@ def _rust(out, module: str) -> str:
 
 
 def _entry(out, module: str, entry: str) -> str:
+    """An entry's Rust, without the comment lines (they quote the Python source)."""
     text = _rust(out, module)
     start = text.index(f" fn {entry}<")
     nxt = text.find("#[cutile::entry", start)
-    return text[start:nxt if nxt >= 0 else len(text)]
+    body = text[start:nxt if nxt >= 0 else len(text)]
+    return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
 
 
 def test_all_but_the_refused_are_translated(ported):

@@ -369,7 +369,8 @@ def generate(out: Path, kernels: Iterable[str] | None = None, operators: Iterabl
                         dead.append(rng)
                     elif verified == {val}:
                         untaken.append(rng)
-            body = text[bs:be]
+            # comments (the source statement above each lowering) are blanked, offsets kept: a mutant changes code
+            body = re.sub(r"//[^\n]*", lambda c: " " * len(c.group()), text[bs:be])
             ctx = {"values": values, "fixed": fixed, "body": body}
             for op in ops:
                 seen: set[tuple[int, int, str]] = set()
