@@ -35,8 +35,8 @@ def break_entry(monkeypatch, entry: str, where: str = "kernel.rs"):
     """Renders as usual, then puts a type error into the body of one entry (or the C symbol of a kernel)."""
     real = pipeline.render_crate
 
-    def render(out, plan, answers=None):
-        outputs = real(out, plan, answers)
+    def render(out, plan, answers=None, crate=None):
+        outputs = real(out, plan, answers, crate)
         fresh = any(k["name"] == entry and not k.get("stale") for m in plan for k in m.kernels)
         for path, text in outputs.items():
             if not fresh and where == "kernel.rs":

@@ -39,7 +39,8 @@ def unit_at(kernel: Kernel, sites: list[dict], diag: Diagnostic) -> Kernel | Non
     def swap(stmts, done: list) -> tuple:
         out = []
         for s in stmts:
-            if not done and isinstance(s, Assign) and s.targets == (site["target"],) and (s.pos.line, s.pos.col) == start:
+            if not done and isinstance(s, Assign) and s.targets == (site["target"],) and (s.pos.line, s.pos.col) == start \
+                    and not (isinstance(s.value, Op) and s.value.op == FRAGMENT):  # an answer is not asked again
                 op = unit_op(site["code"], tuple(Name(n, s.pos) for n in site["reads"]), diag, s.pos)
                 s = replace(s, value=replace(op, attrs=op.attrs + site["context"]))
                 done.append(True)
