@@ -60,8 +60,8 @@ class Session:
                  offline: bool = False, env=None):
         self.out = out
         self.settings = settings  # LLMSettings, or None: no call is made (cached answers are still replayed)
-        self.old = read_cache(out) if use_cache else {}
         self.kept = read_cache(out)  # entries of sources this run does not redo stay, whatever the flags
+        self.old = self.kept if use_cache else {}  # the answers lookups may replay (read once)
         self.purge_rejected = purge_rejected
         self.offline = offline
         self.env = env
