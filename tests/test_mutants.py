@@ -33,8 +33,8 @@ ENTRY_MUTANTS = [
      "let pm: i32 = get_tile_block_id().0;\n        let pm: i32 = unsafe { assume_bounds::<_, 0, 0>(pm) };\n",
      "geglu_fwd_kernel", "assume bounded<0, 0>"),
     # N5: a divisibility fact that is false for ragged lengths (causal entry only)
-    ("src/flash_attention/kernel.rs", "let seq_kv: i32 = _shape19[2];\n",
-     "let seq_kv: i32 = _shape19[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
+    ("src/flash_attention/kernel.rs", "let seq_kv: i32 = k_shape[2];\n",
+     "let seq_kv: i32 = k_shape[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
      "flash_attn_fwd_kernel", "assume div_by<64>"),
     # N7: effects that are not loads or stores are still effects (compared in order, never erased)
     ("src/rope/kernel.rs", "let hb: i32 = get_tile_block_id().1;\n",
@@ -59,14 +59,14 @@ ENTRY_MUTANTS = [
 # specialization stays equivalent, and only the coverage probe of that constant (a second value,
 # specs.coverage_probes) tells it apart. (file, original, mutated, occurrence, kernel, entry, constant)
 SPEC_MUTANTS = [
-    ("src/dropout/kernel.rs", "let _v1: i32 = pid * BLOCK;", "let _v1: i32 = pid * 1024i32;", 1,
+    ("src/dropout/kernel.rs", "let offs_a: i32 = pid * BLOCK;", "let offs_a: i32 = pid * 1024i32;", 1,
      "dropout_kernel", "dropout_kernel", "BLOCK"),
     ("src/gelu/kernel.rs", "if HAS_BIAS == 1i32 {", "if HAS_BIAS > -1i32 {", 1,
      "bias_gelu_kernel", "bias_gelu_kernel", "HAS_BIAS"),  # the bias added even when HAS_BIAS=0
-    ("src/cross_entropy/kernel.rs", "let _v43: bool = label == IGNORE_INDEX;", "let _v43: bool = label == -100i32;",
+    ("src/cross_entropy/kernel.rs", "let row_loss_a: bool = label == IGNORE_INDEX;", "let row_loss_a: bool = label == -100i32;",
      1, "cross_entropy_fwd_kernel", "cross_entropy_fwd_kernel", "IGNORE_INDEX"),
     # the not-causal entry's only specialization has QUERY_GROUP=4 (the causal entry keeps its generic)
-    ("src/flash_attention/kernel.rs", "scalar_to_tile(QUERY_GROUP);", "scalar_to_tile(4i32);", 2,
+    ("src/flash_attention/kernel.rs", "py_floordiv_i32(head, QUERY_GROUP);", "py_floordiv_i32(head, 4i32);", 2,
      "flash_attn_fwd_kernel", "flash_attn_fwd_kernel__not_causal", "QUERY_GROUP"),
 ]
 

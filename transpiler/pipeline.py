@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic, TranspileError
+from .emit.steps import module_steps
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt_many, tool_digest
 from .model.ir import Kernel
 
@@ -574,7 +575,7 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
                   out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
     for op, m, _, views in rendered:
         kernels_rs[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=f"{op}_kernels",
-                                                            entries=views)
+                                                            entries=views, steps=module_steps(views))
     with concurrent.futures.ThreadPoolExecutor(2) as formatting:
         formatted_kernels = formatting.submit(rustfmt_many, list(kernels_rs.values()))
         ffi_rs: dict[Path, str] = {}

@@ -7,12 +7,15 @@ dtype-changing value), in source order, so the Tile IR keeps cuTile Python's op 
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
+from ..model.walk import all_stmts, assigned_names
+from .steps import step_names
 
 GENERIC = GENERIC_DTYPES  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
 RUST_KEYWORDS = {
@@ -39,6 +42,7 @@ class EntryView:
     unsafe: bool = False  # takes raw pointers
     tiles: dict[str, list[str]] = field(default_factory=dict)  # checked output -> its tile shape (const exprs)
     pointer_arrays: list[str] = field(default_factory=list)  # arrays passed as pointer + shape + strides
+    steps: list[str] = field(default_factory=list)  # the named steps (steps.py) the body calls
 
 
 def _core_names() -> frozenset[str]:
@@ -47,7 +51,7 @@ def _core_names() -> frozenset[str]:
     return frozenset(l.strip() for l in lines if l.strip() and not l.startswith("#"))
 
 
-CORE_NAMES = _core_names()
+CORE_NAMES = _core_names() | step_names()  # a generated module's named steps too (steps.py)
 
 
 def rust_ident(name: str) -> str:
@@ -98,7 +102,8 @@ class Lowerer:
         self.k = kernel
         self.lines: list[str] = []
         self.indent = 1
-        self.counter = 0
+        self.base, self.step = "t", 0  # temporaries' names (tmp)
+        self.taken = _kernel_names(kernel) | RUST_KEYWORDS | CORE_NAMES | set(GENERIC)
         self.forms = {name: form for name, form, _ in kernel.outputs}
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
         self.float_consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "float"}
@@ -110,6 +115,7 @@ class Lowerer:
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
         self.unsafe_entry = False
+        self.steps: set[str] = set()  # named steps called (steps.py)
         self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
         self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'},
                                        kernel.frontend == "triton")
@@ -117,10 +123,29 @@ class Lowerer:
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
+        self.taken.update(_IDENT.findall(line))
 
-    def tmp(self, prefix: str = "v") -> str:
-        self.counter += 1
-        return f"_{prefix}{self.counter}"
+    def tmp(self, prefix: str = "v", after: str | None = None) -> str:
+        """A fresh name, derived from what the statement being lowered assigns: `offs_n_a`, `offs_n_b`, ... for
+        values, `q_part` / `q_tok` / `q_shape` / `q_ptr` for views, tokens, shapes and pointers. Unique in the
+        entry: no temporary shadows a source name, a name the lowering fixed, or another temporary."""
+        role = _TMP_ROLES.get(prefix)
+        base = _base_name(after) if after is not None else self.base  # a view, a shape: named after its array
+        n = 0
+        while True:
+            if role is None:
+                self.step += 1
+                name = f"{base}_{_letters(self.step)}"
+            else:
+                n += 1
+                name = f"{base}_{role}{n if n > 1 else ''}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def name_temps_after(self, name: str) -> None:
+        """Temporaries from here on are named after `name` (a statement's target, an array, a loop variable)."""
+        self.base, self.step = _base_name(name), 0
 
     def lookup(self, name: str) -> TileTy | None:
         for scope in reversed(self.declared):
@@ -171,10 +196,12 @@ class Lowerer:
                 params.append(f"{rust_ident(p.name)}: {p.dtype}")
         for p in k.params:
             if p.kind == "array" and p.flat and p.name in self._flat_accessed():
-                n, raw = rust_ident(p.name), self.tmp("p")
+                self.name_temps_after(p.name)
+                n, raw = rust_ident(p.name), self.tmp("raw")
                 self.emit(f"let {raw}: PointerTile<*mut u8, {{ [] }}> = pointer_to_tile({n});")
-                self.flat_base[p.name] = self.tmp("p")
+                self.flat_base[p.name] = self.tmp("typed")
                 self.emit(f"let {self.flat_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = ptr_to_ptr({raw});")
+        self.name_temps_after("view")
         self.tile_views()
         for p in pointer_views:  # tile loads/stores of a pointer array go through a view, as in cuTile Python
             n = rust_ident(p.name)
@@ -216,7 +243,8 @@ class Lowerer:
         return EntryView(name=k.entry_name, generics=generics, params=params, body=self.lines, hints=hints,
                          source_line=k.pos.line, variant=list(k.variant.predicates),
                          outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
-                         unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays))
+                         unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays),
+                         steps=sorted(self.steps))
 
     def tile_views(self) -> None:
         """The tensor views a Triton pointer's tile accesses go through (passes/views.py), made once from
@@ -264,7 +292,7 @@ class Lowerer:
         n = rust_ident(arr.id)
         dtype = arr.ty.dtype
         if e.op == "view_load":
-            pv, t = self.tmp("pv"), self.tmp()
+            pv, t = self.tmp("pv", after=arr.id), self.tmp()
             self.emit(f"let {pv}: Partition<{dtype}, {ts}> = unsafe {{ make_partition_view(&{view}, "
                       f"{shape_macro(tile)}, {e.attr('padding')}, dim_map::Identity, {view}.token()) }};")
             self.emit(f"let {t}: Tile<{dtype}, {ts}> = load_view_tko(&{pv}, [{idx}], ordering::Weak, "
@@ -280,7 +308,7 @@ class Lowerer:
                 r = self.tmp()
                 self.emit(f"let {r}: Tile<{dtype}, {ts}> = {v}.reshape({shape_macro(tile)});")
                 v = r
-            pm = self.tmp("pm")
+            pm = self.tmp("pm", after=arr.id)
             store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
                      f"None, {tma}) }}")
             ordered = arr.id in self.ordered  # a program's stores to one address land in program order
@@ -339,6 +367,7 @@ class Lowerer:
             self.stmt(s)
 
     def stmt(self, s) -> None:
+        self.name_temps_after(_stmt_base(s))
         if isinstance(s, (Assign, Eval)) and s.text and not (isinstance(s.value, Op) and s.value.op == "llm_fragment"):
             self.emit(f"// {s.text}")  # the source statement above its lowering, for a reviewer
         if isinstance(s, Assign):
@@ -535,7 +564,7 @@ class Lowerer:
 
     def view(self, arr: Name, shape: tuple[str, ...], padding: str, order: tuple | None = None,
              token: str | None = None) -> str:
-        name = self.tmp("pv")
+        name = self.tmp("pv", after=arr.id)
         a = self.tensor(arr)
         tok = token or f"{self.tensor(arr, as_ref=False)}.token()"
         dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
@@ -780,6 +809,11 @@ class Lowerer:
             return self.pointer_op(e)
         if o == "arange":
             return f"iota({shape_macro(e.ty.shape)})"
+        if o in ("floordiv", "mod") and self.scalar_i32(e) and not (o == "mod" and self.known_divisor(e)):
+            # Python's `//` and `%` on i32 scalars: one named step (the same ops, inlined by cuTile Rust)
+            step = "py_floordiv_i32" if o == "floordiv" else "py_mod_i32"
+            self.steps.add(step)
+            return f"{step}({self.value(a[0])}, {self.value(a[1])})"
         if o in ("floordiv", "mod", "truncdiv", "truncmod", "bitand", "bitor", "bitxor", "shl", "shr"):
             x, y = self.tile(a[0]), self.tile(a[1])
             if o == "floordiv":
@@ -831,7 +865,7 @@ class Lowerer:
             return f"if {cond} {{ {x} }} else {{ {y} }}"
         if o == "array_dim":
             arr = a[0]
-            t = self.tmp("shape")
+            t = self.tmp("shape", after=arr.id)
             dims = ", ".join(["-1"] * arr.ty.rank)
             self.emit(f"let {t}: Shape<{{ [{dims}] }}> = {rust_ident(arr.id)}.shape();")
             return f"{t}[{e.attr('dim')}]"
@@ -1086,6 +1120,16 @@ class Lowerer:
             return f"absf({x})" if (e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC) else f"absi({x})"
         return f"{o}({x})"
 
+    @staticmethod
+    def scalar_i32(e: Op) -> bool:
+        return all(v.ty is not None and v.ty.is_scalar and v.ty.dtype == "i32" for v in (e, *e.args[:2]))
+
+    def known_divisor(self, e: Op) -> bool:
+        """A literal or ct.Constant divisor: cuTile Python folds the sign test (see modulo)."""
+        divisor = e.args[1].args[0] if isinstance(e.args[1], Op) and e.args[1].op == "const_tile" else e.args[1]
+        p = self.k.param(divisor.id) if isinstance(divisor, Name) else None
+        return isinstance(divisor, Lit) or (p is not None and p.kind == "const")
+
     def modulo(self, e: Op, x: str, y: str) -> str:
         """Python's `%` (result takes the divisor's sign), op for op as cuTile Python lowers it."""
         dt, shape = e.ty.dtype, e.ty.shape
@@ -1226,6 +1270,53 @@ def _mutable_vars(body) -> set[str]:
 
     walk(body, 0, set())
     return mutable
+
+
+_TMP_ROLES = {"pv": "part", "pm": "part", "tok": "tok", "shape": "shape", "p": "ptrs",
+              "raw": "raw", "typed": "typed"}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _stmt_base(s) -> str:
+    """What a statement's temporaries are named after: its target, the array a store writes, the op of another
+    expression statement, the loop variable; `cond` for a branch or a `while`."""
+    if isinstance(s, Assign):
+        return s.targets[0]
+    if isinstance(s, Eval):
+        a = s.value.args[0] if s.value.args else None
+        if isinstance(a, Name) and isinstance(a.ty, ArrayTy):  # a store, scatter or atomic: the array written
+            return a.id
+        return s.value.op
+    if isinstance(s, For):
+        return s.var
+    return "cond"
+
+
+def _base_name(name: str) -> str:
+    return name.strip("_").lower() or "t"
+
+
+def _letters(i: int) -> str:
+    """1 -> a, 26 -> z, 27 -> aa: a temporary's suffix."""
+    out = ""
+    while i > 0:
+        i, r = divmod(i - 1, 26)
+        out = chr(ord("a") + r) + out
+    return out
+
+
+def _kernel_names(k: Kernel) -> set[str]:
+    """Every name the kernel's Rust may use for its own values, so no temporary shadows one."""
+    names = {p.name for p in k.params} | {n for n, _ in k.derived} | assigned_names(k.body)
+    for s in all_stmts(k.body):
+        if isinstance(s, If):
+            names.update(n for n, _ in s.declares)
+    out = set()
+    for n in names:
+        out |= {n, rust_ident(n)}
+    for p in k.params:  # a pointer's shape and stride parameters
+        out |= {f"{rust_ident(p.name)}_shape{i}" for i in range(8)} | {f"{rust_ident(p.name)}_stride{i}" for i in range(8)}
+    return out
 
 
 def lower_kernel(kernel: Kernel) -> EntryView:

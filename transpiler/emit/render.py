@@ -52,8 +52,10 @@ def render(template: str, **ctx) -> str:
     return env().get_template(template).render(version=__version__, cutile_version=CUTILE_VERSION, **ctx)
 
 
-# rustfmt reads rustfmt.toml from the working directory and its parents; an explicit, empty config and a
-# neutral working directory pin the formatting, whatever directory the tool runs in.
+# rustfmt reads rustfmt.toml from the working directory and its parents; an explicit config and a neutral
+# working directory pin the formatting, whatever directory the tool runs in. A call stays on one line when it
+# fits in 120 columns (`Max`), so that an entry reads about as long as the Python it ports.
+RUSTFMT_CONFIG = 'max_width = 120\nuse_small_heuristics = "Max"\n'
 RUSTFMT_STYLE = ("--edition", "2021", "--quiet")  # a batch of files is formatted in place with these
 RUSTFMT_ARGS = ("--edition", "2021", "--emit", "stdout", "--quiet")
 
@@ -77,7 +79,7 @@ def rustfmt_many(codes: list[str]) -> list[str]:
     version = _rustfmt_version(exe)
 
     def memo(code: str) -> Path:
-        key = hashlib.sha256("\0".join([version, *RUSTFMT_ARGS, "config:empty", code]).encode()).hexdigest()
+        key = hashlib.sha256("\0".join([version, *RUSTFMT_ARGS, RUSTFMT_CONFIG, code]).encode()).hexdigest()
         return memo_dir / f"{key}.rs"
     out: list[str | None] = []
     for code in codes:
@@ -146,7 +148,7 @@ def _neutral_dir() -> str:
     import atexit
     import tempfile
     d = tempfile.mkdtemp(prefix="cutile-transpile-rustfmt-")
-    Path(d, "rustfmt.toml").write_text("")
+    Path(d, "rustfmt.toml").write_text(RUSTFMT_CONFIG)
     atexit.register(shutil.rmtree, d, True)
     return d
 

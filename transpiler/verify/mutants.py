@@ -442,8 +442,9 @@ class Hand:
 
 _BID = "let bid: i32 = get_tile_block_id().0;\n"
 _PID = "let pid: i32 = get_tile_block_id().0;\n"
-_HIST = "let _c31: E = convert_scalar(1.0f32);\n        let _v32: Tile<E, { [BLOCK] }> = broadcast_scalar(_c31, shape![BLOCK]);"
-_HIST_F64 = "let _c31: Tile<f64, { [BLOCK] }> = constant(0.9999999999999999f64, shape![BLOCK]);\n"
+_HIST = ("let expert_counts_i: E = convert_scalar(1.0f32);\n"
+         "        let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);")
+_HIST_F64 = "let expert_counts_i: Tile<f64, { [BLOCK] }> = constant(0.9999999999999999f64, shape![BLOCK]);\n"
 # The hand mutants of issue 10 (the survivors of the 2026-12-01 campaign and their controls), adapted to
 # the corpus output and spread over kernels (tests/test_mutants.py applies the same kinds to other kernels:
 # geglu, flash attention, rope, swiglu, kl_div). The ffi.rs one (TILE/2 at launch) is out of reach here:
@@ -453,8 +454,8 @@ HAND_MUTANTS: tuple[Hand, ...] = (
          _BID + "        let bid: i32 = unsafe { assume_bounds::<_, 0, 0>(bid) };\n", "value",
          "a false fact: assume 0 <= bid <= 0 (every block claims to be block 0)", rule="N5"),
     Hand("assume-div-by-64", "attn_sinks_fwd_kernel", "attn_sinks_fwd_kernel__not_causal__window_gt_0",
-         "let seq_kv: i32 = _shape16[2];\n",
-         "let seq_kv: i32 = _shape16[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
+         "let seq_kv: i32 = k_shape[2];\n",
+         "let seq_kv: i32 = k_shape[2];\n        let seq_kv: i32 = unsafe { assume_div_by::<_, 64>(seq_kv) };\n",
          "value", "a fact false for ragged lengths: assume seq_kv % 64 == 0", rule="N5"),
     Hand("gdc-launch-dependents", "scaled_add", "scaled_add", _BID,
          _BID + "        let _g: Token = unsafe { gdc_launch_dependents_tko(None) };\n", "memsem",
@@ -466,27 +467,27 @@ HAND_MUTANTS: tuple[Hand, ...] = (
     Hand("fence-alias", "gelu_tanh_kernel", "gelu_tanh_kernel", _PID,
          _PID + "        let _f: Token = unsafe { memory_fence_alias_tko(x.token()) };\n", "memsem",
          "insert memory_fence_alias_tko", rule="N7"),
-    Hand("extra-atomic-on-input", "vector_add", "vector_add", "        c.store(_v3);\n",
+    Hand("extra-atomic-on-input", "vector_add", "vector_add", "        c.store(c_a);\n",
          "        let _pr: Partition<E, { [TILE] }> = unsafe {\n"
          "            make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, a.token())\n"
          "        };\n"
          "        let _t: Token = unsafe {\n"
-         "            atomic_red_view_raw(&_pr, _v3, [bid], atomic::AddF, ordering::Relaxed, scope::Device, None)\n"
+         "            atomic_red_view_raw(&_pr, c_a, [bid], atomic::AddF, ordering::Relaxed, scope::Device, None)\n"
          "        };\n"
-         "        c.store(_v3);\n", "value", "extra atomic_red_view_tko: a[bid] += x + y (writes the INPUT a)",
+         "        c.store(c_a);\n", "value", "extra atomic_red_view_tko: a[bid] += x + y (writes the INPUT a)",
          rule="N7"),
     Hand("token-fresh-read", "rms_norm_fwd", "rms_norm_fwd", "dim_map::Identity, w.token())",
          "dim_map::Identity, new_token_unordered())", "equiv",
          "load of w with a fresh unordered token instead of w's (a read-only input: nothing to order with)",
          rule="N6"),
-    Hand("pin-block", "dropout_kernel", "dropout_kernel", "let _v1: i32 = pid * BLOCK;", "let _v1: i32 = pid * 1024i32;",
+    Hand("pin-block", "dropout_kernel", "dropout_kernel", "let offs_a: i32 = pid * BLOCK;", "let offs_a: i32 = pid * 1024i32;",
          "value", "BLOCK -> 1024 (its launch-site value): wrong for any other BLOCK"),
     Hand("bias-always", "bias_gelu_kernel", "bias_gelu_kernel", "if HAS_BIAS == 1i32 {", "if HAS_BIAS > -1i32 {",
          "value", "the bias is added even when HAS_BIAS=0 (the launch site has HAS_BIAS=1 only)"),
     Hand("pin-ignore-index", "cross_entropy_fwd_kernel", "cross_entropy_fwd_kernel", "label == IGNORE_INDEX;",
          "label == -100i32;", "value", "IGNORE_INDEX -> -100 (its launch-site value)"),
-    Hand("pin-query-group", "flash_attn_fwd_kernel", "flash_attn_fwd_kernel__not_causal", "scalar_to_tile(QUERY_GROUP);",
-         "scalar_to_tile(4i32);", "value", "QUERY_GROUP -> 4 in the not-causal entry (its one specialization has 4)"),
+    Hand("pin-query-group", "flash_attn_fwd_kernel", "flash_attn_fwd_kernel__not_causal", "py_floordiv_i32(head, QUERY_GROUP);",
+         "py_floordiv_i32(head, 4i32);", "value", "QUERY_GROUP -> 4 in the not-causal entry (its one specialization has 4)"),
     # (a change inside `if CAUSAL` of the not-causal entry is no longer possible: an entry's variant
     # predicates fold every constant `if` they decide, as cuTile Python folds it)
     Hand("float-ulp-log2e", "attn_sinks_fwd_kernel", "attn_sinks_fwd_kernel__causal", "qk_scale * 1.4426950408889634f32",
@@ -494,15 +495,15 @@ HAND_MUTANTS: tuple[Hand, ...] = (
     Hand("float-ulp-ln2", "cross_entropy_fwd_kernel", "cross_entropy_fwd_kernel", "broadcast_scalar(0.6931471805599453f32",
          "broadcast_scalar(0.69314724f32", "value", "ln(2) one ulp up (0x3F317218 -> 0x3F317219)", rule="N9"),
     Hand("eps-plus-neg-zero", "rms_norm_fwd_kernel", "rms_norm_fwd_kernel",
-         "let _v13: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);",
-         "let _v13: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);\n"
-         "        let _v13: Tile<f32, { [BM, 1] }> = _v13 + broadcast_scalar(-0.0f32, shape![BM, 1]);",
+         "let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);",
+         "let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);\n"
+         "        let rstd_a: Tile<f32, { [BM, 1] }> = rstd_a + broadcast_scalar(-0.0f32, shape![BM, 1]);",
          "equiv", "eps + (-0.0): an IEEE identity written as an extra op (the verifier compares ops: different)"),
     Hand("ftof-round-zero", "moe_expert_histogram_kernel", "moe_expert_histogram_kernel", _HIST,
-         _HIST_F64 + "        let _v32: Tile<E, { [BLOCK] }> = ftof(_c31, rounding::Zero);", "value",
+         _HIST_F64 + "        let expert_counts_j: Tile<E, { [BLOCK] }> = ftof(expert_counts_i, rounding::Zero);", "value",
          "histogram increment 1.0 -> ftof(0.9999999999999999 f64, rounding toward zero): 0.99951 in f16", rule="N8"),
     Hand("ftof-round-nearest", "moe_expert_histogram_kernel", "moe_expert_histogram_kernel", _HIST,
-         _HIST_F64 + "        let _v32: Tile<E, { [BLOCK] }> = ftof(_c31, rounding::NearestEven);", "equiv",
+         _HIST_F64 + "        let expert_counts_j: Tile<E, { [BLOCK] }> = ftof(expert_counts_i, rounding::NearestEven);", "equiv",
          "control for ftof-round-zero: the same constant rounded to nearest even is exactly 1.0", rule="N8"),
     Hand("atomic-scope-system", "moe_sort_tokens_kernel", "moe_sort_tokens_kernel", "scope::Device,", "scope::System,",
          "memsem", "atomic scope Device -> System (stronger)"),

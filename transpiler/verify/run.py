@@ -411,17 +411,23 @@ def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVer
                     err = (r or {}).get("error") or stderr[-2000:] or "irdump produced no result"
                     check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
                     continue
-                if pybc is None:  # a Triton entry: compiled is its verdict
-                    continue
                 keep = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")  # developers: the IR of every check, raw
-                if keep:
+                if keep:  # and the Rust side normalized (a change of the emitter compared with its IR before)
                     Path(keep).mkdir(parents=True, exist_ok=True)
+                    stem = f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}"
                     for side, bc in (("python", pybc), ("rust", rsbc)):
                         try:
-                            (Path(keep) / f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}.{side}.mlir"
-                             ).write_text(disassemble(bc))
+                            if bc is not None:
+                                (Path(keep) / f"{stem}.{side}.mlir").write_text(disassemble(bc))
                         except ToolchainError:
                             pass
+                    try:
+                        (Path(keep) / f"{stem}.rust.normalized").write_text(normalize(disassemble(rsbc), rust_arg_names(
+                            _rust_params(params, outputs)), side="rust")[0])
+                    except (ToolchainError, IRParseError):
+                        pass
+                if pybc is None:  # a Triton entry: compiled is its verdict
+                    continue
                 try:
                     py_txt, _ = normalize(disassemble(pybc), python_arg_names(
                         [(p["name"], p["kind"], p["rank"]) for p in params]), side="python")

@@ -31,91 +31,52 @@ pub unsafe extern "C" fn cutile_gelu(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 1, abi::Access { written: true, pointer: false })?;
         let TILE = abi::constant(TILE, "TILE")?;
         let APPROX = abi::flag(APPROX, "APPROX")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    TILE.to_string(),
-                    APPROX.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), TILE.to_string(), APPROX.to_string()];
                 abi::tile_dim(TILE, "TILE")?;
                 let y_tile = abi::tile_shape([TILE], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_gelu::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_gelu::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::BF16) => launch_gelu::<cutile::half::f16, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_gelu::<cutile::half::f16, f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_gelu::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
+                    (abi::Dtype::BF16, abi::Dtype::F16) => launch_gelu::<cutile::half::bf16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::BF16) => launch_gelu::<cutile::half::bf16, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_gelu::<cutile::half::bf16, f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_gelu::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_gelu::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_gelu::<f32, cutile::half::f16>(__device, __stream, __generics, __grid, &x, &y, y_tile)
                     }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_gelu::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_gelu::<f32, cutile::half::bf16>(__device, __stream, __generics, __grid, &x, &y, y_tile)
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_gelu::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_gelu::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_gelu::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gelu::<f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &y, y_tile,
-                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_gelu::<f32, f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -152,8 +113,6 @@ unsafe fn launch_gelu<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

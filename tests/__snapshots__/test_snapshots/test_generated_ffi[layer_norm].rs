@@ -34,64 +34,22 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let b = abi::tensor_arg(
-            b,
-            "b",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let b = abi::tensor_arg(b, "b", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let N = abi::constant(N, "N")?;
         let AFFINE = abi::flag(AFFINE, "AFFINE")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x), ("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("w", &w), ("b", &b)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 =
+            abi::element_type("E2", &[("w", &w), ("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    N.to_string(),
-                    AFFINE.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), N.to_string(), AFFINE.to_string()];
                 abi::tile_dim(N, "N")?;
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
@@ -104,11 +62,9 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_fwd::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
@@ -119,30 +75,21 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_layer_norm_fwd::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_fwd::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_layer_norm_fwd::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<f32, f32>(__device, __stream, __generics, __grid, &x, &w, &b, &y, eps)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -183,8 +130,6 @@ unsafe fn launch_layer_norm_fwd<T: DType, T2: DType>(
     let w_t = w.borrow::<T2>(&__ctx);
     let b_t = b.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &w_t, &b_t, &y_t, eps)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &w_t, &b_t, &y_t, eps).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -36,37 +36,14 @@ pub unsafe extern "C" fn cutile_partial_sum(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let partial = abi::tensor_arg(
-            partial,
-            "partial",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let partial = abi::tensor_arg(partial, "partial", 2, abi::Access { written: true, pointer: false })?;
         let AXIS = abi::constant(AXIS, "AXIS")?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("partial", &partial)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 =
+            abi::element_type("E2", &[("partial", &partial)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = match __variant {
             0 if (AXIS == 0i64) => 0,
@@ -114,17 +91,15 @@ pub unsafe extern "C" fn cutile_partial_sum(
                             partial_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_partial_sum__axis_eq_0::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_partial_sum__axis_eq_0::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_partial_sum__axis_eq_0::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -147,56 +122,45 @@ pub unsafe extern "C" fn cutile_partial_sum(
                             partial_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_partial_sum__axis_eq_0::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_partial_sum__axis_eq_0::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_partial_sum__axis_eq_0::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_partial_sum__axis_eq_0::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_partial_sum__axis_eq_0::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_partial_sum__axis_eq_0::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_partial_sum__axis_eq_0::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_partial_sum__axis_eq_0::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -235,17 +199,15 @@ pub unsafe extern "C" fn cutile_partial_sum(
                             partial_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_partial_sum__not_axis_eq_0::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_partial_sum__not_axis_eq_0::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_partial_sum__not_axis_eq_0::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -279,17 +241,15 @@ pub unsafe extern "C" fn cutile_partial_sum(
                             partial_tile,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_partial_sum__not_axis_eq_0::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_partial_sum__not_axis_eq_0::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_partial_sum__not_axis_eq_0::<f32, cutile::half::bf16>(
                             __device,
@@ -301,23 +261,18 @@ pub unsafe extern "C" fn cutile_partial_sum(
                             partial_tile,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_partial_sum__not_axis_eq_0::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &partial,
-                            partial_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_partial_sum__not_axis_eq_0::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &partial,
+                        partial_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -354,9 +309,7 @@ unsafe fn launch_partial_sum__axis_eq_0<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let mut partial_t = partial.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -388,8 +341,6 @@ unsafe fn launch_partial_sum__not_axis_eq_0<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let mut partial_t = partial.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

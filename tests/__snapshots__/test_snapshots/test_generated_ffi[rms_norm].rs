@@ -32,70 +32,31 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let N = abi::constant(N, "N")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x), ("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("w", &w)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    N.to_string(),
-                ];
+                let __generics: Vec<String> = vec![__e.name().to_string(), __e2.name().to_string(), N.to_string()];
                 abi::tile_dim(N, "N")?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                    ),
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_rms_norm_fwd::<cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rms_norm_fwd::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
@@ -106,30 +67,21 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rms_norm_fwd::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_fwd::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rms_norm_fwd::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &x, &w, &y, eps,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rms_norm_fwd::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rms_norm_fwd::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<f32, f32>(__device, __stream, __generics, __grid, &x, &w, &y, eps)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -168,8 +120,6 @@ unsafe fn launch_rms_norm_fwd<T: DType, T2: DType>(
     let x_t = x.borrow::<T>(&__ctx);
     let w_t = w.borrow::<T2>(&__ctx);
     let y_t = y.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &w_t, &y_t, eps)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &w_t, &y_t, eps).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

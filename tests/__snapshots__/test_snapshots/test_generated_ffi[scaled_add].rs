@@ -33,39 +33,11 @@ pub unsafe extern "C" fn cutile_scaled_add(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let out = abi::tensor_arg(
-            out,
-            "out",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 1, abi::Access { written: false, pointer: false })?;
+        let out = abi::tensor_arg(out, "out", 1, abi::Access { written: true, pointer: false })?;
         let TILE = abi::constant(TILE, "TILE")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
             &[("y", &y), ("out", &out)],
@@ -75,72 +47,43 @@ pub unsafe extern "C" fn cutile_scaled_add(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    TILE.to_string(),
-                ];
+                let __generics: Vec<String> = vec![__e.name().to_string(), __e2.name().to_string(), TILE.to_string()];
                 abi::tile_dim(TILE, "TILE")?;
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_scaled_add::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_scaled_add::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_scaled_add::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_scaled_add::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::BF16) => launch_scaled_add::<cutile::half::f16, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_scaled_add::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F16) => launch_scaled_add::<cutile::half::bf16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_scaled_add::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_scaled_add::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_scaled_add::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha,
-                            beta,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_scaled_add::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_scaled_add::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_scaled_add::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }

@@ -31,33 +31,9 @@ pub unsafe extern "C" fn cutile_vector_add(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let a = abi::tensor_arg(
-            a,
-            "a",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let b = abi::tensor_arg(
-            b,
-            "b",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let c = abi::tensor_arg(
-            c,
-            "c",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let a = abi::tensor_arg(a, "a", 1, abi::Access { written: false, pointer: false })?;
+        let b = abi::tensor_arg(b, "b", 1, abi::Access { written: false, pointer: false })?;
+        let c = abi::tensor_arg(c, "c", 1, abi::Access { written: true, pointer: false })?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type(
             "E",
@@ -79,13 +55,10 @@ pub unsafe extern "C" fn cutile_vector_add(
                     abi::Dtype::BF16 => launch_vector_add::<cutile::half::bf16>(
                         __device, __stream, __generics, __grid, &a, &b, &c, c_tile,
                     ),
-                    abi::Dtype::F32 => launch_vector_add::<f32>(
-                        __device, __stream, __generics, __grid, &a, &b, &c, c_tile,
-                    ),
-                    _ => abi::fail(
-                        abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
-                    ),
+                    abi::Dtype::F32 => {
+                        launch_vector_add::<f32>(__device, __stream, __generics, __grid, &a, &b, &c, c_tile)
+                    }
+                    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),
                 }
             }
             _ => unreachable!("entries are numbered by the variant match"),
@@ -123,8 +96,6 @@ unsafe fn launch_vector_add<T: DType>(
     let a_t = a.borrow::<T>(&__ctx);
     let b_t = b.borrow::<T>(&__ctx);
     let mut c_t = c.borrow::<T>(&__ctx);
-    let __op = __kernel(&a_t, &b_t, (&mut c_t).partition(c_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&a_t, &b_t, (&mut c_t).partition(c_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -43,51 +43,11 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q = abi::tensor_arg(
-            Q,
-            "Q",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let K = abi::tensor_arg(
-            K,
-            "K",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let V = abi::tensor_arg(
-            V,
-            "V",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let sinks = abi::tensor_arg(
-            sinks,
-            "sinks",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let O = abi::tensor_arg(
-            O,
-            "O",
-            4,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let Q = abi::tensor_arg(Q, "Q", 4, abi::Access { written: false, pointer: false })?;
+        let K = abi::tensor_arg(K, "K", 4, abi::Access { written: false, pointer: false })?;
+        let V = abi::tensor_arg(V, "V", 4, abi::Access { written: false, pointer: false })?;
+        let sinks = abi::tensor_arg(sinks, "sinks", 1, abi::Access { written: false, pointer: false })?;
+        let O = abi::tensor_arg(O, "O", 4, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
@@ -98,11 +58,8 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
             &[("Q", &Q), ("K", &K), ("V", &V), ("O", &O)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("sinks", &sinks)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 =
+            abi::element_type("E2", &[("sinks", &sinks)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = match __variant {
             0 if (CAUSAL != 0) => 0,
@@ -132,64 +89,50 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32) => {
                         launch_attn_sinks_fwd_kernel__causal::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::F16) => {
                         launch_attn_sinks_fwd_kernel__causal::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_attn_sinks_fwd_kernel__causal::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_attn_sinks_fwd_kernel__causal::<f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_attn_sinks_fwd_kernel__causal::<f32, f32>(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -208,89 +151,53 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(D, "D")?;
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::f16,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::f16,
-                            cutile::half::bf16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::f16,
-                            f32,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::bf16,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::bf16,
-                            cutile::half::bf16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            cutile::half::bf16,
-                            f32,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            f32,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<
-                            f32,
-                            cutile::half::bf16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_attn_sinks_fwd_kernel__not_causal__window_gt_0::<f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -309,39 +216,23 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                 abi::tile_dim(D, "D")?;
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            cutile::half::f16,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            cutile::half::f16,
-                            cutile::half::bf16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            cutile::half::f16,
-                            f32,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            cutile::half::bf16,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::bf16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
@@ -349,49 +240,32 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
                             cutile::half::bf16,
                             cutile::half::bf16,
                         >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            cutile::half::bf16,
-                            f32,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            f32,
-                            cutile::half::f16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<
-                            f32,
-                            cutile::half::bf16,
-                        >(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                        launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<f32, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0::<f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O,
-                            qk_scale,
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &sinks, &O, qk_scale,
                         )
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -434,9 +308,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: DType, T2: DType>(
     let V_t = V.borrow::<T>(&__ctx);
     let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -474,9 +346,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: DType, T2: DT
     let V_t = V.borrow::<T>(&__ctx);
     let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -514,8 +384,6 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: DType, T2
     let V_t = V.borrow::<T>(&__ctx);
     let sinks_t = sinks.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &sinks_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -33,46 +33,15 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(
-            A,
-            "A",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let Bt = abi::tensor_arg(
-            Bt,
-            "Bt",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let A = abi::tensor_arg(A, "A", 3, abi::Access { written: false, pointer: false })?;
+        let Bt = abi::tensor_arg(Bt, "Bt", 3, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 3, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
-        let __e = abi::element_type(
-            "E",
-            &[("A", &A), ("Bt", &Bt)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("A", &A), ("Bt", &Bt)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -88,21 +57,17 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_bmm_nt_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &Bt, &C,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_bmm_nt_kernel::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &Bt, &C,
+                    ),
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_bmm_nt_kernel::<cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &A, &Bt, &C,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_bmm_nt_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &A, &Bt, &C,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_bmm_nt_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &A, &Bt, &C,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_bmm_nt_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &A, &Bt, &C,
@@ -113,30 +78,21 @@ pub unsafe extern "C" fn cutile_bmm_nt_kernel(
                             __device, __stream, __generics, __grid, &A, &Bt, &C,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_bmm_nt_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &A, &Bt, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_bmm_nt_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &Bt, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_bmm_nt_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &Bt, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bmm_nt_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_bmm_nt_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &A, &Bt, &C,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_bmm_nt_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &Bt, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_bmm_nt_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &A, &Bt, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_bmm_nt_kernel::<f32, f32>(__device, __stream, __generics, __grid, &A, &Bt, &C)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -174,9 +130,7 @@ unsafe fn launch_bmm_nt_kernel<T: DType, T2: DType>(
     let A_t = A.borrow::<T>(&__ctx);
     let Bt_t = Bt.borrow::<T>(&__ctx);
     let C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&A_t, &Bt_t, &C_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&A_t, &Bt_t, &C_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -204,46 +158,15 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let At = abi::tensor_arg(
-            At,
-            "At",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let B = abi::tensor_arg(
-            B,
-            "B",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let At = abi::tensor_arg(At, "At", 3, abi::Access { written: false, pointer: false })?;
+        let B = abi::tensor_arg(B, "B", 3, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 3, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
-        let __e = abi::element_type(
-            "E",
-            &[("At", &At), ("B", &B)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("At", &At), ("B", &B)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -259,21 +182,17 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_bmm_tn_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &At, &B, &C,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_bmm_tn_kernel::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &At, &B, &C,
+                    ),
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_bmm_tn_kernel::<cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &At, &B, &C,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_bmm_tn_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &At, &B, &C,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_bmm_tn_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &At, &B, &C,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_bmm_tn_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &At, &B, &C,
@@ -284,30 +203,21 @@ pub unsafe extern "C" fn cutile_bmm_tn_kernel(
                             __device, __stream, __generics, __grid, &At, &B, &C,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_bmm_tn_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &At, &B, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_bmm_tn_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &At, &B, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_bmm_tn_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &At, &B, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bmm_tn_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_bmm_tn_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &At, &B, &C,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_bmm_tn_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &At, &B, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_bmm_tn_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &At, &B, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_bmm_tn_kernel::<f32, f32>(__device, __stream, __generics, __grid, &At, &B, &C)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -345,8 +255,6 @@ unsafe fn launch_bmm_tn_kernel<T: DType, T2: DType>(
     let At_t = At.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
     let C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&At_t, &B_t, &C_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&At_t, &B_t, &C_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -33,61 +33,22 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let logits = abi::tensor_arg(
-            logits,
-            "logits",
-            2,
-            abi::Access {
-                written: false,
-                pointer: true,
-            },
-        )?;
-        let labels = abi::tensor_arg(
-            labels,
-            "labels",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let loss = abi::tensor_arg(
-            loss,
-            "loss",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let lse_out = abi::tensor_arg(
-            lse_out,
-            "lse_out",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let logits = abi::tensor_arg(logits, "logits", 2, abi::Access { written: false, pointer: true })?;
+        let labels = abi::tensor_arg(labels, "labels", 1, abi::Access { written: false, pointer: false })?;
+        let loss = abi::tensor_arg(loss, "loss", 1, abi::Access { written: true, pointer: false })?;
+        let lse_out = abi::tensor_arg(lse_out, "lse_out", 1, abi::Access { written: true, pointer: false })?;
         let BV = abi::constant(BV, "BV")?;
         let IGNORE_INDEX = abi::constant(IGNORE_INDEX, "IGNORE_INDEX")?;
         abi::expect_dtype(&labels, "labels", abi::Dtype::I32)?;
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
         abi::expect_dtype(&lse_out, "lse_out", abi::Dtype::F32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("logits", &logits)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("logits", &logits)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    BV.to_string(),
-                    IGNORE_INDEX.to_string(),
-                ];
+                let __generics: Vec<String> = vec![__e.name().to_string(), BV.to_string(), IGNORE_INDEX.to_string()];
                 abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
@@ -130,10 +91,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
                         &lse_out,
                         lse_out_tile,
                     ),
-                    _ => abi::fail(
-                        abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
-                    ),
+                    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),
                 }
             }
             _ => unreachable!("entries are numbered by the variant match"),
@@ -214,51 +172,11 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let logits = abi::tensor_arg(
-            logits,
-            "logits",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let labels = abi::tensor_arg(
-            labels,
-            "labels",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let lse = abi::tensor_arg(
-            lse,
-            "lse",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dloss = abi::tensor_arg(
-            dloss,
-            "dloss",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dlogits = abi::tensor_arg(
-            dlogits,
-            "dlogits",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let logits = abi::tensor_arg(logits, "logits", 2, abi::Access { written: false, pointer: false })?;
+        let labels = abi::tensor_arg(labels, "labels", 1, abi::Access { written: false, pointer: false })?;
+        let lse = abi::tensor_arg(lse, "lse", 1, abi::Access { written: false, pointer: false })?;
+        let dloss = abi::tensor_arg(dloss, "dloss", 1, abi::Access { written: false, pointer: false })?;
+        let dlogits = abi::tensor_arg(dlogits, "dlogits", 2, abi::Access { written: true, pointer: false })?;
         let BV = abi::constant(BV, "BV")?;
         let IGNORE_INDEX = abi::constant(IGNORE_INDEX, "IGNORE_INDEX")?;
         abi::expect_dtype(&labels, "labels", abi::Dtype::I32)?;
@@ -276,12 +194,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BV.to_string(),
-                    IGNORE_INDEX.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BV.to_string(), IGNORE_INDEX.to_string()];
                 abi::tile_dim(BV, "BV")?;
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
@@ -314,20 +228,18 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -356,68 +268,57 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -460,14 +361,8 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: DType, T2: DType>(
     let lse_t = lse.borrow::<T2>(&__ctx);
     let dloss_t = dloss.borrow::<T2>(&__ctx);
     let mut dlogits_t = dlogits.borrow::<T>(&__ctx);
-    let __op = __kernel(
-        &logits_t,
-        &labels_t,
-        &lse_t,
-        &dloss_t,
-        (&mut dlogits_t).partition(dlogits_tile),
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op = __kernel(&logits_t, &labels_t, &lse_t, &dloss_t, (&mut dlogits_t).partition(dlogits_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

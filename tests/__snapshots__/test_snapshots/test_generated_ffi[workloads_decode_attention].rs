@@ -38,60 +38,12 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q = abi::tensor_arg(
-            Q,
-            "Q",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let K = abi::tensor_arg(
-            K,
-            "K",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let V = abi::tensor_arg(
-            V,
-            "V",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let seq_lens = abi::tensor_arg(
-            seq_lens,
-            "seq_lens",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let O_part = abi::tensor_arg(
-            O_part,
-            "O_part",
-            4,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let lse_part = abi::tensor_arg(
-            lse_part,
-            "lse_part",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let Q = abi::tensor_arg(Q, "Q", 3, abi::Access { written: false, pointer: false })?;
+        let K = abi::tensor_arg(K, "K", 4, abi::Access { written: false, pointer: false })?;
+        let V = abi::tensor_arg(V, "V", 4, abi::Access { written: false, pointer: false })?;
+        let seq_lens = abi::tensor_arg(seq_lens, "seq_lens", 1, abi::Access { written: false, pointer: false })?;
+        let O_part = abi::tensor_arg(O_part, "O_part", 4, abi::Access { written: true, pointer: false })?;
+        let lse_part = abi::tensor_arg(lse_part, "lse_part", 3, abi::Access { written: true, pointer: false })?;
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
         let GROUP = abi::constant(GROUP, "GROUP")?;
@@ -99,16 +51,9 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
         abi::expect_dtype(&seq_lens, "seq_lens", abi::Dtype::I32)?;
         abi::expect_dtype(&O_part, "O_part", abi::Dtype::F32)?;
         abi::expect_dtype(&lse_part, "lse_part", abi::Dtype::F32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("Q", &Q), ("K", &K)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("V", &V)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("Q", &Q), ("K", &K)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("V", &V)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -159,22 +104,20 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_decode_attn_split_kv_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &Q,
-                            &K,
-                            &V,
-                            &seq_lens,
-                            &O_part,
-                            &lse_part,
-                            lse_part_tile,
-                            sm_scale,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_decode_attn_split_kv_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &Q,
+                        &K,
+                        &V,
+                        &seq_lens,
+                        &O_part,
+                        &lse_part,
+                        lse_part_tile,
+                        sm_scale,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_decode_attn_split_kv_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -223,22 +166,20 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_decode_attn_split_kv_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &Q,
-                            &K,
-                            &V,
-                            &seq_lens,
-                            &O_part,
-                            &lse_part,
-                            lse_part_tile,
-                            sm_scale,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_decode_attn_split_kv_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &Q,
+                        &K,
+                        &V,
+                        &seq_lens,
+                        &O_part,
+                        &lse_part,
+                        lse_part_tile,
+                        sm_scale,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_decode_attn_split_kv_kernel::<f32, cutile::half::bf16>(
                             __device,
@@ -255,28 +196,23 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_decode_attn_split_kv_kernel::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &Q,
-                            &K,
-                            &V,
-                            &seq_lens,
-                            &O_part,
-                            &lse_part,
-                            lse_part_tile,
-                            sm_scale,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_decode_attn_split_kv_kernel::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &Q,
+                        &K,
+                        &V,
+                        &seq_lens,
+                        &O_part,
+                        &lse_part,
+                        lse_part_tile,
+                        sm_scale,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -322,17 +258,9 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType, T2: DType>(
     let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
     let O_part_t = O_part.borrow::<f32>(&__ctx);
     let mut lse_part_t = lse_part.borrow::<f32>(&__ctx);
-    let __op = __kernel(
-        &Q_t,
-        &K_t,
-        &V_t,
-        &seq_lens_t,
-        &O_part_t,
-        (&mut lse_part_t).partition(lse_part_tile),
-        sm_scale,
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &seq_lens_t, &O_part_t, (&mut lse_part_t).partition(lse_part_tile), sm_scale)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -359,33 +287,9 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let O_part = abi::tensor_arg(
-            O_part,
-            "O_part",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let lse_part = abi::tensor_arg(
-            lse_part,
-            "lse_part",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let O = abi::tensor_arg(
-            O,
-            "O",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let O_part = abi::tensor_arg(O_part, "O_part", 4, abi::Access { written: false, pointer: false })?;
+        let lse_part = abi::tensor_arg(lse_part, "lse_part", 3, abi::Access { written: false, pointer: false })?;
+        let O = abi::tensor_arg(O, "O", 3, abi::Access { written: true, pointer: false })?;
         let NUM_SPLITS = abi::constant(NUM_SPLITS, "NUM_SPLITS")?;
         let D = abi::constant(D, "D")?;
         let __e = abi::element_type(
@@ -393,21 +297,13 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
             &[("O_part", &O_part), ("lse_part", &lse_part)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("O", &O)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("O", &O)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    NUM_SPLITS.to_string(),
-                    D.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), NUM_SPLITS.to_string(), D.to_string()];
                 abi::tile_dim(D, "D")?;
                 abi::tile_dim(NUM_SPLITS, "NUM_SPLITS")?;
                 match (__e, __e2) {
@@ -421,11 +317,9 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
                             __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_decode_attn_combine_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_decode_attn_combine_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_decode_attn_combine_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
@@ -441,27 +335,20 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
                             __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_decode_attn_combine_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_decode_attn_combine_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_decode_attn_combine_kernel::<f32, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_decode_attn_combine_kernel::<f32, f32>(
-                            __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_decode_attn_combine_kernel::<f32, f32>(
+                        __device, __stream, __generics, __grid, &O_part, &lse_part, &O,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -499,8 +386,6 @@ unsafe fn launch_decode_attn_combine_kernel<T: DType, T2: DType>(
     let O_part_t = O_part.borrow::<T>(&__ctx);
     let lse_part_t = lse_part.borrow::<T>(&__ctx);
     let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&O_part_t, &lse_part_t, &O_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&O_part_t, &lse_part_t, &O_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -32,44 +32,16 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 1, abi::Access { written: true, pointer: false })?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BLOCK.to_string(),
-                ];
+                let __generics: Vec<String> = vec![__e.name().to_string(), __e2.name().to_string(), BLOCK.to_string()];
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
@@ -84,11 +56,9 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
                             __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_dropout_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_dropout_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_dropout_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
@@ -99,30 +69,21 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
                             __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_dropout_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_dropout_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_dropout_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_dropout_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_dropout_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_dropout_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &y, y_tile, p, seed,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -161,9 +122,7 @@ unsafe fn launch_dropout_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile), p, seed)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile), p, seed).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -192,40 +151,12 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let residual = abi::tensor_arg(
-            residual,
-            "residual",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let out = abi::tensor_arg(
-            out,
-            "out",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let residual = abi::tensor_arg(residual, "residual", 2, abi::Access { written: false, pointer: false })?;
+        let out = abi::tensor_arg(out, "out", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
             &[("residual", &residual), ("out", &out)],
@@ -235,12 +166,8 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
@@ -248,64 +175,46 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
                         launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32) => {
                         launch_dropout_add_residual_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_dropout_add_residual_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_dropout_add_residual_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile,
-                            p, seed,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<f32, f32>(
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }

@@ -41,57 +41,19 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q = abi::tensor_arg(
-            Q,
-            "Q",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let K = abi::tensor_arg(
-            K,
-            "K",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let V = abi::tensor_arg(
-            V,
-            "V",
-            4,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let O = abi::tensor_arg(
-            O,
-            "O",
-            4,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let Q = abi::tensor_arg(Q, "Q", 4, abi::Access { written: false, pointer: false })?;
+        let K = abi::tensor_arg(K, "K", 4, abi::Access { written: false, pointer: false })?;
+        let V = abi::tensor_arg(V, "V", 4, abi::Access { written: false, pointer: false })?;
+        let O = abi::tensor_arg(O, "O", 4, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let D = abi::constant(D, "D")?;
         let QUERY_GROUP = abi::constant(QUERY_GROUP, "QUERY_GROUP")?;
         let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
-        let __e = abi::element_type(
-            "E",
-            &[("Q", &Q), ("K", &K)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("V", &V), ("O", &O)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("Q", &Q), ("K", &K)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 =
+            abi::element_type("E2", &[("V", &V), ("O", &O)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = match __variant {
             0 if (CAUSAL != 0) => 0,
@@ -158,17 +120,12 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_flash_attn_fwd_kernel__causal::<f32, f32>(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -187,18 +144,12 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(D, "D")?;
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::f16,
-                            cutile::half::f16,
-                        >(
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::f16,
-                            cutile::half::bf16,
-                        >(
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -208,18 +159,12 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::bf16,
-                            cutile::half::f16,
-                        >(
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::bf16,
-                            cutile::half::bf16,
-                        >(
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -238,17 +183,12 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_flash_attn_fwd_kernel__not_causal::<f32, f32>(
+                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -289,9 +229,7 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType, T2: DType>(
     let K_t = K.borrow::<T>(&__ctx);
     let V_t = V.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -327,8 +265,6 @@ unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType, T2: DType>(
     let K_t = K.borrow::<T>(&__ctx);
     let V_t = V.borrow::<T2>(&__ctx);
     let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

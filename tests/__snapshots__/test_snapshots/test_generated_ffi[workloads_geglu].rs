@@ -31,46 +31,19 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate_up = abi::tensor_arg(
-            gate_up,
-            "gate_up",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let out = abi::tensor_arg(
-            out,
-            "out",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let gate_up = abi::tensor_arg(gate_up, "gate_up", 2, abi::Access { written: false, pointer: false })?;
+        let out = abi::tensor_arg(out, "out", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("gate_up", &gate_up)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("out", &out)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("gate_up", &gate_up)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -84,11 +57,9 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_geglu_fwd_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &gate_up, &out,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_geglu_fwd_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &gate_up, &out,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_geglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate_up, &out,
@@ -99,30 +70,21 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &out,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_geglu_fwd_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &gate_up, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_geglu_fwd_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate_up, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_geglu_fwd_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate_up, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_fwd_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_geglu_fwd_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &gate_up, &out,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_geglu_fwd_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &gate_up, &out,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_geglu_fwd_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &gate_up, &out,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_geglu_fwd_kernel::<f32, f32>(__device, __stream, __generics, __grid, &gate_up, &out)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -158,9 +120,7 @@ unsafe fn launch_geglu_fwd_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let gate_up_t = gate_up.borrow::<T>(&__ctx);
     let out_t = out.borrow::<T2>(&__ctx);
-    let __op = __kernel(&gate_up_t, &out_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&gate_up_t, &out_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -187,40 +147,13 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate_up = abi::tensor_arg(
-            gate_up,
-            "gate_up",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dout = abi::tensor_arg(
-            dout,
-            "dout",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dgate_up = abi::tensor_arg(
-            dgate_up,
-            "dgate_up",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let gate_up = abi::tensor_arg(gate_up, "gate_up", 2, abi::Access { written: false, pointer: false })?;
+        let dout = abi::tensor_arg(dout, "dout", 2, abi::Access { written: false, pointer: false })?;
+        let dgate_up = abi::tensor_arg(dgate_up, "dgate_up", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("gate_up", &gate_up)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("gate_up", &gate_up)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
             &[("dout", &dout), ("dgate_up", &dgate_up)],
@@ -230,12 +163,8 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -249,11 +178,9 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_geglu_bwd_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_geglu_bwd_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
@@ -264,30 +191,21 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_geglu_bwd_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_geglu_bwd_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_geglu_bwd_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_geglu_bwd_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_geglu_bwd_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_geglu_bwd_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_bwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -325,8 +243,6 @@ unsafe fn launch_geglu_bwd_kernel<T: DType, T2: DType>(
     let gate_up_t = gate_up.borrow::<T>(&__ctx);
     let dout_t = dout.borrow::<T2>(&__ctx);
     let dgate_up_t = dgate_up.borrow::<T2>(&__ctx);
-    let __op = __kernel(&gate_up_t, &dout_t, &dgate_up_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&gate_up_t, &dout_t, &dgate_up_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -30,44 +30,16 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 1, abi::Access { written: true, pointer: false })?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BLOCK.to_string(),
-                ];
+                let __generics: Vec<String> = vec![__e.name().to_string(), __e2.name().to_string(), BLOCK.to_string()];
                 abi::tile_dim(BLOCK, "BLOCK")?;
                 let y_tile = abi::tile_shape([BLOCK], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
@@ -82,11 +54,9 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
                             __device, __stream, __generics, __grid, &x, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_gelu_tanh_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_gelu_tanh_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_gelu_tanh_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &y, y_tile,
@@ -97,30 +67,21 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
                             __device, __stream, __generics, __grid, &x, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_gelu_tanh_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_gelu_tanh_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_gelu_tanh_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gelu_tanh_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_gelu_tanh_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &x, &y, y_tile,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_gelu_tanh_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_gelu_tanh_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_gelu_tanh_kernel::<f32, f32>(__device, __stream, __generics, __grid, &x, &y, y_tile)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -157,9 +118,7 @@ unsafe fn launch_gelu_tanh_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -187,46 +146,15 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let bias = abi::tensor_arg(
-            bias,
-            "bias",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let bias = abi::tensor_arg(bias, "bias", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x), ("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("bias", &bias)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("bias", &bias)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -253,11 +181,9 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_bias_gelu_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_bias_gelu_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
@@ -268,30 +194,21 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_bias_gelu_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_bias_gelu_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_bias_gelu_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_bias_gelu_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_bias_gelu_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_bias_gelu_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_bias_gelu_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -330,8 +247,6 @@ unsafe fn launch_bias_gelu_kernel<T: DType, T2: DType>(
     let x_t = x.borrow::<T>(&__ctx);
     let bias_t = bias.borrow::<T2>(&__ctx);
     let mut y_t = y.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -35,42 +35,10 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(
-            A,
-            "A",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let B = abi::tensor_arg(
-            B,
-            "B",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let bias = abi::tensor_arg(
-            bias,
-            "bias",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
+        let A = abi::tensor_arg(A, "A", 2, abi::Access { written: false, pointer: false })?;
+        let B = abi::tensor_arg(B, "B", 2, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 2, abi::Access { written: true, pointer: false })?;
+        let bias = abi::tensor_arg(bias, "bias", 1, abi::Access { written: false, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
@@ -80,11 +48,7 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
             &[("A", &A), ("B", &B), ("C", &C)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("bias", &bias)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("bias", &bias)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -103,55 +67,38 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::BF16) => launch_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F16) => launch_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_gemm_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_gemm_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -192,8 +139,7 @@ unsafe fn launch_gemm_kernel<T: DType, T2: DType>(
     let B_t = B.borrow::<T>(&__ctx);
     let mut C_t = C.borrow::<T>(&__ctx);
     let bias_t = bias.borrow::<T2>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile), &bias_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op =
+        __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile), &bias_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -34,56 +34,18 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(
-            A,
-            "A",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let W = abi::tensor_arg(
-            W,
-            "W",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let tile_expert_ids = abi::tensor_arg(
-            tile_expert_ids,
-            "tile_expert_ids",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
+        let A = abi::tensor_arg(A, "A", 2, abi::Access { written: false, pointer: false })?;
+        let W = abi::tensor_arg(W, "W", 3, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 2, abi::Access { written: true, pointer: false })?;
+        let tile_expert_ids =
+            abi::tensor_arg(tile_expert_ids, "tile_expert_ids", 1, abi::Access { written: false, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         abi::expect_dtype(&tile_expert_ids, "tile_expert_ids", abi::Dtype::I32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("A", &A), ("W", &W)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("A", &A), ("W", &W)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -127,19 +89,17 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
                             &tile_expert_ids,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_moe_grouped_gemm_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &A,
-                            &W,
-                            &C,
-                            C_tile,
-                            &tile_expert_ids,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_moe_grouped_gemm_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &A,
+                        &W,
+                        &C,
+                        C_tile,
+                        &tile_expert_ids,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_moe_grouped_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -166,64 +126,53 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
                             &tile_expert_ids,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_moe_grouped_gemm_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &A,
-                            &W,
-                            &C,
-                            C_tile,
-                            &tile_expert_ids,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_moe_grouped_gemm_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &A,
-                            &W,
-                            &C,
-                            C_tile,
-                            &tile_expert_ids,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_moe_grouped_gemm_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &A,
-                            &W,
-                            &C,
-                            C_tile,
-                            &tile_expert_ids,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_moe_grouped_gemm_kernel::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &A,
-                            &W,
-                            &C,
-                            C_tile,
-                            &tile_expert_ids,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_moe_grouped_gemm_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &A,
+                        &W,
+                        &C,
+                        C_tile,
+                        &tile_expert_ids,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_moe_grouped_gemm_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &A,
+                        &W,
+                        &C,
+                        C_tile,
+                        &tile_expert_ids,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_moe_grouped_gemm_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &A,
+                        &W,
+                        &C,
+                        C_tile,
+                        &tile_expert_ids,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_moe_grouped_gemm_kernel::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &A,
+                        &W,
+                        &C,
+                        C_tile,
+                        &tile_expert_ids,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }

@@ -32,118 +32,62 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let log_pred = abi::tensor_arg(
-            log_pred,
-            "log_pred",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let target = abi::tensor_arg(
-            target,
-            "target",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let loss = abi::tensor_arg(
-            loss,
-            "loss",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let log_pred = abi::tensor_arg(log_pred, "log_pred", 2, abi::Access { written: false, pointer: false })?;
+        let target = abi::tensor_arg(target, "target", 2, abi::Access { written: false, pointer: false })?;
+        let loss = abi::tensor_arg(loss, "loss", 1, abi::Access { written: true, pointer: false })?;
         let BV = abi::constant(BV, "BV")?;
         let LOG_TARGET = abi::flag(LOG_TARGET, "LOG_TARGET")?;
         abi::expect_dtype(&loss, "loss", abi::Dtype::F32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("log_pred", &log_pred)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("target", &target)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("log_pred", &log_pred)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 =
+            abi::element_type("E2", &[("target", &target)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BV.to_string(),
-                    LOG_TARGET.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BV.to_string(), LOG_TARGET.to_string()];
                 abi::tile_dim(BV, "BV")?;
                 let loss_tile = abi::tile_shape([1i64], "loss")?;
                 abi::check_partition_grid("loss", &loss, &loss_tile, __grid)?;
                 match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_kl_div_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F16) => launch_kl_div_kernel::<cutile::half::f16, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                    ),
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_kl_div_kernel::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_kl_div_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_kl_div_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_kl_div_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_kl_div_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
+                            __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_kl_div_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_kl_div_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_kl_div_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                            loss_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_kl_div_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_kl_div_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_kl_div_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_kl_div_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &log_pred, &target, &loss,
-                        loss_tile,
+                        __device, __stream, __generics, __grid, &log_pred, &target, &loss, loss_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }

@@ -37,75 +37,21 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let b = abi::tensor_arg(
-            b,
-            "b",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let mean_out = abi::tensor_arg(
-            mean_out,
-            "mean_out",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let rstd_out = abi::tensor_arg(
-            rstd_out,
-            "rstd_out",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let b = abi::tensor_arg(b, "b", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
+        let mean_out = abi::tensor_arg(mean_out, "mean_out", 1, abi::Access { written: true, pointer: false })?;
+        let rstd_out = abi::tensor_arg(rstd_out, "rstd_out", 1, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
         abi::expect_dtype(&mean_out, "mean_out", abi::Dtype::F32)?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x), ("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("w", &w), ("b", &b)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 =
+            abi::element_type("E2", &[("w", &w), ("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -158,23 +104,21 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &w,
+                        &b,
+                        &y,
+                        &mean_out,
+                        mean_out_tile,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -209,57 +153,51 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &w,
+                        &b,
+                        &y,
+                        &mean_out,
+                        mean_out_tile,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_fwd_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &w,
+                        &b,
+                        &y,
+                        &mean_out,
+                        mean_out_tile,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &w,
+                        &b,
+                        &y,
+                        &mean_out,
+                        mean_out_tile,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<f32, f32>(
                         __device,
                         __stream,
@@ -277,10 +215,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -313,10 +248,7 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType, T2: DType>(
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
-        partitions: &[
-            ("mean_out", &mean_out_tile[..]),
-            ("rstd_out", &rstd_out_tile[..]),
-        ],
+        partitions: &[("mean_out", &mean_out_tile[..]), ("rstd_out", &rstd_out_tile[..])],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
@@ -372,78 +304,14 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dy = abi::tensor_arg(
-            dy,
-            "dy",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let mean = abi::tensor_arg(
-            mean,
-            "mean",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let rstd = abi::tensor_arg(
-            rstd,
-            "rstd",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dx = abi::tensor_arg(
-            dx,
-            "dx",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let dw_partial = abi::tensor_arg(
-            dw_partial,
-            "dw_partial",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let db_partial = abi::tensor_arg(
-            db_partial,
-            "db_partial",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let dy = abi::tensor_arg(dy, "dy", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let mean = abi::tensor_arg(mean, "mean", 1, abi::Access { written: false, pointer: false })?;
+        let rstd = abi::tensor_arg(rstd, "rstd", 1, abi::Access { written: false, pointer: false })?;
+        let dx = abi::tensor_arg(dx, "dx", 2, abi::Access { written: true, pointer: false })?;
+        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access { written: true, pointer: false })?;
+        let db_partial = abi::tensor_arg(db_partial, "db_partial", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;
@@ -462,12 +330,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -503,22 +367,20 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
                             &db_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dx_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &mean,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                            &db_partial,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_bwd_dx_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &mean,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                        &db_partial,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -551,76 +413,65 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
                             &db_partial,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &mean,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                            &db_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &mean,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                            &db_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &mean,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                            &db_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dx_kernel::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &mean,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                            &db_partial,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_layer_norm_bwd_dx_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &mean,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                        &db_partial,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &mean,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                        &db_partial,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_layer_norm_bwd_dx_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &mean,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                        &db_partial,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_bwd_dx_kernel::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &mean,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                        &db_partial,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -668,18 +519,9 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType, T2: DType>(
     let dx_t = dx.borrow::<T>(&__ctx);
     let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
     let db_partial_t = db_partial.borrow::<f32>(&__ctx);
-    let __op = __kernel(
-        &x_t,
-        &dy_t,
-        &w_t,
-        &mean_t,
-        &rstd_t,
-        &dx_t,
-        &dw_partial_t,
-        &db_partial_t,
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op = __kernel(&x_t, &dy_t, &w_t, &mean_t, &rstd_t, &dx_t, &dw_partial_t, &db_partial_t)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -707,42 +549,10 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let dw_partial = abi::tensor_arg(
-            dw_partial,
-            "dw_partial",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let db_partial = abi::tensor_arg(
-            db_partial,
-            "db_partial",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dw = abi::tensor_arg(
-            dw,
-            "dw",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let db = abi::tensor_arg(
-            db,
-            "db",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access { written: false, pointer: false })?;
+        let db_partial = abi::tensor_arg(db_partial, "db_partial", 2, abi::Access { written: false, pointer: false })?;
+        let dw = abi::tensor_arg(dw, "dw", 1, abi::Access { written: true, pointer: false })?;
+        let db = abi::tensor_arg(db, "db", 1, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type(
@@ -759,12 +569,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let dw_tile = abi::tile_shape([BN], "dw")?;
@@ -800,20 +606,18 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &dw_partial,
+                        &db_partial,
+                        &dw,
+                        dw_tile,
+                        &db,
+                        db_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -856,20 +660,18 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &dw_partial,
+                        &db_partial,
+                        &dw,
+                        dw_tile,
+                        &db,
+                        db_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::bf16>(
                             __device,
@@ -884,26 +686,21 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<f32, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &dw_partial,
+                        &db_partial,
+                        &dw,
+                        dw_tile,
+                        &db,
+                        db_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -945,13 +742,8 @@ unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType, T2: DType>(
     let db_partial_t = db_partial.borrow::<T>(&__ctx);
     let mut dw_t = dw.borrow::<T2>(&__ctx);
     let mut db_t = db.borrow::<T2>(&__ctx);
-    let __op = __kernel(
-        &dw_partial_t,
-        &db_partial_t,
-        (&mut dw_t).partition(dw_tile),
-        (&mut db_t).partition(db_tile),
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op = __kernel(&dw_partial_t, &db_partial_t, (&mut dw_t).partition(dw_tile), (&mut db_t).partition(db_tile))
+        .generics(__launch.generics)
+        .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -38,60 +38,12 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let Q_nope = abi::tensor_arg(
-            Q_nope,
-            "Q_nope",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let Q_pe = abi::tensor_arg(
-            Q_pe,
-            "Q_pe",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let KV_latent = abi::tensor_arg(
-            KV_latent,
-            "KV_latent",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let K_pe = abi::tensor_arg(
-            K_pe,
-            "K_pe",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let seq_lens = abi::tensor_arg(
-            seq_lens,
-            "seq_lens",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let O = abi::tensor_arg(
-            O,
-            "O",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let Q_nope = abi::tensor_arg(Q_nope, "Q_nope", 3, abi::Access { written: false, pointer: false })?;
+        let Q_pe = abi::tensor_arg(Q_pe, "Q_pe", 3, abi::Access { written: false, pointer: false })?;
+        let KV_latent = abi::tensor_arg(KV_latent, "KV_latent", 3, abi::Access { written: false, pointer: false })?;
+        let K_pe = abi::tensor_arg(K_pe, "K_pe", 3, abi::Access { written: false, pointer: false })?;
+        let seq_lens = abi::tensor_arg(seq_lens, "seq_lens", 1, abi::Access { written: false, pointer: false })?;
+        let O = abi::tensor_arg(O, "O", 3, abi::Access { written: true, pointer: false })?;
         let BH = abi::constant(BH, "BH")?;
         let BN = abi::constant(BN, "BN")?;
         let DL = abi::constant(DL, "DL")?;
@@ -126,62 +78,51 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
                         launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_mla_decode_kernel::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_mla_decode_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                        sm_scale,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent,
-                            &K_pe, &seq_lens, &O, sm_scale,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_mla_decode_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                        sm_scale,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_mla_decode_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                        sm_scale,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_mla_decode_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                        sm_scale,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe,
-                        &seq_lens, &O, sm_scale,
+                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                        sm_scale,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -226,16 +167,8 @@ unsafe fn launch_mla_decode_kernel<T: DType, T2: DType>(
     let K_pe_t = K_pe.borrow::<T2>(&__ctx);
     let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
     let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(
-        &Q_nope_t,
-        &Q_pe_t,
-        &KV_latent_t,
-        &K_pe_t,
-        &seq_lens_t,
-        &O_t,
-        sm_scale,
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op = __kernel(&Q_nope_t, &Q_pe_t, &KV_latent_t, &K_pe_t, &seq_lens_t, &O_t, sm_scale)
+        .generics(__launch.generics)
+        .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

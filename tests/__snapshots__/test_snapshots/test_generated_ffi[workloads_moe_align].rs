@@ -30,24 +30,9 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let topk_ids = abi::tensor_arg(
-            topk_ids,
-            "topk_ids",
-            1,
-            abi::Access {
-                written: false,
-                pointer: true,
-            },
-        )?;
-        let expert_counts = abi::tensor_arg(
-            expert_counts,
-            "expert_counts",
-            1,
-            abi::Access {
-                written: true,
-                pointer: true,
-            },
-        )?;
+        let topk_ids = abi::tensor_arg(topk_ids, "topk_ids", 1, abi::Access { written: false, pointer: true })?;
+        let expert_counts =
+            abi::tensor_arg(expert_counts, "expert_counts", 1, abi::Access { written: true, pointer: true })?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         abi::expect_dtype(&topk_ids, "topk_ids", abi::Dtype::I32)?;
         let __e = abi::element_type(
@@ -86,10 +71,7 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
                         &topk_ids,
                         &expert_counts,
                     ),
-                    _ => abi::fail(
-                        abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
-                    ),
+                    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),
                 }
             }
             _ => unreachable!("entries are numbered by the variant match"),
@@ -160,33 +142,12 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let expert_counts = abi::tensor_arg(
-            expert_counts,
-            "expert_counts",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let expert_offsets = abi::tensor_arg(
-            expert_offsets,
-            "expert_offsets",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let total_padded = abi::tensor_arg(
-            total_padded,
-            "total_padded",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let expert_counts =
+            abi::tensor_arg(expert_counts, "expert_counts", 1, abi::Access { written: false, pointer: false })?;
+        let expert_offsets =
+            abi::tensor_arg(expert_offsets, "expert_offsets", 1, abi::Access { written: true, pointer: false })?;
+        let total_padded =
+            abi::tensor_arg(total_padded, "total_padded", 1, abi::Access { written: true, pointer: false })?;
         let E_ = abi::constant(E_, "E")?;
         let BLOCK_M = abi::constant(BLOCK_M, "BLOCK_M")?;
         abi::expect_dtype(&expert_counts, "expert_counts", abi::Dtype::I32)?;
@@ -242,9 +203,8 @@ unsafe fn launch_moe_align_offsets_kernel(
     let expert_counts_t = expert_counts.borrow::<i32>(&__ctx);
     let expert_offsets_t = expert_offsets.borrow::<i32>(&__ctx);
     let total_padded_t = total_padded.borrow::<i32>(&__ctx);
-    let __op = __kernel(&expert_counts_t, &expert_offsets_t, &total_padded_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op =
+        __kernel(&expert_counts_t, &expert_offsets_t, &total_padded_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -272,42 +232,13 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let topk_ids = abi::tensor_arg(
-            topk_ids,
-            "topk_ids",
-            1,
-            abi::Access {
-                written: false,
-                pointer: true,
-            },
-        )?;
-        let expert_offsets = abi::tensor_arg(
-            expert_offsets,
-            "expert_offsets",
-            1,
-            abi::Access {
-                written: false,
-                pointer: true,
-            },
-        )?;
-        let expert_cursor = abi::tensor_arg(
-            expert_cursor,
-            "expert_cursor",
-            1,
-            abi::Access {
-                written: true,
-                pointer: true,
-            },
-        )?;
-        let sorted_token_ids = abi::tensor_arg(
-            sorted_token_ids,
-            "sorted_token_ids",
-            1,
-            abi::Access {
-                written: true,
-                pointer: true,
-            },
-        )?;
+        let topk_ids = abi::tensor_arg(topk_ids, "topk_ids", 1, abi::Access { written: false, pointer: true })?;
+        let expert_offsets =
+            abi::tensor_arg(expert_offsets, "expert_offsets", 1, abi::Access { written: false, pointer: true })?;
+        let expert_cursor =
+            abi::tensor_arg(expert_cursor, "expert_cursor", 1, abi::Access { written: true, pointer: true })?;
+        let sorted_token_ids =
+            abi::tensor_arg(sorted_token_ids, "sorted_token_ids", 1, abi::Access { written: true, pointer: true })?;
         let BLOCK = abi::constant(BLOCK, "BLOCK")?;
         let TOPK = abi::constant(TOPK, "TOPK")?;
         abi::expect_dtype(&topk_ids, "topk_ids", abi::Dtype::I32)?;

@@ -34,47 +34,16 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(
-            A,
-            "A",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let B = abi::tensor_arg(
-            B,
-            "B",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let A = abi::tensor_arg(A, "A", 2, abi::Access { written: false, pointer: false })?;
+        let B = abi::tensor_arg(B, "B", 2, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let GROUP_M = abi::constant(GROUP_M, "GROUP_M")?;
-        let __e = abi::element_type(
-            "E",
-            &[("A", &A), ("B", &B)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("A", &A), ("B", &B)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -101,11 +70,9 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
                             __device, __stream, __generics, __grid, &A, &B, &C,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_persistent_gemm_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_persistent_gemm_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &A, &B, &C,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_persistent_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &A, &B, &C,
@@ -116,32 +83,21 @@ pub unsafe extern "C" fn cutile_persistent_gemm_kernel(
                             __device, __stream, __generics, __grid, &A, &B, &C,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_persistent_gemm_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_persistent_gemm_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_persistent_gemm_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_persistent_gemm_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &A, &B, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_persistent_gemm_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_persistent_gemm_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_persistent_gemm_kernel::<f32, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C,
-                        )
+                        launch_persistent_gemm_kernel::<f32, f32>(__device, __stream, __generics, __grid, &A, &B, &C)
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -179,8 +135,6 @@ unsafe fn launch_persistent_gemm_kernel<T: DType, T2: DType>(
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
     let C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, &C_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&A_t, &B_t, &C_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

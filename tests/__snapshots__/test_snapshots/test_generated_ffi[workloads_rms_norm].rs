@@ -37,79 +37,23 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let residual = abi::tensor_arg(
-            residual,
-            "residual",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let residual_out = abi::tensor_arg(
-            residual_out,
-            "residual_out",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let rstd_out = abi::tensor_arg(
-            rstd_out,
-            "rstd_out",
-            1,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let residual = abi::tensor_arg(residual, "residual", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
+        let residual_out =
+            abi::tensor_arg(residual_out, "residual_out", 2, abi::Access { written: true, pointer: false })?;
+        let rstd_out = abi::tensor_arg(rstd_out, "rstd_out", 1, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_RESIDUAL = abi::flag(HAS_RESIDUAL, "HAS_RESIDUAL")?;
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
             "E",
-            &[
-                ("x", &x),
-                ("residual", &residual),
-                ("y", &y),
-                ("residual_out", &residual_out),
-            ],
+            &[("x", &x), ("residual", &residual), ("y", &y), ("residual_out", &residual_out)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("w", &w)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -158,22 +102,20 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &residual,
-                            &w,
-                            &y,
-                            &residual_out,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rms_norm_fwd_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &residual,
+                        &w,
+                        &y,
+                        &residual_out,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_rms_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -206,54 +148,48 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &residual,
-                            &w,
-                            &y,
-                            &residual_out,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &residual,
-                            &w,
-                            &y,
-                            &residual_out,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rms_norm_fwd_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &residual,
-                            &w,
-                            &y,
-                            &residual_out,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rms_norm_fwd_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &residual,
+                        &w,
+                        &y,
+                        &residual_out,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rms_norm_fwd_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &residual,
+                        &w,
+                        &y,
+                        &residual_out,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rms_norm_fwd_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &residual,
+                        &w,
+                        &y,
+                        &residual_out,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_fwd_kernel::<f32, f32>(
                         __device,
                         __stream,
@@ -270,10 +206,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -319,17 +252,10 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType, T2: DType>(
     let y_t = y.borrow::<T>(&__ctx);
     let residual_out_t = residual_out.borrow::<T>(&__ctx);
     let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
-    let __op = __kernel(
-        &x_t,
-        &residual_t,
-        &w_t,
-        &y_t,
-        &residual_out_t,
-        (&mut rstd_out_t).partition(rstd_out_tile),
-        eps,
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op =
+        __kernel(&x_t, &residual_t, &w_t, &y_t, &residual_out_t, (&mut rstd_out_t).partition(rstd_out_tile), eps)
+            .generics(__launch.generics)
+            .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -359,60 +285,12 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dy = abi::tensor_arg(
-            dy,
-            "dy",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let w = abi::tensor_arg(
-            w,
-            "w",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let rstd = abi::tensor_arg(
-            rstd,
-            "rstd",
-            1,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dx = abi::tensor_arg(
-            dx,
-            "dx",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let dw_partial = abi::tensor_arg(
-            dw_partial,
-            "dw_partial",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let dy = abi::tensor_arg(dy, "dy", 2, abi::Access { written: false, pointer: false })?;
+        let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
+        let rstd = abi::tensor_arg(rstd, "rstd", 1, abi::Access { written: false, pointer: false })?;
+        let dx = abi::tensor_arg(dx, "dx", 2, abi::Access { written: true, pointer: false })?;
+        let dw_partial = abi::tensor_arg(dw_partial, "dw_partial", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         abi::expect_dtype(&dw_partial, "dw_partial", abi::Dtype::F32)?;
@@ -430,12 +308,8 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -467,20 +341,18 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<cutile::half::f16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device,
@@ -509,48 +381,42 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rms_norm_bwd_kernel::<f32, cutile::half::f16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &dy,
+                        &w,
+                        &rstd,
+                        &dx,
+                        &dw_partial,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32, f32>(
                         __device,
                         __stream,
@@ -565,10 +431,7 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -612,8 +475,7 @@ unsafe fn launch_rms_norm_bwd_kernel<T: DType, T2: DType>(
     let rstd_t = rstd.borrow::<T2>(&__ctx);
     let dx_t = dx.borrow::<T>(&__ctx);
     let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
-    let __op = __kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op =
+        __kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

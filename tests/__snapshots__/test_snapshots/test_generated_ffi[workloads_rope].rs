@@ -33,49 +33,14 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let cos_ = abi::tensor_arg(
-            cos_,
-            "cos",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let sin_ = abi::tensor_arg(
-            sin_,
-            "sin",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let out = abi::tensor_arg(
-            out,
-            "out",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 3, abi::Access { written: false, pointer: false })?;
+        let cos_ = abi::tensor_arg(cos_, "cos", 2, abi::Access { written: false, pointer: false })?;
+        let sin_ = abi::tensor_arg(sin_, "sin", 2, abi::Access { written: false, pointer: false })?;
+        let out = abi::tensor_arg(out, "out", 3, abi::Access { written: true, pointer: false })?;
         let BH = abi::constant(BH, "BH")?;
         let HALF = abi::constant(HALF, "HALF")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x), ("out", &out)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("x", &x), ("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
             &[("cos", &cos_), ("sin", &sin_)],
@@ -85,12 +50,8 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BH.to_string(),
-                    HALF.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BH.to_string(), HALF.to_string()];
                 abi::tile_dim(BH, "BH")?;
                 abi::tile_dim(HALF, "HALF")?;
                 match (__e, __e2) {
@@ -104,11 +65,9 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rope_halves_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
@@ -119,30 +78,21 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rope_halves_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rope_halves_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rope_halves_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_rope_halves_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -182,8 +132,6 @@ unsafe fn launch_rope_halves_kernel<T: DType, T2: DType>(
     let cos__t = cos_.borrow::<T2>(&__ctx);
     let sin__t = sin_.borrow::<T2>(&__ctx);
     let out_t = out.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &cos__t, &sin__t, &out_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &cos__t, &sin__t, &out_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -31,46 +31,18 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -85,9 +57,7 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_softmax_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
+                        launch_softmax_kernel::<cutile::half::f16, f32>(__device, __stream, __generics, __grid, &x, &y)
                     }
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_softmax_kernel::<cutile::half::bf16, cutile::half::f16>(
@@ -100,29 +70,20 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_softmax_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
+                        launch_softmax_kernel::<cutile::half::bf16, f32>(__device, __stream, __generics, __grid, &x, &y)
                     }
                     (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_softmax_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
+                        launch_softmax_kernel::<f32, cutile::half::f16>(__device, __stream, __generics, __grid, &x, &y)
                     }
                     (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_softmax_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
+                        launch_softmax_kernel::<f32, cutile::half::bf16>(__device, __stream, __generics, __grid, &x, &y)
                     }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_softmax_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &y,
-                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_softmax_kernel::<f32, f32>(__device, __stream, __generics, __grid, &x, &y)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -158,9 +119,7 @@ unsafe fn launch_softmax_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &y_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &y_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -186,46 +145,18 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let x = abi::tensor_arg(
-            x,
-            "x",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let y = abi::tensor_arg(
-            y,
-            "y",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
+        let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("x", &x)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2) {
@@ -239,11 +170,9 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
                             __device, __stream, __generics, __grid, &x, &y,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_online_softmax_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_online_softmax_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &x, &y,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_online_softmax_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &y,
@@ -254,30 +183,21 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
                             __device, __stream, __generics, __grid, &x, &y,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_online_softmax_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_online_softmax_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_online_softmax_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_online_softmax_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_online_softmax_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &x, &y,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_online_softmax_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_online_softmax_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_online_softmax_kernel::<f32, f32>(__device, __stream, __generics, __grid, &x, &y)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -313,8 +233,6 @@ unsafe fn launch_online_softmax_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let x_t = x.borrow::<T>(&__ctx);
     let y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &y_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&x_t, &y_t).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -34,52 +34,21 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let A = abi::tensor_arg(
-            A,
-            "A",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let B = abi::tensor_arg(
-            B,
-            "B",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let P = abi::tensor_arg(
-            P,
-            "P",
-            3,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let A = abi::tensor_arg(A, "A", 2, abi::Access { written: false, pointer: false })?;
+        let B = abi::tensor_arg(B, "B", 2, abi::Access { written: false, pointer: false })?;
+        let P = abi::tensor_arg(P, "P", 3, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         abi::expect_dtype(&P, "P", abi::Dtype::F32)?;
-        let __e = abi::element_type(
-            "E",
-            &[("A", &A), ("B", &B)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e =
+            abi::element_type("E", &[("A", &A), ("B", &B)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                    BK.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), BM.to_string(), BN.to_string(), BK.to_string()];
                 abi::tile_dim(BK, "BK")?;
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
@@ -114,10 +83,7 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
                         &P,
                         k_tiles_per_split,
                     ),
-                    _ => abi::fail(
-                        abi::CUTILE_ERR_DTYPE,
-                        format!("element type {} has no port", __e.name()),
-                    ),
+                    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),
                 }
             }
             _ => unreachable!("entries are numbered by the variant match"),
@@ -155,9 +121,7 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
     let A_t = A.borrow::<T>(&__ctx);
     let B_t = B.borrow::<T>(&__ctx);
     let P_t = P.borrow::<f32>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, &P_t, k_tiles_per_split)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&A_t, &B_t, &P_t, k_tiles_per_split).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -183,46 +147,18 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let P = abi::tensor_arg(
-            P,
-            "P",
-            3,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let C = abi::tensor_arg(
-            C,
-            "C",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let P = abi::tensor_arg(P, "P", 3, abi::Access { written: false, pointer: false })?;
+        let C = abi::tensor_arg(C, "C", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("P", &P)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("P", &P)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
@@ -238,11 +174,9 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
                             __device, __stream, __generics, __grid, &P, &C, C_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_splitk_reduce_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &P, &C, C_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_splitk_reduce_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_splitk_reduce_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &P, &C, C_tile,
@@ -253,30 +187,21 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
                             __device, __stream, __generics, __grid, &P, &C, C_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_splitk_reduce_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &P, &C, C_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_splitk_reduce_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &P, &C, C_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_splitk_reduce_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &P, &C, C_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_splitk_reduce_kernel::<f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_splitk_reduce_kernel::<cutile::half::bf16, f32>(
                         __device, __stream, __generics, __grid, &P, &C, C_tile,
                     ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_splitk_reduce_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_splitk_reduce_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &P, &C, C_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_splitk_reduce_kernel::<f32, f32>(__device, __stream, __generics, __grid, &P, &C, C_tile)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -313,8 +238,6 @@ unsafe fn launch_splitk_reduce_kernel<T: DType, T2: DType>(
     let __stream = abi::stream(__stream, &__ctx);
     let P_t = P.borrow::<T>(&__ctx);
     let mut C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&P_t, (&mut C_t).partition(C_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op = __kernel(&P_t, (&mut C_t).partition(C_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

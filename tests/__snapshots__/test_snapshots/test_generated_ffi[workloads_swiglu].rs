@@ -32,40 +32,12 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate = abi::tensor_arg(
-            gate,
-            "gate",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let up = abi::tensor_arg(
-            up,
-            "up",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let out = abi::tensor_arg(
-            out,
-            "out",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let gate = abi::tensor_arg(gate, "gate", 2, abi::Access { written: false, pointer: false })?;
+        let up = abi::tensor_arg(up, "up", 2, abi::Access { written: false, pointer: false })?;
+        let out = abi::tensor_arg(out, "out", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("gate", &gate)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("gate", &gate)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
             &[("up", &up), ("out", &out)],
@@ -75,12 +47,8 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
@@ -96,11 +64,9 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
@@ -111,30 +77,21 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_swiglu_fwd_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_swiglu_fwd_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32, f32>(
                         __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -173,9 +130,8 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType, T2: DType>(
     let gate_t = gate.borrow::<T>(&__ctx);
     let up_t = up.borrow::<T2>(&__ctx);
     let mut out_t = out.borrow::<T2>(&__ctx);
-    let __op = __kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
+    let __op =
+        __kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile)).generics(__launch.generics).grid(__launch.grid);
     abi::submit(__op, &__stream)
 }
 
@@ -204,78 +160,25 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
     __stream: *mut c_void,
 ) -> i32 {
     abi::guard(|| {
-        let gate = abi::tensor_arg(
-            gate,
-            "gate",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let up = abi::tensor_arg(
-            up,
-            "up",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dout = abi::tensor_arg(
-            dout,
-            "dout",
-            2,
-            abi::Access {
-                written: false,
-                pointer: false,
-            },
-        )?;
-        let dgate = abi::tensor_arg(
-            dgate,
-            "dgate",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
-        let dup = abi::tensor_arg(
-            dup,
-            "dup",
-            2,
-            abi::Access {
-                written: true,
-                pointer: false,
-            },
-        )?;
+        let gate = abi::tensor_arg(gate, "gate", 2, abi::Access { written: false, pointer: false })?;
+        let up = abi::tensor_arg(up, "up", 2, abi::Access { written: false, pointer: false })?;
+        let dout = abi::tensor_arg(dout, "dout", 2, abi::Access { written: false, pointer: false })?;
+        let dgate = abi::tensor_arg(dgate, "dgate", 2, abi::Access { written: true, pointer: false })?;
+        let dup = abi::tensor_arg(dup, "dup", 2, abi::Access { written: true, pointer: false })?;
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
-        let __e = abi::element_type(
-            "E",
-            &[("gate", &gate)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e = abi::element_type("E", &[("gate", &gate)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type(
             "E2",
-            &[
-                ("up", &up),
-                ("dout", &dout),
-                ("dgate", &dgate),
-                ("dup", &dup),
-            ],
+            &[("up", &up), ("dout", &dout), ("dgate", &dgate), ("dup", &dup)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![
-                    __e.name().to_string(),
-                    __e2.name().to_string(),
-                    BM.to_string(),
-                    BN.to_string(),
-                ];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let dgate_tile = abi::tile_shape([BM, BN], "dgate")?;
@@ -285,62 +188,46 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
                 match (__e, __e2) {
                     (abi::Dtype::F16, abi::Dtype::F16) => {
                         launch_swiglu_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup,
+                            dup_tile,
                         )
                     }
                     (abi::Dtype::F16, abi::Dtype::BF16) => {
                         launch_swiglu_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup,
+                            dup_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_swiglu_bwd_kernel::<cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
-                        )
-                    }
+                    (abi::Dtype::F16, abi::Dtype::F32) => launch_swiglu_bwd_kernel::<cutile::half::f16, f32>(
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup, dup_tile,
+                    ),
                     (abi::Dtype::BF16, abi::Dtype::F16) => {
                         launch_swiglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup,
+                            dup_tile,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_swiglu_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
+                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup,
+                            dup_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_swiglu_bwd_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_swiglu_bwd_kernel::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_swiglu_bwd_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                            dgate_tile, &dup, dup_tile,
-                        )
-                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_swiglu_bwd_kernel::<cutile::half::bf16, f32>(
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup, dup_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16) => launch_swiglu_bwd_kernel::<f32, cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup, dup_tile,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_swiglu_bwd_kernel::<f32, cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup, dup_tile,
+                    ),
                     (abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_bwd_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate,
-                        dgate_tile, &dup, dup_tile,
+                        __device, __stream, __generics, __grid, &gate, &up, &dout, &dgate, dgate_tile, &dup, dup_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!(
-                            "element types {} have no port",
-                            [__e.name(), __e2.name()].join(", ")
-                        ),
+                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
                     ),
                 }
             }
@@ -384,14 +271,9 @@ unsafe fn launch_swiglu_bwd_kernel<T: DType, T2: DType>(
     let dout_t = dout.borrow::<T2>(&__ctx);
     let mut dgate_t = dgate.borrow::<T2>(&__ctx);
     let mut dup_t = dup.borrow::<T2>(&__ctx);
-    let __op = __kernel(
-        &gate_t,
-        &up_t,
-        &dout_t,
-        (&mut dgate_t).partition(dgate_tile),
-        (&mut dup_t).partition(dup_tile),
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
+    let __op =
+        __kernel(&gate_t, &up_t, &dout_t, (&mut dgate_t).partition(dgate_tile), (&mut dup_t).partition(dup_tile))
+            .generics(__launch.generics)
+            .grid(__launch.grid);
     abi::submit(__op, &__stream)
 }

@@ -8,13 +8,7 @@ pub mod batched_matmul_kernels {
     /// Port of `batched_matmul` (../corpus/cutile/batched_matmul.py:8).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn batched_matmul<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const BK: i32,
-    >(
+    pub fn batched_matmul<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         A: &Tensor<E, { [-1, -1, -1] }>,
         B: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
@@ -27,74 +21,32 @@ pub mod batched_matmul_kernels {
         let batch: i32 = get_tile_block_id().2;
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        let _pv1: Partition<E, { [1, BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![1, BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let _v2: i32 = num_tiles(&_pv1, 2i32);
-        for k in 0i32.._v2 {
+        let a_part: Partition<E, { [1, BM, BK] }> =
+            unsafe { make_partition_view(A, shape![1, BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let k_a: i32 = num_tiles(&a_part, 2i32);
+        for k in 0i32..k_a {
             // a = ct.load(A, index=(batch, bm, k), shape=(1, BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [1, BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![1, BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [1, BM, BK] }> = load_view_tko(
-                &_pv3,
-                [batch, bm, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [1, BM, BK] }> =
+                unsafe { make_partition_view(A, shape![1, BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [1, BM, BK] }> =
+                load_view_tko(&a_part2, [batch, bm, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(batch, k, bn), shape=(1, BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv4: Partition<E, { [1, BK, BN] }> = unsafe {
-                make_partition_view(
-                    B,
-                    shape![1, BK, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    B.token(),
-                )
-            };
-            let b: Tile<E, { [1, BK, BN] }> = load_view_tko(
-                &_pv4,
-                [batch, k, bn],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let b_part: Partition<E, { [1, BK, BN] }> =
+                unsafe { make_partition_view(B, shape![1, BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b: Tile<E, { [1, BK, BN] }> =
+                load_view_tko(&b_part, [batch, k, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), b.reshape((BK, BN)), acc)
-            let _v5: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
-            let _v6: Tile<E, { [BK, BN] }> = b.reshape(shape![BK, BN]);
-            acc = mmaf(_v5, _v6, acc);
+            let acc_a: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
+            let acc_b: Tile<E, { [BK, BN] }> = b.reshape(shape![BK, BN]);
+            acc = mmaf(acc_a, acc_b, acc);
         }
         // out = acc.astype(C.dtype).reshape((1, BM, BN))
-        let _v7: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-        let out: Tile<E2, { [1, BM, BN] }> = _v7.reshape(shape![1, BM, BN]);
+        let out_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+        let out: Tile<E2, { [1, BM, BN] }> = out_a.reshape(shape![1, BM, BN]);
         // ct.store(C, index=(batch, bm, bn), tile=out)
-        let mut _pm8: PartitionMut<E2, { [1, BM, BN] }> =
-            unsafe { C.partition_full_mut(shape![1, BM, BN]) };
+        let mut c_part: PartitionMut<E2, { [1, BM, BN] }> = unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm8,
-                out,
-                [batch, bm, bn],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut c_part, out, [batch, bm, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

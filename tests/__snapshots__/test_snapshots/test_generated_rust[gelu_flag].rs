@@ -15,45 +15,38 @@ pub mod gelu_flag_kernels {
         // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
         // t = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
-        let _pv1: Partition<E, { [TILE] }> = unsafe {
-            make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token())
-        };
-        let _v2: Tile<E, { [TILE] }> = load_view_tko(
-            &_pv1,
-            [bid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let t: Tile<f32, { [TILE] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [TILE] }> =
+            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token()) };
+        let t_a: Tile<E, { [TILE] }> =
+            load_view_tko(&x_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let t: Tile<f32, { [TILE] }> = convert_tile(t_a);
         let mut g: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
         if APPROX == 1i32 {
             // inner = SQRT_2_OVER_PI * (t + 0.044715 * t * t * t)
-            let _v3: Tile<f32, { [TILE] }> = broadcast_scalar(0.7978845608028654f32, shape![TILE]);
-            let _v4: Tile<f32, { [TILE] }> = broadcast_scalar(0.044715f32, shape![TILE]);
-            let _v5: Tile<f32, { [TILE] }> = _v4 * t;
-            let _v6: Tile<f32, { [TILE] }> = _v5 * t;
-            let _v7: Tile<f32, { [TILE] }> = fma(_v6, t, t, rounding::NearestEven, ftz::Disabled);
-            let inner: Tile<f32, { [TILE] }> = _v3 * _v7;
+            let inner_a: Tile<f32, { [TILE] }> = broadcast_scalar(0.7978845608028654f32, shape![TILE]);
+            let inner_b: Tile<f32, { [TILE] }> = broadcast_scalar(0.044715f32, shape![TILE]);
+            let inner_c: Tile<f32, { [TILE] }> = inner_b * t;
+            let inner_d: Tile<f32, { [TILE] }> = inner_c * t;
+            let inner_e: Tile<f32, { [TILE] }> = fma(inner_d, t, t, rounding::NearestEven, ftz::Disabled);
+            let inner: Tile<f32, { [TILE] }> = inner_a * inner_e;
             // g = 0.5 * t * (1.0 + ct.tanh(inner))
-            let _v8: Tile<f32, { [TILE] }> = broadcast_scalar(0.5f32, shape![TILE]);
-            let _v9: Tile<f32, { [TILE] }> = _v8 * t;
-            let _v10: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
-            let _v11: Tile<f32, { [TILE] }> = tanh(inner);
-            let _v12: Tile<f32, { [TILE] }> = _v10 + _v11;
-            g = _v9 * _v12;
+            let g_a: Tile<f32, { [TILE] }> = broadcast_scalar(0.5f32, shape![TILE]);
+            let g_b: Tile<f32, { [TILE] }> = g_a * t;
+            let g_c: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
+            let g_d: Tile<f32, { [TILE] }> = tanh(inner);
+            let g_e: Tile<f32, { [TILE] }> = g_c + g_d;
+            g = g_b * g_e;
         } else {
             // g = t / (1.0 + ct.exp(-1.702 * t))
-            let _v13: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
-            let _v14: Tile<f32, { [TILE] }> = broadcast_scalar(-1.702f32, shape![TILE]);
-            let _v15: Tile<f32, { [TILE] }> = _v14 * t;
-            let _v16: Tile<f32, { [TILE] }> = exp(_v15);
-            let _v17: Tile<f32, { [TILE] }> = _v13 + _v16;
-            g = t / _v17;
+            let g_f: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
+            let g_g: Tile<f32, { [TILE] }> = broadcast_scalar(-1.702f32, shape![TILE]);
+            let g_h: Tile<f32, { [TILE] }> = g_g * t;
+            let g_i: Tile<f32, { [TILE] }> = exp(g_h);
+            let g_j: Tile<f32, { [TILE] }> = g_f + g_i;
+            g = t / g_j;
         }
         // ct.store(y, index=(bid,), tile=g.astype(y.dtype))
-        let _v18: Tile<E2, { [TILE] }> = convert_tile(g);
-        y.store(_v18);
+        let y_a: Tile<E2, { [TILE] }> = convert_tile(g);
+        y.store(y_a);
     }
 }

@@ -18,89 +18,60 @@ pub mod layer_norm_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(row, 0), shape=(1, N)).astype(ct.float32)
-        let _pv1: Partition<E, { [1, N] }> = unsafe {
-            make_partition_view(x, shape![1, N], padding::None, dim_map::Identity, x.token())
-        };
-        let _v2: Tile<E, { [1, N] }> = load_view_tko(
-            &_pv1,
-            [row, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [1, N] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [1, N] }> =
+            unsafe { make_partition_view(x, shape![1, N], padding::None, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [1, N] }> =
+            load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [1, N] }> = convert_tile(xt_a);
         // mean = ct.sum(xt, axis=1, keepdims=True) / N
-        let _v3: Tile<f32, { [1] }> = reduce_sum(xt, 1i32);
-        let _v4: Tile<f32, { [1, 1] }> = _v3.reshape(shape![1, 1]);
-        let _v5: f32 = convert_scalar(N);
-        let _v6: Tile<f32, { [1, 1] }> = broadcast_scalar(_v5, shape![1, 1]);
-        let mean: Tile<f32, { [1, 1] }> = _v4 / _v6;
+        let mean_a: Tile<f32, { [1] }> = reduce_sum(xt, 1i32);
+        let mean_b: Tile<f32, { [1, 1] }> = mean_a.reshape(shape![1, 1]);
+        let mean_c: f32 = convert_scalar(N);
+        let mean_d: Tile<f32, { [1, 1] }> = broadcast_scalar(mean_c, shape![1, 1]);
+        let mean: Tile<f32, { [1, 1] }> = mean_b / mean_d;
         // xc = xt - mean
-        let _v7: Tile<f32, { [1, N] }> = mean.broadcast(shape![1, N]);
-        let xc: Tile<f32, { [1, N] }> = xt - _v7;
+        let xc_a: Tile<f32, { [1, N] }> = mean.broadcast(shape![1, N]);
+        let xc: Tile<f32, { [1, N] }> = xt - xc_a;
         // var = ct.sum(xc * xc, axis=1, keepdims=True) / N
-        let _v8: Tile<f32, { [1, N] }> = xc * xc;
-        let _v9: Tile<f32, { [1] }> = reduce_sum(_v8, 1i32);
-        let _v10: Tile<f32, { [1, 1] }> = _v9.reshape(shape![1, 1]);
-        let _v11: f32 = convert_scalar(N);
-        let _v12: Tile<f32, { [1, 1] }> = broadcast_scalar(_v11, shape![1, 1]);
-        let var: Tile<f32, { [1, 1] }> = _v10 / _v12;
+        let var_a: Tile<f32, { [1, N] }> = xc * xc;
+        let var_b: Tile<f32, { [1] }> = reduce_sum(var_a, 1i32);
+        let var_c: Tile<f32, { [1, 1] }> = var_b.reshape(shape![1, 1]);
+        let var_d: f32 = convert_scalar(N);
+        let var_e: Tile<f32, { [1, 1] }> = broadcast_scalar(var_d, shape![1, 1]);
+        let var: Tile<f32, { [1, 1] }> = var_c / var_e;
         // yt = xc * ct.rsqrt(var + eps)
-        let _v13: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
-        let _v14: Tile<f32, { [1, 1] }> = var + _v13;
-        let _v15: Tile<f32, { [1, 1] }> = rsqrt(_v14, ftz::Disabled);
-        let _v16: Tile<f32, { [1, N] }> = _v15.broadcast(shape![1, N]);
-        let yt: Tile<f32, { [1, N] }> = xc * _v16;
+        let yt_a: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
+        let yt_b: Tile<f32, { [1, 1] }> = var + yt_a;
+        let yt_c: Tile<f32, { [1, 1] }> = rsqrt(yt_b, ftz::Disabled);
+        let yt_d: Tile<f32, { [1, N] }> = yt_c.broadcast(shape![1, N]);
+        let yt: Tile<f32, { [1, N] }> = xc * yt_d;
         let mut out: Tile<f32, { [1, N] }> = constant(0.0f32, shape![1, N]);
         if AFFINE == 1i32 {
             // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
-            let _pv17: Partition<E2, { [N] }> = unsafe {
-                make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
-            };
-            let _v18: Tile<E2, { [N] }> = load_view_tko(
-                &_pv17,
-                [0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let wt: Tile<f32, { [N] }> = convert_tile(_v18);
+            let w_part: Partition<E2, { [N] }> =
+                unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token()) };
+            let wt_a: Tile<E2, { [N] }> =
+                load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let wt: Tile<f32, { [N] }> = convert_tile(wt_a);
             // bt = ct.load(b, index=(0,), shape=(N,)).astype(ct.float32)
-            let _pv19: Partition<E2, { [N] }> = unsafe {
-                make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token())
-            };
-            let _v20: Tile<E2, { [N] }> = load_view_tko(
-                &_pv19,
-                [0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let bt: Tile<f32, { [N] }> = convert_tile(_v20);
+            let b_part: Partition<E2, { [N] }> =
+                unsafe { make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token()) };
+            let bt_a: Tile<E2, { [N] }> =
+                load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let bt: Tile<f32, { [N] }> = convert_tile(bt_a);
             // out = yt * wt + bt
-            let _v21: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
-            let _v22: Tile<f32, { [1, N] }> = bt.reshape(shape![1, N]);
-            out = fma(yt, _v21, _v22, rounding::NearestEven, ftz::Disabled);
+            let out_a: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
+            let out_b: Tile<f32, { [1, N] }> = bt.reshape(shape![1, N]);
+            out = fma(yt, out_a, out_b, rounding::NearestEven, ftz::Disabled);
         } else {
             // out = yt
             out = yt;
         }
         // ct.store(y, index=(row, 0), tile=out.astype(y.dtype))
-        let _v23: Tile<E, { [1, N] }> = convert_tile(out);
-        let mut _pm24: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
+        let y_a: Tile<E, { [1, N] }> = convert_tile(out);
+        let mut y_part: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm24,
-                _v23,
-                [row, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_a, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

@@ -19,58 +19,25 @@ pub mod matmul_kernels {
         let bn: i32 = get_tile_block_id().1;
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        let _pv1: Partition<E, { [BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let _v2: i32 = num_tiles(&_pv1, 1i32);
-        for k in 0i32.._v2 {
+        let a_part: Partition<E, { [BM, BK] }> =
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let k_a: i32 = num_tiles(&a_part, 1i32);
+        for k in 0i32..k_a {
             // a = ct.load(A, index=(bm, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [BM, BK] }> = load_view_tko(
-                &_pv3,
-                [bm, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [BM, BK] }> =
+                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [BM, BK] }> =
+                load_view_tko(&a_part2, [bm, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, bn), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv4: Partition<E, { [BK, BN] }> = unsafe {
-                make_partition_view(
-                    B,
-                    shape![BK, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    B.token(),
-                )
-            };
-            let b: Tile<E, { [BK, BN] }> = load_view_tko(
-                &_pv4,
-                [k, bn],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let b_part: Partition<E, { [BK, BN] }> =
+                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b: Tile<E, { [BK, BN] }> =
+                load_view_tko(&b_part, [k, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
         // ct.store(C, index=(bm, bn), tile=acc.astype(C.dtype))
-        let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-        C.store(_v5);
+        let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+        C.store(c_a);
     }
 }

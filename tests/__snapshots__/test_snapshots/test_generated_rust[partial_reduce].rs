@@ -9,13 +9,7 @@ pub mod partial_reduce_kernels {
     /// Variant for `AXIS == 0`.
     /// Output `partial: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn partial_sum__axis_eq_0<
-        E: ElementType,
-        E2: ElementType,
-        const AXIS: i32,
-        const BM: i32,
-        const BN: i32,
-    >(
+    pub fn partial_sum__axis_eq_0<E: ElementType, E2: ElementType, const AXIS: i32, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         partial: &mut Tensor<E2, { [1, BN] }>,
     ) {
@@ -24,30 +18,17 @@ pub mod partial_reduce_kernels {
         // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
         // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v2: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [bm, bn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let t_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [bm, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);
         // r = ct.sum(t, axis=0, keepdims=True)
-        let _v3: Tile<f32, { [BN] }> = reduce_sum(t, 0i32);
-        let r: Tile<f32, { [1, BN] }> = _v3.reshape(shape![1, BN]);
+        let r_a: Tile<f32, { [BN] }> = reduce_sum(t, 0i32);
+        let r: Tile<f32, { [1, BN] }> = r_a.reshape(shape![1, BN]);
         // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
-        let _v4: Tile<E2, { [1, BN] }> = convert_tile(r);
-        partial.store(_v4);
+        let partial_a: Tile<E2, { [1, BN] }> = convert_tile(r);
+        partial.store(partial_a);
     }
 
     /// Port of `partial_sum__not_axis_eq_0` (../corpus/cutile/partial_reduce.py:13).
@@ -69,29 +50,16 @@ pub mod partial_reduce_kernels {
         // bn = ct.bid(1)
         let bn: i32 = get_tile_block_id().1;
         // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v2: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [bm, bn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let t: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let t_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [bm, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);
         // r = ct.sum(t, axis=1, keepdims=True)
-        let _v3: Tile<f32, { [BM] }> = reduce_sum(t, 1i32);
-        let r: Tile<f32, { [BM, 1] }> = _v3.reshape(shape![BM, 1]);
+        let r_a: Tile<f32, { [BM] }> = reduce_sum(t, 1i32);
+        let r: Tile<f32, { [BM, 1] }> = r_a.reshape(shape![BM, 1]);
         // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
-        let _v4: Tile<E2, { [BM, 1] }> = convert_tile(r);
-        partial.store(_v4);
+        let partial_a: Tile<E2, { [BM, 1] }> = convert_tile(r);
+        partial.store(partial_a);
     }
 }

@@ -17,59 +17,37 @@ pub mod rms_norm_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(row, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv1: Partition<E, { [1, N] }> = unsafe {
-            make_partition_view(x, shape![1, N], padding::Zero, dim_map::Identity, x.token())
-        };
-        let _v2: Tile<E, { [1, N] }> = load_view_tko(
-            &_pv1,
-            [row, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [1, N] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [1, N] }> =
+            unsafe { make_partition_view(x, shape![1, N], padding::Zero, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [1, N] }> =
+            load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [1, N] }> = convert_tile(xt_a);
         // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
-        let _pv3: Partition<E2, { [N] }> = unsafe {
-            make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token())
-        };
-        let _v4: Tile<E2, { [N] }> = load_view_tko(
-            &_pv3,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let wt: Tile<f32, { [N] }> = convert_tile(_v4);
+        let w_part: Partition<E2, { [N] }> =
+            unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token()) };
+        let wt_a: Tile<E2, { [N] }> =
+            load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let wt: Tile<f32, { [N] }> = convert_tile(wt_a);
         // ms = ct.sum(xt * xt, axis=1, keepdims=True) / N
-        let _v5: Tile<f32, { [1, N] }> = xt * xt;
-        let _v6: Tile<f32, { [1] }> = reduce_sum(_v5, 1i32);
-        let _v7: Tile<f32, { [1, 1] }> = _v6.reshape(shape![1, 1]);
-        let _v8: f32 = convert_scalar(N);
-        let _v9: Tile<f32, { [1, 1] }> = broadcast_scalar(_v8, shape![1, 1]);
-        let ms: Tile<f32, { [1, 1] }> = _v7 / _v9;
+        let ms_a: Tile<f32, { [1, N] }> = xt * xt;
+        let ms_b: Tile<f32, { [1] }> = reduce_sum(ms_a, 1i32);
+        let ms_c: Tile<f32, { [1, 1] }> = ms_b.reshape(shape![1, 1]);
+        let ms_d: f32 = convert_scalar(N);
+        let ms_e: Tile<f32, { [1, 1] }> = broadcast_scalar(ms_d, shape![1, 1]);
+        let ms: Tile<f32, { [1, 1] }> = ms_c / ms_e;
         // inv = ct.rsqrt(ms + eps)
-        let _v10: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
-        let _v11: Tile<f32, { [1, 1] }> = ms + _v10;
-        let inv: Tile<f32, { [1, 1] }> = rsqrt(_v11, ftz::Disabled);
+        let inv_a: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
+        let inv_b: Tile<f32, { [1, 1] }> = ms + inv_a;
+        let inv: Tile<f32, { [1, 1] }> = rsqrt(inv_b, ftz::Disabled);
         // ct.store(y, index=(row, 0), tile=(xt * inv * wt).astype(y.dtype))
-        let _v12: Tile<f32, { [1, N] }> = inv.broadcast(shape![1, N]);
-        let _v13: Tile<f32, { [1, N] }> = xt * _v12;
-        let _v14: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
-        let _v15: Tile<f32, { [1, N] }> = _v13 * _v14;
-        let _v16: Tile<E, { [1, N] }> = convert_tile(_v15);
-        let mut _pm17: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
+        let y_a: Tile<f32, { [1, N] }> = inv.broadcast(shape![1, N]);
+        let y_b: Tile<f32, { [1, N] }> = xt * y_a;
+        let y_c: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
+        let y_d: Tile<f32, { [1, N] }> = y_b * y_c;
+        let y_e: Tile<E, { [1, N] }> = convert_tile(y_d);
+        let mut y_part: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm17,
-                _v16,
-                [row, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_e, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

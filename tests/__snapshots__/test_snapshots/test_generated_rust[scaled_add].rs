@@ -18,38 +18,24 @@ pub mod scaled_add_kernels {
         // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
-        let _pv1: Partition<E, { [TILE] }> = unsafe {
-            make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token())
-        };
-        let _v2: Tile<E, { [TILE] }> = load_view_tko(
-            &_pv1,
-            [bid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [TILE] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [TILE] }> =
+            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [TILE] }> =
+            load_view_tko(&x_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [TILE] }> = convert_tile(xt_a);
         // yt = ct.load(y, index=(bid,), shape=(TILE,)).astype(ct.float32)
-        let _pv3: Partition<E2, { [TILE] }> = unsafe {
-            make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, y.token())
-        };
-        let _v4: Tile<E2, { [TILE] }> = load_view_tko(
-            &_pv3,
-            [bid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let yt: Tile<f32, { [TILE] }> = convert_tile(_v4);
+        let y_part: Partition<E2, { [TILE] }> =
+            unsafe { make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, y.token()) };
+        let yt_a: Tile<E2, { [TILE] }> =
+            load_view_tko(&y_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let yt: Tile<f32, { [TILE] }> = convert_tile(yt_a);
         // r = alpha * xt + beta * yt
-        let _v5: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, shape![TILE]);
-        let _v6: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]);
-        let _v7: Tile<f32, { [TILE] }> = _v6 * yt;
-        let r: Tile<f32, { [TILE] }> = fma(_v5, xt, _v7, rounding::NearestEven, ftz::Disabled);
+        let r_a: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, shape![TILE]);
+        let r_b: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]);
+        let r_c: Tile<f32, { [TILE] }> = r_b * yt;
+        let r: Tile<f32, { [TILE] }> = fma(r_a, xt, r_c, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(bid,), tile=r.astype(out.dtype))
-        let _v8: Tile<E2, { [TILE] }> = convert_tile(r);
-        out.store(_v8);
+        let out_a: Tile<E2, { [TILE] }> = convert_tile(r);
+        out.store(out_a);
     }
 }

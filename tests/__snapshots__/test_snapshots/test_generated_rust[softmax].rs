@@ -15,51 +15,29 @@ pub mod softmax_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // t = ct.load(x, index=(row, 0), shape=(1, BLOCK_N), padding_mode=ct.PaddingMode.NEG_INF)
-        let _pv1: Partition<E, { [1, BLOCK_N] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![1, BLOCK_N],
-                padding::NegInf,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let t: Tile<E, { [1, BLOCK_N] }> = load_view_tko(
-            &_pv1,
-            [row, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let x_part: Partition<E, { [1, BLOCK_N] }> =
+            unsafe { make_partition_view(x, shape![1, BLOCK_N], padding::NegInf, dim_map::Identity, x.token()) };
+        let t: Tile<E, { [1, BLOCK_N] }> =
+            load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // t = t.astype(ct.float32)
         let t: Tile<f32, { [1, BLOCK_N] }> = convert_tile(t);
         // row_max = ct.max(t, axis=1, keepdims=True)
-        let _v2: Tile<f32, { [1] }> = reduce_max(t, 1i32);
-        let row_max: Tile<f32, { [1, 1] }> = _v2.reshape(shape![1, 1]);
+        let row_max_a: Tile<f32, { [1] }> = reduce_max(t, 1i32);
+        let row_max: Tile<f32, { [1, 1] }> = row_max_a.reshape(shape![1, 1]);
         // num = ct.exp(t - row_max)
-        let _v3: Tile<f32, { [1, BLOCK_N] }> = row_max.broadcast(shape![1, BLOCK_N]);
-        let _v4: Tile<f32, { [1, BLOCK_N] }> = t - _v3;
-        let num: Tile<f32, { [1, BLOCK_N] }> = exp(_v4);
+        let num_a: Tile<f32, { [1, BLOCK_N] }> = row_max.broadcast(shape![1, BLOCK_N]);
+        let num_b: Tile<f32, { [1, BLOCK_N] }> = t - num_a;
+        let num: Tile<f32, { [1, BLOCK_N] }> = exp(num_b);
         // den = ct.sum(num, axis=1, keepdims=True)
-        let _v5: Tile<f32, { [1] }> = reduce_sum(num, 1i32);
-        let den: Tile<f32, { [1, 1] }> = _v5.reshape(shape![1, 1]);
+        let den_a: Tile<f32, { [1] }> = reduce_sum(num, 1i32);
+        let den: Tile<f32, { [1, 1] }> = den_a.reshape(shape![1, 1]);
         // ct.store(y, index=(row, 0), tile=(num / den).astype(y.dtype))
-        let _v6: Tile<f32, { [1, BLOCK_N] }> = den.broadcast(shape![1, BLOCK_N]);
-        let _v7: Tile<f32, { [1, BLOCK_N] }> = num / _v6;
-        let _v8: Tile<E2, { [1, BLOCK_N] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E2, { [1, BLOCK_N] }> =
-            unsafe { y.partition_full_mut(shape![1, BLOCK_N]) };
+        let y_a: Tile<f32, { [1, BLOCK_N] }> = den.broadcast(shape![1, BLOCK_N]);
+        let y_b: Tile<f32, { [1, BLOCK_N] }> = num / y_a;
+        let y_c: Tile<E2, { [1, BLOCK_N] }> = convert_tile(y_b);
+        let mut y_part: PartitionMut<E2, { [1, BLOCK_N] }> = unsafe { y.partition_full_mut(shape![1, BLOCK_N]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm9,
-                _v8,
-                [row, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_c, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

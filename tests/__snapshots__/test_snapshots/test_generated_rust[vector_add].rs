@@ -16,31 +16,17 @@ pub mod vector_add_kernels {
         // bid = ct.bid(0)
         let bid: i32 = get_tile_block_id().0;
         // x = ct.load(a, index=(bid,), shape=(TILE,))
-        let _pv1: Partition<E, { [TILE] }> = unsafe {
-            make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, a.token())
-        };
-        let x: Tile<E, { [TILE] }> = load_view_tko(
-            &_pv1,
-            [bid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let a_part: Partition<E, { [TILE] }> =
+            unsafe { make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, a.token()) };
+        let x: Tile<E, { [TILE] }> =
+            load_view_tko(&a_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // y = ct.load(b, index=(bid,), shape=(TILE,))
-        let _pv2: Partition<E, { [TILE] }> = unsafe {
-            make_partition_view(b, shape![TILE], padding::None, dim_map::Identity, b.token())
-        };
-        let y: Tile<E, { [TILE] }> = load_view_tko(
-            &_pv2,
-            [bid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let b_part: Partition<E, { [TILE] }> =
+            unsafe { make_partition_view(b, shape![TILE], padding::None, dim_map::Identity, b.token()) };
+        let y: Tile<E, { [TILE] }> =
+            load_view_tko(&b_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // ct.store(c, index=(bid,), tile=x + y)
-        let _v3: Tile<E, { [TILE] }> = x + y;
-        c.store(_v3);
+        let c_a: Tile<E, { [TILE] }> = x + y;
+        c.store(c_a);
     }
 }

@@ -5,6 +5,31 @@
 pub mod attention_sinks_kernels {
     use cutile::core::*;
 
+    /// Python's `a // b` on i32 scalars (rounds toward negative infinity), as cuTile Python lowers it.
+    fn py_floordiv_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let q: Tile<i32, { [] }> = divi(a, b, rounding::NegativeInf);
+        tile_to_scalar(q)
+    }
+
+    /// Python's `a % b` on i32 scalars (the result takes the divisor's sign), op for op as cuTile Python
+    /// lowers it: C's remainder, plus the divisor where the signs differ.
+    fn py_mod_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let r: Tile<i32, { [] }> = remi(a, b);
+        let zero: Tile<i32, { [] }> = constant(0i32, shape![]);
+        let r_negative: Tile<bool, { [] }> = cmpi(r, zero, predicate::LessThan);
+        let b_negative: Tile<bool, { [] }> = cmpi(b, zero, predicate::LessThan);
+        let signs_differ: Tile<bool, { [] }> = xori(r_negative, b_negative);
+        let r_nonzero: Tile<bool, { [] }> = cmpi(r, zero, predicate::NotEqual);
+        let adjust: Tile<bool, { [] }> = andi(signs_differ, r_nonzero);
+        let shifted: Tile<i32, { [] }> = r + b;
+        let m: Tile<i32, { [] }> = select(adjust, shifted, r);
+        tile_to_scalar(m)
+    }
+
     /// Port of `attn_sinks_fwd_kernel__causal` (../corpus/cutile/workloads/attention_sinks.py:15).
     /// Variant for `CAUSAL`.
     /// Output `O: unchecked (rank above 3 (launch grids have 3 axes))`.
@@ -30,82 +55,42 @@ pub mod attention_sinks_kernels {
         // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
         // num_heads = Q.shape[1]
-        let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
-        let num_heads: i32 = _shape1[1];
+        let q_shape: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
+        let num_heads: i32 = q_shape[1];
         // batch = bh // num_heads
-        let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v3: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
-        let batch: i32 = tile_to_scalar(_v4);
+        let batch: i32 = py_floordiv_i32(bh, num_heads);
         // head = bh % num_heads
-        let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
-        let _v8: Tile<i32, { [] }> = constant(0i32, shape![]);
-        let _v9: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::LessThan);
-        let _v10: Tile<bool, { [] }> = cmpi(_v6, _v8, predicate::LessThan);
-        let _v11: Tile<bool, { [] }> = xori(_v9, _v10);
-        let _v12: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::NotEqual);
-        let _v13: Tile<bool, { [] }> = andi(_v11, _v12);
-        let _v14: Tile<i32, { [] }> = _v7 + _v6;
-        let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
-        let head: i32 = tile_to_scalar(_v15);
+        let head: i32 = py_mod_i32(bh, num_heads);
         // seq_kv = K.shape[2]
-        let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
-        let seq_kv: i32 = _shape16[2];
+        let k_shape: Shape<{ [-1, -1, -1, -1] }> = K.shape();
+        let seq_kv: i32 = k_shape[2];
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
-        let _pv17: Partition<E2, { [1] }> = unsafe {
-            make_partition_view(
-                sinks,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                sinks.token(),
-            )
-        };
-        let _v18: Tile<E2, { [1] }> = load_view_tko(
-            &_pv17,
-            [head],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
-        let _c20: E2 = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E2, { [] }> = _v19 * _v21;
+        let sinks_part: Partition<E2, { [1] }> =
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+        let sink_a: Tile<E2, { [1] }> =
+            load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, 1, BM, D],
-                padding::Zero,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let q: Tile<E, { [1, 1, BM, D] }> = load_view_tko(
-            &_pv22,
-            [batch, head, pid_m, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let q_part: Partition<E, { [1, 1, BM, D] }> =
+            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q: Tile<E, { [1, 1, BM, D] }> =
+            load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
-        let _v23: i32 = pid_m * BM;
-        let _v24: Tile<i32, { [BM] }> = broadcast_scalar(_v23, shape![BM]);
-        let _v25: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = _v24 + _v25;
+        let offs_m_a: i32 = pid_m * BM;
+        let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
+        let offs_m_c: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let offs_m: Tile<i32, { [BM] }> = offs_m_b + offs_m_c;
         // m_i = ct.full((BM, 1), sink, dtype=ct.float32)
-        let _v26: Tile<f32, { [] }> = convert_tile(sink);
-        let _v27: f32 = tile_to_scalar(_v26);
-        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v27, shape![BM, 1]);
+        let m_i_a: Tile<f32, { [] }> = convert_tile(sink);
+        let m_i_b: f32 = tile_to_scalar(m_i_a);
+        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(m_i_b, shape![BM, 1]);
         // l_i = ct.ones((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         // acc = ct.zeros((BM, D), dtype=ct.float32)
@@ -115,134 +100,104 @@ pub mod attention_sinks_kernels {
         // hi = ct.cdiv(seq_kv, BN)
         let hi: i32 = ceil_div(seq_kv, BN);
         // hi = min(hi, ct.cdiv((pid_m + 1) * BM, BN))
-        let _v28: i32 = pid_m + 1i32;
-        let _v29: i32 = _v28 * BM;
-        let _v30: i32 = ceil_div(_v29, BN);
-        let hi: i32 = min(hi, _v30);
+        let hi_a: i32 = pid_m + 1i32;
+        let hi_b: i32 = hi_a * BM;
+        let hi_c: i32 = ceil_div(hi_b, BN);
+        let hi: i32 = min(hi, hi_c);
         if WINDOW > 0i32 {
             // lo = max(0, (pid_m * BM - WINDOW + 1) // BN)
-            let _v31: i32 = pid_m * BM;
-            let _v32: i32 = _v31 - WINDOW;
-            let _v33: i32 = _v32 + 1i32;
-            let _v34: Tile<i32, { [] }> = scalar_to_tile(_v33);
-            let _v35: Tile<i32, { [] }> = scalar_to_tile(BN);
-            let _v36: Tile<i32, { [] }> = divi(_v34, _v35, rounding::NegativeInf);
-            let _v37: i32 = tile_to_scalar(_v36);
-            lo = max(0i32, _v37);
+            let lo_a: i32 = pid_m * BM;
+            let lo_b: i32 = lo_a - WINDOW;
+            let lo_c: i32 = lo_b + 1i32;
+            let lo_d: i32 = py_floordiv_i32(lo_c, BN);
+            lo = max(0i32, lo_d);
         }
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv38: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv38,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let _v39: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v40: Tile<E, { [D, BN] }> = permute(_v39, const_array![1, 0]);
-            let _v41: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v42: Tile<f32, { [BM, BN] }> = mmaf(q, _v40, _v41);
-            let _v43: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v42 * _v43;
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
+            let s_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = s_d * s_e;
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v44: i32 = j * BN;
-            let _v45: Tile<i32, { [BN] }> = broadcast_scalar(_v44, shape![BN]);
-            let _v46: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v45 + _v46;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let _v47: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v48: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mut mask: Tile<bool, { [1, BN] }> = cmpi(_v47, _v48, predicate::LessThan);
+            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mut mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // mask = mask & (offs_m[:, None] >= offs_n[None, :])
-            let _v49: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v50: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let _v51: Tile<i32, { [BM, BN] }> = _v50.broadcast(shape![BM, BN]);
-            let _v52: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v53: Tile<i32, { [BM, BN] }> = _v52.broadcast(shape![BM, BN]);
-            let _v54: Tile<bool, { [BM, BN] }> = cmpi(_v51, _v53, predicate::GreaterThanOrEqual);
-            let mut mask: Tile<bool, { [BM, BN] }> = _v49 & _v54;
+            let mask_c: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let mask_d: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
+            let mask_e: Tile<i32, { [BM, BN] }> = mask_d.broadcast(shape![BM, BN]);
+            let mask_f: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_g: Tile<i32, { [BM, BN] }> = mask_f.broadcast(shape![BM, BN]);
+            let mask_h: Tile<bool, { [BM, BN] }> = cmpi(mask_e, mask_g, predicate::GreaterThanOrEqual);
+            let mut mask: Tile<bool, { [BM, BN] }> = mask_c & mask_h;
             if WINDOW > 0i32 {
                 // mask = mask & (offs_m[:, None] - offs_n[None, :] < WINDOW)
-                let _v55: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-                let _v56: Tile<i32, { [BM, BN] }> = _v55.broadcast(shape![BM, BN]);
-                let _v57: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-                let _v58: Tile<i32, { [BM, BN] }> = _v57.broadcast(shape![BM, BN]);
-                let _v59: Tile<i32, { [BM, BN] }> = _v56 - _v58;
-                let _v60: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
-                let _v61: Tile<bool, { [BM, BN] }> = cmpi(_v59, _v60, predicate::LessThan);
-                mask = mask & _v61;
+                let mask_i: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
+                let mask_j: Tile<i32, { [BM, BN] }> = mask_i.broadcast(shape![BM, BN]);
+                let mask_k: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+                let mask_l: Tile<i32, { [BM, BN] }> = mask_k.broadcast(shape![BM, BN]);
+                let mask_m: Tile<i32, { [BM, BN] }> = mask_j - mask_l;
+                let mask_n: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
+                let mask_o: Tile<bool, { [BM, BN] }> = cmpi(mask_m, mask_n, predicate::LessThan);
+                mask = mask & mask_o;
             }
             // s = ct.where(mask, s, -float("inf"))
-            let _c62: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v63: Tile<f32, { [1, 1] }> = _c62.reshape(shape![1, 1]);
-            let _v64: Tile<f32, { [BM, BN] }> = _v63.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v64);
+            let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_g: Tile<f32, { [1, 1] }> = s_f.reshape(shape![1, 1]);
+            let s_h: Tile<f32, { [BM, BN] }> = s_g.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s, s_h);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v65: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v66: Tile<f32, { [BM, 1] }> = _v65.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v66, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v67: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v68: Tile<f32, { [BM, BN] }> = s - _v67;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v68, ftz::Disabled);
+            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v69: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v69, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v70: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v71: Tile<f32, { [BM, 1] }> = _v70.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v71, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv72: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv72,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v73: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v74: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v75: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v76: Tile<f32, { [BM, D] }> = acc * _v75;
-            acc = mmaf(_v73, _v74, _v76);
+            let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let _v77: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v77, rounding::Approx, ftz::Enabled);
+        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let _v78: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v79: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v78);
-        let mut _pm80: PartitionMut<E, { [1, 1, BM, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm80,
-                _v79,
+                &mut o_part,
+                o_b,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -278,82 +233,42 @@ pub mod attention_sinks_kernels {
         // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
         // num_heads = Q.shape[1]
-        let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
-        let num_heads: i32 = _shape1[1];
+        let q_shape: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
+        let num_heads: i32 = q_shape[1];
         // batch = bh // num_heads
-        let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v3: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
-        let batch: i32 = tile_to_scalar(_v4);
+        let batch: i32 = py_floordiv_i32(bh, num_heads);
         // head = bh % num_heads
-        let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
-        let _v8: Tile<i32, { [] }> = constant(0i32, shape![]);
-        let _v9: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::LessThan);
-        let _v10: Tile<bool, { [] }> = cmpi(_v6, _v8, predicate::LessThan);
-        let _v11: Tile<bool, { [] }> = xori(_v9, _v10);
-        let _v12: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::NotEqual);
-        let _v13: Tile<bool, { [] }> = andi(_v11, _v12);
-        let _v14: Tile<i32, { [] }> = _v7 + _v6;
-        let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
-        let head: i32 = tile_to_scalar(_v15);
+        let head: i32 = py_mod_i32(bh, num_heads);
         // seq_kv = K.shape[2]
-        let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
-        let seq_kv: i32 = _shape16[2];
+        let k_shape: Shape<{ [-1, -1, -1, -1] }> = K.shape();
+        let seq_kv: i32 = k_shape[2];
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
-        let _pv17: Partition<E2, { [1] }> = unsafe {
-            make_partition_view(
-                sinks,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                sinks.token(),
-            )
-        };
-        let _v18: Tile<E2, { [1] }> = load_view_tko(
-            &_pv17,
-            [head],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
-        let _c20: E2 = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E2, { [] }> = _v19 * _v21;
+        let sinks_part: Partition<E2, { [1] }> =
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+        let sink_a: Tile<E2, { [1] }> =
+            load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, 1, BM, D],
-                padding::Zero,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let q: Tile<E, { [1, 1, BM, D] }> = load_view_tko(
-            &_pv22,
-            [batch, head, pid_m, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let q_part: Partition<E, { [1, 1, BM, D] }> =
+            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q: Tile<E, { [1, 1, BM, D] }> =
+            load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
-        let _v23: i32 = pid_m * BM;
-        let _v24: Tile<i32, { [BM] }> = broadcast_scalar(_v23, shape![BM]);
-        let _v25: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = _v24 + _v25;
+        let offs_m_a: i32 = pid_m * BM;
+        let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
+        let offs_m_c: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let offs_m: Tile<i32, { [BM] }> = offs_m_b + offs_m_c;
         // m_i = ct.full((BM, 1), sink, dtype=ct.float32)
-        let _v26: Tile<f32, { [] }> = convert_tile(sink);
-        let _v27: f32 = tile_to_scalar(_v26);
-        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v27, shape![BM, 1]);
+        let m_i_a: Tile<f32, { [] }> = convert_tile(sink);
+        let m_i_b: f32 = tile_to_scalar(m_i_a);
+        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(m_i_b, shape![BM, 1]);
         // l_i = ct.ones((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         // acc = ct.zeros((BM, D), dtype=ct.float32)
@@ -363,118 +278,88 @@ pub mod attention_sinks_kernels {
         // hi = ct.cdiv(seq_kv, BN)
         let hi: i32 = ceil_div(seq_kv, BN);
         // lo = max(0, (pid_m * BM - WINDOW + 1) // BN)
-        let _v28: i32 = pid_m * BM;
-        let _v29: i32 = _v28 - WINDOW;
-        let _v30: i32 = _v29 + 1i32;
-        let _v31: Tile<i32, { [] }> = scalar_to_tile(_v30);
-        let _v32: Tile<i32, { [] }> = scalar_to_tile(BN);
-        let _v33: Tile<i32, { [] }> = divi(_v31, _v32, rounding::NegativeInf);
-        let _v34: i32 = tile_to_scalar(_v33);
-        let lo: i32 = max(0i32, _v34);
+        let lo_a: i32 = pid_m * BM;
+        let lo_b: i32 = lo_a - WINDOW;
+        let lo_c: i32 = lo_b + 1i32;
+        let lo_d: i32 = py_floordiv_i32(lo_c, BN);
+        let lo: i32 = max(0i32, lo_d);
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv35: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv35,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let _v36: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v37: Tile<E, { [D, BN] }> = permute(_v36, const_array![1, 0]);
-            let _v38: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v39: Tile<f32, { [BM, BN] }> = mmaf(q, _v37, _v38);
-            let _v40: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v39 * _v40;
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
+            let s_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = s_d * s_e;
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v41: i32 = j * BN;
-            let _v42: Tile<i32, { [BN] }> = broadcast_scalar(_v41, shape![BN]);
-            let _v43: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v42 + _v43;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let _v44: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v45: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v44, _v45, predicate::LessThan);
+            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // mask = mask & (offs_m[:, None] - offs_n[None, :] < WINDOW)
-            let _v46: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v47: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let _v48: Tile<i32, { [BM, BN] }> = _v47.broadcast(shape![BM, BN]);
-            let _v49: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v50: Tile<i32, { [BM, BN] }> = _v49.broadcast(shape![BM, BN]);
-            let _v51: Tile<i32, { [BM, BN] }> = _v48 - _v50;
-            let _v52: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
-            let _v53: Tile<bool, { [BM, BN] }> = cmpi(_v51, _v52, predicate::LessThan);
-            let mask: Tile<bool, { [BM, BN] }> = _v46 & _v53;
+            let mask_c: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let mask_d: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
+            let mask_e: Tile<i32, { [BM, BN] }> = mask_d.broadcast(shape![BM, BN]);
+            let mask_f: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_g: Tile<i32, { [BM, BN] }> = mask_f.broadcast(shape![BM, BN]);
+            let mask_h: Tile<i32, { [BM, BN] }> = mask_e - mask_g;
+            let mask_i: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
+            let mask_j: Tile<bool, { [BM, BN] }> = cmpi(mask_h, mask_i, predicate::LessThan);
+            let mask: Tile<bool, { [BM, BN] }> = mask_c & mask_j;
             // s = ct.where(mask, s, -float("inf"))
-            let _c54: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v55: Tile<f32, { [1, 1] }> = _c54.reshape(shape![1, 1]);
-            let _v56: Tile<f32, { [BM, BN] }> = _v55.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s, _v56);
+            let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_g: Tile<f32, { [1, 1] }> = s_f.reshape(shape![1, 1]);
+            let s_h: Tile<f32, { [BM, BN] }> = s_g.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s, s_h);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v57: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v58: Tile<f32, { [BM, 1] }> = _v57.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v58, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v59: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v60: Tile<f32, { [BM, BN] }> = s - _v59;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v60, ftz::Disabled);
+            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v61: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v61, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v62: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v63: Tile<f32, { [BM, 1] }> = _v62.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v63, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv64: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv64,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v65: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v66: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v67: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v68: Tile<f32, { [BM, D] }> = acc * _v67;
-            acc = mmaf(_v65, _v66, _v68);
+            let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let _v69: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v69, rounding::Approx, ftz::Enabled);
+        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let _v70: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v71: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v70);
-        let mut _pm72: PartitionMut<E, { [1, 1, BM, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm72,
-                _v71,
+                &mut o_part,
+                o_b,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -510,77 +395,37 @@ pub mod attention_sinks_kernels {
         // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
         // num_heads = Q.shape[1]
-        let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
-        let num_heads: i32 = _shape1[1];
+        let q_shape: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
+        let num_heads: i32 = q_shape[1];
         // batch = bh // num_heads
-        let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v3: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
-        let batch: i32 = tile_to_scalar(_v4);
+        let batch: i32 = py_floordiv_i32(bh, num_heads);
         // head = bh % num_heads
-        let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(num_heads);
-        let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
-        let _v8: Tile<i32, { [] }> = constant(0i32, shape![]);
-        let _v9: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::LessThan);
-        let _v10: Tile<bool, { [] }> = cmpi(_v6, _v8, predicate::LessThan);
-        let _v11: Tile<bool, { [] }> = xori(_v9, _v10);
-        let _v12: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::NotEqual);
-        let _v13: Tile<bool, { [] }> = andi(_v11, _v12);
-        let _v14: Tile<i32, { [] }> = _v7 + _v6;
-        let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
-        let head: i32 = tile_to_scalar(_v15);
+        let head: i32 = py_mod_i32(bh, num_heads);
         // seq_kv = K.shape[2]
-        let _shape16: Shape<{ [-1, -1, -1, -1] }> = K.shape();
-        let seq_kv: i32 = _shape16[2];
+        let k_shape: Shape<{ [-1, -1, -1, -1] }> = K.shape();
+        let seq_kv: i32 = k_shape[2];
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
-        let _pv17: Partition<E2, { [1] }> = unsafe {
-            make_partition_view(
-                sinks,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                sinks.token(),
-            )
-        };
-        let _v18: Tile<E2, { [1] }> = load_view_tko(
-            &_pv17,
-            [head],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v19: Tile<E2, { [] }> = _v18.reshape(shape![]);
-        let _c20: E2 = convert_scalar(1.4426950408889634f32);
-        let _v21: Tile<E2, { [] }> = scalar_to_tile(_c20);
-        let sink: Tile<E2, { [] }> = _v19 * _v21;
+        let sinks_part: Partition<E2, { [1] }> =
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+        let sink_a: Tile<E2, { [1] }> =
+            load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let _pv22: Partition<E, { [1, 1, BM, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, 1, BM, D],
-                padding::Zero,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let q: Tile<E, { [1, 1, BM, D] }> = load_view_tko(
-            &_pv22,
-            [batch, head, pid_m, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let q_part: Partition<E, { [1, 1, BM, D] }> =
+            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q: Tile<E, { [1, 1, BM, D] }> =
+            load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
         // m_i = ct.full((BM, 1), sink, dtype=ct.float32)
-        let _v23: Tile<f32, { [] }> = convert_tile(sink);
-        let _v24: f32 = tile_to_scalar(_v23);
-        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v24, shape![BM, 1]);
+        let m_i_a: Tile<f32, { [] }> = convert_tile(sink);
+        let m_i_b: f32 = tile_to_scalar(m_i_a);
+        let mut m_i: Tile<f32, { [BM, 1] }> = broadcast_scalar(m_i_b, shape![BM, 1]);
         // l_i = ct.ones((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
         // acc = ct.zeros((BM, D), dtype=ct.float32)
@@ -591,99 +436,72 @@ pub mod attention_sinks_kernels {
         let hi: i32 = ceil_div(seq_kv, BN);
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv25: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv25,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let _v26: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v27: Tile<E, { [D, BN] }> = permute(_v26, const_array![1, 0]);
-            let _v28: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let _v29: Tile<f32, { [BM, BN] }> = mmaf(q, _v27, _v28);
-            let _v30: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = _v29 * _v30;
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
+            let s_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = s_d * s_e;
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v31: i32 = j * BN;
-            let _v32: Tile<i32, { [BN] }> = broadcast_scalar(_v31, shape![BN]);
-            let _v33: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v32 + _v33;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let _v34: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v35: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v34, _v35, predicate::LessThan);
+            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // s = ct.where(mask, s, -float("inf"))
-            let _v36: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _c37: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v38: Tile<f32, { [1, 1] }> = _c37.reshape(shape![1, 1]);
-            let _v39: Tile<f32, { [BM, BN] }> = _v38.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(_v36, s, _v39);
+            let s_f: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let s_g: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_h: Tile<f32, { [1, 1] }> = s_g.reshape(shape![1, 1]);
+            let s_i: Tile<f32, { [BM, BN] }> = s_h.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(s_f, s, s_i);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v40: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v41: Tile<f32, { [BM, 1] }> = _v40.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v41, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v42: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v43: Tile<f32, { [BM, BN] }> = s - _v42;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v43, ftz::Disabled);
+            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v44: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v44, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v45: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v46: Tile<f32, { [BM, 1] }> = _v45.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v46, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv47: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv47,
-                [batch, head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v48: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let _v49: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v50: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v51: Tile<f32, { [BM, D] }> = acc * _v50;
-            acc = mmaf(_v48, _v49, _v51);
+            let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
+            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let _v52: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v52, rounding::Approx, ftz::Enabled);
+        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let _v53: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v54: Tile<E, { [1, 1, BM, D] }> = convert_tile(_v53);
-        let mut _pm55: PartitionMut<E, { [1, 1, BM, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm55,
-                _v54,
+                &mut o_part,
+                o_b,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

@@ -8,13 +8,7 @@ pub mod batched_gemm_kernels {
     /// Port of `bmm_nt_kernel` (../corpus/cutile/workloads/batched_gemm.py:12).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn bmm_nt_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const BK: i32,
-    >(
+    pub fn bmm_nt_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         A: &Tensor<E, { [-1, -1, -1] }>,
         Bt: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
@@ -26,70 +20,36 @@ pub mod batched_gemm_kernels {
         // batch = ct.bid(2)
         let batch: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(A, axis=2, shape=(1, BM, BK))
-        let _pv1: Partition<E, { [1, BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![1, BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv1, 2i32);
+        let a_part: Partition<E, { [1, BM, BK] }> =
+            unsafe { make_partition_view(A, shape![1, BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let num_k: i32 = num_tiles(&a_part, 2i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(batch, pid_m, k), shape=(1, BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv2: Partition<E, { [1, BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![1, BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [1, BM, BK] }> = load_view_tko(
-                &_pv2,
-                [batch, pid_m, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [1, BM, BK] }> =
+                unsafe { make_partition_view(A, shape![1, BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [1, BM, BK] }> =
+                load_view_tko(&a_part2, [batch, pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(Bt, index=(batch, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [1, BN, BK] }> = unsafe {
-                make_partition_view(
-                    Bt,
-                    shape![1, BN, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    Bt.token(),
-                )
-            };
-            let b: Tile<E, { [1, BN, BK] }> = load_view_tko(
-                &_pv3,
-                [batch, pid_n, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let bt_part: Partition<E, { [1, BN, BK] }> =
+                unsafe { make_partition_view(Bt, shape![1, BN, BK], padding::Zero, dim_map::Identity, Bt.token()) };
+            let b: Tile<E, { [1, BN, BK] }> =
+                load_view_tko(&bt_part, [batch, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), ct.transpose(b.reshape((BN, BK))), acc)
-            let _v4: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
-            let _v5: Tile<E, { [BN, BK] }> = b.reshape(shape![BN, BK]);
-            let _v6: Tile<E, { [BK, BN] }> = permute(_v5, const_array![1, 0]);
-            acc = mmaf(_v4, _v6, acc);
+            let acc_a: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
+            let acc_b: Tile<E, { [BN, BK] }> = b.reshape(shape![BN, BK]);
+            let acc_c: Tile<E, { [BK, BN] }> = permute(acc_b, const_array![1, 0]);
+            acc = mmaf(acc_a, acc_c, acc);
         }
         // ct.store(C, index=(batch, pid_m, pid_n), tile=acc.reshape((1, BM, BN)).astype(C.dtype))
-        let _v7: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
-        let _v8: Tile<E2, { [1, BM, BN] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E2, { [1, BM, BN] }> =
-            unsafe { C.partition_full_mut(shape![1, BM, BN]) };
+        let c_a: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
+        let c_b: Tile<E2, { [1, BM, BN] }> = convert_tile(c_a);
+        let mut c_part: PartitionMut<E2, { [1, BM, BN] }> = unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm9,
-                _v8,
+                &mut c_part,
+                c_b,
                 [batch, pid_m, pid_n],
                 ordering::Weak,
                 scope::TileBlock,
@@ -102,13 +62,7 @@ pub mod batched_gemm_kernels {
     /// Port of `bmm_tn_kernel` (../corpus/cutile/workloads/batched_gemm.py:26).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn bmm_tn_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const BK: i32,
-    >(
+    pub fn bmm_tn_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         At: &Tensor<E, { [-1, -1, -1] }>,
         B: &Tensor<E, { [-1, -1, -1] }>,
         C: &Tensor<E2, { [-1, -1, -1] }>,
@@ -120,66 +74,32 @@ pub mod batched_gemm_kernels {
         // batch = ct.bid(2)
         let batch: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(B, axis=1, shape=(1, BK, BN))
-        let _pv1: Partition<E, { [1, BK, BN] }> = unsafe {
-            make_partition_view(
-                B,
-                shape![1, BK, BN],
-                padding::None,
-                dim_map::Identity,
-                B.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv1, 1i32);
+        let b_part: Partition<E, { [1, BK, BN] }> =
+            unsafe { make_partition_view(B, shape![1, BK, BN], padding::None, dim_map::Identity, B.token()) };
+        let num_k: i32 = num_tiles(&b_part, 1i32);
         // acc = ct.zeros((1, BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BM, BN] }> = constant(0.0f32, shape![1, BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(At, index=(batch, pid_m, k), shape=(1, BM, BK), order=(0, 2, 1), padding_mode=ct.Paddi …
-            let _pv2: Partition<E, { [1, BM, BK] }> = unsafe {
-                make_partition_view(
-                    At,
-                    shape![1, BM, BK],
-                    padding::Zero,
-                    const_array![0, 2, 1],
-                    At.token(),
-                )
-            };
-            let a: Tile<E, { [1, BM, BK] }> = load_view_tko(
-                &_pv2,
-                [batch, pid_m, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let at_part: Partition<E, { [1, BM, BK] }> =
+                unsafe { make_partition_view(At, shape![1, BM, BK], padding::Zero, const_array![0, 2, 1], At.token()) };
+            let a: Tile<E, { [1, BM, BK] }> =
+                load_view_tko(&at_part, [batch, pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(batch, k, pid_n), shape=(1, BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [1, BK, BN] }> = unsafe {
-                make_partition_view(
-                    B,
-                    shape![1, BK, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    B.token(),
-                )
-            };
-            let b: Tile<E, { [1, BK, BN] }> = load_view_tko(
-                &_pv3,
-                [batch, k, pid_n],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let b_part2: Partition<E, { [1, BK, BN] }> =
+                unsafe { make_partition_view(B, shape![1, BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b: Tile<E, { [1, BK, BN] }> =
+                load_view_tko(&b_part2, [batch, k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
         // ct.store(C, index=(batch, pid_m, pid_n), tile=acc.astype(C.dtype))
-        let _v4: Tile<E2, { [1, BM, BN] }> = convert_tile(acc);
-        let mut _pm5: PartitionMut<E2, { [1, BM, BN] }> =
-            unsafe { C.partition_full_mut(shape![1, BM, BN]) };
+        let c_a: Tile<E2, { [1, BM, BN] }> = convert_tile(acc);
+        let mut c_part: PartitionMut<E2, { [1, BM, BN] }> = unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm5,
-                _v4,
+                &mut c_part,
+                c_a,
                 [batch, pid_m, pid_n],
                 ordering::Weak,
                 scope::TileBlock,

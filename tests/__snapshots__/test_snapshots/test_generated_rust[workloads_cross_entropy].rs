@@ -9,11 +9,7 @@ pub mod cross_entropy_kernels {
     /// Output `loss: checked (every block stores only the tile at its own block index)`.
     /// Output `lse_out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub unsafe fn cross_entropy_fwd_kernel<
-        E: ElementType,
-        const BV: i32,
-        const IGNORE_INDEX: i32,
-    >(
+    pub unsafe fn cross_entropy_fwd_kernel<E: ElementType, const BV: i32, const IGNORE_INDEX: i32>(
         logits: *mut E,
         logits_shape0: i32,
         logits_shape1: i32,
@@ -24,40 +20,24 @@ pub mod cross_entropy_kernels {
         lse_out: &mut Tensor<f32, { [1] }>,
     ) {
         let logits_base: PointerTile<*mut E, { [] }> = pointer_to_tile(logits);
-        let logits_dims: Shape<{ [-1, -1] }> = Shape::<{ [-1, -1] }> {
-            dims: &[logits_shape0, logits_shape1],
-        };
-        let logits_strides: Array<{ [-1, 1] }> = Array::<{ [-1, 1] }> {
-            dims: &[logits_stride0],
-        };
-        let logits_view: Tensor<E, { [-1, -1] }> = unsafe {
-            make_tensor_view(
-                logits_base,
-                logits_dims,
-                logits_strides,
-                new_token_unordered(),
-            )
-        };
+        let logits_dims: Shape<{ [-1, -1] }> = Shape::<{ [-1, -1] }> { dims: &[logits_shape0, logits_shape1] };
+        let logits_strides: Array<{ [-1, 1] }> = Array::<{ [-1, 1] }> { dims: &[logits_stride0] };
+        let logits_view: Tensor<E, { [-1, -1] }> =
+            unsafe { make_tensor_view(logits_base, logits_dims, logits_strides, new_token_unordered()) };
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // num_v_tiles = ct.num_tiles(logits, axis=1, shape=(1, BV))
-        let _pv1: Partition<E, { [1, BV] }> = unsafe {
-            make_partition_view(
-                &logits_view,
-                shape![1, BV],
-                padding::None,
-                dim_map::Identity,
-                logits_view.token(),
-            )
+        let logits_part: Partition<E, { [1, BV] }> = unsafe {
+            make_partition_view(&logits_view, shape![1, BV], padding::None, dim_map::Identity, logits_view.token())
         };
-        let num_v_tiles: i32 = num_tiles(&_pv1, 1i32);
+        let num_v_tiles: i32 = num_tiles(&logits_part, 1i32);
         // m_i = ct.full((1, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [1, 1] }> = constant(f32::NEG_INFINITY, shape![1, 1]);
         // l_i = ct.zeros((1, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [1, 1] }> = constant(0.0f32, shape![1, 1]);
         for j in 0i32..num_v_tiles {
             // t = ct.load(logits, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.NEG_INF)
-            let _pv2: Partition<E, { [1, BV] }> = unsafe {
+            let logits_part2: Partition<E, { [1, BV] }> = unsafe {
                 make_partition_view(
                     &logits_view,
                     shape![1, BV],
@@ -66,118 +46,93 @@ pub mod cross_entropy_kernels {
                     logits_view.token(),
                 )
             };
-            let t: Tile<E, { [1, BV] }> = load_view_tko(
-                &_pv2,
-                [row, j],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let t: Tile<E, { [1, BV] }> =
+                load_view_tko(&logits_part2, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t2 = t.astype(ct.float32) * LOG2E
-            let _v3: Tile<f32, { [1, BV] }> = convert_tile(t);
-            let _v4: Tile<f32, { [1, BV] }> =
-                broadcast_scalar(1.4426950408889634f32, shape![1, BV]);
-            let t2: Tile<f32, { [1, BV] }> = _v3 * _v4;
+            let t2_a: Tile<f32, { [1, BV] }> = convert_tile(t);
+            let t2_b: Tile<f32, { [1, BV] }> = broadcast_scalar(1.4426950408889634f32, shape![1, BV]);
+            let t2: Tile<f32, { [1, BV] }> = t2_a * t2_b;
             // m_new = ct.maximum(m_i, ct.max(t2, axis=1, keepdims=True))
-            let _v5: Tile<f32, { [1] }> = reduce_max(t2, 1i32);
-            let _v6: Tile<f32, { [1, 1] }> = _v5.reshape(shape![1, 1]);
-            let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, _v6, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [1] }> = reduce_max(t2, 1i32);
+            let m_new_b: Tile<f32, { [1, 1] }> = m_new_a.reshape(shape![1, 1]);
+            let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t2 - m_new), axis=1, keepdims=True)
-            let _v7: Tile<f32, { [1, 1] }> = m_i - m_new;
-            let _v8: Tile<f32, { [1, 1] }> = exp2(_v7, ftz::Disabled);
-            let _v9: Tile<f32, { [1, BV] }> = m_new.broadcast(shape![1, BV]);
-            let _v10: Tile<f32, { [1, BV] }> = t2 - _v9;
-            let _v11: Tile<f32, { [1, BV] }> = exp2(_v10, ftz::Disabled);
-            let _v12: Tile<f32, { [1] }> = reduce_sum(_v11, 1i32);
-            let _v13: Tile<f32, { [1, 1] }> = _v12.reshape(shape![1, 1]);
-            l_i = fma(l_i, _v8, _v13, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [1, 1] }> = m_i - m_new;
+            let l_i_b: Tile<f32, { [1, 1] }> = exp2(l_i_a, ftz::Disabled);
+            let l_i_c: Tile<f32, { [1, BV] }> = m_new.broadcast(shape![1, BV]);
+            let l_i_d: Tile<f32, { [1, BV] }> = t2 - l_i_c;
+            let l_i_e: Tile<f32, { [1, BV] }> = exp2(l_i_d, ftz::Disabled);
+            let l_i_f: Tile<f32, { [1] }> = reduce_sum(l_i_e, 1i32);
+            let l_i_g: Tile<f32, { [1, 1] }> = l_i_f.reshape(shape![1, 1]);
+            l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
         }
         // lse = (m_i + ct.log2(l_i)) * LN2
-        let _v14: Tile<f32, { [1, 1] }> = log2(l_i);
-        let _v15: Tile<f32, { [1, 1] }> = m_i + _v14;
-        let _v16: Tile<f32, { [1, 1] }> = broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
-        let lse: Tile<f32, { [1, 1] }> = _v15 * _v16;
+        let lse_a: Tile<f32, { [1, 1] }> = log2(l_i);
+        let lse_b: Tile<f32, { [1, 1] }> = m_i + lse_a;
+        let lse_c: Tile<f32, { [1, 1] }> = broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
+        let lse: Tile<f32, { [1, 1] }> = lse_b * lse_c;
         // label = ct.load(labels, index=(row,), shape=()).item()
-        let _pv17: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(
-                labels,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                labels.token(),
-            )
-        };
-        let _v18: Tile<i32, { [1] }> = load_view_tko(
-            &_pv17,
-            [row],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v19: Tile<i32, { [] }> = _v18.reshape(shape![]);
-        let label: i32 = tile_to_scalar(_v19);
+        let labels_part: Partition<i32, { [1] }> =
+            unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
+        let label_a: Tile<i32, { [1] }> =
+            load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let label_b: Tile<i32, { [] }> = label_a.reshape(shape![]);
+        let label: i32 = tile_to_scalar(label_b);
         // target = ct.gather(logits, (row, label)).astype(ct.float32)
-        let _v20: Tile<i32, { [] }> = scalar_to_tile(row);
-        let _v21: Tile<u64, { [] }> = exti(_v20);
-        let _v22: Tile<i32, { [] }> = scalar_to_tile(logits_shape0);
-        let _v23: Tile<u64, { [] }> = exti(_v22);
-        let _v24: Tile<bool, { [] }> = cmpi(_v21, _v23, predicate::LessThan);
-        let _v25: Tile<i32, { [] }> = scalar_to_tile(logits_stride0);
-        let _v26: Tile<u64, { [] }> = exti(_v25);
-        let _v27: Tile<u64, { [] }> = _v21 * _v26;
-        let _v28: Tile<i32, { [] }> = scalar_to_tile(label);
-        let _v29: Tile<u64, { [] }> = exti(_v28);
-        let _v30: Tile<i32, { [] }> = scalar_to_tile(logits_shape1);
-        let _v31: Tile<u64, { [] }> = exti(_v30);
-        let _v32: Tile<bool, { [] }> = cmpi(_v29, _v31, predicate::LessThan);
-        let _v33: Tile<u64, { [] }> = constant(1u64, shape![]);
-        let _v34: Tile<u64, { [] }> = _v29 * _v33;
-        let _v35: Tile<bool, { [] }> = _v24 & _v32;
-        let _v36: Tile<u64, { [] }> = _v27 + _v34;
-        let _p37: PointerTile<*mut E, { [] }> = pointer_to_tile(logits);
-        let _p38: PointerTile<*mut E, { [] }> = _p37.offset_tile(_v36);
-        let _c39: E = convert_scalar(0.0f32);
-        let (_v40, _tok41): (Tile<E, { [] }>, Token) = unsafe {
+        let target_a: Tile<i32, { [] }> = scalar_to_tile(row);
+        let target_b: Tile<u64, { [] }> = exti(target_a);
+        let target_c: Tile<i32, { [] }> = scalar_to_tile(logits_shape0);
+        let target_d: Tile<u64, { [] }> = exti(target_c);
+        let target_e: Tile<bool, { [] }> = cmpi(target_b, target_d, predicate::LessThan);
+        let target_f: Tile<i32, { [] }> = scalar_to_tile(logits_stride0);
+        let target_g: Tile<u64, { [] }> = exti(target_f);
+        let target_h: Tile<u64, { [] }> = target_b * target_g;
+        let target_i: Tile<i32, { [] }> = scalar_to_tile(label);
+        let target_j: Tile<u64, { [] }> = exti(target_i);
+        let target_k: Tile<i32, { [] }> = scalar_to_tile(logits_shape1);
+        let target_l: Tile<u64, { [] }> = exti(target_k);
+        let target_m: Tile<bool, { [] }> = cmpi(target_j, target_l, predicate::LessThan);
+        let target_n: Tile<u64, { [] }> = constant(1u64, shape![]);
+        let target_o: Tile<u64, { [] }> = target_j * target_n;
+        let target_p: Tile<bool, { [] }> = target_e & target_m;
+        let target_q: Tile<u64, { [] }> = target_h + target_o;
+        let target_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(logits);
+        let target_ptrs2: PointerTile<*mut E, { [] }> = target_ptrs.offset_tile(target_q);
+        let target_r: E = convert_scalar(0.0f32);
+        let (target_s, target_tok): (Tile<E, { [] }>, Token) = unsafe {
             load_ptr_tko(
-                _p38,
+                target_ptrs2,
                 ordering::Weak,
                 None::<scope::TileBlock>,
-                Some(_v35),
-                Some(_c39),
+                Some(target_p),
+                Some(target_r),
                 None,
                 Latency::<0>,
             )
         };
-        let _v42: Tile<f32, { [] }> = convert_tile(_v40);
-        let target: f32 = tile_to_scalar(_v42);
+        let target_t: Tile<f32, { [] }> = convert_tile(target_s);
+        let target: f32 = tile_to_scalar(target_t);
         // row_loss = ct.where(label == IGNORE_INDEX, 0.0, lse - target)
-        let _v43: bool = label == IGNORE_INDEX;
-        let _v44: Tile<bool, { [1, 1] }> = broadcast_scalar(_v43, shape![1, 1]);
-        let _v45: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
-        let _v46: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
-        let _v47: Tile<f32, { [1, 1] }> = lse - _v46;
-        let row_loss: Tile<f32, { [1, 1] }> = select(_v44, _v45, _v47);
+        let row_loss_a: bool = label == IGNORE_INDEX;
+        let row_loss_b: Tile<bool, { [1, 1] }> = broadcast_scalar(row_loss_a, shape![1, 1]);
+        let row_loss_c: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
+        let row_loss_d: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
+        let row_loss_e: Tile<f32, { [1, 1] }> = lse - row_loss_d;
+        let row_loss: Tile<f32, { [1, 1] }> = select(row_loss_b, row_loss_c, row_loss_e);
         // ct.store(loss, index=(row,), tile=row_loss.reshape((1,)))
-        let _v48: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
-        loss.store(_v48);
+        let loss_a: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
+        loss.store(loss_a);
         // ct.store(lse_out, index=(row,), tile=lse.reshape((1,)))
-        let _v49: Tile<f32, { [1] }> = lse.reshape(shape![1]);
-        lse_out.store(_v49);
+        let lse_out_a: Tile<f32, { [1] }> = lse.reshape(shape![1]);
+        lse_out.store(lse_out_a);
     }
 
     /// Port of `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35).
     /// Output `dlogits: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn cross_entropy_bwd_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BV: i32,
-        const IGNORE_INDEX: i32,
-    >(
+    pub fn cross_entropy_bwd_kernel<E: ElementType, E2: ElementType, const BV: i32, const IGNORE_INDEX: i32>(
         logits: &Tensor<E, { [-1, -1] }>,
         labels: &Tensor<i32, { [-1] }>,
         lse: &Tensor<E2, { [-1] }>,
@@ -189,113 +144,61 @@ pub mod cross_entropy_kernels {
         // vt = ct.bid(1)
         let vt: i32 = get_tile_block_id().1;
         // label = ct.load(labels, index=(row,), shape=()).item()
-        let _pv1: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(
-                labels,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                labels.token(),
-            )
-        };
-        let _v2: Tile<i32, { [1] }> = load_view_tko(
-            &_pv1,
-            [row],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
-        let label: i32 = tile_to_scalar(_v3);
+        let labels_part: Partition<i32, { [1] }> =
+            unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
+        let label_a: Tile<i32, { [1] }> =
+            load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let label_b: Tile<i32, { [] }> = label_a.reshape(shape![]);
+        let label: i32 = tile_to_scalar(label_b);
         // row_lse = ct.load(lse, index=(row,), shape=()).item()
-        let _pv4: Partition<E2, { [1] }> = unsafe {
-            make_partition_view(
-                lse,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                lse.token(),
-            )
-        };
-        let _v5: Tile<E2, { [1] }> = load_view_tko(
-            &_pv4,
-            [row],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let row_lse: Tile<E2, { [] }> = _v5.reshape(shape![]);
+        let lse_part: Partition<E2, { [1] }> =
+            unsafe { make_partition_view(lse, shape![1], padding::None, dim_map::Identity, lse.token()) };
+        let row_lse_a: Tile<E2, { [1] }> =
+            load_view_tko(&lse_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let row_lse: Tile<E2, { [] }> = row_lse_a.reshape(shape![]);
         // g = ct.load(dloss, index=(row,), shape=()).item()
-        let _pv6: Partition<E2, { [1] }> = unsafe {
-            make_partition_view(
-                dloss,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                dloss.token(),
-            )
-        };
-        let _v7: Tile<E2, { [1] }> = load_view_tko(
-            &_pv6,
-            [row],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let g: Tile<E2, { [] }> = _v7.reshape(shape![]);
+        let dloss_part: Partition<E2, { [1] }> =
+            unsafe { make_partition_view(dloss, shape![1], padding::None, dim_map::Identity, dloss.token()) };
+        let g_a: Tile<E2, { [1] }> =
+            load_view_tko(&dloss_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let g: Tile<E2, { [] }> = g_a.reshape(shape![]);
         // g = ct.where(label == IGNORE_INDEX, 0.0, g)
-        let _v8: bool = label == IGNORE_INDEX;
-        let _v9: Tile<bool, { [] }> = scalar_to_tile(_v8);
-        let _c10: E2 = convert_scalar(0.0f32);
-        let _v11: Tile<E2, { [] }> = scalar_to_tile(_c10);
-        let g: Tile<E2, { [] }> = select(_v9, _v11, g);
+        let g_b: bool = label == IGNORE_INDEX;
+        let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
+        let g_d: E2 = convert_scalar(0.0f32);
+        let g_e: Tile<E2, { [] }> = scalar_to_tile(g_d);
+        let g: Tile<E2, { [] }> = select(g_c, g_e, g);
         // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
-        let _pv12: Partition<E, { [1, BV] }> = unsafe {
-            make_partition_view(
-                logits,
-                shape![1, BV],
-                padding::None,
-                dim_map::Identity,
-                logits.token(),
-            )
-        };
-        let _v13: Tile<E, { [1, BV] }> = load_view_tko(
-            &_pv12,
-            [row, vt],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let t: Tile<f32, { [1, BV] }> = convert_tile(_v13);
+        let logits_part: Partition<E, { [1, BV] }> =
+            unsafe { make_partition_view(logits, shape![1, BV], padding::None, dim_map::Identity, logits.token()) };
+        let t_a: Tile<E, { [1, BV] }> =
+            load_view_tko(&logits_part, [row, vt], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let t: Tile<f32, { [1, BV] }> = convert_tile(t_a);
         // p = ct.exp(t - row_lse)
-        let _v14: Tile<f32, { [] }> = convert_tile(row_lse);
-        let _v15: f32 = tile_to_scalar(_v14);
-        let _v16: Tile<f32, { [1, BV] }> = broadcast_scalar(_v15, shape![1, BV]);
-        let _v17: Tile<f32, { [1, BV] }> = t - _v16;
-        let p: Tile<f32, { [1, BV] }> = exp(_v17);
+        let p_a: Tile<f32, { [] }> = convert_tile(row_lse);
+        let p_b: f32 = tile_to_scalar(p_a);
+        let p_c: Tile<f32, { [1, BV] }> = broadcast_scalar(p_b, shape![1, BV]);
+        let p_d: Tile<f32, { [1, BV] }> = t - p_c;
+        let p: Tile<f32, { [1, BV] }> = exp(p_d);
         // cols = vt * BV + ct.arange(BV, dtype=ct.int32)
-        let _v18: i32 = vt * BV;
-        let _v19: Tile<i32, { [BV] }> = broadcast_scalar(_v18, shape![BV]);
-        let _v20: Tile<i32, { [BV] }> = iota(shape![BV]);
-        let cols: Tile<i32, { [BV] }> = _v19 + _v20;
+        let cols_a: i32 = vt * BV;
+        let cols_b: Tile<i32, { [BV] }> = broadcast_scalar(cols_a, shape![BV]);
+        let cols_c: Tile<i32, { [BV] }> = iota(shape![BV]);
+        let cols: Tile<i32, { [BV] }> = cols_b + cols_c;
         // onehot = ct.where(cols[None, :] == label, 1.0, 0.0)
-        let _v21: Tile<i32, { [1, BV] }> = cols.reshape(shape![1, BV]);
-        let _v22: Tile<i32, { [1, BV] }> = broadcast_scalar(label, shape![1, BV]);
-        let _v23: Tile<bool, { [1, BV] }> = cmpi(_v21, _v22, predicate::Equal);
-        let _v24: Tile<f32, { [1, BV] }> = broadcast_scalar(1.0f32, shape![1, BV]);
-        let _v25: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
-        let onehot: Tile<f32, { [1, BV] }> = select(_v23, _v24, _v25);
+        let onehot_a: Tile<i32, { [1, BV] }> = cols.reshape(shape![1, BV]);
+        let onehot_b: Tile<i32, { [1, BV] }> = broadcast_scalar(label, shape![1, BV]);
+        let onehot_c: Tile<bool, { [1, BV] }> = cmpi(onehot_a, onehot_b, predicate::Equal);
+        let onehot_d: Tile<f32, { [1, BV] }> = broadcast_scalar(1.0f32, shape![1, BV]);
+        let onehot_e: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
+        let onehot: Tile<f32, { [1, BV] }> = select(onehot_c, onehot_d, onehot_e);
         // ct.store(dlogits, index=(row, vt), tile=((p - onehot) * g).astype(dlogits.dtype))
-        let _v26: Tile<f32, { [1, BV] }> = p - onehot;
-        let _v27: Tile<f32, { [] }> = convert_tile(g);
-        let _v28: f32 = tile_to_scalar(_v27);
-        let _v29: Tile<f32, { [1, BV] }> = broadcast_scalar(_v28, shape![1, BV]);
-        let _v30: Tile<f32, { [1, BV] }> = _v26 * _v29;
-        let _v31: Tile<E, { [1, BV] }> = convert_tile(_v30);
-        dlogits.store(_v31);
+        let dlogits_a: Tile<f32, { [1, BV] }> = p - onehot;
+        let dlogits_b: Tile<f32, { [] }> = convert_tile(g);
+        let dlogits_c: f32 = tile_to_scalar(dlogits_b);
+        let dlogits_d: Tile<f32, { [1, BV] }> = broadcast_scalar(dlogits_c, shape![1, BV]);
+        let dlogits_e: Tile<f32, { [1, BV] }> = dlogits_a * dlogits_d;
+        let dlogits_f: Tile<E, { [1, BV] }> = convert_tile(dlogits_e);
+        dlogits.store(dlogits_f);
     }
 }

@@ -32,25 +32,12 @@ pub mod decode_attention_kernels {
         // split = ct.bid(2)
         let split: i32 = get_tile_block_id().2;
         // seq_len = ct.load(seq_lens, index=(b,), shape=()).item()
-        let _pv1: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(
-                seq_lens,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                seq_lens.token(),
-            )
-        };
-        let _v2: Tile<i32, { [1] }> = load_view_tko(
-            &_pv1,
-            [b],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
-        let seq_len: i32 = tile_to_scalar(_v3);
+        let seq_lens_part: Partition<i32, { [1] }> =
+            unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
+        let seq_len_a: Tile<i32, { [1] }> =
+            load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let seq_len_b: Tile<i32, { [] }> = seq_len_a.reshape(shape![]);
+        let seq_len: i32 = tile_to_scalar(seq_len_b);
         // num_tiles = ct.cdiv(seq_len, BN)
         let num_tiles_: i32 = ceil_div(seq_len, BN);
         // tiles_per_split = ct.cdiv(num_tiles, NUM_SPLITS)
@@ -58,29 +45,16 @@ pub mod decode_attention_kernels {
         // t_start = split * tiles_per_split
         let t_start: i32 = split * tiles_per_split;
         // t_end = min(t_start + tiles_per_split, num_tiles)
-        let _v4: i32 = t_start + tiles_per_split;
-        let t_end: i32 = min(_v4, num_tiles_);
+        let t_end_a: i32 = t_start + tiles_per_split;
+        let t_end: i32 = min(t_end_a, num_tiles_);
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(b, kv_head, 0), shape=(1, GROUP, D)).reshape((GROUP, D))
-        let _pv5: Partition<E, { [1, GROUP, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, GROUP, D],
-                padding::None,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let _v6: Tile<E, { [1, GROUP, D] }> = load_view_tko(
-            &_pv5,
-            [b, kv_head, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let q: Tile<E, { [GROUP, D] }> = _v6.reshape(shape![GROUP, D]);
+        let q_part: Partition<E, { [1, GROUP, D] }> =
+            unsafe { make_partition_view(Q, shape![1, GROUP, D], padding::None, dim_map::Identity, Q.token()) };
+        let q_a: Tile<E, { [1, GROUP, D] }> =
+            load_view_tko(&q_part, [b, kv_head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let q: Tile<E, { [GROUP, D] }> = q_a.reshape(shape![GROUP, D]);
         // m_i = ct.full((GROUP, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [GROUP, 1] }> = constant(f32::NEG_INFINITY, shape![GROUP, 1]);
         // l_i = ct.zeros((GROUP, 1), dtype=ct.float32)
@@ -89,106 +63,79 @@ pub mod decode_attention_kernels {
         let mut acc: Tile<f32, { [GROUP, D] }> = constant(0.0f32, shape![GROUP, D]);
         for j in t_start..t_end {
             // k = ct.load(K, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv7: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv7,
-                [b, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((GROUP, BN), dtype=ct.float32))
-            let _v8: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v9: Tile<E, { [D, BN] }> = permute(_v8, const_array![1, 0]);
-            let _v10: Tile<f32, { [GROUP, BN] }> = constant(0.0f32, shape![GROUP, BN]);
-            let s: Tile<f32, { [GROUP, BN] }> = mmaf(q, _v9, _v10);
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [GROUP, BN] }> = constant(0.0f32, shape![GROUP, BN]);
+            let s: Tile<f32, { [GROUP, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v11: i32 = j * BN;
-            let _v12: Tile<i32, { [BN] }> = broadcast_scalar(_v11, shape![BN]);
-            let _v13: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v12 + _v13;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let _v14: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v15: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
-            let _v16: Tile<bool, { [1, BN] }> = cmpi(_v14, _v15, predicate::LessThan);
-            let _v17: Tile<bool, { [GROUP, BN] }> = _v16.broadcast(shape![GROUP, BN]);
-            let _v18: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
-            let _v19: Tile<f32, { [GROUP, BN] }> = s * _v18;
-            let _c20: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v21: Tile<f32, { [1, 1] }> = _c20.reshape(shape![1, 1]);
-            let _v22: Tile<f32, { [GROUP, BN] }> = _v21.broadcast(shape![GROUP, BN]);
-            let s: Tile<f32, { [GROUP, BN] }> = select(_v17, _v19, _v22);
+            let s_d: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let s_e: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
+            let s_f: Tile<bool, { [1, BN] }> = cmpi(s_d, s_e, predicate::LessThan);
+            let s_g: Tile<bool, { [GROUP, BN] }> = s_f.broadcast(shape![GROUP, BN]);
+            let s_h: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
+            let s_i: Tile<f32, { [GROUP, BN] }> = s * s_h;
+            let s_j: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_k: Tile<f32, { [1, 1] }> = s_j.reshape(shape![1, 1]);
+            let s_l: Tile<f32, { [GROUP, BN] }> = s_k.broadcast(shape![GROUP, BN]);
+            let s: Tile<f32, { [GROUP, BN] }> = select(s_g, s_i, s_l);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v23: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
-            let _v24: Tile<f32, { [GROUP, 1] }> = _v23.reshape(shape![GROUP, 1]);
-            let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, _v24, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [GROUP, 1] }> = m_new_a.reshape(shape![GROUP, 1]);
+            let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v25: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
-            let _v26: Tile<f32, { [GROUP, BN] }> = s - _v25;
-            let p: Tile<f32, { [GROUP, BN] }> = exp2(_v26, ftz::Disabled);
+            let p_a: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
+            let p_b: Tile<f32, { [GROUP, BN] }> = s - p_a;
+            let p: Tile<f32, { [GROUP, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v27: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(_v27, ftz::Disabled);
+            let alpha_a: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v28: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
-            let _v29: Tile<f32, { [GROUP, 1] }> = _v28.reshape(shape![GROUP, 1]);
-            l_i = fma(l_i, alpha, _v29, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [GROUP, 1] }> = l_i_a.reshape(shape![GROUP, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv30: Partition<E2, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv30,
-                [b, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E2, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E2, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v31: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
-            let _v32: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v33: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
-            let _v34: Tile<f32, { [GROUP, D] }> = acc * _v33;
-            acc = mmaf(_v31, _v32, _v34);
+            let acc_a: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
+            let acc_b: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
+            let acc_d: Tile<f32, { [GROUP, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.where(l_i > 0.0, acc / l_i, 0.0)
-        let _v35: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
-        let _v36: Tile<bool, { [GROUP, 1] }> =
-            cmpf(l_i, _v35, predicate::GreaterThan, cmp_ordering::Ordered);
-        let _v37: Tile<bool, { [GROUP, D] }> = _v36.broadcast(shape![GROUP, D]);
-        let _v38: Tile<f32, { [GROUP, D] }> = l_i.broadcast(shape![GROUP, D]);
-        let _v39: Tile<f32, { [GROUP, D] }> = acc / _v38;
-        let _v40: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
-        let out: Tile<f32, { [GROUP, D] }> = select(_v37, _v39, _v40);
+        let out_a: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
+        let out_b: Tile<bool, { [GROUP, 1] }> = cmpf(l_i, out_a, predicate::GreaterThan, cmp_ordering::Ordered);
+        let out_c: Tile<bool, { [GROUP, D] }> = out_b.broadcast(shape![GROUP, D]);
+        let out_d: Tile<f32, { [GROUP, D] }> = l_i.broadcast(shape![GROUP, D]);
+        let out_e: Tile<f32, { [GROUP, D] }> = acc / out_d;
+        let out_f: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
+        let out: Tile<f32, { [GROUP, D] }> = select(out_c, out_e, out_f);
         // lse = m_i + ct.log2(l_i)
-        let _v41: Tile<f32, { [GROUP, 1] }> = log2(l_i);
-        let lse: Tile<f32, { [GROUP, 1] }> = m_i + _v41;
+        let lse_a: Tile<f32, { [GROUP, 1] }> = log2(l_i);
+        let lse: Tile<f32, { [GROUP, 1] }> = m_i + lse_a;
         // ct.store(O_part, index=(b, kv_head, split, 0), tile=out.reshape((1, GROUP, 1, D)))
-        let _v42: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
-        let mut _pm43: PartitionMut<f32, { [1, GROUP, 1, D] }> =
+        let o_part_a: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
+        let mut o_part_part: PartitionMut<f32, { [1, GROUP, 1, D] }> =
             unsafe { O_part.partition_full_mut(shape![1, GROUP, 1, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm43,
-                _v42,
+                &mut o_part_part,
+                o_part_a,
                 [b, kv_head, split, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -197,19 +144,14 @@ pub mod decode_attention_kernels {
             )
         };
         // ct.store(lse_part, index=(b, kv_head, split), tile=lse.reshape((1, GROUP, 1)))
-        let _v44: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
-        lse_part.store(_v44);
+        let lse_part_a: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
+        lse_part.store(lse_part_a);
     }
 
     /// Port of `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48).
     /// Output `O: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn decode_attn_combine_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const NUM_SPLITS: i32,
-        const D: i32,
-    >(
+    pub fn decode_attn_combine_kernel<E: ElementType, E2: ElementType, const NUM_SPLITS: i32, const D: i32>(
         O_part: &Tensor<E, { [-1, -1, -1, -1] }>,
         lse_part: &Tensor<E, { [-1, -1, -1] }>,
         O: &Tensor<E2, { [-1, -1, -1] }>,
@@ -219,75 +161,42 @@ pub mod decode_attention_kernels {
         // head = ct.bid(1)
         let head: i32 = get_tile_block_id().1;
         // lse = ct.load(lse_part, index=(b, head, 0), shape=(1, 1, NUM_SPLITS)).reshape((NUM_SPLITS, 1))
-        let _pv1: Partition<E, { [1, 1, NUM_SPLITS] }> = unsafe {
-            make_partition_view(
-                lse_part,
-                shape![1, 1, NUM_SPLITS],
-                padding::None,
-                dim_map::Identity,
-                lse_part.token(),
-            )
+        let lse_part_part: Partition<E, { [1, 1, NUM_SPLITS] }> = unsafe {
+            make_partition_view(lse_part, shape![1, 1, NUM_SPLITS], padding::None, dim_map::Identity, lse_part.token())
         };
-        let _v2: Tile<E, { [1, 1, NUM_SPLITS] }> = load_view_tko(
-            &_pv1,
-            [b, head, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let lse: Tile<E, { [NUM_SPLITS, 1] }> = _v2.reshape(shape![NUM_SPLITS, 1]);
+        let lse_a: Tile<E, { [1, 1, NUM_SPLITS] }> =
+            load_view_tko(&lse_part_part, [b, head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let lse: Tile<E, { [NUM_SPLITS, 1] }> = lse_a.reshape(shape![NUM_SPLITS, 1]);
         // o = ct.load(O_part, index=(b, head, 0, 0), shape=(1, 1, NUM_SPLITS, D)).reshape((NUM_SPLITS, D))
-        let _pv3: Partition<E, { [1, 1, NUM_SPLITS, D] }> = unsafe {
-            make_partition_view(
-                O_part,
-                shape![1, 1, NUM_SPLITS, D],
-                padding::None,
-                dim_map::Identity,
-                O_part.token(),
-            )
+        let o_part_part: Partition<E, { [1, 1, NUM_SPLITS, D] }> = unsafe {
+            make_partition_view(O_part, shape![1, 1, NUM_SPLITS, D], padding::None, dim_map::Identity, O_part.token())
         };
-        let _v4: Tile<E, { [1, 1, NUM_SPLITS, D] }> = load_view_tko(
-            &_pv3,
-            [b, head, 0i32, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let o: Tile<E, { [NUM_SPLITS, D] }> = _v4.reshape(shape![NUM_SPLITS, D]);
+        let o_a: Tile<E, { [1, 1, NUM_SPLITS, D] }> =
+            load_view_tko(&o_part_part, [b, head, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let o: Tile<E, { [NUM_SPLITS, D] }> = o_a.reshape(shape![NUM_SPLITS, D]);
         // lse_max = ct.max(lse, axis=0, keepdims=True)
-        let _v5: Tile<E, { [1] }> = reduce_max(lse, 0i32);
-        let lse_max: Tile<E, { [1, 1] }> = _v5.reshape(shape![1, 1]);
+        let lse_max_a: Tile<E, { [1] }> = reduce_max(lse, 0i32);
+        let lse_max: Tile<E, { [1, 1] }> = lse_max_a.reshape(shape![1, 1]);
         // w = ct.exp2(lse - lse_max)
-        let _v6: Tile<E, { [NUM_SPLITS, 1] }> = lse_max.broadcast(shape![NUM_SPLITS, 1]);
-        let _v7: Tile<E, { [NUM_SPLITS, 1] }> = lse - _v6;
-        let w: Tile<E, { [NUM_SPLITS, 1] }> = exp2(_v7, ftz::Disabled);
+        let w_a: Tile<E, { [NUM_SPLITS, 1] }> = lse_max.broadcast(shape![NUM_SPLITS, 1]);
+        let w_b: Tile<E, { [NUM_SPLITS, 1] }> = lse - w_a;
+        let w: Tile<E, { [NUM_SPLITS, 1] }> = exp2(w_b, ftz::Disabled);
         // num = ct.sum(o * w, axis=0, keepdims=True)
-        let _v8: Tile<E, { [NUM_SPLITS, D] }> = w.broadcast(shape![NUM_SPLITS, D]);
-        let _v9: Tile<E, { [NUM_SPLITS, D] }> = o * _v8;
-        let _v10: Tile<E, { [D] }> = reduce_sum(_v9, 0i32);
-        let num: Tile<E, { [1, D] }> = _v10.reshape(shape![1, D]);
+        let num_a: Tile<E, { [NUM_SPLITS, D] }> = w.broadcast(shape![NUM_SPLITS, D]);
+        let num_b: Tile<E, { [NUM_SPLITS, D] }> = o * num_a;
+        let num_c: Tile<E, { [D] }> = reduce_sum(num_b, 0i32);
+        let num: Tile<E, { [1, D] }> = num_c.reshape(shape![1, D]);
         // den = ct.sum(w, axis=0, keepdims=True)
-        let _v11: Tile<E, { [1] }> = reduce_sum(w, 0i32);
-        let den: Tile<E, { [1, 1] }> = _v11.reshape(shape![1, 1]);
+        let den_a: Tile<E, { [1] }> = reduce_sum(w, 0i32);
+        let den: Tile<E, { [1, 1] }> = den_a.reshape(shape![1, 1]);
         // ct.store(O, index=(b, head, 0), tile=(num / den).reshape((1, 1, D)).astype(O.dtype))
-        let _v12: Tile<E, { [1, D] }> = den.broadcast(shape![1, D]);
-        let _v13: Tile<E, { [1, D] }> = num / _v12;
-        let _v14: Tile<E, { [1, 1, D] }> = _v13.reshape(shape![1, 1, D]);
-        let _v15: Tile<E2, { [1, 1, D] }> = convert_tile(_v14);
-        let mut _pm16: PartitionMut<E2, { [1, 1, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, D]) };
+        let o_b: Tile<E, { [1, D] }> = den.broadcast(shape![1, D]);
+        let o_c: Tile<E, { [1, D] }> = num / o_b;
+        let o_d: Tile<E, { [1, 1, D] }> = o_c.reshape(shape![1, 1, D]);
+        let o_e: Tile<E2, { [1, 1, D] }> = convert_tile(o_d);
+        let mut o_part: PartitionMut<E2, { [1, 1, D] }> = unsafe { O.partition_full_mut(shape![1, 1, D]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm16,
-                _v15,
-                [b, head, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut o_part, o_e, [b, head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

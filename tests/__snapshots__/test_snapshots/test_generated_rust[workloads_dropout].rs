@@ -17,85 +17,62 @@ pub mod dropout_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // offs = pid * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let _v1: i32 = pid * BLOCK;
-        let _v2: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v1, shape![BLOCK]);
-        let _v3: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = _v2 + _v3;
+        let offs_a: i32 = pid * BLOCK;
+        let offs_b: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_a, shape![BLOCK]);
+        let offs_c: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
+        let offs: Tile<i32, { [BLOCK] }> = offs_b + offs_c;
         // h = (offs + seed) * 668265261
-        let _v4: Tile<i32, { [BLOCK] }> = broadcast_scalar(seed, shape![BLOCK]);
-        let _v5: Tile<i32, { [BLOCK] }> = offs + _v4;
-        let _v6: Tile<i32, { [BLOCK] }> = constant(668265261i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _v5 * _v6;
+        let keep_mask1_h_a: Tile<i32, { [BLOCK] }> = broadcast_scalar(seed, shape![BLOCK]);
+        let keep_mask1_h_b: Tile<i32, { [BLOCK] }> = offs + keep_mask1_h_a;
+        let keep_mask1_h_c: Tile<i32, { [BLOCK] }> = constant(668265261i32, shape![BLOCK]);
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = keep_mask1_h_b * keep_mask1_h_c;
         // h = h ^ (h >> 15)
-        let _v7: Tile<i32, { [BLOCK] }> = constant(15i32, shape![BLOCK]);
-        let _v8: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v7;
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v8;
+        let keep_mask1_h_d: Tile<i32, { [BLOCK] }> = constant(15i32, shape![BLOCK]);
+        let keep_mask1_h_e: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_d;
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_e;
         // h = h * 374761393
-        let _v9: Tile<i32, { [BLOCK] }> = constant(374761393i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * _v9;
+        let keep_mask1_h_f: Tile<i32, { [BLOCK] }> = constant(374761393i32, shape![BLOCK]);
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * keep_mask1_h_f;
         // h = h ^ (h >> 13)
-        let _v10: Tile<i32, { [BLOCK] }> = constant(13i32, shape![BLOCK]);
-        let _v11: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v10;
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v11;
+        let keep_mask1_h_g: Tile<i32, { [BLOCK] }> = constant(13i32, shape![BLOCK]);
+        let keep_mask1_h_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_g;
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_h;
         // h = h * 1103515245
-        let _v12: Tile<i32, { [BLOCK] }> = constant(1103515245i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * _v12;
+        let keep_mask1_h_i: Tile<i32, { [BLOCK] }> = constant(1103515245i32, shape![BLOCK]);
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * keep_mask1_h_i;
         // h = h ^ (h >> 16)
-        let _v13: Tile<i32, { [BLOCK] }> = constant(16i32, shape![BLOCK]);
-        let _v14: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> _v13;
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ _v14;
+        let keep_mask1_h_j: Tile<i32, { [BLOCK] }> = constant(16i32, shape![BLOCK]);
+        let keep_mask1_h_k: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_j;
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_k;
         // r = h & 8388607
-        let _v15: Tile<i32, { [BLOCK] }> = constant(8388607i32, shape![BLOCK]);
-        let _keep_mask1_r: Tile<i32, { [BLOCK] }> = _keep_mask1_h & _v15;
+        let keep_mask1_r_a: Tile<i32, { [BLOCK] }> = constant(8388607i32, shape![BLOCK]);
+        let _keep_mask1_r: Tile<i32, { [BLOCK] }> = _keep_mask1_h & keep_mask1_r_a;
         // keep = _keep_mask(offs, seed, p)
-        let _v16: Tile<f32, { [BLOCK] }> = convert_tile(_keep_mask1_r);
-        let _v17: f32 = p * 8388608.0f32;
-        let _v18: Tile<f32, { [BLOCK] }> = broadcast_scalar(_v17, shape![BLOCK]);
-        let keep: Tile<bool, { [BLOCK] }> = cmpf(
-            _v16,
-            _v18,
-            predicate::GreaterThanOrEqual,
-            cmp_ordering::Ordered,
-        );
+        let keep_a: Tile<f32, { [BLOCK] }> = convert_tile(_keep_mask1_r);
+        let keep_b: f32 = p * 8388608.0f32;
+        let keep_c: Tile<f32, { [BLOCK] }> = broadcast_scalar(keep_b, shape![BLOCK]);
+        let keep: Tile<bool, { [BLOCK] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
-        let _pv19: Partition<E, { [BLOCK] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BLOCK],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v20: Tile<E, { [BLOCK] }> = load_view_tko(
-            &_pv19,
-            [pid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let v: Tile<f32, { [BLOCK] }> = convert_tile(_v20);
+        let x_part: Partition<E, { [BLOCK] }> =
+            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, x.token()) };
+        let v_a: Tile<E, { [BLOCK] }> =
+            load_view_tko(&x_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
         // out = ct.where(keep, v / (1.0 - p), 0.0)
-        let _v21: f32 = 1.0f32 - p;
-        let _v22: Tile<f32, { [BLOCK] }> = broadcast_scalar(_v21, shape![BLOCK]);
-        let _v23: Tile<f32, { [BLOCK] }> = v / _v22;
-        let _v24: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.0f32, shape![BLOCK]);
-        let out: Tile<f32, { [BLOCK] }> = select(keep, _v23, _v24);
+        let out_a: f32 = 1.0f32 - p;
+        let out_b: Tile<f32, { [BLOCK] }> = broadcast_scalar(out_a, shape![BLOCK]);
+        let out_c: Tile<f32, { [BLOCK] }> = v / out_b;
+        let out_d: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.0f32, shape![BLOCK]);
+        let out: Tile<f32, { [BLOCK] }> = select(keep, out_c, out_d);
         // ct.store(y, index=(pid,), tile=out.astype(y.dtype))
-        let _v25: Tile<E2, { [BLOCK] }> = convert_tile(out);
-        y.store(_v25);
+        let y_a: Tile<E2, { [BLOCK] }> = convert_tile(out);
+        y.store(y_a);
     }
 
     /// Port of `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn dropout_add_residual_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-    >(
+    pub fn dropout_add_residual_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         residual: &Tensor<E2, { [-1, -1] }>,
         out: &mut Tensor<E2, { [BM, BN] }>,
@@ -107,110 +84,80 @@ pub mod dropout_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // n = x.shape[1]
-        let _shape1: Shape<{ [-1, -1] }> = x.shape();
-        let n: i32 = _shape1[1];
+        let x_shape: Shape<{ [-1, -1] }> = x.shape();
+        let n: i32 = x_shape[1];
         // rows = pm * BM + ct.arange(BM, dtype=ct.int32)
-        let _v2: i32 = pm * BM;
-        let _v3: Tile<i32, { [BM] }> = broadcast_scalar(_v2, shape![BM]);
-        let _v4: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let rows: Tile<i32, { [BM] }> = _v3 + _v4;
+        let rows_a: i32 = pm * BM;
+        let rows_b: Tile<i32, { [BM] }> = broadcast_scalar(rows_a, shape![BM]);
+        let rows_c: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let rows: Tile<i32, { [BM] }> = rows_b + rows_c;
         // cols = pn * BN + ct.arange(BN, dtype=ct.int32)
-        let _v5: i32 = pn * BN;
-        let _v6: Tile<i32, { [BN] }> = broadcast_scalar(_v5, shape![BN]);
-        let _v7: Tile<i32, { [BN] }> = iota(shape![BN]);
-        let cols: Tile<i32, { [BN] }> = _v6 + _v7;
+        let cols_a: i32 = pn * BN;
+        let cols_b: Tile<i32, { [BN] }> = broadcast_scalar(cols_a, shape![BN]);
+        let cols_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let cols: Tile<i32, { [BN] }> = cols_b + cols_c;
         // offs = rows[:, None] * n + cols[None, :]
-        let _v8: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
-        let _v9: Tile<i32, { [BM, 1] }> = broadcast_scalar(n, shape![BM, 1]);
-        let _v10: Tile<i32, { [BM, 1] }> = _v8 * _v9;
-        let _v11: Tile<i32, { [BM, BN] }> = _v10.broadcast(shape![BM, BN]);
-        let _v12: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
-        let _v13: Tile<i32, { [BM, BN] }> = _v12.broadcast(shape![BM, BN]);
-        let offs: Tile<i32, { [BM, BN] }> = _v11 + _v13;
+        let offs_a: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
+        let offs_b: Tile<i32, { [BM, 1] }> = broadcast_scalar(n, shape![BM, 1]);
+        let offs_c: Tile<i32, { [BM, 1] }> = offs_a * offs_b;
+        let offs_d: Tile<i32, { [BM, BN] }> = offs_c.broadcast(shape![BM, BN]);
+        let offs_e: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
+        let offs_f: Tile<i32, { [BM, BN] }> = offs_e.broadcast(shape![BM, BN]);
+        let offs: Tile<i32, { [BM, BN] }> = offs_d + offs_f;
         // h = (offs + seed) * 668265261
-        let _v14: Tile<i32, { [BM, BN] }> = broadcast_scalar(seed, shape![BM, BN]);
-        let _v15: Tile<i32, { [BM, BN] }> = offs + _v14;
-        let _v16: Tile<i32, { [BM, BN] }> = constant(668265261i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _v15 * _v16;
+        let keep_mask2_h_a: Tile<i32, { [BM, BN] }> = broadcast_scalar(seed, shape![BM, BN]);
+        let keep_mask2_h_b: Tile<i32, { [BM, BN] }> = offs + keep_mask2_h_a;
+        let keep_mask2_h_c: Tile<i32, { [BM, BN] }> = constant(668265261i32, shape![BM, BN]);
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = keep_mask2_h_b * keep_mask2_h_c;
         // h = h ^ (h >> 15)
-        let _v17: Tile<i32, { [BM, BN] }> = constant(15i32, shape![BM, BN]);
-        let _v18: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v17;
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v18;
+        let keep_mask2_h_d: Tile<i32, { [BM, BN] }> = constant(15i32, shape![BM, BN]);
+        let keep_mask2_h_e: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_d;
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_e;
         // h = h * 374761393
-        let _v19: Tile<i32, { [BM, BN] }> = constant(374761393i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * _v19;
+        let keep_mask2_h_f: Tile<i32, { [BM, BN] }> = constant(374761393i32, shape![BM, BN]);
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * keep_mask2_h_f;
         // h = h ^ (h >> 13)
-        let _v20: Tile<i32, { [BM, BN] }> = constant(13i32, shape![BM, BN]);
-        let _v21: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v20;
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v21;
+        let keep_mask2_h_g: Tile<i32, { [BM, BN] }> = constant(13i32, shape![BM, BN]);
+        let keep_mask2_h_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_g;
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_h;
         // h = h * 1103515245
-        let _v22: Tile<i32, { [BM, BN] }> = constant(1103515245i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * _v22;
+        let keep_mask2_h_i: Tile<i32, { [BM, BN] }> = constant(1103515245i32, shape![BM, BN]);
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * keep_mask2_h_i;
         // h = h ^ (h >> 16)
-        let _v23: Tile<i32, { [BM, BN] }> = constant(16i32, shape![BM, BN]);
-        let _v24: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> _v23;
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ _v24;
+        let keep_mask2_h_j: Tile<i32, { [BM, BN] }> = constant(16i32, shape![BM, BN]);
+        let keep_mask2_h_k: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_j;
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_k;
         // r = h & 8388607
-        let _v25: Tile<i32, { [BM, BN] }> = constant(8388607i32, shape![BM, BN]);
-        let _keep_mask2_r: Tile<i32, { [BM, BN] }> = _keep_mask2_h & _v25;
+        let keep_mask2_r_a: Tile<i32, { [BM, BN] }> = constant(8388607i32, shape![BM, BN]);
+        let _keep_mask2_r: Tile<i32, { [BM, BN] }> = _keep_mask2_h & keep_mask2_r_a;
         // keep = _keep_mask(offs, seed, p)
-        let _v26: Tile<f32, { [BM, BN] }> = convert_tile(_keep_mask2_r);
-        let _v27: f32 = p * 8388608.0f32;
-        let _v28: Tile<f32, { [BM, BN] }> = broadcast_scalar(_v27, shape![BM, BN]);
-        let keep: Tile<bool, { [BM, BN] }> = cmpf(
-            _v26,
-            _v28,
-            predicate::GreaterThanOrEqual,
-            cmp_ordering::Ordered,
-        );
+        let keep_a: Tile<f32, { [BM, BN] }> = convert_tile(_keep_mask2_r);
+        let keep_b: f32 = p * 8388608.0f32;
+        let keep_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(keep_b, shape![BM, BN]);
+        let keep: Tile<bool, { [BM, BN] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv29: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v30: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv29,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let v: Tile<f32, { [BM, BN] }> = convert_tile(_v30);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+        let v_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let v: Tile<f32, { [BM, BN] }> = convert_tile(v_a);
         // r = ct.load(residual, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv31: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                residual,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                residual.token(),
-            )
+        let residual_part: Partition<E2, { [BM, BN] }> = unsafe {
+            make_partition_view(residual, shape![BM, BN], padding::None, dim_map::Identity, residual.token())
         };
-        let _v32: Tile<E2, { [BM, BN] }> = load_view_tko(
-            &_pv31,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let r: Tile<f32, { [BM, BN] }> = convert_tile(_v32);
+        let r_a: Tile<E2, { [BM, BN] }> =
+            load_view_tko(&residual_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let r: Tile<f32, { [BM, BN] }> = convert_tile(r_a);
         // res = r + ct.where(keep, v * (1.0 / (1.0 - p)), 0.0)
-        let _v33: f32 = 1.0f32 - p;
-        let _v34: f32 = 1.0f32 / _v33;
-        let _v35: Tile<f32, { [BM, BN] }> = broadcast_scalar(_v34, shape![BM, BN]);
-        let _v36: Tile<f32, { [BM, BN] }> = v * _v35;
-        let _v37: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let _v38: Tile<f32, { [BM, BN] }> = select(keep, _v36, _v37);
-        let res: Tile<f32, { [BM, BN] }> = r + _v38;
+        let res_a: f32 = 1.0f32 - p;
+        let res_b: f32 = 1.0f32 / res_a;
+        let res_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(res_b, shape![BM, BN]);
+        let res_d: Tile<f32, { [BM, BN] }> = v * res_c;
+        let res_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
+        let res_f: Tile<f32, { [BM, BN] }> = select(keep, res_d, res_e);
+        let res: Tile<f32, { [BM, BN] }> = r + res_f;
         // ct.store(out, index=(pm, pn), tile=res.astype(out.dtype))
-        let _v39: Tile<E2, { [BM, BN] }> = convert_tile(res);
-        out.store(_v39);
+        let out_a: Tile<E2, { [BM, BN] }> = convert_tile(res);
+        out.store(out_a);
     }
 }

@@ -5,6 +5,31 @@
 pub mod flash_attention_kernels {
     use cutile::core::*;
 
+    /// Python's `a // b` on i32 scalars (rounds toward negative infinity), as cuTile Python lowers it.
+    fn py_floordiv_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let q: Tile<i32, { [] }> = divi(a, b, rounding::NegativeInf);
+        tile_to_scalar(q)
+    }
+
+    /// Python's `a % b` on i32 scalars (the result takes the divisor's sign), op for op as cuTile Python
+    /// lowers it: C's remainder, plus the divisor where the signs differ.
+    fn py_mod_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let r: Tile<i32, { [] }> = remi(a, b);
+        let zero: Tile<i32, { [] }> = constant(0i32, shape![]);
+        let r_negative: Tile<bool, { [] }> = cmpi(r, zero, predicate::LessThan);
+        let b_negative: Tile<bool, { [] }> = cmpi(b, zero, predicate::LessThan);
+        let signs_differ: Tile<bool, { [] }> = xori(r_negative, b_negative);
+        let r_nonzero: Tile<bool, { [] }> = cmpi(r, zero, predicate::NotEqual);
+        let adjust: Tile<bool, { [] }> = andi(signs_differ, r_nonzero);
+        let shifted: Tile<i32, { [] }> = r + b;
+        let m: Tile<i32, { [] }> = select(adjust, shifted, r);
+        tile_to_scalar(m)
+    }
+
     /// Port of `flash_attn_fwd_kernel__causal` (../corpus/cutile/workloads/flash_attention.py:15).
     /// Variant for `CAUSAL`.
     /// Output `O: unchecked (rank above 3 (launch grids have 3 axes))`.
@@ -29,61 +54,31 @@ pub mod flash_attention_kernels {
         // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
         // num_q_heads = Q.shape[1]
-        let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
-        let num_q_heads: i32 = _shape1[1];
+        let q_shape: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
+        let num_q_heads: i32 = q_shape[1];
         // batch = bh // num_q_heads
-        let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v3: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
-        let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
-        let batch: i32 = tile_to_scalar(_v4);
+        let batch: i32 = py_floordiv_i32(bh, num_q_heads);
         // head = bh % num_q_heads
-        let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
-        let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
-        let _v8: Tile<i32, { [] }> = constant(0i32, shape![]);
-        let _v9: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::LessThan);
-        let _v10: Tile<bool, { [] }> = cmpi(_v6, _v8, predicate::LessThan);
-        let _v11: Tile<bool, { [] }> = xori(_v9, _v10);
-        let _v12: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::NotEqual);
-        let _v13: Tile<bool, { [] }> = andi(_v11, _v12);
-        let _v14: Tile<i32, { [] }> = _v7 + _v6;
-        let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
-        let head: i32 = tile_to_scalar(_v15);
+        let head: i32 = py_mod_i32(bh, num_q_heads);
         // kv_head = head // QUERY_GROUP
-        let _v16: Tile<i32, { [] }> = scalar_to_tile(head);
-        let _v17: Tile<i32, { [] }> = scalar_to_tile(QUERY_GROUP);
-        let _v18: Tile<i32, { [] }> = divi(_v16, _v17, rounding::NegativeInf);
-        let kv_head: i32 = tile_to_scalar(_v18);
+        let kv_head: i32 = py_floordiv_i32(head, QUERY_GROUP);
         // seq_kv = K.shape[2]
-        let _shape19: Shape<{ [-1, -1, -1, -1] }> = K.shape();
-        let seq_kv: i32 = _shape19[2];
+        let k_shape: Shape<{ [-1, -1, -1, -1] }> = K.shape();
+        let seq_kv: i32 = k_shape[2];
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let _pv20: Partition<E, { [1, 1, BM, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, 1, BM, D],
-                padding::Zero,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let q: Tile<E, { [1, 1, BM, D] }> = load_view_tko(
-            &_pv20,
-            [batch, head, pid_m, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let q_part: Partition<E, { [1, 1, BM, D] }> =
+            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q: Tile<E, { [1, 1, BM, D] }> =
+            load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
-        let _v21: i32 = pid_m * BM;
-        let _v22: Tile<i32, { [BM] }> = broadcast_scalar(_v21, shape![BM]);
-        let _v23: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = _v22 + _v23;
+        let offs_m_a: i32 = pid_m * BM;
+        let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
+        let offs_m_c: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let offs_m: Tile<i32, { [BM] }> = offs_m_b + offs_m_c;
         // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         // l_i = ct.zeros((BM, 1), dtype=ct.float32)
@@ -93,112 +88,85 @@ pub mod flash_attention_kernels {
         // num_kv_tiles = ct.cdiv(seq_kv, BN)
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         // num_kv_tiles = min(num_kv_tiles, ct.cdiv((pid_m + 1) * BM, BN))
-        let _v24: i32 = pid_m + 1i32;
-        let _v25: i32 = _v24 * BM;
-        let _v26: i32 = ceil_div(_v25, BN);
-        let num_kv_tiles: i32 = min(num_kv_tiles, _v26);
+        let num_kv_tiles_a: i32 = pid_m + 1i32;
+        let num_kv_tiles_b: i32 = num_kv_tiles_a * BM;
+        let num_kv_tiles_c: i32 = ceil_div(num_kv_tiles_b, BN);
+        let num_kv_tiles: i32 = min(num_kv_tiles, num_kv_tiles_c);
         for j in 0i32..num_kv_tiles {
             // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv27: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv27,
-                [batch, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
-            let _v28: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v29: Tile<E, { [D, BN] }> = permute(_v28, const_array![1, 0]);
-            let _v30: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v29, _v30);
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v31: i32 = j * BN;
-            let _v32: Tile<i32, { [BN] }> = broadcast_scalar(_v31, shape![BN]);
-            let _v33: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v32 + _v33;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let _v34: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v35: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v34, _v35, predicate::LessThan);
+            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // mask = mask & (offs_m[:, None] >= offs_n[None, :])
-            let _v36: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v37: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let _v38: Tile<i32, { [BM, BN] }> = _v37.broadcast(shape![BM, BN]);
-            let _v39: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v40: Tile<i32, { [BM, BN] }> = _v39.broadcast(shape![BM, BN]);
-            let _v41: Tile<bool, { [BM, BN] }> = cmpi(_v38, _v40, predicate::GreaterThanOrEqual);
-            let mask: Tile<bool, { [BM, BN] }> = _v36 & _v41;
+            let mask_c: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let mask_d: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
+            let mask_e: Tile<i32, { [BM, BN] }> = mask_d.broadcast(shape![BM, BN]);
+            let mask_f: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_g: Tile<i32, { [BM, BN] }> = mask_f.broadcast(shape![BM, BN]);
+            let mask_h: Tile<bool, { [BM, BN] }> = cmpi(mask_e, mask_g, predicate::GreaterThanOrEqual);
+            let mask: Tile<bool, { [BM, BN] }> = mask_c & mask_h;
             // s = ct.where(mask, s * scale, -float("inf"))
-            let _v42: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let _v43: Tile<f32, { [BM, BN] }> = s * _v42;
-            let _c44: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v45: Tile<f32, { [1, 1] }> = _c44.reshape(shape![1, 1]);
-            let _v46: Tile<f32, { [BM, BN] }> = _v45.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(mask, _v43, _v46);
+            let s_d: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s_e: Tile<f32, { [BM, BN] }> = s * s_d;
+            let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_g: Tile<f32, { [1, 1] }> = s_f.reshape(shape![1, 1]);
+            let s_h: Tile<f32, { [BM, BN] }> = s_g.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s_e, s_h);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v47: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v48: Tile<f32, { [BM, 1] }> = _v47.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v48, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v49: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v50: Tile<f32, { [BM, BN] }> = s - _v49;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v50, ftz::Disabled);
+            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v51: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v51, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v52: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v53: Tile<f32, { [BM, 1] }> = _v52.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v53, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv54: Partition<E2, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv54,
-                [batch, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E2, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E2, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v55: Tile<E2, { [BM, BN] }> = convert_tile(p);
-            let _v56: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v57: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v58: Tile<f32, { [BM, D] }> = acc * _v57;
-            acc = mmaf(_v55, _v56, _v58);
+            let acc_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let acc_b: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let _v59: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v59, rounding::Approx, ftz::Enabled);
+        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let _v60: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v61: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v60);
-        let mut _pm62: PartitionMut<E2, { [1, 1, BM, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_b: Tile<E2, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E2, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm62,
-                _v61,
+                &mut o_part,
+                o_b,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -232,54 +200,24 @@ pub mod flash_attention_kernels {
         // bh = ct.bid(1)
         let bh: i32 = get_tile_block_id().1;
         // num_q_heads = Q.shape[1]
-        let _shape1: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
-        let num_q_heads: i32 = _shape1[1];
+        let q_shape: Shape<{ [-1, -1, -1, -1] }> = Q.shape();
+        let num_q_heads: i32 = q_shape[1];
         // batch = bh // num_q_heads
-        let _v2: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v3: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
-        let _v4: Tile<i32, { [] }> = divi(_v2, _v3, rounding::NegativeInf);
-        let batch: i32 = tile_to_scalar(_v4);
+        let batch: i32 = py_floordiv_i32(bh, num_q_heads);
         // head = bh % num_q_heads
-        let _v5: Tile<i32, { [] }> = scalar_to_tile(bh);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(num_q_heads);
-        let _v7: Tile<i32, { [] }> = remi(_v5, _v6);
-        let _v8: Tile<i32, { [] }> = constant(0i32, shape![]);
-        let _v9: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::LessThan);
-        let _v10: Tile<bool, { [] }> = cmpi(_v6, _v8, predicate::LessThan);
-        let _v11: Tile<bool, { [] }> = xori(_v9, _v10);
-        let _v12: Tile<bool, { [] }> = cmpi(_v7, _v8, predicate::NotEqual);
-        let _v13: Tile<bool, { [] }> = andi(_v11, _v12);
-        let _v14: Tile<i32, { [] }> = _v7 + _v6;
-        let _v15: Tile<i32, { [] }> = select(_v13, _v14, _v7);
-        let head: i32 = tile_to_scalar(_v15);
+        let head: i32 = py_mod_i32(bh, num_q_heads);
         // kv_head = head // QUERY_GROUP
-        let _v16: Tile<i32, { [] }> = scalar_to_tile(head);
-        let _v17: Tile<i32, { [] }> = scalar_to_tile(QUERY_GROUP);
-        let _v18: Tile<i32, { [] }> = divi(_v16, _v17, rounding::NegativeInf);
-        let kv_head: i32 = tile_to_scalar(_v18);
+        let kv_head: i32 = py_floordiv_i32(head, QUERY_GROUP);
         // seq_kv = K.shape[2]
-        let _shape19: Shape<{ [-1, -1, -1, -1] }> = K.shape();
-        let seq_kv: i32 = _shape19[2];
+        let k_shape: Shape<{ [-1, -1, -1, -1] }> = K.shape();
+        let seq_kv: i32 = k_shape[2];
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let _pv20: Partition<E, { [1, 1, BM, D] }> = unsafe {
-            make_partition_view(
-                Q,
-                shape![1, 1, BM, D],
-                padding::Zero,
-                dim_map::Identity,
-                Q.token(),
-            )
-        };
-        let q: Tile<E, { [1, 1, BM, D] }> = load_view_tko(
-            &_pv20,
-            [batch, head, pid_m, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let q_part: Partition<E, { [1, 1, BM, D] }> =
+            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q: Tile<E, { [1, 1, BM, D] }> =
+            load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
         // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
@@ -292,99 +230,72 @@ pub mod flash_attention_kernels {
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         for j in 0i32..num_kv_tiles {
             // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv21: Partition<E, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    K,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K.token(),
-                )
-            };
-            let k: Tile<E, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv21,
-                [batch, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_part: Partition<E, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k: Tile<E, { [1, 1, BN, D] }> =
+                load_view_tko(&k_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
-            let _v22: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
-            let _v23: Tile<E, { [D, BN] }> = permute(_v22, const_array![1, 0]);
-            let _v24: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = mmaf(q, _v23, _v24);
+            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
+            let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v25: i32 = j * BN;
-            let _v26: Tile<i32, { [BN] }> = broadcast_scalar(_v25, shape![BN]);
-            let _v27: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v26 + _v27;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let _v28: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v29: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(_v28, _v29, predicate::LessThan);
+            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
+            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // s = ct.where(mask, s * scale, -float("inf"))
-            let _v30: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let _v31: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let _v32: Tile<f32, { [BM, BN] }> = s * _v31;
-            let _c33: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v34: Tile<f32, { [1, 1] }> = _c33.reshape(shape![1, 1]);
-            let _v35: Tile<f32, { [BM, BN] }> = _v34.broadcast(shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(_v30, _v32, _v35);
+            let s_d: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let s_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
+            let s_f: Tile<f32, { [BM, BN] }> = s * s_e;
+            let s_g: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_h: Tile<f32, { [1, 1] }> = s_g.reshape(shape![1, 1]);
+            let s_i: Tile<f32, { [BM, BN] }> = s_h.broadcast(shape![BM, BN]);
+            let s: Tile<f32, { [BM, BN] }> = select(s_d, s_f, s_i);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v36: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let _v37: Tile<f32, { [BM, 1] }> = _v36.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v37, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v38: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v39: Tile<f32, { [BM, BN] }> = s - _v38;
-            let p: Tile<f32, { [BM, BN] }> = exp2(_v39, ftz::Disabled);
+            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v40: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(_v40, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v41: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let _v42: Tile<f32, { [BM, 1] }> = _v41.reshape(shape![BM, 1]);
-            l_i = fma(l_i, alpha, _v42, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let _pv43: Partition<E2, { [1, 1, BN, D] }> = unsafe {
-                make_partition_view(
-                    V,
-                    shape![1, 1, BN, D],
-                    padding::Zero,
-                    dim_map::Identity,
-                    V.token(),
-                )
-            };
-            let v: Tile<E2, { [1, 1, BN, D] }> = load_view_tko(
-                &_pv43,
-                [batch, kv_head, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let v_part: Partition<E2, { [1, 1, BN, D] }> =
+                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v: Tile<E2, { [1, 1, BN, D] }> =
+                load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
-            let _v44: Tile<E2, { [BM, BN] }> = convert_tile(p);
-            let _v45: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let _v46: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
-            let _v47: Tile<f32, { [BM, D] }> = acc * _v46;
-            acc = mmaf(_v44, _v45, _v47);
+            let acc_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let acc_b: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
+            acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let _v48: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, _v48, rounding::Approx, ftz::Enabled);
+        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let _v49: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let _v50: Tile<E2, { [1, 1, BM, D] }> = convert_tile(_v49);
-        let mut _pm51: PartitionMut<E2, { [1, 1, BM, D] }> =
-            unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_b: Tile<E2, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E2, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm51,
-                _v50,
+                &mut o_part,
+                o_b,
                 [batch, head, pid_m, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

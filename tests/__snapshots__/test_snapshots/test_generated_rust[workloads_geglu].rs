@@ -17,83 +17,41 @@ pub mod geglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // n_half_tiles = ct.num_tiles(out, axis=1, shape=(BM, BN))
-        let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                out,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                out.token(),
-            )
-        };
-        let n_half_tiles: i32 = num_tiles(&_pv1, 1i32);
+        let out_part: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(out, shape![BM, BN], padding::None, dim_map::Identity, out.token()) };
+        let n_half_tiles: i32 = num_tiles(&out_part, 1i32);
         // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate_up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate_up.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let g: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let gate_up_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let g_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
-        let _pv4: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate_up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate_up.token(),
-            )
-        };
-        let _v5: i32 = pn + n_half_tiles;
-        let _v6: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv4,
-            [pm, _v5],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let u: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        let gate_up_part2: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let u_a: i32 = pn + n_half_tiles;
+        let u_b: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_up_part2, [pm, u_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let u: Tile<f32, { [BM, BN] }> = convert_tile(u_b);
         // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g * g * g))
-        let _v7: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let _v9: Tile<f32, { [BM, BN] }> = _v8 * g;
-        let _v10: Tile<f32, { [BM, BN] }> = _v9 * g;
-        let _v11: Tile<f32, { [BM, BN] }> = fma(_v10, g, g, rounding::NearestEven, ftz::Disabled);
-        let _v12: Tile<f32, { [BM, BN] }> = _v7 * _v11;
-        let t: Tile<f32, { [BM, BN] }> = tanh(_v12);
+        let t_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
+        let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
+        let t_c: Tile<f32, { [BM, BN] }> = t_b * g;
+        let t_d: Tile<f32, { [BM, BN] }> = t_c * g;
+        let t_e: Tile<f32, { [BM, BN] }> = fma(t_d, g, g, rounding::NearestEven, ftz::Disabled);
+        let t_f: Tile<f32, { [BM, BN] }> = t_a * t_e;
+        let t: Tile<f32, { [BM, BN] }> = tanh(t_f);
         // ct.store(out, index=(pm, pn), tile=(0.5 * g * (1.0 + t) * u).astype(out.dtype))
-        let _v13: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let _v14: Tile<f32, { [BM, BN] }> = _v13 * g;
-        let _v15: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v16: Tile<f32, { [BM, BN] }> = _v15 + t;
-        let _v17: Tile<f32, { [BM, BN] }> = _v14 * _v16;
-        let _v18: Tile<f32, { [BM, BN] }> = _v17 * u;
-        let _v19: Tile<E2, { [BM, BN] }> = convert_tile(_v18);
-        let mut _pm20: PartitionMut<E2, { [BM, BN] }> =
-            unsafe { out.partition_full_mut(shape![BM, BN]) };
+        let out_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
+        let out_b: Tile<f32, { [BM, BN] }> = out_a * g;
+        let out_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let out_d: Tile<f32, { [BM, BN] }> = out_c + t;
+        let out_e: Tile<f32, { [BM, BN] }> = out_b * out_d;
+        let out_f: Tile<f32, { [BM, BN] }> = out_e * u;
+        let out_g: Tile<E2, { [BM, BN] }> = convert_tile(out_f);
+        let mut out_part2: PartitionMut<E2, { [BM, BN] }> = unsafe { out.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm20,
-                _v19,
-                [pm, pn],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut out_part2, out_g, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 
@@ -110,119 +68,69 @@ pub mod geglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // n_half_tiles = ct.num_tiles(dout, axis=1, shape=(BM, BN))
-        let _pv1: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dout,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                dout.token(),
-            )
-        };
-        let n_half_tiles: i32 = num_tiles(&_pv1, 1i32);
+        let dout_part: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let n_half_tiles: i32 = num_tiles(&dout_part, 1i32);
         // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate_up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate_up.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let g: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let gate_up_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let g_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
-        let _pv4: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate_up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate_up.token(),
-            )
-        };
-        let _v5: i32 = pn + n_half_tiles;
-        let _v6: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv4,
-            [pm, _v5],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let u: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        let gate_up_part2: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let u_a: i32 = pn + n_half_tiles;
+        let u_b: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_up_part2, [pm, u_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let u: Tile<f32, { [BM, BN] }> = convert_tile(u_b);
         // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv7: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dout,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                dout.token(),
-            )
-        };
-        let _v8: Tile<E2, { [BM, BN] }> = load_view_tko(
-            &_pv7,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let do_: Tile<f32, { [BM, BN] }> = convert_tile(_v8);
+        let dout_part2: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let do_a: Tile<E2, { [BM, BN] }> =
+            load_view_tko(&dout_part2, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let do_: Tile<f32, { [BM, BN] }> = convert_tile(do_a);
         // g2 = g * g
         let g2: Tile<f32, { [BM, BN] }> = g * g;
         // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g2 * g))
-        let _v9: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let _v10: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let _v11: Tile<f32, { [BM, BN] }> = _v10 * g2;
-        let _v12: Tile<f32, { [BM, BN] }> = fma(_v11, g, g, rounding::NearestEven, ftz::Disabled);
-        let _v13: Tile<f32, { [BM, BN] }> = _v9 * _v12;
-        let t: Tile<f32, { [BM, BN] }> = tanh(_v13);
+        let t_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
+        let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
+        let t_c: Tile<f32, { [BM, BN] }> = t_b * g2;
+        let t_d: Tile<f32, { [BM, BN] }> = fma(t_c, g, g, rounding::NearestEven, ftz::Disabled);
+        let t_e: Tile<f32, { [BM, BN] }> = t_a * t_d;
+        let t: Tile<f32, { [BM, BN] }> = tanh(t_e);
         // gelu = 0.5 * g * (1.0 + t)
-        let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let _v15: Tile<f32, { [BM, BN] }> = _v14 * g;
-        let _v16: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v17: Tile<f32, { [BM, BN] }> = _v16 + t;
-        let gelu: Tile<f32, { [BM, BN] }> = _v15 * _v17;
+        let gelu_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
+        let gelu_b: Tile<f32, { [BM, BN] }> = gelu_a * g;
+        let gelu_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let gelu_d: Tile<f32, { [BM, BN] }> = gelu_c + t;
+        let gelu: Tile<f32, { [BM, BN] }> = gelu_b * gelu_d;
         // dgelu = 0.5 * (1.0 + t) + 0.5 * g * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * g2)
-        let _v18: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let _v19: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v20: Tile<f32, { [BM, BN] }> = _v19 + t;
-        let _v21: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let _v22: Tile<f32, { [BM, BN] }> = _v21 * g;
-        let _v23: Tile<f32, { [BM, BN] }> = negf(t);
-        let _v24: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v25: Tile<f32, { [BM, BN] }> =
-            fma(_v23, t, _v24, rounding::NearestEven, ftz::Disabled);
-        let _v26: Tile<f32, { [BM, BN] }> = _v22 * _v25;
-        let _v27: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let _v28: Tile<f32, { [BM, BN] }> = _v26 * _v27;
-        let _v29: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.134145f32, shape![BM, BN]);
-        let _v30: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v31: Tile<f32, { [BM, BN] }> =
-            fma(_v29, g2, _v30, rounding::NearestEven, ftz::Disabled);
-        let _v32: Tile<f32, { [BM, BN] }> = _v28 * _v31;
-        let dgelu: Tile<f32, { [BM, BN] }> =
-            fma(_v18, _v20, _v32, rounding::NearestEven, ftz::Disabled);
+        let dgelu_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
+        let dgelu_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let dgelu_c: Tile<f32, { [BM, BN] }> = dgelu_b + t;
+        let dgelu_d: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
+        let dgelu_e: Tile<f32, { [BM, BN] }> = dgelu_d * g;
+        let dgelu_f: Tile<f32, { [BM, BN] }> = negf(t);
+        let dgelu_g: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let dgelu_h: Tile<f32, { [BM, BN] }> = fma(dgelu_f, t, dgelu_g, rounding::NearestEven, ftz::Disabled);
+        let dgelu_i: Tile<f32, { [BM, BN] }> = dgelu_e * dgelu_h;
+        let dgelu_j: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
+        let dgelu_k: Tile<f32, { [BM, BN] }> = dgelu_i * dgelu_j;
+        let dgelu_l: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.134145f32, shape![BM, BN]);
+        let dgelu_m: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let dgelu_n: Tile<f32, { [BM, BN] }> = fma(dgelu_l, g2, dgelu_m, rounding::NearestEven, ftz::Disabled);
+        let dgelu_o: Tile<f32, { [BM, BN] }> = dgelu_k * dgelu_n;
+        let dgelu: Tile<f32, { [BM, BN] }> = fma(dgelu_a, dgelu_c, dgelu_o, rounding::NearestEven, ftz::Disabled);
         // ct.store(dgate_up, index=(pm, pn), tile=(do * u * dgelu).astype(dgate_up.dtype))
-        let _v33: Tile<f32, { [BM, BN] }> = do_ * u;
-        let _v34: Tile<f32, { [BM, BN] }> = _v33 * dgelu;
-        let _v35: Tile<E2, { [BM, BN] }> = convert_tile(_v34);
-        let mut _pm36: PartitionMut<E2, { [BM, BN] }> =
-            unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
+        let dgate_up_a: Tile<f32, { [BM, BN] }> = do_ * u;
+        let dgate_up_b: Tile<f32, { [BM, BN] }> = dgate_up_a * dgelu;
+        let dgate_up_c: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_b);
+        let mut dgate_up_part: PartitionMut<E2, { [BM, BN] }> = unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm36,
-                _v35,
+                &mut dgate_up_part,
+                dgate_up_c,
                 [pm, pn],
                 ordering::Weak,
                 scope::TileBlock,
@@ -231,16 +139,15 @@ pub mod geglu_kernels {
             )
         };
         // ct.store(dgate_up, index=(pm, pn + n_half_tiles), tile=(do * gelu).astype(dgate_up.dtype))
-        let _v37: Tile<f32, { [BM, BN] }> = do_ * gelu;
-        let _v38: Tile<E2, { [BM, BN] }> = convert_tile(_v37);
-        let _v39: i32 = pn + n_half_tiles;
-        let mut _pm40: PartitionMut<E2, { [BM, BN] }> =
-            unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
+        let dgate_up_d: Tile<f32, { [BM, BN] }> = do_ * gelu;
+        let dgate_up_e: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_d);
+        let dgate_up_f: i32 = pn + n_half_tiles;
+        let mut dgate_up_part2: PartitionMut<E2, { [BM, BN] }> = unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm40,
-                _v38,
-                [pm, _v39],
+                &mut dgate_up_part2,
+                dgate_up_e,
+                [pm, dgate_up_f],
                 ordering::Weak,
                 scope::TileBlock,
                 None,

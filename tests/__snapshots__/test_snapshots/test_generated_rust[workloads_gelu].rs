@@ -15,52 +15,34 @@ pub mod gelu_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
-        let _pv1: Partition<E, { [BLOCK] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BLOCK],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v2: Tile<E, { [BLOCK] }> = load_view_tko(
-            &_pv1,
-            [pid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let v: Tile<f32, { [BLOCK] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [BLOCK] }> =
+            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, x.token()) };
+        let v_a: Tile<E, { [BLOCK] }> =
+            load_view_tko(&x_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
         // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
-        let _v3: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.7978845608028654f32, shape![BLOCK]);
-        let _v4: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.044715f32, shape![BLOCK]);
-        let _v5: Tile<f32, { [BLOCK] }> = _v4 * v;
-        let _v6: Tile<f32, { [BLOCK] }> = _v5 * v;
-        let _v7: Tile<f32, { [BLOCK] }> = fma(_v6, v, v, rounding::NearestEven, ftz::Disabled);
-        let _gelu_tanh1_inner: Tile<f32, { [BLOCK] }> = _v3 * _v7;
+        let gelu_tanh1_inner_a: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.7978845608028654f32, shape![BLOCK]);
+        let gelu_tanh1_inner_b: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.044715f32, shape![BLOCK]);
+        let gelu_tanh1_inner_c: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_b * v;
+        let gelu_tanh1_inner_d: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_c * v;
+        let gelu_tanh1_inner_e: Tile<f32, { [BLOCK] }> =
+            fma(gelu_tanh1_inner_d, v, v, rounding::NearestEven, ftz::Disabled);
+        let _gelu_tanh1_inner: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_a * gelu_tanh1_inner_e;
         // ct.store(y, index=(pid,), tile=_gelu_tanh(v).astype(y.dtype))
-        let _v8: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.5f32, shape![BLOCK]);
-        let _v9: Tile<f32, { [BLOCK] }> = _v8 * v;
-        let _v10: Tile<f32, { [BLOCK] }> = broadcast_scalar(1.0f32, shape![BLOCK]);
-        let _v11: Tile<f32, { [BLOCK] }> = tanh(_gelu_tanh1_inner);
-        let _v12: Tile<f32, { [BLOCK] }> = _v10 + _v11;
-        let _v13: Tile<f32, { [BLOCK] }> = _v9 * _v12;
-        let _v14: Tile<E2, { [BLOCK] }> = convert_tile(_v13);
-        y.store(_v14);
+        let y_a: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.5f32, shape![BLOCK]);
+        let y_b: Tile<f32, { [BLOCK] }> = y_a * v;
+        let y_c: Tile<f32, { [BLOCK] }> = broadcast_scalar(1.0f32, shape![BLOCK]);
+        let y_d: Tile<f32, { [BLOCK] }> = tanh(_gelu_tanh1_inner);
+        let y_e: Tile<f32, { [BLOCK] }> = y_c + y_d;
+        let y_f: Tile<f32, { [BLOCK] }> = y_b * y_e;
+        let y_g: Tile<E2, { [BLOCK] }> = convert_tile(y_f);
+        y.store(y_g);
     }
 
     /// Port of `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn bias_gelu_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const HAS_BIAS: i32,
-    >(
+    pub fn bias_gelu_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const HAS_BIAS: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         bias: &Tensor<E2, { [-1] }>,
         y: &mut Tensor<E, { [BM, BN] }>,
@@ -70,63 +52,38 @@ pub mod gelu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v2: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let mut v: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+        let v_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let mut v: Tile<f32, { [BM, BN] }> = convert_tile(v_a);
         if HAS_BIAS == 1i32 {
             // v = v + ct.load(bias, index=(pn,), shape=(BN,)).astype(ct.float32)[None, :]
-            let _pv3: Partition<E2, { [BN] }> = unsafe {
-                make_partition_view(
-                    bias,
-                    shape![BN],
-                    padding::None,
-                    dim_map::Identity,
-                    bias.token(),
-                )
-            };
-            let _v4: Tile<E2, { [BN] }> = load_view_tko(
-                &_pv3,
-                [pn],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let _v5: Tile<f32, { [BN] }> = convert_tile(_v4);
-            let _v6: Tile<f32, { [1, BN] }> = _v5.reshape(shape![1, BN]);
-            let _v7: Tile<f32, { [BM, BN] }> = _v6.broadcast(shape![BM, BN]);
-            v = v + _v7;
+            let bias_part: Partition<E2, { [BN] }> =
+                unsafe { make_partition_view(bias, shape![BN], padding::None, dim_map::Identity, bias.token()) };
+            let v_b: Tile<E2, { [BN] }> =
+                load_view_tko(&bias_part, [pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let v_c: Tile<f32, { [BN] }> = convert_tile(v_b);
+            let v_d: Tile<f32, { [1, BN] }> = v_c.reshape(shape![1, BN]);
+            let v_e: Tile<f32, { [BM, BN] }> = v_d.broadcast(shape![BM, BN]);
+            v = v + v_e;
         }
         // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
-        let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let _v9: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let _v10: Tile<f32, { [BM, BN] }> = _v9 * v;
-        let _v11: Tile<f32, { [BM, BN] }> = _v10 * v;
-        let _v12: Tile<f32, { [BM, BN] }> = fma(_v11, v, v, rounding::NearestEven, ftz::Disabled);
-        let _gelu_tanh2_inner: Tile<f32, { [BM, BN] }> = _v8 * _v12;
+        let gelu_tanh2_inner_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
+        let gelu_tanh2_inner_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
+        let gelu_tanh2_inner_c: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_b * v;
+        let gelu_tanh2_inner_d: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_c * v;
+        let gelu_tanh2_inner_e: Tile<f32, { [BM, BN] }> =
+            fma(gelu_tanh2_inner_d, v, v, rounding::NearestEven, ftz::Disabled);
+        let _gelu_tanh2_inner: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_a * gelu_tanh2_inner_e;
         // ct.store(y, index=(pm, pn), tile=_gelu_tanh(v).astype(y.dtype))
-        let _v13: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let _v14: Tile<f32, { [BM, BN] }> = _v13 * v;
-        let _v15: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v16: Tile<f32, { [BM, BN] }> = tanh(_gelu_tanh2_inner);
-        let _v17: Tile<f32, { [BM, BN] }> = _v15 + _v16;
-        let _v18: Tile<f32, { [BM, BN] }> = _v14 * _v17;
-        let _v19: Tile<E, { [BM, BN] }> = convert_tile(_v18);
-        y.store(_v19);
+        let y_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
+        let y_b: Tile<f32, { [BM, BN] }> = y_a * v;
+        let y_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let y_d: Tile<f32, { [BM, BN] }> = tanh(_gelu_tanh2_inner);
+        let y_e: Tile<f32, { [BM, BN] }> = y_c + y_d;
+        let y_f: Tile<f32, { [BM, BN] }> = y_b * y_e;
+        let y_g: Tile<E, { [BM, BN] }> = convert_tile(y_f);
+        y.store(y_g);
     }
 }

@@ -26,85 +26,39 @@ pub mod gemm_kernels {
         // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
-        let _pv1: Partition<E, { [BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv1, 1i32);
+        let a_part: Partition<E, { [BM, BK] }> =
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let num_k: i32 = num_tiles(&a_part, 1i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv2: Partition<E, { [BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [BM, BK] }> = load_view_tko(
-                &_pv2,
-                [pid_m, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [BM, BK] }> =
+                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [BM, BK] }> =
+                load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [BK, BN] }> = unsafe {
-                make_partition_view(
-                    B,
-                    shape![BK, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    B.token(),
-                )
-            };
-            let b: Tile<E, { [BK, BN] }> = load_view_tko(
-                &_pv3,
-                [k, pid_n],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let b_part: Partition<E, { [BK, BN] }> =
+                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b: Tile<E, { [BK, BN] }> =
+                load_view_tko(&b_part, [k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
         if HAS_BIAS == 1i32 {
             // bv = ct.load(bias, index=(pid_n,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO)
-            let _pv4: Partition<E2, { [BN] }> = unsafe {
-                make_partition_view(
-                    bias,
-                    shape![BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    bias.token(),
-                )
-            };
-            let bv: Tile<E2, { [BN] }> = load_view_tko(
-                &_pv4,
-                [pid_n],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let bias_part: Partition<E2, { [BN] }> =
+                unsafe { make_partition_view(bias, shape![BN], padding::Zero, dim_map::Identity, bias.token()) };
+            let bv: Tile<E2, { [BN] }> =
+                load_view_tko(&bias_part, [pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + bv.astype(ct.float32)[None, :]
-            let _v5: Tile<f32, { [BN] }> = convert_tile(bv);
-            let _v6: Tile<f32, { [1, BN] }> = _v5.reshape(shape![1, BN]);
-            let _v7: Tile<f32, { [BM, BN] }> = _v6.broadcast(shape![BM, BN]);
-            acc = acc + _v7;
+            let acc_a: Tile<f32, { [BN] }> = convert_tile(bv);
+            let acc_b: Tile<f32, { [1, BN] }> = acc_a.reshape(shape![1, BN]);
+            let acc_c: Tile<f32, { [BM, BN] }> = acc_b.broadcast(shape![BM, BN]);
+            acc = acc + acc_c;
         }
         // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
-        let _v8: Tile<E, { [BM, BN] }> = convert_tile(acc);
-        C.store(_v8);
+        let c_a: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        C.store(c_a);
     }
 }

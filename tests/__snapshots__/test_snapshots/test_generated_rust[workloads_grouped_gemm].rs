@@ -8,13 +8,7 @@ pub mod grouped_gemm_kernels {
     /// Port of `moe_grouped_gemm_kernel` (../corpus/cutile/workloads/grouped_gemm.py:12).
     /// Output `C: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn moe_grouped_gemm_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const BK: i32,
-    >(
+    pub fn moe_grouped_gemm_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         A: &Tensor<E, { [-1, -1] }>,
         W: &Tensor<E, { [-1, -1, -1] }>,
         C: &mut Tensor<E2, { [BM, BN] }>,
@@ -25,82 +19,37 @@ pub mod grouped_gemm_kernels {
         // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
         // expert = ct.load(tile_expert_ids, index=(pid_m,), shape=(1,)).item()
-        let _pv1: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(
-                tile_expert_ids,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                tile_expert_ids.token(),
-            )
+        let tile_expert_ids_part: Partition<i32, { [1] }> = unsafe {
+            make_partition_view(tile_expert_ids, shape![1], padding::None, dim_map::Identity, tile_expert_ids.token())
         };
-        let _v2: Tile<i32, { [1] }> = load_view_tko(
-            &_pv1,
-            [pid_m],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
-        let expert: i32 = tile_to_scalar(_v3);
+        let expert_a: Tile<i32, { [1] }> =
+            load_view_tko(&tile_expert_ids_part, [pid_m], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let expert_b: Tile<i32, { [] }> = expert_a.reshape(shape![]);
+        let expert: i32 = tile_to_scalar(expert_b);
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
-        let _pv4: Partition<E, { [BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv4, 1i32);
+        let a_part: Partition<E, { [BM, BK] }> =
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let num_k: i32 = num_tiles(&a_part, 1i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv5: Partition<E, { [BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [BM, BK] }> = load_view_tko(
-                &_pv5,
-                [pid_m, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [BM, BK] }> =
+                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [BM, BK] }> =
+                load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // w = ct.load(W, index=(expert, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv6: Partition<E, { [1, BN, BK] }> = unsafe {
-                make_partition_view(
-                    W,
-                    shape![1, BN, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    W.token(),
-                )
-            };
-            let w: Tile<E, { [1, BN, BK] }> = load_view_tko(
-                &_pv6,
-                [expert, pid_n, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let w_part: Partition<E, { [1, BN, BK] }> =
+                unsafe { make_partition_view(W, shape![1, BN, BK], padding::Zero, dim_map::Identity, W.token()) };
+            let w: Tile<E, { [1, BN, BK] }> =
+                load_view_tko(&w_part, [expert, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, ct.transpose(w.reshape((BN, BK))), acc)
-            let _v7: Tile<E, { [BN, BK] }> = w.reshape(shape![BN, BK]);
-            let _v8: Tile<E, { [BK, BN] }> = permute(_v7, const_array![1, 0]);
-            acc = mmaf(a, _v8, acc);
+            let acc_a: Tile<E, { [BN, BK] }> = w.reshape(shape![BN, BK]);
+            let acc_b: Tile<E, { [BK, BN] }> = permute(acc_a, const_array![1, 0]);
+            acc = mmaf(a, acc_b, acc);
         }
         // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
-        let _v9: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-        C.store(_v9);
+        let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+        C.store(c_a);
     }
 }

@@ -16,79 +16,46 @@ pub mod kl_div_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // num_v_tiles = ct.num_tiles(log_pred, axis=1, shape=(1, BV))
-        let _pv1: Partition<E, { [1, BV] }> = unsafe {
-            make_partition_view(
-                log_pred,
-                shape![1, BV],
-                padding::None,
-                dim_map::Identity,
-                log_pred.token(),
-            )
-        };
-        let num_v_tiles: i32 = num_tiles(&_pv1, 1i32);
+        let log_pred_part: Partition<E, { [1, BV] }> =
+            unsafe { make_partition_view(log_pred, shape![1, BV], padding::None, dim_map::Identity, log_pred.token()) };
+        let num_v_tiles: i32 = num_tiles(&log_pred_part, 1i32);
         // acc = ct.zeros((1, BV), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BV] }> = constant(0.0f32, shape![1, BV]);
         for j in 0i32..num_v_tiles {
             // lp = ct.load(log_pred, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
-            let _pv2: Partition<E, { [1, BV] }> = unsafe {
-                make_partition_view(
-                    log_pred,
-                    shape![1, BV],
-                    padding::Zero,
-                    dim_map::Identity,
-                    log_pred.token(),
-                )
+            let log_pred_part2: Partition<E, { [1, BV] }> = unsafe {
+                make_partition_view(log_pred, shape![1, BV], padding::Zero, dim_map::Identity, log_pred.token())
             };
-            let lp: Tile<E, { [1, BV] }> = load_view_tko(
-                &_pv2,
-                [row, j],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let lp: Tile<E, { [1, BV] }> =
+                load_view_tko(&log_pred_part2, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // lp = lp.astype(ct.float32)
             let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);
             // t = ct.load(target, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E2, { [1, BV] }> = unsafe {
-                make_partition_view(
-                    target,
-                    shape![1, BV],
-                    padding::Zero,
-                    dim_map::Identity,
-                    target.token(),
-                )
-            };
-            let t: Tile<E2, { [1, BV] }> = load_view_tko(
-                &_pv3,
-                [row, j],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let target_part: Partition<E2, { [1, BV] }> =
+                unsafe { make_partition_view(target, shape![1, BV], padding::Zero, dim_map::Identity, target.token()) };
+            let t: Tile<E2, { [1, BV] }> =
+                load_view_tko(&target_part, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t = t.astype(ct.float32)
             let t: Tile<f32, { [1, BV] }> = convert_tile(t);
             if LOG_TARGET == 1i32 {
                 // acc = acc + ct.exp(t) * (t - lp)
-                let _v4: Tile<f32, { [1, BV] }> = exp(t);
-                let _v5: Tile<f32, { [1, BV] }> = t - lp;
-                acc = fma(_v4, _v5, acc, rounding::NearestEven, ftz::Disabled);
+                let acc_a: Tile<f32, { [1, BV] }> = exp(t);
+                let acc_b: Tile<f32, { [1, BV] }> = t - lp;
+                acc = fma(acc_a, acc_b, acc, rounding::NearestEven, ftz::Disabled);
             } else {
                 // acc = acc + ct.where(t > 0.0, t * (ct.log(t) - lp), 0.0)
-                let _v6: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
-                let _v7: Tile<bool, { [1, BV] }> =
-                    cmpf(t, _v6, predicate::GreaterThan, cmp_ordering::Ordered);
-                let _v8: Tile<f32, { [1, BV] }> = log(t);
-                let _v9: Tile<f32, { [1, BV] }> = _v8 - lp;
-                let _v10: Tile<f32, { [1, BV] }> = t * _v9;
-                let _v11: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
-                let _v12: Tile<f32, { [1, BV] }> = select(_v7, _v10, _v11);
-                acc = acc + _v12;
+                let acc_c: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
+                let acc_d: Tile<bool, { [1, BV] }> = cmpf(t, acc_c, predicate::GreaterThan, cmp_ordering::Ordered);
+                let acc_e: Tile<f32, { [1, BV] }> = log(t);
+                let acc_f: Tile<f32, { [1, BV] }> = acc_e - lp;
+                let acc_g: Tile<f32, { [1, BV] }> = t * acc_f;
+                let acc_h: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
+                let acc_i: Tile<f32, { [1, BV] }> = select(acc_d, acc_g, acc_h);
+                acc = acc + acc_i;
             }
         }
         // ct.store(loss, index=(row,), tile=ct.sum(acc, axis=1))
-        let _v13: Tile<f32, { [1] }> = reduce_sum(acc, 1i32);
-        loss.store(_v13);
+        let loss_a: Tile<f32, { [1] }> = reduce_sum(acc, 1i32);
+        loss.store(loss_a);
     }
 }

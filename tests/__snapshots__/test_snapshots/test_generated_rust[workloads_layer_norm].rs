@@ -10,13 +10,7 @@ pub mod workloads_layer_norm_kernels {
     /// Output `mean_out: checked (every block stores only the tile at its own block index)`.
     /// Output `rstd_out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn layer_norm_fwd_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const HAS_BIAS: i32,
-    >(
+    pub fn layer_norm_fwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const HAS_BIAS: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
         b: &Tensor<E2, { [-1] }>,
@@ -28,119 +22,83 @@ pub mod workloads_layer_norm_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // n = x.shape[1]
-        let _shape1: Shape<{ [-1, -1] }> = x.shape();
-        let n: i32 = _shape1[1];
+        let x_shape: Shape<{ [-1, -1] }> = x.shape();
+        let n: i32 = x_shape[1];
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
         // cols = ct.arange(BN, dtype=ct.int32)
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         // mean = ct.sum(xt, axis=1, keepdims=True) / n
-        let _v4: Tile<f32, { [BM] }> = reduce_sum(xt, 1i32);
-        let _v5: Tile<f32, { [BM, 1] }> = _v4.reshape(shape![BM, 1]);
-        let _v6: f32 = convert_scalar(n);
-        let _v7: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v6, shape![BM, 1]);
-        let mean: Tile<f32, { [BM, 1] }> = _v5 / _v7;
+        let mean_a: Tile<f32, { [BM] }> = reduce_sum(xt, 1i32);
+        let mean_b: Tile<f32, { [BM, 1] }> = mean_a.reshape(shape![BM, 1]);
+        let mean_c: f32 = convert_scalar(n);
+        let mean_d: Tile<f32, { [BM, 1] }> = broadcast_scalar(mean_c, shape![BM, 1]);
+        let mean: Tile<f32, { [BM, 1] }> = mean_b / mean_d;
         // xc = ct.where(cols[None, :] < n, xt - mean, 0.0)
-        let _v8: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
-        let _v9: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
-        let _v10: Tile<bool, { [1, BN] }> = cmpi(_v8, _v9, predicate::LessThan);
-        let _v11: Tile<bool, { [BM, BN] }> = _v10.broadcast(shape![BM, BN]);
-        let _v12: Tile<f32, { [BM, BN] }> = mean.broadcast(shape![BM, BN]);
-        let _v13: Tile<f32, { [BM, BN] }> = xt - _v12;
-        let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let xc: Tile<f32, { [BM, BN] }> = select(_v11, _v13, _v14);
+        let xc_a: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
+        let xc_b: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
+        let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);
+        let xc_d: Tile<bool, { [BM, BN] }> = xc_c.broadcast(shape![BM, BN]);
+        let xc_e: Tile<f32, { [BM, BN] }> = mean.broadcast(shape![BM, BN]);
+        let xc_f: Tile<f32, { [BM, BN] }> = xt - xc_e;
+        let xc_g: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
+        let xc: Tile<f32, { [BM, BN] }> = select(xc_d, xc_f, xc_g);
         // var = ct.sum(xc * xc, axis=1, keepdims=True) / n
-        let _v15: Tile<f32, { [BM, BN] }> = xc * xc;
-        let _v16: Tile<f32, { [BM] }> = reduce_sum(_v15, 1i32);
-        let _v17: Tile<f32, { [BM, 1] }> = _v16.reshape(shape![BM, 1]);
-        let _v18: f32 = convert_scalar(n);
-        let _v19: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v18, shape![BM, 1]);
-        let var: Tile<f32, { [BM, 1] }> = _v17 / _v19;
+        let var_a: Tile<f32, { [BM, BN] }> = xc * xc;
+        let var_b: Tile<f32, { [BM] }> = reduce_sum(var_a, 1i32);
+        let var_c: Tile<f32, { [BM, 1] }> = var_b.reshape(shape![BM, 1]);
+        let var_d: f32 = convert_scalar(n);
+        let var_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(var_d, shape![BM, 1]);
+        let var: Tile<f32, { [BM, 1] }> = var_c / var_e;
         // rstd = ct.rsqrt(var + eps)
-        let _v20: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
-        let _v21: Tile<f32, { [BM, 1] }> = var + _v20;
-        let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v21, ftz::Disabled);
+        let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
+        let rstd_b: Tile<f32, { [BM, 1] }> = var + rstd_a;
+        let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv22: Partition<E2, { [BN] }> = unsafe {
-            make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
-        };
-        let _v23: Tile<E2, { [BN] }> = load_view_tko(
-            &_pv22,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let wt: Tile<f32, { [BN] }> = convert_tile(_v23);
+        let w_part: Partition<E2, { [BN] }> =
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+        let wt_a: Tile<E2, { [BN] }> =
+            load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         let mut out: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         if HAS_BIAS == 1i32 {
             // bt = ct.load(b, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-            let _pv24: Partition<E2, { [BN] }> = unsafe {
-                make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token())
-            };
-            let _v25: Tile<E2, { [BN] }> = load_view_tko(
-                &_pv24,
-                [0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let bt: Tile<f32, { [BN] }> = convert_tile(_v25);
+            let b_part: Partition<E2, { [BN] }> =
+                unsafe { make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token()) };
+            let bt_a: Tile<E2, { [BN] }> =
+                load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let bt: Tile<f32, { [BN] }> = convert_tile(bt_a);
             // out = out + bt[None, :]
-            let _v26: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
-            let _v27: Tile<f32, { [BM, BN] }> = xc * _v26;
-            let _v28: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-            let _v29: Tile<f32, { [BM, BN] }> = _v28.broadcast(shape![BM, BN]);
-            let _v30: Tile<f32, { [1, BN] }> = bt.reshape(shape![1, BN]);
-            let _v31: Tile<f32, { [BM, BN] }> = _v30.broadcast(shape![BM, BN]);
-            out = fma(_v27, _v29, _v31, rounding::NearestEven, ftz::Disabled);
+            let out_a: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
+            let out_b: Tile<f32, { [BM, BN] }> = xc * out_a;
+            let out_c: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
+            let out_d: Tile<f32, { [BM, BN] }> = out_c.broadcast(shape![BM, BN]);
+            let out_e: Tile<f32, { [1, BN] }> = bt.reshape(shape![1, BN]);
+            let out_f: Tile<f32, { [BM, BN] }> = out_e.broadcast(shape![BM, BN]);
+            out = fma(out_b, out_d, out_f, rounding::NearestEven, ftz::Disabled);
         } else {
-            let _v32: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
-            let _v33: Tile<f32, { [BM, BN] }> = xc * _v32;
-            let _v34: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-            let _v35: Tile<f32, { [BM, BN] }> = _v34.broadcast(shape![BM, BN]);
-            out = _v33 * _v35;
+            let out_g: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
+            let out_h: Tile<f32, { [BM, BN] }> = xc * out_g;
+            let out_i: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
+            let out_j: Tile<f32, { [BM, BN] }> = out_i.broadcast(shape![BM, BN]);
+            out = out_h * out_j;
         }
         // ct.store(y, index=(pid, 0), tile=out.astype(y.dtype))
-        let _v36: Tile<E, { [BM, BN] }> = convert_tile(out);
-        let mut _pm37: PartitionMut<E, { [BM, BN] }> =
-            unsafe { y.partition_full_mut(shape![BM, BN]) };
+        let y_a: Tile<E, { [BM, BN] }> = convert_tile(out);
+        let mut y_part: PartitionMut<E, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm37,
-                _v36,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_a, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
         // ct.store(mean_out, index=(pid,), tile=mean.reshape((BM,)))
-        let _v38: Tile<f32, { [BM] }> = mean.reshape(shape![BM]);
-        mean_out.store(_v38);
+        let mean_out_a: Tile<f32, { [BM] }> = mean.reshape(shape![BM]);
+        mean_out.store(mean_out_a);
         // ct.store(rstd_out, index=(pid,), tile=rstd.reshape((BM,)))
-        let _v39: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
-        rstd_out.store(_v39);
+        let rstd_out_a: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
+        rstd_out.store(rstd_out_a);
     }
 
     /// Port of `layer_norm_bwd_dx_kernel` (../corpus/cutile/workloads/layer_norm.py:34).
@@ -148,12 +106,7 @@ pub mod workloads_layer_norm_kernels {
     /// Output `dw_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     /// Output `db_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn layer_norm_bwd_dx_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-    >(
+    pub fn layer_norm_bwd_dx_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         dy: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
@@ -166,163 +119,94 @@ pub mod workloads_layer_norm_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // n = x.shape[1]
-        let _shape1: Shape<{ [-1, -1] }> = x.shape();
-        let n: i32 = _shape1[1];
+        let x_shape: Shape<{ [-1, -1] }> = x.shape();
+        let n: i32 = x_shape[1];
         // cols = ct.arange(BN, dtype=ct.int32)
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
         // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
-        let _pv4: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dy,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                dy.token(),
-            )
-        };
-        let _v5: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv4,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
+        let dy_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, dy.token()) };
+        let dyt_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&dy_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let dyt: Tile<f32, { [BM, BN] }> = convert_tile(dyt_a);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv6: Partition<E2, { [BN] }> = unsafe {
-            make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
-        };
-        let _v7: Tile<E2, { [BN] }> = load_view_tko(
-            &_pv6,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
+        let w_part: Partition<E2, { [BN] }> =
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+        let wt_a: Tile<E2, { [BN] }> =
+            load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // mu = ct.load(mean, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
-        let _pv8: Partition<E2, { [BM] }> = unsafe {
-            make_partition_view(
-                mean,
-                shape![BM],
-                padding::Zero,
-                dim_map::Identity,
-                mean.token(),
-            )
-        };
-        let _v9: Tile<E2, { [BM] }> = load_view_tko(
-            &_pv8,
-            [pid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let mu: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        let mean_part: Partition<E2, { [BM] }> =
+            unsafe { make_partition_view(mean, shape![BM], padding::Zero, dim_map::Identity, mean.token()) };
+        let mu_a: Tile<E2, { [BM] }> =
+            load_view_tko(&mean_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let mu: Tile<E2, { [BM, 1] }> = mu_a.reshape(shape![BM, 1]);
         // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
-        let _pv10: Partition<E2, { [BM] }> = unsafe {
-            make_partition_view(
-                rstd,
-                shape![BM],
-                padding::Zero,
-                dim_map::Identity,
-                rstd.token(),
-            )
-        };
-        let _v11: Tile<E2, { [BM] }> = load_view_tko(
-            &_pv10,
-            [pid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let rs: Tile<E2, { [BM, 1] }> = _v11.reshape(shape![BM, 1]);
+        let rstd_part: Partition<E2, { [BM] }> =
+            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
+        let rs_a: Tile<E2, { [BM] }> =
+            load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let rs: Tile<E2, { [BM, 1] }> = rs_a.reshape(shape![BM, 1]);
         // xhat = ct.where(cols[None, :] < n, (xt - mu) * rs, 0.0)
-        let _v12: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
-        let _v13: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
-        let _v14: Tile<bool, { [1, BN] }> = cmpi(_v12, _v13, predicate::LessThan);
-        let _v15: Tile<bool, { [BM, BN] }> = _v14.broadcast(shape![BM, BN]);
-        let _v16: Tile<f32, { [BM, 1] }> = convert_tile(mu);
-        let _v17: Tile<f32, { [BM, BN] }> = _v16.broadcast(shape![BM, BN]);
-        let _v18: Tile<f32, { [BM, BN] }> = xt - _v17;
-        let _v19: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let _v20: Tile<f32, { [BM, BN] }> = _v19.broadcast(shape![BM, BN]);
-        let _v21: Tile<f32, { [BM, BN] }> = _v18 * _v20;
-        let _v22: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let xhat: Tile<f32, { [BM, BN] }> = select(_v15, _v21, _v22);
+        let xhat_a: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
+        let xhat_b: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
+        let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);
+        let xhat_d: Tile<bool, { [BM, BN] }> = xhat_c.broadcast(shape![BM, BN]);
+        let xhat_e: Tile<f32, { [BM, 1] }> = convert_tile(mu);
+        let xhat_f: Tile<f32, { [BM, BN] }> = xhat_e.broadcast(shape![BM, BN]);
+        let xhat_g: Tile<f32, { [BM, BN] }> = xt - xhat_f;
+        let xhat_h: Tile<f32, { [BM, 1] }> = convert_tile(rs);
+        let xhat_i: Tile<f32, { [BM, BN] }> = xhat_h.broadcast(shape![BM, BN]);
+        let xhat_j: Tile<f32, { [BM, BN] }> = xhat_g * xhat_i;
+        let xhat_k: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
+        let xhat: Tile<f32, { [BM, BN] }> = select(xhat_d, xhat_j, xhat_k);
         // wdy = wt[None, :] * dyt
-        let _v23: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-        let _v24: Tile<f32, { [BM, BN] }> = _v23.broadcast(shape![BM, BN]);
-        let wdy: Tile<f32, { [BM, BN] }> = _v24 * dyt;
+        let wdy_a: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
+        let wdy_b: Tile<f32, { [BM, BN] }> = wdy_a.broadcast(shape![BM, BN]);
+        let wdy: Tile<f32, { [BM, BN] }> = wdy_b * dyt;
         // c1 = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
-        let _v25: Tile<f32, { [BM, BN] }> = xhat * wdy;
-        let _v26: Tile<f32, { [BM] }> = reduce_sum(_v25, 1i32);
-        let _v27: Tile<f32, { [BM, 1] }> = _v26.reshape(shape![BM, 1]);
-        let _v28: f32 = convert_scalar(n);
-        let _v29: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v28, shape![BM, 1]);
-        let c1: Tile<f32, { [BM, 1] }> = _v27 / _v29;
+        let c1_a: Tile<f32, { [BM, BN] }> = xhat * wdy;
+        let c1_b: Tile<f32, { [BM] }> = reduce_sum(c1_a, 1i32);
+        let c1_c: Tile<f32, { [BM, 1] }> = c1_b.reshape(shape![BM, 1]);
+        let c1_d: f32 = convert_scalar(n);
+        let c1_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(c1_d, shape![BM, 1]);
+        let c1: Tile<f32, { [BM, 1] }> = c1_c / c1_e;
         // c2 = ct.sum(wdy, axis=1, keepdims=True) / n
-        let _v30: Tile<f32, { [BM] }> = reduce_sum(wdy, 1i32);
-        let _v31: Tile<f32, { [BM, 1] }> = _v30.reshape(shape![BM, 1]);
-        let _v32: f32 = convert_scalar(n);
-        let _v33: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v32, shape![BM, 1]);
-        let c2: Tile<f32, { [BM, 1] }> = _v31 / _v33;
+        let c2_a: Tile<f32, { [BM] }> = reduce_sum(wdy, 1i32);
+        let c2_b: Tile<f32, { [BM, 1] }> = c2_a.reshape(shape![BM, 1]);
+        let c2_c: f32 = convert_scalar(n);
+        let c2_d: Tile<f32, { [BM, 1] }> = broadcast_scalar(c2_c, shape![BM, 1]);
+        let c2: Tile<f32, { [BM, 1] }> = c2_b / c2_d;
         // dxt = (wdy - (xhat * c1 + c2)) * rs
-        let _v34: Tile<f32, { [BM, BN] }> = c1.broadcast(shape![BM, BN]);
-        let _v35: Tile<f32, { [BM, BN] }> = c2.broadcast(shape![BM, BN]);
-        let _v36: Tile<f32, { [BM, BN] }> =
-            fma(xhat, _v34, _v35, rounding::NearestEven, ftz::Disabled);
-        let _v37: Tile<f32, { [BM, BN] }> = wdy - _v36;
-        let _v38: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let _v39: Tile<f32, { [BM, BN] }> = _v38.broadcast(shape![BM, BN]);
-        let dxt: Tile<f32, { [BM, BN] }> = _v37 * _v39;
+        let dxt_a: Tile<f32, { [BM, BN] }> = c1.broadcast(shape![BM, BN]);
+        let dxt_b: Tile<f32, { [BM, BN] }> = c2.broadcast(shape![BM, BN]);
+        let dxt_c: Tile<f32, { [BM, BN] }> = fma(xhat, dxt_a, dxt_b, rounding::NearestEven, ftz::Disabled);
+        let dxt_d: Tile<f32, { [BM, BN] }> = wdy - dxt_c;
+        let dxt_e: Tile<f32, { [BM, 1] }> = convert_tile(rs);
+        let dxt_f: Tile<f32, { [BM, BN] }> = dxt_e.broadcast(shape![BM, BN]);
+        let dxt: Tile<f32, { [BM, BN] }> = dxt_d * dxt_f;
         // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
-        let _v40: Tile<E, { [BM, BN] }> = convert_tile(dxt);
-        let mut _pm41: PartitionMut<E, { [BM, BN] }> =
-            unsafe { dx.partition_full_mut(shape![BM, BN]) };
+        let dx_a: Tile<E, { [BM, BN] }> = convert_tile(dxt);
+        let mut dx_part: PartitionMut<E, { [BM, BN] }> = unsafe { dx.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm41,
-                _v40,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut dx_part, dx_a, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
         // ct.store(dw_partial, index=(pid, 0), tile=ct.sum(dyt * xhat, axis=0, keepdims=True))
-        let _v42: Tile<f32, { [BM, BN] }> = dyt * xhat;
-        let _v43: Tile<f32, { [BN] }> = reduce_sum(_v42, 0i32);
-        let _v44: Tile<f32, { [1, BN] }> = _v43.reshape(shape![1, BN]);
-        let mut _pm45: PartitionMut<f32, { [1, BN] }> =
+        let dw_partial_a: Tile<f32, { [BM, BN] }> = dyt * xhat;
+        let dw_partial_b: Tile<f32, { [BN] }> = reduce_sum(dw_partial_a, 0i32);
+        let dw_partial_c: Tile<f32, { [1, BN] }> = dw_partial_b.reshape(shape![1, BN]);
+        let mut dw_partial_part: PartitionMut<f32, { [1, BN] }> =
             unsafe { dw_partial.partition_full_mut(shape![1, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm45,
-                _v44,
+                &mut dw_partial_part,
+                dw_partial_c,
                 [pid, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -331,14 +215,14 @@ pub mod workloads_layer_norm_kernels {
             )
         };
         // ct.store(db_partial, index=(pid, 0), tile=ct.sum(dyt, axis=0, keepdims=True))
-        let _v46: Tile<f32, { [BN] }> = reduce_sum(dyt, 0i32);
-        let _v47: Tile<f32, { [1, BN] }> = _v46.reshape(shape![1, BN]);
-        let mut _pm48: PartitionMut<f32, { [1, BN] }> =
+        let db_partial_a: Tile<f32, { [BN] }> = reduce_sum(dyt, 0i32);
+        let db_partial_b: Tile<f32, { [1, BN] }> = db_partial_a.reshape(shape![1, BN]);
+        let mut db_partial_part: PartitionMut<f32, { [1, BN] }> =
             unsafe { db_partial.partition_full_mut(shape![1, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm48,
-                _v47,
+                &mut db_partial_part,
+                db_partial_b,
                 [pid, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -352,12 +236,7 @@ pub mod workloads_layer_norm_kernels {
     /// Output `dw: checked (every block stores only the tile at its own block index)`.
     /// Output `db: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn layer_norm_bwd_dwdb_kernel<
-        E: ElementType,
-        E2: ElementType,
-        const BM: i32,
-        const BN: i32,
-    >(
+    pub fn layer_norm_bwd_dwdb_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
         dw_partial: &Tensor<E, { [-1, -1] }>,
         db_partial: &Tensor<E, { [-1, -1] }>,
         dw: &mut Tensor<E2, { [BN] }>,
@@ -366,69 +245,39 @@ pub mod workloads_layer_norm_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // num_row_tiles = ct.num_tiles(dw_partial, axis=0, shape=(BM, BN))
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dw_partial,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                dw_partial.token(),
-            )
+        let dw_partial_part: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(dw_partial, shape![BM, BN], padding::None, dim_map::Identity, dw_partial.token())
         };
-        let num_row_tiles: i32 = num_tiles(&_pv1, 0i32);
+        let num_row_tiles: i32 = num_tiles(&dw_partial_part, 0i32);
         // dw_acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut dw_acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         // db_acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut db_acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for i in 0i32..num_row_tiles {
             // dw_acc = dw_acc + ct.load(dw_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
-            let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(
-                    dw_partial,
-                    shape![BM, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    dw_partial.token(),
-                )
+            let dw_partial_part2: Partition<E, { [BM, BN] }> = unsafe {
+                make_partition_view(dw_partial, shape![BM, BN], padding::Zero, dim_map::Identity, dw_partial.token())
             };
-            let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-                &_pv2,
-                [i, pid],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let _v4: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
-            dw_acc = dw_acc + _v4;
+            let dw_acc_a: Tile<E, { [BM, BN] }> =
+                load_view_tko(&dw_partial_part2, [i, pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let dw_acc_b: Tile<f32, { [BM, BN] }> = convert_tile(dw_acc_a);
+            dw_acc = dw_acc + dw_acc_b;
             // db_acc = db_acc + ct.load(db_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
-            let _pv5: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(
-                    db_partial,
-                    shape![BM, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    db_partial.token(),
-                )
+            let db_partial_part: Partition<E, { [BM, BN] }> = unsafe {
+                make_partition_view(db_partial, shape![BM, BN], padding::Zero, dim_map::Identity, db_partial.token())
             };
-            let _v6: Tile<E, { [BM, BN] }> = load_view_tko(
-                &_pv5,
-                [i, pid],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
-            let _v7: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
-            db_acc = db_acc + _v7;
+            let db_acc_a: Tile<E, { [BM, BN] }> =
+                load_view_tko(&db_partial_part, [i, pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            let db_acc_b: Tile<f32, { [BM, BN] }> = convert_tile(db_acc_a);
+            db_acc = db_acc + db_acc_b;
         }
         // ct.store(dw, index=(pid,), tile=ct.sum(dw_acc, axis=0).astype(dw.dtype))
-        let _v8: Tile<f32, { [BN] }> = reduce_sum(dw_acc, 0i32);
-        let _v9: Tile<E2, { [BN] }> = convert_tile(_v8);
-        dw.store(_v9);
+        let dw_a: Tile<f32, { [BN] }> = reduce_sum(dw_acc, 0i32);
+        let dw_b: Tile<E2, { [BN] }> = convert_tile(dw_a);
+        dw.store(dw_b);
         // ct.store(db, index=(pid,), tile=ct.sum(db_acc, axis=0).astype(db.dtype))
-        let _v10: Tile<f32, { [BN] }> = reduce_sum(db_acc, 0i32);
-        let _v11: Tile<E2, { [BN] }> = convert_tile(_v10);
-        db.store(_v11);
+        let db_a: Tile<f32, { [BN] }> = reduce_sum(db_acc, 0i32);
+        let db_b: Tile<E2, { [BN] }> = convert_tile(db_a);
+        db.store(db_b);
     }
 }

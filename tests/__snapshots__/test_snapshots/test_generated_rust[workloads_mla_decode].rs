@@ -29,176 +29,103 @@ pub mod mla_decode_kernels {
         // hb = ct.bid(1)
         let hb: i32 = get_tile_block_id().1;
         // seq_len = ct.load(seq_lens, index=(b,), shape=()).item()
-        let _pv1: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(
-                seq_lens,
-                shape![1],
-                padding::None,
-                dim_map::Identity,
-                seq_lens.token(),
-            )
-        };
-        let _v2: Tile<i32, { [1] }> = load_view_tko(
-            &_pv1,
-            [b],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v3: Tile<i32, { [] }> = _v2.reshape(shape![]);
-        let seq_len: i32 = tile_to_scalar(_v3);
+        let seq_lens_part: Partition<i32, { [1] }> =
+            unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
+        let seq_len_a: Tile<i32, { [1] }> =
+            load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let seq_len_b: Tile<i32, { [] }> = seq_len_a.reshape(shape![]);
+        let seq_len: i32 = tile_to_scalar(seq_len_b);
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
         // qn = ct.load(Q_nope, index=(b, hb, 0), shape=(1, BH, DL)).reshape((BH, DL))
-        let _pv4: Partition<E, { [1, BH, DL] }> = unsafe {
-            make_partition_view(
-                Q_nope,
-                shape![1, BH, DL],
-                padding::None,
-                dim_map::Identity,
-                Q_nope.token(),
-            )
-        };
-        let _v5: Tile<E, { [1, BH, DL] }> = load_view_tko(
-            &_pv4,
-            [b, hb, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let qn: Tile<E, { [BH, DL] }> = _v5.reshape(shape![BH, DL]);
+        let q_nope_part: Partition<E, { [1, BH, DL] }> =
+            unsafe { make_partition_view(Q_nope, shape![1, BH, DL], padding::None, dim_map::Identity, Q_nope.token()) };
+        let qn_a: Tile<E, { [1, BH, DL] }> =
+            load_view_tko(&q_nope_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let qn: Tile<E, { [BH, DL] }> = qn_a.reshape(shape![BH, DL]);
         // qp = ct.load(Q_pe, index=(b, hb, 0), shape=(1, BH, DR)).reshape((BH, DR))
-        let _pv6: Partition<E2, { [1, BH, DR] }> = unsafe {
-            make_partition_view(
-                Q_pe,
-                shape![1, BH, DR],
-                padding::None,
-                dim_map::Identity,
-                Q_pe.token(),
-            )
-        };
-        let _v7: Tile<E2, { [1, BH, DR] }> = load_view_tko(
-            &_pv6,
-            [b, hb, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let qp: Tile<E2, { [BH, DR] }> = _v7.reshape(shape![BH, DR]);
+        let q_pe_part: Partition<E2, { [1, BH, DR] }> =
+            unsafe { make_partition_view(Q_pe, shape![1, BH, DR], padding::None, dim_map::Identity, Q_pe.token()) };
+        let qp_a: Tile<E2, { [1, BH, DR] }> =
+            load_view_tko(&q_pe_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let qp: Tile<E2, { [BH, DR] }> = qp_a.reshape(shape![BH, DR]);
         // m_i = ct.full((BH, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BH, 1] }> = constant(f32::NEG_INFINITY, shape![BH, 1]);
         // l_i = ct.zeros((BH, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BH, 1] }> = constant(0.0f32, shape![BH, 1]);
         // acc = ct.zeros((BH, DL), dtype=ct.float32)
         let mut acc: Tile<f32, { [BH, DL] }> = constant(0.0f32, shape![BH, DL]);
-        let _v8: i32 = ceil_div(seq_len, BN);
-        for j in 0i32.._v8 {
+        let j_a: i32 = ceil_div(seq_len, BN);
+        for j in 0i32..j_a {
             // c_kv = ct.load(KV_latent, index=(b, j, 0), shape=(1, BN, DL), padding_mode=ct.PaddingMode.ZERO)
-            let _pv9: Partition<E, { [1, BN, DL] }> = unsafe {
-                make_partition_view(
-                    KV_latent,
-                    shape![1, BN, DL],
-                    padding::Zero,
-                    dim_map::Identity,
-                    KV_latent.token(),
-                )
+            let kv_latent_part: Partition<E, { [1, BN, DL] }> = unsafe {
+                make_partition_view(KV_latent, shape![1, BN, DL], padding::Zero, dim_map::Identity, KV_latent.token())
             };
-            let c_kv: Tile<E, { [1, BN, DL] }> = load_view_tko(
-                &_pv9,
-                [b, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let c_kv: Tile<E, { [1, BN, DL] }> =
+                load_view_tko(&kv_latent_part, [b, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // c_kv = c_kv.reshape((BN, DL))
             let c_kv: Tile<E, { [BN, DL] }> = c_kv.reshape(shape![BN, DL]);
             // k_pe = ct.load(K_pe, index=(b, j, 0), shape=(1, BN, DR), padding_mode=ct.PaddingMode.ZERO)
-            let _pv10: Partition<E2, { [1, BN, DR] }> = unsafe {
-                make_partition_view(
-                    K_pe,
-                    shape![1, BN, DR],
-                    padding::Zero,
-                    dim_map::Identity,
-                    K_pe.token(),
-                )
-            };
-            let k_pe: Tile<E2, { [1, BN, DR] }> = load_view_tko(
-                &_pv10,
-                [b, j, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let k_pe_part: Partition<E2, { [1, BN, DR] }> =
+                unsafe { make_partition_view(K_pe, shape![1, BN, DR], padding::Zero, dim_map::Identity, K_pe.token()) };
+            let k_pe: Tile<E2, { [1, BN, DR] }> =
+                load_view_tko(&k_pe_part, [b, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(qn, ct.transpose(c_kv), ct.zeros((BH, BN), dtype=ct.float32))
-            let _v11: Tile<E, { [DL, BN] }> = permute(c_kv, const_array![1, 0]);
-            let _v12: Tile<f32, { [BH, BN] }> = constant(0.0f32, shape![BH, BN]);
-            let s: Tile<f32, { [BH, BN] }> = mmaf(qn, _v11, _v12);
+            let s_a: Tile<E, { [DL, BN] }> = permute(c_kv, const_array![1, 0]);
+            let s_b: Tile<f32, { [BH, BN] }> = constant(0.0f32, shape![BH, BN]);
+            let s: Tile<f32, { [BH, BN] }> = mmaf(qn, s_a, s_b);
             // s = ct.mma(qp, ct.transpose(k_pe.reshape((BN, DR))), s)
-            let _v13: Tile<E2, { [BN, DR] }> = k_pe.reshape(shape![BN, DR]);
-            let _v14: Tile<E2, { [DR, BN] }> = permute(_v13, const_array![1, 0]);
-            let s: Tile<f32, { [BH, BN] }> = mmaf(qp, _v14, s);
+            let s_c: Tile<E2, { [BN, DR] }> = k_pe.reshape(shape![BN, DR]);
+            let s_d: Tile<E2, { [DR, BN] }> = permute(s_c, const_array![1, 0]);
+            let s: Tile<f32, { [BH, BN] }> = mmaf(qp, s_d, s);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let _v15: i32 = j * BN;
-            let _v16: Tile<i32, { [BN] }> = broadcast_scalar(_v15, shape![BN]);
-            let _v17: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = _v16 + _v17;
+            let offs_n_a: i32 = j * BN;
+            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
+            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
+            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let _v18: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let _v19: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
-            let _v20: Tile<bool, { [1, BN] }> = cmpi(_v18, _v19, predicate::LessThan);
-            let _v21: Tile<bool, { [BH, BN] }> = _v20.broadcast(shape![BH, BN]);
-            let _v22: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
-            let _v23: Tile<f32, { [BH, BN] }> = s * _v22;
-            let _c24: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let _v25: Tile<f32, { [1, 1] }> = _c24.reshape(shape![1, 1]);
-            let _v26: Tile<f32, { [BH, BN] }> = _v25.broadcast(shape![BH, BN]);
-            let s: Tile<f32, { [BH, BN] }> = select(_v21, _v23, _v26);
+            let s_e: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let s_f: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
+            let s_g: Tile<bool, { [1, BN] }> = cmpi(s_e, s_f, predicate::LessThan);
+            let s_h: Tile<bool, { [BH, BN] }> = s_g.broadcast(shape![BH, BN]);
+            let s_i: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
+            let s_j: Tile<f32, { [BH, BN] }> = s * s_i;
+            let s_k: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
+            let s_l: Tile<f32, { [1, 1] }> = s_k.reshape(shape![1, 1]);
+            let s_m: Tile<f32, { [BH, BN] }> = s_l.broadcast(shape![BH, BN]);
+            let s: Tile<f32, { [BH, BN] }> = select(s_h, s_j, s_m);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
-            let _v27: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
-            let _v28: Tile<f32, { [BH, 1] }> = _v27.reshape(shape![BH, 1]);
-            let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, _v28, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
+            let m_new_b: Tile<f32, { [BH, 1] }> = m_new_a.reshape(shape![BH, 1]);
+            let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let _v29: Tile<f32, { [BH, BN] }> = m_new.broadcast(shape![BH, BN]);
-            let _v30: Tile<f32, { [BH, BN] }> = s - _v29;
-            let p: Tile<f32, { [BH, BN] }> = exp2(_v30, ftz::Disabled);
+            let p_a: Tile<f32, { [BH, BN] }> = m_new.broadcast(shape![BH, BN]);
+            let p_b: Tile<f32, { [BH, BN] }> = s - p_a;
+            let p: Tile<f32, { [BH, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let _v31: Tile<f32, { [BH, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BH, 1] }> = exp2(_v31, ftz::Disabled);
+            let alpha_a: Tile<f32, { [BH, 1] }> = m_i - m_new;
+            let alpha: Tile<f32, { [BH, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-            let _v32: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
-            let _v33: Tile<f32, { [BH, 1] }> = _v32.reshape(shape![BH, 1]);
-            l_i = fma(l_i, alpha, _v33, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
+            let l_i_b: Tile<f32, { [BH, 1] }> = l_i_a.reshape(shape![BH, 1]);
+            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // acc = ct.mma(p.astype(KV_latent.dtype), c_kv, acc * alpha)
-            let _v34: Tile<E, { [BH, BN] }> = convert_tile(p);
-            let _v35: Tile<f32, { [BH, DL] }> = alpha.broadcast(shape![BH, DL]);
-            let _v36: Tile<f32, { [BH, DL] }> = acc * _v35;
-            acc = mmaf(_v34, c_kv, _v36);
+            let acc_a: Tile<E, { [BH, BN] }> = convert_tile(p);
+            let acc_b: Tile<f32, { [BH, DL] }> = alpha.broadcast(shape![BH, DL]);
+            let acc_c: Tile<f32, { [BH, DL] }> = acc * acc_b;
+            acc = mmaf(acc_a, c_kv, acc_c);
             // m_i = m_new
             m_i = m_new;
         }
         // out = acc / l_i
-        let _v37: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
-        let out: Tile<f32, { [BH, DL] }> = acc / _v37;
+        let out_a: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
+        let out: Tile<f32, { [BH, DL] }> = acc / out_a;
         // ct.store(O, index=(b, hb, 0), tile=out.reshape((1, BH, DL)).astype(O.dtype))
-        let _v38: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
-        let _v39: Tile<E2, { [1, BH, DL] }> = convert_tile(_v38);
-        let mut _pm40: PartitionMut<E2, { [1, BH, DL] }> =
-            unsafe { O.partition_full_mut(shape![1, BH, DL]) };
+        let o_a: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
+        let o_b: Tile<E2, { [1, BH, DL] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E2, { [1, BH, DL] }> = unsafe { O.partition_full_mut(shape![1, BH, DL]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm40,
-                _v39,
-                [b, hb, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut o_part, o_b, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 }

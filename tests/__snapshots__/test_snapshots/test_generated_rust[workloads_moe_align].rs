@@ -20,65 +20,65 @@ pub mod moe_align_kernels {
         let mut expert_counts_tok_access: Token = __tok_root;
         let mut expert_counts_tok_store: Token = __tok_root;
         // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let _v1: i32 = get_tile_block_id().0;
-        let _v2: i32 = _v1 * BLOCK;
-        let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
-        let _v4: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = _v3 + _v4;
+        let offs_a: i32 = get_tile_block_id().0;
+        let offs_b: i32 = offs_a * BLOCK;
+        let offs_c: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]);
+        let offs_d: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
+        let offs: Tile<i32, { [BLOCK] }> = offs_c + offs_d;
         // ids = ct.gather(topk_ids, offs, padding_value=-1)
-        let _v5: Tile<u64, { [BLOCK] }> = exti(offs);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
-        let _v7: Tile<u64, { [] }> = exti(_v6);
-        let _v8: Tile<u64, { [1] }> = _v7.reshape(shape![1]);
-        let _v9: Tile<u64, { [BLOCK] }> = _v8.broadcast(shape![BLOCK]);
-        let _v10: Tile<bool, { [BLOCK] }> = cmpi(_v5, _v9, predicate::LessThan);
-        let _v11: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v12: Tile<u64, { [BLOCK] }> = _v5 * _v11;
-        let _p13: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let _p14: PointerTile<*mut i32, { [1] }> = _p13.reshape(shape![1]);
-        let _p15: PointerTile<*mut i32, { [BLOCK] }> = _p14.broadcast(shape![BLOCK]);
-        let _p16: PointerTile<*mut i32, { [BLOCK] }> = _p15.offset_tile(_v12);
-        let (_v17, _tok18): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
+        let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
+        let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
+        let ids_c: Tile<u64, { [] }> = exti(ids_b);
+        let ids_d: Tile<u64, { [1] }> = ids_c.reshape(shape![1]);
+        let ids_e: Tile<u64, { [BLOCK] }> = ids_d.broadcast(shape![BLOCK]);
+        let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
+        let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
+        let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
+        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = ids_ptrs.reshape(shape![1]);
+        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs2.broadcast(shape![BLOCK]);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs3.offset_tile(ids_h);
+        let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
-                _p16,
+                ids_ptrs4,
                 ordering::Weak,
                 None::<scope::TileBlock>,
-                Some(_v10),
+                Some(ids_f),
                 Some(-1i32),
                 None,
                 Latency::<0>,
             )
         };
-        let ids: Tile<i32, { [BLOCK] }> = _v17;
+        let ids: Tile<i32, { [BLOCK] }> = ids_i;
         // ct.atomic_add(expert_counts, ids, 1)
-        let _v19: Tile<u64, { [BLOCK] }> = exti(ids);
-        let _v20: Tile<i32, { [] }> = scalar_to_tile(expert_counts_shape0);
-        let _v21: Tile<u64, { [] }> = exti(_v20);
-        let _v22: Tile<u64, { [1] }> = _v21.reshape(shape![1]);
-        let _v23: Tile<u64, { [BLOCK] }> = _v22.broadcast(shape![BLOCK]);
-        let _v24: Tile<bool, { [BLOCK] }> = cmpi(_v19, _v23, predicate::LessThan);
-        let _v25: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v26: Tile<u64, { [BLOCK] }> = _v19 * _v25;
-        let _p27: PointerTile<*mut E, { [] }> = pointer_to_tile(expert_counts);
-        let _p28: PointerTile<*mut E, { [1] }> = _p27.reshape(shape![1]);
-        let _p29: PointerTile<*mut E, { [BLOCK] }> = _p28.broadcast(shape![BLOCK]);
-        let _p30: PointerTile<*mut E, { [BLOCK] }> = _p29.offset_tile(_v26);
-        let _c31: E = convert_scalar(1.0f32);
-        let _v32: Tile<E, { [BLOCK] }> = broadcast_scalar(_c31, shape![BLOCK]);
-        let (_v33, _tok34): (Tile<E, { [BLOCK] }>, Token) = unsafe {
+        let expert_counts_a: Tile<u64, { [BLOCK] }> = exti(ids);
+        let expert_counts_b: Tile<i32, { [] }> = scalar_to_tile(expert_counts_shape0);
+        let expert_counts_c: Tile<u64, { [] }> = exti(expert_counts_b);
+        let expert_counts_d: Tile<u64, { [1] }> = expert_counts_c.reshape(shape![1]);
+        let expert_counts_e: Tile<u64, { [BLOCK] }> = expert_counts_d.broadcast(shape![BLOCK]);
+        let expert_counts_f: Tile<bool, { [BLOCK] }> = cmpi(expert_counts_a, expert_counts_e, predicate::LessThan);
+        let expert_counts_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let expert_counts_h: Tile<u64, { [BLOCK] }> = expert_counts_a * expert_counts_g;
+        let expert_counts_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(expert_counts);
+        let expert_counts_ptrs2: PointerTile<*mut E, { [1] }> = expert_counts_ptrs.reshape(shape![1]);
+        let expert_counts_ptrs3: PointerTile<*mut E, { [BLOCK] }> = expert_counts_ptrs2.broadcast(shape![BLOCK]);
+        let expert_counts_ptrs4: PointerTile<*mut E, { [BLOCK] }> = expert_counts_ptrs3.offset_tile(expert_counts_h);
+        let expert_counts_i: E = convert_scalar(1.0f32);
+        let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);
+        let (expert_counts_k, expert_counts_tok): (Tile<E, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
-                _p30,
-                _v32,
+                expert_counts_ptrs4,
+                expert_counts_j,
                 atomic::AddF,
                 ordering::AcqRel,
                 scope::Device,
-                Some(_v24),
+                Some(expert_counts_f),
                 Some(expert_counts_tok_access),
             )
         };
-        expert_counts_tok_access = _tok34;
-        expert_counts_tok_store = _tok34;
-        let _ = _v33;
+        expert_counts_tok_access = expert_counts_tok;
+        expert_counts_tok_store = expert_counts_tok;
+        let _ = expert_counts_k;
     }
 
     /// Port of `moe_align_offsets_kernel` (../corpus/cutile/workloads/moe_align.py:20).
@@ -91,38 +91,26 @@ pub mod moe_align_kernels {
         total_padded: &Tensor<i32, { [-1] }>,
     ) {
         // counts = ct.load(expert_counts, index=(0,), shape=(E,), padding_mode=ct.PaddingMode.ZERO)
-        let _pv1: Partition<i32, { [E_] }> = unsafe {
-            make_partition_view(
-                expert_counts,
-                shape![E_],
-                padding::Zero,
-                dim_map::Identity,
-                expert_counts.token(),
-            )
+        let expert_counts_part: Partition<i32, { [E_] }> = unsafe {
+            make_partition_view(expert_counts, shape![E_], padding::Zero, dim_map::Identity, expert_counts.token())
         };
-        let counts: Tile<i32, { [E_] }> = load_view_tko(
-            &_pv1,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let counts: Tile<i32, { [E_] }> =
+            load_view_tko(&expert_counts_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // padded = ct.cdiv(counts, BLOCK_M) * BLOCK_M
-        let _v2: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
-        let _v3: Tile<i32, { [E_] }> = divi(counts, _v2, rounding::PositiveInf);
-        let _v4: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
-        let padded: Tile<i32, { [E_] }> = _v3 * _v4;
+        let padded_a: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
+        let padded_b: Tile<i32, { [E_] }> = divi(counts, padded_a, rounding::PositiveInf);
+        let padded_c: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
+        let padded: Tile<i32, { [E_] }> = padded_b * padded_c;
         // incl = ct.cumsum(padded, axis=0)
         let incl: Tile<i32, { [E_] }> = scan_sum(padded, 0i32, reverse::Forward, 0i32);
         // ct.store(expert_offsets, index=(0,), tile=incl - padded)
-        let _v5: Tile<i32, { [E_] }> = incl - padded;
-        let mut _pm6: PartitionMut<i32, { [E_] }> =
+        let expert_offsets_a: Tile<i32, { [E_] }> = incl - padded;
+        let mut expert_offsets_part: PartitionMut<i32, { [E_] }> =
             unsafe { expert_offsets.partition_full_mut(shape![E_]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm6,
-                _v5,
+                &mut expert_offsets_part,
+                expert_offsets_a,
                 [0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -131,16 +119,15 @@ pub mod moe_align_kernels {
             )
         };
         // ct.store(total_padded, index=(0,), tile=ct.sum(padded, axis=0).reshape((1,)))
-        let _v7: Tile<i32, { [] }> = reduce_sum(padded, 0i32);
-        let _v8: i32 = tile_to_scalar(_v7);
-        let _v9: Tile<i32, { [] }> = scalar_to_tile(_v8);
-        let _v10: Tile<i32, { [1] }> = _v9.reshape(shape![1]);
-        let mut _pm11: PartitionMut<i32, { [1] }> =
-            unsafe { total_padded.partition_full_mut(shape![1]) };
+        let total_padded_a: Tile<i32, { [] }> = reduce_sum(padded, 0i32);
+        let total_padded_b: i32 = tile_to_scalar(total_padded_a);
+        let total_padded_c: Tile<i32, { [] }> = scalar_to_tile(total_padded_b);
+        let total_padded_d: Tile<i32, { [1] }> = total_padded_c.reshape(shape![1]);
+        let mut total_padded_part: PartitionMut<i32, { [1] }> = unsafe { total_padded.partition_full_mut(shape![1]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm11,
-                _v10,
+                &mut total_padded_part,
+                total_padded_d,
                 [0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -172,116 +159,119 @@ pub mod moe_align_kernels {
         let mut expert_cursor_tok_access: Token = __tok_root;
         let mut expert_cursor_tok_store: Token = __tok_root;
         // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let _v1: i32 = get_tile_block_id().0;
-        let _v2: i32 = _v1 * BLOCK;
-        let _v3: Tile<i32, { [BLOCK] }> = broadcast_scalar(_v2, shape![BLOCK]);
-        let _v4: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = _v3 + _v4;
+        let offs_a: i32 = get_tile_block_id().0;
+        let offs_b: i32 = offs_a * BLOCK;
+        let offs_c: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]);
+        let offs_d: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
+        let offs: Tile<i32, { [BLOCK] }> = offs_c + offs_d;
         // ids = ct.gather(topk_ids, offs, padding_value=-1)
-        let _v5: Tile<u64, { [BLOCK] }> = exti(offs);
-        let _v6: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
-        let _v7: Tile<u64, { [] }> = exti(_v6);
-        let _v8: Tile<u64, { [1] }> = _v7.reshape(shape![1]);
-        let _v9: Tile<u64, { [BLOCK] }> = _v8.broadcast(shape![BLOCK]);
-        let _v10: Tile<bool, { [BLOCK] }> = cmpi(_v5, _v9, predicate::LessThan);
-        let _v11: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v12: Tile<u64, { [BLOCK] }> = _v5 * _v11;
-        let _p13: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let _p14: PointerTile<*mut i32, { [1] }> = _p13.reshape(shape![1]);
-        let _p15: PointerTile<*mut i32, { [BLOCK] }> = _p14.broadcast(shape![BLOCK]);
-        let _p16: PointerTile<*mut i32, { [BLOCK] }> = _p15.offset_tile(_v12);
-        let (_v17, _tok18): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
+        let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
+        let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
+        let ids_c: Tile<u64, { [] }> = exti(ids_b);
+        let ids_d: Tile<u64, { [1] }> = ids_c.reshape(shape![1]);
+        let ids_e: Tile<u64, { [BLOCK] }> = ids_d.broadcast(shape![BLOCK]);
+        let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
+        let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
+        let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
+        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = ids_ptrs.reshape(shape![1]);
+        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs2.broadcast(shape![BLOCK]);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs3.offset_tile(ids_h);
+        let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
-                _p16,
+                ids_ptrs4,
                 ordering::Weak,
                 None::<scope::TileBlock>,
-                Some(_v10),
+                Some(ids_f),
                 Some(-1i32),
                 None,
                 Latency::<0>,
             )
         };
-        let ids: Tile<i32, { [BLOCK] }> = _v17;
+        let ids: Tile<i32, { [BLOCK] }> = ids_i;
         // slot = ct.atomic_add(expert_cursor, ids, 1)
-        let _v19: Tile<u64, { [BLOCK] }> = exti(ids);
-        let _v20: Tile<i32, { [] }> = scalar_to_tile(expert_cursor_shape0);
-        let _v21: Tile<u64, { [] }> = exti(_v20);
-        let _v22: Tile<u64, { [1] }> = _v21.reshape(shape![1]);
-        let _v23: Tile<u64, { [BLOCK] }> = _v22.broadcast(shape![BLOCK]);
-        let _v24: Tile<bool, { [BLOCK] }> = cmpi(_v19, _v23, predicate::LessThan);
-        let _v25: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v26: Tile<u64, { [BLOCK] }> = _v19 * _v25;
-        let _p27: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_cursor);
-        let _p28: PointerTile<*mut i32, { [1] }> = _p27.reshape(shape![1]);
-        let _p29: PointerTile<*mut i32, { [BLOCK] }> = _p28.broadcast(shape![BLOCK]);
-        let _p30: PointerTile<*mut i32, { [BLOCK] }> = _p29.offset_tile(_v26);
-        let _v31: Tile<i32, { [BLOCK] }> = constant(1i32, shape![BLOCK]);
-        let (_v32, _tok33): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
+        let slot_a: Tile<u64, { [BLOCK] }> = exti(ids);
+        let slot_b: Tile<i32, { [] }> = scalar_to_tile(expert_cursor_shape0);
+        let slot_c: Tile<u64, { [] }> = exti(slot_b);
+        let slot_d: Tile<u64, { [1] }> = slot_c.reshape(shape![1]);
+        let slot_e: Tile<u64, { [BLOCK] }> = slot_d.broadcast(shape![BLOCK]);
+        let slot_f: Tile<bool, { [BLOCK] }> = cmpi(slot_a, slot_e, predicate::LessThan);
+        let slot_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let slot_h: Tile<u64, { [BLOCK] }> = slot_a * slot_g;
+        let slot_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_cursor);
+        let slot_ptrs2: PointerTile<*mut i32, { [1] }> = slot_ptrs.reshape(shape![1]);
+        let slot_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = slot_ptrs2.broadcast(shape![BLOCK]);
+        let slot_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = slot_ptrs3.offset_tile(slot_h);
+        let slot_i: Tile<i32, { [BLOCK] }> = constant(1i32, shape![BLOCK]);
+        let (slot_j, slot_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
-                _p30,
-                _v31,
+                slot_ptrs4,
+                slot_i,
                 atomic::Add,
                 ordering::AcqRel,
                 scope::Device,
-                Some(_v24),
+                Some(slot_f),
                 Some(expert_cursor_tok_access),
             )
         };
-        expert_cursor_tok_access = _tok33;
-        expert_cursor_tok_store = _tok33;
-        let slot: Tile<i32, { [BLOCK] }> = _v32;
+        expert_cursor_tok_access = slot_tok;
+        expert_cursor_tok_store = slot_tok;
+        let slot: Tile<i32, { [BLOCK] }> = slot_j;
         // base = ct.gather(expert_offsets, ids)
-        let _v34: Tile<u64, { [BLOCK] }> = exti(ids);
-        let _v35: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
-        let _v36: Tile<u64, { [] }> = exti(_v35);
-        let _v37: Tile<u64, { [1] }> = _v36.reshape(shape![1]);
-        let _v38: Tile<u64, { [BLOCK] }> = _v37.broadcast(shape![BLOCK]);
-        let _v39: Tile<bool, { [BLOCK] }> = cmpi(_v34, _v38, predicate::LessThan);
-        let _v40: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v41: Tile<u64, { [BLOCK] }> = _v34 * _v40;
-        let _p42: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_offsets);
-        let _p43: PointerTile<*mut i32, { [1] }> = _p42.reshape(shape![1]);
-        let _p44: PointerTile<*mut i32, { [BLOCK] }> = _p43.broadcast(shape![BLOCK]);
-        let _p45: PointerTile<*mut i32, { [BLOCK] }> = _p44.offset_tile(_v41);
-        let (_v46, _tok47): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
+        let base_a: Tile<u64, { [BLOCK] }> = exti(ids);
+        let base_b: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
+        let base_c: Tile<u64, { [] }> = exti(base_b);
+        let base_d: Tile<u64, { [1] }> = base_c.reshape(shape![1]);
+        let base_e: Tile<u64, { [BLOCK] }> = base_d.broadcast(shape![BLOCK]);
+        let base_f: Tile<bool, { [BLOCK] }> = cmpi(base_a, base_e, predicate::LessThan);
+        let base_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let base_h: Tile<u64, { [BLOCK] }> = base_a * base_g;
+        let base_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_offsets);
+        let base_ptrs2: PointerTile<*mut i32, { [1] }> = base_ptrs.reshape(shape![1]);
+        let base_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = base_ptrs2.broadcast(shape![BLOCK]);
+        let base_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = base_ptrs3.offset_tile(base_h);
+        let (base_i, base_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
-                _p45,
+                base_ptrs4,
                 ordering::Weak,
                 None::<scope::TileBlock>,
-                Some(_v39),
+                Some(base_f),
                 Some(0i32),
                 None,
                 Latency::<0>,
             )
         };
-        let base: Tile<i32, { [BLOCK] }> = _v46;
+        let base: Tile<i32, { [BLOCK] }> = base_i;
         // valid = ids >= 0
-        let _v48: Tile<i32, { [BLOCK] }> = constant(0i32, shape![BLOCK]);
-        let valid: Tile<bool, { [BLOCK] }> = cmpi(ids, _v48, predicate::GreaterThanOrEqual);
+        let valid_a: Tile<i32, { [BLOCK] }> = constant(0i32, shape![BLOCK]);
+        let valid: Tile<bool, { [BLOCK] }> = cmpi(ids, valid_a, predicate::GreaterThanOrEqual);
         // ct.scatter(sorted_token_ids, base + slot, offs // TOPK, mask=valid)
-        let _v49: Tile<i32, { [BLOCK] }> = base + slot;
-        let _v50: Tile<u64, { [BLOCK] }> = exti(_v49);
-        let _v51: Tile<i32, { [] }> = scalar_to_tile(sorted_token_ids_shape0);
-        let _v52: Tile<u64, { [] }> = exti(_v51);
-        let _v53: Tile<u64, { [1] }> = _v52.reshape(shape![1]);
-        let _v54: Tile<u64, { [BLOCK] }> = _v53.broadcast(shape![BLOCK]);
-        let _v55: Tile<bool, { [BLOCK] }> = cmpi(_v50, _v54, predicate::LessThan);
-        let _v56: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let _v57: Tile<u64, { [BLOCK] }> = _v50 * _v56;
-        let _p58: PointerTile<*mut i32, { [] }> = pointer_to_tile(sorted_token_ids);
-        let _p59: PointerTile<*mut i32, { [1] }> = _p58.reshape(shape![1]);
-        let _p60: PointerTile<*mut i32, { [BLOCK] }> = _p59.broadcast(shape![BLOCK]);
-        let _p61: PointerTile<*mut i32, { [BLOCK] }> = _p60.offset_tile(_v57);
-        let _v62: Tile<bool, { [BLOCK] }> = _v55 & valid;
-        let _v63: Tile<i32, { [BLOCK] }> = broadcast_scalar(TOPK, shape![BLOCK]);
-        let _v64: Tile<i32, { [BLOCK] }> = divi(offs, _v63, rounding::NegativeInf);
+        let sorted_token_ids_a: Tile<i32, { [BLOCK] }> = base + slot;
+        let sorted_token_ids_b: Tile<u64, { [BLOCK] }> = exti(sorted_token_ids_a);
+        let sorted_token_ids_c: Tile<i32, { [] }> = scalar_to_tile(sorted_token_ids_shape0);
+        let sorted_token_ids_d: Tile<u64, { [] }> = exti(sorted_token_ids_c);
+        let sorted_token_ids_e: Tile<u64, { [1] }> = sorted_token_ids_d.reshape(shape![1]);
+        let sorted_token_ids_f: Tile<u64, { [BLOCK] }> = sorted_token_ids_e.broadcast(shape![BLOCK]);
+        let sorted_token_ids_g: Tile<bool, { [BLOCK] }> =
+            cmpi(sorted_token_ids_b, sorted_token_ids_f, predicate::LessThan);
+        let sorted_token_ids_h: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
+        let sorted_token_ids_i: Tile<u64, { [BLOCK] }> = sorted_token_ids_b * sorted_token_ids_h;
+        let sorted_token_ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(sorted_token_ids);
+        let sorted_token_ids_ptrs2: PointerTile<*mut i32, { [1] }> = sorted_token_ids_ptrs.reshape(shape![1]);
+        let sorted_token_ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> =
+            sorted_token_ids_ptrs2.broadcast(shape![BLOCK]);
+        let sorted_token_ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
+            sorted_token_ids_ptrs3.offset_tile(sorted_token_ids_i);
+        let sorted_token_ids_j: Tile<bool, { [BLOCK] }> = sorted_token_ids_g & valid;
+        let sorted_token_ids_k: Tile<i32, { [BLOCK] }> = broadcast_scalar(TOPK, shape![BLOCK]);
+        let sorted_token_ids_l: Tile<i32, { [BLOCK] }> = divi(offs, sorted_token_ids_k, rounding::NegativeInf);
         let _ = unsafe {
             store_ptr_tko(
-                _p61,
-                _v64,
+                sorted_token_ids_ptrs4,
+                sorted_token_ids_l,
                 ordering::Weak,
                 None::<scope::TileBlock>,
-                Some(_v62),
+                Some(sorted_token_ids_j),
                 None,
                 Latency::<0>,
             )

@@ -5,6 +5,31 @@
 pub mod persistent_gemm_kernels {
     use cutile::core::*;
 
+    /// Python's `a // b` on i32 scalars (rounds toward negative infinity), as cuTile Python lowers it.
+    fn py_floordiv_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let q: Tile<i32, { [] }> = divi(a, b, rounding::NegativeInf);
+        tile_to_scalar(q)
+    }
+
+    /// Python's `a % b` on i32 scalars (the result takes the divisor's sign), op for op as cuTile Python
+    /// lowers it: C's remainder, plus the divisor where the signs differ.
+    fn py_mod_i32(a: i32, b: i32) -> i32 {
+        let a: Tile<i32, { [] }> = scalar_to_tile(a);
+        let b: Tile<i32, { [] }> = scalar_to_tile(b);
+        let r: Tile<i32, { [] }> = remi(a, b);
+        let zero: Tile<i32, { [] }> = constant(0i32, shape![]);
+        let r_negative: Tile<bool, { [] }> = cmpi(r, zero, predicate::LessThan);
+        let b_negative: Tile<bool, { [] }> = cmpi(b, zero, predicate::LessThan);
+        let signs_differ: Tile<bool, { [] }> = xori(r_negative, b_negative);
+        let r_nonzero: Tile<bool, { [] }> = cmpi(r, zero, predicate::NotEqual);
+        let adjust: Tile<bool, { [] }> = andi(signs_differ, r_nonzero);
+        let shifted: Tile<i32, { [] }> = r + b;
+        let m: Tile<i32, { [] }> = select(adjust, shifted, r);
+        tile_to_scalar(m)
+    }
+
     /// Port of `persistent_gemm_kernel` (../corpus/cutile/workloads/persistent_gemm.py:11).
     /// Output `C: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
@@ -21,11 +46,11 @@ pub mod persistent_gemm_kernels {
         C: &Tensor<E2, { [-1, -1] }>,
     ) {
         // M = A.shape[0]
-        let _shape1: Shape<{ [-1, -1] }> = A.shape();
-        let M: i32 = _shape1[0];
+        let a_shape: Shape<{ [-1, -1] }> = A.shape();
+        let M: i32 = a_shape[0];
         // N = B.shape[1]
-        let _shape2: Shape<{ [-1, -1] }> = B.shape();
-        let N: i32 = _shape2[1];
+        let b_shape: Shape<{ [-1, -1] }> = B.shape();
+        let N: i32 = b_shape[1];
         // num_pid_m = ct.cdiv(M, BM)
         let num_pid_m: i32 = ceil_div(M, BM);
         // num_pid_n = ct.cdiv(N, BN)
@@ -33,113 +58,51 @@ pub mod persistent_gemm_kernels {
         // num_tiles = num_pid_m * num_pid_n
         let num_tiles_: i32 = num_pid_m * num_pid_n;
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
-        let _pv3: Partition<E, { [BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv3, 1i32);
+        let a_part: Partition<E, { [BM, BK] }> =
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let num_k: i32 = num_tiles(&a_part, 1i32);
         // num_pid_in_group = GROUP_M * num_pid_n
         let num_pid_in_group: i32 = GROUP_M * num_pid_n;
-        let _v4: i32 = get_tile_block_id().0;
-        let _v5: i32 = get_num_tile_blocks().0;
-        for tile_id in (_v4..num_tiles_).step_by(_v5 as usize) {
+        let tile_id_a: i32 = get_tile_block_id().0;
+        let tile_id_b: i32 = get_num_tile_blocks().0;
+        for tile_id in (tile_id_a..num_tiles_).step_by(tile_id_b as usize) {
             // group_id = tile_id // num_pid_in_group
-            let _v6: Tile<i32, { [] }> = scalar_to_tile(tile_id);
-            let _v7: Tile<i32, { [] }> = scalar_to_tile(num_pid_in_group);
-            let _v8: Tile<i32, { [] }> = divi(_v6, _v7, rounding::NegativeInf);
-            let group_id: i32 = tile_to_scalar(_v8);
+            let group_id: i32 = py_floordiv_i32(tile_id, num_pid_in_group);
             // first_pid_m = group_id * GROUP_M
             let first_pid_m: i32 = group_id * GROUP_M;
             // group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-            let _v9: i32 = num_pid_m - first_pid_m;
-            let group_size_m: i32 = min(_v9, GROUP_M);
+            let group_size_m_a: i32 = num_pid_m - first_pid_m;
+            let group_size_m: i32 = min(group_size_m_a, GROUP_M);
             // local = tile_id % num_pid_in_group
-            let _v10: Tile<i32, { [] }> = scalar_to_tile(tile_id);
-            let _v11: Tile<i32, { [] }> = scalar_to_tile(num_pid_in_group);
-            let _v12: Tile<i32, { [] }> = remi(_v10, _v11);
-            let _v13: Tile<i32, { [] }> = constant(0i32, shape![]);
-            let _v14: Tile<bool, { [] }> = cmpi(_v12, _v13, predicate::LessThan);
-            let _v15: Tile<bool, { [] }> = cmpi(_v11, _v13, predicate::LessThan);
-            let _v16: Tile<bool, { [] }> = xori(_v14, _v15);
-            let _v17: Tile<bool, { [] }> = cmpi(_v12, _v13, predicate::NotEqual);
-            let _v18: Tile<bool, { [] }> = andi(_v16, _v17);
-            let _v19: Tile<i32, { [] }> = _v12 + _v11;
-            let _v20: Tile<i32, { [] }> = select(_v18, _v19, _v12);
-            let local: i32 = tile_to_scalar(_v20);
+            let local: i32 = py_mod_i32(tile_id, num_pid_in_group);
             // pid_m = first_pid_m + local % group_size_m
-            let _v21: Tile<i32, { [] }> = scalar_to_tile(local);
-            let _v22: Tile<i32, { [] }> = scalar_to_tile(group_size_m);
-            let _v23: Tile<i32, { [] }> = remi(_v21, _v22);
-            let _v24: Tile<i32, { [] }> = constant(0i32, shape![]);
-            let _v25: Tile<bool, { [] }> = cmpi(_v23, _v24, predicate::LessThan);
-            let _v26: Tile<bool, { [] }> = cmpi(_v22, _v24, predicate::LessThan);
-            let _v27: Tile<bool, { [] }> = xori(_v25, _v26);
-            let _v28: Tile<bool, { [] }> = cmpi(_v23, _v24, predicate::NotEqual);
-            let _v29: Tile<bool, { [] }> = andi(_v27, _v28);
-            let _v30: Tile<i32, { [] }> = _v23 + _v22;
-            let _v31: Tile<i32, { [] }> = select(_v29, _v30, _v23);
-            let _v32: i32 = tile_to_scalar(_v31);
-            let pid_m: i32 = first_pid_m + _v32;
+            let pid_m_a: i32 = py_mod_i32(local, group_size_m);
+            let pid_m: i32 = first_pid_m + pid_m_a;
             // pid_n = local // group_size_m
-            let _v33: Tile<i32, { [] }> = scalar_to_tile(local);
-            let _v34: Tile<i32, { [] }> = scalar_to_tile(group_size_m);
-            let _v35: Tile<i32, { [] }> = divi(_v33, _v34, rounding::NegativeInf);
-            let pid_n: i32 = tile_to_scalar(_v35);
+            let pid_n: i32 = py_floordiv_i32(local, group_size_m);
             // acc = ct.zeros((BM, BN), dtype=ct.float32)
             let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             for k in 0i32..num_k {
                 // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-                let _pv36: Partition<E, { [BM, BK] }> = unsafe {
-                    make_partition_view(
-                        A,
-                        shape![BM, BK],
-                        padding::Zero,
-                        dim_map::Identity,
-                        A.token(),
-                    )
-                };
-                let a: Tile<E, { [BM, BK] }> = load_view_tko(
-                    &_pv36,
-                    [pid_m, k],
-                    ordering::Weak,
-                    scope::TileBlock,
-                    None,
-                    tma::Enabled,
-                );
+                let a_part2: Partition<E, { [BM, BK] }> =
+                    unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+                let a: Tile<E, { [BM, BK] }> =
+                    load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
                 // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-                let _pv37: Partition<E, { [BK, BN] }> = unsafe {
-                    make_partition_view(
-                        B,
-                        shape![BK, BN],
-                        padding::Zero,
-                        dim_map::Identity,
-                        B.token(),
-                    )
-                };
-                let b: Tile<E, { [BK, BN] }> = load_view_tko(
-                    &_pv37,
-                    [k, pid_n],
-                    ordering::Weak,
-                    scope::TileBlock,
-                    None,
-                    tma::Enabled,
-                );
+                let b_part: Partition<E, { [BK, BN] }> =
+                    unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+                let b: Tile<E, { [BK, BN] }> =
+                    load_view_tko(&b_part, [k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
                 // acc = ct.mma(a, b, acc)
                 acc = mmaf(a, b, acc);
             }
             // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
-            let _v38: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-            let mut _pm39: PartitionMut<E2, { [BM, BN] }> =
-                unsafe { C.partition_full_mut(shape![BM, BN]) };
+            let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+            let mut c_part: PartitionMut<E2, { [BM, BN] }> = unsafe { C.partition_full_mut(shape![BM, BN]) };
             unsafe {
                 store_view_tko_mut(
-                    &mut _pm39,
-                    _v38,
+                    &mut c_part,
+                    c_a,
                     [pid_m, pid_n],
                     ordering::Weak,
                     scope::TileBlock,

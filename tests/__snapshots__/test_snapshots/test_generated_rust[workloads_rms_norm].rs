@@ -28,57 +28,32 @@ pub mod workloads_rms_norm_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // n = x.shape[1]
-        let _shape1: Shape<{ [-1, -1] }> = x.shape();
-        let n: i32 = _shape1[1];
+        let x_shape: Shape<{ [-1, -1] }> = x.shape();
+        let n: i32 = x_shape[1];
         // h = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let mut h: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let h_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let mut h: Tile<f32, { [BM, BN] }> = convert_tile(h_a);
         if HAS_RESIDUAL == 1i32 {
             // r = ct.load(residual, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv4: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(
-                    residual,
-                    shape![BM, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    residual.token(),
-                )
+            let residual_part: Partition<E, { [BM, BN] }> = unsafe {
+                make_partition_view(residual, shape![BM, BN], padding::Zero, dim_map::Identity, residual.token())
             };
-            let r: Tile<E, { [BM, BN] }> = load_view_tko(
-                &_pv4,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let r: Tile<E, { [BM, BN] }> =
+                load_view_tko(&residual_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // h = h + r.astype(ct.float32)
-            let _v5: Tile<f32, { [BM, BN] }> = convert_tile(r);
-            h = h + _v5;
+            let h_b: Tile<f32, { [BM, BN] }> = convert_tile(r);
+            h = h + h_b;
             // ct.store(residual_out, index=(pid, 0), tile=h.astype(residual_out.dtype))
-            let _v6: Tile<E, { [BM, BN] }> = convert_tile(h);
-            let mut _pm7: PartitionMut<E, { [BM, BN] }> =
+            let residual_out_a: Tile<E, { [BM, BN] }> = convert_tile(h);
+            let mut residual_out_part: PartitionMut<E, { [BM, BN] }> =
                 unsafe { residual_out.partition_full_mut(shape![BM, BN]) };
             unsafe {
                 store_view_tko_mut(
-                    &mut _pm7,
-                    _v6,
+                    &mut residual_out_part,
+                    residual_out_a,
                     [pid, 0i32],
                     ordering::Weak,
                     scope::TileBlock,
@@ -88,52 +63,36 @@ pub mod workloads_rms_norm_kernels {
             };
         }
         // ms = ct.sum(h * h, axis=1, keepdims=True) / n
-        let _v8: Tile<f32, { [BM, BN] }> = h * h;
-        let _v9: Tile<f32, { [BM] }> = reduce_sum(_v8, 1i32);
-        let _v10: Tile<f32, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
-        let _v11: f32 = convert_scalar(n);
-        let _v12: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v11, shape![BM, 1]);
-        let ms: Tile<f32, { [BM, 1] }> = _v10 / _v12;
+        let ms_a: Tile<f32, { [BM, BN] }> = h * h;
+        let ms_b: Tile<f32, { [BM] }> = reduce_sum(ms_a, 1i32);
+        let ms_c: Tile<f32, { [BM, 1] }> = ms_b.reshape(shape![BM, 1]);
+        let ms_d: f32 = convert_scalar(n);
+        let ms_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(ms_d, shape![BM, 1]);
+        let ms: Tile<f32, { [BM, 1] }> = ms_c / ms_e;
         // rstd = ct.rsqrt(ms + eps)
-        let _v13: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
-        let _v14: Tile<f32, { [BM, 1] }> = ms + _v13;
-        let rstd: Tile<f32, { [BM, 1] }> = rsqrt(_v14, ftz::Disabled);
+        let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
+        let rstd_b: Tile<f32, { [BM, 1] }> = ms + rstd_a;
+        let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv15: Partition<E2, { [BN] }> = unsafe {
-            make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
-        };
-        let _v16: Tile<E2, { [BN] }> = load_view_tko(
-            &_pv15,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let wt: Tile<f32, { [BN] }> = convert_tile(_v16);
+        let w_part: Partition<E2, { [BN] }> =
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+        let wt_a: Tile<E2, { [BN] }> =
+            load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // ct.store(y, index=(pid, 0), tile=(h * rstd * wt[None, :]).astype(y.dtype))
-        let _v17: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
-        let _v18: Tile<f32, { [BM, BN] }> = h * _v17;
-        let _v19: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-        let _v20: Tile<f32, { [BM, BN] }> = _v19.broadcast(shape![BM, BN]);
-        let _v21: Tile<f32, { [BM, BN] }> = _v18 * _v20;
-        let _v22: Tile<E, { [BM, BN] }> = convert_tile(_v21);
-        let mut _pm23: PartitionMut<E, { [BM, BN] }> =
-            unsafe { y.partition_full_mut(shape![BM, BN]) };
+        let y_a: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
+        let y_b: Tile<f32, { [BM, BN] }> = h * y_a;
+        let y_c: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
+        let y_d: Tile<f32, { [BM, BN] }> = y_c.broadcast(shape![BM, BN]);
+        let y_e: Tile<f32, { [BM, BN] }> = y_b * y_d;
+        let y_f: Tile<E, { [BM, BN] }> = convert_tile(y_e);
+        let mut y_part: PartitionMut<E, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm23,
-                _v22,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_f, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
         // ct.store(rstd_out, index=(pid,), tile=rstd.reshape((BM,)))
-        let _v24: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
-        rstd_out.store(_v24);
+        let rstd_out_a: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
+        rstd_out.store(rstd_out_a);
     }
 
     /// Port of `rms_norm_bwd_kernel` (../corpus/cutile/workloads/rms_norm.py:29).
@@ -151,125 +110,70 @@ pub mod workloads_rms_norm_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // n = x.shape[1]
-        let _shape1: Shape<{ [-1, -1] }> = x.shape();
-        let n: i32 = _shape1[1];
+        let x_shape: Shape<{ [-1, -1] }> = x.shape();
+        let n: i32 = x_shape[1];
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v3: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv2,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let xt: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+        let xt_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
         // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
-        let _pv4: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dy,
-                shape![BM, BN],
-                padding::Zero,
-                dim_map::Identity,
-                dy.token(),
-            )
-        };
-        let _v5: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv4,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let dyt: Tile<f32, { [BM, BN] }> = convert_tile(_v5);
+        let dy_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, dy.token()) };
+        let dyt_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&dy_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let dyt: Tile<f32, { [BM, BN] }> = convert_tile(dyt_a);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-        let _pv6: Partition<E2, { [BN] }> = unsafe {
-            make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token())
-        };
-        let _v7: Tile<E2, { [BN] }> = load_view_tko(
-            &_pv6,
-            [0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let wt: Tile<f32, { [BN] }> = convert_tile(_v7);
+        let w_part: Partition<E2, { [BN] }> =
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+        let wt_a: Tile<E2, { [BN] }> =
+            load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
-        let _pv8: Partition<E2, { [BM] }> = unsafe {
-            make_partition_view(
-                rstd,
-                shape![BM],
-                padding::Zero,
-                dim_map::Identity,
-                rstd.token(),
-            )
-        };
-        let _v9: Tile<E2, { [BM] }> = load_view_tko(
-            &_pv8,
-            [pid],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let rs: Tile<E2, { [BM, 1] }> = _v9.reshape(shape![BM, 1]);
+        let rstd_part: Partition<E2, { [BM] }> =
+            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
+        let rs_a: Tile<E2, { [BM] }> =
+            load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let rs: Tile<E2, { [BM, 1] }> = rs_a.reshape(shape![BM, 1]);
         // xhat = xt * rs
-        let _v10: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let _v11: Tile<f32, { [BM, BN] }> = _v10.broadcast(shape![BM, BN]);
-        let xhat: Tile<f32, { [BM, BN] }> = xt * _v11;
+        let xhat_a: Tile<f32, { [BM, 1] }> = convert_tile(rs);
+        let xhat_b: Tile<f32, { [BM, BN] }> = xhat_a.broadcast(shape![BM, BN]);
+        let xhat: Tile<f32, { [BM, BN] }> = xt * xhat_b;
         // wdy = dyt * wt[None, :]
-        let _v12: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-        let _v13: Tile<f32, { [BM, BN] }> = _v12.broadcast(shape![BM, BN]);
-        let wdy: Tile<f32, { [BM, BN] }> = dyt * _v13;
+        let wdy_a: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
+        let wdy_b: Tile<f32, { [BM, BN] }> = wdy_a.broadcast(shape![BM, BN]);
+        let wdy: Tile<f32, { [BM, BN] }> = dyt * wdy_b;
         // c = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
-        let _v14: Tile<f32, { [BM, BN] }> = xhat * wdy;
-        let _v15: Tile<f32, { [BM] }> = reduce_sum(_v14, 1i32);
-        let _v16: Tile<f32, { [BM, 1] }> = _v15.reshape(shape![BM, 1]);
-        let _v17: f32 = convert_scalar(n);
-        let _v18: Tile<f32, { [BM, 1] }> = broadcast_scalar(_v17, shape![BM, 1]);
-        let c: Tile<f32, { [BM, 1] }> = _v16 / _v18;
+        let c_a: Tile<f32, { [BM, BN] }> = xhat * wdy;
+        let c_b: Tile<f32, { [BM] }> = reduce_sum(c_a, 1i32);
+        let c_c: Tile<f32, { [BM, 1] }> = c_b.reshape(shape![BM, 1]);
+        let c_d: f32 = convert_scalar(n);
+        let c_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(c_d, shape![BM, 1]);
+        let c: Tile<f32, { [BM, 1] }> = c_c / c_e;
         // dxt = (wdy - xhat * c) * rs
-        let _v19: Tile<f32, { [BM, BN] }> = c.broadcast(shape![BM, BN]);
-        let _v20: Tile<f32, { [BM, BN] }> = xhat * _v19;
-        let _v21: Tile<f32, { [BM, BN] }> = wdy - _v20;
-        let _v22: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let _v23: Tile<f32, { [BM, BN] }> = _v22.broadcast(shape![BM, BN]);
-        let dxt: Tile<f32, { [BM, BN] }> = _v21 * _v23;
+        let dxt_a: Tile<f32, { [BM, BN] }> = c.broadcast(shape![BM, BN]);
+        let dxt_b: Tile<f32, { [BM, BN] }> = xhat * dxt_a;
+        let dxt_c: Tile<f32, { [BM, BN] }> = wdy - dxt_b;
+        let dxt_d: Tile<f32, { [BM, 1] }> = convert_tile(rs);
+        let dxt_e: Tile<f32, { [BM, BN] }> = dxt_d.broadcast(shape![BM, BN]);
+        let dxt: Tile<f32, { [BM, BN] }> = dxt_c * dxt_e;
         // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
-        let _v24: Tile<E, { [BM, BN] }> = convert_tile(dxt);
-        let mut _pm25: PartitionMut<E, { [BM, BN] }> =
-            unsafe { dx.partition_full_mut(shape![BM, BN]) };
+        let dx_a: Tile<E, { [BM, BN] }> = convert_tile(dxt);
+        let mut dx_part: PartitionMut<E, { [BM, BN] }> = unsafe { dx.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm25,
-                _v24,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut dx_part, dx_a, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
         // ct.store(dw_partial, index=(pid, 0), tile=ct.sum(dyt * xhat, axis=0, keepdims=True))
-        let _v26: Tile<f32, { [BM, BN] }> = dyt * xhat;
-        let _v27: Tile<f32, { [BN] }> = reduce_sum(_v26, 0i32);
-        let _v28: Tile<f32, { [1, BN] }> = _v27.reshape(shape![1, BN]);
-        let mut _pm29: PartitionMut<f32, { [1, BN] }> =
+        let dw_partial_a: Tile<f32, { [BM, BN] }> = dyt * xhat;
+        let dw_partial_b: Tile<f32, { [BN] }> = reduce_sum(dw_partial_a, 0i32);
+        let dw_partial_c: Tile<f32, { [1, BN] }> = dw_partial_b.reshape(shape![1, BN]);
+        let mut dw_partial_part: PartitionMut<f32, { [1, BN] }> =
             unsafe { dw_partial.partition_full_mut(shape![1, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm29,
-                _v28,
+                &mut dw_partial_part,
+                dw_partial_c,
                 [pid, 0i32],
                 ordering::Weak,
                 scope::TileBlock,

@@ -19,105 +19,50 @@ pub mod rope_kernels {
         // hb = ct.bid(1)
         let hb: i32 = get_tile_block_id().1;
         // x1 = ct.load(x, index=(tok, hb, 0), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
-        let _pv1: Partition<E, { [1, BH, HALF] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![1, BH, HALF],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v2: Tile<E, { [1, BH, HALF] }> = load_view_tko(
-            &_pv1,
-            [tok, hb, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v3: Tile<E, { [BH, HALF] }> = _v2.reshape(shape![BH, HALF]);
-        let x1: Tile<f32, { [BH, HALF] }> = convert_tile(_v3);
+        let x_part: Partition<E, { [1, BH, HALF] }> =
+            unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
+        let x1_a: Tile<E, { [1, BH, HALF] }> =
+            load_view_tko(&x_part, [tok, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let x1_b: Tile<E, { [BH, HALF] }> = x1_a.reshape(shape![BH, HALF]);
+        let x1: Tile<f32, { [BH, HALF] }> = convert_tile(x1_b);
         // x2 = ct.load(x, index=(tok, hb, 1), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
-        let _pv4: Partition<E, { [1, BH, HALF] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![1, BH, HALF],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let _v5: Tile<E, { [1, BH, HALF] }> = load_view_tko(
-            &_pv4,
-            [tok, hb, 1i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let _v6: Tile<E, { [BH, HALF] }> = _v5.reshape(shape![BH, HALF]);
-        let x2: Tile<f32, { [BH, HALF] }> = convert_tile(_v6);
+        let x_part2: Partition<E, { [1, BH, HALF] }> =
+            unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
+        let x2_a: Tile<E, { [1, BH, HALF] }> =
+            load_view_tko(&x_part2, [tok, hb, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let x2_b: Tile<E, { [BH, HALF] }> = x2_a.reshape(shape![BH, HALF]);
+        let x2: Tile<f32, { [BH, HALF] }> = convert_tile(x2_b);
         // c = ct.load(cos, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
-        let _pv7: Partition<E2, { [1, HALF] }> = unsafe {
-            make_partition_view(
-                cos_,
-                shape![1, HALF],
-                padding::None,
-                dim_map::Identity,
-                cos_.token(),
-            )
-        };
-        let _v8: Tile<E2, { [1, HALF] }> = load_view_tko(
-            &_pv7,
-            [tok, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let c: Tile<f32, { [1, HALF] }> = convert_tile(_v8);
+        let cos_part: Partition<E2, { [1, HALF] }> =
+            unsafe { make_partition_view(cos_, shape![1, HALF], padding::None, dim_map::Identity, cos_.token()) };
+        let c_a: Tile<E2, { [1, HALF] }> =
+            load_view_tko(&cos_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let c: Tile<f32, { [1, HALF] }> = convert_tile(c_a);
         // s = ct.load(sin, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
-        let _pv9: Partition<E2, { [1, HALF] }> = unsafe {
-            make_partition_view(
-                sin_,
-                shape![1, HALF],
-                padding::None,
-                dim_map::Identity,
-                sin_.token(),
-            )
-        };
-        let _v10: Tile<E2, { [1, HALF] }> = load_view_tko(
-            &_pv9,
-            [tok, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let s: Tile<f32, { [1, HALF] }> = convert_tile(_v10);
+        let sin_part: Partition<E2, { [1, HALF] }> =
+            unsafe { make_partition_view(sin_, shape![1, HALF], padding::None, dim_map::Identity, sin_.token()) };
+        let s_a: Tile<E2, { [1, HALF] }> =
+            load_view_tko(&sin_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let s: Tile<f32, { [1, HALF] }> = convert_tile(s_a);
         // o1 = x1 * c - x2 * s
-        let _v11: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
-        let _v12: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
-        let _v13: Tile<f32, { [BH, HALF] }> = x2 * _v12;
-        let _v14: Tile<f32, { [BH, HALF] }> = negf(_v13);
-        let o1: Tile<f32, { [BH, HALF] }> =
-            fma(x1, _v11, _v14, rounding::NearestEven, ftz::Disabled);
+        let o1_a: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
+        let o1_b: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
+        let o1_c: Tile<f32, { [BH, HALF] }> = x2 * o1_b;
+        let o1_d: Tile<f32, { [BH, HALF] }> = negf(o1_c);
+        let o1: Tile<f32, { [BH, HALF] }> = fma(x1, o1_a, o1_d, rounding::NearestEven, ftz::Disabled);
         // o2 = x2 * c + x1 * s
-        let _v15: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
-        let _v16: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
-        let _v17: Tile<f32, { [BH, HALF] }> = x1 * _v16;
-        let o2: Tile<f32, { [BH, HALF] }> =
-            fma(x2, _v15, _v17, rounding::NearestEven, ftz::Disabled);
+        let o2_a: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
+        let o2_b: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
+        let o2_c: Tile<f32, { [BH, HALF] }> = x1 * o2_b;
+        let o2: Tile<f32, { [BH, HALF] }> = fma(x2, o2_a, o2_c, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(tok, hb, 0), tile=o1.reshape((1, BH, HALF)).astype(out.dtype))
-        let _v18: Tile<f32, { [1, BH, HALF] }> = o1.reshape(shape![1, BH, HALF]);
-        let _v19: Tile<E, { [1, BH, HALF] }> = convert_tile(_v18);
-        let mut _pm20: PartitionMut<E, { [1, BH, HALF] }> =
-            unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
+        let out_a: Tile<f32, { [1, BH, HALF] }> = o1.reshape(shape![1, BH, HALF]);
+        let out_b: Tile<E, { [1, BH, HALF] }> = convert_tile(out_a);
+        let mut out_part: PartitionMut<E, { [1, BH, HALF] }> = unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm20,
-                _v19,
+                &mut out_part,
+                out_b,
                 [tok, hb, 0i32],
                 ordering::Weak,
                 scope::TileBlock,
@@ -126,14 +71,13 @@ pub mod rope_kernels {
             )
         };
         // ct.store(out, index=(tok, hb, 1), tile=o2.reshape((1, BH, HALF)).astype(out.dtype))
-        let _v21: Tile<f32, { [1, BH, HALF] }> = o2.reshape(shape![1, BH, HALF]);
-        let _v22: Tile<E, { [1, BH, HALF] }> = convert_tile(_v21);
-        let mut _pm23: PartitionMut<E, { [1, BH, HALF] }> =
-            unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
+        let out_c: Tile<f32, { [1, BH, HALF] }> = o2.reshape(shape![1, BH, HALF]);
+        let out_d: Tile<E, { [1, BH, HALF] }> = convert_tile(out_c);
+        let mut out_part2: PartitionMut<E, { [1, BH, HALF] }> = unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm23,
-                _v22,
+                &mut out_part2,
+                out_d,
                 [tok, hb, 1i32],
                 ordering::Weak,
                 scope::TileBlock,

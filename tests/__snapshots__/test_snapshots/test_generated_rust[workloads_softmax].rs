@@ -15,51 +15,29 @@ pub mod workloads_softmax_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // row = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::NegInf,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let row: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [pid, 0i32],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+        let row: Tile<E, { [BM, BN] }> =
+            load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // row = row.astype(ct.float32)
         let row: Tile<f32, { [BM, BN] }> = convert_tile(row);
         // row_max = ct.max(row, axis=1, keepdims=True)
-        let _v2: Tile<f32, { [BM] }> = reduce_max(row, 1i32);
-        let row_max: Tile<f32, { [BM, 1] }> = _v2.reshape(shape![BM, 1]);
+        let row_max_a: Tile<f32, { [BM] }> = reduce_max(row, 1i32);
+        let row_max: Tile<f32, { [BM, 1] }> = row_max_a.reshape(shape![BM, 1]);
         // num = ct.exp(row - row_max)
-        let _v3: Tile<f32, { [BM, BN] }> = row_max.broadcast(shape![BM, BN]);
-        let _v4: Tile<f32, { [BM, BN] }> = row - _v3;
-        let num: Tile<f32, { [BM, BN] }> = exp(_v4);
+        let num_a: Tile<f32, { [BM, BN] }> = row_max.broadcast(shape![BM, BN]);
+        let num_b: Tile<f32, { [BM, BN] }> = row - num_a;
+        let num: Tile<f32, { [BM, BN] }> = exp(num_b);
         // den = ct.sum(num, axis=1, keepdims=True)
-        let _v5: Tile<f32, { [BM] }> = reduce_sum(num, 1i32);
-        let den: Tile<f32, { [BM, 1] }> = _v5.reshape(shape![BM, 1]);
+        let den_a: Tile<f32, { [BM] }> = reduce_sum(num, 1i32);
+        let den: Tile<f32, { [BM, 1] }> = den_a.reshape(shape![BM, 1]);
         // ct.store(y, index=(pid, 0), tile=(num / den).astype(y.dtype))
-        let _v6: Tile<f32, { [BM, BN] }> = den.broadcast(shape![BM, BN]);
-        let _v7: Tile<f32, { [BM, BN] }> = num / _v6;
-        let _v8: Tile<E2, { [BM, BN] }> = convert_tile(_v7);
-        let mut _pm9: PartitionMut<E2, { [BM, BN] }> =
-            unsafe { y.partition_full_mut(shape![BM, BN]) };
+        let y_a: Tile<f32, { [BM, BN] }> = den.broadcast(shape![BM, BN]);
+        let y_b: Tile<f32, { [BM, BN] }> = num / y_a;
+        let y_c: Tile<E2, { [BM, BN] }> = convert_tile(y_b);
+        let mut y_part: PartitionMut<E2, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
-            store_view_tko_mut(
-                &mut _pm9,
-                _v8,
-                [pid, 0i32],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            )
+            store_view_tko_mut(&mut y_part, y_c, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
 
@@ -73,107 +51,62 @@ pub mod workloads_softmax_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // num_col_tiles = ct.num_tiles(x, axis=1, shape=(BM, BN))
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                x,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                x.token(),
-            )
-        };
-        let num_col_tiles: i32 = num_tiles(&_pv1, 1i32);
+        let x_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+        let num_col_tiles: i32 = num_tiles(&x_part, 1i32);
         // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         // l_i = ct.zeros((BM, 1), dtype=ct.float32)
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         for j in 0i32..num_col_tiles {
             // t = ct.load(x, index=(pid, j), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
-            let _pv2: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(
-                    x,
-                    shape![BM, BN],
-                    padding::NegInf,
-                    dim_map::Identity,
-                    x.token(),
-                )
-            };
-            let t: Tile<E, { [BM, BN] }> = load_view_tko(
-                &_pv2,
-                [pid, j],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let x_part2: Partition<E, { [BM, BN] }> =
+                unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+            let t: Tile<E, { [BM, BN] }> =
+                load_view_tko(&x_part2, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t = t.astype(ct.float32) * LOG2E
-            let _v3: Tile<f32, { [BM, BN] }> = convert_tile(t);
-            let _v4: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
-            let t: Tile<f32, { [BM, BN] }> = _v3 * _v4;
+            let t_a: Tile<f32, { [BM, BN] }> = convert_tile(t);
+            let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
+            let t: Tile<f32, { [BM, BN] }> = t_a * t_b;
             // m_new = ct.maximum(m_i, ct.max(t, axis=1, keepdims=True))
-            let _v5: Tile<f32, { [BM] }> = reduce_max(t, 1i32);
-            let _v6: Tile<f32, { [BM, 1] }> = _v5.reshape(shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, _v6, nan::Disabled, ftz::Disabled);
+            let m_new_a: Tile<f32, { [BM] }> = reduce_max(t, 1i32);
+            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t - m_new), axis=1, keepdims=True)
-            let _v7: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let _v8: Tile<f32, { [BM, 1] }> = exp2(_v7, ftz::Disabled);
-            let _v9: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
-            let _v10: Tile<f32, { [BM, BN] }> = t - _v9;
-            let _v11: Tile<f32, { [BM, BN] }> = exp2(_v10, ftz::Disabled);
-            let _v12: Tile<f32, { [BM] }> = reduce_sum(_v11, 1i32);
-            let _v13: Tile<f32, { [BM, 1] }> = _v12.reshape(shape![BM, 1]);
-            l_i = fma(l_i, _v8, _v13, rounding::NearestEven, ftz::Disabled);
+            let l_i_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
+            let l_i_b: Tile<f32, { [BM, 1] }> = exp2(l_i_a, ftz::Disabled);
+            let l_i_c: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let l_i_d: Tile<f32, { [BM, BN] }> = t - l_i_c;
+            let l_i_e: Tile<f32, { [BM, BN] }> = exp2(l_i_d, ftz::Disabled);
+            let l_i_f: Tile<f32, { [BM] }> = reduce_sum(l_i_e, 1i32);
+            let l_i_g: Tile<f32, { [BM, 1] }> = l_i_f.reshape(shape![BM, 1]);
+            l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
         }
         // inv_l = 1.0 / l_i
-        let _v14: Tile<f32, { [BM, 1] }> = broadcast_scalar(1.0f32, shape![BM, 1]);
-        let inv_l: Tile<f32, { [BM, 1] }> = _v14 / l_i;
+        let inv_l_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(1.0f32, shape![BM, 1]);
+        let inv_l: Tile<f32, { [BM, 1] }> = inv_l_a / l_i;
         for j in 0i32..num_col_tiles {
             // t = ct.load(x, index=(pid, j), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
-            let _pv15: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(
-                    x,
-                    shape![BM, BN],
-                    padding::NegInf,
-                    dim_map::Identity,
-                    x.token(),
-                )
-            };
-            let t: Tile<E, { [BM, BN] }> = load_view_tko(
-                &_pv15,
-                [pid, j],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let x_part3: Partition<E, { [BM, BN] }> =
+                unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+            let t: Tile<E, { [BM, BN] }> =
+                load_view_tko(&x_part3, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // p = ct.exp2(t.astype(ct.float32) * LOG2E - m_i) * inv_l
-            let _v16: Tile<f32, { [BM, BN] }> = convert_tile(t);
-            let _v17: Tile<f32, { [BM, BN] }> =
-                broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
-            let _v18: Tile<f32, { [BM, BN] }> = m_i.broadcast(shape![BM, BN]);
-            let _v19: Tile<f32, { [BM, BN] }> = negf(_v18);
-            let _v20: Tile<f32, { [BM, BN] }> =
-                fma(_v16, _v17, _v19, rounding::NearestEven, ftz::Disabled);
-            let _v21: Tile<f32, { [BM, BN] }> = exp2(_v20, ftz::Disabled);
-            let _v22: Tile<f32, { [BM, BN] }> = inv_l.broadcast(shape![BM, BN]);
-            let p: Tile<f32, { [BM, BN] }> = _v21 * _v22;
+            let p_a: Tile<f32, { [BM, BN] }> = convert_tile(t);
+            let p_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
+            let p_c: Tile<f32, { [BM, BN] }> = m_i.broadcast(shape![BM, BN]);
+            let p_d: Tile<f32, { [BM, BN] }> = negf(p_c);
+            let p_e: Tile<f32, { [BM, BN] }> = fma(p_a, p_b, p_d, rounding::NearestEven, ftz::Disabled);
+            let p_f: Tile<f32, { [BM, BN] }> = exp2(p_e, ftz::Disabled);
+            let p_g: Tile<f32, { [BM, BN] }> = inv_l.broadcast(shape![BM, BN]);
+            let p: Tile<f32, { [BM, BN] }> = p_f * p_g;
             // ct.store(y, index=(pid, j), tile=p.astype(y.dtype))
-            let _v23: Tile<E2, { [BM, BN] }> = convert_tile(p);
-            let mut _pm24: PartitionMut<E2, { [BM, BN] }> =
-                unsafe { y.partition_full_mut(shape![BM, BN]) };
+            let y_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
+            let mut y_part: PartitionMut<E2, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
             unsafe {
-                store_view_tko_mut(
-                    &mut _pm24,
-                    _v23,
-                    [pid, j],
-                    ordering::Weak,
-                    scope::TileBlock,
-                    None,
-                    tma::Enabled,
-                )
+                store_view_tko_mut(&mut y_part, y_a, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled)
             };
         }
     }

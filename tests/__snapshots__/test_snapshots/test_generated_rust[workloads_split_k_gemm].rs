@@ -8,12 +8,7 @@ pub mod split_k_gemm_kernels {
     /// Port of `splitk_gemm_partial_kernel` (../corpus/cutile/workloads/split_k_gemm.py:10).
     /// Output `P: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn splitk_gemm_partial_kernel<
-        E: ElementType,
-        const BM: i32,
-        const BN: i32,
-        const BK: i32,
-    >(
+    pub fn splitk_gemm_partial_kernel<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
         A: &Tensor<E, { [-1, -1] }>,
         B: &Tensor<E, { [-1, -1] }>,
         P: &Tensor<f32, { [-1, -1, -1] }>,
@@ -26,71 +21,37 @@ pub mod split_k_gemm_kernels {
         // split = ct.bid(2)
         let split: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
-        let _pv1: Partition<E, { [BM, BK] }> = unsafe {
-            make_partition_view(
-                A,
-                shape![BM, BK],
-                padding::None,
-                dim_map::Identity,
-                A.token(),
-            )
-        };
-        let num_k: i32 = num_tiles(&_pv1, 1i32);
+        let a_part: Partition<E, { [BM, BK] }> =
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+        let num_k: i32 = num_tiles(&a_part, 1i32);
         // k_start = split * k_tiles_per_split
         let k_start: i32 = split * k_tiles_per_split;
         // k_end = min(k_start + k_tiles_per_split, num_k)
-        let _v2: i32 = k_start + k_tiles_per_split;
-        let k_end: i32 = min(_v2, num_k);
+        let k_end_a: i32 = k_start + k_tiles_per_split;
+        let k_end: i32 = min(k_end_a, num_k);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in k_start..k_end {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let _pv3: Partition<E, { [BM, BK] }> = unsafe {
-                make_partition_view(
-                    A,
-                    shape![BM, BK],
-                    padding::Zero,
-                    dim_map::Identity,
-                    A.token(),
-                )
-            };
-            let a: Tile<E, { [BM, BK] }> = load_view_tko(
-                &_pv3,
-                [pid_m, k],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let a_part2: Partition<E, { [BM, BK] }> =
+                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a: Tile<E, { [BM, BK] }> =
+                load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv4: Partition<E, { [BK, BN] }> = unsafe {
-                make_partition_view(
-                    B,
-                    shape![BK, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    B.token(),
-                )
-            };
-            let b: Tile<E, { [BK, BN] }> = load_view_tko(
-                &_pv4,
-                [k, pid_n],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let b_part: Partition<E, { [BK, BN] }> =
+                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b: Tile<E, { [BK, BN] }> =
+                load_view_tko(&b_part, [k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
             acc = mmaf(a, b, acc);
         }
         // ct.store(P, index=(split, pid_m, pid_n), tile=acc.reshape((1, BM, BN)))
-        let _v5: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
-        let mut _pm6: PartitionMut<f32, { [1, BM, BN] }> =
-            unsafe { P.partition_full_mut(shape![1, BM, BN]) };
+        let p_a: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
+        let mut p_part: PartitionMut<f32, { [1, BM, BN] }> = unsafe { P.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(
-                &mut _pm6,
-                _v5,
+                &mut p_part,
+                p_a,
                 [split, pid_m, pid_n],
                 ordering::Weak,
                 scope::TileBlock,
@@ -112,36 +73,23 @@ pub mod split_k_gemm_kernels {
         // pid_n = ct.bid(1)
         let pid_n: i32 = get_tile_block_id().1;
         // num_splits = P.shape[0]
-        let _shape1: Shape<{ [-1, -1, -1] }> = P.shape();
-        let num_splits: i32 = _shape1[0];
+        let p_shape: Shape<{ [-1, -1, -1] }> = P.shape();
+        let num_splits: i32 = p_shape[0];
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for s in 0i32..num_splits {
             // part = ct.load(P, index=(s, pid_m, pid_n), shape=(1, BM, BN), padding_mode=ct.PaddingMode.ZERO)
-            let _pv2: Partition<E, { [1, BM, BN] }> = unsafe {
-                make_partition_view(
-                    P,
-                    shape![1, BM, BN],
-                    padding::Zero,
-                    dim_map::Identity,
-                    P.token(),
-                )
-            };
-            let part: Tile<E, { [1, BM, BN] }> = load_view_tko(
-                &_pv2,
-                [s, pid_m, pid_n],
-                ordering::Weak,
-                scope::TileBlock,
-                None,
-                tma::Enabled,
-            );
+            let p_part: Partition<E, { [1, BM, BN] }> =
+                unsafe { make_partition_view(P, shape![1, BM, BN], padding::Zero, dim_map::Identity, P.token()) };
+            let part: Tile<E, { [1, BM, BN] }> =
+                load_view_tko(&p_part, [s, pid_m, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + part.reshape((BM, BN))
-            let _v3: Tile<E, { [BM, BN] }> = part.reshape(shape![BM, BN]);
-            let _v4: Tile<f32, { [BM, BN] }> = convert_tile(_v3);
-            acc = acc + _v4;
+            let acc_a: Tile<E, { [BM, BN] }> = part.reshape(shape![BM, BN]);
+            let acc_b: Tile<f32, { [BM, BN] }> = convert_tile(acc_a);
+            acc = acc + acc_b;
         }
         // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
-        let _v5: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-        C.store(_v5);
+        let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
+        C.store(c_a);
     }
 }

@@ -18,55 +18,29 @@ pub mod swiglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate.token(),
-            )
-        };
-        let _v2: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        let gate_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, gate.token()) };
+        let g_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                up.token(),
-            )
-        };
-        let _v4: Tile<E2, { [BM, BN] }> = load_view_tko(
-            &_pv3,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let u: Tile<f32, { [BM, BN] }> = convert_tile(_v4);
+        let up_part: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, up.token()) };
+        let u_a: Tile<E2, { [BM, BN] }> =
+            load_view_tko(&up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let u: Tile<f32, { [BM, BN] }> = convert_tile(u_a);
         // sig = 1.0 / (1.0 + ct.exp(-g))
-        let _v5: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v6: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v7: Tile<f32, { [BM, BN] }> = negf(g);
-        let _v8: Tile<f32, { [BM, BN] }> = exp(_v7);
-        let _v9: Tile<f32, { [BM, BN] }> = _v6 + _v8;
-        let sig: Tile<f32, { [BM, BN] }> = _v5 / _v9;
+        let sig_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let sig_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let sig_c: Tile<f32, { [BM, BN] }> = negf(g);
+        let sig_d: Tile<f32, { [BM, BN] }> = exp(sig_c);
+        let sig_e: Tile<f32, { [BM, BN] }> = sig_b + sig_d;
+        let sig: Tile<f32, { [BM, BN] }> = sig_a / sig_e;
         // ct.store(out, index=(pm, pn), tile=(g * sig * u).astype(out.dtype))
-        let _v10: Tile<f32, { [BM, BN] }> = g * sig;
-        let _v11: Tile<f32, { [BM, BN] }> = _v10 * u;
-        let _v12: Tile<E2, { [BM, BN] }> = convert_tile(_v11);
-        out.store(_v12);
+        let out_a: Tile<f32, { [BM, BN] }> = g * sig;
+        let out_b: Tile<f32, { [BM, BN] }> = out_a * u;
+        let out_c: Tile<E2, { [BM, BN] }> = convert_tile(out_b);
+        out.store(out_c);
     }
 
     /// Port of `swiglu_bwd_kernel` (../corpus/cutile/workloads/swiglu.py:20).
@@ -85,86 +59,46 @@ pub mod swiglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv1: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                gate,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                gate.token(),
-            )
-        };
-        let _v2: Tile<E, { [BM, BN] }> = load_view_tko(
-            &_pv1,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let g: Tile<f32, { [BM, BN] }> = convert_tile(_v2);
+        let gate_part: Partition<E, { [BM, BN] }> =
+            unsafe { make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, gate.token()) };
+        let g_a: Tile<E, { [BM, BN] }> =
+            load_view_tko(&gate_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv3: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                up,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                up.token(),
-            )
-        };
-        let _v4: Tile<E2, { [BM, BN] }> = load_view_tko(
-            &_pv3,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let u: Tile<f32, { [BM, BN] }> = convert_tile(_v4);
+        let up_part: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, up.token()) };
+        let u_a: Tile<E2, { [BM, BN] }> =
+            load_view_tko(&up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let u: Tile<f32, { [BM, BN] }> = convert_tile(u_a);
         // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let _pv5: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(
-                dout,
-                shape![BM, BN],
-                padding::None,
-                dim_map::Identity,
-                dout.token(),
-            )
-        };
-        let _v6: Tile<E2, { [BM, BN] }> = load_view_tko(
-            &_pv5,
-            [pm, pn],
-            ordering::Weak,
-            scope::TileBlock,
-            None,
-            tma::Enabled,
-        );
-        let do_: Tile<f32, { [BM, BN] }> = convert_tile(_v6);
+        let dout_part: Partition<E2, { [BM, BN] }> =
+            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let do_a: Tile<E2, { [BM, BN] }> =
+            load_view_tko(&dout_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let do_: Tile<f32, { [BM, BN] }> = convert_tile(do_a);
         // sig = 1.0 / (1.0 + ct.exp(-g))
-        let _v7: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v8: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v9: Tile<f32, { [BM, BN] }> = negf(g);
-        let _v10: Tile<f32, { [BM, BN] }> = exp(_v9);
-        let _v11: Tile<f32, { [BM, BN] }> = _v8 + _v10;
-        let sig: Tile<f32, { [BM, BN] }> = _v7 / _v11;
+        let sig_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let sig_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let sig_c: Tile<f32, { [BM, BN] }> = negf(g);
+        let sig_d: Tile<f32, { [BM, BN] }> = exp(sig_c);
+        let sig_e: Tile<f32, { [BM, BN] }> = sig_b + sig_d;
+        let sig: Tile<f32, { [BM, BN] }> = sig_a / sig_e;
         // silu = g * sig
         let silu: Tile<f32, { [BM, BN] }> = g * sig;
         // dg = do * u * sig * (1.0 + g * (1.0 - sig))
-        let _v12: Tile<f32, { [BM, BN] }> = do_ * u;
-        let _v13: Tile<f32, { [BM, BN] }> = _v12 * sig;
-        let _v14: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v15: Tile<f32, { [BM, BN] }> = _v14 - sig;
-        let _v16: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let _v17: Tile<f32, { [BM, BN] }> =
-            fma(g, _v15, _v16, rounding::NearestEven, ftz::Disabled);
-        let dg: Tile<f32, { [BM, BN] }> = _v13 * _v17;
+        let dg_a: Tile<f32, { [BM, BN] }> = do_ * u;
+        let dg_b: Tile<f32, { [BM, BN] }> = dg_a * sig;
+        let dg_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let dg_d: Tile<f32, { [BM, BN] }> = dg_c - sig;
+        let dg_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
+        let dg_f: Tile<f32, { [BM, BN] }> = fma(g, dg_d, dg_e, rounding::NearestEven, ftz::Disabled);
+        let dg: Tile<f32, { [BM, BN] }> = dg_b * dg_f;
         // ct.store(dgate, index=(pm, pn), tile=dg.astype(dgate.dtype))
-        let _v18: Tile<E2, { [BM, BN] }> = convert_tile(dg);
-        dgate.store(_v18);
+        let dgate_a: Tile<E2, { [BM, BN] }> = convert_tile(dg);
+        dgate.store(dgate_a);
         // ct.store(dup, index=(pm, pn), tile=(do * silu).astype(dup.dtype))
-        let _v19: Tile<f32, { [BM, BN] }> = do_ * silu;
-        let _v20: Tile<E2, { [BM, BN] }> = convert_tile(_v19);
-        dup.store(_v20);
+        let dup_a: Tile<f32, { [BM, BN] }> = do_ * silu;
+        let dup_b: Tile<E2, { [BM, BN] }> = convert_tile(dup_a);
+        dup.store(dup_b);
     }
 }
