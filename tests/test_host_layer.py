@@ -350,12 +350,20 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
                 assert ct.launch is rt.launch and rt._STATE["original"] is recorder
                 previous = host.lib.cutile_dry_run(1)
                 try:
+                    rt._FAST.__dict__.pop("calls", None)  # the first launch of a layout: its full check
                     ct.launch(None, grid, kobj, args)
                     text = (host.lib.cutile_last_plan() or b"").decode()
+                    ct.launch(None, grid, kobj, args)  # again: the fast path (a checked layout)
+                    again = (host.lib.cutile_last_plan() or b"").decode()
+                    fast = len(rt._FAST.calls)
                 finally:
                     host.lib.cutile_dry_run(previous)
                 assert not recorder.calls, f"{label}: the routed launch fell back to cuTile Python"
                 problems += mismatches(f"{label} (routed ct.launch)", json.loads(text), ref, kernel["symbol"])
+                problems += mismatches(f"{label} (routed ct.launch, fast path)", json.loads(again), ref,
+                                       kernel["symbol"])
+                if fast != 1:
+                    problems.append(f"{label}: {fast} fast-path layouts after two launches of one layout")
                 rt.set_backend("python")
                 rt.uninstall()
     finally:
@@ -364,6 +372,44 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
         rt._STATE["original"] = None
         ct.launch = real_launch
     return problems
+
+
+def test_the_fast_path_checks_what_changes_and_a_new_layout_fully(host, fake_torch):
+    """A repeated layout takes the fast path, which still refuses a null or misaligned pointer, a scalar out
+    of range and a bad stream, as the full check does; another shape, dtype, constant or grid is a new
+    layout, checked fully (a grid that is not `c`'s partition grid is refused)."""
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "vector_add")
+    spec = next(s for s in rt.REGISTRY.values() if s.symbol == kernel["symbol"])
+    consts = kernel["specializations"][0]
+    args, grid = python_call(kernel, consts, "f32")
+    rt._FAST.__dict__.pop("calls", None)
+    host.lib.cutile_dry_run(1)
+    try:
+        rt.call(spec, args, grid)
+        rt.call(spec, args, grid)
+        assert len(rt._FAST.calls) == 1
+        good = json.loads(host.lib.cutile_last_plan().decode())
+        a = args[0]
+        for ptr, why in ((0, "null data pointer"), (a._ptr + 2, "not aligned")):
+            bad = FakeTensor(a.shape, "f32", ptr)
+            with pytest.raises(rt.ArgumentError, match=why) as refused:
+                rt.call(spec, (bad, *args[1:]), grid)
+            assert refused.value.code is None  # refused in Python, before the library (which refuses it too)
+        with pytest.raises(rt.ArgumentTypeError):
+            rt.call(spec, args, grid, stream=object())
+        moved = FakeTensor(a.shape, "f32", a._ptr + (1 << 20))  # another pointer, same layout: launched there
+        rt.call(spec, (moved, *args[1:]), grid)
+        assert len(rt._FAST.calls) == 1
+        with pytest.raises(rt.ArgumentError, match="partition grid"):  # a new grid: the full check
+            rt.call(spec, args, (grid[0] + 1, *grid[1:]))
+        with pytest.raises(rt.ArgumentTypeError):  # a new dtype for `a` alone: the full check
+            rt.call(spec, (FakeTensor(a.shape, "f16", a._ptr), *args[1:]), grid)
+        assert len(rt._FAST.calls) == 1  # refused layouts are not kept
+        rt.call(spec, args, grid)
+        assert json.loads(host.lib.cutile_last_plan().decode()) == good
+    finally:
+        host.lib.cutile_dry_run(0)
 
 
 def test_dry_run_runs_the_checks_and_stays_off_the_driver(host):

@@ -20,7 +20,7 @@ MUTANTS = [
     ("src/softmax/kernel.rs", "padding::NegInf", "padding::Zero", "row_softmax"),  # change a padding mode
     ("src/matmul/kernel.rs", "acc = mmaf(a, b, acc);", "acc = acc;", "matmul"),  # drop the mmaf
     # change tile shapes: BN and BK swap places in the generic list (64x64x32 becomes 64x32x64)
-    ("src/batched_matmul/kernel.rs", "const BN: i32,\n        const BK: i32,", "const BK: i32,\n        const BN: i32,",
+    ("src/batched_matmul/kernel.rs", "const BN: i32, const BK: i32>", "const BK: i32, const BN: i32>",
      "batched_matmul"),
 ]
 

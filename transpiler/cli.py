@@ -63,13 +63,17 @@ def _err(msg: str) -> None:
 
 
 def _print_diag(d: Diagnostic, fmt: Format) -> None:
+    hint = d.help
     if fmt == Format.github:
-        _err(f"::{d.severity} file={d.pos.path},line={d.pos.line},col={d.pos.col},title={d.code}::{d.message}")
+        more = f" (help: {hint})" if hint else ""
+        _err(f"::{d.severity} file={d.pos.path},line={d.pos.line},col={d.pos.col},title={d.code}::{d.message}{more}")
     else:
         _err(d.text())
         line = _source_line(d.pos.path, d.pos.line)
         if line is not None:
             _err(f"    {line}\n    {' ' * (d.pos.col - 1)}^")
+        if hint:
+            _err(f"    help: {hint}")
 
 
 def _source_line(path: str, lineno: int) -> str | None:

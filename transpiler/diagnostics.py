@@ -14,12 +14,21 @@ class Diagnostic:
     message: str
     pos: Pos
 
+    @property
+    def help(self) -> str | None:
+        """A rewrite to suggest (rules/rewrites.toml), derived from the code and message."""
+        from .rewrites import suggestion
+        return suggestion(self.code, self.message)
+
     def text(self) -> str:
         return f"{self.pos.path}:{self.pos.line}:{self.pos.col}: {self.severity}: {self.message} [{self.code}]"
 
     def as_json(self) -> dict:
-        return {"severity": self.severity, "code": self.code, "message": self.message,
-                "path": self.pos.path, "line": self.pos.line, "col": self.pos.col}
+        out = {"severity": self.severity, "code": self.code, "message": self.message,
+               "path": self.pos.path, "line": self.pos.line, "col": self.pos.col}
+        if (h := self.help) is not None:
+            out["help"] = h
+        return out
 
 
 class TranspileError(Exception):

@@ -199,13 +199,13 @@ def test_int_conversions_use_exti_trunci(ported):
     out, _ = ported
     body = _entry(out, "k_i64_const", "k_i64_const")
     # the i32 const generic becomes an i64 through exti (folded: cuTile Python writes constant 64 : i64)
-    assert re.search(r"let (_v\d+): Tile<i32, \{ \[\] \}> = scalar_to_tile\(BLOCK\);\s*"
-                     r"let _v\d+: Tile<i64, \{ \[\] \}> = exti\(\1\);", body), body
+    assert re.search(r"let (\w+): Tile<i32, \{ \[\] \}> = scalar_to_tile\(BLOCK\);\s*"
+                     r"let \w+: Tile<i64, \{ \[\] \}> = exti\(\1\);", body), body
     assert "* BLOCK" not in body and "convert_tile" not in body and "convert_scalar(bid)" not in body
     body = _entry(out, "k_i64_const", "k_i64_tile_const")
     assert "constant(3000000000i64" in body and "exti(" in body
     body = _entry(out, "k_bool_to_int", "k_bool_to_i32")
-    assert re.search(r"Tile<i32, \{ \[BLOCK\] \}> = exti\(_v\d+\);", body) and "convert_tile" not in body
+    assert re.search(r"Tile<i32, \{ \[BLOCK\] \}> = exti\(\w+\);", body) and "convert_tile" not in body
     body = _entry(out, "k_bool_to_int", "k_int_casts")
     assert body.count("exti(") == 2 and not re.search(r"Tile<i64, [^=]*= convert_tile", body), body
 
@@ -220,7 +220,7 @@ def test_flag_parameters(ported):
     body = _entry(out, "k_flags", "k_flag_param")
     assert "flag: bool," in body and "if flag {" in body
     body = _entry(out, "k_flags", "k_int_cond")
-    assert "n: i32," in body and re.search(r"let (_v\d+): bool = n != 0i32;\s*if \1 \{", body), body
+    assert "n: i32," in body and re.search(r"let (\w+): bool = n != 0i32;\s*if \1 \{", body), body
 
 
 def test_nested_fma(ported):
@@ -235,8 +235,8 @@ def test_float_literals_past_f32_are_inf(ported):
     assert "e+40" not in text and "e+39" not in text
     body = _entry(out, "k_big_floats", "k_big_float")
     # E has no INFINITY constant: the f32 one, converted (an ftof of a constant, folded)
-    assert re.search(r"let (_c\d+): Tile<f32, \{ \[\] \}> = constant\(f32::INFINITY, shape!\[\]\);\s*"
-                     r"let _c\d+: Tile<E, \{ \[\] \}> = convert_tile\(\1\);", body), body
+    assert re.search(r"let (\w+): Tile<f32, \{ \[\] \}> = constant\(f32::INFINITY, shape!\[\]\);\s*"
+                     r"let \w+: Tile<E, \{ \[\] \}> = convert_tile\(\1\);", body), body
     assert "constant(f32::NEG_INFINITY, shape![])" in _entry(out, "k_big_floats", "k_big_float_f32")
 
 
