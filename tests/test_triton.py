@@ -4,6 +4,7 @@ Tile IR, and the generated package routing an unchanged `kernel[grid](...)` laun
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 import types
@@ -235,6 +236,20 @@ def test_triton_corpus_compiles_to_tile_ir(triton_out):
     checked = {v.kernel: {c.dtype for c in v.checks} for v in verdicts}
     assert any("i64" in d.split("+") for d in checked["cross_entropy_kernel"]), checked["cross_entropy_kernel"]
     assert any("f8e4m3fn" in d.split("+") for d in checked["fp8_row_quant_kernel"])
+
+
+@requires_toolchain
+def test_the_generated_crate_checks_without_warnings(triton_out):
+    """rustc has nothing to say about a generated crate (Python names such as `stride_ak_IS_1` const
+    generics and `H_IS_GIVEN` constants, and the C ABI's fully parenthesized constant expressions, are
+    allowed where they are generated): a user's `cargo check` stays quiet."""
+    from transpiler.verify.toolchain import cargo_env
+    out, _ = triton_out
+    res = subprocess.run(["cargo", "check", "--message-format", "short"], cwd=out, env=cargo_env(),
+                         capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stderr[-4000:]
+    warnings = [line for line in res.stderr.splitlines() if "warning" in line]
+    assert not warnings, warnings
 
 
 # ------------------------------------------------------------------------------------------ routing
