@@ -9,17 +9,21 @@ not timed, so the queue never fills and blocks): `queued` is the median host tim
 `--batches` batches. `synced` is the median of `--batches` single launches each followed by a synchronize
 (the GPU time included). Modes:
 
-- `python`: `ct.launch(stream, grid, kernel, args)` with the backend "python" (cuTile Python);
+- `python`: cuTile Python's `ct.launch(stream, grid, kernel, args)` (not through the backend switch);
 - `routed`: the same call with the backend "cutile-rs" (the port, through `cutile_ports.install()`);
 - `port`: what the port's Python function runs (`_runtime.call(spec, args, grid, stream)`): the argument
   checks and the C call, no routing;
+- `port_checked`: the full argument check of every call (`_runtime.plan`, what a layout's first call
+  does) and the C call;
 - `abi`: the C symbol called through ctypes with a plan made once (`_runtime.invoke`): the C ABI, its
   checks and cuTile Rust's launcher, no Python checks;
 - `abi_checks`: the same call in the library's dry-run mode: the C ABI's checks only (what `abi` spends
   before cuTile Rust's launcher);
 - `graph_python`, `graph_routed`: `--graph` launches captured in one `torch.cuda.CUDAGraph` and
   replayed; per launch, the replay's host time and its synchronized time; the outputs of a replay are
-  compared with the outputs of the same launches made directly.
+  compared with the outputs of the same launches made directly. The capture tries torch's default error
+  mode ("global") first, then "thread_local" and "relaxed"; the report names the mode when it was not the
+  default.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def main() -> int:
     import cutile_ports
     from cutile_ports import _runtime as rt
 
+    python_launch = ct.launch  # cuTile Python's own, before the switch wraps it
     cutile_ports.install()
     device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
@@ -101,10 +106,11 @@ def main() -> int:
         plan = rt.route(kernel, launch.args, launch.grid, stream)
         modes = {
             "python": (lambda: cutile_ports.set_backend("python"),
-                       lambda: ct.launch(stream, launch.grid, kernel, launch.args)),
+                       lambda: python_launch(stream, launch.grid, kernel, launch.args)),
             "routed": (lambda: cutile_ports.set_backend("cutile-rs", strict=True),
                        lambda: ct.launch(stream, launch.grid, kernel, launch.args)),
             "port": (lambda: None, lambda: rt.call(spec, launch.args, launch.grid, stream)),
+            "port_checked": (lambda: None, lambda: rt.invoke(rt.plan(spec, launch.args, launch.grid, stream), lib)),
             "abi": (lambda: None, lambda: rt.invoke(plan, lib)),
             "abi_checks": (lambda: lib.cutile_dry_run(1), lambda: rt.invoke(plan, lib)),
         }
@@ -134,36 +140,18 @@ def main() -> int:
             finally:
                 lib.cutile_dry_run(0)
         for mode, backend in (("graph_python", "python"), ("graph_routed", "cutile-rs")):
-            try:
-                cutile_ports.set_backend(backend, strict=backend != "python")
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):  # warm-up on a side stream, as torch's capture asks
-                    for _ in range(3):
-                        ct.launch(torch.cuda.current_stream(), launch.grid, kernel, launch.args)
-                torch.cuda.current_stream().wait_stream(side)
-                torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    for _ in range(args.graph):
-                        ct.launch(torch.cuda.current_stream(), launch.grid, kernel, launch.args)
-                outs = [launch.args[i].clone() for i in launch.outputs]
-                for i in launch.outputs:
-                    launch.args[i].fill_(float("nan") if launch.args[i].is_floating_point() else -1)
-                graph.replay()
-                torch.cuda.synchronize()
-                same = all(torch.equal(launch.args[i], o) for i, o in zip(launch.outputs, outs))
-                queued, synced = [], []
-                for _ in range(args.batches):
-                    t0 = time.perf_counter()
-                    graph.replay()
-                    queued.append((time.perf_counter() - t0) / args.graph)
+            errors = {}
+            for capture_mode in ("global", "thread_local", "relaxed"):  # torch's default first
+                try:
+                    row[mode] = _graph(torch, ct, cutile_ports, backend, kernel, launch, args, capture_mode)
+                    break
+                except Exception as e:  # noqa: BLE001
+                    errors[capture_mode] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
                     torch.cuda.synchronize()
-                    synced.append((time.perf_counter() - t0) / args.graph)
-                row[mode] = {"queued_us": _median_us(queued), "synced_us": _median_us(synced),
-                             "replay_matches_direct": same}
-            except Exception as e:  # noqa: BLE001
-                row[mode] = {"error": f"{type(e).__name__}: {e}"}
+            else:
+                row[mode] = {"error": errors}
+            if errors and "error" not in row[mode]:
+                row[mode]["failed_modes"] = errors
         cutile_ports.set_backend("python")
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -178,8 +166,41 @@ def main() -> int:
     return 0
 
 
+def _graph(torch, ct, cutile_ports, backend, kernel, launch, args, capture_mode) -> dict:
+    """`args.graph` launches captured in one CUDA graph (torch.cuda.graph, this capture error mode) and
+    replayed: per launch, the replay's host time and synchronized time, and whether a replay writes what
+    the same launches made directly wrote."""
+    cutile_ports.set_backend(backend, strict=backend != "python")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch's capture asks
+        for _ in range(3):
+            ct.launch(torch.cuda.current_stream(), launch.grid, kernel, launch.args)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, capture_error_mode=capture_mode):
+        for _ in range(args.graph):
+            ct.launch(torch.cuda.current_stream(), launch.grid, kernel, launch.args)
+    outs = [launch.args[i].clone() for i in launch.outputs]
+    for i in launch.outputs:
+        launch.args[i].fill_(float("nan") if launch.args[i].is_floating_point() else -1)
+    graph.replay()
+    torch.cuda.synchronize()
+    same = all(torch.equal(launch.args[i], o) for i, o in zip(launch.outputs, outs))
+    queued, synced = [], []
+    for _ in range(args.batches):
+        t0 = time.perf_counter()
+        graph.replay()
+        queued.append((time.perf_counter() - t0) / args.graph)
+        torch.cuda.synchronize()
+        synced.append((time.perf_counter() - t0) / args.graph)
+    return {"queued_us": _median_us(queued), "synced_us": _median_us(synced), "replay_matches_direct": same,
+            "capture_error_mode": capture_mode}
+
+
 def _report(doc: dict) -> str:
-    modes = ("python", "routed", "port", "abi", "abi_checks", "graph_python", "graph_routed")
+    modes = ("python", "routed", "port", "port_checked", "abi", "abi_checks", "graph_python", "graph_routed")
     out = [f"# Launch host time ({doc['date']}, {doc['gpu']}, torch {doc['torch']}, cuda-tile {doc['cuda_tile']})",
            "", f"Median µs per launch; queued: {doc['batches']} batches of {doc['batch']} launches back to back; "
            f"synced: one launch then a synchronize. Graphs: {doc['graph']} launches per replay.", "",
@@ -189,7 +210,8 @@ def _report(doc: dict) -> str:
         for m in modes:
             v = r.get(m)
             cells.append("-" if v is None else ("error" if "error" in v else
-                                                f"{v['queued_us']:.1f} / {v['synced_us']:.1f}"))
+                                                f"{v['queued_us']:.1f} / {v['synced_us']:.1f}"
+                                                + (f" ({v['capture_error_mode']})" if v.get("failed_modes") else "")))
         ratio = "-"
         if "queued_us" in r.get("python", {}) and "queued_us" in r.get("routed", {}):
             ratio = f"{r['routed']['queued_us'] / r['python']['queued_us']:.2f}"
