@@ -4,8 +4,8 @@
 For each entry in OUT's `kernel.rs` files, the code lines of its body (no blank lines, no comments) against the
 code lines of the Python kernel it ports (its body, without docstring, comments and blank lines; the doc comment
 `Port of `name` (path:line)` says which). A kernel with two entries counts its Python lines twice. Prints the
-ratio over all entries, the median entry and the longest entries; `--temps` also counts the `let`s whose name the
-source does not give (generated temporaries).
+ratio over all entries, the median entry and the longest entries, and how many `let`s are temporaries (a name the
+source does not have) and how many of those are named by a counter.
 usage: python tools/readability.py OUT [--top N]
 """
 
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 _PORT = re.compile(r"/// Port of `([^`]+)` \((.+):(\d+)\)\.")
+_NUMBERED = re.compile(r"^_[a-z]+\d+$")  # `_v12`: a temporary named by a counter, not from the source
 _LET = re.compile(r"^\s*let (?:mut )?([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -79,17 +80,19 @@ def main(argv=None) -> int:
             py = (args.out / src).resolve()  # the doc comment's path is relative to OUT (the crate root)
             py_code, names = python_lines(py, line)
             temps = [n for n in lets if n not in names and n != "_"]
-            rows.append((name, py_code, rust, len(temps), len(lets)))
+            opaque = [n for n in temps if _NUMBERED.match(n)]
+            rows.append((name, py_code, rust, len(temps), len(lets), len(opaque)))
     if not rows:
         print(f"no entries under {args.out}/src", file=sys.stderr)
         return 1
     py_total, rust_total = sum(r[1] for r in rows), sum(r[2] for r in rows)
-    temps, lets = sum(r[3] for r in rows), sum(r[4] for r in rows)
+    temps, lets, opaque = sum(r[3] for r in rows), sum(r[4] for r in rows), sum(r[5] for r in rows)
     ratios = [r[2] / r[1] for r in rows if r[1]]
     print(f"{len(rows)} entries: {rust_total} Rust code lines for {py_total} Python lines = "
           f"{rust_total / py_total:.2f} per Python line (median entry {statistics.median(ratios):.2f})")
-    print(f"lets: {lets}, of which {temps} name no source variable ({temps / max(lets, 1):.0%})")
-    for name, py_code, rust, t, _ in sorted(rows, key=lambda r: -r[2] / max(r[1], 1))[:args.top]:
+    print(f"lets: {lets}, of which {temps} are temporaries ({temps / max(lets, 1):.0%}), {opaque} of them named by "
+          f"a counter (`_v12`) rather than after the source")
+    for name, py_code, rust, *_ in sorted(rows, key=lambda r: -r[2] / max(r[1], 1))[:args.top]:
         print(f"  {name}: {rust} / {py_code} = {rust / max(py_code, 1):.1f}")
     return 0
 
