@@ -127,7 +127,7 @@ class Lowerer:
 
     def tmp(self, prefix: str = "v", after: str | None = None) -> str:
         """A fresh name, derived from what the statement being lowered assigns: `offs_n_a`, `offs_n_b`, ... for
-        values, `q_part` / `q_tok` / `q_shape` / `q_ptr` for views, tokens, shapes and pointers. Unique in the
+        values, `q_part` / `q_tok` / `q_shape` / `q_ptrs` for views, tokens, shapes and pointers. Unique in the
         entry: no temporary shadows a source name, a name the lowering fixed, or another temporary."""
         role = _TMP_ROLES.get(prefix)
         base = _base_name(after) if after is not None else self.base  # a view, a shape: named after its array
