@@ -21,7 +21,8 @@ not timed, so the queue never fills and blocks): `queued` is the median host tim
   before cuTile Rust's launcher);
 - `graph_python`, `graph_routed`: `--graph` launches captured in one `torch.cuda.CUDAGraph` and
   replayed; per launch, the replay's host time and its synchronized time; the outputs of a replay are
-  compared with the outputs of the same launches made directly. The capture tries torch's default error
+  compared with the outputs of the same launches made directly, and the routed replay's outputs with cuTile
+  Python's replay's (`same_outputs_as_python_replay`, `max_abs_diff_from_python_replay`). The capture tries torch's default error
   mode ("global") first, then "thread_local" and "relaxed"; the report names the mode when it was not the
   default.
 """
@@ -152,6 +153,13 @@ def main() -> int:
                 row[mode] = {"error": errors}
             if errors and "error" not in row[mode]:
                 row[mode]["failed_modes"] = errors
+        # the routed replay against cuTile Python's replay of the same launches, output by output
+        py_out, rs_out = row["graph_python"].pop("outputs", None), row["graph_routed"].pop("outputs", None)
+        if py_out is not None and rs_out is not None:
+            row["graph_routed"]["same_outputs_as_python_replay"] = all(
+                torch.equal(x, y) for x, y in zip(py_out, rs_out))
+            row["graph_routed"]["max_abs_diff_from_python_replay"] = max(
+                float((x.float() - y.float()).abs().max()) for x, y in zip(py_out, rs_out))
         cutile_ports.set_backend("python")
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -188,6 +196,7 @@ def _graph(torch, ct, cutile_ports, backend, kernel, launch, args, capture_mode)
     graph.replay()
     torch.cuda.synchronize()
     same = all(torch.equal(launch.args[i], o) for i, o in zip(launch.outputs, outs))
+    replayed = [launch.args[i].clone() for i in launch.outputs]
     queued, synced = [], []
     for _ in range(args.batches):
         t0 = time.perf_counter()
@@ -196,7 +205,7 @@ def _graph(torch, ct, cutile_ports, backend, kernel, launch, args, capture_mode)
         torch.cuda.synchronize()
         synced.append((time.perf_counter() - t0) / args.graph)
     return {"queued_us": _median_us(queued), "synced_us": _median_us(synced), "replay_matches_direct": same,
-            "capture_error_mode": capture_mode}
+            "capture_error_mode": capture_mode, "outputs": replayed}
 
 
 def _report(doc: dict) -> str:
