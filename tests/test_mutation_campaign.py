@@ -68,6 +68,14 @@ def test_sample_is_seeded(corpus_out, allow, ci_mutants):
         assert m.old != m.new, m.describe()
 
 
+def test_every_operator_finds_sites_in_the_corpus(corpus_out):
+    """An operator whose pattern no longer matches the generated Rust (after a change of names or formatting)
+    would silently drop all its mutants: each one must find sites in the corpus port."""
+    from collections import Counter
+    counts = Counter(m.op for m in M.generate(corpus_out))
+    assert not [o for o in M.OPERATOR_NAMES if not counts[o]], counts
+
+
 def test_hand_mutants_still_apply(corpus_out):
     hand, problems = M.hand_mutants(corpus_out)
     assert not problems, "\n".join(problems)
