@@ -416,16 +416,16 @@ def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVer
                     Path(keep).mkdir(parents=True, exist_ok=True)
                     stem = f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}"
                     for side, bc in (("python", pybc), ("rust", rsbc)):
+                        if bc is None:
+                            continue
                         try:
-                            if bc is not None:
-                                (Path(keep) / f"{stem}.{side}.mlir").write_text(disassemble(bc))
-                        except ToolchainError:
+                            text = disassemble(bc)
+                            (Path(keep) / f"{stem}.{side}.mlir").write_text(text)
+                            if side == "rust":
+                                (Path(keep) / f"{stem}.rust.normalized").write_text(normalize(
+                                    text, rust_arg_names(_rust_params(params, outputs)), side="rust")[0])
+                        except (ToolchainError, IRParseError):
                             pass
-                    try:
-                        (Path(keep) / f"{stem}.rust.normalized").write_text(normalize(disassemble(rsbc), rust_arg_names(
-                            _rust_params(params, outputs)), side="rust")[0])
-                    except (ToolchainError, IRParseError):
-                        pass
                 if pybc is None:  # a Triton entry: compiled is its verdict
                     continue
                 try:
