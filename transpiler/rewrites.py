@@ -1,5 +1,5 @@
 """What a diagnostic suggests writing instead: the table in rules/rewrites.toml (each suggestion proved by a
-test), and for a call with no rule, the closest supported name ("did you mean")."""
+test), and for a call to a cuda.tile name that does not exist, the closest supported one ("did you mean")."""
 
 from __future__ import annotations
 
@@ -21,10 +21,16 @@ def table() -> tuple[dict, ...]:
 
 @functools.lru_cache(maxsize=None)
 def _known_calls() -> tuple[str, ...]:
-    names = set()
-    for language in ("cutile_python", "triton"):
-        names |= {s for s in load(language).by_source if not s.startswith(("method:", "operator:"))}
-    return tuple(sorted(names))
+    """The cuda.tile calls the rules translate."""
+    return tuple(sorted(s for s in load("cutile_python").by_source if s.startswith("cuda.tile.")))
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_tile_names() -> frozenset[str]:
+    """Every public name of cuda.tile (rules/cuda_tile_surface.toml): a call to one of them is unsupported,
+    not misspelt, and gets no guess (`ct.cosh` is not a typo of `ct.cos`)."""
+    with open(RULES_DIR / "cuda_tile_surface.toml", "rb") as f:
+        return frozenset(tomllib.load(f)["names"])
 
 
 def suggestion(code: str, message: str) -> str | None:
@@ -33,11 +39,10 @@ def suggestion(code: str, message: str) -> str | None:
         if r["code"] == code and r["rx"].search(message):
             return r["help"]
     m = _NO_RULE.match(message) if code == "CT101" else None
-    if m:
-        name = m.group(1)
-        prefix = name.rpartition(".")[0]
-        same_module = [n for n in _known_calls() if n.rpartition(".")[0] == prefix]
-        close = difflib.get_close_matches(name, same_module, n=1, cutoff=0.8)
+    # only a name cuda.tile does not have is a typo; Triton's names have no such list here (`tl.sort` is
+    # real and unsupported, not a misspelt `tl.sqrt`), so they get no guess
+    if m and m.group(1).startswith("cuda.tile.") and m.group(1).removeprefix("cuda.tile.") not in _cuda_tile_names():
+        close = difflib.get_close_matches(m.group(1), _known_calls(), n=1, cutoff=0.8)
         if close:
             return f"did you mean `{close[0]}`?"
     return None
