@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import shutil
+import struct
 import sys
 import types
 from pathlib import Path
@@ -32,6 +34,7 @@ import pytest
 
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
+from transpiler.emit.lower import rust_ident
 from transpiler.verify.specs import (const_value, dtype_checks, element_types, entry_values, kernel_generics,
                                      predicates_hold, verified_generics)
 
@@ -174,8 +177,64 @@ def dry_call(lib, symbol: str, args: list) -> tuple[int, dict | None, str]:
     return rc, (json.loads(text) if text else None), err
 
 
-def symbol_mismatches(lib, kernel: dict) -> list[str]:
-    """(a) for one kernel: every specialization and dtype, the symbol's dry run against the reference."""
+def entry_slots(kernel_rs: str, entry: str, arrays: dict, tiles: dict, scalars: dict) -> list:
+    """What cuTile Rust passes to the entry `entry` of a generated kernel.rs, by the rules of the launcher its
+    `#[cutile::module]` macro generates (cutile-macro 0.5.0): a raw pointer is its address; a `&Tensor` its pointer,
+    shape and strides; a `&mut Tensor` (partitioned) those and its tile's shape and strides; a scalar its value
+    (`x_shape0`, `x_stride0`: the shape and strides of pointer-accessed `x`). `arrays`: name -> (pointer, shape,
+    strides); `tiles`: the partitions; `scalars`: name -> (type, value as the 8-byte slot holds it).
+    `[[name, [[type, value], ...]], ...]`, as the dry run's `params` reports what the symbol passes."""
+    m = re.search(rf"pub (?:unsafe )?fn {re.escape(entry)}\s*<.*?>\s*\((.*?)\)\s*\{{", kernel_rs, re.S)
+    m = m or re.search(rf"pub (?:unsafe )?fn {re.escape(entry)}\s*\((.*?)\)\s*\{{", kernel_rs, re.S)
+    assert m, f"entry `{entry}` not found in kernel.rs"
+    params, depth, cur = [], 0, ""
+    for c in m.group(1):  # split at the commas outside <>, {}, [] and ()
+        depth += (c in "<{[(") - (c in ">}])")
+        if c == "," and depth == 0:
+            params.append(cur)
+            cur = ""
+        else:
+            cur += c
+    out = []
+    for param in [p for p in params + [cur] if p.strip()]:
+        name, ty = (x.strip() for x in param.split(":", 1))
+        extent = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)
+        if ty.startswith("*mut") or ty.startswith("*const"):
+            slots = [["ptr", arrays[name][0]]]
+        elif ty.startswith("&"):
+            ptr, shape, strides = arrays[name]
+            slots = [["ptr", ptr]] + [["i32", v] for v in list(shape) + list(strides)]
+            if ty.startswith("&mut"):
+                slots += [["i32", v] for v in list(tiles[name]) + list(strides)]
+        elif extent and extent.group(1) in arrays:
+            slots = [["i32", arrays[extent.group(1)][1 if extent.group(2) == "shape" else 2][int(extent.group(3))]]]
+        else:
+            slots = [list(scalars[name])]
+            assert slots[0][0] == ty, (name, ty, slots)
+        out.append([name, slots])
+    return out
+
+
+SLOT_VALUES = {"i32": lambda v: v & 0xFFFFFFFF, "i64": lambda v: v & (2**64 - 1),
+               "f32": lambda v: struct.unpack("<I", struct.pack("<f", v))[0],
+               "f64": lambda v: struct.unpack("<Q", struct.pack("<d", v))[0], "bool": int}
+
+
+def passed_values(kernel: dict, args: list, ref: dict) -> tuple[dict, dict, dict]:
+    """The arrays (pointer, shape, strides), output tiles and scalars of a `c_call`, by their Rust names."""
+    arrays, scalars = {}, {}
+    for p, a in zip(kernel["params"], args):
+        if p["kind"] == "array":
+            d = a.contents
+            arrays[rust_ident(p["name"])] = (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
+        elif p["kind"] == "scalar":
+            scalars[rust_ident(p["name"])] = (p["dtype"], SLOT_VALUES[p["dtype"]](a.value))
+    return arrays, {rust_ident(n): t for n, t in ref["partitions"].items()}, scalars
+
+
+def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[str]:
+    """(a) for one kernel: every specialization and dtype, the symbol's dry run against the reference; with the
+    generated `kernel_rs`, also the values it would pass against what the entry takes."""
     problems = []
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
@@ -189,6 +248,10 @@ def symbol_mismatches(lib, kernel: dict) -> list[str]:
                 problems.append(f"{label}: the dry run returned {rc} ({err}) without a plan")
                 continue
             problems += mismatches(label, got, ref, kernel["symbol"])
+            if kernel_rs is not None:
+                want = entry_slots(kernel_rs, ref["entry"], *passed_values(kernel, args, ref))
+                if got.get("params") != want:
+                    problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
     return problems
 
 
@@ -279,7 +342,7 @@ def host(corpus_out, tmp_path_factory):
     sources = {}
     for m in manifest["modules"]:
         sources[m["op"]] = import_source((corpus_out / m["source"]).resolve())
-    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources)
+    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=corpus_out)
 
 
 def pytest_generate_tests(metafunc):
@@ -293,9 +356,9 @@ def pytest_generate_tests(metafunc):
 
 def test_dry_run_launches_what_was_verified(host, kernel_case):
     """(a) The symbol's dry run equals what verify compiled, for every specialization and dtype."""
-    _, kernel = find_kernel(host.manifest, kernel_case)
+    op, kernel = find_kernel(host.manifest, kernel_case)
     assert kernel["specializations"], "every corpus kernel has specializations"
-    problems = symbol_mismatches(host.lib, kernel)
+    problems = symbol_mismatches(host.lib, kernel, (host.out / "src" / op / "kernel.rs").read_text())
     assert not problems, "\n".join(problems)
 
 

@@ -49,6 +49,7 @@ ABI_CODES = [
 ]
 MAX_RANK = 8  # the descriptor's shape/stride capacity
 SCALAR_C_TYPES = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64", "bool": "bool"}
+SCALAR_PARAMS = {"i32": "I32", "i64": "I64", "f32": "F32", "f64": "F64", "bool": "Bool"}  # abi::Param's variants
 
 
 def abi_tables() -> dict:
@@ -232,7 +233,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
         "c_params": c_params, "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
-        "launch_generics": f"<{', '.join(f'{_host_type(g)}: DType' for g in generics)}>" if generics and not erased else "",
+        "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics)}>" if generics and not erased else "",
     }
 
 
@@ -288,39 +289,31 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
-    checks, fn_params, call_args, pass_args, borrows = [], [], [], [], []
+    checks, fn_params, call_args, pass_args = [], [], [], []
     for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
         n = rust_ident(p["name"])
-        host = _host_type(p["dtype"]) if is_generic(p["dtype"]) else DTYPES.get(p["dtype"], ("", p["dtype"]))[1]
         if p["kind"] == "array":
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
-            if p.get("flat"):  # untyped: the device casts it to the generic's type
-                call_args.append(f"{n}.untyped_pointer()")
-                call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
-                call_args += [f"{n}.strides[{i}]" for i in range(p["rank"])]
-            elif p["name"] in pointers:
-                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(&__ctx);")
-                call_args.append(f"{n}_t.device_pointer()")
-                call_args += [f"{n}.shape[{i}]" for i in range(p["rank"])]
-                call_args += [f"{n}.strides[{i}]" for i in range(p["rank"])]
+            if p.get("flat") or p["name"] in pointers:  # a raw pointer, then its shape and strides as i32s
+                call_args.append(f'abi::Param::Pointer("{n}", {n})')
+                call_args += [f'abi::Param::Extent("{n}_shape{i}", {n}.shape[{i}])' for i in range(p["rank"])]
+                call_args += [f'abi::Param::Extent("{n}_stride{i}", {n}.strides[{i}])' for i in range(p["rank"])]
             elif forms.get(p["name"]) == "checked":
                 dims = ", ".join(rust_const_expr(d, all_names) for d in tiles[p["name"]])
                 checks.append(f'let {n}_tile = abi::tile_shape([{dims}], "{p["name"]}")?;')
                 checks.append(f'abi::check_partition_grid("{p["name"]}", &{n}, &{n}_tile, __grid)?;')
                 fn_params.append(f"{n}_tile: [usize; {p['rank']}]")
                 pass_args.append(f"{n}_tile")
-                borrows.append(f"let mut {n}_t = {n}.borrow::<{host}>(&__ctx);")
-                call_args.append(f"(&mut {n}_t).partition({n}_tile)")
+                call_args.append(f'abi::Param::Partition("{n}", {n}, &{n}_tile)')
             else:
-                borrows.append(f"let {n}_t = {n}.borrow::<{host}>(&__ctx);")
-                call_args.append(f"&{n}_t")
+                call_args.append(f'abi::Param::Tensor("{n}", {n})')
         elif p["kind"] == "scalar":
             fn_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
             pass_args.append(n)
-            call_args.append(n)
+            call_args.append(f'abi::Param::{SCALAR_PARAMS[p["dtype"]]}("{n}", {n})')
     conditions = [rust_const_expr(pr, names, "bool", floats) for pr in entry["predicates"]]
     if entry.get("dtypes") and dtypes:  # an entry of some element types only (see Variant.dtypes)
         dtypes = [d for d in dtypes if d in entry["dtypes"]]
@@ -356,7 +349,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             "conditions": described,
             "element": element, "partitions": partitions,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
-            "borrows": borrows, "call_args": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
+            "params": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
 
 
 def tile_dims(kernel) -> list[str]:

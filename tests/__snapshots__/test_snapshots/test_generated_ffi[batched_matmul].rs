@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::batched_matmul_kernels as ports;
 use crate::abi;
 
@@ -104,9 +102,9 @@ pub unsafe extern "C" fn cutile_batched_matmul(
     })
 }
 
-/// Launches `batched_matmul` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_batched_matmul<T: DType, T2: DType>(
+/// Launches `batched_matmul` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_batched_matmul<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -115,24 +113,27 @@ unsafe fn launch_batched_matmul<T: DType, T2: DType>(
     B: &abi::TensorArg,
     C: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::batched_matmul;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "batched_matmul_kernels",
+        function: "batched_matmul",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_batched_matmul",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("B", B), abi::Param::Tensor("C", C)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let A_t = A.borrow::<T>(&__ctx);
-    let B_t = B.borrow::<T>(&__ctx);
-    let C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, &C_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::gelu_flag_kernels as ports;
 use crate::abi;
 
@@ -86,9 +84,9 @@ pub unsafe extern "C" fn cutile_gelu(
     })
 }
 
-/// Launches `gelu` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_gelu<T: DType, T2: DType>(
+/// Launches `gelu` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_gelu<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -97,23 +95,27 @@ unsafe fn launch_gelu<T: DType, T2: DType>(
     y: &abi::TensorArg,
     y_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::gelu;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "gelu_flag_kernels",
+        function: "gelu",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_gelu",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Partition("y", y, &y_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

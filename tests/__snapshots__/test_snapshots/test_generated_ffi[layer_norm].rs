@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::layer_norm_kernels as ports;
 use crate::abi;
 
@@ -99,9 +97,9 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
     })
 }
 
-/// Launches `layer_norm_fwd` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_fwd<T: DType, T2: DType>(
+/// Launches `layer_norm_fwd` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_layer_norm_fwd<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -112,25 +110,33 @@ unsafe fn launch_layer_norm_fwd<T: DType, T2: DType>(
     y: &abi::TensorArg,
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::layer_norm_fwd;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "layer_norm_kernels",
+        function: "layer_norm_fwd",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_layer_norm_fwd",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("w", w),
+            abi::Param::Tensor("b", b),
+            abi::Param::Tensor("y", y),
+            abi::Param::F32("eps", eps),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T2>(&__ctx);
-    let b_t = b.borrow::<T2>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &w_t, &b_t, &y_t, eps).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

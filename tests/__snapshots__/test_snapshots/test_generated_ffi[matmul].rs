@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::matmul_kernels as ports;
 use crate::abi;
 
@@ -98,9 +96,9 @@ pub unsafe extern "C" fn cutile_matmul(
     })
 }
 
-/// Launches `matmul` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_matmul<T: DType, T2: DType>(
+/// Launches `matmul` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_matmul<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -110,24 +108,27 @@ unsafe fn launch_matmul<T: DType, T2: DType>(
     C: &abi::TensorArg,
     C_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::matmul;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "matmul_kernels",
+        function: "matmul",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_matmul",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("C", &C_tile[..])],
+        params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("B", B), abi::Param::Partition("C", C, &C_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let A_t = A.borrow::<T>(&__ctx);
-    let B_t = B.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, (&mut C_t).partition(C_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

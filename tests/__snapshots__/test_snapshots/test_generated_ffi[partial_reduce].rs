@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::partial_reduce_kernels as ports;
 use crate::abi;
 
@@ -282,9 +280,9 @@ pub unsafe extern "C" fn cutile_partial_sum(
     })
 }
 
-/// Launches `partial_sum__axis_eq_0` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_partial_sum__axis_eq_0<T: DType, T2: DType>(
+/// Launches `partial_sum__axis_eq_0` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_partial_sum__axis_eq_0<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -293,30 +291,34 @@ unsafe fn launch_partial_sum__axis_eq_0<T: DType, T2: DType>(
     partial: &abi::TensorArg,
     partial_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::partial_sum__axis_eq_0;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "partial_reduce_kernels",
+        function: "partial_sum__axis_eq_0",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_partial_sum",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("partial", &partial_tile[..])],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Partition("partial", partial, &partial_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let mut partial_t = partial.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
-/// Launches `partial_sum__not_axis_eq_0` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_partial_sum__not_axis_eq_0<T: DType, T2: DType>(
+/// Launches `partial_sum__not_axis_eq_0` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_partial_sum__not_axis_eq_0<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -325,23 +327,27 @@ unsafe fn launch_partial_sum__not_axis_eq_0<T: DType, T2: DType>(
     partial: &abi::TensorArg,
     partial_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::partial_sum__not_axis_eq_0;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "partial_reduce_kernels",
+        function: "partial_sum__not_axis_eq_0",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_partial_sum",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("partial", &partial_tile[..])],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Partition("partial", partial, &partial_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let mut partial_t = partial.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut partial_t).partition(partial_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

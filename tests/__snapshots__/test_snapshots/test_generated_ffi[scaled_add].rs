@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::scaled_add_kernels as ports;
 use crate::abi;
 
@@ -93,9 +91,9 @@ pub unsafe extern "C" fn cutile_scaled_add(
     })
 }
 
-/// Launches `scaled_add` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_scaled_add<T: DType, T2: DType>(
+/// Launches `scaled_add` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_scaled_add<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -107,26 +105,33 @@ unsafe fn launch_scaled_add<T: DType, T2: DType>(
     alpha: f32,
     beta: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::scaled_add;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "scaled_add_kernels",
+        function: "scaled_add",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_scaled_add",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("out", &out_tile[..])],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("y", y),
+            abi::Param::Partition("out", out, &out_tile),
+            abi::Param::F32("alpha", alpha),
+            abi::Param::F32("beta", beta),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T2>(&__ctx);
-    let mut out_t = out.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &y_t, (&mut out_t).partition(out_tile), alpha, beta)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::vector_add_kernels as ports;
 use crate::abi;
 
@@ -67,9 +65,9 @@ pub unsafe extern "C" fn cutile_vector_add(
     })
 }
 
-/// Launches `vector_add` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_vector_add<T: DType>(
+/// Launches `vector_add` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_vector_add<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -79,24 +77,27 @@ unsafe fn launch_vector_add<T: DType>(
     c: &abi::TensorArg,
     c_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::vector_add;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "vector_add_kernels",
+        function: "vector_add",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_vector_add",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("c", &c_tile[..])],
+        params: &[abi::Param::Tensor("a", a), abi::Param::Tensor("b", b), abi::Param::Partition("c", c, &c_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let a_t = a.borrow::<T>(&__ctx);
-    let b_t = b.borrow::<T>(&__ctx);
-    let mut c_t = c.borrow::<T>(&__ctx);
-    let __op = __kernel(&a_t, &b_t, (&mut c_t).partition(c_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::cross_entropy_kernels as ports;
 use crate::abi;
 
@@ -100,9 +98,9 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     })
 }
 
-/// Launches `cross_entropy_fwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
+/// Launches `cross_entropy_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_cross_entropy_fwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -114,38 +112,38 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: DType>(
     lse_out: &abi::TensorArg,
     lse_out_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::cross_entropy_fwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "cross_entropy_kernels",
+        function: "cross_entropy_fwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_cross_entropy_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("loss", &loss_tile[..]), ("lse_out", &lse_out_tile[..])],
+        params: &[
+            abi::Param::Pointer("logits", logits),
+            abi::Param::Extent("logits_shape0", logits.shape[0]),
+            abi::Param::Extent("logits_shape1", logits.shape[1]),
+            abi::Param::Extent("logits_stride0", logits.strides[0]),
+            abi::Param::Extent("logits_stride1", logits.strides[1]),
+            abi::Param::Tensor("labels", labels),
+            abi::Param::Partition("loss", loss, &loss_tile),
+            abi::Param::Partition("lse_out", lse_out, &lse_out_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let logits_t = logits.borrow::<T>(&__ctx);
-    let labels_t = labels.borrow::<i32>(&__ctx);
-    let mut loss_t = loss.borrow::<f32>(&__ctx);
-    let mut lse_out_t = lse_out.borrow::<f32>(&__ctx);
-    let __op = __kernel(
-        logits_t.device_pointer(),
-        logits.shape[0],
-        logits.shape[1],
-        logits.strides[0],
-        logits.strides[1],
-        &labels_t,
-        (&mut loss_t).partition(loss_tile),
-        (&mut lse_out_t).partition(lse_out_tile),
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35), launched on `__stream` of `__device` with grid
@@ -328,9 +326,9 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     })
 }
 
-/// Launches `cross_entropy_bwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_cross_entropy_bwd_kernel<T: DType, T2: DType>(
+/// Launches `cross_entropy_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -342,28 +340,33 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: DType, T2: DType>(
     dlogits: &abi::TensorArg,
     dlogits_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::cross_entropy_bwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "cross_entropy_kernels",
+        function: "cross_entropy_bwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_cross_entropy_bwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("dlogits", &dlogits_tile[..])],
+        params: &[
+            abi::Param::Tensor("logits", logits),
+            abi::Param::Tensor("labels", labels),
+            abi::Param::Tensor("lse", lse),
+            abi::Param::Tensor("dloss", dloss),
+            abi::Param::Partition("dlogits", dlogits, &dlogits_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let logits_t = logits.borrow::<T>(&__ctx);
-    let labels_t = labels.borrow::<i32>(&__ctx);
-    let lse_t = lse.borrow::<T2>(&__ctx);
-    let dloss_t = dloss.borrow::<T2>(&__ctx);
-    let mut dlogits_t = dlogits.borrow::<T>(&__ctx);
-    let __op = __kernel(&logits_t, &labels_t, &lse_t, &dloss_t, (&mut dlogits_t).partition(dlogits_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::decode_attention_kernels as ports;
 use crate::abi;
 
@@ -222,9 +220,9 @@ pub unsafe extern "C" fn cutile_decode_attn_split_kv_kernel(
     })
 }
 
-/// Launches `decode_attn_split_kv_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_decode_attn_split_kv_kernel<T: DType, T2: DType>(
+/// Launches `decode_attn_split_kv_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_decode_attn_split_kv_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -238,31 +236,37 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: DType, T2: DType>(
     lse_part_tile: [usize; 3],
     sm_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::decode_attn_split_kv_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "decode_attention_kernels",
+        function: "decode_attn_split_kv_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_decode_attn_split_kv_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("lse_part", &lse_part_tile[..])],
+        params: &[
+            abi::Param::Tensor("Q", Q),
+            abi::Param::Tensor("K", K),
+            abi::Param::Tensor("V", V),
+            abi::Param::Tensor("seq_lens", seq_lens),
+            abi::Param::Tensor("O_part", O_part),
+            abi::Param::Partition("lse_part", lse_part, &lse_part_tile),
+            abi::Param::F32("sm_scale", sm_scale),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let Q_t = Q.borrow::<T>(&__ctx);
-    let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T2>(&__ctx);
-    let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
-    let O_part_t = O_part.borrow::<f32>(&__ctx);
-    let mut lse_part_t = lse_part.borrow::<f32>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &seq_lens_t, &O_part_t, (&mut lse_part_t).partition(lse_part_tile), sm_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `decode_attn_combine_kernel` (../corpus/cutile/workloads/decode_attention.py:48), launched on `__stream` of `__device` with grid
@@ -358,9 +362,9 @@ pub unsafe extern "C" fn cutile_decode_attn_combine_kernel(
     })
 }
 
-/// Launches `decode_attn_combine_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_decode_attn_combine_kernel<T: DType, T2: DType>(
+/// Launches `decode_attn_combine_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_decode_attn_combine_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -369,24 +373,31 @@ unsafe fn launch_decode_attn_combine_kernel<T: DType, T2: DType>(
     lse_part: &abi::TensorArg,
     O: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::decode_attn_combine_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "decode_attention_kernels",
+        function: "decode_attn_combine_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_decode_attn_combine_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("O_part", O_part),
+            abi::Param::Tensor("lse_part", lse_part),
+            abi::Param::Tensor("O", O),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let O_part_t = O_part.borrow::<T>(&__ctx);
-    let lse_part_t = lse_part.borrow::<T>(&__ctx);
-    let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&O_part_t, &lse_part_t, &O_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::dropout_kernels as ports;
 use crate::abi;
 
@@ -93,9 +91,9 @@ pub unsafe extern "C" fn cutile_dropout_kernel(
     })
 }
 
-/// Launches `dropout_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_dropout_kernel<T: DType, T2: DType>(
+/// Launches `dropout_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_dropout_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -106,25 +104,34 @@ unsafe fn launch_dropout_kernel<T: DType, T2: DType>(
     p: f32,
     seed: i32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::dropout_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "dropout_kernels",
+        function: "dropout_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_dropout_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Partition("y", y, &y_tile),
+            abi::Param::F32("p", p),
+            abi::Param::I32("seed", seed),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile), p, seed).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33), launched on `__stream` of `__device` with grid
@@ -224,9 +231,9 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
     })
 }
 
-/// Launches `dropout_add_residual_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_dropout_add_residual_kernel<T: DType, T2: DType>(
+/// Launches `dropout_add_residual_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -238,26 +245,33 @@ unsafe fn launch_dropout_add_residual_kernel<T: DType, T2: DType>(
     p: f32,
     seed: i32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::dropout_add_residual_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "dropout_kernels",
+        function: "dropout_add_residual_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_dropout_add_residual_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("out", &out_tile[..])],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("residual", residual),
+            abi::Param::Partition("out", out, &out_tile),
+            abi::Param::F32("p", p),
+            abi::Param::I32("seed", seed),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let residual_t = residual.borrow::<T2>(&__ctx);
-    let mut out_t = out.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &residual_t, (&mut out_t).partition(out_tile), p, seed)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

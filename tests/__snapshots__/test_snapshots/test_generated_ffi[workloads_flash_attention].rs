@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::flash_attention_kernels as ports;
 use crate::abi;
 
@@ -198,9 +196,9 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
     })
 }
 
-/// Launches `flash_attn_fwd_kernel__causal` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType, T2: DType>(
+/// Launches `flash_attn_fwd_kernel__causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -211,32 +209,40 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: DType, T2: DType>(
     O: &abi::TensorArg,
     qk_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::flash_attn_fwd_kernel__causal;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "flash_attention_kernels",
+        function: "flash_attn_fwd_kernel__causal",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_flash_attn_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("Q", Q),
+            abi::Param::Tensor("K", K),
+            abi::Param::Tensor("V", V),
+            abi::Param::Tensor("O", O),
+            abi::Param::F32("qk_scale", qk_scale),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let Q_t = Q.borrow::<T>(&__ctx);
-    let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T2>(&__ctx);
-    let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
-/// Launches `flash_attn_fwd_kernel__not_causal` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType, T2: DType>(
+/// Launches `flash_attn_fwd_kernel__not_causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -247,25 +253,33 @@ unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: DType, T2: DType>(
     O: &abi::TensorArg,
     qk_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::flash_attn_fwd_kernel__not_causal;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "flash_attention_kernels",
+        function: "flash_attn_fwd_kernel__not_causal",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_flash_attn_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("Q", Q),
+            abi::Param::Tensor("K", K),
+            abi::Param::Tensor("V", V),
+            abi::Param::Tensor("O", O),
+            abi::Param::F32("qk_scale", qk_scale),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let Q_t = Q.borrow::<T>(&__ctx);
-    let K_t = K.borrow::<T>(&__ctx);
-    let V_t = V.borrow::<T2>(&__ctx);
-    let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&Q_t, &K_t, &V_t, &O_t, qk_scale).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::geglu_kernels as ports;
 use crate::abi;
 
@@ -94,9 +92,9 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
     })
 }
 
-/// Launches `geglu_fwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_geglu_fwd_kernel<T: DType, T2: DType>(
+/// Launches `geglu_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_geglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -104,25 +102,29 @@ unsafe fn launch_geglu_fwd_kernel<T: DType, T2: DType>(
     gate_up: &abi::TensorArg,
     out: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::geglu_fwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "geglu_kernels",
+        function: "geglu_fwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_geglu_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[abi::Param::Tensor("gate_up", gate_up), abi::Param::Tensor("out", out)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let gate_up_t = gate_up.borrow::<T>(&__ctx);
-    let out_t = out.borrow::<T2>(&__ctx);
-    let __op = __kernel(&gate_up_t, &out_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24), launched on `__stream` of `__device` with grid
@@ -215,9 +217,9 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
     })
 }
 
-/// Launches `geglu_bwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_geglu_bwd_kernel<T: DType, T2: DType>(
+/// Launches `geglu_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_geglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -226,24 +228,31 @@ unsafe fn launch_geglu_bwd_kernel<T: DType, T2: DType>(
     dout: &abi::TensorArg,
     dgate_up: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::geglu_bwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "geglu_kernels",
+        function: "geglu_bwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_geglu_bwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("gate_up", gate_up),
+            abi::Param::Tensor("dout", dout),
+            abi::Param::Tensor("dgate_up", dgate_up),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let gate_up_t = gate_up.borrow::<T>(&__ctx);
-    let dout_t = dout.borrow::<T2>(&__ctx);
-    let dgate_up_t = dgate_up.borrow::<T2>(&__ctx);
-    let __op = __kernel(&gate_up_t, &dout_t, &dgate_up_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

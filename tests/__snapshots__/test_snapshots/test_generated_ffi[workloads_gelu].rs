@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::gelu_kernels as ports;
 use crate::abi;
 
@@ -91,9 +89,9 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     })
 }
 
-/// Launches `gelu_tanh_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_gelu_tanh_kernel<T: DType, T2: DType>(
+/// Launches `gelu_tanh_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_gelu_tanh_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -102,25 +100,29 @@ unsafe fn launch_gelu_tanh_kernel<T: DType, T2: DType>(
     y: &abi::TensorArg,
     y_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::gelu_tanh_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "gelu_kernels",
+        function: "gelu_tanh_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_gelu_tanh_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Partition("y", y, &y_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let mut y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25), launched on `__stream` of `__device` with grid
@@ -218,9 +220,9 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     })
 }
 
-/// Launches `bias_gelu_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_bias_gelu_kernel<T: DType, T2: DType>(
+/// Launches `bias_gelu_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_bias_gelu_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -230,24 +232,27 @@ unsafe fn launch_bias_gelu_kernel<T: DType, T2: DType>(
     y: &abi::TensorArg,
     y_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::bias_gelu_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "gelu_kernels",
+        function: "bias_gelu_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_bias_gelu_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("bias", bias), abi::Param::Partition("y", y, &y_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let bias_t = bias.borrow::<T2>(&__ctx);
-    let mut y_t = y.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &bias_t, (&mut y_t).partition(y_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::grouped_gemm_kernels as ports;
 use crate::abi;
 
@@ -182,9 +180,9 @@ pub unsafe extern "C" fn cutile_moe_grouped_gemm_kernel(
     })
 }
 
-/// Launches `moe_grouped_gemm_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_moe_grouped_gemm_kernel<T: DType, T2: DType>(
+/// Launches `moe_grouped_gemm_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_moe_grouped_gemm_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -195,27 +193,32 @@ unsafe fn launch_moe_grouped_gemm_kernel<T: DType, T2: DType>(
     C_tile: [usize; 2],
     tile_expert_ids: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::moe_grouped_gemm_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "grouped_gemm_kernels",
+        function: "moe_grouped_gemm_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_moe_grouped_gemm_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("C", &C_tile[..])],
+        params: &[
+            abi::Param::Tensor("A", A),
+            abi::Param::Tensor("W", W),
+            abi::Param::Partition("C", C, &C_tile),
+            abi::Param::Tensor("tile_expert_ids", tile_expert_ids),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let A_t = A.borrow::<T>(&__ctx);
-    let W_t = W.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T2>(&__ctx);
-    let tile_expert_ids_t = tile_expert_ids.borrow::<i32>(&__ctx);
-    let __op = __kernel(&A_t, &W_t, (&mut C_t).partition(C_tile), &tile_expert_ids_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

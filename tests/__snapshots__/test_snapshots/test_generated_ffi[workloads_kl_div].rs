@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::kl_div_kernels as ports;
 use crate::abi;
 
@@ -97,9 +95,9 @@ pub unsafe extern "C" fn cutile_kl_div_kernel(
     })
 }
 
-/// Launches `kl_div_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_kl_div_kernel<T: DType, T2: DType>(
+/// Launches `kl_div_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_kl_div_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -109,26 +107,31 @@ unsafe fn launch_kl_div_kernel<T: DType, T2: DType>(
     loss: &abi::TensorArg,
     loss_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::kl_div_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "kl_div_kernels",
+        function: "kl_div_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_kl_div_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("loss", &loss_tile[..])],
+        params: &[
+            abi::Param::Tensor("log_pred", log_pred),
+            abi::Param::Tensor("target", target),
+            abi::Param::Partition("loss", loss, &loss_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let log_pred_t = log_pred.borrow::<T>(&__ctx);
-    let target_t = target.borrow::<T2>(&__ctx);
-    let mut loss_t = loss.borrow::<f32>(&__ctx);
-    let __op = __kernel(&log_pred_t, &target_t, (&mut loss_t).partition(loss_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::workloads_layer_norm_kernels as ports;
 use crate::abi;
 
@@ -225,9 +223,9 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
     })
 }
 
-/// Launches `layer_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_fwd_kernel<T: DType, T2: DType>(
+/// Launches `layer_norm_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -242,39 +240,37 @@ unsafe fn launch_layer_norm_fwd_kernel<T: DType, T2: DType>(
     rstd_out_tile: [usize; 1],
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::layer_norm_fwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_layer_norm_kernels",
+        function: "layer_norm_fwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_layer_norm_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("mean_out", &mean_out_tile[..]), ("rstd_out", &rstd_out_tile[..])],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("w", w),
+            abi::Param::Tensor("b", b),
+            abi::Param::Tensor("y", y),
+            abi::Param::Partition("mean_out", mean_out, &mean_out_tile),
+            abi::Param::Partition("rstd_out", rstd_out, &rstd_out_tile),
+            abi::Param::F32("eps", eps),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T2>(&__ctx);
-    let b_t = b.borrow::<T2>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
-    let mut mean_out_t = mean_out.borrow::<f32>(&__ctx);
-    let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
-    let __op = __kernel(
-        &x_t,
-        &w_t,
-        &b_t,
-        &y_t,
-        (&mut mean_out_t).partition(mean_out_tile),
-        (&mut rstd_out_t).partition(rstd_out_tile),
-        eps,
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `layer_norm_bwd_dx_kernel` (../corpus/cutile/workloads/layer_norm.py:34), launched on `__stream` of `__device` with grid
@@ -481,9 +477,9 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dx_kernel(
     })
 }
 
-/// Launches `layer_norm_bwd_dx_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType, T2: DType>(
+/// Launches `layer_norm_bwd_dx_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_layer_norm_bwd_dx_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -497,33 +493,38 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: DType, T2: DType>(
     dw_partial: &abi::TensorArg,
     db_partial: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::layer_norm_bwd_dx_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_layer_norm_kernels",
+        function: "layer_norm_bwd_dx_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_layer_norm_bwd_dx_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("dy", dy),
+            abi::Param::Tensor("w", w),
+            abi::Param::Tensor("mean", mean),
+            abi::Param::Tensor("rstd", rstd),
+            abi::Param::Tensor("dx", dx),
+            abi::Param::Tensor("dw_partial", dw_partial),
+            abi::Param::Tensor("db_partial", db_partial),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let dy_t = dy.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T2>(&__ctx);
-    let mean_t = mean.borrow::<T2>(&__ctx);
-    let rstd_t = rstd.borrow::<T2>(&__ctx);
-    let dx_t = dx.borrow::<T>(&__ctx);
-    let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
-    let db_partial_t = db_partial.borrow::<f32>(&__ctx);
-    let __op = __kernel(&x_t, &dy_t, &w_t, &mean_t, &rstd_t, &dx_t, &dw_partial_t, &db_partial_t)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `layer_norm_bwd_dwdb_kernel` (../corpus/cutile/workloads/layer_norm.py:55), launched on `__stream` of `__device` with grid
@@ -710,9 +711,9 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
     })
 }
 
-/// Launches `layer_norm_bwd_dwdb_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType, T2: DType>(
+/// Launches `layer_norm_bwd_dwdb_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -724,27 +725,32 @@ unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: DType, T2: DType>(
     db: &abi::TensorArg,
     db_tile: [usize; 1],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::layer_norm_bwd_dwdb_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_layer_norm_kernels",
+        function: "layer_norm_bwd_dwdb_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_layer_norm_bwd_dwdb_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("dw", &dw_tile[..]), ("db", &db_tile[..])],
+        params: &[
+            abi::Param::Tensor("dw_partial", dw_partial),
+            abi::Param::Tensor("db_partial", db_partial),
+            abi::Param::Partition("dw", dw, &dw_tile),
+            abi::Param::Partition("db", db, &db_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let dw_partial_t = dw_partial.borrow::<T>(&__ctx);
-    let db_partial_t = db_partial.borrow::<T>(&__ctx);
-    let mut dw_t = dw.borrow::<T2>(&__ctx);
-    let mut db_t = db.borrow::<T2>(&__ctx);
-    let __op = __kernel(&dw_partial_t, &db_partial_t, (&mut dw_t).partition(dw_tile), (&mut db_t).partition(db_tile))
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

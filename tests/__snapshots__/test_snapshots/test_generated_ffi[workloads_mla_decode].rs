@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::mla_decode_kernels as ports;
 use crate::abi;
 
@@ -132,9 +130,9 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
     })
 }
 
-/// Launches `mla_decode_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_mla_decode_kernel<T: DType, T2: DType>(
+/// Launches `mla_decode_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_mla_decode_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -147,29 +145,35 @@ unsafe fn launch_mla_decode_kernel<T: DType, T2: DType>(
     O: &abi::TensorArg,
     sm_scale: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::mla_decode_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "mla_decode_kernels",
+        function: "mla_decode_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_mla_decode_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("Q_nope", Q_nope),
+            abi::Param::Tensor("Q_pe", Q_pe),
+            abi::Param::Tensor("KV_latent", KV_latent),
+            abi::Param::Tensor("K_pe", K_pe),
+            abi::Param::Tensor("seq_lens", seq_lens),
+            abi::Param::Tensor("O", O),
+            abi::Param::F32("sm_scale", sm_scale),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let Q_nope_t = Q_nope.borrow::<T>(&__ctx);
-    let Q_pe_t = Q_pe.borrow::<T2>(&__ctx);
-    let KV_latent_t = KV_latent.borrow::<T>(&__ctx);
-    let K_pe_t = K_pe.borrow::<T2>(&__ctx);
-    let seq_lens_t = seq_lens.borrow::<i32>(&__ctx);
-    let O_t = O.borrow::<T2>(&__ctx);
-    let __op = __kernel(&Q_nope_t, &Q_pe_t, &KV_latent_t, &K_pe_t, &seq_lens_t, &O_t, sm_scale)
-        .generics(__launch.generics)
-        .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

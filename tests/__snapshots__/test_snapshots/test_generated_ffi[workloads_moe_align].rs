@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::moe_align_kernels as ports;
 use crate::abi;
 
@@ -80,9 +78,9 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     })
 }
 
-/// Launches `moe_expert_histogram_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_moe_expert_histogram_kernel<T: DType>(
+/// Launches `moe_expert_histogram_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_moe_expert_histogram_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -90,34 +88,36 @@ unsafe fn launch_moe_expert_histogram_kernel<T: DType>(
     topk_ids: &abi::TensorArg,
     expert_counts: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::moe_expert_histogram_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "moe_align_kernels",
+        function: "moe_expert_histogram_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_moe_expert_histogram_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Pointer("topk_ids", topk_ids),
+            abi::Param::Extent("topk_ids_shape0", topk_ids.shape[0]),
+            abi::Param::Extent("topk_ids_stride0", topk_ids.strides[0]),
+            abi::Param::Pointer("expert_counts", expert_counts),
+            abi::Param::Extent("expert_counts_shape0", expert_counts.shape[0]),
+            abi::Param::Extent("expert_counts_stride0", expert_counts.strides[0]),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let topk_ids_t = topk_ids.borrow::<i32>(&__ctx);
-    let expert_counts_t = expert_counts.borrow::<T>(&__ctx);
-    let __op = __kernel(
-        topk_ids_t.device_pointer(),
-        topk_ids.shape[0],
-        topk_ids.strides[0],
-        expert_counts_t.device_pointer(),
-        expert_counts.shape[0],
-        expert_counts.strides[0],
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `moe_align_offsets_kernel` (../corpus/cutile/workloads/moe_align.py:20), launched on `__stream` of `__device` with grid
@@ -175,8 +175,8 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     })
 }
 
-/// Launches `moe_align_offsets_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
+/// Launches `moe_align_offsets_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
 unsafe fn launch_moe_align_offsets_kernel(
     __device: i32,
     __stream: *mut c_void,
@@ -186,27 +186,33 @@ unsafe fn launch_moe_align_offsets_kernel(
     expert_offsets: &abi::TensorArg,
     total_padded: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::moe_align_offsets_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "moe_align_kernels",
+        function: "moe_align_offsets_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_moe_align_offsets_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: None,
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("expert_counts", expert_counts),
+            abi::Param::Tensor("expert_offsets", expert_offsets),
+            abi::Param::Tensor("total_padded", total_padded),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let expert_counts_t = expert_counts.borrow::<i32>(&__ctx);
-    let expert_offsets_t = expert_offsets.borrow::<i32>(&__ctx);
-    let total_padded_t = total_padded.borrow::<i32>(&__ctx);
-    let __op =
-        __kernel(&expert_counts_t, &expert_offsets_t, &total_padded_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `moe_sort_tokens_kernel` (../corpus/cutile/workloads/moe_align.py:29), launched on `__stream` of `__device` with grid
@@ -268,8 +274,8 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     })
 }
 
-/// Launches `moe_sort_tokens_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
+/// Launches `moe_sort_tokens_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
 unsafe fn launch_moe_sort_tokens_kernel(
     __device: i32,
     __stream: *mut c_void,
@@ -280,40 +286,40 @@ unsafe fn launch_moe_sort_tokens_kernel(
     expert_cursor: &abi::TensorArg,
     sorted_token_ids: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::moe_sort_tokens_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "moe_align_kernels",
+        function: "moe_sort_tokens_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_moe_sort_tokens_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: None,
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Pointer("topk_ids", topk_ids),
+            abi::Param::Extent("topk_ids_shape0", topk_ids.shape[0]),
+            abi::Param::Extent("topk_ids_stride0", topk_ids.strides[0]),
+            abi::Param::Pointer("expert_offsets", expert_offsets),
+            abi::Param::Extent("expert_offsets_shape0", expert_offsets.shape[0]),
+            abi::Param::Extent("expert_offsets_stride0", expert_offsets.strides[0]),
+            abi::Param::Pointer("expert_cursor", expert_cursor),
+            abi::Param::Extent("expert_cursor_shape0", expert_cursor.shape[0]),
+            abi::Param::Extent("expert_cursor_stride0", expert_cursor.strides[0]),
+            abi::Param::Pointer("sorted_token_ids", sorted_token_ids),
+            abi::Param::Extent("sorted_token_ids_shape0", sorted_token_ids.shape[0]),
+            abi::Param::Extent("sorted_token_ids_stride0", sorted_token_ids.strides[0]),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let topk_ids_t = topk_ids.borrow::<i32>(&__ctx);
-    let expert_offsets_t = expert_offsets.borrow::<i32>(&__ctx);
-    let expert_cursor_t = expert_cursor.borrow::<i32>(&__ctx);
-    let sorted_token_ids_t = sorted_token_ids.borrow::<i32>(&__ctx);
-    let __op = __kernel(
-        topk_ids_t.device_pointer(),
-        topk_ids.shape[0],
-        topk_ids.strides[0],
-        expert_offsets_t.device_pointer(),
-        expert_offsets.shape[0],
-        expert_offsets.strides[0],
-        expert_cursor_t.device_pointer(),
-        expert_cursor.shape[0],
-        expert_cursor.strides[0],
-        sorted_token_ids_t.device_pointer(),
-        sorted_token_ids.shape[0],
-        sorted_token_ids.strides[0],
-    )
-    .generics(__launch.generics)
-    .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

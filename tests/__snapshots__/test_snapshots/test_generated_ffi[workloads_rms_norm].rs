@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::workloads_rms_norm_kernels as ports;
 use crate::abi;
 
@@ -216,9 +214,9 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
     })
 }
 
-/// Launches `rms_norm_fwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rms_norm_fwd_kernel<T: DType, T2: DType>(
+/// Launches `rms_norm_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_rms_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -232,32 +230,37 @@ unsafe fn launch_rms_norm_fwd_kernel<T: DType, T2: DType>(
     rstd_out_tile: [usize; 1],
     eps: f32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::rms_norm_fwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_rms_norm_kernels",
+        function: "rms_norm_fwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_rms_norm_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("rstd_out", &rstd_out_tile[..])],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("residual", residual),
+            abi::Param::Tensor("w", w),
+            abi::Param::Tensor("y", y),
+            abi::Param::Tensor("residual_out", residual_out),
+            abi::Param::Partition("rstd_out", rstd_out, &rstd_out_tile),
+            abi::Param::F32("eps", eps),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let residual_t = residual.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T2>(&__ctx);
-    let y_t = y.borrow::<T>(&__ctx);
-    let residual_out_t = residual_out.borrow::<T>(&__ctx);
-    let mut rstd_out_t = rstd_out.borrow::<f32>(&__ctx);
-    let __op =
-        __kernel(&x_t, &residual_t, &w_t, &y_t, &residual_out_t, (&mut rstd_out_t).partition(rstd_out_tile), eps)
-            .generics(__launch.generics)
-            .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `rms_norm_bwd_kernel` (../corpus/cutile/workloads/rms_norm.py:29), launched on `__stream` of `__device` with grid
@@ -441,9 +444,9 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
     })
 }
 
-/// Launches `rms_norm_bwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rms_norm_bwd_kernel<T: DType, T2: DType>(
+/// Launches `rms_norm_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -455,28 +458,34 @@ unsafe fn launch_rms_norm_bwd_kernel<T: DType, T2: DType>(
     dx: &abi::TensorArg,
     dw_partial: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::rms_norm_bwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_rms_norm_kernels",
+        function: "rms_norm_bwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_rms_norm_bwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("dy", dy),
+            abi::Param::Tensor("w", w),
+            abi::Param::Tensor("rstd", rstd),
+            abi::Param::Tensor("dx", dx),
+            abi::Param::Tensor("dw_partial", dw_partial),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let dy_t = dy.borrow::<T>(&__ctx);
-    let w_t = w.borrow::<T2>(&__ctx);
-    let rstd_t = rstd.borrow::<T2>(&__ctx);
-    let dx_t = dx.borrow::<T>(&__ctx);
-    let dw_partial_t = dw_partial.borrow::<f32>(&__ctx);
-    let __op =
-        __kernel(&x_t, &dy_t, &w_t, &rstd_t, &dx_t, &dw_partial_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

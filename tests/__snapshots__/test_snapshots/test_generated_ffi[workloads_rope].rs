@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::rope_kernels as ports;
 use crate::abi;
 
@@ -102,9 +100,9 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
     })
 }
 
-/// Launches `rope_halves_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_rope_halves_kernel<T: DType, T2: DType>(
+/// Launches `rope_halves_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_rope_halves_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -114,25 +112,32 @@ unsafe fn launch_rope_halves_kernel<T: DType, T2: DType>(
     sin_: &abi::TensorArg,
     out: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::rope_halves_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "rope_kernels",
+        function: "rope_halves_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_rope_halves_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("x", x),
+            abi::Param::Tensor("cos_", cos_),
+            abi::Param::Tensor("sin_", sin_),
+            abi::Param::Tensor("out", out),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let cos__t = cos_.borrow::<T2>(&__ctx);
-    let sin__t = sin_.borrow::<T2>(&__ctx);
-    let out_t = out.borrow::<T>(&__ctx);
-    let __op = __kernel(&x_t, &cos__t, &sin__t, &out_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

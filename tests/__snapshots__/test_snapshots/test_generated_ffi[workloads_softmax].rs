@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::workloads_softmax_kernels as ports;
 use crate::abi;
 
@@ -93,9 +91,9 @@ pub unsafe extern "C" fn cutile_softmax_kernel(
     })
 }
 
-/// Launches `softmax_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_softmax_kernel<T: DType, T2: DType>(
+/// Launches `softmax_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_softmax_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -103,25 +101,29 @@ unsafe fn launch_softmax_kernel<T: DType, T2: DType>(
     x: &abi::TensorArg,
     y: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::softmax_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_softmax_kernels",
+        function: "softmax_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_softmax_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &y_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `online_softmax_kernel` (../corpus/cutile/workloads/softmax.py:25), launched on `__stream` of `__device` with grid
@@ -207,9 +209,9 @@ pub unsafe extern "C" fn cutile_online_softmax_kernel(
     })
 }
 
-/// Launches `online_softmax_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_online_softmax_kernel<T: DType, T2: DType>(
+/// Launches `online_softmax_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_online_softmax_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -217,23 +219,27 @@ unsafe fn launch_online_softmax_kernel<T: DType, T2: DType>(
     x: &abi::TensorArg,
     y: &abi::TensorArg,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::online_softmax_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "workloads_softmax_kernels",
+        function: "online_softmax_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_online_softmax_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let x_t = x.borrow::<T>(&__ctx);
-    let y_t = y.borrow::<T2>(&__ctx);
-    let __op = __kernel(&x_t, &y_t).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

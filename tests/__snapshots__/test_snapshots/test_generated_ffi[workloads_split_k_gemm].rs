@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::split_k_gemm_kernels as ports;
 use crate::abi;
 
@@ -92,9 +90,9 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
     })
 }
 
-/// Launches `splitk_gemm_partial_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
+/// Launches `splitk_gemm_partial_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_splitk_gemm_partial_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -104,26 +102,34 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: DType>(
     P: &abi::TensorArg,
     k_tiles_per_split: i32,
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::splitk_gemm_partial_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "split_k_gemm_kernels",
+        function: "splitk_gemm_partial_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_splitk_gemm_partial_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[],
+        params: &[
+            abi::Param::Tensor("A", A),
+            abi::Param::Tensor("B", B),
+            abi::Param::Tensor("P", P),
+            abi::Param::I32("k_tiles_per_split", k_tiles_per_split),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let A_t = A.borrow::<T>(&__ctx);
-    let B_t = B.borrow::<T>(&__ctx);
-    let P_t = P.borrow::<f32>(&__ctx);
-    let __op = __kernel(&A_t, &B_t, &P_t, k_tiles_per_split).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `splitk_reduce_kernel` (../corpus/cutile/workloads/split_k_gemm.py:26), launched on `__stream` of `__device` with grid
@@ -211,9 +217,9 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
     })
 }
 
-/// Launches `splitk_reduce_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_splitk_reduce_kernel<T: DType, T2: DType>(
+/// Launches `splitk_reduce_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_splitk_reduce_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -222,23 +228,27 @@ unsafe fn launch_splitk_reduce_kernel<T: DType, T2: DType>(
     C: &abi::TensorArg,
     C_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::splitk_reduce_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "split_k_gemm_kernels",
+        function: "splitk_reduce_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_splitk_reduce_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("C", &C_tile[..])],
+        params: &[abi::Param::Tensor("P", P), abi::Param::Partition("C", C, &C_tile)],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let P_t = P.borrow::<T>(&__ctx);
-    let mut C_t = C.borrow::<T2>(&__ctx);
-    let __op = __kernel(&P_t, (&mut C_t).partition(C_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }

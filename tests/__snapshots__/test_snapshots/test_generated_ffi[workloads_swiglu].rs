@@ -5,8 +5,6 @@
 
 use std::ffi::c_void;
 
-use cutile::prelude::*;
-
 use super::kernel::swiglu_kernels as ports;
 use crate::abi;
 
@@ -101,9 +99,9 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
     })
 }
 
-/// Launches `swiglu_fwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_swiglu_fwd_kernel<T: DType, T2: DType>(
+/// Launches `swiglu_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -113,27 +111,33 @@ unsafe fn launch_swiglu_fwd_kernel<T: DType, T2: DType>(
     out: &abi::TensorArg,
     out_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::swiglu_fwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "swiglu_kernels",
+        function: "swiglu_fwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_swiglu_fwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("out", &out_tile[..])],
+        params: &[
+            abi::Param::Tensor("gate", gate),
+            abi::Param::Tensor("up", up),
+            abi::Param::Partition("out", out, &out_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let gate_t = gate.borrow::<T>(&__ctx);
-    let up_t = up.borrow::<T2>(&__ctx);
-    let mut out_t = out.borrow::<T2>(&__ctx);
-    let __op =
-        __kernel(&gate_t, &up_t, (&mut out_t).partition(out_tile)).generics(__launch.generics).grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
 
 /// `swiglu_bwd_kernel` (../corpus/cutile/workloads/swiglu.py:20), launched on `__stream` of `__device` with grid
@@ -237,9 +241,9 @@ pub unsafe extern "C" fn cutile_swiglu_bwd_kernel(
     })
 }
 
-/// Launches `swiglu_bwd_kernel` with the kernel, generics, grid and partitions held in
-/// `__launch`: the record that `abi::dry_run` reports instead, in dry-run mode.
-unsafe fn launch_swiglu_bwd_kernel<T: DType, T2: DType>(
+/// Launches `swiglu_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_swiglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -252,29 +256,33 @@ unsafe fn launch_swiglu_bwd_kernel<T: DType, T2: DType>(
     dup: &abi::TensorArg,
     dup_tile: [usize; 2],
 ) -> Result<(), abi::Fail> {
-    let __kernel = ports::swiglu_bwd_kernel;
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "swiglu_kernels",
+        function: "swiglu_bwd_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
     let __launch = abi::Launch {
         symbol: "cutile_swiglu_bwd_kernel",
-        kernel: std::any::type_name_of_val(&__kernel),
+        entry: &__ENTRY,
         element: Some(T::DTYPE.as_str()),
         generics: __generics,
         grid: __grid,
         partitions: &[("dgate", &dgate_tile[..]), ("dup", &dup_tile[..])],
+        params: &[
+            abi::Param::Tensor("gate", gate),
+            abi::Param::Tensor("up", up),
+            abi::Param::Tensor("dout", dout),
+            abi::Param::Partition("dgate", dgate, &dgate_tile),
+            abi::Param::Partition("dup", dup, &dup_tile),
+        ],
         device: abi::device_ordinal(__device)?,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
     }
     let __ctx = abi::context(__launch.device)?;
-    let __stream = abi::stream(__stream, &__ctx);
-    let gate_t = gate.borrow::<T>(&__ctx);
-    let up_t = up.borrow::<T2>(&__ctx);
-    let dout_t = dout.borrow::<T2>(&__ctx);
-    let mut dgate_t = dgate.borrow::<T2>(&__ctx);
-    let mut dup_t = dup.borrow::<T2>(&__ctx);
-    let __op =
-        __kernel(&gate_t, &up_t, &dout_t, (&mut dgate_t).partition(dgate_tile), (&mut dup_t).partition(dup_tile))
-            .generics(__launch.generics)
-            .grid(__launch.grid);
-    abi::submit(__op, &__stream)
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
