@@ -592,3 +592,27 @@ def test_float_constants_through_the_host_layer(tmp_path, fake_torch):
     args, grid = python_call(kernel, consts, "f32")
     args = args[:i] + (2,) + args[i + 1:]  # a Python int is a float constant's value too (2.0)
     assert pkg._runtime.route(kobj, args, grid).consts["eps"] == 2.0
+
+
+def test_the_layout_key_tells_every_argument_apart(host, fake_torch):
+    """The fast path's layout key (`_layout_keyer`, written out per kernel): arrays by shape, strides, dtype and
+    device; an optional array given or None; constants by type and value; anything that is not a torch tensor
+    where an array goes takes the full path (None)."""
+    rt = host.pkg._runtime
+    spec = rt.KernelSpec("k", "cutile_k", "k.py", "", (
+        rt.Param("x", "array", rank=1, dtype="E"), rt.Param("b", "array", rank=1, dtype="E", given="B_GIVEN"),
+        rt.Param("n", "scalar", dtype="i32"), rt.Param("BLOCK", "const", const_type="int")), ("f32",), ())
+    key = rt._layout_keyer(spec)
+    T = sys.modules["torch"].Tensor
+    x, x2 = FakeTensor((8,), "f32", BASE_PTR), FakeTensor((8,), "f32", BASE_PTR + 64)
+    base = key((x, None, 3, 16), (1,), T)
+    assert base == key((x2, None, 5, 16), (1,), T)  # data pointers and scalar values are not the layout
+    others = [key((FakeTensor((9,), "f32", BASE_PTR), None, 3, 16), (1,), T),
+              key((FakeTensor((8,), "f16", BASE_PTR), None, 3, 16), (1,), T),
+              key((x, x, 3, 16), (1,), T), key((x, None, 3, 32), (1,), T), key((x, None, 3, True), (1,), T),
+              key((x, None, 3, 16), (2,), T)]
+    assert base is not None and all(o is not None and o != base for o in others)
+    assert len(set(others)) == len(others)
+    assert key((object(), None, 3, 16), (1,), T) is None
+    assert key((x, object(), 3, 16), (1,), T) is None
+    assert key((x, None, 3), (1,), T) is None  # a wrong argument count: the full path reports it
