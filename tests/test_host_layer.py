@@ -345,6 +345,35 @@ def host(corpus_out, tmp_path_factory):
     return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=corpus_out)
 
 
+@pytest.fixture(scope="module")
+def compiled_fast_path(corpus_out, tmp_path_factory):
+    """The package's compiled fast path (`_fastlaunch.c`), built as `cutile-transpile build` builds it."""
+    from transpiler.verify.toolchain import build_fastlaunch
+    dst = tmp_path_factory.mktemp("fastlaunch") / "_fastlaunch.abi3.so"
+    why = build_fastlaunch(corpus_out / "python" / "cutile_ports" / "_fastlaunch.c", dst)
+    assert why is None, why  # CI has a C compiler and Python's headers
+    return dst
+
+
+@pytest.fixture(params=["python", "compiled"])
+def fast_path(request, host, monkeypatch):
+    """Each fast-path test runs twice: with the steps in Python, and with the compiled fast path loaded the way
+    the package loads it (`$CUTILE_RS_FASTLAUNCH`, digest checked)."""
+    rt = host.pkg._runtime
+    if request.param == "compiled":
+        monkeypatch.setenv(rt.FASTLAUNCH_ENV, str(request.getfixturevalue("compiled_fast_path")))
+    else:
+        monkeypatch.setenv(rt.FASTLAUNCH_ENV, "off")
+    for cache in (rt._ACCEL, rt._KEYERS):
+        cache.clear()
+    rt._FAST.__dict__.pop("calls", None)
+    assert (rt.fastlaunch() is not None) == (request.param == "compiled")
+    yield request.param
+    for cache in (rt._ACCEL, rt._KEYERS):
+        cache.clear()
+    rt._FAST.__dict__.pop("calls", None)
+
+
 def pytest_generate_tests(metafunc):
     if "kernel_case" in metafunc.fixturenames:
         from transpiler.frontend.cutile_python import parse_file
@@ -362,7 +391,7 @@ def test_dry_run_launches_what_was_verified(host, kernel_case):
     assert not problems, "\n".join(problems)
 
 
-def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_torch):
+def test_cutile_python_view_routing_and_dry_run_agree(host, kernel_case, fake_torch, fast_path):
     """(b) cuTile Python's specialization of the call selects the verified entry, with the same constants,
     dtypes and grid; (c) the wrapper's route plan and a routed `ct.launch` launch exactly that in Rust."""
     op, kernel = find_kernel(host.manifest, kernel_case)
@@ -437,7 +466,7 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
     return problems
 
 
-def test_the_fast_path_checks_what_changes_and_a_new_layout_fully(host, fake_torch):
+def test_the_fast_path_checks_what_changes_and_a_new_layout_fully(host, fake_torch, fast_path):
     """A repeated layout takes the fast path, which still refuses a null or misaligned pointer, a scalar out
     of range and a bad stream, as the full check does; another shape, dtype, constant or grid is a new
     layout, checked fully (a grid that is not `c`'s partition grid is refused)."""
@@ -464,6 +493,8 @@ def test_the_fast_path_checks_what_changes_and_a_new_layout_fully(host, fake_tor
         moved = FakeTensor(a.shape, "f32", a._ptr + (1 << 20))  # another pointer, same layout: launched there
         rt.call(spec, (moved, *args[1:]), grid)
         assert len(rt._FAST.calls) == 1
+        assert json.loads(host.lib.cutile_last_plan().decode())["params"][0] == ["a", [["ptr", moved._ptr],
+                                                                                    *good["params"][0][1][1:]]]
         with pytest.raises(rt.ArgumentError, match="partition grid"):  # a new grid: the full check
             rt.call(spec, args, (grid[0] + 1, *grid[1:]))
         with pytest.raises(rt.ArgumentTypeError):  # a new dtype for `a` alone: the full check
@@ -594,7 +625,7 @@ def test_float_constants_through_the_host_layer(tmp_path, fake_torch):
     assert pkg._runtime.route(kobj, args, grid).consts["eps"] == 2.0
 
 
-def test_the_layout_key_tells_every_argument_apart(host, fake_torch):
+def test_the_layout_key_tells_every_argument_apart(host, fake_torch, fast_path):
     """The fast path's layout key (`_layout_keyer`, written out per kernel): arrays by shape, strides, dtype and
     device; an optional array given or None; constants by type and value; anything that is not a torch tensor
     where an array goes takes the full path (None)."""
@@ -602,7 +633,7 @@ def test_the_layout_key_tells_every_argument_apart(host, fake_torch):
     spec = rt.KernelSpec("k", "cutile_k", "k.py", "", (
         rt.Param("x", "array", rank=1, dtype="E"), rt.Param("b", "array", rank=1, dtype="E", given="B_GIVEN"),
         rt.Param("n", "scalar", dtype="i32"), rt.Param("BLOCK", "const", const_type="int")), ("f32",), ())
-    key = rt._layout_keyer(spec)
+    key = rt._layout_keyer(spec, rt.fastlaunch())
     T = sys.modules["torch"].Tensor
     x, x2 = FakeTensor((8,), "f32", BASE_PTR), FakeTensor((8,), "f32", BASE_PTR + 64)
     base = key((x, None, 3, 16), (1,), T)
@@ -616,3 +647,49 @@ def test_the_layout_key_tells_every_argument_apart(host, fake_torch):
     assert key((object(), None, 3, 16), (1,), T) is None
     assert key((x, object(), 3, 16), (1,), T) is None
     assert key((x, None, 3), (1,), T) is None  # a wrong argument count: the full path reports it
+    if fast_path == "compiled":  # the compiled key is the Python one
+        python_key = rt._layout_keyer(spec)
+        for args in [(x, None, 3, 16), (x, x2, 3, 16), (x, None, 3, True)]:
+            assert key(args, (1,), T) == python_key(args, (1,), T)
+
+
+def test_the_fast_path_patches_scalars_and_streams(host, fake_torch, fast_path):
+    """A checked layout launched again with other scalar values and streams passes those values (f32 as their
+    bits, i32, the stream handle), and refuses what the full check refuses (an i32 out of range, a string)."""
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "dropout_kernel")
+    spec = next(s for s in rt.REGISTRY.values() if s.symbol == kernel["symbol"])
+    args, grid = python_call(kernel, kernel["specializations"][0], "f32")
+    names = [p.name for p in spec.params]
+    ip, iseed = names.index("p"), names.index("seed")
+
+    class Stream:
+        def __init__(self, handle):
+            self.cuda_stream = handle
+
+    host.lib.cutile_dry_run(1)
+    try:
+        rt.call(spec, args, grid)
+        for p, seed, stream in ((0.25, 7, None), (0.75, -5, Stream(0x1234)), (1, 2**31 - 1, Stream(0))):
+            call = list(args)
+            call[ip], call[iseed] = p, seed
+            rt.call(spec, tuple(call), grid, stream=stream)
+            launched = json.loads(host.lib.cutile_last_plan().decode())
+            assert launched["stream"] == (stream.cuda_stream if stream else 0)
+            plan = dict(launched["params"])
+            assert plan["p"] == [["f32", struct.unpack("<I", struct.pack("<f", p))[0]]]
+            assert plan["seed"] == [["i32", seed & 0xFFFFFFFF]]
+        assert len(rt._FAST.calls) == 1
+        for bad, error in ((2**31, rt.ArgumentError), ("x", rt.ArgumentTypeError)):
+            call = list(args)
+            call[iseed] = bad
+            with pytest.raises(error):
+                rt.call(spec, tuple(call), grid)
+        call = list(args)
+        call[ip] = "0.5"
+        with pytest.raises(rt.ArgumentTypeError):
+            rt.call(spec, tuple(call), grid)
+        with pytest.raises(rt.ArgumentError):  # a stream handle out of range: the full stream check
+            rt.call(spec, args, grid, stream=Stream(-1))
+    finally:
+        host.lib.cutile_dry_run(0)

@@ -166,7 +166,7 @@ def main() -> int:
     doc = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "torch": torch.__version__, "cuda_tile": getattr(ct, "__version__", "?"),
            "python": platform.python_version(), "batch": args.batch, "batches": args.batches,
-           "graph": args.graph, "rows": rows}
+           "graph": args.graph, "fast_path": "compiled" if rt.fastlaunch() is not None else "python", "rows": rows}
     if args.results:
         args.results.with_suffix(".json").write_text(json.dumps(doc, indent=2))
         args.results.with_suffix(".md").write_text(_report(doc))
@@ -212,7 +212,8 @@ def _report(doc: dict) -> str:
     modes = ("python", "routed", "port", "port_checked", "abi", "abi_checks", "graph_python", "graph_routed")
     out = [f"# Launch host time ({doc['date']}, {doc['gpu']}, torch {doc['torch']}, cuda-tile {doc['cuda_tile']})",
            "", f"Median µs per launch; queued: {doc['batches']} batches of {doc['batch']} launches back to back; "
-           f"synced: one launch then a synchronize. Graphs: {doc['graph']} launches per replay.", "",
+           f"synced: one launch then a synchronize. Graphs: {doc['graph']} launches per replay. "
+           f"The package's fast path: {doc.get('fast_path', 'python')}.", "",
            "| case | " + " | ".join(modes) + " | routed / python |", "|---" * (len(modes) + 2) + "|"]
     for r in doc["rows"]:
         cells = []

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fills .gpu/ (git-ignored) for tools/device_gpu_check.sh on a GPU machine without network access:
 # tileiras, ptxas and libnvvm 13.4.92 (xz tarball, ~57 MiB), the cuda-tile 1.7.0 wheel, and the stripped
-# shared library of the crate generated from corpus/ into rust/ (~3 MiB xz).
+# shared library of the crate generated from corpus/ into rust/ (~3 MiB xz), its Python package and compiled
+# fast path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gpu/whl .gpu/x .gpu/pack/cu13/bin .gpu/pack/cu13/lib
@@ -21,4 +22,7 @@ cutile-transpile build rust/
 crate=$(python3 -c 'import json; print(json.load(open("rust/manifest.json"))["crate"])')
 lib="${CARGO_TARGET_DIR:-rust/target}/release/lib$crate.so"
 strip -o .gpu/lib.so "$lib" && xz -9 -f .gpu/lib.so
+# the package's compiled fast path (stable ABI: built here, loaded by the GPU machine's Python 3.12)
+cp "$(dirname "$lib")/_fastlaunch.abi3.so" .gpu/_fastlaunch.abi3.so
+tar cJf .gpu/rustpy.tar.xz rust/manifest.json rust/python
 ls -la .gpu

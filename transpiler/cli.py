@@ -483,7 +483,7 @@ def build_cmd(
     target directory, profile and settings), so after `--verify` it takes seconds."""
     import os
     import shutil
-    from .verify.toolchain import ToolchainError, cargo_build, cargo_env
+    from .verify.toolchain import ToolchainError, build_fastlaunch, cargo_build, cargo_env
     crate = _existing_output(out, Format.text)["crate"]
     try:
         env = cargo_env()
@@ -504,7 +504,11 @@ def build_cmd(
             shutil.copy2(lib, tmp)
             os.replace(tmp, dst)
             lib = dst
+        fast = lib.with_name("_fastlaunch.abi3.so")
+        why = build_fastlaunch(out / "python" / "cutile_ports" / "_fastlaunch.c", fast)
     _err(f"built {lib}")
+    _err(f"built {fast}" if why is None else f"note: the compiled fast path was not built ({why}); the Python "
+                                               "package runs the same steps in Python")
 
 
 env_app = typer.Typer(add_completion=False, rich_markup_mode=None,

@@ -231,10 +231,26 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             doc_params.append(f"`{p['name']}`: constant ({p['const_type']})")
     return {
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
-        "c_params": c_params, "arg_checks": arg_checks, "variant_doc": variant_doc,
+        "c_params": c_params, "packed_args": [_unpack_word(c, i) for i, c in enumerate(c_params)],
+        "packed_symbol": packed_symbol(symbol), "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
         "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics)}>" if generics and not erased else "",
     }
+
+
+# a C parameter's type -> how the packed form (`cutilepk_<name>`, one u64 word per parameter) reads it
+_WORD_READS = {"*const abi::CutileTensor": "{w} as usize as *const abi::CutileTensor", "i32": "{w} as u32 as i32",
+               "i64": "{w} as i64", "f32": "f32::from_bits({w} as u32)", "f64": "f64::from_bits({w})",
+               "bool": "{w} != 0", "*mut c_void": "{w} as usize as *mut c_void"}
+
+
+def packed_symbol(symbol: str) -> str:
+    """The packed form of `cutile_<name>`: `cutilepk_<name>`, a name no kernel's symbol (`cutile_...`) can take."""
+    return "cutilepk_" + symbol.removeprefix("cutile_")
+
+
+def _unpack_word(c_param: str, index: int) -> str:
+    return _WORD_READS[c_param.split(":", 1)[1].strip()].format(w=f"__words[{index}]")
 
 
 def int_kind_of(name: str) -> str | None:

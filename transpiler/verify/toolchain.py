@@ -125,3 +125,25 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def build_fastlaunch(src: Path, dst: Path) -> str | None:
+    """Compiles the generated package's C fast path (`_fastlaunch.c`) against this Python's headers (stable
+    ABI, any CPython >= 3.10 loads it) into `dst`, atomically. Returns None, or why it was not built (no C
+    compiler, no Python headers, a compiler error): the package then runs the same steps in Python."""
+    import shutil
+    import sysconfig
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    include = sysconfig.get_paths().get("include")
+    if not cc:
+        return "no C compiler (cc)"
+    if not include or not (Path(include) / "Python.h").is_file():
+        return f"no Python headers (Python.h) in {include}"
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    res = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-std=c11", f"-I{include}", str(src), "-o", str(tmp)],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        return f"{cc} failed: {res.stderr.strip()[-2000:]}"
+    os.replace(tmp, dst)
+    return None

@@ -102,6 +102,33 @@ pub unsafe extern "C" fn cutile_batched_matmul(
     })
 }
 
+/// `cutile_batched_matmul` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_batched_matmul`; `__words` points to 11 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_batched_matmul(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 11);
+    cutile_batched_matmul(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as u32 as i32,
+        __words[10] as usize as *mut c_void,
+    )
+}
+
 /// Launches `batched_matmul` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_batched_matmul<T: cutile::DType, T2: cutile::DType>(
@@ -130,6 +157,7 @@ unsafe fn launch_batched_matmul<T: cutile::DType, T2: cutile::DType>(
         partitions: &[],
         params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("B", B), abi::Param::Tensor("C", C)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

@@ -97,6 +97,34 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
     })
 }
 
+/// `cutile_layer_norm_fwd` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_layer_norm_fwd`; `__words` points to 12 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_layer_norm_fwd(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 12);
+    cutile_layer_norm_fwd(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as usize as *const abi::CutileTensor,
+        f32::from_bits(__words[4] as u32),
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as i64,
+        __words[10] as u32 as i32,
+        __words[11] as usize as *mut c_void,
+    )
+}
+
 /// Launches `layer_norm_fwd` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_layer_norm_fwd<T: cutile::DType, T2: cutile::DType>(
@@ -133,6 +161,7 @@ unsafe fn launch_layer_norm_fwd<T: cutile::DType, T2: cutile::DType>(
             abi::Param::F32("eps", eps),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

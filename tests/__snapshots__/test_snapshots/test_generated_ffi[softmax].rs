@@ -82,6 +82,30 @@ pub unsafe extern "C" fn cutile_row_softmax(
     })
 }
 
+/// `cutile_row_softmax` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_row_softmax`; `__words` points to 8 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_row_softmax(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 8);
+    cutile_row_softmax(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as i64,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as u32 as i32,
+        __words[7] as usize as *mut c_void,
+    )
+}
+
 /// Launches `row_softmax` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_row_softmax<T: cutile::DType, T2: cutile::DType>(
@@ -109,6 +133,7 @@ unsafe fn launch_row_softmax<T: cutile::DType, T2: cutile::DType>(
         partitions: &[],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

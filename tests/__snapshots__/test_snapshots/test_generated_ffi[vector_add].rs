@@ -65,6 +65,31 @@ pub unsafe extern "C" fn cutile_vector_add(
     })
 }
 
+/// `cutile_vector_add` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_vector_add`; `__words` points to 9 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_vector_add(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 9);
+    cutile_vector_add(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as u32 as i32,
+        __words[8] as usize as *mut c_void,
+    )
+}
+
 /// Launches `vector_add` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_vector_add<T: cutile::DType>(
@@ -94,6 +119,7 @@ unsafe fn launch_vector_add<T: cutile::DType>(
         partitions: &[("c", &c_tile[..])],
         params: &[abi::Param::Tensor("a", a), abi::Param::Tensor("b", b), abi::Param::Partition("c", c, &c_tile)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

@@ -273,6 +273,39 @@ pub unsafe extern "C" fn cutile_attn_sinks_fwd_kernel(
     })
 }
 
+/// `cutile_attn_sinks_fwd_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_attn_sinks_fwd_kernel`; `__words` points to 17 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_attn_sinks_fwd_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 17);
+    cutile_attn_sinks_fwd_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as usize as *const abi::CutileTensor,
+        __words[4] as usize as *const abi::CutileTensor,
+        f32::from_bits(__words[5] as u32),
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as i64,
+        __words[10] as i64,
+        __words[11] as u32 as i32,
+        __words[12] as i64,
+        __words[13] as i64,
+        __words[14] as i64,
+        __words[15] as u32 as i32,
+        __words[16] as usize as *mut c_void,
+    )
+}
+
 /// Launches `attn_sinks_fwd_kernel__causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_attn_sinks_fwd_kernel__causal<T: cutile::DType, T2: cutile::DType>(
@@ -311,6 +344,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: cutile::DType, T2: cutile::DTy
             abi::Param::F32("qk_scale", qk_scale),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -357,6 +391,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: cutile::DType
             abi::Param::F32("qk_scale", qk_scale),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -403,6 +438,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: cutile::D
             abi::Param::F32("qk_scale", qk_scale),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

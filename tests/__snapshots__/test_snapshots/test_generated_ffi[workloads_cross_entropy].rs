@@ -98,6 +98,33 @@ pub unsafe extern "C" fn cutile_cross_entropy_fwd_kernel(
     })
 }
 
+/// `cutile_cross_entropy_fwd_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_cross_entropy_fwd_kernel`; `__words` points to 11 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_cross_entropy_fwd_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 11);
+    cutile_cross_entropy_fwd_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as usize as *const abi::CutileTensor,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as u32 as i32,
+        __words[10] as usize as *mut c_void,
+    )
+}
+
 /// Launches `cross_entropy_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_cross_entropy_fwd_kernel<T: cutile::DType>(
@@ -138,6 +165,7 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: cutile::DType>(
             abi::Param::Partition("lse_out", lse_out, &lse_out_tile),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -326,6 +354,34 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
     })
 }
 
+/// `cutile_cross_entropy_bwd_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_cross_entropy_bwd_kernel`; `__words` points to 12 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_cross_entropy_bwd_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 12);
+    cutile_cross_entropy_bwd_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as usize as *const abi::CutileTensor,
+        __words[4] as usize as *const abi::CutileTensor,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as i64,
+        __words[10] as u32 as i32,
+        __words[11] as usize as *mut c_void,
+    )
+}
+
 /// Launches `cross_entropy_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -363,6 +419,7 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Partition("dlogits", dlogits, &dlogits_tile),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

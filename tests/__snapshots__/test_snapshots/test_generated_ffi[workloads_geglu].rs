@@ -92,6 +92,31 @@ pub unsafe extern "C" fn cutile_geglu_fwd_kernel(
     })
 }
 
+/// `cutile_geglu_fwd_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_geglu_fwd_kernel`; `__words` points to 9 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_geglu_fwd_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 9);
+    cutile_geglu_fwd_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as i64,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as u32 as i32,
+        __words[8] as usize as *mut c_void,
+    )
+}
+
 /// Launches `geglu_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_geglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -119,6 +144,7 @@ unsafe fn launch_geglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
         partitions: &[],
         params: &[abi::Param::Tensor("gate_up", gate_up), abi::Param::Tensor("out", out)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -217,6 +243,32 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
     })
 }
 
+/// `cutile_geglu_bwd_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_geglu_bwd_kernel`; `__words` points to 10 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_geglu_bwd_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 10);
+    cutile_geglu_bwd_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as u32 as i32,
+        __words[9] as usize as *mut c_void,
+    )
+}
+
 /// Launches `geglu_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_geglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -249,6 +301,7 @@ unsafe fn launch_geglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Tensor("dgate_up", dgate_up),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

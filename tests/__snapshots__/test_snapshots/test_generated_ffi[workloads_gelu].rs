@@ -89,6 +89,30 @@ pub unsafe extern "C" fn cutile_gelu_tanh_kernel(
     })
 }
 
+/// `cutile_gelu_tanh_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_gelu_tanh_kernel`; `__words` points to 8 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_gelu_tanh_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 8);
+    cutile_gelu_tanh_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as i64,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as u32 as i32,
+        __words[7] as usize as *mut c_void,
+    )
+}
+
 /// Launches `gelu_tanh_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_gelu_tanh_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -117,6 +141,7 @@ unsafe fn launch_gelu_tanh_kernel<T: cutile::DType, T2: cutile::DType>(
         partitions: &[("y", &y_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Partition("y", y, &y_tile)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -220,6 +245,33 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
     })
 }
 
+/// `cutile_bias_gelu_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_bias_gelu_kernel`; `__words` points to 11 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_bias_gelu_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 11);
+    cutile_bias_gelu_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as u32 as i32,
+        __words[10] as usize as *mut c_void,
+    )
+}
+
 /// Launches `bias_gelu_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_bias_gelu_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -249,6 +301,7 @@ unsafe fn launch_bias_gelu_kernel<T: cutile::DType, T2: cutile::DType>(
         partitions: &[("y", &y_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("bias", bias), abi::Param::Partition("y", y, &y_tile)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

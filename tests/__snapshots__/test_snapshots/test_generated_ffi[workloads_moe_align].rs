@@ -78,6 +78,30 @@ pub unsafe extern "C" fn cutile_moe_expert_histogram_kernel(
     })
 }
 
+/// `cutile_moe_expert_histogram_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_moe_expert_histogram_kernel`; `__words` points to 8 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_moe_expert_histogram_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 8);
+    cutile_moe_expert_histogram_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as i64,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as u32 as i32,
+        __words[7] as usize as *mut c_void,
+    )
+}
+
 /// Launches `moe_expert_histogram_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_moe_expert_histogram_kernel<T: cutile::DType>(
@@ -112,6 +136,7 @@ unsafe fn launch_moe_expert_histogram_kernel<T: cutile::DType>(
             abi::Param::Extent("expert_counts_stride0", expert_counts.strides[0]),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -175,6 +200,32 @@ pub unsafe extern "C" fn cutile_moe_align_offsets_kernel(
     })
 }
 
+/// `cutile_moe_align_offsets_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_moe_align_offsets_kernel`; `__words` points to 10 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_moe_align_offsets_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 10);
+    cutile_moe_align_offsets_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as u32 as i32,
+        __words[9] as usize as *mut c_void,
+    )
+}
+
 /// Launches `moe_align_offsets_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_moe_align_offsets_kernel(
@@ -207,6 +258,7 @@ unsafe fn launch_moe_align_offsets_kernel(
             abi::Param::Tensor("total_padded", total_padded),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -274,6 +326,33 @@ pub unsafe extern "C" fn cutile_moe_sort_tokens_kernel(
     })
 }
 
+/// `cutile_moe_sort_tokens_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_moe_sort_tokens_kernel`; `__words` points to 11 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_moe_sort_tokens_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 11);
+    cutile_moe_sort_tokens_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as usize as *const abi::CutileTensor,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as u32 as i32,
+        __words[10] as usize as *mut c_void,
+    )
+}
+
 /// Launches `moe_sort_tokens_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_moe_sort_tokens_kernel(
@@ -316,6 +395,7 @@ unsafe fn launch_moe_sort_tokens_kernel(
             abi::Param::Extent("sorted_token_ids_stride0", sorted_token_ids.strides[0]),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());

@@ -90,6 +90,34 @@ pub unsafe extern "C" fn cutile_splitk_gemm_partial_kernel(
     })
 }
 
+/// `cutile_splitk_gemm_partial_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_splitk_gemm_partial_kernel`; `__words` points to 12 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_splitk_gemm_partial_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 12);
+    cutile_splitk_gemm_partial_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        __words[3] as u32 as i32,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as i64,
+        __words[10] as u32 as i32,
+        __words[11] as usize as *mut c_void,
+    )
+}
+
 /// Launches `splitk_gemm_partial_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_splitk_gemm_partial_kernel<T: cutile::DType>(
@@ -124,6 +152,7 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: cutile::DType>(
             abi::Param::I32("k_tiles_per_split", k_tiles_per_split),
         ],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
@@ -217,6 +246,31 @@ pub unsafe extern "C" fn cutile_splitk_reduce_kernel(
     })
 }
 
+/// `cutile_splitk_reduce_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_splitk_reduce_kernel`; `__words` points to 9 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_splitk_reduce_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 9);
+    cutile_splitk_reduce_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as i64,
+        __words[3] as i64,
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as u32 as i32,
+        __words[8] as usize as *mut c_void,
+    )
+}
+
 /// Launches `splitk_reduce_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
 unsafe fn launch_splitk_reduce_kernel<T: cutile::DType, T2: cutile::DType>(
@@ -245,6 +299,7 @@ unsafe fn launch_splitk_reduce_kernel<T: cutile::DType, T2: cutile::DType>(
         partitions: &[("C", &C_tile[..])],
         params: &[abi::Param::Tensor("P", P), abi::Param::Partition("C", C, &C_tile)],
         device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
     };
     if abi::dry_run(&__launch) {
         return Ok(());
