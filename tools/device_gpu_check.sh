@@ -4,7 +4,8 @@
 #   .gpu/tc.tar.xz          cu13/bin/{tileiras,ptxas} and cu13/lib/libnvvm.so.4 (13.4.92 wheels)
 #   .gpu/cuda_tile-*.whl    cuTile Python
 #   .gpu/lib.so.xz          the stripped shared library of the generated crate `rust/`
-#   .gpu/_fastlaunch.abi3.so  its Python package's compiled fast path (optional)
+#   .gpu/rustpy.tar.xz      its manifest and Python package (rust/manifest.json, rust/python)
+#   .gpu/_fastlaunch.abi3.so  the package's compiled fast path (optional)
 # Usage: tools/device_gpu_check.sh RESULTS [gpu_check.py options]
 #        tools/device_gpu_check.sh --script FILE.py   (runs another script in the same environment)
 set -euo pipefail
@@ -17,6 +18,8 @@ export PATH=/tmp/tc/cu13/bin:$PATH
 export LD_LIBRARY_PATH=/tmp/tc/cu13/lib:${LD_LIBRARY_PATH:-}
 export CUTILE_TILEIRAS_PATH=/tmp/tc/cu13/bin/tileiras
 xz -dc .gpu/lib.so.xz > /tmp/libports.so
+# the generated package that goes with the library (rust/ is not in the repository): the bundle's, always
+[ ! -f .gpu/rustpy.tar.xz ] || tar xJf .gpu/rustpy.tar.xz
 export CUTILE_RS_LIB=/tmp/libports.so
 if [ -f .gpu/_fastlaunch.abi3.so ]; then  # the package's compiled fast path, when the bundle has it
   cp .gpu/_fastlaunch.abi3.so /tmp/_fastlaunch.abi3.so
