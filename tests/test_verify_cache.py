@@ -97,7 +97,32 @@ def test_build_after_verify_reuses_its_build_and_leaves_git_clean(tmp_path):
     crate = json.loads((root / "out/manifest.json").read_text())["crate"]
     assert crate == "src"  # named after the source package (the folder given), not OUT
     assert (root / f"out/target/release/lib{crate}.so").is_file()
+    # the package's compiled fast path, next to the library, a build of the package's own source
+    fast = root / "out/target/release/_fastlaunch.abi3.so"
+    assert fast.is_file() and f"built {fast.relative_to(root)}" in res.stderr
+    probe = ("import importlib.machinery as m, importlib.util as u, sys; l = m.ExtensionFileLoader('_fastlaunch', "
+             "sys.argv[1]); mod = u.module_from_spec(u.spec_from_file_location('_fastlaunch', sys.argv[1], loader=l)); "
+             "l.exec_module(mod); print(mod.DIGEST)")
+    digest = subprocess.run([sys.executable, "-c", probe, str(fast)], capture_output=True, text=True, check=True)
+    assert f'FASTLAUNCH_DIGEST = "{digest.stdout.strip()}"' in (root / "out/python/cutile_ports/_runtime.py").read_text()
     assert git("status", "--porcelain", "-uall").stdout == ""  # OUT/.gitignore keeps target/ out
+
+
+def test_the_fast_path_build_fails_soft(tmp_path, monkeypatch):
+    """`build_fastlaunch` without a working C compiler, or without Python's headers, says why and writes
+    nothing (`build` then prints it as a note; the package runs the same steps in Python)."""
+    from transpiler.verify import toolchain
+    src, dst = tmp_path / "_fastlaunch.c", tmp_path / "_fastlaunch.abi3.so"
+    src.write_text("int x(void) { return 0; }\n")
+    monkeypatch.setenv("CC", "/bin/false")
+    assert "failed" in toolchain.build_fastlaunch(src, dst)
+    monkeypatch.delenv("CC")
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    assert toolchain.build_fastlaunch(src, dst) == "no C compiler (cc)"
+    monkeypatch.undo()
+    monkeypatch.setattr("sysconfig.get_paths", lambda: {"include": str(tmp_path)})
+    assert "no Python headers" in toolchain.build_fastlaunch(src, dst)
+    assert list(tmp_path.iterdir()) == [src]  # no library, no temporary file
 
 
 def test_a_users_own_gitignore_in_out_is_left_alone(tmp_path):
