@@ -448,6 +448,7 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
                     ct.launch(None, grid, kobj, args)  # again: the fast path (a checked layout)
                     again = (host.lib.cutile_last_plan() or b"").decode()
                     fast = len(rt._FAST.calls)
+                    prepared = [f.record is not None for f in rt._FAST.calls.values()]
                 finally:
                     host.lib.cutile_dry_run(previous)
                 assert not recorder.calls, f"{label}: the routed launch fell back to cuTile Python"
@@ -456,6 +457,11 @@ def routing_mismatches(host, op: str, kernel: dict) -> list[str]:
                                        kernel["symbol"])
                 if fast != 1:
                     problems.append(f"{label}: {fast} fast-path layouts after two launches of one layout")
+                c_scalars = all(p.dtype in rt._SCALAR_KINDS for p in plan.spec.params if p.kind == "scalar")
+                if rt.fastlaunch() is not None and c_scalars and not all(prepared):
+                    problems.append(f"{label}: the compiled fast path kept no prepared launch (cutile_fire)")
+                if rt.fastlaunch() is not None and c_scalars and not plan.spec.closure and id(kobj) not in rt._HOT:
+                    problems.append(f"{label}: the compiled fast path does not route this kernel in C (_HOT)")
                 rt.set_backend("python")
                 rt.uninstall()
     finally:
@@ -693,3 +699,130 @@ def test_the_fast_path_patches_scalars_and_streams(host, fake_torch, fast_path):
             rt.call(spec, args, grid, stream=Stream(-1))
     finally:
         host.lib.cutile_dry_run(0)
+
+
+def _hint(v: int) -> int:
+    """cuTile Rust's divisibility hint of an integer or address (`DivHint`): its largest power-of-two
+    divisor, at most 16 (0: 16)."""
+    return 16 if v % 16 == 0 else v & -v
+
+
+def test_a_prepared_launch_repeats_what_the_symbol_launches(host, fake_torch, fast_path):
+    """The compiled fast path keeps the first launch of a layout (`cutile_prepare_next`) and repeats it with
+    `cutile_fire`, passing only pointers and scalars: a repeat launches exactly what the symbol launches for
+    the same call (its dry-run plan, compared whole), and a value that needs another specialization or the
+    symbol's checks (a pointer or an i32 with another divisibility hint, a null or misaligned pointer), or a
+    dry-run setting switched since, launches nothing and answers CUTILE_FIRE_MISS (-1)."""
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "dropout_kernel")  # arrays, an f32 and an i32 scalar
+    spec = next(s for s in rt.REGISTRY.values() if s.symbol == kernel["symbol"])
+    args, grid = python_call(kernel, kernel["specializations"][0], "f32")
+    names = [p.name for p in spec.params]
+    ip, iseed = names.index("p"), names.index("seed")
+    fire = host.lib.cutile_fire
+    fire.restype, fire.argtypes = ctypes.c_int32, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def words(call):  # the value words in the kernel's order: data pointers, then scalars as the C code writes
+        out = []
+        for p, a in zip(spec.params, call):
+            if p.kind == "array":
+                out.append(a.data_ptr())
+            elif p.kind == "scalar":
+                out.append(struct.unpack("<I", struct.pack("<f", a))[0] if p.dtype == "f32" else a & 0xFFFFFFFF)
+        return (ctypes.c_uint64 * len(out))(*out)
+
+    def symbol_plan(call, stream=0):  # what the symbol itself launches for this call
+        return rt.dry_run(rt.plan(spec, call, grid, None if not stream else types.SimpleNamespace(cuda_stream=stream)))
+
+    host.lib.cutile_dry_run(1)
+    try:
+        rt.call(spec, args, grid)
+        (fast,) = rt._FAST.calls.values()
+        if fast_path == "python":
+            assert fast.record is None  # only the compiled path fires
+            return
+        record = fast.record
+        assert record
+        seed = args[iseed]
+        a = args[0]
+        same = [("moved", 0, a._ptr + (1 << 20), 0.25, seed + 32 * _hint(seed), 0x5000),
+                ("another p", 0, a._ptr, 0.75, seed, 0)]
+        other = [("pointer aligned to 4 only", -1, a._ptr + 4, 0.5, seed, 0),
+                 ("misaligned pointer", -1, a._ptr + 2, 0.5, seed, 0),
+                 ("null pointer", -1, 0, 0.5, seed, 0),
+                 ("seed with another hint", -1, a._ptr, 0.5, seed * 2 if _hint(seed) < 16 else seed + 1, 0)]
+        for label, expected, ptr, p, s, stream in same + other:
+            call = list(args)
+            call[0], call[ip], call[iseed] = FakeTensor(a.shape, "f32", ptr), p, s
+            host.lib.cutile_dry_run(1)
+            w = words(call)  # (kept alive across the call)
+            rc = fire(record, ctypes.addressof(w), stream)
+            assert rc == expected, label
+            if rc == 0:
+                assert json.loads(host.lib.cutile_last_plan().decode()) == symbol_plan(call, stream), label
+        good, bad = words(args), words(args)
+        host.lib.cutile_dry_run(0)  # prepared in dry-run mode: a real launch is the symbol's
+        assert fire(record, ctypes.addressof(good), 0) == -1
+        host.lib.cutile_dry_run(1)
+        bad[ip] ^= 1  # not the values the launch was prepared from
+        assert host.lib.cutile_prepared_matches(record, ctypes.addressof(good), len(good)) == 1
+        assert host.lib.cutile_prepared_matches(record, ctypes.addressof(bad), len(bad)) == 0
+        assert host.lib.cutile_prepared_matches(record, ctypes.addressof(bad), len(bad) - 1) == 0
+        # through the package: a repeat whose value misses takes the symbol's path (and its plan)
+        call = list(args)
+        call[0] = FakeTensor(a.shape, "f32", a._ptr + 4)
+        rt.call(spec, tuple(call), grid)
+        assert json.loads(host.lib.cutile_last_plan().decode()) == symbol_plan(tuple(call))
+        assert rt._FAST.calls[next(iter(rt._FAST.calls))] is fast  # the layout keeps its prepared launch
+    finally:
+        host.lib.cutile_dry_run(0)
+
+
+def test_a_routed_launch_of_a_prepared_layout_is_routed_in_c(host, fake_torch, fast_path):
+    """`ct.launch` of a kernel and layout launched before goes through `route` of the compiled fast path (no
+    Python step but `launch`), launching what the symbol launches; what it does not judge (a misaligned
+    pointer, a string for a scalar, a new layout) takes the Python path, which raises the symbol's errors."""
+    if ct is None:
+        pytest.skip("needs cuda.tile (ct.launch)")
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "dropout_kernel")
+    kobj = getattr(host.sources[op], kernel["name"])
+    spec = next(s for s in rt.REGISTRY.values() if s.symbol == kernel["symbol"])
+    args, grid = python_call(kernel, kernel["specializations"][0], "f32")
+    ip = [p.name for p in spec.params].index("p")
+    real_launch = ct.launch
+    routed = []
+    try:
+        rt.set_backend("cutile-rs", strict=True)
+        host.lib.cutile_dry_run(1)
+        ct.launch(None, grid, kobj, args)
+        if fast_path == "python":
+            assert rt._STATE["route"] is None and not rt._HOT
+            return
+        route = rt._STATE["route"]
+        rt._STATE["route"] = lambda *a: routed.append(route(*a)) or routed[-1]
+        a = args[0]
+        for ptr, p in ((a._ptr + (1 << 20), 0.25), (a._ptr, 0.75)):
+            call = list(args)
+            call[0], call[ip] = FakeTensor(a.shape, "f32", ptr), p
+            ct.launch(None, grid, kobj, tuple(call))
+            assert routed[-1] == 0  # launched in C
+            assert json.loads(host.lib.cutile_last_plan().decode()) == rt.dry_run(rt.plan(spec, tuple(call), grid))
+        call = list(args)
+        call[0] = FakeTensor(a.shape, "f32", a._ptr + 2)
+        with pytest.raises(rt.ArgumentError, match="not aligned"):
+            ct.launch(None, grid, kobj, tuple(call))
+        assert routed[-1] is None
+        call[0], call[ip] = a, "0.5"
+        with pytest.raises(rt.ArgumentTypeError):
+            ct.launch(None, grid, kobj, tuple(call))
+        assert routed[-1] is None
+        with pytest.raises(rt.ArgumentError, match="partition grid|grid"):  # a new layout: the full check
+            ct.launch(None, (grid[0] + 1, *grid[1:]), kobj, args)
+        assert routed[-1] is None
+    finally:
+        host.lib.cutile_dry_run(0)
+        rt.set_backend("python")
+        rt.uninstall()
+        rt._STATE["original"] = None
+        ct.launch = real_launch

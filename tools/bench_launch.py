@@ -62,6 +62,15 @@ def _case(kernel: str, shape: str | None):
     return case, case.build, shape or case.shapes[0]
 
 
+def load_case(kernel_name: str, shape: str | None, dtype: str, torch, device):
+    """The kernel object of a case, its launch (arguments and grid, seeded inputs) and its shape label."""
+    case, build, shape = _case(kernel_name, shape)
+    kernel = getattr(_import_kernel_module(ROOT / case.path), case.kernel)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(20261203)
+    return kernel, build(shape, dtype, torch, gen, device), shape
+
+
 def _ctx(dtype, torch, gen, device):
     from gpu_cases import _Ctx
     return _Ctx(dtype, torch, gen, device)
@@ -95,11 +104,7 @@ def main() -> int:
     lib = rt.load_library()
     rows = []
     for label, kernel_name, shape in CASES:
-        case, build, shape = _case(kernel_name, shape)
-        kernel = getattr(_import_kernel_module(ROOT / case.path), case.kernel)
-        gen = torch.Generator(device=device)
-        gen.manual_seed(20261203)
-        launch = build(shape, args.dtype, torch, gen, device)
+        kernel, launch, shape = load_case(kernel_name, shape, args.dtype, torch, device)
         spec, why = rt.spec_for(kernel)
         if spec is None:
             rows.append({"case": label, "error": why})
