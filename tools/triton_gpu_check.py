@@ -217,6 +217,12 @@ def run_case(torch, tl, ports, c: dict, runs: int) -> dict:
             end.record()
             events[side].append((start, end))
     torch.cuda.synchronize()
+    for n, meta in c["outputs"].items():  # the timed launches repeat a checked layout (the fast path): same outputs
+        ref, got = (to_numpy(torch, tensors[s][n], meta["dtype"]) for s in sides)
+        good, err, why = compare(ref, got, tolerance(c, n, dot))
+        if not good:
+            res["outputs"][n].update(ok=False, after_timing={"error": err, "why": why})
+            res.update(ok=False, detail=(res["detail"] + f"; {n} after the timed launches: {why}").strip("; "))
     us = {s: statistics.median(a.elapsed_time(b) for a, b in ev) * 1e3 for s, ev in events.items()}
     res.update(t_triton_us=us["triton"], t_rust_us=us["rust"], speed=us["triton"] / us["rust"],
                host_triton_us=statistics.median(host_us["triton"]), host_rust_us=statistics.median(host_us["rust"]))

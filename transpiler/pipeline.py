@@ -599,12 +599,13 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
                                                                       modules=[mm["op"] for mm in manifest_modules])
     # the compiled fast path carries the digest of its own source; the runtime loads only that build
-    fastlaunch_digest = hashlib.sha256(render("python/_fastlaunch.c.j2", digest="").encode()).hexdigest()[:16]
+    fastlaunch_source = render("python/_fastlaunch.c.j2", digest="", **abi_tables())
+    fastlaunch_digest = hashlib.sha256(fastlaunch_source.encode()).hexdigest()[:16]
     outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
                                                                       digest=digest, fastlaunch_digest=fastlaunch_digest,
                                                                       **abi_tables())
     outputs[out / "python" / "cutile_ports" / "_fastlaunch.c"] = render("python/_fastlaunch.c.j2",
-                                                                        digest=fastlaunch_digest)
+                                                                        digest=fastlaunch_digest, **abi_tables())
     from .output.state import read_state, sha256
     outputs.update(answers or {})
     files = {p.relative_to(out).as_posix(): sha256(c) for p, c in outputs.items()}

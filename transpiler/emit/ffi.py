@@ -48,6 +48,7 @@ ABI_CODES = [
     ("CUTILE_ERR_PANIC", "A panic was caught at the boundary (a bug; the message says where)."),
 ]
 MAX_RANK = 8  # the descriptor's shape/stride capacity
+FIRE_WORDS = 64  # the most value words (arrays and scalars) the compiled fast path fires (`cutile_fire`)
 SCALAR_C_TYPES = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64", "bool": "bool"}
 SCALAR_PARAMS = {"i32": "I32", "i64": "I64", "f32": "F32", "f64": "F64", "bool": "Bool"}  # abi::Param's variants
 
@@ -55,7 +56,7 @@ SCALAR_PARAMS = {"i32": "I32", "i64": "I64", "f32": "F32", "f64": "F64", "bool":
 def abi_tables() -> dict:
     """The ABI's dtype and code tables, for abi.rs.j2 and the Python wrapper's mirror."""
     return {
-        "max_rank": MAX_RANK,
+        "max_rank": MAX_RANK, "fire_words": FIRE_WORDS,
         "codes": [{"name": n, "doc": doc, "code": i} for i, (n, doc) in enumerate(ABI_CODES)],
         "dtypes": [{"name": n, "variant": n.upper(), "code": c, "size": size} for n, (c, _, size) in DTYPES.items()],
         "py_dtypes": repr({n: (c, size) for n, (c, _, size) in DTYPES.items()}),
