@@ -826,3 +826,68 @@ def test_a_routed_launch_of_a_prepared_layout_is_routed_in_c(host, fake_torch, f
         rt.uninstall()
         rt._STATE["original"] = None
         ct.launch = real_launch
+
+
+def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_torch, fast_path):
+    """Threads share the prepared layouts that `route` fires (`_HOT`), and a tensor's `data_ptr` may run
+    Python code that lets another thread run (here it sleeps) between two of its reads: every thread must
+    still launch its own pointers, never a mix (each launch's plan, in dry-run mode, names exactly its arrays)."""
+    import threading
+    import time
+    if ct is None:
+        pytest.skip("needs cuda.tile (ct.launch)")
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "dropout_kernel")
+    kobj = getattr(host.sources[op], kernel["name"])
+    args, grid = python_call(kernel, kernel["specializations"][0], "f32")
+    arrays = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
+    assert len(arrays) >= 2
+    real_launch, interval = ct.launch, sys.getswitchinterval()
+    wrong, done = [], []
+
+    class YieldingTensor(FakeTensor):  # a subclass whose data_ptr lets other threads run (as Python code may)
+        def data_ptr(self):
+            time.sleep(0)
+            return self._ptr
+
+    def worker(k):
+        host.lib.cutile_dry_run(1)
+        try:
+            for j in range(150):
+                call = list(args)
+                for n, i in enumerate(arrays):  # pointers no other launch uses, all 16-byte aligned
+                    call[i] = YieldingTensor(args[i].shape, "f32", args[i]._ptr + ((k * 4096 + j * 4 + n + 1) << 12))
+                ct.launch(None, grid, kobj, tuple(call))
+                plan = json.loads(host.lib.cutile_last_plan().decode())
+                got = [v[1][0][1] for v in plan["params"] if v[1][0][0] == "ptr"]
+                if got != [call[i]._ptr for i in arrays]:
+                    wrong.append((k, j, got))
+            done.append(k)
+        finally:
+            host.lib.cutile_dry_run(0)
+
+    try:
+        rt.set_backend("cutile-rs", strict=True)
+        host.lib.cutile_dry_run(1)
+        ct.launch(None, grid, kobj, args)  # the layout's first launch: prepared (in dry-run mode)
+        host.lib.cutile_dry_run(0)
+        assert (id(kobj) in rt._HOT) == (fast_path == "compiled")
+        route, hits = rt._STATE["route"], []
+        if route is not None:
+            rt._STATE["route"] = lambda *a: hits.append(route(*a)) or hits[-1]
+        sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+        rt.set_backend("python")
+        rt.uninstall()
+        rt._STATE["original"] = None
+        ct.launch = real_launch
+    assert sorted(done) == [0, 1, 2, 3]
+    if fast_path == "compiled":  # every launch of the threads was routed and fired in C
+        assert hits == [0] * 600
+    assert not wrong, wrong[:3]
