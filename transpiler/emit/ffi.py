@@ -425,7 +425,8 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
                 "dtypes_arg": f", dtypes={tuple(e['dtypes'])!r}" if e.get("dtypes") else ""}
                for e in kernel["entries"]]
     return {
-        "name": kernel["name"], "symbol": symbol, "line": kernel["line"], "spec_name": f"SPEC_{kernel['name']}",
+        "name": kernel["name"], "symbol": symbol, "packed": packed_symbol(symbol), "line": kernel["line"],
+        "spec_name": f"SPEC_{kernel['name']}",
         # the source this port was generated from: a port kept from an earlier run (stale) has the old hash,
         # so the router refuses it once the source changed
         "sha256": kernel.get("source_sha256", ""),
