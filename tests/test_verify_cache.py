@@ -104,18 +104,22 @@ def test_build_after_verify_reuses_its_build_and_leaves_git_clean(tmp_path):
              "sys.argv[1]); mod = u.module_from_spec(u.spec_from_file_location('_fastlaunch', sys.argv[1], loader=l)); "
              "l.exec_module(mod); print(mod.DIGEST)")
     digest = subprocess.run([sys.executable, "-c", probe, str(fast)], capture_output=True, text=True, check=True)
-    assert f'FASTLAUNCH_DIGEST = "{digest.stdout.strip()}"' in (root / "out/python/cutile_ports/_runtime.py").read_text()
+    runtime = (root / "out/python/cutile_ports/_runtime.py").read_text()
+    assert f'FASTLAUNCH_DIGEST = "{digest.stdout.strip()}"' in runtime
     assert git("status", "--porcelain", "-uall").stdout == ""  # OUT/.gitignore keeps target/ out
 
 
 def test_the_fast_path_build_fails_soft(tmp_path, monkeypatch):
-    """`build_fastlaunch` without a working C compiler, or without Python's headers, says why and writes
-    nothing (`build` then prints it as a note; the package runs the same steps in Python)."""
+    """`build_fastlaunch` without a working C compiler (failing, or `$CC` naming nothing), or without Python's
+    headers, says why and writes nothing (`build` then prints it as a note; the package runs the same steps in
+    Python)."""
     from transpiler.verify import toolchain
     src, dst = tmp_path / "_fastlaunch.c", tmp_path / "_fastlaunch.abi3.so"
     src.write_text("int x(void) { return 0; }\n")
     monkeypatch.setenv("CC", "/bin/false")
     assert "failed" in toolchain.build_fastlaunch(src, dst)
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    assert "could not run" in toolchain.build_fastlaunch(src, dst)
     monkeypatch.delenv("CC")
     monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
     assert toolchain.build_fastlaunch(src, dst) == "no C compiler (cc)"

@@ -140,7 +140,7 @@ def main() -> int:
             row["words"] = len(words) // 8
             route = rt._STATE["route"]
             if route is not None and id(kernel) in rt._HOT:
-                row["route_c"] = _ns(lambda: route(rt._HOT, stream, grid, kernel, a), torch, B, N)
+                row["route_c"] = _ns(lambda: route(rt._HOT, rt._HOT_LAYOUTS, stream, grid, kernel, a), torch, B, N)
         row["ctypes_floor"] = _ns(version, torch, B, N, sync=False)
         cutile_ports.set_backend("python")
         rows.append(row)

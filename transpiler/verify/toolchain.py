@@ -140,8 +140,12 @@ def build_fastlaunch(src: Path, dst: Path) -> str | None:
     if not include or not (Path(include) / "Python.h").is_file():
         return f"no Python headers (Python.h) in {include}"
     tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    res = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-std=c11", f"-I{include}", str(src), "-o", str(tmp)],
-                         capture_output=True, text=True)
+    try:
+        res = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-std=c11", f"-I{include}", str(src), "-o", str(tmp)],
+                             capture_output=True, text=True)
+    except OSError as e:  # `$CC` names no program, or one that cannot run
+        tmp.unlink(missing_ok=True)
+        return f"{cc} could not run: {e}"
     if res.returncode != 0:
         tmp.unlink(missing_ok=True)
         return f"{cc} failed: {res.stderr.strip()[-2000:]}"
