@@ -552,3 +552,54 @@ def test_join_stacks_two_tiles_on_a_new_last_dimension(tmp_path):
     """)
     assert "let xy: Tile<E, { [BLOCK, 2] }> = cat(" in rust and ", 1i32)" in rust
     assert rust.count(".reshape(shape![BLOCK, 1])") >= 2
+
+
+def test_bitcast_reinterprets_bits_of_the_same_width(tmp_path):
+    """`x.to(tl.int32, bitcast=True)` and `tl.cast(u, tl.float32, bitcast=True)` are `bitcast`s (not conversions);
+    widths that differ, and a generic element type whose width the caller picks, are refused at the call."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+        u = v.to(tl.int32, bitcast=True) ^ (1 << 31)
+        tl.store(y_ptr + offs, tl.cast(u, tl.float32, bitcast=True), mask=offs < n)
+    """)
+    assert rust.count("bitcast(") == 2 and "let u: Tile<i32" in rust
+    for expr, col in (("v.to(tl.int16, bitcast=True)", 9), ("x.to(tl.int32, bitcast=True)", 9)):
+        result, _ = run([_write(tmp_path, "bad.py", f"""
+    @triton.jit
+    def bad_kernel(x_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        v = x.to(tl.float32)
+        w = {expr}
+        tl.store(x_ptr + tl.arange(0, BLOCK), w.to(tl.float32))
+    """)], tmp_path / "out")
+        (k,) = result.kernels
+        assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-BITCAST", k.diagnostics
+        assert (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (10, col), k.diagnostics[0].pos
+
+
+def test_a_parameter_cast_under_a_constexpr_branch_splits_the_kernel(tmp_path):
+    """`if LONG: n = tl.cast(n, tl.int64)` (a parameter made int64 in one constexpr arm): one entry per arm, as
+    Triton compiles each specialization. This once looped forever (each retry widened the cast again)."""
+    body = HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr, LONG: tl.constexpr):
+        if LONG:
+            offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+            n = tl.cast(n, tl.int64)
+        else:
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+    def launch(x, y):
+        k[(1,)](x, y, x.numel(), BLOCK=128, LONG=x.numel() > 2**31)
+    """)
+    (tmp_path / "k.py").write_text(body)
+    res = subprocess.run([sys.executable, "-m", "transpiler.cli", str(tmp_path / "k.py"), "-o", str(tmp_path / "out"),
+                          "--no-compile-check", "--format", "json"], capture_output=True, text=True, timeout=120)
+    (k,) = json.loads(res.stdout)["kernels"]
+    assert k["status"] == "translated", k["diagnostics"]
+    assert sorted(k["entries"]) == ["k__long", "k__not_long"], k["entries"]

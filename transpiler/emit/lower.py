@@ -745,6 +745,8 @@ class Lowerer:
             if e.ty.is_scalar:
                 return f"convert_scalar({self.value(src)})"
             return f"convert_tile({self.value(src)})"
+        if o == "bitcast":
+            return self.scalar_result(e, f"bitcast({self.tile(a[0])})")
         if o == "reshape":
             return f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})"
         if o == "broadcast":

@@ -623,11 +623,17 @@ class _TritonConverter(_Converter):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
-        if isinstance(func, cst.Attribute) and func.attr.value == "to":
-            for a in node.args:
-                if a.keyword and a.keyword.value == "bitcast" and not (isinstance(a.value, cst.Name)
-                                                                       and a.value.value == "False"):
-                    raise fail("TTR-TO", "`.to(..., bitcast=True)` is not supported yet", self.pos(a))
+        is_cast = d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
+                                         and not (d or "").startswith(f"{TL}."))
+        flag = next((a for a in node.args if a.keyword and a.keyword.value == "bitcast"), None) if is_cast else None
+        if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
+            # `x.to(dt, bitcast=True)`, `tl.cast(x, dt, bitcast=True)`: the bits reinterpreted
+            if not (isinstance(flag.value, cst.Name) and flag.value.value == "True"):
+                raise fail("TTR-BITCAST", "`bitcast=` must be True or False", self.pos(flag))
+            rest = [a for a in node.args if a is not flag]
+            if d == f"{TL}.cast":
+                return self._rule_call(self.rules.lookup("method:to(bitcast=True)"), rest, pos)
+            return self._rule_call(self.rules.lookup("method:to(bitcast=True)"), [cst.Arg(func.value)] + rest, pos)
         if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "max", "min") and \
                 not (d or "").startswith(f"{TL}."):
             return self._reduction(f"method:{func.attr.value}", [cst.Arg(func.value)] + list(node.args), pos)

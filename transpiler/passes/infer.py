@@ -655,8 +655,11 @@ class Infer:
             for n in (set(env_then) ^ set(env_else)) - set(before):
                 self.arm_only.setdefault(n, s)
         if const and not same:
-            for env in (env_then, env_else):  # an offset widened in an arm: int64 throughout, no split
-                self._check_widened(before, env)
+            # an offset widened in an arm: int64 throughout, no split. A parameter cast in an arm
+            # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
+            params = {p.name for p in self.k.params}
+            for env in (env_then, env_else):
+                self._check_widened({n: t for n, t in before.items() if n not in params}, env)
             raise SplitNeeded(s)
         if not const:
             cond = self.truth(cond, "an `if` condition")

@@ -22,6 +22,9 @@ MAX_VARIANTS = 16
 # a Triton kernel's dtype and string constexprs multiply its entries (liger's RMSNorm backward: 3 casting modes x
 # 3 dtypes x 2 flags = 29 entries); Triton compiles each such specialization separately too
 MAX_VARIANTS_TRITON = 32
+# inference retries a variant after each rewrite it asks for (a retyped array, merged generics, a widened
+# offset); every rewrite makes progress, and this bounds a bug that would not (the corpus needs < 100)
+MAX_SPECIALIZE_STEPS = 1000
 
 
 def predicate_text(e: Expr) -> str:
@@ -68,11 +71,17 @@ def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stm
     return tuple(out)
 
 
+def _is_i64_cast(e) -> bool:
+    """`astype(x, i64)` as _widened_to_i64 writes it: widening again changes nothing."""
+    return isinstance(e, Op) and e.op == "astype" and len(e.args) == 2 and isinstance(e.args[1], Op) \
+        and e.args[1].op == "dtype" and dict(e.args[1].attrs).get("dtype") == "i64"
+
+
 def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
     """Every assignment to `name` converted to int64 (see infer.WidenCarried)."""
     out: list[Stmt] = []
     for s in stmts:
-        if isinstance(s, Assign) and s.targets == (name,):
+        if isinstance(s, Assign) and s.targets == (name,) and not _is_i64_cast(s.value):
             i64 = Op("dtype", (), s.pos, (("dtype", "i64"),))
             out.append(replace(s, value=Op("astype", (s.value, i64), s.pos, rule="TTR-CAST")))
         elif isinstance(s, (For, While)):
@@ -204,7 +213,11 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
     # for it (the launcher refuses those constants) while another variant is ported
     undefined: list[tuple[tuple[str, ...], TranspileError]] = []
+    steps = 0
     while todo:
+        steps += 1
+        if steps > MAX_SPECIALIZE_STEPS:  # a rewrite that keeps asking for itself: refuse, never hang
+            raise fail("CT108", f"the kernel's variants did not settle in {MAX_SPECIALIZE_STEPS} steps", kernel.pos)
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()

@@ -29,6 +29,29 @@ def astype(infer: Infer, e: Op) -> Expr:
     return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
 
 
+_BITS = {"bool": 1, "i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64,
+         "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "f8e4m3fn": 8, "f8e5m2": 8}
+
+
+@handler("bitcast")
+def bitcast(infer: Infer, e: Op) -> Expr:
+    """`ct.bitcast(x, dt)`, Triton's `x.to(dt, bitcast=True)`: the same bits read as `dt` (same width only)."""
+    x = infer.expr(e.args[0])
+    dt = infer.dtype_arg(e.args[1])
+    if not isinstance(x.ty, TileTy) or isinstance(x, Lit):
+        raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
+    src = x.ty.dtype
+    if is_generic(src) or is_generic(dt):
+        raise fail(e.rule, f"a bitcast between {src} and {dt}: the element type is a generic whose width depends "
+                   "on the caller's dtype; convert to a concrete type first", e.pos)
+    if src not in _BITS or dt not in _BITS or _BITS[src] != _BITS[dt] or "bool" in (src, dt):
+        raise fail(e.rule, f"a bitcast from {src} to {dt}: the bits are reinterpreted, so both types must have "
+                   "the same width (bool has no bitcast)", e.pos)
+    if src == dt:
+        return x
+    return Op("bitcast", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+
 def _rounding(e: Op) -> str | None:
     """The `rounding_mode=` of a call as a cuTile Rust mode name (None: not given, or `None`)."""
     mode = e.attr("rounding_mode")
