@@ -603,3 +603,164 @@ def test_a_parameter_cast_under_a_constexpr_branch_splits_the_kernel(tmp_path):
     (k,) = json.loads(res.stdout)["kernels"]
     assert k["status"] == "translated", k["diagnostics"]
     assert sorted(k["entries"]) == ["k__long", "k__not_long"], k["entries"]
+
+
+def test_helpers_may_return_from_if_arms(tmp_path):
+    """A helper that returns from its `if` arms (an early return, or an `if` whose arms both return) is inlined with
+    one result assigned on every path; `Y is None` for a `None` default keeps only the arm Triton compiles, so the
+    two calls may unpack 2 and 3 values. A path without a value, or a return inside a loop, is refused (CT107)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def unflatten(X: tl.constexpr, Y: tl.constexpr = None):
+        pid = tl.program_id(0)
+        if Y is None:
+            return pid % X, pid // X
+        else:
+            return pid % X, (pid // X) % Y, pid // (X * Y)
+
+
+    @triton.jit
+    def soft(x, t):
+        if t > 0:
+            return tl.maximum(x, 0.0)
+        return -x
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, t, NT: tl.constexpr, H: tl.constexpr, BLOCK: tl.constexpr):
+        a, b = unflatten(NT)
+        c, d, e = unflatten(NT, tl.cdiv(H, 2))
+        offs = (a + b + c + d + e) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, soft(tl.load(x_ptr + offs), t))
+    """)
+    assert "let a: i32 = _unflatten1__ret0;" in rust and "let e: i32 = _unflatten2__ret2;" in rust
+    assert "if cond_a {" in rust and "_soft3__ret0 = " in rust and "} else {" in rust
+    for helper, why in (("if t > 0:\n        return x\n    x = x + 1", "without a `return`"),
+                        ("for i in range(4):\n        if t > i:\n            return x\n    return x", "inside a loop")):
+        body = HEAD + textwrap.dedent("""
+        @triton.jit
+        def h(x, t):
+            HELPER
+
+
+        @triton.jit
+        def bad_kernel(x_ptr, t, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, h(tl.load(x_ptr + offs), t))
+        """).replace("HELPER", helper)
+        (tmp_path / "bad.py").write_text(body)
+        result, _ = run([tmp_path / "bad.py"], tmp_path / "out")
+        (k,) = result.kernels
+        assert k.status == "unsupported" and k.diagnostics[0].code == "CT107", k.diagnostics
+        assert why in k.diagnostics[0].message
+
+
+def test_module_level_configuration_takes_the_default_arm(tmp_path):
+    """Helpers and constants defined under a module-level `if` on environment variables: the port takes the arm
+    the library takes with no variable set (never the transpiling machine's environment, so the output is the
+    same everywhere); a `try` takes its body; an `if` on anything else defines nothing (diagnosed at the use).
+    A helper written on one line (`def act(x): return x * 2`) is inlined like any other."""
+    body = """
+    import os
+
+    FAST = os.environ.get("MYLIB_FAST", "0") == "1"
+
+    if FAST:
+        @triton.jit
+        def act(x):
+            return x * 3
+    elif os.getenv("MYLIB_MODE", "Plain").lower() == "plain":
+        @triton.jit
+        def act(x): return x * 2
+    else:
+        @triton.jit
+        def act(x):
+            return x * 5
+
+    try:
+        SCALE = 7
+    except ImportError:
+        SCALE = 9
+
+    if torch.version.hip:
+        @triton.jit
+        def other(x):
+            return x
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, act(tl.load(x_ptr + offs)) + SCALE)
+    """
+    rust = rust_of(tmp_path, body)
+    assert "convert_scalar(2.0f32)" in rust and "convert_scalar(7.0f32)" in rust, rust
+    assert not any(f"convert_scalar({v}.0f32)" in rust for v in (3, 5, 9))
+    env = {"MYLIB_FAST": "1", "MYLIB_MODE": "fancy"}
+    import os
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        (tmp_path / "b").mkdir()
+        assert rust_of(tmp_path / "b", body) == rust  # the environment of the machine is not read
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k)
+            else:
+                os.environ[k] = v
+    (tmp_path / "c").mkdir()
+    result, _ = run([_write(tmp_path / "c", "k.py", body.replace("act(tl.load", "other(tl.load"))], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == "CT101", k.diagnostics
+
+
+def test_a_library_autotuner_is_read_as_triton_autotune(tmp_path, fake_triton, monkeypatch):
+    """`@lib_autotune(configs=[triton.Config(...)], key=[...])` (a library's cache in front of triton.autotune) gives
+    the configs' specializations like `@triton.autotune`; a decorator without them is still refused (CT112). At
+    run time the router sees through subclasses of Triton's wrappers (a library's Heuristics/Autotuner)."""
+    body = """
+    from .tuning import lib_autotune, lib_trace
+
+
+    @lib_autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}, num_warps=8)], key=["n"])
+    @triton.jit
+    def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """
+    result, outputs = run([_write(tmp_path, "scale.py", body)], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "translated", k.diagnostics
+    write_outputs(outputs)
+    (mk,) = json.loads((tmp_path / "out" / "manifest.json").read_text())["modules"][0]["kernels"]
+    assert sorted(s["BLOCK"] for s in mk["specializations"]) == [64, 128], mk["specializations"]
+    result, _ = run([_write(tmp_path, "traced.py", body.replace("@lib_autotune(configs=[triton.Config({\"BLOCK\": 64}), "
+                                                              "triton.Config({\"BLOCK\": 128}, num_warps=8)], key=[\"n\"])",
+                                                              "@lib_trace(level=2)"))], tmp_path / "out2")
+    assert result.kernels[0].status == "unsupported" and result.kernels[0].diagnostics[0].code == "CT112"
+
+    from test_abi import load_package
+    pkg = load_package(tmp_path / "out")
+    rt = pkg._runtime
+    calls = []
+    monkeypatch.setattr(rt, "call", lambda spec, values, grid, stream=None: calls.append((spec.name, values, grid)))
+    src = tmp_path / "scale.py"
+    code = src.read_text().replace("import triton.language as tl", "").replace("import triton", "")
+    code = code.replace("from .tuning import lib_autotune, lib_trace", "").split("@lib_autotune")[0] + \
+        "def scale_kernel" + code.split("def scale_kernel")[1]
+    namespace = {"triton": types.SimpleNamespace(jit=lambda f: f), "tl": types.SimpleNamespace(constexpr=int)}
+    exec(compile(code, str(src), "exec"), namespace)
+
+    class LibHeuristics(fake_triton.Heuristics):
+        pass
+
+    kernel = LibHeuristics(fake_triton.JITFunction(namespace["scale_kernel"]), {"BLOCK": lambda a: 128})
+    pkg.set_backend("cutile-rs", strict=True)
+    try:
+        x = object()
+        kernel[(8,)](x, 1000)
+    finally:
+        pkg.set_backend("python")
+        rt.uninstall()
+    assert calls == [("scale_kernel", (x, 1000, 128), (8,))]

@@ -28,6 +28,8 @@ from ..model.walk import assigned_names
 from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
                         While)
 from ..rules import RuleTable, load
+from .helper_returns import ReturnShapeError, single_return
+from .module_config import config_value, taken_statements
 
 CT = "cuda.tile"
 DTYPE_NAMES = {
@@ -409,8 +411,13 @@ class _Converter:
         return None
 
     def _scan_top_level(self, module: cst.Module) -> None:
-        """Imports, constants and aliases of the module's top level; its functions as kernels or helpers."""
-        for stmt in module.body:
+        """Imports, constants and aliases of the module's top level; its functions as kernels or helpers. A
+        module-level `if` contributes the arm its configuration takes with no environment variable set
+        (module_config.py); a `try` its body."""
+        self.config_names: dict[str, object] = {}
+        self.top_statements: list[cst.CSTNode] = []
+        for stmt in taken_statements(module.body, self._config_test):
+            self.top_statements.append(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self._scan_small(small)
@@ -422,7 +429,7 @@ class _Converter:
 
     def scan_module(self, module: cst.Module) -> None:
         self._scan_top_level(module)
-        top = {id(stmt) for stmt in module.body}
+        top = {id(stmt) for stmt in self.top_statements}
         launches, misplaced = [], []
         lazy = isinstance(self.positions, _LazyPositions)
         if lazy:
@@ -561,10 +568,15 @@ class _Converter:
             value = self._eval_const(small.value)
             if value is not None:
                 self.info.consts[name] = value
+            else:  # `FAST = os.getenv("FAST", "0") == "1"`: a configuration value for module-level `if`s only
+                self.config_names[name] = self._config_test(small.value)
         elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
             value = self._eval_const(small.value)
             if value is not None:
                 self.info.consts[small.target.value] = value
+
+    def _config_test(self, node: cst.BaseExpression) -> object:
+        return config_value(node, self.dotted, self._eval_const, getattr(self, "config_names", {}))
 
     def _constant_annotation(self, node: cst.BaseExpression) -> str | None:
         """`ct.Constant[int]` (or an alias of it) -> 'int'."""
@@ -860,6 +872,15 @@ class _Converter:
         after = tuple(self.stmts(list(rest), top=True))
         return [Assign((returned,), Lit(False, pos), pos)] + loop + [If(Name(returned, pos), (), after, pos,
                                                                          returns=True)]
+
+    # Triton helpers may return from `if` arms (helper_returns.py); cuTile Python's IR for those is a one-trip
+    # loop that the verifier would report `different`, so its helpers keep one final `return`
+    helper_returns_rewritten = False
+
+    def _decide_now(self, test: cst.BaseExpression) -> bool | None:
+        """The value of an inlined helper's `if` test known before the model sees it (None: not known here; the
+        model folds constant tests itself). See helper_returns.py."""
+        return None
 
     def _const_test(self, e: cst.BaseExpression) -> bool:
         """A condition over constants only (ct.Constant parameters, module constants, literals)."""
@@ -1514,7 +1535,9 @@ class _Converter:
                 if p.default is None:
                     raise fail("CT100", f"missing argument `{p.name.value}` for helper `{fn.name.value}`", pos)
                 bind[p.name.value] = self.expr(p.default)
-        stmts = [st for st in (fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [])
+        # `def exp(x): return tl.exp(x)` on one line: its body is one statement line
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=fn.body.body)]
+        stmts = [st for st in body
                  if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
                          and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
         last = stmts[-1] if stmts else None
@@ -1528,15 +1551,24 @@ class _Converter:
             if ret is not None and isinstance(ret, cst.Return):
                 stmts = stmts[:-1]
             ret = None
-        elif not (isinstance(ret, cst.Return) and ret.value is not None):
-            raise fail("CT100", f"helper `{fn.name.value}` must end with `return <expr>`", pos)
-        elif returns != 1:
-            raise fail("CT107", f"helper `{fn.name.value}` returns early; only one final `return` is supported",
-                       pos)
         self.subst.append(bind)
         self.renames.append((prefix, bind))
         self.inlining.append(name)
         try:
+            final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
+            if not procedure and not final and not self.helper_returns_rewritten:
+                raise fail("CT107", f"helper `{fn.name.value}` returns early or from an `if`; only one final "
+                           "`return` is supported (cuTile Python encodes such a helper as a one-trip loop, which "
+                           "the port does not reproduce)", pos)
+            if not procedure and not final:
+                # returns in `if` arms (or a final `if` whose arms return): one result, assigned on every path
+                used = {n.value for st in stmts for n in _walk(st) if isinstance(n, cst.Name)}
+                try:
+                    stmts = single_return(stmts, self._decide_now, used)
+                except ReturnShapeError as err:
+                    raise fail("CT107", f"helper `{fn.name.value}` cannot be inlined: {err} (a helper's paths must "
+                               "each end in `return <expr>`, outside loops)", pos) from None
+                ret = stmts[-1].body[-1]
             pre, self.pending = self.pending, []
             body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
             self.pending = pre + body

@@ -101,6 +101,7 @@ def parse_triton_source(source: str, display: str, depth_limit: int, path: Path 
 
 class _TritonConverter(_Converter):
     language = "triton"
+    helper_returns_rewritten = True
 
     # ------------------------------------------------------------------ module scan
     def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
@@ -114,9 +115,25 @@ class _TritonConverter(_Converter):
         out = []
         for d in fn.decorators:
             target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-            if self.dotted(target) in WRAPPERS:
+            if self.dotted(target) in WRAPPERS or self._library_autotuner(d):
                 out.append(d)
         return out
+
+    def _library_autotuner(self, d: cst.Decorator) -> bool:
+        """`@lib_autotune(configs=[triton.Config(...), ...], key=[...])`: a library's own autotuner (a cache in
+        front of `triton.autotune`, a subclass of its Autotuner). It picks among the configs as triton.autotune
+        does, so it is read as one; the router recognizes the Autotuner subclass it makes at run time."""
+        call = d.decorator
+        if not isinstance(call, cst.Call) or self.dotted(call.func) in JIT:
+            return False
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        configs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "configs"), None)
+        if configs is None or "key" not in keys:
+            return False
+        elements = configs.elements if isinstance(configs, (cst.List, cst.Tuple)) else \
+            [cst.Element(configs.elt)] if isinstance(configs, cst.ListComp) else None
+        return elements is not None and all(
+            isinstance(el.value, cst.Call) and self.dotted(el.value.func) == "triton.Config" for el in elements)
 
     def scan_module(self, module: cst.Module) -> None:
         # imports under module-level `if` / `try` (libdevice's home moved between Triton versions): every
@@ -469,6 +486,20 @@ class _TritonConverter(_Converter):
         if isinstance(s.orelse, cst.If):
             return self.if_stmt(s.orelse)
         return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
+
+    def _decide_now(self, test: cst.BaseExpression) -> bool | None:
+        """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
+        literal, a constexpr parameter or a computed value (never None: the port's constants are numbers)."""
+        t = _none_test(test)
+        if t is None:
+            return None
+        v = self.expr(t[0])
+        if isinstance(v, Name) and v.id == "None":
+            return not t[1]
+        if isinstance(v, Lit) or (isinstance(v, Name) and v.id in self.const_params) \
+                or not isinstance(v, (Name, _Ptr)):  # a computed value (`tl.cdiv(K, BK)`) is never None
+            return t[1]
+        return None
 
     def _const_test(self, e: cst.BaseExpression) -> bool:
         """Besides constants, `ptr is None` is decided at compile time."""

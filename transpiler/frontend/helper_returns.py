@@ -1,0 +1,94 @@
+"""Helpers that return from more than one place, rewritten to one final `return` before they are inlined.
+
+    def pick(x, FLAG: tl.constexpr):            def pick(x, FLAG: tl.constexpr):
+        if FLAG:                                    if FLAG:
+            return x * 2              ->                _ret0 = x * 2
+        return x + 1                                else:
+                                                        _ret0 = x + 1
+                                                    return _ret0
+
+An `if` whose arm returns takes the statements after it into each arm that falls through, so every path ends
+by assigning the result names, and the helper ends with one `return` of them. A test the inliner decides now
+(`Y is None` for a `None` default) keeps only its taken arm, so paths may return tuples of different lengths
+there (`return a, b` for one call, `return a, b, c` for another). A `return` inside a loop stays unsupported."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+
+class ReturnShapeError(Exception):
+    """The helper's returns cannot become one result (a path without a value, a loop, tuples of other lengths)."""
+
+
+def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str]) -> list:
+    """`stmts` (a helper's body) with every path assigning the result and one final `return` of it. `decide`
+    gives a test's value when the inliner knows it now (else None); `taken_names` are names the helper uses."""
+    base = "_ret"
+    while any(n.startswith(base) for n in taken_names):
+        base = "_" + base
+    lowered, arity = _lower(list(stmts), decide, base)
+    names = [cst.Name(f"{base}{j}") for j in range(arity)]
+    value = names[0] if arity == 1 else cst.Tuple([cst.Element(n) for n in names])
+    return lowered + [cst.SimpleStatementLine([cst.Return(value)])]
+
+
+def _lower(stmts: list, decide, base: str) -> tuple[list, int]:
+    for i, st in enumerate(stmts):
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in st.body):
+            at = next(j for j, s in enumerate(st.body) if isinstance(s, cst.Return))
+            value = st.body[at].value
+            if value is None:
+                raise ReturnShapeError("a path returns no value")
+            arity = len(value.elements) if isinstance(value, cst.Tuple) else 1
+            if isinstance(value, cst.Tuple) and any(isinstance(e, cst.StarredElement) for e in value.elements):
+                raise ReturnShapeError("a returned tuple has a starred element")
+            target = cst.Name(f"{base}0") if arity == 1 else cst.Tuple(
+                [cst.Element(cst.Name(f"{base}{j}")) for j in range(arity)])
+            assign = cst.Assign([cst.AssignTarget(target)], value)
+            return stmts[:i] + [st.with_changes(body=list(st.body[:at]) + [assign])], arity
+        if isinstance(st, cst.If) and _holds_return(st):
+            rest = stmts[i + 1:]
+            taken = decide(st.test)
+            if taken is not None:
+                lowered, arity = _lower(_arm(st, taken) + rest, decide, base)
+                return stmts[:i] + lowered, arity
+            body, a1 = _lower(_block(st.body) + rest, decide, base)
+            orelse, a2 = _lower(_arm(st, False) + rest, decide, base)
+            if a1 != a2:
+                raise ReturnShapeError(f"its paths return {a1} and {a2} values")
+            new = st.with_changes(body=cst.IndentedBlock(body), orelse=cst.Else(cst.IndentedBlock(orelse)))
+            return stmts[:i] + [new], a1
+        if isinstance(st, (cst.For, cst.While, cst.With)) and _holds_return(st):
+            raise ReturnShapeError("it returns from inside a loop")
+    raise ReturnShapeError("a path reaches the end without a `return`")
+
+
+def _arm(st: cst.If, taken: bool) -> list:
+    if taken:
+        return _block(st.body)
+    if isinstance(st.orelse, cst.If):
+        return [st.orelse]
+    if isinstance(st.orelse, cst.Else):
+        return _block(st.orelse.body)
+    return []
+
+
+def _block(block) -> list:
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=block.body)]
+    return list(block.body)
+
+
+def _holds_return(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Return):
+            return True
+        if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and n is not node:
+            continue
+        stack.extend(n.children)
+    return False

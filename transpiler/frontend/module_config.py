@@ -1,0 +1,140 @@
+"""Module-level configuration: the arm of a module-level `if` that the port takes.
+
+Libraries pick a kernel helper by configuration at import time:
+
+    if os.environ.get("FAST_OPS", "0") == "1":
+        @triton.jit
+        def exp(x): return fast_expf(x)
+    else:
+        @triton.jit
+        def exp(x): return tl.exp(x)
+
+The port is made once, on any machine, and must not depend on the environment it was made in (deterministic
+output), so a condition is decided as the library decides it with no variable set: `os.environ.get(K, D)` and
+`os.getenv(K, D)` read their default `D` (None without one), then literals, module constants, comparisons,
+`not` / `and` / `or` and `str` methods such as `.lower()` decide the arm. A `try` takes its body (the import it
+tries succeeds with the Triton the port targets). A condition that reads anything else (versions, devices,
+function calls) is not decided: the definitions under it are not read, so a kernel using one gets a
+diagnostic at the use, never a guessed definition."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+UNDECIDED = object()  # a condition (or a value) the port cannot decide statically
+_ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+_STR_METHODS = {"lower": str.lower, "upper": str.upper, "strip": str.strip, "casefold": str.casefold}
+_COMPARE = {
+    cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
+    cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b,
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+    cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+}
+
+
+def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression], str | None],
+                 const: Callable[[cst.BaseExpression], object | None], names: dict[str, object]) -> object:
+    """The value of a configuration expression with no environment variable set, or UNDECIDED.
+    `dotted` resolves a name through the module's imports, `const` evaluates a numeric constant, `names`
+    holds the configuration values of module-level names assigned before."""
+    def value(n: cst.BaseExpression) -> object:
+        if isinstance(n, cst.Name):
+            if n.value == "None":
+                return None
+            if n.value in names:
+                return names[n.value]
+        if isinstance(n, cst.SimpleString):
+            return n.evaluated_value
+        if isinstance(n, (cst.Tuple, cst.List, cst.Set)):
+            items = [value(e.value) for e in n.elements if not isinstance(e, cst.StarredElement)]
+            return UNDECIDED if len(items) != len(n.elements) or UNDECIDED in items else tuple(items)
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+            v = value(n.expression)
+            return UNDECIDED if v is UNDECIDED else not v
+        if isinstance(n, cst.BooleanOperation):
+            a = value(n.left)
+            if a is UNDECIDED:
+                return UNDECIDED
+            if isinstance(n.operator, cst.And):
+                return value(n.right) if a else a
+            return a if a else value(n.right)
+        if isinstance(n, cst.Comparison):
+            left = value(n.left)
+            for target in n.comparisons:
+                right = value(target.comparator)
+                test = _COMPARE.get(type(target.operator))
+                if left is UNDECIDED or right is UNDECIDED or test is None:
+                    return UNDECIDED
+                try:
+                    if not test(left, right):
+                        return False
+                except TypeError:
+                    return UNDECIDED
+                left = right
+            return True
+        if isinstance(n, cst.Call):
+            return call(n)
+        v = const(n)
+        return UNDECIDED if v is None else v
+
+    def call(n: cst.Call) -> object:
+        func = n.func
+        if any(a.star or a.keyword is not None for a in n.args):
+            return UNDECIDED
+        if dotted(func) in _ENV_READS or (isinstance(func, cst.Attribute) and func.attr.value == "get"
+                                          and dotted(func.value) in ("os.environ", "environ")):
+            if not n.args or len(n.args) > 2 or not isinstance(n.args[0].value, cst.SimpleString):
+                return UNDECIDED
+            return value(n.args[1].value) if len(n.args) == 2 else None
+        if isinstance(func, cst.Attribute) and func.attr.value in _STR_METHODS and not n.args:
+            s = value(func.value)
+            return _STR_METHODS[func.attr.value](s) if isinstance(s, str) else UNDECIDED
+        if isinstance(func, cst.Name) and func.value in ("int", "bool", "str", "float") and len(n.args) == 1:
+            v = value(n.args[0].value)
+            if v is UNDECIDED:
+                return UNDECIDED
+            try:
+                return {"int": int, "bool": bool, "str": str, "float": float}[func.value](v)
+            except (TypeError, ValueError):
+                return UNDECIDED
+        return UNDECIDED
+
+    return value(node)
+
+
+def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> Iterator[cst.CSTNode]:
+    """The module's top-level statements with each decided `if` replaced by the statements of its taken arm
+    (recursively) and each `try` by its body; an undecided `if` is left out. `decide` gives a test's value
+    (UNDECIDED when it cannot be decided)."""
+    for stmt in body:
+        if isinstance(stmt, cst.If):
+            arm = _taken_arm(stmt, decide)
+            if arm is not None:
+                yield from taken_statements(arm, decide)
+        elif isinstance(stmt, cst.Try):
+            yield from taken_statements(_statements(stmt.body), decide)
+        else:
+            yield stmt
+
+
+def _taken_arm(stmt: cst.If, decide) -> tuple | None:
+    v = decide(stmt.test)
+    if v is UNDECIDED:
+        return None
+    if v:
+        return _statements(stmt.body)
+    if isinstance(stmt.orelse, cst.If):
+        return (stmt.orelse,)
+    if isinstance(stmt.orelse, cst.Else):
+        return _statements(stmt.orelse.body)
+    return ()
+
+
+def _statements(block) -> tuple:
+    """An indented block's statements; `if X: a = 1` on one line is one statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return (cst.SimpleStatementLine(body=block.body),)
+    return tuple(block.body)
