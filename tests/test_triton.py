@@ -764,3 +764,20 @@ def test_a_library_autotuner_is_read_as_triton_autotune(tmp_path, fake_triton, m
         pkg.set_backend("python")
         rt.uninstall()
     assert calls == [("scale_kernel", (x, 1000, 128), (8,))]
+
+
+def test_zeros_like_full_like_and_float_calls(tmp_path):
+    """`tl.zeros_like(x)` / `tl.full_like(x, v)` are `tl.zeros(x.shape, dtype=x.dtype)` / `tl.full(...)`;
+    `float("-inf")` is a float constant and `float(BT)` of a constexpr its float32 value."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BT: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(tl.float32)
+        z = tl.where(x > 110.0, tl.zeros_like(x) + 110.0, x)
+        m = tl.full([BLOCK], float('-inf'), dtype=tl.float32)
+        levels = tl.log2(float(BT)).to(tl.int32) + 1
+        tl.store(y_ptr + offs, tl.maximum(z, m) * tl.full_like(x, 2.0) + levels)
+    """)
+    assert "constant(0.0f32, shape![BLOCK])" in rust and "constant(2.0f32, shape![BLOCK])" in rust, rust
+    assert "f32::NEG_INFINITY" in rust and "let levels_a: f32 = convert_scalar(BT);" in rust

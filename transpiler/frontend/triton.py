@@ -654,6 +654,28 @@ class _TritonConverter(_Converter):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
+        if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
+            # `tl.zeros_like(x)` is `tl.zeros(x.shape, dtype=x.dtype)` (and `full_like` alike): both forms are read
+            x = node.args[0].value
+            rest = [a for a in node.args[1:] if not (a.keyword and a.keyword.value == "dtype")]
+            dtype = next((a.value for a in node.args[1:] if a.keyword and a.keyword.value == "dtype"),
+                         cst.Attribute(x, cst.Name("dtype")))
+            if d.endswith("zeros_like") and rest:
+                raise fail("TTR-ZEROS", "`tl.zeros_like` takes a tile (and `dtype=`)", pos)
+            shape = cst.Attribute(x, cst.Name("shape"))
+            name = "zeros" if d.endswith("zeros_like") else "full"
+            rule = self.rules.lookup(f"{TL}.{name}")
+            return self._rule_call(rule, [cst.Arg(shape)] + rest + [cst.Arg(dtype, keyword=cst.Name("dtype"))], pos)
+        if isinstance(func, cst.Name) and func.value == "float" and d == "float" and len(node.args) == 1 \
+                and node.args[0].keyword is None:
+            v = node.args[0].value
+            if isinstance(v, cst.SimpleString) and str(v.evaluated_value).strip().lower() in \
+                    ("inf", "+inf", "-inf", "nan", "infinity", "-infinity"):
+                return Lit(float(v.evaluated_value), pos)  # `float("-inf")`: a Python float constant
+            if not isinstance(v, cst.SimpleString):  # `float(BT)`: the value as a float32 (Triton's float)
+                f32 = Op("dtype", (), pos, (("dtype", "f32"),))
+                self.rules_used.add("TTR-CAST")
+                return Op("astype", (self.expr(v), f32), pos, rule="TTR-CAST")
         is_cast = d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
                                          and not (d or "").startswith(f"{TL}."))
         flag = next((a for a in node.args if a.keyword and a.keyword.value == "bitcast"), None) if is_cast else None
