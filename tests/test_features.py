@@ -263,3 +263,27 @@ def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_pa
     assert verdicts("runs_on")["const_early_ret"] == "different"
     monkeypatch.setattr(flags, "condition_comparands", lambda kernel: {})
     assert verdicts("runs_on_unprobed")["const_early_ret"] == "equivalent"  # the blind spot the probes close
+
+
+def test_a_cutile_kernel_under_module_configuration_is_taken_once(tmp_path):
+    """A @ct.kernel defined in both arms of a module-level `if` on an environment variable: the arm taken with no
+    variable set is ported (its body), the other is neither ported nor reported; a kernel under an `if` the port
+    cannot decide is reported (CT113), as a kernel outside the module's top level."""
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import os\n\nimport cuda.tile as ct\n\nConstInt = ct.Constant[int]\n\n"
+        "if os.environ.get('K_TWICE', '') == 'yes':\n"
+        "    @ct.kernel\n    def scale(x, y, TILE: ConstInt):\n"
+        "        ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * 3)\n"
+        "else:\n"
+        "    @ct.kernel\n    def scale(x, y, TILE: ConstInt):\n"
+        "        ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * 2)\n\n"
+        "if os.cpu_count() > 4:\n"
+        "    @ct.kernel\n    def other(x, TILE: ConstInt):\n"
+        "        ct.store(x, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)))\n")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json", "--no-compile-check")
+    doc = json.loads(res.stdout)
+    got = sorted((k["name"], k["status"], [d["code"] for d in k["diagnostics"]]) for k in doc["kernels"])
+    assert got == [("other", "unsupported", ["CT113"]), ("scale", "translated", [])], got
+    rust = (tmp_path / "out" / "src" / "k" / "kernel.rs").read_text()
+    assert "* 2" in rust and "* 3" not in rust

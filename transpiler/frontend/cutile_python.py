@@ -460,6 +460,10 @@ class _Converter:
         for node in sorted(launches, key=self._source_order):  # the walk is not in source order
             self._scan_launch(node)
         misplaced = sorted(misplaced, key=self._source_order)
+        # the same kernel defined in the arm of a module-level `if` the port does not take (module_config.py)
+        configured = {id(n) for stmt in module.body if isinstance(stmt, (cst.If, cst.Try)) for n in _walk(stmt)
+                      if isinstance(n, cst.FunctionDef)}
+        misplaced = [n for n in misplaced if not (id(n) in configured and n.name.value in self.info.kernels)]
         for node in misplaced:
             factory = next((t for t in module.body if isinstance(t, cst.FunctionDef)
                             and isinstance(t.body, cst.IndentedBlock) and any(b is node for b in t.body.body)), None)
