@@ -781,3 +781,35 @@ def test_zeros_like_full_like_and_float_calls(tmp_path):
     """)
     assert "constant(0.0f32, shape![BLOCK])" in rust and "constant(2.0f32, shape![BLOCK])" in rust, rust
     assert "f32::NEG_INFINITY" in rust and "let levels_a: f32 = convert_scalar(BT);" in rust
+
+
+def test_block_pointers_are_element_accesses_with_triton_masks(tmp_path):
+    """`tl.make_block_ptr` / `tl.advance` / `tl.load(p, boundary_check=..., padding_option=...)`: the parts live in
+    locals (an advance in a loop is a carried offset), an access is the pointer tile Triton's lowering makes, masked
+    by `0 <= index < shape` on the checked axes only; bad uses are refused at the call (TTR-BLOCKPTR)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, T, D: tl.constexpr, BT: tl.constexpr):
+        p_x = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (0, 0), (BT, D), (1, 0))
+        acc = tl.zeros([BT, D], dtype=tl.float32)
+        for i in range(0, T, BT):
+            acc += tl.load(p_x, boundary_check=(0,), padding_option="zero").to(tl.float32)
+            p_x = tl.advance(p_x, (BT, 0))
+        p_y = tl.make_block_ptr(y_ptr, (BT, D), (D, 1), (0, 0), (BT, D), (1, 0))
+        tl.store(p_y, acc.to(p_y.dtype.element_ty))
+    """)
+    assert "p_x_bp_off0 = p_x_bp_new_off0;" in rust  # the advanced offset is carried by the loop
+    assert rust.count("predicate::GreaterThanOrEqual") == 1 and rust.count("predicate::LessThan") == 1, rust
+    assert "load_ptr_tko" in rust and "store_ptr_tko" in rust
+    for call, col in (("tl.load(p, boundary_check=(2,))", 36), ("tl.load(p, padding_option=\"one\")", 35),
+                      ("tl.atomic_add(p, 1.0)", 9), ("tl.load(tl.advance(p, (1,)))", 17)):
+        result, _ = run([_write(tmp_path, "bad.py", f"""
+    @triton.jit
+    def bad_kernel(x_ptr, T, BT: tl.constexpr):
+        p = tl.make_block_ptr(x_ptr, (T, T), (T, 1), (0, 0), (BT, BT), (1, 0))
+        w = {call}
+        tl.store(x_ptr + tl.arange(0, BT), tl.sum(w, axis=1))
+    """)], tmp_path / "out")
+        (k,) = result.kernels
+        assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-BLOCKPTR", (call, k.diagnostics)
+        assert (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (9, col), (call, k.diagnostics[0].pos)

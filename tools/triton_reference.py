@@ -5,7 +5,8 @@ interpreter (TRITON_INTERPRET=1) and checked against plain numpy implementations
     /tmp/trit/bin/python tools/triton_reference.py --check    # recompute, compare with the saved npz files
     /tmp/trit/bin/python tools/triton_reference.py -k softmax # only cases whose id contains "softmax"
 
-Needs triton (3.9) and numpy, not torch: tensors are numpy arrays behind a small shim that offers what the
+Needs triton (3.9; block pointers, which 3.9 removed, need 3.6 with numpy < 2: the `block_ptr_ops` fixtures
+were written with it) and numpy, not torch: tensors are numpy arrays behind a small shim that offers what the
 interpreter reads (`data_ptr()`, a torch-like `dtype`); the interpreter's host<->device copies are skipped
 because the arrays already live in host memory. `cases()` is importable without triton: it returns plain
 data (module, kernel, input specs, scalars, constexprs, grid, output names, tolerances) so the same inputs
@@ -256,6 +257,19 @@ def cases() -> list[dict]:
                          "ss": d},
                         {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "IS_CAUSAL": causal},
                         tol={"o": (4e-3, 4e-3), "lse": (1e-4, 1e-4)}))
+
+    for (bh, t) in [(2, 100), (3, 128)]:
+        shp = [bh, t, 64]
+        out.append(case("block_ptr_ops", "bp_attn_fwd_kernel", f"bh{bh}t{t}d64",
+                        [inp("q", shp, "float16", "randn"), inp("k", shp, "float16", "randn"),
+                         inp("v", shp, "float16", "randn"), inp("o", shp, "float16", "poison")],
+                        ["q", "k", "v", "o", "T", "scale"], [_cdiv(t, 64), bh], ["o"], "",
+                        {"T": t, "scale": 0.125}, {"D": 64, "BT": 64, "BS": 32}, tol={"o": (4e-3, 4e-3)}))
+    for (bh, t) in [(2, 300), (1, 64)]:
+        for dt in F:
+            out.append(case("block_ptr_ops", "chunk_local_cumsum_kernel", f"bh{bh}t{t}_{dt}",
+                            [inp("s", [bh, t], dt, "randn"), inp("out", [bh, t], dt, "poison")],
+                            ["s", "out", "T"], [_cdiv(t, 64), bh], ["out"], "", {"T": t}, {"BT": 64}))
 
     for (seq_lens, hq, hkv, d, n_pages) in [([37, 16, 5], 8, 2, 64, 12), ([50, 64], 4, 4, 128, 9)]:
         bsz = len(seq_lens)
@@ -623,6 +637,15 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         loss = (q * (lse[:, None] - lg)).sum(axis=1)
         grad = p - q
         return {"loss": np.where(valid, loss, 0.0) / nn, "logits": np.where(valid[:, None], grad, 0.0) / nn}
+    if k == "block_ptr_ops.bp_attn_fwd_kernel":
+        o, _ = _attention_ref(x["q"][None], x["k"][None], x["v"][None], s["scale"], False)
+        return {"o": o[0]}
+    if k == "block_ptr_ops.chunk_local_cumsum_kernel":
+        g = x["s"]
+        out = np.zeros_like(g)
+        for start in range(0, g.shape[1], s["BT"]):
+            out[:, start:start + s["BT"]] = np.cumsum(g[:, start:start + s["BT"]], axis=1)
+        return {"out": out}
     if k == "flash_attention.attn_fwd_kernel":
         o, lse = _attention_ref(x["q"], x["k"], x["v"], s["sm_scale"], s["IS_CAUSAL"])
         return {"o": o, "lse": lse}

@@ -78,6 +78,20 @@ class _Desc:
 
 
 @dataclass(frozen=True)
+class _BlockPtr:
+    """A block pointer while a kernel converts (`tl.make_block_ptr`, `tl.advance`): the source expressions of its
+    base, shape, strides, offsets and block shape. A name holding one keeps them in locals (`<name>_bp_base`,
+    `<name>_bp_off0`, ...), so an advance in a loop is a carried offset; a load or store through it is the
+    element access Triton's own lowering makes (offsets + arange per axis times the strides, masked by
+    `0 <= index < shape` on the `boundary_check` axes)."""
+    base: object  # cst expression of a pointer
+    shape: tuple
+    strides: tuple
+    offsets: tuple
+    block: tuple
+
+
+@dataclass(frozen=True)
 class _Ptr:
     """A pointer value while a kernel converts: its base parameter and its element offsets (None: the base
     itself). Never part of the model: statements store the offsets, memory calls read both."""
@@ -271,6 +285,7 @@ class _TritonConverter(_Converter):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
+        self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         self.pointer_params = _pointer_params(self, fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -345,6 +360,11 @@ class _TritonConverter(_Converter):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
                 return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, _one_line(s)))
+            if isinstance(value, _BlockPtr):
+                return self._flush(self._assign_block_ptr(s.targets[0].target.value, value, pos))
+            if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.block_vars:
+                raise fail("TTR-BLOCKPTR", f"`{s.targets[0].target.value}` holds a block pointer and is assigned "
+                           "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
                 if name in self.desc_vars:
@@ -449,6 +469,8 @@ class _TritonConverter(_Converter):
             return self._op("operator:^", (self._truth(self.expr(node.expression), pos), Lit(True, pos)), pos)
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
+        if isinstance(node, cst.Name) and node.value in self.block_vars:
+            return self.block_vars[node.value]
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
             if isinstance(e, Name) and e.id in self.ptr_vars:
@@ -565,6 +587,8 @@ class _TritonConverter(_Converter):
         if node.attr.value == "element_ty" and isinstance(node.value, cst.Attribute) \
                 and node.value.attr.value == "dtype":
             base = self.expr(node.value.value)
+            if isinstance(base, _BlockPtr):  # a block pointer's elements: its base pointer's
+                base = self.expr(base.base)
             if isinstance(base, _Ptr):
                 return Op("dtype_of", (Name(base.base, pos),), pos)
             raise fail("CT100", "`.dtype.element_ty` of a value that is not a pointer", pos)
@@ -598,6 +622,10 @@ class _TritonConverter(_Converter):
             return self._memory(d, node, pos)
         if d == f"{TL}.make_tensor_descriptor":
             return self._descriptor(node, pos)
+        if d == f"{TL}.make_block_ptr":
+            return self._make_block_ptr(node, pos)
+        if d == f"{TL}.advance":
+            return self._advance(node, pos)
         if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
                 isinstance(func.value, cst.Name) and func.value.value in self.desc_vars:
             return self._desc_access(self.desc_vars[func.value.value], func.attr.value, node, pos)
@@ -782,6 +810,169 @@ class _TritonConverter(_Converter):
                                               ("precision", precision)), rule.id)
         return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
 
+    # ------------------------------------------------------------------ block pointers
+    def _make_block_ptr(self, node: cst.Call, pos: Pos) -> _BlockPtr:
+        """`tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)` (`order` is a layout hint)."""
+        self.rules_used.add("TTR-BLOCKPTR")
+        keys = ("base", "shape", "strides", "offsets", "block_shape", "order")
+        values: dict = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword else (keys[i] if i < len(keys) else None)
+            if key not in keys or a.star:
+                raise fail("TTR-BLOCKPTR", f"argument `{key or i}` of `tl.make_block_ptr` is not supported",
+                           self.pos(a))
+            values[key] = a.value
+        if any(k not in values for k in keys[:5]):
+            raise fail("TTR-BLOCKPTR", "`tl.make_block_ptr` needs base, shape, strides, offsets and block_shape",
+                       pos)
+
+        def items(key):
+            v = values[key]
+            if not isinstance(v, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in v.elements):
+                raise fail("TTR-BLOCKPTR", f"`{key}` of `tl.make_block_ptr` must be a tuple", self.pos(v))
+            return tuple(e.value for e in v.elements)
+        shape, strides, offsets, block = (items(k) for k in ("shape", "strides", "offsets", "block_shape"))
+        if not (len(shape) == len(strides) == len(offsets) == len(block)) or not shape:
+            raise fail("TTR-BLOCKPTR", "shape, strides, offsets and block_shape must have one entry per axis", pos)
+        return _BlockPtr(values["base"], shape, strides, offsets, block)
+
+    def _advance(self, node: cst.Call, pos: Pos) -> _BlockPtr:
+        """`tl.advance(p, (d0, d1))`: the same block pointer at offsets + deltas."""
+        self.rules_used.add("TTR-BLOCKPTR")
+        bp = self.expr(_arg(node, 0, "base"))
+        deltas = _arg(node, 1, "offsets")
+        if not isinstance(bp, _BlockPtr):
+            raise fail("TTR-BLOCKPTR", "`tl.advance` of a value that is not a block pointer", pos)
+        if not isinstance(deltas, (cst.List, cst.Tuple)) or len(deltas.elements) != len(bp.offsets):
+            raise fail("TTR-BLOCKPTR", "`tl.advance` takes one offset per axis of the block pointer", pos)
+        offsets = tuple(cst.BinaryOperation(o, cst.Add(), e.value) for o, e in zip(bp.offsets, deltas.elements))
+        return replace(bp, offsets=offsets)
+
+    def _assign_block_ptr(self, target: str, bp: _BlockPtr, pos: Pos) -> list:
+        """`p = tl.make_block_ptr(...)` / `p = tl.advance(p, ...)`: its parts into `p`'s locals (all computed
+        before any is assigned: an advance reads the old offsets)."""
+        old = self.block_vars.get(target)
+        if old is not None and [_code(b) for b in old.block] != [_code(b) for b in bp.block]:
+            raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
+        parts = [("base", bp.base)] + [(f"shape{i}", v) for i, v in enumerate(bp.shape)] + \
+            [(f"stride{i}", v) for i, v in enumerate(bp.strides)] + [(f"off{i}", v) for i, v in enumerate(bp.offsets)]
+        temps = [(f"{target}_bp_new_{k}", f"{target}_bp_{k}", v) for k, v in parts]
+        out: list = []
+        for new, _, v in temps:
+            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
+        for new, final, _ in temps:
+            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
+        self.block_vars[target] = _BlockPtr(cst.Name(f"{target}_bp_base"),
+                                            *(tuple(cst.Name(f"{target}_bp_{k}{i}") for i in range(len(bp.shape)))
+                                              for k in ("shape", "stride", "off")), bp.block)
+        return out
+
+    def _block_access(self, d: str, leaf: str, bp: _BlockPtr, node: cst.Call, pos: Pos):
+        """`tl.load(p, boundary_check=(0, 1), padding_option="zero")` / `tl.store(p, v, boundary_check=...)`
+        through a block pointer: the element access with Triton's mask (`0 <= index < shape` per checked axis)
+        and padding (`"zero"`: 0, `"nan"`: NaN, none: the masked lanes are undefined, as in Triton)."""
+        if leaf not in ("load", "store"):
+            raise fail("TTR-BLOCKPTR", f"`tl.{leaf}` through a block pointer is not supported", pos)
+        keys = ("pointer", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile") \
+            if leaf == "load" else ("pointer", "value", "boundary_check", "cache_modifier", "eviction_policy")
+        values: dict = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword else (keys[i] if i < len(keys) else None)
+            if key not in keys:
+                raise fail("TTR-BLOCKPTR", f"argument `{key or i}` of `tl.{leaf}` through a block pointer is not "
+                           "supported", self.pos(a))
+            values[key] = a.value
+        rank = len(bp.shape)
+        checked: list[int] = []
+        if "boundary_check" in values and not _is_none_or_empty(values["boundary_check"]):
+            v = values["boundary_check"]
+            elems = v.elements if isinstance(v, (cst.List, cst.Tuple)) else None
+            axes = [self._eval_const(e.value) for e in elems] if elems is not None else [self._eval_const(v)]
+            if any(not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < rank for x in axes):
+                raise fail("TTR-BLOCKPTR", "`boundary_check` must list axes of the block pointer", self.pos(v))
+            checked = sorted(set(axes))
+        tl_ = self._tl_module()
+
+        def spread(e, axis):  # an axis' indices broadcast over the block: x[:, None] ...
+            if rank == 1:
+                return e
+            idx = [cst.SubscriptElement(cst.Index(cst.Name("None"))) if i != axis else
+                   cst.SubscriptElement(cst.Slice(None, None)) for i in range(rank)]
+            return cst.Subscript(e, idx)
+        # each axis' indices and the mask are locals (`p_rows0`, `p_mask`), computed once per access
+        ptr_arg = _arg(node, 0, "pointer")
+        tag = self._block_local(ptr_arg.value if isinstance(ptr_arg, cst.Name) else "block_ptr")
+        index = []
+        for axis, (o, b) in enumerate(zip(bp.offsets, bp.block)):
+            value = cst.BinaryOperation(o, cst.Add(), cst.Call(cst.Attribute(tl_, cst.Name("arange")),
+                                                                [cst.Arg(cst.Integer("0")), cst.Arg(b)]))
+            index.append(self._pending_local(f"{tag}_idx{axis}", value))
+        offs = None
+        for axis in range(rank):
+            term = cst.BinaryOperation(spread(index[axis], axis), cst.Multiply(), bp.strides[axis])
+            offs = term if offs is None else cst.BinaryOperation(offs, cst.Add(), term)
+        mask = None
+        for axis in checked:
+            i = index[axis]
+            both = cst.BinaryOperation(
+                cst.Comparison(i, [cst.ComparisonTarget(cst.GreaterThanEqual(), cst.Integer("0"))]), cst.BitAnd(),
+                cst.Comparison(i, [cst.ComparisonTarget(cst.LessThan(), bp.shape[axis])]))
+            term = spread(both, axis)
+            mask = term if mask is None else cst.BinaryOperation(mask, cst.BitAnd(), term)
+        if mask is not None:
+            mask = self._pending_local(f"{tag}_mask", mask)
+        args = [cst.Arg(cst.BinaryOperation(bp.base, cst.Add(), offs))]
+        if leaf == "store":
+            if "value" not in values:
+                raise fail("TTR-BLOCKPTR", "`tl.store` needs a value", pos)
+            args.append(cst.Arg(values["value"]))
+        if mask is not None:
+            args.append(cst.Arg(mask, keyword=cst.Name("mask")))
+        padding = values.get("padding_option")
+        if leaf == "load" and padding is not None and not _is_none(padding):
+            text = padding.evaluated_value if isinstance(padding, cst.SimpleString) else None
+            if text not in ("", "zero", "nan"):
+                raise fail("TTR-BLOCKPTR", '`padding_option` must be "zero" or "nan"', self.pos(padding))
+            if text and mask is not None:
+                other = cst.Float("0.0") if text == "zero" else cst.Call(cst.Name("float"), [cst.Arg(cst.SimpleString('"nan"'))])
+                args.append(cst.Arg(other, keyword=cst.Name("other")))
+        for key in ("cache_modifier", "eviction_policy"):
+            if key in values:
+                args.append(cst.Arg(values[key], keyword=cst.Name(key)))
+        call = cst.Call(cst.Attribute(tl_, cst.Name(leaf)), args)
+        try:
+            return self._memory(d, call, pos)
+        except TranspileError as err:  # the access is built here: point at the source call
+            p = err.diagnostic.pos
+            if (p.line, p.col) == (1, 1):
+                err.diagnostic = replace(err.diagnostic, pos=pos)
+            raise
+
+    def _block_local(self, name: str) -> str:
+        """A fresh local name for the parts of one block-pointer access (`p_k_at`, `p_k_at2`, ...)."""
+        taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
+        self.block_access_count = getattr(self, "block_access_count", 0) + 1
+        tag = f"{name}_at"
+        while tag in taken or any(t.startswith(tag + "_") for t in getattr(self, "block_tags", ())):
+            tag = f"{name}_at{self.block_access_count}" if tag == f"{name}_at" else tag + "_"
+        self.block_tags = getattr(self, "block_tags", set()) | {tag}
+        return tag
+
+    def _pending_local(self, name: str, value: cst.BaseExpression) -> cst.Name:
+        """`name = value` queued before the statement being converted (an access's indices and mask)."""
+        self.pending += self.small(cst.Assign([cst.AssignTarget(cst.Name(name))], value))
+        return cst.Name(name)
+
+    def _tl_module(self) -> cst.BaseExpression:
+        """An expression naming `triton.language` in this module (`tl`, or `triton.language`)."""
+        local = next((k for k, v in sorted(self.info.aliases.items()) if v == TL), None)
+        if local is not None:
+            return cst.Name(local)
+        base = next((k for k, v in sorted(self.info.aliases.items()) if v == "triton"), None)
+        if base is None:
+            raise fail("TTR-BLOCKPTR", "block pointers need `triton.language` imported in the module", Pos(self.info.path, 1, 1))
+        return cst.Attribute(cst.Name(base), cst.Name("language"))
+
     def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
         """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
@@ -846,8 +1037,8 @@ class _TritonConverter(_Converter):
             raise fail("CT101", f"`{d}` is not supported yet", pos)
         self.rules_used.add(rule.id)
         ptr = self.expr(_arg(node, 0, "pointer"))
-        if isinstance(ptr, Op) and ptr.op == "make_block_ptr":
-            raise fail(rule.id, "block pointers are not supported", pos)
+        if isinstance(ptr, _BlockPtr):
+            return self._block_access(d, leaf, ptr, node, pos)
         if not isinstance(ptr, _Ptr):
             raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (pointers "
                        "loaded from memory or computed otherwise are not supported)", pos)
@@ -981,7 +1172,7 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             d = conv.dotted(node.func)
             if d in MEMORY_CALLS and node.args:
                 roots.append(_arg(node, 0, "pointer"))
-            elif d == f"{TL}.make_tensor_descriptor" and node.args:
+            elif d in (f"{TL}.make_tensor_descriptor", f"{TL}.make_block_ptr") and node.args:
                 roots.append(_arg(node, 0, "base"))
             elif _is_helper_call(conv, node, _active):
                 # a jit helper's pointer parameters: the arguments given for them are addresses here
