@@ -42,7 +42,10 @@ def suggestion(code: str, message: str) -> str | None:
     # only a name cuda.tile does not have is a typo; Triton's names have no such list here (`tl.sort` is
     # real and unsupported, not a misspelt `tl.sqrt`), so they get no guess
     if m and m.group(1).startswith("cuda.tile.") and m.group(1).removeprefix("cuda.tile.") not in _cuda_tile_names():
-        close = difflib.get_close_matches(m.group(1), _known_calls(), n=1, cutoff=0.8)
+        # the names after `cuda.tile.` are compared: the shared prefix would make any two look alike
+        # (`frobnicate` is not a typo of `bitcast`)
+        leaves = {c.removeprefix("cuda.tile."): c for c in _known_calls() if c.startswith("cuda.tile.")}
+        close = difflib.get_close_matches(m.group(1).removeprefix("cuda.tile."), sorted(leaves), n=1, cutoff=0.8)
         if close:
-            return f"did you mean `{close[0]}`?"
+            return f"did you mean `{leaves[close[0]]}`?"
     return None
