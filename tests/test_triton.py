@@ -813,3 +813,35 @@ def test_block_pointers_are_element_accesses_with_triton_masks(tmp_path):
         (k,) = result.kernels
         assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-BLOCKPTR", (call, k.diagnostics)
         assert (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (9, col), (call, k.diagnostics[0].pos)
+
+
+def test_a_name_set_to_none_in_a_constexpr_arm_is_unbound_there(tmp_path):
+    """`if USE_G: b_g = tl.load(...) else: b_g = None`, then `if USE_G: ... b_g ...`: the kernel is split on the flag
+    (the name is bound only where Triton gives it a tensor); a test of it against None is refused, not guessed."""
+    result, outputs = run([_write(tmp_path, "k.py", """
+    @triton.jit
+    def k(x_ptr, g_ptr, BLOCK: tl.constexpr, USE_G: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if USE_G:
+            b_g = tl.load(g_ptr + offs)
+        else:
+            b_g = None
+        x = tl.load(x_ptr + offs)
+        if USE_G:
+            x = x * b_g
+        tl.store(x_ptr + offs, x)
+    """)], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "translated", [d.message for d in k.diagnostics]
+    assert sorted(k.entries) == ["k__not_use_g", "k__use_g"], k.entries
+    result, _ = run([_write(tmp_path, "bad.py", """
+    @triton.jit
+    def bad_kernel(x_ptr, BLOCK: tl.constexpr, USE_G: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        b_g = None
+        if b_g is not None:
+            offs = offs + 1
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+    """)], tmp_path / "out2")
+    (k,) = result.kernels
+    assert k.status == "unsupported", k

@@ -356,6 +356,12 @@ class _TritonConverter(_Converter):
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
         pos = self.pos(s)
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
+                and isinstance(s.value, cst.Name) and s.value.value == "None":
+            # `b_g = None` in the arm of a constexpr `if` (the other arm loads it): Triton compiles each arm
+            # apart, and a None value can only be tested or left unread there. Here the name is not bound on
+            # that path: an unread one costs nothing, and a test of it (`is None`) is refused where it is
+            return self._flush([])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
@@ -513,7 +519,7 @@ class _TritonConverter(_Converter):
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
         literal, a constexpr parameter or a computed value (never None: the port's constants are numbers)."""
         t = _none_test(test)
-        if t is None:
+        if t is None or not isinstance(t[0], cst.Name):  # a name only: reading it converts nothing
             return None
         v = self.expr(t[0])
         if isinstance(v, Name) and v.id == "None":
