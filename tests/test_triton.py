@@ -845,3 +845,24 @@ def test_a_name_set_to_none_in_a_constexpr_arm_is_unbound_there(tmp_path):
     """)], tmp_path / "out2")
     (k,) = result.kernels
     assert k.status == "unsupported", k
+
+
+def test_downcast_rounding_to_nearest_even_is_the_plain_conversion(tmp_path):
+    """`.to(dt, fp_downcast_rounding="rtne")` is what a conversion does anyway (the same Rust as without it);
+    "rtz" is refused at its keyword."""
+    body = """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(tl.float32) * 2
+        tl.store(y_ptr + offs, x.to(y_ptr.dtype.element_ty, fp_downcast_rounding="rtne"))
+    """
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    def code(rust):  # the source line quoted above each statement differs, nothing else may
+        return [line for line in rust.splitlines() if not line.strip().startswith("//")]
+    assert code(rust_of(tmp_path / "a", body)) == code(rust_of(tmp_path / "b", body.replace(', fp_downcast_rounding="rtne"', "")))
+    result, _ = run([_write(tmp_path, "bad.py", body.replace('"rtne"', '"rtz"'))], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-TO", k.diagnostics
+    assert (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (10, 57), k.diagnostics[0].pos

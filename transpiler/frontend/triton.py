@@ -712,6 +712,21 @@ class _TritonConverter(_Converter):
                 return Op("astype", (self.expr(v), f32), pos, rule="TTR-CAST")
         is_cast = d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
                                          and not (d or "").startswith(f"{TL}."))
+        rounding = next((a for a in node.args if a.keyword and a.keyword.value == "fp_downcast_rounding"), None) \
+            if is_cast else None
+        if rounding is not None:
+            # "rtne" is what a downcast does anyway (the port's conversions round to nearest even); "rtz" is not
+            mode = rounding.value.evaluated_value if isinstance(rounding.value, cst.SimpleString) else \
+                None if _is_none(rounding.value) else "?"
+            if mode not in (None, "rtne"):
+                raise fail("TTR-TO", f"`fp_downcast_rounding={_code(rounding.value).strip()}`: only round to nearest "
+                           "even (\"rtne\", the default) is supported", self.pos(rounding))
+            rest = [a for a in node.args if a is not rounding]
+            if not any(a.keyword and a.keyword.value == "bitcast" for a in rest):
+                if d == f"{TL}.cast":
+                    return self._rule_call(self.rules.lookup(f"{TL}.cast"), rest, pos)
+                source = "method:to" if func.attr.value == "to" else "method:cast"
+                return self._rule_call(self.rules.lookup(source), [cst.Arg(func.value)] + rest, pos)
         flag = next((a for a in node.args if a.keyword and a.keyword.value == "bitcast"), None) if is_cast else None
         if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
             # `x.to(dt, bitcast=True)`, `tl.cast(x, dt, bitcast=True)`: the bits reinterpreted
