@@ -866,3 +866,27 @@ def test_downcast_rounding_to_nearest_even_is_the_plain_conversion(tmp_path):
     (k,) = result.kernels
     assert k.status == "unsupported" and k.diagnostics[0].code == "TTR-TO", k.diagnostics
     assert (k.diagnostics[0].pos.line, k.diagnostics[0].pos.col) == (10, 57), k.diagnostics[0].pos
+
+
+def test_a_parameter_made_int64_under_a_runtime_test_is_int64_from_the_entry(tmp_path):
+    """`T = eos - bos` (int64) after a runtime early return in a constexpr arm (varlen kernels): the scalar parameter
+    becomes int64 at the entry (`T = T.to(tl.int64)`, exact), as an offset widened in an arm is."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x, y, cu, T, BT: tl.constexpr, IS_VARLEN: tl.constexpr, USE_GRAPH: tl.constexpr):
+        i_t, i_b = tl.program_id(0), tl.program_id(1)
+        if IS_VARLEN:
+            i_n = tl.load(cu + i_b).to(tl.int32)
+            if USE_GRAPH and i_n < 0:
+                return
+            bos, eos = tl.load(cu + i_n).to(tl.int64), tl.load(cu + i_n + 1).to(tl.int64)
+            T = eos - bos
+        else:
+            bos = (i_b * T).to(tl.int64)
+        offs = i_t * BT + tl.arange(0, BT)
+        tl.store(y + bos + offs, tl.load(x + bos + offs, mask=offs < T, other=0.0) * 2, mask=offs < T)
+    """)
+    lines = [line.strip() for line in rust.splitlines()]
+    widened = next(i for i, line in enumerate(lines) if line.startswith("let mut T: i64"))
+    assert lines[widened - 2] == "let t_a: Tile<i32, { [] }> = scalar_to_tile(T);"  # the parameter, converted
+    assert not any(line.startswith(("if ", "for ")) for line in lines[:widened]), lines[:widened]

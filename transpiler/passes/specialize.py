@@ -77,6 +77,11 @@ def _is_i64_cast(e) -> bool:
         and e.args[1].op == "dtype" and dict(e.args[1].attrs).get("dtype") == "i64"
 
 
+def _starts_widened(stmts: tuple[Stmt, ...], name: str) -> bool:
+    """The body begins with `name = astype(name, i64)` (a parameter widened from the entry on)."""
+    return bool(stmts) and isinstance(stmts[0], Assign) and stmts[0].targets == (name,) and _is_i64_cast(stmts[0].value)
+
+
 def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
     """Every assignment to `name` converted to int64 (see infer.WidenCarried)."""
     out: list[Stmt] = []
@@ -233,6 +238,13 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         except WidenCarried as w:
             body = _widened_to_i64(k.body, w.name)
+            param = k.param(w.name)
+            if body == k.body and param is not None and param.kind == "scalar" and not _starts_widened(k.body, w.name):
+                # a scalar parameter an arm makes int64 (`T = eos - bos` under a runtime test): int64 from the
+                # entry on, as its other assignments already are (the i32 value converts exactly)
+                i64 = Op("dtype", (), param.pos, (("dtype", "i64"),))
+                body = (Assign((w.name,), Op("astype", (Name(w.name, param.pos), i64), param.pos, rule="TTR-CAST"),
+                               param.pos),) + body
             if body == k.body:  # nothing assigns it alone (a tuple target): not widened
                 raise fail("CT104", f"`{w.name}` changes type from int32 to int64 inside a loop or an `if`", kernel.pos)
             todo.insert(0, (replace(k, body=body), preds, elements))
