@@ -286,6 +286,7 @@ class _TritonConverter(_Converter):
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
+        self.block_tags: set[str] = set()  # the local-name stems of this kernel's block-pointer accesses
         self.pointer_params = _pointer_params(self, fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -877,7 +878,9 @@ class _TritonConverter(_Converter):
             raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
         parts = [("base", bp.base)] + [(f"shape{i}", v) for i, v in enumerate(bp.shape)] + \
             [(f"stride{i}", v) for i, v in enumerate(bp.strides)] + [(f"off{i}", v) for i, v in enumerate(bp.offsets)]
-        temps = [(f"{target}_bp_new_{k}", f"{target}_bp_{k}", v) for k, v in parts]
+        # an advance keeps the base, shape and strides (`p_bp_base = p_bp_base` would only add carried values)
+        temps = [(f"{target}_bp_new_{k}", f"{target}_bp_{k}", v) for k, v in parts
+                 if not (old is not None and isinstance(v, cst.Name) and v.value == f"{target}_bp_{k}")]
         out: list = []
         for new, _, v in temps:
             out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
@@ -972,11 +975,11 @@ class _TritonConverter(_Converter):
     def _block_local(self, name: str) -> str:
         """A fresh local name for the parts of one block-pointer access (`p_k_at`, `p_k_at2`, ...)."""
         taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
-        self.block_access_count = getattr(self, "block_access_count", 0) + 1
-        tag = f"{name}_at"
-        while tag in taken or any(t.startswith(tag + "_") for t in getattr(self, "block_tags", ())):
-            tag = f"{name}_at{self.block_access_count}" if tag == f"{name}_at" else tag + "_"
-        self.block_tags = getattr(self, "block_tags", set()) | {tag}
+        tag, n = f"{name}_at", 1
+        while tag in taken or tag in self.block_tags:
+            n += 1
+            tag = f"{name}_at{n}"
+        self.block_tags.add(tag)
         return tag
 
     def _pending_local(self, name: str, value: cst.BaseExpression) -> cst.Name:
