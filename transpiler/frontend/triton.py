@@ -1081,7 +1081,7 @@ class _TritonConverter(_Converter):
             values[key] = a.value
         for key in ("boundary_check", "padding_option"):
             if key in values and not _is_none_or_empty(values[key]):
-                raise fail(rule.id, f"`{key}=` is for block pointers, which are not supported", pos)
+                raise fail(rule.id, f"`{key}=` applies to block pointers (`tl.make_block_ptr`), not to a pointer tile", pos)
         if "volatile" in values and not (isinstance(values["volatile"], cst.Name) and values["volatile"].value == "False"):
             raise fail(rule.id, "`volatile=True` loads are not supported yet", pos)
         mask = self.expr(values["mask"]) if "mask" in values and not _is_none(values["mask"]) else None
