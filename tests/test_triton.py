@@ -890,3 +890,21 @@ def test_a_parameter_made_int64_under_a_runtime_test_is_int64_from_the_entry(tmp
     widened = next(i for i, line in enumerate(lines) if line.startswith("let mut T: i64"))
     assert lines[widened - 2] == "let t_a: Tile<i32, { [] }> = scalar_to_tile(T);"  # the parameter, converted
     assert not any(line.startswith(("if ", "for ")) for line in lines[:widened]), lines[:widened]
+
+
+def test_a_helper_whose_returns_would_multiply_its_statements_is_refused_quickly(tmp_path):
+    """40 nested `if`s whose arms fall through would copy the rest of the helper into 2**40 paths: the rewrite has
+    a budget and the kernel gets CT107 at once (it must never hang a pre-commit hook)."""
+    ifs = "".join(f"    if t > {i}:\n        if t > {i + 100}:\n            return x + {i}\n" for i in range(40))
+    body = HEAD + "@triton.jit\ndef h(x, t):\n" + ifs + "    return x\n\n\n" + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, t, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, h(tl.load(x_ptr + offs), t))
+    """)
+    (tmp_path / "k.py").write_text(body)
+    res = subprocess.run([sys.executable, "-m", "transpiler.cli", str(tmp_path / "k.py"), "-o", str(tmp_path / "out"),
+                          "--no-compile-check", "--format", "json"], capture_output=True, text=True, timeout=120)
+    (k,) = json.loads(res.stdout)["kernels"]
+    assert k["status"] == "unsupported" and k["diagnostics"][0]["code"] == "CT107", k["diagnostics"]
+    assert "statements" in k["diagnostics"][0]["message"]

@@ -23,19 +23,29 @@ class ReturnShapeError(Exception):
     """The helper's returns cannot become one result (a path without a value, a loop, tuples of other lengths)."""
 
 
+# the statements after an `if` go into each arm that falls through: nested arms that fall through multiply
+# them, so the rewrite stops past this many statements instead of growing exponentially
+MAX_REWRITTEN_STATEMENTS = 4000
+
+
 def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str]) -> list:
     """`stmts` (a helper's body) with every path assigning the result and one final `return` of it. `decide`
     gives a test's value when the inliner knows it now (else None); `taken_names` are names the helper uses."""
     base = "_ret"
     while any(n.startswith(base) for n in taken_names):
         base = "_" + base
-    lowered, arity = _lower(list(stmts), decide, base)
+    budget = [MAX_REWRITTEN_STATEMENTS]
+    lowered, arity = _lower(list(stmts), decide, base, budget)
     names = [cst.Name(f"{base}{j}") for j in range(arity)]
     value = names[0] if arity == 1 else cst.Tuple([cst.Element(n) for n in names])
     return lowered + [cst.SimpleStatementLine([cst.Return(value)])]
 
 
-def _lower(stmts: list, decide, base: str) -> tuple[list, int]:
+def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
+    budget[0] -= len(stmts)
+    if budget[0] < 0:
+        raise ReturnShapeError(f"its returns would copy more than {MAX_REWRITTEN_STATEMENTS} statements into the "
+                               "arms; return once, at the end")
     for i, st in enumerate(stmts):
         if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in st.body):
             at = next(j for j, s in enumerate(st.body) if isinstance(s, cst.Return))
@@ -53,10 +63,10 @@ def _lower(stmts: list, decide, base: str) -> tuple[list, int]:
             rest = stmts[i + 1:]
             taken = decide(st.test)
             if taken is not None:
-                lowered, arity = _lower(_arm(st, taken) + rest, decide, base)
+                lowered, arity = _lower(_arm(st, taken) + rest, decide, base, budget)
                 return stmts[:i] + lowered, arity
-            body, a1 = _lower(_block(st.body) + rest, decide, base)
-            orelse, a2 = _lower(_arm(st, False) + rest, decide, base)
+            body, a1 = _lower(_block(st.body) + rest, decide, base, budget)
+            orelse, a2 = _lower(_arm(st, False) + rest, decide, base, budget)
             if a1 != a2:
                 raise ReturnShapeError(f"its paths return {a1} and {a2} values")
             new = st.with_changes(body=cst.IndentedBlock(body), orelse=cst.Else(cst.IndentedBlock(orelse)))
