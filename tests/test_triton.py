@@ -4,6 +4,7 @@ Tile IR, and the generated package routing an unchanged `kernel[grid](...)` laun
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -908,3 +909,24 @@ def test_a_helper_whose_returns_would_multiply_its_statements_is_refused_quickly
     (k,) = json.loads(res.stdout)["kernels"]
     assert k["status"] == "unsupported" and k["diagnostics"][0]["code"] == "CT107", k["diagnostics"]
     assert "statements" in k["diagnostics"][0]["message"]
+
+
+def test_a_python_underscore_name_is_a_rust_identifier(tmp_path):
+    """`a, _ = pair(n)` then reading `_`: Rust reserves `_` for discarding, so the name is `__` (reading `_`
+    does not compile; found on a real library)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def pair(x):
+        return x + 1, x * 2
+
+
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a, _ = pair(n)
+        _ = _ + a
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * _)
+    """)
+    assert "let __: i32 = __ + a;" in rust, rust
+    code = "\n".join(line for line in rust.splitlines() if not line.strip().startswith("//"))  # not the quotes
+    assert not re.search(r"[(, ]_[),;]", code.replace("let _ =", "")), code

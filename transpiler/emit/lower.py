@@ -55,8 +55,9 @@ CORE_NAMES = _core_names() | step_names()  # a generated module's named steps to
 
 
 def rust_ident(name: str) -> str:
-    """Python names that are Rust keywords or cutile::core functions get a trailing `_`."""
-    return name + "_" if name in RUST_KEYWORDS or name in CORE_NAMES or name in GENERIC else name
+    """Python names that are Rust keywords or cutile::core functions get a trailing `_` (and `_`, which Rust
+    reserves for discarding a value, becomes `__`)."""
+    return name + "_" if name == "_" or name in RUST_KEYWORDS or name in CORE_NAMES or name in GENERIC else name
 
 
 def dim_list(shape) -> str:
