@@ -28,6 +28,7 @@ from ..model.walk import assigned_names
 from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
                         While)
 from ..rules import RuleTable, load
+from .blocks import block_statements
 from .helper_returns import ReturnShapeError, single_return
 from .module_config import config_value, taken_statements
 
@@ -1539,9 +1540,7 @@ class _Converter:
                 if p.default is None:
                     raise fail("CT100", f"missing argument `{p.name.value}` for helper `{fn.name.value}`", pos)
                 bind[p.name.value] = self.expr(p.default)
-        # `def exp(x): return tl.exp(x)` on one line: its body is one statement line
-        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=fn.body.body)]
-        stmts = [st for st in body
+        stmts = [st for st in block_statements(fn.body)  # `def exp(x): return tl.exp(x)` is one statement line
                  if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
                          and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
         last = stmts[-1] if stmts else None

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from .blocks import block_statements
+
 
 class ReturnShapeError(Exception):
     """The helper's returns cannot become one result (a path without a value, a loop, tuples of other lengths)."""
@@ -65,7 +67,7 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
             if taken is not None:
                 lowered, arity = _lower(_arm(st, taken) + rest, decide, base, budget)
                 return stmts[:i] + lowered, arity
-            body, a1 = _lower(_block(st.body) + rest, decide, base, budget)
+            body, a1 = _lower(list(block_statements(st.body)) + rest, decide, base, budget)
             orelse, a2 = _lower(_arm(st, False) + rest, decide, base, budget)
             if a1 != a2:
                 raise ReturnShapeError(f"its paths return {a1} and {a2} values")
@@ -78,18 +80,12 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
 
 def _arm(st: cst.If, taken: bool) -> list:
     if taken:
-        return _block(st.body)
+        return list(block_statements(st.body))
     if isinstance(st.orelse, cst.If):
         return [st.orelse]
     if isinstance(st.orelse, cst.Else):
-        return _block(st.orelse.body)
+        return list(block_statements(st.orelse.body))
     return []
-
-
-def _block(block) -> list:
-    if isinstance(block, cst.SimpleStatementSuite):
-        return [cst.SimpleStatementLine(body=block.body)]
-    return list(block.body)
 
 
 def _holds_return(node: cst.CSTNode) -> bool:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from .blocks import block_statements
+
 UNDECIDED = object()  # a condition (or a value) the port cannot decide statically
 _ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
 _STR_METHODS = {"lower": str.lower, "upper": str.upper, "strip": str.strip, "casefold": str.casefold}
@@ -115,7 +117,7 @@ def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> It
             if arm is not None:
                 yield from taken_statements(arm, decide)
         elif isinstance(stmt, cst.Try):
-            yield from taken_statements(_statements(stmt.body), decide)
+            yield from taken_statements(block_statements(stmt.body), decide)
         else:
             yield stmt
 
@@ -125,16 +127,9 @@ def _taken_arm(stmt: cst.If, decide) -> tuple | None:
     if v is UNDECIDED:
         return None
     if v:
-        return _statements(stmt.body)
+        return block_statements(stmt.body)
     if isinstance(stmt.orelse, cst.If):
         return (stmt.orelse,)
     if isinstance(stmt.orelse, cst.Else):
-        return _statements(stmt.orelse.body)
+        return block_statements(stmt.orelse.body)
     return ()
-
-
-def _statements(block) -> tuple:
-    """An indented block's statements; `if X: a = 1` on one line is one statement line."""
-    if isinstance(block, cst.SimpleStatementSuite):
-        return (cst.SimpleStatementLine(body=block.body),)
-    return tuple(block.body)

@@ -286,7 +286,7 @@ class _TritonConverter(_Converter):
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
-        self.block_tags: set[str] = set()  # the local-name stems of this kernel's block-pointer accesses
+        self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -711,38 +711,41 @@ class _TritonConverter(_Converter):
                 f32 = Op("dtype", (), pos, (("dtype", "f32"),))
                 self.rules_used.add("TTR-CAST")
                 return Op("astype", (self.expr(v), f32), pos, rule="TTR-CAST")
-        is_cast = d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
-                                         and not (d or "").startswith(f"{TL}."))
-        rounding = next((a for a in node.args if a.keyword and a.keyword.value == "fp_downcast_rounding"), None) \
-            if is_cast else None
-        if rounding is not None:
-            # "rtne" is what a downcast does anyway (the port's conversions round to nearest even); "rtz" is not
-            mode = rounding.value.evaluated_value if isinstance(rounding.value, cst.SimpleString) else \
-                None if _is_none(rounding.value) else "?"
-            if mode not in (None, "rtne"):
-                raise fail("TTR-TO", f"`fp_downcast_rounding={_code(rounding.value).strip()}`: only round to nearest "
-                           "even (\"rtne\", the default) is supported", self.pos(rounding))
-            rest = [a for a in node.args if a is not rounding]
-            if not any(a.keyword and a.keyword.value == "bitcast" for a in rest):
-                if d == f"{TL}.cast":
-                    return self._rule_call(self.rules.lookup(f"{TL}.cast"), rest, pos)
-                source = "method:to" if func.attr.value == "to" else "method:cast"
-                return self._rule_call(self.rules.lookup(source), [cst.Arg(func.value)] + rest, pos)
-        flag = next((a for a in node.args if a.keyword and a.keyword.value == "bitcast"), None) if is_cast else None
-        if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
-            # `x.to(dt, bitcast=True)`, `tl.cast(x, dt, bitcast=True)`: the bits reinterpreted
-            if not (isinstance(flag.value, cst.Name) and flag.value.value == "True"):
-                raise fail("TTR-BITCAST", "`bitcast=` must be True or False", self.pos(flag))
-            rest = [a for a in node.args if a is not flag]
-            if d == f"{TL}.cast":
-                return self._rule_call(self.rules.lookup("method:to(bitcast=True)"), rest, pos)
-            return self._rule_call(self.rules.lookup("method:to(bitcast=True)"), [cst.Arg(func.value)] + rest, pos)
+        if d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
+                                  and not (d or "").startswith(f"{TL}.")):
+            converted = self._cast_keywords(d, func, node, pos)
+            if converted is not None:
+                return converted
         if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "max", "min") and \
                 not (d or "").startswith(f"{TL}."):
             return self._reduction(f"method:{func.attr.value}", [cst.Arg(func.value)] + list(node.args), pos)
         if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min"):
             return self._reduction(d, list(node.args), pos)
         return super().call(node)
+
+    def _cast_keywords(self, d: str | None, func, node: cst.Call, pos: Pos):
+        """`x.to(dt, ...)` / `tl.cast(x, dt, ...)` with `bitcast=True` (the bits reinterpreted: rule TTR-BITCAST) or
+        `fp_downcast_rounding="rtne"` (what a conversion does anyway; "rtz" is refused); None: neither keyword
+        needs handling here (the conversion's own rule reads the call)."""
+        keyword = {a.keyword.value: a for a in node.args if a.keyword is not None}
+        rounding, flag = keyword.get("fp_downcast_rounding"), keyword.get("bitcast")
+        if rounding is not None:
+            mode = rounding.value.evaluated_value if isinstance(rounding.value, cst.SimpleString) else \
+                None if _is_none(rounding.value) else "?"
+            if mode not in (None, "rtne"):
+                raise fail("TTR-TO", f"`fp_downcast_rounding={_code(rounding.value).strip()}`: only round to nearest "
+                           "even (\"rtne\", the default) is supported", self.pos(rounding))
+        if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value in ("True", "False")):
+            raise fail("TTR-BITCAST", "`bitcast=` must be True or False", self.pos(flag))
+        bits = flag is not None and flag.value.value == "True"
+        if rounding is None and not bits:
+            return None
+        rest = [a for a in node.args if a is not rounding and a is not flag]
+        if bits:
+            rule = self.rules.lookup("method:to(bitcast=True)")
+        else:
+            rule = self.rules.lookup(f"{TL}.cast" if d == f"{TL}.cast" else f"method:{func.attr.value}")
+        return self._rule_call(rule, rest if d == f"{TL}.cast" else [cst.Arg(func.value)] + rest, pos)
 
     def _reduction(self, source: str, args: list, pos: Pos):
         """`tl.sum(x, axis=..., keep_dims=...)`: Triton's reductions (`keep_dims` is cuTile's `keepdims`;
@@ -974,9 +977,11 @@ class _TritonConverter(_Converter):
 
     def _block_local(self, name: str) -> str:
         """A fresh local name for the parts of one block-pointer access (`p_k_at`, `p_k_at2`, ...)."""
-        taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
+        if self.block_tags is None:  # the kernel's own names, read once per kernel, then the stems given out
+            self.block_tags = self._function_locals(self._current_fn) | \
+                {p.name.value for p in self._current_fn.params.params}
         tag, n = f"{name}_at", 1
-        while tag in taken or tag in self.block_tags:
+        while tag in self.block_tags:
             n += 1
             tag = f"{name}_at{n}"
         self.block_tags.add(tag)
