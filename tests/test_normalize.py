@@ -511,6 +511,36 @@ def test_N5_allowed_for_iv_below_ub():
     assert _loop_fact("0", fact.format(b=3)) != _loop_fact("0", "")  # runtime upper bound: compared
 
 
+TWO_LOOPS = """entry @k(%arg0: tile<ptr<i32>>, %arg1: tile<i32>, %arg2: tile<i32>) {
+  %zero = constant <i32: 0> : tile<i32>
+  %four = constant <i32: 4> : tile<i32>
+  %one = constant <i32: 1> : tile<i32>
+  for %i in (%zero to %four, step %one) : tile<i32> {
+    %p = offset %arg0, %i : tile<ptr<i32>>, tile<i32> -> tile<ptr<i32>>
+    %s = store_ptr_tko weak %p, %i : tile<ptr<i32>>, tile<i32> -> token
+  }
+  for %j in (%arg1 to %arg2, step %one) : tile<i32> {
+    {fact}%q = offset %arg0, %j : tile<ptr<i32>>, tile<i32> -> tile<ptr<i32>>
+    %t = store_ptr_tko weak %q, %j : tile<ptr<i32>>, tile<i32> -> token
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("fact", ["bounded<0, 3>", "bounded<0, ?>", "bounded<?, 3>"])
+def test_N5_loop_facts_do_not_leak_to_the_next_loop(fact):
+    """A second loop at the same depth reuses the induction variable's canonical name (^1.0); the first
+    loop's range (0..4) must not make a fact on the second loop's variable (arg1..arg2, a runtime range that
+    may start below 0) allowed. Repro: shared/repros/verifier-holes/two_loops.py."""
+    def two_loops(fact_line: str) -> str:
+        text = TWO_LOOPS.replace("{fact}", fact_line)
+        if fact_line:
+            text = text.replace("offset %arg0, %j", "offset %arg0, %aj").replace("%q, %j :", "%q, %aj :")
+        return normalize(text, ["out.ptr", "out.shape0", "out.stride0"])[0]
+    assert two_loops(f"%aj = assume {fact}, %j : tile<i32>\n    ") != two_loops("")
+
+
 EFFECTS = [
     # an extra atomic write (to the input x)
     "%ar = atomic_red_view_tko addf relaxed device %pview[%b#0], %tile token = %0 : partition_view<tile=(64), "

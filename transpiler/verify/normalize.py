@@ -766,6 +766,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         inline = _region_args(op, depth + 1) if op.regions and op.name in ("for", "loop") else {}
         text, deps = _subst(raw, scope + [inline])
         if op.name == "for":
+            # N5: the induction variable's canonical name (^depth.0) is reused by the next loop at this depth;
+            # facts about an earlier loop's variable must not describe this one
+            iv = re.match(r"(\^\d+\.\d+) in ", text)
+            if iv:
+                ctx.nonneg_ivs.discard(iv.group(1))
+                ctx.iv_upper.pop(iv.group(1), None)
+                ctx.iv_ranges.pop(iv.group(1), None)
             lb = re.match(r"(\^\d+\.\d+) in \((\S+) to ", text)
             if lb and _nonneg(ctx, lb.group(2)):
                 ctx.nonneg_ivs.add(lb.group(1))
