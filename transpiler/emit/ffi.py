@@ -14,6 +14,7 @@ import itertools
 import re
 
 from ..model.ir import GENERIC_DTYPES, is_generic
+from .derived_names import extent_names
 from .lower import rust_ident
 
 # The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
@@ -307,6 +308,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
     checks, fn_params, call_args, pass_args = [], [], [], []
+    extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
+                            and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
@@ -316,8 +319,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             pass_args.append(f"&{n}")
             if p.get("flat") or p["name"] in pointers:  # a raw pointer, then its shape and strides as i32s
                 call_args.append(f'abi::Param::Pointer("{n}", {n})')
-                call_args += [f'abi::Param::Extent("{n}_shape{i}", {n}.shape[{i}])' for i in range(p["rank"])]
-                call_args += [f'abi::Param::Extent("{n}_stride{i}", {n}.strides[{i}])' for i in range(p["rank"])]
+                shapes, strides = extents[n]  # the kernel's own names for them (emit/derived_names.py)
+                call_args += [f'abi::Param::Extent("{e}", {n}.shape[{i}])' for i, e in enumerate(shapes)]
+                call_args += [f'abi::Param::Extent("{e}", {n}.strides[{i}])' for i, e in enumerate(strides)]
             elif forms.get(p["name"]) == "checked":
                 dims = ", ".join(rust_const_expr(d, all_names) for d in tiles[p["name"]])
                 checks.append(f'let {n}_tile = abi::tile_shape([{dims}], "{p["name"]}")?;')

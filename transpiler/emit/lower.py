@@ -16,6 +16,7 @@ from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, Assig
                         TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names
 from .steps import step_names
+from .derived_names import VIEW_LOCALS, extent_names, rename_locals, rename_rebound_constants
 
 GENERIC = GENERIC_DTYPES  # rank-0 values of a generic dtype stay rank-0 tiles (no scalar cast exists for them)
 RUST_KEYWORDS = {
@@ -51,6 +52,8 @@ def _core_names() -> frozenset[str]:
     return frozenset(l.strip() for l in lines if l.strip() and not l.startswith("#"))
 
 
+# cutile 0.5 implements its launcher's `KernelArgs` for tuples of at most 64 arguments
+MAX_LAUNCH_ARGS = 64
 CORE_NAMES = _core_names() | step_names()  # a generated module's named steps too (steps.py)
 
 
@@ -99,8 +102,10 @@ def _float_lit(v: float, wide: bool = False) -> str:
 
 
 class Lowerer:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, extents: dict | None = None):
         self.k = kernel
+        # each pointer's shape and stride parameters (derived_names.py: never one of the kernel's own names)
+        self.extents = extents if extents is not None else pointer_extents(kernel)
         self.lines: list[str] = []
         self.indent = 1
         self.base, self.step = "t", 0  # temporaries' names (tmp)
@@ -181,7 +186,7 @@ class Lowerer:
                 # function for every dtype (the launcher checks a pointer parameter's pointee against the
                 # host type; the generics name the device type)
                 params.append(f"{n}: *mut {'u8' if p.flat else p.dtype}")
-                params += [f"{n}_shape{i}: i32" for i in range(p.rank)] + [f"{n}_stride{i}: i32" for i in range(p.rank)]
+                params += [f"{e}: i32" for e in self.extents[n][0] + self.extents[n][1]]
                 self.pointer_arrays[p.name] = p
                 if p.name in self._tile_accessed():
                     pointer_views.append(p)
@@ -194,6 +199,10 @@ class Lowerer:
                     dims = ", ".join(["-1"] * p.rank)
                     params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
             elif p.kind == "scalar":
+        if len(params) > MAX_LAUNCH_ARGS:
+            raise fail("CT107", f"`{k.name}` takes {len(params)} launch arguments in cuTile Rust (a pointer is three "
+                       f"or more: itself, its extents and strides); cutile 0.5's launcher takes at most "
+                       f"{MAX_LAUNCH_ARGS}: split the kernel, or pass several arrays as one stacked tensor", k.pos)
                 params.append(f"{rust_ident(p.name)}: {p.dtype}")
         for p in k.params:
             if p.kind == "array" and p.flat and p.name in self._flat_accessed():
@@ -211,8 +220,8 @@ class Lowerer:
             stride_t = ", ".join(["-1"] * (p.rank - 1) + ["1"])
             base = self.flat_base.get(p.name, f"pointer_to_tile({n})")
             self.emit(f"let {n}_base: PointerTile<*mut {p.dtype}, {{ [] }}> = {base};")
-            self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{', '.join(f'{n}_shape{i}' for i in range(p.rank))}] }};")
-            self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{', '.join(f'{n}_stride{i}' for i in range(p.rank - 1))}] }};")
+            self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{', '.join(self.extents[n][0])}] }};")
+            self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{', '.join(self.extents[n][1][:p.rank - 1])}] }};")
             self.emit(f"let {n}_view: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
                       f"{n}_base, {n}_dims, {n}_strides, new_token_unordered()) }};")
         if self.ordered:
@@ -790,6 +799,9 @@ class Lowerer:
                 inner = Op(o, (a[0],), e.pos, e.attrs, e.rule, e.ty)
                 return self.scalar_result(e, self._unary(inner, self.tile(a[0])))
             return self._unary(e, self.value(a[0]))
+            if e.ty.is_scalar and e.ty.dtype in GENERIC:  # an E scalar is a rank-0 tile: the tile op
+                x, y = self.tile(a[0]), self.tile(a[1])
+                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
         if o in ("maximum", "minimum"):
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
@@ -1022,7 +1034,7 @@ class Lowerer:
                     self.emit(f"let {b}: Tile<u64, {ts}> = {u}.broadcast({shape_macro(shape)});")
                     u = b
             if e.attr("check_bounds", True):
-                nb = self.bcast(self.u64_scalar(f"{n}_shape{d}"), "u64", shape)
+                nb = self.bcast(self.u64_scalar(self.extents[n][0][d]), "u64", shape)
                 m = self.tmp()
                 self.emit(f"let {m}: Tile<bool, {ts}> = cmpi({u}, {nb}, predicate::LessThan);")
                 bounds.append(m)
@@ -1030,7 +1042,7 @@ class Lowerer:
                 st = self.tmp()
                 self.emit(f"let {st}: Tile<u64, {ts}> = constant(1u64, {shape_macro(shape)});")
             else:
-                st = self.bcast(self.u64_scalar(f"{n}_stride{d}"), "u64", shape)
+                st = self.bcast(self.u64_scalar(self.extents[n][1][d]), "u64", shape)
             o = self.tmp()
             self.emit(f"let {o}: Tile<u64, {ts}> = {u} * {st};")
             offs.append(o)
@@ -1065,7 +1077,8 @@ class Lowerer:
             ptrs = self.tmp("p")
             self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
         if mask is not None:
-            um = self.value(mask)
+            # a scalar mask (`mask=pid > 0`) is a Rust bool: the access takes a bool tile of its shape
+            um = self.bcast(self.tile(mask), "bool", tuple(shape)) if mask.ty.is_scalar else self.value(mask)
             if cur_m is None:
                 cur_m = um
             else:
@@ -1315,12 +1328,25 @@ def _kernel_names(k: Kernel) -> set[str]:
         if isinstance(s, If):
             names.update(n for n, _ in s.declares)
     out = set()
+    for shapes, strides in pointer_extents(k).values():
+        out.update(shapes + strides)
     for n in names:
         out |= {n, rust_ident(n)}
     for p in k.params:  # a pointer's shape and stride parameters
+def pointer_extents(kernel: Kernel) -> dict[str, tuple[list[str], list[str]]]:
+    """Each pointer parameter's shape and stride parameter names (the C symbol labels them the same way)."""
+    return extent_names([(rust_ident(p.name), p.rank) for p in kernel.params if p.kind == "array" and p.pointer],
+                        {rust_ident(p.name) for p in kernel.params})
+
+
         out |= {f"{rust_ident(p.name)}_shape{i}" for i in range(8)} | {f"{rust_ident(p.name)}_stride{i}" for i in range(8)}
     return out
 
 
 def lower_kernel(kernel: Kernel) -> EntryView:
-    return Lowerer(kernel).entry()
+    extents = pointer_extents(kernel)
+    # a local named like a derived name (`src_stride0`, `x_view`, ...) is renamed, so neither hides the other
+    reserved = {e for shapes, strides in extents.values() for e in shapes + strides}
+    reserved |= {f"{rust_ident(p.name)}_{s}" for p in kernel.params if p.kind == "array" for s in VIEW_LOCALS}
+    kernel = rename_rebound_constants(kernel, rust_ident)
+    return Lowerer(rename_locals(kernel, reserved, rust_ident), extents).entry()

@@ -171,6 +171,9 @@ def cmp(infer: Infer, e: Op) -> Op:
 @handler("where")
 def where(infer: Infer, e: Op) -> Op:
     c = infer.expr(e.args[0])
+    if e.rule == "TTR-WHERE" and isinstance(c.ty, TileTy) and c.ty.dtype not in ("bool", "i1"):
+        # Triton converts a condition of another type to int1 (`x != 0`): a loaded int8 mask, say
+        c = infer.expr(Op("cmp", (c, Lit(0, c.pos)), c.pos, (("pred", "!="),), "TTR-CMP"))
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     a, b, ty = infer.coerce_pair(a, b, e.pos)
     shape = broadcast_shapes(c.ty.shape, ty.shape, e.pos)
