@@ -199,11 +199,11 @@ class Lowerer:
                     dims = ", ".join(["-1"] * p.rank)
                     params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [{dims}] }}>")
             elif p.kind == "scalar":
+                params.append(f"{rust_ident(p.name)}: {p.dtype}")
         if len(params) > MAX_LAUNCH_ARGS:
             raise fail("CT107", f"`{k.name}` takes {len(params)} launch arguments in cuTile Rust (a pointer is three "
                        f"or more: itself, its extents and strides); cutile 0.5's launcher takes at most "
                        f"{MAX_LAUNCH_ARGS}: split the kernel, or pass several arrays as one stacked tensor", k.pos)
-                params.append(f"{rust_ident(p.name)}: {p.dtype}")
         for p in k.params:
             if p.kind == "array" and p.flat and p.name in self._flat_accessed():
                 self.name_temps_after(p.name)
@@ -799,10 +799,10 @@ class Lowerer:
                 inner = Op(o, (a[0],), e.pos, e.attrs, e.rule, e.ty)
                 return self.scalar_result(e, self._unary(inner, self.tile(a[0])))
             return self._unary(e, self.value(a[0]))
+        if o in ("maximum", "minimum"):
             if e.ty.is_scalar and e.ty.dtype in GENERIC:  # an E scalar is a rank-0 tile: the tile op
                 x, y = self.tile(a[0]), self.tile(a[1])
                 return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
-        if o in ("maximum", "minimum"):
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{'max' if o == 'maximum' else 'min'}({x}, {y})"
@@ -1328,19 +1328,19 @@ def _kernel_names(k: Kernel) -> set[str]:
         if isinstance(s, If):
             names.update(n for n, _ in s.declares)
     out = set()
-    for shapes, strides in pointer_extents(k).values():
-        out.update(shapes + strides)
     for n in names:
         out |= {n, rust_ident(n)}
     for p in k.params:  # a pointer's shape and stride parameters
+        out |= {f"{rust_ident(p.name)}_shape{i}" for i in range(8)} | {f"{rust_ident(p.name)}_stride{i}" for i in range(8)}
+    for shapes, strides in pointer_extents(k).values():
+        out.update(shapes + strides)
+    return out
+
+
 def pointer_extents(kernel: Kernel) -> dict[str, tuple[list[str], list[str]]]:
     """Each pointer parameter's shape and stride parameter names (the C symbol labels them the same way)."""
     return extent_names([(rust_ident(p.name), p.rank) for p in kernel.params if p.kind == "array" and p.pointer],
                         {rust_ident(p.name) for p in kernel.params})
-
-
-        out |= {f"{rust_ident(p.name)}_shape{i}" for i in range(8)} | {f"{rust_ident(p.name)}_stride{i}" for i in range(8)}
-    return out
 
 
 def lower_kernel(kernel: Kernel) -> EntryView:
