@@ -483,29 +483,39 @@ def build_cmd(
     target directory, profile and settings), so after `--verify` it takes seconds."""
     import os
     import shutil
-    from .verify.toolchain import ToolchainError, build_fastlaunch, cargo_build, cargo_env
+    from .output.guard import OutputError, inside
+    from .verify.toolchain import ToolchainError, build_fastlaunch, cargo_build, cargo_env, crate_build_lock
     crate = _existing_output(out, Format.text)["crate"]
     try:
         env = cargo_env()
     except ToolchainError as e:
         _err(f"error: {e}")
         raise typer.Exit(2)
-    with _locked_output(out, Format.text):
-        res = cargo_build(out / "Cargo.toml", env, show=True)
-        if res.returncode != 0:
-            raise typer.Exit(1)
-        lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{crate}.so"
-        if "CARGO_TARGET_DIR" not in os.environ:
-            # verify's target directory is shared by every crate it builds: the library is copied next to the
-            # crate, where cutile_ports finds it (OUT/.gitignore keeps target/ out of version control)
-            dst = out / "target" / "release" / lib.name
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-            shutil.copy2(lib, tmp)
-            os.replace(tmp, dst)
-            lib = dst
-        fast = lib.with_name("_fastlaunch.abi3.so")
-        why = build_fastlaunch(out / "python" / "cutile_ports" / "_fastlaunch.c", fast)
+    lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{crate}.so"
+    try:  # the build lock is held from cargo to the copy of the library into OUT
+        with _locked_output(out, Format.text), crate_build_lock(env, crate, _err):
+            try:  # what is written in OUT: no link inside OUT followed on the way
+                fast_c = inside(out, "python/cutile_ports/_fastlaunch.c")
+                dst = inside(out, f"target/release/{lib.name}")
+                inside(out, "target/release/_fastlaunch.abi3.so")
+            except OutputError as e:
+                _fatal(str(e), 2, Format.text)
+            res = cargo_build(out / "Cargo.toml", env, show=True)
+            if res.returncode != 0:
+                raise typer.Exit(1)
+            if "CARGO_TARGET_DIR" not in os.environ:
+                # verify's target directory is shared by every crate it builds: the library is copied next to the
+                # crate, where cutile_ports finds it (OUT/.gitignore keeps target/ out of version control)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+                shutil.copy2(lib, tmp)
+                os.replace(tmp, dst)
+                lib = dst
+            fast = lib.with_name("_fastlaunch.abi3.so")
+            why = build_fastlaunch(fast_c, fast)
+    except ToolchainError as e:
+        _err(f"error: {e}")
+        raise typer.Exit(2)
     _err(f"built {lib}")
     _err(f"built {fast}" if why is None else f"note: the compiled fast path was not built ({why}); the Python "
                                                "package runs the same steps in Python")

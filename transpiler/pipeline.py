@@ -669,13 +669,14 @@ class CompileFailure(Exception):
 
 
 def _crate_files(out: Path, plan: list[ModulePlan], outputs: dict[Path, str]) -> dict[str, str]:
+    from .output.guard import inside
     from .output.state import module_files
     files = {p.relative_to(out).as_posix(): c for p, c in outputs.items() if p.suffix in (".rs", ".toml")}
     for m in plan:
         if m.verbatim:
             for rel in module_files(m.verbatim["op"])[:2]:
                 try:
-                    files[rel] = (out / rel).read_text(encoding="utf-8")
+                    files[rel] = inside(out, rel).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     pass  # missing: the check reports the module
     return files
@@ -784,6 +785,7 @@ def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
     ((path, code, reason)). Only files the manifest lists, that still carry the header and whose content is
     what was written are generated; anything else in OUT belongs to the user."""
     import hashlib
+    from .output.guard import inside
     from .output.state import MANIFEST, ManifestError, OutState, read_state
     from .output.transaction import OutputError
     try:
@@ -796,6 +798,7 @@ def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
     refused: list[tuple[Path, str, str]] = []
 
     def current(path: Path) -> bytes | None:
+        inside(out, path.relative_to(out).as_posix())  # no link followed out of OUT, even to read
         if path.is_dir():
             raise OutputError(f"{path}: a directory is in the way of a generated file")
         try:

@@ -69,9 +69,19 @@ def validate(doc) -> None:
     _check(files is None or (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())),
            "`files` is not a table of hashes")
     for rel in files or {}:  # the writer removes listed files: they must lie inside OUT
-        parts = rel.split("/")
-        _check(bool(rel) and not rel.startswith("/") and "\\" not in rel and not any(p in ("", ".", "..") for p in parts),
-               f"`files` lists a path outside the output directory: {rel!r}")
+        _check(_plain(rel), f"`files` lists a path outside the output directory: {rel!r}")
+    for i, m in enumerate(mods):  # verify reads the module's Rust file
+        _check(m.get("rust") is None or _plain(m["rust"]), f"modules[{i}].rust is not a path inside the output "
+                                                           "directory")
+
+
+def _plain(rel) -> bool:
+    from .guard import UnsafePath, plain_parts
+    try:
+        plain_parts(rel)
+    except UnsafePath:
+        return False
+    return True
 
 
 _MEMO: dict[tuple, dict] = {}  # (path, mtime, size) -> the validated manifest: a run reads it more than once
@@ -79,7 +89,11 @@ _MEMO: dict[tuple, dict] = {}  # (path, mtime, size) -> the validated manifest: 
 
 def load_manifest(out: Path) -> dict | None:
     """The validated manifest of OUT, or None where there is none. Treat the result as read-only."""
-    path = out / MANIFEST
+    from .guard import UnsafePath, inside
+    try:
+        path = inside(out, MANIFEST)
+    except UnsafePath as e:
+        raise ManifestError(str(e)) from None
     try:
         st = path.stat()
     except FileNotFoundError:

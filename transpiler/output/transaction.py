@@ -9,11 +9,18 @@ Protocol (one run at a time, under an exclusive `flock` on `OUT/.cutile-transpil
 A run killed before 2 leaves only the staging folder, which the next start removes (OUT is old). A run
 killed after 2 is finished by the next start, which replays the journal (OUT is new). If applying fails
 (read-only file, a folder in the way), the backups are put back and OUT is as it was.
+
+OUT is usually committed, so a journal found there may come from a cloned repository: it carries a MAC keyed
+with a per-user secret (`guard.user_key`, kept outside OUT) over its operations and OUT's real path, and one
+that does not verify is refused, never applied. Every path it names goes through `guard.inside` (no link
+followed).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -23,20 +30,15 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .guard import (OutputError, UnsafePath, check_journal_ops, check_own_paths, dangling_link, inside, key_dir,
+                    lock_timeout, lstat, no_link, user_key)
+from .guard import describe as _describe
+
 LOCK = ".cutile-transpile.lock"
 JOURNAL = ".cutile-transpile.journal"
 STAGING = ".cutile-transpile.staging"
+_EPHEMERAL_KEY = os.urandom(32)
 _OLD_TEMP = re.compile(r"^\..+\.tmp\d+$")  # per-file temp names of earlier versions (`.kernel.rs.tmp123`)
-
-
-class OutputError(Exception):
-    """OUT cannot be used (not a folder, read-only, full, locked, ...): a clear error, exit 2."""
-
-
-def _describe(e: OSError) -> str:
-    name = errno.errorcode.get(e.errno or 0, "")
-    where = f": {e.filename}" if e.filename else ""
-    return f"{e.strerror or e}{where}" + (f" ({name})" if name else "")
 
 
 def is_non_directory(path: Path) -> bool:
@@ -58,6 +60,10 @@ def ensure_dir(out: Path) -> bool:
         try:
             out.mkdir(parents=True)
         except FileExistsError:
+            link = dangling_link(out)
+            if link is not None:
+                raise OutputError(f"{link}: is a symbolic link to {os.readlink(link)}, which does not exist: create "
+                                  "that folder, or remove the link") from None
             continue  # created (or a file put there) by someone else: look again
         except OSError as e:
             raise OutputError(f"{out}: cannot create the output directory: {_describe(e)}") from None
@@ -74,16 +80,18 @@ def locked(out: Path, timeout: float | None = None, on_wait=None):
     is checked to still be the one locked (same inode), and otherwise OUT and the lock are made again."""
     import fcntl
     if timeout is None:
-        timeout = float(os.environ.get("CUTILE_TRANSPILE_LOCK_TIMEOUT", "300"))
+        timeout = lock_timeout()
     deadline = time.monotonic() + timeout
     waited = False
     while True:
         ensure_dir(out)
         try:
-            fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except FileNotFoundError:
             continue  # OUT went away between the two calls
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                no_link(out, LOCK)  # raises, naming the link
             raise OutputError(f"{out}: cannot create the lock file: {_describe(e)}") from None
         try:
             while True:
@@ -124,11 +132,48 @@ def remove_if_empty(out: Path) -> None:
         pass
 
 
-def _safe_rel(rel: str) -> Path:
-    p = Path(rel)
-    if p.is_absolute() or not p.parts or any(part in ("..", "") for part in p.parts):
-        raise ValueError(f"unsafe path in the journal: {rel!r}")
-    return p
+def _journal_mac(key: bytes, out: Path, ops: list[dict]) -> str:
+    """Binds the operations to this OUT (its real path) and to this user's secret."""
+    body = json.dumps(ops, sort_keys=True, separators=(",", ":"))
+    msg = b"cutile-transpile journal 1\0" + os.path.realpath(out).encode() + b"\0" + body.encode()
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()
+
+
+def _read_journal(out: Path) -> list[dict]:
+    """The operations of OUT's journal, once its MAC verifies; otherwise a clear error, nothing applied."""
+    journal = out / JOURNAL
+    fix = (f"it was not applied and nothing was changed. If no cutile-transpile run was interrupted here, "
+           f"delete {journal} and {out / STAGING}; otherwise compare OUT with its manifest before deleting them")
+    try:
+        fd = os.open(journal, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
+        ops = doc["ops"]
+        check_journal_ops(ops)
+        mac = doc.get("mac")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, UnsafePath) as e:
+        if isinstance(e, OSError) and e.errno == errno.ELOOP:
+            no_link(out, JOURNAL)
+        raise OutputError(f"{journal}: an interrupted run left a journal that cannot be read ({e}); {fix}") from None
+    key = user_key()
+    if key is None or not isinstance(mac, str) or not hmac.compare_digest(mac, _journal_mac(key, out, ops)):
+        why = (f"the key that verifies journals cannot be read ({key_dir() / 'journal.key'})" if key is None
+               else "it was not written by cutile-transpile for this output directory (a journal committed to a "
+                    "repository, copied from elsewhere, or left by another user)")
+        raise OutputError(f"{journal}: refusing an unverified journal: {why}; {fix}")
+    return ops
+
+
+def _remove_own(out: Path, name: str) -> None:
+    """Removes the tool's own temporary `name` in OUT: a link there is removed, never followed."""
+    p = out / name
+    st = lstat(p)
+    if st is None:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(p)
+    else:
+        p.unlink()
 
 
 def _fsync_dir(d: Path) -> None:
@@ -146,22 +191,21 @@ def _fsync_dir(d: Path) -> None:
 
 def pending(out: Path) -> bool:
     """An interrupted run left a committed journal that the next run will finish."""
-    return (out / JOURNAL).is_file()
+    return os.path.lexists(out / JOURNAL)
 
 
 def recover(out: Path) -> str | None:
-    """At start (under the lock): finish a committed journal, drop an uncommitted staging folder and the
-    temp files of earlier versions. Returns what was done, for a message."""
+    """At start (under the lock): refuse links at the tool's own paths, finish a committed journal (one
+    that verifies), drop an uncommitted staging folder and the temp files of earlier versions. Returns what
+    was done, for a message."""
     msg = None
+    check_own_paths(out)
     journal = out / JOURNAL
-    if journal.exists():
-        try:
-            ops = json.loads(journal.read_text())["ops"]
-            for op in ops:
-                _safe_rel(op["path"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise OutputError(f"{journal}: an interrupted run left a journal that cannot be read ({e}); "
-                              "inspect OUT and delete the journal") from None
+    if os.path.lexists(journal):
+        ops = _read_journal(out)
+        no_link(out, STAGING)
+        for op in ops:  # every path checked before any is touched
+            inside(out, op["path"])
         try:
             _apply(out, ops)
             msg = f"{out}: finished the update an interrupted run had committed ({len(ops)} files)"
@@ -170,15 +214,14 @@ def recover(out: Path) -> str | None:
             msg = f"{out}: rolled back an interrupted update ({_describe(e)})"
         journal.unlink()
     for name in (STAGING, f"{JOURNAL}.tmp"):
-        p = out / name
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        elif p.exists():
-            p.unlink()
+        try:
+            _remove_own(out, name)
+        except OSError:
+            pass
     for d in (out, out / "src", out / "python" / "cutile_ports", *sorted((out / "src").glob("*/"))):
-        if d.is_dir():
+        if d.is_dir() and (d == out or not d.is_symlink()):
             for p in d.iterdir():
-                if _OLD_TEMP.match(p.name) and p.is_file():
+                if _OLD_TEMP.match(p.name) and p.is_file() and not p.is_symlink():
                     p.unlink()
     return msg
 
@@ -190,9 +233,11 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
         return
     staging = out / STAGING
     ops = []
+    for path in changes:  # every path checked before anything is staged
+        inside(out, path.relative_to(out).as_posix())
+    key = user_key()
     try:
-        if staging.exists():
-            shutil.rmtree(staging)
+        _remove_own(out, STAGING)
         (staging / "new").mkdir(parents=True)
         (staging / "old").mkdir()
         for i, (path, content) in enumerate(sorted(changes.items(), key=lambda pc: pc[0].as_posix())):
@@ -202,7 +247,7 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
                 op["new"] = f"new/{i}"
                 with open(staging / op["new"], "w", encoding="utf-8", newline="") as f:
                     f.write(content)
-            if path.is_file():
+            if path.is_file():  # not a link: `inside` refused those
                 op["old"] = f"old/{i}"
                 try:
                     os.link(path, staging / op["old"])
@@ -214,8 +259,13 @@ def commit(out: Path, changes: dict[Path, str | None], fault=None) -> None:
         _fsync_files([staging / op["new"] for op in ops if op["new"]])
         _fsync_dir(staging / "new")
         tmp = out / f"{JOURNAL}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"ops": ops}, f)
+        _remove_own(out, tmp.name)
+        # a process-lifetime key where the cache cannot hold one: this run's journal then cannot be finished
+        # by another run after a crash (refused with a clear error), but it is never applied unverified
+        mac = _journal_mac(key or _EPHEMERAL_KEY, out, ops)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "w",
+                       encoding="utf-8") as f:
+            json.dump({"ops": ops, "mac": mac}, f)
             f.flush()
             os.fsync(f.fileno())
         if fault:
@@ -263,11 +313,13 @@ def _fsync_files(paths: list[Path]) -> None:
 def _apply(out: Path, ops: list[dict], fault=None) -> None:
     staging = out / STAGING
     for op in ops:
-        target = out / _safe_rel(op["path"])
+        target = inside(out, op["path"])
         if op["new"]:
             src = staging / op["new"]
-            if not src.exists():
+            if not os.path.lexists(src):
                 continue  # applied before an interruption
+            if src.is_symlink():
+                raise UnsafePath(f"{src}: a staged file is a symbolic link")
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, target)
         elif target.is_file():
@@ -280,15 +332,15 @@ def _apply(out: Path, ops: list[dict], fault=None) -> None:
 def _rollback(out: Path, ops: list[dict]) -> None:
     staging = out / STAGING
     for op in reversed(ops):
-        target = out / _safe_rel(op["path"])
         try:
+            target = inside(out, op["path"])
             if op["old"] and (staging / op["old"]).exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging / op["old"], target)
             elif not op["old"] and op["new"] and target.is_file() and not (staging / op["new"]).exists():
                 target.unlink()  # a file this run created
                 _remove_empty_parents(out, target.parent)
-        except OSError:
+        except (OSError, OutputError):
             continue  # best effort: the error that started the rollback is reported
 
 

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..frontend.modules import package_root
+from ..output.guard import UnsafePath, inside
 from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
-from .toolchain import ToolchainError, cargo_build, cargo_env, disassemble, irdump_binary, usable_cores
+from .toolchain import (ToolchainError, cargo_build, cargo_env, crate_build_lock, disassemble, irdump_binary,
+                        usable_cores)
 
 
 
@@ -184,8 +186,8 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
             continue
         rel, lineno = m.group(1), int(m.group(2))
         try:
-            text = (out / rel).read_text().splitlines()
-        except OSError:
+            text = inside(out, rel).read_text().splitlines()
+        except (OSError, UnsafePath):
             continue
         entry = None
         for i, t in enumerate(text[:lineno], 1):
@@ -240,7 +242,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, p
     (verify/verdicts.py), the others verified now (the crate is built only when one is). `progress(text)`
     hears how far each long step is (a terminal's status line)."""
     from . import verdicts as cache
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads(inside(out, "manifest.json").read_text())
     pending = [(m, k) for m in manifest["modules"] for k in m["kernels"]
                if not kernel_filter or k["name"] in kernel_filter]
     keys = [cache.kernel_key(out, m, k) for m, k in pending]
@@ -248,7 +250,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, p
     todo = [mk for mk, v in zip(pending, found) if v is None]
     if log and len(todo) < len(pending):
         log(f"{len(pending) - len(todo)} of {len(pending)} kernels unchanged since they were verified (cached verdicts)")
-    fresh = iter(_verify(out, todo, log, progress) if todo else [])
+    fresh = iter(_verify(out, todo, log, progress, manifest["crate"]) if todo else [])
     verdicts = []
     for key, v in zip(keys, found):
         if v is None:
@@ -263,7 +265,7 @@ def _verdict_from(data: dict) -> KernelVerdict:
     return KernelVerdict(**data, checks=checks)
 
 
-def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVerdict]:
+def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") -> list[KernelVerdict]:
     import time
     t0 = time.monotonic()
 
@@ -280,8 +282,9 @@ def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVer
         env = cargo_env()
         if log:
             log("building the generated crate with cargo")
-        res = cargo_build(out / "Cargo.toml", env, short=True,
-                          progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
+        with crate_build_lock(env, crate, log):  # `build` copies lib<crate>.so from the shared target directory
+            res = cargo_build(out / "Cargo.toml", env, short=True,
+                              progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
         build_errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
         if res.returncode != 0 and not build_errors:
             return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
@@ -321,7 +324,7 @@ def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVer
                         kv.checks.append(check)
                         strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                                    for p in k["params"] if p["kind"] == "array"]
-                        jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"],
+                        jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                                      "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
                                      "strides": strides, "target": TARGET, "out": str(tmpd / f"{n}.rs.tileirbc")})
                         plan.append((kv, check, None, tmpd / f"{n}.rs.tileirbc", k["params"], {}))
@@ -356,7 +359,8 @@ def _verify(out: Path, pending: list, log=None, progress=None) -> list[KernelVer
                 generics = verified_generics(k, entry, spec, dtype)
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                            for p in k["params"] if p["kind"] == "array"]
-                jobs.append({"file": str((out / m["rust"]).resolve()), "module": m["module"], "entry": entry["name"],
+                jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
+                             "entry": entry["name"],
                              "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
                 plan.append((kv, check, pybc, rsbc, k["params"], outputs))
                 return None

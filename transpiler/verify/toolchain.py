@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 IRDUMP_DIR = Path(__file__).resolve().parent / "irdump"
@@ -92,6 +93,30 @@ def cargo_build(manifest: Path, env: dict[str, str], short: bool = False,
     # the status lines are not part of the errors `_build_errors` reads
     errors = "".join(line for line in err if not line.lstrip().startswith(("Compiling ", "Finished ")))
     return subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), errors)
+
+
+@contextmanager
+def crate_build_lock(env: dict[str, str], crate: str, on_wait=None):
+    """One build of a crate named `crate` at a time in a target directory: cargo names the library after the
+    crate alone (release/lib<crate>.so), so two OUTs whose crates share a name, built at once, would
+    otherwise each pick up the other's (`build` copies it into OUT after cargo is done)."""
+    import fcntl
+    locks = Path(env["CARGO_TARGET_DIR"]) / "cutile-transpile-locks"
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+        fd = os.open(locks / f"{crate}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise ToolchainError(f"cannot create the build lock in {locks}: {e.strerror or e}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait:
+                on_wait(f"waiting for another build of a crate named {crate} in {env['CARGO_TARGET_DIR']}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def irdump_binary(env: dict[str, str]) -> Path:

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
+from ..output.guard import inside
 from .toolchain import cache_dir
 
 FINAL = ("equivalent", "different", "compiled")
@@ -51,7 +52,7 @@ def kernel_key(out: Path, module: dict, kernel: dict) -> str | None:
     op = module["op"]
     for rel in (module["rust"], f"src/{op}/ffi.rs"):
         try:
-            h.update(rel.encode() + (out / rel).read_bytes())
+            h.update(rel.encode() + inside(out, rel).read_bytes())
         except OSError:
             h.update(rel.encode() + b"\0missing")
     src = (out / module["source"]).resolve()
