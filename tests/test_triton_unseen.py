@@ -69,3 +69,48 @@ def test_derived_names_never_collide_with_the_kernels_own(tmp_path, scalar, loca
         assert not lets & (set(names) - {sp}), lets & set(names)  # the kernel's own rebinding of a parameter stays
         labels = re.findall(r'abi::Param::\w+\("(\w+)"', str(ffi))
         assert labels == names, (labels, names)
+
+
+# -------------------------------------------------------------------------------------- rules
+
+def _rust(tmp_path: Path, body: str) -> str:
+    (k,) = _kernels(tmp_path, body)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    return "\n".join(line for v in kr.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
+
+
+def test_argmax_is_the_first_index_of_the_max(tmp_path):
+    """tl.argmax: the max, the indices where x equals it, and the least of them (the greatest with
+    tie_break_left=False); tl.max(..., return_indices=True) is the value and that index."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, v_ptr, i_ptr, j_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        v, i = tl.max(x, axis=0, return_indices=True)
+        tl.store(v_ptr, v)
+        tl.store(i_ptr, i)
+        tl.store(j_ptr, tl.argmin(x, 0, tie_break_left=False))
+    """)
+    assert re.search(r"reduce_max\(x, 0i32\).*\n(.*\n)*.*cmpf\(x, \w+, predicate::Equal", rust), rust
+    assert "constant(2147483647i32" in rust and "constant(-1i32" in rust
+    assert re.search(r"Tile<i32, \{ \[\] \}> = reduce_min\(\w+, 0i32\)", rust)  # the first index
+    assert re.search(r"reduce_min\(x, 0i32\)", rust) and re.search(r"Tile<i32, \{ \[\] \}> = reduce_max\(", rust)
+
+
+def test_math_forms_real_libraries_use(tmp_path):
+    """tl.cumsum without an axis scans axis 0; tl.reshape(x, H, D) is tl.reshape(x, (H, D)); libdevice's round
+    is half away from zero, trunc toward zero, div_rn IEEE division."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, H: tl.constexpr, D: tl.constexpr):
+        offs = tl.arange(0, H * D)
+        x = tl.load(x_ptr + offs)
+        c = tl.cumsum(x)
+        r = tl.extra.libdevice.round(tl.div_rn(c, 3.0)) + tl.math.trunc(x)
+        tl.store(y_ptr + tl.arange(0, H)[:, None] * D + tl.arange(0, D)[None, :], tl.reshape(r, H, D))
+    """)
+    assert "scan_sum(x, 0i32" in rust, rust
+    assert ".reshape(shape![H, D])" in rust
+    assert "ceil(" in rust and "floor(" in rust and "0.5" in rust

@@ -689,6 +689,8 @@ class _TritonConverter(_Converter):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
+        if _math_name(d) in ("div_rn", "trunc", "round") and _math_name(d) != d:
+            return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
             # `tl.zeros_like(x)` is `tl.zeros(x.shape, dtype=x.dtype)` (and `full_like` alike): both forms are read
             x = node.args[0].value
@@ -716,12 +718,48 @@ class _TritonConverter(_Converter):
             converted = self._cast_keywords(d, func, node, pos)
             if converted is not None:
                 return converted
-        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "max", "min") and \
+        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "max", "min", "argmax", "argmin") and \
                 not (d or "").startswith(f"{TL}."):
             return self._reduction(f"method:{func.attr.value}", [cst.Arg(func.value)] + list(node.args), pos)
-        if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min"):
+        if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min", f"{TL}.argmax", f"{TL}.argmin"):
             return self._reduction(d, list(node.args), pos)
+        is_method = isinstance(func, cst.Attribute) and not (d or "").startswith(f"{TL}.")
+        if is_method and self.rules.lookup(f"method:{func.attr.value}") is None \
+                and func.attr.value in METHOD_FORMS:
+            # `x.exp()`: Triton's tensor member of `tl.exp`, the function with the tensor as its first argument
+            node = node.with_changes(func=cst.Attribute(self._tl_module(), cst.Name(func.attr.value)),
+                                     args=[cst.Arg(func.value)] + list(node.args))
+            return self.call(node)
+        refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
+        if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
+            raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
+                       f"{refusal}", pos)
+        if d in (f"{TL}.reshape", f"{TL}.view") or (is_method and func.attr.value in ("reshape", "view")):
+            # `tl.reshape(x, H, D)` / `x.reshape(H, D)`: the shape as varargs is the shape as a tuple
+            first = 0 if is_method else 1
+            dims = [a for a in node.args[first:] if a.keyword is None]
+            if len(dims) > 1:
+                shape = cst.Arg(cst.Tuple([cst.Element(a.value) for a in dims]))
+                rest = [a for a in node.args[first:] if a.keyword is not None]
+                node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _exact_math(self, name: str, node: cst.Call, pos: Pos):
+        """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
+        division (Triton's `/` on floats); `trunc` is ceil below zero, floor above; `round` (half away from
+        zero) is trunc plus the sign where the dropped fraction is at least 0.5 (x - trunc(x) is exact)."""
+        self.rules_used.add("TTR-LIBDEVICE-EXACT")
+        x = self.expr(_arg(node, 0, "x" if name != "div_rn" else "x"))
+        if name == "div_rn":
+            return self._op("operator:/", (x, self.expr(_arg(node, 1, "y"))), pos)
+        below = self._op("operator:<", (x, Lit(0.0, pos)), pos, (("pred", "<"),))
+        t = self._op(f"{TL}.where", (below, self._op(f"{TL}.ceil", (x,), pos), self._op(f"{TL}.floor", (x,), pos)), pos)
+        if name == "trunc":
+            return t
+        frac = self._op(f"{TL}.abs", (self._op("operator:-", (x, t), pos),), pos)
+        half = self._op("operator:>=", (frac, Lit(0.5, pos)), pos, (("pred", ">="),))
+        step = self._op(f"{TL}.where", (below, Lit(-1.0, pos), Lit(1.0, pos)), pos)
+        return self._op(f"{TL}.where", (half, self._op("operator:+", (t, step), pos), t), pos)
 
     def _cast_keywords(self, d: str | None, func, node: cst.Call, pos: Pos):
         """`x.to(dt, ...)` / `tl.cast(x, dt, ...)` with `bitcast=True` (the bits reinterpreted: rule TTR-BITCAST) or
@@ -751,21 +789,31 @@ class _TritonConverter(_Converter):
         """`tl.sum(x, axis=..., keep_dims=...)`: Triton's reductions (`keep_dims` is cuTile's `keepdims`;
         sums of integers narrower than 32 bits accumulate in int32, as Triton's `sum` does)."""
         rule = self.rules.lookup(source)
-        fixed = []
+        fixed, indices, tie_left = [], False, None
         for a in args:
             if a.keyword is not None and a.keyword.value == "keep_dims":
                 a = a.with_changes(keyword=cst.Name("keepdims"))
+            if a.keyword is not None and a.keyword.value == "return_indices" and source.endswith(("max", "min")) \
+                    and isinstance(a.value, cst.Name) and a.value.value == "True":
+                indices = True  # `v, i = tl.max(x, 0, return_indices=True)`: the value and tl.argmax's index
+                continue
             if a.keyword is not None and a.keyword.value in ("return_indices", "dtype", "propagate_nan"):
                 v = a.value
                 if not (isinstance(v, cst.Name) and v.value in ("False", "None")):
                     raise fail(rule.id, f"`{a.keyword.value}=` of `{source}` is not supported yet", self.pos(a))
                 continue
             if a.keyword is not None and a.keyword.value == "return_indices_tie_break_left":
+                tie_left = a.value
                 continue
             fixed.append(a)
         # the rule knows `keepdims` (cuTile's spelling) through the cuTile handler's attribute name
         rule = replace(rule, defaults=tuple(sorted(dict(rule.defaults, keepdims="false").items())))
-        return self._rule_call(rule, fixed, pos)
+        value = self._rule_call(rule, fixed, pos)
+        if not indices:
+            return value
+        arg = f"{TL}.arg{source[-3:]}"
+        tie = [cst.Arg(tie_left, keyword=cst.Name("tie_break_left"))] if tie_left is not None else []
+        return TupleExpr((value, self._reduction(arg, fixed + tie, pos)), pos)
 
     def _arange(self, node: cst.Call, pos: Pos):
         start = _arg(node, 0, "start")
@@ -1115,6 +1163,42 @@ class _TritonConverter(_Converter):
         value = self.expr(values["val"])
         return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
                   rule.id)
+
+
+def _surface() -> tuple[frozenset[str], dict[str, str]]:
+    """rules/triton_surface.toml: Triton's tensor members that are its functions applied to the tensor, and
+    each refused name with its reason (tests/test_triton_surface.py checks the whole namespace)."""
+    import fnmatch
+    import tomllib
+
+    from ..rules import RULES_DIR
+    data = tomllib.loads((RULES_DIR / "triton_surface.toml").read_text())
+    names = [l.strip() for l in (RULES_DIR / "triton_language_3.6.txt").read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    ruled = {src for r in tomllib.loads((RULES_DIR / "triton.toml").read_text())["rule"] for src in r["source"]}
+    refused: dict[str, str] = {}
+    for group in data["refused"]:
+        for n in names:
+            if any(fnmatch.fnmatchcase(n, pat) for pat in group["names"]) and n not in refused:
+                leaf = n.rsplit(".", 1)[-1]
+                homes = [n] + ([f"{TL}.extra.cuda.libdevice.{leaf}", f"{TL}.math.{leaf}"]
+                               if n.startswith(f"{TL}.extra.libdevice.") else [])  # the function's other homes
+                for home in homes:
+                    if home not in ruled:
+                        refused.setdefault(home, group["reason"])
+    return frozenset(data["frontend"]["method_forms"]), refused
+
+
+METHOD_FORMS, REFUSED = _surface()
+MATH_HOMES = (f"{TL}.", f"{TL}.math.", f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
+
+
+def _math_name(d: str | None) -> str | None:
+    """`tl.extra.libdevice.round` -> `round` (the function's name in any of its homes); else `d` itself."""
+    for home in MATH_HOMES:
+        if d and d.startswith(home) and "." not in d[len(home):]:
+            return d[len(home):]
+    return d
 
 
 def _arg(node: cst.Call, index: int, keyword: str):

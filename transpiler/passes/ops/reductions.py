@@ -1,12 +1,13 @@
-"""Reductions family: reductions of a tile along axes (sum, max, min, prod; argmax is refused) and scans
-(cumsum)."""
+"""Reductions family: reductions of a tile along axes (sum, max, min, prod; cuTile Python's argmax is refused,
+Triton's is composed from reductions: tl_argmax) and scans (cumsum)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import Expr, Lit, Op, TileTy, TupleExpr
+from ...model.ir import Expr, Lit, Name, Op, TileTy, TupleExpr
 from . import handler
 
 if TYPE_CHECKING:
@@ -52,9 +53,45 @@ def reduce(infer: Infer, e: Op) -> Expr:
     return r
 
 
+@handler("typed")
+def typed(infer: Infer, e: Op) -> Expr:
+    """A value already inferred, inside an expression a handler composes (tl_argmax)."""
+    return e.args[0]
+
+
+@handler("tl_argmax", "tl_argmin")
+def tl_argmax(infer: Infer, e: Op) -> Expr:
+    """Triton's argmax/argmin (and `tl.max(..., return_indices=True)`'s index): the first index whose element
+    equals the axis' max (min), the last one with `tie_break_left=False`; int32 like Triton's. cuTile Rust has
+    no two-operand reduce, so it is a reduce of the indices the comparison selects: exact wherever the axis
+    holds no NaN."""
+    x = infer.expr(e.args[0])
+    axis = _axis(e, x)
+    rank, pos = len(x.ty.shape), e.pos
+    t = Op("typed", (x,), pos)
+    best = Op("reduce_max" if e.op == "tl_argmax" else "reduce_min", (t, Lit(axis, pos)), pos,
+              (("keepdims", Lit(True, pos)),), e.rule)
+    hit = Op("cmp", (t, best), pos, (("pred", "=="),), e.rule)
+    n = x.ty.shape[axis]
+    dim = lambda d: Lit(int(d), pos) if d.lstrip("-").isdigit() else Name(d, pos)  # noqa: E731
+    index = Op("arange", (dim(n), None), pos, (), e.rule)
+    if rank > 1:  # the axis' indices along that axis, 1 elsewhere (broadcast by the select)
+        index = Op("reshape", (index, TupleExpr(tuple(dim(n) if i == axis else Lit(1, pos) for i in range(rank)),
+                                                pos)), pos, (), e.rule)
+    left = e.attr("tie_break_left")
+    left = not (isinstance(left, Lit) and left.value is False)
+    sentinel = Lit(2**31 - 1 if left else -1, pos)
+    chosen = Op("where", (hit, index, sentinel), pos, (), e.rule)
+    kd = e.attr("keepdims")
+    return infer.expr(Op("reduce_min" if left else "reduce_max", (chosen, Lit(axis, pos)), pos,
+                         (("keepdims", kd if kd is not None else Lit(False, pos)),), e.rule))
+
+
 @handler("cumsum")
 def cumsum(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
+    if e.args[1] is None and e.rule == "TTR-CUMSUM":  # Triton's default axis
+        e = replace(e, args=(e.args[0], Lit(0, e.pos)) + tuple(e.args[2:]))
     axis = _axis(e, x)
     rev = e.attr("reverse")
     return Op("cumsum", (x,), e.pos, (("axis", axis), ("reverse", bool(isinstance(rev, Lit) and rev.value))),
