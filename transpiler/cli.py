@@ -139,7 +139,8 @@ def _fatal(msg: str, code: int, fmt: Format) -> None:
     """An error that ends the run: on stderr, and (with --format json) still one JSON document on stdout."""
     _err(f"error: {msg}")
     if fmt == Format.json:
-        typer.echo(json.dumps({"version": 1, "error": msg, "kernels": [], "summary": {}}, indent=2, sort_keys=True))
+        typer.echo(json.dumps({"version": 1, "error": msg, "kernels": [], "summary": {}, "diagnostics": []}, indent=2,
+                              sort_keys=True))
     raise typer.Exit(code)
 
 
@@ -343,7 +344,7 @@ def _check(result: RunResult, outputs: dict, out: Path, fmt: Format, quiet: bool
         _err(f"{p}: note: a real run would refuse this file: {why} (use --force) [{code}]")
     for d in result.file_diagnostics:
         _print_diag(d, fmt)
-    failed = any(k.status not in ("translated", "fallback") for k in result.kernels)
+    failed = any(k.status not in ("translated", "fallback") for k in result.kernels) or result.summary()["file_errors"]
     for k in result.kernels:
         for d in k.diagnostics:
             _print_diag(d, fmt)
@@ -379,7 +380,7 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
             line += f"; {s['equivalent']} equivalent, " + (f"{s['compiled']} compiled, " if s["compiled"] else "") + \
                 f"{s['different']} different, {s['not_verified']} not verified"
         _err(line + f"; {_count(len(written), 'file')} written")
-    failed = s["unsupported"] or s["error"] or any(d.severity == "error" for d in result.file_diagnostics)
+    failed = s["unsupported"] or s["error"] or s["file_errors"]
     if verify and (s["different"] or s["not_verified"]):
         failed = True
     failed = failed or force_fail

@@ -52,8 +52,10 @@ class RunResult:
 
     def summary(self) -> dict:
         s = {k: 0 for k in ("kernels", "translated", "fallback", "unsupported", "error", "equivalent", "compiled",
-                            "different", "not_verified")}
+                            "different", "not_verified", "file_errors")}
         s["kernels"] = len(self.kernels)
+        # errors of a whole file (CT001 syntax, CT002 unreadable, ...): no kernel carries them, the exit code does
+        s["file_errors"] = sum(d.severity == "error" for d in self.file_diagnostics)
         for k in self.kernels:
             s[k.status] += 1
             if k.verify:
@@ -61,7 +63,8 @@ class RunResult:
         return s
 
     def as_json(self) -> dict:
-        return {"version": 1, "kernels": [k.as_json() for k in self.kernels], "summary": self.summary()}
+        return {"version": 1, "kernels": [k.as_json() for k in self.kernels], "summary": self.summary(),
+                "diagnostics": [d.as_json() for d in self.file_diagnostics]}
 
 
 def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
@@ -530,18 +533,19 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     function of the planned state, with every name assigned from it (see `output.names`). `answers`: files
     rendered apart (the LLM fallback's cache, `.gitignore`), listed in the manifest like every generated file."""
     import hashlib
-    from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view
+    from .emit.ffi import abi_tables, kernel_ffi_view, kernel_python_view, packed_symbol
     from .emit.lower import rust_ident
     from .output import names
     from .output.state import module_files
     outputs: dict[Path, str] = {}
     crate = crate or _crate_name(out)
     ops = names.op_names([m.rel for m in plan], {m.rel: m.verbatim["op"] for m in plan if m.verbatim})
-    taken_symbols = set(names.RESERVED_SYMBOLS)
+    taken_symbols: set[str] = set()  # with their packed forms
     taken_entries: set[str] = set()
     for m in plan:
         if m.verbatim:
-            taken_symbols |= {k["symbol"] for k in m.verbatim["kernels"] if k.get("symbol")}
+            taken_symbols |= {s for k in m.verbatim["kernels"] if k.get("symbol")
+                              for s in (k["symbol"], packed_symbol(k["symbol"]))}
             taken_entries |= {e["name"] for k in m.verbatim["kernels"] for e in k["entries"]}
     rendered = []
     for m in sorted((m for m in plan if not m.verbatim), key=lambda m: ops[m.rel]):
@@ -550,8 +554,7 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
         launchers: set[str] = set()  # per module: the macro defines them inside it
         for k in m.kernels:
             k = {**k, "entries": [dict(e) for e in k["entries"]]}  # only the names below change
-            k["symbol"] = (names.unique([f"cutile_{k['name']}", f"cutile_{op}_{k['name']}"], taken_symbols)
-                           if k.get("abi") else None)
+            k["symbol"] = names.symbol_name(k["name"], op, taken_symbols) if k.get("abi") else None
             for e, v in zip(k["entries"], k["views"]):
                 base = rust_ident(v["name"])  # `type`, `crate`, cutile::core names ... get a trailing `_`
                 generics = [g.split(":")[0].replace("const ", "").strip() for g in v["generics"]]
@@ -587,7 +590,8 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
                                                          kernels=ffi)
         formatted_ffi = formatting.submit(rustfmt_many, list(ffi_rs.values()))
         for op, m, _, _ in rendered:
-            py = [kernel_python_view(k, k["symbol"]) for k in abi_kernels[op]]
+            py = [kernel_python_view(k, k["symbol"], *py_names)
+                  for k, py_names in zip(abi_kernels[op], names.python_names(abi_kernels[op]))]
             outputs[out / "python" / "cutile_ports" / f"{op}.py"] = render(
                 "python/ops.py.j2", source=m.rel, kernels=py)
         # the manifest's largest part, encoded while rustfmt runs (at its depth in the manifest: strings in

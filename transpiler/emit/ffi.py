@@ -401,8 +401,9 @@ def entry_tile_dims(entry: dict, names: set[str]) -> list[str]:
     return out
 
 
-def kernel_python_view(kernel: dict, symbol: str) -> dict:
-    """Everything `python/ops.py.j2` needs for one kernel."""
+def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, spec: str | None = None) -> dict:
+    """Everything `python/ops.py.j2` needs for one kernel; `function`, `spec`: the module-level names of its
+    wrapper and its KernelSpec (`output.names.python_names`; by default the kernel's name and SPEC_<name>)."""
     params = kernel["params"]
     written = {o["array"] for e in kernel["entries"] for o in e["outputs"]}
     # the entries' predicates read every constant, the hidden ones too (the wrapper sets them from the arguments)
@@ -430,7 +431,7 @@ def kernel_python_view(kernel: dict, symbol: str) -> dict:
                for e in kernel["entries"]]
     return {
         "name": kernel["name"], "symbol": symbol, "packed": packed_symbol(symbol), "line": kernel["line"],
-        "spec_name": f"SPEC_{kernel['name']}",
+        "function": function or kernel["name"], "spec_name": spec or f"SPEC_{kernel['name']}",
         # the source this port was generated from: a port kept from an earlier run (stale) has the old hash,
         # so the router refuses it once the source changed
         "sha256": kernel.get("source_sha256", ""),
