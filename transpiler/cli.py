@@ -191,7 +191,7 @@ def transpile(
     llm_api_key_env: Optional[str] = typer.Option(None, "--llm-api-key-env", help="NAME of the environment variable "
                                                   "that holds the API key (the key itself is never written)."),
     llm_budget: Optional[int] = typer.Option(None, "--llm-budget", help="At most this many HTTP requests this run."),
-    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds per request."),
+    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds per request, in all (not per read)."),
     no_llm_cache: bool = typer.Option(False, "--no-llm-cache", help="Ask again instead of replaying OUT/llm-cache."),
     llm_purge_rejected: bool = typer.Option(False, "--llm-purge-rejected",
                                             help="Remove rejected answers from OUT/llm-cache (asked again with "
@@ -239,6 +239,16 @@ def transpile(
         finally:
             _clear_status(status)
 
+    def translate_proved():
+        result, outputs = translate()
+        # new answers, and cached ones this machine has not proved (OUT's cache can be forged): proved in a
+        # staging crate before anything is written or checked (a proof calls no model)
+        if sessions[0].unproved:
+            from .fallback.prove import prove
+            prove(sessions[0], result, log)
+            result, outputs = translate()
+        return result, outputs
+
     created = False
     try:
         if report is not None:
@@ -249,7 +259,7 @@ def transpile(
             if out.is_dir() and pending(out):
                 _fatal(f"{out}: an interrupted run left an unfinished update; run cutile-transpile again to finish "
                        "it", 1, fmt)
-            result, outputs = translate()
+            result, outputs = translate_proved()
             _check(result, outputs, out, fmt, quiet, force)
         created = ensure_dir(out)
         with locked(out, on_wait=None if quiet else _err):
@@ -257,11 +267,7 @@ def transpile(
                 done = recover(out)
                 if done and not quiet:
                     _err(done)
-                result, outputs = translate()
-                if sessions[0].unproved:  # new answers: proved in a staging crate before anything is written
-                    from .fallback.prove import prove
-                    prove(sessions[0], result, log)
-                    result, outputs = translate()
+                result, outputs = translate_proved()
                 written, refused = write_outputs(outputs, force=force)
                 if refused:
                     for p, code, why in refused:

@@ -311,8 +311,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     results: list[KernelResult] = []
     file_diags: list[Diagnostic] = []
     outcomes: dict[str, SourceOutcome] = {}
-    if fallback is None:
-        fallback = Session(out if old.exists else None)
+    if fallback is None:  # cached answers replay only where this machine proved them (nobody proves here)
+        fallback = Session(out if old.exists else None, proves=False)
     cacheable = use_cache and not kernel_filter and not fail_fast
     stopped = False
     # workers start once there are enough misses to pay for them (they import the passes while this process

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 import httpx
 
@@ -25,7 +28,7 @@ class LLMSettings:
     base_url: str  # OpenAI-compatible, e.g. "http://127.0.0.1:8000/v1"; we POST {base_url}/chat/completions
     model: str
     api_key_env: str = ""  # the NAME of the variable holding the key ("" = no key); the key itself is never stored here
-    timeout_s: float = 60.0  # per request
+    timeout_s: float = 60.0  # per request, in all: connecting, the headers and the body (not per read)
     retries: int = 2  # extra attempts after the first, on RETRYABLE statuses, timeouts and connection errors
     backoff_s: float = 1.0  # wait before retry k (0-based) is backoff_s * 2**k, unless Retry-After says otherwise
     max_response_bytes: int = 262144  # the body read is aborted past this
@@ -61,19 +64,49 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+SECRET_PIECE = 8  # this many consecutive characters of the key count as the key (a truncation may cut it)
+
+
+def scrub_secret(text: str, secret: str) -> str:
+    """`text` with every run of the secret's characters that holds SECRET_PIECE of them in a row (the whole
+    secret, `Bearer <secret>`'s tail, or a piece a truncation cut off) replaced by `***`."""
+    if not secret or not text:
+        return text
+    n = min(len(secret), SECRET_PIECE)
+    pieces = {secret[i:i + n] for i in range(len(secret) - n + 1)}
+    hidden = bytearray(len(text))
+    for i in range(len(text) - n + 1):
+        if text[i:i + n] in pieces:
+            hidden[i:i + n] = b"\1" * n
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            while i < len(text) and hidden[i]:
+                i += 1
+            out.append("***")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 class ChatClient:
     def __init__(self, settings: LLMSettings, env: Mapping[str, str] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
         self.requests_made = 0
+        self.echoed_key = False  # the last answer held the API key (it was removed from what complete() returned)
         self._env = os.environ if env is None else env
         self._sleep = sleep
         self._key: str | None = None  # read at the first complete(), so a missing key only matters when used
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         # trust_env=False: no proxies, .netrc or CA settings picked up from the environment; the endpoint is
         # the one configured (often loopback), and the key must not travel anywhere else. No redirects either.
+        # No kept-alive connections: each request connects anew, so its socket is known to the deadline (_once).
         self._http = httpx.Client(timeout=httpx.Timeout(settings.timeout_s), trust_env=False,
-                                  follow_redirects=False)
+                                  follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0))
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self._url!r}, model={self.settings.model!r}, requests_made={self.requests_made})"
@@ -88,7 +121,8 @@ class ChatClient:
         self._http.close()
 
     def complete(self, messages: list[dict]) -> str:
-        """The assistant message's content of one chat completion (temperature 0). Raises LLMError."""
+        """The assistant message's content of one chat completion (temperature 0), with the API key scrubbed
+        (`echoed_key` says it was there). Raises LLMError."""
         s = self.settings
         headers = {"Accept": "application/json"}
         if key := self._api_key():
@@ -102,10 +136,13 @@ class ChatClient:
                 raise BudgetExhausted(f"the LLM call budget of {s.budget} requests for this run is spent")
             self.requests_made += 1
             try:
-                return self._once(body, headers)
+                content = self._once(body, headers)
+                scrubbed = self.scrub(content)
+                self.echoed_key = scrubbed != content
+                return scrubbed
             except _Retry as r:
                 if attempt == attempts - 1:
-                    raise LLMError(r.final(_attempts(attempts))) from None
+                    raise LLMError(self.scrub(r.final(_attempts(attempts)))) from None
                 wait = s.backoff_s * 2 ** attempt if r.wait is None else r.wait
                 self._sleep(wait)
         raise AssertionError("unreachable")
@@ -126,20 +163,57 @@ class ChatClient:
             self._key = key
         return self._key
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+    def scrub(self, text: str) -> str:
+        """`text` without the API key, whole or in pieces (scrub_secret)."""
+        return scrub_secret(text, self._key or "")
 
     def _once(self, body: dict, headers: dict) -> str:
         s = self.settings
         timeout = f"timed out after {s.timeout_s:g} s"
         start = time.monotonic()
+        # httpx's timeout bounds each read, so a server sending a byte a second never trips it: at the
+        # deadline a timer shuts the request's socket down, which ends whatever read is waiting
+        expired, lock, socks = threading.Event(), threading.Lock(), []
+
+        def shut(sock) -> None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed already
+
+        def trace(event: str, info: dict) -> None:
+            if event == "connection.connect_tcp.complete" and info.get("return_value") is not None:
+                sock = info["return_value"].get_extra_info("socket")
+                if sock is not None:
+                    with lock:
+                        socks.append(sock)
+                        if expired.is_set():
+                            shut(sock)
+
+        def expire() -> None:
+            with lock:
+                expired.set()
+                for sock in socks:
+                    shut(sock)
+
+        timer = threading.Timer(s.timeout_s, expire)
+        timer.daemon = True
+        timer.start()
         try:
-            with self._http.stream("POST", self._url, json=body, headers=headers) as resp:
+            return self._exchange(body, headers, start, timeout, trace, expired)
+        finally:
+            timer.cancel()
+
+    def _exchange(self, body: dict, headers: dict, start: float, timeout: str, trace, expired) -> str:
+        s = self.settings
+        try:
+            with self._http.stream("POST", self._url, json=body, headers=headers,
+                                   extensions={"trace": trace}) as resp:
                 if resp.status_code in RETRYABLE:
                     code = resp.status_code
                     raise _Retry(lambda n: f"HTTP {code} after {n}", _retry_after(resp))
                 if not 200 <= resp.status_code < 300:
-                    snippet = _one_line(self._scrub(_read_some(resp, 4096).decode("utf-8", "replace")))
+                    snippet = _one_line(self.scrub(_read_some(resp, 4096).decode("utf-8", "replace")))
                     raise LLMError(f"HTTP {resp.status_code} from {self._url}: {snippet[:ERROR_BODY_CHARS]}")
                 declared = resp.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > s.max_response_bytes:
@@ -151,16 +225,22 @@ class ChatClient:
                         raise LLMError(f"the response is larger than {s.max_response_bytes} bytes")
                     if time.monotonic() - start > s.timeout_s:  # the httpx timeout is per read, not per request
                         raise _Retry(lambda n: f"{timeout} ({n})")
-        except httpx.TimeoutException:
-            raise _Retry(lambda n: f"{timeout} ({n})") from None
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as e:
-            raise LLMError(f"invalid LLM endpoint {self._url}: {_one_line(self._scrub(str(e)))}") from None
-        except httpx.TransportError as e:
-            what = _one_line(self._scrub(str(e))) or type(e).__name__
-            raise _Retry(lambda n: f"could not reach {self._url}: {what} ({n})") from None
-        except httpx.HTTPError as e:  # e.g. a body that fails to decompress
-            raise LLMError(f"bad response from {self._url}: {_one_line(self._scrub(str(e)))}") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            if expired.is_set():  # the deadline shut the socket: whatever error that made is the timeout
+                raise _Retry(lambda n: f"{timeout} ({n})") from None
+            self._http_error(e, timeout)
         return _content(bytes(data))
+
+    def _http_error(self, e: Exception, timeout: str) -> NoReturn:
+        """Raises the LLMError or _Retry for an error of the HTTP layer (its text scrubbed)."""
+        what = _one_line(self.scrub(str(e)))
+        if isinstance(e, httpx.TimeoutException):
+            raise _Retry(lambda n: f"{timeout} ({n})") from None
+        if isinstance(e, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+            raise LLMError(f"invalid LLM endpoint {self._url}: {what}") from None
+        if isinstance(e, httpx.TransportError):
+            raise _Retry(lambda n: f"could not reach {self._url}: {what or type(e).__name__} ({n})") from None
+        raise LLMError(f"bad response from {self._url}: {what}") from None  # e.g. a body that fails to decompress
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

@@ -10,6 +10,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .conditions import Unprobable, answer_probes
+from .records import remember
 from .session import Session
 
 
@@ -46,7 +48,8 @@ def prove(session: Session, result, log=None) -> None:
             log(f"proving {len(staged)} kernel(s) completed by the LLM fallback in a staging crate")
         _, outputs = run(paths, crate, kernel_filter=names, use_cache=True, compile_check="off", fallback=session)
         write_outputs(outputs)
-        verdicts = verify_output(crate, names, log=log)
+        probes = _add_answer_probes(session, crate, staged)
+        verdicts = verify_output(crate, sorted({n for _, n in staged}), log=log) if staged else []
     finally:
         session.proving = False
         shutil.rmtree(tmp, ignore_errors=True)
@@ -54,8 +57,18 @@ def prove(session: Session, result, log=None) -> None:
         v = next((v for v in verdicts if v.kernel == name
                   and (crate / v.source).resolve() == Path(path).resolve()), None)
         if v is not None and v.verdict == "equivalent":
+            # each outcome of each constant condition of the answers checked, or the answers are not proved
+            missing = [label for label in probes.get((path, name), ())
+                       if not any(c.probe == label and c.verdict == "equivalent" for c in v.checks)]
+            if missing:
+                why = v.unprobed.get(missing[0]) or "the verifier did not check it"
+                for h in hashes:
+                    session.reject(h, f"the answer's constant condition {missing[0]} could not be checked: "
+                                      f"no specialization that takes it is accepted by cuTile Python ({why[:1500]})")
+                continue
             for h in hashes:
                 session.accept(h, digest)
+                remember(session.used[h])
             continue
         if v is not None and v.verdict == "not_verified" and not v.reason.startswith(RUST_FAULTS):
             for h in hashes:  # the proof could not run (toolchain, the Python module's import): not the answer's fault
@@ -68,3 +81,31 @@ def prove(session: Session, result, log=None) -> None:
             why = f"the kernel is Tile IR {v.verdict.replace('_', ' ')} with the answer: {detail[:1500]}"
         for h in hashes:
             session.reject(h, why)
+
+
+def _add_answer_probes(session: Session, crate: Path, staged: dict) -> dict[tuple[str, str], list[str]]:
+    """The staging manifest's kernels given `answer_probes`: the specializations that make each constant
+    condition of their answers take the outcome no specialization takes (conditions.py). A kernel whose
+    answers hold a condition that cannot be probed leaves `staged`, its answers rejected. Returns the probes'
+    labels per kernel."""
+    import json
+    path = crate / "manifest.json"
+    manifest = json.loads(path.read_text())
+    labels: dict[tuple[str, str], list[str]] = {}
+    for m in manifest["modules"]:
+        for k in m["kernels"]:
+            key = next((key for key in staged if key[1] == k["name"]
+                        and (crate / m["source"]).resolve() == Path(key[0]).resolve()), None)
+            if key is None:
+                continue
+            hashes = staged[key][1]
+            try:
+                k["answer_probes"] = answer_probes(k, [session.used[h]["answer"]["rust"] for h in hashes])
+            except Unprobable as e:
+                for h in hashes:
+                    session.reject(h, f"the answer cannot be proved: {e}")
+                del staged[key]
+                continue
+            labels[key] = [p["label"] for p in k["answer_probes"]]
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return labels

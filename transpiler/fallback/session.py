@@ -5,7 +5,10 @@ CI replay it without a call). An entry is trusted only if the manifest lists it 
 (a hand-edited entry is ignored, and refused on write like any generated file). Verdicts: `accepted` (the
 kernel was proved equivalent with it; `verified` is the digest of the entries proved), `rejected` (with the
 reason: kept, so the question is not asked again until purged), `pending` (answered this run, not proved yet:
-never written).
+never written). An `accepted` entry is replayed as proved only when this machine proved it (records.py).
+
+The API key never reaches an entry: the client scrubs it from what the model answers (an endpoint that echoes
+the Authorization header gets its answer rejected), and every entry's text is scrubbed again when written.
 """
 
 from __future__ import annotations
@@ -57,13 +60,14 @@ def entry_text(entry: dict) -> str:
 
 class Session:
     def __init__(self, out: Path | None, settings=None, use_cache: bool = True, purge_rejected: bool = False,
-                 offline: bool = False, env=None):
+                 offline: bool = False, env=None, proves: bool = True):
         self.out = out
         self.settings = settings  # LLMSettings, or None: no call is made (cached answers are still replayed)
         self.kept = read_cache(out)  # entries of sources this run does not redo stay, whatever the flags
         self.old = self.kept if use_cache else {}  # the answers lookups may replay (read once)
         self.purge_rejected = purge_rejected
         self.offline = offline
+        self.proves = proves  # the caller proves `unproved` (prove.py) before using the run's result
         self.env = env
         self.used: dict[str, dict] = {}  # hash -> entry, every question of this run
         self.unproved: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (source, kernel) -> (digest, hashes)
@@ -100,11 +104,16 @@ class Session:
         try:
             content = self.client.complete(msgs)
         except LLMError as e:
-            raise Unavailable(e.reason) from None
+            raise Unavailable(self.client.scrub(e.reason)) from None
         finally:
             self.calls = self.client.requests_made
         entry = {"hash": h, "model": self.settings.model, "request": msgs, "verdict": "pending", "reason": "",
                  **meta}
+        if self.client.echoed_key:  # a hostile or broken endpoint (or proxy): nothing it answered is used
+            entry.update(verdict="rejected", reason="the answer held the API key (removed here): the endpoint "
+                         "echoes the Authorization header", answer={"raw": content[:4000]})
+            self.used[h] = entry
+            return entry
         try:
             env = parse_envelope(content, need_type=True)
             entry["answer"] = {"rust": env.rust, "type": env.type}
@@ -128,7 +137,11 @@ class Session:
                 if (e.get("source") not in redone or (e.get("source"), e.get("kernel")) in self.partial)
                 and not (self.purge_rejected and e["verdict"] == "rejected")}
         keep.update({h: e for h, e in self.used.items() if e["verdict"] in ("accepted", "rejected")})
-        return {out / CACHE_DIR / f"{h}.json": entry_text(e) for h, e in sorted(keep.items())}
+        return {out / CACHE_DIR / f"{h}.json": self.scrub(entry_text(e)) for h, e in sorted(keep.items())}
+
+    def scrub(self, text: str) -> str:
+        """`text` without this run's API key (when one was read), whole or in pieces."""
+        return self.client.scrub(text) if self.client is not None else text
 
     def close(self) -> None:
         if self.client is not None:

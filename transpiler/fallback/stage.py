@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, TranspileError
 from .allowlist import check_fragment
+from .records import proved_here
 from .question import NoContext, context, messages, request_hash
 from .session import Session, Unavailable
 from .units import UNIT_CODES, original_diagnostic, parse_result_type, unit_at, units, with_fragment
@@ -125,12 +126,13 @@ def _settle(kr, asked: list, session: Session, path: Path, k, r):
             session.reject(h, f"the kernel does not translate with the answer: {why}")
         return _rejected(r, session.used[asked[0][0]], original_diagnostic(asked[0][1].value).pos)
     digest = hashlib.sha256(json.dumps(kr.manifest["views"], sort_keys=True).encode()).hexdigest()[:24]
+    # an accepted entry counts only where this machine proved it for this code: OUT's cache can be forged
     proved = all(session.used[h]["verdict"] == "accepted" and session.used[h].get("verified") == digest
-                 for h, _ in asked)
+                 and proved_here(session.used[h]) for h, _ in asked)
     if not proved and not session.proving:
-        if session.offline:
+        if not session.proves:
             return _with(r, Diagnostic("warning", CT_UNAVAILABLE, "the LLM fallback's answer is not proved for "
-                                       "this kernel yet; --check does not prove answers", r.diagnostics[0].pos))
+                                       "this kernel on this machine yet", r.diagnostics[0].pos))
         session.unproved[(str(path), k.name)] = (digest, [h for h, _ in asked])
     kr.status = "fallback"
     kr.manifest["llm_fallback"] = [{"hash": h, "model": session.used[h]["model"], "line": u.pos.line,

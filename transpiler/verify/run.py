@@ -378,18 +378,26 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
                     add_check(spec, dtype)
             # a second value of every constant (one dtype): a generic fixed to its launch value in the
             # Rust is then `different` (see specs.coverage_probes)
+            def first_accepted(candidates: list[dict], probe: str, shown) -> str | None:
+                """Checks the first candidate cuTile Python accepts: None, or why none was checked."""
+                tried = []
+                for spec in candidates:
+                    try:
+                        err = add_check(spec, dtypes_of(spec)[0], probe=probe)
+                    except LookupError as e:
+                        err = str(e)
+                    if err is None:
+                        return None
+                    tried.append(f"{shown(spec)}: cuTile Python rejects it ({err})")
+                return "; ".join(tried) or "no candidate"
+
             for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
                                                                 entry_of,
                                                                 tuple(k.get("condition_consts", ())),
                                                                 [tuple(b) for b in k.get("loop_bounds", ())]):
-                tried = []
-                for spec in candidates:
-                    err = add_check(spec, dtypes_of(spec)[0], probe=name)
-                    if err is None:
-                        break
-                    tried.append(f"{spec[name]}: cuTile Python rejects it ({err})")
-                else:
-                    kv.unprobed[f"{name} in {entry_name}"] = "; ".join(tried)
+                why = first_accepted(candidates, name, lambda spec, name=name: spec[name])
+                if why is not None:
+                    kv.unprobed[f"{name} in {entry_name}"] = why
             # a constant a condition compares with a literal (`FLAG == 1`): each value at and around it, so
             # that each arm is compared (0 and a nonzero value may both leave it false)
             for entry_name, name, spec in comparand_probes(k["specializations"], entry_of,
@@ -397,6 +405,12 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
                 err = add_check(spec, dtypes_of(spec)[0], probe=name)
                 if err is not None:
                     kv.unprobed[f"{name}={spec[name]} in {entry_name}"] = f"cuTile Python rejects it ({err})"
+            # the LLM fallback's proof (fallback/conditions.py): each outcome of each constant condition of
+            # an answer, at the first of its candidate specializations cuTile Python accepts
+            for probe in k.get("answer_probes", ()):
+                why = first_accepted(probe["candidates"], probe["label"], lambda spec: spec)
+                if why is not None:
+                    kv.unprobed[probe["label"]] = why
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
