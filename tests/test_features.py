@@ -43,12 +43,14 @@ def test_unsupported_fixtures_are_diagnosed(tmp_path, snapshot):
 @requires_toolchain
 def test_package_modules_verify_with_their_imports(tmp_path):
     """Modules of a package import each other (relative, absolute, sub-package): verification imports each
-    by its dotted name with the package root on the path, as the user's environment would."""
+    by its dotted name with the package root on the path, as the user's environment would. `ops/tagged.py`
+    imports torch (stubbed where it is not installed) and tags its kernel with a decorator above
+    `@ct.kernel` that hands the kernel object back (TileGym's `@experimental_kernel`)."""
     res = cli(FIXTURES / "package", "-o", tmp_path / "out", "--verify", "--format", "json")
     doc = json.loads(res.stdout)
     got = {k["name"]: k["verify"] for k in doc["kernels"]}
     assert got == {"scale_rows": "equivalent", "center_rows": "equivalent", "gelu_rows": "equivalent",
-                   "exp2_rows": "equivalent"}, doc
+                   "exp2_rows": "equivalent", "negate_rows": "equivalent"}, doc
     assert res.returncode == 0
 
 
@@ -287,3 +289,43 @@ def test_a_cutile_kernel_under_module_configuration_is_taken_once(tmp_path):
     assert got == [("other", "unsupported", ["CT113"]), ("scale", "translated", [])], got
     rust = (tmp_path / "out" / "src" / "k" / "kernel.rs").read_text()
     assert "* 2" in rust and "* 3" not in rust
+
+
+def test_decorators_above_ct_kernel_are_ported_below_it_refused(tmp_path):
+    """A decorator above `@ct.kernel` receives the kernel object (TileGym's `@experimental_kernel`); one
+    below it changes the function cuTile Python compiles (CT112)."""
+    src = tmp_path / "deco.py"
+    src.write_text("import functools\nimport cuda.tile as ct\n\n\n"
+                   "def tagged(k):\n    k._note = 'experimental'\n    return k\n\n\n"
+                   "@tagged\n@ct.kernel\n"
+                   "def above(x, T: ct.Constant[int]):\n"
+                   "    ct.store(x, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)) + 1)\n\n\n"
+                   "@ct.kernel\n@functools.lru_cache\n"
+                   "def below(x, T: ct.Constant[int]):\n"
+                   "    ct.store(x, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)) + 1)\n")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json", "--no-compile-check")
+    got = {k["name"]: (k["status"], [(d["code"], d["line"]) for d in k["diagnostics"]])
+           for k in json.loads(res.stdout)["kernels"]}
+    assert got == {"above": ("translated", []), "below": ("unsupported", [("CT112", 17)])}, got
+
+
+def test_verification_refuses_a_decorator_that_replaces_the_kernel(tmp_path):
+    """Verification compiles the module's object for the kernel's name: a decorator above `@ct.kernel` that
+    hands back another kernel (or anything else) makes the check fail instead of comparing the wrong code."""
+    import importlib.util
+
+    import pytest
+
+    from transpiler.verify.run import _module_kernel
+    src = tmp_path / "swap.py"
+    src.write_text("import cuda.tile as ct\n\n\n"
+                   "@ct.kernel\ndef other(x):\n    pass\n\n\n"
+                   "def swap(k):\n    return other\n\n\n"
+                   "@swap\n@ct.kernel\ndef k(x):\n    pass\n\n\n"
+                   "@ct.kernel\ndef plain(x):\n    pass\n")
+    spec = importlib.util.spec_from_file_location("swap_fixture_mod", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert _module_kernel(mod, "plain", src) is mod.plain
+    with pytest.raises(LookupError, match="replaced it"):
+        _module_kernel(mod, "k", src)

@@ -35,7 +35,6 @@ UNGUARDED = {
     "N12": "open: no mutant yet for the continue pass-through",
     "N13": "open: no mutant yet for the boolean identities",
     "N15": "open: no mutant yet for the return guards",
-    "N17": "open: the token-order rule is new; its mutants come with it",
     "N18": "no corpus kernel takes a ct.Constant[float] (the fixture does): guarded by the text-level mutants "
     "of tests/test_mutants.py and tests/test_normalize.py (test_N18_*), and by verify's probe at a second value",
     "N19": "no corpus kernel has a runtime `and`/`or`: guarded by the text-level mutants of "

@@ -124,7 +124,7 @@ class Lowerer:
         self.steps: set[str] = set()  # named steps called (steps.py)
         self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
         self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'},
-                                       kernel.frontend == "triton")
+                                       kernel.frontend != "triton")
 
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
@@ -1216,28 +1216,27 @@ def view_key(e: Op) -> tuple:
     return (e.args[0].id, tuple(expr_text(d) for d in e.args[1].items), tuple(expr_text(s) for s in e.args[2].items))
 
 
-def _ordered_arrays(body, checked: set[str], program_order: bool = False) -> set[str]:
+def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False) -> set[str]:
     """Arrays whose accesses need token order to match cuTile Python: written, and also read or updated by
-    an atomic (plain stores alone need none: cuTile Rust does not chain stores, N17's allowance). Arrays
-    stored through a checked `&mut Tensor` partition are left to cuTile Rust (they are not read).
-    `program_order` (Triton): a program's stores to one address land in program order, so an array written
-    more than once (two stores, or one in a loop: a fill then the values placed over it) is ordered too;
-    unordered, Tile IR may let the earlier store win (seen on the GPU)."""
+    an atomic, or written more than once (two stores, or one in a loop: a program's stores to one address
+    land in program order in cuTile Python and Triton; unordered, Tile IR may let the earlier store win,
+    seen on the GPU; N17 compares it). Arrays stored through a checked `&mut Tensor` partition are left to
+    cuTile Rust (they are not read). `parallel_loop_stores` (cuTile Python): a loop's only access to an
+    array, a tile store indexed by the loop variable, writes a new tile each trip and is not chained
+    (cuTile Python's token_order pass, `_get_parallel_stores`)."""
     from ..passes.infer import _walk_exprs
     ops: dict[str, set[str]] = {}
-    writes: dict[str, int] = {}
     for e in _walk_exprs(body):
         if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
             ops.setdefault(e.args[0].id, set()).add(e.op)
-    if program_order:
-        writes = _write_counts(body)
+    writes = _write_counts(body, parallel_loop_stores)
     return {a for a, kinds in ops.items()
             if a not in checked and kinds & set(_WRITES) and (kinds - {"scatter", "store"} or writes.get(a, 0) > 1)}
 
 
-def _write_counts(stmts) -> dict[str, int]:
+def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
     """How many writes each array may receive along one path through `stmts` (2 for any in a loop body: at
-    least two iterations; an `if` counts its busier arm)."""
+    least two iterations, except a parallel loop store, see `_ordered_arrays`; an `if` counts its busier arm)."""
     from ..passes.infer import _sub
     out: dict[str, int] = {}
 
@@ -1251,11 +1250,34 @@ def _write_counts(stmts) -> dict[str, int]:
             if isinstance(e, Op) and e.op in _WRITES and e.args and isinstance(e.args[0], Name):
                 add({e.args[0].id: 1})
         if isinstance(st, (For, While)):
-            add(_write_counts(st.body), 2)
+            inner = _write_counts(st.body, parallel_loop_stores)
+            parallel = _parallel_stores(st) if parallel_loop_stores and isinstance(st, For) else set()
+            for a, n in inner.items():
+                add({a: n}, 1 if a in parallel else 2)
         elif isinstance(st, If):
-            arms = (_write_counts(st.body), _write_counts(st.orelse))
+            arms = (_write_counts(st.body, parallel_loop_stores), _write_counts(st.orelse, parallel_loop_stores))
             add({a: max(arm.get(a, 0) for arm in arms) for a in set(arms[0]) | set(arms[1])})
     return out
+
+
+def _parallel_stores(loop: For) -> set[str]:
+    """Arrays whose only access in the loop (its own statements, none nested) is one tile `store` with the
+    loop variable as an index: cuTile Python does not chain such a store across trips."""
+    from ..passes.infer import _sub, _walk_exprs
+    direct: dict[str, list[Op]] = {}
+    nested: set[str] = set()
+    for st in loop.body:
+        exprs = [x for h in ((st.value,) if isinstance(st, (Assign, Eval)) else ()) for x in _sub(h)]
+        for e in exprs:
+            if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
+                direct.setdefault(e.args[0].id, []).append(e)
+        if not isinstance(st, (Assign, Eval)):
+            nested |= {e.args[0].id for e in _walk_exprs((st,))
+                       if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name)}
+    return {a for a, ops in direct.items()
+            if a not in nested and len(ops) == 1 and ops[0].op == "store" and len(ops[0].args) > 1
+            and isinstance(ops[0].args[1], TupleExpr)
+            and any(isinstance(i, Name) and i.id == loop.var for i in ops[0].args[1].items)}
 
 
 def _mutable_vars(body) -> set[str]:

@@ -734,9 +734,20 @@ class _Converter:
                     dotted = self.dotted(ann) or ""
                     if dotted in (f"{CT}.Array",):
                         params.append(Param(p.name.value, "array", self.pos(p)))
+                    elif self._host_type_annotation(ann, dotted):
+                        params.append(Param(p.name.value, "unknown", self.pos(p)))
                     else:
                         raise fail("CT106", f"unsupported annotation on parameter `{p.name.value}`", self.pos(p.annotation))
         return params
+
+    def _host_type_annotation(self, ann: cst.BaseExpression, dotted: str) -> bool:
+        """`x: torch.Tensor`: a class of another library, which cuTile Python reads as no annotation at all
+        (only `Annotated[...]` metadata such as ct.Constant changes a parameter)."""
+        root = ann
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value in self.info.aliases and "." in dotted \
+            and not dotted.startswith(("cuda.", "typing.", "typing_extensions.", "builtins."))
 
     def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
         """What makes a kernel untranslatable before its body is read: async, foreign decorators, a name
@@ -745,11 +756,16 @@ class _Converter:
         if fn.asynchronous is not None:
             raise fail("CT111", f"kernel `{name}` is `async def`: cuTile kernels are plain functions (cuTile "
                        "Python cannot launch a coroutine)", self.pos(fn))
-        for d in fn.decorators:
+        # a decorator above `@ct.kernel` receives the kernel object (TileGym's `@experimental_kernel` tags it
+        # for a warning at launch): the kernel's code is the same, routing finds the port by the object's
+        # function, and verification checks that the module's name is still that kernel. One below it
+        # changes the function cuTile Python compiles.
+        below = fn.decorators[fn.decorators.index(dec) + 1:] if dec in fn.decorators else fn.decorators
+        for d in below:
             if d is not dec:
-                raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` besides "
-                           "`@ct.kernel`: its effect cannot be translated (cuTile Python launches only the "
-                           "function `@ct.kernel` returns)", self.pos(d))
+                raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` below "
+                           "`@ct.kernel`: its effect cannot be translated (cuTile Python compiles the "
+                           "function it returns)", self.pos(d))
         if not name.isascii():
             raise fail("CT114", f"kernel name `{name}` is not ASCII: its C symbol `cutile_{name}` and Rust entry "
                        "need an ASCII identifier", self.pos(fn.name))
@@ -1068,10 +1084,12 @@ class _Converter:
             view = self._tiled_view(s.targets[0].target, s.value)
             if view:
                 return []
-            targets = self._targets(s.targets[0].target)
-            return self._flush([Assign(targets, self.expr(s.value), pos, _one_line(s))])
+            # the value first: a helper that rebinds its parameter (`scale = scale * C`) reads the argument
+            value = self.expr(s.value)
+            return self._flush([Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))])
         if isinstance(s, cst.AnnAssign) and s.value is not None:
-            return self._flush([Assign(self._targets(s.target), self.expr(s.value), pos, _one_line(s))])
+            value = self.expr(s.value)
+            return self._flush([Assign(self._targets(s.target), value, pos, _one_line(s))])
         if isinstance(s, cst.AugAssign):
             op = AUG.get(type(s.operator))
             if op is None or not isinstance(s.target, cst.Name):
@@ -1573,8 +1591,14 @@ class _Converter:
                                "each end in `return <expr>`, outside loops)", pos) from None
                 ret = stmts[-1].body[-1]
             pre, self.pending = self.pending, []
+            # a parameter the helper assigns (`A = A + c` in a loop) is a local from the entry on, holding
+            # the argument: a loop then carries it like any other local
+            copies = []
+            for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
+                arg = bind[n]  # before `local` rebinds the name to the helper's local
+                copies.append(Assign((self.local(n, pos),), arg, pos))
             body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
-            self.pending = pre + body
+            self.pending = pre + copies + body
             result = self.expr(ret.value) if ret is not None else PROCEDURE_DONE
         finally:
             self.subst.pop()
@@ -1589,6 +1613,25 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _assigned_names(stmts: list) -> set[str]:
+    """The names a block of statements binds (assignments, augmented assignments, `for` targets)."""
+    out: set[str] = set()
+    for st in stmts:
+        for node in _walk(st):
+            targets = []
+            if isinstance(node, cst.AssignTarget):
+                targets = [node.target]
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+                targets = [node.target]
+            while targets:
+                t = targets.pop()
+                if isinstance(t, cst.Name):
+                    out.add(t.value)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    targets.extend(e.value for e in t.elements)
+    return out
 
 
 def _returned_flag(break_flag: str) -> str:

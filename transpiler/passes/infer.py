@@ -520,8 +520,9 @@ class Infer:
                 self.literals[s.targets[0]] = s.value
                 return []
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(s.value, Op) \
-                    and s.value.op in ("dtype", "dtype_of"):
-                # `x_dtype = x.dtype`: a dtype is a compile-time value in cuTile Python, substituted at its uses
+                    and s.value.op in ("dtype", "dtype_of", "enum"):
+                # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
+                # substituted at their uses
                 self.literals[s.targets[0]] = s.value
                 return []
             v = self.expr(s.value)
@@ -632,6 +633,9 @@ class Infer:
         if taken is not None:
             return list(self.block(taken))
         cond = self.expr(s.cond)
+        if isinstance(cond, Lit) and isinstance(cond.value, bool):
+            # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
+            return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
         before = dict(self.env)
         try:
@@ -691,6 +695,14 @@ class Infer:
             return all(self._is_flag_expr(a) for a in e.args)
         return False
 
+    def literal_of(self, e: Expr | None) -> Expr | None:
+        """A keyword's value through the names bound once to a compile-time value (`padding_mode=zero_pad`)."""
+        for _ in range(32):
+            if not (isinstance(e, Name) and e.id in self.literals):
+                break
+            e = self.literals[e.id]
+        return e
+
     def bool_const_value(self, e: Expr, depth: int = 0) -> Expr:
         """A boolean over bool constants (`not ALIGNED`, through names assigned once) as a literal of this
         variant; anything else is returned as it is (the caller refuses it)."""
@@ -709,6 +721,16 @@ class Infer:
                 b = [v.value for v in vals]
                 out = (not b[0]) if e.op == "not" else (all(b) if e.op == "and" else any(b))
                 return Lit(out, e.pos)
+        if isinstance(e, Op) and e.op == "cmp" and len(e.args) == 2:
+            # a comparison of int constant arithmetic (`cdiv(N, T) * T != N`): cuTile Python folds it at
+            # compile time; here each truth value is a variant (the host evaluates the text on the constants)
+            a, b = (self.const_int_expr(x) for x in e.args)
+            if a is not None and b is not None:
+                text = f"({a[0]}) {e.attr('pred')} ({b[0]})"
+                taken = decides(self.k.variant.predicates, text)
+                if taken is None:
+                    raise SplitOnConst(text)
+                return Lit(taken, e.pos)
         return e
 
     def decided_arm(self, s: If):

@@ -44,12 +44,10 @@ RULES: dict[str, str] = {
     "A pair is kept when one of the two may write (every effect but `load_view_tko`/`load_ptr_tko`) and both "
     "may touch the same array (the address traced through views, offsets, shape ops and `assume` to a pointer "
     "argument; an address of unknown origin matches every array). Pairs of two loads, or of two different "
-    "arrays, are irrelevant (both compilers take distinct arguments as distinct arrays). Allowance, not a "
-    "proof: a pair of two plain stores (`store_view_tko`/`store_ptr_tko`, write after write) is not "
-    "compared: cuTile Python orders every store of an array after the previous one, cuTile Rust starts each "
-    "`partition_full_mut` store from the tensor's entry token (geglu_bwd, rope_halves, persistent_gemm); it "
-    "matters only where the two stores overlap, which the verifier does not decide. Loads after stores "
-    "(read after write), stores after loads and every pair with an atomic or another effect are compared.",
+    "arrays, are irrelevant (both compilers take distinct arguments as distinct arrays). Every other pair is "
+    "compared: two stores (write after write: cuTile Python orders every store of an array after the "
+    "previous one, so the port chains them too; unordered, the earlier store may win), loads after stores, "
+    "stores after loads and every pair with an atomic or another effect.",
     "N7-cse-dce": "Pure ops (only the ops listed in `_PURE_OPS`; every other op, known or not, is an effect "
     "printed in program order and never erased) are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
@@ -233,7 +231,6 @@ _ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", 
                 "permute", "expand_dims", "extract", "cat", "select"}
 _TERMINATORS = {"yield", "continue", "break", "return"}
 _READS = {"load_view_tko", "load_ptr_tko"}  # every other memory effect may write (fails closed)
-_PLAIN_STORES = {"store_view_tko", "store_ptr_tko"}
 _TOKEN_OPERAND = re.compile(r"\btoken\s*=\s*(%[A-Za-z0-9_.\-]+(?:#\d+)?)")
 
 
@@ -241,8 +238,8 @@ def _token_order(args: list[tuple[str, str]], body: list[Op]) -> dict[int, str]:
     """N17: the memory ordering that tokens express, where it can matter. An op that takes or gives a token
     is a memory effect; it is ordered after every effect whose result token reaches its token operands
     (transitively: `join_tokens`, loop-carried tokens to a fixpoint, region results). A pair is kept when one
-    of the two may write (every effect but a load), it is not two plain stores (the allowance in RULES), and
-    both may touch the same array: the address (view or pointer tile) traced through views, offsets and shape
+    of the two may write (every effect but a load) and both may touch the same array: the address (view or
+    pointer tile) traced through views, offsets and shape
     ops to a pointer entry argument; an address of unknown origin matches every array (fails closed). Returns
     id(op) -> `; mem#N after mem#M, ...` (N: rank among the effects in a kept pair, in program order)."""
     before: dict[int, set[int]] = {}  # effect -> effects it is ordered after
@@ -357,8 +354,6 @@ def _token_order(args: list[tuple[str, str]], body: list[Op]) -> dict[int, str]:
 
     def related(a: int, b: int) -> bool:
         x, y = arrays[a], arrays[b]
-        if kinds[a] in _PLAIN_STORES and kinds[b] in _PLAIN_STORES:
-            return False  # two plain stores: see RULES["N17-token-order"], the write-after-write allowance
         return (kinds[a] not in _READS or kinds[b] not in _READS) and (x is None or y is None or bool(x & y))
 
     kept = {e: sorted((p for p in before[e] if related(p, e)), key=seen.index) for e in seen}

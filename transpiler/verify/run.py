@@ -80,6 +80,9 @@ def _select(entries: list[dict], spec: dict, dtype: str | None = None) -> dict:
 
 
 def _import_source(path: Path):
+    """The kernel's module, imported as its package has it; packages it imports that are not installed here
+    (torch, triton: host code) are stubs during the import (verify/stubs.py)."""
+    from .stubs import missing_packages_stubbed
     root, dotted = package_root(path)
     if "." not in dotted:  # a lone module: loaded under a private name (two sources may share a stem)
         name = f"_cutile_transpile_src_{abs(hash(str(path.resolve())))}"
@@ -88,15 +91,29 @@ def _import_source(path: Path):
             raise ImportError(f"cannot import {path}")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        with missing_packages_stubbed(path.parent):
+            spec.loader.exec_module(mod)
         return mod
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    mod = importlib.import_module(dotted)
+    with missing_packages_stubbed(root / dotted.partition(".")[0]):
+        mod = importlib.import_module(dotted)
     if Path(mod.__file__ or "").resolve() != path.resolve():
         raise ImportError(f"`{dotted}` imports {mod.__file__}, not {path} (another package of that name is "
                           "on sys.path)")
     return mod
+
+
+def _module_kernel(pymod, name: str, src: Path):
+    """The module's `name`, checked to be the `@ct.kernel` of the function `name` in `src`: decorators above
+    `@ct.kernel` are ported as if absent, which holds only while they hand the kernel object back."""
+    import cuda.tile as ct
+    kobj = getattr(pymod, name)
+    fn = getattr(kobj, "_pyfunc", None) if isinstance(kobj, ct.kernel) else None
+    if fn is None or fn.__name__ != name or Path(fn.__code__.co_filename).resolve() != src.resolve():
+        raise LookupError(f"`{name}` of the module is {kobj!r}, not the `@ct.kernel` of its function `{name}` "
+                          "(a decorator above `@ct.kernel` replaced it)")
+    return kobj
 
 
 def _factory_kernel(pymod, k: dict):
@@ -333,8 +350,8 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
                 continue
             try:
                 pymod = _import_source(src)
-                kernel_at = _factory_kernel(pymod, k) if k.get("factory") else (lambda spec, kobj=getattr(
-                    pymod, k["name"]): kobj)
+                kernel_at = _factory_kernel(pymod, k) if k.get("factory") else (lambda spec, kobj=_module_kernel(
+                    pymod, k["name"], src): kobj)
             except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
                 kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
                 continue

@@ -63,6 +63,9 @@ pub mod geglu_kernels {
         dout: &Tensor<E2, { [-1, -1] }>,
         dgate_up: &Tensor<E2, { [-1, -1] }>,
     ) {
+        let __tok_root: Token = new_token_unordered();
+        let mut dgate_up_tok_access: Token = __tok_root;
+        let mut dgate_up_tok_store: Token = __tok_root;
         // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
         // pn = ct.bid(1)
@@ -126,7 +129,8 @@ pub mod geglu_kernels {
         let dgate_up_a: Tile<f32, { [BM, BN] }> = do_ * u;
         let dgate_up_b: Tile<f32, { [BM, BN] }> = dgate_up_a * dgelu;
         let dgate_up_c: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_b);
-        let mut dgate_up_part: PartitionMut<E2, { [BM, BN] }> = unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
+        let mut dgate_up_part: PartitionMut<E2, { [BM, BN] }> =
+            unsafe { make_partition_view_mut(dgate_up, shape![BM, BN], padding::None, dgate_up_tok_access) };
         unsafe {
             store_view_tko_mut(
                 &mut dgate_up_part,
@@ -138,11 +142,15 @@ pub mod geglu_kernels {
                 tma::Enabled,
             )
         };
+        let dgate_up_tok: Token = get_partition_token_mut(&dgate_up_part);
+        dgate_up_tok_access = dgate_up_tok;
+        dgate_up_tok_store = dgate_up_tok;
         // ct.store(dgate_up, index=(pm, pn + n_half_tiles), tile=(do * gelu).astype(dgate_up.dtype))
         let dgate_up_d: Tile<f32, { [BM, BN] }> = do_ * gelu;
         let dgate_up_e: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_d);
         let dgate_up_f: i32 = pn + n_half_tiles;
-        let mut dgate_up_part2: PartitionMut<E2, { [BM, BN] }> = unsafe { dgate_up.partition_full_mut(shape![BM, BN]) };
+        let mut dgate_up_part2: PartitionMut<E2, { [BM, BN] }> =
+            unsafe { make_partition_view_mut(dgate_up, shape![BM, BN], padding::None, dgate_up_tok_access) };
         unsafe {
             store_view_tko_mut(
                 &mut dgate_up_part2,
@@ -154,5 +162,8 @@ pub mod geglu_kernels {
                 tma::Enabled,
             )
         };
+        let dgate_up_tok2: Token = get_partition_token_mut(&dgate_up_part2);
+        dgate_up_tok_access = dgate_up_tok2;
+        dgate_up_tok_store = dgate_up_tok2;
     }
 }

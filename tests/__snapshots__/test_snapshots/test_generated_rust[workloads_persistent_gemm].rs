@@ -45,6 +45,9 @@ pub mod persistent_gemm_kernels {
         B: &Tensor<E, { [-1, -1] }>,
         C: &Tensor<E2, { [-1, -1] }>,
     ) {
+        let __tok_root: Token = new_token_unordered();
+        let mut C_tok_access: Token = __tok_root;
+        let mut C_tok_store: Token = __tok_root;
         // M = A.shape[0]
         let a_shape: Shape<{ [-1, -1] }> = A.shape();
         let M: i32 = a_shape[0];
@@ -98,7 +101,8 @@ pub mod persistent_gemm_kernels {
             }
             // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
             let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-            let mut c_part: PartitionMut<E2, { [BM, BN] }> = unsafe { C.partition_full_mut(shape![BM, BN]) };
+            let mut c_part: PartitionMut<E2, { [BM, BN] }> =
+                unsafe { make_partition_view_mut(C, shape![BM, BN], padding::None, C_tok_access) };
             unsafe {
                 store_view_tko_mut(
                     &mut c_part,
@@ -110,6 +114,9 @@ pub mod persistent_gemm_kernels {
                     tma::Enabled,
                 )
             };
+            let c_tok: Token = get_partition_token_mut(&c_part);
+            C_tok_access = c_tok;
+            C_tok_store = c_tok;
         }
     }
 }

@@ -14,6 +14,9 @@ pub mod rope_kernels {
         sin_: &Tensor<E2, { [-1, -1] }>,
         out: &Tensor<E, { [-1, -1, -1] }>,
     ) {
+        let __tok_root: Token = new_token_unordered();
+        let mut out_tok_access: Token = __tok_root;
+        let mut out_tok_store: Token = __tok_root;
         // tok = ct.bid(0)
         let tok: i32 = get_tile_block_id().0;
         // hb = ct.bid(1)
@@ -58,7 +61,8 @@ pub mod rope_kernels {
         // ct.store(out, index=(tok, hb, 0), tile=o1.reshape((1, BH, HALF)).astype(out.dtype))
         let out_a: Tile<f32, { [1, BH, HALF] }> = o1.reshape(shape![1, BH, HALF]);
         let out_b: Tile<E, { [1, BH, HALF] }> = convert_tile(out_a);
-        let mut out_part: PartitionMut<E, { [1, BH, HALF] }> = unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
+        let mut out_part: PartitionMut<E, { [1, BH, HALF] }> =
+            unsafe { make_partition_view_mut(out, shape![1, BH, HALF], padding::None, out_tok_access) };
         unsafe {
             store_view_tko_mut(
                 &mut out_part,
@@ -70,10 +74,14 @@ pub mod rope_kernels {
                 tma::Enabled,
             )
         };
+        let out_tok: Token = get_partition_token_mut(&out_part);
+        out_tok_access = out_tok;
+        out_tok_store = out_tok;
         // ct.store(out, index=(tok, hb, 1), tile=o2.reshape((1, BH, HALF)).astype(out.dtype))
         let out_c: Tile<f32, { [1, BH, HALF] }> = o2.reshape(shape![1, BH, HALF]);
         let out_d: Tile<E, { [1, BH, HALF] }> = convert_tile(out_c);
-        let mut out_part2: PartitionMut<E, { [1, BH, HALF] }> = unsafe { out.partition_full_mut(shape![1, BH, HALF]) };
+        let mut out_part2: PartitionMut<E, { [1, BH, HALF] }> =
+            unsafe { make_partition_view_mut(out, shape![1, BH, HALF], padding::None, out_tok_access) };
         unsafe {
             store_view_tko_mut(
                 &mut out_part2,
@@ -85,5 +93,8 @@ pub mod rope_kernels {
                 tma::Enabled,
             )
         };
+        let out_tok2: Token = get_partition_token_mut(&out_part2);
+        out_tok_access = out_tok2;
+        out_tok_store = out_tok2;
     }
 }

@@ -24,6 +24,9 @@ def block_index(infer: Infer, e: Op) -> Op:
 
 @handler("ifexp")
 def ifexp(infer: Infer, e: Op) -> Expr:
+    by_dtype = infer.dtype_cond_value(e.args[0])
+    if by_dtype is not None:  # `a if x.dtype == ct.float32 else b`: folded per entry (the arms' types may differ)
+        return infer.expr(e.args[1] if by_dtype else e.args[2])
     cond = infer.expr(e.args[0])
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     if a.ty != b.ty:

@@ -190,6 +190,12 @@ def logical_not(infer: Infer, e: Op) -> Op:
 
 @handler("and", "or")
 def logical(infer: Infer, e: Op) -> Op:
+    left = infer.bool_const_value(e.args[0]) if infer.is_const(e.args[0]) else e.args[0]
+    if isinstance(left, Lit) and isinstance(left.value, bool) and not infer.is_const(e.args[1]):
+        # `not EVEN_N and j >= start`: cuTile Python short-circuits the constant operand at compile time
+        # (a variant per value): the runtime operand where it decides, else the constant's value
+        decided = left.value if e.op == "or" else not left.value
+        return infer.expr(left if decided else e.args[1])
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
     return Op(e.op, (a, b), e.pos, rule=e.rule, ty=TileTy("bool"))
 

@@ -79,10 +79,25 @@ def _hint_attrs(infer: Infer, e: Op) -> tuple:
     if lat is not None:
         out.append(("latency", latency_value(infer, lat, e)))
     if tma is not None:
+        tma = infer.bool_const_value(tma)  # a ct.Constant[bool] (or a boolean of them): a variant per value
         if not (isinstance(tma, Lit) and isinstance(tma.value, bool)):
-            raise fail(e.rule, "`allow_tma` must be True or False", e.pos)
+            raise fail(e.rule, "`allow_tma` must be True or False (or a boolean of ct.Constant[bool])", e.pos)
         out.append(("allow_tma", tma.value))
     return tuple(out)
+
+
+def _order(e: Op, rank: int) -> tuple[int, ...]:
+    """The axis permutation of a load's or store's `order=` ("C" and the identity: none)."""
+    order = e.attr("order")
+    if order is None or isinstance(order, Lit) and order.value == "C":
+        return tuple(range(rank))
+    items = order.items if isinstance(order, TupleExpr) else ()
+    if isinstance(order, Lit) and order.value == "F" and rank == 2:
+        return (1, 0)
+    if items and all(isinstance(i, Lit) and isinstance(i.value, int) for i in items) \
+            and sorted(i.value for i in items) == list(range(rank)):
+        return tuple(i.value for i in items)
+    raise fail(e.rule, "`order` must be a permutation of integer literals", e.pos)
 
 
 @handler("load")
@@ -93,25 +108,16 @@ def load(infer: Infer, e: Op) -> Op:
     shape = ("1",) * rank if scalar else infer.shape_dims(e.args[2])
     if len(shape) != rank:
         raise fail(e.rule, f"tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
-    pad = e.attr("padding_mode")
+    pad = infer.literal_of(e.attr("padding_mode"))
     padding = "padding::None"
     if pad is not None:
         if not (isinstance(pad, Op) and pad.op == "enum"):
             raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
         padding = pad.attr("value")
-    order = e.attr("order")
     attrs = (("padding", padding),) + _hint_attrs(infer, e)
-    if order is not None:
-        items = order.items if isinstance(order, TupleExpr) else ()
-        if isinstance(order, Lit) and order.value == "F" and rank == 2:
-            perm = (1, 0)
-        elif items and all(isinstance(i, Lit) and isinstance(i.value, int) for i in items) \
-                and sorted(i.value for i in items) == list(range(rank)):
-            perm = tuple(i.value for i in items)
-        else:
-            raise fail(e.rule, "`order` must be a permutation of integer literals", e.pos)
-        if perm != tuple(range(rank)):
-            attrs += (("order", perm),)
+    perm = _order(e, rank)
+    if perm != tuple(range(rank)):
+        attrs += (("order", perm),)
     load = Op("load", (arr, index), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
     if scalar:
         return Op("item", (load,), e.pos, rule=e.rule, ty=TileTy(arr.ty.dtype))
@@ -143,6 +149,8 @@ def store(infer: Infer, e: Op) -> Op:
         raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
                    "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                    "which depend on the specialization)", e.pos)
+    if _order(e, rank) != tuple(range(rank)):
+        raise fail(e.rule, "a store with a permuted `order` is not supported yet (the identity order is)", e.pos)
     attrs = _hint_attrs(infer, e)
     return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
 
@@ -203,7 +211,7 @@ def _common(infer: Infer, e: Op):
     memory = []
     for key, kind, default in (("memory_order", "ordering::", "ordering::AcqRel"),
                                ("memory_scope", "scope::", "scope::Device")):
-        v = e.attr(key)
+        v = infer.literal_of(e.attr(key))
         if v is None:
             continue
         if not (isinstance(v, Op) and v.op == "enum" and str(v.attr("value")).startswith(kind)):
