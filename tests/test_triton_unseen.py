@@ -114,3 +114,33 @@ def test_math_forms_real_libraries_use(tmp_path):
     assert "scan_sum(x, 0i32" in rust, rust
     assert ".reshape(shape![H, D])" in rust
     assert "ceil(" in rust and "floor(" in rust and "0.5" in rust
+
+
+# -------------------------------------------------------------------------------------- idioms
+
+def test_a_pointer_tested_by_its_truth_is_an_optional_pointer(tmp_path):
+    """`if bias_ptr:` / `if not bias_ptr:` mean `is not None` / `is None` for a pointer parameter: the same
+    model as the explicit test (a hidden IS_GIVEN constant), while a scalar flag tested by truth stays a number."""
+    from transpiler.model.dump import dump_kernel
+
+    def model(test_given: str, test_none: str) -> str:
+        (k,) = _kernels(tmp_path, f"""
+        @triton.jit
+        def k(x_ptr, b_ptr, y_ptr, flag, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            if {test_given}:
+                x += tl.load(b_ptr + offs)
+            if {test_none}:
+                x = x * 2.0
+            if flag:
+                x = x + 1.0
+            tl.store(y_ptr + offs, x)
+        """)
+        assert {p.name: p.kind for p in k.params}["flag"] != "array"
+        # the source lines the dump quotes aside
+        return "\n".join(line for line in dump_kernel(k).splitlines() if "if b_ptr" not in line and "if not" not in line)
+
+    truthy = model("b_ptr", "not b_ptr")
+    assert "B_PTR_IS_GIVEN" in truthy
+    assert truthy == model("b_ptr is not None", "b_ptr is None")

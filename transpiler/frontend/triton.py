@@ -505,8 +505,26 @@ class _TritonConverter(_Converter):
         flag = Name(name, pos)
         return flag if given else Op("not", (flag,), pos, rule="CTR-CMP")
 
+    def _pointer_truth(self, test: cst.BaseExpression) -> cst.BaseExpression:
+        """`if bias_ptr:` / `if not bias_ptr:` on a pointer parameter: Python's truth of an optional pointer is
+        `bias_ptr is not None` (Triton decides it at compile time, as it decides the None test)."""
+        if isinstance(test, cst.Name) and test.value in self.pointer_params and not self.subst:
+            return cst.Comparison(test, [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))])
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._pointer_truth(test.expression)
+            if inner is not test.expression:
+                return cst.Comparison(test.expression, [cst.ComparisonTarget(cst.Is(), cst.Name("None"))])
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._pointer_truth(test.left), self._pointer_truth(test.right)
+            if left is not test.left or right is not test.right:
+                return test.with_changes(left=left, right=right)
+        return test
+
     def if_stmt(self, s: cst.If) -> list:
         """`if ptr is not None:` where `ptr` is a helper's `None` default: only the arm Triton compiles."""
+        truth = self._pointer_truth(s.test)
+        if truth is not s.test:
+            s = s.with_changes(test=truth)
         test = _none_test(s.test)
         if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
             return super().if_stmt(s)
@@ -1277,6 +1295,7 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
     the one pointer of each such sum (a name with `ptr` in it, else the leftmost)."""
     params = [p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)]
     int_used: set[str] = set()
+    truth_used: set[str] = set()
     dtype_used: set[str] = set()
     assigns: dict[str, list] = {}
     roots: list = []
@@ -1310,7 +1329,10 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             dtype_used.add(node.value.value.value)
         elif isinstance(node, cst.If) or isinstance(node, cst.While):
             if isinstance(node.test, cst.Name):
-                int_used.add(node.test.value)
+                truth_used.add(node.test.value)
+    # a name tested by its truth (`if bias_ptr:`) is a number unless an address reaches it: then an optional
+    # pointer, whose truth is `is not None` (_TritonConverter._pointer_truth)
+    int_used |= truth_used - {n.value for r in roots if r is not None for n in _sum_leaves(conv, r)}
     pointers: set[str] = {n for n in dtype_used if n in params}
     work = list(roots)
     seen: set[int] = set()
