@@ -1,0 +1,111 @@
+"""The numeric check of an output directory's Triton ports: every kernel with reference cases gets its entry
+compiled (cuTile Rust, through the irdump helper, once per entry and generics) and each case interpreted.
+
+`numeric_checks` is what `verify` calls; `check_output` runs it standalone (tests, tools/interpret_mutants.py).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from .cases import (DEFAULT_REFS, CaseResult, case_dtype, case_spec, check_case, entry_signature, ir_key,
+                    load_references, reference_tool)
+from .values import InterpretError
+
+
+def references_for(out: Path, module: dict, kernel: dict, refs_dir: Path | None) -> list:
+    """The reference cases of a manifest kernel: by its source module's stem and its name."""
+    folder = refs_dir if refs_dir is not None else DEFAULT_REFS
+    if not folder.is_dir() or reference_tool() is None:
+        return []
+    refs = _cached_refs(str(folder.resolve()))
+    return refs.get((Path(module["source"]).stem, kernel["name"]), [])
+
+
+_REFS: dict[str, dict] = {}
+
+
+def _cached_refs(folder: str) -> dict:
+    if folder not in _REFS:
+        _REFS[folder] = load_references(Path(folder))
+    return _REFS[folder]
+
+
+def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp: Path,
+                   refs_dir: Path | None = None, log=None) -> dict[str, list[CaseResult]]:
+    """Kernel name -> the results of its cases (kernels without references are left out)."""
+    from ..run import _run_irdump, _select
+    from ..normalize import TARGET
+    from ..specs import verified_generics
+    from ..toolchain import ToolchainError, disassemble
+    todo, jobs, by_key = [], [], {}
+    results: dict[str, list[CaseResult]] = {}
+    for module, kernel in items:
+        for ref in references_for(out, module, kernel, refs_dir):
+            try:
+                spec = case_spec(kernel, ref.case, (out / module["source"]).resolve())
+                dtype = case_dtype(kernel, ref.case)
+                entry = _select(kernel["entries"], spec, dtype)
+                generics = verified_generics(kernel, entry, spec, dtype)
+            except (InterpretError, LookupError, KeyError) as e:
+                results.setdefault(kernel["name"], []).append(CaseResult(ref.case["id"], "not_interpreted",
+                                                                         f"no entry for the case: {e}"))
+                continue
+            rust = (out / module["rust"]).resolve()
+            key = ir_key(rust, module["module"], entry["name"], generics)
+            if key not in by_key:
+                bc = tmp / f"{key[:24]}.rs.tileirbc"
+                strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
+                           for p in kernel["params"] if p["kind"] == "array"]
+                by_key[key] = bc
+                jobs.append({"file": str(rust), "module": module["module"], "entry": entry["name"],
+                             "generics": generics, "strides": strides, "target": TARGET, "out": str(bc)})
+            todo.append((kernel, entry, rust, key, ref))
+    if not todo:
+        return results
+    if log:
+        log(f"interpreting {len(todo)} Triton cases ({len(jobs)} entries compiled to Tile IR)")
+    stdout, stderr = _run_irdump(irdump, jobs)
+    compiled = {}
+    for line in stdout.splitlines():
+        try:
+            r = json.loads(line)
+            compiled[r["out"]] = r
+        except json.JSONDecodeError:
+            continue
+    texts: dict[str, str | Exception] = {}
+    for kernel, entry, rust, key, ref in todo:
+        bc = by_key[key]
+        if key not in texts:
+            r = compiled.get(str(bc))
+            try:
+                if r is None or not r.get("ok"):
+                    raise ToolchainError((r or {}).get("error") or stderr[-1000:] or "irdump produced no result")
+                texts[key] = disassemble(bc)
+            except ToolchainError as e:
+                texts[key] = e
+        text = texts[key]
+        if isinstance(text, Exception):
+            res = CaseResult(ref.case["id"], "not_interpreted", f"cuTile Rust compile failed: {text}")
+        else:
+            try:
+                sig = entry_signature(rust.read_text(), entry["name"])
+                res = check_case(text, kernel, sig, ref)
+            except InterpretError as e:
+                res = CaseResult(ref.case["id"], "not_interpreted", str(e))
+        results.setdefault(kernel["name"], []).append(res)
+    return results
+
+
+def check_output(out: Path, kernels: list[str] | None = None, refs_dir: Path | None = None,
+                 log=None) -> dict[str, list[CaseResult]]:
+    """Every Triton kernel of OUT (or those named) with references, interpreted (no crate build needed)."""
+    from ..toolchain import cargo_env, irdump_binary
+    manifest = json.loads((out / "manifest.json").read_text())
+    items = [(m, k) for m in manifest["modules"] for k in m["kernels"]
+             if k.get("frontend") == "triton" and (not kernels or k["name"] in kernels)]
+    irdump = irdump_binary(cargo_env())
+    with tempfile.TemporaryDirectory(prefix="cutile-interpret-") as tmp:
+        return numeric_checks(out, items, irdump, Path(tmp), refs_dir, log)
