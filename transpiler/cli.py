@@ -91,8 +91,14 @@ def _source_line(path: str, lineno: int) -> str | None:
 
 
 # verdicts that pass: Tile IR equivalent to cuTile Python's, or (Triton sources, which have no Tile IR to
-# compare with) compiled to Tile IR by cuTile Rust
-PASSING = ("equivalent", "compiled")
+# compare with) compiled to Tile IR by cuTile Rust, and where reference cases exist, their numbers interpreted
+# from that Tile IR equal to Triton's (verify/interpret)
+PASSING = ("equivalent", "compiled", "numbers_match")
+
+
+def _numbers(s: dict) -> str:
+    """The summary's part for Triton ports checked by their numbers (verify/interpret), where there are any."""
+    return "".join(f"{s[k]} {k.replace('_', ' ')}, " for k in ("numbers_match", "numbers_differ") if s[k])
 
 
 def _apply_verdicts(result: RunResult, verdicts) -> None:
@@ -108,7 +114,8 @@ def _apply_verdicts(result: RunResult, verdicts) -> None:
                 k.checks = [dict(c.__dict__) for c in v.checks]
                 if v.verdict not in PASSING:
                     detail = v.reason or next((c.detail for c in v.checks if c.verdict != "equivalent"), "")
-                    k.diagnostics.append(Diagnostic("error", "CT200" if v.verdict == "different" else "CT201",
+                    code = {"different": "CT200", "numbers_differ": "CT202"}.get(v.verdict, "CT201")
+                    k.diagnostics.append(Diagnostic("error", code,
                                                     f"Tile IR {v.verdict.replace('_', ' ')}: {detail[:4000]}",
                                                     _kernel_pos(k)))
 
@@ -384,10 +391,10 @@ def _finish(result: RunResult, fmt: Format, quiet: bool, verify: bool, written: 
                 + f"{s['unsupported']} unsupported, {s['error']} errors")
         if verify:
             line += f"; {s['equivalent']} equivalent, " + (f"{s['compiled']} compiled, " if s["compiled"] else "") + \
-                f"{s['different']} different, {s['not_verified']} not verified"
+                _numbers(s) + f"{s['different']} different, {s['not_verified']} not verified"
         _err(line + f"; {_count(len(written), 'file')} written")
     failed = s["unsupported"] or s["error"] or s["file_errors"]
-    if verify and (s["different"] or s["not_verified"]):
+    if verify and (s["different"] or s["not_verified"] or s["numbers_differ"]):
         failed = True
     failed = failed or force_fail
     raise typer.Exit(1 if failed else 0)
@@ -452,7 +459,7 @@ def verify_cmd(
         if not quiet:  # the main command's summary line, for the same verdicts
             _err(f"{_count(summary['kernels'], 'kernel')}: "
                  f"{summary['equivalent']} equivalent, "
-                 + (f"{summary['compiled']} compiled, " if summary["compiled"] else "")
+                 + (f"{summary['compiled']} compiled, " if summary["compiled"] else "") + _numbers(summary)
                  + f"{summary['different']} different, {summary['not_verified']} not verified "
                  f"({time.monotonic() - t0:.1f} s)")
     raise typer.Exit(0 if verdicts and all(v.verdict in PASSING for v in verdicts) else 1)

@@ -52,7 +52,7 @@ class RunResult:
 
     def summary(self) -> dict:
         s = {k: 0 for k in ("kernels", "translated", "fallback", "unsupported", "error", "equivalent", "compiled",
-                            "different", "not_verified", "file_errors")}
+                            "numbers_match", "numbers_differ", "different", "not_verified", "file_errors")}
         s["kernels"] = len(self.kernels)
         # errors of a whole file (CT001 syntax, CT002 unreadable, ...): no kernel carries them, the exit code does
         s["file_errors"] = sum(d.severity == "error" for d in self.file_diagnostics)

@@ -674,9 +674,9 @@ def classify(kv) -> tuple[str, str]:
     """(outcome, detail) of one mutated kernel's KernelVerdict (None: missing from the result)."""
     if kv is None:
         return "error", "no verdict for the kernel"
-    if kv.verdict == "different":
-        return "killed", next((c.detail for c in kv.checks if c.verdict == "different"), "")
-    if kv.verdict == "equivalent":
+    if kv.verdict in ("different", "numbers_differ"):  # a Triton port: killed by its numbers (interpret/)
+        return "killed", next((c.detail for c in kv.checks if c.verdict == kv.verdict), kv.reason)
+    if kv.verdict in ("equivalent", "numbers_match"):
         return "equivalent", ""
     if "does not build" in kv.reason:
         return "rejected", kv.reason

@@ -4,6 +4,8 @@
 2. for every kernel, specialization and dtype: the Rust entry compiled by cuTile Rust's
    compile-only API and the Python kernel exported by cuTile Python give the same normalized
    Tile IR (see normalize.py). Verdict per kernel: equivalent | different | not_verified.
+3. a Triton port (no Tile IR of the source to compare with) is `compiled`, and where reference cases exist
+   its entry's Tile IR is interpreted on them (interpret/): numbers_match | numbers_differ.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class KernelVerdict:
     def summary_line(self) -> str:
         ok = sum(c.verdict == "equivalent" for c in self.checks)
         at = f" at {coverage_text(self.coverage())}" if self.verdict == "equivalent" else ""
+        cases = [c for c in self.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")]
+        if cases:  # a Triton port checked by its numbers (interpret/)
+            return (f"{self.kernel}: {self.verdict} (interpreted, {sum(c.verdict == 'numbers_match' for c in cases)}"
+                    f"/{len(cases)} cases match)" f"{' - ' + self.reason if self.reason else ''}")
         return (f"{self.kernel}: {self.verdict}{at} ({ok}/{len(self.checks)} checks equivalent)"
                 f"{' - ' + self.reason if self.reason else ''}")
 
@@ -475,6 +481,9 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
                     check.verdict = "different"
                     check.detail = "".join(difflib.unified_diff(py_txt.splitlines(True), rs_txt.splitlines(True),
                                                                 "cutile-python", "cutile-rust"))
+        # a Triton port that compiled and has reference cases: its numbers, through the Tile IR interpreter
+        from .interpret.driver import add_numeric_checks
+        add_numeric_checks(out, pending, verdicts, irdump, tmpd, log)
     for kv in verdicts:
         if kv.verdict == "not_verified":
             continue

@@ -4,7 +4,8 @@ A kernel's key covers: the Rust of its module as it is on disk (kernel.rs and ff
 manifest record (entries, specializations, dtypes, probes' inputs), its Python source with the modules and
 pyproject.toml it reads (`cache.file_key`), this tool's code, rules and templates, the irdump helper, and the
 versions of the toolchain (cutile, cuda-tile, tileiras, cargo). Only final verdicts are stored
-(`equivalent`, `different`, `compiled`); `not_verified` depends on the environment and is tried again.
+(`equivalent`, `different`, `compiled`, `numbers_match`, `numbers_differ`: a Triton port's reference cases are
+in the key too); `not_verified` depends on the environment and is tried again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from ..output.guard import inside
 from .toolchain import cache_dir
 
-FINAL = ("equivalent", "different", "compiled")
+FINAL = ("equivalent", "different", "compiled", "numbers_match", "numbers_differ")
 
 
 @lru_cache(maxsize=1)
@@ -60,6 +61,8 @@ def kernel_key(out: Path, module: dict, kernel: dict) -> str | None:
     if py is None:
         return None
     h.update(py.encode())
+    from .interpret.driver import reference_digest
+    h.update(reference_digest(out, module, kernel).encode())  # a Triton port's reference cases
     return h.hexdigest()
 
 

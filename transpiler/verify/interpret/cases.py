@@ -235,7 +235,7 @@ def first_difference(name: str, got: np.ndarray, want: np.ndarray, dtype: str, t
 @dataclass
 class CaseResult:
     case: str  # the case id
-    verdict: str  # numbers-match | numbers-differ | not_interpreted
+    verdict: str  # numbers_match | numbers_differ | not_interpreted
     detail: str = ""
     seconds: float = 0.0
 
@@ -252,7 +252,7 @@ def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref
         args = launch_args(kernel, signature, case, arrays, memory)
         Machine(memory, tuple(case["grid"])).run(parse_entry(ir_text), args)
     except InterpretError as e:
-        return CaseResult(case["id"], "not_interpreted" if _unmodelled(str(e)) else "numbers-differ", str(e),
+        return CaseResult(case["id"], "not_interpreted" if _unmodelled(str(e)) else "numbers_differ", str(e),
                           time.monotonic() - t0)
     diffs = []
     for name, meta in case["outputs"].items():
@@ -260,7 +260,7 @@ def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref
         d = first_difference(name, arrays[name], ref.outputs[name], meta["dtype"], tol)
         if d:
             diffs.append(d)
-    return CaseResult(case["id"], "numbers-differ" if diffs else "numbers-match", "; ".join(diffs),
+    return CaseResult(case["id"], "numbers_differ" if diffs else "numbers_match", "; ".join(diffs),
                       time.monotonic() - t0)
 
 

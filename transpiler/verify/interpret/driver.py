@@ -109,3 +109,42 @@ def check_output(out: Path, kernels: list[str] | None = None, refs_dir: Path | N
     irdump = irdump_binary(cargo_env())
     with tempfile.TemporaryDirectory(prefix="cutile-interpret-") as tmp:
         return numeric_checks(out, items, irdump, Path(tmp), refs_dir, log)
+
+
+NUMERIC = ("numbers_match", "numbers_differ")
+
+
+def add_numeric_checks(out: Path, pending: list[tuple[dict, dict]], verdicts: list, irdump: Path, tmp: Path,
+                       log=None) -> None:
+    """verify's hook: each Triton kernel that compiled gets one check per reference case (verdict
+    numbers_match | numbers_differ | not_interpreted) and, when every case ran, the kernel verdict
+    numbers_match (all matched) or numbers_differ (one differs, with its first differing element)."""
+    from ..run import Check
+    items = [(m, k, kv) for (m, k), kv in zip(pending, verdicts)
+             if kv.verdict == "compiled" and all(c.verdict == "compiled" for c in kv.checks)]
+    if not items:
+        return
+    found = numeric_checks(out, [(m, k) for m, k, _ in items], irdump, tmp, log=log)
+    for _, k, kv in items:
+        results = found.get(k["name"], [])
+        for r in results:
+            kv.checks.append(Check(r.case, {}, "", r.verdict, r.detail))
+        if any(r.verdict == "numbers_differ" for r in results):
+            kv.verdict = "numbers_differ"
+            kv.reason = next(f"case {r.case}: {r.detail}" for r in results if r.verdict == "numbers_differ")
+        elif results and all(r.verdict == "numbers_match" for r in results):
+            kv.verdict = "numbers_match"
+        elif results:
+            kv.reason = "; ".join(f"case {r.case} not interpreted: {r.detail}" for r in results
+                                  if r.verdict == "not_interpreted")[:2000]
+
+
+def reference_digest(out: Path, module: dict, kernel: dict) -> str:
+    """What a Triton kernel's numeric check reads besides the port: its reference files (names and bytes)."""
+    import hashlib
+    if kernel.get("frontend") != "triton":
+        return ""
+    h = hashlib.sha256()
+    for ref in references_for(out, module, kernel, None):
+        h.update(ref.path.name.encode() + ref.path.read_bytes())
+    return h.hexdigest()
