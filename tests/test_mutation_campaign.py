@@ -108,10 +108,9 @@ def test_allow_list_entries_are_valid(corpus_out, allow):
 
 @pytest.fixture(scope="module")
 def campaign(corpus_out, ci_mutants, allow, tmp_path_factory):
-    out = M.prepare_copy(corpus_out, tmp_path_factory.mktemp("mutation") / "rust",
-                         {m.kernel for m in ci_mutants}, dtypes=("f16",))
+    out = M.prepare_copy(corpus_out, tmp_path_factory.mktemp("mutation") / "rust", {m.kernel for m in ci_mutants})
     t0 = time.monotonic()
-    camp = M.run_campaign(out, ci_mutants, allow, controls=1)
+    camp = M.run_campaign(out, ci_mutants, allow, controls=1, dtypes=("f16",))
     f = M.figures(camp.results)
     print(f"\nmutation campaign (seed {SEED}): {f['mutants']} mutants in {camp.rounds} rounds, {f['killed']} killed, "
           f"{f['rejected']} rejected, {f['allowed']} allowed-equivalent, {f['survived']} survived, "

@@ -133,8 +133,7 @@ def main() -> int:
         todo = [m for m in mutants if m.id not in done]
         print(f"{len(mutants)} mutants ({len(mutants) - len(todo)} already in {args.results}), "
               f"{len({m.kernel for m in mutants})} kernels, seed {args.seed}", flush=True)
-        out = M.prepare_copy(src, base / "mutated", {m.kernel for m in mutants},
-                             dtypes=args.dtypes.split(",") if args.dtypes else None)
+        out = M.prepare_copy(src, base / "mutated", {m.kernel for m in mutants})
 
         def on_result(r: M.Result) -> None:
             if not args.quiet:
@@ -145,7 +144,7 @@ def main() -> int:
 
         log = None if args.quiet else (lambda s: print(f"  [{time.monotonic() - t0:6.0f} s] {s}", flush=True))
         camp = M.run_campaign(out, todo, allow, controls=1, log=log, on_result=on_result,
-                              max_per_round=args.max_per_round)
+                              max_per_round=args.max_per_round, dtypes=args.dtypes.split(",") if args.dtypes else None)
         by_id = {r.mutant.id: r for r in camp.results}
         results = []
         for m in mutants:

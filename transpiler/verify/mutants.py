@@ -607,14 +607,13 @@ def allowed_reason(mu: Mutant, allow: list[Allowed]) -> str:
 
 # ---------------------------------------------------------------------------------------------- running
 
-def prepare_copy(src: Path, dst: Path, kernels: Iterable[str] | None = None, kernel_only: bool = True,
-                 dtypes: Iterable[str] | None = None) -> Path:
+def prepare_copy(src: Path, dst: Path, kernels: Iterable[str] | None = None, kernel_only: bool = True) -> Path:
     """A copy of the output directory SRC at DST for mutation runs. Sources in the manifest become absolute
     (they are relative to the output). With `kernels`, only the modules holding them are kept (manifest and
     lib.rs); with `kernel_only`, the C ABI layer (`ffi.rs`, the cdylib) is left out of the build: mutants
     change entry bodies only and verify compares entries, and it makes each round's cargo build about 3x
-    cheaper. With `dtypes`, the kernels generic over E are verified at those dtypes only (fewer checks per
-    round; the coverage probes of the other constants stay)."""
+    cheaper. The manifest's records stay as generated (verify checks them against the sources); a run at
+    fewer dtypes passes `dtypes` to `run_campaign`."""
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("target", ".cutile-transpile*"))
     m = json.loads((dst / "manifest.json").read_text())
     want = set(kernels) if kernels is not None else None
@@ -622,9 +621,6 @@ def prepare_copy(src: Path, dst: Path, kernels: Iterable[str] | None = None, ker
         m["modules"] = [mod for mod in m["modules"] if any(k["name"] in want for k in mod["kernels"])]
     for mod in m["modules"]:
         mod["source"] = str((src / mod["source"]).resolve())
-        if dtypes is not None:
-            for k in mod["kernels"]:
-                k["dtypes"] = [d for d in k["dtypes"] if d in set(dtypes)] or k["dtypes"][:1]
     (dst / "manifest.json").write_text(json.dumps(m))
     keep = {mod["rust"].split("/")[1] for mod in m["modules"]}
     lib = (dst / "src" / "lib.rs").read_text()
@@ -686,7 +682,8 @@ def classify(kv) -> tuple[str, str]:
     return "not_verified", kv.reason or (nv[0] if nv else "")
 
 
-def run_round(out: Path, rnd: Round, allow: list[Allowed], index: int = 0, log=None):
+def run_round(out: Path, rnd: Round, allow: list[Allowed], index: int = 0, log=None,
+              dtypes: Iterable[str] | None = None):
     """Apply the round's mutants to OUT, verify the mutated kernels and the controls once, restore the
     pristine files (always). Returns (results, control verdicts {kernel: verdict}, seconds)."""
     import time
@@ -704,7 +701,7 @@ def run_round(out: Path, rnd: Round, allow: list[Allowed], index: int = 0, log=N
                 text = mu.apply(text)
             (out / rel).write_text(text)
         names = [mu.kernel for mu in rnd.mutants] + rnd.controls
-        verdicts = {v.kernel: v for v in verify_output(out, kernel_filter=names, log=log)}
+        verdicts = {v.kernel: v for v in verify_output(out, kernel_filter=names, log=log, dtypes=dtypes)}
     finally:
         for rel, text in pristine.items():
             (out / rel).write_text(text)
@@ -737,11 +734,14 @@ class Campaign:
 
 
 def run_campaign(out: Path, mutants: list[Mutant], allow: list[Allowed], controls: int = 1, log=None,
-                 on_result: Callable[[Result], None] | None = None, max_per_round: int | None = None) -> Campaign:
+                 on_result: Callable[[Result], None] | None = None, max_per_round: int | None = None,
+                 dtypes: Iterable[str] | None = None) -> Campaign:
     """Verify `mutants` of the output directory OUT (a copy made by `prepare_copy`: it is written to) in
     rounds (`schedule`). When a round's crate does not build, rustc may stop before it reports every
     mutant's error, so the mutants of that round that came out `equivalent` are verified again in a round
-    of their own kind (confirmation) before they count as survivors."""
+    of their own kind (confirmation) before they count as survivors. With `dtypes`, the kernels generic over
+    E are verified at those dtypes only (fewer checks per round; the coverage probes of the other constants
+    stay)."""
     import time
 
     t0 = time.monotonic()
@@ -754,7 +754,7 @@ def run_campaign(out: Path, mutants: list[Mutant], allow: list[Allowed], control
     while queue:
         again = []
         for rnd in schedule(queue, order, controls, max_per_round):
-            res, c, secs = run_round(out, rnd, allow, n, log)
+            res, c, secs = run_round(out, rnd, allow, n, log, dtypes)
             ctl.update({f"round {n}: {k}": v for k, v in c.items()})
             built = not any(r.outcome == "rejected" and "does not build" in r.detail for r in res)
             for r in res:

@@ -20,11 +20,13 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from ..frontend.modules import package_root
 from ..output.guard import UnsafePath, inside
 from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
+from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
 from .toolchain import (ToolchainError, cargo_build, cargo_env, crate_build_lock, disassemble, irdump_binary,
                         usable_cores)
@@ -260,10 +262,12 @@ def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str
         "".join(r.stderr for r in results)
 
 
-def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, progress=None) -> list[KernelVerdict]:
+def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, progress=None,
+                  dtypes: Iterable[str] | None = None) -> list[KernelVerdict]:
     """Every kernel's verdict (in manifest order): cached where nothing it depends on changed
     (verify/verdicts.py), the others verified now (the crate is built only when one is). `progress(text)`
-    hears how far each long step is (a terminal's status line)."""
+    hears how far each long step is (a terminal's status line). `dtypes` (mutation runs): kernels generic
+    over E are checked at these dtypes only (the records themselves are checked in full)."""
     from . import verdicts as cache
     manifest = json.loads(inside(out, "manifest.json").read_text())
     pending = [(m, k) for m in manifest["modules"] for k in m["kernels"]
@@ -273,10 +277,18 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, p
     todo = [mk for mk, v in zip(pending, found) if v is None]
     if log and len(todo) < len(pending):
         log(f"{len(pending) - len(todo)} of {len(pending)} kernels unchanged since they were verified (cached verdicts)")
-    fresh = iter(_verify(out, todo, log, progress, manifest["crate"]) if todo else [])
+    untrusted = manifest_problems(out, manifest, todo) if todo else {}  # the manifest is input, not truth
+    checked = [(m, k) for m, k in todo if (m["module"], k["name"]) not in untrusted]
+    if dtypes is not None:
+        keep = set(dtypes)
+        checked = [(m, {**k, "dtypes": [d for d in k["dtypes"] if d in keep] or k["dtypes"][:1]}) for m, k in checked]
+    fresh = iter(_verify(out, checked, log, progress, manifest["crate"]) if checked else [])
     verdicts = []
-    for key, v in zip(keys, found):
-        if v is None:
+    for key, (m, k), v in zip(keys, pending, found):
+        if v is None and (m["module"], k["name"]) in untrusted:
+            verdict, reason = untrusted[m["module"], k["name"]]
+            v = KernelVerdict(m["module"], k["name"], m["source"], verdict, reason=reason)  # never cached
+        elif v is None:
             v = next(fresh)
             cache.store(key, v)
         verdicts.append(v)
