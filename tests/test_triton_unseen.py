@@ -144,3 +144,35 @@ def test_a_pointer_tested_by_its_truth_is_an_optional_pointer(tmp_path):
     truthy = model("b_ptr", "not b_ptr")
     assert "B_PTR_IS_GIVEN" in truthy
     assert truthy == model("b_ptr is not None", "b_ptr is None")
+
+
+def test_a_raise_in_a_constexpr_arm_drops_that_specialization(tmp_path):
+    """A helper whose last constexpr arm raises (`else: raise ValueError(...)`) is inlined: Triton cannot
+    compile the raising specialization, so the port has no entry there (said as a warning), and the others
+    translate. A string no launch gives (`"relu"` here) never equals the constant."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def _act(x, KIND: tl.constexpr):
+        if KIND == "silu":
+            return x * tl.sigmoid(x)
+        elif KIND == "relu":
+            return tl.maximum(x, 0.0)
+        else:
+            raise ValueError("unknown activation")
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, KIND: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, _act(tl.load(x_ptr + offs), KIND))
+
+
+    def launch(x, y):
+        k[(1,)](x, y, KIND="silu", BLOCK=128)
+        k[(1,)](x, y, KIND="gelu", BLOCK=128)
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (warning,) = [d for d in kr.diagnostics if d.code == "CT103"]
+    assert warning.severity == "warning" and 'ValueError("unknown activation")' in warning.message
+    assert kr.entries == ["k__kind_eq_1"]  # "silu" is index 1 of ("gelu", "silu"); "gelu" raises

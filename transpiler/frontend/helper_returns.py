@@ -38,6 +38,8 @@ def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | Non
         base = "_" + base
     budget = [MAX_REWRITTEN_STATEMENTS]
     lowered, arity = _lower(list(stmts), decide, base, budget)
+    if arity is None:
+        raise ReturnShapeError("every path raises")
     names = [cst.Name(f"{base}{j}") for j in range(arity)]
     value = names[0] if arity == 1 else cst.Tuple([cst.Element(n) for n in names])
     return lowered + [cst.SimpleStatementLine([cst.Return(value)])]
@@ -49,6 +51,8 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
         raise ReturnShapeError(f"its returns would copy more than {MAX_REWRITTEN_STATEMENTS} statements into the "
                                "arms; return once, at the end")
     for i, st in enumerate(stmts):
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in st.body):
+            return stmts[:i + 1], None  # a path Triton refuses to compile: it returns nothing, any arity fits
         if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in st.body):
             at = next(j for j, s in enumerate(st.body) if isinstance(s, cst.Return))
             value = st.body[at].value
@@ -69,10 +73,10 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
                 return stmts[:i] + lowered, arity
             body, a1 = _lower(list(block_statements(st.body)) + rest, decide, base, budget)
             orelse, a2 = _lower(_arm(st, False) + rest, decide, base, budget)
-            if a1 != a2:
+            if a1 != a2 and None not in (a1, a2):
                 raise ReturnShapeError(f"its paths return {a1} and {a2} values")
             new = st.with_changes(body=cst.IndentedBlock(body), orelse=cst.Else(cst.IndentedBlock(orelse)))
-            return stmts[:i] + [new], a1
+            return stmts[:i] + [new], a1 if a1 is not None else a2
         if isinstance(st, (cst.For, cst.While, cst.With)) and _holds_return(st):
             raise ReturnShapeError("it returns from inside a loop")
     raise ReturnShapeError("a path reaches the end without a `return`")

@@ -23,7 +23,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Expr, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import Assign, Eval, Expr, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 
@@ -356,6 +356,10 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
+        if isinstance(s, cst.Raise):  # reached only where Triton's compilation fails: no entry there
+            text = _code(s.exc).strip() if s.exc is not None else "raise"
+            return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", text),), "TTR-RAISE"),
+                                     self.pos(s), _one_line(s))])
         pos = self.pos(s)
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Name) and s.value.value == "None":
@@ -462,6 +466,9 @@ class _TritonConverter(_Converter):
                     and isinstance(pair[1], cst.SimpleString) and isinstance(c.operator, (cst.Equal, cst.NotEqual)):
                 pos = self.pos(node)
                 op = "==" if isinstance(c.operator, cst.Equal) else "!="
+                if pair[1].evaluated_value not in self.string_consts[pair[0].value]:
+                    # a string no launch gives (a helper's other arm): the constant never equals it
+                    return Lit(op == "!=", pos)
                 index = self.string_consts[pair[0].value].index(pair[1].evaluated_value)
                 return self._op(f"operator:{op}", (Name(pair[0].value, pos), Lit(index, pos)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation) and not self._const_test(node):

@@ -31,6 +31,10 @@ POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "a
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 
 
+# the message of a Triton `raise` reached in a specialization (ops/control.py, compile_error)
+COMPILE_ERROR = "Triton raises"
+
+
 class SplitNeeded(Exception):
     def __init__(self, node: If, exact: bool = False):
         self.node = node
@@ -647,6 +651,10 @@ class Infer:
         except SplitNeeded as inner:
             if const and not inner.exact:
                 raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
+            raise
+        except TranspileError as err:
+            if const and err.diagnostic.message.startswith(COMPILE_ERROR):
+                raise SplitNeeded(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import unify_types
+from ..infer import COMPILE_ERROR, unify_types
 from . import handler
 
 if TYPE_CHECKING:
@@ -20,6 +20,13 @@ def block_index(infer: Infer, e: Op) -> Op:
     if not (isinstance(axis, Lit) and axis.value in (0, 1, 2)):
         raise fail(e.rule, "the axis of ct.bid / ct.num_blocks must be 0, 1 or 2", e.pos)
     return replace(e, args=(replace(axis, ty=TileTy("i32")),), ty=TileTy("i32"))
+
+
+@handler("compile_error")
+def compile_error(infer: Infer, e: Op) -> Expr:
+    """A Triton `raise` reached in this specialization: Triton refuses to compile it, so it has no entry here
+    either (a Triton variant that fails with CT103 is dropped and said, passes/specialize.py)."""
+    raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 
 @handler("ifexp")
