@@ -320,6 +320,7 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
         with crate_build_lock(env, crate, log):  # `build` copies lib<crate>.so from the shared target directory
             res = cargo_build(out / "Cargo.toml", env, short=True,
                               progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
+            host_lib = _private_library(out, env, crate) if res.returncode == 0 else None
         build_errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
         if res.returncode != 0 and not build_errors:
             return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
@@ -506,4 +507,49 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
         elif any(c.verdict == "not_verified" for c in kv.checks) or not kv.checks:
             kv.verdict = "not_verified"
             kv.reason = next((c.detail for c in kv.checks if c.verdict == "not_verified"), "no specialization to check")
+    if host_lib is not None:
+        _check_host_layer(out, pending, verdicts, host_lib)
     return verdicts
+
+
+def _private_library(out: Path, env: dict, crate: str) -> Path | None:
+    """A private copy of the crate's C library as this build made it (the shared target directory is
+    another OUT's next build), or None where the crate builds no C library (a kernel-only copy)."""
+    import re
+    import shutil
+    if not re.search(r'crate-type = \[[^\]]*"cdylib"', (out / "Cargo.toml").read_text()):
+        return None
+    lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{crate}.so"
+    if not lib.is_file():
+        return None
+    copy = Path(tempfile.mkdtemp(prefix="cutile-verify-lib-")) / lib.name
+    shutil.copy2(lib, copy)
+    return copy
+
+
+def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], lib_path: Path) -> None:
+    """The C symbol of every cuTile Python kernel verified here, in dry-run mode at each specialization and
+    dtype: it must launch the entry, generics, grid and partitions the Tile IR diff verified, and pass the
+    entry the values it takes (verify/glue.py). A difference makes the kernel `different`, naming it."""
+    import ctypes
+    import shutil
+    from .glue import symbol_mismatches
+    try:
+        lib = ctypes.CDLL(str(lib_path))
+        for (m, k), kv in zip(pending, verdicts):
+            if kv.verdict not in ("equivalent", "different") or not k.get("symbol") or k.get("frontend") == "triton":
+                continue
+            try:
+                problems = symbol_mismatches(lib, k, inside(out, m["rust"]).read_text())
+            except (LookupError, KeyError, ValueError, OSError, AttributeError) as e:
+                problems = [f"the host layer could not be checked: {type(e).__name__}: {e}"]
+            if problems:
+                kv.verdict = "different"
+                kv.reason = ("the C symbol does not launch what the Tile IR diff verified (the glue in ffi.rs/abi.rs):\n"
+                             + "\n".join(problems[:10]) + (f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""))
+    except OSError as e:
+        for (m, k), kv in zip(pending, verdicts):
+            if kv.verdict == "equivalent" and k.get("symbol") and k.get("frontend") != "triton":
+                kv.verdict, kv.reason = "not_verified", f"the crate's C library cannot be loaded to check the host layer: {e}"
+    finally:
+        shutil.rmtree(lib_path.parent, ignore_errors=True)

@@ -1,0 +1,231 @@
+"""The host layer's part of verification: what each C symbol launches is what the Tile IR diff verified.
+
+`verify` proves entry X with generics G equals the Python kernel at specialization S; this checks that the
+C ABI layer (`ffi.rs`, `abi.rs`) maps a call's arguments to that X, G, grid and output partitions, and passes
+the entry the values it takes. For every kernel, specialization and element type verified, the symbol is
+called in dry-run mode (`cutile_dry_run`, `cutile_last_plan`) with descriptors built here from the manifest
+and the ABI's documented layout (not by the generated wrapper); the plan it reports must equal the reference
+computed the way `verify_output` computes what it compiles (entry selected by the predicates, derived
+constants, `generic_params`, generic order, a float constant as the i32 of its f32 bits). A difference is a
+`different` verdict naming the field (tests/test_host_layer.py runs the same functions and adds cuTile
+Python's and the wrapper's view of the call).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import re
+import struct
+
+from ..emit.lower import rust_ident
+from .specs import (const_value, dtype_checks, element_types, entry_values, kernel_generics, predicates_hold,
+                    verified_generics)
+
+# the ABI's dtype codes as README documents them (not read from the generated code)
+DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
+DTYPE_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "f8e5m2": 1, "f8e4m3fn": 1}
+BLOCKS = (3, 2, 1)  # blocks per axis of a checked output: grid axes are told apart
+FREE_GRID = (3, 2)  # the grid of a kernel without a checked output (the symbol passes it through)
+BASE_PTR = 0x7F0000000000
+
+
+class _MaxRank(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p), ("ndim", ctypes.c_int32), ("shape", ctypes.c_int64 * 8),
+                ("strides", ctypes.c_int64 * 8), ("dtype", ctypes.c_int32)]
+
+
+# ------------------------------------------------------------------------------------ the reference
+
+def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
+    """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
+    select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
+    tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
+    entry = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts))
+    values = entry_values(kernel, entry, consts)
+    forms = {o["array"]: o["form"] for o in entry["outputs"]}
+    return {
+        "entry": entry["name"],
+        "element_type": dtype.split("+")[0] if "E" in entry["generics"] else None,
+        "generic_names": list(entry["generics"]),
+        # exactly the generics verify compiled the entry with (a float constant as the i32 of its f32 bits)
+        "generics": verified_generics(kernel, entry, consts, dtype),
+        "grid": list(grid) + [1] * (3 - len(grid)),
+        "partitions": {a: [const_value(d, values) for d in dims] for a, dims in entry.get("tiles", {}).items()
+                       if forms.get(a) == "checked"},
+    }
+
+
+def launch_shape(kernel: dict, consts: dict) -> tuple[dict, tuple]:
+    """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
+    ref = reference(kernel, consts, "f32", (1,))
+    shapes, grid = {}, FREE_GRID
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            tile = ref["partitions"].get(p["name"])
+            shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]
+            if tile:
+                grid = BLOCKS[:len(tile)]
+    return shapes, grid
+
+
+def array_dtype(p: dict, dtype: str, kernel: dict) -> str:
+    return element_types(kernel, dtype).get(p["dtype"], p["dtype"])
+
+
+def kernel_dtypes(kernel: dict) -> list[str]:
+    """The element types verify checks the kernel at (f32 only where no array is typed E), with the mixed
+    ones of a kernel with several dtype generics (`f16+f32`: E is f16, E2 f32)."""
+    if not kernel_generics(kernel):
+        return ["f32"]
+    return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True)
+
+
+def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
+    """Where a launch plan differs from the reference, each difference named."""
+    out = []
+    if got.get("symbol") != symbol:
+        out.append(f"{label}: planned by `{got.get('symbol')}`, not `{symbol}`")
+    if got.get("entry") != ref["entry"]:
+        out.append(f"{label}: launches entry `{got.get('entry')}`; verified `{ref['entry']}`")
+    if got.get("element_type") != ref["element_type"]:
+        out.append(f"{label}: element type {got.get('element_type')}; verified {ref['element_type']}")
+    gens = got.get("generics", [])
+    if len(gens) != len(ref["generics"]):
+        out.append(f"{label}: {len(gens)} generics {gens}; verified {len(ref['generics'])} {ref['generics']}")
+    for i, (name, want, have) in enumerate(zip(ref["generic_names"], ref["generics"], gens)):
+        if want != have:
+            out.append(f"{label}: generic `{name}` (#{i}) is {have} in the launch; verified with {want}")
+    if got.get("grid") != ref["grid"]:
+        out.append(f"{label}: grid {got.get('grid')}; the call asked for {ref['grid']}")
+    if got.get("partitions") != ref["partitions"]:
+        out.append(f"{label}: output partitions {got.get('partitions')}; verified tiles {ref['partitions']}")
+    return out
+
+
+# ------------------------------------------------------------------ (a) the symbol, called directly
+
+def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[list, tuple]:
+    """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper)."""
+    shapes, grid = launch_shape(kernel, consts)
+    args, keep, ptr = [], [], BASE_PTR
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            shape = shapes[p["name"]]
+            strides, acc = [], 1
+            for d in reversed(shape):
+                strides.insert(0, acc)
+                acc *= d
+            d = _MaxRank(ptr, len(shape), (ctypes.c_int64 * 8)(*shape), (ctypes.c_int64 * 8)(*strides),
+                         DTYPE_CODES[array_dtype(p, dtype, kernel)])
+            keep.append(d)
+            args.append(ctypes.pointer(d))
+            ptr += 1 << 24
+        elif p["kind"] == "scalar":
+            args.append({"f32": ctypes.c_float(0.5), "f64": ctypes.c_double(0.5), "bool": ctypes.c_bool(True),
+                         "i64": ctypes.c_int64(3)}.get(p["dtype"], ctypes.c_int32(3)))
+        elif p.get("const_type") == "float":  # README: float constants as double
+            args.append(ctypes.c_double(float(consts[p["name"]])))
+        else:
+            args.append(ctypes.c_int64(int(consts[p["name"]])))
+    if len(kernel["entries"]) > 1:
+        args.append(ctypes.c_int32(entry_index))
+    g3 = list(grid) + [1] * (3 - len(grid))
+    args += [ctypes.c_int64(g) for g in g3] + [ctypes.c_int32(0), ctypes.c_void_p(None)]
+    return args, grid
+
+
+def dry_call(lib, symbol: str, args: list) -> tuple[int, dict | None, str]:
+    fn = getattr(lib, symbol)
+    fn.restype = ctypes.c_int32
+    lib.cutile_dry_run.restype = ctypes.c_int32
+    lib.cutile_last_plan.restype = ctypes.c_char_p
+    lib.cutile_last_error.restype = ctypes.c_char_p
+    previous = lib.cutile_dry_run(1)
+    try:
+        rc = fn(*args)
+        text = (lib.cutile_last_plan() or b"").decode()
+        err = (lib.cutile_last_error() or b"").decode()
+    finally:
+        lib.cutile_dry_run(previous)
+    return rc, (json.loads(text) if text else None), err
+
+
+def entry_slots(kernel_rs: str, entry: str, arrays: dict, tiles: dict, scalars: dict) -> list:
+    """What cuTile Rust passes to the entry `entry` of a generated kernel.rs, by the rules of the launcher its
+    `#[cutile::module]` macro generates (cutile-macro 0.5.0): a raw pointer is its address; a `&Tensor` its pointer,
+    shape and strides; a `&mut Tensor` (partitioned) those and its tile's shape and strides; a scalar its value
+    (`x_shape0`, `x_stride0`: the shape and strides of pointer-accessed `x`). `arrays`: name -> (pointer, shape,
+    strides); `tiles`: the partitions; `scalars`: name -> (type, value as the 8-byte slot holds it).
+    `[[name, [[type, value], ...]], ...]`, as the dry run's `params` reports what the symbol passes."""
+    m = re.search(rf"pub (?:unsafe )?fn {re.escape(entry)}\s*<.*?>\s*\((.*?)\)\s*\{{", kernel_rs, re.S)
+    m = m or re.search(rf"pub (?:unsafe )?fn {re.escape(entry)}\s*\((.*?)\)\s*\{{", kernel_rs, re.S)
+    if not m:
+        raise LookupError(f"entry `{entry}` not found in kernel.rs")
+    params, depth, cur = [], 0, ""
+    for c in m.group(1):  # split at the commas outside <>, {}, [] and ()
+        depth += (c in "<{[(") - (c in ">}])")
+        if c == "," and depth == 0:
+            params.append(cur)
+            cur = ""
+        else:
+            cur += c
+    out = []
+    for param in [p for p in params + [cur] if p.strip()]:
+        name, ty = (x.strip() for x in param.split(":", 1))
+        extent = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)
+        if ty.startswith("*mut") or ty.startswith("*const"):
+            slots = [["ptr", arrays[name][0]]]
+        elif ty.startswith("&"):
+            ptr, shape, strides = arrays[name]
+            slots = [["ptr", ptr]] + [["i32", v] for v in list(shape) + list(strides)]
+            if ty.startswith("&mut"):
+                slots += [["i32", v] for v in list(tiles[name]) + list(strides)]
+        elif extent and extent.group(1) in arrays:
+            slots = [["i32", arrays[extent.group(1)][1 if extent.group(2) == "shape" else 2][int(extent.group(3))]]]
+        else:
+            slots = [list(scalars[name])]
+            if slots[0][0] != ty:
+                raise LookupError(f"scalar `{name}` is passed as {slots[0][0]}; the entry takes {ty}")
+        out.append([name, slots])
+    return out
+
+
+SLOT_VALUES = {"i32": lambda v: v & 0xFFFFFFFF, "i64": lambda v: v & (2**64 - 1),
+               "f32": lambda v: struct.unpack("<I", struct.pack("<f", v))[0],
+               "f64": lambda v: struct.unpack("<Q", struct.pack("<d", v))[0], "bool": int}
+
+
+def passed_values(kernel: dict, args: list, ref: dict) -> tuple[dict, dict, dict]:
+    """The arrays (pointer, shape, strides), output tiles and scalars of a `c_call`, by their Rust names."""
+    arrays, scalars = {}, {}
+    for p, a in zip(kernel["params"], args):
+        if p["kind"] == "array":
+            d = a.contents
+            arrays[rust_ident(p["name"])] = (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
+        elif p["kind"] == "scalar":
+            scalars[rust_ident(p["name"])] = (p["dtype"], SLOT_VALUES[p["dtype"]](a.value))
+    return arrays, {rust_ident(n): t for n, t in ref["partitions"].items()}, scalars
+
+
+def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[str]:
+    """(a) for one kernel: every specialization and dtype, the symbol's dry run against the reference; with the
+    generated `kernel_rs`, also the values it would pass against what the entry takes."""
+    problems = []
+    for consts in kernel["specializations"]:
+        for dtype in kernel_dtypes(kernel):
+            _, grid = launch_shape(kernel, consts)
+            ref = reference(kernel, consts, dtype, grid)
+            index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
+            args, _ = c_call(kernel, consts, dtype, index)
+            label = f"{kernel['name']} {consts} {dtype}"
+            rc, got, err = dry_call(lib, kernel["symbol"], args)
+            if rc != 0 or got is None:
+                problems.append(f"{label}: the dry run returned {rc} ({err}) without a plan")
+                continue
+            problems += mismatches(label, got, ref, kernel["symbol"])
+            if kernel_rs is not None:
+                want = entry_slots(kernel_rs, ref["entry"], *passed_values(kernel, args, ref))
+                if got.get("params") != want:
+                    problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
+    return problems
