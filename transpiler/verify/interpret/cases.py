@@ -238,6 +238,7 @@ class CaseResult:
     verdict: str  # numbers_match | numbers_differ | not_interpreted
     detail: str = ""
     seconds: float = 0.0
+    entry: str = ""  # the entry the case ran
 
 
 def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref: Reference) -> CaseResult:

@@ -95,6 +95,7 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
                 res = check_case(text, kernel, sig, ref)
             except InterpretError as e:
                 res = CaseResult(ref.case["id"], "not_interpreted", str(e))
+        res.entry = entry["name"]
         results.setdefault(kernel["name"], []).append(res)
     return results
 

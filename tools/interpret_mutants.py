@@ -1,0 +1,152 @@
+"""Catch rate of the Tile IR interpreter's numeric check (transpiler/verify/interpret) over value-changing edits
+of the generated Triton ports: operator swaps, mask edits and stride/index edits, drawn by the mutation
+operators of transpiler/verify/mutants.py (their `value` class) with a seed, a few per kernel, each of
+another operator.
+
+    python3 tools/interpret_mutants.py [--out DIR] [--per-kernel 3] [--seed 20261205] [--kernels a,b]
+                                       [--results results/interpret_mutants.json]
+
+Without --out the Triton corpus is translated afresh into a temporary folder. Mutants are applied in rounds
+(at most one per kernel per round) to OUT, the mutated kernels' reference cases interpreted (no crate build:
+each entry is compiled by itself), the pristine files put back. Outcome per mutant: `killed` (a case of its
+entry: numbers_differ), `rejected` (cuTile Rust refuses the mutated entry), `survived` (every case of its entry
+matches), `unexercised` (no reference case runs its entry), `not_interpreted`. Catch rate = (killed +
+rejected) / (mutants whose entry a case runs). Prints every survivor with its edit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transpiler.verify import mutants as M  # noqa: E402
+
+# the mechanical operators that change what a kernel computes (not hints, orderings or rounding modes)
+VALUE_OPERATORS = {
+    "operator swap": ("binop", "fn_swap", "fn_swap_exp2", "fn_swap_exp", "fn_swap_rsqrt", "select_swap", "cmp_swap",
+                      "div_swap", "fma_split", "enum_atomic", "neg_inf", "float_literal", "delete_update"),
+    "mask edit": ("enum_predicate", "mask_drop", "int_literal", "enum_padding", "delete_store_ptr", "delete_store",
+                  "delete_store_view"),
+    "stride/index edit": ("index_swap", "pin_generic", "block_id_axis", "permute", "swap_operands", "enum_reverse"),
+}
+FAMILY = {op: fam for fam, ops in VALUE_OPERATORS.items() for op in ops}
+
+
+def translate_triton(base: Path) -> Path:
+    from transpiler.pipeline import run, write_outputs
+    src = base / "corpus"
+    shutil.copytree(ROOT / "corpus", src)
+    out = base / "rust"
+    result, outputs = run([src / "triton"], out)
+    write_outputs(outputs)
+    return out
+
+
+def draw(out: Path, seed: int, per_kernel: int, kernels: list[str] | None) -> list[M.Mutant]:
+    from transpiler.verify.interpret.driver import references_for
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = [k["name"] for m in manifest["modules"] for k in m["kernels"] if k.get("frontend") == "triton"
+             and references_for(out, m, k, None) and (not kernels or k["name"] in kernels)]
+    mutants = [mu for mu in M.generate(out, names) if mu.cls == "value" and mu.op in FAMILY]
+    return M.sample_spread(mutants, seed, per_kernel, classes=("value",))
+
+
+def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
+    from transpiler.verify.interpret.driver import numeric_checks
+    from transpiler.verify.toolchain import cargo_env, irdump_binary
+    irdump = irdump_binary(cargo_env())
+    manifest = json.loads((out / "manifest.json").read_text())
+    records = {k["name"]: (m, k) for m in manifest["modules"] for k in m["kernels"]}
+    by_kernel: dict[str, list[M.Mutant]] = {}
+    for mu in mutants:
+        by_kernel.setdefault(mu.kernel, []).append(mu)
+    rounds = max((len(v) for v in by_kernel.values()), default=0)
+    results = []
+    for r in range(rounds):
+        batch = [v[r] for v in by_kernel.values() if len(v) > r]
+        t0 = time.monotonic()
+        pristine: dict[str, str] = {}
+        try:
+            files: dict[str, list[M.Mutant]] = {}
+            for mu in batch:
+                files.setdefault(mu.rust, []).append(mu)
+            for rel, mus in files.items():
+                text = pristine.setdefault(rel, (out / rel).read_text())
+                for mu in sorted(mus, key=lambda x: x.start, reverse=True):
+                    text = mu.apply(text)
+                (out / rel).write_text(text)
+            with tempfile.TemporaryDirectory(prefix="interp-mutants-") as tmp:
+                found = numeric_checks(out, [records[mu.kernel] for mu in batch], irdump, Path(tmp))
+        finally:
+            for rel, text in pristine.items():
+                (out / rel).write_text(text)
+        for mu in batch:
+            cases = [c for c in found.get(mu.kernel, []) if c.entry == mu.entry]
+            if not cases:
+                outcome, detail = "unexercised", "no reference case runs this entry"
+            elif any(c.verdict == "numbers_differ" for c in cases):
+                outcome, detail = "killed", next(c.detail for c in cases if c.verdict == "numbers_differ")
+            elif any("compile failed" in c.detail for c in cases):
+                outcome, detail = "rejected", next(c.detail for c in cases if "compile failed" in c.detail)
+            elif all(c.verdict == "numbers_match" for c in cases):
+                outcome, detail = "survived", f"{len(cases)} cases match"
+            else:
+                outcome, detail = "not_interpreted", next(c.detail for c in cases if c.verdict == "not_interpreted")
+            results.append({"id": mu.id, "kernel": mu.kernel, "family": FAMILY[mu.op], "op": mu.op,
+                            "edit": mu.describe(), "outcome": outcome, "detail": detail[:500]})
+        log(f"round {r + 1}/{rounds}: {len(batch)} mutants, {time.monotonic() - t0:.0f} s")
+    return results
+
+
+def figures(results: list[dict]) -> dict:
+    counted = [r for r in results if r["outcome"] != "unexercised"]
+    caught = sum(r["outcome"] in ("killed", "rejected") for r in counted)
+    by_family = {}
+    for fam in VALUE_OPERATORS:
+        rs = [r for r in counted if r["family"] == fam]
+        by_family[fam] = f"{sum(r['outcome'] in ('killed', 'rejected') for r in rs)}/{len(rs)}"
+    return {"mutants": len(results), "outcomes": dict(Counter(r["outcome"] for r in results)),
+            "kernels": len({r["kernel"] for r in results}), "caught": caught, "exercised": len(counted),
+            "catch_rate": caught / len(counted) if counted else 0.0, "by_family": by_family}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, help="a translated Triton corpus (default: translate it afresh)")
+    ap.add_argument("--per-kernel", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=20261205)
+    ap.add_argument("--kernels", default="")
+    ap.add_argument("--results", type=Path)
+    opts = ap.parse_args(argv)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="interp-mutants-out-") as tmp:
+        out = opts.out
+        if out is None:
+            out = translate_triton(Path(tmp))
+        mutants = draw(out, opts.seed, opts.per_kernel, [k for k in opts.kernels.split(",") if k] or None)
+        print(f"{len(mutants)} mutants over {len({m.kernel for m in mutants})} kernels", flush=True)
+        results = run_rounds(out, mutants)
+    fig = figures(results)
+    fig["seconds"] = round(time.monotonic() - t0, 1)
+    fig["command"] = "python3 tools/interpret_mutants.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    for r in results:
+        if r["outcome"] not in ("killed", "rejected"):
+            print(f"{r['outcome']}: {r['edit']} - {r['detail'][:200]}")
+    print(json.dumps(fig, indent=1))
+    if opts.results:
+        opts.results.parent.mkdir(parents=True, exist_ok=True)
+        opts.results.write_text(json.dumps({"figures": fig, "mutants": results}, indent=1) + "\n")
+    return 0 if fig["catch_rate"] >= 0.95 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
