@@ -176,3 +176,21 @@ def test_a_raise_in_a_constexpr_arm_drops_that_specialization(tmp_path):
     (warning,) = [d for d in kr.diagnostics if d.code == "CT103"]
     assert warning.severity == "warning" and 'ValueError("unknown activation")' in warning.message
     assert kr.entries == ["k__kind_eq_1"]  # "silu" is index 1 of ("gelu", "silu"); "gelu" raises
+
+
+def test_a_string_constexpr_chosen_for_a_cache_modifier(tmp_path):
+    """`MOD: tl.constexpr = ".cg" if STREAMING else ""` then `tl.load(..., cache_modifier=MOD)`: a hint the
+    port does not use, so the name holds nothing; read as a value it is refused with a reason."""
+    body = """
+    @triton.jit
+    def k(x_ptr, y_ptr, STREAMING: tl.constexpr, BLOCK: tl.constexpr):
+        MOD: tl.constexpr = ".cg" if STREAMING else ""
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, cache_modifier=MOD){}
+    """
+    _rust(tmp_path, body.format(")"))
+    path = tmp_path / "bad.py"
+    path.write_text(HEAD + textwrap.dedent(body.format(" + MOD)")))
+    fr = parse_file(path, "bad.py")
+    (failure,) = [d for _, _, d in fr.failures]
+    assert failure.code == "CT100" and "holds a string" in failure.message

@@ -284,6 +284,7 @@ class _TritonConverter(_Converter):
     def _kernel(self, fn: cst.FunctionDef):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
+        self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
@@ -356,6 +357,13 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
+        target = s.targets[0].target if isinstance(s, cst.Assign) and len(s.targets) == 1 else \
+            s.target if isinstance(s, cst.AnnAssign) and s.value is not None else None
+        if isinstance(target, cst.Name) and _is_string_choice(s.value):
+            # `MOD: tl.constexpr = ".cg" if STREAMING else ""`: a cache modifier chosen at compile time, a hint
+            # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
+            self.string_locals.add(target.value)
+            return self._flush([])
         if isinstance(s, cst.Raise):  # reached only where Triton's compilation fails: no entry there
             text = _code(s.exc).strip() if s.exc is not None else "raise"
             return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", text),), "TTR-RAISE"),
@@ -455,6 +463,9 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):
+        if isinstance(node, cst.Name) and node.value in self.string_locals and not self.subst:
+            raise fail("CT100", f"`{node.value}` holds a string (a cache modifier): only `cache_modifier=` / "
+                       "`eviction_policy=` of tl.load / tl.store take one", self.pos(node))
         test = _none_test(node)
         if test is not None:
             return self._given(test[0], test[1], self.pos(node))
@@ -1224,6 +1235,13 @@ def _math_name(d: str | None) -> str | None:
         if d and d.startswith(home) and "." not in d[len(home):]:
             return d[len(home):]
     return d
+
+
+def _is_string_choice(node: cst.BaseExpression) -> bool:
+    """A string literal, or a conditional expression choosing between such (`".cg" if STREAMING else ""`)."""
+    if isinstance(node, cst.IfExp):
+        return _is_string_choice(node.body) and _is_string_choice(node.orelse)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _arg(node: cst.Call, index: int, keyword: str):
