@@ -1323,8 +1323,12 @@ class _Converter:
                 items.append(":")
             elif isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == "None":
                 items.append("None")
-            elif isinstance(s, cst.Index) and isinstance(s.value, cst.Integer) and isinstance(base, Op) and base.op == "shape_of":
-                return Op("array_dim", (base.args[0],), pos, (("dim", int(s.value.value)),))
+            elif isinstance(s, cst.Index) and isinstance(base, Op) and base.op == "shape_of" and (
+                    isinstance(s.value, cst.Integer) or isinstance(s.value, cst.UnaryOperation)
+                    and isinstance(s.value.operator, cst.Minus) and isinstance(s.value.expression, cst.Integer)):
+                v = s.value  # `x.shape[-1]` counts from the last dimension (the handler resolves it)
+                dim = int(v.value) if isinstance(v, cst.Integer) else -int(v.expression.value)
+                return Op("array_dim", (base.args[0],), pos, (("dim", dim),))
             else:
                 raise fail("CT100", "only `[:, None]`-style tile indexing is supported", self.pos(el))
         return Op("index_none", (base,), pos, (("pattern", tuple(items)),), rule="CTR-RESHAPE")

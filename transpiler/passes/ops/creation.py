@@ -20,10 +20,9 @@ def _filled(infer: Infer, e: Op, fill: Expr) -> Op:
     dt = infer.dtype_arg(e.args[-1]) if e.args[-1] is not None else None
     if dt is None:
         raise fail(e.rule, "`dtype` is required", e.pos)
-    if isinstance(fill, Lit):
-        if is_generic(dt) and fill.value != 0:
-            raise fail(e.rule, f"only zero-filled tiles of the array dtype {dt} have a Rust form "
-                       "that gives the same Tile IR (E::ZERO); use a concrete dtype", e.pos)
+    if isinstance(fill, Lit) and not (is_generic(dt) and fill.value != 0):
+        # (a nonzero literal of the array dtype: the splat of the literal converted to E below, a conversion
+        # of a constant that the verifier folds exactly)
         check_int_range(fill, dt)
         return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
     v = infer.expr(fill)

@@ -179,6 +179,6 @@ def shape_rank(infer: Infer, e: Op) -> Expr:
 def array_dim(infer: Infer, e: Op) -> Op:
     arr = infer.array_param(e.args[0], "CT100")
     dim = e.attr("dim")
-    if not 0 <= dim < arr.ty.rank:
+    if not -arr.ty.rank <= dim < arr.ty.rank:
         raise fail("CT104", f"`{arr.id}.shape[{dim}]` is out of range for rank {arr.ty.rank}", e.pos)
-    return Op("array_dim", (arr,), e.pos, e.attrs, e.rule, TileTy("i32"))
+    return Op("array_dim", (arr,), e.pos, (("dim", dim % arr.ty.rank),), e.rule, TileTy("i32"))
