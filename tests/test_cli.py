@@ -56,7 +56,8 @@ def test_json_document(tmp_path):
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
     assert set(doc["summary"]) == {"kernels", "translated", "fallback", "unsupported", "error", "equivalent",
-                                   "compiled", "different", "not_verified", "file_errors"}
+                                   "compiled", "numbers_match", "numbers_differ", "different", "not_verified",
+                                   "file_errors"}
     k = doc["kernels"][0]
     assert set(k) == {"name", "source", "line", "frontend", "status", "entries", "verify", "verified_at",
                       "checks", "diagnostics"}

@@ -154,4 +154,5 @@ def test_verify_and_the_main_command_print_one_json_schema(corpus_out):
                       "checks", "diagnostics"}
     assert k["status"] == "translated" and k["verify"] == "equivalent" and k["checks"] and k["line"] > 1
     assert set(doc["summary"]) == {"kernels", "translated", "fallback", "unsupported", "error", "equivalent",
-                                   "compiled", "different", "not_verified", "file_errors"}
+                                   "compiled", "numbers_match", "numbers_differ", "different", "not_verified",
+                                   "file_errors"}

@@ -36,6 +36,24 @@ _CONST = re.compile(r"^<(\w+): (.+)>$")
 
 @op("constant")
 def _constant(m, op_, env):
+    return [_constant_value(op_)]
+
+
+def _constant_value(op_) -> np.ndarray:
+    """A constant's tile, made once per op text (read-only: no op writes into its operands)."""
+    key = op_.text
+    found = _CONSTANTS.get(key)
+    if found is None:
+        found = _make_constant(op_)
+        found.setflags(write=False)
+        _CONSTANTS[key] = found
+    return found
+
+
+_CONSTANTS: dict[str, np.ndarray] = {}
+
+
+def _make_constant(op_) -> np.ndarray:
     h = head(op_)
     c = _CONST.match(h)
     ty = result_types(op_)[0]
@@ -59,15 +77,15 @@ def _constant(m, op_, env):
         else:
             value = float(raw)
         with np.errstate(over="ignore"):
-            return [np.full(ty.shape, value, dtype=dt)]
+            return np.full(ty.shape, value, dtype=dt)
     if elem == "i1":
-        return [np.full(ty.shape, raw in ("1", "true"), dtype=np.bool_)]
+        return np.full(ty.shape, raw in ("1", "true"), dtype=np.bool_)
     v = int(raw, 0)
     width = bits(elem)
     v &= (1 << width) - 1
     if v >> (width - 1):
         v -= 1 << width
-    return [np.full(ty.shape, v, dtype=dt)]
+    return np.full(ty.shape, v, dtype=dt)
 
 
 # ------------------------------------------------------------------------------------------ helpers

@@ -30,6 +30,7 @@ _FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "tf32": np.fl
 _ML = {"bf16": "bfloat16", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}
 
 
+@lru_cache(maxsize=None)
 def np_dtype(elem: str):
     """The numpy dtype holding a Tile IR element type."""
     if elem in _INT:
