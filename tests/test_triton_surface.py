@@ -63,8 +63,8 @@ def test_a_refused_name_says_why_and_a_method_form_is_its_function(tmp_path):
 
 
     @triton.jit
-    def method_form(x_ptr, BLOCK: tl.constexpr):
-        offs = tl.arange(0, BLOCK)
+    def method_form(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK) + triton.cdiv(n, BLOCK)  # a module function is no method
         tl.store(x_ptr + offs, tl.load(x_ptr + offs).exp().sqrt())
     """))
     fr = parse_file(path, "k.py")

@@ -759,7 +759,8 @@ class _TritonConverter(_Converter):
             return self._reduction(f"method:{func.attr.value}", [cst.Arg(func.value)] + list(node.args), pos)
         if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min", f"{TL}.argmax", f"{TL}.argmin"):
             return self._reduction(d, list(node.args), pos)
-        is_method = isinstance(func, cst.Attribute) and not (d or "").startswith(f"{TL}.")
+        # a tensor method (`x.exp()`), not a module function (`tl.exp`, `triton.cdiv`)
+        is_method = isinstance(func, cst.Attribute) and not (d or "").startswith("triton.")
         if is_method and self.rules.lookup(f"method:{func.attr.value}") is None \
                 and func.attr.value in METHOD_FORMS:
             # `x.exp()`: Triton's tensor member of `tl.exp`, the function with the tensor as its first argument
