@@ -507,7 +507,7 @@ def build_cmd(
         raise typer.Exit(2)
     lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{crate}.so"
     try:  # the build lock is held from cargo to the copy of the library into OUT
-        with _locked_output(out, Format.text), crate_build_lock(env, crate, _err):
+        with _locked_output(out, Format.text), crate_build_lock(env, crate, out, _err):
             try:  # what is written in OUT: no link inside OUT followed on the way
                 fast_c = inside(out, "python/cutile_ports/_fastlaunch.c")
                 dst = inside(out, f"target/release/{lib.name}")

@@ -308,12 +308,16 @@ def test_without_a_place_for_the_key_runs_still_write_and_journals_are_refused(t
 
 
 FAKE_CARGO = r'''#!/bin/sh
-# stands in for `cargo build`: "builds" release/lib<crate>.so holding the manifest path it was given, then
-# takes a second to finish (a real build links late; this makes the window between build and copy wide)
-for a; do [ "$prev" = --manifest-path ] && m=$a; prev=$a; done
+# stands in for cargo as it treats two path crates with one name in one target directory: one fingerprint
+# for both (cargo hashes a path package's identity without its path), so a build finds the other crate's
+# artifacts "fresh" unless `cargo clean -p NAME` removed them. A build writes release/lib<crate>.so holding
+# the manifest path it was given, then takes a second to finish (the window between build and copy).
+for a; do [ "$prev" = --manifest-path ] && m=$a; [ "$prev" = -p ] && pkg=$a; prev=$a; done
 crate=$(sed -n 's/^name = "\(.*\)"/\1/p' "$m" | head -n 1)
+stamp="$CARGO_TARGET_DIR/release/.fingerprint-$crate"
+if [ "$1" = clean ]; then rm -f "$CARGO_TARGET_DIR/release/.fingerprint-$pkg" "$CARGO_TARGET_DIR/release/lib$pkg.so"; exit 0; fi
 mkdir -p "$CARGO_TARGET_DIR/release"
-echo "$m" > "$CARGO_TARGET_DIR/release/lib$crate.so"
+if [ ! -e "$stamp" ]; then echo "$m" > "$CARGO_TARGET_DIR/release/lib$crate.so"; touch "$stamp"; fi
 sleep 1
 '''
 
@@ -333,11 +337,7 @@ def fake_build_env(tmp_path: Path, bin_: Path) -> dict[str, str]:
     return env
 
 
-def test_builds_of_two_crates_with_one_name_keep_their_own_library(tmp_path):
-    """N-G1: two OUTs whose crates share a name, built at once in one target directory: each OUT gets the
-    library built from its own crate (cargo replaced by a stand-in whose build takes a second)."""
-    bin_ = tmp_path / "bin"
-    fake_cargo(bin_)
+def same_named_crates(tmp_path: Path) -> list[Path]:
     outs = []
     for x, op in (("a", "+"), ("b", "-")):
         src = tmp_path / x / "src"
@@ -345,6 +345,28 @@ def test_builds_of_two_crates_with_one_name_keep_their_own_library(tmp_path):
         (src / "k.py").write_text(KERNEL.format(name="k_" + x, op=op))
         assert cli(src, "-o", tmp_path / x / "out", "-q", "--no-compile-check", "--crate-name", "same").returncode == 0
         outs.append(tmp_path / x / "out")
+    return outs
+
+
+def test_builds_of_two_crates_with_one_name_one_after_the_other(tmp_path):
+    """N-G1, the part cargo causes: a, then b, then a again, built in one target directory: each build
+    copies the library of its own crate, not the other's "fresh" one (cargo replaced by a stand-in)."""
+    bin_ = tmp_path / "bin"
+    fake_cargo(bin_)
+    env = fake_build_env(tmp_path, bin_)
+    a, b = same_named_crates(tmp_path)
+    for out in (a, b, a):
+        res = cli("build", out, env=env)
+        assert res.returncode == 0, res.stderr
+        assert (out / "target" / "release" / "libsame.so").read_text().strip() == str(out / "Cargo.toml")
+
+
+def test_builds_of_two_crates_with_one_name_keep_their_own_library(tmp_path):
+    """N-G1: two OUTs whose crates share a name, built at once in one target directory: each OUT gets the
+    library built from its own crate (cargo replaced by a stand-in whose build takes a second)."""
+    bin_ = tmp_path / "bin"
+    fake_cargo(bin_)
+    outs = same_named_crates(tmp_path)
     env = {**os.environ, "PYTHONPATH": PYTHONPATH, **fake_build_env(tmp_path, bin_)}
     procs = []
     for out in outs:

@@ -282,7 +282,7 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, p
     if dtypes is not None:
         keep = set(dtypes)
         checked = [(m, {**k, "dtypes": [d for d in k["dtypes"] if d in keep] or k["dtypes"][:1]}) for m, k in checked]
-    fresh = iter(_verify(out, checked, log, progress, manifest["crate"]) if checked else [])
+    fresh = iter(_verify(out, checked, manifest["crate"], log, progress) if checked else [])
     verdicts = []
     for key, (m, k), v in zip(keys, pending, found):
         if v is None and (m["module"], k["name"]) in untrusted:
@@ -300,7 +300,7 @@ def _verdict_from(data: dict) -> KernelVerdict:
     return KernelVerdict(**data, checks=checks)
 
 
-def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") -> list[KernelVerdict]:
+def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> list[KernelVerdict]:
     import time
     t0 = time.monotonic()
 
@@ -317,7 +317,7 @@ def _verify(out: Path, pending: list, log=None, progress=None, crate: str = "") 
         env = cargo_env()
         if log:
             log("building the generated crate with cargo")
-        with crate_build_lock(env, crate, log):  # `build` copies lib<crate>.so from the shared target directory
+        with crate_build_lock(env, crate, out, log):  # `build` copies lib<crate>.so from the shared target directory
             res = cargo_build(out / "Cargo.toml", env, short=True,
                               progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
             host_lib = _private_library(out, env, crate) if res.returncode == 0 else None

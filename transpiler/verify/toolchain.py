@@ -96,10 +96,12 @@ def cargo_build(manifest: Path, env: dict[str, str], short: bool = False,
 
 
 @contextmanager
-def crate_build_lock(env: dict[str, str], crate: str, on_wait=None):
-    """One build of a crate named `crate` at a time in a target directory: cargo names the library after the
-    crate alone (release/lib<crate>.so), so two OUTs whose crates share a name, built at once, would
-    otherwise each pick up the other's (`build` copies it into OUT after cargo is done)."""
+def crate_build_lock(env: dict[str, str], crate: str, crate_dir: Path, on_wait=None):
+    """One build of a crate named `crate` at a time in a target directory, and never a build that reuses
+    another crate's: cargo names the library after the crate alone (release/lib<crate>.so) and hashes a
+    path package's identity without its path, so two OUTs whose crates share a name share one library and
+    one fingerprint (the second build is "fresh" and keeps the first one's library). Under the lock, the
+    crate's artifacts are cleaned when the last build of that name was another OUT's."""
     import fcntl
     locks = Path(env["CARGO_TARGET_DIR"]) / "cutile-transpile-locks"
     try:
@@ -114,6 +116,21 @@ def crate_build_lock(env: dict[str, str], crate: str, on_wait=None):
             if on_wait:
                 on_wait(f"waiting for another build of a crate named {crate} in {env['CARGO_TARGET_DIR']}")
             fcntl.flock(fd, fcntl.LOCK_EX)
+        owner, me = locks / f"{crate}.owner", os.path.realpath(crate_dir)
+        try:
+            last = owner.read_text()
+        except OSError:
+            last = None
+        if last != me:
+            res = subprocess.run(["cargo", "clean", "--release", "-p", crate, "--manifest-path",
+                                  str(Path(crate_dir) / "Cargo.toml")], capture_output=True, text=True, env=env)
+            if res.returncode != 0:
+                raise ToolchainError(f"cargo clean -p {crate} failed (another crate named {crate} was built in "
+                                     f"{env['CARGO_TARGET_DIR']}):\n{res.stderr[-2000:]}")
+            try:
+                owner.write_text(me)
+            except OSError:
+                pass  # the next build of this name cleans again
         yield
     finally:
         os.close(fd)
