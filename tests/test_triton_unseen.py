@@ -194,3 +194,16 @@ def test_a_string_constexpr_chosen_for_a_cache_modifier(tmp_path):
     fr = parse_file(path, "bad.py")
     (failure,) = [d for _, _, d in fr.failures]
     assert failure.code == "CT100" and "holds a string" in failure.message
+
+
+def test_a_constexpr_with_an_integer_use_is_an_int(tmp_path):
+    """`n_cols: tl.constexpr` passed from a variable, used in `tl.cdiv(n_cols, BLOCK)` and in `1.0 / n_cols`:
+    an int constant (the integer use decides; the float expression is folded on the host)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n_cols: tl.constexpr, BLOCK: tl.constexpr):
+        inv = 1.0 / n_cols
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * inv + tl.cdiv(n_cols, BLOCK))
+    """)
+    assert "N_COLS_CDIV_BLOCK" in rust and "F_1P0_DIV_N_COLS" in rust

@@ -1278,6 +1278,11 @@ def _float_use(fn: cst.FunctionDef, name: str) -> bool:
     """`name` meets a float literal in arithmetic or a comparison (a float-valued constexpr)."""
     def is_name(x):
         return isinstance(x, cst.Name) and x.value == name
+    for n in _walk(fn.body):  # an integer-only use (`tl.cdiv(N, BLOCK)`, `range(N)`) says int: `1.0 / N` then converts
+        if isinstance(n, cst.Call) and isinstance(n.func, (cst.Name, cst.Attribute)) and \
+                _leaf(n.func) in ("cdiv", "range", "static_range", "arange", "program_id") and \
+                any(is_name(a.value) for a in n.args):
+            return False
     for n in _walk(fn.body):
         if isinstance(n, cst.BinaryOperation) and (
                 (is_name(n.left) and isinstance(n.right, cst.Float)) or (is_name(n.right) and isinstance(n.left, cst.Float))):
@@ -1287,6 +1292,10 @@ def _float_use(fn: cst.FunctionDef, name: str) -> bool:
             if (is_name(l) and isinstance(r, cst.Float)) or (is_name(r) and isinstance(l, cst.Float)):
                 return True
     return False
+
+
+def _leaf(func: cst.BaseExpression) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value
 
 
 def _assigned_names(body) -> set[str]:
