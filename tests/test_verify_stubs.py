@@ -88,3 +88,17 @@ def test_stubs_stay_out_of_the_standard_library_and_installed_code(library):
 def test_no_stub_outside_verification_imports(library):
     with pytest.raises(ImportError):
         __import__(ABSENT)
+
+
+def test_a_torch_stub_names_its_dtypes_as_numpy_dtypes():
+    """A kernel may name `torch.int32`; cuTile Python reads numpy's dtypes as the same dtypes, so a torch stub
+    hands those out (anything else of torch stays a stub)."""
+    import numpy as np
+
+    from cuda.tile._cext import foreign_dtype_object_to_native
+    from transpiler.verify.stubs import _StubModule
+    torch = _StubModule("torch")
+    assert str(foreign_dtype_object_to_native(torch.int32)) == "int32"
+    assert str(foreign_dtype_object_to_native(torch.bfloat16)) == "bfloat16"
+    assert torch.float16 == np.dtype("float16") and is_stub(torch.Tensor)
+    assert is_stub(_StubModule("other").int32)  # only torch's names are dtypes

@@ -41,6 +41,8 @@ DTYPE_NAMES = {
 # numpy dtypes are dtypes to cuTile Python too (`ct.astype(x, np.float32)`: foreign_dtype_object_to_native)
 NUMPY_DTYPES = {n: DTYPE_NAMES[n] for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
                                             "uint8", "uint32", "bool_")}
+# torch's too (`ct.arange(n, dtype=torch.int32)`; verification without torch: verify/stubs.py)
+TORCH_DTYPES = {**NUMPY_DTYPES, "bfloat16": "bf16", "bool": "bool"}
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
@@ -1292,6 +1294,8 @@ class _Converter:
             return Lit(MATH_CONSTS[d], pos)
         if d and d.startswith("numpy.") and d[len("numpy."):] in NUMPY_DTYPES:
             return Op("dtype", (), pos, (("dtype", NUMPY_DTYPES[d[len("numpy."):]]),))
+        if d and d.startswith("torch.") and d[len("torch."):] in TORCH_DTYPES:
+            return Op("dtype", (), pos, (("dtype", TORCH_DTYPES[d[len("torch."):]]),))
         if node.attr.value == "dtype":
             return Op("dtype_of", (self.expr(node.value),), pos)
         if node.attr.value == "shape":

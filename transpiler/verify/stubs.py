@@ -67,10 +67,29 @@ class _StubMeta(type):
     __le__ = __gt__ = __ge__ = __lt__
 
 
+# torch's dtypes as the numpy dtypes cuTile Python reads as the same dtype (a kernel may name `torch.int32`;
+# cuTile Python converts a foreign dtype object to its own, numpy's and torch's alike)
+_TORCH_DTYPES = {"float16": "float16", "float32": "float32", "float64": "float64", "int8": "int8",
+                 "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "uint32": "uint32",
+                 "bool": "bool", "bfloat16": "bfloat16"}
+
+
+def _torch_dtype(name: str):
+    import numpy as np
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_TORCH_DTYPES[name])
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if self.__name__ == "torch" and name in _TORCH_DTYPES:
+            value = _torch_dtype(name)
+            setattr(self, name, value)
+            return value
         stub = _StubMeta(name, (), {"_cutile_stub": True, "__qualname__": f"{self.__name__}.{name}"})
         setattr(self, name, stub)
         return stub
