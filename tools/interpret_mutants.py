@@ -10,14 +10,16 @@ Without --out the Triton corpus is translated afresh into a temporary folder. Mu
 (at most one per kernel per round) to OUT, the mutated kernels' reference cases interpreted (no crate build:
 each entry is compiled by itself), the pristine files put back. Outcome per mutant: `killed` (a case of its
 entry: numbers_differ), `rejected` (cuTile Rust refuses the mutated entry), `survived` (every case of its entry
-matches), `unexercised` (no reference case runs its entry), `not_interpreted`. Catch rate = (killed +
-rejected) / (mutants whose entry a case runs). Prints every survivor with its edit.
+matches), `unexercised` (no reference case runs its entry, or the edit lies in a constant branch no case
+takes), `ordering_only` (the edit changes a memory token, i.e. ordering, not a value), `not_interpreted`.
+Catch rate = (killed + rejected) / (the other mutants). Prints every survivor with its edit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -60,6 +62,41 @@ def draw(out: Path, seed: int, per_kernel: int, kernels: list[str] | None) -> li
     return M.sample_spread(mutants, seed, per_kernel, classes=("value",))
 
 
+def case_values(out: Path, module: dict, kernel: dict, entry_name: str) -> list[dict]:
+    """The constants (generics by their Rust names) of each reference case that runs `entry_name`."""
+    from transpiler.verify.interpret.cases import case_dtype, case_spec
+    from transpiler.verify.interpret.driver import references_for
+    from transpiler.verify.run import _select
+    from transpiler.verify.specs import verified_generics
+    found = []
+    for ref in references_for(out, module, kernel, None):
+        spec = case_spec(kernel, ref.case, (out / module["source"]).resolve())
+        dtype = case_dtype(kernel, ref.case)
+        entry = _select(kernel["entries"], spec, dtype)
+        if entry["name"] == entry_name:
+            gen = dict(zip(entry["generics"], verified_generics(kernel, entry, spec, dtype)))
+            found.append({k: int(v) for k, v in {**spec, **gen}.items() if str(v).lstrip("-").isdigit()})
+    return found
+
+
+def runs_at_some_case(mu: M.Mutant, text: str, cases: list[dict]) -> bool:
+    """Whether the edited site lies in arms of constant `if`s (`if NAME OP LIT {`) that some case takes."""
+    bs, be = M.entries_of(text)[mu.entry]
+    ifs = M.const_ifs(text, bs, be)
+    for values in cases:
+        taken = True
+        for (name, op, lit), then_r, else_r in ifs:
+            if name not in values:
+                continue
+            cond = M._CMP[op](values[name], lit)
+            if (then_r[0] <= mu.start < then_r[1] and not cond) or (else_r and else_r[0] <= mu.start < else_r[1]
+                                                                    and cond):
+                taken = False
+        if taken:
+            return True
+    return False
+
+
 def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
     from transpiler.verify.interpret.driver import numeric_checks
     from transpiler.verify.toolchain import cargo_env, irdump_binary
@@ -91,8 +128,16 @@ def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
                 (out / rel).write_text(text)
         for mu in batch:
             cases = [c for c in found.get(mu.kernel, []) if c.entry == mu.entry]
+            module, kernel = records[mu.kernel]
             if not cases:
                 outcome, detail = "unexercised", "no reference case runs this entry"
+            elif not runs_at_some_case(mu, pristine.get(mu.rust) or (out / mu.rust).read_text(),
+                                       case_values(out, module, kernel, mu.entry)):
+                outcome, detail = "unexercised", "in a constant branch no reference case takes"
+            elif re.search(r"\w*tok\w*", mu.old + mu.new) and mu.op in ("delete_update", "mask_drop"):
+                # a memory token (`x_tok_store = x_tok`, `Some(x_tok_store)`): the order of accesses, which the
+                # interpreter runs in program order anyway, not a value
+                outcome, detail = "ordering_only", "edits a memory token, not a value"
             elif any(c.verdict == "numbers_differ" for c in cases):
                 outcome, detail = "killed", next(c.detail for c in cases if c.verdict == "numbers_differ")
             elif any("compile failed" in c.detail for c in cases):
@@ -108,7 +153,7 @@ def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
 
 
 def figures(results: list[dict]) -> dict:
-    counted = [r for r in results if r["outcome"] != "unexercised"]
+    counted = [r for r in results if r["outcome"] not in ("unexercised", "ordering_only")]
     caught = sum(r["outcome"] in ("killed", "rejected") for r in counted)
     by_family = {}
     for fam in VALUE_OPERATORS:
@@ -119,6 +164,20 @@ def figures(results: list[dict]) -> dict:
             "catch_rate": caught / len(counted) if counted else 0.0, "by_family": by_family}
 
 
+def report(fig: dict, results: list[dict]) -> str:
+    lines = ["# Value-changing edits of the Triton ports, caught by the Tile IR interpreter", "",
+             f"Generated by `{fig['command'].strip()}` ({fig['seconds']:.0f} s).", "",
+             f"**{fig['caught']}/{fig['exercised']} caught ({100 * fig['catch_rate']:.1f}%)** over {fig['mutants']} mutants "
+             f"of {fig['kernels']} kernels; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(fig["outcomes"].items()))
+             + "; by family: " + ", ".join(f"{k} {v}" for k, v in fig["by_family"].items()) + ".", "",
+             "| outcome | mutant | detail |", "|---|---|---|"]
+    for r in results:
+        if r["outcome"] not in ("killed", "rejected"):
+            cell = r["edit"].replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {r['outcome']} | {cell[:300]} | {r['detail'][:200].replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, help="a translated Triton corpus (default: translate it afresh)")
@@ -127,6 +186,8 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default="")
     ap.add_argument("--results", type=Path)
     opts = ap.parse_args(argv)
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still puts the pristine files back
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="interp-mutants-out-") as tmp:
         out = opts.out
@@ -145,6 +206,7 @@ def main(argv=None) -> int:
     if opts.results:
         opts.results.parent.mkdir(parents=True, exist_ok=True)
         opts.results.write_text(json.dumps({"figures": fig, "mutants": results}, indent=1) + "\n")
+        opts.results.with_suffix(".md").write_text(report(fig, results))
     return 0 if fig["catch_rate"] >= 0.95 else 1
 
 
