@@ -145,6 +145,11 @@ class ChatClient:
                     raise LLMError(self.scrub(r.final(_attempts(attempts)))) from None
                 wait = s.backoff_s * 2 ** attempt if r.wait is None else r.wait
                 self._sleep(wait)
+            except LLMError as e:
+                raise LLMError(self.scrub(e.reason)) from None
+            except Exception as e:  # noqa: BLE001 - whatever else fails here leaves as a scrubbed message, unchained
+                raise LLMError(f"the request failed: {type(e).__name__}: {self.scrub(str(e))[:ERROR_BODY_CHARS]}") \
+                    from None
         raise AssertionError("unreachable")
 
     def _api_key(self) -> str:

@@ -412,8 +412,6 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
             for i, spec in enumerate(k["specializations"]):
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
-            # a second value of every constant (one dtype): a generic fixed to its launch value in the
-            # Rust is then `different` (see specs.coverage_probes)
             def first_accepted(candidates: list[dict], probe: str, shown) -> str | None:
                 """Checks the first candidate cuTile Python accepts: None, or why none was checked."""
                 tried = []
@@ -427,6 +425,8 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                     tried.append(f"{shown(spec)}: cuTile Python rejects it ({err})")
                 return "; ".join(tried) or "no candidate"
 
+            # a second value of every constant (one dtype): a generic fixed to its launch value in the
+            # Rust is then `different` (see specs.coverage_probes)
             for entry_name, name, candidates in coverage_probes(k["params"], k["specializations"],
                                                                 entry_of,
                                                                 tuple(k.get("condition_consts", ())),
