@@ -212,3 +212,18 @@ def test_value_changing_edits_of_ports_are_caught(triton_out, tmp_path):
     results = tool.run_rounds(out, chosen, log=lambda *_: None)
     missed = [f"{r['outcome']}: {r['edit']}" for r in results if r["outcome"] != "killed"]
     assert not missed, "\n".join(missed)
+
+
+def test_references_only_for_the_source_they_were_recorded_from(tmp_path):
+    """A user's kernel that shares a corpus kernel's module stem and name is not compared with the corpus'
+    numbers; the corpus source itself (same bytes, anywhere) is."""
+    from transpiler.verify.interpret.driver import references_for
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "softmax.py").write_bytes((root / "corpus/triton/workloads/softmax.py").read_bytes())
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "softmax.py").write_text("# a user's own softmax\n")
+    kernel = {"name": "softmax_kernel", "frontend": "triton"}
+    out = tmp_path / "out"
+    out.mkdir()
+    assert len(references_for(out, {"source": "../softmax.py"}, kernel, None)) == 4
+    assert references_for(out, {"source": "../other/softmax.py"}, kernel, None) == []

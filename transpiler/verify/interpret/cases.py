@@ -268,7 +268,8 @@ def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref
 def _unmodelled(message: str) -> bool:
     """An error of the interpreter's own limits (an op or attribute it does not model), not of the port."""
     return "not known to the interpreter" in message or "not modelled" in message or "does not read" in message \
-        or "not one the interpreter" in message or "needs ml_dtypes" in message
+        or "not one the interpreter" in message or "needs ml_dtypes" in message \
+        or "the interpreter failed" in message
 
 
 def ir_key(rust_file: Path, module: str, entry: str, generics: list[str]) -> str:

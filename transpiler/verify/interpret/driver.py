@@ -10,7 +10,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from .cases import (DEFAULT_REFS, CaseResult, case_dtype, case_spec, check_case, entry_signature, ir_key,
+from .cases import (DEFAULT_REFS, ROOT, CaseResult, case_dtype, case_spec, check_case, entry_signature, ir_key,
                     load_references, reference_tool)
 from .values import InterpretError
 
@@ -21,7 +21,17 @@ def references_for(out: Path, module: dict, kernel: dict, refs_dir: Path | None)
     if not folder.is_dir() or reference_tool() is None:
         return []
     refs = _cached_refs(str(folder.resolve()))
-    return refs.get((Path(module["source"]).stem, kernel["name"]), [])
+    found = refs.get((Path(module["source"]).stem, kernel["name"]), [])
+    if not found:
+        return []
+    # only for the source the references were recorded from (same bytes): a user's kernel that shares a corpus
+    # kernel's module and name is not compared with the corpus' numbers
+    try:
+        source = (out / module["source"]).read_bytes()
+    except OSError:
+        return []
+    recorded = ROOT / (found[0].case["module"].replace(".", "/") + ".py")
+    return found if recorded.is_file() and recorded.read_bytes() == source else []
 
 
 _REFS: dict[str, dict] = {}

@@ -68,7 +68,8 @@ class Machine:
                 except InterpretError:
                     raise
                 except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
-                    raise InterpretError(f"op `{name}` failed ({type(e).__name__}: {e}): `{name} {op.text}`") from e
+                    raise InterpretError(f"the interpreter failed on op `{name}` ({type(e).__name__}: {e}): "
+                                         f"`{name} {op.text}`") from e
             if len(values) != len(op.results):
                 raise InterpretError(f"op `{name}` gave {len(values)} values for {len(op.results)} results")
             for r, v in zip(op.results, values):

@@ -103,12 +103,50 @@ def _combine(m, op_, env, lhs: list, rhs: list) -> list:
     return [np.asarray(v) for v in exit_.values]
 
 
+def _identities(op_, n: int, xs: list) -> list[np.ndarray]:
+    """The `identities=[v : type, ...]` of a reduce or scan (`[v]`: the operand's type), as 0-d arrays."""
+    from .values import np_dtype as dt
+    found = re.search(r"identities\s*=\s*\[(.*?)\]", op_.text)
+    items = [i.strip() for i in found.group(1).split(",")] if found else []
+    if len(items) != n:
+        raise unknown(op_, "has identities the interpreter does not read")
+    out = []
+    for item, x in zip(items, xs):
+        raw, _, elem = (v.strip() for v in item.rpartition(":"))
+        if not raw:  # no type: the operand's
+            raw = elem
+        kind = dt(elem) if _ else x.dtype
+        if raw.lower().startswith("0x"):
+            width = kind.itemsize
+            out.append(np.array(int(raw, 16), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]).view(kind))
+        elif raw in ("true", "false"):
+            out.append(np.array(raw == "true"))
+        else:
+            out.append(np.array(float(raw) if kind.kind == "f" or kind.kind == "V" else int(raw)).astype(kind))
+    return out
+
+
+def _with_identity(m, op_, env, xs: list) -> list:
+    """The first element of the combined dimension combined with the identity (a no-op for a true identity; a
+    wrong one shows, as it would in a GPU's padded tree or a scan's seed)."""
+    ids = _identities(op_, len(xs), xs)
+    first = _combine(m, op_, env, [np.broadcast_to(i, x[..., 0].shape) for i, x in zip(ids, xs)],
+                     [x[..., 0] for x in xs])
+    out = []
+    for x, f in zip(xs, first):
+        x = np.array(x)
+        x[..., 0] = f
+        out.append(x)
+    return out
+
+
 @op("reduce")
 def _reduce(m, op_, env):
     names = refs(op_.text.split(" dim")[0])
     xs = [np.moveaxis(np.asarray(env[r]), _dim(op_), -1) for r in names]
     if len(op_.regions) != 1 or len(op_.regions[0].args) != 2 * len(xs):
         raise unknown(op_, "has a region the interpreter does not read")
+    xs = _with_identity(m, op_, env, xs)
     while xs[0].shape[-1] > 1:
         n = xs[0].shape[-1]
         h = n // 2
@@ -128,6 +166,10 @@ def _scan(m, op_, env):
     if len(op_.regions) != 1 or len(op_.regions[0].args) != 2 * len(xs):
         raise unknown(op_, "has a region the interpreter does not read")
     n = xs[0].shape[-1]
+    if reverse:  # the seed goes to the element the scan starts from
+        xs = [x[..., ::-1] for x in _with_identity(m, op_, env, [x[..., ::-1] for x in xs])]
+    else:
+        xs = _with_identity(m, op_, env, xs)
     order = range(n - 1, -1, -1) if reverse else range(n)
     outs = [np.empty(x.shape, x.dtype) for x in xs]
     acc = None

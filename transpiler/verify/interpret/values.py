@@ -122,8 +122,11 @@ class Memory:
         out = []
         flat = addr.reshape(-1).astype(np.int64)
         owner = (flat // self.SPACING) - 1
-        for b_index in np.unique(owner):
-            pos = np.nonzero(owner == b_index)[0]
+        if not flat.size:
+            return out
+        lo, hi = int(owner.min()), int(owner.max())
+        groups = [(lo, np.arange(flat.size))] if lo == hi else [(b, np.nonzero(owner == b)[0]) for b in np.unique(owner)]
+        for b_index, pos in groups:
             if not 0 <= b_index < len(self.buffers):
                 raise InterpretError(f"{what}: address {int(flat[pos[0]]):#x} is outside every array")
             buf = self.buffers[int(b_index)]
