@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
 import sys
 from pathlib import Path
@@ -392,14 +393,21 @@ def kernel_diagnostics(kernel, source: Path) -> list[Diagnostic]:
     return out
 
 
-def run_diagnostics(sources: Iterable[Path], kernel_names: Iterable[str] | None) -> list[Diagnostic]:
+def run_diagnostics(sources: Iterable[Path], kernel_names: Iterable[str] | None, paths=None) -> list[Diagnostic]:
     """Each distinct pyproject's diagnostics once (in the order the sources first reach it), plus CT016 for
-    table kernel names that match no kernel of the run (not checked when `kernel_names` is None)."""
+    table kernel names that match no kernel of the run (not checked when `kernel_names` is None). `paths`:
+    the run's `cache.RealPaths` (sources in one real folder share their config, looked up once)."""
     names = None if kernel_names is None else set(kernel_names)
     out: list[Diagnostic] = []
     seen: set[int] = set()
+    by_folder: dict[str, Config] = {}
     for src in sources:
-        cfg = load_config(Path(src))
+        folder = os.path.dirname(paths.real(src)) if paths is not None else None
+        cfg = by_folder.get(folder) if folder else None
+        if cfg is None:
+            cfg = load_config(Path(src))
+            if folder:
+                by_folder[folder] = cfg
         if cfg is _EMPTY or id(cfg) in seen:
             continue
         seen.add(id(cfg))

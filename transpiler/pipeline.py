@@ -67,9 +67,10 @@ class RunResult:
                 "diagnostics": [d.as_json() for d in self.file_diagnostics]}
 
 
-def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
+def collect_sources(srcs: list[Path], out: Path | None, paths=None) -> list[Path]:
     """Every `*.py` under SRC (files given directly are taken as they are); no path is resolved strictly, so a
-    symlink loop is left for the reader to report (CT002) instead of aborting the run."""
+    symlink loop is left for the reader to report (CT002) instead of aborting the run. `paths`: the run's
+    `cache.RealPaths`."""
     files: list[Path] = []
     out_r = Path(os.path.realpath(out)) if out else None
     for src in srcs:
@@ -95,12 +96,13 @@ def collect_sources(srcs: list[Path], out: Path | None) -> list[Path]:
             dirnames[:] = keep
             files.extend(d / f for f in sorted(filenames) if f.endswith(".py"))
     seen, unique = set(), []
+    real = os.path.realpath if paths is None else paths.real
     for f in files:
-        key = os.path.realpath(f)
+        key = real(f)
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return sorted(unique, key=lambda p: (os.path.realpath(p), p.as_posix()))
+    return sorted(unique, key=lambda p: (real(p), p.as_posix()))
 
 
 def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> list[Kernel]:
@@ -274,7 +276,10 @@ class ModulePlan:
     verbatim: dict | None = None  # an old module kept as it is (files untouched)
 
 
-def source_rel(path: Path, out: Path) -> str:
+def source_rel(path: Path, out: Path, paths=None) -> str:
+    """`path` relative to OUT, both resolved (`paths`: a run's `cache.RealPaths`)."""
+    if paths is not None:
+        return paths.rel(path, out)
     return os.path.relpath(os.path.realpath(path), os.path.realpath(out)).replace(os.sep, "/")
 
 
@@ -301,7 +306,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     from .fallback import stage
     from .fallback.session import Session
     from .output.state import ManifestError, OutState, read_state
-    files = collect_sources(srcs, out)
+    paths = cache.RealPaths()
+    files = collect_sources(srcs, out, paths)
     try:
         old = read_state(out)
     except ManifestError:
@@ -323,9 +329,11 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
     hits: dict[Path, object] = {}
     misses: list[Path] = []
     pending: dict[Path, object] = {}
+    paths = cache.RealPaths()
+    keyed = True  # every file's results are the ones its cache key stands for (no LLM stage, no internal error)
     try:
         for path in files:
-            keys[path] = key = cache.file_key(path, path.as_posix()) if cacheable else None
+            keys[path] = key = cache.file_key(path, path.as_posix(), paths) if cacheable else None
             hits[path] = hit = cache.load(key) if key else None
             if hit is not None or fail_fast:
                 continue
@@ -353,15 +361,17 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
                                                               fail_fast)
                 if key and not stored:
                     _store(key, file_results, diags)
-            rel = source_rel(path, out) if out is not None else display
+            rel = source_rel(path, out, paths) if out is not None else display
             if stage.wants(fallback, rel, file_results):  # after the cache: it holds what the rules alone give
                 file_results = stage.complete(path, display, rel, file_results, fallback)
+                keyed = False
+            keyed = keyed and key is not None and not any(r.status == "error" for r in file_results)
             results.extend(file_results)
             file_diags.extend(diags)
             stop_here = fail_fast and any(r.status not in OK for r in file_results)
             parsed = not any(d.severity == "error" for d in diags)
             if out is not None:
-                rel = source_rel(path, out)
+                rel = source_rel(path, out, paths)
                 outcomes[rel] = SourceOutcome(
                     rel, path, display, parsed, parsed and not kernel_filter and not stop_here,
                     {r.name for r in file_results},
@@ -373,7 +383,8 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         for f in pending.values():
             f.cancel()
     from . import config
-    file_diags.extend(config.run_diagnostics(files, None if kernel_filter or stopped else [r.name for r in results]))
+    file_diags.extend(config.run_diagnostics(files, None if kernel_filter or stopped else [r.name for r in results],
+                                             paths))
     if kernel_filter:
         found = {r.name for r in results}
         missing = [k for k in kernel_filter if k not in found]
@@ -385,7 +396,7 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         return RunResult(results, file_diags, [], out), outputs
     complete_run = not kernel_filter and not stopped
     plan, notes = merge_state(old, outcomes, complete_run, srcs, out)
-    by_name = {(source_rel(Path(r.source), out), r.name): r for r in results}
+    by_name = {(source_rel(Path(r.source), out, paths), r.name): r for r in results}
     for (rel, name), d in notes:
         if (rel, name) in by_name:
             by_name[(rel, name)].diagnostics.append(d)
@@ -397,11 +408,45 @@ def run(srcs: list[Path], out: Path | None, kernel_filter: list[str] | None = No
         if ".gitignore" in old.files or not os.path.lexists(out / ".gitignore"):  # a user's own is left alone
             # build outputs (OUT/target) stay out of version control
             answers = {**answers, out / ".gitignore": render("gitignore.j2")}
-        outputs = render_crate(out, plan, answers, crate)
-        if compile_check and compile_check != "off":
-            outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers, status,
-                                     crate)
+        # every result a function of its file's cache key: a record of a run with the same inputs gives the
+        # crate without rendering it (cache.load_crate)
+        memo = (_crate_memo_key(out, plan, outcomes, keys, answers, crate, compile_check)
+                if cacheable and keyed and not any(m.verbatim for m in plan) else None)
+        outputs = cache.load_crate(out, memo) if memo else None
+        if outputs is None:
+            outputs = rendered = render_crate(out, plan, answers, crate)
+            n_notes = len(file_diags)
+            if compile_check and compile_check != "off":
+                outputs = _compile_check(out, plan, outputs, results, old, compile_check, file_diags, log, answers,
+                                         status, crate)
+            if memo and outputs is rendered and len(file_diags) == n_notes:  # the check left it as it was
+                cache.store_crate(out, memo, outputs)
     return RunResult(results, file_diags, [], out), outputs
+
+
+def _crate_memo_key(out: Path, plan: list[ModulePlan], outcomes: dict, keys: dict, answers: dict, crate: str,
+                    compile_check) -> str:
+    """The digest of what the crate of this run is made from (see `cache.crate_key`): the plan (a kernel
+    translated in this run stands for its source's cache key; one kept from OUT's manifest for its record),
+    the files rendered apart, the settings and the tools' versions."""
+    import shutil
+    from . import cache
+    from .emit.render import _rustfmt_version
+    from .verify.compile_check import _cargo_version
+    from .verify.toolchain import ToolchainError, cargo_env
+    try:
+        cargo = _cargo_version(cargo_env()) if compile_check and compile_check != "off" else ""
+    except ToolchainError:
+        cargo = ""
+    exe = shutil.which("rustfmt")
+    parts = [os.path.realpath(out), crate, compile_check, cargo, exe and _rustfmt_version(exe)]
+    for m in plan:
+        o = outcomes.get(m.rel)
+        parts += [m.rel, m.sha, keys.get(o.path) if o else None]
+        parts += [k["name"] if o and k["name"] in o.translated else json.dumps(k, sort_keys=True) for k in m.kernels]
+    for p, text in sorted(answers.items()):
+        parts += [p.as_posix(), text]
+    return cache.crate_key(parts)
 
 
 PARALLEL_MIN_FILES = 8  # below this, starting worker processes costs more than it saves
@@ -800,6 +845,9 @@ def plan_changes(out: Path, outputs: dict[Path, str], force: bool = False):
         old = OutState()
     changes: dict[Path, str | None] = {}
     refused: list[tuple[Path, str, str]] = []
+    from .cache import OnDisk
+    if isinstance(outputs, OnDisk) and outputs.out == out:
+        return changes, refused  # each file, the manifest too, is what OUT holds (read back without a link)
 
     def current(path: Path) -> bytes | None:
         inside(out, path.relative_to(out).as_posix())  # no link followed out of OUT, even to read
