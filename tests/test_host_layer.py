@@ -33,8 +33,8 @@ import pytest
 
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
-from transpiler.verify.glue import (BASE_PTR, array_dtype, c_call, dry_call, kernel_dtypes, launch_shape, mismatches,
-                                    reference, symbol_mismatches)
+from transpiler.verify.glue import (BASE_PTR, TORCH_NAMES, FakeTensor, array_dtype, c_call, dry_call, kernel_dtypes,
+                                    mismatches, python_call, reference, symbol_mismatches)
 from transpiler.verify.specs import predicates_hold
 
 try:
@@ -45,56 +45,15 @@ except ImportError:  # requires_toolchain skips this module where the verify ext
 
 pytestmark = requires_toolchain
 
-TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
-               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn"}
 
 
 # ------------------------------------------------------------- (b) cuTile Python's view of the call
-
-class FakeTensor:
-    """What the wrapper reads of a CUDA torch tensor (CI has no torch); never dereferenced."""
-
-    def __init__(self, shape, dtype: str, ptr: int):
-        self.shape, self.dtype, self.is_cuda, self._ptr = tuple(shape), TORCH_NAMES[dtype], True, ptr
-        self.device = "cuda:0"
-        strides, acc = [], 1
-        for d in reversed(self.shape):
-            strides.insert(0, acc)
-            acc *= d
-        self._strides = tuple(strides)
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._strides
-
-    def get_device(self):
-        return 0
-
 
 @pytest.fixture
 def fake_torch(monkeypatch):
     fake = types.ModuleType("torch")
     fake.Tensor = FakeTensor
     monkeypatch.setitem(sys.modules, "torch", fake)
-
-
-def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
-    """The `ct.launch` arguments of the call: arrays, scalars and constants in the kernel's order; bool
-    constants as Python bools, as launch sites pass them."""
-    shapes, grid = launch_shape(kernel, consts)
-    args, ptr = [], BASE_PTR
-    for p in kernel["params"]:
-        if p["kind"] == "array":
-            args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype, kernel), ptr))
-            ptr += 1 << 24
-        elif p["kind"] == "scalar":
-            args.append({"f32": 0.5, "f64": 0.5, "bool": True}.get(p["dtype"], 3))
-        else:
-            v = consts[p["name"]]
-            args.append(bool(v) if p["const_type"] == "bool" else v)
-    return tuple(args), grid
 
 
 class Recorder:
@@ -380,6 +339,29 @@ def test_a_wrong_generic_in_ffi_is_reported(tmp_path):
     problems = [ln for ln in v.reason.splitlines()[1:] if not ln.startswith("...")]
     assert problems and all("vector_add" in p and "generic `TILE`" in p for p in problems), v.reason
     assert f"is {tile // 2} in the launch; verified with {tile}" in problems[0]
+
+
+def test_a_wrapper_passing_scalars_swapped_is_reported(tmp_path):
+    """Mutant (shared/repros/verifier-holes N19): the generated Python function `cutile_ports.scaled_add.
+    scaled_add` passes its scalars `alpha` and `beta` to the symbol in swapped order; the Rust and ffi.rs are
+    untouched. `verify` calls the package the two ways a user does (a routed `ct.launch`, the function) in
+    dry-run mode (verify/glue.py) and reports the kernel `different`, naming the function and the values."""
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify.run import verify_output
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CORPUS / "cutile" / "scaled_add.py", src / "scaled_add.py")
+    out = tmp_path / "wrapper_mutant"
+    write_outputs(run([src], out)[1])
+    wrapper = out / "python" / "cutile_ports" / "scaled_add.py"
+    text = wrapper.read_text()
+    call = "(SPEC_scaled_add, (x, y, out, alpha, beta, TILE), grid, stream)"
+    assert text.count(call) == 1
+    wrapper.write_text(text.replace(call, call.replace("alpha, beta", "beta, alpha")))
+    (v,) = verify_output(out)
+    assert v.verdict == "different" and all(c.verdict == "equivalent" for c in v.checks), (v.verdict, v.reason)
+    problems = v.reason.splitlines()[1:]
+    assert problems and all("(the Python wrapper's function): passes" in p for p in problems if "more" not in p), v.reason
 
 
 def test_float_constants_through_the_host_layer(tmp_path, fake_torch):

@@ -632,3 +632,16 @@ def test_loops_split_only_at_runtime_points(tmp_path):
     assert loops("j < s") == 2 and loops("s >= j") == 2 and loops("j <= ct.bid(0)") == 2
     assert loops("j < N // 2") == 1 and loops("j < 3") == 1 and loops("j == s") == 1
     assert loops("j < s", "\n                    if j > s:\n                        acc = acc * 2.0") == 1
+
+
+def test_comparand_probes_are_per_entry():
+    """A boundary value of a constant condition held only by another entry's specialization is still probed
+    in this entry (shared/repros/verifier-holes N01: `if WINDOW > 0` changed to `if WINDOW > 1` in the causal
+    entry verified equivalent because the not-causal entry's specialization had WINDOW = 1)."""
+    from transpiler.verify.specs import comparand_probes
+    specs = [{"CAUSAL": 1, "WINDOW": 0}, {"CAUSAL": 0, "WINDOW": 1}]
+    probes = comparand_probes(specs, lambda s: "causal" if s["CAUSAL"] else "not_causal", {"WINDOW": [0, 1]})
+    assert ("causal", "WINDOW", {"CAUSAL": 1, "WINDOW": 1}) in probes
+    assert ("not_causal", "WINDOW", {"CAUSAL": 0, "WINDOW": 0}) in probes
+    # a value the entry's own specialization holds is not probed again
+    assert not [p for p in probes if p[0] == "causal" and p[2]["WINDOW"] == 0]

@@ -122,8 +122,9 @@ def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[li
             args.append(ctypes.pointer(d))
             ptr += 1 << 24
         elif p["kind"] == "scalar":
-            args.append({"f32": ctypes.c_float(0.5), "f64": ctypes.c_double(0.5), "bool": ctypes.c_bool(True),
-                         "i64": ctypes.c_int64(3)}.get(p["dtype"], ctypes.c_int32(3)))
+            v = scalar_value(kernel, p)
+            args.append({"f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_bool,
+                         "i64": ctypes.c_int64}.get(p["dtype"], ctypes.c_int32)(v))
         elif p.get("const_type") == "float":  # README: float constants as double
             args.append(ctypes.c_double(float(consts[p["name"]])))
         else:
@@ -133,6 +134,15 @@ def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[li
     g3 = list(grid) + [1] * (3 - len(grid))
     args += [ctypes.c_int64(g) for g in g3] + [ctypes.c_int32(0), ctypes.c_void_p(None)]
     return args, grid
+
+
+def scalar_value(kernel: dict, p: dict):
+    """The value a check passes for scalar parameter `p`: distinct for each scalar of the kernel (two scalars
+    passed in swapped order must show), exact in every scalar type."""
+    i = [q["name"] for q in kernel["params"] if q["kind"] == "scalar"].index(p["name"])
+    if p["dtype"] == "bool":
+        return i % 2 == 0
+    return 0.5 + 0.25 * i if p["dtype"] in ("f32", "f64", "f16", "bf16") else 3 + i
 
 
 def dry_call(lib, symbol: str, args: list) -> tuple[int, dict | None, str]:
@@ -229,3 +239,117 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
                 if got.get("params") != want:
                     problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
     return problems
+
+
+# ------------------------------------------------------------------------ the generated Python wrapper
+
+TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
+               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn"}
+
+
+class FakeTensor:
+    """What the wrapper reads of a CUDA torch tensor (verification has no GPU, maybe no torch); never
+    dereferenced."""
+
+    def __init__(self, shape, dtype: str, ptr: int):
+        self.shape, self.dtype, self.is_cuda, self._ptr = tuple(shape), TORCH_NAMES[dtype], True, ptr
+        self.device = "cuda:0"
+        strides, acc = [], 1
+        for d in reversed(self.shape):
+            strides.insert(0, acc)
+            acc *= d
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+    def get_device(self):
+        return 0
+
+
+def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
+    """The `ct.launch` arguments of the call: arrays, scalars and constants in the kernel's order; bool
+    constants as Python bools, as launch sites pass them."""
+    shapes, grid = launch_shape(kernel, consts)
+    args, ptr = [], BASE_PTR
+    for p in kernel["params"]:
+        if p["kind"] == "array":
+            args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype, kernel), ptr))
+            ptr += 1 << 24
+        elif p["kind"] == "scalar":
+            args.append(scalar_value(kernel, p))
+        else:
+            v = consts[p["name"]]
+            args.append(bool(v) if p["const_type"] == "bool" else v)
+    return tuple(args), grid
+
+
+def wrapper_mismatches(rt, lib, kernel: dict, kobj, fn, kernel_rs: str) -> list[str]:
+    """The generated wrapper (`rt`: the package's `_runtime`, whose library is `lib`) on the kernel's own
+    arguments, both ways a user reaches a port: the route plan of a `ct.launch` of `kobj`, and the direct
+    function `fn` (`cutile_ports.<op>.<kernel>`), each run through the symbol in dry-run mode. Each must
+    launch the reference and pass the entry the call's arrays and scalars in their places (a wrapper passing
+    two scalars in swapped order shows here). Needs a fake `torch` in sys.modules (see `fake_torch`)."""
+    problems = []
+    for consts in kernel["specializations"]:
+        for dtype in kernel_dtypes(kernel):
+            args, grid = python_call(kernel, consts, dtype)
+            ref = reference(kernel, consts, dtype, grid)
+            label = f"{kernel['name']} {consts} {dtype}"
+            arrays = {rust_ident(p["name"]): (a.data_ptr(), list(a.shape), list(a.stride()))
+                      for p, a in zip(kernel["params"], args) if p["kind"] == "array"}
+            scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](a))
+                       for p, a in zip(kernel["params"], args) if p["kind"] == "scalar"}
+            want = entry_slots(kernel_rs, ref["entry"], arrays, {rust_ident(n): t for n, t in ref["partitions"].items()},
+                               scalars)
+            for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
+                                ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
+                if fn is None and way.endswith("function"):
+                    continue
+                try:
+                    got = launch()
+                except Exception as e:  # noqa: BLE001 - the wrapper refusing a verified launch is a finding
+                    problems.append(f"{label} ({way}): refuses the call: {type(e).__name__}: {e}")
+                    continue
+                problems += mismatches(f"{label} ({way})", got, ref, kernel["symbol"])
+                if got.get("params") != want:
+                    problems.append(f"{label} ({way}): passes {got.get('params')}; the entry takes {want}")
+    return problems
+
+
+def _dry_plan(lib, call) -> dict:
+    """What `call()` made the library launch, in dry-run mode."""
+    previous = lib.cutile_dry_run(1)
+    try:
+        call()
+        text = (lib.cutile_last_plan() or b"").decode()
+    finally:
+        lib.cutile_dry_run(previous)
+    if not text:
+        raise LookupError("no launch was recorded")
+    return json.loads(text)
+
+
+class fake_torch:
+    """`with fake_torch():` the wrapper sees FakeTensor as torch.Tensor; the real module (if any) is back after."""
+
+    def __enter__(self):
+        import sys
+        import types
+        self._had = "torch" in sys.modules
+        self._real = sys.modules.get("torch")
+        fake = types.ModuleType("torch")
+        fake.Tensor = FakeTensor
+        sys.modules["torch"] = fake
+        return fake
+
+    def __exit__(self, *exc):
+        import sys
+        if self._had:
+            sys.modules["torch"] = self._real
+        else:
+            sys.modules.pop("torch", None)
+        return False

@@ -328,6 +328,7 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
     except ToolchainError as e:
         return all_not_verified(str(e))
 
+    kernel_objects: dict[tuple[str, str], object] = {}
     with tempfile.TemporaryDirectory(prefix="cutile-verify-") as tmp:
         tmpd = Path(tmp)
         jobs, plan = [], []
@@ -371,6 +372,8 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 pymod = _import_source(src)
                 kernel_at = _factory_kernel(pymod, k) if k.get("factory") else (lambda spec, kobj=_module_kernel(
                     pymod, k["name"], src): kobj)
+                if not k.get("factory"):
+                    kernel_objects[m["module"], k["name"]] = kernel_at({})  # the wrapper's check routes it
             except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
                 kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
                 continue
@@ -447,6 +450,13 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 why = first_accepted(probe["candidates"], probe["label"], lambda spec: spec)
                 if why is not None:
                     kv.unprobed[probe["label"]] = why
+            # the same for the constant conditions of the Rust entries as they are on disk: a condition only
+            # the Rust has (`if TILE == 512 { ... }`) is folded away at every specialization above, so each
+            # of its outcomes is checked where cuTile Python accepts it
+            for probe in _rust_condition_probes(out, m, k, kv):
+                why = first_accepted(probe["candidates"], probe["label"], lambda spec: spec)
+                if why is not None:
+                    kv.unprobed[probe["label"]] = why
         if jobs:
             if log:
                 log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
@@ -508,8 +518,48 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
             kv.verdict = "not_verified"
             kv.reason = next((c.detail for c in kv.checks if c.verdict == "not_verified"), "no specialization to check")
     if host_lib is not None:
-        _check_host_layer(out, pending, verdicts, host_lib)
+        _check_host_layer(out, pending, verdicts, host_lib, kernel_objects)
     return verdicts
+
+
+def _rust_condition_probes(out: Path, m: dict, k: dict, kv: KernelVerdict) -> list[dict]:
+    """Candidate specializations for each outcome of each constant condition in the kernel's Rust entries
+    that its specializations do not take (fallback/conditions.py, which the LLM proof uses on answers). A
+    condition that cannot be evaluated is reported with the kernel's unprobed constants."""
+    import re
+    from ..fallback.conditions import Unprobable, answer_probes
+    from .mutants import entries_of
+    try:
+        text = inside(out, m["rust"]).read_text()
+        spans = entries_of(text)
+        bodies = [re.sub(r"//[^\n]*", "", text[slice(*spans[e["name"]])]) for e in k["entries"] if e["name"] in spans]
+        return answer_probes(k, bodies)
+    except Unprobable as e:
+        kv.unprobed["a constant condition of the Rust"] = str(e)
+    except Exception as e:  # noqa: BLE001 - Rust the condition reader does not take: said, not hidden
+        kv.unprobed["the constant conditions of the Rust"] = f"not read: {type(e).__name__}: {e}"
+    return []
+
+
+def _generated_package(out: Path):
+    """The generated package, loaded under a name of its own (None: OUT has none). It is code from OUT,
+    like the crate `cargo build` compiled and its build script ran: see docs/security.md."""
+    pkg = out / "python" / "cutile_ports"
+    if not (pkg / "__init__.py").is_file():
+        return None
+    name = f"_cutile_verify_ports_{next(_PACKAGES)}"
+    spec = importlib.util.spec_from_file_location(name, inside(out, "python/cutile_ports/__init__.py"),
+                                                  submodule_search_locations=[str(pkg)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.modules.pop(name, None)  # nothing of OUT's package stays importable in this process
+
+
+_PACKAGES = itertools.count()
 
 
 def _private_library(out: Path, env: dict, crate: str) -> Path | None:
@@ -527,25 +577,46 @@ def _private_library(out: Path, env: dict, crate: str) -> Path | None:
     return copy
 
 
-def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], lib_path: Path) -> None:
+def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], lib_path: Path,
+                      kernel_objects: dict) -> None:
     """The C symbol of every cuTile Python kernel verified here, in dry-run mode at each specialization and
     dtype: it must launch the entry, generics, grid and partitions the Tile IR diff verified, and pass the
-    entry the values it takes (verify/glue.py). A difference makes the kernel `different`, naming it."""
+    entry the values it takes; and so must the generated Python wrapper's route of the kernel's own
+    `ct.launch` arguments (verify/glue.py). A difference makes the kernel `different`, naming it."""
     import ctypes
     import shutil
-    from .glue import symbol_mismatches
+    from .glue import fake_torch, symbol_mismatches, wrapper_mismatches
     try:
-        lib = ctypes.CDLL(str(lib_path))
+        try:
+            pkg = _generated_package(out)
+            rt = pkg._runtime if pkg is not None else None
+            lib = rt.load_library(lib_path) if rt is not None else ctypes.CDLL(str(lib_path))
+            if rt is not None:
+                rt._LIB = lib  # the package's functions launch through this build
+        except OSError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the generated package does not import, or refuses the library
+            for (m, k), kv in zip(pending, verdicts):
+                if kv.verdict == "equivalent" and k.get("symbol") and k.get("frontend") != "triton":
+                    kv.verdict = "different"
+                    kv.reason = f"the generated Python package cannot route this kernel: {type(e).__name__}: {e}"
+            return
         for (m, k), kv in zip(pending, verdicts):
             if kv.verdict not in ("equivalent", "different") or not k.get("symbol") or k.get("frontend") == "triton":
                 continue
             try:
-                problems = symbol_mismatches(lib, k, inside(out, m["rust"]).read_text())
+                kernel_rs = inside(out, m["rust"]).read_text()
+                problems = symbol_mismatches(lib, k, kernel_rs)
+                kobj = kernel_objects.get((m["module"], k["name"]))
+                if rt is not None and kobj is not None:
+                    fn = getattr(getattr(pkg, m["op"], None), k["name"], None)
+                    with fake_torch():
+                        problems += wrapper_mismatches(rt, lib, k, kobj, fn, kernel_rs)
             except (LookupError, KeyError, ValueError, OSError, AttributeError) as e:
                 problems = [f"the host layer could not be checked: {type(e).__name__}: {e}"]
             if problems:
                 kv.verdict = "different"
-                kv.reason = ("the C symbol does not launch what the Tile IR diff verified (the glue in ffi.rs/abi.rs):\n"
+                kv.reason = ("the host layer (ffi.rs, abi.rs, the Python wrapper) does not launch what the Tile IR diff verified:\n"
                              + "\n".join(problems[:10]) + (f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""))
     except OSError as e:
         for (m, k), kv in zip(pending, verdicts):

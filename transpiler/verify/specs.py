@@ -371,13 +371,15 @@ def coverage_probes(params: list[dict], specs: list[dict], entry_of,
 def comparand_probes(specs: list[dict], entry_of, comparands: dict[str, list[int]]) -> list[tuple[str, str, dict]]:
     """(entry, constant, specialization): for each entry and each value a constant condition compares
     with (`condition_values`), the entry's first specialization with that value, where the value still
-    selects the entry and no specialization holds it already."""
+    selects the entry and none of that entry's specializations holds it already (a value held only by a
+    specialization of another entry checks that entry's arms, not this one's)."""
     out = []
-    for entry, spec in ((entry, group[0]) for entry, group in _by_entry(specs, entry_of).items()):
+    for entry, group in _by_entry(specs, entry_of).items():
+        spec = group[0]
         for name, values in sorted(comparands.items()):
             if name not in spec:
                 continue
-            held = {s.get(name) for s in specs}
+            held = {s.get(name) for s in group}
             for v in values:
                 cand = {**spec, name: v}
                 if v in held:
