@@ -523,6 +523,12 @@ class Infer:
                 # `check_bounds = not ALIGNED` stays a compile-time constant)
                 self.literals[s.targets[0]] = s.value
                 return []
+            value = s.value
+            if len(s.targets) == 1 and isinstance(value, Op) and value.op == "ifexp" \
+                    and (chosen := self.dtype_cond_value(value.args[0])) is not None \
+                    and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of") for a in value.args[1:]):
+                # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
+                s = replace(s, value=value.args[1] if chosen else value.args[2])
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(s.value, Op) \
                     and s.value.op in ("dtype", "dtype_of", "enum"):
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
