@@ -41,7 +41,9 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
     """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
     select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
     tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
-    entry = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts))
+    e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `_select`)
+    entry = next(e for e in kernel["entries"]
+                 if predicates_hold(e["predicates"], consts) and e_type in e.get("dtypes", (e_type,)))
     values = entry_values(kernel, entry, consts)
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
@@ -56,9 +58,9 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
     }
 
 
-def launch_shape(kernel: dict, consts: dict) -> tuple[dict, tuple]:
+def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
-    ref = reference(kernel, consts, "f32", (1,))
+    ref = reference(kernel, consts, dtype, (1,))
     shapes, grid = {}, FREE_GRID
     for p in kernel["params"]:
         if p["kind"] == "array":
@@ -107,7 +109,7 @@ def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
 
 def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[list, tuple]:
     """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper)."""
-    shapes, grid = launch_shape(kernel, consts)
+    shapes, grid = launch_shape(kernel, consts, dtype)
     args, keep, ptr = [], [], BASE_PTR
     for p in kernel["params"]:
         if p["kind"] == "array":
@@ -224,7 +226,7 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
     problems = []
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
-            _, grid = launch_shape(kernel, consts)
+            _, grid = launch_shape(kernel, consts, dtype)
             ref = reference(kernel, consts, dtype, grid)
             index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
             args, _ = c_call(kernel, consts, dtype, index)
@@ -273,7 +275,7 @@ class FakeTensor:
 def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
     """The `ct.launch` arguments of the call: arrays, scalars and constants in the kernel's order; bool
     constants as Python bools, as launch sites pass them."""
-    shapes, grid = launch_shape(kernel, consts)
+    shapes, grid = launch_shape(kernel, consts, dtype)
     args, ptr = [], BASE_PTR
     for p in kernel["params"]:
         if p["kind"] == "array":
