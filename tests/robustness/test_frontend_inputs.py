@@ -176,8 +176,7 @@ def test_cli_recursive_helper_does_not_abort_the_run(tmp_path):
 
 @pytest.mark.parametrize("src, code", [
     (kernel("k", head="async def"), "CT111"),
-    (kernel("k", deco="@functools.lru_cache\n@ct.kernel\n"), "CT112"),
-    (kernel("k", deco="@ct.kernel\n@functools.lru_cache\n"), "CT112"),
+    (kernel("k", deco="@ct.kernel\n@functools.lru_cache\n"), "CT112"),  # below: it changes what cuTile compiles
     (kernel("k_é"), "CT114"),
     (kernel("k", sig="a, b, /, TILE: ct.Constant[int]"), "CT100"),
 ])
@@ -187,6 +186,15 @@ def test_odd_definitions(tmp_path, src, code):
     assert codes(fr) == {name: code} and [k.name for k in fr.kernels] == ["good"]
     if code == "CT100":
         assert "position-only" in fr.failures[0][2].message
+
+
+def test_a_decorator_above_the_kernel_is_translated(tmp_path):
+    """A decorator above `@ct.kernel` (a library's `@experimental_kernel` tag) wraps the kernel object, not what
+    cuTile Python compiles: the kernel is translated (verification checks that the module's name is still
+    that kernel, tests/test_features.py); below `@ct.kernel` it is refused (CT112, above)."""
+    fr = parse(tmp_path, module(kernel("k", deco="@functools.lru_cache\n@ct.kernel\n"), GOOD,
+                                prelude="import functools\n"))
+    assert not fr.failures and sorted(k.name for k in fr.kernels) == ["good", "k"]
 
 
 def test_nested_kernel_is_ct113(tmp_path):
