@@ -200,7 +200,7 @@ def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):
     src.mkdir()
     (src / fixture).write_text((FIXTURES / "features" / fixture).read_text())
     (src / "pyproject.toml").write_text('[tool.cutile-transpile]\ndtypes = ["f32"]\n')
-    monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool, not the file
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)  # the mutants change the tool, not the file
 
     def verdicts(tag):
         out = tmp_path / tag
@@ -264,7 +264,11 @@ def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_pa
         cutile_python._without_final_return(arm) if cutile_python._ends_in_return(arm) else arm) + rest)
     assert verdicts("runs_on")["const_early_ret"] == "different"
     monkeypatch.setattr(flags, "condition_comparands", lambda kernel: {})
-    assert verdicts("runs_on_unprobed")["const_early_ret"] == "equivalent"  # the blind spot the probes close
+    # the Rust's own `if SKIP_LOAD == 1` is probed on both sides too (verify/run.py `_rust_condition_probes`)
+    assert verdicts("runs_on_rust_probed")["const_early_ret"] == "different"
+    from transpiler.verify import run as verify_run
+    monkeypatch.setattr(verify_run, "_rust_condition_probes", lambda *a: [])
+    assert verdicts("runs_on_unprobed")["const_early_ret"] == "equivalent"  # the blind spot both probes close
 
 
 def test_a_cutile_kernel_under_module_configuration_is_taken_once(tmp_path):

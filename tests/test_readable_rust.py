@@ -51,7 +51,7 @@ def test_without_the_guard_a_temporary_would_take_a_kernel_name(tmp_path, monkey
     temporary is then `y_a`, declared again by the kernel (the test above fails on this output)."""
     from transpiler import cache
     from transpiler.emit import lower
-    monkeypatch.setattr(cache, "file_key", lambda path, display: None)
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)
     monkeypatch.setattr(lower, "_kernel_names", lambda k: set())
     body = _entry((_port(tmp_path) / "src/readable_names/kernel.rs").read_text(), "no_shadowed_names")
     assert re.findall(r"let (?:mut )?(\w+)", body).count("y_a") == 2
@@ -88,7 +88,7 @@ def test_the_check_sees_a_wrong_step(tmp_path, monkeypatch):
     from transpiler import cache
     from transpiler.emit import steps
     from transpiler.verify.run import verify_output
-    monkeypatch.setattr(cache, "file_key", lambda path, display: None)  # the mutants change the tool
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)  # the mutants change the tool
 
     def verdicts(tag):
         return {v.kernel: v.verdict for v in verify_output(_port(tmp_path, tag))}
