@@ -621,6 +621,7 @@ def prepare_copy(src: Path, dst: Path, kernels: Iterable[str] | None = None, ker
         m["modules"] = [mod for mod in m["modules"] if any(k["name"] in want for k in mod["kernels"])]
     for mod in m["modules"]:
         mod["source"] = str((src / mod["source"]).resolve())
+    m["crate"] = "cutile_mutation_copy"  # the package name Cargo.toml gets below (the build lock cleans by it)
     (dst / "manifest.json").write_text(json.dumps(m))
     keep = {mod["rust"].split("/")[1] for mod in m["modules"]}
     lib = (dst / "src" / "lib.rs").read_text()
