@@ -316,17 +316,23 @@ def test_abi_fuzz_in_dry_run_mode(corpus_out, host):
     assert set(range(1, 12)) <= set(codes), f"every check's code is reached: {codes}"
 
 
+def _ported_alone(tmp_path: Path, module: str) -> Path:
+    """OUT of one corpus module ported by itself (a crate of its own, for a mutant)."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CORPUS / "cutile" / f"{module}.py", src / f"{module}.py")
+    out = tmp_path / f"{module}_out"
+    write_outputs(run([src], out)[1])
+    return out
+
+
 def test_a_wrong_generic_in_ffi_is_reported(tmp_path):
     """Mutant (the mutation campaign's survivor): the generated ffi.rs launches vector_add with `TILE / 2`
     while the grid and output tile use `TILE`; it still builds and its IR entry is untouched, and `verify`
     (verify/glue.py after the Tile IR diff) reports the kernel `different`, naming the generic."""
-    from transpiler.pipeline import run, write_outputs
     from transpiler.verify.run import verify_output
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(CORPUS / "cutile" / "vector_add.py", src / "vector_add.py")
-    out = tmp_path / "host_mutant"
-    write_outputs(run([src], out)[1])
+    out = _ported_alone(tmp_path, "vector_add")
     ffi = out / "src" / "vector_add" / "ffi.rs"
     text = ffi.read_text()
     assert text.count("TILE.to_string()") == 1
@@ -346,13 +352,8 @@ def test_a_wrapper_passing_scalars_swapped_is_reported(tmp_path):
     scaled_add` passes its scalars `alpha` and `beta` to the symbol in swapped order; the Rust and ffi.rs are
     untouched. `verify` calls the package the two ways a user does (a routed `ct.launch`, the function) in
     dry-run mode (verify/glue.py) and reports the kernel `different`, naming the function and the values."""
-    from transpiler.pipeline import run, write_outputs
     from transpiler.verify.run import verify_output
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(CORPUS / "cutile" / "scaled_add.py", src / "scaled_add.py")
-    out = tmp_path / "wrapper_mutant"
-    write_outputs(run([src], out)[1])
+    out = _ported_alone(tmp_path, "scaled_add")
     wrapper = out / "python" / "cutile_ports" / "scaled_add.py"
     text = wrapper.read_text()
     call = "(SPEC_scaled_add, (x, y, out, alpha, beta, TILE), grid, stream)"
