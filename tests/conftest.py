@@ -68,6 +68,15 @@ def triton_out(tmp_path_factory):
     return out, result
 
 
+@pytest.fixture(scope="session")
+def triton_verdicts(triton_out):
+    """The translated Triton corpus verified once (built, compiled to Tile IR, interpreted on its reference
+    cases): verify_output's verdicts, shared by the tests that read them."""
+    from transpiler.verify.run import verify_output
+    out, _ = triton_out
+    return verify_output(out)
+
+
 @pytest.fixture()
 def workdir(tmp_path) -> Path:
     return tmp_path

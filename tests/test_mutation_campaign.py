@@ -104,6 +104,22 @@ def test_allow_list_entries_are_valid(corpus_out, allow):
         assert any(a.matches(m) for m in pool), f"allow-list entry {a.kernel} {a.mutation} matches no mutant: remove it"
 
 
+def test_classify_counts_invalid_tile_ir_as_rejected_and_nothing_else():
+    """A mutant whose Tile IR the Tile IR verifier refuses cannot run (rejected); any other not_verified
+    reason stays a survivor, so a verifier that gives up is never counted as a kill."""
+    from types import SimpleNamespace as NS
+    from transpiler.verify.run import Check
+
+    def kv(detail):
+        return NS(verdict="not_verified", reason="", checks=[Check("k", {}, "f16", "not_verified", detail)])
+    invalid = ("tileirdisasm failed on 56.rs.tileirbc: error: 'cuda_tile.ftof' op failed to verify that all of "
+               "{from, to} have same shape")
+    assert M.classify(kv(invalid))[0] == "rejected"
+    assert M.classify(kv("tileirdisasm failed on 3.rs.tileirbc: cannot open file"))[0] == "not_verified"
+    assert M.classify(kv("cuTile Python compile failed: failed to verify"))[0] == "not_verified"
+    assert M.classify(kv("cuTile Rust compile failed: type mismatch"))[0] == "rejected"
+
+
 # ------------------------------------------------------------------------- the verified run
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ mutant's class is fixed when it is generated, before anything runs:
   say `different` (it is strict) or `equivalent`. Not counted in the kill rate.
 
 Outcomes, from `cutile-transpile verify`'s verdict of the mutated kernel: `killed` (different),
-`rejected` (rustc or cuTile Rust refuses the Rust: not_verified because it does not build or does not
-compile), `equivalent`, `not_verified` (any other reason), `error` (no verdict). A mutant is accepted
-when it is killed or rejected, or when it is equivalent and matches an entry of the allow-list
+`rejected` (rustc or cuTile Rust refuses the Rust, or the Tile IR verifier refuses what cuTile Rust emitted:
+not_verified because it does not build, does not compile or is not valid Tile IR), `equivalent`,
+`not_verified` (any other reason), `error` (no verdict). A mutant is accepted when it is killed or rejected, or when it is equivalent and matches an entry of the allow-list
 `rules/equivalent_mutants.toml` (each with its reason). Anything else is a survivor: a hole in the
 verifier, or a mutant to allow-list with a proof.
 
@@ -680,6 +680,11 @@ def classify(kv) -> tuple[str, str]:
     nv = [c.detail for c in kv.checks if c.verdict == "not_verified"]
     if any("cuTile Rust compile failed" in d for d in nv):
         return "rejected", next(d for d in nv if "cuTile Rust compile failed" in d)
+    # cuTile Rust emitted Tile IR that the Tile IR verifier refuses (an op's operand shapes disagree): the
+    # mutant cannot run, as if it had not compiled
+    invalid = [d for d in nv if "tileirdisasm failed" in d and "failed to verify" in d]
+    if invalid:
+        return "rejected", invalid[0]
     return "not_verified", kv.reason or (nv[0] if nv else "")
 
 
