@@ -776,3 +776,52 @@ def test_N19_leaves_ifs_with_other_results_alone():
 """
     rs = py.replace("  } else {\n    yield %z, %c", "  } else {\n    %f = constant <i1: 0> : tile<i1>\n    yield %z, %f")
     assert norm(py, ["a", "b"]) != norm(rs, ["a", "b"])
+
+
+_PADDED = """entry @k(%arg0: tile<ptr<f16>>, %arg1: tile<i32>, %arg2: tile<ptr<f16>>) {{
+  %i = iota : tile<4x8xi32>
+  %n = reshape %arg1 : tile<i32> -> tile<1x1xi32>
+  %nb = broadcast %n : tile<1x1xi32> -> tile<4x8xi32>
+  %m = cmpi less_than %i, %nb, signed : tile<4x8xi32> -> tile<4x8xi1>
+  %m2 = cmpi less_than %i, %i, signed : tile<4x8xi32> -> tile<4x8xi1>
+  %p0 = reshape %arg0 : tile<ptr<f16>> -> tile<1x1xptr<f16>>
+  %pb = broadcast %p0 : tile<1x1xptr<f16>> -> tile<4x8xptr<f16>>
+  %p = offset %pb, %i : tile<4x8xptr<f16>>, tile<4x8xi32> -> tile<4x8xptr<f16>>
+{body}
+  %q0 = reshape %arg2 : tile<ptr<f16>> -> tile<1x1xptr<f16>>
+  %qb = broadcast %q0 : tile<1x1xptr<f16>> -> tile<4x8xptr<f16>>
+  %q = offset %qb, %i : tile<4x8xptr<f16>>, tile<4x8xi32> -> tile<4x8xptr<f16>>
+  %t2 = store_ptr_tko weak %q, {out} : tile<4x8xptr<f16>>, tile<4x8xf16> -> token
+  return
+}}
+"""
+_PY_PAD = """  %c = constant <f16: 0x0000> : tile<4x8xf16>
+  %l, %t = load_ptr_tko weak %p, %m, %c : tile<4x8xptr<f16>>, tile<4x8xi1>, tile<4x8xf16> -> tile<4x8xf16>, token"""
+_RS_PAD = """  %l, %t = load_ptr_tko weak %p, %m : tile<4x8xptr<f16>>, tile<4x8xi1> -> tile<4x8xf16>, token
+  %c32 = constant <f32: 0.000000e+00> : tile<f32>
+  %c16 = ftof %c32 : tile<f32> -> tile<f16>
+  %cr = reshape %c16 : tile<f16> -> tile<1x1xf16>
+  %c = broadcast %cr : tile<1x1xf16> -> tile<4x8xf16>
+  %s = select {cond}, {a}, {b} : tile<4x8xi1>, tile<4x8xf16>"""
+
+
+def test_N20_select_padding():
+    """A masked load without padding, then a select of the padding under the same mask (cuTile Rust's
+    rank >= 2 gather) is the padded load (cuTile Python's)."""
+    args = ["x.ptr", "n", "o.ptr"]
+    py = norm(_PADDED.format(body=_PY_PAD, out="%l"), args)
+    rs = _PADDED.format(body=_RS_PAD.format(cond="%m", a="%l", b="%c"), out="%s")
+    assert norm(rs, args) == py
+    # mutants the rule must not hide: another mask, the operands swapped, another padding value, the
+    # unpadded load used elsewhere too, a padding that is not a constant
+    other_mask = rs.replace("select %m,", "select %m2,")
+    swapped = _PADDED.format(body=_RS_PAD.format(cond="%m", a="%c", b="%l"), out="%s")
+    other_pad = rs.replace("<f32: 0.000000e+00>", "<f32: 1.000000e+00>")
+    reused = rs.replace("  return\n", "  %t3 = store_ptr_tko weak %q, %l : tile<4x8xptr<f16>>, tile<4x8xf16> -> token\n  return\n")
+    reused_py = _PADDED.format(body=_PY_PAD, out="%l").replace(
+        "  return\n", "  %t3 = store_ptr_tko weak %q, %l : tile<4x8xptr<f16>>, tile<4x8xf16> -> token\n  return\n")
+    loaded_pad = rs.replace("  %c32 = constant <f32: 0.000000e+00> : tile<f32>",
+                            "  %c32, %t9 = load_ptr_tko weak %arg0 : tile<ptr<f16>> -> tile<f32>, token")
+    for mutant in (other_mask, swapped, other_pad, loaded_pad):
+        assert norm(mutant, args) != py, mutant
+    assert norm(reused, args) != norm(reused_py, args)

@@ -1090,13 +1090,22 @@ class Lowerer:
         ordered = arr.id in self.ordered
         access, store = f"{n}_tok_access", f"{n}_tok_store"
         if e.op == "gather":
-            pad = "None" if e.args[3] is None else f"Some({self.value(e.args[3])})"
+            # a padding of a tile of rank >= 2 as a select after the load: cuTile Rust 0.5.0 reshapes a scalar
+            # padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which is
+            # invalid Tile IR there; normalizer rule N20 folds the select back into the load's padding
+            padded = e.args[3] is not None and cur_m != "None"
+            select_pad = padded and len(shape) >= 2
+            pad = "None" if not padded or select_pad else f"Some({self.value(e.args[3])})"
             res, tok = self.tmp(), self.tmp("tok")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
                       f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, {pad}, "
                       f"{f'Some({store})' if ordered else 'None'}, {lat}) }};")
             if ordered:
                 self.emit(f"{access} = join_tokens(&[{access}, {tok}]);")
+            if select_pad:
+                padt, sel = self.bcast(self.tile(e.args[3]), p.dtype, tuple(shape)), self.tmp()
+                self.emit(f"let {sel}: Tile<{p.dtype}, {ts}> = select({cur_m[5:-1]}, {res}, {padt});")
+                res = sel
             return self.scalar_result(e, res)
         value = self.tile(e.args[3])
         if e.op == "scatter":

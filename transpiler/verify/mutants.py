@@ -507,6 +507,10 @@ HAND_MUTANTS: tuple[Hand, ...] = (
          "control for ftof-round-zero: the same constant rounded to nearest even is exactly 1.0", rule="N8"),
     Hand("atomic-scope-system", "moe_sort_tokens_kernel", "moe_sort_tokens_kernel", "scope::Device,", "scope::System,",
          "memsem", "atomic scope Device -> System (stronger)"),
+    Hand("padding-select-row-mask", "moe_permute_rows_kernel", "moe_permute_rows_kernel",
+         "select(x_x, x_z, x_ad)", "select(x_h, x_z, x_ad)", "value",
+         "the padding selected under the row bounds only: columns past the hidden size read undefined lanes",
+         rule="N20"),
     Hand("store-after-store-unordered", "geglu_bwd_kernel", "geglu_bwd_kernel",
          "padding::None, dgate_up_tok_access)", "padding::None, new_token_unordered())", "memsem",
          "the second store of dgate_up no longer ordered after the first (write after write race)", rule="N17",
@@ -529,7 +533,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N9": ("hand:float-ulp-log2e", "hand:float-ulp-ln2", "float_literal"),
     "N14": ("int_literal", "float_literal"),  # folding shape ops of splats must not hide a changed constant
     "N16": ("neg_inf",),  # -inf and the largest finite float stay apart
-    "N17": ("hand:store-after-store-unordered",),  # erasing tokens must not hide a lost write order
+    "N17": ("hand:store-after-store-unordered",),
+    "N20": ("hand:padding-select-row-mask", "select_swap"),  # folding a select into the load's padding  # erasing tokens must not hide a lost write order
 }
 
 

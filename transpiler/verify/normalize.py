@@ -85,6 +85,11 @@ RULES: dict[str, str] = {
     "`c` itself yields the constant `c` has there (true in the then-arm, false in the else-arm): cuTile "
     "Python lowers `a and b` as `if a { yield b } else { yield a }`, cuTile Rust as `if a { yield b } else "
     "{ yield false }`. Nothing else in the arms is rewritten.",
+    "N20-select-padding": "`%l = load_ptr_tko %p, %m` (a mask, no padding) whose loaded tile has one use, "
+    "`%s = select %m, %l, %pad` with the same mask, where %pad is a splat constant of the loaded type "
+    "(through reshape, broadcast and conversions), is `%l = load_ptr_tko %p, %m, %pad`, and %s is %l: "
+    "masked-off lanes read the padding either way (cuTile Rust 0.5.0 cannot pass a padding to a load of "
+    "rank >= 2, so the port selects it).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -215,6 +220,67 @@ def _sink_return_guards(ops: list[Op], top: bool) -> list[Op]:
             return out + [new] + tail
         out.append(op)
     return out
+
+
+def _walk(ops: list[Op]):
+    for o in ops:
+        yield o
+        for r in o.regions:
+            yield from _walk(r.ops)
+
+
+_SPLAT_OPS = {"constant", "reshape", "broadcast", "ftof", "itof", "exti", "trunci", "bitcast"}  # a splat stays one
+
+
+def _fold_select_padding(body: list[Op]) -> list[Op]:
+    """N20: a masked load without padding, selected against a splat padding under the same mask, is the
+    padded load. Only where the loaded tile has no other use (a use would see undefined masked-off lanes)."""
+    defs = {r: o for o in _walk(body) for r in o.results}
+    uses: dict[str, int] = {}
+    for o in _walk(body):
+        for ref in _REF.findall(o.text):
+            uses[ref] = uses.get(ref, 0) + 1
+
+    def splat(ref: str, chain: list[Op]) -> bool:
+        """`ref` is a splat constant through shape ops and conversions; `chain` gets their ops, last first."""
+        d = defs.get(ref)
+        if d is None or d.name not in _SPLAT_OPS or len(chain) > 8:
+            return False
+        chain.append(d)
+        refs = _REF.findall(d.text.split(" : ")[0])
+        return d.name == "constant" and not refs or d.name != "constant" and len(refs) == 1 and splat(refs[0], chain)
+
+    def fold(ops: list[Op]) -> list[Op]:
+        out: list[Op] = []
+        renames: dict[str, str] = {}
+        for op in ops:
+            for r in op.regions:
+                r.ops = fold(r.ops)
+            if op.name == "select" and len(op.results) == 1:
+                head, _, types = op.text.partition(" : ")
+                refs = _split_top(head)
+                load = defs.get(refs[1]) if len(refs) == 3 else None
+                chain: list[Op] = []
+                if (load is not None and load.name == "load_ptr_tko" and any(o is load for o in out)
+                        and uses.get(refs[1]) == 1 and splat(refs[2], chain)):
+                    lhead, _, ltypes = load.text.partition(" : ")
+                    operands = [t for t in _REF.findall(re.sub(r"\btoken\s*=\s*\S+", "", lhead))]
+                    tys, arrow, res = ltypes.partition(" -> ")
+                    value_ty = _split_top(types)[-1]
+                    if (len(operands) == 2 and operands[1] == refs[0] and arrow
+                            and _split_top(res)[0] == value_ty and len(_split_top(tys)) == 2):
+                        cut = lhead.index(operands[1], lhead.index(operands[0]) + len(operands[0])) + len(operands[1])
+                        load.text = f"{lhead[:cut]}, {refs[2]}{lhead[cut:]} : {tys}, {value_ty} -> {res}"
+                        renames[op.results[0]] = refs[1]
+                        # the padding's ops defined after the load (they depend on nothing) move before it
+                        at = next(i for i, o in enumerate(out) if o is load)
+                        late = [o for o in out[at + 1:] if any(o is c for c in chain)]
+                        out = [o for o in out if not any(o is c for c in late)]
+                        out[at:at] = late
+                        continue
+            out.append(op)
+        return _rename(out, renames) if renames else out
+    return fold(body)
 
 
 def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
@@ -381,6 +447,7 @@ def parse(text: str) -> list[Entry]:
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
+        body = _fold_select_padding(body)
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")

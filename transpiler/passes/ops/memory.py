@@ -287,10 +287,6 @@ def gather(infer: Infer, e: Op) -> Op:
     pad = infer.to_dtype(infer.expr(pad), arr.ty.dtype)
     if e.attr("flat"):
         return _flat_load(infer, e, arr, idx, shape, mask, attrs)
-    if len(shape) >= 2:
-        raise fail("CT107", "a gather producing a tile of rank >= 2: cuTile Rust 0.5.0 reshapes the scalar "
-                   "padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which "
-                   "is invalid Tile IR; gather rank-1 tiles (e.g. one row at a time)", e.pos)
     args = (arr, TupleExpr(idx, e.pos), mask, pad)
     return Op("gather", args, e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
 
