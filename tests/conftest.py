@@ -33,6 +33,19 @@ requires_toolchain = pytest.mark.skipif(toolchain_missing() is not None and not 
                                         reason=f"verification toolchain missing: {toolchain_missing()}")
 
 
+# pytest-xdist (`-n auto --dist loadgroup`, pyproject.toml): each test file runs on one worker, so its module
+# fixtures (a verified mutant copy, a crate) are built once; files that share a costly session fixture share
+# a worker too (the Triton corpus verified once for test_triton.py and test_interpret.py)
+_SHARED_WORKER = {"test_triton.py": "triton-verdicts", "test_interpret.py": "triton-verdicts"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group(_SHARED_WORKER.get(name, name)))
+
+
 @pytest.fixture(scope="session")
 def corpus_out(tmp_path_factory) -> Path:
     # a copy next to OUT: generated headers hold the source path relative to OUT (../corpus/...),
