@@ -825,3 +825,27 @@ def test_N20_select_padding():
     for mutant in (other_mask, swapped, other_pad, loaded_pad):
         assert norm(mutant, args) != py, mutant
     assert norm(reused, args) != norm(reused_py, args)
+
+
+def test_N20_names_reused_in_sibling_regions():
+    """tileirdisasm reuses a name in sibling regions (two loops, each with its gather): each load is folded
+    with its own select, and a use of the other region's value does not count."""
+    args = ["x.ptr", "n", "o.ptr"]
+    loop = """  for %iv{k} in (%lo to %hi, step %st) : tile<i32> {{
+{body}
+    %t2 = store_ptr_tko weak %q, {out} : tile<4x8xptr<f16>>, tile<4x8xf16> -> token
+    continue
+  }}"""
+    head, tail = _PADDED.split("{body}")
+    tail = tail.split("  %t2 = store_ptr_tko")[0]
+    consts = "  %lo = constant <i32: 0> : tile<i32>\n  %hi = constant <i32: 4> : tile<i32>\n  %st = constant <i32: 1> : tile<i32>\n"
+    indent = lambda t: "\n".join("  " + ln for ln in t.splitlines())  # noqa: E731
+    rs_body = indent(_RS_PAD.format(cond="%m", a="%l", b="%c"))
+    py_body = indent(_PY_PAD)
+
+    def prog(body, out):
+        return (head.format() + tail.format() + consts + loop.format(k=0, body=body, out=out) + "\n"
+                + loop.format(k=1, body=body, out=out) + "\n  return\n}\n")
+    py, rs = prog(py_body, "%l"), prog(rs_body, "%s")
+    assert norm(rs, args) == norm(py, args)
+    assert norm(rs.replace("select %m,", "select %m2,", 1), args) != norm(py, args)

@@ -234,37 +234,37 @@ _SPLAT_OPS = {"constant", "reshape", "broadcast", "ftof", "itof", "exti", "trunc
 
 def _fold_select_padding(body: list[Op]) -> list[Op]:
     """N20: a masked load without padding, selected against a splat padding under the same mask, is the
-    padded load. Only where the loaded tile has no other use (a use would see undefined masked-off lanes)."""
-    defs = {r: o for o in _walk(body) for r in o.results}
-    uses: dict[str, int] = {}
-    for o in _walk(body):
-        for ref in _REF.findall(o.text):
-            uses[ref] = uses.get(ref, 0) + 1
-
-    def splat(ref: str, chain: list[Op]) -> bool:
+    padded load. Only where the loaded tile has no other use (a use would see undefined masked-off lanes).
+    Names resolve through the regions that see them (tileirdisasm reuses a name in sibling regions)."""
+    def splat(ref: str, defs: dict, chain: list[Op]) -> bool:
         """`ref` is a splat constant through shape ops and conversions; `chain` gets their ops, last first."""
         d = defs.get(ref)
         if d is None or d.name not in _SPLAT_OPS or len(chain) > 8:
             return False
         chain.append(d)
         refs = _REF.findall(d.text.split(" : ")[0])
-        return d.name == "constant" and not refs or d.name != "constant" and len(refs) == 1 and splat(refs[0], chain)
+        return d.name == "constant" and not refs or d.name != "constant" and len(refs) == 1 and splat(refs[0], defs, chain)
 
-    def fold(ops: list[Op]) -> list[Op]:
+    def uses(ref: str, ops: list[Op]) -> int:
+        return sum(_REF.findall(o.text).count(ref) for o in _walk(ops))
+
+    def fold(ops: list[Op], visible: dict) -> list[Op]:
+        defs = dict(visible)
         out: list[Op] = []
         renames: dict[str, str] = {}
         for op in ops:
             for r in op.regions:
-                r.ops = fold(r.ops)
+                r.ops = fold(r.ops, defs)
             if op.name == "select" and len(op.results) == 1:
                 head, _, types = op.text.partition(" : ")
                 refs = _split_top(head)
                 load = defs.get(refs[1]) if len(refs) == 3 else None
                 chain: list[Op] = []
                 if (load is not None and load.name == "load_ptr_tko" and any(o is load for o in out)
-                        and uses.get(refs[1]) == 1 and splat(refs[2], chain)):
+                        and uses(refs[1], ops[next(j for j, o in enumerate(ops) if o is load) + 1:]) == 1
+                        and splat(refs[2], defs, chain)):
                     lhead, _, ltypes = load.text.partition(" : ")
-                    operands = [t for t in _REF.findall(re.sub(r"\btoken\s*=\s*\S+", "", lhead))]
+                    operands = _REF.findall(re.sub(r"\btoken\s*=\s*\S+", "", lhead))
                     tys, arrow, res = ltypes.partition(" -> ")
                     value_ty = _split_top(types)[-1]
                     if (len(operands) == 2 and operands[1] == refs[0] and arrow
@@ -273,14 +273,16 @@ def _fold_select_padding(body: list[Op]) -> list[Op]:
                         load.text = f"{lhead[:cut]}, {refs[2]}{lhead[cut:]} : {tys}, {value_ty} -> {res}"
                         renames[op.results[0]] = refs[1]
                         # the padding's ops defined after the load (they depend on nothing) move before it
-                        at = next(i for i, o in enumerate(out) if o is load)
+                        at = next(j for j, o in enumerate(out) if o is load)
                         late = [o for o in out[at + 1:] if any(o is c for c in chain)]
                         out = [o for o in out if not any(o is c for c in late)]
                         out[at:at] = late
                         continue
             out.append(op)
+            for r in op.results:
+                defs[r] = op
         return _rename(out, renames) if renames else out
-    return fold(body)
+    return fold(body, {})
 
 
 def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
