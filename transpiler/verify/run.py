@@ -272,7 +272,8 @@ def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, p
     manifest = json.loads(inside(out, "manifest.json").read_text())
     pending = [(m, k) for m in manifest["modules"] for k in m["kernels"]
                if not kernel_filter or k["name"] in kernel_filter]
-    keys = [cache.kernel_key(out, m, k) for m, k in pending]
+    memo: dict = {}
+    keys = [cache.kernel_key(out, m, k, memo) for m, k in pending]
     found = [cache.load(key, _verdict_from) for key in keys]
     todo = [mk for mk, v in zip(pending, found) if v is None]
     if log and len(todo) < len(pending):

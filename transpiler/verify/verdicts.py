@@ -45,11 +45,35 @@ def toolchain_identity() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def kernel_key(out: Path, module: dict, kernel: dict) -> str | None:
-    """The key of one kernel's verdict (None: something it depends on cannot be read; never cached)."""
+def kernel_key(out: Path, module: dict, kernel: dict, memo: dict | None = None) -> str | None:
+    """The key of one kernel's verdict (None: something it depends on cannot be read; never cached).
+    `memo` (one per verify run): what the kernels of one module share (its Rust, its source's key) is read
+    and hashed once, not once per kernel."""
+    mkey = (module["rust"], module["op"], module["source"])
+    if memo is None:
+        shared = _module_digest(out, module, None)
+    elif mkey in memo:
+        shared = memo[mkey]
+    else:
+        shared = memo[mkey] = _module_digest(out, module, memo.setdefault("paths", _real_paths()))
+    if shared is None:
+        return None
+    h = hashlib.sha256(shared.encode())
+    h.update(json.dumps(kernel, sort_keys=True).encode())
+    if kernel.get("frontend") == "triton":
+        from .interpret.driver import reference_digest
+        h.update(reference_digest(out, module, kernel).encode())  # a Triton port's reference cases
+    return h.hexdigest()
+
+
+def _real_paths():
+    from ..cache import RealPaths
+    return RealPaths()
+
+
+def _module_digest(out: Path, module: dict, paths) -> str | None:
     from ..cache import file_key
     h = hashlib.sha256(toolchain_identity().encode())
-    h.update(json.dumps(kernel, sort_keys=True).encode())
     op = module["op"]
     for rel in (module["rust"], f"src/{op}/ffi.rs"):
         try:
@@ -57,12 +81,10 @@ def kernel_key(out: Path, module: dict, kernel: dict) -> str | None:
         except OSError:
             h.update(rel.encode() + b"\0missing")
     src = (out / module["source"]).resolve()
-    py = file_key(src, src.as_posix())
+    py = file_key(src, src.as_posix(), paths)
     if py is None:
         return None
     h.update(py.encode())
-    from .interpret.driver import reference_digest
-    h.update(reference_digest(out, module, kernel).encode())  # a Triton port's reference cases
     return h.hexdigest()
 
 

@@ -32,8 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .machine import Machine, parse_entry
-from .values import InterpretError, Memory
+from .errors import InterpretError
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE_TOOL = ROOT / "tools" / "triton_reference.py"
@@ -249,6 +248,8 @@ def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref
     tool = reference_tool()
     try:
         arrays = tool.make_inputs(case)
+        from .machine import Machine, parse_entry  # the interpreter (numpy, ml_dtypes) only where a case runs
+        from .values import Memory
         memory = Memory()
         args = launch_args(kernel, signature, case, arrays, memory)
         Machine(memory, tuple(case["grid"])).run(parse_entry(ir_text), args)

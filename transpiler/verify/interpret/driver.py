@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .cases import (DEFAULT_REFS, ROOT, CaseResult, case_dtype, case_spec, check_case, entry_signature, ir_key,
                     load_references, reference_tool)
-from .values import InterpretError
+from .errors import InterpretError
 
 
 def references_for(out: Path, module: dict, kernel: dict, refs_dir: Path | None) -> list:

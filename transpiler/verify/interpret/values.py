@@ -14,15 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import InterpretError  # noqa: F401 - re-exported: the interpreter's modules import it from here
+
 try:
     import ml_dtypes
 except ImportError:  # bf16/f8 tiles then fail with a message naming the type
     ml_dtypes = None
-
-
-class InterpretError(Exception):
-    """The interpreter cannot run this IR (an op or attribute it does not know, an access out of bounds, a
-    value it cannot represent): never a guess."""
 
 
 _INT = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
