@@ -207,3 +207,34 @@ def test_a_constexpr_with_an_integer_use_is_an_int(tmp_path):
         tl.store(y_ptr + offs, tl.load(x_ptr + offs) * inv + tl.cdiv(n_cols, BLOCK))
     """)
     assert "N_COLS_CDIV_BLOCK" in rust and "F_1P0_DIV_N_COLS" in rust
+
+
+# ------------------------------------------------------------------------------- function aliases
+
+def test_a_function_alias_chosen_at_import_is_resolved_only_where_every_arm_agrees(tmp_path):
+    """`fast_tanh = libdevice.tanh` / `tl.math.tanh` in the arms of an undecidable module-level `if` (another
+    vendor's arm left out) is tanh; a name whose arms name different functions (`maybe_act`: tanh or sigmoid)
+    is no alias, and a kernel calling it is refused with the name."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text((FIXTURES / "vendor_aliases" / "utils.py").read_text())
+    (pkg / "k.py").write_text(HEAD.replace("\n\n\n", "\nfrom .utils import fast_tanh, maybe_act\n\n\n") + textwrap.dedent("""
+    @triton.jit
+    def uses_tanh(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, fast_tanh(tl.load(x_ptr + offs)))
+
+
+    @triton.jit
+    def uses_act(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, maybe_act(tl.load(x_ptr + offs)))
+    """))
+    fr = parse_file(pkg / "k.py", "pkg/k.py")
+    assert [k.name for k in fr.kernels] == ["uses_tanh"]
+    ((name, _, diag),) = fr.failures
+    assert name == "uses_act" and diag.code == "CT101" and "maybe_act" in diag.message
+    tanh = kernel_result(fr.kernels[0], pkg / "k.py", "pkg/k.py")
+    body = "\n".join(line for v in tanh.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
+    assert tanh.status == "translated" and "tanh(" in body, tanh.diagnostics

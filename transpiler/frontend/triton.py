@@ -158,6 +158,7 @@ class _TritonConverter(_Converter):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
         self._scan_top_level(module)
+        self._scan_function_aliases(module)
         self.jit_functions = dict(self.info.kernels)
         launched: set[str] = set()
         called: set[str] = set()
@@ -182,8 +183,63 @@ class _TritonConverter(_Converter):
         for name, fn in self.info.kernels.items():
             self._scan_configs(name, fn)
 
+    def _scan_function_aliases(self, module: cst.Module) -> None:
+        """`fast_tanh = libdevice.tanh` at module level, also in the arms of `if`s the tool cannot decide
+        (`if Version(triton.__version__) >= ...: ... else: fast_tanh = tl.math.tanh`): the name is an alias of
+        a Triton function where every assignment of it names the same rule. Arms naming another GPU vendor's
+        library (`tl.extra.intel`, `tl.extra.hip`) are not taken on the NVIDIA GPUs the port runs on; a name
+        also bound any other way (a def, an import, another value) is no alias."""
+        from .blocks import block_statements
+        found: dict[str, list[str | None]] = {}
+        other: set[str] = set()
+
+        def visit(stmts) -> None:
+            for st in stmts:
+                if isinstance(st, cst.If):
+                    visit(block_statements(st.body))
+                    if isinstance(st.orelse, cst.If):
+                        visit((st.orelse,))
+                    elif isinstance(st.orelse, cst.Else):
+                        visit(block_statements(st.orelse.body))
+                elif isinstance(st, cst.Try):
+                    visit(block_statements(st.body))
+                    for part in (*st.handlers, st.orelse, st.finalbody):
+                        if part is not None:
+                            visit(block_statements(part.body))
+                elif isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+                    other.add(st.name.value)
+                elif isinstance(st, cst.SimpleStatementLine):
+                    for small in st.body:
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                            [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                        for t in targets:
+                            if not isinstance(t, cst.Name):
+                                continue
+                            if isinstance(small, cst.Assign) and len(targets) == 1 \
+                                    and isinstance(small.value, (cst.Name, cst.Attribute)):
+                                found.setdefault(t.value, []).append(self.dotted(small.value))
+                            else:
+                                other.add(t.value)
+        visit(module.body)
+        vendors = tuple(f"{TL}.extra.{v}." for v in ("intel", "hip", "amd"))
+        for name, targets in sorted(found.items()):
+            if name in other or name in self.info.kernels or name in self.info.helpers or name in self.info.consts:
+                continue
+            targets = [t for t in targets if not (t and t.startswith(vendors))]
+            rules = [self.rules.lookup(t) if t else None for t in targets]
+            if targets and None not in rules and len({r.id for r in rules}) == 1:
+                self.info.aliases[name] = sorted(targets)[0]
+
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
+        # a sibling module's alias of a Triton function (`from .utils import fast_tanh`)
+        for target, names in self._imports_from_files(module, path):
+            home = loaded.get(target)
+            for name, local in names if home is not None else ():
+                alias = home.info.aliases.get(name, "")
+                if alias.startswith(f"{TL}.") and self.rules.lookup(alias) is not None \
+                        and local not in self.info.helpers:
+                    self.info.aliases[local] = alias
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
