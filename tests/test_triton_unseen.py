@@ -238,3 +238,31 @@ def test_a_function_alias_chosen_at_import_is_resolved_only_where_every_arm_agre
     tanh = kernel_result(fr.kernels[0], pkg / "k.py", "pkg/k.py")
     body = "\n".join(line for v in tanh.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
     assert tanh.status == "translated" and "tanh(" in body, tanh.diagnostics
+
+
+def test_platform_facts_decide_module_constants(tmp_path):
+    """A module constant computed from the platform (rules/platform.toml: a CUDA build of PyTorch) is known;
+    one computed from anything else is not, and a kernel reading it is refused."""
+    head = "import torch\n" + HEAD + "ON_ROCM = tl.constexpr(bool(torch.version.hip))\nNOT_ROCM = torch.version.hip is None\n" \
+        "CUDA_VERSION = bool(torch.version.cuda)\n\n\n"
+    body = """
+    @triton.jit
+    def {name}(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if {flag}:
+            x = x * 2.0
+        tl.store(x_ptr + offs, x)
+    """
+    path = tmp_path / "k.py"
+    path.write_text(head + "".join(textwrap.dedent(body.format(name=f"k_{f.lower()}", flag=f))
+                                   for f in ("ON_ROCM", "NOT_ROCM", "CUDA_VERSION")))
+    fr = parse_file(path, "k.py")
+    results = {k.name: kernel_result(k, path, "k.py") for k in fr.kernels}
+    assert results["k_cuda_version"].status != "translated"
+    assert [d.code for d in results["k_cuda_version"].diagnostics] == ["CT103"]
+    assert "CUDA_VERSION" in results["k_cuda_version"].diagnostics[0].message
+    for name, doubled in (("k_on_rocm", False), ("k_not_rocm", True)):  # the `if` decided, as on the GPU
+        assert results[name].status == "translated", results[name].diagnostics
+        body = "\n".join(line for v in results[name].manifest["views"] for line in v["body"])
+        assert ("2.0f32" in body) == doubled, body

@@ -17,6 +17,7 @@ Fail-closed like the cuTile frontend: anything not understood is a diagnostic wi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,6 +29,16 @@ from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 
 TL = "triton.language"
+_NO_FACT = object()
+
+
+@functools.lru_cache(maxsize=1)
+def platform_facts() -> dict[str, object]:
+    """rules/platform.toml: expression text -> its value on the platform every port runs on."""
+    import tomllib
+    from ..rules import RULES_DIR
+    data = tomllib.loads((RULES_DIR / "platform.toml").read_text())
+    return {f["expr"]: {"None": None, "True": True, "False": False}[f["value"]] for f in data["fact"]}
 TRITON_DTYPES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
     "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -305,10 +316,38 @@ class _TritonConverter(_Converter):
         # `NAME: tl.constexpr = tl.constexpr(0)`: the value itself
         if isinstance(node, cst.Call) and self.dotted(node.func) in (f"{TL}.constexpr",) and len(node.args) == 1:
             return self._eval_const(node.args[0].value)
+        fact = self._platform_truth(node)
+        if fact is not None:
+            return fact
         d = self.dotted(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
         if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         return super()._eval_const(node)
+
+    def _platform_truth(self, node: cst.BaseExpression) -> bool | None:
+        """`bool(F)`, `not F`, `F is None`, `F is not None` of a platform fact F (rules/platform.toml, e.g.
+        `torch.version.hip`): its truth on the NVIDIA GPUs a port runs on; None where `node` is none of these."""
+        facts = platform_facts()
+
+        def fact(n: cst.BaseExpression) -> object:
+            key = _code(n).replace(" ", "")
+            if isinstance(n, cst.Call) and not n.args:
+                key = f"{self.dotted(n.func)}()"
+            elif isinstance(n, (cst.Attribute, cst.Name)):
+                key = self.dotted(n) or key
+            return facts.get(key, _NO_FACT)
+        if isinstance(node, cst.Call) and self.dotted(node.func) in ("bool", "builtins.bool") and len(node.args) == 1:
+            v = fact(node.args[0].value)
+            return None if v is _NO_FACT else bool(v)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            v = fact(node.expression)
+            return None if v is _NO_FACT else not v
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
+            v = fact(node.left)
+            return None if v is _NO_FACT else (v is None) == isinstance(node.comparisons[0].operator, cst.Is)
+        return None
 
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
         return Diagnostic("error", "CT113", f"kernel `{fn.name.value}` is not defined at the top level of the "
