@@ -24,7 +24,7 @@ import pytest
 
 from conftest import requires_toolchain
 from transpiler.verify.specs import const_value, predicates_hold
-from transpiler.verify.toolchain import cargo_build, cargo_env
+from transpiler.verify.toolchain import cargo_build, cargo_env, crate_build_lock
 
 try:
     import cuda.tile as ct
@@ -57,14 +57,17 @@ def import_source(path: Path):
 
 
 def built_library(crate: Path, dest: Path) -> Path:
+    """The crate's library, built and copied under the tool's same-name build lock (tests on other workers
+    build crates of the same name, e.g. `src`, in the one target directory)."""
     env = cargo_env()
-    res = cargo_build(crate / "Cargo.toml", env)
-    assert res.returncode == 0, res.stderr[-4000:]
     name = json.loads((crate / "manifest.json").read_text())["crate"]
-    lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{name}.so"
-    dest.mkdir(parents=True, exist_ok=True)
-    copy = dest / lib.name  # a private copy: later builds of other crates reuse the target dir
-    shutil.copy2(lib, copy)
+    with crate_build_lock(env, name, crate):
+        res = cargo_build(crate / "Cargo.toml", env)
+        assert res.returncode == 0, res.stderr[-4000:]
+        lib = Path(env["CARGO_TARGET_DIR"]) / "release" / f"lib{name}.so"
+        dest.mkdir(parents=True, exist_ok=True)
+        copy = dest / lib.name  # a private copy: later builds of other crates reuse the target dir
+        shutil.copy2(lib, copy)
     return copy
 
 

@@ -167,4 +167,5 @@ def test_allow_list_entries_are_still_needed(campaign, allow):
 def test_rejections_name_the_compiler(campaign):
     for r in campaign.results:
         if r.outcome == "rejected":
-            assert "does not build" in r.detail or "cuTile Rust compile failed" in r.detail, r.detail[:500]
+            assert "does not build" in r.detail or "cuTile Rust compile failed" in r.detail or \
+                ("tileirdisasm failed" in r.detail and "failed to verify" in r.detail), r.detail[:500]

@@ -1093,9 +1093,8 @@ class Lowerer:
             # a padding of a tile of rank >= 2 as a select after the load: cuTile Rust 0.5.0 reshapes a scalar
             # padding to rank 1 before broadcasting it (compile_cuda_tile_op.rs, load_ptr_tko), which is
             # invalid Tile IR there; normalizer rule N20 folds the select back into the load's padding
-            padded = e.args[3] is not None and cur_m != "None"
-            select_pad = padded and len(shape) >= 2
-            pad = "None" if not padded or select_pad else f"Some({self.value(e.args[3])})"
+            select_pad = e.args[3] is not None and cur_m != "None" and len(shape) >= 2
+            pad = "None" if e.args[3] is None or select_pad else f"Some({self.value(e.args[3])})"
             res, tok = self.tmp(), self.tmp("tok")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
                       f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, {pad}, "

@@ -287,6 +287,11 @@ def gather(infer: Infer, e: Op) -> Op:
     pad = infer.to_dtype(infer.expr(pad), arr.ty.dtype)
     if e.attr("flat"):
         return _flat_load(infer, e, arr, idx, shape, mask, attrs)
+    if len(shape) >= 2 and mask is None and not dict(attrs).get("check_bounds", True):
+        # no mask to select the padding under (the port's form of a padded gather of rank >= 2)
+        raise fail("CT107", "a gather producing a tile of rank >= 2 with `check_bounds=False` and no mask: "
+                   "cuTile Rust 0.5.0 mis-shapes a padding there (compile_cuda_tile_op.rs, load_ptr_tko); "
+                   "give a mask or keep the bounds check", e.pos)
     args = (arr, TupleExpr(idx, e.pos), mask, pad)
     return Op("gather", args, e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
 
