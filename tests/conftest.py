@@ -33,17 +33,9 @@ requires_toolchain = pytest.mark.skipif(toolchain_missing() is not None and not 
                                         reason=f"verification toolchain missing: {toolchain_missing()}")
 
 
-# pytest-xdist (`-n auto --dist loadgroup`, pyproject.toml): each test file runs on one worker, so its module
-# fixtures (a verified mutant copy, a crate) are built once; files that share a costly session fixture share
-# a worker too (the Triton corpus verified once for test_triton.py and test_interpret.py)
-_SHARED_WORKER = {"test_triton.py": "triton-verdicts", "test_interpret.py": "triton-verdicts"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group(_SHARED_WORKER.get(name, name)))
+# pytest-xdist (`-n auto --dist loadfile`, pyproject.toml): each test file runs on one worker, so its module
+# fixtures (a verified mutant copy, a crate) are built once; tests sharing a costly session fixture live in one
+# file for the same reason (the verified Triton corpus: tests/test_triton.py)
 
 
 @pytest.fixture(scope="session")

@@ -226,7 +226,7 @@ def test_triton_corpus_translates(triton_out):
 def test_triton_corpus_compiles_to_tile_ir(triton_out, triton_verdicts):
     """Every entry of every translated Triton kernel builds and compiles to Tile IR with cuTile Rust for each
     of its specializations and element types; a kernel with reference cases is then checked by its numbers
-    (tests/test_interpret.py reads those checks), so its verdict is numbers_match, never numbers_differ."""
+    (the test below reads those checks), so its verdict is numbers_match, never numbers_differ."""
     out, result = triton_out
     verdicts = triton_verdicts
     assert len(verdicts) == len(result.kernels)
@@ -931,3 +931,23 @@ def test_a_python_underscore_name_is_a_rust_identifier(tmp_path):
     assert "let __: i32 = __ + a;" in rust, rust
     code = "\n".join(line for line in rust.splitlines() if not line.strip().startswith("//"))  # not the quotes
     assert not re.search(r"[(, ]_[),;]", code.replace("let _ =", "")), code
+
+
+@requires_toolchain
+def test_every_triton_port_with_references_matches_triton(triton_out, triton_verdicts):
+    """Every reference case (tests/fixtures/triton_refs) of a translated Triton corpus kernel is interpreted
+    through its port's Tile IR by verify (the same run as the test above) and matches Triton's
+    outputs. The interpreter's CPU time is a benchmark's business (tools/bench_interpret.py), not a test's."""
+    from transpiler.verify.interpret.cases import DEFAULT_REFS
+    out, _ = triton_out
+    manifest = json.loads((out / "manifest.json").read_text())
+    ported = {(Path(m["source"]).stem, k["name"]) for m in manifest["modules"] for k in m["kernels"]}
+    expected = sorted(p.name.removesuffix(".npz") for p in DEFAULT_REFS.glob("*.npz")
+                      if tuple(p.name.split("__")[:2]) in ported)
+    numeric = ("numbers_match", "numbers_differ", "not_interpreted")
+    got = [(v.kernel, c) for v in triton_verdicts for c in v.checks if c.verdict in numeric]
+    assert len(got) == len(expected) > 100
+    bad = [f"{k} {c.dtype}: {c.verdict} {c.detail}" for k, c in got if c.verdict != "numbers_match"]
+    assert not bad, "\n".join(bad)
+    with_cases = {k for k, _ in got}
+    assert all(v.verdict == "numbers_match" for v in triton_verdicts if v.kernel in with_cases)
