@@ -849,3 +849,33 @@ def test_N20_names_reused_in_sibling_regions():
     py, rs = prog(py_body, "%l"), prog(rs_body, "%s")
     assert norm(rs, args) == norm(py, args)
     assert norm(rs.replace("select %m,", "select %m2,", 1), args) != norm(py, args)
+
+
+def test_N21_empty_loops():
+    """A loop that carries nothing and whose body leaves no effect is no op (the empty second loop of a split);
+    a loop with a store in it, or one that carries a value out, stays."""
+    head = """entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>) {
+  %lo = constant <i32: 0> : tile<i32>
+  %hi = constant <i32: 4> : tile<i32>
+  %st = constant <i32: 1> : tile<i32>
+  %v = constant <f32: 1.000000e+00> : tile<f32>
+"""
+    loop = """  for %iv in (%arg1 to %hi, step %st) : tile<i32> {{
+    %b = muli %iv, %iv : tile<i32>
+{body}    continue
+  }}
+"""
+    tail = "  return\n}\n"
+    store = "    %t = store_ptr_tko weak %arg0, %v : tile<ptr<f32>>, tile<f32> -> token\n"
+    empty = head + loop.format(body="") + tail
+    none = head + tail
+    assert norm(empty, ["x.ptr", "n"]) == norm(none, ["x.ptr", "n"])
+    assert norm(head + loop.format(body=store) + tail, ["x.ptr", "n"]) != norm(none, ["x.ptr", "n"])
+    carried = head + """  %r = for %iv in (%arg1 to %hi, step %st) : tile<i32> iter_values(%a = %lo) -> (tile<i32>) {
+    %b = addi %a, %iv : tile<i32>
+    continue %b : tile<i32>
+  }
+  print %r : tile<i32>
+""" + tail
+    printed_zero = head + "  print %lo : tile<i32>\n" + tail
+    assert norm(carried, ["x.ptr", "n"]) != norm(printed_zero, ["x.ptr", "n"])

@@ -422,6 +422,10 @@ class Lowerer:
             for name, ty in s.declares:
                 # assigned in both arms: declared before the `if` (the initial value is dead)
                 name = rust_ident(name)
+                if self.lookup(name) == ty and name in self.mutable:
+                    # already declared by an enclosing block (an `elif` is an `if` in the else arm of the
+                    # first): a second `let` there would shadow it, and the arms' values would not leave it
+                    continue
                 zero = self.zero(ty)
                 if ty.is_scalar and ty.dtype in GENERIC:  # an E scalar is a rank-0 tile
                     zero = f"constant({zero}, shape![])"

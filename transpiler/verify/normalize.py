@@ -90,6 +90,9 @@ RULES: dict[str, str] = {
     "(through reshape, broadcast and conversions), is `%l = load_ptr_tko %p, %m, %pad`, and %s is %l: "
     "masked-off lanes read the padding either way (cuTile Rust 0.5.0 cannot pass a padding to a load of "
     "rank >= 2, so the port selects it).",
+    "N21-empty-loops": "A `for` with no results whose body, normalized, is empty (only pure ops whose values "
+    "nothing uses) is dropped: it has no effect (cuTile Python drops the empty second loop of a loop split "
+    "that cuTile Rust keeps).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -865,6 +868,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
                            for j, r in enumerate(op.regions)]
             _yield_known_condition(ctx, op, text, sub_regions)  # N19
+            if op.name == "for" and not results and not any(sub_regions):
+                continue  # N21: a loop that carries nothing and does nothing (its body's pure ops are unused)
             head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
             fwd = _continue_passthrough(op, sub_regions)
             if fwd is not None:  # N12
