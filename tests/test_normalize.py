@@ -879,3 +879,41 @@ def test_N21_empty_loops():
 """ + tail
     printed_zero = head + "  print %lo : tile<i32>\n" + tail
     assert norm(carried, ["x.ptr", "n"]) != norm(printed_zero, ["x.ptr", "n"])
+
+
+def test_N22_constant_comparisons():
+    """`x % C` for a constant expression C: cuTile Python folds C's sign test, cuTile Rust keeps
+    `cmpi less_than C, 0` and an `xori`; folded (then N13), both are one program. Signedness is honoured."""
+    def prog(sign_test: str, div: str = "4") -> str:
+        return f"""entry @k(%arg0: tile<i32>) {{
+  %c = constant <i32: {div}> : tile<i32>
+  %z = constant <i32: 0> : tile<i32>
+  %r = remi %arg0, %c signed : tile<i32>
+  %c1 = cmpi less_than %r, %z, signed : tile<i32> -> tile<i1>
+{sign_test}  %c3 = cmpi not_equal %r, %z, signed : tile<i32> -> tile<i1>
+  %m = andi %x1, %c3 : tile<i1>
+  %s = addi %r, %c : tile<i32>
+  %v = select %m, %s, %r : tile<i1>, tile<i32>
+  print %v : tile<i32>
+  return
+}}
+"""
+    py = prog("  %f = constant <i1: 0> : tile<i1>\n  %x1 = xori %c1, %f : tile<i1>\n")
+    rs = prog("  %neg = cmpi less_than %c, %z, signed : tile<i32> -> tile<i1>\n  %x1 = xori %c1, %neg : tile<i1>\n")
+    assert norm(py, ["a"]) == norm(rs, ["a"])
+    # mutants the folding must not hide: the sign test reversed (true: the xori stays), a negative divisor
+    assert norm(rs.replace("%neg = cmpi less_than", "%neg = cmpi greater_than"), ["a"]) != norm(py, ["a"])
+    rs_test = "  %neg = cmpi less_than %c, %z, signed : tile<i32> -> tile<i1>\n  %x1 = xori %c1, %neg : tile<i1>\n"
+    false_test = "  %f = constant <i1: 0> : tile<i1>\n  %x1 = xori %c1, %f : tile<i1>\n"
+    assert norm(prog(rs_test, div="-4"), ["a"]) != norm(prog(false_test, div="-4"), ["a"])  # -4 < 0: not false
+    # signedness: -1 < 0 signed, not unsigned
+    for sign, want in (("signed", "<i1: 1>"), ("unsigned", "<i1: 0>")):
+        t = f"""entry @k(%arg0: tile<i32>) {{
+  %a = constant <i32: -1> : tile<i32>
+  %z = constant <i32: 0> : tile<i32>
+  %c = cmpi less_than %a, %z, {sign} : tile<i32> -> tile<i1>
+  print %c : tile<i1>
+  return
+}}
+"""
+        assert want in norm(t, ["a"]) and "cmpi" not in norm(t, ["a"])

@@ -535,7 +535,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N16": ("neg_inf",),  # -inf and the largest finite float stay apart
     "N17": ("hand:store-after-store-unordered",),
     "N20": ("hand:padding-select-row-mask", "select_swap"),
-    "N21": ("delete_store", "delete_store_ptr"),  # dropping effect-free loops must not hide a dropped store  # folding a select into the load's padding  # erasing tokens must not hide a lost write order
+    "N21": ("delete_store", "delete_store_ptr"),  # dropping effect-free loops must not hide a dropped store
+    "N22": ("enum_predicate", "int_literal"),  # folding constant comparisons must not hide a changed one  # folding a select into the load's padding  # erasing tokens must not hide a lost write order
 }
 
 

@@ -93,6 +93,9 @@ RULES: dict[str, str] = {
     "N21-empty-loops": "A `for` with no results whose body, normalized, is empty (only pure ops whose values "
     "nothing uses) is dropped: it has no effect (cuTile Python drops the empty second loop of a loop split "
     "that cuTile Rust keeps).",
+    "N22-constant-comparisons": "`cmpi` of two splat integer constants of one type is the i1 constant of its "
+    "outcome, read at their width with the comparison's signedness (cuTile Python folds the sign test of `%` "
+    "by a constant expression; cuTile Rust keeps the comparison).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -519,6 +522,7 @@ def _inline_region_args(op: Op) -> list[str]:
 # --------------------------------------------------------------------------------- canonical form
 
 _FLOAT_BITS = {"f32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f64": 64}
+_INT_BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 
 
 _INF_BITS = {"f32": 0x7F800000, "tf32": 0x7F800000, "f16": 0x7C00}
@@ -601,6 +605,29 @@ _NEAREST_EVEN = {"", "rounding<nearest_even>"}
 def _signed_value(val: int, bits: int) -> int:
     v = int(val) & ((1 << bits) - 1)
     return v - (1 << bits) if v >> (bits - 1) else v
+
+
+_CMP_PREDICATES = {"equal": int.__eq__, "not_equal": int.__ne__, "less_than": int.__lt__,
+                   "less_than_or_equal": int.__le__, "greater_than": int.__gt__, "greater_than_or_equal": int.__ge__}
+
+
+def _fold_cmpi(ctx, operands: list[str], text: str) -> tuple[str, object, str] | None:
+    """N22: `cmpi PRED a, b, signed|unsigned` of two splat integer constants of one type is the i1 constant of
+    its outcome (cuTile Python folds it; cuTile Rust keeps it, e.g. the divisor's sign test of `%` by a
+    constant expression). Values are read at their width with the comparison's signedness."""
+    m = re.match(r"(\w+) \{k\d+\}, \{k\d+\}, (signed|unsigned) : (tile<[^>]*>) -> (tile<[^>]*>)$", text.strip())
+    if not m or m.group(1) not in _CMP_PREDICATES or not all(o.startswith("{k") for o in operands):
+        return None
+    a, b = (ctx.consts.get(int(o[2:-1])) for o in operands)
+    if a is None or b is None or a[0] != b[0] or a[0] not in _INT_BITS or a[0] == "i1":
+        return None
+    bits = _INT_BITS[a[0]]
+    x, y = int(a[1]), int(b[1])
+    if m.group(2) == "signed":
+        x, y = _signed_value(x, bits), _signed_value(y, bits)
+    else:
+        x, y = x & ((1 << bits) - 1), y & ((1 << bits) - 1)
+    return ("i1", _CMP_PREDICATES[m.group(1)](x, y), m.group(4))
 
 
 def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[str, object, str] | None:
@@ -909,6 +936,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                                                  and int(ctx.consts[int(o[2:-1])][1]) == neutral)]
             if len(keep) == 1:
                 local[results[0]] = keep[0]
+                continue
+        if op.name == "cmpi" and len(operands) == 2:  # N22
+            folded = _fold_cmpi(ctx, operands, text)
+            if folded:
+                kid = _define(ctx, "constant " + _const_text(*folded), [], [])
+                ctx.consts[kid] = folded
+                local[results[0]] = f"{{k{kid}}}"
                 continue
         if (op.name in _CONVERT_OPS or op.name == "bitcast") and len(deps) == 1:
             src_id = deps[0]
