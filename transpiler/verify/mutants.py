@@ -536,7 +536,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N17": ("hand:store-after-store-unordered",),
     "N20": ("hand:padding-select-row-mask", "select_swap"),
     "N21": ("delete_store", "delete_store_ptr"),  # dropping effect-free loops must not hide a dropped store
-    "N22": ("enum_predicate", "int_literal"),  # folding constant comparisons must not hide a changed one  # folding a select into the load's padding  # erasing tokens must not hide a lost write order
+    "N22": ("enum_predicate", "int_literal"),  # folding constant comparisons must not hide a changed one
+    "N23": ("int_literal", "swap_operands"),  # dropping pass-through `if` results must not hide a changed arm
 }
 
 

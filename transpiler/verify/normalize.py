@@ -96,6 +96,10 @@ RULES: dict[str, str] = {
     "N22-constant-comparisons": "`cmpi` of two splat integer constants of one type is the i1 constant of its "
     "outcome, read at their width with the comparison's signedness (cuTile Python folds the sign test of `%` "
     "by a constant expression; cuTile Rust keeps the comparison).",
+    "N23-if-passthrough": "A result of an `if` that both arms' `yield`s pass as the same value (one defined "
+    "before the `if`: an arm cannot name the other arm's values) is that value: it is dropped from the `if` "
+    "and its uses read the value (cuTile Rust carries every variable an `if` may assign through both arms, "
+    "cuTile Python only the ones an arm changes).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -905,6 +909,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                     local[r] = v
                 lines.append(_Line(re.sub(r"\s*->\s*\(.*\)\s*$", "", head), deps, sub_regions))
                 continue
+            same = _if_passthrough(op, sub_regions, len(results))
+            if same:  # N23
+                for i, v in same.items():
+                    local[results[i]] = v
+                results = [r for i, r in enumerate(results) if i not in same]
+                order = ctx.order.get(id(op), "")
+                head = _drop_result_types(head[:len(head) - len(order)], same) + order
             if results:
                 head = f"@{aid} = {head}"
             lines.append(_Line(head, deps, sub_regions))
@@ -1066,6 +1077,51 @@ def _continue_passthrough(op: Op, regions: list[list[_Line]]) -> list[str] | Non
     operands = _OPERAND.findall(regions[1][0].text.split(" : ")[0])
     results = [r for r in op.results]
     return operands if len(operands) == len(results) else None
+
+
+def _yield_parts(line: _Line) -> tuple[list[str], list[str]] | None:
+    """The operands and types of a plain `yield A, B : T1, T2` line, or None."""
+    if line.regions or not line.text.startswith("yield "):
+        return None
+    values, sep, types = line.text[len("yield "):].partition(" : ")
+    vals, tys = _split_top(values), _split_top(types)
+    return (vals, tys) if sep and len(vals) == len(tys) else None
+
+
+def _if_passthrough(op: Op, arms: list[list[_Line]], n_results: int) -> dict[int, str]:
+    """N23: the results of an `if` that both arms yield as the same value. An arm of an `if` has no block
+    arguments and cannot name the other arm's values, so one name in both yields is one value defined
+    before the `if`: the result is that value whichever arm runs (cuTile Rust carries every variable the
+    `if` may assign through both arms; cuTile Python only what an arm changes). Those results are dropped
+    from both yields, and their uses read the value itself."""
+    if op.name != "if" or len(arms) != 2 or not n_results or not all(arms):
+        return {}
+    parts = [_yield_parts(arm[-1]) for arm in arms]
+    if None in parts or any(len(p[0]) != n_results for p in parts):  # type: ignore[index]
+        return {}
+    (then_vals, then_tys), (else_vals, _) = parts  # type: ignore[misc]
+    same = {i: v for i, (v, w) in enumerate(zip(then_vals, else_vals)) if v == w and _OPERAND.fullmatch(v)}
+    if not same:
+        return {}
+    keep = [i for i in range(n_results) if i not in same]
+    for arm in arms:
+        last = arm[-1]
+        vals, tys = _yield_parts(last)  # type: ignore[misc]
+        if keep:
+            text = "yield " + ", ".join(vals[i] for i in keep) + " : " + ", ".join(tys[i] for i in keep)
+            arm[-1] = _Line(text, last.deps, last.regions)
+        else:
+            arm.pop()  # a terminator with nothing left to carry is implicit (N6)
+    return same
+
+
+def _drop_result_types(head: str, dropped: dict[int, str]) -> str:
+    """`if c -> (T0, T1, T2)` without the result types at the dropped indices (N23)."""
+    m = re.search(r"\s*->\s*\((.*)\)\s*$", head)
+    if not m:
+        return head
+    types = [t for i, t in enumerate(_split_top(m.group(1))) if i not in dropped]
+    return head[:m.start()] + (f" -> ({', '.join(types)})" if types else "")
 
 
 def _region_key(lines: list[_Line]) -> str:

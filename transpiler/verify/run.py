@@ -480,6 +480,9 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 if keep:  # and the Rust side normalized (a change of the emitter compared with its IR before)
                     Path(keep).mkdir(parents=True, exist_ok=True)
                     stem = f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}"
+                    (Path(keep) / f"{stem}.args.json").write_text(json.dumps({  # to normalize them again
+                        "python": python_arg_names([(p["name"], p["kind"], p["rank"]) for p in params]),
+                        "rust": rust_arg_names(_rust_params(params, outputs))}))
                     for side, bc in (("python", pybc), ("rust", rsbc)):
                         if bc is None:
                             continue
