@@ -997,3 +997,34 @@ def test_N23_if_passthrough():
 """
     assert norm(only, ["m"]) == norm(plain, ["m"])
     assert norm(only.replace("  } else {\n    yield %arg0", "  } else {\n    yield %c1"), ["m"]) != norm(plain, ["m"])
+
+
+def test_N5_allowed_carried_div_by():
+    """cuTile Python states `div_by<4>` on a counter a loop advances by whole tiles of 4 (init 0, `+ k*4`);
+    cuTile Rust does not. The fact is dropped only where the init and the `continue` prove it."""
+    def prog(fact: str, init: str = "0", step: str = "4", n: str = "4") -> str:
+        return f"""entry @k(%arg0: tile<i32>) {{
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %ci = constant <i32: {init}> : tile<i32>
+  %cs = constant <i32: {step}> : tile<i32>
+  %r = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%a = %ci) -> (tile<i32>) {{
+{fact}    print %a : tile<i32>
+    %k = muli %i, %cs : tile<i32>
+    %n = addi %a, %k : tile<i32>
+    continue %n : tile<i32>
+  }}
+  print %r : tile<i32>
+  return
+}}
+""".replace("div_by<4>", f"div_by<{n}>")
+    fact = "    %f = assume div_by<4>, %a : tile<i32>\n"
+    assert norm(prog(fact), ["n"]) == norm(prog(""), ["n"])
+    assert norm(prog(fact, step="8"), ["n"]) == norm(prog("", step="8"), ["n"])
+    # not proved: an init or a step that is not a multiple, a divisor that is not a power of two
+    assert norm(prog(fact, init="2"), ["n"]) != norm(prog("", init="2"), ["n"])
+    assert norm(prog(fact, step="2"), ["n"]) != norm(prog("", step="2"), ["n"])
+    assert norm(prog(fact, step="3", n="3"), ["n"]) != norm(prog("", step="3", n="3"), ["n"])
+    # a value the loop passes on through something else (a load, an `if`) is not proved
+    loaded = prog(fact).replace("%n = addi %a, %k", "%n = addi %arg0, %k")
+    assert norm(loaded, ["n"]) != norm(loaded.replace(fact, ""), ["n"])

@@ -123,6 +123,10 @@ ASSUME_ALLOWED: dict[str, str] = {
     "for-iv-range": "`bounded<a, b>` on the induction variable of a `for` from the constant lb to the constant "
     "ub with a positive constant step, where a <= lb and b >= ub - 1: the variable stays in [lb, ub - 1] "
     "(cuTile Rust states it for loops of constant trip count).",
+    "carried-div-by": "`div_by<n>` on a `for` iter value whose init is an integer constant multiple of n and "
+    "whose `continue` passes it on as itself plus, minus or times multiples of n (integer constants, the "
+    "value itself, sums, differences and products of such): true in every iteration by induction (cuTile "
+    "Python derives and states it for a counter a loop advances by whole tiles; cuTile Rust does not).",
     "for-iv-below-ub": "`bounded<?, b>` on the induction variable of a `for` to the constant ub with a positive "
     "constant step, where b >= ub - 1 (cuTile Rust states it where only the upper bound is constant, e.g. the "
     "second loop of a split).",
@@ -713,6 +717,7 @@ class _Ctx:
     iv_upper: dict[str, int] = field(default_factory=dict)  # `for` IVs with a constant ub (positive constant step)
     side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
     order: dict[int, str] = field(default_factory=dict)  # N17 suffixes of memory effects, by id(op)
+    carried_inits: dict[str, str] = field(default_factory=dict)  # `for` iter values (^d.i) -> their init
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -829,6 +834,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
     scope = scope + [local]
     lines: list[_Line] = []
     facts: list[_Line] = []
+    carried_facts: list[tuple[_Line, str, int]] = []
     for op in region.ops:
         if op.name == "assume":
             parts = _split_top(op.text)
@@ -840,6 +846,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             ctx.facts.append(f"{pred} on {_expand(ctx, target)}")
             if _allowed_fact(ctx, pred, target, ty) is None:
                 facts.append(_Line(f"assume {pred}, {target} : {ty}", deps))
+                if arg_names is not None and target in ctx.carried_inits and re.fullmatch(r"div_by<\d+>", pred):
+                    carried_facts.append((facts[-1], target, int(pred[7:-1])))  # decided at the `continue`
             continue
         if op.name in _TOKEN_OPS:
             for r in op.results:
@@ -863,6 +871,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         # block arguments declared on the op line itself (for %i in ..., iter_values(%a = ...))
         inline = _region_args(op, depth + 1) if op.regions and op.name in ("for", "loop") else {}
         text, deps = _subst(raw, scope + [inline])
+        for v in inline.values():
+            ctx.carried_inits.pop(v, None)  # the names of an earlier loop's values at this depth
         if op.name == "for":
             # N5: the induction variable's canonical name (^depth.0) is reused by the next loop at this depth;
             # facts about an earlier loop's variable must not describe this one
@@ -879,6 +889,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 hi, st = _int_const(ctx, upper.group(3)), _int_const(ctx, upper.group(4))
                 if hi is not None and st is not None and st > 0:
                     ctx.iv_upper[upper.group(1)] = hi
+            for carried, init in re.findall(r"(\^\d+\.\d+) = (\{k\d+\}|@\d+(?:#\d+)?|\^\d+\.\d+)", text):
+                ctx.carried_inits[carried] = init  # read by the carried-div-by proof of the loop's body
             rng = re.match(r"(\^\d+\.\d+) in \((\{k\d+\}) to (\{k\d+\}), step (\{k\d+\})\)", text)
             if rng:
                 lo, hi, st = (_int_const(ctx, rng.group(i)) for i in (2, 3, 4))
@@ -973,6 +985,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 ctx.consts[kid] = cv
         for i, r in enumerate(results):
             local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
+    for fact, carried, n in carried_facts:
+        if _carried_div_by(ctx, lines, carried, n):
+            facts.remove(fact)  # ASSUME_ALLOWED "carried-div-by": proved from the init and the `continue`
     if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
         lines.pop()  # a terminator with nothing left to carry is implicit (N6)
     if facts:  # N5: the facts of this region, sorted by structure, before its terminator
@@ -981,6 +996,39 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             and not lines[-1].regions else len(lines)
         lines[at:at] = facts
     return lines
+
+
+def _carried_div_by(ctx: _Ctx, body: list[_Line], carried: str, n: int) -> bool:
+    """A `for` iter value `carried` (^d.i) is a multiple of n in every iteration when its init is and the
+    loop's `continue` passes it on as itself plus, minus or times multiples of n (induction: the fact holds
+    on entry and each iteration keeps it). cuTile Python derives such facts and states them; cuTile Rust
+    does not."""
+    if n <= 0 or n & (n - 1) or not body or body[-1].regions or not body[-1].text.startswith("continue "):
+        return False  # a power of two: wrapping arithmetic (mod 2^w) keeps multiples of it
+    i = int(carried.split(".")[1]) - 1  # ^d.0 is the induction variable; ^d.1 is the first iter value
+    values = _split_top(body[-1].text[len("continue "):].partition(" : ")[0])
+    if not 0 <= i < len(values):
+        return False
+
+    def multiple(ref: str, depth: int = 0) -> bool:
+        if ref == carried:
+            return True
+        c = _int_const(ctx, ref)
+        if c is not None:
+            return c % n == 0
+        m = re.fullmatch(r"\{k(\d+)\}", ref)
+        if not m or depth > 20:
+            return False
+        op = re.fullmatch(r"(addi|subi|muli) (\S+), (\S+) : tile<i\d+>", ctx.defs[int(m.group(1))][0])
+        if not op:
+            return False
+        a, b = op.group(2), op.group(3)
+        if op.group(1) == "muli":
+            return multiple(a, depth + 1) or multiple(b, depth + 1)
+        return multiple(a, depth + 1) and multiple(b, depth + 1)
+
+    init = ctx.carried_inits.get(carried)
+    return init is not None and _int_const(ctx, init) is not None and multiple(init) and multiple(values[i])
 
 
 def _yield_known_condition(ctx: _Ctx, op, text: str, arms: list[list[_Line]]) -> None:
