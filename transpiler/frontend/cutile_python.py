@@ -1347,6 +1347,12 @@ class _Converter:
             raise fail("CT101", "a tiled view is supported as a name assigned in the kernel body itself", pos)
         if target.value in self.tiled_views:
             raise fail("CT100", f"tiled view `{target.value}` is assigned twice", pos)
+        self.tiled_views[target.value] = self._tiled_view_parts(value)
+        return True
+
+    def _tiled_view_parts(self, value: cst.Call) -> tuple:
+        """The array, tile shape and padding argument of `a.tiled_view(tile_shape, padding_mode=...)`."""
+        pos = self.pos(value)
         shape, padding = None, None
         for i, a in enumerate(value.args):
             key = a.keyword.value if a.keyword else ("tile_shape" if i == 0 else None)
@@ -1363,14 +1369,14 @@ class _Converter:
                 padding = cst.Arg(a.value, keyword=cst.Name("padding_mode"))
         if shape is None:
             raise fail("CT100", "`tiled_view` needs a tile shape", pos)
-        self.tiled_views[target.value] = (value.func.value, shape, padding)
-        return True
+        return (value.func.value, shape, padding)
 
     def _view_call(self, node: cst.Call, view: tuple, method: str, pos: Pos) -> Expr:
-        """`v.load(index, ...)`, `v.store(index, tile, ...)`, `v.num_tiles(axis)` of a tiled view."""
+        """`v.load(index, ...)`, `v.store(index, tile, ...)`, `v.num_tiles(axis)`, `v.atomic_store_add(index,
+        tile)` of a tiled view."""
         array, shape, padding = view
         keys = {"load": ("latency", "allow_tma", "check_bounds"), "store": ("latency", "allow_tma", "check_bounds"),
-                "num_tiles": ()}
+                "num_tiles": (), "atomic_store_add": ()}
         if method not in keys:
             raise fail("CT101", f"method `.{method}()` of a tiled view is not supported", pos)
         positional, keywords = [], []
@@ -1388,13 +1394,15 @@ class _Converter:
                                "views are always bounds-checked)", self.pos(a))
             else:
                 keywords.append(a)
-        want = {"load": 1, "store": 2, "num_tiles": 1}[method]
+        want = {"load": 1, "store": 2, "num_tiles": 1, "atomic_store_add": 2}[method]
         if len(positional) != want:
             raise fail("CT100", f"a tiled view's `{method}` takes {want} positional argument"
                        f"{'s' if want > 1 else ''}", pos)
-        rule = self.rules.lookup(f"{CT}.{method}")
+        rule = self.rules.lookup(f"{CT}.TiledView.{method}" if method.startswith("atomic_") else f"{CT}.{method}")
         args: list = [cst.Arg(array)] + positional
-        if method == "load":
+        if method.startswith("atomic_"):  # the view's tile shape: the update's, as the store's tile has it
+            args += [cst.Arg(shape)]
+        elif method == "load":
             args += [cst.Arg(shape)] + ([padding] if padding is not None else []) + keywords
         elif method == "num_tiles":
             args += [cst.Arg(shape)]
@@ -1408,6 +1416,10 @@ class _Converter:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value in self.tiled_views:
             return self._view_call(node, self.tiled_views[func.value.value], func.attr.value, pos)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+                and isinstance(func.value.func, cst.Attribute) and func.value.func.attr.value == "tiled_view":
+            # `a.tiled_view(shape).store(...)`: a view used where it is made
+            return self._view_call(node, self._tiled_view_parts(func.value), func.attr.value, pos)
         fd = self.dotted(func) if isinstance(func, cst.Attribute) else None
         modules = set(self.info.aliases.values()) | {"math", "builtins"}
         if isinstance(func, cst.Attribute) and (fd is None or (fd.split(".")[0] not in modules

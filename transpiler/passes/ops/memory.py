@@ -155,6 +155,96 @@ def store(infer: Infer, e: Op) -> Op:
     return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
 
 
+@handler("view_atomic_add")
+def view_atomic_add(infer: Infer, e: Op) -> Op:
+    """`a.tiled_view(shape).atomic_store_add(index, tile)`: the tile added, element by element, atomically
+    (relaxed, device scope) into the view's tile at `index` (cuTile Python's atomic_red_view_tko)."""
+    arr, index = _array_and_index(infer, e, "tile")
+    rank = arr.ty.rank
+    shape = infer.shape_dims(e.args[3])
+    if len(shape) != rank:
+        raise fail(e.rule, f"the view's tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
+    tile = infer.expr(e.args[2])
+    if not isinstance(tile.ty, TileTy):
+        raise fail(e.rule, "the update must be a tile or a scalar", e.pos)
+    dt = arr.ty.dtype
+    if not is_generic(dt) and dt not in ("i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64"):
+        raise fail(e.rule, f"an atomic add into an array of {dt} (cuTile adds 32- and 64-bit integers and f16, "
+                   "bf16, f32, f64)", e.pos)
+    if infer.is_weak(tile):
+        tile = infer.to_dtype(tile, dt)  # a number: the array's type
+    # broadcast, then the implicit cast, in cuTile Python's order
+    tile = infer.to_shape(tile, shape)
+    if tile.ty.dtype != dt and _widens_to(tile, dt, e.pos):
+        tile = infer.to_dtype(tile, dt)  # cuTile Python's implicit cast (lossless)
+    unify_generics(tile.ty.dtype, dt)
+    if tile.ty.dtype != dt:
+        if is_generic(dt) and (is_int(tile.ty.dtype) or tile.ty.dtype == "f32"):
+            raise RetypeArray(arr.id, tile.ty.dtype)
+        raise fail(e.rule, f"adding a {tile.ty.dtype} tile into an array of dtype {dt}; write "
+                   "`.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts)", e.pos)
+    return Op("view_atomic_add", (arr, index, tile), e.pos, (("shape", tuple(shape)),), e.rule, None)
+
+
+@handler("load_advanced")
+def load_advanced(infer: Infer, e: Op) -> Op:
+    """`ct.load_advanced_indexing(a, (idx, ct.Slice(start, n), ...))`: one axis (the sparse one) indexed by a
+    1-D tile of element indices, each other axis a contiguous run of `n` elements from `start` (cuTile
+    Python's gather_scatter_view load)."""
+    arr = infer.array_param(e.args[0], e.rule)
+    rank = arr.ty.rank
+    idx = e.args[1]
+    if not isinstance(idx, TupleExpr):
+        raise fail(e.rule, "`indices` must be a tuple written in the call", e.pos)
+    if rank < 2:
+        raise fail(e.rule, "load_advanced_indexing needs an array of rank 2 or more (cuTile Python's rule)", e.pos)
+    if len(idx.items) != rank:
+        raise fail(e.rule, f"index has {len(idx.items)} entries, the array has rank {rank}", idx.pos)
+    items, shape, sparse = [], [], None
+    for d, it in enumerate(idx.items):
+        if isinstance(it, Op) and it.op == "index_slice":
+            if it.args[0] is None or it.args[1] is None:
+                raise fail(it.rule, "`ct.Slice` takes a start and a length", it.pos)
+            start = infer.scalar_int(it.args[0])
+            if start.ty.dtype != "i32":
+                raise fail(it.rule, f"a {start.ty.dtype} slice start (cuTile Rust's gather view takes i32 ones)",
+                           it.pos)
+            dims = infer.shape_dims(it.args[1])
+            if len(dims) != 1:
+                raise fail(it.rule, "a slice length must be one integer constant", it.pos)
+            items.append(start)
+            shape.append(dims[0])
+            continue
+        t = infer.expr(it)
+        infer.demand_int(t)
+        if not (isinstance(t.ty, TileTy) and len(t.ty.shape) == 1 and is_int(t.ty.dtype)):
+            raise fail(e.rule, f"index at dim {d} must be a 1-D integer tile or a ct.Slice, got {t.ty}", it.pos)
+        if t.ty.dtype != "i32":
+            raise fail(e.rule, f"a {t.ty.dtype} sparse index tile (cuTile Rust's gather view takes i32)", it.pos)
+        if sparse is not None:
+            raise fail(e.rule, "exactly one index must be a 1-D tile (the sparse dim)", it.pos)
+        sparse = d
+        items.append(t)
+        shape.append(t.ty.shape[0])
+    if sparse is None:
+        raise fail(e.rule, "exactly one index must be a 1-D tile (the sparse dim); none found", idx.pos)
+    pad = infer.literal_of(e.attr("padding_mode"))
+    padding = "padding::None"
+    if pad is not None:
+        if not (isinstance(pad, Op) and pad.op == "enum"):
+            raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
+        padding = pad.attr("value")
+    attrs = (("padding", padding), ("sparse_dim", sparse)) + _hint_attrs(infer, e)
+    return Op("load_advanced", (arr, TupleExpr(tuple(items), idx.pos)), e.pos, attrs, e.rule,
+              TileTy(arr.ty.dtype, tuple(shape)))
+
+
+@handler("index_slice")
+def index_slice(infer: Infer, e: Op) -> Op:
+    raise fail(e.rule, "`ct.Slice` is supported as an entry of load_advanced_indexing's index, written in the call",
+               e.pos)
+
+
 @handler("num_tiles")
 def num_tiles(infer: Infer, e: Op) -> Op:
     arr = infer.array_param(e.args[0], e.rule)
