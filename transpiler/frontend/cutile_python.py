@@ -389,6 +389,10 @@ class _Converter:
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
         # shape and padding (cuTile Python's tiled view is the same aggregate, TiledViewValue)
         self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
+        # `idx = (a, b + c)` assigned once in the kernel body: its items are locals `idx_0`, `idx_1`, computed
+        # there, and `idx` reads as the tuple of them (an index passed through a variable)
+        self.tuple_vars: dict[str, TupleExpr] = {}
+        self.assign_counts: dict[str, int] = {}
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
         self.unit_sites: dict[str, list[dict]] = {}
@@ -689,6 +693,8 @@ class _Converter:
         self.inlining = []
         self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
         self.tiled_views = {}
+        self.tuple_vars = {}
+        self.assign_counts = _assign_counts(fn)
         # `break` in a `for`: the loops being converted (their flag; None for a `while`), the flags used
         self.loops: list[str | None] = []
         self.broken: set[str] = set()
@@ -1086,6 +1092,12 @@ class _Converter:
             view = self._tiled_view(s.targets[0].target, s.value)
             if view:
                 return []
+            target = s.targets[0].target
+            if isinstance(target, cst.Name) and target.value in self.tuple_vars:
+                raise fail("CT100", f"tuple-valued `{target.value}` is assigned again", pos)
+            if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
+                    and not self.renames and not self.subst and self.assign_counts.get(target.value) == 1:
+                return self._tuple_var(target.value, s, pos)
             # the value first: a helper that rebinds its parameter (`scale = scale * C`) reads the argument
             value = self.expr(s.value)
             return self._flush([Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))])
@@ -1122,6 +1134,28 @@ class _Converter:
             raise fail("CT107", "early `return` in a kernel is not supported yet (cuTile Rust only allows "
                        "`return` at the top level; the rewrite changes the Tile IR)", pos)
         raise fail("CT100", f"unsupported statement `{type(s).__name__}` in a kernel", pos)
+
+    def _tuple_var(self, name: str, s: cst.Assign, pos: Pos) -> list[Stmt]:
+        """`idx = (a, b + c)`: each computed item assigned to its own local (`idx_1`, ...) where Python evaluates
+        it, and `idx` read as the tuple of those locals and of the items read in place (numbers, names bound
+        once)."""
+        out: list[Stmt] = []
+        items = []
+        for i, el in enumerate(s.value.elements):
+            if isinstance(el, cst.StarredElement):
+                raise fail("CT100", "a starred item in a tuple is not supported", self.pos(el))
+            if isinstance(el.value, (cst.Integer, cst.Float)) or (
+                    isinstance(el.value, cst.Name) and self.assign_counts.get(el.value.value, 0) <= 1):
+                items.append(self.expr(el.value))  # a number, a parameter or a name bound once: read in place
+                continue
+            item = f"{name}_{i}"
+            if item in self.kernel_locals or item in self.tuple_vars:
+                raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the kernel", pos)
+            value = self.expr(el.value)
+            out += self._flush([Assign((item,), value, pos, "" if out else _one_line(s))])
+            items.append(Name(item, pos))
+        self.tuple_vars[name] = TupleExpr(tuple(items), pos)
+        return out
 
     def _targets(self, t: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
         if isinstance(t, cst.Name):
@@ -1215,6 +1249,8 @@ class _Converter:
             for scope in reversed(self.subst):
                 if node.value in scope:
                     return scope[node.value]
+            if node.value in self.tuple_vars and not self.renames:
+                return replace(self.tuple_vars[node.value], pos=pos)
             if node.value in self.kernel_locals and not self.inlining:
                 return Name(node.value, pos)  # a parameter or local of the kernel shadows a module-level name
             if node.value in self.info.consts:
@@ -1633,6 +1669,24 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _assign_counts(fn: cst.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in a function (a loop's target and an augmented assignment count 2)."""
+    out: dict[str, int] = {}
+    for node in _walk(fn.body):
+        targets, times = [], 1
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets, times = [node.target], 2
+        while targets:
+            t = targets.pop()
+            if isinstance(t, cst.Name):
+                out[t.value] = out.get(t.value, 0) + times
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in t.elements)
+    return out
 
 
 def _assigned_names(stmts: list) -> set[str]:
