@@ -683,3 +683,32 @@ def test_advanced_indexing_and_view_atomics_misuse_is_diagnosed(tmp_path, body, 
                 translate_kernel(k)
         got = err.value.diagnostic.code
     assert got == code, body
+
+
+def test_a_tuple_valued_variable_is_an_index(tmp_path):
+    """`where = (row, cols + n, 1)` assigned once: its computed items are locals computed there, the others are
+    read in place; a tuple assigned twice is refused."""
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, out, n, H: ct.Constant[int]):
+            cols = ct.arange(H, dtype=ct.int32)
+            where = (ct.bid(0), cols + n, 1)
+            ct.scatter(out, where, ct.gather(x, (ct.bid(0), cols)))
+    """)
+    text = dump_kernel(v)
+    assert "where_0" in text and "where_1" in text and "where_2" not in text, text  # bid(0) is computed too
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y):
+            idx = (ct.bid(0), 0)
+            idx = (0, ct.bid(0))
+            ct.store(y, index=idx, tile=ct.load(x, index=idx, shape=(16, 16)))
+    """)
+    if not fr.failures:
+        with pytest.raises(TranspileError) as err:
+            translate_kernel(fr.kernels[0])
+        assert err.value.diagnostic.code == "CT100"
+    else:
+        assert fr.failures[0][2].code == "CT100", fr.failures

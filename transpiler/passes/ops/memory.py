@@ -57,6 +57,24 @@ def _widens_to(v: Expr, target: str, pos) -> bool:
 
 # ------------------------------------------------------------------- by tile: views and partitions
 
+def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
+    """The diagnostic of an access with `entries` indices into `arr`; where the kernel indexes the array with
+    as many entries elsewhere, its rank depends on a constant (TileGym's `LOSS`: (BT, V) for one reduction,
+    (BT,) for the others), which one C symbol cannot take."""
+    from ..infer import ARRAY_USES, _walk_exprs
+    seen = set()
+    for x in _walk_exprs(infer.k.body):
+        if isinstance(x, Op) and x.op in ARRAY_USES and len(x.args) > 1 and isinstance(x.args[0], Name) \
+                and x.args[0].id == arr.id and x.args[1] is not None and x.op not in ("num_tiles", "array_dim"):
+            seen.add(len(x.args[1].items) if isinstance(x.args[1], TupleExpr) else 1)
+    msg = f"{what}, the array has rank {arr.ty.rank}"
+    if entries in seen and len(seen) > 1:
+        msg += (f"; `{arr.id}` is indexed with {' and '.join(map(str, sorted(seen)))} entries in different places: "
+                "an array whose rank depends on a constant is not supported (the port's C symbol and wrapper "
+                "take one rank per array for every entry)")
+    return msg
+
+
 def _array_and_index(infer: Infer, e: Op, operand: str) -> tuple[Name, TupleExpr]:
     """The array and the typed tile index of a load or store (args: array, index, `operand`)."""
     arr = infer.array_param(e.args[0], e.rule)
@@ -65,7 +83,7 @@ def _array_and_index(infer: Infer, e: Op, operand: str) -> tuple[Name, TupleExpr
         raise fail(e.rule, "missing `index`", e.pos)
     items = idx.items if isinstance(idx, TupleExpr) else (idx,)
     if len(items) != rank:
-        raise fail(e.rule, f"index has {len(items)} entries, the array has rank {rank}", idx.pos)
+        raise fail(e.rule, _rank_mismatch(infer, arr, len(items), f"index has {len(items)} entries"), idx.pos)
     index = TupleExpr(tuple(infer.scalar_int(i) for i in items), idx.pos)
     if e.args[2] is None:
         raise fail(e.rule, f"missing `{operand}`", e.pos)
@@ -150,7 +168,9 @@ def store(infer: Infer, e: Op) -> Op:
                    "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                    "which depend on the specialization)", e.pos)
     if _order(e, rank) != tuple(range(rank)):
-        raise fail(e.rule, "a store with a permuted `order` is not supported yet (the identity order is)", e.pos)
+        raise fail(e.rule, "a store with a permuted `order` has no cuTile Rust 0.5.0 form: cuTile Python stores "
+                   "through a partition view with that dim_map, and cuTile Rust's mutable partition views "
+                   "(make_partition_view_mut, PartitionMut) take none (the identity order is supported)", e.pos)
     attrs = _hint_attrs(infer, e)
     return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
 
@@ -262,7 +282,7 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
     idx = e.args[1]
     items = idx.items if isinstance(idx, TupleExpr) else (idx,)
     if len(items) != arr.ty.rank:
-        raise fail(e.rule, f"{len(items)} index tiles for an array of rank {arr.ty.rank}", e.pos)
+        raise fail(e.rule, _rank_mismatch(infer, arr, len(items), f"{len(items)} index tiles"), e.pos)
     typed = []
     for it in items:
         t = infer.expr(it)
