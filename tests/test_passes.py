@@ -645,3 +645,70 @@ def test_comparand_probes_are_per_entry():
     assert ("not_causal", "WINDOW", {"CAUSAL": 0, "WINDOW": 0}) in probes
     # a value the entry's own specialization holds is not probed again
     assert not [p for p in probes if p[0] == "causal" and p[2]["WINDOW"] == 0]
+
+
+def test_a_loaded_value_a_loop_makes_f32_makes_its_array_f32(tmp_path):
+    """`acc = ct.load(a, ...)` then `acc += <f32 tile>` in a loop: cuTile Python compiles the loop only where the
+    carried value keeps its type, that is where `a` holds f32; the port's `a` is f32 (not refused as a type
+    change)."""
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(a, x, out, n):
+            acc = ct.load(a, index=(ct.bid(0),), shape=(64,))
+            for i in range(n):
+                acc += ct.load(x, index=(i,), shape=(64,)).astype(ct.float32)
+            ct.store(out, index=(ct.bid(0),), tile=acc)
+    """)
+    assert {p.name: p.dtype for p in v.params if p.kind == "array"}["a"] == "f32"
+
+
+@pytest.mark.parametrize("body, code", [
+    # two sparse axes, no sparse axis, a Slice outside load_advanced_indexing
+    ("r = ct.arange(16, dtype=ct.int32)\n    t = ct.load_advanced_indexing(x, (r, r))", "CTR-LOAD-ADVANCED"),
+    ("t = ct.load_advanced_indexing(x, (ct.Slice(0, 16), ct.Slice(0, 16)))", "CTR-LOAD-ADVANCED"),
+    ("s = ct.Slice(0, 16)\n    t = ct.load(x, index=(0, 0), shape=(16, 16))", "CTR-SLICE"),
+    # an index of the wrong length; a tiled view's atomic other than add
+    ("x.tiled_view((16, 16)).atomic_store_add((0,), ct.load(x, index=(0, 0), shape=(16, 16)))", "CTR-VIEW-ATOMIC-ADD"),
+    ("x.tiled_view((16, 16)).atomic_store_max((0, 0), ct.load(x, index=(0, 0), shape=(16, 16)))", "CT101"),
+])
+def test_advanced_indexing_and_view_atomics_misuse_is_diagnosed(tmp_path, body, code):
+    fr = kernels(tmp_path, "import cuda.tile as ct\n@ct.kernel\ndef k(x, y):\n    " + body
+                 + "\n    ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(16, 16)))\n")
+    if fr.failures:
+        got = fr.failures[0][2].code
+    else:
+        with pytest.raises(TranspileError) as err:
+            for k in fr.kernels:
+                translate_kernel(k)
+        got = err.value.diagnostic.code
+    assert got == code, body
+
+
+def test_a_tuple_valued_variable_is_an_index(tmp_path):
+    """`where = (row, cols + n, 1)` assigned once: its computed items are locals computed there, the others are
+    read in place; a tuple assigned twice is refused."""
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, out, n, H: ct.Constant[int]):
+            cols = ct.arange(H, dtype=ct.int32)
+            where = (ct.bid(0), cols + n, 1)
+            ct.scatter(out, where, ct.gather(x, (ct.bid(0), cols)))
+    """)
+    text = dump_kernel(v)
+    assert "where_0" in text and "where_1" in text and "where_2" not in text, text  # bid(0) is computed too
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y):
+            idx = (ct.bid(0), 0)
+            idx = (0, ct.bid(0))
+            ct.store(y, index=idx, tile=ct.load(x, index=idx, shape=(16, 16)))
+    """)
+    if not fr.failures:
+        with pytest.raises(TranspileError) as err:
+            translate_kernel(fr.kernels[0])
+        assert err.value.diagnostic.code == "CT100"
+    else:
+        assert fr.failures[0][2].code == "CT100", fr.failures

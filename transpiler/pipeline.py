@@ -624,7 +624,9 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
                   out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
     for op, m, _, views in rendered:
         kernels_rs[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=f"{op}_kernels",
-                                                            entries=views, steps=module_steps(views))
+                                                            entries=views, steps=module_steps(views),
+                                                            gather_views=any("make_gather_scatter_view(" in line
+                                                                             for v in views for line in v["body"]))
     with concurrent.futures.ThreadPoolExecutor(2) as formatting:
         formatted_kernels = formatting.submit(rustfmt_many, list(kernels_rs.values()))
         ffi_rs: dict[Path, str] = {}

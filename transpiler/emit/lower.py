@@ -351,7 +351,8 @@ class Lowerer:
     def _tile_accessed(self) -> set[str]:
         from ..passes.infer import _walk_exprs
         return {e.args[0].id for e in _walk_exprs(self.k.body)
-                if isinstance(e, Op) and e.op in ("load", "store", "num_tiles") and isinstance(e.args[0], Name)}
+                if isinstance(e, Op) and e.op in ("load", "store", "num_tiles", "view_atomic_add", "load_advanced")
+                and isinstance(e.args[0], Name)}
 
     def _flat_accessed(self) -> set[str]:
         from ..passes.infer import _walk_exprs
@@ -671,6 +672,32 @@ class Lowerer:
                   f"unsafe {{ {a}.partition_full_mut({shape_macro(shape)}) }};")
         self.emit(f"{store};")
 
+    def view_atomic_add(self, e: Op) -> None:
+        """`a.tiled_view(shape).atomic_store_add(index, tile)`: cuTile Python's atomic_red_view_tko (relaxed,
+        device scope, no bounds promise) on the array's partition of that tile shape."""
+        arr, index, tile = e.args
+        t = self.value(tile)
+        idx = ", ".join(self.value(i) for i in index.items)
+        shape = e.attr("shape")
+        dt = arr.ty.dtype
+        mode = "AddF" if dt in FLOAT_DTYPES or (dt in GENERIC and dt not in self.int_kinds) else "Add"
+        pm = self.tmp("pm")
+        ptype = f"PartitionMut<{dt}, {{ [{dim_list(shape)}] }}>"
+        if arr.id in self.ordered:  # after the array's last access (see entry)
+            n = rust_ident(arr.id)
+            tok = self.tmp("tok")
+            self.emit(f"let {pm}: {ptype} = unsafe {{ make_partition_view_mut({self.tensor(arr)}, "
+                      f"{shape_macro(shape)}, padding::None, {n}_tok_access) }};")
+            self.emit(f"let {tok}: Token = unsafe {{ atomic_red_view_raw(&{pm}, {t}, [{idx}], atomic::{mode}, "
+                      f"ordering::Relaxed, scope::Device, Some({n}_tok_access)) }};")
+            self.emit(f"{n}_tok_access = {tok};")
+            self.emit(f"{n}_tok_store = {tok};")
+            return
+        a = self.tensor(arr, as_ref=False)
+        self.emit(f"let {pm}: {ptype} = unsafe {{ {a}.partition_full_mut({shape_macro(shape)}) }};")
+        self.emit(f"let _: Token = unsafe {{ atomic_red_view_raw(&{pm}, {t}, [{idx}], atomic::{mode}, "
+                  f"ordering::Relaxed, scope::Device, None) }};")
+
     def op(self, e: Op) -> str:
         o = e.op
         a = e.args
@@ -705,6 +732,26 @@ class Lowerer:
             self.emit(f"let {tok}: Token = get_partition_token(&{pv});")
             self.emit(f"{n}_tok_access = join_tokens(&[{n}_tok_access, {tok}]);")
             return res
+        if o == "load_advanced":
+            arr, index = a
+            if arr.id in self.ordered:
+                raise fail(e.rule, "load_advanced_indexing of an array the kernel also writes is not supported yet "
+                           "(its token order)", e.pos)
+            shape = e.ty.shape
+            idx = ", ".join(self.value(i) for i in index.items)  # the index first, as cuTile Python evaluates it
+            gv = self.tmp("pv", after=arr.id)
+            self.emit(f"let {gv}: GatherScatterView<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}, {e.attr('sparse_dim')}> "
+                      f"= unsafe {{ make_gather_scatter_view({self.tensor(arr)}, {shape_macro(shape)}, "
+                      f"{e.attr('padding')}) }};")
+            lat, tma = self.hints(e)
+            res, tok = self.tmp(), self.tmp("tok")
+            inb = ", ".join(["false"] * len(shape))
+            self.emit(f"let ({res}, {tok}): ({rust_type(e.ty)}, Token) = unsafe {{ load_view_raw(&{gv}, ({idx}), None, "
+                      f"ordering::Weak, scope::TileBlock, {tma}, {lat}, [{inb}], {shape_macro(shape)}) }};")
+            return res
+        if o == "view_atomic_add":
+            self.view_atomic_add(e)
+            return None
         if o == "num_tiles":
             pv = self.view(a[0], e.attr("shape"), "padding::None")
             return f"num_tiles(&{pv}, {e.attr('axis')}i32)"
@@ -1218,8 +1265,8 @@ def _int_lit(e: Lit, dt: str) -> str:
     return f"{v}{dt}"
 
 
-_READS = ("gather", "load")
-_WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
+_READS = ("gather", "load", "load_advanced")
+_WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add")
 
 
 def view_key(e: Op) -> tuple:

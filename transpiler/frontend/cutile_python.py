@@ -389,6 +389,10 @@ class _Converter:
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
         # shape and padding (cuTile Python's tiled view is the same aggregate, TiledViewValue)
         self.tiled_views: dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.Arg | None]] = {}
+        # `idx = (a, b + c)` assigned once in the kernel body: its items are locals `idx_0`, `idx_1`, computed
+        # there, and `idx` reads as the tuple of them (an index passed through a variable)
+        self.tuple_vars: dict[str, TupleExpr] = {}
+        self.assign_counts: dict[str, int] = {}
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
         self.unit_sites: dict[str, list[dict]] = {}
@@ -689,6 +693,8 @@ class _Converter:
         self.inlining = []
         self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
         self.tiled_views = {}
+        self.tuple_vars = {}
+        self.assign_counts = _assign_counts(fn)
         # `break` in a `for`: the loops being converted (their flag; None for a `while`), the flags used
         self.loops: list[str | None] = []
         self.broken: set[str] = set()
@@ -1086,6 +1092,12 @@ class _Converter:
             view = self._tiled_view(s.targets[0].target, s.value)
             if view:
                 return []
+            target = s.targets[0].target
+            if isinstance(target, cst.Name) and target.value in self.tuple_vars:
+                raise fail("CT100", f"tuple-valued `{target.value}` is assigned again", pos)
+            if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
+                    and not self.renames and not self.subst and self.assign_counts.get(target.value) == 1:
+                return self._tuple_var(target.value, s, pos)
             # the value first: a helper that rebinds its parameter (`scale = scale * C`) reads the argument
             value = self.expr(s.value)
             return self._flush([Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))])
@@ -1122,6 +1134,28 @@ class _Converter:
             raise fail("CT107", "early `return` in a kernel is not supported yet (cuTile Rust only allows "
                        "`return` at the top level; the rewrite changes the Tile IR)", pos)
         raise fail("CT100", f"unsupported statement `{type(s).__name__}` in a kernel", pos)
+
+    def _tuple_var(self, name: str, s: cst.Assign, pos: Pos) -> list[Stmt]:
+        """`idx = (a, b + c)`: each computed item assigned to its own local (`idx_1`, ...) where Python evaluates
+        it, and `idx` read as the tuple of those locals and of the items read in place (numbers, names bound
+        once)."""
+        out: list[Stmt] = []
+        items = []
+        for i, el in enumerate(s.value.elements):
+            if isinstance(el, cst.StarredElement):
+                raise fail("CT100", "a starred item in a tuple is not supported", self.pos(el))
+            if isinstance(el.value, (cst.Integer, cst.Float)) or (
+                    isinstance(el.value, cst.Name) and self.assign_counts.get(el.value.value, 0) <= 1):
+                items.append(self.expr(el.value))  # a number, a parameter or a name bound once: read in place
+                continue
+            item = f"{name}_{i}"
+            if item in self.kernel_locals or item in self.tuple_vars:
+                raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the kernel", pos)
+            value = self.expr(el.value)
+            out += self._flush([Assign((item,), value, pos, "" if out else _one_line(s))])
+            items.append(Name(item, pos))
+        self.tuple_vars[name] = TupleExpr(tuple(items), pos)
+        return out
 
     def _targets(self, t: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
         if isinstance(t, cst.Name):
@@ -1215,6 +1249,8 @@ class _Converter:
             for scope in reversed(self.subst):
                 if node.value in scope:
                     return scope[node.value]
+            if node.value in self.tuple_vars and not self.renames:
+                return replace(self.tuple_vars[node.value], pos=pos)
             if node.value in self.kernel_locals and not self.inlining:
                 return Name(node.value, pos)  # a parameter or local of the kernel shadows a module-level name
             if node.value in self.info.consts:
@@ -1347,6 +1383,12 @@ class _Converter:
             raise fail("CT101", "a tiled view is supported as a name assigned in the kernel body itself", pos)
         if target.value in self.tiled_views:
             raise fail("CT100", f"tiled view `{target.value}` is assigned twice", pos)
+        self.tiled_views[target.value] = self._tiled_view_parts(value)
+        return True
+
+    def _tiled_view_parts(self, value: cst.Call) -> tuple:
+        """The array, tile shape and padding argument of `a.tiled_view(tile_shape, padding_mode=...)`."""
+        pos = self.pos(value)
         shape, padding = None, None
         for i, a in enumerate(value.args):
             key = a.keyword.value if a.keyword else ("tile_shape" if i == 0 else None)
@@ -1363,14 +1405,14 @@ class _Converter:
                 padding = cst.Arg(a.value, keyword=cst.Name("padding_mode"))
         if shape is None:
             raise fail("CT100", "`tiled_view` needs a tile shape", pos)
-        self.tiled_views[target.value] = (value.func.value, shape, padding)
-        return True
+        return (value.func.value, shape, padding)
 
     def _view_call(self, node: cst.Call, view: tuple, method: str, pos: Pos) -> Expr:
-        """`v.load(index, ...)`, `v.store(index, tile, ...)`, `v.num_tiles(axis)` of a tiled view."""
+        """`v.load(index, ...)`, `v.store(index, tile, ...)`, `v.num_tiles(axis)`, `v.atomic_store_add(index,
+        tile)` of a tiled view."""
         array, shape, padding = view
         keys = {"load": ("latency", "allow_tma", "check_bounds"), "store": ("latency", "allow_tma", "check_bounds"),
-                "num_tiles": ()}
+                "num_tiles": (), "atomic_store_add": ()}
         if method not in keys:
             raise fail("CT101", f"method `.{method}()` of a tiled view is not supported", pos)
         positional, keywords = [], []
@@ -1388,13 +1430,15 @@ class _Converter:
                                "views are always bounds-checked)", self.pos(a))
             else:
                 keywords.append(a)
-        want = {"load": 1, "store": 2, "num_tiles": 1}[method]
+        want = {"load": 1, "store": 2, "num_tiles": 1, "atomic_store_add": 2}[method]
         if len(positional) != want:
             raise fail("CT100", f"a tiled view's `{method}` takes {want} positional argument"
                        f"{'s' if want > 1 else ''}", pos)
-        rule = self.rules.lookup(f"{CT}.{method}")
+        rule = self.rules.lookup(f"{CT}.TiledView.{method}" if method.startswith("atomic_") else f"{CT}.{method}")
         args: list = [cst.Arg(array)] + positional
-        if method == "load":
+        if method.startswith("atomic_"):  # the view's tile shape: the update's, as the store's tile has it
+            args += [cst.Arg(shape)]
+        elif method == "load":
             args += [cst.Arg(shape)] + ([padding] if padding is not None else []) + keywords
         elif method == "num_tiles":
             args += [cst.Arg(shape)]
@@ -1408,6 +1452,10 @@ class _Converter:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value in self.tiled_views:
             return self._view_call(node, self.tiled_views[func.value.value], func.attr.value, pos)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+                and isinstance(func.value.func, cst.Attribute) and func.value.func.attr.value == "tiled_view":
+            # `a.tiled_view(shape).store(...)`: a view used where it is made
+            return self._view_call(node, self._tiled_view_parts(func.value), func.attr.value, pos)
         fd = self.dotted(func) if isinstance(func, cst.Attribute) else None
         modules = set(self.info.aliases.values()) | {"math", "builtins"}
         if isinstance(func, cst.Attribute) and (fd is None or (fd.split(".")[0] not in modules
@@ -1621,6 +1669,24 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _assign_counts(fn: cst.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in a function (a loop's target and an augmented assignment count 2)."""
+    out: dict[str, int] = {}
+    for node in _walk(fn.body):
+        targets, times = [], 1
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets, times = [node.target], 2
+        while targets:
+            t = targets.pop()
+            if isinstance(t, cst.Name):
+                out[t.value] = out.get(t.value, 0) + times
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in t.elements)
+    return out
 
 
 def _assigned_names(stmts: list) -> set[str]:

@@ -29,7 +29,7 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
         elif isinstance(s, Eval):
             _expr(s.value, defined, consts)
             if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "view_store", "atomic_add", "atomic_max",
-                                                                "atomic_min", "atomic_xchg", "llm_hole")):
+                                                                "atomic_min", "atomic_xchg", "view_atomic_add", "llm_hole")):
                 raise ModelError("expression statement that is not a store, scatter or atomic")
         elif isinstance(s, For):
             for e in (s.start, s.stop, s.step):
@@ -55,7 +55,7 @@ def _expr(e: Expr, defined: set[str], consts: set[str]) -> None:
         for i in e.items:
             _expr(i, defined, consts)
         return
-    if e.ty is None and not (isinstance(e, Op) and e.op in ("store", "scatter", "view_store")):
+    if e.ty is None and not (isinstance(e, Op) and e.op in ("store", "scatter", "view_store", "view_atomic_add")):
         raise ModelError(f"untyped expression at {e.pos}: {e}")
     if isinstance(e, Name) and e.id not in defined:
         raise ModelError(f"use of undefined name {e.id} at {e.pos}")

@@ -25,8 +25,8 @@ from ..rules import load_promotion
 from .predicates import decides
 
 ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
-              "atomic_max", "atomic_min", "atomic_xchg"}
-WRITE_OPS = {"view_store", "store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
+              "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add", "load_advanced"}
+WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 
@@ -130,7 +130,7 @@ def classify_params(k: Kernel) -> Kernel:
                 v = e.args[idx] if len(e.args) > idx else None
                 if isinstance(v, TupleExpr):
                     ranks[name] = max(ranks[name], len(v.items))
-                elif v is not None and key == "index" and e.op in ("load", "store"):
+                elif v is not None and key == "index" and e.op in ("load", "store", "view_atomic_add"):
                     ranks[name] = max(ranks[name], 1)
             if e.op in POINTER_OPS and e.attr("flat"):  # Triton offsets: integers, whatever they are built from
                 int_names.update(x.id for x in _sub(e.args[1]) if isinstance(x, Name))
@@ -138,7 +138,7 @@ def classify_params(k: Kernel) -> Kernel:
                 pointer_arrays.add(name)
                 idx = e.args[1]
                 ranks[name] = max(ranks[name], len(idx.items) if isinstance(idx, TupleExpr) else 1)
-            if e.op in ("load", "store") and len(e.args) > 1:
+            if e.op in ("load", "store", "view_atomic_add", "load_advanced") and len(e.args) > 1:
                 idx = e.args[1]
                 for it in (idx.items if isinstance(idx, TupleExpr) else (idx,)):
                     for x in _sub(it):
@@ -386,7 +386,8 @@ class Infer:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
         if isinstance(e, Name):
             return self.sources.get(e.id)
-        if isinstance(e, Op) and e.op in ("load", "gather", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg") \
+        if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", "atomic_add", "atomic_max", "atomic_min",
+                                              "atomic_xchg") \
                 and e.ty is not None and is_generic(e.ty.dtype):
             return e.args[0].id
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
@@ -587,30 +588,37 @@ class Infer:
                     raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: the port's loops run over i32 (cuTile "
                                "Rust 0.5 types a loop's step i32, which tileiras refuses with i64 bounds); convert "
                                "the bounds to int32 (`.astype(ct.int32)`)", b.pos)
-            before = dict(self.env)
+            before, sources = dict(self.env), dict(self.sources)
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
-            self._check_carried(before, self.env, s.pos, "loop")
+            self._check_carried(before, self.env, s.pos, "loop", sources)
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
         if isinstance(s, If):
             return self.if_stmt(s)
         if isinstance(s, While):
             cond = self.truth(self.expr(s.cond), "a `while` condition")
-            before = dict(self.env)
+            before, sources = dict(self.env), dict(self.sources)
             body = tuple(self.block(s.body))
-            self._check_carried(before, self.env, s.pos, "loop")
+            self._check_carried(before, self.env, s.pos, "loop", sources)
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [While(cond, body, s.pos)]
         if isinstance(s, (Continue, Break)):
             return [s]
         raise fail("CT100", "unsupported statement", s.pos)
 
-    def _check_carried(self, before: dict, after: dict, pos: Pos, what: str) -> None:
+    def _check_carried(self, before: dict, after: dict, pos: Pos, what: str, sources: dict | None = None) -> None:
         for name, ty in before.items():
             unify_types(ty, after.get(name))
             self._check_widened({name: ty}, after)
             self._check_int_carried(ty, after.get(name))
+            new = after.get(name)
+            if self.k.frontend != "triton" and sources and name in sources and isinstance(ty, TileTy) \
+                    and isinstance(new, TileTy) and is_generic(ty.dtype) and new.dtype == "f32" \
+                    and ty.shape == new.shape:
+                # a value loaded from a generic array that the loop makes f32 (`acc = ct.load(a); acc += f32`):
+                # cuTile Python compiles that loop only where the array holds f32 (a carried value keeps its type)
+                raise RetypeArray(sources[name], "f32")
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)

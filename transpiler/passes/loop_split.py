@@ -27,8 +27,9 @@ FIRST_KEEPS_THEN = {"<": True, "<=": True, ">": False, ">=": False}
 ADD_ONE = {"<": False, "<=": True, ">": True, ">=": False}
 
 
-RUNTIME_OPS = frozenset({"bid", "load", "gather", "item", "array_dim", "num_tiles"})
-MEMORY_OPS = frozenset({"load", "gather", "store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"})
+RUNTIME_OPS = frozenset({"bid", "load", "load_advanced", "gather", "item", "array_dim", "num_tiles"})
+MEMORY_OPS = frozenset({"load", "load_advanced", "gather", "store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
+                        "view_atomic_add"})
 
 
 def split_loops(kernel: Kernel) -> Kernel:

@@ -39,6 +39,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     stores: dict[str, list[Op]] = {}
     other_uses: set[str] = set()
     element_writes: set[str] = set()
+    view_atomics: set[str] = set()
     in_loop: set[str] = set()
     for s in all_stmts(kernel.body):
         exprs = []
@@ -54,13 +55,19 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                     stores.setdefault(e.args[0].id, []).append(e)
                 elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
                     element_writes.add(e.args[0].id)
+                elif isinstance(e, Op) and e.op == "view_atomic_add":
+                    view_atomics.add(e.args[0].id)
                 elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in (
-                        "load", "num_tiles", "array_dim", "shape_of"):
+                        "load", "load_advanced", "num_tiles", "array_dim", "shape_of"):
                     other_uses.add(e.args[0].id)
     outputs = []
     for p in kernel.params:
         if p.kind == "array" and p.name in element_writes:
             outputs.append((p.name, "unchecked", "written element by element (scatter/atomics) through a raw pointer"))
+            continue
+        if p.kind == "array" and p.name in view_atomics:
+            outputs.append((p.name, "unchecked", "updated by atomic adds through a tiled view (the atomic_red_view_tko "
+                            "of an in-kernel partition)"))
             continue
         if p.kind != "array" or p.name not in stores:
             continue

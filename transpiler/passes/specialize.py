@@ -71,6 +71,28 @@ def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stm
     return tuple(out)
 
 
+def order_split_point(kernel: Kernel) -> If | None:
+    """A constant `if` whose folding changes which arrays cuTile Python orders by tokens: it folds the `if`
+    before its token-order pass, so a write in one arm (an atomic into `dc` under `if REDUCE_HEADS:`) orders
+    nothing in the other arm's specialization (there, `dc`'s only access may be a parallel loop store). One
+    entry with both arms would chain the same tokens in both; a variant per arm chains what Python does."""
+    from ..emit.lower import _ordered_arrays
+    whole = _ordered_arrays(kernel.body, set(), True)
+
+    def walk(stmts) -> If | None:
+        for s in stmts:
+            if isinstance(s, If) and s.const:
+                if any(_ordered_arrays(_replace_if(kernel.body, s, take), set(), True) != whole
+                       for take in (True, False)):
+                    return s
+            for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
+                found = walk(c)
+                if found is not None:
+                    return found
+        return None
+    return walk(kernel.body) if whole else None
+
+
 def _is_i64_cast(e) -> bool:
     """`astype(x, i64)` as _widened_to_i64 writes it: widening again changes nothing."""
     return isinstance(e, Op) and e.op == "astype" and len(e.args) == 2 and isinstance(e.args[1], Op) \
@@ -285,7 +307,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         # FMA fusion across a constant `if` matches cuTile Python's IR (fma.py); a Triton port has no IR to match,
         # and the splits would multiply its entries
-        at = split_point(typed) if kernel.frontend != "triton" else None
+        at = (split_point(typed) or order_split_point(typed)) if kernel.frontend != "triton" else None
         source = _if_at(k.body, at.pos) if at is not None else None
         if source is not None and len(todo) + len(done) + 2 <= MAX_VARIANTS:
             try:

@@ -57,6 +57,24 @@ def _widens_to(v: Expr, target: str, pos) -> bool:
 
 # ------------------------------------------------------------------- by tile: views and partitions
 
+def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
+    """The diagnostic of an access with `entries` indices into `arr`; where the kernel indexes the array with
+    as many entries elsewhere, its rank depends on a constant (TileGym's `LOSS`: (BT, V) for one reduction,
+    (BT,) for the others), which one C symbol cannot take."""
+    from ..infer import ARRAY_USES, _walk_exprs
+    seen = set()
+    for x in _walk_exprs(infer.k.body):
+        if isinstance(x, Op) and x.op in ARRAY_USES and len(x.args) > 1 and isinstance(x.args[0], Name) \
+                and x.args[0].id == arr.id and x.args[1] is not None and x.op not in ("num_tiles", "array_dim"):
+            seen.add(len(x.args[1].items) if isinstance(x.args[1], TupleExpr) else 1)
+    msg = f"{what}, the array has rank {arr.ty.rank}"
+    if entries in seen and len(seen) > 1:
+        msg += (f"; `{arr.id}` is indexed with {' and '.join(map(str, sorted(seen)))} entries in different places: "
+                "an array whose rank depends on a constant is not supported (the port's C symbol and wrapper "
+                "take one rank per array for every entry)")
+    return msg
+
+
 def _array_and_index(infer: Infer, e: Op, operand: str) -> tuple[Name, TupleExpr]:
     """The array and the typed tile index of a load or store (args: array, index, `operand`)."""
     arr = infer.array_param(e.args[0], e.rule)
@@ -65,7 +83,7 @@ def _array_and_index(infer: Infer, e: Op, operand: str) -> tuple[Name, TupleExpr
         raise fail(e.rule, "missing `index`", e.pos)
     items = idx.items if isinstance(idx, TupleExpr) else (idx,)
     if len(items) != rank:
-        raise fail(e.rule, f"index has {len(items)} entries, the array has rank {rank}", idx.pos)
+        raise fail(e.rule, _rank_mismatch(infer, arr, len(items), f"index has {len(items)} entries"), idx.pos)
     index = TupleExpr(tuple(infer.scalar_int(i) for i in items), idx.pos)
     if e.args[2] is None:
         raise fail(e.rule, f"missing `{operand}`", e.pos)
@@ -150,9 +168,101 @@ def store(infer: Infer, e: Op) -> Op:
                    "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                    "which depend on the specialization)", e.pos)
     if _order(e, rank) != tuple(range(rank)):
-        raise fail(e.rule, "a store with a permuted `order` is not supported yet (the identity order is)", e.pos)
+        raise fail(e.rule, "a store with a permuted `order` has no cuTile Rust 0.5.0 form: cuTile Python stores "
+                   "through a partition view with that dim_map, and cuTile Rust's mutable partition views "
+                   "(make_partition_view_mut, PartitionMut) take none (the identity order is supported)", e.pos)
     attrs = _hint_attrs(infer, e)
     return Op("store", (arr, index, tile), e.pos, attrs, e.rule, None)
+
+
+@handler("view_atomic_add")
+def view_atomic_add(infer: Infer, e: Op) -> Op:
+    """`a.tiled_view(shape).atomic_store_add(index, tile)`: the tile added, element by element, atomically
+    (relaxed, device scope) into the view's tile at `index` (cuTile Python's atomic_red_view_tko)."""
+    arr, index = _array_and_index(infer, e, "tile")
+    rank = arr.ty.rank
+    shape = infer.shape_dims(e.args[3])
+    if len(shape) != rank:
+        raise fail(e.rule, f"the view's tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
+    tile = infer.expr(e.args[2])
+    if not isinstance(tile.ty, TileTy):
+        raise fail(e.rule, "the update must be a tile or a scalar", e.pos)
+    dt = arr.ty.dtype
+    if not is_generic(dt) and dt not in ("i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64"):
+        raise fail(e.rule, f"an atomic add into an array of {dt} (cuTile adds 32- and 64-bit integers and f16, "
+                   "bf16, f32, f64)", e.pos)
+    if infer.is_weak(tile):
+        tile = infer.to_dtype(tile, dt)  # a number: the array's type
+    # broadcast, then the implicit cast, in cuTile Python's order
+    tile = infer.to_shape(tile, shape)
+    if tile.ty.dtype != dt and _widens_to(tile, dt, e.pos):
+        tile = infer.to_dtype(tile, dt)  # cuTile Python's implicit cast (lossless)
+    unify_generics(tile.ty.dtype, dt)
+    if tile.ty.dtype != dt:
+        if is_generic(dt) and (is_int(tile.ty.dtype) or tile.ty.dtype == "f32"):
+            raise RetypeArray(arr.id, tile.ty.dtype)
+        raise fail(e.rule, f"adding a {tile.ty.dtype} tile into an array of dtype {dt}; write "
+                   "`.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts)", e.pos)
+    return Op("view_atomic_add", (arr, index, tile), e.pos, (("shape", tuple(shape)),), e.rule, None)
+
+
+@handler("load_advanced")
+def load_advanced(infer: Infer, e: Op) -> Op:
+    """`ct.load_advanced_indexing(a, (idx, ct.Slice(start, n), ...))`: one axis (the sparse one) indexed by a
+    1-D tile of element indices, each other axis a contiguous run of `n` elements from `start` (cuTile
+    Python's gather_scatter_view load)."""
+    arr = infer.array_param(e.args[0], e.rule)
+    rank = arr.ty.rank
+    idx = e.args[1]
+    if not isinstance(idx, TupleExpr):
+        raise fail(e.rule, "`indices` must be a tuple written in the call", e.pos)
+    if rank < 2:
+        raise fail(e.rule, "load_advanced_indexing needs an array of rank 2 or more (cuTile Python's rule)", e.pos)
+    if len(idx.items) != rank:
+        raise fail(e.rule, f"index has {len(idx.items)} entries, the array has rank {rank}", idx.pos)
+    items, shape, sparse = [], [], None
+    for d, it in enumerate(idx.items):
+        if isinstance(it, Op) and it.op == "index_slice":
+            if it.args[0] is None or it.args[1] is None:
+                raise fail(it.rule, "`ct.Slice` takes a start and a length", it.pos)
+            start = infer.scalar_int(it.args[0])
+            if start.ty.dtype != "i32":
+                raise fail(it.rule, f"a {start.ty.dtype} slice start (cuTile Rust's gather view takes i32 ones)",
+                           it.pos)
+            dims = infer.shape_dims(it.args[1])
+            if len(dims) != 1:
+                raise fail(it.rule, "a slice length must be one integer constant", it.pos)
+            items.append(start)
+            shape.append(dims[0])
+            continue
+        t = infer.expr(it)
+        infer.demand_int(t)
+        if not (isinstance(t.ty, TileTy) and len(t.ty.shape) == 1 and is_int(t.ty.dtype)):
+            raise fail(e.rule, f"index at dim {d} must be a 1-D integer tile or a ct.Slice, got {t.ty}", it.pos)
+        if t.ty.dtype != "i32":
+            raise fail(e.rule, f"a {t.ty.dtype} sparse index tile (cuTile Rust's gather view takes i32)", it.pos)
+        if sparse is not None:
+            raise fail(e.rule, "exactly one index must be a 1-D tile (the sparse dim)", it.pos)
+        sparse = d
+        items.append(t)
+        shape.append(t.ty.shape[0])
+    if sparse is None:
+        raise fail(e.rule, "exactly one index must be a 1-D tile (the sparse dim); none found", idx.pos)
+    pad = infer.literal_of(e.attr("padding_mode"))
+    padding = "padding::None"
+    if pad is not None:
+        if not (isinstance(pad, Op) and pad.op == "enum"):
+            raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
+        padding = pad.attr("value")
+    attrs = (("padding", padding), ("sparse_dim", sparse)) + _hint_attrs(infer, e)
+    return Op("load_advanced", (arr, TupleExpr(tuple(items), idx.pos)), e.pos, attrs, e.rule,
+              TileTy(arr.ty.dtype, tuple(shape)))
+
+
+@handler("index_slice")
+def index_slice(infer: Infer, e: Op) -> Op:
+    raise fail(e.rule, "`ct.Slice` is supported as an entry of load_advanced_indexing's index, written in the call",
+               e.pos)
 
 
 @handler("num_tiles")
@@ -172,7 +282,7 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
     idx = e.args[1]
     items = idx.items if isinstance(idx, TupleExpr) else (idx,)
     if len(items) != arr.ty.rank:
-        raise fail(e.rule, f"{len(items)} index tiles for an array of rank {arr.ty.rank}", e.pos)
+        raise fail(e.rule, _rank_mismatch(infer, arr, len(items), f"{len(items)} index tiles"), e.pos)
     typed = []
     for it in items:
         t = infer.expr(it)
