@@ -896,6 +896,25 @@ class _Converter:
         return [Assign((returned,), Lit(False, pos), pos)] + loop + [If(Name(returned, pos), (), after, pos,
                                                                          returns=True)]
 
+    # Triton's ports are checked by compiling and by their numbers, not by Tile IR equality with cuTile Python:
+    # an `if` whose arms return early is split at the top level (cuTile Python keeps refusing it)
+    split_returning_ifs = False
+
+    def _split_at_returning_if(self, s: cst.If, rest: list, before: list[Stmt]) -> list[Stmt]:
+        cond = self.expr(s.test)
+        pre, self.pending = self.pending, []
+        if s.orelse is None:
+            other = list(rest)
+        elif isinstance(s.orelse, cst.Else):
+            other = _then(list(s.orelse.body.body), list(rest))
+        else:  # elif: itself an `if`
+            other = [s.orelse] + list(rest)
+        with self._top_prefix(before + pre):
+            arm = tuple(self.stmts(_then(list(s.body.body), list(rest)), top=True))
+            other_arm = tuple(self.stmts(other, top=True))
+        self.pending = pre
+        return self._flush([If(cond, arm, other_arm, self.pos(s))])
+
     # Triton helpers may return from `if` arms (helper_returns.py); cuTile Python's IR for those is a one-trip
     # loop that the verifier would report `different`, so its helpers keep one final `return`
     helper_returns_rewritten = False
@@ -974,6 +993,12 @@ class _Converter:
                     rest = tuple(self.stmts(stmts[i + 1:], top=True))
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, rest, self.pos(s), returns=True)]))
+                return out
+            if top and self.split_returning_ifs and isinstance(s, cst.If) and self._holds_return(s):
+                # (Triton) an `if` at the top level with a `return` somewhere in its arms (`if last: ...;
+                # if done: return`): the rest of the kernel follows each arm that does not end in a return
+                # (one copy per arm), and the arms are top-level code, where the returns become guards
+                out.extend(self._split_at_returning_if(s, stmts[i + 1:], out))
                 return out
             pending = list(self.pending)
             try:

@@ -127,6 +127,11 @@ def parse_triton_source(source: str, display: str, depth_limit: int, path: Path 
 class _TritonConverter(_Converter):
     language = "triton"
     helper_returns_rewritten = True
+    split_returning_ifs = True
+
+    def _split_at_returning_if(self, s: cst.If, rest: list, before: list) -> list:
+        truth = self._pointer_truth(s.test)  # `if not out_ptr: return`: the None test
+        return super()._split_at_returning_if(s.with_changes(test=truth) if truth is not s.test else s, rest, before)
 
     # ------------------------------------------------------------------ module scan
     def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
@@ -243,6 +248,22 @@ class _TritonConverter(_Converter):
 
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
+        # a module constant computed from an imported one (`_PAD = tl.constexpr(PAD_ID)` after
+        # `from .consts import PAD_ID`): known now that the import is
+        for stmt in module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    target, value = small.target, small.value
+                else:
+                    continue
+                if not isinstance(target, cst.Name) or target.value in self.info.consts:
+                    continue
+                found = self._eval_const(value)
+                if isinstance(found, (bool, int, float)) and not isinstance(found, _DtypeName):
+                    self.info.consts[target.value] = found
+                    getattr(self, "config_names", {}).pop(target.value, None)
         # a sibling module's alias of a Triton function (`from .utils import fast_tanh`)
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -862,6 +883,8 @@ class _TritonConverter(_Converter):
             node = node.with_changes(func=cst.Attribute(self._tl_module(), cst.Name(func.attr.value)),
                                      args=[cst.Arg(func.value)] + list(node.args))
             return self.call(node)
+        if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
+            return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -875,6 +898,44 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _softmax(self, node: cst.Call, is_method: bool, pos: Pos):
+        """`tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False)` / `x.softmax(...)`, as Triton's
+        standard library writes it: `num = exp(x - max(x, dim))`, then `num / sum(num, dim)` (dim None is 0).
+        The max and the sum keep their dimension here; Triton's `keep_dims=False` broadcasts the same only where
+        the reduced dimension is the first (dim 0), so another dim needs `keep_dims=True` (else refused). The
+        division is IEEE (`ieee_rounding=True`); Triton's default approximate division (div.full.f32, within
+        2 ulp) rounds at most that much differently."""
+        self.rules_used.add("TTR-SOFTMAX")
+        args = ([cst.Arg(node.func.value)] if is_method else []) + list(node.args)
+        keys = ("x", "dim", "keep_dims", "ieee_rounding")
+        given: dict = {}
+        for i, a in enumerate(args):
+            if a.star:
+                raise fail("TTR-SOFTMAX", "star arguments are not supported", self.pos(a))
+            key = a.keyword.value if a.keyword is not None else (keys[i] if i < len(keys) else None)
+            if key not in keys or key in given:
+                raise fail("TTR-SOFTMAX", f"`tl.softmax` takes {', '.join(keys)}", self.pos(a))
+            given[key] = a.value
+        if "x" not in given:
+            raise fail("TTR-SOFTMAX", "`tl.softmax` needs a tile", pos)
+        for flag in ("keep_dims", "ieee_rounding"):
+            v = given.get(flag)
+            if v is not None and not (isinstance(v, cst.Name) and v.value in ("True", "False")):
+                raise fail("TTR-SOFTMAX", f"`{flag}=` of `tl.softmax` must be True or False", self.pos(v))
+        dim = given.get("dim")
+        dim = cst.Integer("0") if dim is None or _is_none(dim) else dim
+        keep = isinstance(given.get("keep_dims"), cst.Name) and given["keep_dims"].value == "True"
+        if not keep and not (isinstance(dim, cst.Integer) and int(dim.value) == 0):
+            raise fail("TTR-SOFTMAX", "`tl.softmax` over a dimension other than 0 needs `keep_dims=True` (Triton "
+                       "subtracts the row maximum without its dimension, which broadcasts along the wrong axis)", pos)
+        tl_mod = self._tl_module()
+        call = lambda f, *a: cst.Call(cst.Attribute(tl_mod, cst.Name(f)), [cst.Arg(x) for x in a] + [  # noqa: E731
+            cst.Arg(cst.Name("True"), keyword=cst.Name("keep_dims"))] if f in ("max", "sum") else [cst.Arg(x) for x in a])
+        x = self._pending_local(self._block_local("softmax"), given["x"])
+        shifted = cst.BinaryOperation(x, cst.Subtract(), call("max", x, dim))
+        num = self._pending_local(self._block_local("softmax_num"), call("exp", shifted))
+        return self.expr(cst.BinaryOperation(num, cst.Divide(), call("sum", num, dim)))
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
@@ -1169,7 +1230,8 @@ class _TritonConverter(_Converter):
 
     def _pending_local(self, name: str, value: cst.BaseExpression) -> cst.Name:
         """`name = value` queued before the statement being converted (an access's indices and mask)."""
-        self.pending += self.small(cst.Assign([cst.AssignTarget(cst.Name(name))], value))
+        # `small` flushes what is pending before the assignment (`self.pending += ...` would queue that twice)
+        self.pending = self.small(cst.Assign([cst.AssignTarget(cst.Name(name))], value))
         return cst.Name(name)
 
     def _tl_module(self) -> cst.BaseExpression:
