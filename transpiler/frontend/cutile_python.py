@@ -1434,7 +1434,9 @@ class _Converter:
                 and func.value.value in self.tiled_views:
             return self._view_call(node, self.tiled_views[func.value.value], func.attr.value, pos)
         fd = self.dotted(func) if isinstance(func, cst.Attribute) else None
-        modules = set(self.info.aliases.values()) | {"math", "builtins"}
+        # the modules imported, also where only a member was (`from triton import language as tl`: triton)
+        modules = set(self.info.aliases.values()) | {v.split(".")[0] for v in self.info.aliases.values()} \
+            | {"math", "builtins"}
         if isinstance(func, cst.Attribute) and (fd is None or (fd.split(".")[0] not in modules
                                                                 and not fd.startswith(f"{CT}."))):
             # method call on a value: t.astype(...), t.reshape(...)

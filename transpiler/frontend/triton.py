@@ -563,16 +563,35 @@ class _TritonConverter(_Converter):
             step = self._eval_const(it.args[2].value)
             if isinstance(step, int) and not isinstance(step, bool) and step < 0:
                 s = self._counting_down(s, -step)
+            elif self._positive_constexpr_negated(it.args[2].value):
+                s = self._counting_down(s, it.args[2].value.expression.value)
         return super().for_stmt(s)
 
-    def _counting_down(self, s: cst.For, step: int) -> cst.For:
+    def _positive_constexpr_negated(self, node: cst.BaseExpression) -> bool:
+        """`-BLOCK_K` where BLOCK_K is a constexpr parameter the kernel also uses as a tile size
+        (`tl.arange(0, BLOCK_K)`): Triton compiles only where it is a positive power of two, so the step is
+        negative wherever the kernel compiles."""
+        if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+                and isinstance(node.expression, cst.Name) and node.expression.value in self.const_params
+                and not self.subst):
+            return False
+        name = node.expression.value
+        for n in _walk(self._current_fn):
+            if isinstance(n, cst.Call) and self.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2 \
+                    and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0" \
+                    and isinstance(n.args[1].value, cst.Name) and n.args[1].value.value == name:
+                return True
+        return False
+
+    def _counting_down(self, s: cst.For, step: int | str) -> cst.For:
         """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
         with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
         start, stop = (_code(a.value) for a in s.iter.args[:2])
         i = f"{s.target.value}_step"
         while i in self._function_locals(self._current_fn):
             i += "_"
-        count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {step - 1}) // {step})")
+        less = step - 1 if isinstance(step, int) else f"{step} - 1"
+        count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {less}) // {step})")
         first = cst.parse_statement(f"{s.target.value} = ({start}) - {i} * {step}\n")
         body = s.body.with_changes(body=[first] + list(s.body.body))
         return s.with_changes(target=cst.Name(i), iter=count, body=body)
@@ -777,6 +796,11 @@ class _TritonConverter(_Converter):
         if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases \
                 and func.value != self.current:
             return self.inline_helper(self.info.kernels[func.value], node)
+        if d == f"{TL}.constexpr" and len(node.args) == 1 and node.args[0].keyword is None:
+            # `tl.constexpr(v)` in a kernel: the value, known at compile time (`tl.constexpr(torch.version.hip is
+            # not None)`: a platform fact, rules/platform.toml)
+            fact = self._platform_truth(node.args[0].value)
+            return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
         if d == f"{TL}.make_tensor_descriptor":
@@ -804,8 +828,10 @@ class _TritonConverter(_Converter):
         is_trans = d in (f"{TL}.trans", f"{TL}.permute") or (
             isinstance(func, cst.Attribute) and func.attr.value in ("trans", "permute") and not (d or "").startswith(TL))
         if is_trans:
-            x = self.expr(_arg(node, 0, "input")) if d else self.expr(func.value)
-            dims = [self.expr(a.value) for a in (node.args[1:] if d else node.args)]
+            # `tl.trans(x, 1, 0)` or the method `x.trans(1, 0)` (whose dotted name is `x.trans`, not Triton's)
+            function = (d or "").startswith(f"{TL}.")
+            x = self.expr(_arg(node, 0, "input")) if function else self.expr(func.value)
+            dims = [self.expr(a.value) for a in (node.args[1:] if function else node.args)]
             if len(dims) == 1 and isinstance(dims[0], TupleExpr):
                 dims = list(dims[0].items)
             if not dims:  # Triton: no permutation given is the (1, 0) transpose of a 2-D tensor
