@@ -520,6 +520,11 @@ class _TritonConverter(_Converter):
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
+            if self.dotted(s.value.func) == f"{TL}.static_assert" and _static_false(s):
+                # `tl.static_assert(False, "unsupported")` in a constexpr arm: as a raise, Triton compiles no
+                # kernel where it is reached
+                return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", _code(s.value).strip()),),
+                                            "TTR-RAISE"), self.pos(s), _one_line(s))])
             return []
         return super().small(s, last)
 
@@ -1419,6 +1424,15 @@ def _math_name(d: str | None) -> str | None:
         if d and d.startswith(home) and "." not in d[len(home):]:
             return d[len(home):]
     return d
+
+
+def _static_false(s) -> bool:
+    """`static_assert(False, ...)` (an expression statement): a path that fails Triton's compilation."""
+    call = s.value if isinstance(s, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
+        and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == "static_assert" \
+        and bool(call.args) and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Name) \
+        and call.args[0].value.value == "False"
 
 
 def _is_string_choice(node: cst.BaseExpression) -> bool:
