@@ -368,3 +368,23 @@ def test_module_constants_from_imported_constants(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert re.search(r"convert_scalar\(-1\.0f32\)|-1i32", body) and "0.5f32" in body, body
+
+
+def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
+    """`mask = True` in one arm, `mask = offs < n` in the other (Triton refuses mismatched types there): was
+    declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used `false`."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if N % BLOCK == 0:
+            mask = True
+        else:
+            mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status != "translated"
+    assert [d.code for d in kr.diagnostics] == ["CT104"] and "another type in each arm" in kr.diagnostics[0].message
