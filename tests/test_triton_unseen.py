@@ -266,3 +266,125 @@ def test_platform_facts_decide_module_constants(tmp_path):
         assert results[name].status == "translated", results[name].diagnostics
         body = "\n".join(line for v in results[name].manifest["views"] for line in v["body"])
         assert ("2.0f32" in body) == doubled, body
+
+
+# -------------------------------------------------------------------------------------- unseen libraries, round 2
+
+def test_a_return_inside_an_if_arm_splits_the_kernel_there(tmp_path):
+    """`if pid == last: ...; if start >= n: return; ...` (the return nested in an arm that does more) and
+    `if ...: store; return / elif ...: return`: the rest of the kernel follows each arm that does not return;
+    the stores after the `if` happen only on those paths."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, start_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        if pid == 3:
+            start = tl.load(start_ptr)
+            if start >= n:
+                return
+            tl.store(y_ptr + start, 1.0)
+        elif pid == 4:
+            return
+        tl.store(x_ptr + pid, 2.0)
+    """)
+    assert "return" not in rust
+    # the final store: once after the inner guard's else arm, once after the outer if's else arm (not for pid 4)
+    assert rust.count("2.0f32") == 2, rust
+
+
+def test_softmax_is_composed_as_triton_writes_it(tmp_path):
+    """tl.softmax(x) / x.softmax(dim, keep_dims=True): exp(x - max) / sum, the argument evaluated once (a loaded
+    argument is loaded once); a dim other than 0 without keep_dims is refused (Triton broadcasts it wrongly)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr):
+        r = tl.arange(0, R)
+        c = tl.arange(0, C)
+        p = tl.softmax(tl.load(x_ptr + r[:, None] * C + c[None, :]))
+        tl.store(y_ptr + r[:, None] * C + c[None, :], p + tl.load(x_ptr + c).softmax(0))
+    """)
+    assert rust.count("load_ptr_tko") == 2, rust
+    assert re.search(r"reduce_max\(softmax_at\w*, 0i32\)", rust) and "exp(" in rust and "reduce_sum(softmax_num" in rust
+    path = tmp_path / "bad.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        tl.store(x_ptr + offs, tl.softmax(tl.load(x_ptr + offs), 1))
+    """))
+    fr = parse_file(path, "bad.py")
+    (failure,) = [d for _, _, d in fr.failures]
+    assert failure.code == "TTR-SOFTMAX" and "keep_dims=True" in failure.message
+
+
+def test_member_imports_method_trans_and_negative_tile_steps(tmp_path):
+    """`from triton import language as tl` names the module; `x.trans(1, 0)` transposes x (not its first
+    argument: was a ZeroDivisionError); `range(K, 0, -BLOCK_K)` counts down where BLOCK_K is a tile size, and
+    a negated constexpr that is no tile size stays refused."""
+    src = "from triton import jit\nfrom triton import language as tl\n\n\n" + textwrap.dedent("""
+    @jit
+    def kern(x_ptr, y_ptr, K, R: tl.constexpr, C: tl.constexpr):
+        r = tl.arange(0, R)
+        c = tl.arange(0, C)
+        x = tl.zeros((R, C), dtype=tl.float32)
+        for k in range(K, 0, -C):
+            x += tl.load(x_ptr + k + r[:, None] * C + c[None, :])
+        tl.store(y_ptr + c[:, None] * R + r[None, :], x.trans(1, 0))
+
+
+    @jit
+    def bad(x_ptr, K, STEP: tl.constexpr):
+        for k in range(K, 0, -STEP):
+            tl.store(x_ptr + k, 1.0)
+    """)
+    path = tmp_path / "k.py"
+    path.write_text(src)
+    fr = parse_file(path, "k.py")
+    assert [k.name for k in fr.kernels] == ["kern", "bad"]
+    kr = kernel_result(fr.kernels[0], path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "permute(x, const_array![1, 0])" in body and "k_step * C" in body.replace("(", "").replace(")", "")
+    bad = kernel_result(fr.kernels[1], path, "k.py")
+    assert bad.status != "translated" and "negative or zero step" in bad.diagnostics[0].message
+
+
+def test_static_assert_false_in_a_constexpr_arm_is_a_raise(tmp_path):
+    """A helper (with or without a value) whose last constexpr arm is `tl.static_assert(False, ...)`: no entry
+    where Triton reaches it, the others translate."""
+    (k,) = _kernels(tmp_path, (FIXTURES / "returns.py").read_text().split("import triton.language as tl\n", 1)[1])[-1:]
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert k.name == "policy_store_kernel" and kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert any(d.code == "CT103" and "static_assert(False" in d.message for d in kr.diagnostics)
+    assert len(kr.entries) == 2
+
+
+def test_module_constants_from_imported_constants(tmp_path):
+    """`_PAD = tl.constexpr(PAD_TOKEN_ID)` with PAD_TOKEN_ID imported from a sibling module: known (was `not
+    defined`)."""
+    fr = parse_file(FIXTURES / "imported_consts" / "fill.py", "imported_consts/fill.py")
+    (k,) = fr.kernels
+    kr = kernel_result(k, FIXTURES / "imported_consts" / "fill.py", "imported_consts/fill.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"convert_scalar\(-1\.0f32\)|-1i32", body) and "0.5f32" in body, body
+
+
+def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
+    """`mask = True` in one arm, `mask = offs < n` in the other (Triton refuses mismatched types there): was
+    declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used `false`."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if N % BLOCK == 0:
+            mask = True
+        else:
+            mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status != "translated"
+    assert [d.code for d in kr.diagnostics] == ["CT104"] and "another type in each arm" in kr.diagnostics[0].message

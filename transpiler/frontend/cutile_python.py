@@ -902,6 +902,25 @@ class _Converter:
         return [Assign((returned,), Lit(False, pos), pos)] + loop + [If(Name(returned, pos), (), after, pos,
                                                                          returns=True)]
 
+    # Triton's ports are checked by compiling and by their numbers, not by Tile IR equality with cuTile Python:
+    # an `if` whose arms return early is split at the top level (cuTile Python keeps refusing it)
+    split_returning_ifs = False
+
+    def _split_at_returning_if(self, s: cst.If, rest: list, before: list[Stmt]) -> list[Stmt]:
+        cond = self.expr(s.test)
+        pre, self.pending = self.pending, []
+        if s.orelse is None:
+            other = list(rest)
+        elif isinstance(s.orelse, cst.Else):
+            other = _then(list(s.orelse.body.body), list(rest))
+        else:  # elif: itself an `if`
+            other = [s.orelse] + list(rest)
+        with self._top_prefix(before + pre):
+            arm = tuple(self.stmts(_then(list(s.body.body), list(rest)), top=True))
+            other_arm = tuple(self.stmts(other, top=True))
+        self.pending = pre
+        return self._flush([If(cond, arm, other_arm, self.pos(s))])
+
     # Triton helpers may return from `if` arms (helper_returns.py); cuTile Python's IR for those is a one-trip
     # loop that the verifier would report `different`, so its helpers keep one final `return`
     helper_returns_rewritten = False
@@ -980,6 +999,12 @@ class _Converter:
                     rest = tuple(self.stmts(stmts[i + 1:], top=True))
                 self.pending = pre
                 out.extend(self._flush([If(cond, arm, rest, self.pos(s), returns=True)]))
+                return out
+            if top and self.split_returning_ifs and isinstance(s, cst.If) and self._holds_return(s):
+                # (Triton) an `if` at the top level with a `return` somewhere in its arms (`if last: ...;
+                # if done: return`): the rest of the kernel follows each arm that does not end in a return
+                # (one copy per arm), and the arms are top-level code, where the returns become guards
+                out.extend(self._split_at_returning_if(s, stmts[i + 1:], out))
                 return out
             pending = list(self.pending)
             try:
@@ -1457,7 +1482,9 @@ class _Converter:
             # `a.tiled_view(shape).store(...)`: a view used where it is made
             return self._view_call(node, self._tiled_view_parts(func.value), func.attr.value, pos)
         fd = self.dotted(func) if isinstance(func, cst.Attribute) else None
-        modules = set(self.info.aliases.values()) | {"math", "builtins"}
+        # the modules imported, also where only a member was (`from triton import language as tl`: triton)
+        modules = set(self.info.aliases.values()) | {v.split(".")[0] for v in self.info.aliases.values()} \
+            | {"math", "builtins"}
         if isinstance(func, cst.Attribute) and (fd is None or (fd.split(".")[0] not in modules
                                                                 and not fd.startswith(f"{CT}."))):
             # method call on a value: t.astype(...), t.reshape(...)

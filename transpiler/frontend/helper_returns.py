@@ -30,6 +30,11 @@ class ReturnShapeError(Exception):
 MAX_REWRITTEN_STATEMENTS = 4000
 
 
+def _static_false(s) -> bool:
+    from .triton import _static_false as test  # `tl.static_assert(False, ...)`: fails compilation, as a raise
+    return test(s)
+
+
 def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str]) -> list:
     """`stmts` (a helper's body) with every path assigning the result and one final `return` of it. `decide`
     gives a test's value when the inliner knows it now (else None); `taken_names` are names the helper uses."""
@@ -51,7 +56,8 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
         raise ReturnShapeError(f"its returns would copy more than {MAX_REWRITTEN_STATEMENTS} statements into the "
                                "arms; return once, at the end")
     for i, st in enumerate(stmts):
-        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in st.body):
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) or _static_false(s)
+                                                            for s in st.body):
             return stmts[:i + 1], None  # a path Triton refuses to compile: it returns nothing, any arity fits
         if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in st.body):
             at = next(j for j, s in enumerate(st.body) if isinstance(s, cst.Return))

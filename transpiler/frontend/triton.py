@@ -127,6 +127,11 @@ def parse_triton_source(source: str, display: str, depth_limit: int, path: Path 
 class _TritonConverter(_Converter):
     language = "triton"
     helper_returns_rewritten = True
+    split_returning_ifs = True
+
+    def _split_at_returning_if(self, s: cst.If, rest: list, before: list) -> list:
+        truth = self._pointer_truth(s.test)  # `if not out_ptr: return`: the None test
+        return super()._split_at_returning_if(s.with_changes(test=truth) if truth is not s.test else s, rest, before)
 
     # ------------------------------------------------------------------ module scan
     def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
@@ -243,6 +248,22 @@ class _TritonConverter(_Converter):
 
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
+        # a module constant computed from an imported one (`_PAD = tl.constexpr(PAD_ID)` after
+        # `from .consts import PAD_ID`): known now that the import is
+        for stmt in module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    target, value = small.target, small.value
+                else:
+                    continue
+                if not isinstance(target, cst.Name) or target.value in self.info.consts:
+                    continue
+                found = self._eval_const(value)
+                if isinstance(found, (bool, int, float)) and not isinstance(found, _DtypeName):
+                    self.info.consts[target.value] = found
+                    getattr(self, "config_names", {}).pop(target.value, None)
         # a sibling module's alias of a Triton function (`from .utils import fast_tanh`)
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -499,6 +520,11 @@ class _TritonConverter(_Converter):
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
+            if self.dotted(s.value.func) == f"{TL}.static_assert" and _static_false(s):
+                # `tl.static_assert(False, "unsupported")` in a constexpr arm: as a raise, Triton compiles no
+                # kernel where it is reached
+                return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", _code(s.value).strip()),),
+                                            "TTR-RAISE"), self.pos(s), _one_line(s))])
             return []
         return super().small(s, last)
 
@@ -542,16 +568,35 @@ class _TritonConverter(_Converter):
             step = self._eval_const(it.args[2].value)
             if isinstance(step, int) and not isinstance(step, bool) and step < 0:
                 s = self._counting_down(s, -step)
+            elif self._positive_constexpr_negated(it.args[2].value):
+                s = self._counting_down(s, it.args[2].value.expression.value)
         return super().for_stmt(s)
 
-    def _counting_down(self, s: cst.For, step: int) -> cst.For:
+    def _positive_constexpr_negated(self, node: cst.BaseExpression) -> bool:
+        """`-BLOCK_K` where BLOCK_K is a constexpr parameter the kernel also uses as a tile size
+        (`tl.arange(0, BLOCK_K)`): Triton compiles only where it is a positive power of two, so the step is
+        negative wherever the kernel compiles."""
+        if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+                and isinstance(node.expression, cst.Name) and node.expression.value in self.const_params
+                and not self.subst):
+            return False
+        name = node.expression.value
+        for n in _walk(self._current_fn):
+            if isinstance(n, cst.Call) and self.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2 \
+                    and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0" \
+                    and isinstance(n.args[1].value, cst.Name) and n.args[1].value.value == name:
+                return True
+        return False
+
+    def _counting_down(self, s: cst.For, step: int | str) -> cst.For:
         """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
         with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
         start, stop = (_code(a.value) for a in s.iter.args[:2])
         i = f"{s.target.value}_step"
         while i in self._function_locals(self._current_fn):
             i += "_"
-        count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {step - 1}) // {step})")
+        less = step - 1 if isinstance(step, int) else f"{step} - 1"
+        count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {less}) // {step})")
         first = cst.parse_statement(f"{s.target.value} = ({start}) - {i} * {step}\n")
         body = s.body.with_changes(body=[first] + list(s.body.body))
         return s.with_changes(target=cst.Name(i), iter=count, body=body)
@@ -756,6 +801,11 @@ class _TritonConverter(_Converter):
         if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases \
                 and func.value != self.current:
             return self.inline_helper(self.info.kernels[func.value], node)
+        if d == f"{TL}.constexpr" and len(node.args) == 1 and node.args[0].keyword is None:
+            # `tl.constexpr(v)` in a kernel: the value, known at compile time (`tl.constexpr(torch.version.hip is
+            # not None)`: a platform fact, rules/platform.toml)
+            fact = self._platform_truth(node.args[0].value)
+            return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
         if d == f"{TL}.make_tensor_descriptor":
@@ -783,8 +833,10 @@ class _TritonConverter(_Converter):
         is_trans = d in (f"{TL}.trans", f"{TL}.permute") or (
             isinstance(func, cst.Attribute) and func.attr.value in ("trans", "permute") and not (d or "").startswith(TL))
         if is_trans:
-            x = self.expr(_arg(node, 0, "input")) if d else self.expr(func.value)
-            dims = [self.expr(a.value) for a in (node.args[1:] if d else node.args)]
+            # `tl.trans(x, 1, 0)` or the method `x.trans(1, 0)` (whose dotted name is `x.trans`, not Triton's)
+            function = (d or "").startswith(f"{TL}.")
+            x = self.expr(_arg(node, 0, "input")) if function else self.expr(func.value)
+            dims = [self.expr(a.value) for a in (node.args[1:] if function else node.args)]
             if len(dims) == 1 and isinstance(dims[0], TupleExpr):
                 dims = list(dims[0].items)
             if not dims:  # Triton: no permutation given is the (1, 0) transpose of a 2-D tensor
@@ -862,6 +914,8 @@ class _TritonConverter(_Converter):
             node = node.with_changes(func=cst.Attribute(self._tl_module(), cst.Name(func.attr.value)),
                                      args=[cst.Arg(func.value)] + list(node.args))
             return self.call(node)
+        if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
+            return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -875,6 +929,44 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _softmax(self, node: cst.Call, is_method: bool, pos: Pos):
+        """`tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False)` / `x.softmax(...)`, as Triton's
+        standard library writes it: `num = exp(x - max(x, dim))`, then `num / sum(num, dim)` (dim None is 0).
+        The max and the sum keep their dimension here; Triton's `keep_dims=False` broadcasts the same only where
+        the reduced dimension is the first (dim 0), so another dim needs `keep_dims=True` (else refused). The
+        division is IEEE (`ieee_rounding=True`); Triton's default approximate division (div.full.f32, within
+        2 ulp) rounds at most that much differently."""
+        self.rules_used.add("TTR-SOFTMAX")
+        args = ([cst.Arg(node.func.value)] if is_method else []) + list(node.args)
+        keys = ("x", "dim", "keep_dims", "ieee_rounding")
+        given: dict = {}
+        for i, a in enumerate(args):
+            if a.star:
+                raise fail("TTR-SOFTMAX", "star arguments are not supported", self.pos(a))
+            key = a.keyword.value if a.keyword is not None else (keys[i] if i < len(keys) else None)
+            if key not in keys or key in given:
+                raise fail("TTR-SOFTMAX", f"`tl.softmax` takes {', '.join(keys)}", self.pos(a))
+            given[key] = a.value
+        if "x" not in given:
+            raise fail("TTR-SOFTMAX", "`tl.softmax` needs a tile", pos)
+        for flag in ("keep_dims", "ieee_rounding"):
+            v = given.get(flag)
+            if v is not None and not (isinstance(v, cst.Name) and v.value in ("True", "False")):
+                raise fail("TTR-SOFTMAX", f"`{flag}=` of `tl.softmax` must be True or False", self.pos(v))
+        dim = given.get("dim")
+        dim = cst.Integer("0") if dim is None or _is_none(dim) else dim
+        keep = isinstance(given.get("keep_dims"), cst.Name) and given["keep_dims"].value == "True"
+        if not keep and not (isinstance(dim, cst.Integer) and int(dim.value) == 0):
+            raise fail("TTR-SOFTMAX", "`tl.softmax` over a dimension other than 0 needs `keep_dims=True` (Triton "
+                       "subtracts the row maximum without its dimension, which broadcasts along the wrong axis)", pos)
+        tl_mod = self._tl_module()
+        call = lambda f, *a: cst.Call(cst.Attribute(tl_mod, cst.Name(f)), [cst.Arg(x) for x in a] + [  # noqa: E731
+            cst.Arg(cst.Name("True"), keyword=cst.Name("keep_dims"))] if f in ("max", "sum") else [cst.Arg(x) for x in a])
+        x = self._pending_local(self._block_local("softmax"), given["x"])
+        shifted = cst.BinaryOperation(x, cst.Subtract(), call("max", x, dim))
+        num = self._pending_local(self._block_local("softmax_num"), call("exp", shifted))
+        return self.expr(cst.BinaryOperation(num, cst.Divide(), call("sum", num, dim)))
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
@@ -1169,7 +1261,8 @@ class _TritonConverter(_Converter):
 
     def _pending_local(self, name: str, value: cst.BaseExpression) -> cst.Name:
         """`name = value` queued before the statement being converted (an access's indices and mask)."""
-        self.pending += self.small(cst.Assign([cst.AssignTarget(cst.Name(name))], value))
+        # `small` flushes what is pending before the assignment (`self.pending += ...` would queue that twice)
+        self.pending = self.small(cst.Assign([cst.AssignTarget(cst.Name(name))], value))
         return cst.Name(name)
 
     def _tl_module(self) -> cst.BaseExpression:
@@ -1331,6 +1424,15 @@ def _math_name(d: str | None) -> str | None:
         if d and d.startswith(home) and "." not in d[len(home):]:
             return d[len(home):]
     return d
+
+
+def _static_false(s) -> bool:
+    """`static_assert(False, ...)` (an expression statement): a path that fails Triton's compilation."""
+    call = s.value if isinstance(s, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
+        and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == "static_assert" \
+        and bool(call.args) and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Name) \
+        and call.args[0].value.value == "False"
 
 
 def _is_string_choice(node: cst.BaseExpression) -> bool:

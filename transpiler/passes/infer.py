@@ -691,6 +691,13 @@ class Infer:
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if")
             self._check_carried(before, env_else, s.pos, "else")
+            for n in sorted(names - set(before)) if self.k.frontend == "triton" else ():
+                # a name both arms define, with another type in each (`mask = True` / `mask = offs < N`):
+                # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
+                # Triton refuses it too (mismatched types between the then and else blocks)
+                if env_then.get(n) != env_else.get(n):
+                    raise fail("CT104", f"`{n}` has another type in each arm of the if ({env_then.get(n)} / "
+                               f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}
         declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
         return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]

@@ -59,6 +59,8 @@ def broadcast_to(infer: Infer, e: Op) -> Expr:
 def permute(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0])
     rank = len(x.ty.shape)
+    if rank == 0:
+        raise fail(e.rule, "a transpose or permutation needs a tile of rank 1 or more (this one is a scalar)", e.pos)
     if e.op == "transpose":
         axes = [a.value if isinstance(a, Lit) else None for a in e.args[1:] if a is not None]
         if not axes:
