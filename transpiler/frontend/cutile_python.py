@@ -693,6 +693,7 @@ class _Converter:
         self.loops: list[str | None] = []
         self.broken: set[str] = set()
         self.broken_names: list[str] = []
+        self.exits: list[int] = []  # inlined helpers that return early: the loop depth of their one-trip loop
         self.returning: list[tuple[str, str]] = []  # for loops with a `return`: (their returned flag, break flag)
         self.top_before: list[Stmt] = []  # top-level statements before the `if` whose arm is being converted
         self.current = fn.name.value
@@ -1098,6 +1099,8 @@ class _Converter:
                 raise fail("CT100", "unsupported augmented assignment", pos)
             value = self._binop(op, self.expr(s.target), self.expr(s.value), pos)
             return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
+        if isinstance(s, cst.Return) and s.value is None and self.exits and self.exits[-1] == len(self.loops):
+            return self._flush([Break(pos)])  # the `break` of an inlined helper's one-trip loop
         if isinstance(s, cst.Return) and s.value is None and last:
             return []
         if isinstance(s, cst.Continue):
@@ -1573,6 +1576,14 @@ class _Converter:
         ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
         returns = sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
         procedure = returns == 0 or (returns == 1 and isinstance(ret, cst.Return) and ret.value is None)
+        # a procedure that returns early (bare `return`s in `if` arms): cuTile Python runs a helper's body in a
+        # loop that runs once, each `return` a `break` of it; the port writes the same loop (`loop { ... }`)
+        exits = not procedure and not self.helper_returns_rewritten and all(n.value is None for st in stmts for n in _walk(st) if isinstance(n, cst.Return))
+        if exits:
+            self._check_exits(fn, stmts, as_stmt, pos)
+            if isinstance(ret, cst.Return):
+                stmts = stmts[:-1]
+            ret = None
         if procedure:
             # a procedure (stores, no value): its statements are inlined where it is called as a statement
             if not as_stmt:
@@ -1585,6 +1596,19 @@ class _Converter:
         self.inlining.append(name)
         try:
             final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
+            if exits:
+                pre, self.pending = self.pending, []
+                copies = []
+                for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
+                    arg = bind[n]
+                    copies.append(Assign((self.local(n, pos),), arg, pos))
+                self.exits.append(len(self.loops))
+                try:
+                    body = self.stmts(stmts, top=False)
+                finally:
+                    self.exits.pop()
+                self.pending = pre + copies + [While(Lit(True, pos), tuple(body) + (Break(pos),), pos, once=True)]
+                return PROCEDURE_DONE
             if not procedure and not final and not self.helper_returns_rewritten:
                 raise fail("CT107", f"helper `{fn.name.value}` returns early or from an `if`; only one final "
                            "`return` is supported (cuTile Python encodes such a helper as a one-trip loop, which "
@@ -1613,6 +1637,25 @@ class _Converter:
             self.renames.pop()
             self.inlining.pop()
         return result
+
+    def _check_exits(self, fn: cst.FunctionDef, stmts: list, as_stmt: bool, pos: Pos) -> None:
+        """A helper whose bare `return`s become `break`s of a one-trip loop: called as a statement, outside any
+        loop and any other such helper, its returns only in `if` arms whose tests are not constant."""
+        name = fn.name.value
+        if not as_stmt:
+            raise fail("CT100", f"helper `{name}` returns no value, but its result is used", pos)
+        if self.loops or self.exits:
+            raise fail("CT107", f"helper `{name}` returns early and is called in a loop or in another helper that "
+                       "returns early (cuTile Python moves its loads out of the enclosing loops too; the port only "
+                       "does that for a call outside loops)", pos)
+        for st in stmts:
+            for n in _walk(st):
+                if isinstance(n, (cst.For, cst.While, cst.With)) and self._holds_return(n):
+                    raise fail("CT107", f"helper `{name}` returns from inside a loop (not supported)", self.pos(n))
+                if isinstance(n, cst.If) and self._const_test(n.test) and any(
+                        self._holds_return(b) for b in (n.body, n.orelse) if b is not None):
+                    raise fail("CT107", f"helper `{name}` returns early under a constant test (not supported; "
+                               "return under a runtime test)", self.pos(n))
 
     def local(self, name: str, pos: Pos) -> str:
         """The model name of an assigned Python name: locals of an inlined helper get a unique prefix."""

@@ -601,7 +601,7 @@ class Infer:
             body = tuple(self.block(s.body))
             self._check_carried(before, self.env, s.pos, "loop")
             self.env = {k: v for k, v in self.env.items() if k in before}
-            return [While(cond, body, s.pos)]
+            return [replace(s, cond=cond, body=body)]
         if isinstance(s, (Continue, Break)):
             return [s]
         raise fail("CT100", "unsupported statement", s.pos)
