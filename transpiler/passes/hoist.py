@@ -5,7 +5,8 @@ cuTile Python wraps the body of a helper with an early `return` in a `loop` that
 `break`, the body ends in one). Its code motion then moves, in program order, every statement of that loop's
 body whose inputs are all defined before the loop (or by statements moved before it) out of the loop:
 computations, loads of arrays the loop does not write (their memory token is the entry's, not the loop's),
-and whole `for` loops and `if`s that neither write memory nor jump out. Only what writes memory, jumps, or
+and whole `for` loops and `if`s that only compute (one that loads carries the array's access token, which
+is the one-trip loop's, so it stays). Only what writes memory, jumps, or
 reads a value computed in the loop stays. Pure values may sit anywhere (the normalizer prints them where
 they are used), but a load is ordered among the effects, so the port moves the same statements before its
 `loop`, unchanged and in order.
@@ -98,10 +99,11 @@ def _movable(s: Stmt, written: set[str] | None, inside: set[str]) -> bool:
     nothing read that the loop computes."""
     if isinstance(s, (Break, Continue)):
         return False
+    nested = isinstance(s, (For, While, If))
     for t in all_stmts([s]):
         for e in _stmt_exprs(t):
             for op in _ops(e):
-                if _effect(op) or (op.op in LOAD_OPS and (written is None or _array(op) in written)):
+                if _effect(op) or (op.op in LOAD_OPS and (nested or written is None or _array(op) in written)):
                     return False
     if _jumps_out(s):
         return False
@@ -144,41 +146,50 @@ def _loop_level(s: Stmt):
 
 
 def _hoist(body) -> tuple[list[Stmt], tuple[Stmt, ...]]:
+    """The statements moved before the loop and those that stay. A name that a statement staying in the loop
+    assigns is never assigned before it (cuTile Rust would carry it through the loop, where cuTile Python's
+    SSA values need not): a computation of such a name stays in the loop too (it is pure, its place does not
+    matter), until no name is assigned on both sides."""
+    pinned: set[str] = set()
+    while True:
+        moved, kept = _split(body, pinned)
+        both = _assigns(kept) & _assigns(moved)
+        if not both:
+            return moved, tuple(kept)
+        pinned |= both
+
+
+def _split(body, pinned: set[str]) -> tuple[list[Stmt], list[Stmt]]:
     written = _written(body)
     inside: set[str] = set()  # names assigned by statements that stay in the loop
     moved: list[Stmt] = []
     kept: list[Stmt] = []
     for s in body:
-        assigns = assigned_names([s])
-        if isinstance(s, If):
-            assigns |= {n for n, _ in s.declares}
+        assigns = _assigns([s])
         if _movable(s, written, inside):
-            if assigns & inside:
-                if any(op.op in LOAD_OPS for t in all_stmts([s]) for e in _stmt_exprs(t) for op in _ops(e)):
-                    raise fail("CT107", "cuTile Python moves a load of this statement out of the one-trip loop "
-                               "of a helper that returns early, but it assigns a name the loop assigns before it "
-                               "(give it another name)", s.pos)
-                kept.append(s)
-                inside |= assigns
+            if not (assigns & (inside | pinned)):
+                moved.append(s)
                 continue
-            moved.append(s)
-            continue
-        if _movable_loads(s, written, inside):
+            if _has_load(s):
+                raise fail("CT107", "cuTile Python moves this load out of the one-trip loop of a helper that "
+                           "returns early, but the loop assigns the same name elsewhere (give it another name)",
+                           s.pos)
+        elif _movable_loads(s, written, inside):
             raise fail("CT107", "cuTile Python moves a load of this statement out of the one-trip loop of a helper "
                        "that returns early, apart from the rest of the statement, which the port cannot do yet "
                        "(compute the load in a statement of its own)", s.pos)
-        if assigns & _defined_before(moved):
-            raise fail("CT107", "a statement that stays in the one-trip loop of a helper that returns early "
-                       "assigns a name computed before the loop (cuTile Rust would carry it through the loop, "
-                       "cuTile Python does not); give it another name", s.pos)
         kept.append(s)
         inside |= assigns
-    return moved, tuple(kept)
+    return moved, kept
 
 
-def _defined_before(moved: list[Stmt]) -> set[str]:
-    out = assigned_names(moved)
-    for s in moved:
+def _has_load(s: Stmt) -> bool:
+    return any(op.op in LOAD_OPS for t in all_stmts([s]) for e in _stmt_exprs(t) for op in _ops(e))
+
+
+def _assigns(stmts) -> set[str]:
+    out = assigned_names(stmts)
+    for s in all_stmts(stmts):
         if isinstance(s, If):
             out |= {n for n, _ in s.declares}
     return out
