@@ -45,6 +45,8 @@ NUMPY_DTYPES = {n: DTYPE_NAMES[n] for n in ("float16", "float32", "float64", "in
 TORCH_DTYPES = {**NUMPY_DTYPES, "bfloat16": "bf16", "bool": "bool"}
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
+# names of cuda.tile's private modules that cuda.tile itself exports (the same objects)
+PRIVATE_REEXPORTS = {f"{CT}._numeric_semantics": frozenset({"RoundingMode", "PaddingMode"})}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
 # memory_order= / memory_scope= of the atomics (cuTile Rust 0.5.0 has no cluster scope; WEAK is not atomic)
 MEMORY_ORDER = {"RELAXED": "Relaxed", "ACQUIRE": "Acquire", "RELEASE": "Release", "ACQ_REL": "AcqRel"}
@@ -561,7 +563,9 @@ class _Converter:
             mod = _name_text(small.module)
             for a in small.names:
                 local = a.asname.name.value if a.asname else _name_text(a.name)
-                self.info.aliases[local] = f"{mod}.{_name_text(a.name)}"
+                name = _name_text(a.name)
+                # the module cuda.tile re-exports these from: the same objects (`ct.RoundingMode is ...`)
+                self.info.aliases[local] = f"{CT}.{name}" if name in PRIVATE_REEXPORTS.get(mod, ()) else f"{mod}.{name}"
         elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
             name = small.targets[0].target.value
             ctype = self._constant_annotation(small.value)
