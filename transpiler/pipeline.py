@@ -178,6 +178,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
+    from .passes.infer import STATIC_ASSERT
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
     kr.diagnostics.extend(config.kernel_diagnostics(k, path))
@@ -187,6 +188,11 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     try:
         variants = translate_kernel(k, tuple(kernel_dtypes(path)))
         for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
+            if why.startswith(STATIC_ASSERT):  # a specialization cuTile Python's static assertion refuses
+                kr.diagnostics.append(Diagnostic("warning", "CT117", f"no entry where {' and '.join(preds)}: {why} "
+                                                 "there (cuTile Python refuses to compile it too); launches with "
+                                                 "those constants are refused", where))
+                continue
             kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
                                              "there (Triton cannot compile it either); launches with those "
                                              "constants are refused", where))

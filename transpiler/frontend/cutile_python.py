@@ -45,6 +45,9 @@ NUMPY_DTYPES = {n: DTYPE_NAMES[n] for n in ("float16", "float32", "float64", "in
 TORCH_DTYPES = {**NUMPY_DTYPES, "bfloat16": "bf16", "bool": "bool"}
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
+_COMPARE = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.LessThan: lambda a, b: a < b,
+            cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThan: lambda a, b: a > b,
+            cst.GreaterThanEqual: lambda a, b: a >= b}
 # names of cuda.tile's private modules that cuda.tile itself exports (the same objects)
 PRIVATE_REEXPORTS = {f"{CT}._numeric_semantics": frozenset({"RoundingMode", "PaddingMode"})}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
@@ -1076,6 +1079,8 @@ class _Converter:
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return []  # docstring
             v = s.value
+            if isinstance(v, cst.Call) and self.dotted(v.func) == f"{CT}.static_assert":
+                return self._flush(self._static_assert(v, pos))
             self.procedure_call = (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
                                    and v.func.value in self.info.helpers and v.func.value not in self.info.aliases)
             try:
@@ -1641,6 +1646,55 @@ class _Converter:
             self.renames.pop()
             self.inlining.pop()
         return result
+
+    def _static_assert(self, call: cst.Call, pos: Pos) -> list[Stmt]:
+        """`ct.static_assert(cond, message)`: cuTile Python evaluates `cond` on the constants when it compiles
+        a specialization and refuses one where it is false; it emits no IR. Here it is a constant `if` whose
+        else arm is that refusal: a variant where the condition holds folds it away, one where it fails is
+        dropped (the launcher refuses its constants), and a condition that always fails refuses the kernel."""
+        self.rules_used.add("CTR-STATIC-ASSERT")
+        args = list(call.args)
+        if not args or len(args) > 2 or any(a.keyword is not None or a.star for a in args):
+            raise fail("CTR-STATIC-ASSERT", "ct.static_assert takes a condition and an optional message, both "
+                       "positional (as cuTile Python requires)", pos)
+        test = args[0].value
+        if not self._const_test(test):
+            raise fail("CTR-STATIC-ASSERT", "the condition of ct.static_assert must be an expression over constants "
+                       "(ct.Constant parameters, module constants, literals): cuTile Python evaluates it at compile "
+                       "time", self.pos(test))
+        message = args[1].value if len(args) == 2 else None
+        text = _code(message).strip() if message is not None else _code(test).strip()
+        now = self._static_value(test)  # over module constants and literals only: decided here
+        cond = Lit(bool(now), pos) if now is not None else self.expr(test)
+        refuse = Eval(Op("compile_error", (), pos, (("text", text), ("kind", "static_assert"), ("cond", cond)),
+                         "CTR-STATIC-ASSERT"), pos)
+        return [If(cond, (), (refuse,), pos)]
+
+    def _static_value(self, node: cst.BaseExpression) -> object | None:
+        """The value of an expression over module constants and literals (comparisons, `and`/`or`/`not`,
+        integer arithmetic with `%`), else None."""
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            a, b = self._static_value(node.left), self._static_value(node.comparisons[0].comparator)
+            fn = _COMPARE.get(type(node.comparisons[0].operator))
+            return None if a is None or b is None or fn is None else fn(a, b)
+        if isinstance(node, cst.BooleanOperation):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            if a is None or b is None:
+                return None
+            return (a and b) if isinstance(node.operator, cst.And) else (a or b)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            v = self._static_value(node.expression)
+            return None if v is None else not v
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b))
+            return a % b if ok and b != 0 else None
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            if a is None or b is None:
+                return None
+            return self._eval_const(node)
+        return self._eval_const(node)
 
     def _check_exits(self, fn: cst.FunctionDef, stmts: list, as_stmt: bool, pos: Pos) -> None:
         """A helper whose bare `return`s become `break`s of a one-trip loop: called as a statement, outside any
