@@ -152,23 +152,33 @@ def _hoist(body) -> tuple[list[Stmt], tuple[Stmt, ...]]:
     matter), until no name is assigned on both sides."""
     pinned: set[str] = set()
     while True:
-        moved, kept = _split(body, pinned)
-        both = _assigns(kept) & _assigns(moved)
-        if not both:
+        order = _split(body, pinned)
+        moved = [s for s, m in order if m]
+        kept = [s for s, m in order if not m]
+        conflict = _assigns(kept) & _assigns(moved)
+        # a name a statement in the loop reads, assigned again by a later moved statement: moved, that
+        # assignment would run before the reader (which must see the earlier value)
+        seen: set[str] = set()
+        for s, m in order:
+            if m:
+                conflict |= _assigns([s]) & seen
+            else:
+                seen |= _reads(s)
+        if not conflict - pinned:
             return moved, tuple(kept)
-        pinned |= both
+        pinned |= conflict
 
 
-def _split(body, pinned: set[str]) -> tuple[list[Stmt], list[Stmt]]:
+def _split(body, pinned: set[str]) -> list[tuple[Stmt, bool]]:
+    """The body's statements in order, each with whether it moves before the loop."""
     written = _written(body)
     inside: set[str] = set()  # names assigned by statements that stay in the loop
-    moved: list[Stmt] = []
-    kept: list[Stmt] = []
+    order: list[tuple[Stmt, bool]] = []
     for s in body:
         assigns = _assigns([s])
         if _movable(s, written, inside):
             if not (assigns & (inside | pinned)):
-                moved.append(s)
+                order.append((s, True))
                 continue
             if _has_load(s):
                 raise fail("CT107", "cuTile Python moves this load out of the one-trip loop of a helper that "
@@ -178,9 +188,9 @@ def _split(body, pinned: set[str]) -> tuple[list[Stmt], list[Stmt]]:
             raise fail("CT107", "cuTile Python moves a load of this statement out of the one-trip loop of a helper "
                        "that returns early, apart from the rest of the statement, which the port cannot do yet "
                        "(compute the load in a statement of its own)", s.pos)
-        kept.append(s)
+        order.append((s, False))
         inside |= assigns
-    return moved, kept
+    return order
 
 
 def _has_load(s: Stmt) -> bool:
