@@ -153,6 +153,72 @@ def uses_the_value(x, z, T: C):
     assert st["uses_the_value"]["status"] == "unsupported" and "returns no value" in d["message"] and d["line"] == 19
 
 
+def test_early_returns_static_asserts_and_full_rounding_that_are_refused(tmp_path):
+    """What the port does not reproduce is refused with a diagnostic at its line: a helper that returns early
+    called in a loop (cuTile Python would move its loads out of that loop too), one that returns under a
+    constant test or from a loop, a load cuTile Python moves out of the one-trip loop apart from the rest of
+    its statement; a static assertion that always fails or reads a runtime value; `rounding_mode=FULL` on
+    division (cuTile Rust 0.5.0 cannot write it)."""
+    src = tmp_path / "k.py"
+    src.write_text("""import cuda.tile as ct
+from cuda.tile._numeric_semantics import RoundingMode as RMd
+C = ct.Constant[int]
+LIMIT = 8
+
+def _copy(x, z, i, n, T: C):
+    if i >= n:
+        return
+    ct.store(z, index=(i,), tile=ct.load(x, index=(i,), shape=(T,)))
+
+def _const_exit(x, z, i, T: C):
+    if T > 64:
+        return
+    ct.store(z, index=(i,), tile=ct.load(x, index=(i,), shape=(T,)))
+
+def _mixed(x, z, i, n, T: C):
+    if i >= n:
+        return
+    u = ct.full((T,), 1.0, dtype=ct.float32) * i
+    ct.store(z, index=(i,), tile=ct.load(x, index=(0,), shape=(T,)) + u)
+
+@ct.kernel
+def in_loop(x, z, n, T: C):
+    for j in range(4):
+        _copy(x, z, j, n, T)
+
+@ct.kernel
+def const_exit(x, z, T: C):
+    _const_exit(x, z, ct.bid(0), T)
+
+@ct.kernel
+def mixed(x, z, n, T: C):
+    _mixed(x, z, ct.bid(0), n, T)
+
+@ct.kernel
+def always_fails(x, z, T: C):
+    ct.static_assert(LIMIT < 0, "never")
+    ct.store(z, index=(0,), tile=ct.load(x, index=(0,), shape=(T,)))
+
+@ct.kernel
+def runtime_assert(x, z, n, T: C):
+    ct.static_assert(n > 0)
+    ct.store(z, index=(0,), tile=ct.load(x, index=(0,), shape=(T,)))
+
+@ct.kernel
+def full_division(x, z, T: C):
+    t = ct.load(x, index=(0,), shape=(T,))
+    ct.store(z, index=(0,), tile=ct.truediv(t, 3.0, rounding_mode=RMd.FULL))
+""")
+    res = cli(src, "-o", tmp_path / "out", "--format", "json", "--no-compile-check")
+    doc = json.loads(res.stdout)
+    got = {k["name"]: (k["status"], k["diagnostics"][0]["code"], k["diagnostics"][0]["line"])
+           for k in doc["kernels"]}
+    assert got == {"in_loop": ("unsupported", "CT107", 25), "const_exit": ("unsupported", "CT107", 12),
+                   "mixed": ("unsupported", "CT107", 20), "always_fails": ("unsupported", "CT117", 37),
+                   "runtime_assert": ("unsupported", "CTR-STATIC-ASSERT", 42),
+                   "full_division": ("unsupported", "CT107", 48)}, got
+
+
 def test_every_blocker_of_a_kernel_is_reported(tmp_path):
     """A statement that fails does not hide the next: each blocker once, in source order, the first one
     first (a helper's failure is one blocker at its call)."""

@@ -293,6 +293,36 @@ def test_N6_loop_tokens():
     assert norm(rs.replace("break %i", "break %c"), ["n"]) != norm(py, ["n"])
 
 
+def test_N6_loop_of_tokens_only():
+    """The one-trip loop of a helper that returns early: cuTile Python threads a token through it, cuTile Rust
+    none; a loop that carries only tokens carries nothing. A store left out of it still differs."""
+    py = """entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>) {
+  %0 = make_token : token
+  %tv = make_tensor_view %arg0, shape = [%arg1], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+  %pv = make_partition_view %tv : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>
+  %b:3 = get_tile_block_id : tile<i32>
+  %c = cmpi greater_than_or_equal %b#0, %arg2, signed : tile<i32> -> tile<i1>
+  %z = constant <f32: 0.000000e+00> : tile<64xf32>
+  %r = loop iter_values(%t = %0) : token -> token {
+    if %c {
+      break %t : token
+    } else {
+    }
+    %s = store_view_tko weak %z, %pv[%b#0] token = %t : tile<64xf32>, partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>, tile<i32> -> token
+    %m = make_token : token
+    break %m : token
+  }
+  return
+}
+"""
+    rs = py.replace("%r = loop iter_values(%t = %0) : token -> token {", "loop {").replace("break %t : token", "break") \
+        .replace("token = %t", "token = %0").replace("    %m = make_token : token\n    break %m : token", "    break")
+    assert norm(py, ["x.ptr", "x.shape0", "n"]) == norm(rs, ["x.ptr", "x.shape0", "n"])
+    gone = rs.replace("    %s = store_view_tko", "    %unused = constant <i32: 1> : tile<i32>\n    // ").split("\n")
+    gone = "\n".join(ln for ln in gone if not ln.strip().startswith("//"))
+    assert norm(gone, ["x.ptr", "x.shape0", "n"]) != norm(py, ["x.ptr", "x.shape0", "n"])
+
+
 # N16: f16 constants past the f16 range (cuTile Python writes the constant it folded; cuTile Rust an f32
 # constant and an ftof), e.g. `ct.gather(x, i, padding_value=-1e30)` on an f16 array
 PAD16 = BASE.replace("tile<ptr<f32>>", "tile<ptr<f16>>").replace("xf32", "xf16").replace("tile<64xf32>", "tile<64xf16>") \

@@ -111,13 +111,14 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
     from .model.validate import validate
     from .passes.dce import eliminate_dead_code
     from .passes.fma import fuse_fma
+    from .passes.hoist import hoist_once_loops
     from .passes.loop_split import split_loops
     from .passes.ownership import analyze_outputs
     from .passes.specialize import specialize
     from .passes.views import with_views
     from .verify.specs import DEFAULT_DTYPES
     variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
-    variants = with_views([fuse_fma(eliminate_dead_code(v)) for v in variants])
+    variants = with_views([fuse_fma(hoist_once_loops(eliminate_dead_code(v))) for v in variants])
     return [validate(analyze_outputs(split_loops(v))) for v in variants]
 
 
@@ -177,6 +178,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
+    from .passes.infer import STATIC_ASSERT
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
     kr.diagnostics.extend(config.kernel_diagnostics(k, path))
@@ -186,6 +188,11 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     try:
         variants = translate_kernel(k, tuple(kernel_dtypes(path)))
         for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
+            if why.startswith(STATIC_ASSERT):  # a specialization cuTile Python's static assertion refuses
+                kr.diagnostics.append(Diagnostic("warning", "CT117", f"no entry where {' and '.join(preds)}: {why} "
+                                                 "there (cuTile Python refuses to compile it too); launches with "
+                                                 "those constants are refused", where))
+                continue
             kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
                                              "there (Triton cannot compile it either); launches with those "
                                              "constants are refused", where))

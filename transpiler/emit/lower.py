@@ -412,7 +412,7 @@ class Lowerer:
             self.nested(s.body, {rust_ident(s.var): TileTy(s.start.ty.dtype if s.start.ty else "i32")})
             self.emit("}")
         elif isinstance(s, While):
-            self.emit(f"while {self.cond_value(s.cond)} {{")
+            self.emit("loop {" if s.once else f"while {self.cond_value(s.cond)} {{")
             self.nested(s.body)
             self.emit("}")
         elif isinstance(s, Continue):

@@ -45,6 +45,11 @@ NUMPY_DTYPES = {n: DTYPE_NAMES[n] for n in ("float16", "float32", "float64", "in
 TORCH_DTYPES = {**NUMPY_DTYPES, "bfloat16": "bf16", "bool": "bool"}
 ROUNDING = {"RN": "NearestEven", "RZ": "Zero", "RM": "NegativeInf", "RP": "PositiveInf", "FULL": "Full",
             "APPROX": "Approx"}
+_COMPARE = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.LessThan: lambda a, b: a < b,
+            cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThan: lambda a, b: a > b,
+            cst.GreaterThanEqual: lambda a, b: a >= b}
+# names of cuda.tile's private modules that cuda.tile itself exports (the same objects)
+PRIVATE_REEXPORTS = {f"{CT}._numeric_semantics": frozenset({"RoundingMode", "PaddingMode"})}
 PADDING = {"ZERO": "Zero", "NEG_INF": "NegInf", "POS_INF": "PosInf", "NAN": "Nan", "NEG_ZERO": "NegZero"}
 # memory_order= / memory_scope= of the atomics (cuTile Rust 0.5.0 has no cluster scope; WEAK is not atomic)
 MEMORY_ORDER = {"RELAXED": "Relaxed", "ACQUIRE": "Acquire", "RELEASE": "Release", "ACQ_REL": "AcqRel"}
@@ -565,7 +570,9 @@ class _Converter:
             mod = _name_text(small.module)
             for a in small.names:
                 local = a.asname.name.value if a.asname else _name_text(a.name)
-                self.info.aliases[local] = f"{mod}.{_name_text(a.name)}"
+                name = _name_text(a.name)
+                # the module cuda.tile re-exports these from: the same objects (`ct.RoundingMode is ...`)
+                self.info.aliases[local] = f"{CT}.{name}" if name in PRIVATE_REEXPORTS.get(mod, ()) else f"{mod}.{name}"
         elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
             name = small.targets[0].target.value
             ctype = self._constant_annotation(small.value)
@@ -699,6 +706,7 @@ class _Converter:
         self.loops: list[str | None] = []
         self.broken: set[str] = set()
         self.broken_names: list[str] = []
+        self.exits: list[int] = []  # inlined helpers that return early: the loop depth of their one-trip loop
         self.returning: list[tuple[str, str]] = []  # for loops with a `return`: (their returned flag, break flag)
         self.top_before: list[Stmt] = []  # top-level statements before the `if` whose arm is being converted
         self.current = fn.name.value
@@ -1102,6 +1110,8 @@ class _Converter:
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return []  # docstring
             v = s.value
+            if isinstance(v, cst.Call) and self.dotted(v.func) == f"{CT}.static_assert":
+                return self._flush(self._static_assert(v, pos))
             self.procedure_call = (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
                                    and v.func.value in self.info.helpers and v.func.value not in self.info.aliases)
             try:
@@ -1135,6 +1145,8 @@ class _Converter:
                 raise fail("CT100", "unsupported augmented assignment", pos)
             value = self._binop(op, self.expr(s.target), self.expr(s.value), pos)
             return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
+        if isinstance(s, cst.Return) and s.value is None and self.exits and self.exits[-1] == len(self.loops):
+            return self._flush([Break(pos)])  # the `break` of an inlined helper's one-trip loop
         if isinstance(s, cst.Return) and s.value is None and last:
             return []
         if isinstance(s, cst.Continue):
@@ -1648,6 +1660,14 @@ class _Converter:
         ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
         returns = sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
         procedure = returns == 0 or (returns == 1 and isinstance(ret, cst.Return) and ret.value is None)
+        # a procedure that returns early (bare `return`s in `if` arms): cuTile Python runs a helper's body in a
+        # loop that runs once, each `return` a `break` of it; the port writes the same loop (`loop { ... }`)
+        exits = not procedure and not self.helper_returns_rewritten and all(n.value is None for st in stmts for n in _walk(st) if isinstance(n, cst.Return))
+        if exits:
+            self._check_exits(fn, stmts, as_stmt, pos)
+            if isinstance(ret, cst.Return):
+                stmts = stmts[:-1]
+            ret = None
         if procedure:
             # a procedure (stores, no value): its statements are inlined where it is called as a statement
             if not as_stmt:
@@ -1660,6 +1680,19 @@ class _Converter:
         self.inlining.append(name)
         try:
             final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
+            if exits:
+                pre, self.pending = self.pending, []
+                copies = []
+                for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
+                    arg = bind[n]
+                    copies.append(Assign((self.local(n, pos),), arg, pos))
+                self.exits.append(len(self.loops))
+                try:
+                    body = self.stmts(stmts, top=False)
+                finally:
+                    self.exits.pop()
+                self.pending = pre + copies + [While(Lit(True, pos), tuple(body) + (Break(pos),), pos, once=True)]
+                return PROCEDURE_DONE
             if not procedure and not final and not self.helper_returns_rewritten:
                 raise fail("CT107", f"helper `{fn.name.value}` returns early or from an `if`; only one final "
                            "`return` is supported (cuTile Python encodes such a helper as a one-trip loop, which "
@@ -1688,6 +1721,74 @@ class _Converter:
             self.renames.pop()
             self.inlining.pop()
         return result
+
+    def _static_assert(self, call: cst.Call, pos: Pos) -> list[Stmt]:
+        """`ct.static_assert(cond, message)`: cuTile Python evaluates `cond` on the constants when it compiles
+        a specialization and refuses one where it is false; it emits no IR. Here it is a constant `if` whose
+        else arm is that refusal: a variant where the condition holds folds it away, one where it fails is
+        dropped (the launcher refuses its constants), and a condition that always fails refuses the kernel."""
+        self.rules_used.add("CTR-STATIC-ASSERT")
+        args = list(call.args)
+        if not args or len(args) > 2 or any(a.keyword is not None or a.star for a in args):
+            raise fail("CTR-STATIC-ASSERT", "ct.static_assert takes a condition and an optional message, both "
+                       "positional (as cuTile Python requires)", pos)
+        test = args[0].value
+        if not self._const_test(test):
+            raise fail("CTR-STATIC-ASSERT", "the condition of ct.static_assert must be an expression over constants "
+                       "(ct.Constant parameters, module constants, literals): cuTile Python evaluates it at compile "
+                       "time", self.pos(test))
+        message = args[1].value if len(args) == 2 else None
+        text = _code(message).strip() if message is not None else _code(test).strip()
+        now = self._static_value(test)  # over module constants and literals only: decided here
+        cond = Lit(bool(now), pos) if now is not None else self.expr(test)
+        refuse = Eval(Op("compile_error", (), pos, (("text", text), ("kind", "static_assert"), ("cond", cond)),
+                         "CTR-STATIC-ASSERT"), pos)
+        return [If(cond, (), (refuse,), pos)]
+
+    def _static_value(self, node: cst.BaseExpression) -> object | None:
+        """The value of an expression over module constants and literals (comparisons, `and`/`or`/`not`,
+        integer arithmetic with `%`), else None."""
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            a, b = self._static_value(node.left), self._static_value(node.comparisons[0].comparator)
+            fn = _COMPARE.get(type(node.comparisons[0].operator))
+            return None if a is None or b is None or fn is None else fn(a, b)
+        if isinstance(node, cst.BooleanOperation):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            if a is None or b is None:
+                return None
+            return (a and b) if isinstance(node.operator, cst.And) else (a or b)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            v = self._static_value(node.expression)
+            return None if v is None else not v
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b))
+            return a % b if ok and b != 0 else None
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self._static_value(node.left), self._static_value(node.right)
+            if a is None or b is None:
+                return None
+            return self._eval_const(node)
+        return self._eval_const(node)
+
+    def _check_exits(self, fn: cst.FunctionDef, stmts: list, as_stmt: bool, pos: Pos) -> None:
+        """A helper whose bare `return`s become `break`s of a one-trip loop: called as a statement, outside any
+        loop and any other such helper, its returns only in `if` arms whose tests are not constant."""
+        name = fn.name.value
+        if not as_stmt:
+            raise fail("CT100", f"helper `{name}` returns no value, but its result is used", pos)
+        if self.loops or self.exits:
+            raise fail("CT107", f"helper `{name}` returns early and is called in a loop or in another helper that "
+                       "returns early (cuTile Python moves its loads out of the enclosing loops too; the port only "
+                       "does that for a call outside loops)", pos)
+        for st in stmts:
+            for n in _walk(st):
+                if isinstance(n, (cst.For, cst.While, cst.With)) and self._holds_return(n):
+                    raise fail("CT107", f"helper `{name}` returns from inside a loop (not supported)", self.pos(n))
+                if isinstance(n, cst.If) and self._const_test(n.test) and any(
+                        self._holds_return(b) for b in (n.body, n.orelse) if b is not None):
+                    raise fail("CT107", f"helper `{name}` returns early under a constant test (not supported; "
+                               "return under a runtime test)", self.pos(n))
 
     def local(self, name: str, pos: Pos) -> str:
         """The model name of an assigned Python name: locals of an inlined helper get a unique prefix."""

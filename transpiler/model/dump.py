@@ -52,7 +52,7 @@ def _block(stmts, depth: int, lines: list[str]) -> None:
             lines.append(f"{pad}for %{s.var} in range({expr_text(s.start)}, {expr_text(s.stop)}, {expr_text(s.step)}):")
             _block(s.body, depth + 1, lines)
         elif isinstance(s, While):
-            lines.append(f"{pad}while {expr_text(s.cond)}:")
+            lines.append(f"{pad}loop once:" if s.once else f"{pad}while {expr_text(s.cond)}:")
             _block(s.body, depth + 1, lines)
         elif isinstance(s, Continue):
             lines.append(f"{pad}continue")

@@ -157,6 +157,9 @@ class While:
     cond: Expr
     body: tuple["Stmt", ...]
     pos: Pos
+    # the one-trip loop cuTile Python wraps around an inlined helper that returns early (`loop { ...; break }`,
+    # each `return` a `break`; cond is the literal True): Rust `loop`
+    once: bool = False
 
 
 @dataclass(frozen=True)

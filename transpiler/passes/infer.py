@@ -33,6 +33,7 @@ INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmo
 
 # the message of a Triton `raise` reached in a specialization (ops/control.py, compile_error)
 COMPILE_ERROR = "Triton raises"
+STATIC_ASSERT = "ct.static_assert fails:"  # a cuTile Python specialization its static assertion refuses
 
 
 class SplitNeeded(Exception):
@@ -602,7 +603,7 @@ class Infer:
             body = tuple(self.block(s.body))
             self._check_carried(before, self.env, s.pos, "loop", sources)
             self.env = {k: v for k, v in self.env.items() if k in before}
-            return [While(cond, body, s.pos)]
+            return [replace(s, cond=cond, body=body)]
         if isinstance(s, (Continue, Break)):
             return [s]
         raise fail("CT100", "unsupported statement", s.pos)
@@ -667,7 +668,7 @@ class Infer:
                 raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
             raise
         except TranspileError as err:
-            if const and err.diagnostic.message.startswith(COMPILE_ERROR):
+            if const and err.diagnostic.message.startswith((COMPILE_ERROR, STATIC_ASSERT)):
                 raise SplitNeeded(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
             raise
         # names assigned in only one arm (and not before) are local to that arm

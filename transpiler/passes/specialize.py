@@ -14,7 +14,7 @@ from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign,
 from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
-from .infer import (Infer, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst, SplitOnDtype, UnifyElements,
+from .infer import (STATIC_ASSERT, Infer, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst, SplitOnDtype, UnifyElements,
                     WidenCarried, classify_params)
 from .predicates import decides
 
@@ -249,7 +249,8 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
         except TranspileError as err:
-            if kernel.frontend == "triton" and preds and err.diagnostic.code == "CT103":
+            if preds and ((kernel.frontend == "triton" and err.diagnostic.code == "CT103")
+                          or err.diagnostic.message.startswith(STATIC_ASSERT)):
                 undefined.append((preds, err))
                 continue
             raise

@@ -816,7 +816,9 @@ def _drop_tokens(name: str, text: str) -> str:
     if name == "loop":
         m = re.match(r"(iter_values\(.*?\))\s*:\s*(.*?)\s*->\s*(.*)$", text)
         if m:
-            text = f"{m.group(1)} : {strip_list(m.group(2), 'token')} -> {strip_list(m.group(3), 'token')}"
+            args, results = strip_list(m.group(2), 'token'), strip_list(m.group(3), 'token')
+            # a loop that carries only tokens carries nothing (Python threads a token through a one-trip loop)
+            text = f"{m.group(1)} : {args} -> {results}" if args or results else m.group(1)
     text = text.replace("iter_values()", "").replace("-> ()", "")
     if name in ("continue", "yield", "break") and "_tok" in text:
         ops, _, types = text.partition(" : ")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import COMPILE_ERROR, unify_types
+from ..infer import COMPILE_ERROR, STATIC_ASSERT, unify_types
 from . import handler
 
 if TYPE_CHECKING:
@@ -25,7 +25,18 @@ def block_index(infer: Infer, e: Op) -> Op:
 @handler("compile_error")
 def compile_error(infer: Infer, e: Op) -> Expr:
     """A Triton `raise` reached in this specialization: Triton refuses to compile it, so it has no entry here
-    either (a Triton variant that fails with CT103 is dropped and said, passes/specialize.py)."""
+    either (a Triton variant that fails with CT103 is dropped and said, passes/specialize.py). A cuTile Python
+    `ct.static_assert` whose condition fails in this specialization: cuTile Python refuses to compile it, and
+    the variant is dropped the same way (CT117 where it fails for every specialization)."""
+    if e.rule == "CTR-STATIC-ASSERT" and e.attr("kind") is None:
+        raise fail(e.rule, "ct.static_assert is a statement: its result is not a value", e.pos)
+    if e.attr("kind") == "static_assert":
+        cond = e.attr("cond")
+        if not infer.is_const(cond):
+            raise fail(e.rule, "the condition of ct.static_assert must be decidable from the constants: "
+                       "comparisons of ct.Constant parameters and literals, `and`, `or`, `not` (the port checks "
+                       "it per specialization)", e.pos)
+        raise fail("CT117", f"{STATIC_ASSERT} {e.attr('text')}", e.pos)
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 

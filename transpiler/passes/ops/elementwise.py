@@ -62,6 +62,15 @@ def _rounding(e: Op) -> str | None:
     return mode.attr("value").split("::")[1]
 
 
+def _no_full(e: Op, rounding: str) -> None:
+    """cuTile Rust 0.5.0's addf/subf/mulf/divf take no `rounding::Full` (their rounding list stops at Approx: the
+    bytecode writer then fails), where cuTile Python writes `rounding<full>` (IEEE-compliant division)."""
+    if rounding == "Full":
+        raise fail("CT107", "`rounding_mode=RoundingMode.FULL` on float arithmetic: cuTile Rust 0.5.0 cannot write "
+                   "`rounding<full>` on addf/subf/mulf/divf (its rounding modes stop at APPROX); use the default "
+                   "rounding (RN) if the port may differ in the last ulp, or keep this kernel in Python", e.pos)
+
+
 def _float_modes(e: Op, ty) -> tuple:
     """`rounding_mode=` / `flush_to_zero=` of a functional form (ct.add(x, y, ...)): attrs `rounding` and
     `ftz` when they differ from the operator's (nearest-even, no flush); float operands only."""
@@ -71,6 +80,7 @@ def _float_modes(e: Op, ty) -> tuple:
     flush = bool(ftz is not None and ftz.value)
     if rounding == "NearestEven" and not flush:
         return ()
+    _no_full(e, rounding)
     if not is_float(ty.dtype):
         raise fail(e.rule, "`rounding_mode` / `flush_to_zero` apply to float operands only", e.pos)
     return (("ftz", flush), ("rounding", rounding))
@@ -98,6 +108,7 @@ def truediv(infer: Infer, e: Op) -> Op:
     a, b, ty = infer.coerce_pair(a, b, e.pos, float_result=True)
     ftz = e.attr("flush_to_zero")
     rounding = _rounding(e) or "NearestEven"
+    _no_full(e, rounding)
     return Op("truediv", (a, b), e.pos, (("rounding", rounding), ("ftz", bool(isinstance(ftz, Lit) and ftz.value))),
               e.rule, ty)
 
