@@ -325,7 +325,7 @@ def retype_generic(k: Kernel, generic: str, dtype: str) -> None:
     compiles are those where it is `dtype` (a value carried through a loop or an `if` must keep its type, an
     index must be an integer), so the port's arrays of that generic are `dtype` (the C symbol refuses others)."""
     arr = next((p.name for p in k.params if p.kind == "array" and p.dtype == generic), None)
-    if arr is not None:
+    if arr is not None and dtype in ARRAY_RETYPE_DTYPES:
         raise RetypeArray(arr, dtype, group=True)
 
 
@@ -660,8 +660,7 @@ class Infer:
                 or before.shape != after.shape or is_generic(before.dtype) == is_generic(after.dtype):
             return
         generic, concrete = (before.dtype, after.dtype) if is_generic(before.dtype) else (after.dtype, before.dtype)
-        if concrete in ARRAY_RETYPE_DTYPES:
-            retype_generic(self.k, generic, concrete)
+        retype_generic(self.k, generic, concrete)
 
     def _check_widened(self, before: dict, after: dict) -> None:
         """WidenCarried for a Triton int32 value that `after` has as int64."""
