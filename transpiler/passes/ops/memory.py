@@ -55,8 +55,19 @@ def _widens_to(v: Expr, target: str, pos) -> bool:
         return False
 
 
+# dtypes cuTile Python's promote_dtypes pairs with no other dtype (rules/promotion_cutile_python.toml)
+_PROMOTES_ALONE = ("tf32", "f8e4m3fn", "f8e5m2")
+
+
 def _lossless(src: str, dst: str, pos) -> bool:
-    """cuTile Python's implicit cast test (_is_implicit_cast_ok): promote(src, dst) == dst."""
+    """cuTile Python's implicit cast test (_is_implicit_cast_ok): promote_dtypes(src, dst) == dst, where its
+    promote_dtypes refuses the pairs the port's table promotes anyway (f16 with bf16, tf32 or an f8 dtype with
+    another dtype, integers of mixed signedness)."""
+    if src == dst:
+        return True
+    if src in _PROMOTES_ALONE or dst in _PROMOTES_ALONE or {src, dst} == {"f16", "bf16"} \
+            or is_int(src) and is_int(dst) and src[0] != dst[0]:
+        return False
     try:
         return promote(src, dst, pos) == dst
     except TranspileError:
@@ -86,6 +97,9 @@ def _require_implicit_cast(infer: Infer, src: str, dst: str, e: Op, refusal: str
     if dts and ok == tuple(dts):
         return
     if not ok:
+        # no exported dtype takes it (an f8 tile or constant: cuTile Python casts an f8 dtype to no other): the
+        # arrays are of the value's own dtype, a specialization cuTile Python compiles
+        retype_generic(infer.k, dst, src)
         raise fail(e.rule, refusal, e.pos)
     if dst != "E":
         raise UnifyElements("E", dst)
@@ -132,9 +146,9 @@ def _typed_padding(infer: Infer, pad: Expr, arr: Name, e: Op) -> Expr | None:
     if not _exact_in(value, dtype):
         raise fail(e.rule, f"`padding_value` {dtype} constant {value!r} is not exactly a value of {dtype} "
                    "(the port mirrors no rounding of a typed constant); write a number", e.pos)
-    _require_implicit_cast(infer, dtype, arr.ty.dtype, e,
-                           f"`padding_value` of dtype {dtype} into an array of dtype {arr.ty.dtype}: cuTile Python "
-                           "only allows lossless implicit casts")
+    refusal = (f"`padding_value` of dtype {dtype} into an array of dtype {arr.ty.dtype}: cuTile Python only "
+               "allows lossless implicit casts")
+    _require_implicit_cast(infer, dtype, arr.ty.dtype, e, refusal)
     return Lit(value, pad.pos)
 
 
