@@ -735,10 +735,11 @@ def test_a_typed_padding_constant(tmp_path):
             ct.scatter(y, offs, ct.gather(x, offs, padding_value=ct.{pad}))
     """
     assert _typed(tmp_path, src.replace("{pad}", "float16(1.5)")) == [(("f16", "f32"), {"x": "E", "y": "E"})]
-    # cuTile Python casts an f8 constant to no other dtype (its promote_dtypes refuses f8 with any other): the
-    # array is f8 (y, whose elements meet x's, too)
-    assert _typed(tmp_path, src.replace("{pad}", "float8_e4m3fn(0.0)")) == [
-        ((), {"x": "f8e4m3fn", "y": "f8e4m3fn"})]
+    # cuTile Python casts an f8 constant to no other dtype (its promote_dtypes refuses f8 with any other), so x
+    # would be f8
+    # (the port has no f8 padding constant the verifier compares equal yet: refused)
+    with pytest.raises(TranspileError, match="f8e4m3fn constant is not supported yet"):
+        _typed(tmp_path, src.replace("{pad}", "float8_e4m3fn(0.0)"))
     assert _typed(tmp_path, src.replace("{pad}", "float32(0.0)"), ("f32",)) == [((), {"x": "E", "y": "E"})]
     with pytest.raises(TranspileError, match="not exactly a value of f16"):
         _typed(tmp_path, src.replace("{pad}", "float16(0.1)"))
