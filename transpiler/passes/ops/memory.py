@@ -97,8 +97,8 @@ def _require_implicit_cast(infer: Infer, src: str, dst: str, e: Op, refusal: str
     if dts and ok == tuple(dts):
         return
     if not ok:
-        # no exported dtype takes it (an f8 tile or constant: cuTile Python casts an f8 dtype to no other): the
-        # arrays are of the value's own dtype, a specialization cuTile Python compiles
+        # no exported dtype takes it (bf16 where only f16 is exported): the arrays are of the value's own dtype,
+        # a specialization cuTile Python compiles (retype_generic fixes only the dtypes an array may be fixed to)
         retype_generic(infer.k, dst, src)
         raise fail(e.rule, refusal, e.pos)
     if dst != "E":
