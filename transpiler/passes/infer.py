@@ -283,6 +283,15 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
     return ints
 
 
+class RestrictDtypes(Exception):
+    """A value cuTile Python converts to E only where the conversion is lossless (a bf16 tile stored into an
+    array of element type E: bf16 or f32, never f16): this entry is for those element types of E alone; cuTile
+    Python refuses the others, and so does the C symbol (no entry takes them)."""
+
+    def __init__(self, dtypes: tuple[str, ...]):
+        self.dtypes = dtypes
+
+
 class SplitOnChoice(Exception):
     """A dtype constant (Kernel.dtype_consts) used as a dtype where the variant does not fix it: one variant per
     dtype it may name (predicates `NAME == index`)."""
@@ -300,11 +309,25 @@ class WidenCarried(Exception):
         self.name = name
 
 
-class RetypeArray(Exception):
-    """An array's elements are used as integers (indices, bit operations) or receive integer tiles."""
+# the dtypes an array of an element-type generic may be fixed to when a value must have one (retype_generic)
+ARRAY_RETYPE_DTYPES = ("i32", "i64", "f16", "bf16", "f32")
 
-    def __init__(self, name: str, dtype: str):
-        self.name, self.dtype = name, dtype
+
+class RetypeArray(Exception):
+    """An array's elements are used as integers (indices, bit operations) or receive integer tiles. `group`:
+    every array sharing its generic takes `dtype` (a generic whose values must have that one dtype)."""
+
+    def __init__(self, name: str, dtype: str, group: bool = False):
+        self.name, self.dtype, self.group = name, dtype, group
+
+
+def retype_generic(k: Kernel, generic: str, dtype: str) -> None:
+    """Raises RetypeArray for the arrays of element type `generic`: the only specializations cuTile Python
+    compiles are those where it is `dtype` (a value carried through a loop or an `if` must keep its type, an
+    index must be an integer), so the port's arrays of that generic are `dtype` (the C symbol refuses others)."""
+    arr = next((p.name for p in k.params if p.kind == "array" and p.dtype == generic), None)
+    if arr is not None and dtype in ARRAY_RETYPE_DTYPES:
+        raise RetypeArray(arr, dtype, group=True)
 
 
 def promote(a: str, b: str, pos: Pos) -> str:
@@ -357,8 +380,10 @@ def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
 
 
 class Infer:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, dtypes: tuple[str, ...] = ()):
         self.k = kernel
+        # the element types every generic is exported for (E's in this entry: kernel.variant.dtypes)
+        self.all_dtypes = tuple(dtypes) or kernel.variant.dtypes
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
         self.env: dict[str, object] = {}
         self.sources: dict[str, str] = {}
@@ -620,6 +645,7 @@ class Infer:
                 # a value loaded from a generic array that the loop makes f32 (`acc = ct.load(a); acc += f32`):
                 # cuTile Python compiles that loop only where the array holds f32 (a carried value keeps its type)
                 raise RetypeArray(sources[name], "f32")
+            self._check_generic_carried(ty, after.get(name))
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
@@ -632,6 +658,18 @@ class Infer:
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
+
+    def _check_generic_carried(self, before, after) -> None:
+        """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
+        (`total = ct.zeros((1,), dtype=ct.int32)` plus a count loaded from an array, `g = 0.0` then a loaded
+        value): cuTile Python requires the same type on every path ("has changed its type inside a loop", "depends
+        on path taken"), so it compiles only the specializations where the generic is that dtype; the arrays of
+        that generic take it (inference then runs again and checks the types with it)."""
+        if self.k.frontend == "triton" or not (isinstance(before, TileTy) and isinstance(after, TileTy)) \
+                or before.shape != after.shape or is_generic(before.dtype) == is_generic(after.dtype):
+            return
+        generic, concrete = (before.dtype, after.dtype) if is_generic(before.dtype) else (after.dtype, before.dtype)
+        retype_generic(self.k, generic, concrete)
 
     def _check_widened(self, before: dict, after: dict) -> None:
         """WidenCarried for a Triton int32 value that `after` has as int64."""

@@ -14,7 +14,8 @@ from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign,
 from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
-from .infer import (STATIC_ASSERT, Infer, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst, SplitOnDtype, UnifyElements,
+from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
+                    SplitOnDtype, UnifyElements,
                     WidenCarried, classify_params)
 from .predicates import decides
 
@@ -240,6 +241,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
     # for it (the launcher refuses those constants) while another variant is ported
     undefined: list[tuple[tuple[str, ...], TranspileError]] = []
+    restricted: list[tuple[Kernel, tuple[str, ...]]] = []  # (kernel, E's dtypes before a RestrictDtypes)
     steps = 0
     while todo:
         steps += 1
@@ -247,7 +249,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             raise fail("CT108", f"the kernel's variants did not settle in {MAX_SPECIALIZE_STEPS} steps", kernel.pos)
         k, preds, elements = todo.pop(0)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
-            typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes))).run()
+            typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes)), dtypes).run()
         except TranspileError as err:
             if preds and ((kernel.frontend == "triton" and err.diagnostic.code == "CT103")
                           or err.diagnostic.message.startswith(STATIC_ASSERT)):
@@ -284,8 +286,20 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             if p is None or not is_generic(p.dtype):
                 raise fail("CT104", f"array `{r.name}` is used both as {r.dtype} and as the kernel's element type",
                            kernel.pos)
-            k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name else q for q in k.params))
+            before = next((e for t, e in restricted if t is k), None)
+            if before is not None:
+                # E's dtypes were restricted for an implicit conversion into an array that is no longer E's:
+                # inference derives the restriction again where it still holds
+                elements = before
+            k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name or r.group and q.dtype == p.dtype
+                                        else q for q in k.params))
             todo.insert(0, (_merge_generics(k, []), preds, elements))
+            continue
+        except RestrictDtypes as r:  # an implicit conversion cuTile Python refuses for E's other dtypes
+            if set(r.dtypes) >= set(elements or dtypes) or not r.dtypes:
+                raise fail("CT108", "an element-type restriction that does not settle", kernel.pos)
+            restricted.append((k, elements))
+            todo.insert(0, (k, preds, tuple(r.dtypes)))
             continue
         except SplitOnDtype as s:
             rest = tuple(d for d in (elements or dtypes) if d != s.dtype)

@@ -37,13 +37,21 @@ class _MaxRank(ctypes.Structure):
 
 # ------------------------------------------------------------------------------------ the reference
 
-def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
+def has_entry(kernel: dict, consts: dict, dtype: str) -> bool:
+    """Whether an entry takes these constants and element types (else the symbol must refuse them: an implicit
+    conversion cuTile Python refuses there too, see passes/infer.RestrictDtypes)."""
+    e_type = dtype.split("+")[0]
+    return any(predicates_hold(e["predicates"], consts) and e_type in e.get("dtypes", (e_type,))
+               for e in kernel["entries"])
+
+
+def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bool = False) -> dict:
     """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
     select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
     tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
     e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `_select`)
     entry = next(e for e in kernel["entries"]
-                 if predicates_hold(e["predicates"], consts) and e_type in e.get("dtypes", (e_type,)))
+                 if predicates_hold(e["predicates"], consts) and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
     values = entry_values(kernel, entry, consts)
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
@@ -60,7 +68,7 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple) -> dict:
 
 def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
-    ref = reference(kernel, consts, dtype, (1,))
+    ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype))
     shapes, grid = {}, FREE_GRID
     for p in kernel["params"]:
         if p["kind"] == "array":
@@ -226,6 +234,14 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
     problems = []
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
+            if not has_entry(kernel, consts, dtype):  # refused by every entry these constants select
+                for index, e in enumerate(kernel["entries"]):
+                    if predicates_hold(e["predicates"], consts):
+                        rc, got, err = dry_call(lib, kernel["symbol"], c_call(kernel, consts, dtype, index)[0])
+                        if rc == 0:
+                            problems.append(f"{kernel['name']} {consts} {dtype}: the symbol launches entry "
+                                            f"`{e['name']}` for element types no entry takes")
+                continue
             _, grid = launch_shape(kernel, consts, dtype)
             ref = reference(kernel, consts, dtype, grid)
             index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
@@ -299,8 +315,19 @@ def wrapper_mismatches(rt, lib, kernel: dict, kobj, fn, kernel_rs: str) -> list[
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
             args, grid = python_call(kernel, consts, dtype)
-            ref = reference(kernel, consts, dtype, grid)
             label = f"{kernel['name']} {consts} {dtype}"
+            if not has_entry(kernel, consts, dtype):  # the wrapper must refuse it (no entry takes it)
+                for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
+                                    ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
+                    if fn is None and way.endswith("function"):
+                        continue
+                    try:
+                        launch()
+                    except Exception:  # noqa: BLE001 - the expected outcome
+                        continue
+                    problems.append(f"{label} ({way}): launches element types no entry takes")
+                continue
+            ref = reference(kernel, consts, dtype, grid)
             arrays = {rust_ident(p["name"]): (a.data_ptr(), list(a.shape), list(a.stride()))
                       for p, a in zip(kernel["params"], args) if p["kind"] == "array"}
             scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](a))

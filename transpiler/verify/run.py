@@ -52,11 +52,15 @@ class KernelVerdict:
     checks: list[Check] = field(default_factory=list)
     reason: str = ""
     unprobed: dict[str, str] = field(default_factory=dict)  # constant -> why it was verified at one value only
+    # specialization and element types no entry takes (the C symbol refuses them) -> cuTile Python's error there
+    refused: dict[str, str] = field(default_factory=dict)
 
     def coverage(self) -> dict:
         cov = coverage_summary([c for c in self.checks if c.probe is None], [])
         cov["values"] = coverage_summary(self.checks, [])["values"]
         cov["one_value_only"] = dict(sorted(self.unprobed.items()))
+        if self.refused:
+            cov["refused_as_cutile_python_does"] = dict(sorted(self.refused.items()))
         return cov
 
     def summary_line(self) -> str:
@@ -405,10 +409,31 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 plan.append((kv, check, pybc, rsbc, k["params"], outputs))
                 return None
 
+            def has_entry(spec: dict, dtype: str) -> bool:
+                try:
+                    _select(k["entries"], spec, dtype)
+                    return True
+                except LookupError:
+                    return False
+
             def dtypes_of(spec: dict, mixed: bool = False) -> list[str]:
                 if "E" not in _select(k["entries"], spec)["generics"]:
                     return ["f32"]
-                return dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed)
+                return [d for d in dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed) if has_entry(spec, d)]
+
+            def check_refused(spec: dict, dtype: str) -> None:
+                """Element types no entry of these constants takes (an implicit conversion cuTile Python makes
+                only where it is lossless, RestrictDtypes): cuTile Python must refuse them too."""
+                label = f"{dtype} at {spec}"
+                try:
+                    closure = set(k.get("factory", {}).get("closure", ()))
+                    _python_bytecode(kernel_at(spec), [p for p in k["params"] if p["name"] not in closure], spec,
+                                     element_types(k, dtype), tmpd / f"refused{next(serial)}.py.tileirbc")
+                except Exception as e:  # noqa: BLE001 - the expected outcome
+                    kv.refused[label] = f"{type(e).__name__}: {str(e)[:200]}"
+                    return
+                kv.checks.append(Check("", spec, dtype, "not_verified", "cuTile Python compiles these element types; "
+                                       "the port has no entry for them (the C symbol refuses them)"))
 
             def entry_of(spec: dict) -> str:  # the entry a probe checks: the one of the first dtype
                 return _select(k["entries"], spec, dtypes_of(spec)[0])["name"]
@@ -416,6 +441,10 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
             for i, spec in enumerate(k["specializations"]):
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
+                if "E" in _select(k["entries"], spec)["generics"]:
+                    for dtype in dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0):
+                        if not has_entry(spec, dtype):
+                            check_refused(spec, dtype)
             def first_accepted(candidates: list[dict], probe: str, shown) -> str | None:
                 """Checks the first candidate cuTile Python accepts: None, or why none was checked."""
                 tried = []

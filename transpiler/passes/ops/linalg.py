@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import SplitOnDtype, is_int, unify_generics
+from ...model.ir import Expr, Lit, Op, TileTy, is_generic
+from ..infer import SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -48,6 +48,15 @@ def _check_out_dtype(e: Op, a: Expr, acc: str) -> None:
 def mma(infer: Infer, e: Op) -> Op:
     a, b, acc = (infer.expr(x) for x in e.args)
     unify_generics(a.ty.dtype, b.ty.dtype)
+    if infer.k.frontend != "triton" and a.ty.dtype != b.ty.dtype:
+        # cuTile Python's mma takes operands of one dtype (int8 with uint8 aside): an operand of an array's
+        # element type meeting one of a concrete dtype (`ct.mma(p.astype(ct.float16), v, acc)`) compiles only
+        # where that array is of that dtype
+        if is_generic(a.ty.dtype) != is_generic(b.ty.dtype):
+            generic, concrete = (a.ty.dtype, b.ty.dtype) if is_generic(a.ty.dtype) else (b.ty.dtype, a.ty.dtype)
+            retype_generic(infer.k, generic, concrete)
+        if {a.ty.dtype, b.ty.dtype} != {"i8", "u8"}:
+            raise fail(e.rule, f"ct.mma operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
     _check_out_dtype(e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import INT_DOMAIN, Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
-from ..infer import RetypeArray, broadcast_shapes, is_float, is_int, promote, unify_generics
+from ..infer import RestrictDtypes, RetypeArray, UnifyElements, broadcast_shapes, retype_generic, is_float, is_int, promote, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -53,6 +53,108 @@ def _widens_to(v: Expr, target: str, pos) -> bool:
         return promote(src, target, pos) == target
     except TranspileError:
         return False
+
+
+# dtypes cuTile Python's promote_dtypes pairs with no other dtype (rules/promotion_cutile_python.toml)
+_PROMOTES_ALONE = ("tf32", "f8e4m3fn", "f8e5m2")
+
+
+def _lossless(src: str, dst: str, pos) -> bool:
+    """cuTile Python's implicit cast test (_is_implicit_cast_ok): promote_dtypes(src, dst) == dst, where its
+    promote_dtypes refuses the pairs the port's table promotes anyway (f16 with bf16, tf32 or an f8 dtype with
+    another dtype, integers of mixed signedness)."""
+    if src == dst:
+        return True
+    if src in _PROMOTES_ALONE or dst in _PROMOTES_ALONE or {src, dst} == {"f16", "bf16"} \
+            or is_int(src) and is_int(dst) and src[0] != dst[0]:
+        return False
+    try:
+        return promote(src, dst, pos) == dst
+    except TranspileError:
+        return False
+
+
+def _cast_into_generic(infer: Infer, v: Expr, generic: str, e: Op, refusal: str) -> Expr:
+    """A float tile of a concrete dtype (f16, bf16) stored into an array of element type `generic`: cuTile
+    Python converts it where that is lossless for the specialization (bf16 into bf16: nothing, into f32: a
+    widening) and refuses the others (bf16 into f16). Converted here where it is lossless for every dtype the
+    generic may take in this entry; where only for some, the entry is for those (E's dtypes, RestrictDtypes;
+    another generic first joins E); where for none, refused."""
+    _require_implicit_cast(infer, v.ty.dtype, generic, e, refusal)
+    return infer.to_dtype(v, generic)
+
+
+def _require_implicit_cast(infer: Infer, src: str, dst: str, e: Op, refusal: str) -> None:
+    """Returns where cuTile Python's implicit cast of `src` to `dst` is lossless in every dtype `dst` may take
+    in this entry; RestrictDtypes (after UnifyElements for a generic other than E) where only in some; refused
+    where in none."""
+    if not is_generic(dst):
+        if not _lossless(src, dst, e.pos):
+            raise fail(e.rule, refusal, e.pos)
+        return
+    dts = infer.k.variant.dtypes if dst == "E" else infer.all_dtypes
+    ok = tuple(d for d in dts if _lossless(src, d, e.pos))
+    if dts and ok == tuple(dts):
+        return
+    if not ok:
+        # no exported dtype takes it (bf16 where only f16 is exported): the arrays are of the value's own dtype,
+        # a specialization cuTile Python compiles (retype_generic fixes only the dtypes an array may be fixed to)
+        retype_generic(infer.k, dst, src)
+        raise fail(e.rule, refusal, e.pos)
+    if dst != "E":
+        raise UnifyElements("E", dst)
+    raise RestrictDtypes(ok)
+
+
+# (mantissa bits, smallest normal exponent, largest exponent, largest finite value) of the float dtypes a
+# typed constant (`ct.float16(0.0)`) may name
+_FLOAT_FORMATS = {"f16": (10, -14, 15, 65504.0), "bf16": (7, -126, 127, 3.3895313892515355e38),
+                  "f32": (23, -126, 127, 3.4028234663852886e38), "f64": (52, -1022, 1023, 1.7976931348623157e308),
+                  "f8e4m3fn": (3, -6, 8, 448.0), "f8e5m2": (2, -14, 15, 57344.0)}
+
+
+def _exact_in(value, dtype: str) -> bool:
+    """`value` (a Python number) is exactly a normal (or zero) value of `dtype`: the typed constant then has
+    that value whatever rounding it went through."""
+    import math
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if is_int(dtype):
+        from ..infer import int_range
+        lo, hi = int_range(dtype)
+        return float(value).is_integer() and lo <= value <= hi
+    if dtype not in _FLOAT_FORMATS or not math.isfinite(value):
+        return False
+    if value == 0:
+        return math.copysign(1.0, value) > 0  # +0.0 only (a -0.0 padding would need its sign kept)
+    bits, emin, emax, top = _FLOAT_FORMATS[dtype]
+    m, ex = math.frexp(abs(float(value)))  # value = m * 2**ex, 0.5 <= m < 1
+    scaled = m * 2 ** (bits + 1)
+    return scaled.is_integer() and emin <= ex - 1 <= emax and abs(value) <= top
+
+
+def _typed_padding(infer: Infer, pad: Expr, arr: Name, e: Op) -> Expr | None:
+    """`padding_value=ct.float16(0.0)` (a number as a dtype's constant: astype of a literal): cuTile Python
+    casts that constant implicitly to the array's dtype (lossless only, as a store). Taken where the number is
+    exactly a value of the named dtype (no rounding to mirror): it is then the number itself in the array's
+    dtype. None where `pad` is not of that form."""
+    pad = infer.literal_of(pad)
+    if not (isinstance(pad, Op) and pad.op == "astype" and len(pad.args) == 2 and isinstance(pad.args[0], Lit)
+            and isinstance(pad.args[1], Op) and pad.args[1].op == "dtype"):
+        return None
+    value, dtype = pad.args[0].value, pad.args[1].attr("dtype")
+    if dtype in ("f8e4m3fn", "f8e5m2"):
+        # cuTile Python casts an f8 constant to no other dtype, so the array would be f8; the port writes an f8
+        # constant as a converted f32 one, which the verifier does not fold (N8 leaves f8 conversions alone)
+        raise fail(e.rule, f"`padding_value` as an {dtype} constant is not supported yet (an f8 array's padding "
+                   "has no Rust form the verifier compares equal)", e.pos)
+    if not _exact_in(value, dtype):
+        raise fail(e.rule, f"`padding_value` {dtype} constant {value!r} is not exactly a value of {dtype} "
+                   "(the port mirrors no rounding of a typed constant); write a number", e.pos)
+    refusal = (f"`padding_value` of dtype {dtype} into an array of dtype {arr.ty.dtype}: cuTile Python only "
+               "allows lossless implicit casts")
+    _require_implicit_cast(infer, dtype, arr.ty.dtype, e, refusal)
+    return Lit(value, pad.pos)
 
 
 # ------------------------------------------------------------------- by tile: views and partitions
@@ -164,9 +266,12 @@ def store(infer: Infer, e: Op) -> Op:
             # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
             # that receives f32 tiles without astype must itself be f32)
             raise RetypeArray(arr.id, tile.ty.dtype)
-        raise fail(e.rule, f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
+        refusal = (f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
                    "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
-                   "which depend on the specialization)", e.pos)
+                   "which depend on the specialization)")
+        if not (is_generic(arr.ty.dtype) and is_float(tile.ty.dtype) and not is_generic(tile.ty.dtype)):
+            raise fail(e.rule, refusal, e.pos)
+        tile = _cast_into_generic(infer, tile, arr.ty.dtype, e, refusal)
     if _order(e, rank) != tuple(range(rank)):
         raise fail(e.rule, "a store with a permuted `order` has no cuTile Rust 0.5.0 form: cuTile Python stores "
                    "through a partition view with that dim_map, and cuTile Rust's mutable partition views "
@@ -287,6 +392,10 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
     for it in items:
         t = infer.expr(it)
         infer.demand_int(t)
+        if isinstance(t.ty, TileTy) and is_generic(t.ty.dtype) and not e.attr("flat"):
+            # an index computed from an array's elements (counts, offsets): cuTile Python compiles only the
+            # specializations where they are integers; the port's arrays of that generic are int32
+            retype_generic(infer.k, t.ty.dtype, "i32")
         if not (isinstance(t.ty, TileTy) and t.ty.dtype in ("i32", "i64")):
             raise fail(e.rule, f"gather/scatter indices must be int32 or int64 tiles, got {t.ty}", it.pos)
         typed.append(t)
@@ -359,6 +468,9 @@ def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
             v = infer.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
         elif is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "f32"):
             raise RetypeArray(arr.id, v.ty.dtype)
+        elif is_generic(arr.ty.dtype) and is_float(v.ty.dtype) and not is_generic(v.ty.dtype):
+            v = _cast_into_generic(infer, v, arr.ty.dtype, e,
+                                   f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype")
         else:
             raise fail(e.rule, f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype", e.pos)
     return infer.to_shape(v, shape)
@@ -392,6 +504,7 @@ def gather(infer: Infer, e: Op) -> Op:
     mask = _mask(infer, e, shape)
     pad = e.attr("padding_value")
     pad = Lit(0, e.pos) if pad is None else pad
+    pad = _typed_padding(infer, pad, arr, e) or pad
     if not infer.is_weak(pad):
         raise fail(e.rule, "`padding_value` must be a number", e.pos)
     pad = infer.to_dtype(infer.expr(pad), arr.ty.dtype)
