@@ -724,9 +724,10 @@ class Infer:
         if views and const:
             raise SplitNeeded(s, exact=True)  # cuTile Python folds the `if`: each arm's view is its variant's
         if views:
-            raise fail("CT100", f"the `Array.slice` view `{sorted(views)[0]}` is assigned in a runtime `if` and "
-                       "read after it (or also assigned before it): cuTile Rust views are not carried out of "
-                       "an `if`; slice where the view is used", s.pos)
+            raise fail("CT100", f"the `Array.slice` view `{sorted(views)[0]}` is assigned in both arms of a runtime "
+                       "`if` (or before it and in an arm), so it may be read after the `if`: cuTile Rust views are "
+                       "not carried out of an `if`; give each arm's view its own name and slice where it is used",
+                       s.pos)
         if const:
             # a name only one arm of a constant `if` defines: cuTile Python folds the `if`, so a later use
             # under the same flag is fine there; here a use after it splits the kernel on this `if`
