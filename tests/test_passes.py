@@ -672,7 +672,7 @@ def test_array_slice_views_are_raw_pointer_views_ordered_with_their_array(tmp_pa
     assert "sliced (Array.slice)" in dict((n, w) for n, _, w in v.outputs)["y"]
     body = "\n".join(lower_kernel(v).body)
     assert "let xs_off: i32 = lo * x_stride0;" in body
-    assert "let gate_off: i32 = 0i32 * 1i32;" in body  # the innermost stride is the constant 1
+    assert "let gate_off_t: Tile<i32, { [] }> = gate_off * gate_one;" in body  # two constants: a tile muli
     assert "xs_base.offset_tile(gate_off64)" in body
     assert "assume_bounds_lower::<_, 0>(xs_len2)" in body  # the view's extent, stated again in the sub-view
     assert "Tensor<E, { [-1, I] }>" in body  # constant bounds: a static extent

@@ -383,8 +383,16 @@ class Lowerer:
         stride = strides[axis] if axis < rank - 1 else "1i32"  # cuTile Python's innermost stride is the constant 1
         lo, hi = self.value(start), self.value(stop)
         off, off_t, off64, base = (self.tmp(r, after=target) for r in ("off", "offt", "off64", "base"))
-        self.emit(f"let {off}: i32 = {lo} * {stride};")
-        self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = scalar_to_tile({off});")
+        if e.attr("const_start") and axis == rank - 1:
+            # a constant start times the constant stride: cuTile Python keeps the `muli` of the two constants,
+            # cuTile Rust folds scalar arithmetic on known values, not tile arithmetic
+            one = self.tmp("one", after=target)
+            self.emit(f"let {off}: Tile<i32, {{ [] }}> = scalar_to_tile({lo});")
+            self.emit(f"let {one}: Tile<i32, {{ [] }}> = constant(1i32, shape![]);")
+            self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = {off} * {one};")
+        else:
+            self.emit(f"let {off}: i32 = {lo} * {stride};")
+            self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = scalar_to_tile({off});")
         self.emit(f"let {off64}: Tile<i64, {{ [] }}> = exti({off_t});")
         self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = {parent['base']}.offset_tile({off64});")
         dims = []
@@ -1389,7 +1397,7 @@ def _mutable_vars(body) -> set[str]:
 
 _TMP_ROLES = {"pv": "part", "pm": "part", "tok": "tok", "shape": "shape", "p": "ptrs",
               "raw": "raw", "typed": "typed", "off": "off", "offt": "off_t", "off64": "off64", "base": "base",
-              "len": "len", "view": "view", "dims": "dims", "strides": "strides"}
+              "len": "len", "view": "view", "dims": "dims", "strides": "strides", "one": "one"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

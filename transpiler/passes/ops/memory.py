@@ -184,6 +184,8 @@ def array_slice(infer: Infer, e: Op) -> Op:
         raise fail(e.rule, f"`Array.slice` axis {axis.value} is out of range for rank {rank}", axis.pos)
     attrs: list = [("axis", axis.value % rank)]
     ca, cb = infer.const_int_expr(start), infer.const_int_expr(stop)
+    if ca is not None:
+        attrs.append(("const_start", True))
     if ca is not None and cb is not None:
         # cuTile Python types the extent as the constant `stop - start` (ArrayTy.shape): a static dimension
         if isinstance(start, Lit) and start.value == 0:
