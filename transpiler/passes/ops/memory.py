@@ -184,6 +184,14 @@ def array_slice(infer: Infer, e: Op) -> Op:
         raise fail(e.rule, f"`Array.slice` axis {axis.value} is out of range for rank {rank}", axis.pos)
     attrs: list = [("axis", axis.value % rank)]
     ca, cb = infer.const_int_expr(start), infer.const_int_expr(stop)
+    if ca is not None and not arr.ty.root:
+        # cuTile Python's dataflow carries the kernel array's 16-byte base alignment (checked at launch) through
+        # a constant offset and states it on the view's pointer (`assume div_by<16>` after the `offset`); the
+        # port's raw pointer has no such guarantee, so no port with the same Tile IR exists
+        raise fail(e.rule, f"`{arr.id}.slice()` with a compile-time constant start: cuTile Python proves the view's "
+                   "base pointer 16-byte aligned from the array's own alignment (`assume div_by<16>` on the offset "
+                   "pointer), which the port's raw pointer cannot state; slice from a runtime start, or load with "
+                   "an offset index instead", start.pos)
     if ca is not None:
         attrs.append(("const_start", True))
     if ca is not None and cb is not None:
