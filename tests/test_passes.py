@@ -823,3 +823,74 @@ def test_an_mma_operand_of_a_generic_meeting_a_concrete_dtype_fixes_its_arrays(t
             ct.store(y, index=(0, 0), tile=ct.mma(a, b, ct.zeros((16, 16), dtype=ct.float32)))
     """
     assert _typed(tmp_path, src) == [((), {"p": "E", "v": "f16", "y": "f32"})]
+
+
+def test_array_slice_views_are_raw_pointer_views_ordered_with_their_array(tmp_path):
+    """`Array.slice`: the sliced array becomes a raw pointer; a view's accesses count as its array's (two
+    stores to two views of one array are chained, as cuTile Python's alias sets chain them); a slice of a
+    view keeps the view's computed extent and states it non-negative again; a constant extent is static."""
+    from transpiler.emit.lower import lower_kernel
+    (v,) = translate(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, offs, I: ct.Constant[int], BM: ct.Constant[int]):
+            lo = ct.load(offs, index=(ct.bid(0),), shape=()).item()
+            hi = ct.load(offs, index=(ct.bid(0) + 1,), shape=()).item()
+            xs = x.slice(axis=0, start=lo, stop=hi)
+            ys = y.slice(0, lo, hi)
+            gate = xs.slice(axis=1, start=0, stop=I)
+            up = ys.slice(axis=-1, start=I, stop=2 * I)
+            t = ct.load(gate, index=(0, 0), shape=(BM, BM))
+            ct.store(ys, index=(0, 0), tile=t)
+            ct.store(up, index=(0, 0), tile=t)
+    """)
+    params = {p.name: p for p in v.params}
+    assert params["x"].pointer and params["y"].pointer and not params["offs"].pointer
+    assert dict((n, f) for n, f, _ in v.outputs) == {"y": "unchecked"}
+    assert "sliced (Array.slice)" in dict((n, w) for n, _, w in v.outputs)["y"]
+    body = "\n".join(lower_kernel(v).body)
+    assert "let xs_off: i32 = lo * x_stride0;" in body
+    assert "let gate_off_t: Tile<i32, { [] }> = gate_off * gate_one;" in body  # two constants: a tile muli
+    assert "xs_base.offset_tile(gate_off64)" in body
+    assert "assume_bounds_lower::<_, 0>(xs_len2)" in body  # the view's extent, stated again in the sub-view
+    assert "Tensor<E, { [-1, I] }>" in body  # constant bounds: a static extent
+    assert "y_tok_access" in body  # two stores to views of y: ordered
+
+
+@pytest.mark.parametrize("body, code, words", [
+    ("t = ct.load(x.slice(0, ct.bid(1), 4), index=(0,), shape=(4,))", "CTR-LOAD", "not inline"),
+    ("v = x.slice(0, ct.bid(1), 4)\n    t = ct.gather(v, ct.arange(4, dtype=ct.int32))", "CTR-GATHER", "through the `Array.slice` view"),
+    ("v = x.slice(0, ct.bid(0).astype(ct.int64), 8)\n    t = ct.load(v, index=(0,), shape=(4,))", "CTR-ARRAY-SLICE", "int32"),
+    ("v = x.slice(0, ct.bid(1), 4)\n    if ct.bid(0) > 1:\n        v = x.slice(0, ct.bid(2), 8)\n    t = ct.load(v, index=(0,), shape=(4,))",
+     "CT100", "runtime `if`"),
+    ("v = x.slice(0, ct.bid(1), 4)\n    for i in range(3):\n        v = x.slice(0, i, 8)\n        t = ct.load(v, index=(0,), shape=(4,))\n        ct.store(y, index=(i,), tile=t)",
+     "CT100", "loop"),
+    ("t = ct.load(x, index=(0,), shape=(4,))\n    t = x.slice(0, ct.bid(1), 4)", "CT100", "tile or scalar"),
+])
+def test_array_slice_misuse_is_diagnosed(tmp_path, body, code, words):
+    src = "import cuda.tile as ct\n@ct.kernel\ndef k(x, y):\n    " + body + "\n    ct.store(y, index=(0,), tile=t)\n"
+    p = tmp_path / "k.py"
+    p.write_text(src)
+    fr = parse_file(p, "k.py")
+    diags = [d for _, _, d in fr.failures]
+    for k in fr.kernels:
+        try:
+            translate_kernel(k)
+        except TranspileError as err:
+            diags.append(err.diagnostic)
+    assert diags and diags[0].code == code and words in diags[0].message, (body, [d.text() for d in diags])
+
+
+def test_array_slice_of_a_kernel_array_from_a_constant_start_is_refused(tmp_path):
+    """cuTile Python states the array's 16-byte alignment on a view offset by a constant (div_by<16> after the
+    `offset`), which a raw pointer cannot: refused, with the reason; a view of a view may start at a constant."""
+    fr = kernels(tmp_path, """
+        import cuda.tile as ct
+        @ct.kernel
+        def k(x, y, n):
+            xs = x.slice(axis=0, start=0, stop=n)
+            ct.store(y, index=(0, 0), tile=ct.load(xs, index=(0, 0), shape=(4, 4)))
+    """)
+    with pytest.raises(TranspileError) as err:
+        translate_kernel(fr.kernels[0])
+    assert err.value.diagnostic.code == "CTR-ARRAY-SLICE" and "div_by<16>" in err.value.diagnostic.message

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names
 from .steps import step_names
@@ -120,6 +120,9 @@ class Lowerer:
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
+        # each `Array.slice` view (by the local it is assigned to): its base pointer tile and its dimensions,
+        # per axis (static: a const expression; else an i32 value, and whether a slice computed it)
+        self.slices: dict[str, dict] = {}
         self.unsafe_entry = False
         self.steps: set[str] = set()  # named steps called (steps.py)
         self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
@@ -359,6 +362,70 @@ class Lowerer:
         return {e.args[0].id for e in _walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)}
 
+    def slice_view(self, target: str, e: Op) -> None:
+        """`target = a.slice(axis, start, stop)` as cuTile Python lowers it (Array.slice): the base pointer offset
+        by `start * stride[axis]` (muli in i32, exti to i64, `offset`), the axis's extent `stop - start` stated
+        non-negative (a constant where both bounds are), every other extent and every stride kept; the extents
+        a slice computed are stated non-negative again in each view cut from it, as cuTile Python re-states the
+        dynamic extents of every array value it makes. `a` is a raw-pointer parameter or a view of one."""
+        arr, start, stop = e.args
+        axis = e.attr("axis")
+        root = array_root(arr)
+        p = self.k.param(root)
+        if p is None or not p.pointer or p.flat:
+            raise fail("CT100", f"`{arr.id}.slice()`: the sliced array must be a kernel array parameter", e.pos)
+        n = rust_ident(root)
+        shapes, strides = self.extents[n]
+        rank = p.rank
+        if arr.id in self.slices:
+            parent = self.slices[arr.id]
+        else:
+            parent = {"base": f"pointer_to_tile({n})", "dims": [("dyn", shapes[i], False) for i in range(rank)]}
+        stride = strides[axis] if axis < rank - 1 else "1i32"  # cuTile Python's innermost stride is the constant 1
+        lo, hi = self.value(start), self.value(stop)
+        off, off_t, off64, base = (self.tmp(r, after=target) for r in ("off", "offt", "off64", "base"))
+        if e.attr("const_start") and axis == rank - 1:
+            # a constant start times the constant stride: cuTile Python keeps the `muli` of the two constants,
+            # cuTile Rust folds scalar arithmetic on known values, not tile arithmetic
+            one = self.tmp("one", after=target)
+            self.emit(f"let {off}: Tile<i32, {{ [] }}> = scalar_to_tile({lo});")
+            self.emit(f"let {one}: Tile<i32, {{ [] }}> = constant(1i32, shape![]);")
+            self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = {off} * {one};")
+        else:
+            self.emit(f"let {off}: i32 = {lo} * {stride};")
+            self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = scalar_to_tile({off});")
+        self.emit(f"let {off64}: Tile<i64, {{ [] }}> = exti({off_t});")
+        self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = {parent['base']}.offset_tile({off64});")
+        dims = []
+        for i, (kind, v, computed) in enumerate(parent["dims"]):
+            if i == axis:
+                if e.attr("extent") is not None:
+                    dims.append(("static", rust_ident(e.attr("extent")) if not e.attr("extent").isdigit()
+                                 else e.attr("extent"), False))
+                    continue
+                raw, ext = self.tmp("len", after=target), self.tmp("len", after=target)
+                self.emit(f"let {raw}: i32 = {hi} - {lo};")
+                self.emit(f"let {ext}: i32 = unsafe {{ assume_bounds_lower::<_, 0>({raw}) }};")
+                dims.append(("dyn", ext, True))
+            elif kind == "dyn" and computed:
+                again = self.tmp("len", after=target)
+                self.emit(f"let {again}: i32 = unsafe {{ assume_bounds_lower::<_, 0>({v}) }};")
+                dims.append(("dyn", again, True))
+            else:
+                dims.append((kind, v, computed))
+        shape_t = ", ".join("-1" if kind == "dyn" else v for kind, v, _ in dims)
+        stride_t = ", ".join(["-1"] * (rank - 1) + ["1"])
+        dv = ", ".join(v for kind, v, _ in dims if kind == "dyn")
+        sv = ", ".join(strides[:rank - 1])
+        view, dn, sn = self.tmp("view", after=target), self.tmp("dims", after=target), self.tmp("strides", after=target)
+        self.emit(f"let {dn}: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
+        self.emit(f"let {sn}: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
+        self.emit(f"let {view}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
+                  f"{base}, {dn}, {sn}, new_token_unordered()) }};")
+        self.slices[target] = {"base": base, "dims": dims, "view": view}
+        self.tensor_names[target] = view
+        self.unsafe_entry = True
+
     def tensor(self, arr: Name, as_ref: bool = True) -> str:
         """The tensor an array's tile accesses go through (`&name_view` for pointer arrays)."""
         if arr.id in self.tensor_names:
@@ -381,6 +448,9 @@ class Lowerer:
         self.name_temps_after(_stmt_base(s))
         if isinstance(s, (Assign, Eval)) and s.text and not (isinstance(s.value, Op) and s.value.op == "llm_fragment"):
             self.emit(f"// {s.text}")  # the source statement above its lowering, for a reviewer
+        if isinstance(s, Assign) and isinstance(s.value, Op) and s.value.op == "array_slice":
+            self.slice_view(s.targets[0], s.value)
+            return
         if isinstance(s, Assign):
             name = rust_ident(s.targets[0])
             ty = s.value.ty
@@ -647,7 +717,7 @@ class Lowerer:
         arr, index, tile = e.args
         a = self.tensor(arr, as_ref=False)
         t = self.value(tile)
-        if self.forms.get(arr.id) == "checked":
+        if self.forms.get(array_root(arr)) == "checked":
             self.emit(f"{a}.store({t});")
             return
         idx = ", ".join(self.value(i) for i in index.items)
@@ -655,8 +725,8 @@ class Lowerer:
         pm = self.tmp("pm")
         lat, tma = self.hints(e)
         store = f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{idx}], ordering::Weak, scope::TileBlock, {lat}, {tma}) }}"
-        if arr.id in self.ordered:  # after the array's last access (see entry)
-            n = rust_ident(arr.id)
+        if array_root(arr) in self.ordered:  # after the array's last access (see entry)
+            n = rust_ident(array_root(arr))
             tok = self.tmp("tok")
             self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                       f"make_partition_view_mut({self.tensor(arr)}, {shape_macro(shape)}, padding::None, "
@@ -717,8 +787,8 @@ class Lowerer:
             return f"get_num_tile_blocks().{a[0].value}"
         if o == "load":
             arr, index = a
-            ordered = arr.id in self.ordered
-            n = rust_ident(arr.id)
+            ordered = array_root(arr) in self.ordered
+            n = rust_ident(array_root(arr))
             pv = self.view(arr, e.ty.shape, e.attr("padding"), e.attr("order"),
                            token=f"{n}_tok_store" if ordered else None)
             idx = ", ".join(self.value(i) for i in index.items)
@@ -929,6 +999,9 @@ class Lowerer:
             else:
                 x, y = self.value(a[1]), self.value(a[2])
             return f"if {cond} {{ {x} }} else {{ {y} }}"
+        if o == "array_dim" and a[0].id in self.slices:  # a view's extent: the value its slice made
+            kind, v, _ = self.slices[a[0].id]["dims"][e.attr("dim")]
+            return v if kind == "dyn" else f"({v})"
         if o == "array_dim":
             arr = a[0]
             t = self.tmp("shape", after=arr.id)
@@ -1287,7 +1360,7 @@ def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False)
     ops: dict[str, set[str]] = {}
     for e in _walk_exprs(body):
         if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
-            ops.setdefault(e.args[0].id, set()).add(e.op)
+            ops.setdefault(array_root(e.args[0]), set()).add(e.op)
     writes = _write_counts(body, parallel_loop_stores)
     return {a for a, kinds in ops.items()
             if a not in checked and kinds & set(_WRITES) and (kinds - {"scatter", "store"} or writes.get(a, 0) > 1)}
@@ -1307,7 +1380,7 @@ def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
                  if isinstance(st, For) else (st.cond,) if isinstance(st, (If, While)) else ())
         for e in (x for h in heads for x in _sub(h)):
             if isinstance(e, Op) and e.op in _WRITES and e.args and isinstance(e.args[0], Name):
-                add({e.args[0].id: 1})
+                add({array_root(e.args[0]): 1})
         if isinstance(st, (For, While)):
             inner = _write_counts(st.body, parallel_loop_stores)
             parallel = _parallel_stores(st) if parallel_loop_stores and isinstance(st, For) else set()
@@ -1329,9 +1402,9 @@ def _parallel_stores(loop: For) -> set[str]:
         exprs = [x for h in ((st.value,) if isinstance(st, (Assign, Eval)) else ()) for x in _sub(h)]
         for e in exprs:
             if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
-                direct.setdefault(e.args[0].id, []).append(e)
+                direct.setdefault(array_root(e.args[0]), []).append(e)
         if not isinstance(st, (Assign, Eval)):
-            nested |= {e.args[0].id for e in _walk_exprs((st,))
+            nested |= {array_root(e.args[0]) for e in _walk_exprs((st,))
                        if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name)}
     return {a for a, ops in direct.items()
             if a not in nested and len(ops) == 1 and ops[0].op == "store" and len(ops[0].args) > 1
@@ -1370,7 +1443,8 @@ def _mutable_vars(body) -> set[str]:
 
 
 _TMP_ROLES = {"pv": "part", "pm": "part", "tok": "tok", "shape": "shape", "p": "ptrs",
-              "raw": "raw", "typed": "typed"}
+              "raw": "raw", "typed": "typed", "off": "off", "offt": "off_t", "off64": "off64", "base": "base",
+              "len": "len", "view": "view", "dims": "dims", "strides": "strides", "one": "one"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

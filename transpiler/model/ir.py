@@ -63,9 +63,16 @@ class TileTy:
 class ArrayTy:
     dtype: str
     rank: int
+    # a view (`Array.slice`) assigned to a local: the kernel parameter it was cut from (empty: a parameter)
+    root: str = ""
 
     def __str__(self) -> str:
-        return f"Array[{self.dtype}, {self.rank}]"
+        return f"Array[{self.dtype}, {self.rank}{', view of ' + self.root if self.root else ''}]"
+
+
+def array_root(e: "Name") -> str:
+    """The kernel parameter an array operand reads: itself, or the parameter a view (`Array.slice`) was cut from."""
+    return e.ty.root if isinstance(e.ty, ArrayTy) and e.ty.root else e.id
 
 
 Type = Union[TileTy, ArrayTy, None]

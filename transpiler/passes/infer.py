@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
 from .predicates import decides
@@ -117,14 +117,43 @@ def _sub(e):
             yield from _sub(a)
 
 
+def _views_assigned(stmts) -> set[str]:
+    """Names assigned an `Array.slice` view anywhere in `stmts`."""
+    return {s.targets[0] for s in all_stmts(stmts) if isinstance(s, Assign) and len(s.targets) == 1
+            and isinstance(s.value, Op) and s.value.op == "array_slice"}
+
+
+def slice_roots(k: Kernel) -> dict[str, str]:
+    """Each local assigned an `Array.slice` view -> the kernel parameter it was cut from (through views of
+    views)."""
+    views: dict[str, str] = {}
+    for s in all_stmts(k.body):
+        if isinstance(s, Assign) and len(s.targets) == 1 and isinstance(s.value, Op) \
+                and s.value.op == "array_slice" and s.value.args and isinstance(s.value.args[0], Name):
+            views[s.targets[0]] = s.value.args[0].id
+    out = {}
+    for v in views:
+        r, seen = views[v], {v}
+        while r in views and r not in seen:
+            seen.add(r)
+            r = views[r]
+        out[v] = r
+    return out
+
+
 def classify_params(k: Kernel) -> Kernel:
     """Unannotated parameters: arrays if used as arrays (with the rank they are used at), else scalars."""
     ranks: dict[str, int] = {}
     int_names: set[str] = set()
     pointer_arrays: set[str] = set()
+    roots = slice_roots(k)
     for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op == "array_slice" and e.args and isinstance(e.args[0], Name):
+            # a sliced array is a raw pointer with its shape and strides (the view's base is offset from it)
+            pointer_arrays.add(roots.get(e.args[0].id, e.args[0].id))
+            int_names.update(x.id for a in e.args[2:] if a is not None for x in _sub(a) if isinstance(x, Name))
         if isinstance(e, Op) and e.op in ARRAY_USES and e.args and isinstance(e.args[0], Name):
-            name = e.args[0].id
+            name = roots.get(e.args[0].id, e.args[0].id)
             ranks.setdefault(name, 0)
             for key in ("index", "shape"):
                 idx = {"index": 1, "shape": 2}[key]
@@ -415,7 +444,7 @@ class Infer:
         if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", "atomic_add", "atomic_max", "atomic_min",
                                               "atomic_xchg") \
                 and e.ty is not None and is_generic(e.ty.dtype):
-            return e.args[0].id
+            return array_root(e.args[0])
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
                                           "minimum", "where", "ifexp", "neg", "floordiv", "mod", "truncdiv", "truncmod",
                                           "cdiv", "floor", "div", "convert") and e.args:
@@ -573,9 +602,23 @@ class Infer:
                 # (`f16_tile * inv_n` stays f16), as cuTile Python folds it
                 self.literals[s.targets[0]] = s.value
                 return []
+            if len(s.targets) == 1 and isinstance(v, Op) and v.op == "array_slice":
+                t = s.targets[0]
+                if any(p.name == t for p in self.k.params):
+                    raise fail("CT100", f"`{t}` is a kernel parameter: assign the `Array.slice` view to a new "
+                               "name", s.pos)
+                if t in self.env and not isinstance(self.env[t], ArrayTy):
+                    raise fail("CT100", f"`{t}` holds a tile or scalar and is assigned an `Array.slice` view here: "
+                               "give the view its own name", s.pos)
+                self.env[t] = v.ty
+                self.sources.pop(t, None)
+                return [Assign(s.targets, v, s.pos, s.text)]
             if len(s.targets) == 1:
                 if isinstance(v.ty, ArrayTy) or v.ty is None:
                     raise fail("CT100", "only tiles and scalars can be assigned to variables", s.pos)
+                if isinstance(self.env.get(s.targets[0]), ArrayTy):
+                    raise fail("CT100", f"`{s.targets[0]}` holds an `Array.slice` view and is assigned a tile or "
+                               "scalar here: give the value its own name", s.pos)
                 self.env[s.targets[0]] = v.ty
                 src = self.source_array(v)
                 if src:
@@ -617,6 +660,7 @@ class Infer:
             before, sources = dict(self.env), dict(self.sources)
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
+            self._check_views_in_loop(before, body, s.pos)
             self._check_carried(before, self.env, s.pos, "loop", sources)
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
@@ -626,12 +670,21 @@ class Infer:
             cond = self.truth(self.expr(s.cond), "a `while` condition")
             before, sources = dict(self.env), dict(self.sources)
             body = tuple(self.block(s.body))
+            self._check_views_in_loop(before, body, s.pos)
             self._check_carried(before, self.env, s.pos, "loop", sources)
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [replace(s, cond=cond, body=body)]
         if isinstance(s, (Continue, Break)):
             return [s]
         raise fail("CT100", "unsupported statement", s.pos)
+
+    def _check_views_in_loop(self, before: dict, body, pos: Pos) -> None:
+        """A view assigned in a loop body must be new there (each iteration makes its own)."""
+        again = _views_assigned(body) & set(before)
+        if again:
+            raise fail("CT100", f"the `Array.slice` view `{sorted(again)[0]}` is assigned before a loop and again in "
+                       "its body: cuTile Rust views are not carried by loops; give the view in the loop its own "
+                       "name", pos)
 
     def _check_carried(self, before: dict, after: dict, pos: Pos, what: str, sources: dict | None = None) -> None:
         for name, ty in before.items():
@@ -714,6 +767,14 @@ class Infer:
         for n in sorted(names):
             unify_types(env_then.get(n), env_else.get(n))
         same = all(env_then.get(n) == env_else.get(n) for n in names)
+        views = (_views_assigned(body) | _views_assigned(orelse)) & names
+        if views and const:
+            raise SplitNeeded(s, exact=True)  # cuTile Python folds the `if`: each arm's view is its variant's
+        if views:
+            raise fail("CT100", f"the `Array.slice` view `{sorted(views)[0]}` is assigned in both arms of a runtime "
+                       "`if` (or before it and in an arm), so it may be read after the `if`: cuTile Rust views are "
+                       "not carried out of an `if`; give each arm's view its own name and slice where it is used",
+                       s.pos)
         if const:
             # a name only one arm of a constant `if` defines: cuTile Python folds the `if`, so a later use
             # under the same flag is fine there; here a use after it splits the kernel on this `if`
@@ -1082,8 +1143,14 @@ class Infer:
 
     def array_param(self, e: Expr, rule: str) -> Name:
         """`e` as the kernel's array parameter it names (a handler's array operand)."""
+        if isinstance(e, Op) and e.op == "array_slice":
+            raise fail(rule, "an `Array.slice` view is supported as a variable (`v = a.slice(...)`), not inline",
+                       e.pos)
+        if isinstance(e, Name) and e.id not in self.env:
+            self.expr(e)  # a view only one arm of a constant `if` makes: split there (else: not defined)
         if not isinstance(e, Name) or not isinstance(self.env.get(e.id), ArrayTy):
-            raise fail(rule, "the first argument must be an array parameter of the kernel", e.pos)
+            raise fail(rule, "the first argument must be an array parameter of the kernel (or an `Array.slice` "
+                       "view of one)", e.pos)
         return replace(e, ty=self.env[e.id])
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While
+from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While, array_root
 from ..model.walk import all_stmts
 from .infer import _sub
 
@@ -41,6 +41,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     element_writes: set[str] = set()
     view_atomics: set[str] = set()
     in_loop: set[str] = set()
+    sliced: set[str] = set()
     for s in all_stmts(kernel.body):
         exprs = []
         if isinstance(s, (Assign, Eval)):
@@ -52,14 +53,16 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
         for root in exprs:
             for e in _sub(root):
                 if isinstance(e, Op) and e.op == "store":
-                    stores.setdefault(e.args[0].id, []).append(e)
+                    stores.setdefault(array_root(e.args[0]), []).append(e)
                 elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
-                    element_writes.add(e.args[0].id)
+                    element_writes.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.op == "view_atomic_add":
-                    view_atomics.add(e.args[0].id)
+                    view_atomics.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in (
-                        "load", "load_advanced", "num_tiles", "array_dim", "shape_of"):
-                    other_uses.add(e.args[0].id)
+                        "load", "load_advanced", "num_tiles", "array_dim", "shape_of", "array_slice"):
+                    other_uses.add(array_root(e.args[0]))
+                    if e.op == "array_slice":
+                        sliced.add(array_root(e.args[0]))
     outputs = []
     for p in kernel.params:
         if p.kind == "array" and p.name in element_writes:
@@ -73,7 +76,9 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             continue
         reason = ""
         ops = stores[p.name]
-        if p.pointer:
+        if p.pointer and p.name in sliced:
+            reason = "the array is sliced (Array.slice), so it is a raw pointer and its views are made in the kernel"
+        elif p.pointer:
             reason = "the array is also accessed element by element (gather/scatter), so it is a raw pointer"
         elif p.rank > 3:
             reason = "rank above 3 (launch grids have 3 axes)"

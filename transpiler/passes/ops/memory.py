@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
-from ...model.ir import INT_DOMAIN, Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
-from ..infer import RestrictDtypes, RetypeArray, UnifyElements, broadcast_shapes, retype_generic, is_float, is_int, promote, unify_generics
+from ...model.ir import INT_DOMAIN, ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr, array_root, is_generic
+from ..infer import (RestrictDtypes, RetypeArray, UnifyElements, broadcast_shapes, is_float, is_int, promote,
+                     retype_generic, unify_generics)
 from . import handler
 
 if TYPE_CHECKING:
@@ -265,7 +266,7 @@ def store(infer: Infer, e: Op) -> Op:
         if is_generic(arr.ty.dtype) and (is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
             # an integer output, or an f32 one (cuTile Python only casts losslessly on store: an array
             # that receives f32 tiles without astype must itself be f32)
-            raise RetypeArray(arr.id, tile.ty.dtype)
+            raise RetypeArray(array_root(arr), tile.ty.dtype)
         refusal = (f"storing a {tile.ty.dtype} tile into an array of dtype {arr.ty.dtype}; "
                    "write `.astype(<array>.dtype)` (cuTile Python only allows lossless implicit casts, "
                    "which depend on the specialization)")
@@ -381,6 +382,54 @@ def num_tiles(infer: Infer, e: Op) -> Op:
               TileTy("i32"))
 
 
+@handler("array_slice")
+def array_slice(infer: Infer, e: Op) -> Op:
+    """`a.slice(axis, start, stop)`: a view of `a` (a kernel array or a view of one) from `start` to `stop` along
+    `axis`, as cuTile Python makes it: the base pointer offset by `start * stride[axis]` (i32, widened to i64),
+    the axis's extent `stop - start` (stated non-negative), the other extents and every stride kept. Where
+    both bounds are compile-time constants the extent is a constant too (a static dimension of the view):
+    attr `extent` names it (a literal, a ct.Constant[int] or a derived const generic)."""
+    arr = infer.array_param(e.args[0], e.rule)
+    axis, start, stop = e.args[1], e.args[2], e.args[3]
+    if axis is None or start is None or stop is None:
+        raise fail(e.rule, "`Array.slice` takes axis, start and stop", e.pos)
+    if not (isinstance(axis, Lit) and isinstance(axis.value, int) and not isinstance(axis.value, bool)):
+        raise fail(e.rule, "the `axis` of `Array.slice` must be an integer literal", axis.pos)
+    rank = arr.ty.rank
+    if not -rank <= axis.value < rank:
+        raise fail(e.rule, f"`Array.slice` axis {axis.value} is out of range for rank {rank}", axis.pos)
+    attrs: list = [("axis", axis.value % rank)]
+    ca, cb = infer.const_int_expr(start), infer.const_int_expr(stop)
+    if ca is not None and not arr.ty.root:
+        # cuTile Python's dataflow carries the kernel array's 16-byte base alignment (checked at launch) through
+        # a constant offset and states it on the view's pointer (`assume div_by<16>` after the `offset`); the
+        # port's raw pointer has no such guarantee, so no port with the same Tile IR exists
+        raise fail(e.rule, f"`{arr.id}.slice()` with a compile-time constant start: cuTile Python proves the view's "
+                   "base pointer 16-byte aligned from the array's own alignment (`assume div_by<16>` on the offset "
+                   "pointer), which the port's raw pointer cannot state; slice from a runtime start, or load with "
+                   "an offset index instead", start.pos)
+    if ca is not None:
+        attrs.append(("const_start", True))
+    if ca is not None and cb is not None:
+        # cuTile Python types the extent as the constant `stop - start` (ArrayTy.shape): a static dimension
+        if isinstance(start, Lit) and start.value == 0:
+            extent = infer.shape_dims(stop)[0]
+        else:
+            extent = infer.shape_dims(Op("sub", (stop, start), e.pos, rule=e.rule))[0]
+        attrs.append(("extent", extent))
+    bounds = []
+    for b in (start, stop):
+        t = infer.scalar_int(b)
+        if t.ty.dtype != "i32":
+            raise fail(e.rule, f"`Array.slice` bounds of type {t.ty.dtype}: only int32 bounds are supported "
+                       "(cuTile Python computes the offset in the bounds' type; the port's arrays index in i32)",
+                       b.pos)
+        bounds.append(t)
+    root = array_root(arr)
+    return Op("array_slice", (arr, bounds[0], bounds[1]), e.pos, tuple(attrs), e.rule,
+              ArrayTy(arr.ty.dtype, rank, root=root))
+
+
 # ------------------------------------------------------------- by element: pointer tiles and masks
 
 def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
@@ -418,6 +467,9 @@ def _mask(infer: Infer, e: Op, shape: tuple):
 def _common(infer: Infer, e: Op):
     """The array, typed index tiles, their broadcast shape and the attrs every element access shares."""
     arr = infer.array_param(e.args[0], e.rule)
+    if array_root(arr) != arr.id:
+        raise fail(e.rule, f"element access (gather, scatter, atomics) through the `Array.slice` view `{arr.id}` "
+                   "is not supported yet: index the array it was cut from", e.pos)
     cb = e.attr("check_bounds")
     if cb is not None and not isinstance(cb, Lit):
         cb = infer.bool_const_value(cb)
@@ -460,14 +512,14 @@ def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
     if e.attr("flat"):  # Triton converts a stored (or atomic) value to the pointer's element type
         if is_generic(arr.ty.dtype) and not int_pointer(infer, arr) and not infer.is_weak(v) \
                 and (is_int(v.ty.dtype) or v.ty.dtype == "bool"):
-            raise RetypeArray(arr.id, v.ty.dtype)  # an integer output (counts, ids): its generic is an int one
+            raise RetypeArray(array_root(arr), v.ty.dtype)  # an integer output (counts, ids): its generic is an int one
         return infer.to_shape(infer.to_dtype(v, arr.ty.dtype), shape)
     unify_generics(v.ty.dtype, arr.ty.dtype)
     if v.ty.dtype != arr.ty.dtype:
         if infer.is_weak(v) or _widens_to(v, arr.ty.dtype, e.pos):
             v = infer.to_dtype(v, arr.ty.dtype)  # a weak literal, or cuTile Python's lossless implicit cast
         elif is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "f32"):
-            raise RetypeArray(arr.id, v.ty.dtype)
+            raise RetypeArray(array_root(arr), v.ty.dtype)
         elif is_generic(arr.ty.dtype) and is_float(v.ty.dtype) and not is_generic(v.ty.dtype):
             v = _cast_into_generic(infer, v, arr.ty.dtype, e,
                                    f"a {v.ty.dtype} value into an array of dtype {arr.ty.dtype}; use astype")
@@ -569,7 +621,7 @@ def desc_store(infer: Infer, e: Op) -> Op:
         raise fail(e.rule, f"storing a {v.ty} through a descriptor of block {list(block)}", e.pos)
     if v.ty.dtype != arr.ty.dtype:
         if is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "bool") and not infer.is_weak(v):
-            raise RetypeArray(arr.id, v.ty.dtype)
+            raise RetypeArray(array_root(arr), v.ty.dtype)
         v = infer.to_dtype(v, arr.ty.dtype)  # Triton requires the descriptor's dtype; `.to(desc.dtype)` is usual
     attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True))
     return Op("view_store", (arr, dims, strides, offsets, v, None), e.pos, attrs, e.rule, None)
