@@ -227,9 +227,9 @@ def test_every_blocker_of_a_kernel_is_reported(tmp_path):
                    "def helper(t):\n    return ct.frobnicate(t)\n\n"
                    "@ct.kernel\ndef k(x, y):\n"
                    "    t = ct.load(x, index=(0,), shape=(4,))\n"
-                   "    a = t.slice(0, 2)\n"
+                   "    a = t.frobnicate_rows(0, 2)\n"
                    "    b = helper(t)\n"
-                   "    c = t.slice(0, 2)\n"
+                   "    c = t.frobnicate_rows(0, 2)\n"
                    "    ct.store(y, index=(0,), tile=t)\n")
     res = cli(src, "-o", tmp_path / "out", "--format", "json")
     (k,) = json.loads(res.stdout)["kernels"]
@@ -320,8 +320,8 @@ def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypat
 def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_path, monkeypatch):
     """`if SKIP_LOAD == 1: ...; return` (early_return.py) is folded per value; verification probes 0, 1 and 2
     besides the launch value, so both arms are compared. Mutant: the arm that returns also runs the rest of
-    the kernel; it differs only at SKIP_LOAD == 1, so it is `different` with the comparand probes and was
-    `equivalent` without them (0 and 64 both take the other arm)."""
+    the kernel; it differs only at SKIP_LOAD == 1, so it is `different` with the comparand probes (and, since
+    the port splits this `if` into an entry per arm, also without them)."""
     from transpiler.frontend import cutile_python
     from transpiler.passes import flags
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "early_return.py")
@@ -334,7 +334,9 @@ def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_pa
     assert verdicts("runs_on_rust_probed")["const_early_ret"] == "different"
     from transpiler.verify import run as verify_run
     monkeypatch.setattr(verify_run, "_rust_condition_probes", lambda *a: [])
-    assert verdicts("runs_on_unprobed")["const_early_ret"] == "equivalent"  # the blind spot both probes close
+    # without either probe the mutant is still caught: the arms order different arrays by tokens, so the port
+    # has an entry per arm (`__skip_load_eq_1`), each checked at a value that takes its arm
+    assert verdicts("runs_on_unprobed")["const_early_ret"] == "different"
 
 
 def test_a_cutile_kernel_under_module_configuration_is_taken_once(tmp_path):

@@ -1128,6 +1128,12 @@ class _Converter:
             if view:
                 return []
             target = s.targets[0].target
+            if isinstance(target, cst.Name) and isinstance(s.value, cst.Name) and s.value.value == "None":
+                # `q_pe = None` before an optional value (`if BLOCK_R > 0: q_pe = ct.load(...)`): cuTile Python
+                # compiles a read of it only where a later binding replaced the None, so the name has no value
+                # until then (a read before it is undefined: CT103; `is None` tests are not supported)
+                self.local(target.value, pos)
+                return self._flush([])
             if isinstance(target, cst.Name) and target.value in self.tuple_vars:
                 raise fail("CT100", f"tuple-valued `{target.value}` is assigned again", pos)
             if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
