@@ -156,6 +156,12 @@ class Lowerer:
         """Temporaries from here on are named after `name` (a statement's target, an array, a loop variable)."""
         self.base, self.step = _base_name(name), 0
 
+    def _shadows_outer(self, name: str, ty) -> bool:
+        """A `let` of `name` at `ty` where an enclosing block's variable of that name and type is hidden by one of
+        another type: the outer variable (an `if`'s or a loop's carried value) would never get this value."""
+        found = [scope[name] for scope in reversed(self.declared) if name in scope]
+        return len(found) > 1 and found[0] != ty and ty in found[1:]
+
     def lookup(self, name: str) -> TileTy | None:
         for scope in reversed(self.declared):
             if name in scope:
@@ -458,6 +464,11 @@ class Lowerer:
             if prev is not None and prev == ty and name in self.mutable:
                 self.emit(f"{name} = {self.value(s.value, allow_inline=True)};")
                 return
+            if self._shadows_outer(name, ty):
+                raise fail("CT104", f"`{s.targets[0]}` takes another type inside this block and then its type outside "
+                           "it again (`b = load(...)` of shape (N, K), then `b = transpose(b)`): the port would "
+                           "declare a new variable instead of assigning the outer one; give the value of the "
+                           "other type its own name", s.pos)
             rhs = self.value(s.value, allow_inline=True)
             mut = "mut " if name in self.mutable else ""
             self.emit(f"let {mut}{name}: {rust_type(ty)} = {rhs};")
