@@ -889,8 +889,8 @@ class Lowerer:
             return f"convert_tile({self.value(src)})"
         if o == "bitcast":
             return self.scalar_result(e, f"bitcast({self.tile(a[0])})")
-        if o == "reshape":
-            return f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})"
+        if o == "reshape":  # to shape (): a scalar, as `.item()` gives it
+            return self.scalar_result(e, f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})")
         if o == "broadcast":
             return f"{self.tile(a[0])}.broadcast({shape_macro(e.ty.shape)})"
         if o in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
