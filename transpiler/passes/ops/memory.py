@@ -75,6 +75,16 @@ def _lossless(src: str, dst: str, pos) -> bool:
         return False
 
 
+def _padding_mode(infer: Infer, e: Op) -> str:
+    """The Rust padding of a load's `padding_mode=` (a ct.PaddingMode member; none given: padding::None)."""
+    pad = infer.literal_of(e.attr("padding_mode"))
+    if pad is None:
+        return "padding::None"
+    if not (isinstance(pad, Op) and pad.op == "enum"):
+        raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
+    return pad.attr("value")
+
+
 def _cast_into_generic(infer: Infer, v: Expr, generic: str, e: Op, refusal: str) -> Expr:
     """A float tile of a concrete dtype (f16, bf16) stored into an array of element type `generic`: cuTile
     Python converts it where that is lossless for the specialization (bf16 into bf16: nothing, into f32: a
@@ -229,12 +239,7 @@ def load(infer: Infer, e: Op) -> Op:
     shape = ("1",) * rank if scalar else infer.shape_dims(e.args[2])
     if len(shape) != rank:
         raise fail(e.rule, f"tile shape has rank {len(shape)}, the array has rank {rank}", e.pos)
-    pad = infer.literal_of(e.attr("padding_mode"))
-    padding = "padding::None"
-    if pad is not None:
-        if not (isinstance(pad, Op) and pad.op == "enum"):
-            raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
-        padding = pad.attr("value")
+    padding = _padding_mode(infer, e)
     attrs = (("padding", padding),) + _hint_attrs(infer, e)
     perm = _order(e, rank)
     if perm != tuple(range(rank)):
@@ -354,12 +359,7 @@ def load_advanced(infer: Infer, e: Op) -> Op:
         shape.append(t.ty.shape[0])
     if sparse is None:
         raise fail(e.rule, "exactly one index must be a 1-D tile (the sparse dim); none found", idx.pos)
-    pad = infer.literal_of(e.attr("padding_mode"))
-    padding = "padding::None"
-    if pad is not None:
-        if not (isinstance(pad, Op) and pad.op == "enum"):
-            raise fail(e.rule, "`padding_mode` must be a ct.PaddingMode member", e.pos)
-        padding = pad.attr("value")
+    padding = _padding_mode(infer, e)
     attrs = (("padding", padding), ("sparse_dim", sparse)) + _hint_attrs(infer, e)
     return Op("load_advanced", (arr, TupleExpr(tuple(items), idx.pos)), e.pos, attrs, e.rule,
               TileTy(arr.ty.dtype, tuple(shape)))
