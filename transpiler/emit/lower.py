@@ -101,6 +101,13 @@ def _float_lit(v: float, wide: bool = False) -> str:
     return r if ("." in r or "e" in r) else r + ".0"
 
 
+class _Scope(dict):
+    """A block's variables (name -> type) and the Rust names of those that hide an enclosing one (aliases)."""
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.aliases: dict[str, str] = {}
+
+
 class Lowerer:
     def __init__(self, kernel: Kernel, extents: dict | None = None):
         self.k = kernel
@@ -114,7 +121,9 @@ class Lowerer:
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
         self.float_consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "float"}
         self.float_consts |= {n for n, expr in kernel.derived if expr.startswith("float(")}  # folded floats
-        self.declared: list[dict[str, TileTy]] = [{}]
+        # each block's variables and their types; `aliases`: the Rust names of values that took another type
+        # than the same name in an enclosing block (see _alias)
+        self.declared: list[_Scope] = [_Scope()]
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
@@ -161,6 +170,35 @@ class Lowerer:
         another type: the outer variable (an `if`'s or a loop's carried value) would never get this value."""
         found = [scope[name] for scope in reversed(self.declared) if name in scope]
         return len(found) > 1 and found[0] != ty and ty in found[1:]
+
+    def _returns_to_outer(self, name: str, ty) -> bool:
+        """`name` is an alias declared in this block (it took another type here) and `ty` is the type of the
+        enclosing block's variable: the value goes to that variable (`b = transpose(b)` after `b = load(N, K)`)."""
+        scopes = [scope for scope in reversed(self.declared) if name in scope]
+        return (len(scopes) > 1 and scopes[0] is self.declared[-1] and name in scopes[0].aliases
+                and scopes[1][name] == ty)
+
+    def _alias(self, name: str, ty) -> str | None:
+        """The Rust name for a value of `name` declared in this block at another type than an enclosing block's
+        mutable `name`: a fresh one, so the enclosing variable stays reachable (a later assignment of its
+        type in this block goes to it, and Rust shadowing would hide it). None where the plain name is right."""
+        outer = next((scope[name] for scope in reversed(self.declared[:-1]) if name in scope), None)
+        here = self.declared[-1]
+        if outer is None or outer == ty or name not in self.mutable or (name in here and name not in here.aliases):
+            return None
+        n = 2
+        while f"{name}_{n}" in self.taken:
+            n += 1
+        self.taken.add(f"{name}_{n}")
+        return f"{name}_{n}"
+
+    def rust_name(self, name: str) -> str:
+        """The Rust name a source variable has here (its alias in the innermost block that declares it)."""
+        n = rust_ident(name)
+        for scope in reversed(self.declared):
+            if n in scope:
+                return scope.aliases.get(n, n)
+        return n
 
     def lookup(self, name: str) -> TileTy | None:
         for scope in reversed(self.declared):
@@ -306,7 +344,7 @@ class Lowerer:
         if flag:
             self.emit(f"if {rust_ident(flag)} == 1i32 {{")
             self.indent += 1
-            self.declared.append({})
+            self.declared.append(_Scope())
         idx = ", ".join(self.value(i) for i in index.items)
         n = rust_ident(arr.id)
         dtype = arr.ty.dtype
@@ -345,7 +383,7 @@ class Lowerer:
             self.indent -= 1
             self.emit("} else {")
             self.indent += 1
-            self.declared.append({})
+            self.declared.append(_Scope())
             if e.op == "view_load":
                 self.emit(f"{res} = {self.value(fallback, allow_inline=True)};")
             else:
@@ -462,7 +500,12 @@ class Lowerer:
             ty = s.value.ty
             prev = self.lookup(name)
             if prev is not None and prev == ty and name in self.mutable:
-                self.emit(f"{name} = {self.value(s.value, allow_inline=True)};")
+                self.emit(f"{self.rust_name(name)} = {self.value(s.value, allow_inline=True)};")
+                return
+            if self._returns_to_outer(name, ty):
+                rhs = self.value(s.value, allow_inline=True)  # reads the alias
+                del self.declared[-1][name], self.declared[-1].aliases[name]
+                self.emit(f"{self.rust_name(name)} = {rhs};")
                 return
             if self._shadows_outer(name, ty):
                 raise fail("CT104", f"`{s.targets[0]}` takes another type inside this block and then its type outside "
@@ -471,8 +514,12 @@ class Lowerer:
                            "other type its own name", s.pos)
             rhs = self.value(s.value, allow_inline=True)
             mut = "mut " if name in self.mutable else ""
-            self.emit(f"let {mut}{name}: {rust_type(ty)} = {rhs};")
+            alias = self._alias(name, ty)
+            self.emit(f"let {mut}{alias or name}: {rust_type(ty)} = {rhs};")
             self.declared[-1][name] = ty
+            self.declared[-1].aliases.pop(name, None)
+            if alias:
+                self.declared[-1].aliases[name] = alias
         elif isinstance(s, Eval):
             if s.value.op == "store":
                 self.store(s.value)
@@ -511,9 +558,13 @@ class Lowerer:
                 zero = self.zero(ty)
                 if ty.is_scalar and ty.dtype in GENERIC:  # an E scalar is a rank-0 tile
                     zero = f"constant({zero}, shape![])"
-                self.emit(f"let mut {name}: {rust_type(ty)} = {zero};")
                 self.mutable.add(name)
+                alias = self._alias(name, ty)
+                self.emit(f"let mut {alias or name}: {rust_type(ty)} = {zero};")
                 self.declared[-1][name] = ty
+                self.declared[-1].aliases.pop(name, None)
+                if alias:
+                    self.declared[-1].aliases[name] = alias
             cond = self.const_cond(s.cond) if s.const else self.cond_value(s.cond, bind=True)
             self.emit(f"if {cond} {{")
             self.nested(s.body)
@@ -546,7 +597,7 @@ class Lowerer:
 
     def nested(self, body, bound: dict | None = None) -> None:
         self.indent += 1
-        self.declared.append(dict(bound or {}))
+        self.declared.append(_Scope(bound or {}))
         self.block(body)
         self.declared.pop()
         self.indent -= 1
@@ -648,7 +699,7 @@ class Lowerer:
                 conv = self.scalar_result(Op("convert", (), e.pos, ty=e.ty), self.int_convert(t, "i32", e.ty.dtype, ()))
                 self.emit(f"let {c}: {e.ty.dtype} = {conv};")
                 return c
-            return rust_ident(e.id)
+            return self.rust_name(e.id)
         if isinstance(e, Op):
             rhs = self.op(e)
             if allow_inline or rhs.isidentifier():  # already a typed binding: no copy
@@ -1311,7 +1362,7 @@ class Lowerer:
             # a ct.Constant divisor: cuTile Python knows its value and folds the sign test as for a literal;
             # the const `if` on the generic is decided when cuTile Rust compiles the entry
             self.emit(f"let {c2}: {bt} = constant(true, {shape_macro(shape)});")
-            self.emit(f"let {x1}: {bt} = if {rust_ident(divisor.id)} >= 0i32 {{ {c1} }} else {{ xori({c1}, {c2}) }};")
+            self.emit(f"let {x1}: {bt} = if {self.rust_name(divisor.id)} >= 0i32 {{ {c1} }} else {{ xori({c1}, {c2}) }};")
         else:
             if isinstance(divisor, Lit) and e.ty.is_scalar:
                 self.emit(f"let {c2}: {bt} = constant(true, {shape_macro(shape)});")
