@@ -89,6 +89,7 @@ def _coerce(code: str, kind: str, want: str) -> str:
 
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+_BITOPS = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
@@ -127,6 +128,8 @@ def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) 
             a, b = _coerce(*left, "int"), _coerce(*right, "int")
             if type(node.op) in _BINOPS:
                 return f"({a} {_BINOPS[type(node.op)]} {b})", "int"
+            if type(node.op) in _BITOPS:  # two's complement: Python's on every i64
+                return f"({a} {_BITOPS[type(node.op)]} {b})", "int"
             if isinstance(node.op, ast.FloorDiv):
                 return f"abi::floordiv({a}, {b})?", "int"
             if isinstance(node.op, ast.Mod):

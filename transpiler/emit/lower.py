@@ -606,7 +606,9 @@ class Lowerer:
         if isinstance(e, Name):
             # Python truthiness: a bool constant is 0 or 1; an int constant is true when nonzero
             p = self.k.param(e.id)
-            return f"{rust_ident(e.id)} {'!= 0i32' if p is not None and p.const_type == 'int' else '== 1i32'}"
+            derived = dict(self.k.derived).get(e.id, "")
+            is_int = (p is not None and p.const_type == "int") or (derived and not derived.startswith("(1 if "))
+            return f"{rust_ident(e.id)} {'!= 0i32' if is_int else '== 1i32'}"
         if isinstance(e, Lit):
             return "true" if e.value else "false"
         if isinstance(e, Op) and e.op == "not" and isinstance(e.args[0], Name):

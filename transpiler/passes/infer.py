@@ -469,7 +469,8 @@ class Infer:
     # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
     _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
-                  "mod": ("%", "MOD"), "cdiv": (None, "CDIV"), "truncdiv": ("//", "DIV"), "truncmod": ("%", "MOD")}
+                  "mod": ("%", "MOD"), "cdiv": (None, "CDIV"), "truncdiv": ("//", "DIV"), "truncmod": ("%", "MOD"),
+                  "bitand": ("&", "AND"), "bitor": ("|", "OR"), "bitxor": ("^", "XOR")}
 
     def const_int_expr(self, e: Expr, depth: int = 0) -> tuple[str, str] | None:
         """(Python expression, generic name) of integer arithmetic on int constants and literals, which
@@ -747,6 +748,8 @@ class Infer:
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
+        if const:
+            cond = self.fold_const_names(cond)
         before = dict(self.env)
         try:
             body = tuple(self.block(s.body))
@@ -973,16 +976,27 @@ class Infer:
             raise SplitOnConst(text)
         return taken
 
+    def fold_const_names(self, e: Expr) -> Expr:
+        """A constant condition's names bound once to constant arithmetic, as their derived generics: the
+        condition is then decided by the JIT (Rust has no `&&` of runtime values in a kernel)."""
+        if isinstance(e, Name) and e.id not in self.consts and e.id not in self.derived:
+            derived = self.derived_name(e)
+            return e if derived is None else Name(derived, e.pos, TileTy("i32"))
+        if isinstance(e, Op):
+            return replace(e, args=tuple(self.fold_const_names(a) for a in e.args))
+        return e
+
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
             return True
         if isinstance(e, Name):
             if self.is_float_const(e):
                 return False  # its value is not known to the Rust const generics as a number
-            return e.id in self.consts or e.id in self.derived
+            # a name bound once to constant arithmetic (`inner_stage = 4 - STAGE`) is compile-time in Python too
+            return e.id in self.consts or e.id in self.derived or self.const_int_expr(e) is not None
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
-        return False
+        return isinstance(e, Op) and self.const_int_expr(e) is not None  # `if STAGE & 1:`
 
     # ---------------------------------------------------------------- expressions
     def scalar_int(self, e: Expr) -> Expr:
