@@ -102,6 +102,29 @@ def test_N8_const_fold_conversions():
     assert norm(cast_i) != norm(BASE)
 
 
+@pytest.mark.parametrize("f8", ["f8E4M3FN", "f8E5M2"])
+def test_N8_f8_constants_fold_only_where_exact(f8):
+    """An f8 padding written by cuTile Rust as an f32 constant converted (`ftof`) equals cuTile Python's f8
+    constant printed in decimal, where the value is exactly an f8 value; a value f8 would round is not folded,
+    and another value stays another."""
+    def padded(const: str) -> str:
+        return BASE.replace("%m = mulf %tile, %bc", f"{const}\n  %p8r = reshape %p8 : tile<{f8}> -> tile<1x{f8}>\n"
+                            f"  %p8b = broadcast %p8r : tile<1x{f8}> -> tile<64x{f8}>\n"
+                            f"  %p8f = ftof %p8b : tile<64x{f8}> -> tile<64xf32>\n  %m = mulf %tile, %p8f")
+    python_side = padded(f"%p8 = constant <{f8}: 0.000000e+00> : tile<{f8}>")
+    rust_side = padded(f"%p32 = constant <f32: 0x00000000> : tile<f32>\n  %p8 = ftof %p32 : tile<f32> -> tile<{f8}>")
+    assert norm(rust_side) == norm(python_side)
+    one = padded(f"%p32 = constant <f32: 1.000000e+00> : tile<f32>\n  %p8 = ftof %p32 : tile<f32> -> tile<{f8}>")
+    assert norm(one) == norm(padded(f"%p8 = constant <{f8}: 1.000000e+00> : tile<{f8}>")) != norm(python_side)
+    negative_zero = padded(f"%p8 = constant <{f8}: -0.000000e+00> : tile<{f8}>")
+    assert norm(negative_zero) != norm(python_side)
+    # 0.1 is no f8 value: which f8 it becomes depends on rounding the normalizer does not mirror
+    inexact = padded(f"%p32 = constant <f32: 1.000000e-01> : tile<f32>\n  %p8 = ftof %p32 : tile<f32> -> tile<{f8}>")
+    assert "ftof" in "".join(l for l in norm(inexact).splitlines() if "f32> -> tile<" + f8 in l)
+    assert norm(inexact) != norm(padded(f"%p8 = constant <{f8}: 1.015625e-01> : tile<{f8}>"))
+    assert norm(inexact) != norm(padded(f"%p8 = constant <{f8}: 9.375000e-02> : tile<{f8}>"))
+
+
 def test_N9_float_literals_as_bits():
     hexed = BASE.replace("<f32: 2.000000e+00>", "<f32: 0x40000000>")
     assert norm(hexed) == norm(BASE)

@@ -803,10 +803,12 @@ def test_a_typed_padding_constant(tmp_path):
     """
     assert _typed(tmp_path, src.replace("{pad}", "float16(1.5)")) == [(("f16", "f32"), {"x": "E", "y": "E"})]
     # cuTile Python casts an f8 constant to no other dtype (its promote_dtypes refuses f8 with any other), so x
-    # would be f8
-    # (the port has no f8 padding constant the verifier compares equal yet: refused)
-    with pytest.raises(TranspileError, match="f8e4m3fn constant is not supported yet"):
-        _typed(tmp_path, src.replace("{pad}", "float8_e4m3fn(0.0)"))
+    # is f8 (and y with it: the gathered tile is stored into it); the port writes the constant as a converted f32
+    # one, which the verifier folds where the value is exactly an f8 value (the only values taken here)
+    assert _typed(tmp_path, src.replace("{pad}", "float8_e4m3fn(0.0)")) == [((), {"x": "f8e4m3fn", "y": "f8e4m3fn"})]
+    assert _typed(tmp_path, src.replace("{pad}", "float8_e5m2(-1.5)")) == [((), {"x": "f8e5m2", "y": "f8e5m2"})]
+    with pytest.raises(TranspileError, match="not exactly a value of f8e4m3fn"):
+        _typed(tmp_path, src.replace("{pad}", "float8_e4m3fn(0.1)"))
     assert _typed(tmp_path, src.replace("{pad}", "float32(0.0)"), ("f32",)) == [((), {"x": "E", "y": "E"})]
     with pytest.raises(TranspileError, match="not exactly a value of f16"):
         _typed(tmp_path, src.replace("{pad}", "float16(0.1)"))

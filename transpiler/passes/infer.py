@@ -339,7 +339,7 @@ class WidenCarried(Exception):
 
 
 # the dtypes an array of an element-type generic may be fixed to when a value must have one (retype_generic)
-ARRAY_RETYPE_DTYPES = ("i32", "i64", "f16", "bf16", "f32")
+ARRAY_RETYPE_DTYPES = ("i32", "i64", "f16", "bf16", "f32", "f8e4m3fn", "f8e5m2")
 
 
 class RetypeArray(Exception):

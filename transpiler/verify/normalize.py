@@ -17,6 +17,7 @@ are not printed as values; the ordering they impose between accesses to one arra
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 from dataclasses import dataclass, field
@@ -55,7 +56,8 @@ RULES: dict[str, str] = {
     "the result type, exactly: `exti`/`itof` by their `signed`/`unsigned` word (zero-extension for "
     "`unsigned`), `ftof`/`itof` only with nearest-even rounding (no rounding attribute or "
     "`rounding<nearest_even>`); a conversion with another rounding mode, any other attribute, no "
-    "signedness, a tf32 side or a value that would round twice is not folded. A conversion to the same type is dropped, a "
+    "signedness, a tf32 side or a value that would round twice is not folded; to f8 (E4M3FN, E5M2), only a value "
+    "that is exactly an f8 value (no rounding at all), and an f8 constant parses to its bits. A conversion to the same type is dropped, a "
     "`bitcast` to the same type too (Tile IR integers are signless: cuTile Rust's u64 view of an i64 "
     "gather index is `bitcast : tile<i64> -> tile<i64>`, where cuTile Python uses the index as is).",
     "N9-float-literals": "Float constants are compared as bit patterns of their element type, parsed from "
@@ -529,7 +531,38 @@ def _inline_region_args(op: Op) -> list[str]:
 
 # --------------------------------------------------------------------------------- canonical form
 
-_FLOAT_BITS = {"f32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f64": 64}
+_FLOAT_BITS = {"f32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "f8E4M3FN": 8, "f8E5M2": 8}
+# the f8 formats: (exponent bits, mantissa bits, has infinities). E4M3FN has no infinities and one NaN pattern per
+# sign (all ones); E5M2 is IEEE-like. A value converts to f8 only where it is exactly one of its 256 values (the
+# normalizer mirrors no f8 rounding): see _f8_bits
+_F8 = {"f8E4M3FN": (4, 3, False), "f8E5M2": (5, 2, True)}
+
+
+def _f8_value(bits: int, dtype: str) -> float:
+    ebits, mbits, ieee = _F8[dtype]
+    sign = -1.0 if bits & 0x80 else 1.0
+    e, m = (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
+    top = (1 << ebits) - 1
+    if ieee and e == top:
+        return sign * math.inf if m == 0 else math.nan
+    if not ieee and e == top and m == (1 << mbits) - 1:
+        return math.nan
+    bias = (1 << (ebits - 1)) - 1
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - mbits)
+    return sign * (1 + m / (1 << mbits)) * 2.0 ** (e - bias)
+
+
+class _NotExact(ValueError):
+    """A float that is not exactly an f8 value: not folded, not parsed."""
+
+
+def _f8_bits(value: float, dtype: str) -> int:
+    for bits in range(256):
+        v = _f8_value(bits, dtype)
+        if v == value and math.copysign(1.0, v) == math.copysign(1.0, value):
+            return bits
+    raise _NotExact(f"{value!r} is not an {dtype} value")
 _INT_BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 
 
@@ -553,6 +586,8 @@ def _float_to_bits(value: float, dtype: str) -> int:
         return struct.unpack("<Q", struct.pack("<d", value))[0]
     if dtype == "f16":
         return _pack("e", value, dtype)
+    if dtype in _F8:
+        return _f8_bits(value, dtype)
     if dtype == "bf16":
         b = _pack("f", value, "f32")
         if (b & 0x7F800000) == 0x7F800000 and b & 0x7FFFFF:
@@ -570,6 +605,8 @@ def _bits_to_float(bits: int, dtype: str) -> float:
         return struct.unpack("<e", struct.pack("<H", bits))[0]
     if dtype == "bf16":
         return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+    if dtype in _F8:
+        return _f8_value(bits, dtype)
     raise ValueError(dtype)
 
 
@@ -584,7 +621,10 @@ def _const_value(text: str) -> tuple[str, object, str] | None:
     dtype, raw, ty = m.groups()
     raw = raw.strip()
     if dtype in _FLOAT_BITS:
-        bits = int(raw, 16) if raw.lower().startswith("0x") else _float_to_bits(float(raw), dtype)
+        try:
+            bits = int(raw, 16) if raw.lower().startswith("0x") else _float_to_bits(float(raw), dtype)
+        except _NotExact:
+            return None  # an f8 constant printed with a value it cannot hold: compared as written
         return dtype, bits, ty
     if dtype == "i1":
         return dtype, raw in ("1", "true"), ty
@@ -656,7 +696,10 @@ def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[s
             return None
         if dst == "bf16" and sdt == "f64":
             return None  # f64 -> f32 -> bf16 would round twice
-        return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
+        try:
+            return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
+        except _NotExact:
+            return None  # to f8: folded only where no rounding happens
     if not (sdt.startswith("i") and sdt[1:].isdigit() and isinstance(val, (int, bool))):
         return None
     sbits = int(sdt[1:])
@@ -666,7 +709,10 @@ def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[s
         v = int(val) & ((1 << sbits) - 1) if signs[0] == "unsigned" else _signed_value(int(val), sbits)
         if abs(v) > 1 << 53:
             return None  # int -> double -> target would round twice
-        return dst, _float_to_bits(float(v), dst), out_ty
+        try:
+            return dst, _float_to_bits(float(v), dst), out_ty
+        except _NotExact:
+            return None
     if name in ("exti", "trunci") and dst.startswith("i"):
         dbits = int(dst[1:])  # a malformed type fails closed (ValueError -> IRParseError)
         if attrs:

@@ -154,11 +154,6 @@ def _typed_padding(infer: Infer, pad: Expr, arr: Name, e: Op) -> Expr | None:
             and isinstance(pad.args[1], Op) and pad.args[1].op == "dtype"):
         return None
     value, dtype = pad.args[0].value, pad.args[1].attr("dtype")
-    if dtype in ("f8e4m3fn", "f8e5m2"):
-        # cuTile Python casts an f8 constant to no other dtype, so the array would be f8; the port writes an f8
-        # constant as a converted f32 one, which the verifier does not fold (N8 leaves f8 conversions alone)
-        raise fail(e.rule, f"`padding_value` as an {dtype} constant is not supported yet (an f8 array's padding "
-                   "has no Rust form the verifier compares equal)", e.pos)
     if not _exact_in(value, dtype):
         raise fail(e.rule, f"`padding_value` {dtype} constant {value!r} is not exactly a value of {dtype} "
                    "(the port mirrors no rounding of a typed constant); write a number", e.pos)
