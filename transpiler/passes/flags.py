@@ -35,7 +35,29 @@ def condition_comparands(kernels: list[Kernel]) -> dict[str, list[int]]:
             name, lit = (a, b) if isinstance(a, Name) else (b, a)
             if isinstance(name, Name) and name.id in consts and isinstance(lit, Lit) and type(lit.value) is int:
                 out.setdefault(name.id, set()).update(v for v in (lit.value - 1, lit.value, lit.value + 1) if v >= 0)
+        for _, expr in kernel.derived:  # a choice inside a derived constant (`FULL if HALF == 0 else HALF`)
+            for name, value in _derived_comparisons(expr):
+                if name in consts:
+                    out.setdefault(name, set()).update(v for v in (value - 1, value, value + 1) if v >= 0)
     return {n: sorted(v) for n, v in sorted(out.items())}
+
+
+def _derived_comparisons(expr: str) -> list[tuple[str, int]]:
+    """(name, literal) of each comparison of a name with an integer literal in a derived constant's Python
+    expression (infer.const_int_expr writes them)."""
+    import ast
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            a, b = node.left, node.comparators[0]
+            name, lit = (a, b) if isinstance(a, ast.Name) else (b, a)
+            if isinstance(name, ast.Name) and isinstance(lit, ast.Constant) and type(lit.value) is int:
+                out.append((name.id, lit.value))
+    return out
 
 
 def loop_bound_consts(kernel: Kernel) -> set[str]:

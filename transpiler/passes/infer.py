@@ -484,6 +484,18 @@ class Infer:
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
             # a name bound once to constant arithmetic (`N = C * H`) is a compile-time value in Python too
             return self.const_int_expr(self.single_defs[e.id], depth + 1)
+        if isinstance(e, Op) and e.op == "ifexp" and len(e.args) == 3:
+            # `pad_hd if pad_rope_hd == 0 else pad_rope_hd`: a choice between constants on a constant comparison
+            c, a, b = e.args
+            if not (isinstance(c, Op) and c.op == "cmp" and len(c.args) == 2 and c.attr("pred") in self._CMP_WORDS):
+                return None
+            x, y = self.const_int_expr(c.args[0], depth), self.const_int_expr(c.args[1], depth)
+            a, b = self.const_int_expr(a, depth), self.const_int_expr(b, depth)
+            if None in (x, y, a, b):
+                return None
+            pred = c.attr("pred")
+            return (f"(({a[0]}) if (({x[0]}) {pred} ({y[0]})) else ({b[0]}))",
+                    f"{a[1]}_IF_{x[1]}_{self._CMP_WORDS[pred]}_{y[1]}_ELSE_{b[1]}")
         if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
             a, b = self.const_int_expr(e.args[0], depth), self.const_int_expr(e.args[1], depth)
             if a is None or b is None:
@@ -492,6 +504,8 @@ class Infer:
             expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
             return expr, f"{a[1]}_{word}_{b[1]}"
         return None
+
+    _CMP_WORDS = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
     _FLOAT_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "div": ("/", "DIV")}
 
