@@ -173,9 +173,30 @@ def test_region_ops_and_loop_args():
 }
 """
     out = norm(loop, ["n"])
-    assert "for ^1.0 in" in out and "iter_values(^1.1 = " in out and "addf ^1.0, ^1.1" in out
+    assert "for ^1.0 in" in out and "iter_values(^1.1 = " in out and "addf ^100.0, ^100.1" in out
     assert norm(loop.replace("addf %a, %b", "maxf %a, %b"), ["n"]) != out
     assert norm(loop.replace("%n = addf %acc, %acc", "%n = mulf %acc, %acc"), ["n"]) != out
+    assert norm(loop.replace("addf %a, %b", "addf %a, %a"), ["n"]) != out
+
+
+def test_a_reduce_compares_equal_inside_a_loop_and_hoisted_out_of_it():
+    """cuTile Rust hoists a loop-invariant reduce that cuTile Python leaves in the loop (N7: a pure op's
+    position does not matter): its combiner's arguments are named below the reduce, not below the entry."""
+    def program(hoisted: bool, combine: str = "addf") -> str:
+        red = (f"  %red = reduce %x dim=0 identities=[0.000000e+00 : f32] : tile<4xf32> -> tile<f32>\n"
+               f"  (%a: tile<f32>, %b: tile<f32>) {{\n    %s = {combine} %a, %b : tile<f32>\n    yield %s : tile<f32>\n  }}\n")
+        inner = red.replace("\n  ", "\n    ").replace("  %red", "    %red", 1)
+        return ("entry @k(%arg0: tile<i32>, %arg1: tile<ptr<f32>>) {\n"
+                "  %c0 = constant <i32: 0> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+                "  %x = constant <f32: 1.000000e+00> : tile<4xf32>\n" + (red if hoisted else "") +
+                "  %for = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%acc = %x) -> (tile<4xf32>) {\n" +
+                ("" if hoisted else inner) +
+                "    %rb = reshape %red : tile<f32> -> tile<1xf32>\n"
+                "    %bc = broadcast %rb : tile<1xf32> -> tile<4xf32>\n"
+                "    %n = addf %acc, %bc : tile<4xf32>\n    continue %n : tile<4xf32>\n  }\n"
+                "  print %for : tile<4xf32>\n  return\n}\n")
+    assert norm(program(True), ["n", "p"]) == norm(program(False), ["n", "p"])
+    assert norm(program(True, "maxf"), ["n", "p"]) != norm(program(False), ["n", "p"])
 
 
 def test_garbage_is_rejected():

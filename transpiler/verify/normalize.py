@@ -160,6 +160,7 @@ _PURE_OPS = {
     # reductions with a pure body
     "reduce", "scan",
 }
+_PURE_REGION_DEPTH = 100  # the depth a pure op's body is named at, wherever the op is (see _canon_region)
 _TOKEN_OPS = {"make_token", "join_tokens"}
 _CONVERT_OPS = {"ftof", "itof", "exti", "trunci", "ftoi"}
 _IDENTITY_WHEN_SAME_TYPE = _CONVERT_OPS | {"reshape", "broadcast", "bitcast"}
@@ -1025,7 +1026,10 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                     ctx.consts[kid] = folded
                     local[results[0]] = f"{{k{kid}}}"
                     continue
-        sub_regions = [_canon_region(r, ctx, scope, depth + 1) for r in op.regions]
+        # a pure op's body (a reduce's combiner) names its arguments by nesting below the op, not below the
+        # entry: the op compares equal inside a loop and hoisted out of it (N7, cuTile Rust hoists some)
+        body_depth = _PURE_REGION_DEPTH if op.name in _PURE_OPS else depth + 1
+        sub_regions = [_canon_region(r, ctx, scope, body_depth) for r in op.regions]
         kid = _define(ctx, f"{op.name} {text}", deps, sub_regions)
         if op.name == "constant":
             cv = _const_value(text)
