@@ -993,6 +993,31 @@ def test_N22_constant_comparisons():
         assert want in norm(t, ["a"]) and "cmpi" not in norm(t, ["a"])
 
 
+def test_N24_constant_division():
+    """`lo // TILE` where lo is the constant 0 of a constant arm: cuTile Python folds it, cuTile Rust divides
+    two constants; folded with the signedness and rounding of the op, never by zero or in signed overflow."""
+    def prog(div: str) -> str:
+        return f"""entry @k(%arg0: tile<i32>) {{
+{div}  print %q : tile<i32>
+  return
+}}
+"""
+    def divi(a: int, b: int, attrs: str) -> str:
+        return (f"  %a = constant <i32: {a}> : tile<i32>\n  %b = constant <i32: {b}> : tile<i32>\n"
+                f"  %q = divi %a, %b {attrs} : tile<i32>\n")
+    const = lambda v: f"  %q = constant <i32: {v}> : tile<i32>\n"
+    for a, b, attrs, want in ((0, 64, "signed rounding<negative_inf>", 0), (-7, 2, "signed rounding<negative_inf>", -4),
+                              (-7, 2, "signed", -3), (7, 2, "signed rounding<positive_inf>", 4),
+                              (-1, 2, "unsigned", 2**31 - 1)):
+        assert norm(prog(divi(a, b, attrs)), ["n"]) == norm(prog(const(want)), ["n"]), (a, b, attrs)
+        assert norm(prog(divi(a, b, attrs)), ["n"]) != norm(prog(const(want + 1)), ["n"]), (a, b, attrs)
+    # operands swapped: another quotient
+    assert norm(prog(divi(64, 8, "signed")), ["n"]) != norm(prog(divi(8, 64, "signed")), ["n"])
+    # not folded: by zero, signed overflow, no signedness
+    for a, b, attrs in ((1, 0, "signed"), (-2**31, -1, "signed"), (4, 2, "")):
+        assert "divi" in norm(prog(divi(a, b, attrs)), ["n"])
+
+
 def test_N23_if_passthrough():
     """cuTile Rust carries every variable an `if` may assign through both arms (`yield %a` in each arm
     for an `a` that neither changes); cuTile Python yields only what an arm changes. A result both arms

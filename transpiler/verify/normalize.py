@@ -98,6 +98,10 @@ RULES: dict[str, str] = {
     "N22-constant-comparisons": "`cmpi` of two splat integer constants of one type is the i1 constant of its "
     "outcome, read at their width with the comparison's signedness (cuTile Python folds the sign test of `%` "
     "by a constant expression; cuTile Rust keeps the comparison).",
+    "N24-constant-division": "`divi` of two splat integer constants of one type (signed or unsigned, rounding "
+    "toward zero, negative or positive infinity) is the constant of its quotient, read at their width; a zero "
+    "divisor, the signed overflow (MIN / -1) or any other attribute is not folded (cuTile Python folds `0 // TILE` "
+    "on Python constants; cuTile Rust keeps the division of two constants).",
     "N23-if-passthrough": "A result of an `if` that both arms' `yield`s pass as the same value (one defined "
     "before the `if`: an arm cannot name the other arm's values) is that value: it is dropped from the `if` "
     "and its uses read the value (cuTile Rust carries every variable an `if` may assign through both arms, "
@@ -660,6 +664,39 @@ _CMP_PREDICATES = {"equal": int.__eq__, "not_equal": int.__ne__, "less_than": in
                    "less_than_or_equal": int.__le__, "greater_than": int.__gt__, "greater_than_or_equal": int.__ge__}
 
 
+def _fold_divi(ctx, operands: list[str], text: str) -> tuple[str, object, str] | None:
+    """N24: `divi a, b signed|unsigned [rounding<...>]` of two splat integer constants of one type, exactly."""
+    m = re.match(r"\{k\d+\}, \{k\d+\}((?: \S+)*?) : (tile<[^>]*>)$", text.strip())
+    if not m or not all(o.startswith("{k") for o in operands):
+        return None
+    words = m.group(1).split()
+    signs = [w for w in words if w in ("signed", "unsigned")]
+    rounding = [w for w in words if w not in ("signed", "unsigned")]
+    if len(signs) != 1 or len(rounding) > 1 or (rounding and rounding[0] not in _DIV_ROUNDING):
+        return None
+    a, b = (ctx.consts.get(int(o[2:-1])) for o in operands)
+    if a is None or b is None or a[0] != b[0] or a[0] not in _INT_BITS or a[0] == "i1" or a[2] != b[2]:
+        return None
+    bits = _INT_BITS[a[0]]
+    if signs[0] == "signed":
+        x, y = _signed_value(int(a[1]), bits), _signed_value(int(b[1]), bits)
+    else:
+        x, y = int(a[1]) & ((1 << bits) - 1), int(b[1]) & ((1 << bits) - 1)
+    if y == 0 or (signs[0] == "signed" and x == -(1 << (bits - 1)) and y == -1):
+        return None
+    q = _DIV_ROUNDING[rounding[0] if rounding else "rounding<zero>"](x, y)
+    return a[0], _signed_value(q, bits), a[2]
+
+
+def _div_toward_zero(x: int, y: int) -> int:
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y > 0) else -q
+
+
+_DIV_ROUNDING = {"rounding<zero>": _div_toward_zero, "rounding<negative_inf>": lambda x, y: x // y,
+                 "rounding<positive_inf>": lambda x, y: -((-x) // y)}
+
+
 def _fold_cmpi(ctx, operands: list[str], text: str) -> tuple[str, object, str] | None:
     """N22: `cmpi PRED a, b, signed|unsigned` of two splat integer constants of one type is the i1 constant of
     its outcome (cuTile Python folds it; cuTile Rust keeps it, e.g. the divisor's sign test of `%` by a
@@ -1009,8 +1046,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             if len(keep) == 1:
                 local[results[0]] = keep[0]
                 continue
-        if op.name == "cmpi" and len(operands) == 2:  # N22
-            folded = _fold_cmpi(ctx, operands, text)
+        if op.name in ("cmpi", "divi") and len(operands) == 2:  # N22, N24
+            folded = (_fold_cmpi if op.name == "cmpi" else _fold_divi)(ctx, operands, text)
             if folded:
                 kid = _define(ctx, "constant " + _const_text(*folded), [], [])
                 ctx.consts[kid] = folded
