@@ -79,6 +79,32 @@ def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
     return tuple(out)
 
 
+def _reads(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in all_stmts(stmts):
+        for e in _stmt_exprs(s):
+            _names(e, out)
+    return out
+
+
+def _narrow_declares(stmts, after: set[str]) -> tuple[Stmt, ...]:
+    """An `if`'s declared names (first assigned in both arms) that nothing after the `if` reads stay local to
+    each arm: cuTile Python's `if` yields only values read after it (the arm of an early return and the rest of
+    the kernel, split into an `if`, yield nothing). `after`: the names read after these statements."""
+    out: list[Stmt] = []
+    stmts = list(stmts)
+    for i, s in enumerate(stmts):
+        rest = _reads(stmts[i + 1:]) | after
+        if isinstance(s, If):
+            s = replace(s, body=_narrow_declares(s.body, rest), orelse=_narrow_declares(s.orelse, rest),
+                        declares=tuple(d for d in s.declares if d[0] in rest))
+        elif isinstance(s, (For, While)):
+            # the next iteration runs the body again: what it reads is read after any of its statements
+            s = replace(s, body=_narrow_declares(s.body, _reads([s]) | rest))
+        out.append(s)
+    return tuple(out)
+
+
 def eliminate_dead_code(kernel: Kernel) -> Kernel:
     body = kernel.body
     for _ in range(1000):  # each round removes at least one statement or stops
@@ -86,7 +112,7 @@ def eliminate_dead_code(kernel: Kernel) -> Kernel:
         if _count(new) == _count(body):
             break
         body = new
-    return replace(kernel, body=body)
+    return replace(kernel, body=_narrow_declares(body, set()))
 
 
 def _count(stmts) -> int:
