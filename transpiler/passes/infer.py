@@ -483,6 +483,9 @@ class Infer:
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
             # a name bound once to constant arithmetic (`N = C * H`) is a compile-time value in Python too
             return self.const_int_expr(self.single_defs[e.id], depth + 1)
+        if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
+            a = self.const_int_expr(e.args[0], depth)
+            return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
         if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
             a, b = self.const_int_expr(e.args[0], depth), self.const_int_expr(e.args[1], depth)
             if a is None or b is None:
