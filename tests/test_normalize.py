@@ -585,6 +585,27 @@ def test_N5_allowed_for_iv_below_ub():
     assert _loop_fact("0", fact.format(b=3)) != _loop_fact("0", "")  # runtime upper bound: compared
 
 
+def test_N5_allowed_for_iv_below_ub_of_a_persistent_loop():
+    """`for i in range(bid, 256, num_blocks)`: cuTile Rust states `bounded<?, 255>` on i, the step being the grid
+    size (>= 1 in every launch); true by construction, so dropped. A smaller bound (a false fact) is compared,
+    as is the same fact on a loop whose step is an argument (it may be anything)."""
+    fact = "%ai = assume bounded<?, {b}>, %i : tile<i32>\n    "
+
+    def persistent(fact: str, step: str = "%n") -> str:
+        text = LOOP_FACT.replace("{fact}", fact).replace(
+            "  %lb = constant <i32: {lb}> : tile<i32>\n",
+            "  %b, %by, %bz = get_tile_block_id : tile<i32>\n  %n, %ny, %nz = get_num_tile_blocks : tile<i32>\n"
+            "  %ub = constant <i32: 256> : tile<i32>\n").replace(
+            "for %i in (%lb to %arg1, step %one)", f"for %i in (%b to %ub, step {step})")
+        if fact:
+            text = text.replace("offset %arg0, %i", "offset %arg0, %ai").replace("%p, %i :", "%p, %ai :")
+        return normalize(text, ["out.ptr", "out.shape0", "out.stride0"])[0]
+    assert persistent(fact.format(b=255)) == persistent("")
+    assert persistent(fact.format(b=300)) == persistent("")  # weaker: still true
+    assert persistent(fact.format(b=254)) != persistent("")  # excludes i = 255
+    assert persistent(fact.format(b=255), "%arg2") != persistent("", "%arg2")  # a step of any sign: compared
+
+
 TWO_LOOPS = """entry @k(%arg0: tile<ptr<i32>>, %arg1: tile<i32>, %arg2: tile<i32>) {
   %zero = constant <i32: 0> : tile<i32>
   %four = constant <i32: 4> : tile<i32>

@@ -374,6 +374,59 @@ def test_array_dtype_is_the_same_in_every_variant(tmp_path):
     assert {p.dtype for v in vs for p in v.params if p.name == "mean"} == {"f32"}
 
 
+def test_an_array_whose_rank_depends_on_a_constant_has_an_entry_per_rank(tmp_path):
+    """`loss` is stored by tiles (rank 2) where REDUCE == 0 and scattered per row (rank 1) otherwise, the two
+    accesses under separate `if`s: a variant per arm of the first, each with its rank. `bias` is rank 1 under
+    BIAS == 2 and rank 2 under BIAS == 1 (an `elif` in a loop), unused under BIAS == 0, which keeps rank 2."""
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        C = ct.Constant[int]
+        @ct.kernel
+        def k(x, loss, REDUCE: C, T: C):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+            if REDUCE == 0:
+                ct.store(loss, index=(ct.bid(0), 0), tile=t)
+            if REDUCE != 0:
+                ct.scatter(loss, ct.bid(0), ct.sum(t.reshape((T,)), 0))
+        @ct.kernel
+        def b(x, bias, z, BIAS: C, T: C):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+            if BIAS == 2:
+                s = ct.load(bias, index=(ct.bid(0),), shape=(1,)).reshape(())
+            for i in range(2):
+                if BIAS == 1:
+                    t = t + ct.load(bias, index=(ct.bid(0), i), shape=(1, T))
+                elif BIAS == 2:
+                    t = t * s
+            ct.store(z, index=(ct.bid(0), 0), tile=t)
+    """)
+    ranks = {v.variant.predicates: p.rank for v in vs for p in v.params if p.name in ("loss", "bias")}
+    assert ranks == {("REDUCE == 0",): 2, ("not (REDUCE == 0)",): 1, ("BIAS == 2",): 1, ("not (BIAS == 2)",): 2}
+
+
+@pytest.mark.parametrize("body", [
+    # a runtime condition decides the rank
+    """if n > 0:
+        t = ct.load(x, index=(ct.bid(0),), shape=(64,))
+    else:
+        t = ct.load(x, index=(ct.bid(0), 0), shape=(1, 64)).reshape((64,))""",
+    # both ranks live where A and B hold
+    """t = ct.zeros((64,), dtype=ct.float32)
+    if A:
+        t = t + ct.load(x, index=(ct.bid(0),), shape=(64,))
+    if B:
+        t = t + ct.load(x, index=(ct.bid(0), 0), shape=(1, 64)).reshape((64,))""",
+])
+def test_an_array_rank_no_constant_separates_is_refused(tmp_path, body):
+    fr = kernels(tmp_path, "import cuda.tile as ct\n@ct.kernel\ndef k(x, z, n, A: ct.Constant[int], "
+                 "B: ct.Constant[int]):\n    " + body + "\n    ct.store(z, index=(ct.bid(0),), tile=t)\n")
+    with pytest.raises(TranspileError) as err:
+        translate_kernel(fr.kernels[0])
+    d = err.value.diagnostic
+    assert d.code == "CTR-LOAD" and "indexed with 1 and 2 entries in different places that no constant separates" \
+        in d.message, d.message
+
+
 def test_tiled_view_misuse_is_diagnosed(tmp_path):
     for body, code in (("v = x.tiled_view((64,), traversal_steps=(32,))\n    t = v.load((0,))", "CT101"),
                        ("v = x.tiled_view((64,))\n    w = v", "CT101"),

@@ -203,8 +203,13 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
             floats = {p.name for p in variants[0].params if p.kind == "const" and p.const_type == "float"}
             specs = [{n: float(v) if n in floats else v for n, v in sp.items()} for sp in specs]  # -0.0 is not 0
         kr.entries = [v.name for v in views]
+        # an array whose rank depends on a constant (passes/ranks.py): its ranks, and each entry's
+        ranks = {p.name: sorted({q.rank for v in variants for q in v.params if q.name == p.name})
+                 for p in variants[0].params if p.kind == "array"}
+        ranks = {n: rs for n, rs in ranks.items() if len(rs) > 1}
+        params = [{**p, "ranks": ranks[p["name"]]} if p["name"] in ranks else p for p in param_layout(variants[0])]
         kr.manifest = {
-            "name": k.name, "line": k.pos.line, "params": param_layout(variants[0]),
+            "name": k.name, "line": k.pos.line, "params": params,
             "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
                          "derived": dict(v.derived),
                          "generic_params": {rust_ident(p.name): p.name for p in v.params
@@ -212,6 +217,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                          "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                          "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
                          "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
+                         **({"ranks": {p.name: p.rank for p in v.params if p.name in ranks}} if ranks else {}),
                          # the element types E may have in this entry (absent: any)
                          **({"dtypes": list(v.variant.dtypes)} if v.variant.dtypes else {})}
                         for v, vw in zip(variants, views)],

@@ -179,7 +179,10 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             access = (f"abi::Access {{ written: {str(p['name'] in written).lower()}, "
                       f"pointer: {str(p['name'] in pointers).lower()} }}")
             reader = "abi::optional_tensor_arg" if p.get("given") else "abi::tensor_arg"
-            arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {p["rank"]}, {access})?;')
+            rank = p["rank"]
+            if p.get("ranks"):  # a rank that depends on a constant: each entry checks its own (`expect_rank`)
+                rank = f'abi::given_rank({n}, "{p["name"]}", &[{", ".join(map(str, p["ranks"]))}])?'
+            arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {rank}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
         elif p.get("const_type") == "float":  # a double; the entries take its f32 bits as an i32 generic
@@ -228,7 +231,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         if p.get("given_of") or p.get("unit_of"):
             continue
         if p["kind"] == "array":
-            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {p['rank']}"
+            rank = " or ".join(map(str, p["ranks"])) + " (as the constants select)" if p.get("ranks") else p["rank"]
+            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {rank}"
                               + (" or null (Python's None)" if p.get("given") else ""))
         elif p["kind"] == "scalar":
             doc_params.append(f"`{p['name']}`: {p['dtype']}")
@@ -289,7 +293,8 @@ def _host_type(generic: str) -> str:
 
 def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: list[str],
                 kernel_generics: list[str]) -> dict:
-    params = kernel["params"]
+    ranks = entry.get("ranks", {})  # an array whose rank depends on a constant: this entry's
+    params = [{**p, "rank": ranks[p["name"]]} if p["name"] in ranks else p for p in kernel["params"]]
     derived = entry.get("derived", {})
     all_names = names | set(derived)
     floats = frozenset(p["name"] for p in params if p["kind"] == "const" and p.get("const_type") == "float")
@@ -313,6 +318,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     checks, fn_params, call_args, pass_args = [], [], [], []
     extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
+    checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
     for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
@@ -420,6 +426,7 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
     for p in params:
         if p["kind"] == "array":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
+                         f'{", ranks=" + repr(tuple(p["ranks"])) if p.get("ranks") else ""}'
                          f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
                          f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
                          f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
@@ -430,7 +437,9 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
     entries = [{"name": e["name"], "predicates": e["predicates"],
                 "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True",
                 # an entry of some element types only: the wrapper selects it by the arrays' dtype too
-                "dtypes_arg": f", dtypes={tuple(e['dtypes'])!r}" if e.get("dtypes") else ""}
+                "dtypes_arg": (f", dtypes={tuple(e['dtypes'])!r}" if e.get("dtypes") else "")
+                # an array whose rank depends on a constant: its rank in this entry
+                + (f", ranks={tuple(sorted(e['ranks'].items()))!r}" if e.get("ranks") else "")}
                for e in kernel["entries"]]
     return {
         "name": kernel["name"], "symbol": symbol, "packed": packed_symbol(symbol), "line": kernel["line"],

@@ -18,6 +18,7 @@ from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeed
                     SplitOnDtype, UnifyElements,
                     WidenCarried, classify_params)
 from .predicates import decides
+from .ranks import rank_split, settle_ranks, varying_arrays
 
 MAX_VARIANTS = 16
 # a Triton kernel's dtype and string constexprs multiply its entries (liger's RMSNorm backward: 3 casting modes x
@@ -242,12 +243,21 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
     # for it (the launcher refuses those constants) while another variant is ported
     undefined: list[tuple[tuple[str, ...], TranspileError]] = []
     restricted: list[tuple[Kernel, tuple[str, ...]]] = []  # (kernel, E's dtypes before a RestrictDtypes)
+    varying = varying_arrays(kernel)  # arrays whose rank depends on a constant (ranks.py)
     steps = 0
     while todo:
         steps += 1
         if steps > MAX_SPECIALIZE_STEPS:  # a rewrite that keeps asking for itself: refuse, never hang
             raise fail("CT108", f"the kernel's variants did not settle in {MAX_SPECIALIZE_STEPS} steps", kernel.pos)
         k, preds, elements = todo.pop(0)
+        if varying:  # an array indexed with several ranks: a variant per arm of the constant that decides it
+            split = rank_split(k, preds, varying)
+            if split is not None:
+                node, text = split
+                fork(*((replace(k, body=_replace_if(k.body, node, take)), preds + (pred,), elements)
+                       for take, pred in ((True, text), (False, f"not ({text})"))))
+                continue
+            k = settle_ranks(k, preds, varying)
         try:  # Infer sees the element types E may have here (a condition on E is decided by them)
             typed = Infer(replace(k, variant=Variant("", preds, elements or dtypes)), dtypes).run()
         except TranspileError as err:

@@ -19,7 +19,7 @@ import re
 import struct
 
 from ..emit.lower import rust_ident
-from .specs import (const_value, dtype_checks, element_types, entry_values, kernel_generics, predicates_hold,
+from .specs import (const_value, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
@@ -70,7 +70,8 @@ def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, 
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
     ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype))
     shapes, grid = {}, FREE_GRID
-    for p in kernel["params"]:
+    entry = next(e for e in kernel["entries"] if e["name"] == ref["entry"])
+    for p in entry_params(kernel, entry):  # an array whose rank depends on a constant: the entry's rank
         if p["kind"] == "array":
             tile = ref["partitions"].get(p["name"])
             shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]

@@ -134,8 +134,9 @@ ASSUME_ALLOWED: dict[str, str] = {
     "value itself, sums, differences and products of such): true in every iteration by induction (cuTile "
     "Python derives and states it for a counter a loop advances by whole tiles; cuTile Rust does not).",
     "for-iv-below-ub": "`bounded<?, b>` on the induction variable of a `for` to the constant ub with a positive "
-    "constant step, where b >= ub - 1 (cuTile Rust states it where only the upper bound is constant, e.g. the "
-    "second loop of a split).",
+    "constant step or the grid size as its step (>= 1 in every launch), where b >= ub - 1 (cuTile Rust states "
+    "it where only the upper bound is constant, e.g. the second loop of a split, or a persistent loop "
+    "`range(bid, N, num_blocks)` to a constant N).",
 }
 _ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8,
                "f8E4M3FN": 1, "f8E5M2": 1}
@@ -973,7 +974,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             upper = re.match(r"(\^\d+\.\d+) in \((\S+) to (\{k\d+\}), step (\{k\d+\})\)", text)
             if upper:
                 hi, st = _int_const(ctx, upper.group(3)), _int_const(ctx, upper.group(4))
-                if hi is not None and st is not None and st > 0:
+                if hi is not None and (st is not None and st > 0 or _grid_size(ctx, upper.group(4))):
                     ctx.iv_upper[upper.group(1)] = hi
             for carried, init in re.findall(r"(\^\d+\.\d+) = (\{k\d+\}|@\d+(?:#\d+)?|\^\d+\.\d+)", text):
                 ctx.carried_inits[carried] = init  # read by the carried-div-by proof of the loop's body
@@ -1163,6 +1164,13 @@ def _nonneg(ctx: _Ctx, ref: str) -> bool:
         return c[0].startswith("i") and c[0] != "i1" and isinstance(c[1], int) and c[1] >= 0
     src = re.fullmatch(r"result \d+ of \{k(\d+)\}", ctx.defs[kid][0])
     return bool(src) and ctx.defs[int(src.group(1))][0].startswith(("get_tile_block_id ", "get_num_tile_blocks "))
+
+
+def _grid_size(ctx: _Ctx, ref: str) -> bool:
+    """`ref` is a grid size (a result of `get_num_tile_blocks`): >= 1 in every launch, a positive step."""
+    m = re.fullmatch(r"\{k(\d+)\}", ref)
+    src = re.fullmatch(r"result \d+ of \{k(\d+)\}", ctx.defs[int(m.group(1))][0]) if m else None
+    return bool(src) and ctx.defs[int(src.group(1))][0].startswith("get_num_tile_blocks ")
 
 
 def _int_const(ctx: _Ctx, ref: str) -> int | None:

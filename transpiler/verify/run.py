@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..frontend.modules import package_root
 from ..output.guard import UnsafePath, inside
-from .specs import (comparand_probes, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
+from .specs import (comparand_probes, entry_params, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
@@ -365,11 +365,11 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                         check = Check(entry["name"], spec, dtype, "compiled")
                         kv.checks.append(check)
                         strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
-                                   for p in k["params"] if p["kind"] == "array"]
+                                   for p in entry_params(k, entry) if p["kind"] == "array"]
                         jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                                      "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
                                      "strides": strides, "target": TARGET, "out": str(tmpd / f"{n}.rs.tileirbc")})
-                        plan.append((kv, check, None, tmpd / f"{n}.rs.tileirbc", k["params"], {}))
+                        plan.append((kv, check, None, tmpd / f"{n}.rs.tileirbc", entry_params(k, entry), {}))
                 if not kv.checks:
                     kv.verdict, kv.reason = "not_verified", "no specialization selects an entry"
                 continue
@@ -386,12 +386,13 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 """Plan one check; a coverage probe cuTile Python rejects is not planned (its error is returned)."""
                 entry = _select(k["entries"], spec, dtype)
                 outputs = {o["array"]: o["form"] for o in entry["outputs"]}
+                params = entry_params(k, entry)  # an array's rank as this entry takes it
                 n = next(serial)
                 pybc, rsbc = tmpd / f"{n}.py.tileirbc", tmpd / f"{n}.rs.tileirbc"
                 check = Check(entry["name"], spec, dtype, "equivalent", probe=probe)
                 try:
                     closure = set(k.get("factory", {}).get("closure", ()))
-                    _python_bytecode(kernel_at(spec), [p for p in k["params"] if p["name"] not in closure], spec,
+                    _python_bytecode(kernel_at(spec), [p for p in params if p["name"] not in closure], spec,
                                      element_types(k, dtype), pybc)
                 except Exception as e:  # noqa: BLE001
                     if probe is not None:
@@ -402,11 +403,11 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 kv.checks.append(check)
                 generics = verified_generics(k, entry, spec, dtype)
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
-                           for p in k["params"] if p["kind"] == "array"]
+                           for p in params if p["kind"] == "array"]
                 jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                              "entry": entry["name"],
                              "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
-                plan.append((kv, check, pybc, rsbc, k["params"], outputs))
+                plan.append((kv, check, pybc, rsbc, params, outputs))
                 return None
 
             def has_entry(spec: dict, dtype: str) -> bool:
@@ -427,7 +428,8 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 label = f"{dtype} at {spec}"
                 try:
                     closure = set(k.get("factory", {}).get("closure", ()))
-                    _python_bytecode(kernel_at(spec), [p for p in k["params"] if p["name"] not in closure], spec,
+                    _python_bytecode(kernel_at(spec), [p for p in entry_params(k, _select(k["entries"], spec))
+                                                       if p["name"] not in closure], spec,
                                      element_types(k, dtype), tmpd / f"refused{next(serial)}.py.tileirbc")
                 except Exception as e:  # noqa: BLE001 - the expected outcome
                     kv.refused[label] = f"{type(e).__name__}: {str(e)[:200]}"

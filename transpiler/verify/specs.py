@@ -53,6 +53,13 @@ def entry_values(kernel: dict, entry: dict, spec: dict) -> dict:
     return values
 
 
+def entry_params(kernel: dict, entry: dict) -> list[dict]:
+    """The kernel's parameters as `entry` takes them: an array whose rank depends on a constant at the
+    entry's rank (manifest `ranks`, see passes/ranks.py)."""
+    ranks = entry.get("ranks", {})
+    return [{**p, "rank": ranks[p["name"]]} if p["name"] in ranks else p for p in kernel["params"]]
+
+
 def kernel_generics(kernel: dict) -> list[str]:
     """The dtype generics of a manifest kernel's arrays, in order (E, E2, ...)."""
     return [g for g in GENERIC_DTYPES if any(p["kind"] == "array" and p["dtype"] == g for p in kernel["params"])]

@@ -167,8 +167,9 @@ def _typed_padding(infer: Infer, pad: Expr, arr: Name, e: Op) -> Expr | None:
 
 def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
     """The diagnostic of an access with `entries` indices into `arr`; where the kernel indexes the array with
-    as many entries elsewhere, its rank depends on a constant (TileGym's `LOSS`: (BT, V) for one reduction,
-    (BT,) for the others), which one C symbol cannot take."""
+    as many entries elsewhere, no constant separates the ranks in this variant (an array whose rank depends
+    on a constant, TileGym's `LOSS`: (BT, V) for one reduction, (BT,) for the others, has an entry per rank,
+    passes/ranks.py): the ranks depend on a runtime value, or both are live under the same constants."""
     from ..infer import ARRAY_USES, _walk_exprs
     seen = set()
     for x in _walk_exprs(infer.k.body):
@@ -177,9 +178,9 @@ def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
             seen.add(len(x.args[1].items) if isinstance(x.args[1], TupleExpr) else 1)
     msg = f"{what}, the array has rank {arr.ty.rank}"
     if entries in seen and len(seen) > 1:
-        msg += (f"; `{arr.id}` is indexed with {' and '.join(map(str, sorted(seen)))} entries in different places: "
-                "an array whose rank depends on a constant is not supported (the port's C symbol and wrapper "
-                "take one rank per array for every entry)")
+        msg += (f"; `{arr.id}` is indexed with {' and '.join(map(str, sorted(seen)))} entries in different places "
+                "that no constant separates (a runtime condition, or both live under the same constants): cuTile "
+                "Python fixes an array's rank per launch, and the port takes one rank per entry")
     return msg
 
 
