@@ -484,7 +484,6 @@ class Infer:
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
             # a name bound once to constant arithmetic (`N = C * H`) is a compile-time value in Python too
             return self.const_int_expr(self.single_defs[e.id], depth + 1)
-<<<<<<< HEAD
         if isinstance(e, Op) and e.op == "ifexp" and len(e.args) == 3:
             # `pad_hd if pad_rope_hd == 0 else pad_rope_hd`: a choice between constants on a constant comparison
             c, a, b = e.args
@@ -497,11 +496,9 @@ class Infer:
             pred = c.attr("pred")
             return (f"(({a[0]}) if (({x[0]}) {pred} ({y[0]})) else ({b[0]}))",
                     f"{a[1]}_IF_{x[1]}_{self._CMP_WORDS[pred]}_{y[1]}_ELSE_{b[1]}")
-=======
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
->>>>>>> h/rank
         if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
             a, b = self.const_int_expr(e.args[0], depth), self.const_int_expr(e.args[1], depth)
             if a is None or b is None:
