@@ -371,14 +371,15 @@ def test_module_constants_from_imported_constants(tmp_path):
 
 
 def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
-    """`mask = True` in one arm, `mask = offs < n` in the other (Triton refuses mismatched types there): was
-    declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used `false`."""
+    """`mask = True` in one arm, `mask = offs < n` in the other of a runtime `if` (Triton refuses mismatched types
+    there): was declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used
+    `false`. (Under a constexpr `if`, each arm is its own specialization: see the next test.)"""
     path = tmp_path / "k.py"
     path.write_text(HEAD + textwrap.dedent("""
     @triton.jit
-    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        if N % BLOCK == 0:
+        if n % BLOCK == 0:
             mask = True
         else:
             mask = offs < n
@@ -388,3 +389,62 @@ def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
     kr = kernel_result(k, path, "k.py")
     assert kr.status != "translated"
     assert [d.code for d in kr.diagnostics] == ["CT104"] and "another type in each arm" in kr.diagnostics[0].message
+
+
+def test_a_constexpr_if_on_constexpr_arithmetic_is_a_specialization(tmp_path):
+    """`if N % BLOCK == 0:` on constexprs is decided when Triton compiles: one entry per arm (the predicate is the
+    arithmetic, checked by the launcher), so each arm may give `mask` its own type (`True` or a tile)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if N % BLOCK == 0:
+            mask = True
+        else:
+            mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    """)
+    assert "let mask: bool = true;" in rust and "let mask: Tile<bool, { [BLOCK] }> = " in rust
+
+
+def test_a_name_bound_to_none_is_an_absent_mask(tmp_path):
+    """`mask = None` in a constexpr arm, then `tl.load(..., mask=mask)`: the load of that specialization has no
+    mask (was CT103: `mask` not defined). A name bound to a mask before and to None in the arm reads the None
+    there, not the older mask; `mask is None` is decided per specialization."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        if EVEN:
+            mask = None
+        x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+        if mask is None:
+            x = x * 2.0
+        tl.store(y_ptr + offs, x, mask=mask)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    even, odd = views["k__even"], views["k__not_even"]
+    assert "Some(" not in even and even.count("None, None, None, Latency") == 1  # the load: no mask
+    assert "Some(" in odd and "select(" in odd
+    assert " * " in even.split("load_ptr_tko")[1] and " * " not in odd.split("load_ptr_tko")[1]
+
+
+def test_a_name_bound_to_none_read_otherwise_is_refused(tmp_path):
+    """A None value in arithmetic: Triton compiles no such kernel; refused (CT103) with what is allowed."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        scale = None
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * scale)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status != "translated"
+    assert [d.code for d in kr.diagnostics] == ["CT103"] and "is None here" in kr.diagnostics[0].message

@@ -487,10 +487,13 @@ class _TritonConverter(_Converter):
         pos = self.pos(s)
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Name) and s.value.value == "None":
-            # `b_g = None` in the arm of a constexpr `if` (the other arm loads it): Triton compiles each arm
-            # apart, and a None value can only be tested or left unread there. Here the name is not bound on
-            # that path: an unread one costs nothing, and a test of it (`is None`) is refused where it is
-            return self._flush([])
+            # `mask = None` / `b_g = None` in the arm of a constexpr `if` (the other arm computes it): Triton
+            # compiles each arm apart, and a None value can only be passed as an absent `mask=` / `other=`,
+            # tested (`is None`) or left unread there. The name holds a None value (model.ir.NoneTy) that has no
+            # Rust value; inference refuses any other read of it (that specialization has no entry)
+            target = s.targets[0].target.value
+            self._not_ptr_target(target, pos)
+            return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
@@ -650,6 +653,9 @@ class _TritonConverter(_Converter):
         ptr = self.expr(node)
         if isinstance(ptr, Name) and ptr.id == "None":  # a helper's `None` default: decided here
             return Lit(not given, pos)
+        if isinstance(ptr, Name) and ptr.id not in {p.name.value for p in self._current_fn.params.params}:
+            # a local (`mask = None` in one constexpr arm): decided per specialization by inference
+            return Op("is_none", (ptr,), pos, (("given", given),))
         if not isinstance(ptr, _Ptr) or ptr.base not in self.pointer_params:
             raise fail("CT100", f"`{_code(node).strip()} is None`: only a pointer parameter of the kernel may be "
                        "tested against None (a None constexpr or scalar is not supported yet)", pos)

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
 from .predicates import decides
@@ -572,6 +572,12 @@ class Infer:
         return out
 
     def stmt(self, s: Stmt) -> list[Stmt]:
+        if isinstance(s, Assign) and len(s.targets) == 1 and isinstance(s.value, Op) and s.value.op == "none_value":
+            # a Triton `mask = None`: no Rust value; the name reads as an absent mask / other, or `is None`
+            self.env[s.targets[0]] = NoneTy()
+            self.sources.pop(s.targets[0], None)
+            self.literals.pop(s.targets[0], None)
+            return []
         if isinstance(s, Assign):
             if len(s.targets) == 1 and s.targets[0] in self.once and (self.is_weak(s.value)
                                                                        or self._is_flag_expr(s.value)):
@@ -973,6 +979,10 @@ class Infer:
             raise SplitOnConst(text)
         return taken
 
+    def is_none_name(self, e: Expr) -> bool:
+        """A name bound to None here (`mask = None`, see NoneTy)."""
+        return isinstance(e, Name) and e.id not in self.literals and isinstance(self.env.get(e.id), NoneTy)
+
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
             return True
@@ -982,7 +992,9 @@ class Infer:
             return e.id in self.consts or e.id in self.derived
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
-        return False
+        if isinstance(e, Op) and self.k.frontend == "triton" and self.const_int_expr(e) is not None:
+            return True  # constexpr arithmetic (`N % BLOCK_N`): a constexpr in Triton, folded at compile time
+        return isinstance(e, Op) and e.op == "is_none"  # decided at compile time
 
     # ---------------------------------------------------------------- expressions
     def scalar_int(self, e: Expr) -> Expr:
@@ -1045,6 +1057,10 @@ class Infer:
                 if e.id in self.arm_only:
                     raise SplitNeeded(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
+            if isinstance(self.env[e.id], NoneTy):
+                # Triton compiles no kernel that computes with None (this specialization has no entry)
+                raise fail("CT103", f"`{e.id}` is None here: a name bound to None is read only as the `mask=` or "
+                           "`other=` of tl.load / tl.store, or tested with `is None` / `is not None`", e.pos)
             return replace(e, ty=self.env[e.id])
         if isinstance(e, TupleExpr):
             items = tuple(self.expr(i) for i in e.items)

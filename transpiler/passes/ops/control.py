@@ -40,6 +40,17 @@ def compile_error(infer: Infer, e: Op) -> Expr:
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 
+@handler("is_none")
+def is_none(infer: Infer, e: Op) -> Expr:
+    """`x is None` (attr given=False) / `x is not None` (given=True) of a local a Triton kernel binds to None on some
+    path: decided here, as Triton decides it when it compiles the specialization."""
+    x = e.args[0]
+    none = infer.is_none_name(x)
+    if not none:
+        infer.expr(x)  # defined here (else CT103, or the split of the constant `if` that defines it)
+    return Lit(none != bool(e.attr("given")), e.pos, TileTy("bool"))
+
+
 @handler("ifexp")
 def ifexp(infer: Infer, e: Op) -> Expr:
     by_dtype = infer.dtype_cond_value(e.args[0])
