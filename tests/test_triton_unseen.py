@@ -448,3 +448,14 @@ def test_a_name_bound_to_none_read_otherwise_is_refused(tmp_path):
     kr = kernel_result(k, path, "k.py")
     assert kr.status != "translated"
     assert [d.code for d in kr.diagnostics] == ["CT103"] and "is None here" in kr.diagnostics[0].message
+
+
+def test_dot_out_dtype_of_a_dtype_constexpr_keeps_the_accumulation_type(tmp_path):
+    """`tl.dot(a, b, acc, out_dtype=ACC)` with ACC a dtype constexpr (was TTR-DOT): entries where ACC is float32
+    (the float operands' accumulation type); ACC = bf16 / f16 have no entry (a bf16 accumulator would not be
+    Triton's dot), said as dropped specializations."""
+    path = FIXTURES / "dot_out_dtype.py"
+    (k,) = parse_file(path, "dot_out_dtype.py").kernels
+    kr = kernel_result(k, path, "dot_out_dtype.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert kr.entries and all("__acc_f32" in e for e in kr.entries), kr.entries

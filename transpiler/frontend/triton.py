@@ -1086,6 +1086,12 @@ class _TritonConverter(_Converter):
             key = arg.keyword.value if arg.keyword else None
             if key in ("out_dtype",):
                 v = self.expr(arg.value)
+                if isinstance(v, Name) and v.id in self.dtype_consts:
+                    # a dtype constexpr (`out_dtype=ACC_DTYPE`): one entry per dtype it may name; the mma/matmul
+                    # handlers check each against the operands (an entry whose type is not the accumulation
+                    # type is dropped: the launcher refuses that dtype)
+                    out_dtype = v
+                    continue
                 # float32 (float operands) and int32 (int8 operands) are the defaults Triton's dot accumulates in;
                 # the matmul/mma handlers check the operands give that type
                 if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") in ("f32", "i32")):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import Expr, Lit, Op, TileTy, is_generic
+from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
 from ..infer import SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
@@ -35,10 +35,19 @@ def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
     return Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("tf32", x.ty.shape))
 
 
-def _check_out_dtype(e: Op, a: Expr, acc: str) -> None:
+def _check_out_dtype(infer: Infer, e: Op, a: Expr, acc: str) -> None:
     """Triton's `tl.dot(out_dtype=...)`: only the type the dot accumulates in anyway (float32 for float operands,
-    int32 for int8 ones) is supported."""
+    int32 for int8 ones) is supported. A dtype constexpr (`out_dtype=ACC_DTYPE`) is that type in some entries:
+    the others have no entry (CT103 drops the specialization; the launcher refuses its dtype)."""
     want = e.attr("out_dtype")
+    if isinstance(want, Name):
+        chosen = infer.dtype_value(want)  # SplitOnChoice where the entry does not fix it yet
+        natural = "i32" if is_int(a.ty.dtype) else "f32"
+        if chosen != natural or acc != natural:
+            raise fail("CT103", f"`tl.dot(out_dtype={want.id})` with {want.id} = {chosen} and {a.ty.dtype} operands, "
+                       f"which accumulate in {natural}: only the accumulation type is ported (this specialization has "
+                       "no entry)", e.pos)
+        return
     if want and want != acc:
         raise fail(e.rule, f"`tl.dot(out_dtype=...)` {want} with {a.ty.dtype} operands accumulating in {acc} is not "
                    "supported yet", e.pos)
@@ -58,7 +67,7 @@ def mma(infer: Infer, e: Op) -> Op:
         if {a.ty.dtype, b.ty.dtype} != {"i8", "u8"}:
             raise fail(e.rule, f"ct.mma operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
-    _check_out_dtype(e, a, acc.ty.dtype)
+    _check_out_dtype(infer, e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
     if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
         raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
@@ -84,7 +93,7 @@ def matmul(infer: Infer, e: Op) -> Expr:
     acc_ty = TileTy(MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
     if triton:
         acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)
-        _check_out_dtype(e, a, acc_ty.dtype)
+        _check_out_dtype(infer, e, a, acc_ty.dtype)
     acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
     r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
     if acc_ty.dtype != dt and not triton:
