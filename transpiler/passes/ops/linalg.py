@@ -45,8 +45,7 @@ def _check_out_dtype(infer: Infer, e: Op, a: Expr, acc: str) -> None:
         natural = "i32" if is_int(a.ty.dtype) else "f32"
         if chosen != natural or acc != natural:
             raise fail("CT103", f"`tl.dot(out_dtype={want.id})` with {want.id} = {chosen} and {a.ty.dtype} operands, "
-                       f"which accumulate in {natural}: only the accumulation type is ported (this specialization has "
-                       "no entry)", e.pos)
+                       f"which accumulate in {natural}: only the accumulation type is ported", e.pos)
         return
     if want and want != acc:
         raise fail(e.rule, f"`tl.dot(out_dtype=...)` {want} with {a.ty.dtype} operands accumulating in {acc} is not "
