@@ -459,3 +459,26 @@ def test_dot_out_dtype_of_a_dtype_constexpr_keeps_the_accumulation_type(tmp_path
     kr = kernel_result(k, path, "dot_out_dtype.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert kr.entries and all("__acc_f32" in e for e in kr.entries), kr.entries
+
+
+def test_a_helper_called_for_its_stores_drops_its_unused_results(tmp_path):
+    """`_row(...)` as a statement, the helper storing and returning values (was CT100: expression statement has
+    no effect): the stores are kept; a helper whose returned expression writes (an atomic) is not dropped."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def _row(x_ptr, y_ptr, offs):
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, x * 2.0)
+        return x, x + 1.0
+
+    @triton.jit
+    def _count(c_ptr, offs):
+        return tl.atomic_add(c_ptr + offs, 1)
+
+    @triton.jit
+    def k(x_ptr, y_ptr, c_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        _row(x_ptr, y_ptr, offs)
+        _count(c_ptr, offs)
+    """)
+    assert rust.count("store_ptr_tko(") == 1 and "atomic_rmw" in rust

@@ -56,6 +56,18 @@ MEMORY_ORDER = {"RELAXED": "Relaxed", "ACQUIRE": "Acquire", "RELEASE": "Release"
 MEMORY_SCOPE = {"BLOCK": "TileBlock", "DEVICE": "Device", "SYS": "System"}
 # the "value" of a procedure helper's call statement (its statements were inlined)
 PROCEDURE_DONE = Lit(None, Pos("", 0, 0))
+_WRITES = {"view_store", "store", "view_atomic_add", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
+           "desc_store", "compile_error", "llm_hole"}
+
+
+def _pure(e) -> bool:
+    """No write (store, scatter, atomic) and no compile-time refusal anywhere in the expression."""
+    if isinstance(e, Op):
+        return e.op not in _WRITES and all(_pure(a) for a in e.args) \
+            and all(_pure(v) for _, v in e.attrs if isinstance(v, (Op, TupleExpr)))
+    if isinstance(e, TupleExpr):
+        return all(_pure(i) for i in e.items)
+    return True
 
 # `@ct.kernel(...)` hints -> the Tile IR entry hint they set (cuTile Python's names on the left)
 ENTRY_HINTS = {"occupancy": "occupancy", "num_ctas": "num_cta_in_cga", "num_worker_warps": "num_worker_warps_per_cta"}
@@ -373,6 +385,8 @@ def model_depth(k: Kernel) -> tuple[int, Pos]:
 
 
 class _Converter:
+    discards_helper_results = False  # a helper call statement whose returned values are unused (Triton)
+
     def __init__(self, info: ModuleInfo, positions, rules: RuleTable, module_name: str):
         self.info = info
         self.positions = positions
@@ -1114,12 +1128,17 @@ class _Converter:
                 return self._flush(self._static_assert(v, pos))
             self.procedure_call = (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
                                    and v.func.value in self.info.helpers and v.func.value not in self.info.aliases)
+            helper_call = self.procedure_call
             try:
                 e = self.expr(v)
             finally:
                 self.procedure_call = False
             if e is PROCEDURE_DONE:
                 return self._flush([])  # the helper's statements are pending
+            if self.discards_helper_results and helper_call and _pure(e):
+                # a Triton helper called for its stores whose returned values are left unused
+                # (`_row_backward(...)` returning `dY_row, normed`): its statements are pending, the values dropped
+                return self._flush([])
             return self._flush([Eval(e, pos, _one_line(s))])
         if isinstance(s, cst.Assign):
             if len(s.targets) != 1:

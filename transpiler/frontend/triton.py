@@ -125,6 +125,7 @@ def parse_triton_source(source: str, display: str, depth_limit: int, path: Path 
 
 
 class _TritonConverter(_Converter):
+    discards_helper_results = True
     language = "triton"
     helper_returns_rewritten = True
     split_returning_ifs = True
