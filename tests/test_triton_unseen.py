@@ -482,3 +482,17 @@ def test_a_helper_called_for_its_stores_drops_its_unused_results(tmp_path):
         _count(c_ptr, offs)
     """)
     assert rust.count("store_ptr_tko(") == 1 and "atomic_rmw" in rust
+
+
+def test_a_helper_dispatching_to_procedures_and_advancing_its_pointer_params(tmp_path):
+    """`return _store_scaled(...)` in constexpr arms, the callee returning nothing (was CT100: returns no value
+    but its result is used), and the callee advancing its pointer parameters (`src_ptr = src_ptr + h * s`, was
+    TTR-LOAD): every access reads the advanced pointer (no access at the bare `offs`)."""
+    path = FIXTURES / "helper_dispatch.py"
+    (k,) = parse_file(path, "helper_dispatch.py").kernels
+    kr = kernel_result(k, path, "helper_dispatch.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert body.count("store_ptr_tko(") == 3 and body.count("load_ptr_tko(") == 3
+    assert "offset_tile(offs)" not in body
+    assert body.count("let _store_scaled") >= 4  # the scaled arms' advanced pointer locals

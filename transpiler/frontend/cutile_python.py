@@ -1681,6 +1681,7 @@ class _Converter:
         stmts = [st for st in block_statements(fn.body)  # `def exp(x): return tl.exp(x)` is one statement line
                  if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
                          and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
+        stmts = self._procedure_returns(stmts)
         last = stmts[-1] if stmts else None
         ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
         returns = sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
@@ -1710,7 +1711,7 @@ class _Converter:
                 copies = []
                 for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
                     arg = bind[n]
-                    copies.append(Assign((self.local(n, pos),), arg, pos))
+                    copies.extend(self._copy_arg(n, arg, pos))
                 self.exits.append(len(self.loops))
                 try:
                     body = self.stmts(stmts, top=False)
@@ -1737,7 +1738,7 @@ class _Converter:
             copies = []
             for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
                 arg = bind[n]  # before `local` rebinds the name to the helper's local
-                copies.append(Assign((self.local(n, pos),), arg, pos))
+                copies.extend(self._copy_arg(n, arg, pos))
             body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
             self.pending = pre + copies + body
             result = self.expr(ret.value) if ret is not None else PROCEDURE_DONE
@@ -1795,6 +1796,14 @@ class _Converter:
                 return None
             return self._eval_const(node)
         return self._eval_const(node)
+
+    def _copy_arg(self, name: str, arg: Expr, pos: Pos) -> list:
+        """A helper parameter the helper assigns: a local holding the argument from the entry on."""
+        return [Assign((self.local(name, pos),), arg, pos)]
+
+    def _procedure_returns(self, stmts: list) -> list:
+        """A frontend's rewrite of a helper's returns before it is inlined (none here; see the Triton one)."""
+        return stmts
 
     def _check_exits(self, fn: cst.FunctionDef, stmts: list, as_stmt: bool, pos: Pos) -> None:
         """A helper whose bare `return`s become `break`s of a one-trip loop: called as a statement, outside any

@@ -130,6 +130,54 @@ class _TritonConverter(_Converter):
     helper_returns_rewritten = True
     split_returning_ifs = True
 
+    def _copy_arg(self, name: str, arg, pos: Pos) -> list:
+        """A pointer argument whose parameter the helper advances (`state_ptr = state_ptr + h * stride`): a
+        pointer local (its offsets) holding the argument's."""
+        if isinstance(arg, _Ptr):
+            local = self.local(name, pos)  # the helper's own name (never the kernel parameter it points into)
+            self.ptr_vars[local] = (arg.base, local)
+            self.subst[-1][name] = Name(local, pos)
+            return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
+        return super()._copy_arg(name, arg, pos)
+
+    def _procedure_returns(self, stmts: list) -> list:
+        """`return _fill_int8(...)` where `_fill_int8` returns nothing (the helper dispatches to procedures in
+        constexpr `if` arms): the call as a statement, then a bare `return`; bare returns that end the helper
+        (the last statement, or the last of an arm of a final `if`) are dropped. A helper left with no
+        `return` is then a procedure, inlined where it is called as a statement."""
+        if not any(isinstance(n, cst.Return) for st in stmts for n in _walk(st)):
+            return stmts
+        conv = self
+
+        class Split(cst.CSTTransformer):
+            def leave_SimpleStatementLine(self, node, updated):
+                if len(updated.body) == 1 and isinstance(updated.body[0], cst.Return) \
+                        and isinstance(call := updated.body[0].value, cst.Call) and isinstance(call.func, cst.Name) \
+                        and conv._is_procedure(call.func.value, ()):
+                    return cst.FlattenSentinel([cst.SimpleStatementLine([cst.Expr(call)]),
+                                                cst.SimpleStatementLine([cst.Return(None)])])
+                return updated
+
+            def visit_FunctionDef(self, node):
+                return False
+
+        stmts = [st.visit(Split()) for st in stmts]
+        stmts = [x for st in stmts for x in (st.nodes if isinstance(st, cst.FlattenSentinel) else [st])]
+        return _drop_tail_returns(stmts)
+
+    def _is_procedure(self, name: str, active: tuple) -> bool:
+        """A helper that returns no value on any path (a `return` of a call to another such helper included)."""
+        fn = self.info.helpers.get(name)
+        if fn is None or name in active:
+            return False
+        for n in _walk(fn.body):
+            if isinstance(n, cst.Return) and n.value is not None:
+                v = n.value
+                if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
+                        and self._is_procedure(v.func.value, active + (name,))):
+                    return False
+        return True
+
     def _split_at_returning_if(self, s: cst.If, rest: list, before: list) -> list:
         truth = self._pointer_truth(s.test)  # `if not out_ptr: return`: the None test
         return super()._split_at_returning_if(s.with_changes(test=truth) if truth is not s.test else s, rest, before)
@@ -1671,3 +1719,29 @@ def _check_no_pointer_left(body) -> None:
         elif hasattr(x, "__dataclass_fields__"):
             for f in x.__dataclass_fields__:
                 stack.append(getattr(x, f))
+
+
+def _drop_tail_returns(stmts: list) -> list:
+    """A bare `return` that ends the body, or the last statement of an arm of the body's final `if`, returns as
+    falling off the end does: dropped."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return) \
+            and last.body[0].value is None:
+        return _drop_tail_returns(stmts[:-1])
+    if isinstance(last, cst.If):
+        return stmts[:-1] + [_drop_tail_returns_if(last)]
+    return stmts
+
+
+def _drop_tail_returns_if(node: cst.If) -> cst.If:
+    body = node.body.with_changes(body=_drop_tail_returns(list(node.body.body)) or [cst.SimpleStatementLine(
+        [cst.Pass()])])
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _drop_tail_returns_if(orelse)
+    elif isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=orelse.body.with_changes(
+            body=_drop_tail_returns(list(orelse.body.body)) or [cst.SimpleStatementLine([cst.Pass()])]))
+    return node.with_changes(body=body, orelse=orelse)
