@@ -496,3 +496,20 @@ def test_a_helper_dispatching_to_procedures_and_advancing_its_pointer_params(tmp
     assert body.count("store_ptr_tko(") == 3 and body.count("load_ptr_tko(") == 3
     assert "offset_tile(offs)" not in body
     assert body.count("let _store_scaled") >= 4  # the scaled arms' advanced pointer locals
+
+
+def test_a_host_tensor_descriptor_is_refused_saying_what_to_write(tmp_path):
+    """`desc.load([m, k])` of a TensorDescriptor argument (its block shape set on the host): refused with
+    TTR-DESC and the in-kernel form to write instead (was CT101 `method .load() is not supported`)."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_desc, y_ptr, BM: tl.constexpr, BK: tl.constexpr):
+        a = a_desc.load([tl.program_id(0) * BM, 0])
+        offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+        tl.store(y_ptr + offs, a)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status != "translated"
+    assert [d.code for d in kr.diagnostics] == ["TTR-DESC"] and "tl.make_tensor_descriptor" in kr.diagnostics[0].message

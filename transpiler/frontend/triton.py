@@ -969,6 +969,15 @@ class _TritonConverter(_Converter):
             node = node.with_changes(func=cst.Attribute(self._tl_module(), cst.Name(func.attr.value)),
                                      args=[cst.Arg(func.value)] + list(node.args))
             return self.call(node)
+        if is_method and func.attr.value in ("load", "store", "atomic_add") and isinstance(func.value, cst.Name) \
+                and not self.subst and func.value.value in {p.name.value for p in self._current_fn.params.params} \
+                and func.value.value not in self.desc_vars:
+            # a host TensorDescriptor passed as an argument: its block shape is set on the host (often in an
+            # autotune pre_hook), which the port does not read
+            raise fail("TTR-DESC", f"`{func.value.value}.{func.attr.value}(...)` of a tensor descriptor made on the "
+                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported: its block shape "
+                       "is set on the host; pass the tensor and make the descriptor in the kernel with "
+                       "tl.make_tensor_descriptor(ptr, shape, strides, block_shape)", pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
