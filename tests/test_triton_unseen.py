@@ -513,3 +513,15 @@ def test_a_host_tensor_descriptor_is_refused_saying_what_to_write(tmp_path):
     assert not fr.kernels
     assert [d.code for _, _, d in fr.failures] == ["TTR-DESC"]
     assert "tl.make_tensor_descriptor" in fr.failures[0][2].message
+
+
+def test_a_constexpr_conditional_expression_types_only_the_arm_taken(tmp_path):
+    """`s[None, :] if ON_COLS else s[:, None]` with `s` a row or a column by ON_COLS (was CT104: shapes cannot
+    be broadcast): one entry per truth value, each with the arm Triton takes."""
+    path = FIXTURES / "constexpr_ifexp.py"
+    (k,) = parse_file(path, "constexpr_ifexp.py").kernels
+    kr = kernel_result(k, path, "constexpr_ifexp.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert "let y_a: Tile<E2, { [1, BN] }> = s.reshape(shape![1, BN]);" in views["scale_by_rows_or_cols_kernel__on_cols"]
+    assert "let y_a: Tile<E2, { [BM, 1] }> = s.reshape(shape![BM, 1]);" in views["scale_by_rows_or_cols_kernel__not_on_cols"]
