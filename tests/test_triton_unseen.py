@@ -525,3 +525,17 @@ def test_a_constexpr_conditional_expression_types_only_the_arm_taken(tmp_path):
     views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
     assert "let y_a: Tile<E2, { [1, BN] }> = s.reshape(shape![1, BN]);" in views["scale_by_rows_or_cols_kernel__on_cols"]
     assert "let y_a: Tile<E2, { [BM, 1] }> = s.reshape(shape![BM, 1]);" in views["scale_by_rows_or_cols_kernel__not_on_cols"]
+
+
+def test_a_scalar_indexed_with_none_is_a_one_element_tile(tmp_path):
+    """`pid_n[:, None]` of a scalar (was CT104: more `:` than dimensions): Triton's `:` checks no dimension and
+    each `None` inserts one, so the result has shape (1) (`[None, None]`: (1, 1))."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(s_ptr, t_ptr, stride):
+        pid = tl.program_id(0)
+        offs = pid[:, None] * stride
+        tl.store(s_ptr + offs, 1.0)
+        tl.store(t_ptr + pid[None, None], 2.0)
+    """)
+    assert "Tile<i32, { [1] }> = " in rust and "Tile<i32, { [1, 1] }> = " in rust

@@ -28,7 +28,14 @@ def reshape(infer: Infer, e: Op) -> Expr:
 def index_none(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0])
     pattern = e.attr("pattern")
+    if not isinstance(x.ty, TileTy):
+        raise fail("CT104", f"`[{', '.join(pattern)}]` indexes tiles and scalars, not an array ({x.ty})", e.pos)
     dims = list(x.ty.shape)
+    if infer.k.frontend == "triton" and not dims and isinstance(x.ty, TileTy):
+        # a scalar: Triton's `:` checks no dimension, and each `None` inserts one (the first splats the scalar):
+        # `pid[:, None]` is a tile of shape (1)
+        ones = tuple("1" for p in pattern if p == "None")
+        return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, ones)) if ones else x
     out, it = [], iter(dims)
     for p in pattern:
         out.append("1" if p == "None" else next(it, None))
