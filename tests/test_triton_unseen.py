@@ -539,3 +539,18 @@ def test_a_scalar_indexed_with_none_is_a_one_element_tile(tmp_path):
         tl.store(t_ptr + pid[None, None], 2.0)
     """)
     assert "Tile<i32, { [1] }> = " in rust and "Tile<i32, { [1, 1] }> = " in rust
+
+
+def test_an_arm_that_fixes_a_pointers_element_type(tmp_path):
+    """A token taken from an integer in one arm and from another pointer in the other (that pointer then holds
+    integers, widened as loaded), and a float('-inf') maximum an arm sets to loaded values (that pointer then
+    holds float32): were CT104 (another type in each arm / changes type inside the if)."""
+    path = FIXTURES / "arm_types.py"
+    kernels = {k.name: k for k in parse_file(path, "arm_types.py").kernels}
+    pick = kernel_result(kernels["pick_token_kernel"], path, "arm_types.py")
+    best = kernel_result(kernels["running_max_kernel"], path, "arm_types.py")
+    assert pick.status == best.status == "translated", [d.text() for d in pick.diagnostics + best.diagnostics]
+    pick_body = "\n".join(line for v in pick.manifest["views"] for line in v["body"])
+    best_body = "\n".join(line for v in best.manifest["views"] for line in v["body"])
+    assert "let mut token_: i64 = 0i64;" in pick_body
+    assert "PointerTile<*mut f32, { [] }> = ptr_to_ptr(x_ptr_raw)" in best_body

@@ -711,12 +711,19 @@ class Infer:
 
     def _check_int_carried(self, before, after) -> None:
         """A Triton integer (`total = 0`) that a loop or an arm adds a pointer's loaded values to: Triton refuses a
-        carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain)."""
+        carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain).
+        Likewise a float32 (`m = float('-inf')`) that an arm sets to a pointer's loaded value: Triton compiles it
+        only where that pointer holds float32 (the launcher refuses the other dtypes)."""
         if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype in INT_DTYPES \
                 and isinstance(after, TileTy) and is_generic(after.dtype):
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
+        if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype == "f32" \
+                and isinstance(after, TileTy) and is_generic(after.dtype) and before.shape == after.shape:
+            p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
+            if p is not None and p.domain != INT_DOMAIN:
+                raise RetypeArray(p.name, "f32", group=True)
 
     def _check_generic_carried(self, before, after) -> None:
         """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
@@ -802,6 +809,8 @@ class Infer:
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
                 # Triton refuses it too (mismatched types between the then and else blocks)
                 if env_then.get(n) != env_else.get(n):
+                    self._check_int_carried(env_then.get(n), env_else.get(n))
+                    self._check_int_carried(env_else.get(n), env_then.get(n))
                     raise fail("CT104", f"`{n}` has another type in each arm of the if ({env_then.get(n)} / "
                                f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}
