@@ -554,3 +554,20 @@ def test_an_arm_that_fixes_a_pointers_element_type(tmp_path):
     best_body = "\n".join(line for v in best.manifest["views"] for line in v["body"])
     assert "let mut token_: i64 = 0i64;" in pick_body
     assert "PointerTile<*mut f32, { [] }> = ptr_to_ptr(x_ptr_raw)" in best_body
+
+
+def test_the_shape_of_a_tile_argument_is_its_static_extent(tmp_path):
+    """`M: tl.constexpr = x.shape[0]` in a helper whose `x` is a tile (was CT100: the first argument must be an
+    array parameter): the tile's extent, a constant."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def _row_sums(x):
+        M: tl.constexpr = x.shape[0]
+        return tl.sum(x, axis=1) + tl.zeros((M,), dtype=tl.float32)
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]).to(tl.float32)
+        tl.store(y_ptr + tl.arange(0, BM), _row_sums(x))
+    """)
+    assert "constant(0.0f32, shape![BM])" in rust or "shape![BM]" in rust

@@ -602,6 +602,12 @@ class Infer:
                 # `third = 1.0 / 3.0`: folded to a Python number, weakly typed where it is used
                 self.literals[s.targets[0]] = Lit(v.value, v.pos)
                 return []
+            if self.k.frontend == "triton" and len(s.targets) == 1 and s.targets[0] in self.once \
+                    and isinstance(v, Name) and isinstance(s.value, Op) and s.value.op == "array_dim" \
+                    and (v.id in self.consts or v.id in self.derived):
+                # `M: tl.constexpr = x.shape[0]` of a tile: that constant, substituted at every use
+                self.literals[s.targets[0]] = v
+                return []
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Name) \
                     and v.id in self.derived_floats:
                 # `inv_n = 1.0 / n_cols`: a Python float at compile time, weakly typed where it is used
