@@ -558,6 +558,8 @@ class Infer:
         if isinstance(e, Name) and found[0].strip() == e.id:
             return None
         expr, name = found
+        if expr == name and name in self.consts:  # a name bound to a constant parameter (`M = BM`): that parameter
+            return name
         name = name.upper().replace("-", "NEG")
         if name[:1].isdigit():  # `1 - N`: a Rust identifier cannot start with a digit
             name = "C" + name
