@@ -571,3 +571,24 @@ def test_the_shape_of_a_tile_argument_is_its_static_extent(tmp_path):
         tl.store(y_ptr + tl.arange(0, BM), _row_sums(x))
     """)
     assert "constant(0.0f32, shape![BM])" in rust or "shape![BM]" in rust
+
+
+def test_a_pointer_chosen_by_a_conditional_expression(tmp_path):
+    """`p = x + (T - 1) if last else x + (i * BT + BT - 1)`, both arms into one tensor (was TTR-LOAD / CT100 'a
+    pointer used as a value'): the chosen offsets; arms into different tensors are refused."""
+    path = FIXTURES / "pointer_ifexp.py"
+    (k,) = parse_file(path, "pointer_ifexp.py").kernels
+    kr = kernel_result(k, path, "pointer_ifexp.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "let p_last: i32 = if p_last_b { p_last_c } else { p_last_f };" in body
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, z_ptr, y_ptr, n):
+        p = x_ptr + 1 if n > 0 else z_ptr + 1
+        tl.store(y_ptr, tl.load(p))
+    """))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert [d.code for d in diags] == ["CT100"] and "same kernel argument" in diags[0].message

@@ -684,6 +684,19 @@ class _TritonConverter(_Converter):
                 and not self._const_test(node.expression):
             pos = self.pos(node)  # `not flag` of a runtime scalar: Triton's logical not
             return self._op("operator:^", (self._truth(self.expr(node.expression), pos), Lit(True, pos)), pos)
+        if isinstance(node, cst.IfExp):
+            pos = self.pos(node)
+            test, a, b = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+            if isinstance(a, _Ptr) or isinstance(b, _Ptr):
+                # `p = x + i * s if last else x + j * s`: pointers into one tensor, chosen by a condition: the
+                # chosen offsets
+                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr) and a.base == b.base):
+                    raise fail("CT100", "a conditional expression whose arms are not pointers into the same kernel "
+                               "argument (a ported pointer keeps one base)", pos)
+                zero = Lit(0, pos)
+                return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
+                                                 b.offsets if b.offsets is not None else zero), pos), pos)
+            return Op("ifexp", (test, a, b), pos)
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
         if isinstance(node, cst.Name) and node.value in self.block_vars:
@@ -1643,6 +1656,9 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
+        if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
+            work.extend([e.body, e.orelse])
+            continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
