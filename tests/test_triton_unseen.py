@@ -592,3 +592,28 @@ def test_a_pointer_chosen_by_a_conditional_expression(tmp_path):
     fr = parse_file(path, "k.py")
     diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
     assert [d.code for d in diags] == ["CT100"] and "same kernel argument" in diags[0].message
+
+
+def test_dot_input_precision_from_a_string_constexpr(tmp_path):
+    """`tl.dot(a, b, input_precision=DOT_PRECISION)` with `DOT_PRECISION: tl.constexpr = "tf32x3"` (was TTR-DOT):
+    one entry per string it may hold; "tf32x3" computes in float32 (no tf32 rounding of the operands), "tf32"
+    rounds them."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, B: tl.constexpr, DOT_PRECISION: tl.constexpr = "tf32x3"):
+        r = tl.arange(0, B)
+        a = tl.load(a_ptr + r[:, None] * B + r[None, :]).to(tl.float32)
+        b = tl.load(b_ptr + r[:, None] * B + r[None, :]).to(tl.float32)
+        tl.store(c_ptr + r[:, None] * B + r[None, :], tl.dot(a, b, input_precision=DOT_PRECISION))
+
+    def launch(a, b, c):
+        k[(1,)](a, b, c, B=16, DOT_PRECISION="tf32")
+        k[(1,)](a, b, c, B=16)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert sorted(views) == ["k__dot_precision_eq_0", "k__dot_precision_eq_1"]  # "tf32", "tf32x3"
+    assert "tf32" in views["k__dot_precision_eq_0"] and "tf32" not in views["k__dot_precision_eq_1"]

@@ -1171,6 +1171,14 @@ class _TritonConverter(_Converter):
                 out_dtype = v.attr("dtype")
             elif key == "input_precision" and not _is_none(arg.value):
                 v = arg.value
+                if isinstance(v, cst.Name) and v.value in self.string_consts and not self.subst:
+                    # a string constexpr (`DOT_PRECISION: tl.constexpr = "tf32x3"`): chosen per entry (one per
+                    # string it may hold; infer reads the entry's choice)
+                    precision = Name(v.value, self.pos(arg))
+                    continue
+                known = self._eval_const(v) if isinstance(v, cst.Name) else None
+                if isinstance(known, str):  # a module constant (`PRECISION = tl.constexpr("ieee")`)
+                    v = cst.SimpleString(repr(known))
                 if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
                     raise fail(rule.id, "`input_precision` must be \"tf32\", \"tf32x3\" or \"ieee\"", self.pos(arg))
                 # tf32x3 approximates ieee with three tf32 products: the port computes in float32 itself

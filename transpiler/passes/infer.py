@@ -898,6 +898,15 @@ class Infer:
         taken = decides(preds, text)
         return None if taken is None else (s.body if taken else s.orelse)
 
+    def string_value(self, e: Name) -> str:
+        """The string a string constexpr (Kernel.strings) holds in this entry; SplitOnChoice where the entry's
+        predicates do not fix it yet (one entry per string)."""
+        choices = dict(self.k.strings)[e.id]
+        taken = [i for i in range(len(choices)) if f"{e.id} == {i}" in self.k.variant.predicates]
+        if not taken:
+            raise SplitOnChoice(e.id, len(choices))
+        return choices[taken[0]]
+
     def dtype_value(self, e: Expr) -> str | None:
         """The dtype a dtype-valued expression names (`ct.float32`, `x.dtype`, a local holding one), else None."""
         if isinstance(e, Name) and e.id in self.literals:

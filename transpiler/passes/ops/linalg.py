@@ -21,7 +21,14 @@ MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3f
 def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
     """A Triton dot's float32 operand under its default `input_precision="tf32"`: converted to tf32, as
     Triton's tensor-core dot rounds it (E that may be float32: one entry for E = f32, SplitOnDtype)."""
-    if e.attr("precision") != "tf32" or not isinstance(x.ty, TileTy):
+    precision = e.attr("precision")
+    if isinstance(precision, Name):  # a string constexpr: this entry's string (SplitOnChoice where not fixed yet)
+        chosen = infer.string_value(precision)
+        if chosen not in ("tf32", "tf32x3", "ieee"):
+            raise fail("CT103", f"`input_precision={precision.id}` with {precision.id} = {chosen!r}: only \"tf32\", "
+                       "\"tf32x3\" and \"ieee\" are ported", e.pos)
+        precision = "tf32" if chosen == "tf32" else "ieee"
+    if precision != "tf32" or not isinstance(x.ty, TileTy):
         return x
     dt = x.ty.dtype
     if dt == "E":
