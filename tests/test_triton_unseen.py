@@ -617,3 +617,27 @@ def test_dot_input_precision_from_a_string_constexpr(tmp_path):
     views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
     assert sorted(views) == ["k__dot_precision_eq_0", "k__dot_precision_eq_1"]  # "tf32", "tf32x3"
     assert "tf32" in views["k__dot_precision_eq_0"] and "tf32" not in views["k__dot_precision_eq_1"]
+
+
+def test_a_pointer_name_rebound_to_another_tensor(tmp_path):
+    """`p = dq + o` then `p = dq2 + o` (was CT100: a ported pointer keeps one base): each binding reads its own
+    tensor. Rebound in one arm of an `if` and read after it, the tensor depends on the path: refused."""
+    path = FIXTURES / "pointer_rebind.py"
+    (k,) = parse_file(path, "pointer_rebind.py").kernels
+    kr = kernel_result(k, path, "pointer_rebind.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "dq_ptrs2.offset_tile(p)" in body and "dq2_ptrs2.offset_tile(p_dq2)" in body
+    assert "dq_ptrs5.offset_tile(p_dq)" in body
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_ptr, b_ptr, y_ptr, n, FLAG: tl.constexpr):
+        p = a_ptr + 1
+        if n > 0:
+            p = b_ptr + 1
+        tl.store(y_ptr, tl.load(p))
+    """))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert [d.code for d in diags] == ["CT100"] and "depending on the path" in diags[0].message

@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Eval, Expr, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 
@@ -448,6 +448,11 @@ class _TritonConverter(_Converter):
 
     def _kernel(self, fn: cst.FunctionDef):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
+        # a kernel-level pointer name rebound to another tensor (`p_dq = dq2 + ...` after `p_dq = dq + ...`): its
+        # model name from then on (each binding its own offsets local); names an `if` rebinds on one path only
+        # read as the older or the newer tensor depending on the path: refused where read after it
+        self.ptr_alias: dict[str, str] = {}
+        self.ptr_poisoned: dict[str, str] = {}
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
@@ -590,10 +595,23 @@ class _TritonConverter(_Converter):
         for scope in reversed(self.subst):
             if name in scope and isinstance(scope[name], Name):
                 return scope[name].id
-        return name
+        return self.ptr_alias.get(name, name) if not self.subst else name
 
     def _assign_ptr(self, target: str, value: _Ptr, pos: Pos, text: str = "") -> list:
         model = self._model_name(target)
+        if not self.subst and target in self.ptr_poisoned:
+            del self.ptr_poisoned[target]  # bound anew: one tensor again
+        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not self.subst \
+                and not self.loops and model not in self.offset_names:
+            # a kernel-level name rebound to a pointer into another tensor, outside loops: a new model name
+            # (the tensor is known where each binding is read)
+            taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values())
+            fresh = f"{target}_{value.base}"
+            while fresh in taken:
+                fresh += "_"
+            self.ptr_alias[target] = fresh
+            self.ptr_vars[fresh] = (value.base, fresh)
+            return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
             raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
                        f"before `{self.ptr_vars[model][0]}`): a ported pointer keeps one base", pos)
@@ -703,6 +721,12 @@ class _TritonConverter(_Converter):
             return self.block_vars[node.value]
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
+            if isinstance(e, Name) and not self.subst and e.id in self.ptr_poisoned:
+                raise fail("CT100", f"`{e.id}` points into {self.ptr_poisoned[e.id]} depending on the path the `if` "
+                           "before took: a ported pointer reads one tensor (give each binding its own name)",
+                           e.pos)
+            if isinstance(e, Name) and not self.subst and e.id in self.ptr_alias:
+                e = Name(self.ptr_alias[e.id], e.pos)
             if isinstance(e, Name) and e.id in self.ptr_vars:
                 base, off = self.ptr_vars[e.id]
                 return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
@@ -753,12 +777,46 @@ class _TritonConverter(_Converter):
             s = s.with_changes(test=truth)
         test = _none_test(s.test)
         if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
-            return super().if_stmt(s)
+            return self._if_arms(s)
         if not test[1]:  # `None is None`
             return list(self.block(s.body))
         if isinstance(s.orelse, cst.If):
             return self.if_stmt(s.orelse)
         return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
+
+    def _if_arms(self, s: cst.If) -> list:
+        """The base `if`, each arm starting from the pointer bindings before it; a kernel-level pointer name an
+        arm rebinds to another tensor reads the older or the newer tensor after the `if` depending on the path
+        taken: refused where read after it (ptr_poisoned)."""
+        if self.subst:
+            return super().if_stmt(s)
+        pos = self.pos(s)
+        cond = self.expr(s.test)
+        pre, self.pending = self.pending, []
+        start = (dict(self.ptr_alias), dict(self.ptr_vars), dict(self.ptr_poisoned))
+        body = tuple(self.block(s.body))
+        then = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        self.ptr_alias, self.ptr_vars, self.ptr_poisoned = dict(start[0]), dict(start[1]), dict(start[2])
+        if isinstance(s.orelse, cst.If):
+            orelse = tuple(self.if_stmt(s.orelse))
+        elif isinstance(s.orelse, cst.Else):
+            orelse = tuple(self.block(s.orelse.body))
+        else:
+            orelse = ()
+        other = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
+        self.ptr_alias = dict(start[0])
+        self.ptr_poisoned = {**then[2], **other[2]}
+        for name in set(then[0]) | set(other[0]) | set(start[0]):
+            a, b = then[0].get(name), other[0].get(name)
+            if a == b:
+                if a is not None:
+                    self.ptr_alias[name] = a
+                continue
+            tensors = sorted({self.ptr_vars[m][0] for m in (a or name, b or name) if m in self.ptr_vars})
+            self.ptr_poisoned[name] = " or ".join(f"`{t}`" for t in tensors)
+        self.pending = pre
+        return self._flush([If(cond, body, orelse, pos)])
 
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
