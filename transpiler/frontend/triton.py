@@ -1033,6 +1033,12 @@ class _TritonConverter(_Converter):
         if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min", f"{TL}.argmax", f"{TL}.argmin"):
             return self._reduction(d, list(node.args), pos)
         # a tensor method (`x.exp()`), not a module function (`tl.exp`, `triton.cdiv`)
+        if (d or "").startswith("math.") and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == "math" and "math" not in self.kernel_locals:
+            # Python's math module: Triton evaluates it on constexprs when it compiles (a Python float)
+            raise fail("CT101", f"`{d}(...)` of Python's math module is evaluated by Triton on constants at compile "
+                       "time; the port does not evaluate it: pass the value as a constexpr computed on the host, or "
+                       "use the tl function on a tile", pos)
         is_method = isinstance(func, cst.Attribute) and not (d or "").startswith("triton.")
         if is_method and self.rules.lookup(f"method:{func.attr.value}") is None \
                 and func.attr.value in METHOD_FORMS:
