@@ -371,14 +371,15 @@ def test_module_constants_from_imported_constants(tmp_path):
 
 
 def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
-    """`mask = True` in one arm, `mask = offs < n` in the other (Triton refuses mismatched types there): was
-    declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used `false`."""
+    """`mask = True` in one arm, `mask = offs < n` in the other of a runtime `if` (Triton refuses mismatched types
+    there): was declared as a bool scalar, the tile arm's declaration shadowing it, so the loads after used
+    `false`. (Under a constexpr `if`, each arm is its own specialization: see the next test.)"""
     path = tmp_path / "k.py"
     path.write_text(HEAD + textwrap.dedent("""
     @triton.jit
-    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        if N % BLOCK == 0:
+        if n % BLOCK == 0:
             mask = True
         else:
             mask = offs < n
@@ -388,3 +389,271 @@ def test_a_name_with_another_type_in_each_arm_is_refused(tmp_path):
     kr = kernel_result(k, path, "k.py")
     assert kr.status != "translated"
     assert [d.code for d in kr.diagnostics] == ["CT104"] and "another type in each arm" in kr.diagnostics[0].message
+
+
+def test_a_constexpr_if_on_constexpr_arithmetic_is_a_specialization(tmp_path):
+    """`if N % BLOCK == 0:` on constexprs is decided when Triton compiles: one entry per arm (the predicate is the
+    arithmetic, checked by the launcher), so each arm may give `mask` its own type (`True` or a tile)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if N % BLOCK == 0:
+            mask = True
+        else:
+            mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    """)
+    assert "let mask: bool = true;" in rust and "let mask: Tile<bool, { [BLOCK] }> = " in rust
+
+
+def test_a_name_bound_to_none_is_an_absent_mask(tmp_path):
+    """`mask = None` in a constexpr arm, then `tl.load(..., mask=mask)`: the load of that specialization has no
+    mask (was CT103: `mask` not defined). A name bound to a mask before and to None in the arm reads the None
+    there, not the older mask; `mask is None` is decided per specialization."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        if EVEN:
+            mask = None
+        x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+        if mask is None:
+            x = x * 2.0
+        tl.store(y_ptr + offs, x, mask=mask)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    even, odd = views["k__even"], views["k__not_even"]
+    assert "Some(" not in even and even.count("None, None, None, Latency") == 1  # the load: no mask
+    assert "Some(" in odd and "select(" in odd
+    assert " * " in even.split("load_ptr_tko")[1] and " * " not in odd.split("load_ptr_tko")[1]
+
+
+def test_a_name_bound_to_none_read_otherwise_is_refused(tmp_path):
+    """A None value in arithmetic: Triton compiles no such kernel; refused (CT103) with what is allowed."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        scale = None
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * scale)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status != "translated"
+    assert [d.code for d in kr.diagnostics] == ["CT103"] and "is None here" in kr.diagnostics[0].message
+
+
+def test_dot_out_dtype_of_a_dtype_constexpr_keeps_the_accumulation_type(tmp_path):
+    """`tl.dot(a, b, acc, out_dtype=ACC)` with ACC a dtype constexpr (was TTR-DOT): entries where ACC is float32
+    (the float operands' accumulation type); ACC = bf16 / f16 have no entry (a bf16 accumulator would not be
+    Triton's dot), said as dropped specializations."""
+    path = FIXTURES / "dot_out_dtype.py"
+    (k,) = parse_file(path, "dot_out_dtype.py").kernels
+    kr = kernel_result(k, path, "dot_out_dtype.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert kr.entries and all("__acc_f32" in e for e in kr.entries), kr.entries
+
+
+def test_a_helper_called_for_its_stores_drops_its_unused_results(tmp_path):
+    """`_row(...)` as a statement, the helper storing and returning values (was CT100: expression statement has
+    no effect): the stores are kept; a helper whose returned expression writes (an atomic) is not dropped."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def _row(x_ptr, y_ptr, offs):
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, x * 2.0)
+        return x, x + 1.0
+
+    @triton.jit
+    def _count(c_ptr, offs):
+        return tl.atomic_add(c_ptr + offs, 1)
+
+    @triton.jit
+    def k(x_ptr, y_ptr, c_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        _row(x_ptr, y_ptr, offs)
+        _count(c_ptr, offs)
+    """)
+    assert rust.count("store_ptr_tko(") == 1 and "atomic_rmw" in rust
+
+
+def test_a_helper_dispatching_to_procedures_and_advancing_its_pointer_params(tmp_path):
+    """`return _store_scaled(...)` in constexpr arms, the callee returning nothing (was CT100: returns no value
+    but its result is used), and the callee advancing its pointer parameters (`src_ptr = src_ptr + h * s`, was
+    TTR-LOAD): every access reads the advanced pointer (no access at the bare `offs`)."""
+    path = FIXTURES / "helper_dispatch.py"
+    (k,) = parse_file(path, "helper_dispatch.py").kernels
+    kr = kernel_result(k, path, "helper_dispatch.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert body.count("store_ptr_tko(") == 3 and body.count("load_ptr_tko(") == 3
+    assert "offset_tile(offs)" not in body
+    assert body.count("let _store_scaled") >= 4  # the scaled arms' advanced pointer locals
+
+
+def test_a_host_tensor_descriptor_is_refused_saying_what_to_write(tmp_path):
+    """`desc.load([m, k])` of a TensorDescriptor argument (its block shape set on the host): refused with
+    TTR-DESC and the in-kernel form to write instead (was CT101 `method .load() is not supported`)."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_desc, y_ptr, BM: tl.constexpr, BK: tl.constexpr):
+        a = a_desc.load([tl.program_id(0) * BM, 0])
+        offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+        tl.store(y_ptr + offs, a)
+    """))
+    fr = parse_file(path, "k.py")
+    assert not fr.kernels
+    assert [d.code for _, _, d in fr.failures] == ["TTR-DESC"]
+    assert "tl.make_tensor_descriptor" in fr.failures[0][2].message
+
+
+def test_a_constexpr_conditional_expression_types_only_the_arm_taken(tmp_path):
+    """`s[None, :] if ON_COLS else s[:, None]` with `s` a row or a column by ON_COLS (was CT104: shapes cannot
+    be broadcast): one entry per truth value, each with the arm Triton takes."""
+    path = FIXTURES / "constexpr_ifexp.py"
+    (k,) = parse_file(path, "constexpr_ifexp.py").kernels
+    kr = kernel_result(k, path, "constexpr_ifexp.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert "let y_a: Tile<E2, { [1, BN] }> = s.reshape(shape![1, BN]);" in views["scale_by_rows_or_cols_kernel__on_cols"]
+    assert "let y_a: Tile<E2, { [BM, 1] }> = s.reshape(shape![BM, 1]);" in views["scale_by_rows_or_cols_kernel__not_on_cols"]
+
+
+def test_a_scalar_indexed_with_none_is_a_one_element_tile(tmp_path):
+    """`pid_n[:, None]` of a scalar (was CT104: more `:` than dimensions): Triton's `:` checks no dimension and
+    each `None` inserts one, so the result has shape (1) (`[None, None]`: (1, 1))."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(s_ptr, t_ptr, stride):
+        pid = tl.program_id(0)
+        offs = pid[:, None] * stride
+        tl.store(s_ptr + offs, 1.0)
+        tl.store(t_ptr + pid[None, None], 2.0)
+    """)
+    assert "Tile<i32, { [1] }> = " in rust and "Tile<i32, { [1, 1] }> = " in rust
+
+
+def test_an_arm_that_fixes_a_pointers_element_type(tmp_path):
+    """A token taken from an integer in one arm and from another pointer in the other (that pointer then holds
+    integers, widened as loaded), and a float('-inf') maximum an arm sets to loaded values (that pointer then
+    holds float32): were CT104 (another type in each arm / changes type inside the if)."""
+    path = FIXTURES / "arm_types.py"
+    kernels = {k.name: k for k in parse_file(path, "arm_types.py").kernels}
+    pick = kernel_result(kernels["pick_token_kernel"], path, "arm_types.py")
+    best = kernel_result(kernels["running_max_kernel"], path, "arm_types.py")
+    assert pick.status == best.status == "translated", [d.text() for d in pick.diagnostics + best.diagnostics]
+    pick_body = "\n".join(line for v in pick.manifest["views"] for line in v["body"])
+    best_body = "\n".join(line for v in best.manifest["views"] for line in v["body"])
+    assert "let mut token_: i64 = 0i64;" in pick_body
+    assert "PointerTile<*mut f32, { [] }> = ptr_to_ptr(x_ptr_raw)" in best_body
+
+
+def test_the_shape_of_a_tile_argument_is_its_static_extent(tmp_path):
+    """`M: tl.constexpr = x.shape[0]` in a helper whose `x` is a tile (was CT100: the first argument must be an
+    array parameter): the tile's extent, a constant."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def _row_sums(x):
+        M: tl.constexpr = x.shape[0]
+        return tl.sum(x, axis=1) + tl.zeros((M,), dtype=tl.float32)
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]).to(tl.float32)
+        tl.store(y_ptr + tl.arange(0, BM), _row_sums(x))
+    """)
+    assert "constant(0.0f32, shape![BM])" in rust or "shape![BM]" in rust
+
+
+def test_a_pointer_chosen_by_a_conditional_expression(tmp_path):
+    """`p = x + (T - 1) if last else x + (i * BT + BT - 1)`, both arms into one tensor (was TTR-LOAD / CT100 'a
+    pointer used as a value'): the chosen offsets; arms into different tensors are refused."""
+    path = FIXTURES / "pointer_ifexp.py"
+    (k,) = parse_file(path, "pointer_ifexp.py").kernels
+    kr = kernel_result(k, path, "pointer_ifexp.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "let p_last: i32 = if p_last_b { p_last_c } else { p_last_f };" in body
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, z_ptr, y_ptr, n):
+        p = x_ptr + 1 if n > 0 else z_ptr + 1
+        tl.store(y_ptr, tl.load(p))
+    """))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert [d.code for d in diags] == ["CT100"] and "same kernel argument" in diags[0].message
+
+
+def test_dot_input_precision_from_a_string_constexpr(tmp_path):
+    """`tl.dot(a, b, input_precision=DOT_PRECISION)` with `DOT_PRECISION: tl.constexpr = "tf32x3"` (was TTR-DOT):
+    one entry per string it may hold; "tf32x3" computes in float32 (no tf32 rounding of the operands), "tf32"
+    rounds them."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, B: tl.constexpr, DOT_PRECISION: tl.constexpr = "tf32x3"):
+        r = tl.arange(0, B)
+        a = tl.load(a_ptr + r[:, None] * B + r[None, :]).to(tl.float32)
+        b = tl.load(b_ptr + r[:, None] * B + r[None, :]).to(tl.float32)
+        tl.store(c_ptr + r[:, None] * B + r[None, :], tl.dot(a, b, input_precision=DOT_PRECISION))
+
+    def launch(a, b, c):
+        k[(1,)](a, b, c, B=16, DOT_PRECISION="tf32")
+        k[(1,)](a, b, c, B=16)
+    """))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    views = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert sorted(views) == ["k__dot_precision_eq_0", "k__dot_precision_eq_1"]  # "tf32", "tf32x3"
+    assert "tf32" in views["k__dot_precision_eq_0"] and "tf32" not in views["k__dot_precision_eq_1"]
+
+
+def test_a_pointer_name_rebound_to_another_tensor(tmp_path):
+    """`p = dq + o` then `p = dq2 + o` (was CT100: a ported pointer keeps one base): each binding reads its own
+    tensor. Rebound in one arm of an `if` and read after it, the tensor depends on the path: refused."""
+    path = FIXTURES / "pointer_rebind.py"
+    (k,) = parse_file(path, "pointer_rebind.py").kernels
+    kr = kernel_result(k, path, "pointer_rebind.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "dq_ptrs2.offset_tile(p)" in body and "dq2_ptrs2.offset_tile(p_dq2)" in body
+    assert "dq_ptrs5.offset_tile(p_dq)" in body
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(a_ptr, b_ptr, y_ptr, n, FLAG: tl.constexpr):
+        p = a_ptr + 1
+        if n > 0:
+            p = b_ptr + 1
+        tl.store(y_ptr, tl.load(p))
+    """))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert [d.code for d in diags] == ["CT100"] and "depending on the path" in diags[0].message
+
+
+def test_pythons_math_module_in_a_kernel_is_refused_saying_why(tmp_path):
+    """`x / math.sqrt(2 * D)`: Triton evaluates Python's math on constexprs when it compiles; refused at the call
+    with what to write instead (was TTR-SQRT 'too many arguments' at 1:1: `math` was read as a tensor)."""
+    path = tmp_path / "k.py"
+    path.write_text("import math\n" + HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, D: tl.constexpr):
+        offs = tl.arange(0, D)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) / math.sqrt(2 * D))
+    """))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert [d.code for d in diags] == ["CT101"] and "Python's math module" in diags[0].message
+    assert diags[0].pos.line == 10  # the call, not the top of the file

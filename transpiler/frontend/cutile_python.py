@@ -56,6 +56,18 @@ MEMORY_ORDER = {"RELAXED": "Relaxed", "ACQUIRE": "Acquire", "RELEASE": "Release"
 MEMORY_SCOPE = {"BLOCK": "TileBlock", "DEVICE": "Device", "SYS": "System"}
 # the "value" of a procedure helper's call statement (its statements were inlined)
 PROCEDURE_DONE = Lit(None, Pos("", 0, 0))
+_WRITES = {"view_store", "store", "view_atomic_add", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
+           "desc_store", "compile_error", "llm_hole"}
+
+
+def _pure(e) -> bool:
+    """No write (store, scatter, atomic) and no compile-time refusal anywhere in the expression."""
+    if isinstance(e, Op):
+        return e.op not in _WRITES and all(_pure(a) for a in e.args) \
+            and all(_pure(v) for _, v in e.attrs if isinstance(v, (Op, TupleExpr)))
+    if isinstance(e, TupleExpr):
+        return all(_pure(i) for i in e.items)
+    return True
 
 # `@ct.kernel(...)` hints -> the Tile IR entry hint they set (cuTile Python's names on the left)
 ENTRY_HINTS = {"occupancy": "occupancy", "num_ctas": "num_cta_in_cga", "num_worker_warps": "num_worker_warps_per_cta"}
@@ -373,6 +385,8 @@ def model_depth(k: Kernel) -> tuple[int, Pos]:
 
 
 class _Converter:
+    discards_helper_results = False  # a helper call statement whose returned values are unused (Triton)
+
     def __init__(self, info: ModuleInfo, positions, rules: RuleTable, module_name: str):
         self.info = info
         self.positions = positions
@@ -1114,12 +1128,17 @@ class _Converter:
                 return self._flush(self._static_assert(v, pos))
             self.procedure_call = (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
                                    and v.func.value in self.info.helpers and v.func.value not in self.info.aliases)
+            helper_call = self.procedure_call
             try:
                 e = self.expr(v)
             finally:
                 self.procedure_call = False
             if e is PROCEDURE_DONE:
                 return self._flush([])  # the helper's statements are pending
+            if self.discards_helper_results and helper_call and _pure(e):
+                # a Triton helper called for its stores whose returned values are left unused
+                # (`_row_backward(...)` returning `dY_row, normed`): its statements are pending, the values dropped
+                return self._flush([])
             return self._flush([Eval(e, pos, _one_line(s))])
         if isinstance(s, cst.Assign):
             if len(s.targets) != 1:
@@ -1662,6 +1681,7 @@ class _Converter:
         stmts = [st for st in block_statements(fn.body)  # `def exp(x): return tl.exp(x)` is one statement line
                  if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
                          and isinstance(st.body[0], cst.Expr) and isinstance(st.body[0].value, cst.SimpleString))]
+        stmts = self._procedure_returns(stmts)
         last = stmts[-1] if stmts else None
         ret = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
         returns = sum(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
@@ -1691,7 +1711,7 @@ class _Converter:
                 copies = []
                 for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
                     arg = bind[n]
-                    copies.append(Assign((self.local(n, pos),), arg, pos))
+                    copies.extend(self._copy_arg(n, arg, pos))
                 self.exits.append(len(self.loops))
                 try:
                     body = self.stmts(stmts, top=False)
@@ -1718,7 +1738,7 @@ class _Converter:
             copies = []
             for n in sorted(set(names) & _assigned_names(stmts), key=names.index):
                 arg = bind[n]  # before `local` rebinds the name to the helper's local
-                copies.append(Assign((self.local(n, pos),), arg, pos))
+                copies.extend(self._copy_arg(n, arg, pos))
             body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
             self.pending = pre + copies + body
             result = self.expr(ret.value) if ret is not None else PROCEDURE_DONE
@@ -1776,6 +1796,14 @@ class _Converter:
                 return None
             return self._eval_const(node)
         return self._eval_const(node)
+
+    def _copy_arg(self, name: str, arg: Expr, pos: Pos) -> list:
+        """A helper parameter the helper assigns: a local holding the argument from the entry on."""
+        return [Assign((self.local(name, pos),), arg, pos)]
+
+    def _procedure_returns(self, stmts: list) -> list:
+        """A frontend's rewrite of a helper's returns before it is inlined (none here; see the Triton one)."""
+        return stmts
 
     def _check_exits(self, fn: cst.FunctionDef, stmts: list, as_stmt: bool, pos: Pos) -> None:
         """A helper whose bare `return`s become `break`s of a one-trip loop: called as a statement, outside any

@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Eval, Expr, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 
@@ -125,9 +125,58 @@ def parse_triton_source(source: str, display: str, depth_limit: int, path: Path 
 
 
 class _TritonConverter(_Converter):
+    discards_helper_results = True
     language = "triton"
     helper_returns_rewritten = True
     split_returning_ifs = True
+
+    def _copy_arg(self, name: str, arg, pos: Pos) -> list:
+        """A pointer argument whose parameter the helper advances (`state_ptr = state_ptr + h * stride`): a
+        pointer local (its offsets) holding the argument's."""
+        if isinstance(arg, _Ptr):
+            local = self.local(name, pos)  # the helper's own name (never the kernel parameter it points into)
+            self.ptr_vars[local] = (arg.base, local)
+            self.subst[-1][name] = Name(local, pos)
+            return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
+        return super()._copy_arg(name, arg, pos)
+
+    def _procedure_returns(self, stmts: list) -> list:
+        """`return _fill_int8(...)` where `_fill_int8` returns nothing (the helper dispatches to procedures in
+        constexpr `if` arms): the call as a statement, then a bare `return`; bare returns that end the helper
+        (the last statement, or the last of an arm of a final `if`) are dropped. A helper left with no
+        `return` is then a procedure, inlined where it is called as a statement."""
+        if not any(isinstance(n, cst.Return) for st in stmts for n in _walk(st)):
+            return stmts
+        conv = self
+
+        class Split(cst.CSTTransformer):
+            def leave_SimpleStatementLine(self, node, updated):
+                if len(updated.body) == 1 and isinstance(updated.body[0], cst.Return) \
+                        and isinstance(call := updated.body[0].value, cst.Call) and isinstance(call.func, cst.Name) \
+                        and conv._is_procedure(call.func.value, ()):
+                    return cst.FlattenSentinel([cst.SimpleStatementLine([cst.Expr(call)]),
+                                                cst.SimpleStatementLine([cst.Return(None)])])
+                return updated
+
+            def visit_FunctionDef(self, node):
+                return False
+
+        stmts = [st.visit(Split()) for st in stmts]
+        stmts = [x for st in stmts for x in (st.nodes if isinstance(st, cst.FlattenSentinel) else [st])]
+        return _drop_tail_returns(stmts)
+
+    def _is_procedure(self, name: str, active: tuple) -> bool:
+        """A helper that returns no value on any path (a `return` of a call to another such helper included)."""
+        fn = self.info.helpers.get(name)
+        if fn is None or name in active:
+            return False
+        for n in _walk(fn.body):
+            if isinstance(n, cst.Return) and n.value is not None:
+                v = n.value
+                if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
+                        and self._is_procedure(v.func.value, active + (name,))):
+                    return False
+        return True
 
     def _split_at_returning_if(self, s: cst.If, rest: list, before: list) -> list:
         truth = self._pointer_truth(s.test)  # `if not out_ptr: return`: the None test
@@ -399,6 +448,11 @@ class _TritonConverter(_Converter):
 
     def _kernel(self, fn: cst.FunctionDef):
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
+        # a kernel-level pointer name rebound to another tensor (`p_dq = dq2 + ...` after `p_dq = dq + ...`): its
+        # model name from then on (each binding its own offsets local); names an `if` rebinds on one path only
+        # read as the older or the newer tensor depending on the path: refused where read after it
+        self.ptr_alias: dict[str, str] = {}
+        self.ptr_poisoned: dict[str, str] = {}
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
@@ -487,10 +541,13 @@ class _TritonConverter(_Converter):
         pos = self.pos(s)
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Name) and s.value.value == "None":
-            # `b_g = None` in the arm of a constexpr `if` (the other arm loads it): Triton compiles each arm
-            # apart, and a None value can only be tested or left unread there. Here the name is not bound on
-            # that path: an unread one costs nothing, and a test of it (`is None`) is refused where it is
-            return self._flush([])
+            # `mask = None` / `b_g = None` in the arm of a constexpr `if` (the other arm computes it): Triton
+            # compiles each arm apart, and a None value can only be passed as an absent `mask=` / `other=`,
+            # tested (`is None`) or left unread there. The name holds a None value (model.ir.NoneTy) that has no
+            # Rust value; inference refuses any other read of it (that specialization has no entry)
+            target = s.targets[0].target.value
+            self._not_ptr_target(target, pos)
+            return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
@@ -538,10 +595,23 @@ class _TritonConverter(_Converter):
         for scope in reversed(self.subst):
             if name in scope and isinstance(scope[name], Name):
                 return scope[name].id
-        return name
+        return self.ptr_alias.get(name, name) if not self.subst else name
 
     def _assign_ptr(self, target: str, value: _Ptr, pos: Pos, text: str = "") -> list:
         model = self._model_name(target)
+        if not self.subst and target in self.ptr_poisoned:
+            del self.ptr_poisoned[target]  # bound anew: one tensor again
+        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not self.subst \
+                and not self.loops and model not in self.offset_names:
+            # a kernel-level name rebound to a pointer into another tensor, outside loops: a new model name
+            # (the tensor is known where each binding is read)
+            taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values())
+            fresh = f"{target}_{value.base}"
+            while fresh in taken:
+                fresh += "_"
+            self.ptr_alias[target] = fresh
+            self.ptr_vars[fresh] = (value.base, fresh)
+            return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
             raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
                        f"before `{self.ptr_vars[model][0]}`): a ported pointer keeps one base", pos)
@@ -632,12 +702,31 @@ class _TritonConverter(_Converter):
                 and not self._const_test(node.expression):
             pos = self.pos(node)  # `not flag` of a runtime scalar: Triton's logical not
             return self._op("operator:^", (self._truth(self.expr(node.expression), pos), Lit(True, pos)), pos)
+        if isinstance(node, cst.IfExp):
+            pos = self.pos(node)
+            test, a, b = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+            if isinstance(a, _Ptr) or isinstance(b, _Ptr):
+                # `p = x + i * s if last else x + j * s`: pointers into one tensor, chosen by a condition: the
+                # chosen offsets
+                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr) and a.base == b.base):
+                    raise fail("CT100", "a conditional expression whose arms are not pointers into the same kernel "
+                               "argument (a ported pointer keeps one base)", pos)
+                zero = Lit(0, pos)
+                return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
+                                                 b.offsets if b.offsets is not None else zero), pos), pos)
+            return Op("ifexp", (test, a, b), pos)
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
         if isinstance(node, cst.Name) and node.value in self.block_vars:
             return self.block_vars[node.value]
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
+            if isinstance(e, Name) and not self.subst and e.id in self.ptr_poisoned:
+                raise fail("CT100", f"`{e.id}` points into {self.ptr_poisoned[e.id]} depending on the path the `if` "
+                           "before took: a ported pointer reads one tensor (give each binding its own name)",
+                           e.pos)
+            if isinstance(e, Name) and not self.subst and e.id in self.ptr_alias:
+                e = Name(self.ptr_alias[e.id], e.pos)
             if isinstance(e, Name) and e.id in self.ptr_vars:
                 base, off = self.ptr_vars[e.id]
                 return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
@@ -650,6 +739,9 @@ class _TritonConverter(_Converter):
         ptr = self.expr(node)
         if isinstance(ptr, Name) and ptr.id == "None":  # a helper's `None` default: decided here
             return Lit(not given, pos)
+        if isinstance(ptr, Name) and ptr.id not in {p.name.value for p in self._current_fn.params.params}:
+            # a local (`mask = None` in one constexpr arm): decided per specialization by inference
+            return Op("is_none", (ptr,), pos, (("given", given),))
         if not isinstance(ptr, _Ptr) or ptr.base not in self.pointer_params:
             raise fail("CT100", f"`{_code(node).strip()} is None`: only a pointer parameter of the kernel may be "
                        "tested against None (a None constexpr or scalar is not supported yet)", pos)
@@ -685,12 +777,46 @@ class _TritonConverter(_Converter):
             s = s.with_changes(test=truth)
         test = _none_test(s.test)
         if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
-            return super().if_stmt(s)
+            return self._if_arms(s)
         if not test[1]:  # `None is None`
             return list(self.block(s.body))
         if isinstance(s.orelse, cst.If):
             return self.if_stmt(s.orelse)
         return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
+
+    def _if_arms(self, s: cst.If) -> list:
+        """The base `if`, each arm starting from the pointer bindings before it; a kernel-level pointer name an
+        arm rebinds to another tensor reads the older or the newer tensor after the `if` depending on the path
+        taken: refused where read after it (ptr_poisoned)."""
+        if self.subst:
+            return super().if_stmt(s)
+        pos = self.pos(s)
+        cond = self.expr(s.test)
+        pre, self.pending = self.pending, []
+        start = (dict(self.ptr_alias), dict(self.ptr_vars), dict(self.ptr_poisoned))
+        body = tuple(self.block(s.body))
+        then = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        self.ptr_alias, self.ptr_vars, self.ptr_poisoned = dict(start[0]), dict(start[1]), dict(start[2])
+        if isinstance(s.orelse, cst.If):
+            orelse = tuple(self.if_stmt(s.orelse))
+        elif isinstance(s.orelse, cst.Else):
+            orelse = tuple(self.block(s.orelse.body))
+        else:
+            orelse = ()
+        other = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
+        self.ptr_alias = dict(start[0])
+        self.ptr_poisoned = {**then[2], **other[2]}
+        for name in set(then[0]) | set(other[0]) | set(start[0]):
+            a, b = then[0].get(name), other[0].get(name)
+            if a == b:
+                if a is not None:
+                    self.ptr_alias[name] = a
+                continue
+            tensors = sorted({self.ptr_vars[m][0] for m in (a or name, b or name) if m in self.ptr_vars})
+            self.ptr_poisoned[name] = " or ".join(f"`{t}`" for t in tensors)
+        self.pending = pre
+        return self._flush([If(cond, body, orelse, pos)])
 
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
@@ -907,6 +1033,12 @@ class _TritonConverter(_Converter):
         if d in (f"{TL}.sum", f"{TL}.max", f"{TL}.min", f"{TL}.argmax", f"{TL}.argmin"):
             return self._reduction(d, list(node.args), pos)
         # a tensor method (`x.exp()`), not a module function (`tl.exp`, `triton.cdiv`)
+        if (d or "").startswith("math.") and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == "math" and "math" not in self.kernel_locals:
+            # Python's math module: Triton evaluates it on constexprs when it compiles (a Python float)
+            raise fail("CT101", f"`{d}(...)` of Python's math module is evaluated by Triton on constants at compile "
+                       "time; the port does not evaluate it: pass the value as a constexpr computed on the host, or "
+                       "use the tl function on a tile", pos)
         is_method = isinstance(func, cst.Attribute) and not (d or "").startswith("triton.")
         if is_method and self.rules.lookup(f"method:{func.attr.value}") is None \
                 and func.attr.value in METHOD_FORMS:
@@ -914,6 +1046,15 @@ class _TritonConverter(_Converter):
             node = node.with_changes(func=cst.Attribute(self._tl_module(), cst.Name(func.attr.value)),
                                      args=[cst.Arg(func.value)] + list(node.args))
             return self.call(node)
+        if is_method and func.attr.value in ("load", "store", "atomic_add") and isinstance(func.value, cst.Name) \
+                and not self.subst and func.value.value in {p.name.value for p in self._current_fn.params.params} \
+                and func.value.value not in self.desc_vars:
+            # a host TensorDescriptor passed as an argument: its block shape is set on the host (often in an
+            # autotune pre_hook), which the port does not read
+            raise fail("TTR-DESC", f"`{func.value.value}.{func.attr.value}(...)` of a tensor descriptor made on the "
+                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported: its block shape "
+                       "is set on the host; pass the tensor and make the descriptor in the kernel with "
+                       "tl.make_tensor_descriptor(ptr, shape, strides, block_shape)", pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
@@ -1080,6 +1221,12 @@ class _TritonConverter(_Converter):
             key = arg.keyword.value if arg.keyword else None
             if key in ("out_dtype",):
                 v = self.expr(arg.value)
+                if isinstance(v, Name) and v.id in self.dtype_consts:
+                    # a dtype constexpr (`out_dtype=ACC_DTYPE`): one entry per dtype it may name; the mma/matmul
+                    # handlers check each against the operands (an entry whose type is not the accumulation
+                    # type is dropped: the launcher refuses that dtype)
+                    out_dtype = v
+                    continue
                 # float32 (float operands) and int32 (int8 operands) are the defaults Triton's dot accumulates in;
                 # the matmul/mma handlers check the operands give that type
                 if not (isinstance(v, Op) and v.op == "dtype" and v.attr("dtype") in ("f32", "i32")):
@@ -1088,6 +1235,14 @@ class _TritonConverter(_Converter):
                 out_dtype = v.attr("dtype")
             elif key == "input_precision" and not _is_none(arg.value):
                 v = arg.value
+                if isinstance(v, cst.Name) and v.value in self.string_consts and not self.subst:
+                    # a string constexpr (`DOT_PRECISION: tl.constexpr = "tf32x3"`): chosen per entry (one per
+                    # string it may hold; infer reads the entry's choice)
+                    precision = Name(v.value, self.pos(arg))
+                    continue
+                known = self._eval_const(v) if isinstance(v, cst.Name) else None
+                if isinstance(known, str):  # a module constant (`PRECISION = tl.constexpr("ieee")`)
+                    v = cst.SimpleString(repr(known))
                 if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
                     raise fail(rule.id, "`input_precision` must be \"tf32\", \"tf32x3\" or \"ieee\"", self.pos(arg))
                 # tf32x3 approximates ieee with three tf32 products: the port computes in float32 itself
@@ -1573,6 +1728,9 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
+        if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
+            work.extend([e.body, e.orelse])
+            continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
@@ -1658,3 +1816,29 @@ def _check_no_pointer_left(body) -> None:
         elif hasattr(x, "__dataclass_fields__"):
             for f in x.__dataclass_fields__:
                 stack.append(getattr(x, f))
+
+
+def _drop_tail_returns(stmts: list) -> list:
+    """A bare `return` that ends the body, or the last statement of an arm of the body's final `if`, returns as
+    falling off the end does: dropped."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return) \
+            and last.body[0].value is None:
+        return _drop_tail_returns(stmts[:-1])
+    if isinstance(last, cst.If):
+        return stmts[:-1] + [_drop_tail_returns_if(last)]
+    return stmts
+
+
+def _drop_tail_returns_if(node: cst.If) -> cst.If:
+    body = node.body.with_changes(body=_drop_tail_returns(list(node.body.body)) or [cst.SimpleStatementLine(
+        [cst.Pass()])])
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _drop_tail_returns_if(orelse)
+    elif isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=orelse.body.with_changes(
+            body=_drop_tail_returns(list(orelse.body.body)) or [cst.SimpleStatementLine([cst.Pass()])]))
+    return node.with_changes(body=body, orelse=orelse)

@@ -70,6 +70,16 @@ class ArrayTy:
         return f"Array[{self.dtype}, {self.rank}{', view of ' + self.root if self.root else ''}]"
 
 
+@dataclass(frozen=True)
+class NoneTy:
+    """The type of a name a Triton kernel binds to `None` on some path (`mask = None` in one arm of a constexpr
+    `if`): it has no Rust value; it is read only as an absent `mask=` / `other=` of a load or store, or tested
+    with `is None` (decided at compile time, as Triton decides it)."""
+
+    def __str__(self) -> str:
+        return "None"
+
+
 def array_root(e: "Name") -> str:
     """The kernel parameter an array operand reads: itself, or the parameter a view (`Array.slice`) was cut from."""
     return e.ty.root if isinstance(e.ty, ArrayTy) and e.ty.root else e.id

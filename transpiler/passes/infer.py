@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
 from .predicates import decides
@@ -576,6 +576,8 @@ class Infer:
         if isinstance(e, Name) and found[0].strip() == e.id:
             return None
         expr, name = found
+        if expr == name and name in self.consts:  # a name bound to a constant parameter (`M = BM`): that parameter
+            return name
         name = name.upper().replace("-", "NEG")
         if name[:1].isdigit():  # `1 - N`: a Rust identifier cannot start with a digit
             name = "C" + name
@@ -590,6 +592,12 @@ class Infer:
         return out
 
     def stmt(self, s: Stmt) -> list[Stmt]:
+        if isinstance(s, Assign) and len(s.targets) == 1 and isinstance(s.value, Op) and s.value.op == "none_value":
+            # a Triton `mask = None`: no Rust value; the name reads as an absent mask / other, or `is None`
+            self.env[s.targets[0]] = NoneTy()
+            self.sources.pop(s.targets[0], None)
+            self.literals.pop(s.targets[0], None)
+            return []
         if isinstance(s, Assign):
             if len(s.targets) == 1 and s.targets[0] in self.once and (self.is_weak(s.value)
                                                                        or self._is_flag_expr(s.value)):
@@ -613,6 +621,12 @@ class Infer:
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Lit) and self.is_weak(v):
                 # `third = 1.0 / 3.0`: folded to a Python number, weakly typed where it is used
                 self.literals[s.targets[0]] = Lit(v.value, v.pos)
+                return []
+            if self.k.frontend == "triton" and len(s.targets) == 1 and s.targets[0] in self.once \
+                    and isinstance(v, Name) and isinstance(s.value, Op) and s.value.op == "array_dim" \
+                    and (v.id in self.consts or v.id in self.derived):
+                # `M: tl.constexpr = x.shape[0]` of a tile: that constant, substituted at every use
+                self.literals[s.targets[0]] = v
                 return []
             if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(v, Name) \
                     and v.id in self.derived_floats:
@@ -723,12 +737,19 @@ class Infer:
 
     def _check_int_carried(self, before, after) -> None:
         """A Triton integer (`total = 0`) that a loop or an arm adds a pointer's loaded values to: Triton refuses a
-        carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain)."""
+        carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain).
+        Likewise a float32 (`m = float('-inf')`) that an arm sets to a pointer's loaded value: Triton compiles it
+        only where that pointer holds float32 (the launcher refuses the other dtypes)."""
         if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype in INT_DTYPES \
                 and isinstance(after, TileTy) and is_generic(after.dtype):
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
+        if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype == "f32" \
+                and isinstance(after, TileTy) and is_generic(after.dtype) and before.shape == after.shape:
+            p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
+            if p is not None and p.domain != INT_DOMAIN:
+                raise RetypeArray(p.name, "f32", group=True)
 
     def _check_generic_carried(self, before, after) -> None:
         """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
@@ -816,6 +837,8 @@ class Infer:
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
                 # Triton refuses it too (mismatched types between the then and else blocks)
                 if env_then.get(n) != env_else.get(n):
+                    self._check_int_carried(env_then.get(n), env_else.get(n))
+                    self._check_int_carried(env_else.get(n), env_then.get(n))
                     raise fail("CT104", f"`{n}` has another type in each arm of the if ({env_then.get(n)} / "
                                f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}
@@ -894,6 +917,15 @@ class Infer:
             return None
         taken = decides(preds, text)
         return None if taken is None else (s.body if taken else s.orelse)
+
+    def string_value(self, e: Name) -> str:
+        """The string a string constexpr (Kernel.strings) holds in this entry; SplitOnChoice where the entry's
+        predicates do not fix it yet (one entry per string)."""
+        choices = dict(self.k.strings)[e.id]
+        taken = [i for i in range(len(choices)) if f"{e.id} == {i}" in self.k.variant.predicates]
+        if not taken:
+            raise SplitOnChoice(e.id, len(choices))
+        return choices[taken[0]]
 
     def dtype_value(self, e: Expr) -> str | None:
         """The dtype a dtype-valued expression names (`ct.float32`, `x.dtype`, a local holding one), else None."""
@@ -1003,6 +1035,10 @@ class Infer:
             return replace(e, args=tuple(self.fold_const_names(a) for a in e.args))
         return e
 
+    def is_none_name(self, e: Expr) -> bool:
+        """A name bound to None here (`mask = None`, see NoneTy)."""
+        return isinstance(e, Name) and e.id not in self.literals and isinstance(self.env.get(e.id), NoneTy)
+
     def is_const(self, e: Expr) -> bool:
         if isinstance(e, Lit):
             return True
@@ -1013,7 +1049,9 @@ class Infer:
             return e.id in self.consts or e.id in self.derived or self.const_int_expr(e) is not None
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
-        return isinstance(e, Op) and self.const_int_expr(e) is not None  # `if STAGE & 1:`
+        if isinstance(e, Op) and self.const_int_expr(e) is not None:
+            return True  # constant arithmetic (`if STAGE & 1:`, Triton's `N % BLOCK_N`): folded at compile time
+        return isinstance(e, Op) and e.op == "is_none"  # decided at compile time
 
     # ---------------------------------------------------------------- expressions
     def scalar_int(self, e: Expr) -> Expr:
@@ -1076,6 +1114,10 @@ class Infer:
                 if e.id in self.arm_only:
                     raise SplitNeeded(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
+            if isinstance(self.env[e.id], NoneTy):
+                # Triton compiles no kernel that computes with None (this specialization has no entry)
+                raise fail("CT103", f"`{e.id}` is None here: a name bound to None is read only as the `mask=` or "
+                           "`other=` of tl.load / tl.store, or tested with `is None` / `is not None`", e.pos)
             return replace(e, ty=self.env[e.id])
         if isinstance(e, TupleExpr):
             items = tuple(self.expr(i) for i in e.items)

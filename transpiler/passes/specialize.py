@@ -29,6 +29,11 @@ MAX_VARIANTS_TRITON = 32
 MAX_SPECIALIZE_STEPS = 1000
 
 
+# integer arithmetic on constants, as Infer.const_int_expr writes it (Python's operators)
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "cdiv": "", "truncdiv": "//",
+          "truncmod": "%"}
+
+
 def predicate_text(e: Expr) -> str:
     """Python text of a constant condition (evaluated later against specialization values)."""
     if isinstance(e, Lit):
@@ -41,12 +46,16 @@ def predicate_text(e: Expr) -> str:
         return f"not ({predicate_text(e.args[0])})"
     if isinstance(e, Op) and e.op in ("and", "or"):
         return f"({predicate_text(e.args[0])}) {e.op} ({predicate_text(e.args[1])})"
+    if isinstance(e, Op) and e.op in _ARITH and len(e.args) == 2:  # Triton constexpr arithmetic (`N % BLOCK_N`)
+        a, b = predicate_text(e.args[0]), predicate_text(e.args[1])
+        return f"(-(-({a}) // ({b})))" if e.op == "cdiv" else f"(({a}) {_ARITH[e.op]} ({b}))"
     raise fail("CT108", "constant condition too complex to split into variants", e.pos)
 
 
 def _slug(pred: str) -> str:
     s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
     s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
+    s = s.replace("//", " div ").replace("%", " mod ").replace("*", " mul ").replace("+", " add ")
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 

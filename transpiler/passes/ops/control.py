@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...diagnostics import fail
+from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import COMPILE_ERROR, STATIC_ASSERT, unify_types
+from ..infer import COMPILE_ERROR, STATIC_ASSERT, SplitOnConst, unify_types
 from . import handler
 
 if TYPE_CHECKING:
@@ -40,11 +40,47 @@ def compile_error(infer: Infer, e: Op) -> Expr:
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 
+@handler("is_none")
+def is_none(infer: Infer, e: Op) -> Expr:
+    """`x is None` (attr given=False) / `x is not None` (given=True) of a local a Triton kernel binds to None on some
+    path: decided here, as Triton decides it when it compiles the specialization."""
+    x = e.args[0]
+    none = infer.is_none_name(x)
+    if not none:
+        infer.expr(x)  # defined here (else CT103, or the split of the constant `if` that defines it)
+    return Lit(none != bool(e.attr("given")), e.pos, TileTy("bool"))
+
+
 @handler("ifexp")
 def ifexp(infer: Infer, e: Op) -> Expr:
     by_dtype = infer.dtype_cond_value(e.args[0])
     if by_dtype is not None:  # `a if x.dtype == ct.float32 else b`: folded per entry (the arms' types may differ)
         return infer.expr(e.args[1] if by_dtype else e.args[2])
+    if infer.k.frontend == "triton" and infer.is_const(e.args[0]):
+        # `s[None, :] if SCALE_ON_COLS else s[:, None]`: Triton evaluates a constexpr condition when it compiles,
+        # and types only the arm taken. Where the entry's predicates decide it, that arm alone; where the arms
+        # do not both type alike, one entry per truth value (SplitOnConst)
+        from ..predicates import decides
+        from ..specialize import predicate_text
+        try:
+            text = predicate_text(e.args[0])
+        except TranspileError:
+            text = None
+        taken = decides(infer.k.variant.predicates, text) if text is not None else None
+        if taken is not None:
+            return infer.expr(e.args[1] if taken else e.args[2])
+        if text is not None:
+            env = dict(infer.env)
+            try:
+                a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
+                if a.ty != b.ty:
+                    a, b, _ = infer.coerce_pair(a, b, e.pos)
+                alike = a.ty == b.ty
+            except TranspileError:
+                alike = False
+            infer.env = env
+            if not alike:
+                raise SplitOnConst(text)
     cond = infer.expr(e.args[0])
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     if a.ty != b.ty:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import Expr, Lit, Op, TileTy, is_generic
+from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
 from ..infer import SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
@@ -21,7 +21,14 @@ MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3f
 def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
     """A Triton dot's float32 operand under its default `input_precision="tf32"`: converted to tf32, as
     Triton's tensor-core dot rounds it (E that may be float32: one entry for E = f32, SplitOnDtype)."""
-    if e.attr("precision") != "tf32" or not isinstance(x.ty, TileTy):
+    precision = e.attr("precision")
+    if isinstance(precision, Name):  # a string constexpr: this entry's string (SplitOnChoice where not fixed yet)
+        chosen = infer.string_value(precision)
+        if chosen not in ("tf32", "tf32x3", "ieee"):
+            raise fail("CT103", f"`input_precision={precision.id}` with {precision.id} = {chosen!r}: only \"tf32\", "
+                       "\"tf32x3\" and \"ieee\" are ported", e.pos)
+        precision = "tf32" if chosen == "tf32" else "ieee"
+    if precision != "tf32" or not isinstance(x.ty, TileTy):
         return x
     dt = x.ty.dtype
     if dt == "E":
@@ -35,10 +42,18 @@ def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
     return Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("tf32", x.ty.shape))
 
 
-def _check_out_dtype(e: Op, a: Expr, acc: str) -> None:
+def _check_out_dtype(infer: Infer, e: Op, a: Expr, acc: str) -> None:
     """Triton's `tl.dot(out_dtype=...)`: only the type the dot accumulates in anyway (float32 for float operands,
-    int32 for int8 ones) is supported."""
+    int32 for int8 ones) is supported. A dtype constexpr (`out_dtype=ACC_DTYPE`) is that type in some entries:
+    the others have no entry (CT103 drops the specialization; the launcher refuses its dtype)."""
     want = e.attr("out_dtype")
+    if isinstance(want, Name):
+        chosen = infer.dtype_value(want)  # SplitOnChoice where the entry does not fix it yet
+        natural = "i32" if is_int(a.ty.dtype) else "f32"
+        if chosen != natural or acc != natural:
+            raise fail("CT103", f"`tl.dot(out_dtype={want.id})` with {want.id} = {chosen} and {a.ty.dtype} operands, "
+                       f"which accumulate in {natural}: only the accumulation type is ported", e.pos)
+        return
     if want and want != acc:
         raise fail(e.rule, f"`tl.dot(out_dtype=...)` {want} with {a.ty.dtype} operands accumulating in {acc} is not "
                    "supported yet", e.pos)
@@ -58,7 +73,7 @@ def mma(infer: Infer, e: Op) -> Op:
         if {a.ty.dtype, b.ty.dtype} != {"i8", "u8"}:
             raise fail(e.rule, f"ct.mma operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
-    _check_out_dtype(e, a, acc.ty.dtype)
+    _check_out_dtype(infer, e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
     if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
         raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
@@ -84,7 +99,7 @@ def matmul(infer: Infer, e: Op) -> Expr:
     acc_ty = TileTy(MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
     if triton:
         acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)
-        _check_out_dtype(e, a, acc_ty.dtype)
+        _check_out_dtype(infer, e, a, acc_ty.dtype)
     acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
     r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
     if acc_ty.dtype != dt and not triton:

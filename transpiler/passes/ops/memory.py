@@ -452,7 +452,7 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
 
 def _mask(infer: Infer, e: Op, shape: tuple):
     m = e.attr("mask")
-    if m is None:
+    if m is None or infer.is_none_name(m):  # Triton's `mask=None`, through a name bound to None
         return None
     mt = infer.expr(m)
     if mt.ty.dtype != "bool":
@@ -530,7 +530,7 @@ def _flat_load(infer: Infer, e: Op, arr: Name, idx: tuple, shape: tuple, mask, a
     g = Op("gather", (arr, TupleExpr(idx, e.pos), mask, None), e.pos, attrs + (("flat", True),), e.rule,
            TileTy(arr.ty.dtype, shape))
     other = e.attr("other")
-    if other is None or mask is None:
+    if other is None or mask is None or infer.is_none_name(other):
         return _widened(infer, arr, g)
     o = infer.expr(other)
     if not isinstance(o.ty, TileTy):

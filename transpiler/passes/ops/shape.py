@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import ArrayTy, Expr, Lit, Op, TileTy, TupleExpr
+from ...model.ir import ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr
 from ..infer import broadcast_shapes, unify_generics
 from . import handler
 
@@ -28,7 +28,14 @@ def reshape(infer: Infer, e: Op) -> Expr:
 def index_none(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0])
     pattern = e.attr("pattern")
+    if not isinstance(x.ty, TileTy):
+        raise fail("CT104", f"`[{', '.join(pattern)}]` indexes tiles and scalars, not an array ({x.ty})", e.pos)
     dims = list(x.ty.shape)
+    if infer.k.frontend == "triton" and not dims and isinstance(x.ty, TileTy):
+        # a scalar: Triton's `:` checks no dimension, and each `None` inserts one (the first splats the scalar):
+        # `pid[:, None]` is a tile of shape (1)
+        ones = tuple("1" for p in pattern if p == "None")
+        return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, ones)) if ones else x
     out, it = [], iter(dims)
     for p in pattern:
         out.append("1" if p == "None" else next(it, None))
@@ -178,7 +185,15 @@ def shape_rank(infer: Infer, e: Op) -> Expr:
 
 
 @handler("array_dim")
-def array_dim(infer: Infer, e: Op) -> Op:
+def array_dim(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0]) if infer.k.frontend == "triton" else None
+    if x is not None and isinstance(x.ty, TileTy) and x.ty.shape:
+        # `x.shape[0]` of a tile (a helper's tile argument): its static extent, a constant
+        shape, dim = x.ty.shape, e.attr("dim")
+        if not -len(shape) <= dim < len(shape):
+            raise fail("CT104", f"`.shape[{dim}]` is out of range for a tile of rank {len(shape)}", e.pos)
+        d = shape[dim % len(shape)]
+        return Lit(int(d), e.pos, TileTy("i32")) if d.isdigit() else Name(d, e.pos, TileTy("i32"))
     arr = infer.array_param(e.args[0], "CT100")
     dim = e.attr("dim")
     if not -arr.ty.rank <= dim < arr.ty.rank:
