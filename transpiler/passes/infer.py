@@ -672,7 +672,9 @@ class Infer:
             return [Eval(v, s.pos, s.text)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))
-            if isinstance(step, Lit) and step.value <= 0 or isinstance(step, Op) and step.op == "neg":
+            negated = (isinstance(s.step, Op) and s.step.op == "neg") or (
+                isinstance(step, Name) and self.derived.get(step.id, "").startswith("(-("))  # `-STEP`: folded
+            if isinstance(step, Lit) and step.value <= 0 or isinstance(step, Op) and step.op == "neg" or negated:
                 # the port's loop is a Rust range, `(start..stop).step_by(step)`: it only counts up
                 raise fail("CT104", "a `range` with a negative or zero step is not supported (the port's loops count "
                            "up); loop over `range(n)` and index with `last - i`", s.step.pos)
