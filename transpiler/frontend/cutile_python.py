@@ -398,6 +398,7 @@ class _Converter:
         # there, and `idx` reads as the tuple of them (an index passed through a variable)
         self.tuple_vars: dict[str, TupleExpr] = {}
         self.assign_counts: dict[str, int] = {}
+        self.helper_counts: list[dict[str, int]] = []  # the same per helper being inlined (innermost last)
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
         self.unit_sites: dict[str, list[dict]] = {}
@@ -1139,6 +1140,9 @@ class _Converter:
             if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
                     and not self.renames and not self.subst and self.assign_counts.get(target.value) == 1:
                 return self._tuple_var(target.value, s, pos)
+            if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
+                    and self.renames and self.helper_counts and self.helper_counts[-1].get(target.value) == 1:
+                return self._tuple_var(target.value, s, pos)  # the same in an inlined helper (bound once there)
             # the value first: a helper that rebinds its parameter (`scale = scale * C`) reads the argument
             value = self.expr(s.value)
             return self._flush([Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))])
@@ -1184,20 +1188,30 @@ class _Converter:
         once)."""
         out: list[Stmt] = []
         items = []
+        helper = bool(self.renames)  # in an inlined helper: its names, its counts, its locals' prefix
+        counts = self.helper_counts[-1] if helper else self.assign_counts
         for i, el in enumerate(s.value.elements):
             if isinstance(el, cst.StarredElement):
                 raise fail("CT100", "a starred item in a tuple is not supported", self.pos(el))
             if isinstance(el.value, (cst.Integer, cst.Float)) or (
-                    isinstance(el.value, cst.Name) and self.assign_counts.get(el.value.value, 0) <= 1):
+                    isinstance(el.value, cst.Name) and counts.get(el.value.value, 0) <= 1):
                 items.append(self.expr(el.value))  # a number, a parameter or a name bound once: read in place
                 continue
             item = f"{name}_{i}"
-            if item in self.kernel_locals or item in self.tuple_vars:
-                raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the kernel", pos)
-            value = self.expr(el.value)
+            if helper and counts.get(item, 0) == 0:
+                value = self.expr(el.value)
+                item = self.local(item, pos)  # the helper's prefix makes it unique in the kernel
+            else:
+                if helper or item in self.kernel_locals or item in self.tuple_vars:
+                    raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the "
+                               f"{'helper' if helper else 'kernel'}", pos)
+                value = self.expr(el.value)
             out += self._flush([Assign((item,), value, pos, "" if out else _one_line(s))])
             items.append(Name(item, pos))
-        self.tuple_vars[name] = TupleExpr(tuple(items), pos)
+        if helper:
+            self.renames[-1][1][name] = TupleExpr(tuple(items), pos)  # read through the helper's scope
+        else:
+            self.tuple_vars[name] = TupleExpr(tuple(items), pos)
         return out
 
     def _targets(self, t: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
@@ -1684,6 +1698,7 @@ class _Converter:
         self.subst.append(bind)
         self.renames.append((prefix, bind))
         self.inlining.append(name)
+        self.helper_counts.append(_assign_counts(fn))
         try:
             final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
             if exits:
@@ -1726,6 +1741,7 @@ class _Converter:
             self.subst.pop()
             self.renames.pop()
             self.inlining.pop()
+            self.helper_counts.pop()
         return result
 
     def _static_assert(self, call: cst.Call, pos: Pos) -> list[Stmt]:
