@@ -492,6 +492,19 @@ class Lowerer:
             self.emit(f"for {rust_ident(s.var)} in {rng} {{")
             self.nested(s.body, {rust_ident(s.var): TileTy(s.start.ty.dtype if s.start.ty else "i32")})
             self.emit("}")
+        elif isinstance(s, While) and not s.once and not self.inline_cond(s.cond):
+            # a condition that computes (`t >= lo and t < lo + n`): cuTile Python's `while` is a `loop` that
+            # evaluates it at its top every iteration (`and`/`or` short-circuit as an `if` yielding an i1) and
+            # breaks where it fails; cuTile Rust compiles `while { statements; cond } { body }` the same way
+            self.emit("while {")
+            self.indent += 1
+            self.declared.append({})
+            self.emit(self.short_circuit(s.cond))
+            self.declared.pop()
+            self.indent -= 1
+            self.emit("} {")
+            self.nested(s.body)
+            self.emit("}")
         elif isinstance(s, While):
             self.emit("loop {" if s.once else f"while {self.cond_value(s.cond)} {{")
             self.nested(s.body)
@@ -694,6 +707,49 @@ class Lowerer:
         t = self.tmp()
         self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {expr};")
         return f"tile_to_scalar({t})"
+
+    def inline_cond(self, e: Expr) -> bool:
+        """Whether cond_value writes `e` inline (a `while` condition Rust re-evaluates every iteration)."""
+        if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
+            dt = e.args[0].ty.dtype
+            return not ((e.attr("pred") == "!=" and dt in FLOAT_DTYPES) or dt in GENERIC)
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            return all(self.inline_cond(a) for a in e.args)
+        return isinstance(e, (Name, Lit))
+
+    def short_circuit(self, e: Expr) -> str:
+        """A runtime condition computed into statements, `and`/`or` short-circuiting the way cuTile Python
+        lowers them: `a and b` is `if a { b } else { false }` (b's ops inside the `then` arm), `a or b` is
+        `if a { true } else { b }` (the arm that does not compute yields a's known value, as Python folds it).
+        Returns the bool value's name or literal."""
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            a = self.short_circuit(e.args[0])
+            r = self.tmp()
+            self.emit(f"let {r}: bool = if {a} {{")
+            self.indent += 1
+            self.declared.append({})
+            if e.op == "or":
+                self.emit("true")
+                self.declared.pop()
+                self.indent -= 1
+                self.emit("} else {")
+                self.indent += 1
+                self.declared.append({})
+            b = self.short_circuit(e.args[1])
+            self.emit(b)
+            self.declared.pop()
+            self.indent -= 1
+            if e.op == "and":
+                self.emit("} else {")
+                self.emit("    false")
+            self.emit("};")
+            return r
+        if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar:
+            return self.value(e)
+        if isinstance(e, (Name, Lit)) and isinstance(e.ty, TileTy) and e.ty.is_scalar and e.ty.dtype == "bool":
+            return self.value(e)
+        raise fail("CT100", "this loop condition is not supported: only comparisons of scalars joined by "
+                   "`and`/`or` are", e.pos)
 
     def cond_value(self, e: Expr, bind: bool = False) -> str:
         """An inline boolean expression (a `while` re-evaluates it every iteration); `bind` allows
