@@ -723,6 +723,7 @@ class _Converter:
         # (the router reads them from the kernel's closure at launch)
         params += [Param(n, "const", self.pos(fn.name), const_type=t) for n, t in closure]
         self.const_params = {p.name for p in params if p.kind == "const"}
+        self.array_params = {p.name for p in params if p.kind in ("array", "unknown")}
         body = tuple(self.block(fn.body, top=True))
         launches = []
         for lits in self.info.launches.get(fn.name.value, []):
@@ -1410,8 +1411,16 @@ class _Converter:
             return Op("enum", (), pos, (("value", "scope::" + MEMORY_SCOPE[leaf.split(".")[1]]),))
         raise fail("CT101", f"`{d}` is not supported", pos)
 
+    def _array_list_param(self, node: cst.BaseExpression) -> bool:
+        """`node` names a parameter of the kernel (not a constant) in the kernel's own body: a list of arrays
+        where it is measured with `len` or indexed (cuTile Python's only non-tile parameters with those)."""
+        return isinstance(node, cst.Name) and not self.inlining and not self.subst \
+            and node.value in getattr(self, "array_params", set())
+
     def subscript(self, node: cst.Subscript) -> Expr:
         pos = self.pos(node)
+        if self._array_list_param(node.value):
+            raise fail("CT100", _list_param_refusal(node.value.value, "index"), pos)
         base = self.expr(node.value)
         items = []
         for el in node.slice:
@@ -1553,6 +1562,8 @@ class _Converter:
                 and node.args[0].value.attr.value == "shape" and node.args[0].keyword is None:
             # `len(x.shape)`: the rank, a compile-time int in cuTile Python
             return Op("shape_rank", (self.expr(node.args[0].value.value),), pos)
+        if d in ("len", "builtins.len") and len(node.args) == 1 and self._array_list_param(node.args[0].value):
+            raise fail("CT100", _list_param_refusal(node.args[0].value.value, "len"), pos)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{CT}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)
@@ -1819,6 +1830,15 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _list_param_refusal(name: str, how: str) -> str:
+    """Why a list-of-arrays parameter (`len(As)`, `As[g]`) has no port."""
+    what = f"`len({name})`" if how == "len" else f"indexing `{name}`"
+    return (f"{what}: `{name}` is a list of arrays, which is not supported: cuTile Python passes it as a device "
+            "table of int64 array descriptors (data pointer, shape, strides) and its length, and reads an element "
+            "in the kernel (a load of its descriptor, int_to_ptr, make_tensor_view); the port's C ABI and Python "
+            "wrapper pass each array as its own tensor and would have to build that table on the device")
 
 
 def _assign_counts(fn: cst.FunctionDef) -> dict[str, int]:
