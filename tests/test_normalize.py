@@ -1148,3 +1148,39 @@ def test_N5_allowed_carried_div_by():
     # a value the loop passes on through something else (a load, an `if`) is not proved
     loaded = prog(fact).replace("%n = addi %a, %k", "%n = addi %arg0, %k")
     assert norm(loaded, ["n"]) != norm(loaded.replace(fact, ""), ["n"])
+
+
+_GV = "gather_scatter_view<tile=(64), padding_value = zero, tensor_view<?xf32, strides=[1]>, sparse_dim=0>"
+GATHER_LOOP = """entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>, %arg3: tile<ptr<f32>>, %arg4: tile<i32>, %arg5: tile<i32>) {
+  %0 = make_token : token
+  %tv = make_tensor_view %arg0, shape = [%arg1], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+  %tv2 = make_tensor_view %arg3, shape = [%arg4], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+  {OUT}%c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  for %i in (%c0 to %arg1, step %c1) : tile<i32> {
+    {IN}%idx = iota : tile<64xi32>
+    %t, %tt = load_view_tko weak %gv[%idx] token = %0 : GV, tile<64xi32> -> tile<64xf32>, token
+    %pv2 = make_partition_view %tv2 : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>
+    %s = store_view_tko weak %t, %pv2[%i] token = %0 : tile<64xf32>, partition_view<tile=(64), tensor_view<?xf32, strides=[1]>>, tile<i32> -> token
+  }
+  return
+}
+""".replace("GV", _GV)
+
+
+def test_N7_gather_scatter_view_is_pure():
+    # cuTile Python hoists a loop-invariant make_gather_scatter_view out of the loop (as it does a partition
+    # view); cuTile Rust makes it where the load is: the same view, the same loads
+    view = "%gv = make_gather_scatter_view %tv : " + _GV + "\n  "
+    hoisted = GATHER_LOOP.replace("{OUT}", view).replace("{IN}", "")
+    inside = GATHER_LOOP.replace("{OUT}", "").replace("{IN}", view + "  ")
+    assert norm(hoisted) == norm(inside)
+    # a view of the other array, or with another padding, is still a different program
+    assert norm(hoisted) != norm(inside.replace("make_gather_scatter_view %tv ", "make_gather_scatter_view %tv2 "))
+    assert norm(hoisted) != norm(inside.replace("padding_value = zero, tensor_view<?xf32, strides=[1]>, sparse_dim",
+                                                "tensor_view<?xf32, strides=[1]>, sparse_dim", 1))
+    # the load through it is still an effect: removed, the programs differ
+    assert norm(hoisted) != norm(hoisted.replace("%t, %tt = load_view_tko", "%t2, %tt = load_view_tko"
+                                                 ).replace("%s = store_view_tko weak %t,",
+                                                           "%s = store_view_tko weak %idxf,").replace(
+        "%idx = iota : tile<64xi32>", "%idx = iota : tile<64xi32>\n    %idxf = itof %idx signed : tile<64xi32> -> tile<64xf32>"))

@@ -124,6 +124,7 @@ class Lowerer:
         # each block's variables and their types; `aliases`: the Rust names of values that took another type
         # than the same name in an enclosing block (see _alias)
         self.declared: list[_Scope] = [_Scope()]
+        self.for_vars: list[str] = []  # the variables of the `for` loops being lowered, innermost last
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
@@ -537,7 +538,22 @@ class Lowerer:
             if not (isinstance(s.step, Lit) and s.step.value == 1):
                 rng = f"({rng}).step_by({self.value(s.step)} as usize)"
             self.emit(f"for {rust_ident(s.var)} in {rng} {{")
+            self.for_vars.append(s.var)
             self.nested(s.body, {rust_ident(s.var): TileTy(s.start.ty.dtype if s.start.ty else "i32")})
+            self.for_vars.pop()
+            self.emit("}")
+        elif isinstance(s, While) and not s.once and not self.inline_cond(s.cond):
+            # a condition that computes (`t >= lo and t < lo + n`): cuTile Python's `while` is a `loop` that
+            # evaluates it at its top every iteration (`and`/`or` short-circuit as an `if` yielding an i1) and
+            # breaks where it fails; cuTile Rust compiles `while { statements; cond } { body }` the same way
+            self.emit("while {")
+            self.indent += 1
+            self.declared.append(_Scope())
+            self.emit(self.short_circuit(s.cond))
+            self.declared.pop()
+            self.indent -= 1
+            self.emit("} {")
+            self.nested(s.body)
             self.emit("}")
         elif isinstance(s, While):
             self.emit("loop {" if s.once else f"while {self.cond_value(s.cond)} {{")
@@ -565,7 +581,18 @@ class Lowerer:
                 self.declared[-1].aliases.pop(name, None)
                 if alias:
                     self.declared[-1].aliases[name] = alias
-            cond = self.const_cond(s.cond) if s.const else self.cond_value(s.cond, bind=True)
+            if s.const:
+                cond = self.const_cond(s.cond)
+            elif isinstance(s.cond, Op) and s.cond.op in ("and", "or"):
+                loop_vars = {rust_ident(v) for v in self.for_vars}
+                if any(isinstance(x, Name) and rust_ident(x.id) in loop_vars
+                       for c in _chain(s.cond, s.cond.op) if isinstance(c, Op) and c.op == "cmp" for x in c.args):
+                    raise fail("CT100", f"`{s.cond.op}` in an `if` that compares a `for` loop's variable: cuTile "
+                               "Python splits that loop at the comparison (loop splitting), which the port does "
+                               "not do for an `and`/`or` condition", s.pos)
+                cond = self.short_circuit(s.cond)  # `if a or b:` on runtime values, as cuTile Python lowers it
+            else:
+                cond = self.cond_value(s.cond, bind=True)
             self.emit(f"if {cond} {{")
             self.nested(s.body)
             if s.orelse:
@@ -747,6 +774,57 @@ class Lowerer:
         t = self.tmp()
         self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {expr};")
         return f"tile_to_scalar({t})"
+
+    def inline_cond(self, e: Expr) -> bool:
+        """Whether cond_value writes `e` inline (a `while` condition Rust re-evaluates every iteration)."""
+        if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar and all(isinstance(a, (Name, Lit)) for a in e.args):
+            dt = e.args[0].ty.dtype
+            return not ((e.attr("pred") == "!=" and dt in FLOAT_DTYPES) or dt in GENERIC)
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            return all(self.inline_cond(a) for a in e.args)
+        return isinstance(e, (Name, Lit))
+
+    def short_circuit(self, e: Expr) -> str:
+        """A runtime condition computed into statements, `and`/`or` short-circuiting the way cuTile Python
+        lowers them: `a and b` is `if a { b } else { false }` (b's ops inside the `then` arm), `a or b` is
+        `if a { true } else { b }` (the arm that does not compute yields a's known value, as Python folds it).
+        Returns the bool value's name or literal."""
+        if isinstance(e, Op) and e.op in ("and", "or") and len(_chain(e, e.op)) > 2:
+            # `a or b or c` (one chain, however the model nests it): cuTile Python nests to the right,
+            # `if a { true } else { if b { true } else { c } }`
+            items = _chain(e, e.op)
+            right = items[-1]
+            for x in reversed(items[1:-1]):
+                right = Op(e.op, (x, right), e.pos, rule=e.rule, ty=e.ty)
+            e = Op(e.op, (items[0], right), e.pos, rule=e.rule, ty=e.ty)
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            a = self.short_circuit(e.args[0])
+            r = self.tmp()
+            self.emit(f"let {r}: bool = if {a} {{")
+            self.indent += 1
+            self.declared.append(_Scope())
+            if e.op == "or":
+                self.emit("true")
+                self.declared.pop()
+                self.indent -= 1
+                self.emit("} else {")
+                self.indent += 1
+                self.declared.append(_Scope())
+            b = self.short_circuit(e.args[1])
+            self.emit(b)
+            self.declared.pop()
+            self.indent -= 1
+            if e.op == "and":
+                self.emit("} else {")
+                self.emit("    false")
+            self.emit("};")
+            return r
+        if isinstance(e, Op) and e.op == "cmp" and e.ty.is_scalar:
+            return self.value(e)
+        if isinstance(e, (Name, Lit)) and isinstance(e.ty, TileTy) and e.ty.is_scalar and e.ty.dtype == "bool":
+            return self.value(e)
+        raise fail("CT100", "this loop condition is not supported: only comparisons of scalars joined by "
+                   "`and`/`or` are", e.pos)
 
     def cond_value(self, e: Expr, bind: bool = False) -> str:
         """An inline boolean expression (a `while` re-evaluates it every iteration); `bind` allows
@@ -1510,6 +1588,13 @@ _TMP_ROLES = {"pv": "part", "pm": "part", "tok": "tok", "shape": "shape", "p": "
               "raw": "raw", "typed": "typed", "off": "off", "offt": "off_t", "off64": "off64", "base": "base",
               "len": "len", "view": "view", "dims": "dims", "strides": "strides", "one": "one"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _chain(e, op: str) -> list:
+    """The operands of a chain of one boolean operator (`a or b or c`, nested either way), in order."""
+    if isinstance(e, Op) and e.op == op:
+        return [x for a in e.args for x in _chain(a, op)]
+    return [e]
 
 
 def _stmt_base(s) -> str:

@@ -412,6 +412,7 @@ class _Converter:
         # there, and `idx` reads as the tuple of them (an index passed through a variable)
         self.tuple_vars: dict[str, TupleExpr] = {}
         self.assign_counts: dict[str, int] = {}
+        self.helper_counts: list[dict[str, int]] = []  # the same per helper being inlined (innermost last)
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
         self.unit_sites: dict[str, list[dict]] = {}
@@ -736,6 +737,7 @@ class _Converter:
         # (the router reads them from the kernel's closure at launch)
         params += [Param(n, "const", self.pos(fn.name), const_type=t) for n, t in closure]
         self.const_params = {p.name for p in params if p.kind == "const"}
+        self.array_params = {p.name for p in params if p.kind in ("array", "unknown")}
         body = tuple(self.block(fn.body, top=True))
         launches = []
         for lits in self.info.launches.get(fn.name.value, []):
@@ -1158,6 +1160,9 @@ class _Converter:
             if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
                     and not self.renames and not self.subst and self.assign_counts.get(target.value) == 1:
                 return self._tuple_var(target.value, s, pos)
+            if isinstance(target, cst.Name) and isinstance(s.value, cst.Tuple) and s.value.elements \
+                    and self.renames and self.helper_counts and self.helper_counts[-1].get(target.value) == 1:
+                return self._tuple_var(target.value, s, pos)  # the same in an inlined helper (bound once there)
             # the value first: a helper that rebinds its parameter (`scale = scale * C`) reads the argument
             value = self.expr(s.value)
             return self._flush([Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))])
@@ -1203,20 +1208,30 @@ class _Converter:
         once)."""
         out: list[Stmt] = []
         items = []
+        helper = bool(self.renames)  # in an inlined helper: its names, its counts, its locals' prefix
+        counts = self.helper_counts[-1] if helper else self.assign_counts
         for i, el in enumerate(s.value.elements):
             if isinstance(el, cst.StarredElement):
                 raise fail("CT100", "a starred item in a tuple is not supported", self.pos(el))
             if isinstance(el.value, (cst.Integer, cst.Float)) or (
-                    isinstance(el.value, cst.Name) and self.assign_counts.get(el.value.value, 0) <= 1):
+                    isinstance(el.value, cst.Name) and counts.get(el.value.value, 0) <= 1):
                 items.append(self.expr(el.value))  # a number, a parameter or a name bound once: read in place
                 continue
             item = f"{name}_{i}"
-            if item in self.kernel_locals or item in self.tuple_vars:
-                raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the kernel", pos)
-            value = self.expr(el.value)
+            if helper and counts.get(item, 0) == 0:
+                value = self.expr(el.value)
+                item = self.local(item, pos)  # the helper's prefix makes it unique in the kernel
+            else:
+                if helper or item in self.kernel_locals or item in self.tuple_vars:
+                    raise fail("CT100", f"tuple-valued `{name}`: its item's name `{item}` is taken in the "
+                               f"{'helper' if helper else 'kernel'}", pos)
+                value = self.expr(el.value)
             out += self._flush([Assign((item,), value, pos, "" if out else _one_line(s))])
             items.append(Name(item, pos))
-        self.tuple_vars[name] = TupleExpr(tuple(items), pos)
+        if helper:
+            self.renames[-1][1][name] = TupleExpr(tuple(items), pos)  # read through the helper's scope
+        else:
+            self.tuple_vars[name] = TupleExpr(tuple(items), pos)
         return out
 
     def _targets(self, t: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
@@ -1415,8 +1430,16 @@ class _Converter:
             return Op("enum", (), pos, (("value", "scope::" + MEMORY_SCOPE[leaf.split(".")[1]]),))
         raise fail("CT101", f"`{d}` is not supported", pos)
 
+    def _array_list_param(self, node: cst.BaseExpression) -> bool:
+        """`node` names a parameter of the kernel (not a constant) in the kernel's own body: a list of arrays
+        where it is measured with `len` or indexed (cuTile Python's only non-tile parameters with those)."""
+        return isinstance(node, cst.Name) and not self.inlining and not self.subst \
+            and node.value in getattr(self, "array_params", set())
+
     def subscript(self, node: cst.Subscript) -> Expr:
         pos = self.pos(node)
+        if self._array_list_param(node.value):
+            raise fail("CT100", _list_param_refusal(node.value.value, "index"), pos)
         base = self.expr(node.value)
         items = []
         for el in node.slice:
@@ -1558,6 +1581,8 @@ class _Converter:
                 and node.args[0].value.attr.value == "shape" and node.args[0].keyword is None:
             # `len(x.shape)`: the rank, a compile-time int in cuTile Python
             return Op("shape_rank", (self.expr(node.args[0].value.value),), pos)
+        if d in ("len", "builtins.len") and len(node.args) == 1 and self._array_list_param(node.args[0].value):
+            raise fail("CT100", _list_param_refusal(node.args[0].value.value, "len"), pos)
         if d in ("min", "max", "builtins.min", "builtins.max"):
             rule = self.rules.lookup(f"{CT}.{'minimum' if d.endswith('min') else 'maximum'}")
             return self._rule_call(rule, list(node.args), pos)
@@ -1704,6 +1729,7 @@ class _Converter:
         self.subst.append(bind)
         self.renames.append((prefix, bind))
         self.inlining.append(name)
+        self.helper_counts.append(_assign_counts(fn))
         try:
             final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
             if exits:
@@ -1746,6 +1772,7 @@ class _Converter:
             self.subst.pop()
             self.renames.pop()
             self.inlining.pop()
+            self.helper_counts.pop()
         return result
 
     def _static_assert(self, call: cst.Call, pos: Pos) -> list[Stmt]:
@@ -1831,6 +1858,15 @@ class _Converter:
         prefix, bind = self.renames[-1]
         bind[name] = Name(prefix + name, pos)
         return prefix + name
+
+
+def _list_param_refusal(name: str, how: str) -> str:
+    """Why a list-of-arrays parameter (`len(As)`, `As[g]`) has no port."""
+    what = f"`len({name})`" if how == "len" else f"indexing `{name}`"
+    return (f"{what}: `{name}` is a list of arrays, which is not supported: cuTile Python passes it as a device "
+            "table of int64 array descriptors (data pointer, shape, strides) and its length, and reads an element "
+            "in the kernel (a load of its descriptor, int_to_ptr, make_tensor_view); the port's C ABI and Python "
+            "wrapper pass each array as its own tensor and would have to build that table on the device")
 
 
 def _assign_counts(fn: cst.FunctionDef) -> dict[str, int]:

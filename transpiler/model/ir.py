@@ -255,6 +255,9 @@ class Kernel:
     dtype_consts: tuple[str, ...] = ()
     # specializations with no entry (Triton cannot compile them either): (the variant's predicates, why, where)
     dropped: tuple[tuple[tuple[str, ...], str, "Pos"], ...] = ()
+    # tile dimensions this variant takes as equal (passes/infer.UnifyDims): (name, the name that stands for it
+    # in every tile shape); the variant's predicates state the equality of their values
+    dim_aliases: tuple[tuple[str, str], ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

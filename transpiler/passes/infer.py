@@ -48,6 +48,7 @@ class SplitOnConst(Exception):
     specialize.py), the choice then read from the variant's predicates."""
     def __init__(self, name: str):
         self.name = name
+        self.nested = False  # raised by an `if` on constant arithmetic (Infer.if_stmt)
 
 
 class SplitOnDtype(Exception):
@@ -63,6 +64,16 @@ class UnifyElements(Exception):
     other, a comparison of their dtypes): their arrays share one element type (`keep`) from now on."""
     def __init__(self, keep: str, merge: str):
         self.keep, self.merge = sorted((keep, merge), key=GENERIC_DTYPES.index)
+
+
+class UnifyDims(Exception):
+    """Two tile dimensions that must be equal (mma's M, N, K) are different constant names or expressions
+    (`LOAD_BLOCK_N` and `BLOCK_N`, set equal by the host; `LOAD_BLOCK_N_ADD_LOAD_BLOCK_N` of a ct.cat):
+    cuTile Python compiles the kernel only for specializations whose values are equal (its shapes are numbers)
+    and refuses the others. The variant is inferred again with `name` standing for `target` in every tile
+    shape and the predicate `pred` (their values equal); the launcher refuses constants where it fails."""
+    def __init__(self, name: str, target: str, pred: str):
+        self.name, self.target, self.pred = name, target, pred
 
 
 def unify_generics(a: str, b: str) -> None:
@@ -429,6 +440,7 @@ class Infer:
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}
         self.derived_floats: set[str] = set()  # derived float constants (their expression is `float(...)`)
+        self.dim_aliases = dict(kernel.dim_aliases)  # see UnifyDims
         for p in kernel.params:
             if p.kind == "array":
                 self.env[p.name] = ArrayTy(p.dtype, p.rank)
@@ -783,6 +795,16 @@ class Infer:
         taken = self.decided_arm(s)
         if taken is not None:
             return list(self.block(taken))
+        if self.k.frontend != "triton" and not self.is_const(s.cond) and self._const_arith_cond(s.cond):
+            # `if NUM_PAGES == 1:` where `NUM_PAGES = BLOCK_N // LOAD_BLOCK_N` (bound once, maybe a helper's
+            # argument): a compile-time value in cuTile Python, which folds the `if`; a variant per truth value
+            try:
+                folded = self.bool_const_value(s.cond)
+            except SplitOnConst as split:
+                split.nested = True  # an enclosing constant `if` splits first (see below)
+                raise
+            if isinstance(folded, Lit) and isinstance(folded.value, bool):
+                return list(self.block(s.body if folded.value else s.orelse))
         cond = self.expr(s.cond)
         if isinstance(cond, Lit) and isinstance(cond.value, bool):
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
@@ -800,6 +822,10 @@ class Infer:
         except SplitNeeded as inner:
             if const and not inner.exact:
                 raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
+            raise
+        except SplitOnConst as inner:
+            if const and inner.nested:
+                raise SplitNeeded(s) from None  # the same for an `if` on constant arithmetic in an arm
             raise
         except TranspileError as err:
             if const and err.diagnostic.message.startswith((COMPILE_ERROR, STATIC_ASSERT)):
@@ -834,10 +860,10 @@ class Infer:
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if")
             self._check_carried(before, env_else, s.pos, "else")
-            for n in sorted(names - set(before)) if self.k.frontend == "triton" else ():
+            for n in sorted(names - set(before)):
                 # a name both arms define, with another type in each (`mask = True` / `mask = offs < N`):
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
-                # Triton refuses it too (mismatched types between the then and else blocks)
+                # Triton and cuTile Python refuse it too (mismatched types between the then and else blocks)
                 if env_then.get(n) != env_else.get(n):
                     self._check_int_carried(env_then.get(n), env_else.get(n))
                     self._check_int_carried(env_else.get(n), env_then.get(n))
@@ -906,6 +932,15 @@ class Infer:
                     raise SplitOnConst(text)
                 return Lit(taken, e.pos)
         return e
+
+    def _const_arith_cond(self, e: Expr) -> bool:
+        """A condition whose every comparison is between integer constant arithmetic (names bound once to
+        it included) and whose other atoms are bool constants: cuTile Python decides it at compile time."""
+        if isinstance(e, Op) and e.op in ("not", "and", "or"):
+            return all(self._const_arith_cond(a) for a in e.args)
+        if isinstance(e, Op) and e.op == "cmp" and len(e.args) == 2:
+            return all(self.const_int_expr(a) is not None for a in e.args)
+        return isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "bool"
 
     def decided_arm(self, s: If):
         """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
@@ -1063,6 +1098,33 @@ class Infer:
             raise fail("CT104", f"expected an integer scalar, got {t.ty}", e.pos)
         return t
 
+    def dim(self, d: str) -> str:
+        """The name a tile dimension has in this variant (UnifyDims: another one of equal value)."""
+        seen = set()
+        while d in self.dim_aliases and d not in seen:
+            seen.add(d)
+            d = self.dim_aliases[d]
+        return d
+
+    def dim_value(self, d: str) -> str:
+        """A tile dimension as a Python expression over the kernel's constants (a predicate's side)."""
+        return self.derived.get(d, d)
+
+    def unify_dims(self, pairs, what: str, pos) -> None:
+        """Each (a, b) of dimensions that must be equal: where they are different constants, UnifyDims (the
+        variant takes them as equal, as the specializations cuTile Python compiles have them); different
+        literals fail."""
+        for a, b in pairs:
+            a, b = self.dim(a), self.dim(b)
+            if a == b:
+                continue
+            if a.isdigit() and b.isdigit():
+                raise fail("CT104", what, pos)
+            # the name that stays: a literal, else a kernel constant, else (both derived or both constants) `b`
+            rank = lambda d: 0 if d.isdigit() else 1 if d in self.consts else 2  # noqa: E731
+            name, target = (a, b) if rank(b) <= rank(a) else (b, a)
+            raise UnifyDims(name, target, f"{self.dim_value(name)} == {self.dim_value(target)}")
+
     def shape_dims(self, e: Expr) -> tuple[str, ...]:
         if isinstance(e, Op) and e.op == "shape_of":  # `tl.zeros(x.shape, ...)`: x's tile shape
             ty = self.expr(e.args[0]).ty
@@ -1086,7 +1148,7 @@ class Infer:
             else:
                 raise fail("CT105", "tile shapes must be integer literals or ct.Constant[int] parameters "
                            "(arithmetic on constants has no stable-Rust const-generic form)", it.pos)
-        return tuple(out)
+        return tuple(self.dim(d) for d in out)
 
     def dtype_arg(self, e: Expr) -> str:
         dt = self.dtype_value(e)

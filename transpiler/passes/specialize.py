@@ -15,7 +15,7 @@ from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
 from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
-                    SplitOnDtype, UnifyElements,
+                    SplitOnDtype, UnifyDims, UnifyElements,
                     WidenCarried, classify_params)
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
@@ -319,6 +319,14 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 raise fail("CT108", "an element-type restriction that does not settle", kernel.pos)
             restricted.append((k, elements))
             todo.insert(0, (k, preds, tuple(r.dtypes)))
+            continue
+        except UnifyDims as u:
+            # the only specializations cuTile Python compiles have the two dimensions equal: this variant takes
+            # them so (one name in every tile shape) and says so in its predicates; the launcher refuses others
+            if any(n == u.name for n, _ in k.dim_aliases):
+                raise fail("CT108", f"tile dimension `{u.name}` is unified twice", kernel.pos)
+            todo.insert(0, (replace(k, dim_aliases=k.dim_aliases + ((u.name, u.target),)),
+                            preds + ((u.pred,) if u.pred not in preds else ()), elements))
             continue
         except SplitOnDtype as s:
             rest = tuple(d for d in (elements or dtypes) if d != s.dtype)

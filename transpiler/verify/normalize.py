@@ -150,7 +150,7 @@ _RESULTS = re.compile(r"^((?:%[A-Za-z0-9_.\-]+(?::\d+)?)(?:\s*,\s*%[A-Za-z0-9_.\
 _PURE_OPS = {
     # constants, block and grid queries, views
     "constant", "iota", "get_tile_block_id", "get_num_tile_blocks", "get_index_space_shape", "get_tensor_shape",
-    "make_tensor_view", "make_partition_view", "offset",
+    "make_tensor_view", "make_partition_view", "make_gather_scatter_view", "offset",
     # shapes
     "reshape", "broadcast", "permute", "cat", "extract", "expand_dims",
     # integer and float arithmetic, comparisons, selection
@@ -317,7 +317,8 @@ def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
     return ops
 
 
-_ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", "make_partition_view", "ptr_to_ptr",
+_ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", "make_partition_view",
+                "make_gather_scatter_view", "ptr_to_ptr",
                 "permute", "expand_dims", "extract", "cat", "select"}
 _TERMINATORS = {"yield", "continue", "break", "return"}
 _READS = {"load_view_tko", "load_ptr_tko"}  # every other memory effect may write (fails closed)

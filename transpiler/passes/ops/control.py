@@ -83,6 +83,12 @@ def ifexp(infer: Infer, e: Op) -> Expr:
                 raise SplitOnConst(text)
     cond = infer.expr(e.args[0])
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
+    if a.ty != b.ty and infer.is_const(e.args[0]):
+        # `l_i if not TRANS_QK else ct.sum(l_i, 0)` with arms of different shapes: cuTile Python folds the
+        # constant condition and types only the arm it takes; so does this variant (split where undecided)
+        folded = infer.bool_const_value(e.args[0])
+        if isinstance(folded, Lit) and isinstance(folded.value, bool):
+            return a if folded.value else b
     if a.ty != b.ty:
         a, b, _ = infer.coerce_pair(a, b, e.pos)
     unify_types(a.ty, b.ty)

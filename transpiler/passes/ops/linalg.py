@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...diagnostics import fail
+from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
 from ..infer import SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
@@ -75,8 +75,15 @@ def mma(infer: Infer, e: Op) -> Op:
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
     _check_out_dtype(infer, e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
-    if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa) or sa[-1] != sb[-2] or sc[-2:] != (sa[-2], sb[-1]):
-        raise fail(e.rule, f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}", e.pos)
+    mismatch = f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}"
+    if len(sa) < 2 or len(sa) != len(sb) or len(sc) != len(sa):
+        raise fail(e.rule, mismatch, e.pos)
+    # dimensions equal only by the constants' values (`LOAD_BLOCK_N` and `BLOCK_N`): a variant where they are
+    # (infer.UnifyDims); different literals fail
+    try:
+        infer.unify_dims([(sb[-2], sa[-1]), (sa[-2], sc[-2]), (sb[-1], sc[-1])], mismatch, e.pos)
+    except TranspileError as err:
+        raise fail(e.rule, mismatch, e.pos) from err
     return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
 
 

@@ -115,6 +115,7 @@ def cat(infer: Infer, e: Op) -> Op:
     else:  # a const generic computed by the launcher (stable Rust has no type-level arithmetic)
         total = f"{da}_ADD_{db}".upper()
         infer.derived[total] = f"(({infer.derived.get(da, da)}) + ({infer.derived.get(db, db)}))"
+        total = infer.dim(total)
     shape = tuple(total if i == ax else d for i, d in enumerate(a.ty.shape))
     return Op("cat", (a, b), e.pos, (("axis", ax),), e.rule, TileTy(a.ty.dtype, shape))
 
