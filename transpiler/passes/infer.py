@@ -810,8 +810,6 @@ class Infer:
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
-        if const:
-            cond = self.fold_const_names(cond)
         before = dict(self.env)
         try:
             body = tuple(self.block(s.body))
@@ -927,6 +925,8 @@ class Infer:
             a, b = (self.const_int_expr(x) for x in e.args)
             if a is not None and b is not None:
                 text = f"({a[0]}) {e.attr('pred')} ({b[0]})"
+                if not re.search(r"[A-Za-z_]", text):  # literals only (`2 == 3` of a helper called with 2)
+                    return Lit(bool(eval(text, {"__builtins__": {}})), e.pos)
                 taken = decides(self.k.variant.predicates, text)
                 if taken is None:
                     raise SplitOnConst(text)
@@ -1062,16 +1062,6 @@ class Infer:
             raise SplitOnConst(text)
         return taken
 
-    def fold_const_names(self, e: Expr) -> Expr:
-        """A constant condition's names bound once to constant arithmetic, as their derived generics: the
-        condition is then decided by the JIT (Rust has no `&&` of runtime values in a kernel)."""
-        if isinstance(e, Name) and e.id not in self.consts and e.id not in self.derived:
-            derived = self.derived_name(e)
-            return e if derived is None else Name(derived, e.pos, TileTy("i32"))
-        if isinstance(e, Op):
-            return replace(e, args=tuple(self.fold_const_names(a) for a in e.args))
-        return e
-
     def is_none_name(self, e: Expr) -> bool:
         """A name bound to None here (`mask = None`, see NoneTy)."""
         return isinstance(e, Name) and e.id not in self.literals and isinstance(self.env.get(e.id), NoneTy)
@@ -1082,8 +1072,9 @@ class Infer:
         if isinstance(e, Name):
             if self.is_float_const(e):
                 return False  # its value is not known to the Rust const generics as a number
-            # a name bound once to constant arithmetic (`inner_stage = 4 - STAGE`) is compile-time in Python too
-            return e.id in self.consts or e.id in self.derived or self.const_int_expr(e) is not None
+            # (a name bound once to constant arithmetic, `inner_stage = 4 - STAGE`, is decided per variant by
+            # the `_const_arith_cond` path of if_stmt: its predicate reads the constants, not the local)
+            return e.id in self.consts or e.id in self.derived
         if isinstance(e, Op) and e.op in ("cmp", "not", "and", "or"):
             return all(self.is_const(a) for a in e.args)
         if isinstance(e, Op) and self.const_int_expr(e) is not None:

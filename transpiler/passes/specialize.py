@@ -31,7 +31,7 @@ MAX_SPECIALIZE_STEPS = 1000
 
 # integer arithmetic on constants, as Infer.const_int_expr writes it (Python's operators)
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "cdiv": "", "truncdiv": "//",
-          "truncmod": "%"}
+          "truncmod": "%", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
 
 def predicate_text(e: Expr) -> str:
@@ -56,6 +56,7 @@ def _slug(pred: str) -> str:
     s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
     s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
     s = s.replace("//", " div ").replace("%", " mod ").replace("*", " mul ").replace("+", " add ")
+    s = s.replace("&", " band ").replace("|", " bor ").replace("^", " bxor ")
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 
