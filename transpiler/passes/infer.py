@@ -926,7 +926,10 @@ class Infer:
             if a is not None and b is not None:
                 text = f"({a[0]}) {e.attr('pred')} ({b[0]})"
                 if not re.search(r"[A-Za-z_]", text):  # literals only (`2 == 3` of a helper called with 2)
-                    return Lit(bool(eval(text, {"__builtins__": {}})), e.pos)
+                    try:
+                        return Lit(bool(eval(text, {"__builtins__": {}})), e.pos)
+                    except ArithmeticError:
+                        return e  # `x // 0`: cuTile Python fails to compile it; the caller refuses it
                 taken = decides(self.k.variant.predicates, text)
                 if taken is None:
                     raise SplitOnConst(text)
