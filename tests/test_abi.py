@@ -92,6 +92,18 @@ def manifest(corpus_out):
     return json.loads((corpus_out / "manifest.json").read_text())
 
 
+def port_fixture(tmp_path: Path, rel: str):
+    """A fixture module (tests/fixtures/REL) ported alone into tmp_path/out and built: (out, package, library)."""
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / rel, src / Path(rel).name)
+    out = tmp_path / "out"
+    write_outputs(run([src], out)[1])
+    pkg = load_package(out)
+    return out, pkg, pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+
+
 def driver_present() -> bool:
     try:
         ctypes.CDLL("libcuda.so.1")
@@ -649,14 +661,7 @@ def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
     """A kernel with an entry for E = f32 (its FMA fuses through an `astype` that is then no operation) and
     one for f16/bf16: the wrapper picks the entry from the arrays' dtype, and the symbol refuses the other
     entry for that dtype (a C caller that names the wrong one gets CUTILE_ERR_VARIANT, never a launch)."""
-    from transpiler.pipeline import run, write_outputs
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "dtypes" / "astype_fma.py", src / "astype_fma.py")
-    out = tmp_path / "out"
-    write_outputs(run([src], out)[1])
-    pkg = load_package(out)
-    lib = pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    out, pkg, lib = port_fixture(tmp_path, "features/dtypes/astype_fma.py")
     manifest = json.loads((out / "manifest.json").read_text())
     _, kernel = find_kernel(manifest, "weighted_column_sum")
     assert [e.get("dtypes") for e in kernel["entries"]] == [["f32"], ["f16", "bf16"]]
@@ -679,14 +684,7 @@ def test_arrays_of_their_own_dtype_generic_take_mixed_dtypes(tmp_path):
     """rms_norm_mixed: X (and Y) typed E, W typed E2, Rstd f32. A call with f16 activations and an f32 weight
     passes every check of the wrapper and of the symbol and is launched with those dtypes as generics; X and
     Y must still agree, and each generic takes only the exported dtypes."""
-    from transpiler.pipeline import run, write_outputs
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "dtypes" / "mixed_arrays.py", src / "mixed_arrays.py")
-    out = tmp_path / "out"
-    write_outputs(run([src], out)[1])
-    pkg = load_package(out)
-    lib = pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
+    out, pkg, lib = port_fixture(tmp_path, "features/dtypes/mixed_arrays.py")
     _, kernel = find_kernel(json.loads((out / "manifest.json").read_text()), "rms_norm_mixed")
     assert {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"} == {
         "X": "E", "W": "E2", "Y": "E", "Rstd": "f32"}
@@ -729,15 +727,8 @@ def test_arrays_of_their_own_dtype_generic_take_mixed_dtypes(tmp_path):
 def test_a_factory_kernel_is_routed_with_its_closure_values(tmp_path):
     """The kernel `make_scale_kernel(n_cols)` returns reads the factory's values: routed, they are the port's
     last constants, read from the launched kernel's closure (a kernel of another n_cols, other constants)."""
-    from transpiler.pipeline import run, write_outputs
-    src = tmp_path / "src"
-    src.mkdir()
-    shutil.copy(Path(__file__).parent / "fixtures" / "features" / "factory.py", src / "factory.py")
-    out = tmp_path / "out"
-    write_outputs(run([src], out)[1])
-    pkg = load_package(out)
-    pkg._runtime.load_library(built_library(out, tmp_path / "lib"))
-    mod = import_source(src / "factory.py")
+    out, pkg, _ = port_fixture(tmp_path, "features/factory.py")
+    mod = import_source(tmp_path / "src" / "factory.py")
     spec = pkg.factory.SPEC_scale_rows
     assert spec.closure == ("base", "fast", "has_tail", "n_full", "tail_at")
     x, y = (FakeCudaArray((4, 200), "<f4", 0x7F0000000000 + (i << 24)) for i in range(2))
@@ -849,3 +840,26 @@ def test_written_pointer_arrays_are_checked_for_overlap(corpus_out):
     text = (corpus_out / "src" / "moe_align" / "ffi.rs").read_text()
     assert re.search(r'"sorted_token_ids",\s*1,\s*abi::Access \{\s*written: true,\s*pointer: true\b', text)
     assert re.search(r'"topk_ids",\s*1,\s*abi::Access \{\s*written: false,\s*pointer: true\b', text)
+
+
+def test_the_only_entry_for_some_constants_refuses_the_others(tmp_path):
+    """residual_kernel (tests/fixtures/triton_unseen/equal_dims.py) adds a [BT, BV] tile to a [BT, BK] one: its
+    one entry holds for `BV == BK` only. The wrapper and the C symbol refuse BK != BV (the symbol used to run the
+    only entry whatever the constants: a kernel made for BV == BK, launched at BV = 2 * BK)."""
+    out, pkg, lib = port_fixture(tmp_path, "triton_unseen/equal_dims.py")
+    manifest = json.loads((out / "manifest.json").read_text())
+    _, kernel = find_kernel(manifest, "residual_kernel")
+    assert [e["predicates"] for e in kernel["entries"]] == [["BV == BK"]]
+    spec = pkg.equal_dims.SPEC_residual_kernel
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    v, k, o = (FakeCudaArray(s, "<f4", 0x7F0000000000 + (i << 24)) for i, s in
+               enumerate(((16, 32), (32, 16), (16, 32))))
+    p = pkg._runtime.plan(spec, (v, k, o, 16, 16, 32, 32), (1,))
+    if not driver_present():  # equal: past every check (a driver would launch on fake pointers)
+        assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_DEVICE"
+    with pytest.raises(pkg._runtime.ArgumentError, match="no variant"):
+        pkg._runtime.plan(spec, (v, k, o, 16, 16, 32, 64), (1,))
+    names = [q.name for q in spec.params]
+    p.c_args[names.index("BV")] = ctypes.c_int64(64)
+    assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_VARIANT"

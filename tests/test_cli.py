@@ -156,7 +156,7 @@ def test_markdown_report(tmp_path):
     text = (tmp_path / "report.md").read_text()
     assert text.startswith("# cutile-transpile report")
     assert "| kernel | source | status | verify | entries |" in text
-    assert "## Unsupported constructs" in text and "| CT107 |" in text and "rope_cat.py:20:13" in text
+    assert "## Unsupported constructs" in text and "| CT107 |" in text and "rank_by_runtime.py:12:31" in text
     assert "entry `partial_sum__axis_eq_0` for `AXIS == 0`" in text
     assert "output `c`: checked" in text
     assert "rules: CTR-ADD, CTR-BID, CTR-LOAD, CTR-STORE" in text

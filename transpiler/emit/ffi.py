@@ -224,6 +224,15 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
                           'or does not match the constants")),')
         arg_checks.append("};")
     else:
+        # one entry can still hold only for some constants (dimensions unified: `BV == BK`): a C caller that
+        # passes others gets an error, never the entry run at values it was not made for
+        only = entry_views[0]
+        if only["predicate"] != "true":
+            arg_checks.append(f"if !({only['predicate']}) {{")
+            conditions = " and ".join(only["conditions"]).replace('"', '\\"')
+            arg_checks.append(f'    return abi::fail(abi::CUTILE_ERR_VARIANT, "the constants do not satisfy '
+                              f'`{conditions}` (the only entry `{only["name"]}`)".to_string());')
+            arg_checks.append("}")
         arg_checks.append("let __entry = 0;")
     c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     doc_params = []

@@ -1119,6 +1119,22 @@ class Infer:
             name, target = (a, b) if rank(b) <= rank(a) else (b, a)
             raise UnifyDims(name, target, f"{self.dim_value(name)} == {self.dim_value(target)}")
 
+    def broadcast(self, a: tuple, b: tuple, pos) -> tuple:
+        """The broadcast shape of `a` and `b`. Two different constants in one dimension (`BK` and `BV` where the
+        host passes equal values: `x[BT, BV] + tl.trans(k)[BT, BK]`) are legal only where their values are
+        equal, as both Triton and cuTile Python compile the kernel with numbers: UnifyDims (the variant takes
+        them as equal; the launcher refuses other values). Different literals fail as before."""
+        try:
+            return broadcast_shapes(a, b, pos)
+        except TranspileError as err:
+            n = max(len(a), len(b))
+            pa, pb = ("1",) * (n - len(a)) + tuple(a), ("1",) * (n - len(b)) + tuple(b)
+            pairs = [(x, y) for x, y in zip(pa, pb) if x != y and "1" not in (x, y)]
+            if not pairs or any(x.isdigit() and y.isdigit() for x, y in pairs):
+                raise
+            self.unify_dims(pairs[:1], err.diagnostic.message, pos)
+            raise
+
     def shape_dims(self, e: Expr) -> tuple[str, ...]:
         if isinstance(e, Op) and e.op == "shape_of":  # `tl.zeros(x.shape, ...)`: x's tile shape
             ty = self.expr(e.args[0]).ty
@@ -1267,7 +1283,7 @@ class Infer:
             dt = self.promote_in_entry(a.ty.dtype, b.ty.dtype, pos)
         if float_result and not is_float(dt):
             dt = "f32"
-        shape = broadcast_shapes(a.ty.shape, b.ty.shape, pos)
+        shape = self.broadcast(a.ty.shape, b.ty.shape, pos)
         a2 = self.to_shape(self.to_dtype(a, dt), shape)
         b2 = self.to_shape(self.to_dtype(b, dt), shape)
         return a2, b2, TileTy(dt, shape)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import broadcast_shapes, is_float, is_int
+from ..infer import is_float, is_int
 from . import handler
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def where(infer: Infer, e: Op) -> Op:
         c = infer.expr(Op("cmp", (c, Lit(0, c.pos)), c.pos, (("pred", "!="),), "TTR-CMP"))
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     a, b, ty = infer.coerce_pair(a, b, e.pos)
-    shape = broadcast_shapes(c.ty.shape, ty.shape, e.pos)
+    shape = infer.broadcast(c.ty.shape, ty.shape, e.pos)
     a, b = infer.to_shape(a, shape), infer.to_shape(b, shape)
     c = infer.to_shape(c, shape)
     return Op("where", (c, a, b), e.pos, rule=e.rule, ty=TileTy(ty.dtype, shape))

@@ -101,8 +101,15 @@ def matmul(infer: Infer, e: Op) -> Expr:
                    "f16, bf16 in f32; cast the operands with astype, or use ct.mma with an explicit accumulator",
                    e.pos)
     sa, sb = a.ty.shape, b.ty.shape
-    if len(sa) < 2 or len(sa) != len(sb) or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
-        raise fail(e.rule, f"matmul shapes do not match: {a.ty} x {b.ty}", e.pos)
+    mismatch = f"matmul shapes do not match: {a.ty} x {b.ty}"
+    if len(sa) < 2 or len(sa) != len(sb):
+        raise fail(e.rule, mismatch, e.pos)
+    # K (and batch) dimensions equal only by the constants' values (`BK` and `BV` the host sets equal): a
+    # variant where they are (infer.UnifyDims); different literals fail
+    try:
+        infer.unify_dims([(sa[-1], sb[-2]), *zip(sa[:-2], sb[:-2])], mismatch, e.pos)
+    except TranspileError as err:
+        raise fail(e.rule, mismatch, e.pos) from err
     acc_ty = TileTy(MATMUL_ACC.get(dt, "f32"), sa[:-1] + (sb[-1],))
     if triton:
         acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import INT_DOMAIN, ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr, array_root, is_generic
-from ..infer import (RestrictDtypes, RetypeArray, UnifyElements, broadcast_shapes, is_float, is_int, promote,
+from ..infer import (RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, promote,
                      retype_generic, unify_generics)
 from . import handler
 
@@ -446,7 +446,7 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
         typed.append(t)
     shape: tuple = ()
     for t in typed:
-        shape = broadcast_shapes(shape, t.ty.shape, e.pos)
+        shape = infer.broadcast(shape, t.ty.shape, e.pos)
     return tuple(typed), shape
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr
-from ..infer import broadcast_shapes, unify_generics
+from ..infer import unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def join_pair(infer: Infer, e: Op) -> Op:
     unify_generics(a.ty.dtype, b.ty.dtype)
     if a.ty.dtype != b.ty.dtype:
         raise fail(e.rule, f"`tl.join` of {a.ty.dtype} and {b.ty.dtype} tiles (Triton requires one dtype)", e.pos)
-    shape = broadcast_shapes(a.ty.shape, b.ty.shape, e.pos)
+    shape = infer.broadcast(a.ty.shape, b.ty.shape, e.pos)
     if not shape:
         raise fail(e.rule, "`tl.join` of two scalars is not supported", e.pos)
     parts = tuple(Op("reshape", (infer.to_shape(x, shape),), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape + ("1",)))
