@@ -449,6 +449,16 @@ class Infer:
             elif p.kind == "const":
                 self.env[p.name] = TileTy({"int": "i32", "bool": "i32", "float": "f32"}[p.const_type])
 
+    def _rebound(self, targets) -> None:
+        """`NT = tl.cdiv(T, BT)` where NT is a constexpr parameter (legal Python): from here on NT is that runtime
+        value, typed as such (the emitter names it `NT_`: derived_names.rename_rebound_constants), not the
+        weakly typed constant (`i_n * NT` of an i64 `i_n` widens the i32 local)."""
+        for t in targets:
+            if t in self.consts:
+                del self.consts[t]
+                self.literals.pop(t, None)
+                self.derived.pop(t, None)
+
     def source_array(self, e: Expr) -> str | None:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
         if isinstance(e, Name):
@@ -664,6 +674,7 @@ class Infer:
                     raise fail("CT100", f"`{s.targets[0]}` holds an `Array.slice` view and is assigned a tile or "
                                "scalar here: give the value its own name", s.pos)
                 self.env[s.targets[0]] = v.ty
+                self._rebound(s.targets)
                 src = self.source_array(v)
                 if src:
                     self.sources[s.targets[0]] = src
@@ -676,6 +687,7 @@ class Infer:
             for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
                 out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
+            self._rebound(s.targets)
             return out
         if isinstance(s, Eval):
             v = self.expr(s.value)
