@@ -537,8 +537,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N20": ("hand:padding-select-row-mask", "select_swap"),
     "N21": ("delete_store", "delete_store_ptr"),  # dropping effect-free loops must not hide a dropped store
     "N22": ("enum_predicate", "int_literal"),  # folding constant comparisons must not hide a changed one
-    "N23": ("int_literal", "swap_operands"),
-    "N24": ("int_literal", "swap_operands"),  # folding constant divisions must not hide a changed operand or order  # dropping pass-through `if` results must not hide a changed arm
+    "N23": ("int_literal", "swap_operands"),  # dropping pass-through `if` results must not hide a changed arm
+    "N24": ("int_literal", "swap_operands"),  # folding constant divisions must not hide a changed operand or order
 }
 
 
