@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 
@@ -71,6 +72,103 @@ SPEC_MUTANTS = [
 ]
 
 
+# A mutation campaign over the host layer (issue 36): hand-written edits of the generated `ffi.rs` and Python
+# wrappers that change what a launch runs while every kernel's Tile IR stays the same. Each mutates another kernel
+# (none of the lists above); verify's host-layer check (verify/glue.py: the C symbol in dry-run mode and the
+# wrapper's route, at every verified specialization and dtype) must make each `different`, and
+# test_untouched_kernels_stay_equivalent / test_no_other_kernel_is_reported see that it reports no other. The
+# manifest's mutants are in tests/test_manifest_trust.py; an `abi.rs` edit touches every kernel (tests/test_abi.py).
+@dataclass(frozen=True)
+class HostMutant:
+    kernel: str
+    path: str  # relative to OUT
+    anchor: str  # the edits apply after the first occurrence of this text (the kernel's own code)
+    edits: tuple[tuple[str, str], ...]  # (old, new): each old is replaced once, the first after the previous one
+    what: str
+
+
+def _ffi(op: str, kernel: str, old: str, new: str, what: str, fn: str = "") -> HostMutant:
+    return HostMutant(kernel, f"src/{op}/ffi.rs", fn or f"fn cutile_{kernel}(", ((old, new),), what)
+
+
+def _wrapper(op: str, kernel: str, edits: tuple, what: str) -> HostMutant:
+    return HostMutant(kernel, f"python/cutile_ports/{op}.py", f"SPEC_{kernel} = ", edits, what)
+
+
+HOST_MUTANTS = (
+    _ffi("batched_gemm", "bmm_tn_kernel", "BM.to_string(),", "BN.to_string(),", "BN passed for BM"),
+    _ffi("batched_gemm", "bmm_nt_kernel", "BK.to_string(),", "(BK / 2).to_string(),", "the K tile halved"),
+    _ffi("decode_attention", "decode_attn_split_kv_kernel", "[1i64, GROUP, 1i64]", "[1i64, GROUP / 2, 1i64]",
+         "an output partition half as tall"),
+    _ffi("grouped_gemm", "moe_grouped_gemm_kernel", 'abi::tile_shape([BM, BN], "C")', 'abi::tile_shape([BN, BM], "C")',
+         "an output partition transposed"),
+    _ffi("gemm", "gemm_kernel", "BK.to_string(),", "(BK * 2).to_string(),", "the K tile doubled"),
+    _ffi("gelu", "gelu_tanh_kernel", "launch_gelu_tanh_kernel::<f32, f32>(",
+         "launch_gelu_tanh_kernel::<cutile::half::bf16, f32>(", "f32 arrays launched as bf16"),
+    _ffi("mla_decode", "mla_decode_kernel", 'abi::Param::F32("sm_scale", sm_scale)',
+         'abi::Param::F32("sm_scale", -sm_scale)', "a float scalar negated on its way to the entry",
+         fn="fn launch_mla_decode_kernel"),
+    _ffi("moe_permute", "moe_permute_rows_kernel", "BLOCK_M.to_string(), BLOCK_D.to_string()",
+         "BLOCK_D.to_string(), BLOCK_M.to_string()", "two generics in swapped order"),
+    _ffi("persistent_gemm", "persistent_gemm_kernel", "GROUP_M.to_string()", "(GROUP_M + 1).to_string()",
+         "the group size off by one"),
+    _ffi("swiglu", "swiglu_bwd_kernel", 'abi::tile_shape([BM, BN], "dup")', 'abi::tile_shape([BM, BN / 2], "dup")',
+         "one of two outputs' partition halved"),
+    _ffi("workloads_rms_norm", "rms_norm_fwd_kernel", "HAS_RESIDUAL.to_string()", "(1 - HAS_RESIDUAL).to_string()",
+         "a flag negated"),
+    _ffi("moe_align", "moe_expert_histogram_kernel", "BLOCK.to_string()", "(BLOCK * 2).to_string()",
+         "the block doubled"),
+    _ffi("moe_align", "moe_align_offsets_kernel", "BLOCK_M.to_string()]", "(BLOCK_M * 2).to_string()]",
+         "the row block doubled"),
+    _ffi("moe_align", "moe_sort_tokens_kernel", "TOPK.to_string()", "(TOPK + 1).to_string()", "top-k off by one"),
+    _ffi("split_k_gemm", "splitk_gemm_partial_kernel", 'abi::Param::I32("k_tiles_per_split", k_tiles_per_split)',
+         'abi::Param::I32("k_tiles_per_split", k_tiles_per_split + 1)', "an integer scalar off by one",
+         fn="fn launch_splitk_gemm_partial_kernel"),
+    _ffi("split_k_gemm", "splitk_reduce_kernel", "grid: __grid,", "grid: (__grid.1, __grid.0, __grid.2),",
+         "grid axes swapped", fn="fn launch_splitk_reduce_kernel"),
+    _ffi("workloads_layer_norm", "layer_norm_fwd_kernel", 'abi::Param::F32("eps", eps)',
+         'abi::Param::F32("eps", eps * 2.0)', "eps doubled", fn="fn launch_layer_norm_fwd_kernel"),
+    _ffi("workloads_softmax", "online_softmax_kernel", "BN.to_string()", "(BN / 2).to_string()", "the row tile halved"),
+    _wrapper("attention_sinks", "attn_sinks_fwd_kernel",
+             (("CAUSAL: (not (CAUSAL)) and (WINDOW > 0)),", "CAUSAL: (not (CAUSAL)) and (not (WINDOW > 0))),"),
+              ("CAUSAL: (not (CAUSAL)) and (not (WINDOW > 0))),", "CAUSAL: (not (CAUSAL)) and (WINDOW > 0)),")),
+             "the wrapper's predicates of two entries swapped (the windowed entry for WINDOW = 0)"),
+    _wrapper("dropout", "dropout_add_residual_kernel",
+             (("(x, residual, out, p, seed, BM, BN)", "(x, residual, out, p, seed, BN, BM)"),),
+             "the wrapper passes two constants in swapped order"),
+    _wrapper("cross_entropy", "cross_entropy_bwd_kernel",
+             (("(logits, labels, lse, dloss, dlogits,", "(logits, labels, dloss, lse, dlogits,"),),
+             "the wrapper passes two arrays in swapped order"),
+    _wrapper("decode_attention", "decode_attn_combine_kernel",
+             (("(O_part, lse_part, O, NUM_SPLITS, D)", "(O_part, lse_part, O, D, NUM_SPLITS)"),),
+             "the wrapper passes two constants in swapped order"),
+    _wrapper("geglu", "geglu_bwd_kernel", (("dgate_up, BM, BN)", "dgate_up, BM * 2, BN)"),),
+             "the wrapper doubles a constant"),
+    _wrapper("workloads_layer_norm", "layer_norm_bwd_dx_kernel",
+             (("(x, dy, w, mean, rstd, dx,", "(x, dy, w, rstd, mean, dx,"),), "two arrays in swapped order"),
+    _wrapper("workloads_layer_norm", "layer_norm_bwd_dwdb_kernel",
+             (("(dw_partial, db_partial, dw, db, BM, BN)", "(db_partial, dw_partial, dw, db, BM, BN)"),),
+             "two arrays in swapped order"),
+    _wrapper("workloads_rms_norm", "rms_norm_bwd_kernel",
+             (("(x, dy, w, rstd, dx, dw_partial, BM, BN)", "(x, dy, w, rstd, dx, dw_partial, BN, BM)"),),
+             "two constants in swapped order"),
+    _wrapper("workloads_softmax", "softmax_kernel", (("(x, y, BM, BN)", "(x, y, BM, BN * 2)"),),
+             "the wrapper doubles a constant"),
+)
+
+
+def _apply_host(out, m: HostMutant) -> None:
+    path = out / m.path
+    text = path.read_text()
+    at, spans = text.index(m.anchor), []
+    for old, new in m.edits:  # found in the original text, in order (an edit never meets an earlier one's result)
+        at = text.index(old, at)
+        spans.append((at, old, new))
+        at += len(old)
+    for i, old, new in reversed(spans):
+        text = text[:i] + new + text[i + len(old):]
+    path.write_text(text)
+
 def _replace_nth(text: str, old: str, new: str, nth: int) -> str:
     at = -1
     for _ in range(nth):
@@ -96,6 +194,8 @@ def mutated(corpus_out, tmp_path_factory):
     for rel, old, new, nth, *_ in SPEC_MUTANTS:
         p = out / rel
         p.write_text(_replace_nth(p.read_text(), old, new, nth))
+    for m in HOST_MUTANTS:
+        _apply_host(out, m)
     return out
 
 
@@ -134,6 +234,38 @@ def test_hard_coded_generic_is_different(mutant_verdicts, mutant):
     assert bad and all(c.verdict == "different" and c.probe == const for c in bad), \
         [(c.spec, c.dtype, c.probe, c.verdict) for c in mine]
     assert all(c.verdict == "equivalent" for c in mine if c.probe is None)
+
+def _mutated_kernels() -> set[str]:
+    return {m[3] for m in MUTANTS + ENTRY_MUTANTS} | {m[4] for m in SPEC_MUTANTS} | {m.kernel for m in HOST_MUTANTS}
+
+
+def test_the_host_campaign_is_one_mutant_per_kernel_and_each_edit_applies(corpus_out):
+    kernels = [m.kernel for m in HOST_MUTANTS]
+    assert len(kernels) >= 20 and len(set(kernels)) == len(kernels)
+    assert not set(kernels) & ({m[3] for m in MUTANTS + ENTRY_MUTANTS} | {m[4] for m in SPEC_MUTANTS})
+    assert {m.path.split("/")[0] for m in HOST_MUTANTS} == {"src", "python"}  # the C ABI layer and the wrappers
+    for m in HOST_MUTANTS:
+        text = (corpus_out / m.path).read_text()
+        at = text.index(m.anchor)
+        for old, new in m.edits:
+            assert old != new and old in text[at:], (m.kernel, old)
+
+
+@pytest.mark.parametrize("mutant", HOST_MUTANTS, ids=[m.kernel for m in HOST_MUTANTS])
+def test_host_mutant_is_different(mutant_verdicts, mutant):
+    """Only the host layer differs: every Tile IR check stays equivalent, the verdict is `different`."""
+    v = mutant_verdicts[mutant.kernel]
+    assert v.verdict == "different" and "host layer" in v.reason, (mutant.what, v.verdict, v.reason)
+    assert all(c.verdict == "equivalent" for c in v.checks), [(c.entry, c.dtype, c.verdict) for c in v.checks]
+
+
+def test_no_other_kernel_is_reported(mutant_verdicts):
+    """Every kernel that no mutant touches stays equivalent: the checks above fail for the mutants only."""
+    others = {k: (v.verdict, v.reason[:300]) for k, v in mutant_verdicts.items()
+              if k not in _mutated_kernels() and v.verdict != "equivalent"}
+    assert not others, others
+    assert len(mutant_verdicts) > len(_mutated_kernels())
+
 
 def test_untouched_kernels_stay_equivalent(mutant_verdicts):
     for name in ("scaled_add", "gelu", "layer_norm_fwd", "partial_sum", "rms_norm_fwd"):

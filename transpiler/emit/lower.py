@@ -681,6 +681,17 @@ class Lowerer:
         constants in Rust (`E` has only ZERO): other float types convert the f32 one (an `ftof` of a
         constant, folded by the normalizer to the same constant cuTile Python writes)."""
         c = self.tmp("c")
+        if lit == "f32::NAN":  # the JIT refuses a NaN constant ("Constant not supported"): the bits of the quiet
+            wide = dt == "f64"  # NaN Python's float("nan") rounds to, bitcast (N18 folds it into that constant)
+            bits, ity = ("0x7FF8000000000000i64", "i64") if wide else ("0x7FC00000i32", "i32")
+            b = self.tmp("c")
+            self.emit(f"let {b}: Tile<{ity}, {{ [] }}> = constant({bits}, shape![]);")
+            self.emit(f"let {c}: Tile<{'f64' if wide else 'f32'}, {{ [] }}> = bitcast({b});")
+            if dt in ("f32", "f64"):
+                return c
+            d = self.tmp("c")
+            self.emit(f"let {d}: Tile<{dt}, {{ [] }}> = convert_tile({c});")
+            return d
         if dt in ("f32", "f64"):
             self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({lit.replace('f32::', dt + '::')}, shape![]);")
             return c
@@ -972,6 +983,8 @@ class Lowerer:
             dt = e.ty.dtype
             if dt in ("f32", "f64"):
                 lit = _float_lit(float(v.value), wide=dt == "f64")
+                if lit == "f32::NAN":  # no NaN constant in the JIT: the rank-0 bitcast one, broadcast
+                    return self.scalar_result(e, self.bcast(self.special_const(lit, dt), dt, e.ty.shape))
                 lit = lit.replace("f32::", f"{dt}::") if "::" in lit else lit + dt
             elif dt in FLOAT_DTYPES or dt in GENERIC:
                 if float(v.value) != 0.0:
