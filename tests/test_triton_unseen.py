@@ -657,3 +657,23 @@ def test_pythons_math_module_in_a_kernel_is_refused_saying_why(tmp_path):
     diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
     assert [d.code for d in diags] == ["CT101"] and "Python's math module" in diags[0].message
     assert diags[0].pos.line == 10  # the call, not the top of the file
+
+
+def test_a_reshape_equal_only_for_some_constants_is_a_variant_for_them(tmp_path):
+    """tests/fixtures/triton_unseen/reshape_counts.py: `(ROWS, BLOCK)` into `(ROWS, WARPS, 2, 16)` gets one entry
+    whose predicate is that the counts are equal (its C symbol refuses other constants: test_abi); a reshape of
+    literal shapes with other counts is refused (CT104), where it failed cuTile Rust's JIT before."""
+    fixture = FIXTURES / "reshape_counts.py"
+    (k,) = parse_file(fixture, fixture.name).kernels
+    kr = kernel_result(k, fixture, fixture.name)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert kr.entries == ["lane_order_sum_kernel__rows_mul_block_eq_rows_mul_warps_mul_2_mul_16"]
+    (bad,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 64))
+        tl.store(y_ptr + tl.arange(0, 32), tl.sum(tl.reshape(x, (2, 16)), axis=0))
+    """)
+    kr = kernel_result(bad, tmp_path / "k.py", "k.py")
+    assert kr.status == "unsupported" and [d.code for d in kr.diagnostics] == ["CT104"]
+    assert "a reshape of 64 elements (64) into 32 (2, 16)" in kr.diagnostics[0].message

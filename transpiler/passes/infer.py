@@ -76,6 +76,14 @@ class UnifyDims(Exception):
         self.name, self.target, self.pred = name, target, pred
 
 
+class Require(Exception):
+    """A fact about the constants without which the kernel does not compile (a reshape whose element counts are
+    equal only for some values: `(ROWS, BLOCK)` to `(ROWS, WARPS, 2, 16)`): Triton and cuTile Python compile it
+    only where it holds, so the variant takes it as a predicate and the launcher refuses other constants."""
+    def __init__(self, pred: str):
+        self.pred = pred
+
+
 def unify_generics(a: str, b: str) -> None:
     if a != b and is_generic(a) and is_generic(b):
         raise UnifyElements(a, b)
@@ -1115,6 +1123,43 @@ class Infer:
     def dim_value(self, d: str) -> str:
         """A tile dimension as a Python expression over the kernel's constants (a predicate's side)."""
         return self.derived.get(d, d)
+
+    def require(self, pred: str) -> None:
+        """Raises Require unless this variant's predicates already decide `pred` true."""
+        from .predicates import decides
+        if decides(self.k.variant.predicates, pred) is not True:
+            raise Require(pred)
+
+    def element_count(self, shape: tuple) -> tuple[int, tuple[str, ...]]:
+        """A shape's element count as (the product of its literal factors, its other factors sorted), derived
+        dimensions opened into their factors where they are products (`BM_MUL_BN` is BM * BN)."""
+        import ast
+        lit, names = 1, []
+
+        def walk(n) -> bool:
+            nonlocal lit
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                return walk(n.left) and walk(n.right)
+            if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+                lit *= n.value
+                return True
+            if isinstance(n, ast.Name):
+                names.append(n.id)
+                return True
+            return False
+        for d in shape:
+            d = self.dim(d)
+            if d.isdigit():
+                lit *= int(d)
+                continue
+            expr = self.dim_value(d)
+            try:
+                ok = walk(ast.parse(expr, mode="eval").body)
+            except SyntaxError:
+                ok = False
+            if not ok:
+                names.append(f"({expr})")
+        return lit, tuple(sorted(names))
 
     def unify_dims(self, pairs, what: str, pos) -> None:
         """Each (a, b) of dimensions that must be equal: where they are different constants, UnifyDims (the

@@ -15,7 +15,7 @@ from .dce import eliminate_dead_code
 from .domains import pointer_domains
 from .fma import element_split, split_point
 from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
-                    SplitOnDtype, UnifyDims, UnifyElements,
+                    SplitOnDtype, Require, UnifyDims, UnifyElements,
                     WidenCarried, classify_params)
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
@@ -328,6 +328,11 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 raise fail("CT108", f"tile dimension `{u.name}` is unified twice", kernel.pos)
             todo.insert(0, (replace(k, dim_aliases=k.dim_aliases + ((u.name, u.target),)),
                             preds + ((u.pred,) if u.pred not in preds else ()), elements))
+            continue
+        except Require as r:  # a fact the kernel compiles under only: this variant's predicate, refused otherwise
+            if r.pred in preds:
+                raise fail("CT108", f"the constants' condition `{r.pred}` does not settle", kernel.pos)
+            todo.insert(0, (k, preds + (r.pred,), elements))
             continue
         except SplitOnDtype as s:
             rest = tuple(d for d in (elements or dtypes) if d != s.dtype)

@@ -21,6 +21,14 @@ def reshape(infer: Infer, e: Op) -> Expr:
     shape = infer.shape_dims(e.args[1])
     if shape == x.ty.shape:
         return x
+    if isinstance(x.ty, TileTy) and infer.element_count(x.ty.shape) != infer.element_count(shape):
+        (la, na), (lb, nb) = infer.element_count(x.ty.shape), infer.element_count(shape)
+        if not na and not nb:
+            raise fail("CT104", f"a reshape of {la} elements ({', '.join(x.ty.shape)}) into {lb} "
+                       f"({', '.join(shape)})", e.pos)
+        # equal only for some constants (`(ROWS, BLOCK)` into `(ROWS, WARPS, 2, 16)`): a variant for those
+        count = lambda dims: " * ".join(infer.dim_value(d) for d in dims if d != "1") or "1"  # noqa: E731
+        infer.require(f"{count(x.ty.shape)} == {count(shape)}")
     return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
 
 
