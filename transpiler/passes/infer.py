@@ -1131,35 +1131,27 @@ class Infer:
             raise Require(pred)
 
     def element_count(self, shape: tuple) -> tuple[int, tuple[str, ...]]:
-        """A shape's element count as (the product of its literal factors, its other factors sorted), derived
-        dimensions opened into their factors where they are products (`BM_MUL_BN` is BM * BN)."""
+        """A shape's element count as (the product of its literal factors, its other factors sorted): the product
+        of the dimensions' expressions flattened over `*` (`BM_MUL_BN` is BM * BN; `N // L * L` is N // L and L)."""
         import ast
-        lit, names = 1, []
+        lit, atoms = 1, []
 
-        def walk(n) -> bool:
+        def walk(n) -> None:
             nonlocal lit
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
-                return walk(n.left) and walk(n.right)
-            if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+                walk(n.left)
+                walk(n.right)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
                 lit *= n.value
-                return True
-            if isinstance(n, ast.Name):
-                names.append(n.id)
-                return True
-            return False
+            else:
+                atoms.append(ast.unparse(n))
         for d in shape:
             d = self.dim(d)
-            if d.isdigit():
-                lit *= int(d)
-                continue
-            expr = self.dim_value(d)
             try:
-                ok = walk(ast.parse(expr, mode="eval").body)
+                walk(ast.parse(d if d.isdigit() else self.dim_value(d), mode="eval").body)
             except SyntaxError:
-                ok = False
-            if not ok:
-                names.append(f"({expr})")
-        return lit, tuple(sorted(names))
+                atoms.append(d)
+        return lit, tuple(sorted(atoms))
 
     def unify_dims(self, pairs, what: str, pos) -> None:
         """Each (a, b) of dimensions that must be equal: where they are different constants, UnifyDims (the
