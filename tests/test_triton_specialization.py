@@ -257,6 +257,41 @@ def test_the_layout_key_tells_a_none_scalar_apart(optional_values, tmp_path, mon
     rt._ACCEL.clear()
 
 
+@requires_toolchain
+def test_the_symbol_launches_the_entry_of_the_none_ness(optional_values, tmp_path):
+    """The built library in dry-run mode: the plan's C arguments select the entry of each None-ness, and the
+    fast call of a layout with a None scalar passes its placeholder, not the call's argument."""
+    from test_abi import built_library
+    from transpiler.verify.glue import FakeTensor
+    out, _ = optional_values
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_cap_kernel
+    lib = rt.load_library(built_library(out, tmp_path / "lib"))
+    x, y = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(2))
+    for args, entry, cap_given, scale_given in [((0.5, 6.0), "cap_kernel__cap_is_given__scale_is_given", "1", "1"),
+                                                 ((None, 6.0), "cap_kernel__cap_is_given__not_scale_is_given", "1", "0"),
+                                                 ((0.5, None), "cap_kernel__not_cap_is_given__scale_is_given", "0", "1"),
+                                                 ((None, None), "cap_kernel__not_cap_is_given__not_scale_is_given", "0", "0")]:
+        launched = rt.dry_run(rt.plan(spec, (x, y, 64, *args, 128), (1,)), lib)
+        assert launched["entry"] == entry
+        names = [g.split(":")[0].strip().removeprefix("const ") for g in next(
+            e for e in json.loads((out / "manifest.json").read_text())["modules"][0]["kernels"][0]["entries"]
+            if e["name"] == entry)["generics"]]
+        generics = dict(zip(names, launched["generics"]))
+        assert (generics["CAP_IS_GIVEN"], generics["SCALE_IS_GIVEN"]) == (cap_given, scale_given)
+    plan = rt.plan(spec, (x, y, 64, None, None, 128), (1,))
+    fast = rt._FastCall(plan, lib)
+    assert [part[0] for part in fast.parts[:4]] == ["array", "array", "scalar", "fixed"]  # `scale` is None here
+    previous = lib.cutile_dry_run(1)
+    try:
+        t = [FakeTensor((64,), "f32", 0x7F0000000000 + 4096 * i) for i in range(2)]
+        assert fast.run((*t, 32, None, None, 128), None) == 0
+        launched = json.loads(lib.cutile_last_plan())
+    finally:
+        lib.cutile_dry_run(previous)
+    assert launched["entry"] == "cap_kernel__not_cap_is_given__not_scale_is_given"
+
+
 def test_a_none_parameter_read_outside_its_test_has_no_entry_there(tmp_path):
     """`W` tested, then read unconditionally: Triton cannot compile W=None; the port has no entry for it (a
     warning says so) and the launcher refuses None."""
