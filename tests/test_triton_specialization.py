@@ -292,6 +292,29 @@ def test_the_symbol_launches_the_entry_of_the_none_ness(optional_values, tmp_pat
     assert launched["entry"] == "cap_kernel__not_cap_is_given__not_scale_is_given"
 
 
+def test_interpreter_cases_pass_none_as_the_wrapper_does(optional_values):
+    """A recorded case with `scale` and `CAP` None: the constants the wrapper would compute (flags 0, CAP's
+    placeholder), and the entry's arguments (scale's placeholder)."""
+    import numpy as np
+
+    from transpiler.verify.interpret.cases import case_spec, launch_args
+    from transpiler.verify.interpret.values import Memory
+    out, k = optional_values
+    case = {"constexprs": {"CAP": None, "BLOCK": 128}, "args": ["x", "y", "n", "scale"],
+            "inputs": [{"name": "x", "dtype": "float32"}, {"name": "y", "dtype": "float32"}],
+            "scalars": {"n": 64, "scale": None}}
+    spec = case_spec(k, case)
+    assert {n: spec[n] for n in ("CAP", "BLOCK", "CAP_IS_GIVEN", "SCALE_IS_GIVEN")} == {
+        "CAP": 0.0, "BLOCK": 128, "CAP_IS_GIVEN": 0, "SCALE_IS_GIVEN": 0}
+    case["constexprs"]["CAP"], case["scalars"]["scale"] = 6.0, 0.5
+    assert {n: case_spec(k, case)[n] for n in ("CAP", "CAP_IS_GIVEN", "SCALE_IS_GIVEN")} == {
+        "CAP": 6.0, "CAP_IS_GIVEN": 1, "SCALE_IS_GIVEN": 1}
+    case["scalars"]["scale"] = None
+    arrays = {"x": np.zeros(64, np.float32), "y": np.zeros(64, np.float32)}
+    values = launch_args(k, [("n", "i32"), ("scale", "f32")], case, arrays, Memory())
+    assert [float(v) for v in values] == [64.0, 0.0]
+
+
 def test_a_none_parameter_read_outside_its_test_has_no_entry_there(tmp_path):
     """`W` tested, then read unconditionally: Triton cannot compile W=None; the port has no entry for it (a
     warning says so) and the launcher refuses None."""
@@ -333,6 +356,22 @@ def test_none_test_of_a_reassigned_parameter_is_diagnosed(tmp_path):
     d = kr.diagnostics[0]
     assert d.code == "CT100" and "`scale is not None`" in d.message and "does not reassign" in d.message
     assert d.pos.line == 11
+    # nor is a string constexpr's (its value is an index into the launch sites' strings)
+    result, _, _ = _port(tmp_path / "s", """
+    @triton.jit
+    def k(x_ptr, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if MODE is not None and MODE == "double":
+            x = x * 2.0
+        tl.store(x_ptr + offs, x)
+
+    def f(x):
+        k[(1,)](x, MODE="double", BLOCK=16)
+    """)
+    (kr,) = result.kernels
+    assert kr.status == "unsupported" and kr.diagnostics[0].code == "CT100"
+    assert "a string or dtype constexpr tested against None" in kr.diagnostics[0].message
 
 
 def test_dtype_constexprs_are_one_entry_per_dtype(tmp_path):

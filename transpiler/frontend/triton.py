@@ -492,7 +492,8 @@ class _TritonConverter(_Converter):
         # constant per parameter (Param.given_of), one structural variant per value (passes/specialize.py)
         self.optional_values = {t[0].value for node in _walk(fn.body) for t in [_none_test(node)]
                                 if t is not None and isinstance(t[0], cst.Name) and t[0].value in names
-                                and t[0].value not in self.pointer_params and t[0].value not in reassigned}
+                                and t[0].value not in self.pointer_params and t[0].value not in reassigned
+                                and t[0].value not in self.string_consts}
         self.offset_names = {}
         taken = self._function_locals(fn)
         for p in self.pointer_params:
@@ -761,6 +762,9 @@ class _TritonConverter(_Converter):
             return Op("is_none", (ptr,), pos, (("given", given),))
         base = ptr.base if isinstance(ptr, _Ptr) and ptr.base in self.pointer_params else \
             ptr.id if isinstance(ptr, Name) and ptr.id in self.optional_values else None
+        if isinstance(ptr, Name) and ptr.id in self.string_consts:
+            raise fail("CT100", f"`{_code(node).strip()}`: a string or dtype constexpr tested against None is not "
+                       "supported (its value is an index into the strings the launch sites give)", pos)
         if base is None and isinstance(ptr, Name) and ptr.id not in self.pointer_params \
                 and ptr.id not in _assigned_names(self._current_fn.body):
             # a helper's test of a constexpr or scalar the kernel itself never tests: the port takes a number
