@@ -337,6 +337,18 @@ def test_a_none_parameter_read_outside_its_test_has_no_entry_there(tmp_path):
     assert rt.plan(spec, (x, 2, 16), (1,)).consts["W_IS_GIVEN"] == 1
     with pytest.raises(rt.ArgumentError, match="no variant for the constants"):
         rt.plan(spec, (x, None, 16), (1,))
+    # the same where the read is a tile shape
+    result, _, (k,) = _port(tmp_path / "shape", """
+    @triton.jit
+    def win_kernel(x_ptr, W: tl.constexpr):
+        offs = tl.arange(0, W)
+        x = tl.load(x_ptr + offs)
+        if W is None:
+            x = x * 2.0
+        tl.store(x_ptr + offs, x)
+    """)
+    assert [e["predicates"] for e in k["entries"]] == [["W_IS_GIVEN"]]
+    assert [d.code for d in result.kernels[0].diagnostics] == ["CT103"]
 
 
 def test_none_test_of_a_reassigned_parameter_is_diagnosed(tmp_path):

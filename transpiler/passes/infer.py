@@ -1152,6 +1152,9 @@ class Infer:
                 out.extend(self.shape_dims(self.literals[it.id]))
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
+            elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
+                self.expr(it)  # a Triton constexpr passed as None here: this variant has no entry (CT103)
+                raise fail("CT103", "a tile shape reads a parameter that is None here", it.pos)
             elif self.is_float_const(it):
                 raise fail("CT105", f"the ct.Constant[float] `{it.id}` is used as a tile shape: shapes must be "
                            "integers (ct.Constant[int] parameters or integer literals)", it.pos)
