@@ -1,6 +1,8 @@
 """Triton's compile-time specializations that real kernels rely on, made explicit in the port:
 - a pointer argument may be None, and `if ptr is not None:` is decided at compile time (one hidden const
   generic per tested pointer, set by the C symbol and the wrapper from the argument);
+- so may a constexpr or scalar argument the kernel tests against None: an entry per None-ness (the hidden
+  constant is a C argument after the kernel's own; the entry where it is None refuses any other read);
 - conditions on float constexprs (`if BETA != 0.0:`) are host-computed int generics, not entry splits;
 - a pointer whose offsets become int64 inside a branch keeps one (int64) offset variable;
 - a specialization Triton could not compile either (a name left undefined by a constexpr `elif` chain) has no
@@ -9,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
 import pytest
@@ -153,12 +156,209 @@ def test_variants_triton_cannot_compile_have_no_entry(tmp_path):
     assert result.kernels[0].status == "unsupported" and result.kernels[0].diagnostics[0].code == "CT103"
 
 
-def test_none_test_of_a_non_pointer_is_diagnosed(tmp_path):
+OPTIONAL_VALUES = """
+@triton.jit
+def cap_kernel(x_ptr, y_ptr, n, scale, CAP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    if scale is not None:
+        x = x * scale
+    y = tl.minimum(x, CAP) if CAP is not None else x
+    tl.store(y_ptr + offs, y, mask=m)
+
+def cap(x, y, n):
+    cap_kernel[(1,)](x, y, n, 0.5, CAP=6.0, BLOCK=128)
+"""
+
+
+@pytest.fixture(scope="module")
+def optional_values(tmp_path_factory):
+    result, out, kernels = _port(tmp_path_factory.mktemp("optional_values"), OPTIONAL_VALUES)
+    assert result.kernels[0].status == "translated", [d.message for d in result.kernels[0].diagnostics]
+    return out, kernels[0]
+
+
+def test_none_tests_of_constexprs_and_scalars_are_variants(optional_values):
+    """`scale is not None` (a scalar) and `... if CAP is not None else x` (a constexpr): Triton compiles a kernel
+    per None-ness; so does the port, an entry per value of each hidden constant, each test folded."""
+    out, k = optional_values
+    assert [e["predicates"] for e in k["entries"]] == [
+        ["CAP_IS_GIVEN", "SCALE_IS_GIVEN"], ["CAP_IS_GIVEN", "not (SCALE_IS_GIVEN)"],
+        ["not (CAP_IS_GIVEN)", "SCALE_IS_GIVEN"], ["not (CAP_IS_GIVEN)", "not (SCALE_IS_GIVEN)"]]
+    params = {p["name"]: p for p in k["params"]}
+    assert params["scale"]["given"] == "SCALE_IS_GIVEN" and params["CAP"]["given"] == "CAP_IS_GIVEN"
+    assert params["CAP_IS_GIVEN"]["given_of"] == "CAP" and params["CAP_IS_GIVEN"]["const_type"] == "bool"
+    # the launch site's CAP=6.0 says it is given
+    assert {"CAP": 6.0, "CAP_IS_GIVEN": 1}.items() <= k["specializations"][0].items()
+    rust = (out / "src" / "k" / "kernel.rs").read_text()
+    given = rust[rust.index("fn cap_kernel__cap_is_given__scale_is_given"):rust.index("fn cap_kernel__cap_is_given__not")]
+    absent = rust[rust.index("fn cap_kernel__not_cap_is_given__not_scale_is_given"):]
+    assert "IS_GIVEN == " not in rust  # decided per entry, not tested in the Rust
+    assert "scalar_to_tile(CAP)" in given and "scale" in given.split("{", 1)[1]
+    assert "scalar_to_tile(CAP)" not in absent and " scale" not in absent.split("{", 1)[1].split("// tl.store")[0]
+
+
+def test_the_c_symbol_takes_the_given_flags_after_the_kernels_arguments(optional_values):
+    out, _ = optional_values
+    ffi = (out / "src" / "k" / "ffi.rs").read_text()
+    sig = ffi[ffi.index("pub unsafe extern \"C\" fn cutile_cap_kernel("):]
+    sig = sig[:sig.index(")")]
+    names = [a.split(":")[0].strip() for a in sig.split("(", 1)[1].split(",") if a.strip()]
+    assert names[:8] == ["x_ptr", "y_ptr", "n", "scale", "CAP", "BLOCK", "SCALE_IS_GIVEN", "CAP_IS_GIVEN"]
+    assert 'let SCALE_IS_GIVEN = abi::flag(SCALE_IS_GIVEN, "SCALE_IS_GIVEN")?;' in ffi
+    assert ".given as i64" not in ffi  # not a descriptor's
+
+
+def test_the_wrapper_passes_none_for_a_constexpr_or_scalar(optional_values):
+    out, _ = optional_values
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_cap_kernel
+    x, y = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(2))
+    plan = rt.plan(spec, (x, y, 64, 0.5, 6.0, 128), (1,))
+    assert plan.consts == {"CAP": 6.0, "BLOCK": 128, "SCALE_IS_GIVEN": 1, "CAP_IS_GIVEN": 1} and plan.entry == 0
+    plan = rt.plan(spec, (x, y, 64, None, None, 128), (1,))
+    assert plan.consts == {"CAP": 0.0, "BLOCK": 128, "SCALE_IS_GIVEN": 0, "CAP_IS_GIVEN": 0} and plan.entry == 3
+    # the scalar's and the constant's placeholders, then the flags, then the entry
+    assert [getattr(a, "value", a) for a in plan.c_args[2:9]] == [64, 0.0, 0.0, 128, 0, 0, 3]
+    assert rt.plan(spec, (x, y, 64, 2.0, None, 128), (1,)).entry == 2
+    with pytest.raises(rt.ArgumentTypeError, match="scalar `scale` must be a float"):
+        rt.plan(spec, (x, y, 64, "a", None, 128), (1,))
+
+
+def test_the_layout_key_tells_a_none_scalar_apart(optional_values, tmp_path, monkeypatch):
+    """None selects another entry: the layout key holds whether an optional scalar is None (not its value),
+    in Python and in the compiled fast path alike."""
+    import types
+
+    from transpiler.verify.glue import BASE_PTR, FakeTensor
+    from transpiler.verify.toolchain import build_fastlaunch
+    fake = types.ModuleType("torch")
+    fake.Tensor = FakeTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    out, _ = optional_values
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_cap_kernel
+    keys = [rt._layout_keyer(spec)]
+    so = tmp_path / "_fastlaunch.abi3.so"
+    if build_fastlaunch(out / "python" / "cutile_ports" / "_fastlaunch.c", so) is None:
+        monkeypatch.setenv(rt.FASTLAUNCH_ENV, str(so))
+        rt._ACCEL.clear()
+        if rt.fastlaunch() is not None:
+            keys.append(rt._layout_keyer(spec, rt.fastlaunch()))
+    T, x = FakeTensor, FakeTensor((8,), "f32", BASE_PTR)
+    for key in keys:
+        assert key((x, x, 3, 0.5, None, 16), (1,), T) == key((x, x, 5, 2.0, None, 16), (1,), T)
+        assert key((x, x, 3, 0.5, None, 16), (1,), T) != key((x, x, 3, None, None, 16), (1,), T)
+        assert key((x, x, 3, None, None, 16), (1,), T) != key((x, x, 3, None, 1.0, 16), (1,), T)
+    assert len(keys) == 2  # CI has a C compiler and Python's headers
+    for args in [(x, x, 3, 0.5, None, 16), (x, x, 3, None, 2.0, 16)]:
+        assert keys[0](args, (1,), T) == keys[1](args, (1,), T)
+    rt._ACCEL.clear()
+
+
+@requires_toolchain
+def test_the_symbol_launches_the_entry_of_the_none_ness(optional_values, tmp_path):
+    """The built library in dry-run mode: the plan's C arguments select the entry of each None-ness, and the
+    fast call of a layout with a None scalar passes its placeholder, not the call's argument."""
+    from test_abi import built_library
+    from transpiler.verify.glue import FakeTensor
+    out, _ = optional_values
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_cap_kernel
+    lib = rt.load_library(built_library(out, tmp_path / "lib"))
+    x, y = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(2))
+    for args, entry, cap_given, scale_given in [((0.5, 6.0), "cap_kernel__cap_is_given__scale_is_given", "1", "1"),
+                                                 ((None, 6.0), "cap_kernel__cap_is_given__not_scale_is_given", "1", "0"),
+                                                 ((0.5, None), "cap_kernel__not_cap_is_given__scale_is_given", "0", "1"),
+                                                 ((None, None), "cap_kernel__not_cap_is_given__not_scale_is_given", "0", "0")]:
+        launched = rt.dry_run(rt.plan(spec, (x, y, 64, *args, 128), (1,)), lib)
+        assert launched["entry"] == entry
+        names = [g.split(":")[0].strip().removeprefix("const ") for g in next(
+            e for e in json.loads((out / "manifest.json").read_text())["modules"][0]["kernels"][0]["entries"]
+            if e["name"] == entry)["generics"]]
+        generics = dict(zip(names, launched["generics"]))
+        assert (generics["CAP_IS_GIVEN"], generics["SCALE_IS_GIVEN"]) == (cap_given, scale_given)
+    plan = rt.plan(spec, (x, y, 64, None, None, 128), (1,))
+    fast = rt._FastCall(plan, lib)
+    assert [part[0] for part in fast.parts[:4]] == ["array", "array", "scalar", "fixed"]  # `scale` is None here
+    previous = lib.cutile_dry_run(1)
+    try:
+        t = [FakeTensor((64,), "f32", 0x7F0000000000 + 4096 * i) for i in range(2)]
+        assert fast.run((*t, 32, None, None, 128), None) == 0
+        launched = json.loads(lib.cutile_last_plan())
+    finally:
+        lib.cutile_dry_run(previous)
+    assert launched["entry"] == "cap_kernel__not_cap_is_given__not_scale_is_given"
+
+
+def test_interpreter_cases_pass_none_as_the_wrapper_does(optional_values):
+    """A recorded case with `scale` and `CAP` None: the constants the wrapper would compute (flags 0, CAP's
+    placeholder), and the entry's arguments (scale's placeholder)."""
+    import numpy as np
+
+    from transpiler.verify.interpret.cases import case_spec, launch_args
+    from transpiler.verify.interpret.values import Memory
+    out, k = optional_values
+    case = {"constexprs": {"CAP": None, "BLOCK": 128}, "args": ["x", "y", "n", "scale"],
+            "inputs": [{"name": "x", "dtype": "float32"}, {"name": "y", "dtype": "float32"}],
+            "scalars": {"n": 64, "scale": None}}
+    spec = case_spec(k, case)
+    assert {n: spec[n] for n in ("CAP", "BLOCK", "CAP_IS_GIVEN", "SCALE_IS_GIVEN")} == {
+        "CAP": 0.0, "BLOCK": 128, "CAP_IS_GIVEN": 0, "SCALE_IS_GIVEN": 0}
+    case["constexprs"]["CAP"], case["scalars"]["scale"] = 6.0, 0.5
+    assert {n: case_spec(k, case)[n] for n in ("CAP", "CAP_IS_GIVEN", "SCALE_IS_GIVEN")} == {
+        "CAP": 6.0, "CAP_IS_GIVEN": 1, "SCALE_IS_GIVEN": 1}
+    case["scalars"]["scale"] = None
+    arrays = {"x": np.zeros(64, np.float32), "y": np.zeros(64, np.float32)}
+    values = launch_args(k, [("n", "i32"), ("scale", "f32")], case, arrays, Memory())
+    assert [float(v) for v in values] == [64.0, 0.0]
+
+
+def test_a_none_parameter_read_outside_its_test_has_no_entry_there(tmp_path):
+    """`W` tested, then read unconditionally: Triton cannot compile W=None; the port has no entry for it (a
+    warning says so) and the launcher refuses None."""
+    result, out, (k,) = _port(tmp_path, """
+    @triton.jit
+    def win_kernel(x_ptr, W: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if W is not None:
+            x = x + 1.0
+        tl.store(x_ptr + offs, x * W)
+    """)
+    (kr,) = result.kernels
+    assert kr.status == "translated" and [e["predicates"] for e in k["entries"]] == [["W_IS_GIVEN"]]
+    (warning,) = kr.diagnostics
+    assert warning.code == "CT103" and "`W` is None here (W_IS_GIVEN false)" in warning.message
+    pkg = load_package(out)
+    rt, spec = pkg._runtime, pkg.k.SPEC_win_kernel
+    x = FakeCudaArray((64,), ptr=0x7F0000000000)
+    assert rt.plan(spec, (x, 2, 16), (1,)).consts["W_IS_GIVEN"] == 1
+    with pytest.raises(rt.ArgumentError, match="no variant for the constants"):
+        rt.plan(spec, (x, None, 16), (1,))
+    # the same where the read is a tile shape
+    result, _, (k,) = _port(tmp_path / "shape", """
+    @triton.jit
+    def win_kernel(x_ptr, W: tl.constexpr):
+        offs = tl.arange(0, W)
+        x = tl.load(x_ptr + offs)
+        if W is None:
+            x = x * 2.0
+        tl.store(x_ptr + offs, x)
+    """)
+    assert [e["predicates"] for e in k["entries"]] == [["W_IS_GIVEN"]]
+    assert [d.code for d in result.kernels[0].diagnostics] == ["CT103"]
+
+
+def test_none_test_of_a_reassigned_parameter_is_diagnosed(tmp_path):
+    """A parameter the kernel reassigns is no longer the argument: its None test is refused (fail closed)."""
     result, _, _ = _port(tmp_path, """
     @triton.jit
     def k(x_ptr, scale, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + offs)
+        scale = scale * 2.0
         if scale is not None:
             x = x * scale
         tl.store(x_ptr + offs, x)
@@ -166,7 +366,24 @@ def test_none_test_of_a_non_pointer_is_diagnosed(tmp_path):
     (kr,) = result.kernels
     assert kr.status == "unsupported"
     d = kr.diagnostics[0]
-    assert d.code == "CT100" and "only a pointer parameter" in d.message and d.pos.line == 10
+    assert d.code == "CT100" and "`scale is not None`" in d.message and "does not reassign" in d.message
+    assert d.pos.line == 11
+    # nor is a string constexpr's (its value is an index into the launch sites' strings)
+    result, _, _ = _port(tmp_path / "s", """
+    @triton.jit
+    def k(x_ptr, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        if MODE is not None and MODE == "double":
+            x = x * 2.0
+        tl.store(x_ptr + offs, x)
+
+    def f(x):
+        k[(1,)](x, MODE="double", BLOCK=16)
+    """)
+    (kr,) = result.kernels
+    assert kr.status == "unsupported" and kr.diagnostics[0].code == "CT100"
+    assert "a string or dtype constexpr tested against None" in kr.diagnostics[0].message
 
 
 def test_dtype_constexprs_are_one_entry_per_dtype(tmp_path):

@@ -168,9 +168,16 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     c_params, arg_checks = [], []
     predicate_names = {n for e in entries for pr in list(e["predicates"]) + list(e.get("derived", {}).values())
                        for n in re.findall(r"[A-Za-z_]\w*", pr)}
-    for p in params:
+    # the hidden constants that say whether an optional constexpr or scalar was given (not None; its own
+    # argument's value is then unused): arguments after the kernel's own, in the order of those parameters
+    value_flags = [next(f for f in params if f.get("given_of") == p["name"]) for p in params
+                   if p["kind"] != "array" and p.get("given")]
+    for p in [q for q in params if q not in value_flags] + value_flags:
         n = rust_ident(p["name"])
-        if p.get("given_of"):  # not an argument: whether the optional pointer's descriptor is non-null
+        if p in value_flags:
+            c_params.append(f"{n}: i64")
+            arg_checks.append(f'let {n} = abi::flag({n}, "{p["name"]}")?;')
+        elif p.get("given_of"):  # not an argument: whether the optional pointer's descriptor is non-null
             arg_checks.append(f"let {n}: i64 = {rust_ident(p['given_of'])}.given as i64;")
         elif p.get("unit_of"):  # not an argument: whether the scalar is 1 (a tensor view's unit stride)
             arg_checks.append(f"let {n}: i64 = ({rust_ident(p['unit_of'])} == 1) as i64;")
@@ -236,7 +243,11 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         arg_checks.append("let __entry = 0;")
     c_params += ["__grid_x: i64", "__grid_y: i64", "__grid_z: i64", "__device: i32", "__stream: *mut c_void"]
     doc_params = []
-    for p in params:
+    for p in [q for q in params if q not in value_flags] + value_flags:
+        if p in value_flags:
+            doc_params.append(f"`{p['name']}`: 1 if `{p['given_of']}` is given, 0 if it is None (its value is then "
+                              "not read)")
+            continue
         if p.get("given_of") or p.get("unit_of"):
             continue
         if p["kind"] == "array":
@@ -244,9 +255,10 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {rank}"
                               + (" or null (Python's None)" if p.get("given") else ""))
         elif p["kind"] == "scalar":
-            doc_params.append(f"`{p['name']}`: {p['dtype']}")
+            doc_params.append(f"`{p['name']}`: {p['dtype']}" + (" (any value where None)" if p.get("given") else ""))
         else:
-            doc_params.append(f"`{p['name']}`: constant ({p['const_type']})")
+            doc_params.append(f"`{p['name']}`: constant ({p['const_type']})"
+                              + (" (any value where None)" if p.get("given") else ""))
     return {
         "symbol": symbol, "kernel": kernel["name"], "source": source, "line": kernel["line"],
         "c_params": c_params, "packed_args": [_unpack_word(c, i) for i, c in enumerate(c_params)],
@@ -440,9 +452,11 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
                          f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
                          f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
         elif p["kind"] == "scalar":
-            specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}")')
+            specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}"'
+                         f'{", given=" + repr(p["given"]) if p.get("given") else ""})')
         else:
-            specs.append(f'__cutile_rt__.Param("{p["name"]}", "const", const_type="{p["const_type"]}")')
+            specs.append(f'__cutile_rt__.Param("{p["name"]}", "const", const_type="{p["const_type"]}"'
+                         f'{", given=" + repr(p["given"]) if p.get("given") else ""})')
     entries = [{"name": e["name"], "predicates": e["predicates"],
                 "condition": " and ".join(f"({pr})" for pr in e["predicates"]) or "True",
                 # an entry of some element types only: the wrapper selects it by the arrays' dtype too

@@ -487,6 +487,13 @@ class _TritonConverter(_Converter):
                     kinds = {float}  # no literal value anywhere: `1.0 - beta`, `eps == 0.0` say it is a float
                 self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
         reassigned = _assigned_names(fn.body)
+        # constexpr and scalar parameters the kernel itself tests against None (`if W is not None:`): Triton
+        # specializes a None argument as a constant, so each test is a compile-time fact; here a hidden bool
+        # constant per parameter (Param.given_of), one structural variant per value (passes/specialize.py)
+        self.optional_values = {t[0].value for node in _walk(fn.body) for t in [_none_test(node)]
+                                if t is not None and isinstance(t[0], cst.Name) and t[0].value in names
+                                and t[0].value not in self.pointer_params and t[0].value not in reassigned
+                                and t[0].value not in self.string_consts}
         self.offset_names = {}
         taken = self._function_locals(fn)
         for p in self.pointer_params:
@@ -501,6 +508,12 @@ class _TritonConverter(_Converter):
                     for p in names if p in self.pointer_params and p in reassigned)
         launches = tuple(tuple((n, self.string_consts[n].index(v) if n in self.string_consts and isinstance(v, str)
                                 else v) for n, v in lits) for lits in k.launches)
+        # a launch site's literal for an optional constexpr: whether it is given (None: its value is left to the
+        # defaults, which no entry of that variant reads)
+        launches = tuple(tuple((n, v) for n, v in lits if not (n in self.given_names and v is None))
+                         + tuple((self.given_names[n], int(v is not None)) for n, v in lits
+                                 if n in self.given_names and n in self.optional_values)
+                         for lits in launches)
         given = tuple(Param(flag, "const", self.pos(fn.name), const_type="bool", given_of=ptr)
                       for ptr, flag in sorted(self.given_names.items()))
         k = replace(k, params=k.params + given, body=pre + k.body, frontend="triton", launches=launches,
@@ -735,23 +748,39 @@ class _TritonConverter(_Converter):
 
     def _given(self, node: cst.BaseExpression, given: bool, pos: Pos):
         """`ptr is not None` (`given`) / `ptr is None`: a hidden bool constant per pointer parameter (Param.given_of),
-        as Triton decides the test at compile time (a None argument is specialized as a constant)."""
+        as Triton decides the test at compile time (a None argument is specialized as a constant). The same for
+        a constexpr or scalar parameter the kernel tests (optional_values): there, each value of the constant
+        is a structural variant, and the variant where it is None refuses any other read of the parameter."""
         ptr = self.expr(node)
         if isinstance(ptr, Name) and ptr.id == "None":  # a helper's `None` default: decided here
             return Lit(not given, pos)
-        if isinstance(ptr, Name) and ptr.id not in {p.name.value for p in self._current_fn.params.params}:
+        if isinstance(ptr, Lit) and not isinstance(ptr.value, str):  # a helper given a literal: never None
+            return Lit(given, pos)
+        params = {p.name.value for p in self._current_fn.params.params}
+        if isinstance(ptr, Name) and ptr.id not in params:
             # a local (`mask = None` in one constexpr arm): decided per specialization by inference
             return Op("is_none", (ptr,), pos, (("given", given),))
-        if not isinstance(ptr, _Ptr) or ptr.base not in self.pointer_params:
-            raise fail("CT100", f"`{_code(node).strip()} is None`: only a pointer parameter of the kernel may be "
-                       "tested against None (a None constexpr or scalar is not supported yet)", pos)
-        name = self.given_names.get(ptr.base)
+        base = ptr.base if isinstance(ptr, _Ptr) and ptr.base in self.pointer_params else \
+            ptr.id if isinstance(ptr, Name) and ptr.id in self.optional_values else None
+        if isinstance(ptr, Name) and ptr.id in self.string_consts:
+            raise fail("CT100", f"`{_code(node).strip()}`: a string or dtype constexpr tested against None is not "
+                       "supported (its value is an index into the strings the launch sites give)", pos)
+        if base is None and isinstance(ptr, Name) and ptr.id not in self.pointer_params \
+                and ptr.id not in _assigned_names(self._current_fn.body):
+            # a helper's test of a constexpr or scalar the kernel itself never tests: the port takes a number
+            # for it (the launcher refuses None there), so the test is decided
+            return Lit(given, pos)
+        if base is None:
+            test = "is not None" if given else "is None"
+            raise fail("CT100", f"`{_code(node).strip()} {test}`: only a parameter of the kernel (a pointer, a "
+                       "constexpr or a scalar it does not reassign) may be tested against None", pos)
+        name = self.given_names.get(base)
         if name is None:
             taken = self._function_locals(self._current_fn) | {p.name.value for p in self._current_fn.params.params}
-            name = f"{ptr.base.upper()}_IS_GIVEN"  # a const generic: upper case, as Rust names them
+            name = f"{base.upper()}_IS_GIVEN"  # a const generic: upper case, as Rust names them
             while name in taken or name in self.given_names.values():
                 name += "_"
-            self.given_names[ptr.base] = name
+            self.given_names[base] = name
         flag = Name(name, pos)
         return flag if given else Op("not", (flag,), pos, rule="CTR-CMP")
 
@@ -827,6 +856,8 @@ class _TritonConverter(_Converter):
         v = self.expr(t[0])
         if isinstance(v, Name) and v.id == "None":
             return not t[1]
+        if isinstance(v, Name) and v.id in self.optional_values:  # decided per variant (see _given)
+            return None
         if isinstance(v, Lit) or (isinstance(v, Name) and v.id in self.const_params) \
                 or not isinstance(v, (Name, _Ptr)):  # a computed value (`tl.cdiv(K, BK)`) is never None
             return t[1]

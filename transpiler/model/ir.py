@@ -211,7 +211,9 @@ class Param:
     domain: tuple[str, ...] = ()
     # a hidden bool constant (no argument of its own): whether the Triton pointer `given_of` was given, i.e.
     # not None. Triton specializes a None argument as a constant, so `if X is not None:` is decided at compile
-    # time; here it is this const generic, which the C symbol and the wrapper set from the argument
+    # time; here it is this const generic, which the C symbol and the wrapper set from the argument. For a
+    # constexpr or scalar `given_of` (passes/infer.optional_value_flags) each value is a structural variant,
+    # and the C symbol takes the flag as an argument after the kernel's own
     given_of: str = ""
     # a hidden bool constant: whether the scalar argument `unit_of` is 1. Triton specializes an integer
     # argument equal to 1; an access whose innermost stride it is goes through a tensor view then

@@ -160,6 +160,13 @@ def slice_roots(k: Kernel) -> dict[str, str]:
     return out
 
 
+def optional_value_flags(k: Kernel) -> list:
+    """The hidden constants (Param.given_of) that say whether a Triton constexpr or scalar parameter was given
+    (not None), as opposed to a pointer's: each splits the kernel into a variant per value."""
+    return [p for p in k.params if p.given_of and p.kind == "const"
+            and (t := k.param(p.given_of)) is not None and t.kind != "array"]
+
+
 def classify_params(k: Kernel) -> Kernel:
     """Unannotated parameters: arrays if used as arrays (with the rank they are used at), else scalars."""
     ranks: dict[str, int] = {}
@@ -456,6 +463,15 @@ class Infer:
                 self.env[p.name] = TileTy(p.dtype)
             elif p.kind == "const":
                 self.env[p.name] = TileTy({"int": "i32", "bool": "i32", "float": "f32"}[p.const_type])
+        # a Triton constexpr or scalar parameter passed as None in this variant (optional_values): it holds no
+        # value; any read but its None test refuses the variant (Triton compiles no kernel that computes with it)
+        self.absent = {p.given_of for p in optional_value_flags(kernel)
+                       if decides(kernel.variant.predicates, p.name) is False}
+        for name in self.absent:
+            self.env[name] = NoneTy()
+            self.consts.pop(name, None)
+        # those hidden constants read as the literal this variant fixes
+        self.value_flags = {p.name: decides(kernel.variant.predicates, p.name) for p in optional_value_flags(kernel)}
 
     def _rebound(self, targets) -> None:
         """`NT = tl.cdiv(T, BT)` where NT is a constexpr parameter (legal Python): from here on NT is that runtime
@@ -1201,6 +1217,9 @@ class Infer:
                 out.extend(self.shape_dims(self.literals[it.id]))
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
+            elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
+                self.expr(it)  # a Triton constexpr passed as None here: this variant has no entry (CT103)
+                raise fail("CT103", "a tile shape reads a parameter that is None here", it.pos)
             elif self.is_float_const(it):
                 raise fail("CT105", f"the ct.Constant[float] `{it.id}` is used as a tile shape: shapes must be "
                            "integers (ct.Constant[int] parameters or integer literals)", it.pos)
@@ -1231,12 +1250,18 @@ class Infer:
                                             "i64" if e.value < 2**63 else "u64"))
             return replace(e, ty=TileTy("f32"))
         if isinstance(e, Name):
+            if self.value_flags.get(e.id) is not None:
+                return self.expr(Lit(self.value_flags[e.id], e.pos))
             if e.id in self.literals:
                 return self.expr(self.literals[e.id])
             if e.id not in self.env:
                 if e.id in self.arm_only:
                     raise SplitNeeded(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
+            if isinstance(self.env[e.id], NoneTy) and e.id in self.absent:
+                flag = next(p.name for p in optional_value_flags(self.k) if p.given_of == e.id)
+                raise fail("CT103", f"`{e.id}` is None here ({flag} false): Triton compiles no kernel that computes "
+                           f"with it; a None parameter is only tested with `is None` / `is not None`", e.pos)
             if isinstance(self.env[e.id], NoneTy):
                 # Triton compiles no kernel that computes with None (this specialization has no entry)
                 raise fail("CT103", f"`{e.id}` is None here: a name bound to None is read only as the `mask=` or "

@@ -16,7 +16,7 @@ from .domains import pointer_domains
 from .fma import element_split, split_point
 from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
                     SplitOnDtype, Require, UnifyDims, UnifyElements,
-                    WidenCarried, classify_params)
+                    WidenCarried, classify_params, optional_value_flags)
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
 
@@ -260,6 +260,12 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         if steps > MAX_SPECIALIZE_STEPS:  # a rewrite that keeps asking for itself: refuse, never hang
             raise fail("CT108", f"the kernel's variants did not settle in {MAX_SPECIALIZE_STEPS} steps", kernel.pos)
         k, preds, elements = todo.pop(0)
+        # a Triton constexpr or scalar tested against None: a variant where it is given, one where it is None
+        # (Triton compiles each apart); in the latter, inference refuses any other read of it (infer.absent)
+        open_flag = next((p.name for p in optional_value_flags(k) if decides(preds, p.name) is None), None)
+        if open_flag is not None:
+            fork(*((k, preds + (pred,), elements) for pred in (open_flag, f"not ({open_flag})")))
+            continue
         if varying:  # an array indexed with several ranks: a variant per arm of the constant that decides it
             split = rank_split(k, preds, varying)
             if split is not None:

@@ -101,7 +101,14 @@ def case_spec(kernel: dict, case: dict, source: Path | None = None) -> dict:
         if p["kind"] != "const":
             continue
         name = p["name"]
-        if p.get("given_of"):
+        if p.get("given_of") and p["given_of"] not in bound:  # an optional constexpr: None or a value
+            target = p["given_of"]
+            if target in case["constexprs"] or target in heuristics:
+                v = case["constexprs"][target] if target in case["constexprs"] else heuristics[target]
+                spec[name] = int(v is not None)
+            elif name in base:
+                spec[name] = base[name]
+        elif p.get("given_of"):
             spec[name] = int(bound.get(p["given_of"]) is not None)
         elif p.get("unit_of"):
             spec[name] = int(bound.get(p["unit_of"]) == 1)
@@ -111,6 +118,8 @@ def case_spec(kernel: dict, case: dict, source: Path | None = None) -> dict:
                 v = _IR_DTYPE.get(v, v)
             if name in strings:
                 v = strings[name].index(v) if v in strings[name] else len(strings[name])
+            if v is None and p.get("given"):  # an optional constexpr passed as None: no entry there reads it
+                v = 0.0 if p.get("const_type") == "float" else 0
             spec[name] = int(v) if isinstance(v, bool) else v
         elif name in base:
             spec[name] = base[name]
@@ -172,6 +181,7 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
     """The entry's arguments for the case, in signature order (arrays added to `memory`)."""
     bound = {next(p.get("rust_name", p["name"]) for p in kernel["params"] if p["name"] == n): v
              for n, v in _bound(kernel, case).items()}
+    optional = {p.get("rust_name", p["name"]) for p in kernel["params"] if p["kind"] == "scalar" and p.get("given")}
     bases: dict[str, int] = {}
     for name, a in arrays.items():
         bases[name] = memory.add(name, a)
@@ -185,7 +195,8 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
             size = 0 if arr is None else arr.size
             values.append(np.array(size if ext.group(2) == "shape" else int(arr is not None), np.int32))
         elif name in bound and ty in _SCALAR:
-            values.append(np.array(bound[name], _SCALAR[ty]))
+            # an optional scalar passed as None: any value (its variant never reads it)
+            values.append(np.array(0 if bound[name] is None and name in optional else bound[name], _SCALAR[ty]))
         else:
             raise InterpretError(f"entry parameter `{name}: {ty}` is not one the interpreter can pass")
     return values
