@@ -33,7 +33,11 @@ SLEEP_CYCLES = 400_000
 
 def _cases(torch):
     """(operator, label, make) where make() returns a zero-argument call giving the output tensor(s)."""
-    from tilegym.ops.cutile import attention_sink, bmm, matmul, rms_norm, silu_and_mul, softmax, swiglu
+    import importlib
+    # the modules (tilegym.ops.cutile's namespace re-exports functions of the same names)
+    attention_sink, bmm, matmul, rms_norm, silu_and_mul, softmax, swiglu = (
+        importlib.import_module(f"tilegym.ops.cutile.{m}")
+        for m in ("attention_sink", "bmm", "matmul", "rms_norm", "silu_and_mul", "softmax", "swiglu"))
     dev = "cuda"
     out = []
     for dt in (torch.float16, torch.bfloat16):
