@@ -187,6 +187,50 @@ def test_value_changing_edits_of_ports_are_caught(triton_out, tmp_path):
     assert not missed, "\n".join(missed)
 
 
+def _mutants_tool():
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import interpret_mutants as tool
+    return tool
+
+
+def test_mutant_campaign_sees_the_arms_of_lower_case_constants():
+    """The hidden unit-stride flags (`stride_cn_IS_1`) are lower case: an edit in their `== 0` arm is run only
+    by a case with a non-unit stride (it was counted as run, and survived, when no case had one)."""
+    from transpiler.verify import mutants as M
+    tool = _mutants_tool()
+    text = ("#[cutile::entry()]\n    pub unsafe fn k(\n        x: i32,\n    ) {\n"
+            "        if stride_cn_IS_1 == 1i32 {\n            a();\n        } else {\n            b();\n        }\n"
+            "    }\n")
+    site = text.index("b();")
+    mu = M.Mutant("k:x:0", "src/k.rs", "k", "k", "delete_store_ptr", "value", site, site + 4, "b();", "", "", 8)
+    assert [c for c, _, _ in tool.const_ifs(text, *M.entries_of(text)["k"])] == [("stride_cn_IS_1", "==", 1)]
+    assert not tool.runs_at_some_case(mu, text, [{"stride_cn_IS_1": 1}])
+    assert tool.runs_at_some_case(mu, text, [{"stride_cn_IS_1": 1}, {"stride_cn_IS_1": 0}])
+
+
+def test_mutant_campaign_leaves_equivalent_mutants_out_of_the_rate():
+    tool = _mutants_tool()
+    rs = [{"outcome": o, "family": "operator swap", "kernel": "k"} for o in
+          ["killed"] * 8 + ["rejected", "survived", "equivalent", "unexercised", "ordering_only"]]
+    fig = tool.figures(rs)
+    assert (fig["caught"], fig["exercised"]) == (9, 10)
+    assert fig["catch_rate"] == 0.9 and abs(fig["catch_rate_with_equivalent"] - 9 / 11) < 1e-12
+
+
+def test_reviewed_equivalent_mutants_are_still_generated(triton_out):
+    """Each reviewed equivalent edit names a mutant the translated corpus still has, with the same text: a
+    retranslation that moves it away makes the entry stale (it no longer applies, and the mutant would be
+    counted as a survivor again), so the list is re-reviewed."""
+    from transpiler.verify import mutants as M
+    tool = _mutants_tool()
+    out, _ = triton_out
+    kernels = {mid.split("__")[0].split(":")[0] for mid in tool.REVIEWED_EQUIVALENT}
+    pool = {mu.id: mu for mu in M.generate(out, sorted(kernels)) if mu.cls == "value"}
+    for mid, (old, new, _) in tool.REVIEWED_EQUIVALENT.items():
+        assert mid in pool and (pool[mid].old, pool[mid].new) == (old, new), mid
+
+
 def test_references_only_for_the_source_they_were_recorded_from(tmp_path):
     """A user's kernel that shares a corpus kernel's module stem and name is not compared with the corpus'
     numbers; the corpus source itself (same bytes, anywhere) is."""

@@ -11,8 +11,15 @@ Without --out the Triton corpus is translated afresh into a temporary folder. Mu
 each entry is compiled by itself), the pristine files put back. Outcome per mutant: `killed` (a case of its
 entry: numbers_differ), `rejected` (cuTile Rust refuses the mutated entry), `survived` (every case of its entry
 matches), `unexercised` (no reference case runs its entry, or the edit lies in a constant branch no case
-takes), `ordering_only` (the edit changes a memory token, i.e. ordering, not a value), `not_interpreted`.
-Catch rate = (killed + rejected) / (the other mutants). Prints every survivor with its edit.
+takes), `ordering_only` (the edit changes a memory token, i.e. ordering, not a value), `equivalent` (a survivor
+that cannot change any output: its entry compiles to the same Tile IR as the pristine one at every case, or it
+is one of the REVIEWED_EQUIVALENT edits, each with its argument), `not_interpreted`.
+Catch rate = (killed + rejected) / (the mutants less the unexercised, ordering-only and equivalent ones);
+`catch_rate_with_equivalent` counts the equivalent ones as survivors. Prints every survivor with its edit.
+
+A pin_generic mutant is equivalent only where the constant cannot take another value (a derived constant of
+literals, `C0_MUL_0 = 0 * 0`); otherwise an unchanged IR means that every case uses the pinned value, and it
+stays a survivor: a case with another value is missing.
 """
 
 from __future__ import annotations
@@ -41,6 +48,40 @@ VALUE_OPERATORS = {
     "stride/index edit": ("index_swap", "pin_generic", "block_id_axis", "permute", "swap_operands", "enum_reverse"),
 }
 FAMILY = {op: fam for fam, ops in VALUE_OPERATORS.items() for op in ops}
+
+# Survivors that no input can kill, each read from the generated Rust and its Triton source (mutant id, the
+# edit's old and new text, why). Matched on all three: a retranslation that moves a site drops the entry and
+# the mutant counts as a survivor again until re-reviewed. A listed mutant that is killed is reported killed.
+REVIEWED_EQUIVALENT: dict[str, tuple[str, str, str]] = {
+    "cross_entropy_kernel:float_literal:2": (
+        "0.0", "1.0", "the online log-sum-exp's initial d: the first block rescales it by exp(m - m_new) with "
+        "m = -inf, i.e. by 0 (the first block always holds a column < n_cols, so m_new is finite)"),
+    "attn_fwd_kernel__is_causal__e_f16_bf16:float_literal:1": (
+        "0.0", "1.0", "the online softmax's initial l_i: the first key block rescales it by exp2(m_i - m_new) "
+        "with m_i = -inf, i.e. by 0 (causal: every query row's first block holds key 0, so m_new is finite)"),
+    "attn_fwd_kernel__not_is_causal__e_f32:neg_inf:0": (
+        "f32::NEG_INFINITY", "-3.0e38f32", "the initial running max m_i: exp2(-3e38 - m_new) is 0 as exp2(-inf) "
+        "is, and max(-3e38, a row max of finite scores) is that row max"),
+    "moe_count_kernel:float_literal:0": (
+        "0.0", "1.0", "`other` of the masked load of expert ids: the masked lanes feed only the atomic add, "
+        "which has the same mask"),
+    "rms_norm_bwd_kernel:float_literal:2": (
+        "0.0", "1.0", "`other` of w's masked load: masked lanes of w only meet dy's masked lanes (0.0) in "
+        "w * dy, and dx / dw are stored under the mask"),
+    "rope_kernel:float_literal:3": (
+        "0.0", "1.0", "`other` of a masked load of k whose masked lanes are stored under the same mask"),
+    "moe_align_kernel:fn_swap:1": (
+        "reduce_sum", "reduce_max", "the sum of a one-hot select of non-negative padded counts (the other "
+        "lanes 0): sum and max agree"),
+    "attn_fwd_kernel__is_causal__e_f32:cmp_swap:0": (
+        "kv_mask_a, kv_mask_b", "kv_mask_b, kv_mask_a", "kv_mask is computed but unused in this entry: its K and "
+        "V loads are partition-view loads, whose zero padding does the masking (cutile keeps the dead cmpi, so "
+        "the IR differs)"),
+    "matmul_kernel__e_f16_bf16:enum_predicate:5": (
+        "LessThan", "LessThanOrEqual", "B's column mask offs_n < N -> <= N in the non-unit-stride load's "
+        "select: it admits column N only, whose products reach only C's column N, which the store masks off "
+        "(and the load's own mask still reads 0 there)"),
+}
 
 
 def translate_triton(base: Path) -> Path:
@@ -79,10 +120,27 @@ def case_values(out: Path, module: dict, kernel: dict, entry_name: str) -> list[
     return found
 
 
+def const_ifs(text: str, start: int, end: int) -> list:
+    """`if NAME OP LITi32 {` blocks of a body, as `mutants.const_ifs` finds them, for any constant's name: that
+    one reads upper-case names only, and misses the hidden unit-stride flags (`stride_cn_IS_1`), whose arms
+    (the non-unit-stride paths) would count as run. A runtime scalar's name is harmless here: only names with
+    a case value are looked at."""
+    out = []
+    for m in re.finditer(r"\bif ([A-Za-z_]\w*) (==|>|<|>=|<=|!=) (-?\d+)i32 \{\n", text[start:end]):
+        ts = start + m.end()
+        te = M._block_end(text, ts)
+        els = None
+        if text.startswith(" else {", te + 1):
+            es = te + 1 + len(" else {")
+            els = (es, M._block_end(text, es))
+        out.append(((m.group(1), m.group(2), int(m.group(3))), (ts, te), els))
+    return out
+
+
 def runs_at_some_case(mu: M.Mutant, text: str, cases: list[dict]) -> bool:
     """Whether the edited site lies in arms of constant `if`s (`if NAME OP LIT {`) that some case takes."""
     bs, be = M.entries_of(text)[mu.entry]
-    ifs = M.const_ifs(text, bs, be)
+    ifs = const_ifs(text, bs, be)
     for values in cases:
         taken = True
         for (name, op, lit), then_r, else_r in ifs:
@@ -97,10 +155,54 @@ def runs_at_some_case(mu: M.Mutant, text: str, cases: list[dict]) -> bool:
     return False
 
 
+def constant_generic(out: Path, mu: M.Mutant) -> bool:
+    """Whether a pinned generic is a derived constant of literals only (no other constant in its expression)."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    name = re.match(r"\w+", mu.old).group()
+    for m in manifest["modules"]:
+        for k in m["kernels"]:
+            for e in k["entries"]:
+                if e["name"] == mu.entry and name in e.get("derived", {}):
+                    return not re.search(r"[A-Za-z_]", e["derived"][name])
+    return False
+
+
+def classify_equivalent(out: Path, results: list[dict], mutants: list[M.Mutant], mutated_ir: dict, irdump: Path,
+                        log=print) -> None:
+    """Survivors that cannot change an output become `equivalent`: the reviewed ones, and those whose entry
+    compiles to the pristine Tile IR at every case (see the module docstring for pin_generic)."""
+    from transpiler.verify.interpret.driver import numeric_checks
+    by_id = {mu.id: mu for mu in mutants}
+    survivors = [r for r in results if r["outcome"] == "survived"]
+    if not survivors:
+        return
+    manifest = json.loads((out / "manifest.json").read_text())
+    records = {k["name"]: (m, k) for m in manifest["modules"] for k in m["kernels"]}
+    pristine: dict[str, str | None] = {}
+    with tempfile.TemporaryDirectory(prefix="interp-mutants-") as tmp:
+        numeric_checks(out, [records[k] for k in sorted({r["kernel"] for r in survivors})], irdump, Path(tmp),
+                       ir_texts=pristine)
+    for r in survivors:
+        mu = by_id[r["id"]]
+        reviewed = REVIEWED_EQUIVALENT.get(mu.id)
+        texts = mutated_ir.get(mu.id, {})
+        same_ir = bool(texts) and all(t is not None and t == pristine.get(cid) for cid, t in texts.items())
+        if reviewed and (mu.old, mu.new) == reviewed[:2]:
+            r["outcome"], r["detail"] = "equivalent", "reviewed: " + reviewed[2]
+        elif mu.op == "pin_generic" and constant_generic(out, mu):
+            r["outcome"], r["detail"] = "equivalent", "a derived constant of literals, pinned to its only value"
+        elif same_ir and mu.op != "pin_generic":
+            r["outcome"], r["detail"] = "equivalent", "the mutated entry compiles to the pristine Tile IR at every case"
+        elif same_ir:
+            r["detail"] += "; Tile IR unchanged: every case uses the pinned value"
+    log(f"equivalent: {sum(r['outcome'] == 'equivalent' for r in results)} of {len(survivors)} survivors")
+
+
 def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
     from transpiler.verify.interpret.driver import numeric_checks
     from transpiler.verify.toolchain import cargo_env, irdump_binary
     irdump = irdump_binary(cargo_env())
+    mutated_ir: dict[str, dict[str, str | None]] = {}
     manifest = json.loads((out / "manifest.json").read_text())
     records = {k["name"]: (m, k) for m in manifest["modules"] for k in m["kernels"]}
     by_kernel: dict[str, list[M.Mutant]] = {}
@@ -121,13 +223,16 @@ def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
                 for mu in sorted(mus, key=lambda x: x.start, reverse=True):
                     text = mu.apply(text)
                 (out / rel).write_text(text)
+            ir_texts: dict[str, str | None] = {}
             with tempfile.TemporaryDirectory(prefix="interp-mutants-") as tmp:
-                found = numeric_checks(out, [records[mu.kernel] for mu in batch], irdump, Path(tmp))
+                found = numeric_checks(out, [records[mu.kernel] for mu in batch], irdump, Path(tmp),
+                                       ir_texts=ir_texts)
         finally:
             for rel, text in pristine.items():
                 (out / rel).write_text(text)
         for mu in batch:
             cases = [c for c in found.get(mu.kernel, []) if c.entry == mu.entry]
+            mutated_ir[mu.id] = {c.case: ir_texts.get(c.case) for c in cases}
             module, kernel = records[mu.kernel]
             if not cases:
                 outcome, detail = "unexercised", "no reference case runs this entry"
@@ -149,26 +254,31 @@ def run_rounds(out: Path, mutants: list[M.Mutant], log=print) -> list[dict]:
             results.append({"id": mu.id, "kernel": mu.kernel, "family": FAMILY[mu.op], "op": mu.op,
                             "edit": mu.describe(), "outcome": outcome, "detail": detail[:500]})
         log(f"round {r + 1}/{rounds}: {len(batch)} mutants, {time.monotonic() - t0:.0f} s")
+    classify_equivalent(out, results, mutants, mutated_ir, irdump, log)
     return results
 
 
 def figures(results: list[dict]) -> dict:
-    counted = [r for r in results if r["outcome"] not in ("unexercised", "ordering_only")]
+    counted = [r for r in results if r["outcome"] not in ("unexercised", "ordering_only", "equivalent")]
     caught = sum(r["outcome"] in ("killed", "rejected") for r in counted)
+    with_equivalent = len(counted) + sum(r["outcome"] == "equivalent" for r in results)
     by_family = {}
     for fam in VALUE_OPERATORS:
         rs = [r for r in counted if r["family"] == fam]
         by_family[fam] = f"{sum(r['outcome'] in ('killed', 'rejected') for r in rs)}/{len(rs)}"
     return {"mutants": len(results), "outcomes": dict(Counter(r["outcome"] for r in results)),
             "kernels": len({r["kernel"] for r in results}), "caught": caught, "exercised": len(counted),
-            "catch_rate": caught / len(counted) if counted else 0.0, "by_family": by_family}
+            "catch_rate": caught / len(counted) if counted else 0.0,
+            "catch_rate_with_equivalent": caught / with_equivalent if with_equivalent else 0.0,
+            "by_family": by_family}
 
 
 def report(fig: dict, results: list[dict]) -> str:
     lines = ["# Value-changing edits of the Triton ports, caught by the Tile IR interpreter", "",
              f"Generated by `{fig['command'].strip()}` ({fig['seconds']:.0f} s).", "",
              f"**{fig['caught']}/{fig['exercised']} caught ({100 * fig['catch_rate']:.1f}%)** over {fig['mutants']} mutants "
-             f"of {fig['kernels']} kernels; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(fig["outcomes"].items()))
+             f"of {fig['kernels']} kernels ({100 * fig['catch_rate_with_equivalent']:.1f}% counting the equivalent "
+             f"ones as survivors); outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(fig["outcomes"].items()))
              + "; by family: " + ", ".join(f"{k} {v}" for k, v in fig["by_family"].items()) + ".", "",
              "| outcome | mutant | detail |", "|---|---|---|"]
     for r in results:

@@ -93,9 +93,18 @@ def cases() -> list[dict]:
         return case(m, k, name, [inp("x", [r, c], dt, "randn", scale=3.0), inp("y", [r, c], dt, "poison")],
                     ["x", "y", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c}, {"BLOCK_N": 1024})
     out += _row_cases("online_softmax", "online_softmax_kernel", [(4, 2048), (5, 3000)], F, online)
+    # a row shorter than the block: the lanes past n_cols never see a value (their m stays -inf)
+    out.append(online("online_softmax", "online_softmax_kernel", "3x700_float32", 3, 700, "float32"))
 
     def mm_inputs(M, N, K, dt, out_dt):
         return [inp("a", [M, K], dt, "randn"), inp("b", [K, N], dt, "randn"), inp("c", [M, N], out_dt, "poison")]
+
+    # A, B and C stored transposed (`at` (K, M), `bt` (N, K), `ct` (N, M)): every inner stride is not 1, the
+    # ports' `stride_*_IS_1 == 0` paths
+    MM_T_ARGS = ["at", "bt", "ct", "M", "N", "K", "one", "M", "one", "K", "one", "M"]
+
+    def mm_inputs_t(M, N, K, dt):
+        return [inp("at", [K, M], dt, "randn"), inp("bt", [N, K], dt, "randn"), inp("ct", [N, M], dt, "poison")]
 
     gemm_tol = {"c": (2e-2, 1e-2)}
     for (M, N, K), cfg, act in [((64, 64, 64), (64, 64, 32, 4), ""), ((50, 70, 90), (32, 32, 32, 4), ""),
@@ -109,6 +118,10 @@ def cases() -> list[dict]:
                             {"M": M, "N": N, "K": K, "one": 1},
                             {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": gm, "ACTIVATION": act},
                             tol=gemm_tol))
+    out.append(case("matmul", "matmul_kernel", "40x48x72_float16_transposed", mm_inputs_t(40, 48, 72, "float16"),
+                    MM_T_ARGS, [_cdiv(40, 32) * _cdiv(48, 32)], ["ct"], "", {"M": 40, "N": 48, "K": 72, "one": 1},
+                    {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4, "ACTIVATION": ""},
+                    tol={"ct": gemm_tol["c"]}))
 
     for (M, N, K), sms in [((256, 160, 64), 3), ((200, 150, 96), 2)]:
         out.append(case("persistent_matmul", "persistent_matmul_kernel", f"{M}x{N}x{K}_sms{sms}",
@@ -116,6 +129,17 @@ def cases() -> list[dict]:
                         ["a", "b", "c", "M", "N", "K", "K", "one", "N", "one", "N", "one"], [sms], ["c"], "",
                         {"M": M, "N": N, "K": K, "one": 1},
                         {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "NUM_SMS": sms}, tol=gemm_tol))
+    # f32 with A stored transposed (A's inner stride is not 1, B's and C's are)
+    out.append(case("persistent_matmul", "persistent_matmul_kernel", "150x140x80_sms2_float32_at",
+                    [inp("at", [80, 150], "float32", "randn")] + mm_inputs(150, 140, 80, "float32", "float32")[1:],
+                    ["at", "b", "c", "M", "N", "K", "one", "M", "N", "one", "N", "one"], [2], ["c"], "",
+                    {"M": 150, "N": 140, "K": 80, "one": 1},
+                    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "NUM_SMS": 2}, tol=gemm_tol))
+    out.append(case("persistent_matmul", "persistent_matmul_kernel", "140x130x72_sms2_transposed",
+                    mm_inputs_t(140, 130, 72, "float16"), MM_T_ARGS, [2], ["ct"], "",
+                    {"M": 140, "N": 130, "K": 72, "one": 1},
+                    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "NUM_SMS": 2},
+                    tol={"ct": gemm_tol["c"]}))
 
     def ln_fwd(m, k, name, r, c, dt):
         return case(m, k, name,
@@ -190,6 +214,12 @@ def cases() -> list[dict]:
         m, k, name, [inp("dy", [r, c], dt, "randn"), inp("x", [r, c], dt, "randn"), inp("dx", [r, c], dt, "poison")],
         ["dy", "x", "dx", "stride", "n_cols"], [r], ["dx"], "", {"stride": c, "n_cols": c},
         {"X_DTYPE": dt, "BLOCK_N": _npo2(c)}))
+    # f32 gradients, the activation rounded to f16 (X_DTYPE): the product is f32
+    out.append(case("grad_scale", "grad_scale_kernel", "5x700_float32_xf16",
+                    [inp("dy", [5, 700], "float32", "randn"), inp("x", [5, 700], "float32", "randn"),
+                     inp("dx", [5, 700], "float32", "poison")],
+                    ["dy", "x", "dx", "stride", "n_cols"], [5], ["dx"], "", {"stride": 700, "n_cols": 700},
+                    {"X_DTYPE": "float16", "BLOCK_N": 1024}))
 
     for (t, hq, hk, d) in [(5, 4, 2, 64), (3, 32, 8, 128)]:
         for dt in F:
@@ -245,11 +275,14 @@ def cases() -> list[dict]:
                              "label_smoothing": ls},
                             {"BLOCK_V": min(4096, _npo2(v)), "HAS_SMOOTHING": ls > 0.0}))
 
-    for (b, h, s, d), causal in [((1, 2, 128, 64), True), ((2, 1, 100, 64), False), ((1, 2, 200, 64), True)]:
+    for (b, h, s, d), causal, dt in [((1, 2, 128, 64), True, "float16"), ((2, 1, 100, 64), False, "float16"),
+                                     ((1, 2, 200, 64), True, "float16"), ((1, 1, 90, 32), True, "float32"),
+                                     ((1, 1, 70, 32), False, "float32")]:
         shp = [b, h, s, d]
-        out.append(case("flash_attention", "attn_fwd_kernel", f"b{b}h{h}s{s}d{d}_{'causal' if causal else 'full'}",
-                        [inp("q", shp, "float16", "randn"), inp("k", shp, "float16", "randn"),
-                         inp("v", shp, "float16", "randn"), inp("o", shp, "float16", "poison"),
+        out.append(case("flash_attention", "attn_fwd_kernel",
+                        f"b{b}h{h}s{s}d{d}_{'causal' if causal else 'full'}{'_' + dt if dt != 'float16' else ''}",
+                        [inp("q", shp, dt, "randn"), inp("k", shp, dt, "randn"),
+                         inp("v", shp, dt, "randn"), inp("o", shp, dt, "poison"),
                          inp("lse", [b, h, s], "float32", "poison")],
                         ["q", "k", "v", "o", "lse", "sm_scale", "n_heads", "seq_len", "sb", "sh", "ss"],
                         [_cdiv(s, 128), b * h], ["o", "lse"], "",
@@ -258,13 +291,13 @@ def cases() -> list[dict]:
                         {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "IS_CAUSAL": causal},
                         tol={"o": (4e-3, 4e-3), "lse": (1e-4, 1e-4)}))
 
-    for (bh, t) in [(2, 100), (3, 128)]:
-        shp = [bh, t, 64]
-        out.append(case("block_ptr_ops", "bp_attn_fwd_kernel", f"bh{bh}t{t}d64",
-                        [inp("q", shp, "float16", "randn"), inp("k", shp, "float16", "randn"),
-                         inp("v", shp, "float16", "randn"), inp("o", shp, "float16", "poison")],
+    for (bh, t, d), dt in [((2, 100, 32), "float16"), ((3, 128, 64), "float16"), ((1, 70, 32), "float32")]:
+        shp = [bh, t, d]
+        out.append(case("block_ptr_ops", "bp_attn_fwd_kernel", f"bh{bh}t{t}d{d}{'_' + dt if dt != 'float16' else ''}",
+                        [inp("q", shp, dt, "randn"), inp("k", shp, dt, "randn"),
+                         inp("v", shp, dt, "randn"), inp("o", shp, dt, "poison")],
                         ["q", "k", "v", "o", "T", "scale"], [_cdiv(t, 64), bh], ["o"], "",
-                        {"T": t, "scale": 0.125}, {"D": 64, "BT": 64, "BS": 32}, tol={"o": (4e-3, 4e-3)}))
+                        {"T": t, "scale": 0.125}, {"D": d, "BT": 64, "BS": 32}, tol={"o": (4e-3, 4e-3)}))
     for (bh, t) in [(2, 300), (1, 64)]:
         for dt in F:
             out.append(case("block_ptr_ops", "chunk_local_cumsum_kernel", f"bh{bh}t{t}_{dt}",
@@ -356,8 +389,9 @@ def cases() -> list[dict]:
                             ["x", "out", "n", "p", "seed"], [_cdiv(n, 1024)], ["out"], "",
                             {"n": n, "p": p, "seed": 1234}, {"BLOCK_SIZE": 1024}))
 
-    for (r, c) in [(64, 256), (50, 300)]:
-        for dt in F:
+    # even both ways, in one dimension only (either), neither: EVEN_M and EVEN_N each decide alone
+    for (r, c), dts in [((64, 256), F), ((64, 300), ["float32"]), ((50, 256), ["float16"]), ((50, 300), ["float32"])]:
+        for dt in dts:
             out.append(case("bias_act", "bias_relu_kernel", f"{r}x{c}_{dt}",
                             [inp("x", [r, c], dt, "randn"), inp("bias", [c], dt, "randn"),
                              inp("y", [r, c], dt, "poison")],
@@ -372,39 +406,47 @@ def cases() -> list[dict]:
                         ["x", "y", "stride", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c},
                         {"ACC_DTYPE": acc, "BLOCK_N": 512}, tol={"y": (1e-4, 1e-5)} if acc == "float32" else None))
 
-    for (b, d, t), act in [((2, 64, 100), True), ((1, 100, 130), False)]:
+    for (b, d, t), act, bt in [((2, 64, 100), True, 64), ((1, 100, 130), False, 32)]:
         for dt in F:
-            out.append(case("causal_conv1d", "causal_conv1d_kernel", f"b{b}d{d}t{t}_{dt}_{'silu' if act else 'id'}",
+            out.append(case("causal_conv1d", "causal_conv1d_kernel",
+                            f"b{b}d{d}t{t}_{dt}_{'silu' if act else 'id'}{'' if bt == 64 else f'_bt{bt}'}",
                             [inp("x", [b, d, t], dt, "randn"), inp("w", [d, 4], dt, "randn", scale=0.5),
                              inp("bias", [d], dt, "randn"), inp("y", [b, d, t], dt, "poison")],
                             ["x", "w", "bias", "y", "dim", "seq_len", "sb", "sd"],
-                            [b, _cdiv(d, 64), _cdiv(t, 64)], ["y"], "",
+                            [b, _cdiv(d, 64), _cdiv(t, bt)], ["y"], "",
                             {"dim": d, "seq_len": t, "sb": d * t, "sd": t},
-                            {"WIDTH": 4, "BLOCK_D": 64, "BLOCK_T": 64, "SILU": act}))
+                            {"WIDTH": 4, "BLOCK_D": 64, "BLOCK_T": bt, "SILU": act}))
 
-    for n_rows, padded, hidden in [(5, 8, 700), (13, 16, 1024)]:
+    for n_rows, padded, hidden, bh in [(5, 8, 700, 512), (13, 16, 1024, 256)]:
         for dt in F:
-            out.append(case("embedding", "embedding_kernel", f"rows{n_rows}of{padded}_h{hidden}_{dt}",
+            out.append(case("embedding", "embedding_kernel",
+                            f"rows{n_rows}of{padded}_h{hidden}_{dt}{'' if bh == 512 else f'_bh{bh}'}",
                             [inp("ids", [n_rows], "int32", "randint", lo=0, hi=50, ignore=-1, every=4),
                              inp("weight", [50, hidden], dt, "randn"), inp("out", [padded, hidden], dt, "poison")],
                             ["ids", "weight", "out", "n_rows", "hidden", "hidden", "hidden", "pad_id"], [padded],
-                            ["out"], "", {"n_rows": n_rows, "hidden": hidden, "pad_id": -1}, {"BLOCK_H": 512}))
+                            ["out"], "", {"n_rows": n_rows, "hidden": hidden, "pad_id": -1}, {"BLOCK_H": bh}))
 
-    for (r, c) in [(64, 128), (37, 91)]:
+    for (r, c), blk in [((64, 128), 1024), ((37, 91), 256)]:
         for dt in F:
-            out.append(case("transpose", "transpose_kernel", f"{r}x{c}_{dt}",
+            out.append(case("transpose", "transpose_kernel", f"{r}x{c}_{dt}{'' if blk == 1024 else f'_block{blk}'}",
                             [inp("x", [r, c], dt, "randn"), inp("y", [c, r], dt, "poison")],
-                            ["x", "y", "n_rows", "n_cols"], [_cdiv(r * c, 1024)], ["y"], "",
-                            {"n_rows": r, "n_cols": c}, {"BLOCK": 1024}))
-    for (r, c), shift in [((16, 128), 5), ((20, 100), -130), ((20, 100), 250), ((33, 300), 37)]:
-        out.append(case("transpose", "roll_kernel", f"{r}x{c}_shift{shift}",
+                            ["x", "y", "n_rows", "n_cols"], [_cdiv(r * c, blk)], ["y"], "",
+                            {"n_rows": r, "n_cols": c}, {"BLOCK": blk}))
+    for (r, c), shift, (bm, bn) in [((16, 128), 5, (16, 128)), ((20, 100), -130, (16, 128)),
+                                    ((20, 100), 250, (8, 64)), ((33, 300), 37, (8, 64))]:
+        out.append(case("transpose", "roll_kernel", f"{r}x{c}_shift{shift}{'' if bn == 128 else f'_b{bm}x{bn}'}",
                         [inp("x", [r, c], "float32", "randn"), inp("y", [r, c], "float32", "poison")],
-                        ["x", "y", "n_rows", "n_cols", "shift"], [_cdiv(r, 16), _cdiv(c, 128)], ["y"], "",
-                        {"n_rows": r, "n_cols": c, "shift": shift}, {"BLOCK_M": 16, "BLOCK_N": 128}))
+                        ["x", "y", "n_rows", "n_cols", "shift"], [_cdiv(r, bm), _cdiv(c, bn)], ["y"], "",
+                        {"n_rows": r, "n_cols": c, "shift": shift}, {"BLOCK_M": bm, "BLOCK_N": bn}))
 
-    for (h, ql, kl) in [(2, 40, 70), (3, 64, 128)]:
-        out.append(case("rel_pos_bias", "rel_pos_bias_kernel", f"h{h}_q{ql}_k{kl}",
-                        [inp("table", [h, 32], "float32", "randn"), inp("out", [h, ql, kl], "float32", "poison")],
+    # an int32 table stored into int64: the store's integer cast (sign extension)
+    for (h, ql, kl), dt, out_dt in [((2, 40, 70), "float32", "float32"), ((3, 64, 128), "float32", "float32"),
+                                    ((2, 33, 50), "int32", "int64")]:
+        out.append(case("rel_pos_bias", "rel_pos_bias_kernel",
+                        f"h{h}_q{ql}_k{kl}{'' if dt == 'float32' else f'_{dt}_to_{out_dt}'}",
+                        [inp("table", [h, 32], dt, *(("randint",) if dt == "int32" else ("randn",)),
+                             **({"lo": -1000, "hi": 1000} if dt == "int32" else {})),
+                         inp("out", [h, ql, kl], out_dt, "poison")],
                         ["table", "out", "q_len", "k_len"], [_cdiv(ql, 32), _cdiv(kl, 64), h], ["out"], "",
                         {"q_len": ql, "k_len": kl}, {"N_BUCKETS": 32, "BUCKET_WIDTH": 8, "BLOCK_Q": 32, "BLOCK_K": 64}))
     return out
@@ -556,10 +598,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         z = np.exp(x["x"] - x["x"].max(axis=1, keepdims=True))
         return {"y": z / z.sum(axis=1, keepdims=True)}
     if k in ("matmul.matmul_kernel", "persistent_matmul.persistent_matmul_kernel"):
-        r = x["a"] @ x["b"]
+        r = (x["a"] if "a" in x else x["at"].T) @ (x["b"] if "b" in x else x["bt"].T)
         if s.get("ACTIVATION") == "leaky_relu":
             r = np.where(r >= 0, r, 0.01 * r)
-        return {"c": r}
+        return {"c": r} if "c" in c["outputs"] else {"ct": r.T}
     if k == "layer_norm.layer_norm_fwd_kernel":
         y, mean, rstd = _layer_norm_ref(x["x"], x["w"], x["b"], s["eps"])
         return {"y": y, "mean": mean, "rstd": rstd}
@@ -596,7 +638,7 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"q": q}
     if k == "grad_scale.grad_scale_kernel":
         act = x["x"] * _sigmoid(x["x"])
-        if c["outputs"]["dx"]["dtype"] == "float16":
+        if c["constexprs"]["X_DTYPE"] == "float16":
             act = act.astype(np.float16).astype(np.float64)  # cast to X_DTYPE before the product
         return {"dx": x["dy"] * act}
     if k == "rope.rope_kernel":

@@ -44,8 +44,9 @@ def _cached_refs(folder: str) -> dict:
 
 
 def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp: Path,
-                   refs_dir: Path | None = None, log=None) -> dict[str, list[CaseResult]]:
-    """Kernel name -> the results of its cases (kernels without references are left out)."""
+                   refs_dir: Path | None = None, log=None, ir_texts: dict | None = None) -> dict[str, list[CaseResult]]:
+    """Kernel name -> the results of its cases (kernels without references are left out). `ir_texts`, when
+    given, receives the Tile IR each case ran (case id -> text; None where the entry did not compile)."""
     from ..run import _run_irdump, _select
     from ..normalize import TARGET
     from ..specs import verified_generics
@@ -97,6 +98,8 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
             except ToolchainError as e:
                 texts[key] = e
         text = texts[key]
+        if ir_texts is not None:
+            ir_texts[ref.case["id"]] = None if isinstance(text, Exception) else text
         if isinstance(text, Exception):
             res = CaseResult(ref.case["id"], "not_interpreted", f"cuTile Rust compile failed: {text}")
         else:
