@@ -399,15 +399,14 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
     import time
     t0 = time.monotonic()
     said = threading.Lock()
-    shown = {"step": "", "rust": ""}  # what the main thread does; how far the irdump helpers are
+    shown = {"step": "", "build": "", "rust": ""}  # the main thread's step, the crate's build, the helpers
 
-    def say(text: str | None = None, rust: str | None = None) -> None:
+    def say(text: str | None = None, rust: str | None = None, build: str | None = None) -> None:
         if progress is not None:
             with said:
-                shown["step"] = shown["step"] if text is None else text
-                shown["rust"] = shown["rust"] if rust is None else rust
-                progress("; ".join(t for t in (shown["step"], shown["rust"]) if t)
-                         + f" ({time.monotonic() - t0:.0f} s)")
+                for key, value in (("step", text), ("rust", rust), ("build", build)):
+                    shown[key] = shown[key] if value is None else value
+                progress("; ".join(t for t in shown.values() if t) + f" ({time.monotonic() - t0:.0f} s)")
 
     verdicts: list[KernelVerdict] = []
 
@@ -424,7 +423,8 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
         try:
             with crate_build_lock(env, crate, out, log):  # `build` copies lib<crate>.so from the shared target directory
                 res = cargo_build(out / "Cargo.toml", env, short=True,
-                                  progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
+                                  progress=(lambda line: say(build=f"building the crate: {line}")) if progress else None)
+                say(build="")
                 build["host_lib"] = _private_library(out, env, crate) if res.returncode == 0 else None
             build["res"] = res
         except BaseException as e:  # noqa: BLE001 - raised again where the build is waited for
@@ -433,6 +433,7 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
     if log:
         log("building the generated crate with cargo")
     builder = threading.Thread(target=build_crate, daemon=True)
+    say("building the irdump helper")
     try:
         irdump = irdump_binary(env)  # before the crate: both wait for the target directory's lock
         irdump_error = None
