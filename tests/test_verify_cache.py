@@ -75,7 +75,7 @@ def test_unchanged_kernels_reuse_their_verdicts_and_a_hand_edit_is_seen(tmp_path
     assert [v.verdict for v in verdicts] == ["equivalent", "equivalent"]
     assert any(s.startswith("exporting with cuTile Python: kernel 2/2") for s in seen), seen
     n = sum(len(v.checks) for v in verdicts)
-    assert any(s.startswith(f"compiling entries with cuTile Rust {n}/{n} (") for s in seen), seen
+    assert any(f"cuTile Rust: {n}/{n} entries compiled (" in s for s in seen), seen  # irdump, beside the exports
 
 
 @requires_toolchain

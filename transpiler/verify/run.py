@@ -227,43 +227,128 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
     return errors
 
 
-def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str]:
-    """All jobs through the irdump helper, one process per core on an interleaved share of the jobs (each
-    job writes its own bytecode file; results are matched by that path): (stdout, stderr) of them all.
-    `progress(done, total)` hears of each job done (irdump prints a line per job as it finishes)."""
-    import threading
-    n = max(1, min(usable_cores(), len(jobs)))
-    shares = [jobs[i::n] for i in range(n)]
-    done = [0]
-    lock = threading.Lock()
+class IrdumpPool:
+    """irdump helpers, one per usable core, each fed the next job of a shared queue as soon as it has
+    answered the last one (a job costs from a tenth of a second to seconds: no share of the jobs is fixed
+    in advance). Jobs are compiled while the caller plans more of them (exports cuTile Python's side);
+    `submit` hands back a future of the job's result line ({"out", "ok", "error"}). A helper that dies
+    (a crash) answers its job with its stderr and is started again for the next one.
+    `progress(done, total)` hears of each job done."""
 
-    def one(share: list[dict]) -> subprocess.CompletedProcess:
-        if progress is None:
-            return subprocess.run([str(irdump)], input=json.dumps(share), capture_output=True, text=True)
-        proc = subprocess.Popen([str(irdump)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, exe: Path, progress=None, workers: int | None = None):
+        import queue
+        import threading
+        self.exe, self.progress = exe, progress
+        self.queue: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.done = self.total = 0
+        self.stderr: list[str] = []
+        self.threads = [threading.Thread(target=self._work, daemon=True)
+                        for _ in range(max(1, workers or usable_cores()))]
+        self.procs: set = set()
+        self.closed = False
+        for t in self.threads:
+            t.start()
+
+    def submit(self, job: dict):
+        import concurrent.futures
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        with self.lock:
+            self.total += 1
+        self.queue.put((job, fut))
+        return fut
+
+    def _start(self):
+        import threading
+        proc = subprocess.Popen([str(self.exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         err: list[str] = []
         reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
         reader.start()
-        proc.stdin.write(json.dumps(share))
-        proc.stdin.close()
-        lines = []
-        for line in proc.stdout:
-            lines.append(line)
-            with lock:
-                done[0] += 1
-                progress(done[0], len(jobs))
+        with self.lock:
+            self.procs.add(proc)
+        return proc, err, reader
+
+    def _stop(self, running, kill: bool = False) -> str:
+        proc, err, reader = running
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        if kill:
+            proc.kill()
         proc.wait()
         reader.join()
-        return subprocess.CompletedProcess([str(irdump)], proc.returncode, "".join(lines), "".join(err))
-    if n == 1:
-        results = [one(shares[0])]
-    else:
-        import concurrent.futures
-        with concurrent.futures.ThreadPoolExecutor(n) as pool:
-            results = list(pool.map(one, shares))
-    return "".join(r.stdout if r.stdout.endswith("\n") or not r.stdout else r.stdout + "\n" for r in results), \
-        "".join(r.stderr for r in results)
+        with self.lock:
+            self.procs.discard(proc)
+            self.stderr.append("".join(err))
+        return "".join(err)
+
+    def _work(self) -> None:
+        running = None
+        try:
+            while True:
+                item = self.queue.get()
+                if item is None:
+                    return
+                job, fut = item
+                if self.closed:
+                    fut.cancel()
+                    continue
+                if running is None:
+                    running = self._start()
+                proc = running[0]
+                try:
+                    proc.stdin.write(json.dumps(job) + "\n")
+                    proc.stdin.flush()
+                    line = proc.stdout.readline()
+                except OSError:
+                    line = ""
+                result = None
+                if line:
+                    try:
+                        result = json.loads(line)
+                    except json.JSONDecodeError:
+                        result = None
+                if result is None:  # the helper died on this job
+                    err = self._stop(running, kill=True)
+                    running = None
+                    result = {"out": job.get("out"), "ok": False,
+                              "error": err[-2000:] or "irdump produced no result"}
+                with self.lock:
+                    self.done += 1
+                    done, total = self.done, self.total
+                if self.progress is not None:
+                    self.progress(done, total)
+                fut.set_result(result)
+        finally:
+            if running is not None:
+                self._stop(running)
+
+    def close(self, cancel: bool = False) -> str:
+        """Waits for every job (or, with `cancel`, drops those not started and stops the helpers);
+        the helpers' stderr, all of it."""
+        if cancel:
+            self.closed = True
+            with self.lock:
+                for proc in self.procs:
+                    proc.kill()
+        for _ in self.threads:
+            self.queue.put(None)
+        for t in self.threads:
+            t.join()
+        return "".join(self.stderr)
+
+
+def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str]:
+    """All jobs through the irdump helpers (IrdumpPool): (their result lines in job order, stderr)."""
+    pool = IrdumpPool(irdump, progress, min(usable_cores(), len(jobs)) or 1)
+    try:
+        futures = [pool.submit(job) for job in jobs]
+        results = [f.result() for f in futures]
+    finally:
+        stderr = pool.close()
+    return "".join(json.dumps(r) + "\n" for r in results), stderr
 
 
 def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, progress=None,
@@ -306,12 +391,22 @@ def _verdict_from(data: dict) -> KernelVerdict:
 
 
 def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> list[KernelVerdict]:
+    """The kernels' verdicts. The crate is built (cargo, in a thread) while the checks are planned: cuTile
+    Python exports its side of each check here while irdump helpers (IrdumpPool, one per core) compile the
+    Rust side of the checks already planned; each check is compared as soon as both sides are there. A
+    kernel whose Rust does not build is then left out, as if it had not been planned."""
+    import threading
     import time
     t0 = time.monotonic()
+    said = threading.Lock()
+    shown = {"step": "", "build": "", "rust": ""}  # the main thread's step, the crate's build, the helpers
 
-    def say(text: str) -> None:
+    def say(text: str | None = None, rust: str | None = None, build: str | None = None) -> None:
         if progress is not None:
-            progress(f"{text} ({time.monotonic() - t0:.0f} s)")
+            with said:
+                for key, value in (("step", text), ("rust", rust), ("build", build)):
+                    shown[key] = shown[key] if value is None else value
+                progress("; ".join(t for t in shown.values() if t) + f" ({time.monotonic() - t0:.0f} s)")
 
     verdicts: list[KernelVerdict] = []
 
@@ -320,33 +415,79 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
 
     try:
         env = cargo_env()
-        if log:
-            log("building the generated crate with cargo")
-        with crate_build_lock(env, crate, out, log):  # `build` copies lib<crate>.so from the shared target directory
-            res = cargo_build(out / "Cargo.toml", env, short=True,
-                              progress=(lambda line: say(f"building the crate: {line}")) if progress else None)
-            host_lib = _private_library(out, env, crate) if res.returncode == 0 else None
-        build_errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
-        if res.returncode != 0 and not build_errors:
-            return all_not_verified(f"the generated crate does not build:\n{res.stderr[-6000:]}")
-        irdump = irdump_binary(env)
     except ToolchainError as e:
         return all_not_verified(str(e))
+    build: dict = {}
 
+    def build_crate() -> None:
+        try:
+            with crate_build_lock(env, crate, out, log):  # `build` copies lib<crate>.so from the shared target directory
+                res = cargo_build(out / "Cargo.toml", env, short=True,
+                                  progress=(lambda line: say(build=f"building the crate: {line}")) if progress else None)
+                say(build="")
+                build["host_lib"] = _private_library(out, env, crate) if res.returncode == 0 else None
+            build["res"] = res
+        except BaseException as e:  # noqa: BLE001 - raised again where the build is waited for
+            build["error"] = e
+
+    if log:
+        log("building the generated crate with cargo")
+    builder = threading.Thread(target=build_crate, daemon=True)
+    say("building the irdump helper")
+    try:
+        irdump = irdump_binary(env)  # before the crate: both wait for the target directory's lock
+        irdump_error = None
+    except ToolchainError as e:
+        irdump, irdump_error = None, e
+    builder.start()
+
+    def built() -> tuple[dict, str | None]:
+        """(rustc errors by (rust file, entry), or why nothing can be verified), once the build is done."""
+        builder.join()
+        if "error" in build:
+            if isinstance(build["error"], ToolchainError):
+                return {}, str(build["error"])
+            raise build["error"]
+        res = build["res"]
+        errors = _build_errors(out, res.stderr) if res.returncode != 0 else {}
+        if res.returncode != 0 and not errors:
+            return {}, f"the generated crate does not build:\n{res.stderr[-6000:]}"
+        return errors, None
+
+    if irdump_error is not None:
+        _, why = built()
+        _discard_library(build.get("host_lib"))
+        return all_not_verified(why or str(irdump_error))
+    pool = IrdumpPool(irdump, (lambda i, n: say(rust=f"cuTile Rust: {i}/{n} entries compiled")) if progress else None)
+    try:
+        return _verify_planned(out, pending, pool, built, builder.is_alive, build, verdicts, all_not_verified, say,
+                               log)
+    finally:
+        pool.close(cancel=True)
+
+
+def _discard_library(lib: Path | None) -> None:
+    if lib is not None:
+        import shutil
+        shutil.rmtree(lib.parent, ignore_errors=True)
+
+
+def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, building, build: dict, verdicts: list,
+                    all_not_verified, say, log) -> list[KernelVerdict]:
+    """_verify's steps once the helpers run and the crate builds: plan every check (cuTile Python's side
+    exported, the Rust side handed to `pool`), wait for the build (`built()`), compare."""
     kernel_objects: dict[tuple[str, str], object] = {}
     with tempfile.TemporaryDirectory(prefix="cutile-verify-") as tmp:
         tmpd = Path(tmp)
-        jobs, plan = [], []
+        plan, futures = [], {}
         serial = itertools.count()
         for ki, (m, k) in enumerate(pending):
             say(f"exporting with cuTile Python: kernel {ki + 1}/{len(pending)} ({k['name']})")
             kv = KernelVerdict(m["module"], k["name"], m["source"], "equivalent")
             verdicts.append(kv)
-            errs = [err for e in k["entries"] for err in build_errors.get((m["rust"], e["name"]), [])]
-            if errs or build_errors.get((m["rust"], None)):
-                errs = errs or build_errors[(m["rust"], None)]
-                kv.verdict, kv.reason = "not_verified", "the generated Rust does not build:\n" + "\n".join(errs[:10])
-                continue
+
+            def submit(job: dict) -> None:
+                futures[job["out"]] = pool.submit(job)
             src = (out / m["source"]).resolve()
             if k.get("frontend") == "triton":
                 # no Tile IR of the source to compare with: every entry compiles for every specialization
@@ -366,9 +507,9 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                         kv.checks.append(check)
                         strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                                    for p in entry_params(k, entry) if p["kind"] == "array"]
-                        jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
-                                     "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
-                                     "strides": strides, "target": TARGET, "out": str(tmpd / f"{n}.rs.tileirbc")})
+                        submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
+                                "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
+                                "strides": strides, "target": TARGET, "out": str(tmpd / f"{n}.rs.tileirbc")})
                         plan.append((kv, check, None, tmpd / f"{n}.rs.tileirbc", entry_params(k, entry), {}))
                 if not kv.checks:
                     kv.verdict, kv.reason = "not_verified", "no specialization selects an entry"
@@ -404,9 +545,9 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 generics = verified_generics(k, entry, spec, dtype)
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                            for p in params if p["kind"] == "array"]
-                jobs.append({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
-                             "entry": entry["name"],
-                             "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
+                submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
+                        "entry": entry["name"],
+                        "generics": generics, "strides": strides, "target": TARGET, "out": str(rsbc)})
                 plan.append((kv, check, pybc, rsbc, params, outputs))
                 return None
 
@@ -489,59 +630,65 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
                 why = first_accepted(probe["candidates"], probe["label"], lambda spec: spec)
                 if why is not None:
                     kv.unprobed[probe["label"]] = why
-        if jobs:
-            if log:
-                log(f"compiling {len(jobs)} entries to Tile IR with cuTile Rust")
-            stdout, stderr = _run_irdump(irdump, jobs, (lambda i, n: say(f"compiling entries with cuTile Rust {i}/{n}"))
-                                         if progress else None)
-            results = {}
-            for line in stdout.splitlines():
-                try:
-                    r = json.loads(line)
-                    results[r["out"]] = r
-                except json.JSONDecodeError:
-                    continue
-            for kv, check, pybc, rsbc, params, outputs in plan:
-                r = results.get(str(rsbc))
-                if r is None or not r.get("ok"):
-                    err = (r or {}).get("error") or stderr[-2000:] or "irdump produced no result"
-                    check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
-                    continue
-                keep = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")  # developers: the IR of every check, raw
-                if keep:  # and the Rust side normalized (a change of the emitter compared with its IR before)
-                    Path(keep).mkdir(parents=True, exist_ok=True)
-                    stem = f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}"
-                    (Path(keep) / f"{stem}.args.json").write_text(json.dumps({  # to normalize them again
-                        "python": python_arg_names([(p["name"], p["kind"], p["rank"]) for p in params]),
-                        "rust": rust_arg_names(_rust_params(params, outputs))}))
-                    for side, bc in (("python", pybc), ("rust", rsbc)):
-                        if bc is None:
-                            continue
-                        try:
-                            text = disassemble(bc)
-                            (Path(keep) / f"{stem}.{side}.mlir").write_text(text)
-                            if side == "rust":
-                                (Path(keep) / f"{stem}.rust.normalized").write_text(normalize(
-                                    text, rust_arg_names(_rust_params(params, outputs)), side="rust")[0])
-                        except (ToolchainError, IRParseError):
-                            pass
-                if pybc is None:  # a Triton entry: compiled is its verdict
-                    continue
-                try:
-                    py_txt, _ = normalize(disassemble(pybc), python_arg_names(
-                        [(p["name"], p["kind"], p["rank"]) for p in params]), side="python")
-                    rs_txt, _ = normalize(disassemble(rsbc), rust_arg_names(_rust_params(params, outputs)),
-                                          side="rust")
-                except (ToolchainError, IRParseError) as e:
-                    check.verdict, check.detail = "not_verified", str(e)
-                    continue
-                if py_txt != rs_txt:
-                    check.verdict = "different"
-                    check.detail = "".join(difflib.unified_diff(py_txt.splitlines(True), rs_txt.splitlines(True),
-                                                                "cutile-python", "cutile-rust"))
+        if log and futures:
+            log(f"compiling {len(futures)} entries to Tile IR with cuTile Rust")
+        say("waiting for the crate's build" if building() else "comparing")
+        build_errors, why = built()
+        say("comparing")
+        if why is not None:
+            return all_not_verified(why)
+        left_out = set()
+        for (m, k), kv in zip(pending, verdicts):  # a kernel whose Rust does not build: as if never planned
+            errs = [err for e in k["entries"] for err in build_errors.get((m["rust"], e["name"]), [])]
+            if errs or build_errors.get((m["rust"], None)):
+                errs = errs or build_errors[(m["rust"], None)]
+                kv.verdict, kv.reason = "not_verified", "the generated Rust does not build:\n" + "\n".join(errs[:10])
+                kv.checks, kv.unprobed, kv.refused = [], {}, {}
+                kernel_objects.pop((m["module"], k["name"]), None)
+                left_out.add(id(kv))
+        for kv, check, pybc, rsbc, params, outputs in plan:
+            if id(kv) in left_out:
+                continue
+            r = futures[str(rsbc)].result()
+            if not r.get("ok"):
+                err = r.get("error") or "irdump produced no result"
+                check.verdict, check.detail = "not_verified", f"cuTile Rust compile failed: {err}"
+                continue
+            keep = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")  # developers: the IR of every check, raw
+            if keep:  # and the Rust side normalized (a change of the emitter compared with its IR before)
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                stem = f"{check.entry}.{check.dtype}.{rsbc.name.split('.')[0]}"
+                (Path(keep) / f"{stem}.args.json").write_text(json.dumps({  # to normalize them again
+                    "python": python_arg_names([(p["name"], p["kind"], p["rank"]) for p in params]),
+                    "rust": rust_arg_names(_rust_params(params, outputs))}))
+                for side, bc in (("python", pybc), ("rust", rsbc)):
+                    if bc is None:
+                        continue
+                    try:
+                        text = disassemble(bc)
+                        (Path(keep) / f"{stem}.{side}.mlir").write_text(text)
+                        if side == "rust":
+                            (Path(keep) / f"{stem}.rust.normalized").write_text(normalize(
+                                text, rust_arg_names(_rust_params(params, outputs)), side="rust")[0])
+                    except (ToolchainError, IRParseError):
+                        pass
+            if pybc is None:  # a Triton entry: compiled is its verdict
+                continue
+            try:
+                py_txt, _ = normalize(disassemble(pybc), python_arg_names(
+                    [(p["name"], p["kind"], p["rank"]) for p in params]), side="python")
+                rs_txt, _ = normalize(disassemble(rsbc), rust_arg_names(_rust_params(params, outputs)),
+                                      side="rust")
+            except (ToolchainError, IRParseError) as e:
+                check.verdict, check.detail = "not_verified", str(e)
+                continue
+            if py_txt != rs_txt:
+                check.verdict = "different"
+                check.detail = "".join(difflib.unified_diff(py_txt.splitlines(True), rs_txt.splitlines(True),
+                                                            "cutile-python", "cutile-rust"))
         # a Triton port that compiled and has reference cases: its numbers, through the Tile IR interpreter
         from .interpret.driver import add_numeric_checks
-        add_numeric_checks(out, pending, verdicts, irdump, tmpd, log)
+        add_numeric_checks(out, pending, verdicts, pool.exe, tmpd, log)
     for kv in verdicts:
         if kv.verdict == "not_verified":
             continue
@@ -552,8 +699,8 @@ def _verify(out: Path, pending: list, crate: str, log=None, progress=None) -> li
         elif any(c.verdict == "not_verified" for c in kv.checks) or not kv.checks:
             kv.verdict = "not_verified"
             kv.reason = next((c.detail for c in kv.checks if c.verdict == "not_verified"), "no specialization to check")
-    if host_lib is not None:
-        _check_host_layer(out, pending, verdicts, host_lib, kernel_objects)
+    if build.get("host_lib") is not None:
+        _check_host_layer(out, pending, verdicts, build["host_lib"], kernel_objects)
     return verdicts
 
 

@@ -137,18 +137,32 @@ def crate_build_lock(env: dict[str, str], crate: str, crate_dir: Path, on_wait=N
 
 
 def irdump_binary(env: dict[str, str]) -> Path:
-    # build from a copy in the cache, so an installed package's folder is never written to
-    src = cache_dir() / "irdump-src"
-    for rel in ("Cargo.toml", "src/main.rs"):
+    """The irdump helper, built from a copy of its sources in the cache (an installed package's folder is
+    never written to). The copy and the binary are named by a digest of the sources: two versions of the
+    tool sharing the cache (worktrees, upgrades) never rebuild or run each other's helper. The copy starts
+    from the latest other helper's Cargo.lock, so the crates it shares with it are the builds already there."""
+    import hashlib
+    files = {rel: (IRDUMP_DIR / rel).read_bytes() for rel in ("Cargo.toml", "src/main.rs")}
+    digest = hashlib.sha256(b"".join(rel.encode() + b"\0" + data + b"\0" for rel, data in files.items()))
+    name = f"cutile-transpile-irdump-{digest.hexdigest()[:12]}"
+    files["Cargo.toml"] = files["Cargo.toml"].replace(b'name = "cutile-transpile-irdump"',
+                                                      f'name = "{name}"'.encode(), 1)
+    src = cache_dir() / "irdump" / name
+    for rel, data in files.items():
         dst = src / rel
-        data = (IRDUMP_DIR / rel).read_bytes()
         if not dst.is_file() or dst.read_bytes() != data:
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes(data)
+    lock = src / "Cargo.lock"
+    if not lock.is_file():
+        older = [p for p in [*src.parent.glob("*/Cargo.lock"), cache_dir() / "irdump-src" / "Cargo.lock"]
+                 if p != lock and p.is_file()]
+        if older:
+            lock.write_bytes(max(older, key=lambda p: p.stat().st_mtime).read_bytes())
     res = cargo_build(src / "Cargo.toml", env)
     if res.returncode != 0:
         raise ToolchainError(f"building the irdump helper failed:\n{res.stderr[-4000:]}")
-    exe = Path(env["CARGO_TARGET_DIR"]) / "release" / "cutile-transpile-irdump"
+    exe = Path(env["CARGO_TARGET_DIR"]) / "release" / name
     if not exe.is_file():
         raise ToolchainError(f"irdump helper missing at {exe}")
     return exe

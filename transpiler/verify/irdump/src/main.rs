@@ -1,12 +1,30 @@
-//! irdump: reads a JSON job list on stdin, compiles each entry to Tile IR bytecode.
+//! irdump: reads jobs on stdin, compiles each entry to Tile IR bytecode.
 //! Job: {"file": path, "module": name, "entry": name, "generics": [..], "strides": [[param, [..]]],
-//!       "target": "sm_90", "out": path}. Prints one JSON line per job: {"out", "ok", "error"}.
-use cutile::compile_api::KernelCompiler;
+//!       "target": "sm_90", "out": path}. Stdin is a stream of JSON values, each a job or an array of jobs,
+//! read as they come (a caller may send one job, wait for its line, and send the next). Prints one JSON
+//! line per job, in order, flushed: {"out", "ok", "error"}.
+//!
+//! Each job is what `KernelCompiler::compile` does, with one difference of cost only: the module set
+//! (`CUDATileModules::from_kernel`: the kernel module's AST and the cuTile modules it uses, parsed and
+//! name-resolved) is built once per (file, module) and shared by that module's jobs, instead of once per
+//! job. The function compiler only reads it (`CUDATileFunctionCompiler::new` takes it by reference). A job
+//! that fails or panics drops the shared sets, so the next job starts from fresh ones as every job did.
+//! The allocator is mimalloc: the compiler clones and drops syntax trees all the time, and glibc's malloc
+//! was a third of its time.
 use cutile::cutile_compiler::ast::{syn, Module};
+use cutile::cutile_compiler::compiler::{CUDATileFunctionCompiler, CUDATileModules};
+use cutile::cutile_compiler::cuda_tile_runtime_utils::serialize_tile_ir_bytecode_for_version;
 use cutile::tile_kernel::{CompileOptions, DebugInfoLevel};
 use cutile_ir::bytecode::BytecodeVersion;
+use cutile_ir::capabilities::TargetCapabilities;
 use serde_json::{json, Value};
-use std::io::Read;
+use std::io::Write;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Module sets kept (most recently used first): a caller sends a module's jobs together.
+const KEEP_MODULES: usize = 4;
 
 fn find_module(file: &syn::File, name: &str) -> Option<syn::ItemMod> {
     file.items.iter().find_map(|item| match item {
@@ -15,13 +33,22 @@ fn find_module(file: &syn::File, name: &str) -> Option<syn::ItemMod> {
     })
 }
 
-fn run_job(job: &Value) -> Result<(), String> {
+/// The module set of `module` in `path`, as `KernelCompiler::compile` builds it (the file as it is now:
+/// hand edits are seen).
+fn build_modules(path: &str, module: &str) -> Result<CUDATileModules, String> {
+    let src = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let file: syn::File = syn::parse_str(&src).map_err(|e| format!("{path}: parse error: {e}"))?;
+    let item = find_module(&file, module).ok_or_else(|| format!("{path}: no module `{module}`"))?;
+    let name: &'static str = Box::leak(module.to_string().into_boxed_str());
+    CUDATileModules::from_kernel(Module::new(name, item)).map_err(|e| format!("{e}"))
+}
+
+type Modules = Vec<((String, String), CUDATileModules)>;
+
+fn run_job(job: &Value, cache: &mut Modules) -> Result<(), String> {
     let path = job["file"].as_str().ok_or("job.file")?;
     let module = job["module"].as_str().ok_or("job.module")?.to_string();
     let entry = job["entry"].as_str().ok_or("job.entry")?.to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let file: syn::File = syn::parse_str(&src).map_err(|e| format!("{path}: parse error: {e}"))?;
-    let item = find_module(&file, &module).ok_or_else(|| format!("{path}: no module `{module}`"))?;
     let generics: Vec<String> = job["generics"].as_array().ok_or("job.generics")?
         .iter().map(|g| g.as_str().unwrap_or_default().to_string()).collect();
     let stride_vals: Vec<(String, Vec<i32>)> = job["strides"].as_array().ok_or("job.strides")?
@@ -29,21 +56,37 @@ fn run_job(job: &Value) -> Result<(), String> {
             s[1].as_array().map(|a| a.iter().map(|v| v.as_i64().unwrap_or(-1) as i32).collect()).unwrap_or_default()))
         .collect();
     let strides: Vec<(&str, &[i32])> = stride_vals.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
-    let name: &'static str = Box::leak(module.clone().into_boxed_str());
     let target = job["target"].as_str().unwrap_or("sm_90");
-    let art = KernelCompiler::new(move || Module::new(name, item.clone()), &module, &entry)
-        .generics(generics)
-        .strides(&strides)
-        .target(target)
-        .bytecode_version(BytecodeVersion::V13_4)
-        .options(CompileOptions::default().debug_info(DebugInfoLevel::None))
-        .compile()
+    let key = (path.to_string(), module.clone());
+    match cache.iter().position(|(k, _)| *k == key) {
+        Some(i) => {
+            let hit = cache.remove(i);
+            cache.insert(0, hit);
+        }
+        None => {
+            let built = build_modules(path, &module)?;
+            cache.insert(0, (key, built));
+            cache.truncate(KEEP_MODULES);
+        }
+    }
+    let modules = &cache[0].1;
+    // KernelCompiler::compile: the options with the CUTILE_JIT_* overrides and the default tile libraries,
+    // the function compiler at the explicit target and bytecode version, the bytecode of that version
+    let version = BytecodeVersion::V13_4;
+    let options = CompileOptions::default().debug_info(DebugInfoLevel::None)
+        .with_jit_env_overrides().map_err(|e| format!("{e}"))?
+        .with_default_tile_libraries();
+    let compiler = CUDATileFunctionCompiler::new(modules, &module, &entry, &generics, &strides, &[], &[], None,
+                                                 target.to_string(), &options)
+        .map_err(|e| format!("{e}"))?
+        .with_target_capabilities(TargetCapabilities::new(version, target.to_string()))
         .map_err(|e| format!("{e}"))?;
-    let bc = art.bytecode().map_err(|e| format!("{e}"))?;
+    let ir = compiler.compile().map_err(|e| format!("{e}"))?;
+    let (bc, _) = serialize_tile_ir_bytecode_for_version(&ir, version).map_err(|e| format!("{e}"))?;
     let out = job["out"].as_str().ok_or("job.out")?;
     std::fs::write(out, bc).map_err(|e| format!("{out}: {e}"))?;
     if let Some(txt) = job["ir_text_out"].as_str() {
-        std::fs::write(txt, art.ir_text()).map_err(|e| format!("{txt}: {e}"))?;
+        std::fs::write(txt, ir.to_mlir_text()).map_err(|e| format!("{txt}: {e}"))?;
     }
     Ok(())
 }
@@ -51,27 +94,43 @@ fn run_job(job: &Value) -> Result<(), String> {
 fn main() {
     // Keep cutile's registry entry for `cutile::core` linked in.
     let _keep: fn() -> Module = cutile::core::__module_ast_self;
-    let mut input = String::new();
-    std::io::stdin().read_to_string(&mut input).expect("stdin");
-    let jobs: Vec<Value> = serde_json::from_str(&input).expect("job list must be a JSON array");
-    for job in jobs {
-        let out = job["out"].clone();
-        let res = std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(move || std::panic::catch_unwind(|| run_job(&job)))
-            .expect("spawn")
-            .join()
-            .expect("join");
-        let line = match res {
-            Ok(Ok(())) => json!({"out": out, "ok": true}),
-            Ok(Err(e)) => json!({"out": out, "ok": false, "error": e}),
-            Err(p) => {
-                let msg = p.downcast_ref::<String>().cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panic".into());
-                json!({"out": out, "ok": false, "error": format!("panic: {msg}")})
+    // one worker thread with a large stack (the compiler recurses deeply) runs the jobs in order
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(|| {
+            let mut cache: Modules = Vec::new();
+            let stdin = std::io::stdin().lock();
+            let stdout = std::io::stdout();
+            for value in serde_json::Deserializer::from_reader(stdin).into_iter::<Value>() {
+                let value = value.expect("stdin must be a stream of JSON jobs or arrays of jobs");
+                let jobs = match value {
+                    Value::Array(jobs) => jobs,
+                    job => vec![job],
+                };
+                for job in jobs {
+                    let out = job["out"].clone();
+                    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_job(&job, &mut cache)));
+                    let line = match res {
+                        Ok(Ok(())) => json!({"out": out, "ok": true}),
+                        Ok(Err(e)) => {
+                            cache.clear();
+                            json!({"out": out, "ok": false, "error": e})
+                        }
+                        Err(p) => {
+                            cache.clear();
+                            let msg = p.downcast_ref::<String>().cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_else(|| "panic".into());
+                            json!({"out": out, "ok": false, "error": format!("panic: {msg}")})
+                        }
+                    };
+                    let mut lock = stdout.lock();
+                    writeln!(lock, "{line}").expect("stdout");
+                    lock.flush().expect("stdout");
+                }
             }
-        };
-        println!("{line}");
-    }
+        })
+        .expect("spawn")
+        .join()
+        .expect("join");
 }
