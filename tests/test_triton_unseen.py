@@ -5,6 +5,7 @@ with a kernel's own (a property test over generated parameter and local names)."
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -677,3 +678,28 @@ def test_a_reshape_equal_only_for_some_constants_is_a_variant_for_them(tmp_path)
     kr = kernel_result(bad, tmp_path / "k.py", "k.py")
     assert kr.status == "unsupported" and [d.code for d in kr.diagnostics] == ["CT104"]
     assert "a reshape of 64 elements (64) into 32 (2, 16)" in kr.diagnostics[0].message
+
+
+def test_feature_tests_at_import_are_decided_for_triton_3_6(tmp_path):
+    """`hasattr(triton.language, "gather")` (a Triton version feature) is decided for Triton 3.6, also through
+    a chain of imports from other modules of the package (fixtures/triton_unseen/feature_tests): the helper of
+    the arm Triton 3.6 takes is ported (x * 0.5, not the other arm's x * 0.25), and `make_desc` is
+    tl.make_tensor_descriptor. A device query (`vendor() == "acme"`) stays undecided: a kernel calling the
+    helper it guards is refused with its name."""
+    pkg = tmp_path / "feature_tests"
+    shutil.copytree(FIXTURES / "feature_tests", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    fr = parse_file(pkg / "kernels.py", "feature_tests/kernels.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = fr.kernels
+    res = kernel_result(k, pkg / "kernels.py", "feature_tests/kernels.py")
+    body = "\n".join(line for v in res.manifest["views"] for line in v["body"])
+    assert res.status == "translated" and "0.5f32" in body and "0.25f32" not in body, body
+    (pkg / "vendor.py").write_text(HEAD + "from .ops import vendor_scale\n\n\n" + textwrap.dedent("""
+    @triton.jit
+    def scaled(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, vendor_scale(tl.load(x_ptr + offs)))
+    """))
+    fr = parse_file(pkg / "vendor.py", "feature_tests/vendor.py")
+    ((name, _, diag),) = fr.failures
+    assert name == "scaled" and diag.code == "CT101" and "vendor_scale" in diag.message

@@ -7,6 +7,7 @@ source position; a file's other kernels are still translated.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 import contextlib
 import dataclasses
 import io
@@ -30,7 +31,7 @@ from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Li
 from ..rules import RuleTable, load
 from .blocks import block_statements
 from .helper_returns import ReturnShapeError, single_return
-from .module_config import config_value, taken_statements
+from .module_config import UNDECIDED, config_value, taken_statements
 
 CT = "cuda.tile"
 DTYPE_NAMES = {
@@ -332,9 +333,11 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     conv = (converter or _Converter)(info, _LazyPositions.of(module, tree, source, exact_positions), rules,
                                      Path(display).stem)
     conv.llm_units = llm_units
+    loaded = {path.resolve(): conv} if path is not None else {}
+    conv.import_context = (path, display, loaded) if path is not None else None
     conv.scan_module(module)
     if path is not None:
-        conv.resolve_imports(module, path, display, {path.resolve(): conv})
+        conv.resolve_imports(module, path, display, loaded)
     kernels, failures, also = [], [], {}
     for name, fn in info.kernels.items():
         try:
@@ -403,6 +406,9 @@ class _Converter:
         self.misplaced: list[tuple[str, cst.FunctionDef]] = []  # @ct.kernel functions not at module level
         # kernels a module-level factory function defines and returns: kernel -> (factory, closure constants)
         self.factories: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {}
+        # (file, shown path, modules loaded) while the package's modules are read: a module-level `if` may test a
+        # name imported from one of them (`from .hardware import HAS_GATHER`)
+        self.import_context: tuple[Path, str, dict] | None = None
         self.procedure_call = False  # the call being converted is a statement: a helper may return nothing
         self.recovered: list[Diagnostic] = []  # the blockers of the kernel being converted, in order
         # `v = a.tiled_view(shape, padding_mode=...)`: v's loads and stores are ct.load/ct.store of `a` with that
@@ -562,6 +568,7 @@ class _Converter:
         exact = not isinstance(self.positions, _DeferredPositions)
         conv = type(self)(ModuleInfo(Path(shown).as_posix()), _LazyPositions.of(module, tree, source, exact),
                           self.rules, target.stem)
+        conv.import_context = (target, shown, loaded)
         conv.scan_module(module)
         conv.resolve_imports(module, target, shown, loaded)
         loaded[target] = conv
@@ -609,7 +616,29 @@ class _Converter:
                 self.info.consts[small.target.value] = value
 
     def _config_test(self, node: cst.BaseExpression) -> object:
-        return config_value(node, self.dotted, self._eval_const, getattr(self, "config_names", {}))
+        return config_value(node, self.dotted, self._eval_const, _ConfigNames(self), self._has_attr)
+
+    def _has_attr(self, module: str, name: str) -> bool | None:
+        """`hasattr(module, name)` in the language the port targets (None: not known here)."""
+        return None
+
+    def config_of(self, name: str) -> object:
+        """The configuration value of a module-level name (a constant, a configuration value, or one imported
+        from another module of the package), UNDECIDED where there is none."""
+        names = getattr(self, "config_names", {})
+        if name in names:
+            return names[name]
+        if name in self.info.consts:
+            return self.info.consts[name]
+        if self.import_context is None or not hasattr(self, "top_statements"):
+            return UNDECIDED
+        path, display, loaded = self.import_context
+        for target, imported in self._imports_from_files(cst.Module(body=self.top_statements), path):
+            for source_name, local in imported:
+                if local == name:
+                    home = self._sibling(target, path, display, loaded)
+                    return home.config_of(source_name) if home is not None else UNDECIDED
+        return UNDECIDED
 
     def _constant_annotation(self, node: cst.BaseExpression) -> str | None:
         """`ct.Constant[int]` (or an alias of it) -> 'int'."""
@@ -1976,6 +2005,25 @@ class _PositionTable:
     extra visit of the whole tree: that visit was a quarter of a cold run."""
     def __init__(self) -> None:
         self._computed: dict = {}
+
+
+class _ConfigNames(Mapping):
+    """A module's configuration names as `config_value` reads them: assigned here before, or imported from
+    another module of the package (read on first use)."""
+    def __init__(self, conv: "_Converter") -> None:
+        self.conv = conv
+
+    def __getitem__(self, name: str) -> object:
+        value = self.conv.config_of(name)
+        if value is UNDECIDED:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self):
+        return iter(getattr(self.conv, "config_names", {}))
+
+    def __len__(self) -> int:
+        return len(getattr(self.conv, "config_names", {}))
 
 
 def _positions(module: cst.Module) -> dict:

@@ -12,14 +12,16 @@ Libraries pick a kernel helper by configuration at import time:
 The port is made once, on any machine, and must not depend on the environment it was made in (deterministic
 output), so a condition is decided as the library decides it with no variable set: `os.environ.get(K, D)` and
 `os.getenv(K, D)` read their default `D` (None without one), then literals, module constants, comparisons,
-`not` / `and` / `or` and `str` methods such as `.lower()` decide the arm. A `try` takes its body (the import it
-tries succeeds with the Triton the port targets). A condition that reads anything else (versions, devices,
+`not` / `and` / `or`, `str` methods such as `.lower()` and `hasattr(<module>, "name")` of the language the
+port targets (Triton 3.6's namespace: rules/triton_dir_3.6.txt) decide the arm; a name imported from another
+module of the package has the value that module gives it. A `try` takes its body (the import it tries succeeds
+with the Triton the port targets). A condition that reads anything else (versions, devices,
 function calls) is not decided: the definitions under it are not read, so a kernel using one gets a
 diagnostic at the use, never a guessed definition."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import libcst as cst
 
@@ -38,10 +40,12 @@ _COMPARE = {
 
 
 def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression], str | None],
-                 const: Callable[[cst.BaseExpression], object | None], names: dict[str, object]) -> object:
+                 const: Callable[[cst.BaseExpression], object | None], names: Mapping[str, object],
+                 has_attr: Callable[[str, str], bool | None] = lambda module, name: None) -> object:
     """The value of a configuration expression with no environment variable set, or UNDECIDED.
     `dotted` resolves a name through the module's imports, `const` evaluates a numeric constant, `names`
-    holds the configuration values of module-level names assigned before."""
+    holds the configuration values of module-level names assigned before (and of names imported from the
+    package), `has_attr(module, name)` answers `hasattr` of a module the port knows (None: unknown)."""
     def value(n: cst.BaseExpression) -> object:
         if isinstance(n, cst.Name):
             if n.value == "None":
@@ -86,6 +90,11 @@ def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression]
         func = n.func
         if any(a.star or a.keyword is not None for a in n.args):
             return UNDECIDED
+        if dotted(func) in ("hasattr", "builtins.hasattr") and len(n.args) == 2 \
+                and isinstance(n.args[1].value, cst.SimpleString):
+            module = dotted(n.args[0].value)
+            known = has_attr(module, n.args[1].value.evaluated_value) if module else None
+            return UNDECIDED if known is None else known
         if dotted(func) in _ENV_READS or (isinstance(func, cst.Attribute) and func.attr.value == "get"
                                           and dotted(func.value) in ("os.environ", "environ")):
             if not n.args or len(n.args) > 2 or not isinstance(n.args[0].value, cst.SimpleString):
@@ -113,7 +122,7 @@ def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> It
     (UNDECIDED when it cannot be decided)."""
     for stmt in body:
         if isinstance(stmt, cst.If):
-            arm = _taken_arm(stmt, decide)
+            arm = taken_arm(stmt, decide)
             if arm is not None:
                 yield from taken_statements(arm, decide)
         elif isinstance(stmt, cst.Try):
@@ -122,7 +131,8 @@ def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> It
             yield stmt
 
 
-def _taken_arm(stmt: cst.If, decide) -> tuple | None:
+def taken_arm(stmt: cst.If, decide) -> tuple | None:
+    """The statements of the arm a decided `if` takes (empty: none), None where it is undecided."""
     v = decide(stmt.test)
     if v is UNDECIDED:
         return None

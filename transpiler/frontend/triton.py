@@ -39,6 +39,16 @@ def platform_facts() -> dict[str, object]:
     from ..rules import RULES_DIR
     data = tomllib.loads((RULES_DIR / "platform.toml").read_text())
     return {f["expr"]: {"None": None, "True": True, "False": False}[f["value"]] for f in data["fact"]}
+
+
+@functools.lru_cache(maxsize=1)
+def triton_namespace() -> frozenset[str]:
+    """rules/triton_dir_3.6.txt: every attribute of Triton 3.6's `triton` and `triton.language`."""
+    from ..rules import RULES_DIR
+    lines = (RULES_DIR / "triton_dir_3.6.txt").read_text().splitlines()
+    return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
 TRITON_DTYPES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
     "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -255,12 +265,16 @@ class _TritonConverter(_Converter):
         library (`tl.extra.intel`, `tl.extra.hip`) are not taken on the NVIDIA GPUs the port runs on; a name
         also bound any other way (a def, an import, another value) is no alias."""
         from .blocks import block_statements
+        from .module_config import taken_arm
         found: dict[str, list[str | None]] = {}
         other: set[str] = set()
 
         def visit(stmts) -> None:
             for st in stmts:
-                if isinstance(st, cst.If):
+                taken = taken_arm(st, self._config_test) if isinstance(st, cst.If) else None
+                if taken is not None:  # a decided configuration `if` (module_config.py): the arm it takes
+                    visit(taken)
+                elif isinstance(st, cst.If):
                     visit(block_statements(st.body))
                     if isinstance(st.orelse, cst.If):
                         visit((st.orelse,))
@@ -393,6 +407,13 @@ class _TritonConverter(_Converter):
         if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         return super()._eval_const(node)
+
+    def _has_attr(self, module: str, name: str) -> bool | None:
+        """`hasattr(triton.language, "gather")` (a feature test of the Triton version): decided for Triton 3.6,
+        the version the port targets."""
+        if module in ("triton", TL):
+            return f"{module}.{name}" in triton_namespace()
+        return None
 
     def _platform_truth(self, node: cst.BaseExpression) -> bool | None:
         """`bool(F)`, `not F`, `F is None`, `F is not None` of a platform fact F (rules/platform.toml, e.g.
