@@ -89,6 +89,12 @@ def cases() -> list[dict]:
                     {"BLOCK_N": _npo2(c)})
     out += _row_cases("softmax", "softmax_kernel", [(8, 256), (7, 1000)], F, softmax)
 
+    def row_normalize(m, k, name, r, c, dt):
+        return case(m, k, name, [inp("x", [r, c], dt, "uniform", lo=0.5, hi=1.5), inp("y", [r, c], dt, "poison")],
+                    ["y", "x", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c},
+                    {"BLOCK_N": _npo2(c)})
+    out += _row_cases("softmax", "row_normalize_kernel", [(6, 300)], F, row_normalize)
+
     def online(m, k, name, r, c, dt):
         return case(m, k, name, [inp("x", [r, c], dt, "randn", scale=3.0), inp("y", [r, c], dt, "poison")],
                     ["x", "y", "stride", "n_cols"], [r], ["y"], "", {"stride": c, "n_cols": c}, {"BLOCK_N": 1024})
@@ -597,6 +603,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k in ("softmax.softmax_kernel", "online_softmax.online_softmax_kernel"):
         z = np.exp(x["x"] - x["x"].max(axis=1, keepdims=True))
         return {"y": z / z.sum(axis=1, keepdims=True)}
+    if k == "softmax.row_normalize_kernel":
+        return {"y": x["x"] / (x["x"].sum(axis=1, keepdims=True) + 1e-6)}
     if k in ("matmul.matmul_kernel", "persistent_matmul.persistent_matmul_kernel"):
         r = (x["a"] if "a" in x else x["at"].T) @ (x["b"] if "b" in x else x["bt"].T)
         if s.get("ACTIVATION") == "leaky_relu":

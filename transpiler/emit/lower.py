@@ -761,6 +761,14 @@ class Lowerer:
 
     def tile(self, e: Expr) -> str:
         """A rank-0 tile holding a scalar value (tile ops on scalars go through it; no Tile IR op)."""
+        if isinstance(e, Lit) and e.ty.is_scalar and e.ty.dtype in GENERIC and not isinstance(e.value, bool):
+            # a literal as E: its f32 constant as a rank-0 tile, converted (the ftof folds: N8). Not an E scalar
+            # (`let c: E = convert_scalar(..)`): the JIT leaves E unresolved in a tile made from it, and a binary op
+            # with that tile fails to compile
+            f32 = self.tile(Lit(float(e.value), e.pos, TileTy("f32")))
+            t = self.tmp()
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = convert_tile({f32});")
+            return t
         x = self.value(e)
         if not e.ty.is_scalar or (e.ty.dtype in GENERIC and not isinstance(e, Lit)):
             return x

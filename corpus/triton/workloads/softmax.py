@@ -25,3 +25,15 @@ def softmax(x):
     num_warps = 4 if BLOCK_N <= 2048 else 8
     softmax_kernel[(n_rows,)](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_N=BLOCK_N, num_warps=num_warps)
     return y
+
+
+@triton.jit
+def row_normalize_kernel(out_ptr, in_ptr, row_stride, n_cols, BLOCK_N: tl.constexpr):
+    # the split-K combine's last step: a row divided by its sum plus a small constant, in the input's own dtype
+    # (a float literal meeting a rank-0 tile of the pointer's element type)
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * row_stride + cols, mask=mask, other=0.0)
+    total = tl.sum(x, axis=0)
+    tl.store(out_ptr + row * row_stride + cols, x / (total + 1e-6), mask=mask)

@@ -72,8 +72,8 @@ pub mod attention_sinks_kernels {
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
-        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
-        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
         let q_part: Partition<E, { [1, 1, BM, D] }> =
@@ -250,8 +250,8 @@ pub mod attention_sinks_kernels {
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
-        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
-        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
         let q_part: Partition<E, { [1, 1, BM, D] }> =
@@ -412,8 +412,8 @@ pub mod attention_sinks_kernels {
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
-        let sink_c: E2 = convert_scalar(1.4426950408889634f32);
-        let sink_d: Tile<E2, { [] }> = scalar_to_tile(sink_c);
+        let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
+        let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
         let q_part: Partition<E, { [1, 1, BM, D] }> =

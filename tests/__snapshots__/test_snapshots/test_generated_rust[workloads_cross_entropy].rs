@@ -165,8 +165,8 @@ pub mod cross_entropy_kernels {
         // g = ct.where(label == IGNORE_INDEX, 0.0, g)
         let g_b: bool = label == IGNORE_INDEX;
         let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
-        let g_d: E2 = convert_scalar(0.0f32);
-        let g_e: Tile<E2, { [] }> = scalar_to_tile(g_d);
+        let g_d: Tile<f32, { [] }> = scalar_to_tile(0.0f32);
+        let g_e: Tile<E2, { [] }> = convert_tile(g_d);
         let g: Tile<E2, { [] }> = select(g_c, g_e, g);
         // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
         let logits_part: Partition<E, { [1, BV] }> =

@@ -69,8 +69,8 @@ pub mod moe_permute_kernels {
         let (x_z, x_tok): (Tile<E, { [BLOCK_M, BLOCK_D] }>, Token) = unsafe {
             load_ptr_tko(x_ptrs4, ordering::Weak, None::<scope::TileBlock>, Some(x_x), None, None, Latency::<0>)
         };
-        let x_aa: E = convert_scalar(0.0f32);
-        let x_ab: Tile<E, { [] }> = scalar_to_tile(x_aa);
+        let x_aa: Tile<f32, { [] }> = scalar_to_tile(0.0f32);
+        let x_ab: Tile<E, { [] }> = convert_tile(x_aa);
         let x_ac: Tile<E, { [1, 1] }> = x_ab.reshape(shape![1, 1]);
         let x_ad: Tile<E, { [BLOCK_M, BLOCK_D] }> = x_ac.broadcast(shape![BLOCK_M, BLOCK_D]);
         let x_ae: Tile<E, { [BLOCK_M, BLOCK_D] }> = select(x_x, x_z, x_ad);
