@@ -703,3 +703,17 @@ def test_feature_tests_at_import_are_decided_for_triton_3_6(tmp_path):
     fr = parse_file(pkg / "vendor.py", "feature_tests/vendor.py")
     ((name, _, diag),) = fr.failures
     assert name == "scaled" and diag.code == "CT101" and "vendor_scale" in diag.message
+
+
+def test_a_constexpr_if_on_a_local_constexpr_has_predicates_over_the_constants(tmp_path):
+    """`if K % GROUP_CTA == 0` with `GROUP_CTA: tl.constexpr = GROUP * PER_CTA`: each variant's predicate is over
+    K, GROUP and PER_CTA (the local expanded), so the C symbol selects an entry (before: the predicate named the
+    local, the kernel got no C symbol and no specialization selected an entry)."""
+    path = FIXTURES / "local_constexpr_if.py"
+    fr = parse_file(path, "local_constexpr_if.py")
+    (k,) = fr.kernels
+    res = kernel_result(k, path, "local_constexpr_if.py")
+    assert res.status == "translated" and not res.diagnostics, [d.text() for d in res.diagnostics]
+    preds = sorted(p for e in res.manifest["entries"] for p in e["predicates"])
+    assert preds == ["((K) % (((GROUP) * (PER_CTA)))) == 0", "not (((K) % (((GROUP) * (PER_CTA)))) == 0)"], preds
+    assert res.manifest.get("abi", True) is not False

@@ -37,9 +37,12 @@ STATIC_ASSERT = "ct.static_assert fails:"  # a cuTile Python specialization its 
 
 
 class SplitNeeded(Exception):
-    def __init__(self, node: If, exact: bool = False):
+    def __init__(self, node: If, exact: bool = False, cond: Expr | None = None):
         self.node = node
         self.exact = exact  # split on this very `if` (not on an enclosing constant one)
+        # the condition over the kernel's constants only (locals bound once to constant expressions expanded:
+        # `if K % GROUP_CTA == 0` with `GROUP_CTA = GROUP * N_PER_CTA`), as a variant's predicate reads it
+        self.cond = node.cond if cond is None else cond
 
 
 class SplitOnConst(Exception):
@@ -855,15 +858,15 @@ class Infer:
             env_else = self.env
         except SplitNeeded as inner:
             if const and not inner.exact:
-                raise SplitNeeded(s)  # split the outermost constant `if` first: predicates read top-down
+                raise self.split_needed(s)  # split the outermost constant `if` first: predicates read top-down
             raise
         except SplitOnConst as inner:
             if const and inner.nested:
-                raise SplitNeeded(s) from None  # the same for an `if` on constant arithmetic in an arm
+                raise self.split_needed(s) from None  # the same for an `if` on constant arithmetic in an arm
             raise
         except TranspileError as err:
             if const and err.diagnostic.message.startswith((COMPILE_ERROR, STATIC_ASSERT)):
-                raise SplitNeeded(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
+                raise self.split_needed(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
@@ -872,7 +875,7 @@ class Infer:
         same = all(env_then.get(n) == env_else.get(n) for n in names)
         views = (_views_assigned(body) | _views_assigned(orelse)) & names
         if views and const:
-            raise SplitNeeded(s, exact=True)  # cuTile Python folds the `if`: each arm's view is its variant's
+            raise self.split_needed(s, exact=True)  # cuTile Python folds the `if`: each arm's view is its variant's
         if views:
             raise fail("CT100", f"the `Array.slice` view `{sorted(views)[0]}` is assigned in both arms of a runtime "
                        "`if` (or before it and in an arm), so it may be read after the `if`: cuTile Rust views are "
@@ -889,7 +892,7 @@ class Infer:
             params = {p.name for p in self.k.params}
             for env in (env_then, env_else):
                 self._check_widened({n: t for n, t in before.items() if n not in params}, env)
-            raise SplitNeeded(s)
+            raise self.split_needed(s)
         if not const:
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if")
@@ -936,6 +939,18 @@ class Infer:
                 break
             e = self.literals[e.id]
         return e
+
+    def split_needed(self, node: If, exact: bool = False) -> SplitNeeded:
+        """A split on the constant `if` `node`, its condition over the kernel's constants."""
+        def expand(e: Expr, depth: int = 0) -> Expr:
+            if depth > 32:
+                return e
+            if isinstance(e, Name) and e.id not in self.consts and e.id in self.single_defs:
+                return expand(self.single_defs[e.id], depth + 1)
+            if isinstance(e, Op):
+                return replace(e, args=tuple(expand(a, depth + 1) for a in e.args))
+            return e
+        return SplitNeeded(node, exact, expand(node.cond))
 
     def bool_const_value(self, e: Expr, depth: int = 0) -> Expr:
         """A boolean over bool constants (`not ALIGNED`, through names assigned once) as a literal of this
@@ -1256,7 +1271,7 @@ class Infer:
                 return self.expr(self.literals[e.id])
             if e.id not in self.env:
                 if e.id in self.arm_only:
-                    raise SplitNeeded(self.arm_only[e.id], exact=True)
+                    raise self.split_needed(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
             if isinstance(self.env[e.id], NoneTy) and e.id in self.absent:
                 flag = next(p.name for p in optional_value_flags(self.k) if p.given_of == e.id)

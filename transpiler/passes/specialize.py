@@ -351,7 +351,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             fork(*((k, preds + (pred,), elements) for pred in (s.name, f"not ({s.name})")))
             continue
         except SplitNeeded as s:
-            text = predicate_text(s.node.cond)
+            text = predicate_text(s.cond)
             taken = decides(preds, text)
             if taken is not None:  # already answered by this variant's predicates: fold, do not split
                 todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
