@@ -869,7 +869,7 @@ def test_int8_dot_operands_refuse_other_dtypes(tmp_path):
     """int8_gemm_kernel (tests/fixtures/triton_unseen/int8_matmul.py) accumulates `tl.dot` of its a and b pointers
     in int32: Triton compiles it only where they hold int8, so the port takes int8 there and nothing else. The
     wrapper refuses a float32 (or int32) tensor for `a`, and so does the C symbol (its dtype code patched); the
-    written pointer `c` takes any dtype (the store converts)."""
+    written pointer `c` is an integer one (i32 or i64)."""
     out, pkg, lib = port_fixture(tmp_path, "triton_unseen/int8_matmul.py")
     _, kernel = find_kernel(json.loads((out / "manifest.json").read_text()), "int8_gemm_kernel")
     assert {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"} == {
@@ -891,7 +891,7 @@ def test_int8_dot_operands_refuse_other_dtypes(tmp_path):
     try:
         assert pkg._runtime.CODES[fn(*good.c_args)] == "CUTILE_OK", lib.cutile_last_error()
         assert json.loads(lib.cutile_last_plan())["entry"].startswith("int8_gemm_kernel")
-        assert pkg._runtime.CODES[fn(*plan(c="<f4").c_args)] == "CUTILE_OK"  # c: any dtype (the store converts)
+        assert pkg._runtime.CODES[fn(*plan(c="<i8").c_args)] == "CUTILE_OK"  # c: an integer pointer
     finally:
         lib.cutile_dry_run(previous)
     for bad in ("<f4", "<f2", "<i4"):
