@@ -172,7 +172,7 @@ def test_dtype_codes_match_python_mirror(ports):
     for name, (code, _) in ports._runtime.DTYPES.items():
         assert lib.cutile_dtype_name(code).decode() == name
     assert lib.cutile_dtype_name(99) is None
-    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn"])
+    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn", "i8"])
 
 
 def test_every_kernel_has_a_symbol(ports, manifest):
@@ -863,3 +863,43 @@ def test_the_only_entry_for_some_constants_refuses_the_others(tmp_path):
     names = [q.name for q in spec.params]
     p.c_args[names.index("BV")] = ctypes.c_int64(64)
     assert pkg._runtime.CODES[fn(*p.c_args)] == "CUTILE_ERR_VARIANT"
+
+
+def test_int8_dot_operands_refuse_other_dtypes(tmp_path):
+    """int8_gemm_kernel (tests/fixtures/triton_unseen/int8_matmul.py) accumulates `tl.dot` of its a and b pointers
+    in int32: Triton compiles it only where they hold int8, so the port takes int8 there and nothing else. The
+    wrapper refuses a float32 (or int32) tensor for `a`, and so does the C symbol (its dtype code patched); the
+    written pointer `c` is an integer one (i32 or i64)."""
+    out, pkg, lib = port_fixture(tmp_path, "triton_unseen/int8_matmul.py")
+    _, kernel = find_kernel(json.loads((out / "manifest.json").read_text()), "int8_gemm_kernel")
+    assert {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"} == {
+        "a_ptr": "i8", "b_ptr": "i8", "c_ptr": "E"}
+    spec = pkg.int8_matmul.SPEC_int8_gemm_kernel
+    fn = getattr(lib, spec.symbol)
+    fn.restype = ctypes.c_int32
+    lib.cutile_dry_run.restype = ctypes.c_int32
+    lib.cutile_last_plan.restype = ctypes.c_char_p
+    lib.cutile_last_error.restype = ctypes.c_char_p
+
+    def plan(a="|i1", b="|i1", c="<i4"):
+        arrays = [FakeCudaArray(shape, t, 0x7F0000000000 + (i << 24)) for i, (shape, t) in
+                  enumerate((((64, 96), a), ((96, 32), b), ((64, 32), c)))]
+        return pkg._runtime.plan(spec, (*arrays, 64, 32, 96, 96, 1, 32, 1, 32, 1, 32, 32, 32), (2, 1))
+
+    good = plan()
+    previous = lib.cutile_dry_run(1)
+    try:
+        assert pkg._runtime.CODES[fn(*good.c_args)] == "CUTILE_OK", lib.cutile_last_error()
+        assert json.loads(lib.cutile_last_plan())["entry"].startswith("int8_gemm_kernel")
+        assert pkg._runtime.CODES[fn(*plan(c="<i8").c_args)] == "CUTILE_OK"  # c: an integer pointer
+    finally:
+        lib.cutile_dry_run(previous)
+    for bad in ("<f4", "<f2", "<i4"):
+        with pytest.raises(pkg.ArgumentTypeError, match="`a_ptr` is .*; .* takes i8"):
+            plan(a=bad)
+        with pytest.raises(pkg.ArgumentTypeError, match="`b_ptr` is .*; .* takes i8"):
+            plan(b=bad)
+    # the symbol checks the same without the wrapper
+    good.c_args[0].contents.dtype = pkg._runtime.DTYPES["f32"][0]
+    assert pkg._runtime.CODES[fn(*good.c_args)] == "CUTILE_ERR_DTYPE"
+    assert b"a_ptr" in lib.cutile_last_error()

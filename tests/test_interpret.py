@@ -151,6 +151,45 @@ def test_atomics_run_in_block_order():
     assert mem.buffers[1].data.tolist() == [-7, 0, 1] and mem.buffers[0].data.tolist() == [2]
 
 
+INT8_MMA = """entry @k(%a: tile<ptr<i8>>, %b: tile<ptr<i8>>, %o: tile<ptr<i32>>) {
+  %t0 = make_token : token
+  %c0 = constant <i32: 0> : tile<i32>
+  %av = make_tensor_view %a, shape = [4, 64], strides = [64, 1] : tile<i32> -> tensor_view<4x64xi8, strides=[64,1]>
+  %ap = make_partition_view %av : partition_view<tile=(4x64), tensor_view<4x64xi8, strides=[64,1]>>
+  %bv = make_tensor_view %b, shape = [64, 4], strides = [4, 1] : tile<i32> -> tensor_view<64x4xi8, strides=[4,1]>
+  %bp = make_partition_view %bv : partition_view<tile=(64x4), tensor_view<64x4xi8, strides=[4,1]>>
+  %x, %t1 = load_view_tko weak %ap[%c0, %c0] token = %t0 : partition_view<tile=(4x64), tensor_view<4x64xi8, strides=[64,1]>>, tile<i32> -> tile<4x64xi8>, token
+  %y, %t2 = load_view_tko weak %bp[%c0, %c0] token = %t0 : partition_view<tile=(64x4), tensor_view<64x4xi8, strides=[4,1]>>, tile<i32> -> tile<64x4xi8>, token
+  %acc = constant <i32: 7> : tile<4x4xi32>
+  %r = mmai %x, %y, %acc signed signed : tile<4x64xi8>, tile<64x4xi8>, tile<4x4xi32>
+  %ov = make_tensor_view %o, shape = [4, 4], strides = [4, 1] : tile<i32> -> tensor_view<4x4xi32, strides=[4,1]>
+  %op = make_partition_view %ov : partition_view<tile=(4x4), tensor_view<4x4xi32, strides=[4,1]>>
+  %st = store_view_tko weak %r, %op[%c0, %c0] token = %t0 : tile<4x4xi32>, partition_view<tile=(4x4), tensor_view<4x4xi32, strides=[4,1]>>, tile<i32> -> token
+  return
+}
+"""
+
+
+def test_int8_mma_accumulates_exactly_in_int32():
+    """mmai of int8 operands (Triton's int8 `tl.dot`): products summed onto the int32 accumulator exactly (a row
+    and a column of -128: 64 * 2^14); `unsigned` reads an operand's bytes as uint8."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (4, 64)).astype(np.int8)
+    b = rng.integers(-128, 128, (64, 4)).astype(np.int8)
+    a[0, :], b[:, 0] = -128, -128
+
+    def run(text):
+        mem = Memory()
+        args = [np.array(mem.add(n, v)) for n, v in (("a", a), ("b", b), ("o", np.zeros((4, 4), np.int32)))]
+        Machine(mem, (1, 1, 1)).run(parse_entry(text), args)
+        return mem.buffers[2].data.reshape(4, 4)
+    want = a.astype(np.int64) @ b.astype(np.int64) + 7
+    assert want[0, 0] == 64 * 128 * 128 + 7
+    assert np.array_equal(run(INT8_MMA), want)
+    unsigned = a.view(np.uint8).astype(np.int64) @ b.astype(np.int64) + 7
+    assert np.array_equal(run(INT8_MMA.replace("signed signed", "unsigned signed")), unsigned)
+
+
 def test_tf32_rounding_keeps_ten_mantissa_bits():
     x = np.array([1 + 2 ** -10, 1 + 2 ** -11 + 2 ** -20, 1 + 2 ** -12, -3.0], np.float32)
     assert round_tf32(x).tolist() == [1 + 2 ** -10, 1 + 2 ** -10, 1.0, -3.0]

@@ -717,3 +717,74 @@ def test_a_constexpr_if_on_a_local_constexpr_has_predicates_over_the_constants(t
     preds = sorted(p for e in res.manifest["entries"] for p in e["predicates"])
     assert preds == ["((K) % (((GROUP) * (PER_CTA)))) == 0", "not (((K) % (((GROUP) * (PER_CTA)))) == 0)"], preds
     assert res.manifest.get("abi", True) is not False
+
+
+# -------------------------------------------------------------------------------------- integer matmuls
+
+_INT_DOT = """
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, K, B: tl.constexpr):
+    r = tl.arange(0, B)
+    acc = tl.zeros((B, B), dtype=tl.int32)
+    for k0 in range(0, K, B):
+        a = tl.load(a_ptr + r[:, None] * K + (k0 + r)[None, :])
+        b = tl.load(b_ptr + (k0 + r)[:, None] * B + r[None, :])
+        DOT
+    tl.store(c_ptr + r[:, None] * B + r[None, :], acc)
+"""
+
+
+def _arrays(kr) -> dict[str, str]:
+    return {p["name"]: p["dtype"] for p in kr.manifest["params"] if p["kind"] == "array"}
+
+
+@pytest.mark.parametrize("dot", ["acc += tl.dot(a, b)", "acc = tl.dot(a, b, acc, out_dtype=tl.int32)",
+                                 "acc += tl.dot(a, b, out_dtype=tl.int32)",
+                                 "if k0 > 0:\n            acc += tl.dot(a, b)"])
+def test_an_int32_dot_takes_int8_operands(tmp_path, dot):
+    """A dot of pointers' elements that must be int32 (an int32 accumulator carried through the loop or an `if`,
+    or `out_dtype=tl.int32`): Triton compiles it only where the pointers hold int8 (a float dot is float32, and
+    the carried value cannot change type), so they are int8 (the launcher refuses other dtypes; the written
+    pointer keeps its generic) and the dot is mmai with an int32 accumulator."""
+    (k,) = _kernels(tmp_path, _INT_DOT.replace("DOT", dot))
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _arrays(kr) == {"a_ptr": "i8", "b_ptr": "i8", "c_ptr": "E"}
+    assert len(kr.entries) == 1  # no entry per float dtype (the float dot's tf32 split is moot)
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"mmai\(a, b, \w+, signedness::Signed, signedness::Signed\)", rust), rust
+    assert "mmaf" not in rust
+
+
+def test_a_float_dot_into_a_float_accumulator_keeps_the_float_dtypes(tmp_path):
+    (k,) = _kernels(tmp_path, _INT_DOT.replace("dtype=tl.int32", "dtype=tl.float32").replace("DOT", "acc += tl.dot(a, b)"))
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated" and _arrays(kr)["a_ptr"] == "E", _arrays(kr)
+
+
+@pytest.mark.parametrize("dot, words", [
+    ("acc = tl.dot(a, b, acc)", "needs `out_dtype=tl.int32`"),  # Triton asserts acc's dtype == out_dtype (f32)
+    ("acc += tl.dot(a.to(tl.uint8), b.to(tl.uint8))", "int8 as its only integer operand type"),
+    ("acc += tl.dot(a.to(tl.int16), b.to(tl.int16))", "int8 as its only integer operand type"),
+    ("acc += tl.dot(a, b).to(tl.float32)", "changes type inside the loop"),
+])
+def test_integer_dots_triton_refuses_are_refused_at_their_line(tmp_path, dot, words):
+    path = tmp_path / "bad.py"
+    path.write_text(HEAD + _INT_DOT.replace("DOT", dot))
+    (k,) = parse_file(path, "bad.py").kernels
+    kr = kernel_result(k, path, "bad.py")
+    assert kr.status == "unsupported"
+    (d,) = [d for d in kr.diagnostics if d.severity == "error"]
+    assert words in d.message, d.message
+    assert d.pos.line == (13 if "changes type" not in words else 10), d.pos
+
+
+def test_a_counted_down_loop_is_diagnosed_at_the_loop(tmp_path):
+    """`for k in range(K, 0, -B)` is rewritten to count up: a diagnostic about the loop points at it (was 1:1)."""
+    path = tmp_path / "down.py"
+    path.write_text(HEAD + _INT_DOT.replace("range(0, K, B)", "range(K, 0, -B)")
+                    .replace("DOT", "acc += tl.load(a_ptr + r[:, None] * K + r[None, :]).to(tl.float32)"))
+    (k,) = parse_file(path, "down.py").kernels
+    kr = kernel_result(k, path, "down.py")
+    (d,) = kr.diagnostics
+    assert d.code == "CT104" and (d.pos.line, d.pos.col) == (10, 5), d.text()

@@ -37,9 +37,11 @@ FIXTURES = ROOT / "tests" / "fixtures" / "triton_refs"
 PKG = "corpus.triton.workloads"
 # kernels using constructs the transpiler does not support yet live outside the corpus (tests/fixtures)
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("dropout",)
+# kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul",)
 INT_POISON = -12345
 
-TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0),
+TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
        "float8_e4m3fn": (2.0 ** -9, 2.0 ** -4)}
 
 
@@ -63,7 +65,8 @@ def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, c
     outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
                 "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
             for o in outputs}
-    return {"id": cid, "module": f"{NOT_YET_PKG if module in NOT_YET else PKG}.{module}", "kernel": kernel, "case": name,
+    pkg = NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG
+    return {"id": cid, "module": f"{pkg}.{module}", "kernel": kernel, "case": name,
             "seed": zlib.crc32(cid.encode()) & 0x7FFFFFFF, "inputs": inputs, "args": list(args),
             "scalars": dict(scalars or {}), "constexprs": dict(constexprs or {}), "grid": list(grid),
             "outputs": outs, "ref": f"{module}.{kernel}"}
@@ -455,6 +458,27 @@ def cases() -> list[dict]:
                          inp("out", [h, ql, kl], out_dt, "poison")],
                         ["table", "out", "q_len", "k_len"], [_cdiv(ql, 32), _cdiv(kl, 64), h], ["out"], "",
                         {"q_len": ql, "k_len": kl}, {"N_BUCKETS": 32, "BUCKET_WIDTH": 8, "BLOCK_Q": 32, "BLOCK_K": 64}))
+
+    # int8 operands accumulated in int32 (exact), ragged edges through the block pointers' boundary checks;
+    # the row-scaled product written as float
+    for (m, n, k), (bm, bn, bk) in [((70, 50, 100), (32, 32, 32)), ((64, 96, 64), (32, 32, 16))]:
+        shape = f"{m}x{n}x{k}{'' if bk == 32 else f'_bk{bk}'}"
+        out.append(case("int8_matmul", "int8_gemm_kernel", shape,
+                        [inp("a", [m, k], "int8", "randint", lo=-128, hi=128),
+                         inp("b", [k, n], "int8", "randint", lo=-128, hi=128), inp("c", [m, n], "int32", "poison")],
+                        ["a", "b", "c", "M", "N", "K", "sak", "one", "sbk", "one", "scm", "one"],
+                        [_cdiv(m, bm), _cdiv(n, bn)], ["c"], "",
+                        {"M": m, "N": n, "K": k, "sak": k, "sbk": n, "scm": n, "one": 1},
+                        {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}))
+        for dt in F:
+            out.append(case("int8_matmul", "int8_gemm_rowscale_kernel", f"{shape}_{dt}",
+                            [inp("a", [m, k], "int8", "randint", lo=-128, hi=128),
+                             inp("b", [k, n], "int8", "randint", lo=-128, hi=128),
+                             inp("scale", [m], dt, "uniform", lo=1e-5, hi=2e-5), inp("out", [m, n], dt, "poison")],
+                            ["a", "b", "scale", "out", "M", "N", "K", "sak", "one", "sbk", "one", "som", "one"],
+                            [_cdiv(m, bm), _cdiv(n, bn)], ["out"], "",
+                            {"M": m, "N": n, "K": k, "sak": k, "sbk": n, "som": n, "one": 1},
+                            {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}))
     return out
 
 
@@ -690,6 +714,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "block_ptr_ops.bp_attn_fwd_kernel":
         o, _ = _attention_ref(x["q"][None], x["k"][None], x["v"][None], s["scale"], False)
         return {"o": o[0]}
+    if k == "int8_matmul.int8_gemm_kernel":
+        return {"c": a["a"].astype(np.int64) @ a["b"].astype(np.int64)}
+    if k == "int8_matmul.int8_gemm_rowscale_kernel":
+        # the int32 product converted to float32 and scaled by the row's scale (float32, or float16 converted)
+        prod = (a["a"].astype(np.int64) @ a["b"].astype(np.int64)).astype(np.float32).astype(np.float64)
+        return {"out": prod * x["scale"].astype(np.float32).astype(np.float64)[:, None]}
     if k == "block_ptr_ops.chunk_local_cumsum_kernel":
         g = x["s"]
         out = np.zeros_like(g)
@@ -780,7 +810,7 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------------------------- interpreter
 
 _TORCH_NAMES = {"float32": "float32", "float16": "float16", "int32": "int32", "int64": "int64",
-                "uint8": "uint8", "float8_e4m3fn": "float8_e4m3fn"}
+                "uint8": "uint8", "int8": "int8", "float8_e4m3fn": "float8_e4m3fn"}
 
 
 class _Dtype:

@@ -61,7 +61,8 @@ CT_FAIL_CLOSED = "CT017"   # a kernel not translated because its config has erro
 
 def known_dtypes() -> tuple[str, ...]:
     from .emit.ffi import DTYPES
-    return tuple(DTYPES)
+    # i8 is carried for Triton's int8 `tl.dot` operands only (a pointer fixed to it), not an element type to export
+    return tuple(d for d in DTYPES if d != "i8")
 
 
 def pyproject_for(source: Path) -> Path | None:

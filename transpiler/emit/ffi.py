@@ -27,6 +27,8 @@ DTYPES = {
     "i64": (4, "i64", 8),
     "f8e5m2": (5, "cutile::cuda_core::f8e5m2", 1),
     "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn", 1),
+    # Triton's int8 `tl.dot` operands (a pointer a port takes as int8 only: passes/ops/linalg.py)
+    "i8": (7, "i8", 1),
 }
 # return codes in order (the code is the position), with when each is returned
 ABI_CODES = [

@@ -1048,6 +1048,9 @@ class Lowerer:
         if o in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
             return self.scalar_result(e, f"{o}({self.value(a[0])}, {e.attr('axis')}i32)")
         if o == "mma":
+            if a[2].ty.dtype == "i32":  # int8 (uint8) operands: Tile IR's mmai, each operand's signedness
+                modes = ", ".join(f"signedness::{'Unsigned' if x.ty.dtype.startswith('u') else 'Signed'}" for x in a[:2])
+                return f"mmai({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])}, {modes})"
             return f"mmaf({self.value(a[0])}, {self.value(a[1])}, {self.value(a[2])})"
         if o == "fma":
             modes = f"rounding::{e.attr('rounding') or 'NearestEven'}, ftz::{'Enabled' if e.attr('ftz') else 'Disabled'}"

@@ -703,7 +703,24 @@ class _TritonConverter(_Converter):
         count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {less}) // {step})")
         first = cst.parse_statement(f"{s.target.value} = ({start}) - {i} * {step}\n")
         body = s.body.with_changes(body=[first] + list(s.body.body))
-        return s.with_changes(target=cst.Name(i), iter=count, body=body)
+        target = cst.Name(i)
+        loop = s.with_changes(target=target, iter=count, body=body)
+        # the rewritten nodes have no source position: a diagnostic on one points at the loop it came from
+        for node, source in ((loop, s), (body, s.body), (target, s.target), (count, s.iter), (first, s)):
+            for n in ([node] if node is loop or node is body else _walk(node)):
+                self._stand_in_pos[id(n)] = (n, source)
+        return loop
+
+    @property
+    def _stand_in_pos(self) -> dict:
+        """id(rewritten node) -> (the node, the source node whose position it takes)."""
+        if "_stand_ins" not in self.__dict__:
+            self._stand_ins: dict = {}
+        return self._stand_ins
+
+    def pos(self, node: cst.CSTNode) -> Pos:
+        found = self._stand_in_pos.get(id(node))
+        return super().pos(found[1] if found is not None and found[0] is node else node)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression):

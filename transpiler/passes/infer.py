@@ -459,6 +459,9 @@ class Infer:
         self.derived: dict[str, str] = {}
         self.derived_floats: set[str] = set()  # derived float constants (their expression is `float(...)`)
         self.dim_aliases = dict(kernel.dim_aliases)  # see UnifyDims
+        # Triton dots of a pointer's elements (generic operands), in typing order: (generic, result shape); a loop
+        # or an `if` reads those of its body (_check_int_carried)
+        self.dots: list[tuple[str, tuple[str, ...]]] = []
         for p in kernel.params:
             if p.kind == "array":
                 self.env[p.name] = ArrayTy(p.dtype, p.rank)
@@ -475,6 +478,10 @@ class Infer:
             self.consts.pop(name, None)
         # those hidden constants read as the literal this variant fixes
         self.value_flags = {p.name: decides(kernel.variant.predicates, p.name) for p in optional_value_flags(kernel)}
+
+    def note_dot(self, dtype: str, shape: tuple[str, ...]) -> None:
+        if self.k.frontend == "triton" and is_generic(dtype):
+            self.dots.append((dtype, tuple(shape)))
 
     def _rebound(self, targets) -> None:
         """`NT = tl.cdiv(T, BT)` where NT is a constexpr parameter (legal Python): from here on NT is that runtime
@@ -742,21 +749,21 @@ class Infer:
                     raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: the port's loops run over i32 (cuTile "
                                "Rust 0.5 types a loop's step i32, which tileiras refuses with i64 bounds); convert "
                                "the bounds to int32 (`.astype(ct.int32)`)", b.pos)
-            before, sources = dict(self.env), dict(self.sources)
+            before, sources, dots = dict(self.env), dict(self.sources), len(self.dots)
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
             self._check_views_in_loop(before, body, s.pos)
-            self._check_carried(before, self.env, s.pos, "loop", sources)
+            self._check_carried(before, self.env, s.pos, "loop", sources, self.dots[dots:])
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
         if isinstance(s, If):
             return self.if_stmt(s)
         if isinstance(s, While):
             cond = self.truth(self.expr(s.cond), "a `while` condition")
-            before, sources = dict(self.env), dict(self.sources)
+            before, sources, dots = dict(self.env), dict(self.sources), len(self.dots)
             body = tuple(self.block(s.body))
             self._check_views_in_loop(before, body, s.pos)
-            self._check_carried(before, self.env, s.pos, "loop", sources)
+            self._check_carried(before, self.env, s.pos, "loop", sources, self.dots[dots:])
             self.env = {k: v for k, v in self.env.items() if k in before}
             return [replace(s, cond=cond, body=body)]
         if isinstance(s, (Continue, Break)):
@@ -771,11 +778,12 @@ class Infer:
                        "its body: cuTile Rust views are not carried by loops; give the view in the loop its own "
                        "name", pos)
 
-    def _check_carried(self, before: dict, after: dict, pos: Pos, what: str, sources: dict | None = None) -> None:
+    def _check_carried(self, before: dict, after: dict, pos: Pos, what: str, sources: dict | None = None,
+                       dots=()) -> None:
         for name, ty in before.items():
             unify_types(ty, after.get(name))
             self._check_widened({name: ty}, after)
-            self._check_int_carried(ty, after.get(name))
+            self._check_int_carried(ty, after.get(name), dots)
             new = after.get(name)
             if self.k.frontend != "triton" and sources and name in sources and isinstance(ty, TileTy) \
                     and isinstance(new, TileTy) and is_generic(ty.dtype) and new.dtype == "f32" \
@@ -788,11 +796,20 @@ class Infer:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
 
-    def _check_int_carried(self, before, after) -> None:
+    def _check_int_carried(self, before, after, dots=()) -> None:
         """A Triton integer (`total = 0`) that a loop or an arm adds a pointer's loaded values to: Triton refuses a
         carried value that changes type, so that pointer holds integers (RetypeArray gives it the int domain).
         Likewise a float32 (`m = float('-inf')`) that an arm sets to a pointer's loaded value: Triton compiles it
-        only where that pointer holds float32 (the launcher refuses the other dtypes)."""
+        only where that pointer holds float32 (the launcher refuses the other dtypes). And an int32 accumulator
+        that a loop or an arm adds a dot of pointers' elements to (`acc += tl.dot(a, b)`, `dots`: the dots of
+        its body), which that dot would make float32: Triton compiles it only where those pointers hold int8
+        (whose dot is int32), so they take int8 (linalg.int8_operands)."""
+        if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype == "i32" \
+                and isinstance(after, TileTy) and after.dtype == "f32" and before.shape == after.shape and before.shape:
+            from .ops.linalg import int8_operands
+            for generic, shape in dots:
+                if shape == before.shape:
+                    int8_operands(self, generic)
         if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype in INT_DTYPES \
                 and isinstance(after, TileTy) and is_generic(after.dtype):
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
@@ -849,7 +866,7 @@ class Infer:
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
-        before = dict(self.env)
+        before, dots = dict(self.env), len(self.dots)
         try:
             body = tuple(self.block(s.body))
             env_then = self.env
@@ -895,15 +912,15 @@ class Infer:
             raise self.split_needed(s)
         if not const:
             cond = self.truth(cond, "an `if` condition")
-            self._check_carried(before, env_then, s.pos, "if")
-            self._check_carried(before, env_else, s.pos, "else")
+            self._check_carried(before, env_then, s.pos, "if", dots=self.dots[dots:])
+            self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
             for n in sorted(names - set(before)):
                 # a name both arms define, with another type in each (`mask = True` / `mask = offs < N`):
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
                 # Triton and cuTile Python refuse it too (mismatched types between the then and else blocks)
                 if env_then.get(n) != env_else.get(n):
-                    self._check_int_carried(env_then.get(n), env_else.get(n))
-                    self._check_int_carried(env_else.get(n), env_then.get(n))
+                    self._check_int_carried(env_then.get(n), env_else.get(n), self.dots[dots:])
+                    self._check_int_carried(env_else.get(n), env_then.get(n), self.dots[dots:])
                     raise fail("CT104", f"`{n}` has another type in each arm of the if ({env_then.get(n)} / "
                                f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}

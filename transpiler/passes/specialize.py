@@ -237,6 +237,26 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 
+def _merge_element_splits(kernel: Kernel, done: list[Kernel], dtypes: tuple[str, ...]) -> list[Kernel]:
+    """Triton variants of the same predicates split by E's dtypes (a float32 dot's tf32 rounding) that came out
+    the same typed kernel (the dot's operands were then fixed to int8, ops/linalg.int8_operands): one entry
+    for the union of their dtypes (none: every dtype)."""
+    out: list[Kernel] = []
+    for v in done:
+        same = next((i for i, w in enumerate(out) if w.variant.predicates == v.variant.predicates
+                     and w.variant.dtypes and v.variant.dtypes
+                     and replace(w, variant=Variant("")) == replace(v, variant=Variant(""))), None)
+        if same is None:
+            out.append(v)
+            continue
+        union = set(out[same].variant.dtypes) | set(v.variant.dtypes)
+        elements = () if union >= set(dtypes) else tuple(d for d in dtypes if d in union)
+        preds = v.variant.predicates
+        name = "__".join([_variant_slug(kernel, p) for p in preds] + (["e_" + "_".join(elements)] if elements else []))
+        out[same] = replace(v, variant=Variant(name, preds, elements))
+    return out
+
+
 def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Kernel]:
     # (kernel, predicates, element types E may have: empty is any)
     todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = [(base, (), ())]
@@ -300,10 +320,10 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 raise fail("CT104", f"`{w.name}` changes type from int32 to int64 inside a loop or an `if`", kernel.pos)
             todo.insert(0, (replace(k, body=body), preds, elements))
             continue
-        except RetypeArray as r:
+        except RetypeArray as r:  # (i8: Triton's int8 dot operands, fixed to int8: ops/linalg.int8_operands)
             p = k.param(r.name)
             if p is not None and p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN \
-                    and (r.dtype == "bool" or r.dtype.startswith(("i", "u"))):
+                    and (r.dtype == "bool" or r.dtype.startswith(("i", "u"))) and r.dtype != "i8":
                 # a Triton pointer of integers keeps a generic (the caller's i32 or i64): `_widened` loads
                 k = replace(k, params=tuple(replace(q, domain=INT_DOMAIN) if q.dtype == p.dtype else q
                                             for q in k.params))
@@ -391,6 +411,8 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         done.append(replace(typed, variant=Variant(name, preds, elements)))
     if undefined and not done:
         raise undefined[0][1]
+    if kernel.frontend == "triton":
+        done = _merge_element_splits(kernel, done, dtypes)
     dropped = tuple((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined)
     return [replace(v, dropped=dropped) for v in done] if dropped else done
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import SplitOnDtype, is_int, retype_generic, unify_generics
+from ..infer import RetypeArray, SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -59,10 +59,46 @@ def _check_out_dtype(infer: Infer, e: Op, a: Expr, acc: str) -> None:
                    "supported yet", e.pos)
 
 
+def int8_operands(infer: Infer, generic: str) -> None:
+    """Triton's dot of a pointer's elements that must accumulate in int32: Triton compiles that only where the
+    pointer holds int8 (its dot takes int8 as its only integer operand, and an int32 result from float operands
+    is a compile error: an `out_dtype=tl.int32` dot of floats, an int32 accumulator carried through a loop that
+    a float dot's result would make float32). RetypeArray fixes every array of the generic to int8 (the C symbol
+    and the wrapper refuse other dtypes)."""
+    p = next((q for q in infer.k.params if q.kind == "array" and q.flat and q.dtype == generic and not q.domain),
+             None)
+    if p is not None:
+        raise RetypeArray(p.name, "i8", group=True)
+
+
+def _triton_int_dot(infer: Infer, e: Op, a: Expr, acc: str | None) -> None:
+    """A Triton dot whose result must be int32 (`out_dtype=tl.int32`, or an int32 `acc`): its operands are int8
+    (their generic is fixed to it); `tl.dot(a, b, acc)` of an int32 accumulator needs `out_dtype=tl.int32`
+    (Triton asserts the accumulator's type is out_dtype, float32 by default), and int8 operands an int32
+    accumulator (their dot is int32)."""
+    want = e.attr("out_dtype")
+    dt = a.ty.dtype
+    if isinstance(want, Name):
+        return  # a dtype constexpr: each entry's dtype is checked by _check_out_dtype
+    if acc is not None and acc == "i32" and want != "i32":
+        raise fail(e.rule, "`tl.dot(a, b, acc)` with an int32 accumulator needs `out_dtype=tl.int32` (Triton asserts "
+                   "that the accumulator's dtype is out_dtype, float32 by default)", e.pos)
+    if is_generic(dt) and (want == "i32" or acc == "i32"):
+        int8_operands(infer, dt)
+    if is_int(dt) and dt != "i8":
+        raise fail(e.rule, f"`tl.dot` of {dt} operands: Triton's dot takes int8 as its only integer operand type",
+                   e.pos)
+    if dt == "i8" and acc is not None and acc != "i32":
+        raise fail(e.rule, f"`tl.dot` of int8 operands accumulates in int32, not in the {acc} accumulator", e.pos)
+
+
 @handler("mma")
 def mma(infer: Infer, e: Op) -> Op:
     a, b, acc = (infer.expr(x) for x in e.args)
     unify_generics(a.ty.dtype, b.ty.dtype)
+    if infer.k.frontend == "triton" and isinstance(a.ty, TileTy) and isinstance(acc.ty, TileTy):
+        _triton_int_dot(infer, e, a, acc.ty.dtype)
+        infer.note_dot(a.ty.dtype, acc.ty.shape)
     if infer.k.frontend != "triton" and a.ty.dtype != b.ty.dtype:
         # cuTile Python's mma takes operands of one dtype (int8 with uint8 aside): an operand of an array's
         # element type meeting one of a concrete dtype (`ct.mma(p.astype(ct.float16), v, acc)`) compiles only
@@ -95,6 +131,8 @@ def matmul(infer: Infer, e: Op) -> Expr:
         raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     dt = a.ty.dtype
     triton = e.attr("accumulator") == "f32"
+    if triton and isinstance(a.ty, TileTy):
+        _triton_int_dot(infer, e, a, None)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)  # Triton's tl.dot: a float32 (int8: int32) result, whatever the operands
     if dt not in MATMUL_ACC and not triton:
         raise fail("CT104", f"ct.matmul's accumulator depends on the element type ({dt}): f16 accumulates in "
@@ -114,6 +152,7 @@ def matmul(infer: Infer, e: Op) -> Expr:
     if triton:
         acc_ty = TileTy("i32" if is_int(dt) else "f32", acc_ty.shape)
         _check_out_dtype(infer, e, a, acc_ty.dtype)
+        infer.note_dot(dt, acc_ty.shape)
     acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
     r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
     if acc_ty.dtype != dt and not triton:
