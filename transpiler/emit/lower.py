@@ -765,7 +765,12 @@ class Lowerer:
             # a literal as E: its f32 constant as a rank-0 tile, converted (the ftof folds: N8). Not an E scalar
             # (`let c: E = convert_scalar(..)`): the JIT leaves E unresolved in a tile made from it, and a binary op
             # with that tile fails to compile
-            f32 = self.tile(Lit(float(e.value), e.pos, TileTy("f32")))
+            lit = _float_lit(float(e.value))
+            if "::" in lit:  # ±inf / NaN: the rank-0 f32 constant itself
+                f32 = self.special_const(lit, "f32")
+            else:
+                f32 = self.tmp()
+                self.emit(f"let {f32}: Tile<f32, {{ [] }}> = scalar_to_tile({lit}f32);")
             t = self.tmp()
             self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = convert_tile({f32});")
             return t
