@@ -338,6 +338,17 @@ def test_cover_variants_keeps_a_flag_at_its_own_value():
     assert specs == [{"NUM_SEL": 64, "F": 0}, {"NUM_SEL": 0, "F": 0}, {"NUM_SEL": 64, "F": 1}]
 
 
+def test_cover_variants_prefers_powers_of_two_for_element_count_predicates():
+    """`ROWS * BLOCK == ROWS * WARPS * 2 * 16` with `ROWS * WARPS == ROWS * 2 * 2` (reshapes of a
+    (ROWS, BLOCK) tile): ROWS = 0 satisfies both but no tile has a zero extent (cuTile refuses it); the
+    specialization found has every constant a positive power of two (BLOCK 128, WARPS 4)."""
+    from transpiler.verify.specs import cover_variants
+    base = {"ROWS": 64, "BLOCK": 64, "WARPS": 64}
+    preds = ("((ROWS) * (BLOCK)) == ((((ROWS) * (WARPS)) * (2)) * (16))", "((ROWS) * (WARPS)) == (((ROWS) * (2)) * (2))")
+    specs = cover_variants([base], [preds])
+    assert specs[1:] == [{"ROWS": 64, "BLOCK": 128, "WARPS": 4}], specs
+
+
 def test_dead_loads_are_dropped_and_effects_kept(tmp_path):
     """cuTile Python's DCE: an unused load (and what only it feeds) vanishes, an `if` left empty too;
     stores and atomics stay even when their result is unused."""

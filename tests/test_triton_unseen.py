@@ -668,7 +668,21 @@ def test_a_reshape_equal_only_for_some_constants_is_a_variant_for_them(tmp_path)
     (k,) = parse_file(fixture, fixture.name).kernels
     kr = kernel_result(k, fixture, fixture.name)
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
-    assert kr.entries == ["lane_order_sum_kernel__rows_mul_block_eq_rows_mul_warps_mul_2_mul_16"]
+    assert kr.entries == ["lane_order_sum_kernel__block_eq_32_mul_warps"]  # ROWS, common to both counts, left out
+    # the predicate decides a later `if` on the same constant: one entry (before, `ROWS * WARPS == ROWS * 4` left
+    # `if WARPS == 4` open, and its `not` arm was an entry only ROWS = 0 selects, which no tile can have)
+    (decided,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, ROWS: tl.constexpr, WARPS: tl.constexpr):
+        rows = tl.arange(0, ROWS)
+        x = tl.load(x_ptr + rows[:, None] * WARPS + tl.arange(0, WARPS)[None, :])
+        s = tl.sum(tl.sum(tl.reshape(x, (ROWS, 2, 2)), axis=2), axis=1)
+        if WARPS == 4:
+            s = s * 2.0
+        tl.store(y_ptr + rows, s)
+    """, name="decided.py")
+    kr = kernel_result(decided, tmp_path / "decided.py", "decided.py")
+    assert kr.status == "translated" and kr.entries == ["k__warps_eq_4"], (kr.entries, kr.diagnostics)
     (bad,) = _kernels(tmp_path, """
     @triton.jit
     def k(x_ptr, y_ptr):

@@ -149,6 +149,10 @@ def predicates_hold(preds, values: dict) -> bool:
         return False
 
 
+POWERS_OF_TWO = tuple(1 << i for i in range(1, 11))  # 2 .. 1024 (1 would fold a loop of one trip)
+MAX_COVER_TRIES = 200_000  # value combinations tried per variant (the variant stays uncovered past it)
+
+
 def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[dict]:
     """Add specializations so that every structural variant is selected by at least one: values for the
     constants in the predicates are tried from the literals they compare with (and 0/1), starting from the
@@ -165,13 +169,20 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
         lits = sorted({int(x) for p in preds for x in re.findall(r"-?\d+", p)} | {0, 1})
         candidates = sorted({v + d for v in lits for d in (-1, 0, 1)}, key=lambda v: (v < 0, v))
         # each constant's own value first (a flag that must be nonzero keeps its 64, and loops it bounds
-        # keep running), then non-negative values (a negative one is an empty `range`), negatives last
-        per_name = [[base[n]] + [c for c in candidates if c != base[n]] for n in names]
+        # keep running), then positive powers of two (tile extents must be: `ROWS * B == ROWS * W * 32` holds
+        # at ROWS = 0 too, which no tile can have), then the other values near the literals (non-negative first:
+        # a negative one is an empty `range`), negatives last
         found = None
-        for combo in itertools.product(*per_name):
-            values = {**base, **dict(zip(names, combo))}
-            if predicates_hold(preds, values):
-                found = values
+        for pool in (POWERS_OF_TWO, [c for c in candidates if c not in POWERS_OF_TWO]):
+            # a flag (0 or 1) keeps its own candidates: its values are truth values
+            per_name = [list(dict.fromkeys([base[n]] + list(candidates if base[n] in (0, 1) else pool)))
+                        for n in names]
+            for combo in itertools.islice(itertools.product(*per_name), MAX_COVER_TRIES):
+                values = {**base, **dict(zip(names, combo))}
+                if predicates_hold(preds, values):
+                    found = values
+                    break
+            if found is not None:
                 break
         if found is not None and found not in out:
             out.append(found)

@@ -4,6 +4,9 @@ rank and dimensions of arrays and tiles)."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
@@ -26,9 +29,22 @@ def reshape(infer: Infer, e: Op) -> Expr:
         if not na and not nb:
             raise fail("CT104", f"a reshape of {la} elements ({', '.join(x.ty.shape)}) into {lb} "
                        f"({', '.join(shape)})", e.pos)
-        # equal only for some constants (`(ROWS, BLOCK)` into `(ROWS, WARPS, 2, 16)`): a variant for those
-        count = lambda dims: " * ".join(infer.dim_value(d) for d in dims if d != "1") or "1"  # noqa: E731
-        infer.require(f"{count(x.ty.shape)} == {count(shape)}")
+        # equal only for some constants (`(ROWS, BLOCK)` into `(ROWS, WARPS, 2, 16)`): a variant for those. The
+        # factors both counts share are left out (a tile extent is never 0, so `ROWS * B == ROWS * W * 32` holds
+        # exactly where `B == W * 32`): a later `if W == 4` is then decided by the predicate, not split into a
+        # variant only ROWS = 0 could select
+        ca, cb = Counter(na), Counter(nb)
+        ra, rb = sorted((ca - cb).elements()), sorted((cb - ca).elements())
+        g = math.gcd(la, lb)
+        la, lb = la // g, lb // g
+        if not ra and not rb:
+            if la != lb:
+                raise fail("CT104", f"a reshape of ({', '.join(x.ty.shape)}) into ({', '.join(shape)}): the element "
+                           f"counts are never equal (their common factors times {la} and times {lb})", e.pos)
+        else:
+            count = lambda lit, atoms: " * ".join(([str(lit)] if lit != 1 or not atoms else [])  # noqa: E731
+                                                  + [f"({a})" for a in atoms])
+            infer.require(f"{count(la, ra)} == {count(lb, rb)}")
     return Op("reshape", (x,), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape))
 
 
