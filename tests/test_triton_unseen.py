@@ -683,6 +683,10 @@ def test_a_reshape_equal_only_for_some_constants_is_a_variant_for_them(tmp_path)
     """, name="decided.py")
     kr = kernel_result(decided, tmp_path / "decided.py", "decided.py")
     assert kr.status == "translated" and kr.entries == ["k__warps_eq_4"], (kr.entries, kr.diagnostics)
+    # and verification has a specialization that selects that single entry (the defaults, 64, do not)
+    from transpiler.verify.specs import predicates_hold
+    (entry,) = kr.manifest["entries"]
+    assert any(predicates_hold(entry["predicates"], s) for s in kr.manifest["specializations"]), kr.manifest
     (bad,) = _kernels(tmp_path, """
     @triton.jit
     def k(x_ptr, y_ptr):
