@@ -387,10 +387,10 @@ class _TritonConverter(_Converter):
             for el in block:
                 v = self._eval_const(el)
                 text = _code(el).strip()
-                if text in texts:
-                    evidence.append(("link", texts[text]))
-                elif isinstance(v, int) and not isinstance(v, bool):
+                if isinstance(v, int) and not isinstance(v, bool):  # a literal: its value (equal literals are no tie)
                     evidence.append(("value", v))
+                elif text in texts:
+                    evidence.append(("link", texts[text]))
                 else:
                     evidence.append(None)
             self.desc_launches.setdefault(name, {}).setdefault(key, []).append(
