@@ -684,7 +684,8 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
-                if name in self.desc_vars:
+                if name in self.desc_vars and self.desc_vars[name] != value:
+                    # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
                                "holding a descriptor is assigned once in a ported kernel", pos)
                 self.desc_vars[name] = value
@@ -1101,6 +1102,10 @@ class _TritonConverter(_Converter):
         if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
                 isinstance(func.value, cst.Name) and func.value.value in self.desc_vars:
             return self._desc_access(self.desc_vars[func.value.value], func.attr.value, node, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
+                isinstance(func.value, cst.Call) and self.dotted(func.value.func) == f"{TL}.make_tensor_descriptor":
+            # `tl.make_tensor_descriptor(...).load([...])`: the descriptor used where it is made
+            return self._desc_access(self._descriptor(func.value, self.pos(func.value)), func.attr.value, node, pos)
         if d in HINT_CALLS:
             return self.expr(_arg(node, 0, "input"))
         if d == f"{TL}.arange":
