@@ -473,6 +473,13 @@ def cases() -> list[dict]:
                         descriptors={"a_desc": {"base": "a", "block": [bm, bk]},
                                      "b_desc": {"base": "b", "block": [bk, bn]},
                                      "c_desc": {"base": "c", "block": [bm, bn]}}, package=UNSEEN_PKG))
+    # a descriptor whose extent the kernel loads: the rows past it read zeros
+    for rows, n_valid in [(64, 37), (48, 48)]:
+        out.append(case("descriptor_computed_shape", "desc_computed_shape_kernel", f"{rows}rows_{n_valid}valid",
+                        [inp("x", [rows, 16], "float32", "randn"), inp("count", [1], "int32", "given", values=[n_valid]),
+                         inp("out", [rows, 16], "float32", "poison")],
+                        ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
+                        package=UNSEEN_PKG))
     return out
 
 
@@ -785,6 +792,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         xv = x["x"]
         rstd = 1.0 / np.sqrt((xv * xv).mean(axis=1, keepdims=True) + s["eps"])
         return {"out": xv * rstd * x["w"][None, :]}
+    if k == "descriptor_computed_shape.desc_computed_shape_kernel":
+        n = int(a["count"][0])
+        return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}
     if k == "host_descriptor_matmul.host_desc_matmul_kernel":
         return {"c": x["a"] @ x["b"]}
     if k == "transpose.transpose_kernel":
