@@ -159,3 +159,56 @@ def test_a_config_pre_hook_runs_before_the_block_shapes_are_read(norm_package, m
     with pytest.raises(rt.ArgumentError, match="block shape"):  # without the hook: the dummy block is refused
         rt._triton_call(spec, fn, {}, (4,), (_Tensor((4, 100)), _Tensor((4, 100)), d, 100, 1e-6), {},
                         {"BLOCK_N": 128})
+
+
+# -------------------------------------------------------------------------------------- made in the kernel
+
+def _rust(tmp_path: Path, body: str):
+    from transpiler.emit.lower import lower_kernel
+    from transpiler.pipeline import translate_kernel
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent(body))
+    fr = parse_file(src, "k.py")
+    if fr.failures:
+        return None, fr.failures[0][2]
+    from transpiler.diagnostics import TranspileError
+    try:
+        return "\n".join(line for v in translate_kernel(fr.kernels[0]) for line in lower_kernel(v).body), None
+    except TranspileError as e:
+        return None, e.diagnostic
+
+
+def test_a_computed_descriptor_shape_makes_its_view_at_the_access(tmp_path):
+    rust, err = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, n_ptr, out_ptr, B: tl.constexpr):
+        n = tl.load(n_ptr)
+        d = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[B])
+        tl.store(out_ptr + tl.arange(0, B), d.load([tl.program_id(0) * B]))
+    """)
+    assert err is None, err
+    load = rust.index("load_view_tko")
+    view = rust.index("make_tensor_view")
+    assert rust.index("let n:") < view < load  # made after `n` is known, before the access
+    # a shape that changes in a loop: the view would see another value than the descriptor did
+    _, err = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, n_ptr, out_ptr, B: tl.constexpr):
+        n = 0
+        for i in range(4):
+            n = n + tl.load(n_ptr + i)
+        d = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[B])
+        tl.store(out_ptr + tl.arange(0, B), d.load([tl.program_id(0) * B]))
+    """)
+    assert err is not None and err.code == "TTR-DESC" and "assigned once outside loops" in err.message
+
+
+def test_a_descriptor_used_where_it_is_made(tmp_path):
+    rust, err = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, out_ptr, N, B: tl.constexpr):
+        v = tl.make_tensor_descriptor(x_ptr, shape=[N], strides=[1], block_shape=[B]).load([tl.program_id(0) * B])
+        tl.store(out_ptr + tl.arange(0, B), v)
+    """)
+    assert err is None, err
+    assert "load_view_tko" in rust
