@@ -1212,12 +1212,12 @@ class _TritonConverter(_Converter):
         if is_method and func.attr.value in ("load", "store", "atomic_add") and isinstance(func.value, cst.Name) \
                 and not self.subst and func.value.value in {p.name.value for p in self._current_fn.params.params} \
                 and func.value.value not in self.desc_vars:
-            # a host TensorDescriptor passed as an argument: its block shape is set on the host (often in an
-            # autotune pre_hook), which the port does not read
+            # a host TensorDescriptor passed as an argument, used in a way _host_descriptors does not read (offsets
+            # not a list literal, an atomic through it)
             raise fail("TTR-DESC", f"`{func.value.value}.{func.attr.value}(...)` of a tensor descriptor made on the "
-                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported: its block shape "
-                       "is set on the host; pass the tensor and make the descriptor in the kernel with "
-                       "tl.make_tensor_descriptor(ptr, shape, strides, block_shape)", pos)
+                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported in this form: a host "
+                       "descriptor is read through `.load([o0, ...])` / `.store([o0, ...], v)` with the offsets "
+                       "written as a list", pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
@@ -1634,6 +1634,7 @@ class _TritonConverter(_Converter):
         """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
         multiple of its block extent: passes/views.py proves it or refuses the kernel)."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
+        self.rules_used.add(rule.id)  # (a host descriptor's access is the rule's too)
         if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
             raise fail(rule.id, f"`desc.{method}` takes a list of offsets", pos)
         offsets = tuple(self.expr(e.value) for e in node.args[0].value.elements)
