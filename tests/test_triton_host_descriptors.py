@@ -212,3 +212,16 @@ def test_a_descriptor_used_where_it_is_made(tmp_path):
     """)
     assert err is None, err
     assert "load_view_tko" in rust
+
+
+def test_a_descriptor_shape_reading_a_reassigned_parameter_is_refused(tmp_path):
+    """`M = M - 1` before `shape=[M]`: the view made once from the argument would see the old M (it did, before
+    this was refused); which value a descriptor saw depends on where it was made."""
+    _, err = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, out_ptr, M, B: tl.constexpr):
+        M = M - 1
+        d = tl.make_tensor_descriptor(x_ptr, shape=[M], strides=[1], block_shape=[B])
+        tl.store(out_ptr + tl.arange(0, B), d.load([tl.program_id(0) * B]))
+    """)
+    assert err is not None and err.code == "TTR-DESC" and "parameter the kernel assigns" in err.message

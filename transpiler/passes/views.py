@@ -646,6 +646,11 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
     local = False
     for x in e.args[1].items + e.args[2].items:
         names = {n.id for n in _sub(x) if isinstance(n, Name)}
+        if any(n in an.params and n in an.defs for n in names):
+            # a parameter the kernel assigns (`M = M - 1`): which value the descriptor saw depends on where it was
+            # made, which the access does not know
+            raise fail(e.rule, "a descriptor's shape or strides read a parameter the kernel assigns: give the new "
+                       "value its own name", x.pos)
         if all(n in an.params or n in an.derived for n in names):
             continue
         # a shape computed in the kernel (`shape=[m_end, N]`, `m_end` from loaded sizes): the view is made at
