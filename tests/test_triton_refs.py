@@ -39,7 +39,8 @@ def test_cases_cover_every_corpus_kernel():
                     "jit" in ast.unparse(d) or "autotune" in ast.unparse(d) or "heuristics" in ast.unparse(d)
                     for d in node.decorator_list):
                 kernels.add((f.stem, node.name))
-    covered = {(c["module"].rsplit(".", 1)[1], c["kernel"]) for c in CASES}
+    # cases of fixtures outside the corpus (tests/fixtures/triton_unseen) besides
+    covered = {(c["module"].rsplit(".", 1)[1], c["kernel"]) for c in CASES if not c["module"].startswith(TOOL.UNSEEN_PKG)}
     assert kernels == covered
     assert len({c["id"] for c in CASES}) == len(CASES)
 

@@ -499,21 +499,33 @@ def test_a_helper_dispatching_to_procedures_and_advancing_its_pointer_params(tmp
     assert body.count("let _store_scaled") >= 4  # the scaled arms' advanced pointer locals
 
 
-def test_a_host_tensor_descriptor_is_refused_saying_what_to_write(tmp_path):
-    """`desc.load([m, k])` of a TensorDescriptor argument (its block shape set on the host): refused with
-    TTR-DESC and the in-kernel form to write instead (was CT101 `method .load() is not supported`)."""
-    path = tmp_path / "k.py"
-    path.write_text(HEAD + textwrap.dedent("""
+def test_a_host_tensor_descriptor_is_read_and_its_other_forms_refused(tmp_path):
+    """`desc.load([m, k])` of a TensorDescriptor argument (was TTR-DESC: its block shape is set on the host): the
+    base pointer with hidden extents and strides, its block (BM, BK) as the launch site ties it
+    (tests/test_triton_host_descriptors.py). Offsets that are not a list literal are refused with TTR-DESC."""
+    body = """
     @triton.jit
     def k(a_desc, y_ptr, BM: tl.constexpr, BK: tl.constexpr):
-        a = a_desc.load([tl.program_id(0) * BM, 0])
+        a = a_desc.load(OFFS)
         offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
         tl.store(y_ptr + offs, a)
+    """
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(body.replace("OFFS", "[tl.program_id(0) * BM, 0]")) + textwrap.dedent("""
+
+    def launch(a, y):
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        d = TensorDescriptor.from_tensor(a, [bm, bk])
+        k[(4,)](d, y, BM=bm, BK=bk)
     """))
+    (kernel,) = parse_file(path, "k.py").kernels
+    desc = kernel.param("a_desc")
+    assert desc.flat and desc.descriptor == (("a_desc_extent0", "a_desc_extent1"), ("a_desc_pitch0",), ("BM", "BK"))
+    assert kernel_result(kernel, path, "k.py").status == "translated"
+    path.write_text(HEAD + textwrap.dedent(body.replace("OFFS", "pos").replace("):\n", "):\n        pos = [0, 0]\n", 1)))
     fr = parse_file(path, "k.py")
-    assert not fr.kernels
-    assert [d.code for _, _, d in fr.failures] == ["TTR-DESC"]
-    assert "tl.make_tensor_descriptor" in fr.failures[0][2].message
+    assert not fr.kernels and [d.code for _, _, d in fr.failures] == ["TTR-DESC"]
+    assert "with the offsets written as a list" in fr.failures[0][2].message
 
 
 def test_a_constexpr_conditional_expression_types_only_the_arm_taken(tmp_path):

@@ -38,6 +38,7 @@ PKG = "corpus.triton.workloads"
 # kernels using constructs the transpiler does not support yet live outside the corpus (tests/fixtures)
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("dropout",)
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
+# (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul",)
 INT_POISON = -12345
 
@@ -57,19 +58,22 @@ def inp(name, shape, dtype, kind, **params):
     return {"name": name, "shape": list(shape), "dtype": dtype, "init": {"kind": kind, **params}}
 
 
-def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None):
+def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None,
+         descriptors=None, package=None):
     """One launch: `args` lists the kernel's runtime parameters in order, each the name of an input or of a
     scalar; constexprs go by keyword. `tol` maps output names to (atol, rtol) where the dtype default is not
-    meant."""
+    meant. `descriptors` names args that are host tensor descriptors: arg -> {"base": input, "block": [...]}
+    (`TensorDescriptor.from_tensor(base, block)`: the input's shape and strides, zero padding); `package`: a
+    module outside the corpus (tests/fixtures/triton_unseen)."""
     cid = f"{module}__{kernel}__{name}"
     outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
                 "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
             for o in outputs}
-    pkg = NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG
+    pkg = package or (NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG)
     return {"id": cid, "module": f"{pkg}.{module}", "kernel": kernel, "case": name,
             "seed": zlib.crc32(cid.encode()) & 0x7FFFFFFF, "inputs": inputs, "args": list(args),
             "scalars": dict(scalars or {}), "constexprs": dict(constexprs or {}), "grid": list(grid),
-            "outputs": outs, "ref": f"{module}.{kernel}"}
+            "outputs": outs, "ref": f"{module}.{kernel}", **({"descriptors": descriptors} if descriptors else {})}
 
 
 def _row_cases(module, kernel, shapes, dtypes, make):
@@ -479,6 +483,31 @@ def cases() -> list[dict]:
                             [_cdiv(m, bm), _cdiv(n, bn)], ["out"], "",
                             {"M": m, "N": n, "K": k, "sak": k, "sbk": n, "som": n, "one": 1},
                             {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}))
+    # host-made tensor descriptors (TensorDescriptor.from_tensor on the host, `desc.load` / `desc.store` in the
+    # kernel): a weight block past the row's end reads zeros; matmul tiles clipped at the M / N edges, the K
+    # tail zero-filled
+    for (r, c), dt in [((6, 100), "float32"), ((5, 64), "float16")]:
+        bn = _npo2(c)
+        out.append(case("host_descriptor_norm", "host_desc_row_norm_kernel", f"{r}x{c}_{dt}",
+                        [inp("x", [r, c], dt, "randn"), inp("out", [r, c], dt, "poison"), inp("w", [c], dt, "randn")],
+                        ["x", "out", "w_desc", "stride", "eps"], [r], ["out"], "", {"stride": c, "eps": 1e-5},
+                        {"BLOCK_N": bn}, descriptors={"w_desc": {"base": "w", "block": [bn]}}, package=UNSEEN_PKG))
+    for (M, N, K), (bm, bn, bk) in [((64, 64, 64), (64, 64, 32)), ((70, 52, 40), (64, 32, 32))]:
+        out.append(case("host_descriptor_matmul", "host_desc_matmul_kernel", f"{M}x{N}x{K}_float32",
+                        [inp("a", [M, K], "float32", "randn"), inp("b", [K, N], "float32", "randn"),
+                         inp("c", [M, N], "float32", "poison")],
+                        ["a_desc", "b_desc", "c_desc", "K"], [_cdiv(M, bm), _cdiv(N, bn)], ["c"], "", {"K": K},
+                        {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, tol={"c": (2e-2, 1e-2)},
+                        descriptors={"a_desc": {"base": "a", "block": [bm, bk]},
+                                     "b_desc": {"base": "b", "block": [bk, bn]},
+                                     "c_desc": {"base": "c", "block": [bm, bn]}}, package=UNSEEN_PKG))
+    # a descriptor whose extent the kernel loads: the rows past it read zeros
+    for rows, n_valid in [(64, 37), (48, 48)]:
+        out.append(case("descriptor_computed_shape", "desc_computed_shape_kernel", f"{rows}rows_{n_valid}valid",
+                        [inp("x", [rows, 16], "float32", "randn"), inp("count", [1], "int32", "given", values=[n_valid]),
+                         inp("out", [rows, 16], "float32", "poison")],
+                        ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
+                        package=UNSEEN_PKG))
     return out
 
 
@@ -795,6 +824,15 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         out = x["out"].copy()
         out[:n_rows] = np.where((ids == s["pad_id"])[:, None], 0.0, x["weight"][np.where(ids >= 0, ids, 0)])
         return {"out": out}
+    if k == "host_descriptor_norm.host_desc_row_norm_kernel":
+        xv = x["x"]
+        rstd = 1.0 / np.sqrt((xv * xv).mean(axis=1, keepdims=True) + s["eps"])
+        return {"out": xv * rstd * x["w"][None, :]}
+    if k == "descriptor_computed_shape.desc_computed_shape_kernel":
+        n = int(a["count"][0])
+        return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}
+    if k == "host_descriptor_matmul.host_desc_matmul_kernel":
+        return {"c": x["a"] @ x["b"]}
     if k == "transpose.transpose_kernel":
         return {"y": x["x"].T}
     if k == "transpose.roll_kernel":
@@ -816,6 +854,9 @@ _TORCH_NAMES = {"float32": "float32", "float16": "float16", "int32": "int32", "i
 class _Dtype:
     def __init__(self, name: str):
         self.name = name
+        # what Triton's TensorDescriptor checks of its base's dtype
+        self.itemsize = 1 if name in ("uint8", "float8_e4m3fn") else np.dtype(name).itemsize
+        self.is_floating_point = name.startswith("float")
 
     def __str__(self):
         return f"torch.{self.name}"
@@ -900,7 +941,11 @@ def run_case(c: dict) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     before = {n: v.copy() for n, v in arrays.items()}
     dtypes = {i["name"]: i["dtype"] for i in c["inputs"]}
     tensors = {n: HostTensor(v, dtypes[n]) for n, v in arrays.items()}
-    args = [tensors[n] if n in tensors else c["scalars"][n] for n in c["args"]]
+    descs = {}
+    for n, d in c.get("descriptors", {}).items():
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        descs[n] = TensorDescriptor.from_tensor(tensors[d["base"]], list(d["block"]))
+    args = [descs[n] if n in descs else tensors[n] if n in tensors else c["scalars"][n] for n in c["args"]]
     consts = {k: (getattr(tl, v) if k.endswith("DTYPE") else v) for k, v in c["constexprs"].items()}
     kernel = _launchable(getattr(importlib.import_module(c["module"]), c["kernel"]))
     kernel[tuple(c["grid"])](*args, **consts)

@@ -131,6 +131,9 @@ def param_layout(kernel: Kernel) -> list[dict]:
              **({"given_of": p.given_of} if p.given_of else {}),
              # a hidden constant: whether a scalar argument is 1 (Param.unit_of)
              **({"unit_of": p.unit_of} if p.unit_of else {}),
+             # a host tensor descriptor's hidden part, and the descriptor parameter's parts (Param.descriptor)
+             **({"desc_of": p.desc_of} if p.desc_of else {}),
+             **({"descriptor": [list(x) for x in p.descriptor]} if p.descriptor else {}),
              **({"given": kernel.optional(p.name)} if kernel.optional(p.name) else {})}
             for p in kernel.params]
 

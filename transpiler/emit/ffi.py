@@ -482,5 +482,15 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
         # a Triton kernel: routed from `kernel[grid](...)`; its string constants travel as indices
         + (f"\n    language=\"triton\",\n    strings={kernel.get('strings', {})!r},"
            + (f"\n    dtype_consts={tuple(kernel['dtype_consts'])!r}," if kernel.get("dtype_consts") else "")
+           + (f"\n    descriptors={_descriptor_specs(kernel)!r}," if _descriptor_specs(kernel) else "")
            if kernel.get("frontend") == "triton" else ""),
     }
+
+
+def _descriptor_specs(kernel: dict) -> dict:
+    """Host tensor descriptor parameters (Param.descriptor): name -> (extents, strides, block extents, whether
+    each block extent is a hidden constant), as the Python wrapper's KernelSpec takes them."""
+    hidden = {p["name"] for p in kernel["params"] if p.get("desc_of") and p["kind"] == "const"}
+    return {p["name"]: (tuple(p["descriptor"][0]), tuple(p["descriptor"][1]), tuple(p["descriptor"][2]),
+                        tuple(b in hidden for b in p["descriptor"][2]))
+            for p in kernel["params"] if p.get("descriptor")}

@@ -310,31 +310,40 @@ class Lowerer:
         from ..passes.infer import _walk_exprs
         self.views: dict = {}
         for e in _walk_exprs(self.k.body):
-            if not (isinstance(e, Op) and e.op in ("view_load", "view_store")):
+            if not (isinstance(e, Op) and e.op in ("view_load", "view_store")) or e.attr("local_view"):
                 continue
             key = view_key(e)
             if key in self.views:
                 continue
-            arr, dims, strides = e.args[0], e.args[1].items, e.args[2].items
-            p = self.k.param(arr.id)
             # `__`: reserved (no parameter starts with it), so no name of the kernel's is shadowed
-            n = f"__{rust_ident(arr.id)}_tv{len([k for k in self.views if k[0] == arr.id])}"
+            n = f"__{rust_ident(e.args[0].id)}_tv{len([k for k in self.views if k[0] == e.args[0].id])}"
             self.views[key] = n
-            rank = len(dims)
-            shape_t = ", ".join(["-1"] * rank)
-            stride_t = ", ".join(["-1"] * (rank - 1) + ["1"])
-            dv = ", ".join(self.value(d) for d in dims)
-            sv = ", ".join(self.value(st) for st in strides[:-1])
-            self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
-            self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
-            self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
-                      f"{self.flat_base[arr.id]}, {n}_dims, {n}_strides, new_token_unordered()) }};")
+            self.make_view(e, n)
+
+    def make_view(self, e: Op, n: str) -> None:
+        """`let n = make_tensor_view(...)`: the tensor view of a view access' pointer, extents and strides."""
+        arr, dims, strides = e.args[0], e.args[1].items, e.args[2].items
+        p = self.k.param(arr.id)
+        rank = len(dims)
+        shape_t = ", ".join(["-1"] * rank)
+        stride_t = ", ".join(["-1"] * (rank - 1) + ["1"])
+        dv = ", ".join(self.value(d) for d in dims)
+        sv = ", ".join(self.value(st) for st in strides[:-1])
+        self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
+        self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
+        self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
+                  f"{self.flat_base[arr.id]}, {n}_dims, {n}_strides, new_token_unordered()) }};")
 
     def view_access(self, e: Op) -> str | None:
         """A Triton access through its view: a partition tile at the tile index (the element access under
         the unit-stride constant's `else`, for strides other than 1). Returns a load's value."""
         arr, index, fallback = e.args[0], e.args[3], e.args[-1]
-        view, tile, flag = self.views[view_key(e)], e.attr("tile"), e.attr("unit")
+        if e.attr("local_view"):  # a descriptor whose shape the kernel computes: its view made here
+            view = self.tmp("view", after=arr.id)
+            self.make_view(e, view)
+        else:
+            view = self.views[view_key(e)]
+        tile, flag = e.attr("tile"), e.attr("unit")
         ts = f"{{ [{dim_list(tile)}] }}"
         tma = "tma::Enabled"
         res = None

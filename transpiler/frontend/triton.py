@@ -234,6 +234,8 @@ class _TritonConverter(_Converter):
                         self._scan_small(node)
         self._scan_top_level(module)
         self._scan_function_aliases(module)
+        self.desc_hooks = _hook_block_shapes(module)
+        self.desc_launches: dict[str, dict[str, list]] = {}
         self.jit_functions = dict(self.info.kernels)
         launched: set[str] = set()
         called: set[str] = set()
@@ -369,7 +371,44 @@ class _TritonConverter(_Converter):
                 self.info.float_args.setdefault(name, set()).add(idx)
             if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
+        self._scan_launch_descriptors(name, fn, call, home, lits)
         self.info.launches.setdefault(name, []).append(lits)
+
+    def _scan_launch_descriptors(self, name: str, fn: cst.FunctionDef, call: cst.Call, home: cst.CSTNode,
+                                 lits: dict) -> None:
+        """`kernel[grid](a_desc, ..., BLOCK_M=128)` where the launching function made `a_desc =
+        TensorDescriptor.from_tensor(a, [BLOCK_M, block_k])` (or `TensorDescriptor(base, shape, strides,
+        block)`): per block extent, the kernel constexpr the launch passes the same expression for (a link),
+        or its literal value (kept under a key past the parameters, for the hidden constant: `_kernel`)."""
+        names = [p.name.value for p in fn.params.params]
+        constexprs = {p.name.value for p in fn.params.params if self._is_constexpr(p.annotation)}
+        texts: dict[str, str] = {}  # expression text -> the constexpr it is passed for
+        bound: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(call.args):
+            key = a.keyword.value if a.keyword else (names[i] if i < len(names) else None)
+            if key in names:
+                bound[key] = a.value
+                if key in constexprs:
+                    texts.setdefault(_code(a.value).strip(), key)
+        assigned = _single_assignments(home) if isinstance(home, cst.FunctionDef) else {}
+        for key, value in bound.items():
+            if key in constexprs:
+                continue
+            block = _descriptor_block(self, value, assigned)
+            if block is None:
+                continue
+            evidence = []
+            for el in block:
+                v = self._eval_const(el)
+                text = _code(el).strip()
+                if isinstance(v, int) and not isinstance(v, bool):  # a literal: its value (equal literals are no tie)
+                    evidence.append(("value", v))
+                elif text in texts:
+                    evidence.append(("link", texts[text]))
+                else:
+                    evidence.append(None)
+            self.desc_launches.setdefault(name, {}).setdefault(key, []).append(
+                (tuple(evidence), len(self.info.launches.get(name, []))))
 
     def _scan_configs(self, name: str, fn: cst.FunctionDef) -> None:
         """`@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4), ...])`: each config is a
@@ -480,6 +519,7 @@ class _TritonConverter(_Converter):
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
+        self._host_descriptor_params(fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
         self.constexpr_types = {}
@@ -542,10 +582,69 @@ class _TritonConverter(_Converter):
         _check_no_pointer_left(k.body)
         return k
 
+    def _host_descriptor_params(self, fn: cst.FunctionDef) -> None:
+        """Parameters passed a host-made tensor descriptor (`TensorDescriptor(base, shape, strides, block_shape)`
+        made by the launcher): the descriptor's base pointer is the parameter (a Triton pointer); its extents and
+        strides (the last must be 1) are hidden i32 scalars, its block extents hidden int constants, all read
+        by the Python wrapper from the descriptor object at launch (Param.desc_of). A block extent that every
+        autotune `pre_hook` (`nargs["x_desc"].block_shape = [nargs["BLOCK_M"], ...]`), else every launch site
+        (`TensorDescriptor.from_tensor(x, [BLOCK_M, ...])` launched with `BLOCK_M=BLOCK_M`), sets to one of the
+        kernel's constexprs is that constexpr instead: the wrapper checks the launch's block shape equals it."""
+        self.desc_parts: dict[str, tuple] = {}
+        self.desc_hidden: list[Param] = []
+        found = _host_descriptors(self, fn)
+        if not found:
+            return
+        kernel = fn.name.value
+        names = [p.name.value for p in fn.params.params]
+        constexprs = {p.name.value for p in fn.params.params if self._is_constexpr(p.annotation)}
+        taken = self._function_locals(fn) | set(names)
+        pos = self.pos(fn.name)
+
+        def fresh(base: str) -> str:
+            while base in taken:
+                base += "_"
+            taken.add(base)
+            return base
+        launches = self.info.launches.get(kernel, [])
+        for name in [n for n in names if n in found]:
+            rank = found[name]
+            if rank < 1 or rank > 5:
+                raise fail("TTR-DESC", f"`{name}` is used as a tensor descriptor of several ranks (or of rank "
+                           f"{rank}): a host descriptor has one rank, 1 to 5", self.pos(fn))
+            hooks = [e for e in getattr(self, "desc_hooks", {}).get(name, []) if len(e) == rank]
+            sites = [(e, i) for e, i in getattr(self, "desc_launches", {}).get(kernel, {}).get(name, [])
+                     if len(e) == rank]
+            evidence = hooks or [e for e, _ in sites]
+            extents = tuple(fresh(f"{name}_extent{i}") for i in range(rank))
+            strides = tuple(fresh(f"{name}_pitch{i}") for i in range(rank - 1))
+            block = []
+            for i in range(rank):
+                seen = {e[i] for e in evidence}
+                link = next(iter(seen)) if len(seen) == 1 else None
+                if link is not None and link[0] == "link" and link[1] in constexprs:
+                    block.append(link[1])
+                    continue
+                hidden = fresh(f"{name}_block{i}")
+                block.append(hidden)
+                self.desc_hidden.append(Param(hidden, "const", pos, const_type="int", desc_of=name))
+                if not hooks:  # a launch site's literal block extent: that launch's value of the constant
+                    for e, index in sites:
+                        if e[i] is not None and e[i][0] == "value" and index < len(launches):
+                            launches[index][("desc", hidden)] = e[i][1]
+            self.desc_hidden += [Param(n, "scalar", pos, dtype="i32", desc_of=name) for n in extents + strides]
+            self.desc_parts[name] = (extents, strides, tuple(block))
+            self.pointer_params.add(name)
+            self.desc_vars[name] = _Desc(name, tuple(Name(n, pos) for n in extents),
+                                         tuple(Name(n, pos) for n in strides), tuple(Name(n, pos) for n in block),
+                                         "padding::Zero", pos)
+
     def _param(self, p: cst.Param) -> Param:
         name = p.name.value
         if self._is_constexpr(p.annotation):
             return Param(name, "const", self.pos(p), const_type=self.constexpr_types.get(name, "int"))
+        if name in getattr(self, "desc_parts", {}):
+            return Param(name, "array", self.pos(p), rank=1, pointer=True, flat=True, descriptor=self.desc_parts[name])
         if name in self.pointer_params:
             return Param(name, "array", self.pos(p), rank=1, pointer=True, flat=True)
         ann = p.annotation.annotation if p.annotation else None
@@ -557,7 +656,20 @@ class _TritonConverter(_Converter):
         return Param(name, "unknown", self.pos(p))
 
     def _params(self, fn: cst.FunctionDef) -> list[Param]:
-        return [self._param(p) for p in fn.params.params]
+        own = [self._param(p) for p in fn.params.params]
+        if not getattr(self, "desc_hidden", None):
+            return own
+        # a host descriptor's hidden parts after the kernel's own parameters: per descriptor its extents and
+        # strides (scalars), then the block constants
+        order = {n: i for i, n in enumerate(p.name.value for p in fn.params.params)}
+        hidden = sorted(self.desc_hidden, key=lambda q: (order[q.desc_of], q.kind == "const"))
+        params = own + hidden
+        # a launch site's literal block extent (keyed by the hidden constant's name while scanning): its index
+        for lits in self.info.launches.get(fn.name.value, []):
+            for key in [k for k in lits if isinstance(k, tuple)]:
+                v = lits.pop(key)
+                lits[next(i for i, q in enumerate(params) if q.name == key[1])] = v
+        return params
 
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
@@ -593,7 +705,8 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
-                if name in self.desc_vars:
+                if name in self.desc_vars and self.desc_vars[name] != value:
+                    # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
                                "holding a descriptor is assigned once in a ported kernel", pos)
                 self.desc_vars[name] = value
@@ -939,6 +1052,16 @@ class _TritonConverter(_Converter):
         return _Ptr(p.base, self._op("operator:-" if subtract else "operator:+", (p.offsets, offs), pos), pos)
 
     def subscript(self, node: cst.Subscript):
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value in ("shape", "block_shape", "strides") \
+                and isinstance(node.value.value, cst.Name) and node.value.value.value in self.desc_vars \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            parts = self.expr(node.value) if isinstance(self.expr(node.value.value), _Desc) else None
+            if isinstance(parts, TupleExpr):  # `w_desc.shape[0]`: one part of a descriptor
+                i = self._eval_const(node.slice[0].slice.value)
+                if not (isinstance(i, int) and not isinstance(i, bool) and -len(parts.items) <= i < len(parts.items)):
+                    raise fail("TTR-DESC", f"`{_code(node).strip()}`: the index must be a constant within the "
+                               f"descriptor's rank {len(parts.items)}", self.pos(node))
+                return parts.items[i]
         base = self.expr(node.value)
         if isinstance(base, _Ptr):
             if base.offsets is None:
@@ -977,8 +1100,13 @@ class _TritonConverter(_Converter):
             if isinstance(base, _Ptr):
                 raise fail("CT100", "the dtype of a pointer itself; use `.dtype.element_ty`", pos)
             return Op("dtype_of", (base,), pos)
-        if node.attr.value == "shape":
+        if node.attr.value in ("shape", "block_shape", "strides"):
             base = self.expr(node.value)
+            if isinstance(base, _Desc):  # `desc.shape[0]`, `desc.block_shape`: the descriptor's own parts
+                return TupleExpr({"shape": base.shape, "block_shape": base.block,
+                                  "strides": base.strides + (Lit(1, pos),)}[node.attr.value], pos)
+            if node.attr.value != "shape":
+                return super().attribute(node)
             if isinstance(base, _Ptr):
                 raise fail("CT100", "`.shape` of a pointer", pos)
             return Op("shape_of", (base,), pos)  # a tile's shape, where a shape is expected (infer.shape_dims)
@@ -1012,6 +1140,10 @@ class _TritonConverter(_Converter):
         if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
                 isinstance(func.value, cst.Name) and func.value.value in self.desc_vars:
             return self._desc_access(self.desc_vars[func.value.value], func.attr.value, node, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("load", "store") and \
+                isinstance(func.value, cst.Call) and self.dotted(func.value.func) == f"{TL}.make_tensor_descriptor":
+            # `tl.make_tensor_descriptor(...).load([...])`: the descriptor used where it is made
+            return self._desc_access(self._descriptor(func.value, self.pos(func.value)), func.attr.value, node, pos)
         if d in HINT_CALLS:
             return self.expr(_arg(node, 0, "input"))
         if d == f"{TL}.arange":
@@ -1118,12 +1250,12 @@ class _TritonConverter(_Converter):
         if is_method and func.attr.value in ("load", "store", "atomic_add") and isinstance(func.value, cst.Name) \
                 and not self.subst and func.value.value in {p.name.value for p in self._current_fn.params.params} \
                 and func.value.value not in self.desc_vars:
-            # a host TensorDescriptor passed as an argument: its block shape is set on the host (often in an
-            # autotune pre_hook), which the port does not read
+            # a host TensorDescriptor passed as an argument, used in a way _host_descriptors does not read (offsets
+            # not a list literal, an atomic through it)
             raise fail("TTR-DESC", f"`{func.value.value}.{func.attr.value}(...)` of a tensor descriptor made on the "
-                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported: its block shape "
-                       "is set on the host; pass the tensor and make the descriptor in the kernel with "
-                       "tl.make_tensor_descriptor(ptr, shape, strides, block_shape)", pos)
+                       "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported in this form: a host "
+                       "descriptor is read through `.load([o0, ...])` / `.store([o0, ...], v)` with the offsets "
+                       "written as a list", pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
@@ -1540,6 +1672,7 @@ class _TritonConverter(_Converter):
         """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
         multiple of its block extent: passes/views.py proves it or refuses the kernel)."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
+        self.rules_used.add(rule.id)  # (a host descriptor's access is the rule's too)
         if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
             raise fail(rule.id, f"`desc.{method}` takes a list of offsets", pos)
         offsets = tuple(self.expr(e.value) for e in node.args[0].value.elements)
@@ -1911,3 +2044,116 @@ def _drop_tail_returns_if(node: cst.If) -> cst.If:
         orelse = orelse.with_changes(body=orelse.body.with_changes(
             body=_drop_tail_returns(list(orelse.body.body)) or [cst.SimpleStatementLine([cst.Pass()])]))
     return node.with_changes(body=body, orelse=orelse)
+
+
+def _hook_block_shapes(module: cst.Module) -> dict[str, list[tuple]]:
+    """`nargs["w_desc"].block_shape = [BLOCK_N]` in a module-level function (an autotune config's `pre_hook`,
+    which Triton runs before each launch of that config): parameter name -> per assignment, the evidence for
+    each block extent: `("link", K)` where the value is the launch's constant `nargs["K"]` (directly or through
+    a local assigned once), `("value", v)` for an integer literal, else None."""
+    out: dict[str, list[tuple]] = {}
+    for fn in module.body:
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        local = _single_assignments(fn)
+
+        def lookup(e, depth=0):
+            if isinstance(e, cst.Subscript) and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index) \
+                    and isinstance(e.slice[0].slice.value, cst.SimpleString):
+                return e.slice[0].slice.value.evaluated_value
+            if isinstance(e, cst.Name) and e.value in local and depth < 4:
+                return lookup(local[e.value], depth + 1)
+            return None
+        for node in _walk(fn.body):
+            if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+                continue
+            t = node.targets[0].target
+            if not (isinstance(t, cst.Attribute) and t.attr.value == "block_shape"):
+                continue
+            param = lookup(t.value)
+            if not isinstance(param, str) or not isinstance(node.value, (cst.List, cst.Tuple)):
+                continue
+            evidence = []
+            for el in node.value.elements:
+                k = lookup(el.value)
+                if isinstance(k, str):
+                    evidence.append(("link", k))
+                elif isinstance(el.value, cst.Integer):
+                    evidence.append(("value", int(el.value.value, 0)))
+                else:
+                    evidence.append(None)
+            out.setdefault(param, []).append(tuple(evidence))
+    return out
+
+
+def _single_assignments(fn: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """Names a function assigns exactly once (by a plain `name = value`): name -> value."""
+    seen: dict[str, list] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    seen.setdefault(t.target.value, []).append(node.value if len(node.targets) == 1 else None)
+                elif isinstance(t.target, (cst.Tuple, cst.List)):  # `bm, bn = nargs["BM"], nargs["BN"]`
+                    parts = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) and \
+                        len(node.value.elements) == len(t.target.elements) and len(node.targets) == 1 else None
+                    for i, el in enumerate(t.target.elements):
+                        if isinstance(el.value, cst.Name):
+                            seen.setdefault(el.value.value, []).append(parts[i].value if parts else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
+            seen.setdefault(node.target.value, []).append(None)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+
+
+def _descriptor_block(conv: _TritonConverter, value: cst.BaseExpression, assigned: dict, depth: int = 0):
+    """The block-shape elements of a host descriptor a launch passes: `TensorDescriptor(base, shape, strides,
+    block_shape)` / `TensorDescriptor.from_tensor(t, block_shape)`, directly or through a local assigned once
+    (`d = TensorDescriptor(...) if b is not None else None`: the descriptor arm). None where not one."""
+    if depth > 4:
+        return None
+    if isinstance(value, cst.Name) and value.value in assigned:
+        return _descriptor_block(conv, assigned[value.value], assigned, depth + 1)
+    if isinstance(value, cst.IfExp):
+        for arm in (value.body, value.orelse):
+            found = _descriptor_block(conv, arm, assigned, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(value, cst.Call):
+        return None
+    d = conv.dotted(value.func) or _code(value.func).strip()
+    if d.endswith("TensorDescriptor.from_tensor"):
+        index = 1
+    elif d.split(".")[-1].endswith("TensorDescriptor"):
+        index = 3
+    else:
+        return None
+    block = _arg(value, index, "block_shape")
+    if isinstance(block, cst.Name) and block.value in assigned:
+        block = assigned[block.value]
+    if not isinstance(block, (cst.List, cst.Tuple)):
+        return None
+    return [el.value for el in block.elements]
+
+
+def _host_descriptors(conv: _TritonConverter, fn: cst.FunctionDef) -> dict[str, int]:
+    """The parameters a kernel uses as host-made tensor descriptors (`w_desc.load([0])`, `c_desc.store([m, n],
+    v)`, directly or through a local assigned the parameter (`x_desc = X`)): name -> rank (the number of
+    offsets). Pointers have no `.load` / `.store` methods in Triton, so such a call names a descriptor."""
+    params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
+    alias: dict[str, str] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Name) and node.value.value in params:
+            alias[node.targets[0].target.value] = node.value.value
+    out: dict[str, int] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in ("load", "store") and isinstance(node.func.value, cst.Name) \
+                and node.args and node.args[0].keyword is None and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            name = node.func.value.value
+            root = name if name in params else alias.get(name)
+            if root is not None:
+                rank = len(node.args[0].value.elements)
+                out[root] = rank if out.get(root, rank) == rank else -1  # -1: ranks that differ (refused)
+    return out

@@ -219,6 +219,14 @@ class Param:
     # argument equal to 1; an access whose innermost stride it is goes through a tensor view then
     # (passes/views.py). The C symbol sets it from the scalar's value
     unit_of: str = ""
+    # a part of a host-made Triton tensor descriptor (`triton.tools.tensor_descriptor.TensorDescriptor`) passed
+    # for the pointer parameter `desc_of`: a hidden scalar (an extent, a stride) or constant (a block extent)
+    # that the Python wrapper reads from the descriptor object (the C symbol takes it as an argument)
+    desc_of: str = ""
+    # a host descriptor parameter (the pointer param itself): (extents, strides but the last, block extents),
+    # each the name of a parameter; a block extent is a hidden constant (desc_of) or a constexpr of the kernel
+    # the launch's block shape must equal (the wrapper checks it)
+    descriptor: tuple = ()
 
 
 @dataclass(frozen=True)

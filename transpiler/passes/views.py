@@ -643,11 +643,27 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
     if kinds & {"gather", "view_load"} and kinds - {"gather", "view_load"}:
         raise fail(e.rule, f"`{arr.id}` is both read and written: a descriptor's accesses are not ordered with the "
                    "kernel's other accesses of its tensor in the port yet", e.pos)
+    local = False
     for x in e.args[1].items + e.args[2].items:
         names = {n.id for n in _sub(x) if isinstance(n, Name)}
-        if any(n not in an.params and n not in an.derived for n in names):
-            raise fail(e.rule, "a descriptor's shape and strides must be arguments or constants (the view is made "
-                       "once, as the kernel starts)", x.pos)
+        if any(n in an.params and n in an.defs for n in names):
+            # a parameter the kernel assigns (`M = M - 1`): which value the descriptor saw depends on where it was
+            # made, which the access does not know
+            raise fail(e.rule, "a descriptor's shape or strides read a parameter the kernel assigns: give the new "
+                       "value its own name", x.pos)
+        if all(n in an.params or n in an.derived for n in names):
+            continue
+        # a shape computed in the kernel (`shape=[m_end, N]`, `m_end` from loaded sizes): the view is made at
+        # the access, from the same values the descriptor was made with. So each name it reads is assigned
+        # once, outside any loop (its value at the access is the one the descriptor saw), and nothing in it
+        # reads memory (read again at the access)
+        once = all(n in an.params or n in an.derived or (len(an.defs.get(n, ())) == 1 and n not in an.loops
+                   and "body" not in an.defs[n][0][1]) for n in names)
+        reads = any(isinstance(y, Op) and y.op in _MEMORY_OPS for y in _sub(x))
+        if not once or reads:
+            raise fail(e.rule, "a descriptor's shape and strides must be arguments, constants or values assigned "
+                       "once outside loops (the view is made from them where the descriptor is read)", x.pos)
+        local = True
     index = []
     for off, block in zip(e.args[3].items, e.attr("tile")):
         try:
@@ -671,8 +687,12 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
             raise fail(e.rule, f"this offset is not provably a multiple of the block extent {block} (the port "
                        "loads whole tiles of a partition view)", off.pos) from None
         index.append(_render(an, q, off.pos, u))
-    attrs = tuple((k, v) for k, v in e.attrs if k != "offsets")
+    attrs = tuple((k, v) for k, v in e.attrs if k != "offsets") + ((("local_view", True),) if local else ())
     return replace(e, args=e.args[:3] + (TupleExpr(tuple(index), e.args[3].pos),) + e.args[4:], attrs=attrs)
+
+
+_MEMORY_OPS = frozenset({"gather", "load", "view_load", "desc_load", "scatter", "store", "view_store", "desc_store",
+                         "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
 
 
 def with_views(variants: list[Kernel]) -> list[Kernel]:

@@ -112,6 +112,10 @@ def case_spec(kernel: dict, case: dict, source: Path | None = None) -> dict:
             spec[name] = int(bound.get(p["given_of"]) is not None)
         elif p.get("unit_of"):
             spec[name] = int(bound.get(p["unit_of"]) == 1)
+        elif p.get("desc_of"):  # a host descriptor's hidden block extent: the case's block shape
+            owner = next(q for q in kernel["params"] if q["name"] == p["desc_of"])
+            spec[name] = case["descriptors"][_desc_arg(kernel, case, owner["name"])]["block"][
+                owner["descriptor"][2].index(name)]
         elif name in case["constexprs"] or name in heuristics:
             v = case["constexprs"][name] if name in case["constexprs"] else heuristics[name]
             if name in kernel.get("dtype_consts", ()):
@@ -153,14 +157,38 @@ def heuristic_constants(source: Path, kernel: str, args: dict) -> dict:
     return out
 
 
+def _desc_arg(kernel: dict, case: dict, param: str) -> str:
+    """The case's argument for a kernel parameter (a host descriptor's name in `case["descriptors"]`)."""
+    runtime = [p["name"] for p in kernel["params"] if p["kind"] != "const" and not p.get("desc_of")]
+    return case["args"][runtime.index(param)]
+
+
 def _bound(kernel: dict, case: dict) -> dict:
-    """Runtime parameter name -> the case's value: an array's name, a scalar's value, None."""
-    runtime = [p for p in kernel["params"] if p["kind"] != "const"]
+    """Runtime parameter name -> the case's value: an array's name, a scalar's value, None. A host descriptor
+    (`case["descriptors"]`: TensorDescriptor.from_tensor(base, block)) binds its base array, and its hidden
+    extents and strides (Param.desc_of) the base's shape and (contiguous) strides."""
+    runtime = [p for p in kernel["params"] if p["kind"] != "const" and not p.get("desc_of")]
     if len(runtime) != len(case["args"]):
         raise InterpretError(f"the case passes {len(case['args'])} arguments, the kernel takes {len(runtime)}")
     arrays = {i["name"] for i in case["inputs"]}
-    return {p["name"]: (a if p["kind"] == "array" and a in arrays else case["scalars"].get(a))
-            for p, a in zip(runtime, case["args"])}
+    descs = case.get("descriptors", {})
+    out = {}
+    for p, a in zip(runtime, case["args"]):
+        if p.get("descriptor"):
+            if a not in descs:
+                raise InterpretError(f"`{p['name']}` is a host tensor descriptor; the case passes `{a}`")
+            base = descs[a]["base"]
+            shape = next(i["shape"] for i in case["inputs"] if i["name"] == base)
+            strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+            extents, pitches, _ = p["descriptor"]
+            if len(extents) != len(shape):
+                raise InterpretError(f"`{p['name']}` has rank {len(extents)}; the case's `{base}` {len(shape)}")
+            out[p["name"]] = base
+            out.update(zip(extents, shape))
+            out.update(zip(pitches, strides))
+        else:
+            out[p["name"]] = a if p["kind"] == "array" and a in arrays else case["scalars"].get(a)
+    return out
 
 
 def case_dtype(kernel: dict, case: dict) -> str:
