@@ -38,17 +38,39 @@ requires_toolchain = pytest.mark.skipif(toolchain_missing() is not None and not 
 # file for the same reason (the verified Triton corpus: tests/test_triton.py)
 
 
+def shared_dir(tmp_path_factory, name: str, make) -> Path:
+    """A folder made once per test run by `make(folder)`, shared by the pytest-xdist workers (each worker's
+    session fixtures would otherwise make their own copy). Its users only read it. Made under a file lock in
+    the run's base temporary folder (the parent of each worker's own), so the other workers wait for it."""
+    import fcntl
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # <run>/popen-gwN: the run's folder, the same for every worker
+    folder, done = base / f"shared-{name}", base / f"shared-{name}.done"
+    with open(base / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():  # not made yet, or a worker failed making it: made again here
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def corpus_out(tmp_path_factory) -> Path:
     # a copy next to OUT: generated headers hold the source path relative to OUT (../corpus/...),
-    # which is then the same wherever the repository lives
-    base = tmp_path_factory.mktemp("corpus")
-    src = copy_corpus(base / "corpus")
-    out = base / "rust"
-    result, outputs = run([src / "cutile"], out)  # the Triton corpus has its own fixture (triton_out)
-    assert all(k.status == "translated" for k in result.kernels), [d.text() for k in result.kernels for d in k.diagnostics]
-    write_outputs(outputs)
-    return out
+    # which is then the same wherever the repository lives.
+    # One OUT for the whole run, whichever worker asks first (shared_dir): every later build of its crate
+    # (verify_output, tests/test_abi.py's built_library, ...) is then cargo's no-op build of the same folder,
+    # where a copy per worker made each worker's build clean the other's (verify/toolchain.py crate_build_lock)
+    def make(base: Path) -> None:
+        src = copy_corpus(base / "corpus")
+        result, outputs = run([src / "cutile"], base / "rust")  # the Triton corpus has its own fixture (triton_out)
+        assert all(k.status == "translated" for k in result.kernels), \
+            [d.text() for k in result.kernels for d in k.diagnostics]
+        write_outputs(outputs)
+    return shared_dir(tmp_path_factory, "corpus", make) / "rust"
 
 
 @pytest.fixture(scope="session")
@@ -95,3 +117,4 @@ def copy_corpus(dst: Path) -> Path:
 # The compile check (cargo check of every generated crate) is on by default for users; tests turn it on
 # where they test it, so the suite does not pay a cargo check per CLI call.
 __import__("os").environ.setdefault("CUTILE_TRANSPILE_COMPILE_CHECK", "0")
+
