@@ -118,3 +118,26 @@ def copy_corpus(dst: Path) -> Path:
 # where they test it, so the suite does not pay a cargo check per CLI call.
 __import__("os").environ.setdefault("CUTILE_TRANSPILE_COMPILE_CHECK", "0")
 
+
+# pytest-xdist hands each worker the next test file when it is nearly done with its last (`--dist loadfile
+# --no-loadscope-reorder`, pyproject.toml) in collection order; these files, the longest (CI's durations), are
+# collected first, so the files that start last are short ones and the two workers of CI end together.
+# xdist's own order (the files with the most tests first) started test_features.py or test_triton.py near the
+# end (test_abi_fuzz.py was 46th of 49). test_features.py and test_llm_fallback.py build many crates (cargo's
+# target-directory lock makes builds wait for each other): test_triton.py, which builds one, runs between them.
+# The corpus crate's users that do not change it come before test_mutants.py, which builds a mutated copy
+# of the same name (the build lock then cleans the corpus crate: the next build of it is a full one).
+LONGEST_FIRST = [
+    "tests/test_features.py", "tests/test_triton.py", "tests/test_llm_fallback.py", "tests/test_abi.py",
+    "tests/test_ir_equivalence.py", "tests/test_llm_attacks.py", "tests/test_host_layer.py",
+    "tests/test_verify_cache.py", "tests/robustness/test_abi_fuzz.py", "tests/test_mutants.py",
+    "tests/test_mutation_campaign.py", "tests/robustness/test_output_safety.py", "tests/test_precommit.py",
+    "tests/test_readable_rust.py", "tests/robustness/test_property_kernels.py",
+    "tests/robustness/test_rust_build_classes.py", "tests/test_interpret.py", "tests/test_positions.py",
+    "tests/test_store_order.py",
+]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {f: i for i, f in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest keep their order
