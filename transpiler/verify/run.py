@@ -340,6 +340,11 @@ class IrdumpPool:
         return "".join(self.stderr)
 
 
+def job_key(job: dict) -> str:
+    """What an irdump job compiles (all of it but where the bytecode goes): equal keys, equal Tile IR."""
+    return json.dumps({k: v for k, v in job.items() if k != "out"}, sort_keys=True)
+
+
 def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str]:
     """All jobs through the irdump helpers (IrdumpPool): (their result lines in job order, stderr)."""
     pool = IrdumpPool(irdump, progress, min(usable_cores(), len(jobs)) or 1)
@@ -479,7 +484,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
     kernel_objects: dict[tuple[str, str], object] = {}
     with tempfile.TemporaryDirectory(prefix="cutile-verify-") as tmp:
         tmpd = Path(tmp)
-        plan, futures = [], {}
+        plan, futures, jobs = [], {}, {}
         serial = itertools.count()
         for ki, (m, k) in enumerate(pending):
             say(f"exporting with cuTile Python: kernel {ki + 1}/{len(pending)} ({k['name']})")
@@ -488,6 +493,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
 
             def submit(job: dict) -> None:
                 futures[job["out"]] = pool.submit(job)
+                jobs[job["out"]] = job
             src = (out / m["source"]).resolve()
             if k.get("frontend") == "triton":
                 # no Tile IR of the source to compare with: every entry compiles for every specialization
@@ -688,7 +694,10 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                                                             "cutile-python", "cutile-rust"))
         # a Triton port that compiled and has reference cases: its numbers, through the Tile IR interpreter
         from .interpret.driver import add_numeric_checks
-        add_numeric_checks(out, pending, verdicts, pool.exe, tmpd, log)
+        # the Triton entries compiled above (same job, same Tile IR): the numeric checks do not compile them again
+        compiled = {job_key(jobs[str(rsbc)]): rsbc for kv, check, pybc, rsbc, *_ in plan
+                    if pybc is None and id(kv) not in left_out and futures[str(rsbc)].result().get("ok")}
+        add_numeric_checks(out, pending, verdicts, pool.exe, tmpd, log, compiled)
     for kv in verdicts:
         if kv.verdict == "not_verified":
             continue

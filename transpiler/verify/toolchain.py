@@ -159,13 +159,41 @@ def irdump_binary(env: dict[str, str]) -> Path:
                  if p != lock and p.is_file()]
         if older:
             lock.write_bytes(max(older, key=lambda p: p.stat().st_mtime).read_bytes())
+    exe = Path(env["CARGO_TARGET_DIR"]) / "release" / name
+    # cargo locks the whole target directory while it builds, so even its no-op build of the helper waits
+    # for any crate another process is building there (minutes). The helper is not built again while the
+    # stamp of its last build holds: the same sources, Cargo.lock and target directory, and the binary
+    # that build left (size and mtime)
+    stamp = src / "built.stamp"
+    if stamp.is_file() and stamp.read_text() == _irdump_stamp(src, exe):
+        return exe
     res = cargo_build(src / "Cargo.toml", env)
     if res.returncode != 0:
         raise ToolchainError(f"building the irdump helper failed:\n{res.stderr[-4000:]}")
-    exe = Path(env["CARGO_TARGET_DIR"]) / "release" / name
     if not exe.is_file():
         raise ToolchainError(f"irdump helper missing at {exe}")
+    try:
+        tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}")
+        tmp.write_text(_irdump_stamp(src, exe))
+        os.replace(tmp, stamp)
+    except OSError:
+        pass  # built again next time
     return exe
+
+
+def _irdump_stamp(src: Path, exe: Path) -> str:
+    """What the irdump helper's build depends on and what it left (see irdump_binary); "" where a part is
+    missing (never equal to a written stamp)."""
+    import hashlib
+    import json
+    try:
+        files = {rel: hashlib.sha256((src / rel).read_bytes()).hexdigest()
+                 for rel in ("Cargo.toml", "Cargo.lock", "src/main.rs")}
+        st = exe.stat()
+    except OSError:
+        return ""
+    return json.dumps({"files": files, "exe": str(exe), "size": st.st_size, "mtime_ns": st.st_mtime_ns},
+                      sort_keys=True)
 
 
 def disassemble(path: Path) -> str:

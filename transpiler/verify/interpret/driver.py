@@ -44,14 +44,16 @@ def _cached_refs(folder: str) -> dict:
 
 
 def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp: Path,
-                   refs_dir: Path | None = None, log=None, ir_texts: dict | None = None) -> dict[str, list[CaseResult]]:
+                   refs_dir: Path | None = None, log=None, ir_texts: dict | None = None,
+                   compiled: dict[str, Path] | None = None) -> dict[str, list[CaseResult]]:
     """Kernel name -> the results of its cases (kernels without references are left out). `ir_texts`, when
-    given, receives the Tile IR each case ran (case id -> text; None where the entry did not compile)."""
-    from ..run import _run_irdump, _select
+    given, receives the Tile IR each case ran (case id -> text; None where the entry did not compile).
+    `compiled`: bytecode already compiled by irdump, by its job's `run.job_key` (not compiled again)."""
+    from ..run import _run_irdump, _select, job_key
     from ..normalize import TARGET
     from ..specs import verified_generics
     from ..toolchain import ToolchainError, disassemble
-    todo, jobs, by_key = [], [], {}
+    todo, jobs, by_key, reused = [], [], {}, {}
     results: dict[str, list[CaseResult]] = {}
     for module, kernel in items:
         for ref in references_for(out, module, kernel, refs_dir):
@@ -70,27 +72,33 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
                 bc = tmp / f"{key[:24]}.rs.tileirbc"
                 strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
                            for p in kernel["params"] if p["kind"] == "array"]
-                by_key[key] = bc
-                jobs.append({"file": str(rust), "module": module["module"], "entry": entry["name"],
-                             "generics": generics, "strides": strides, "target": TARGET, "out": str(bc)})
+                job = {"file": str(rust), "module": module["module"], "entry": entry["name"],
+                       "generics": generics, "strides": strides, "target": TARGET, "out": str(bc)}
+                done = (compiled or {}).get(job_key(job))
+                if done is not None:
+                    by_key[key] = done
+                    reused[str(done)] = {"out": str(done), "ok": True}
+                else:
+                    by_key[key] = bc
+                    jobs.append(job)
             todo.append((kernel, entry, rust, key, ref))
     if not todo:
         return results
     if log:
-        log(f"interpreting {len(todo)} Triton cases ({len(jobs)} entries compiled to Tile IR)")
-    stdout, stderr = _run_irdump(irdump, jobs)
-    compiled = {}
+        log(f"interpreting {len(todo)} Triton cases ({len(by_key)} entries compiled to Tile IR)")
+    stdout, stderr = _run_irdump(irdump, jobs) if jobs else ("", "")
+    results_of = dict(reused)
     for line in stdout.splitlines():
         try:
             r = json.loads(line)
-            compiled[r["out"]] = r
+            results_of[r["out"]] = r
         except json.JSONDecodeError:
             continue
     texts: dict[str, str | Exception] = {}
     for kernel, entry, rust, key, ref in todo:
         bc = by_key[key]
         if key not in texts:
-            r = compiled.get(str(bc))
+            r = results_of.get(str(bc))
             try:
                 if r is None or not r.get("ok"):
                     raise ToolchainError((r or {}).get("error") or stderr[-1000:] or "irdump produced no result")
@@ -129,7 +137,7 @@ NUMERIC = ("numbers_match", "numbers_differ")
 
 
 def add_numeric_checks(out: Path, pending: list[tuple[dict, dict]], verdicts: list, irdump: Path, tmp: Path,
-                       log=None) -> None:
+                       log=None, compiled: dict[str, Path] | None = None) -> None:
     """verify's hook: each Triton kernel that compiled gets one check per reference case (verdict
     numbers_match | numbers_differ | not_interpreted) and, when every case ran, the kernel verdict
     numbers_match (all matched) or numbers_differ (one differs, with its first differing element)."""
@@ -138,7 +146,7 @@ def add_numeric_checks(out: Path, pending: list[tuple[dict, dict]], verdicts: li
              if kv.verdict == "compiled" and all(c.verdict == "compiled" for c in kv.checks)]
     if not items:
         return
-    found = numeric_checks(out, [(m, k) for m, k, _ in items], irdump, tmp, log=log)
+    found = numeric_checks(out, [(m, k) for m, k, _ in items], irdump, tmp, log=log, compiled=compiled)
     for _, k, kv in items:
         results = found.get(k["name"], [])
         for r in results:
