@@ -523,8 +523,9 @@ def _common(infer: Infer, e: Op):
         raise fail(e.rule, "`check_bounds` must be True or False (a literal or a module constant; a "
                    "ct.Constant[bool] that selects it is not supported yet)", e.pos)
     idx, shape = _indices(infer, e, arr)
-    if address:  # a tile of addresses: a pointer each
+    if address:  # a tile of addresses: a pointer each (the offsets spread over their shape)
         shape = infer.broadcast(shape, arr.args[0].ty.shape, e.pos)
+        idx = tuple(infer.to_shape(t, shape) for t in idx)
     lat = e.attr("latency")
     lat = latency_value(infer, lat, e) if lat is not None else 0
     memory = []
