@@ -485,6 +485,12 @@ def cases() -> list[dict]:
                                    inp("scale", [groups], "float32", "uniform", lo=-2.0, hi=2.0)],
                         ["x_table", "y_table", "rows", "scale", "n_cols"], [groups], [y["name"] for y in ys], "",
                         {"n_cols": n_cols}, {"BLOCK": _npo2(n_cols)}))
+    xs = [inp(f"x{i}", [3 + i], "float32", "randn") for i in range(3)]
+    out.append(case("pointer_tables", "pointer_tile_kernel", "g3",
+                    xs + [inp("table", [3], "int64", "addresses", of=[x["name"] for x in xs]),
+                          inp("out", [3], "float32", "poison")],
+                    ["table", "out", "n_groups"], [1], ["out"] + [x["name"] for x in xs], "",
+                    {"n_groups": 3}, {"BLOCK": 4}))
     return out
 
 
@@ -831,6 +837,13 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "pointer_tables.grouped_row_scale_kernel":
         groups = a["rows"].size
         return {f"y{i}": x[f"x{i}"] * x["scale"][i] for i in range(groups)}
+    if k == "pointer_tables.pointer_tile_kernel":
+        got = {"out": np.array([x[f"x{i}"][1] for i in range(3)])}
+        for i in range(3):
+            v = x[f"x{i}"].copy()
+            v[0] += v[1]
+            got[f"x{i}"] = v
+        return got
     raise KeyError(f"no numpy reference for {k}")
 
 
