@@ -551,10 +551,11 @@ def _common(infer: Infer, e: Op):
 
 def int_pointer(infer: Infer, arr: Name) -> bool:
     """A Triton pointer whose elements are integers of any width (its generic ranges over INT_DOMAIN)."""
-    if not isinstance(arr, Name) or not is_generic(arr.ty.dtype):  # a cast or loaded pointer: its own type
+    if not isinstance(arr, Name):  # a pointer loaded from memory: its own element type
         return False
     p = infer.k.param(arr.id)
-    return p is not None and p.flat and p.domain == INT_DOMAIN
+    # a parameter read as another element type (TTR-PTRCAST) is typed as that: not widened
+    return p is not None and p.flat and p.domain == INT_DOMAIN and arr.ty.dtype == p.dtype
 
 
 def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
