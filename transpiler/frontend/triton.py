@@ -1644,8 +1644,9 @@ class _TritonConverter(_Converter):
         if isinstance(ptr, _BlockPtr):
             return self._block_access(d, leaf, ptr, node, pos)
         if not isinstance(ptr, _Ptr):
-            raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (pointers "
-                       "loaded from memory or computed otherwise are not supported)", pos)
+            raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (a pointer "
+                       "loaded from memory must be cast: `tl.load(table + i).to(tl.pointer_type(T))`; pointers "
+                       "computed otherwise are not supported)", pos)
         offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
         attrs: list = [("flat", True)]
         if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
