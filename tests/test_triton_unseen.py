@@ -767,6 +767,15 @@ def test_pointer_casts_and_loaded_pointers(tmp_path):
         base = a.to(tl.pointer_type(tl.float32))
         tl.store(out_ptr, tl.load(base))
     """, "TTR-PTRCAST", "must be int64"),
+    ("""
+    @triton.jit
+    def k(p, out_ptr, n):
+        acc = 0.0
+        for i in range(n):
+            acc += tl.load(p + i).to(tl.float32)
+            p = p.to(tl.pointer_type(tl.uint8))
+        tl.store(out_ptr, acc)
+    """, "CT100", "keeps one base"),
 ])
 def test_pointer_casts_the_port_refuses(tmp_path, body, code, words):
     failures, results = _diagnostics(tmp_path, body)
