@@ -782,3 +782,27 @@ def test_pointer_casts_the_port_refuses(tmp_path, body, code, words):
     diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
     assert [d.code for d in diags] == [code], [d.text() for d in diags]
     assert words in diags[0].message
+
+
+def test_a_helper_recasts_its_pointer_argument(tmp_path):
+    """A helper that recasts its pointer parameter (`split_ptrs = split_ptrs.to(tl.pointer_type(tl.int64))`) and
+    loads a peer's pointer from it, as symmetric-memory kernels do: the recast parameter has no offsets."""
+    failures, results = _diagnostics(tmp_path, """
+    @triton.jit
+    def _peer_count(split_ptrs, rank, peer, WORLD: tl.constexpr):
+        split_ptrs = split_ptrs.to(tl.pointer_type(tl.int64))
+        peer_splits = tl.load(split_ptrs + peer).to(tl.pointer_type(tl.int64))
+        offs = tl.arange(0, WORLD)
+        return tl.sum(tl.load(peer_splits + offs, mask=offs < rank, other=0))
+
+    @triton.jit
+    def k(split_ptrs, out_ptr, rank, WORLD: tl.constexpr):
+        peer = tl.program_id(0)
+        tl.store(out_ptr + peer, _peer_count(split_ptrs, rank, peer, WORLD))
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "PointerTile<*mut i64, { [] }> = ptr_to_ptr(split_ptrs_raw)" in body
+    assert body.count("int_to_ptr(") == 1

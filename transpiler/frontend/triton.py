@@ -168,10 +168,20 @@ class _TritonConverter(_Converter):
         pointer local (its offsets) holding the argument's."""
         if isinstance(arg, _Ptr):
             local = self.local(name, pos)  # the helper's own name (never the kernel parameter it points into)
-            self.ptr_vars[local] = (arg.base, local)
+            # a parameter the helper only recasts (`p = p.to(tl.pointer_type(T))`) has no offsets to carry
+            kept = arg.offsets is None and name in self._helper_cast_only()
+            self.ptr_vars[local] = (arg.base, None if kept else local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
         return super()._copy_arg(name, arg, pos)
+
+    def _helper_cast_only(self) -> set[str]:
+        """The innermost inlined helper's names that are only ever assigned pointer casts (_cast_only_names)."""
+        if not self.inlining:
+            return set()
+        name = self.inlining[-1]
+        fn = self.info.helpers.get(name) or self.info.kernels.get(name)
+        return _cast_only_names(self.info.helper_home.get(name) or self, fn) if fn is not None else set()
 
     def _procedure_returns(self, stmts: list) -> list:
         """`return _fill_int8(...)` where `_fill_int8` returns nothing (the helper dispatches to procedures in
@@ -692,7 +702,8 @@ class _TritonConverter(_Converter):
             self.ptr_alias[target] = fresh
             self.ptr_vars[fresh] = (value.base, fresh)
             return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
-        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
+        recast = self.subst and local_base and not self.loops and target in self._helper_cast_only()
+        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not recast:
             raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
                        f"before `{self.ptr_vars[model][0]}`): a ported pointer keeps one base", pos)
         if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
@@ -700,7 +711,7 @@ class _TritonConverter(_Converter):
             self.ptr_vars[model] = (value.base, off)
             return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         local = self.local(target, pos)
-        self.ptr_vars[local] = (value.base, local)
+        self.ptr_vars[local] = (value.base, None if recast and value.offsets is None else local)
         if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
             self.subst[-1][target] = Name(local, pos)
         return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
