@@ -283,3 +283,69 @@ def test_references_only_for_the_source_they_were_recorded_from(tmp_path):
     out.mkdir()
     assert len(references_for(out, {"source": "../softmax.py"}, kernel, None)) == 4
     assert references_for(out, {"source": "../other/softmax.py"}, kernel, None) == []
+
+
+# out[i] = (*table[g])[i] for the 4 lanes, g the block: a pointer loaded from a table of addresses (int_to_ptr),
+# and a float buffer read as int32 words through ptr_to_ptr (the same bytes)
+POINTER_TABLE = """entry @gather_rows(%t: tile<ptr<i64>>, %o: tile<ptr<f32>>, %w: tile<ptr<i32>>) {
+  %b:3 = get_tile_block_id : tile<i32>
+  %tp = offset %t, %b#0 : tile<ptr<i64>>, tile<i32> -> tile<ptr<i64>>
+  %a, %t1 = load_ptr_tko weak %tp : tile<ptr<i64>> -> tile<i64>, token
+  %p = int_to_ptr %a : tile<i64> -> tile<ptr<f32>>
+  %pr = reshape %p : tile<ptr<f32>> -> tile<1xptr<f32>>
+  %pb = broadcast %pr : tile<1xptr<f32>> -> tile<4xptr<f32>>
+  %i = iota : tile<4xi32>
+  %pp = offset %pb, %i : tile<4xptr<f32>>, tile<4xi32> -> tile<4xptr<f32>>
+  %v, %t2 = load_ptr_tko weak %pp : tile<4xptr<f32>> -> tile<4xf32>, token
+  %c4 = constant <i32: 4> : tile<i32>
+  %base = muli %b#0, %c4 : tile<i32>
+  %r = reshape %base : tile<i32> -> tile<1xi32>
+  %bb = broadcast %r : tile<1xi32> -> tile<4xi32>
+  %offs = addi %bb, %i : tile<4xi32>
+  %or = reshape %o : tile<ptr<f32>> -> tile<1xptr<f32>>
+  %ob = broadcast %or : tile<1xptr<f32>> -> tile<4xptr<f32>>
+  %op = offset %ob, %offs : tile<4xptr<f32>>, tile<4xi32> -> tile<4xptr<f32>>
+  %t3 = store_ptr_tko weak %op, %v : tile<4xptr<f32>>, tile<4xf32> -> token
+  %wf = ptr_to_ptr %o : tile<ptr<f32>> -> tile<ptr<i32>>
+  %wr = reshape %wf : tile<ptr<i32>> -> tile<1xptr<i32>>
+  %wb = broadcast %wr : tile<1xptr<i32>> -> tile<4xptr<i32>>
+  %wp = offset %wb, %offs : tile<4xptr<i32>>, tile<4xi32> -> tile<4xptr<i32>>
+  %words, %t4 = load_ptr_tko weak %wp : tile<4xptr<i32>> -> tile<4xi32>, token
+  %xr = reshape %w : tile<ptr<i32>> -> tile<1xptr<i32>>
+  %xb = broadcast %xr : tile<1xptr<i32>> -> tile<4xptr<i32>>
+  %xp = offset %xb, %offs : tile<4xptr<i32>>, tile<4xi32> -> tile<4xptr<i32>>
+  %t5 = store_ptr_tko weak %xp, %words : tile<4xptr<i32>>, tile<4xi32> -> token
+  return
+}
+"""
+
+
+def _run_table(bad_row: int | None = None):
+    rng = np.random.default_rng(3)
+    rows = [rng.standard_normal(4 + i).astype(np.float32) for i in range(3)]
+    mem = Memory()
+    bases = [mem.add(f"x{i}", r) for i, r in enumerate(rows)]
+    out, words = np.full(12, np.nan, np.float32), np.zeros(12, np.int32)
+    o, w = mem.add("out", out), mem.add("words", words)
+    table = np.array(bases, np.int64)
+    if bad_row is not None:
+        table[bad_row] = 12345  # an address in no array the case passes
+    t = mem.add("table", table)
+    Machine(mem, (3, 1, 1)).run(parse_entry(POINTER_TABLE), [np.array(t), np.array(o), np.array(w)])
+    return rows, mem.buffers[3].data, mem.buffers[4].data
+
+
+def test_pointers_loaded_from_a_table_of_addresses_and_cast_pointers():
+    """A hand-computed reference: each block reads the row whose address its table entry holds; the output read
+    back through a ptr_to_ptr cast to i32 gives the float bits."""
+    rows, out, words = _run_table()
+    want = np.concatenate([r[:4] for r in rows])
+    assert np.array_equal(out, want)
+    assert np.array_equal(words, want.view(np.int32))
+
+
+def test_a_loaded_address_in_no_array_is_not_modelled():
+    from transpiler.verify.interpret.cases import _unmodelled
+    with pytest.raises(InterpretError, match="lies in no array") as e:
+        _run_table(bad_row=1)
+    assert _unmodelled(str(e.value))

@@ -818,3 +818,106 @@ def test_a_counted_down_loop_is_diagnosed_at_the_loop(tmp_path):
     kr = kernel_result(k, path, "down.py")
     (d,) = kr.diagnostics
     assert d.code == "CT104" and (d.pos.line, d.pos.col) == (10, 5), d.text()
+
+
+def _diagnostics(tmp_path, body: str):
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(body))
+    fr = parse_file(path, "k.py")
+    results = [kernel_result(k, path, "k.py") for k in fr.kernels]
+    return {name: d for name, _, d in fr.failures}, results
+
+
+def test_pointer_casts_and_loaded_pointers(tmp_path):
+    """`p.to(tl.pointer_type(T))` reads the parameter's buffer as T (one `ptr_to_ptr` per element type, offsets
+    counting T's elements); `tl.load(table + g).to(tl.pointer_type(T))` is an address held in a local and
+    accessed through `int_to_ptr`; an integer table is made int64 (its values are addresses)."""
+    failures, results = _diagnostics(tmp_path, """
+    @triton.jit
+    def k(w_ptr, table, rows_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        w_ptr = w_ptr.to(tl.pointer_type(tl.uint8))
+        offs = tl.arange(0, BLOCK)
+        words = tl.load(w_ptr.to(tl.pointer_type(tl.int32)) + offs, mask=offs < n, other=0)
+        g = tl.program_id(0)
+        base = tl.load(table + g).to(tl.pointer_type(tl.float16))
+        x = tl.load(base + offs, mask=offs < n, other=0.0)
+        tl.store(base + offs, x * 2, mask=offs < n)
+        tl.store(out_ptr + offs, x.to(tl.float32) + words.to(tl.float32), mask=offs < n)
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"PointerTile<\*mut i32, \{ \[\] \}> = ptr_to_ptr\(w_ptr_raw\)", body)
+    assert "PointerTile<*mut u8" in body and body.count("= ptr_to_ptr(w_ptr_raw)") == 1  # w's own type unused
+    assert re.search(r"let base_addr: i64 = ", body)
+    assert body.count("PointerTile<*mut f16, { [] }> = int_to_ptr(") == 2  # the load and the store
+    params = {p["name"]: p for p in kr.manifest["params"]}
+    assert params["table"]["dtype"] == "i64"  # an address table is int64, not a generic
+
+
+@pytest.mark.parametrize("body, code, words", [
+    ("""
+    @triton.jit
+    def k(table, out_ptr, DT: tl.constexpr):
+        base = tl.load(table).to(tl.pointer_type(DT))
+        tl.store(out_ptr, tl.load(base))
+    """, "TTR-PTRCAST", "named literally"),
+    ("""
+    @triton.jit
+    def k(x_ptr, out_ptr):
+        w = (x_ptr + 4).to(tl.pointer_type(tl.int32))
+        tl.store(out_ptr, tl.load(w))
+    """, "TTR-PTRCAST", "cast the pointer first"),
+    ("""
+    @triton.jit
+    def k(x_ptr, out_ptr):
+        t = tl.pointer_type(tl.int32)
+        tl.store(out_ptr, tl.load(x_ptr))
+    """, "TTR-PTRCAST", "target of a pointer cast"),
+    ("""
+    @triton.jit
+    def k(idx_ptr, out_ptr):
+        a = tl.load(idx_ptr).to(tl.int32)
+        base = a.to(tl.pointer_type(tl.float32))
+        tl.store(out_ptr, tl.load(base))
+    """, "TTR-PTRCAST", "must be int64"),
+    ("""
+    @triton.jit
+    def k(p, out_ptr, n):
+        acc = 0.0
+        for i in range(n):
+            acc += tl.load(p + i).to(tl.float32)
+            p = p.to(tl.pointer_type(tl.uint8))
+        tl.store(out_ptr, acc)
+    """, "CT100", "keeps one base"),
+])
+def test_pointer_casts_the_port_refuses(tmp_path, body, code, words):
+    failures, results = _diagnostics(tmp_path, body)
+    diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
+    assert [d.code for d in diags] == [code], [d.text() for d in diags]
+    assert words in diags[0].message
+
+
+def test_a_helper_recasts_its_pointer_argument(tmp_path):
+    """A helper that recasts its pointer parameter (`split_ptrs = split_ptrs.to(tl.pointer_type(tl.int64))`) and
+    loads a peer's pointer from it, as symmetric-memory kernels do: the recast parameter has no offsets."""
+    failures, results = _diagnostics(tmp_path, """
+    @triton.jit
+    def _peer_count(split_ptrs, rank, peer, WORLD: tl.constexpr):
+        split_ptrs = split_ptrs.to(tl.pointer_type(tl.int64))
+        peer_splits = tl.load(split_ptrs + peer).to(tl.pointer_type(tl.int64))
+        offs = tl.arange(0, WORLD)
+        return tl.sum(tl.load(peer_splits + offs, mask=offs < rank, other=0))
+
+    @triton.jit
+    def k(split_ptrs, out_ptr, rank, WORLD: tl.constexpr):
+        peer = tl.program_id(0)
+        tl.store(out_ptr + peer, _peer_count(split_ptrs, rank, peer, WORLD))
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "PointerTile<*mut i64, { [] }> = ptr_to_ptr(split_ptrs_raw)" in body
+    assert body.count("int_to_ptr(") == 1

@@ -39,7 +39,7 @@ PKG = "corpus.triton.workloads"
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("dropout",)
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
-UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul",)
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -508,6 +508,38 @@ def cases() -> list[dict]:
                          inp("out", [rows, 16], "float32", "poison")],
                         ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
                         package=UNSEEN_PKG))
+    # pointer casts: a packed 4-bit buffer (passed as int32, read as uint8 and as int32 words)
+    for n_words, out_dt in ((256, "float32"), (200, "float16")):
+        out.append(case("pointer_tables", "dequant4_words_kernel", f"w{n_words}_{out_dt}",
+                        [inp("w", [n_words], "int32", "randint", lo=-2 ** 31, hi=2 ** 31),
+                         inp("scale", [_cdiv(n_words, 64)], "float32", "uniform", lo=0.5, hi=2.0),
+                         inp("out", [n_words * 8], out_dt, "poison")],
+                        ["w", "scale", "out", "n_words"], [_cdiv(n_words, 64)], ["out"], "",
+                        {"n_words": n_words}, {"WORDS": 64}))
+    for n_words in (256, 333):
+        out.append(case("pointer_tables", "dequant4_bytes_kernel", f"w{n_words}",
+                        [inp("w", [n_words], "int32", "randint", lo=-2 ** 31, hi=2 ** 31),
+                         inp("out", [n_words * 8], "float32", "poison")],
+                        ["w", "out", "n_bytes"], [_cdiv(n_words * 4, 256)], ["out"], "",
+                        {"n_bytes": n_words * 4}, {"BLOCK": 256}))
+    # pointer tables: per-group float pointers loaded from int64 tables the host fills with data_ptr() values
+    for rows, n_cols, rows_dt in (((3, 1, 5), 40, "int32"), ((2, 4), 64, "int64")):
+        groups = len(rows)
+        xs = [inp(f"x{i}", [r, n_cols], "float32", "randn") for i, r in enumerate(rows)]
+        ys = [inp(f"y{i}", [r, n_cols], "float32", "poison") for i, r in enumerate(rows)]
+        out.append(case("pointer_tables", "grouped_row_scale_kernel", f"g{groups}c{n_cols}_{rows_dt}",
+                        xs + ys + [inp("x_table", [groups], "int64", "addresses", of=[x["name"] for x in xs]),
+                                   inp("y_table", [groups], "int64", "addresses", of=[y["name"] for y in ys]),
+                                   inp("rows", [groups], rows_dt, "given", values=list(rows)),
+                                   inp("scale", [groups], "float32", "uniform", lo=-2.0, hi=2.0)],
+                        ["x_table", "y_table", "rows", "scale", "n_cols"], [groups], [y["name"] for y in ys], "",
+                        {"n_cols": n_cols}, {"BLOCK": _npo2(n_cols)}))
+    xs = [inp(f"x{i}", [3 + i], "float32", "randn") for i in range(3)]
+    out.append(case("pointer_tables", "pointer_tile_kernel", "g3",
+                    xs + [inp("table", [3], "int64", "addresses", of=[x["name"] for x in xs]),
+                          inp("out", [3], "float32", "poison")],
+                    ["table", "out", "n_groups"], [1], ["out"] + [x["name"] for x in xs], "",
+                    {"n_groups": 3}, {"BLOCK": 4}))
     return out
 
 
@@ -546,6 +578,10 @@ def make_inputs(c: dict) -> dict[str, np.ndarray]:
             a = np.resize(perm, int(np.prod(shape))).reshape(shape)
         elif kind == "bincount":
             a = np.bincount(arrays[init["of"]].reshape(-1), minlength=init["minlength"])
+        elif kind == "addresses":
+            # a table of the addresses of other inputs (`t.data_ptr()` values): zeros here, filled where the
+            # arrays have addresses (fill_addresses: the Triton run; the Tile IR interpreter's memory)
+            a = np.zeros(shape)
         elif kind == "moe_sorted_ids":
             ids = arrays[init["of"]].reshape(-1)
             a = np.full(shape, ids.size)
@@ -558,6 +594,18 @@ def make_inputs(c: dict) -> dict[str, np.ndarray]:
         else:
             arrays[spec["name"]] = np.ascontiguousarray(np.asarray(a).astype(_np_dtype(dt)))
     return arrays
+
+
+def fill_addresses(c: dict, arrays: dict[str, np.ndarray], address_of) -> None:
+    """Each `addresses` input set to the addresses (`address_of(name)`) of the inputs it lists, in order."""
+    for spec in c["inputs"]:
+        if spec["init"]["kind"] == "addresses":
+            arrays[spec["name"]][...] = np.array([address_of(n) for n in spec["init"]["of"]], np.int64).reshape(
+                arrays[spec["name"]].shape)
+
+
+def address_tables(c: dict) -> list[str]:
+    return [spec["name"] for spec in c["inputs"] if spec["init"]["kind"] == "addresses"]
 
 
 # ----------------------------------------------------------------------------------------------- numpy references
@@ -842,6 +890,24 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "pointer_tables.dequant4_words_kernel":
+        j = np.arange(8)
+        nib = (a["w"].astype(np.int64)[:, None] >> (4 * j)[None, :]) & 15
+        scale = np.repeat(x["scale"], 64)[:a["w"].size]
+        return {"out": ((nib - 8.0) * scale[:, None]).reshape(-1)}
+    if k == "pointer_tables.dequant4_bytes_kernel":
+        q = a["w"].view(np.uint8).astype(np.int64)
+        return {"out": np.stack([(q >> 4) - 8.0, (q & 15) - 8.0], axis=1).reshape(-1)}
+    if k == "pointer_tables.grouped_row_scale_kernel":
+        groups = a["rows"].size
+        return {f"y{i}": x[f"x{i}"] * x["scale"][i] for i in range(groups)}
+    if k == "pointer_tables.pointer_tile_kernel":
+        got = {"out": np.array([x[f"x{i}"][1] for i in range(3)])}
+        for i in range(3):
+            v = x[f"x{i}"].copy()
+            v[0] += v[1]
+            got[f"x{i}"] = v
+        return got
     raise KeyError(f"no numpy reference for {k}")
 
 
@@ -938,6 +1004,7 @@ def run_case(c: dict) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     import triton.language as tl
 
     arrays = make_inputs(c)
+    fill_addresses(c, arrays, lambda n: arrays[n].ctypes.data)  # host addresses: the interpreter reads them
     before = {n: v.copy() for n, v in arrays.items()}
     dtypes = {i["name"]: i["dtype"] for i in c["inputs"]}
     tensors = {n: HostTensor(v, dtypes[n]) for n, v in arrays.items()}

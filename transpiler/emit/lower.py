@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..diagnostics import fail
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
-                        TileTy, TupleExpr, While)
+                        Param, TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names
 from .steps import step_names
 from .derived_names import VIEW_LOCALS, extent_names, rename_locals, rename_rebound_constants
@@ -128,6 +128,7 @@ class Lowerer:
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
+        self.cast_base: dict[tuple[str, str], str] = {}  # (Triton pointer, element type) -> its cast base
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
         self.tensor_names: dict[str, str] = {}
         # each `Array.slice` view (by the local it is assigned to): its base pointer tile and its dimensions,
@@ -252,13 +253,20 @@ class Lowerer:
             raise fail("CT107", f"`{k.name}` takes {len(params)} launch arguments in cuTile Rust (a pointer is three "
                        f"or more: itself, its extents and strides); cutile 0.5's launcher takes at most "
                        f"{MAX_LAUNCH_ARGS}: split the kernel, or pass several arrays as one stacked tensor", k.pos)
+        casts = self._cast_accessed()
         for p in k.params:
-            if p.kind == "array" and p.flat and p.name in self._flat_accessed():
+            direct = p.name in self._flat_accessed()
+            elems = sorted(dt for name, dt in casts if name == p.name)
+            if p.kind == "array" and p.flat and (direct or elems):
                 self.name_temps_after(p.name)
                 n, raw = rust_ident(p.name), self.tmp("raw")
                 self.emit(f"let {raw}: PointerTile<*mut u8, {{ [] }}> = pointer_to_tile({n});")
-                self.flat_base[p.name] = self.tmp("typed")
-                self.emit(f"let {self.flat_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = ptr_to_ptr({raw});")
+                if direct:
+                    self.flat_base[p.name] = self.tmp("typed")
+                    self.emit(f"let {self.flat_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = ptr_to_ptr({raw});")
+                for dt in elems:  # the parameter read as another element type (TTR-PTRCAST): the same buffer
+                    self.cast_base[(p.name, dt)] = self.tmp(f"as_{dt}")
+                    self.emit(f"let {self.cast_base[(p.name, dt)]}: PointerTile<*mut {dt}, {{ [] }}> = ptr_to_ptr({raw});")
         self.name_temps_after("view")
         self.tile_views()
         for p in pointer_views:  # tile loads/stores of a pointer array go through a view, as in cuTile Python
@@ -414,7 +422,14 @@ class Lowerer:
     def _flat_accessed(self) -> set[str]:
         from ..passes.infer import _walk_exprs
         return {e.args[0].id for e in _walk_exprs(self.k.body)
-                if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)}
+                if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)
+                and not e.attr("elem")}
+
+    def _cast_accessed(self) -> set[tuple[str, str]]:
+        """(pointer parameter, element type) of each access through a cast of the parameter (TTR-PTRCAST)."""
+        from ..passes.infer import _walk_exprs
+        return {(e.args[0].id, e.attr("elem")) for e in _walk_exprs(self.k.body)
+                if isinstance(e, Op) and e.attr("flat") and e.attr("elem") and e.args and isinstance(e.args[0], Name)}
 
     def slice_view(self, target: str, e: Op) -> None:
         """`target = a.slice(axis, start, stop)` as cuTile Python lowers it (Array.slice): the base pointer offset
@@ -1313,9 +1328,16 @@ class Lowerer:
         math, per-dimension bounds masks, offsets summed in dimension order)."""
         arr, index, mask = e.args[0], e.args[1], e.args[2]
         shape = e.ty.shape if e.ty is not None else e.args[3].ty.shape
-        p = self.pointer_arrays[arr.id]
-        n = rust_ident(arr.id)
         ts = f"{{ [{dim_list(shape)}] }}"
+        address = isinstance(arr, Op) and arr.op == "int_to_ptr"
+        if address:  # a pointer loaded from memory (TTR-PTRCAST): no parameter, no extents
+            p = Param("__address", "array", arr.pos, dtype=arr.attr("dtype"), rank=1, pointer=True, flat=True)
+            n = "__address"
+        else:
+            p = self.pointer_arrays[arr.id]
+            n = rust_ident(arr.id)
+        if e.attr("elem"):  # the parameter read as another element type: its cast base stands for the array
+            p = replace(p, dtype=e.attr("elem"))
         bounds, offs = [], []
         for d, it in enumerate(index.items):
             src = self.tile(it)
@@ -1361,12 +1383,30 @@ class Lowerer:
             no = self.tmp()
             self.emit(f"let {no}: Tile<u64, {ts}> = {cur_o} + {offs[d]};")
             cur_o = no
-        if p.name in self.flat_base:
+        base_shape: tuple = ()
+        if address:
+            addr = arr.args[0]
+            base_shape = tuple(addr.ty.shape)
+            pt = self.tmp("p")
+            self.emit(f"let {pt}: PointerTile<*mut {p.dtype}, {{ [{dim_list(base_shape)}] }}> = "
+                      f"int_to_ptr({self.tile(addr)});")
+        elif e.attr("elem"):
+            pt = self.cast_base[(p.name, e.attr("elem"))]
+        elif p.name in self.flat_base:
             pt = self.flat_base[p.name]
         else:
             pt = self.tmp("p")
             self.emit(f"let {pt}: PointerTile<*mut {p.dtype}, {{ [] }}> = pointer_to_tile({n});")
-        if shape:
+        if base_shape and tuple(shape) != base_shape:  # a tile of addresses broadcast to the access's shape
+            ext = ("1",) * (len(shape) - len(base_shape)) + base_shape
+            if ext != base_shape:
+                pr = self.tmp("p")
+                self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ext)}] }}> = {pt}.reshape({shape_macro(ext)});")
+                pt = pr
+            pb = self.tmp("p")
+            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.broadcast({shape_macro(shape)});")
+            pt = pb
+        elif shape and not base_shape:
             ones = ("1",) * len(shape)
             pr, pb = self.tmp("p"), self.tmp("p")
             self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = {pt}.reshape({shape_macro(ones)});")
@@ -1391,7 +1431,7 @@ class Lowerer:
                 cur_m = nm
         lat = f"Latency::<{e.attr('latency', 0)}>"
         cur_m = "None" if cur_m is None else f"Some({cur_m})"
-        ordered = arr.id in self.ordered
+        ordered = (n if address else arr.id) in self.ordered
         access, store = f"{n}_tok_access", f"{n}_tok_store"
         if e.op == "gather":
             # a padding of a tile of rank >= 2 as a select after the load: cuTile Rust 0.5.0 reshapes a scalar
@@ -1528,6 +1568,14 @@ def view_key(e: Op) -> tuple:
     return (e.args[0].id, tuple(expr_text(d) for d in e.args[1].items), tuple(expr_text(s) for s in e.args[2].items))
 
 
+def _access_key(a) -> str | None:
+    """The array an access goes to, for token order: a parameter (or the one a view was cut from); every pointer
+    loaded from memory (TTR-PTRCAST) as one array `__address` (they may alias one another)."""
+    if isinstance(a, Op) and a.op == "int_to_ptr":
+        return "__address"
+    return array_root(a) if isinstance(a, Name) else None
+
+
 def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False) -> set[str]:
     """Arrays whose accesses need token order to match cuTile Python: written, and also read or updated by
     an atomic, or written more than once (two stores, or one in a loop: a program's stores to one address
@@ -1539,8 +1587,8 @@ def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False)
     from ..passes.infer import _walk_exprs
     ops: dict[str, set[str]] = {}
     for e in _walk_exprs(body):
-        if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
-            ops.setdefault(array_root(e.args[0]), set()).add(e.op)
+        if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and _access_key(e.args[0]):
+            ops.setdefault(_access_key(e.args[0]), set()).add(e.op)
     writes = _write_counts(body, parallel_loop_stores)
     return {a for a, kinds in ops.items()
             if a not in checked and kinds & set(_WRITES) and (kinds - {"scatter", "store"} or writes.get(a, 0) > 1)}
@@ -1559,8 +1607,8 @@ def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
         heads = ((st.value,) if isinstance(st, (Assign, Eval)) else (st.start, st.stop, st.step)
                  if isinstance(st, For) else (st.cond,) if isinstance(st, (If, While)) else ())
         for e in (x for h in heads for x in _sub(h)):
-            if isinstance(e, Op) and e.op in _WRITES and e.args and isinstance(e.args[0], Name):
-                add({array_root(e.args[0]): 1})
+            if isinstance(e, Op) and e.op in _WRITES and e.args and _access_key(e.args[0]):
+                add({_access_key(e.args[0]): 1})
         if isinstance(st, (For, While)):
             inner = _write_counts(st.body, parallel_loop_stores)
             parallel = _parallel_stores(st) if parallel_loop_stores and isinstance(st, For) else set()

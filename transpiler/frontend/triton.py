@@ -113,10 +113,33 @@ class _BlockPtr:
 
 
 @dataclass(frozen=True)
+class _Cast:
+    """The base of a pointer parameter read as another element type (`p.to(tl.pointer_type(tl.int32))`): the
+    same buffer, its offsets counting elements of `elem` (a model dtype)."""
+    param: str
+    elem: str
+
+    def __str__(self) -> str:
+        return f"{self.param}_as_{self.elem}"
+
+
+@dataclass(frozen=True)
+class _Addr:
+    """The base of a pointer loaded from memory or computed (`tl.load(table + i).to(tl.pointer_type(T))`): an
+    int64 address (a model Name holding it, once the pointer is assigned) and its element type `elem`."""
+    addr: Expr
+    elem: str
+
+    def __str__(self) -> str:
+        return f"{self.addr.id if isinstance(self.addr, Name) else 'addr'}_as_{self.elem}"
+
+
+@dataclass(frozen=True)
 class _Ptr:
-    """A pointer value while a kernel converts: its base parameter and its element offsets (None: the base
-    itself). Never part of the model: statements store the offsets, memory calls read both."""
-    base: str
+    """A pointer value while a kernel converts: its base (a parameter's name, a parameter read as another element
+    type `_Cast`, or an address `_Addr`) and its element offsets (None: the base itself). Never part of the
+    model: statements store the offsets, memory calls read both."""
+    base: "str | _Cast | _Addr"
     offsets: Expr | None
     pos: Pos
 
@@ -145,10 +168,20 @@ class _TritonConverter(_Converter):
         pointer local (its offsets) holding the argument's."""
         if isinstance(arg, _Ptr):
             local = self.local(name, pos)  # the helper's own name (never the kernel parameter it points into)
-            self.ptr_vars[local] = (arg.base, local)
+            # a parameter the helper only recasts (`p = p.to(tl.pointer_type(T))`) has no offsets to carry
+            kept = arg.offsets is None and name in self._helper_cast_only()
+            self.ptr_vars[local] = (arg.base, None if kept else local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
         return super()._copy_arg(name, arg, pos)
+
+    def _helper_cast_only(self) -> set[str]:
+        """The innermost inlined helper's names that are only ever assigned pointer casts (_cast_only_names)."""
+        if not self.inlining:
+            return set()
+        name = self.inlining[-1]
+        fn = self.info.helpers.get(name) or self.info.kernels.get(name)
+        return _cast_only_names(self.info.helper_home.get(name) or self, fn) if fn is not None else set()
 
     def _procedure_returns(self, stmts: list) -> list:
         """`return _fill_int8(...)` where `_fill_int8` returns nothing (the helper dispatches to procedures in
@@ -513,6 +546,7 @@ class _TritonConverter(_Converter):
         # read as the older or the newer tensor depending on the path: refused where read after it
         self.ptr_alias: dict[str, str] = {}
         self.ptr_poisoned: dict[str, str] = {}
+        self.addr_locals: set[str] = set()  # locals holding a loaded pointer's address (_Addr)
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
@@ -556,6 +590,7 @@ class _TritonConverter(_Converter):
                                 and t[0].value not in self.pointer_params and t[0].value not in reassigned
                                 and t[0].value not in self.string_consts}
         self.offset_names = {}
+        self.cast_only = _cast_only_names(self, fn)
         taken = self._function_locals(fn)
         for p in self.pointer_params:
             off = f"{p}_off"
@@ -748,8 +783,29 @@ class _TritonConverter(_Converter):
         model = self._model_name(target)
         if not self.subst and target in self.ptr_poisoned:
             del self.ptr_poisoned[target]  # bound anew: one tensor again
+        pre: list = []
+        if isinstance(value.base, _Addr) and not isinstance(value.base.addr, Name):
+            # a loaded (or computed) address: held in a local, so each access reads the value it had here (a
+            # name already holding such a pointer of that element type keeps its local: the address is a value)
+            held = self.ptr_vars.get(model, (None,))[0]
+            if isinstance(held, _Addr) and isinstance(held.addr, Name) and held.elem == value.base.elem:
+                base = held
+            else:
+                taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | \
+                    set(self.offset_names.values()) | self.addr_locals
+                local = f"{target}_addr"
+                while local in taken:
+                    local += "_"
+                self.addr_locals.add(local)
+                base = _Addr(Name(local, pos), value.base.elem)
+            pre = [Assign((base.addr.id,), value.base.addr, pos, text)]
+            value, text = _Ptr(base, value.offsets, value.pos), ""
+        return pre + self._bind_ptr(target, model, value, pos, text)
+
+    def _bind_ptr(self, target: str, model: str, value: _Ptr, pos: Pos, text: str) -> list:
+        local_base = not isinstance(value.base, str)  # a cast or loaded pointer: a new binding of the name
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not self.subst \
-                and not self.loops and model not in self.offset_names:
+                and not self.loops and (model not in self.offset_names or local_base):
             # a kernel-level name rebound to a pointer into another tensor, outside loops: a new model name
             # (the tensor is known where each binding is read)
             taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values())
@@ -759,7 +815,8 @@ class _TritonConverter(_Converter):
             self.ptr_alias[target] = fresh
             self.ptr_vars[fresh] = (value.base, fresh)
             return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
-        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base:
+        recast = self.subst and local_base and not self.loops and target in self._helper_cast_only()
+        if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not recast:
             raise fail("CT100", f"pointer `{target}` is given a pointer into another tensor (`{value.base}`, "
                        f"before `{self.ptr_vars[model][0]}`): a ported pointer keeps one base", pos)
         if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
@@ -767,7 +824,7 @@ class _TritonConverter(_Converter):
             self.ptr_vars[model] = (value.base, off)
             return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         local = self.local(target, pos)
-        self.ptr_vars[local] = (value.base, local)
+        self.ptr_vars[local] = (value.base, None if recast and value.offsets is None else local)
         if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
             self.subst[-1][target] = Name(local, pos)
         return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
@@ -893,6 +950,8 @@ class _TritonConverter(_Converter):
                 e = Name(self.ptr_alias[e.id], e.pos)
             if isinstance(e, Name) and e.id in self.ptr_vars:
                 base, off = self.ptr_vars[e.id]
+                if not self.subst and node.value in self.cast_only:
+                    off = None  # only ever assigned casts of pointers (`w = w.to(tl.pointer_type(T))`): no offsets
                 return _Ptr(base, Name(off, e.pos) if off is not None else None, e.pos)
             return e
         return super().expr(node)
@@ -1090,6 +1149,8 @@ class _TritonConverter(_Converter):
             base = self.expr(node.value.value)
             if isinstance(base, _BlockPtr):  # a block pointer's elements: its base pointer's
                 base = self.expr(base.base)
+            if isinstance(base, _Ptr) and not isinstance(base.base, str):  # a cast or loaded pointer: its type
+                return Op("dtype", (), pos, (("dtype", base.base.elem),))
             if isinstance(base, _Ptr):
                 return Op("dtype_of", (Name(base.base, pos),), pos)
             raise fail("CT100", "`.dtype.element_ty` of a value that is not a pointer", pos)
@@ -1131,6 +1192,9 @@ class _TritonConverter(_Converter):
             return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if d == f"{TL}.pointer_type":
+            raise fail("TTR-PTRCAST", "`tl.pointer_type(...)` is supported as the target of a pointer cast only "
+                       "(`p.to(tl.pointer_type(T))`, `tl.cast(p, tl.pointer_type(T))`)", pos)
         if d == f"{TL}.make_tensor_descriptor":
             return self._descriptor(node, pos)
         if d == f"{TL}.make_block_ptr":
@@ -1225,6 +1289,9 @@ class _TritonConverter(_Converter):
                 return Op("astype", (self.expr(v), f32), pos, rule="TTR-CAST")
         if d == f"{TL}.cast" or (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cast")
                                   and not (d or "").startswith(f"{TL}.")):
+            target = self._pointer_type_target(d, node)
+            if target is not None:
+                return self._pointer_cast(d, func, node, target, pos)
             converted = self._cast_keywords(d, func, node, pos)
             if converted is not None:
                 return converted
@@ -1326,6 +1393,45 @@ class _TritonConverter(_Converter):
         half = self._op("operator:>=", (frac, Lit(0.5, pos)), pos, (("pred", ">="),))
         step = self._op(f"{TL}.where", (below, Lit(-1.0, pos), Lit(1.0, pos)), pos)
         return self._op(f"{TL}.where", (half, self._op("operator:+", (t, step), pos), t), pos)
+
+    def _pointer_type_target(self, d: str | None, node: cst.Call):
+        """The `tl.pointer_type(...)` call a cast converts to (`x.to(tl.pointer_type(T))`, `tl.cast(x, ...)`)."""
+        if _pointer_cast_operand(self, node) is None:
+            return None
+        return _arg(node, 1 if d == f"{TL}.cast" else 0, "dtype")
+
+    def _pointer_cast(self, d: str | None, func, node: cst.Call, target: cst.Call, pos: Pos) -> _Ptr:
+        """`p.to(tl.pointer_type(T))` (TTR-PTRCAST): a pointer parameter read as elements of T (the same buffer,
+        offsets counting T's elements: Tile IR's ptr_to_ptr), or an int64 address (`tl.load(table + i)`, the
+        host's `t.data_ptr()` values) as a pointer to T (int_to_ptr). T is a literal tl dtype."""
+        rule = "TTR-PTRCAST"
+        self.rules_used.add(rule)
+        keys = {a.keyword.value for a in node.args if a.keyword is not None} - {"dtype"}
+        if keys:
+            raise fail(rule, f"`{', '.join(sorted(keys))}=` of a pointer cast is not supported", pos)
+        args = [a for a in target.args]
+        elem = self.dotted(args[0].value) if len(args) == 1 and args[0].keyword is None else None
+        leaf = elem[len(TL) + 1:] if elem and elem.startswith(f"{TL}.") else None
+        if leaf not in TRITON_DTYPES or TRITON_DTYPES[leaf] in ("bool", "f64"):
+            raise fail(rule, f"`{_code(target).strip()}`: the element type of a cast pointer must be a tl dtype "
+                       "named literally (tl.float16, tl.int32, ...; not a dtype constexpr or `p.dtype.element_ty`, "
+                       "which the port would have to resolve per launch)", pos)
+        dt = TRITON_DTYPES[leaf]
+        value = self.expr(_arg(node, 0, "input") if d == f"{TL}.cast" else func.value)
+        if isinstance(value, _Ptr):
+            if value.offsets is not None:
+                raise fail(rule, "a pointer advanced by offsets and then cast to another element type is not "
+                           "supported (the offsets count the old elements): cast the pointer first, then add "
+                           "offsets counted in the new element type", pos)
+            base = value.base
+            if isinstance(base, _Addr):
+                return _Ptr(_Addr(base.addr, dt), None, pos)
+            param = base.param if isinstance(base, _Cast) else base
+            return _Ptr(_Cast(param, dt), None, pos)
+        if isinstance(value, (_BlockPtr, _Desc)):
+            raise fail(rule, "a block pointer or tensor descriptor cast to a pointer type", pos)
+        # an address: int64 (checked by inference, which makes an integer table int64)
+        return _Ptr(_Addr(value, dt), None, pos)
 
     def _cast_keywords(self, d: str | None, func, node: cst.Call, pos: Pos):
         """`x.to(dt, ...)` / `tl.cast(x, dt, ...)` with `bitcast=True` (the bits reinterpreted: rule TTR-BITCAST) or
@@ -1699,11 +1805,18 @@ class _TritonConverter(_Converter):
         if isinstance(ptr, _BlockPtr):
             return self._block_access(d, leaf, ptr, node, pos)
         if not isinstance(ptr, _Ptr):
-            raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (pointers "
-                       "loaded from memory or computed otherwise are not supported)", pos)
+            raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (a pointer "
+                       "loaded from memory must be cast: `tl.load(table + i).to(tl.pointer_type(T))`; pointers "
+                       "computed otherwise are not supported)", pos)
         offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
-        base = Name(ptr.base, pos)
         attrs: list = [("flat", True)]
+        if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
+            base = Op("int_to_ptr", (ptr.base.addr,), pos, (("dtype", ptr.base.elem),), "TTR-PTRCAST")
+        elif isinstance(ptr.base, _Cast):  # a parameter read as another element type
+            base = Name(ptr.base.param, pos)
+            attrs.append(("elem", ptr.base.elem))
+        else:
+            base = Name(ptr.base, pos)
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
@@ -1874,7 +1987,41 @@ def _sum_leaves(conv: _TritonConverter, e) -> list[cst.Name]:
         return _sum_leaves(conv, e.value)
     if isinstance(e, cst.Call) and conv.dotted(e.func) in HINT_CALLS and e.args:
         return _sum_leaves(conv, e.args[0].value)
+    inner = _pointer_cast_operand(conv, e)
+    if inner is not None:  # `p.to(tl.pointer_type(T))`: the pointer cast (an address loaded from memory: none)
+        return _sum_leaves(conv, inner)
     return []
+
+
+def _cast_only_names(conv: _TritonConverter, fn: cst.FunctionDef) -> set[str]:
+    """Names every assignment of which is a pointer cast of a name (`W = W.to(tl.pointer_type(tl.uint8))`): a
+    pointer read through one has no offsets (the cast of an advanced pointer is refused), in loops too."""
+    ok: set[str] = set()
+    bad: set[str] = set()
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            (ok if isinstance(_pointer_cast_operand(conv, node.value), cst.Name) else bad).add(name)
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+                [node.target] if not isinstance(node, cst.With) else [i.asname.name for i in node.items if i.asname]
+            bad.update(n.value for t in targets for n in _walk(t) if isinstance(n, cst.Name))
+    return ok - bad
+
+
+def _pointer_cast_operand(conv: _TritonConverter, e) -> cst.BaseExpression | None:
+    """The operand of a pointer cast (`x.to(tl.pointer_type(T))`, `tl.cast(x, tl.pointer_type(T))`), else None."""
+    if not isinstance(e, cst.Call):
+        return None
+    d = conv.dotted(e.func)
+    is_fn = d == f"{TL}.cast"
+    if not (is_fn or (isinstance(e.func, cst.Attribute) and e.func.attr.value in ("to", "cast")
+                      and not (d or "").startswith(f"{TL}."))):
+        return None
+    target = _arg(e, 1 if is_fn else 0, "dtype")
+    if not (isinstance(target, cst.Call) and conv.dotted(target.func) == f"{TL}.pointer_type"):
+        return None
+    return _arg(e, 0, "input") if is_fn else e.func.value
 
 
 def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
@@ -1922,7 +2069,10 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
     # a name tested by its truth (`if bias_ptr:`) is a number unless an address reaches it: then an optional
     # pointer, whose truth is `is not None` (_TritonConverter._pointer_truth)
     int_used |= truth_used - {n.value for r in roots if r is not None for n in _sum_leaves(conv, r)}
-    pointers: set[str] = {n for n in dtype_used if n in params}
+    # the operand of a pointer cast is a pointer (an address loaded from memory is a call: not a name)
+    cast_used = {x.value for node in _walk(fn.body) for x in [_pointer_cast_operand(conv, node)]
+                 if isinstance(x, cst.Name)}
+    pointers: set[str] = {n for n in dtype_used | cast_used if n in params}
     work = list(roots)
     seen: set[int] = set()
     while work:

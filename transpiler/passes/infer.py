@@ -375,8 +375,9 @@ class RetypeArray(Exception):
     """An array's elements are used as integers (indices, bit operations) or receive integer tiles. `group`:
     every array sharing its generic takes `dtype` (a generic whose values must have that one dtype)."""
 
-    def __init__(self, name: str, dtype: str, group: bool = False):
-        self.name, self.dtype, self.group = name, dtype, group
+    def __init__(self, name: str, dtype: str, group: bool = False, exact: bool = False):
+        # exact: the array takes `dtype` itself, not a generic of its kind (a table of int64 addresses)
+        self.name, self.dtype, self.group, self.exact = name, dtype, group, exact
 
 
 def retype_generic(k: Kernel, generic: str, dtype: str) -> None:

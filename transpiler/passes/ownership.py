@@ -55,7 +55,8 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                 if isinstance(e, Op) and e.op == "store":
                     stores.setdefault(array_root(e.args[0]), []).append(e)
                 elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
-                    element_writes.add(array_root(e.args[0]))
+                    if isinstance(e.args[0], Name):  # else a pointer loaded from memory: no parameter's array
+                        element_writes.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.op == "view_atomic_add":
                     view_atomics.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in (

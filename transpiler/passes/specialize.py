@@ -322,7 +322,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         except RetypeArray as r:  # (i8: Triton's int8 dot operands, fixed to int8: ops/linalg.int8_operands)
             p = k.param(r.name)
-            if p is not None and p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN \
+            if p is not None and p.flat and is_generic(p.dtype) and p.domain != INT_DOMAIN and not r.exact \
                     and (r.dtype == "bool" or r.dtype.startswith(("i", "u"))) and r.dtype != "i8":
                 # a Triton pointer of integers keeps a generic (the caller's i32 or i64): `_widened` loads
                 k = replace(k, params=tuple(replace(q, domain=INT_DOMAIN) if q.dtype == p.dtype else q

@@ -579,6 +579,8 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
             load, other = e.args[1], e.args[2]
         if not (isinstance(load, Op) and load.op in ("gather", "scatter") and load.attr("flat")):
             return None
+        if not isinstance(load.args[0], Name) or load.attr("elem"):
+            return None  # a pointer loaded from memory, or a parameter read as another type (TTR-PTRCAST)
         arr = load.args[0]
         if uses.get(arr.id, set()) != {load.op}:
             return None  # loaded and stored (or updated by atomics): element accesses keep their order

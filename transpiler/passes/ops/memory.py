@@ -3,6 +3,7 @@ num_tiles), or by element through pointer tiles with a mask (gather, scatter, at
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
@@ -428,6 +429,16 @@ def array_slice(infer: Infer, e: Op) -> Op:
 
 # ------------------------------------------------------------- by element: pointer tiles and masks
 
+def _param_pointer(infer: Infer, e: Op) -> Name:
+    arr = infer.array_param(e.args[0], e.rule)
+    if e.attr("elem"):  # a Triton pointer parameter cast to another element type (`p.to(tl.pointer_type(T))`)
+        arr = replace(arr, ty=ArrayTy(e.attr("elem"), arr.ty.rank))
+    if array_root(arr) != arr.id:
+        raise fail(e.rule, f"element access (gather, scatter, atomics) through the `Array.slice` view `{arr.id}` "
+                   "is not supported yet: index the array it was cut from", e.pos)
+    return arr
+
+
 def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
     idx = e.args[1]
     items = idx.items if isinstance(idx, TupleExpr) else (idx,)
@@ -460,12 +471,51 @@ def _mask(infer: Infer, e: Op, shape: tuple):
     return infer.to_shape(mt, shape)
 
 
+def _address(infer: Infer, e: Op) -> Op:
+    """A loaded pointer (`int_to_ptr` of an int64 address, TTR-PTRCAST) typed as a rank-1 array of its element
+    type: an integer array the address is loaded from is made int64 (Triton casts only 64-bit integers to
+    pointers; the host fills the table with `t.data_ptr()` values)."""
+    ptr = e.args[0]
+    addr = infer.expr(ptr.args[0])
+    if not isinstance(addr.ty, TileTy):
+        raise fail(ptr.rule, "the address of a loaded pointer must be an int64 value", ptr.pos)
+    table = _address_table(infer, addr, ptr.args[0])
+    if table is not None:
+        raise RetypeArray(table, "i64", exact=True)
+    if addr.ty.dtype not in ("i64", "u64"):
+        raise fail(ptr.rule, f"a {addr.ty.dtype} value cast to a pointer: the address must be int64 (Triton "
+                   "casts only 64-bit integers to pointers)", ptr.pos)
+    return Op("int_to_ptr", (addr,), ptr.pos, ptr.attrs, ptr.rule, ArrayTy(ptr.attr("dtype"), 1))
+
+
+def _address_table(infer: Infer, typed: Expr, source: Expr) -> str | None:
+    """The pointer parameter of a generic element type that an address is loaded from (directly, or through a
+    local assigned once, converted or selected): it must hold int64 addresses."""
+    if isinstance(typed.ty, TileTy) and is_generic(typed.ty.dtype):
+        p = next((q for q in infer.k.params if q.kind == "array" and q.dtype == typed.ty.dtype), None)
+        return p.name if p is not None else None
+    e = source
+    for _ in range(16):
+        if isinstance(e, Name) and e.id in infer.single_defs:
+            e = infer.single_defs[e.id]
+        elif isinstance(e, Op) and e.op == "astype":
+            e = e.args[0]
+        else:
+            break
+    if isinstance(e, Op) and e.op == "gather" and isinstance(e.args[0], Name) and not e.attr("elem"):
+        p = infer.k.param(e.args[0].id)
+        if p is not None and p.kind == "array" and is_generic(p.dtype):
+            return p.name
+    return None
+
+
 def _common(infer: Infer, e: Op):
     """The array, typed index tiles, their broadcast shape and the attrs every element access shares."""
-    arr = infer.array_param(e.args[0], e.rule)
-    if array_root(arr) != arr.id:
-        raise fail(e.rule, f"element access (gather, scatter, atomics) through the `Array.slice` view `{arr.id}` "
-                   "is not supported yet: index the array it was cut from", e.pos)
+    address = isinstance(e.args[0], Op) and e.args[0].op == "int_to_ptr"
+    if address:  # a loaded pointer (TTR-PTRCAST)
+        arr = _address(infer, e)
+    else:
+        arr = _param_pointer(infer, e)
     cb = e.attr("check_bounds")
     if cb is not None and not isinstance(cb, Lit):
         cb = infer.bool_const_value(cb)
@@ -473,6 +523,9 @@ def _common(infer: Infer, e: Op):
         raise fail(e.rule, "`check_bounds` must be True or False (a literal or a module constant; a "
                    "ct.Constant[bool] that selects it is not supported yet)", e.pos)
     idx, shape = _indices(infer, e, arr)
+    if address:  # a tile of addresses: a pointer each (the offsets spread over their shape)
+        shape = infer.broadcast(shape, arr.args[0].ty.shape, e.pos)
+        idx = tuple(infer.to_shape(t, shape) for t in idx)
     lat = e.attr("latency")
     lat = latency_value(infer, lat, e) if lat is not None else 0
     memory = []
@@ -489,16 +542,20 @@ def _common(infer: Infer, e: Op):
             memory.append((key, v.attr("value")))
     if e.attr("flat"):  # a Triton pointer: no bounds (Triton's mask alone)
         cb = Lit(False, e.pos)
+    elem = (("elem", e.attr("elem")),) if e.attr("elem") else ()
     # check_bounds=False: no per-dimension bounds mask (the caller's mask alone, if any), as cuTile Python
     attrs = ((("check_bounds", False),) if cb is not None and not cb.value else ()) + \
-        (("latency", lat),) + tuple(memory)
+        (("latency", lat),) + tuple(memory) + elem
     return arr, idx, shape, attrs
 
 
 def int_pointer(infer: Infer, arr: Name) -> bool:
     """A Triton pointer whose elements are integers of any width (its generic ranges over INT_DOMAIN)."""
+    if not isinstance(arr, Name):  # a pointer loaded from memory: its own element type
+        return False
     p = infer.k.param(arr.id)
-    return p is not None and p.flat and p.domain == INT_DOMAIN
+    # a parameter read as another element type (TTR-PTRCAST) is typed as that: not widened
+    return p is not None and p.flat and p.domain == INT_DOMAIN and arr.ty.dtype == p.dtype
 
 
 def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:

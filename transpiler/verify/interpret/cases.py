@@ -211,8 +211,15 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
              for n, v in _bound(kernel, case).items()}
     optional = {p.get("rust_name", p["name"]) for p in kernel["params"] if p["kind"] == "scalar" and p.get("given")}
     bases: dict[str, int] = {}
+    tool = reference_tool()
+    tables = set(tool.address_tables(case)) if hasattr(tool, "address_tables") else set()
     for name, a in arrays.items():
-        bases[name] = memory.add(name, a)
+        if name not in tables:
+            bases[name] = memory.add(name, a)
+    if tables:  # tables of addresses (`t.data_ptr()` values): the interpreter's addresses of the arrays they list
+        tool.fill_addresses(case, arrays, lambda n: bases[n])
+        for name in sorted(tables):
+            bases[name] = memory.add(name, arrays[name])
     values: list = []
     for name, ty in signature:
         ext = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)

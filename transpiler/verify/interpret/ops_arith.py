@@ -416,9 +416,15 @@ def _bitcast(m, op_, env):
 
 @op("int_to_ptr", "ptr_to_int", "ptr_to_ptr")
 def _ptr_cast(m, op_, env):
+    """Pointers are byte addresses: ptr_to_ptr keeps the address (an offset then counts the new pointee's
+    size, see `offset`); int_to_ptr takes an address loaded from memory (a table the host filled with the
+    arrays' addresses), which the interpreter can read only where it falls in one of its arrays: any other
+    lane is made a foreign address, refused (not modelled) if it is ever accessed."""
     (x,) = _args(env, op_)
     dst = result_types(op_)[0]
     v = _arr(x).astype(np.int64)
+    if op_.name == "int_to_ptr":
+        v = m.memory.foreign(v)
     return [v if dst.pointee is not None else v.astype(np_dtype(dst.elem))]
 
 

@@ -113,6 +113,18 @@ class Memory:
         self.buffers.append(Buffer(name, base, np.ascontiguousarray(array).reshape(-1)))
         return base
 
+    # addresses from int_to_ptr inside no array are moved here (below 0): an access there is not modelled
+    FOREIGN = -(1 << 62)
+
+    def foreign(self, addr: np.ndarray) -> np.ndarray:
+        """`addr` (int_to_ptr's operand) with every address that lies in no array made a foreign one."""
+        a = np.asarray(addr, np.int64)
+        owner = (a // self.SPACING) - 1
+        inside = np.zeros(a.shape, bool)
+        for i, buf in enumerate(self.buffers):
+            inside |= (owner == i) & (a - buf.base < buf.nbytes) & (a >= buf.base)
+        return np.where(inside, a, self.FOREIGN)
+
     def _locate(self, addr: np.ndarray, elem: str, what: str) -> list[tuple[Buffer, np.ndarray, np.ndarray]]:
         """(buffer, positions in addr, element indices) per buffer the addresses fall in."""
         dt = np_dtype(elem)
@@ -121,6 +133,9 @@ class Memory:
         owner = (flat // self.SPACING) - 1
         if not flat.size:
             return out
+        if (flat < self.FOREIGN // 2).any():
+            raise InterpretError(f"{what}: an address loaded from memory (int_to_ptr) lies in no array the case "
+                                 "passes: the interpreter cannot read it (not modelled)")
         lo, hi = int(owner.min()), int(owner.max())
         groups = [(lo, np.arange(flat.size))] if lo == hi else [(b, np.nonzero(owner == b)[0]) for b in np.unique(owner)]
         for b_index, pos in groups:
