@@ -222,6 +222,19 @@ def bitwise(infer: Infer, e: Op) -> Op:
     return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
 
 
+@handler("mulhi")
+def mulhi(infer: Infer, e: Op) -> Op:
+    """`tl.umulhi(x, y)`: the high half of the double-width product, the operands read as unsigned (mulhii).
+    Integer operands only, promoted to one type as Triton's binary operators promote them."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule, f"`tl.umulhi` needs integer operands (here {ty.dtype})", e.pos)
+    return Op("mulhi", (a, b), e.pos, rule=e.rule, ty=ty)
+
+
 @handler("invert")
 def invert(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
