@@ -1136,7 +1136,13 @@ class _TritonConverter(_Converter):
             if isinstance(value, Name):
                 self.seed_params.add(value.id)
         library = _random_library(self.rules)
-        return self.inline_helper(library.info.helpers[d[len(TL) + 1:]], node, library)
+        try:
+            return self.inline_helper(library.info.helpers[d[len(TL) + 1:]], node, library)
+        except TranspileError as err:  # said at the call, with the line of Triton's definition it failed in
+            at = err.diagnostic.pos
+            if at.path != RANDOM_LIBRARY:
+                raise
+            raise fail(err.diagnostic.code, f"{err.diagnostic.message} (in `{d}`, {at})", pos) from None
 
     def _softmax(self, node: cst.Call, is_method: bool, pos: Pos):
         """`tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False)` / `x.softmax(...)`, as Triton's

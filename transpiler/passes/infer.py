@@ -361,9 +361,10 @@ def _float_locals(k: Kernel) -> set[str]:
             isinstance(x, Lit) and isinstance(x.value, float) for x in v.args) and any(
             made_float(x) for x in v.args if not isinstance(x, Lit))
 
-    held = {n for n, vs in defs.items() if all(made_float(v) for v in vs)}
+    held: set[str] = set()
     while True:
-        more = {n for n, vs in defs.items() if all(isinstance(v, Name) and v.id in held for v in vs)} - held
+        more = {n for n, vs in defs.items()
+                if all(made_float(v) or (isinstance(v, Name) and v.id in held) for v in vs)} - held
         if not more:
             return held
         held |= more

@@ -38,6 +38,10 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     """`ct.bitcast(x, dt)`, Triton's `x.to(dt, bitcast=True)`: the same bits read as `dt` (same width only)."""
     x = infer.expr(e.args[0])
     dt = infer.dtype_arg(e.args[1])
+    if isinstance(x, Lit) and isinstance(x.value, int) and not isinstance(x.value, bool) and is_int(dt) \
+            and -2**31 <= x.value < 2**31 and _BITS[dt] == 32:
+        # a Python int (Triton's int32 scalar: `tl.philox(seed, offs, 0, 0, 0)`): its 32 bits as `dt`
+        return Lit(x.value % 2**32 if dt.startswith("u") else x.value, x.pos, TileTy(dt))
     if not isinstance(x.ty, TileTy) or isinstance(x, Lit):
         raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
     src = x.ty.dtype
