@@ -1022,3 +1022,17 @@ def test_a_changed_philox_constant_changes_the_numbers(triton_out, tmp_path):
     (mutant, *_) = [mu for mu in pool if mu.old == "-845247145" and mu.cls == "value"]
     (result,) = tool.run_rounds(out, [mutant], log=lambda *_: None)
     assert result["outcome"] == "killed", result
+
+
+def test_a_sum_of_narrow_integers_accumulates_in_32_bits(tmp_path):
+    """Triton's tl.sum of int8 / int16 accumulates in int32, of uint8 / uint16 and int1 (a mask, which Triton
+    counts as unsigned) in uint32: `tl.sum(mask, 0) > 0` counts the true elements (lmdeploy's sampling kernel)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        found = tl.sum(x > 0.5, 0) > 0
+        tl.store(y_ptr + offs, tl.where(found, x, 0.0), mask=offs < n)
+    """)
+    assert re.search(r"Tile<u32, \{ \[BLOCK\] \}> = exti\(", rust) and "reduce_sum(" in rust and "> 0u32" in rust
