@@ -21,8 +21,9 @@ bit (tests/fixtures/triton_refs, interpreted ports):
   draw for an integer (`tl.rand(seed, offs) > p` then makes `p` a float, as Triton types it).
 
 A narrowing to uint32 takes a uint64 whose high half is zero (shifted out and back, or shifted down), so the port's
-`trunci` (no unsigned wrap) is exact where Triton's truncation wraps; no integer constant is wider than 32 bits
-(cuTile Rust 0.5.0 reads every integer literal as an i32: a uint32 one is written as the int32 of its bits).
+`trunci` (no unsigned wrap) is exact where Triton's truncation wraps. cuTile Rust 0.5.0 reads every integer
+literal as an i32: a uint32 constant is written as the int32 of its bits; the 64-bit Philox (64-bit counters, the
+`else` arm of `philox_impl`) is Triton's too, but its constants have no Rust form, so the port refuses it (CT121).
 """
 import triton
 import triton.language as tl
