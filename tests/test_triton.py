@@ -155,7 +155,7 @@ def test_jit_helpers_are_inlined_with_their_pointers(tmp_path):
     @triton.jit
     def k(x_ptr, seed, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        r = tl.rand(seed, offs)
+        r = tl.randn(seed, offs)
         tl.store(x_ptr + offs, r)
     """, "CT101", 9),
     ("""
@@ -183,7 +183,7 @@ def test_one_unsupported_kernel_costs_no_other(tmp_path):
     fr = convert(tmp_path, """
     @triton.jit
     def bad(x_ptr, seed, BLOCK: tl.constexpr):
-        tl.store(x_ptr + tl.arange(0, BLOCK), tl.rand(seed, tl.arange(0, BLOCK)))
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.randn(seed, tl.arange(0, BLOCK)))
 
 
     @triton.jit
