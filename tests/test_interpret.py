@@ -190,6 +190,39 @@ def test_int8_mma_accumulates_exactly_in_int32():
     assert np.array_equal(run(INT8_MMA.replace("signed signed", "unsigned signed")), unsigned)
 
 
+def test_mulhii_is_the_unsigned_high_product():
+    """Tile IR's mulhii has no signedness: tileiras lowers it to an unsigned multiply-high (Triton's
+    `tl.umulhi`, Philox's rounds). i32 operands with the top bit set are read as unsigned; i64 ones too."""
+    text = """entry @k(%p: tile<ptr<i32>>, %q: tile<ptr<i64>>) {
+  %t0 = make_token : token
+  %i = iota : tile<4xi32>
+  %pr = reshape %p : tile<ptr<i32>> -> tile<1xptr<i32>>
+  %pb = broadcast %pr : tile<1xptr<i32>> -> tile<4xptr<i32>>
+  %pp = offset %pb, %i : tile<4xptr<i32>>, tile<4xi32> -> tile<4xptr<i32>>
+  %x, %t1 = load_ptr_tko weak %pp token=%t0 : tile<4xptr<i32>> -> tile<4xi32>, token
+  %c = constant <i32: -845247145> : tile<4xi32>
+  %h = mulhii %x, %c : tile<4xi32>
+  %t2 = store_ptr_tko weak %pp, %h token=%t1 : tile<4xptr<i32>>, tile<4xi32> -> token
+  %qr = reshape %q : tile<ptr<i64>> -> tile<1xptr<i64>>
+  %qb = broadcast %qr : tile<1xptr<i64>> -> tile<4xptr<i64>>
+  %qp = offset %qb, %i : tile<4xptr<i64>>, tile<4xi32> -> tile<4xptr<i64>>
+  %y, %t3 = load_ptr_tko weak %qp token=%t0 : tile<4xptr<i64>> -> tile<4xi64>, token
+  %g = mulhii %y, %y : tile<4xi64>
+  %t4 = store_ptr_tko weak %qp, %g token=%t3 : tile<4xptr<i64>>, tile<4xi64> -> token
+  return
+}
+"""
+    x = np.array([-1, 1 << 31 - 1, -(1 << 31), 123456789], np.int32)
+    y = np.array([-1, 3, -(1 << 63), 1 << 40], np.int64)
+    mem = Memory()
+    args = [np.array(mem.add("p", x.copy())), np.array(mem.add("q", y.copy()))]
+    Machine(mem, (1, 1, 1)).run(parse_entry(text), args)
+    want32 = [(int(v) % 2**32 * 0xCD9E8D57) >> 32 for v in x]
+    want64 = [(int(v) % 2**64) ** 2 >> 64 for v in y]
+    assert mem.buffers[0].data.view(np.uint32).tolist() == want32
+    assert mem.buffers[1].data.view(np.uint64).tolist() == want64
+
+
 def test_tf32_rounding_keeps_ten_mantissa_bits():
     x = np.array([1 + 2 ** -10, 1 + 2 ** -11 + 2 ** -20, 1 + 2 ** -12, -3.0], np.float32)
     assert round_tf32(x).tolist() == [1 + 2 ** -10, 1 + 2 ** -10, 1.0, -3.0]

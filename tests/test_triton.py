@@ -155,7 +155,7 @@ def test_jit_helpers_are_inlined_with_their_pointers(tmp_path):
     @triton.jit
     def k(x_ptr, seed, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        r = tl.rand(seed, offs)
+        r = tl.randn(seed, offs)
         tl.store(x_ptr + offs, r)
     """, "CT101", 9),
     ("""
@@ -183,7 +183,7 @@ def test_one_unsupported_kernel_costs_no_other(tmp_path):
     fr = convert(tmp_path, """
     @triton.jit
     def bad(x_ptr, seed, BLOCK: tl.constexpr):
-        tl.store(x_ptr + tl.arange(0, BLOCK), tl.rand(seed, tl.arange(0, BLOCK)))
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.randn(seed, tl.arange(0, BLOCK)))
 
 
     @triton.jit
@@ -198,6 +198,9 @@ def test_one_unsupported_kernel_costs_no_other(tmp_path):
 def test_kernels_not_supported_yet_are_diagnosed(tmp_path):
     """The workload kernels kept outside the corpus until their constructs are supported."""
     from conftest import ROOT
+    if not TRITON_NOT_YET:
+        assert not list((ROOT / "tests" / "fixtures" / "triton_not_yet").glob("*.py"))
+        return
     result, _ = run([ROOT / "tests" / "fixtures" / "triton_not_yet"], tmp_path / "out")
     assert {k.name: k.status for k in result.kernels} == {n: "unsupported" for n in TRITON_NOT_YET}
     assert {k.name: k.diagnostics[0].code for k in result.kernels} == TRITON_NOT_YET
@@ -954,3 +957,82 @@ def test_every_triton_port_with_references_matches_triton(triton_out, triton_ver
     assert not bad, "\n".join(bad)
     with_cases = {k for k, _ in got}
     assert all(v.verdict == "numbers_match" for v in triton_verdicts if v.kernel in with_cases)
+
+
+def test_random_numbers_are_triton_s_philox_inlined(tmp_path):
+    """`tl.rand` / `tl.randint` (and the 4x forms, `tl.philox`, `tl.uint_to_uniform_float`): Triton's own
+    definitions (rules/triton_random.py) inlined as the model's uint32 ops: `n_rounds` rounds of mulhi / mul /
+    xor / add, the seed an int32 parameter (Triton types an int argument so), a probability compared with the
+    draw a float; Philox's constants above i32::MAX are written as the int32 of their bits and bitcast (cuTile
+    Rust 0.5.0 reads every integer literal as an i32)."""
+    fr = convert(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, p, seed, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        keep = tl.rand(seed, offs, n_rounds=7) > p
+        r0, r1, r2, r3 = tl.randint4x(seed, offs.to(tl.int64))
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, tl.where(keep, x / (1 - p), 0.0) + (r0 ^ r3).to(tl.float32), mask=offs < n)
+    """)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = fr.kernels
+    text = dump_kernel(k)
+    assert "range(0, 7, 1)" in text and "range(0, 10, 1)" in text and text.count("mulhi(") == 8
+    (v,) = translate_kernel(k)
+    assert {p.name: p.dtype for p in v.params if p.kind == "scalar"} == {"n": "i32", "p": "f32", "seed": "i32"}
+    rust = "\n".join(lower_kernel(v).body)
+    assert "constant(-845247145i32" in rust and "mulhii(" in rust and "overflow::NoUnsignedWrap" in rust
+    # no integer literal the JIT cannot read (it parses every one as an i32)
+    assert all(-2**31 <= int(m.group(1)) < 2**31 for m in re.finditer(r"(?<![\w.])(-?\d+)[iu](?:32|64)\b", rust))
+
+
+@pytest.mark.parametrize("body, code, says", [
+    ("tl.store(x_ptr + offs, tl.randn(seed, offs))", "CT101", "Box-Muller"),
+    ("tl.store(x_ptr + offs, tl.rand(seed, offs, 10, 3))", "TTR-RAND", "takes seed, offset"),
+    ("tl.store(x_ptr + offs, tl.rand(seed, offsets=offs))", "TTR-RAND", "not `offsets=`"),
+    # 64-bit Philox: its constants are wider than any integer literal cuTile Rust 0.5.0 reads
+    ("w = offs.to(tl.int64)\n        a, b, c, d = tl.philox(seed, w, w, w, w)\n        tl.store(x_ptr + offs, a.to(tl.float32))",
+     "CT121", "cuTile Rust 0.5.0 reads every integer literal as an i32"),
+])
+def test_random_numbers_not_ported_are_diagnosed(tmp_path, body, code, says):
+    result, _ = run([_write(tmp_path, "k.py", f"""
+    @triton.jit
+    def k(x_ptr, seed, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        {body}
+    """)], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "unsupported" and k.diagnostics[0].code == code and says in k.diagnostics[0].message, \
+        k.diagnostics
+
+
+@requires_toolchain
+def test_a_changed_philox_constant_changes_the_numbers(triton_out, tmp_path):
+    """The random draws are compared bit for bit with Triton's: one Philox round constant changed in the port
+    (0xCD9E8D57, written as the int32 -845247145, plus one) makes the numeric check fail."""
+    import shutil
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import interpret_mutants as tool
+    from transpiler.verify import mutants as M
+    src, _ = triton_out
+    out = tmp_path / "rust"
+    shutil.copytree(src, out)
+    shutil.copytree(src.parent / "corpus", tmp_path / "corpus")
+    pool = M.generate(out, ["random_draws_kernel"], ["int_literal"])
+    (mutant, *_) = [mu for mu in pool if mu.old == "-845247145" and mu.cls == "value"]
+    (result,) = tool.run_rounds(out, [mutant], log=lambda *_: None)
+    assert result["outcome"] == "killed", result
+
+
+def test_a_sum_of_narrow_integers_accumulates_in_32_bits(tmp_path):
+    """Triton's tl.sum of int8 / int16 accumulates in int32, of uint8 / uint16 and int1 (a mask, which Triton
+    counts as unsigned) in uint32: `tl.sum(mask, 0) > 0` counts the true elements (lmdeploy's sampling kernel)."""
+    rust = rust_of(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        found = tl.sum(x > 0.5, 0) > 0
+        tl.store(y_ptr + offs, tl.where(found, x, 0.0), mask=offs < n)
+    """)
+    assert re.search(r"Tile<u32, \{ \[BLOCK\] \}> = exti\(", rust) and "reduce_sum(" in rust and "> 0u32" in rust

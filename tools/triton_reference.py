@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_refs"
 PKG = "corpus.triton.workloads"
 # kernels using constructs the transpiler does not support yet live outside the corpus (tests/fixtures)
-NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ("dropout",)
+NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables")
@@ -402,6 +402,28 @@ def cases() -> list[dict]:
                             ["x", "out", "n", "p", "seed"], [_cdiv(n, 1024)], ["out"], "",
                             {"n": n, "p": p, "seed": 1234}, {"BLOCK_SIZE": 1024}))
 
+    # Philox: raw draws compared bit for bit (tolerance 0), a negative seed (its high key word all ones), 64-bit
+    # offsets with a non-zero high word, fewer rounds than the default; row seeds beyond 32 bits
+    exact = {"bits": (0, 0), "uniform": (0, 0), "mixed": (0, 0)}
+    for n, seed in [(4096, 1234), (3001, -987654321)]:
+        out.append(case("random_numbers", "random_draws_kernel", f"n{n}_seed{seed}",
+                        [inp("bits", [n], "int32", "poison"), inp("uniform", [n], "float32", "poison")],
+                        ["bits", "uniform", "n", "seed"], [_cdiv(n, 1024)], ["bits", "uniform"], "",
+                        {"n": n, "seed": seed}, {"BLOCK": 1024}, tol=exact))
+    for n, seed, rounds in [(1000, 42, 10), (777, 2024, 7)]:
+        out.append(case("random_numbers", "random_streams_kernel", f"n{n}_seed{seed}_rounds{rounds}",
+                        [inp("bits", [4 * n], "int32", "poison"), inp("uniform", [4 * n], "float32", "poison"),
+                         inp("mixed", [n], "float32", "poison")],
+                        ["bits", "uniform", "mixed", "n", "seed"], [_cdiv(n, 256)], ["bits", "uniform", "mixed"], "",
+                        {"n": n, "seed": seed}, {"N_ROUNDS": rounds, "BLOCK": 256}, tol=exact))
+    for (r, c), p in [((6, 512), 0.25), ((5, 1000), 0.5)]:
+        for dt in F:
+            out.append(case("random_numbers", "row_dropout_kernel", f"{r}x{c}_p{p:g}_{dt}",
+                            [inp("x", [r, c], dt, "randn"), inp("seeds", [r], "int64", "randint", lo=-2**40, hi=2**40),
+                             inp("out", [r, c], dt, "poison")],
+                            ["x", "seeds", "out", "n_cols", "stride", "p"], [r], ["out"], "",
+                            {"n_cols": c, "stride": c, "p": p}, {"BLOCK": _npo2(c)}))
+
     # even both ways, in one dimension only (either), neither: EVEN_M and EVEN_N each decide alone
     for (r, c), dts in [((64, 256), F), ((64, 300), ["float32"]), ((50, 256), ["float16"]), ((50, 300), ["float32"])]:
         for dt in dts:
@@ -625,24 +647,39 @@ def _moe_sorted(ids, n_experts, block_size):
     return out, np.concatenate([[0], ends])
 
 
-def _philox_rand(seed: int, offsets: np.ndarray) -> np.ndarray:
-    """tl.rand(seed, offsets) for int32 offsets: Philox4x32-10 on (offset, 0, 0, 0) keyed by the seed."""
+def _philox(seed: int, c0, c1, c2, c3, rounds: int = 10) -> list[np.ndarray]:
+    """Philox4x32 as Triton's random.py computes it: the counter words as uint32 (int32 bits kept), the key the
+    seed's low and high 32 bits (a negative seed as its 64-bit two's complement), `rounds` rounds."""
     m32 = np.uint64(0xFFFFFFFF)
-    c0 = offsets.astype(np.uint64) & m32
-    c1 = np.zeros_like(c0)
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
+    c = [np.asarray(w).astype(np.int64).astype(np.uint64) & m32 for w in (c0, c1, c2, c3)]
+    c = [np.broadcast_to(w, np.broadcast(*c).shape).copy() for w in c]
     k0 = np.uint64(seed & 0xFFFFFFFF)
     k1 = np.uint64((seed >> 32) & 0xFFFFFFFF)
     A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        pa, pb = A * c0, B * c2
-        c0, c1, c2, c3 = ((pb >> np.uint64(32)) ^ c1 ^ k0), pb & m32, ((pa >> np.uint64(32)) ^ c3 ^ k1), pa & m32
+    for _ in range(rounds):
+        pa, pb = A * c[0], B * c[2]
+        c = [(pb >> np.uint64(32)) ^ c[1] ^ k0, pb & m32, (pa >> np.uint64(32)) ^ c[3] ^ k1, pa & m32]
         k0 = (k0 + np.uint64(0x9E3779B9)) & m32
         k1 = (k1 + np.uint64(0xBB67AE85)) & m32
-    x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    return [w.astype(np.uint32) for w in c]
+
+
+def _uniform(bits: np.ndarray) -> np.ndarray:
+    """uint32 -> float32 in [0, 1): the bits as int32, x < 0 as -x - 1, times float32(4.6566127342e-10)."""
+    x = bits.astype(np.uint32).view(np.int32).astype(np.int64)
     x = np.where(x < 0, ~x, x)
     return (x.astype(np.float32) * np.float32(4.6566127342e-10)).astype(np.float32)
+
+
+def _philox_rand(seed: int, offsets: np.ndarray) -> np.ndarray:
+    """tl.rand(seed, offsets) for int32 offsets: Philox4x32-10 on (offset, 0, 0, 0) keyed by the seed."""
+    zero = np.zeros(np.shape(offsets), np.int64)
+    return _uniform(_philox(seed, offsets, zero, zero, zero)[0])
+
+
+def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = (np.asarray(x).astype(np.uint32).astype(object) for x in (a, b))
+    return np.array((a * b) >> 32, dtype=np.uint64).astype(np.uint32)
 
 
 def fp8_e4m3_decode(bits: np.ndarray) -> np.ndarray:
@@ -851,6 +888,28 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         amax = np.maximum(np.abs(x["x"]).max(axis=1), 1e-12)
         scale = amax / 448.0
         return {"q": fp8_e4m3_decode(fp8_e4m3_encode(x["x"] / scale[:, None])), "scale": scale}
+    if k == "random_numbers.random_draws_kernel":
+        n, seed = s["n"], s["seed"]
+        offs = np.arange(n, dtype=np.int64)
+        zero = np.zeros(n, np.int64)
+        r = _philox(seed, offs, zero, zero, zero)[0]
+        return {"bits": r.view(np.int32).astype(np.int64), "uniform": _uniform(r)}
+    if k == "random_numbers.random_streams_kernel":
+        n, seed, rounds = s["n"], s["seed"], s["N_ROUNDS"]
+        offs = np.arange(n, dtype=np.int64)
+        zero = np.zeros(n, np.int64)
+        wide = (offs << 33) + offs
+        words = _philox(seed, wide & 0xFFFFFFFF, wide >> 32, zero, zero, rounds)
+        draws = _philox(seed, offs, zero, zero, zero, rounds)
+        c = _philox(seed, offs, offs * 3, offs ^ 0x5555, offs + 7)
+        mixed = _uniform(_umulhi(c[0], c[1]) ^ c[2] ^ c[3])
+        return {"bits": np.stack(words, axis=1).reshape(-1).view(np.int32).astype(np.int64),
+                "uniform": np.stack([_uniform(w) for w in draws], axis=1).reshape(-1),
+                "mixed": mixed.astype(np.float32)}
+    if k == "random_numbers.row_dropout_kernel":
+        rows, cols = x["x"].shape
+        keep = np.stack([_philox_rand(int(sd), np.arange(cols)) for sd in a["seeds"]]) > np.float32(s["p"])
+        return {"out": np.where(keep, x["x"] / (1 - s["p"]), 0.0)}
     if k == "dropout.dropout_fwd_kernel":
         n = x["x"].size
         keep = _philox_rand(s["seed"], np.arange(n, dtype=np.int64)) > np.float32(s["p"])

@@ -679,6 +679,10 @@ class Lowerer:
         if dt == "bool":
             return "true" if e.value else "false"
         if dt in INT_DTYPES:
+            if _wide_u32(e, dt):  # no u32 literal above i32::MAX: the int32 of its bits, bitcast
+                name = self.tmp("c")
+                self.emit(f"let {name}: u32 = tile_to_scalar({self.u32_const(e, ())});")
+                return name
             return _int_lit(e, dt)
         if dt in ("f32", "f64"):
             lit = _float_lit(float(e.value), wide=dt == "f64")
@@ -699,6 +703,16 @@ class Lowerer:
             return name
         self.emit(f"let {name}: {dt} = convert_scalar({lit}f32);")
         return name
+
+    def u32_const(self, e: Lit, shape: tuple) -> str:
+        """A uint32 constant tile above i32::MAX (Philox's constants): cuTile Rust 0.5.0 reads every integer
+        literal as an i32 (compile_expression.rs, `base10_parse::<i32>`), so the int32 of the same bits,
+        bitcast (the values are Triton's: bitcast keeps the bits)."""
+        c, u = self.tmp("c"), self.tmp("c")
+        ts = f"{{ [{dim_list(shape)}] }}"
+        self.emit(f"let {c}: Tile<i32, {ts}> = constant({int(e.value) - 2**32}i32, {shape_macro(shape)});")
+        self.emit(f"let {u}: Tile<u32, {ts}> = bitcast({c});")
+        return u
 
     def special_const(self, lit: str, dt: str) -> str:
         """A rank-0 tile holding ±inf or NaN (`lit` is `f32::INFINITY` etc.). Only f32 and f64 have these
@@ -1032,6 +1046,8 @@ class Lowerer:
                     raise fail("CT107", "a constant `False` tile: cuTile Rust 0.5.0 encodes constant(false) as true "
                                "(compile_expression.rs encode_literal_bytes); build the mask from a comparison", e.pos)
                 lit = "true"
+            elif _wide_u32(v, dt):
+                return self.scalar_result(e, self.u32_const(v, e.ty.shape))
             else:
                 lit = _int_lit(v, dt)
             # a 0-d constant bound to a scalar: the rank-0 tile's value (no Tile IR op of its own)
@@ -1157,6 +1173,8 @@ class Lowerer:
                 return self.scalar_result(e, f"remi({x}, {y})")
             sym = {"bitand": "&", "bitor": "|", "bitxor": "^", "shl": "<<", "shr": ">>"}[o]
             return self.scalar_result(e, f"{x} {sym} {y}")
+        if o == "mulhi":  # both operands tiles of the result's shape (the literal one a constant tile)
+            return self.scalar_result(e, f"mulhii({self.tile(a[0])}, {self.tile(a[1])})")
         if o == "invert":
             x = self.tile(a[0])
             ones = "true" if e.ty.dtype == "bool" else f"-1{e.ty.dtype}"
@@ -1242,6 +1260,16 @@ class Lowerer:
             f, vf = self._arm_let(dst, f"convert_tile({x})", ts)
             self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{self._from_i64(wa, dst, shape)} }} "
                       f"else if {kind} == 4i32 {{ {b}{c}{self._from_i64(wc, dst, shape)} }} else {{ {f}{vf} }};")
+        elif src == "u32" and dst in self.int_kinds:
+            # a uint32 tile (Triton's random integers) stored into an int pointer: its bits as int32 (a bitcast,
+            # as Triton's same-width cast), zero-extended to int64; a float pointer's elements convert it
+            kind = self.int_kinds[dst]
+            a, wa = self._arm_let("i64", f"exti({x})", ts)
+            b, nb = self._arm_let(dst, f"bitcast({wa})", ts)
+            c, nc = self._arm_let(dst, f"bitcast({x})", ts)
+            f, vf = self._arm_let(dst, f"convert_tile({x})", ts)
+            self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{b}{nb} }} else if {kind} == 4i32 "
+                      f"{{ {c}{nc} }} else {{ {f}{vf} }};")
         else:  # a concrete integer (or bool) into a generic that may be one
             wide = self.tmp()
             to_i64 = x if src == "i64" else f"bitcast({x})" if src == "u64" else f"exti({x})"
@@ -1293,7 +1321,9 @@ class Lowerer:
         if sbits > dbits and (self.k.frontend == "triton" or (e is not None and e.attr("truncate"))):
             # Triton's narrowing (and a Triton loop bound, see Infer, For): exact for values that fit (Triton
             # wraps the others; no-signed-wrap leaves them undefined); there is no cuTile Python IR to match
-            return f"trunci({x}, overflow::NoSignedWrap)"
+            # (an unsigned destination: no unsigned wrap, exact for the values 0 .. 2^bits - 1 it holds)
+            flag = "NoUnsignedWrap" if dst.startswith("u") else "NoSignedWrap"
+            return f"trunci({x}, overflow::{flag})"
         if sbits == dbits and self.k.frontend == "triton":  # Triton reinterprets the bits (int32 <-> uint32)
             return f"bitcast({x})"
         if sbits > dbits:
@@ -1546,6 +1576,10 @@ def _int_bits(dt: str) -> int:
     return 1 if dt == "bool" else int(dt[1:])
 
 
+def _wide_u32(e: Lit, dt: str) -> bool:
+    return dt == "u32" and not isinstance(e.value, float) and 2**31 <= int(e.value) < 2**32
+
+
 def _int_lit(e: Lit, dt: str) -> str:
     if isinstance(e.value, float) and not math.isfinite(e.value):
         raise fail("CT121", f"the constant {e.value} has no {dt} value", e.pos)
@@ -1555,6 +1589,11 @@ def _int_lit(e: Lit, dt: str) -> str:
     if not lo <= v <= hi:
         raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
                    "too); use a wider dtype or a constant that fits", e.pos)
+    if not -2**31 <= v < 2**31:
+        # (a u32 one is written as its int32 bits, bitcast: Lowering.u32_const)
+        raise fail("CT121", f"the {dt} constant {v} has no Rust form: cuTile Rust 0.5.0 reads every integer literal "
+                   "as an i32 (compile_expression.rs, `base10_parse::<i32>`, a panic for a wider one)",
+                   e.pos)
     return f"{v}{dt}"
 
 

@@ -192,11 +192,15 @@ class _TritonConverter(_Converter):
             return stmts
         conv = self
 
+        def procedure_return(line) -> bool:
+            return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
+                and isinstance(line.body[0], cst.Return) and isinstance(call := line.body[0].value, cst.Call) \
+                and isinstance(call.func, cst.Name) and conv._is_procedure(call.func.value, ())
+
         class Split(cst.CSTTransformer):
             def leave_SimpleStatementLine(self, node, updated):
-                if len(updated.body) == 1 and isinstance(updated.body[0], cst.Return) \
-                        and isinstance(call := updated.body[0].value, cst.Call) and isinstance(call.func, cst.Name) \
-                        and conv._is_procedure(call.func.value, ()):
+                if procedure_return(updated):
+                    call = updated.body[0].value
                     return cst.FlattenSentinel([cst.SimpleStatementLine([cst.Expr(call)]),
                                                 cst.SimpleStatementLine([cst.Return(None)])])
                 return updated
@@ -204,7 +208,8 @@ class _TritonConverter(_Converter):
             def visit_FunctionDef(self, node):
                 return False
 
-        stmts = [st.visit(Split()) for st in stmts]
+        # (a statement without such a return is kept as it is: a rebuilt node has no source position)
+        stmts = [st.visit(Split()) if any(procedure_return(n) for n in _walk(st)) else st for st in stmts]
         stmts = [x for st in stmts for x in (st.nodes if isinstance(st, cst.FlattenSentinel) else [st])]
         return _drop_tail_returns(stmts)
 
@@ -553,6 +558,7 @@ class _TritonConverter(_Converter):
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
+        self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
         self._host_descriptor_params(fn)
         launches = self.info.launches.get(fn.name.value, [])
         names = [p.name.value for p in fn.params.params]
@@ -612,7 +618,10 @@ class _TritonConverter(_Converter):
                          for lits in launches)
         given = tuple(Param(flag, "const", self.pos(fn.name), const_type="bool", given_of=ptr)
                       for ptr, flag in sorted(self.given_names.items()))
-        k = replace(k, params=k.params + given, body=pre + k.body, frontend="triton", launches=launches,
+        # a seed is an integer (Triton asserts it): an int argument is int32 where it fits, as Triton types it
+        params = tuple(replace(p, kind="scalar", dtype="i32") if p.kind == "unknown" and p.name in self.seed_params
+                       else p for p in k.params)
+        k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts))
         _check_no_pointer_left(k.body)
         return k
@@ -1190,6 +1199,8 @@ class _TritonConverter(_Converter):
             # not None)`: a platform fact, rules/platform.toml)
             fact = self._platform_truth(node.args[0].value)
             return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
+        if d in RANDOM_CALLS:
+            return self._random(d, node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
         if d == f"{TL}.pointer_type":
@@ -1338,6 +1349,37 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _random(self, d: str, node: cst.Call, pos: Pos):
+        """`tl.rand(seed, offsets)` and the other random functions: Triton's own definition of the function,
+        written again in rules/triton_random.py, inlined with the call's arguments as a helper of that module
+        (its names, its positions), so the Philox rounds are the model's elementwise integer ops."""
+        rule = self.rules.lookup(d)
+        self.rules_used.add(rule.id)
+        names = [p for p in rule.params]
+        for a in node.args:
+            if a.star:
+                raise fail(rule.id, f"star arguments of `{d}` are not supported", self.pos(a))
+            if a.keyword is not None and a.keyword.value not in names:
+                raise fail(rule.id, f"`{d}` takes {', '.join(names)}; not `{a.keyword.value}=`", self.pos(a))
+        required = [p for p in names if p != "n_rounds"]
+        given = len([a for a in node.args if a.keyword is None]) + len(
+            [a for a in node.args if a.keyword is not None and a.keyword.value in required])
+        if given < len(required) or len(node.args) > len(names):
+            raise fail(rule.id, f"`{d}` takes {', '.join(required)} (and n_rounds=)", pos)
+        seed = _arg(node, 0, "seed") if "seed" in names else None
+        if seed is not None and isinstance(seed, cst.Name):
+            value = self.expr(seed)
+            if isinstance(value, Name):
+                self.seed_params.add(value.id)
+        library = _random_library(self.rules)
+        try:
+            return self.inline_helper(library.info.helpers[d[len(TL) + 1:]], node, library)
+        except TranspileError as err:  # said at the call, with the line of Triton's definition it failed in
+            at = err.diagnostic.pos
+            if at.path != RANDOM_LIBRARY:
+                raise
+            raise fail(err.diagnostic.code, f"{err.diagnostic.message} (in `{d}`, {at})", pos) from None
 
     def _softmax(self, node: cst.Call, is_method: bool, pos: Pos):
         """`tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False)` / `x.softmax(...)`, as Triton's
@@ -1858,6 +1900,31 @@ class _TritonConverter(_Converter):
         value = self.expr(values["val"])
         return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
                   rule.id)
+
+
+RANDOM_CALLS = {f"{TL}.{n}" for n in ("randint", "randint4x", "rand", "rand4x", "philox", "philox_impl",
+                                      "uint_to_uniform_float")}
+RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlined code
+
+
+def _random_library(rules: RuleTable) -> _TritonConverter:
+    """rules/triton_random.py read as a Triton module (its functions are helpers), once per rule table."""
+    found = _RANDOM_LIBRARY.get(id(rules))
+    if found is None or found[0] is not rules:
+        import ast
+
+        from ..rules import RULES_DIR
+        from .cutile_python import ModuleInfo, _LazyPositions
+        source = (RULES_DIR / "triton_random.py").read_text()
+        module, tree = cst.parse_module(source), ast.parse(source)
+        conv = _TritonConverter(ModuleInfo(RANDOM_LIBRARY), _LazyPositions.of(module, tree, source, True), rules,
+                                "triton_random")
+        conv.scan_module(module)
+        found = _RANDOM_LIBRARY[id(rules)] = (rules, conv)
+    return found[1]
+
+
+_RANDOM_LIBRARY: dict[int, tuple] = {}
 
 
 def _surface() -> tuple[frozenset[str], dict[str, str]]:

@@ -337,8 +337,40 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
         floats = {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
                   and any(isinstance(x, Lit) and isinstance(x.value, float) for x in e.args)
                   for a in e.args if isinstance(a, Name)}
+        # likewise a name an op meets with a local that holds a float computed from a float literal or a float
+        # conversion (`tl.rand(seed, offs) > p`: the draw is `float32(bits) * 4.66e-10`), directly or copied
+        held = _float_locals(k)
+        floats |= {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS
+                   and any(isinstance(x, Name) and x.id in held for x in e.args)
+                   for a in e.args if isinstance(a, Name) and a.id not in held}
         ints -= floats - seeds
     return ints
+
+
+def _float_locals(k: Kernel) -> set[str]:
+    """Names every assignment of which is a float made from a float literal and a conversion to a float dtype
+    (`x.to(tl.float32) * 0.5`), or a copy of such a name."""
+    defs: dict[str, list] = {}
+    for s in all_stmts(k.body):
+        if isinstance(s, Assign):
+            for t in s.targets:
+                defs.setdefault(t, []).append(s.value if len(s.targets) == 1 else None)
+
+    def made_float(v) -> bool:
+        if isinstance(v, Op) and v.op == "astype" and len(v.args) > 1 and isinstance(v.args[1], Op) \
+                and v.args[1].op == "dtype" and v.args[1].attr("dtype") in FLOAT_DTYPES:
+            return True
+        return isinstance(v, Op) and v.op in ("add", "sub", "mul", "div") and any(
+            isinstance(x, Lit) and isinstance(x.value, float) for x in v.args) and any(
+            made_float(x) for x in v.args if not isinstance(x, Lit))
+
+    held: set[str] = set()
+    while True:
+        more = {n for n, vs in defs.items()
+                if all(made_float(v) or (isinstance(v, Name) and v.id in held) for v in vs)} - held
+        if not more:
+            return held
+        held |= more
 
 
 class RestrictDtypes(Exception):
@@ -1060,11 +1092,11 @@ class Infer:
         if isinstance(e, Op) and e.op == "not":
             v = self.dtype_cond_value(e.args[0])
             return None if v is None else not v
-        if isinstance(e, Op) and e.op in ("and", "or"):
+        if isinstance(e, Op) and e.op in ("and", "or", "bitand", "bitor"):  # Triton's frontend: `or` is `|`
             a, b = (self.dtype_cond_value(x) for x in e.args)
             if a is None or b is None:
                 return None
-            return (a and b) if e.op == "and" else (a or b)
+            return (a and b) if e.op in ("and", "bitand") else (a or b)
         if not (isinstance(e, Op) and e.op == "cmp" and e.attr("pred") in ("==", "!=")):
             return None
         a, b = self.dtype_value(e.args[0]), self.dtype_value(e.args[1])

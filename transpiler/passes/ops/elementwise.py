@@ -38,6 +38,10 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     """`ct.bitcast(x, dt)`, Triton's `x.to(dt, bitcast=True)`: the same bits read as `dt` (same width only)."""
     x = infer.expr(e.args[0])
     dt = infer.dtype_arg(e.args[1])
+    if isinstance(x, Lit) and isinstance(x.value, int) and not isinstance(x.value, bool) and is_int(dt) \
+            and -2**31 <= x.value < 2**31 and _BITS[dt] == 32:
+        # a Python int (Triton's int32 scalar: `tl.philox(seed, offs, 0, 0, 0)`): its 32 bits as `dt`
+        return Lit(x.value % 2**32 if dt.startswith("u") else x.value, x.pos, TileTy(dt))
     if not isinstance(x.ty, TileTy) or isinstance(x, Lit):
         raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
     src = x.ty.dtype
@@ -220,6 +224,19 @@ def bitwise(infer: Infer, e: Op) -> Op:
     if is_float(ty.dtype):
         raise fail(e.rule, "bitwise operators need integer or boolean operands", e.pos)
     return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+
+
+@handler("mulhi")
+def mulhi(infer: Infer, e: Op) -> Op:
+    """`tl.umulhi(x, y)`: the high half of the double-width product, the operands read as unsigned (mulhii).
+    Integer operands only, promoted to one type as Triton's binary operators promote them."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    infer.demand_int(a)
+    infer.demand_int(b)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    if not is_int(ty.dtype):
+        raise fail(e.rule, f"`tl.umulhi` needs integer operands (here {ty.dtype})", e.pos)
+    return Op("mulhi", (a, b), e.pos, rule=e.rule, ty=ty)
 
 
 @handler("invert")

@@ -35,9 +35,16 @@ def _axis(e: Op, x: Expr) -> int:
     return axis.value % rank
 
 
+_NARROW_SUM = {"bool": "u32", "i8": "i32", "i16": "i32", "u8": "u32", "u16": "u32"}
+
+
 @handler("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 def reduce(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0])
+    if e.op == "reduce_sum" and e.rule == "TTR-SUM" and x.ty.dtype in _NARROW_SUM:
+        # Triton's tl.sum accumulates integers narrower than 32 bits in int32 (uint32 for unsigned ones and int1,
+        # which Triton counts as unsigned: a sum of a mask is the count of its true elements)
+        x = infer.to_dtype(x, _NARROW_SUM[x.ty.dtype])
     axes = _axes(e, x)
     kd = e.attr("keepdims")
     keep = isinstance(kd, Lit) and kd.value is True

@@ -267,16 +267,17 @@ def _shift(m, op_, env):
 
 @op("mulhii")
 def _mulhi(m, op_, env):
-    signed = "unsigned" not in words(op_)
-    a, b = (_as(x, signed) for x in _args(env, op_))
+    """The high half of the double-width product of the operands read as UNSIGNED integers: Tile IR's mulhii
+    has no signedness attribute, and tileiras (13.x) lowers it to `nv_tileaa.mulhiui`, then `__nv_umulhi` /
+    `llvm.nvvm.mulhi.ui` (the names in the binary), PTX `mul.hi.u32` -- Triton's `tl.umulhi`."""
+    a, b = (_as(x, False) for x in _args(env, op_))
     width = a.dtype.itemsize * 8
+    a, b = np.broadcast_arrays(a, b)
     if width > 32:
-        pa = [int(x) for x in a.reshape(-1)]
-        pb = [int(x) for x in b.reshape(-1)] if b.size > 1 else [int(b)] * len(pa)
-        hi = [((x * y) >> width) & ((1 << width) - 1) for x, y in zip(pa, pb)]
-        r = np.array(hi, dtype=np.uint64).view(np.int64).reshape(a.shape)
+        hi = [(int(x) * int(y)) >> width for x, y in zip(a.reshape(-1), b.reshape(-1))]
+        r = np.array(hi, dtype=np.uint64).reshape(a.shape)
     else:
-        r = ((a.astype(np.int64) * b.astype(np.int64)) >> width)
+        r = (a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(width)  # exact: the product fits 64 bits
     return [_arr(r).astype(np_dtype(result_types(op_)[0].elem))]
 
 
