@@ -40,8 +40,8 @@ from pathlib import Path
 
 I32 = 2**31 - 1
 MAX_RANK = 8
-DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
-SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1}
+DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6, "i8": 7}
+SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1, 7: 1}
 GENERIC_DTYPES = ("E", "E2")  # README: arrays typed with one dtype generic share its dtype
 
 
@@ -253,7 +253,7 @@ def _rptr(rng):
 def _rdesc(rng, rank):
     return {"ptr": _rptr(rng), "ndim": rng.choice([rank, rank, rank, -1, 0, 8, 9, -2**31, I32, rng.randint(-2**31, I32)]),
             "shape": [_rnd64(rng) for _ in range(8)], "strides": [_rnd64(rng) for _ in range(8)],
-            "dtype": rng.choice([-1, 0, 1, 2, 3, 4, 5, 6, 7, 100, I32, -2**31, rng.randint(-2**31, I32)])}
+            "dtype": rng.choice([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 100, I32, -2**31, rng.randint(-2**31, I32)])}
 
 
 def _rfloat(rng):
@@ -288,7 +288,7 @@ def _mutate(rng, k: Kernel, args: dict, descs: dict) -> None:
             elif f == "ndim":
                 d["ndim"] = rng.choice([d["ndim"] - 1, d["ndim"] + 1, -1, 9, 0])
             elif f == "dtype":
-                d["dtype"] = rng.choice([-1, 0, 1, 2, 3, 4, 5, 6, 7])
+                d["dtype"] = rng.choice([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8])
             else:
                 i = rng.randrange(max(1, d["ndim"]) if 0 < d["ndim"] <= 8 else 8)
                 d[f][i] = rng.choice([0, 1, -1, 2**62, I32, I32 + 1, 2**31, d[f][i] * 2, d[f][i] + 1, 3, 2**20])

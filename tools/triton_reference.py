@@ -627,7 +627,7 @@ def fill_addresses(c: dict, arrays: dict[str, np.ndarray], address_of) -> None:
 
 
 def address_tables(c: dict) -> list[str]:
-    return [spec["name"] for spec in c["inputs"] if spec["init"]["kind"] == "addresses"]
+    return [spec["name"] for spec in c["inputs"] if spec.get("init", {}).get("kind") == "addresses"]
 
 
 # ----------------------------------------------------------------------------------------------- numpy references

@@ -1049,7 +1049,7 @@ class Lowerer:
             elif _wide_u32(v, dt):
                 return self.scalar_result(e, self.u32_const(v, e.ty.shape))
             else:
-                lit = _int_lit(v, dt)
+                lit = _int_lit(v, dt, in_constant=dt in ("i64", "u64"))
             # a 0-d constant bound to a scalar: the rank-0 tile's value (no Tile IR op of its own)
             return self.scalar_result(e, f"constant({lit}, {shape_macro(e.ty.shape)})")
         if o == "splat":
@@ -1580,7 +1580,9 @@ def _wide_u32(e: Lit, dt: str) -> bool:
     return dt == "u32" and not isinstance(e.value, float) and 2**31 <= int(e.value) < 2**32
 
 
-def _int_lit(e: Lit, dt: str) -> str:
+def _int_lit(e: Lit, dt: str, in_constant: bool = False) -> str:
+    """An integer literal of `dt`. `in_constant`: the value of a `constant(..)` op, which the JIT reads at its
+    own width (an i64 beyond i32 verified: tests/robustness/test_rust_build_classes.py k_i64_tile_const)."""
     if isinstance(e.value, float) and not math.isfinite(e.value):
         raise fail("CT121", f"the constant {e.value} has no {dt} value", e.pos)
     v = int(e.value)
@@ -1589,7 +1591,7 @@ def _int_lit(e: Lit, dt: str) -> str:
     if not lo <= v <= hi:
         raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
                    "too); use a wider dtype or a constant that fits", e.pos)
-    if not -2**31 <= v < 2**31:
+    if not -2**31 <= v < 2**31 and not in_constant:
         # (a u32 one is written as its int32 bits, bitcast: Lowering.u32_const)
         raise fail("CT121", f"the {dt} constant {v} has no Rust form: cuTile Rust 0.5.0 reads every integer literal "
                    "as an i32 (compile_expression.rs, `base10_parse::<i32>`, a panic for a wider one)",
