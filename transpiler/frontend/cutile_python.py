@@ -633,12 +633,16 @@ class _Converter:
         if self.import_context is None or not hasattr(self, "top_statements"):
             return UNDECIDED
         path, display, loaded = self.import_context
-        for target, imported in self._imports_from_files(cst.Module(body=self.top_statements), path):
-            for source_name, local in imported:
-                if local == name:
-                    home = self._sibling(target, path, display, loaded)
-                    return home.config_of(source_name) if home is not None else UNDECIDED
-        return UNDECIDED
+        if not hasattr(self, "_config_imports"):  # read once per module, not once per undecided name
+            self._config_imports = {}
+            for target, imported in self._imports_from_files(cst.Module(body=self.top_statements), path):
+                for source_name, local in imported:
+                    self._config_imports.setdefault(local, (target, source_name))
+        if name not in self._config_imports:
+            return UNDECIDED
+        target, source_name = self._config_imports[name]
+        home = self._sibling(target, path, display, loaded)
+        return home.config_of(source_name) if home is not None else UNDECIDED
 
     def _constant_annotation(self, node: cst.BaseExpression) -> str | None:
         """`ct.Constant[int]` (or an alias of it) -> 'int'."""

@@ -1207,7 +1207,6 @@ class Infer:
 
     def require(self, pred: str) -> None:
         """Raises Require unless this variant's predicates already decide `pred` true."""
-        from .predicates import decides
         if decides(self.k.variant.predicates, pred) is not True:
             raise Require(pred)
 
