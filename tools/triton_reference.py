@@ -39,7 +39,7 @@ PKG = "corpus.triton.workloads"
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
-UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables")
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -562,6 +562,22 @@ def cases() -> list[dict]:
                           inp("out", [3], "float32", "poison")],
                     ["table", "out", "n_groups"], [1], ["out"] + [x["name"] for x in xs], "",
                     {"n_groups": 3}, {"BLOCK": 4}))
+    # float atomic max / min (integer atomics on the bits): non-negative values, signed values whose extrema
+    # start from signed values (both the signed and the unsigned path), and the old value read back
+    for n in (4096, 3001):
+        out.append(case("float_atomics", "absmax_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "randn", scale=100.0), inp("amax", [1], "float32", "given", values=[0.0])],
+                        ["x", "amax", "n"], [_cdiv(n, 512)], ["amax"], "", {"n": n}, {"BLOCK": 512}))
+    for rows, n_cols in ((9, 200), (4, 64)):
+        out.append(case("float_atomics", "col_extrema_kernel", f"{rows}x{n_cols}",
+                        [inp("x", [rows, n_cols], "float32", "randn"), inp("mx", [n_cols], "float32", "randn"),
+                         inp("mn", [n_cols], "float32", "randn")],
+                        ["x", "mx", "mn", "n_cols"], [rows], ["mx", "mn"], "", {"n_cols": n_cols},
+                        {"BLOCK": _npo2(n_cols)}))
+    out.append(case("float_atomics", "exchange_max_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("acc", [100], "float32", "randn"),
+                     inp("old", [100], "float32", "poison")],
+                    ["x", "acc", "old", "n"], [1], ["acc", "old"], "", {"n": 100}, {"BLOCK": 128}))
     return out
 
 
@@ -967,6 +983,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "float_atomics.absmax_kernel":
+        return {"amax": np.maximum(x["amax"], np.abs(x["x"]).max() / 448.0).astype(np.float32)}
+    if k == "float_atomics.col_extrema_kernel":
+        return {"mx": np.maximum(x["mx"], x["x"].max(axis=0)), "mn": np.minimum(x["mn"], x["x"].min(axis=0))}
+    if k == "float_atomics.exchange_max_kernel":
+        return {"acc": np.maximum(x["acc"], x["x"]), "old": x["acc"]}
     raise KeyError(f"no numpy reference for {k}")
 
 

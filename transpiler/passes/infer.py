@@ -125,6 +125,21 @@ def _walk_exprs(stmts):
             yield from _walk_exprs(s.body)
 
 
+def _assigned_names(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Assign):
+            out.update(s.targets)
+        elif isinstance(s, For):
+            out.add(s.var)
+            out |= _assigned_names(s.body)
+        elif isinstance(s, If):
+            out |= _assigned_names(s.body) | _assigned_names(s.orelse)
+        elif isinstance(s, While):
+            out |= _assigned_names(s.body)
+    return out
+
+
 def _sub(e):
     yield e
     if isinstance(e, Op):
@@ -677,8 +692,32 @@ class Infer:
     def block(self, stmts) -> list[Stmt]:
         out = []
         for s in stmts:
-            out.extend(self.stmt(s))
+            # values an op reads more than once (hoist) are bound just before the assignment or expression
+            # statement that holds the op; elsewhere (a loop's bounds, a condition) they are not bound
+            self.hoisted = [] if isinstance(s, (Assign, Eval)) else None
+            done = self.stmt(s)
+            if self.hoisted and done and getattr(done[0], "text", ""):  # the source line above all it computes
+                self.hoisted[0] = replace(self.hoisted[0], text=done[0].text)
+                done[0] = replace(done[0], text="")
+            out.extend(self.hoisted or ())
+            self.hoisted = None
+            out.extend(done)
         return out
+
+    def hoist(self, v: Expr) -> Expr:
+        """`v` bound to a fresh name before the statement being inferred (an op that reads it several times
+        computes it once), or `v` itself where nothing can be bound here or it is already a name or literal."""
+        if isinstance(v, (Name, Lit)) or getattr(self, "hoisted", None) is None or not isinstance(v.ty, TileTy):
+            return v
+        if not hasattr(self, "_taken"):  # every name the kernel binds anywhere, so a fresh one never shadows one
+            self._taken = {p.name for p in self.k.params} | _assigned_names(self.k.body)
+        n = 0
+        while f"hoisted_{n}" in self.env or f"hoisted_{n}" in self._taken:
+            n += 1
+        name = f"hoisted_{n}"
+        self.env[name] = v.ty
+        self.hoisted.append(Assign((name,), v, v.pos, ""))
+        return Name(name, v.pos, v.ty)
 
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, Assign) and len(s.targets) == 1 and isinstance(s.value, Op) and s.value.op == "none_value":
@@ -759,7 +798,13 @@ class Infer:
         if isinstance(s, Eval):
             v = self.expr(s.value)
             if not (isinstance(v, Op) and (v.op in WRITE_OPS or v.op == "llm_hole")):
-                raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)", s.pos)
+                # an op the port writes as several atomics (a float atomic max): each one a statement, in order;
+                # what combines their old values is discarded with the value
+                writes = [x for x in _sub(v) if isinstance(x, Op) and x.op in WRITE_OPS]
+                if not writes:
+                    raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)",
+                               s.pos)
+                return [Eval(w, s.pos, s.text if i == 0 else "") for i, w in enumerate(writes)]
             return [Eval(v, s.pos, s.text)]
         if isinstance(s, For):
             start, stop, step = (self.scalar_int(e) for e in (s.start, s.stop, s.step))

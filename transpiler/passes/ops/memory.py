@@ -638,10 +638,44 @@ def atomic(infer: Infer, e: Op) -> Op:
     arr, idx, shape, attrs = _common(infer, e)
     value = _value(infer, e, arr, shape)
     mask = _mask(infer, e, shape)
-    if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype) and not int_pointer(infer, arr):
-        raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
     attrs += (("flat", True),) if e.attr("flat") else ()
+    if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype) and not int_pointer(infer, arr):
+        return _float_atomic_extremum(infer, e, arr, TupleExpr(idx, e.pos), mask, value, shape, attrs)
     return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+
+def _float_atomic_extremum(infer: Infer, e: Op, arr: Name, idx: TupleExpr, mask, value: Expr, shape: tuple,
+                           attrs: tuple) -> Expr:
+    """A float `tl.atomic_max` / `tl.atomic_min`, as Triton 3.6 itself lowers it (language/semantic.py): cuTile
+    Rust has integer atomic max/min only, and so has the hardware for f32. The f32 bits of a value with the sign
+    bit clear order as signed int32, those with it set in reverse as uint32, so max is a signed `Max` on the
+    int32 view where the value is non-negative and an unsigned `Umin` on the uint32 view where it is negative
+    (min: `Min` and `Umax`); the old value is the bits of whichever ran. Triton supports f32 and f64 only (f16,
+    bf16: a TypeError); the port supports f32, so a generic pointer is fixed to f32."""
+    if not e.attr("flat"):
+        raise fail(e.rule, "atomic max/min need an integer array (cuTile has no float atomic max/min)", e.pos)
+    if is_generic(arr.ty.dtype):
+        raise RetypeArray(array_root(arr), "f32", exact=True)
+    if arr.ty.dtype != "f32":
+        raise fail(e.rule, f"a float atomic max/min of {arr.ty.dtype}: Triton supports float32 (and float64, "
+                   "which the port does not), through integer atomics on the value's bits", e.pos)
+    pos_, rule = e.pos, e.rule
+    value = infer.hoist(value)  # read four times: computed once
+    ity, uty, bty = TileTy("i32", shape), TileTy("u32", shape), TileTy("bool", shape)
+    ival = infer.hoist(Op("bitcast", (value,), pos_, rule=rule, ty=ity))
+    uval = Op("bitcast", (value,), pos_, rule=rule, ty=uty)
+    neg = Op("cmp", (ival, infer.to_shape(Lit(0, pos_, TileTy("i32")), shape)), pos_, (("pred", "<"),), rule, bty)
+    nonneg = Op("cmp", (ival, infer.to_shape(Lit(0, pos_, TileTy("i32")), shape)), pos_, (("pred", ">="),), rule,
+                bty)
+    signed, unsigned = ("atomic_max", "atomic_min") if e.op == "atomic_max" else ("atomic_min", "atomic_max")
+
+    def under(m):
+        return m if mask is None else Op("bitand", (mask, m), pos_, rule=rule, ty=bty)
+    base = tuple(a for a in attrs if a[0] != "elem")
+    on_pos = Op(signed, (arr, idx, under(nonneg), ival), pos_, base + (("elem", "i32"),), rule, ity)
+    on_neg = Op(unsigned, (arr, idx, under(neg), uval), pos_, base + (("elem", "u32"),), rule, uty)
+    old = Op("where", (nonneg, on_pos, Op("bitcast", (on_neg,), pos_, rule=rule, ty=ity)), pos_, rule=rule, ty=ity)
+    return Op("bitcast", (old,), pos_, rule=rule, ty=TileTy("f32", shape))
 
 
 # ------------------------------------------------------------- Triton tensor descriptors: views
