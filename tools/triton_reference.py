@@ -39,7 +39,7 @@ PKG = "corpus.triton.workloads"
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
-UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics")
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -578,6 +578,14 @@ def cases() -> list[dict]:
                     [inp("x", [100], "float32", "randn"), inp("acc", [100], "float32", "randn"),
                      inp("old", [100], "float32", "poison")],
                     ["x", "acc", "old", "n"], [1], ["acc", "old"], "", {"n": 100}, {"BLOCK": 128}))
+    for n, dt in ((64, "float32"), (128, "float16")):
+        out.append(case("interleave", "interleave_kernel", f"n{n}_{dt}",
+                        [inp("a", [n], dt, "randn"), inp("b", [n], dt, "randn"), inp("y", [2 * n], dt, "poison")],
+                        ["a", "b", "y"], [1], ["y"], "", {}, {"BLOCK": n}))
+    out.append(case("interleave", "interleave_rows_kernel", "r4",
+                    [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
+                     inp("y", [4, 16], "float32", "poison")],
+                    ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}))
     return out
 
 
@@ -983,6 +991,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "interleave.interleave_kernel":
+        return {"y": np.stack([x["a"], x["b"]], axis=-1).reshape(-1)}
+    if k == "interleave.interleave_rows_kernel":
+        return {"y": np.stack([x["a"], 2 * x["b"]], axis=-1).reshape(4, 16)}
     if k == "float_atomics.absmax_kernel":
         return {"amax": np.maximum(x["amax"], np.abs(x["x"]).max() / 448.0).astype(np.float32)}
     if k == "float_atomics.col_extrema_kernel":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 from typing import TYPE_CHECKING
 
@@ -186,6 +187,22 @@ def join_pair(infer: Infer, e: Op) -> Op:
     parts = tuple(Op("reshape", (infer.to_shape(x, shape),), e.pos, rule=e.rule, ty=TileTy(x.ty.dtype, shape + ("1",)))
                   for x in (a, b))
     return Op("cat", parts, e.pos, (("axis", len(shape)),), e.rule, TileTy(a.ty.dtype, shape + ("2",)))
+
+
+@handler("interleave")
+def interleave(infer: Infer, e: Op) -> Op:
+    """Triton's `tl.interleave(a, b)`, as Triton defines it (language/standard.py): `tl.join(a, b)` reshaped to
+    the last dimension doubled (`[a0, b0, a1, b1, ...]`); two scalars make a tile of 2."""
+    j = join_pair(infer, replace(e, op="join_pair"))
+    lead, n = j.ty.shape[:-2], j.ty.shape[-2]
+    if n.isdigit():
+        doubled = str(2 * int(n))
+    elif n in infer.consts:
+        doubled = infer.derived_name(Op("mul", (Lit(2, e.pos), Name(n, e.pos)), e.pos, rule="TTR-MUL"))
+    else:
+        raise fail(e.rule, f"`tl.interleave` of tiles whose last dimension is `{n}` (computed from constants): "
+                   "interleave tiles whose last dimension is a literal or a constexpr", e.pos)
+    return Op("reshape", (j,), e.pos, rule=e.rule, ty=TileTy(j.ty.dtype, lead + (infer.dim(doubled),)))
 
 
 @handler("item")
