@@ -978,3 +978,22 @@ def test_a_float_atomic_extremum_is_two_integer_atomics_as_triton_lowers_it(tmp_
     assert rust.count("convert_scalar(2.0f32)") == 1, rust  # the value once (bound before the atomics)
     assert rust.index("// tl.") < rust.index("bitcast("), rust  # the statement's comment above all it computes
     assert {p["name"]: p["dtype"] for p in kr.manifest["params"] if p["kind"] == "array"}["m_ptr"] == "f32"
+
+
+def test_element_ty_through_the_type_of_a_pointer_or_a_tile(tmp_path):
+    """`y_ptr.type.element_ty` is `y_ptr.dtype.element_ty` (a pointer's type is its dtype) and `x.type.element_ty`
+    of a tile is x's dtype: conversions to them translate like the `.dtype` forms."""
+    def body(expr):
+        return f"""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        t = x.to(tl.float32) * 2.0
+        tl.store(y_ptr + offs, t.to({expr}), mask=offs < n)
+    """
+    for sub in "abcd":
+        (tmp_path / sub).mkdir()
+    via_dtype = _rust(tmp_path / "a", body("y_ptr.dtype.element_ty"))
+    assert _rust(tmp_path / "b", body("y_ptr.type.element_ty")) == via_dtype
+    assert _rust(tmp_path / "c", body("x.type.element_ty")) == _rust(tmp_path / "d", body("x.dtype"))

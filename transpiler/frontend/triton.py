@@ -1152,9 +1152,10 @@ class _TritonConverter(_Converter):
             if leaf in TRITON_DTYPES:
                 return Op("dtype", (), pos, (("dtype", TRITON_DTYPES[leaf]),))
             raise fail("CT101", f"`{d}` is not supported", pos)
-        # `x_ptr.dtype.element_ty`: the element type of the tensor a pointer points into
+        # `x_ptr.dtype.element_ty` (or `x_ptr.type.element_ty`: a pointer's type is its dtype): the element type
+        # of the tensor a pointer points into; `x.type.element_ty` of a tile: its block type's, x's dtype
         if node.attr.value == "element_ty" and isinstance(node.value, cst.Attribute) \
-                and node.value.attr.value == "dtype":
+                and node.value.attr.value in ("dtype", "type"):
             base = self.expr(node.value.value)
             if isinstance(base, _BlockPtr):  # a block pointer's elements: its base pointer's
                 base = self.expr(base.base)
@@ -1162,7 +1163,9 @@ class _TritonConverter(_Converter):
                 return Op("dtype", (), pos, (("dtype", base.base.elem),))
             if isinstance(base, _Ptr):
                 return Op("dtype_of", (Name(base.base, pos),), pos)
-            raise fail("CT100", "`.dtype.element_ty` of a value that is not a pointer", pos)
+            if node.value.attr.value == "type" and not isinstance(base, (_Desc, TupleExpr)):
+                return Op("dtype_of", (base,), pos)
+            raise fail("CT100", f"`.{node.value.attr.value}.element_ty` of a value that is not a pointer", pos)
         if node.attr.value == "dtype":
             base = self.expr(node.value)
             if isinstance(base, _Desc):  # `c_desc.dtype`: the element type of the descriptor's tensor
@@ -2128,7 +2131,8 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             assigns.setdefault(node.target.value, []).append(
                 cst.BinaryOperation(node.target, cst.Add(), node.value))
         elif isinstance(node, cst.Attribute) and node.attr.value == "element_ty" \
-                and isinstance(node.value, cst.Attribute) and isinstance(node.value.value, cst.Name):
+                and isinstance(node.value, cst.Attribute) and node.value.attr.value in ("dtype", "type") \
+                and isinstance(node.value.value, cst.Name):
             dtype_used.add(node.value.value.value)
         elif isinstance(node, cst.If) or isinstance(node, cst.While):
             if isinstance(node.test, cst.Name):
