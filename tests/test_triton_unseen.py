@@ -997,3 +997,40 @@ def test_element_ty_through_the_type_of_a_pointer_or_a_tile(tmp_path):
     via_dtype = _rust(tmp_path / "a", body("y_ptr.dtype.element_ty"))
     assert _rust(tmp_path / "b", body("y_ptr.type.element_ty")) == via_dtype
     assert _rust(tmp_path / "c", body("x.type.element_ty")) == _rust(tmp_path / "d", body("x.dtype"))
+
+
+def test_a_local_named_like_a_module_function_is_the_local_unless_the_kernel_calls_that_name(tmp_path):
+    """`sum = tl.sum(x, 0)` in a module that defines a host function `sum`: Python scopes `sum` as the kernel's
+    local, so every use reads it (the host function is never reached); a kernel that also calls `scale(...)`
+    while binding a local `scale` is refused (the call would read the local)."""
+    (tmp_path / "a").mkdir()
+    (k,) = _kernels(tmp_path / "a", """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        sum = tl.sum(x, axis=0)
+        tl.store(y_ptr, sum)
+
+
+    def sum(x):
+        return x.sum()
+    """)
+    kr = kernel_result(k, tmp_path / "a" / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (tmp_path / "b").mkdir()
+    path = tmp_path / "b" / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def scale(v):
+        return v * 2.0
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        scale = scale(x)
+        tl.store(y_ptr + tl.arange(0, BLOCK), scale)
+    """))
+    fr = parse_file(path, "k.py")
+    assert [(n, d.code) for n, _, d in fr.failures] == [("k", "CT100")], fr.failures
+    assert "shadows the module-level function `scale`" in fr.failures[0][2].message

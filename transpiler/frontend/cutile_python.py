@@ -865,13 +865,16 @@ class _Converter:
                     targets.extend(e.value for e in t.elements)
                 elif isinstance(t, cst.StarredElement):
                     targets.append(t.value)
+        # a name the function calls: a local of that name would make the call read the local (Python's scoping),
+        # where a reader (and the call's resolution) expects the module's function
+        called = {n.func.value for n in _walk(fn.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
         for name, node in names.items():
             if name in self.info.aliases:
                 what = f"the import of `{self.info.aliases[name]}`"
-            elif name in self.info.helpers or name in self.info.kernels:
+            elif (name in self.info.helpers or name in self.info.kernels) and name in called:
                 what = f"the module-level function `{name}`"
             else:
-                continue
+                continue  # never called here: every use reads the local, as in Python
             node = min([node] + later.get(name, []), key=self._source_order)  # the walk is not in source order
             raise fail("CT100", f"`{name}` in kernel `{fn.name.value}` shadows {what}: rename the local",
                        self.pos(node))
