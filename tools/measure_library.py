@@ -79,7 +79,8 @@ def _compiles(k: dict) -> bool:
 
 
 def render(name: str, version: str, subpaths: list[str], doc: dict, seconds: float, command: str,
-           verify: bool, root: Path) -> str:
+           verify: bool, root: Path, commit: str | None = None) -> str:
+    commit = commit or git_commit()
     kernels = sorted(doc.get("kernels", []), key=lambda k: (k["source"], k["line"], k["name"]))
     n = len(kernels) or 1
     pct = lambda x: f"{x} of {len(kernels)} ({100 * x / n:.1f}%)"  # noqa: E731
@@ -91,7 +92,7 @@ def render(name: str, version: str, subpaths: list[str], doc: dict, seconds: flo
             codes[c] += 1
     lines = [f"# Coverage of {name} {version}", "",
              f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-             f"- tool commit: {git_commit()}",
+             f"- tool commit: {commit}",
              f"- command: `python3 tools/measure_library.py {name} {version} {' '.join(subpaths)}"
              f"{'' if verify else ' --no-verify'}`",
              f"- which ran: `{command}`",
@@ -139,10 +140,13 @@ def main(argv=None) -> int:
         work = a.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         root = download(a.name, a.version, work)
+        commit = git_commit()  # the code the run imports: read before it starts
         doc, seconds, cmd = run_tool([root / s for s in subpaths], work / "out", not a.no_verify)
+        if git_commit() != commit:  # a commit during the run: the figures are of the code at its start
+            commit += f" (HEAD moved to {git_commit()} during the run; the run used the code at its start)"
         shown = " ".join(shlex.quote(c) for c in ["cutile-transpile", *cmd[3:]])
         text = render(a.name, a.version, subpaths, doc, seconds, shown.replace(str(work), "$TMP"),
-                      not a.no_verify, root)
+                      not a.no_verify, root, commit)
     dest = a.results or REPO / "results" / f"coverage_{a.name.replace('-', '_')}.md"
     dest.write_text(text)
     print(text.split("## Kernels")[0])
