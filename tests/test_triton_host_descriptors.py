@@ -225,3 +225,23 @@ def test_a_descriptor_shape_reading_a_reassigned_parameter_is_refused(tmp_path):
         tl.store(out_ptr + tl.arange(0, B), d.load([tl.program_id(0) * B]))
     """)
     assert err is not None and err.code == "TTR-DESC" and "parameter the kernel assigns" in err.message
+
+
+def test_a_stored_tile_of_literal_extents_unifies_with_the_hosts_block(tmp_path):
+    """`d.store([...], t.reshape((1, BLOCK)).to(d.type.block_type.element_ty))` where the host's block extents are
+    hidden constants: the literal 1 and BLOCK are equal to them only for some constants, so the entry takes
+    them equal (a predicate; the launcher refuses other block shapes), as shapes equal by constants do."""
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_desc, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK)) * 2.0
+        y_desc.store([row, 0], x.reshape((1, BLOCK)).to(y_desc.type.block_type.element_ty))
+    """))
+    result, outputs = run([src], tmp_path / "out", use_cache=False)
+    assert [k.status for k in result.kernels] == ["translated"], [k.diagnostics for k in result.kernels]
+    write_outputs(outputs)
+    k = _manifest_kernel(tmp_path / "out")
+    (entry,) = k["entries"]
+    assert sorted(entry["predicates"]) == ["BLOCK == y_desc_block1", "y_desc_block0 == 1"], entry["predicates"]

@@ -1152,6 +1152,14 @@ class _TritonConverter(_Converter):
             if leaf in TRITON_DTYPES:
                 return Op("dtype", (), pos, (("dtype", TRITON_DTYPES[leaf]),))
             raise fail("CT101", f"`{d}` is not supported", pos)
+        # `desc.type.block_type.element_ty`: the element type of a tensor descriptor's blocks (its tensor's)
+        if node.attr.value == "element_ty" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "block_type" and isinstance(node.value.value, cst.Attribute) \
+                and node.value.value.attr.value == "type":
+            base = self.expr(node.value.value.value)
+            if isinstance(base, _Desc):
+                return Op("dtype_of", (Name(base.base, pos),), pos)
+            raise fail("CT100", "`.type.block_type.element_ty` of a value that is not a tensor descriptor", pos)
         # `x_ptr.dtype.element_ty` (or `x_ptr.type.element_ty`: a pointer's type is its dtype): the element type
         # of the tensor a pointer points into; `x.type.element_ty` of a tile: its block type's, x's dtype
         if node.attr.value == "element_ty" and isinstance(node.value, cst.Attribute) \

@@ -704,8 +704,12 @@ def desc_load(infer: Infer, e: Op) -> Op:
 def desc_store(infer: Infer, e: Op) -> Op:
     arr, dims, strides, offsets, block = _desc_head(infer, e)
     v = infer.expr(e.args[4])
-    if not isinstance(v.ty, TileTy) or tuple(v.ty.shape) != tuple(block):
-        raise fail(e.rule, f"storing a {v.ty} through a descriptor of block {list(block)}", e.pos)
+    what = f"storing a {v.ty} through a descriptor of block {list(block)}"
+    if not isinstance(v.ty, TileTy) or len(v.ty.shape) != len(block):
+        raise fail(e.rule, what, e.pos)
+    # a block extent the host sets (a hidden constant) and the stored tile's literal or constexpr: equal only for
+    # some constants, a variant for those (the launcher refuses the others), as for other shapes
+    infer.unify_dims(list(zip(v.ty.shape, block)), what, e.pos)
     if v.ty.dtype != arr.ty.dtype:
         if is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "bool") and not infer.is_weak(v):
             raise RetypeArray(array_root(arr), v.ty.dtype)
