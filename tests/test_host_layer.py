@@ -740,7 +740,8 @@ def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_hos
     assert rc == 3 and plan is None and "Starts" in err, (rc, err)
 
 
-def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch):
+@pytest.mark.parametrize("mode", ["python", "compiled"])
+def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch, mode, monkeypatch, request):
     """TileGym launches `kernel.replace_hints(num_ctas=2, occupancy=...)` (a copy of the kernel that cuTile
     Python compiles with those hints) with a grid sized for them. The route reads the launched object's
     hints: where they differ from the port's entry (its decorator's, which `verify` compared), the symbol is
@@ -750,6 +751,13 @@ def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch):
     launch is refused in strict mode, and runs with cuTile Python with a warning otherwise."""
     host = small_host
     rt = host.pkg._runtime
+    # each way a repeat is launched: the fast path's steps in Python, or compiled (prepared launches, C routing)
+    monkeypatch.setenv(rt.FASTLAUNCH_ENV, str(request.getfixturevalue("compiled_fast_path"))
+                       if mode == "compiled" else "off")
+    for cache in (rt._ACCEL, rt._KEYERS, rt._HOT, rt._HOT_LAYOUTS):
+        cache.clear()
+    rt._FAST.__dict__.pop("calls", None)
+    assert (rt.fastlaunch() is not None) == (mode == "compiled")
     op, kernel = find_kernel(host.manifest, "hinted_scale")
     assert kernel["hints"] == [["num_cta_in_cga", 2], ["num_worker_warps_per_cta", 4]], kernel.get("hints")
     kobj = getattr(host.sources[op], "hinted_scale")
@@ -787,13 +795,17 @@ def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch):
         previous = host.lib.cutile_dry_run(1)
         try:
             seen = []
-            for k in (kobj, kobj, hinted, hinted, kobj):
+            for k in (kobj, kobj, hinted, hinted, kobj, hinted):
                 ct.launch(None, grid, k, args)
                 seen.append(json.loads(host.lib.cutile_last_plan().decode())["hints"])
         finally:
             host.lib.cutile_dry_run(previous)
-        assert seen == [[0, 0, 0], [0, 0, 0], [3, 4, 0], [3, 4, 0], [0, 0, 0]], seen
+        assert seen == [[0, 0, 0], [0, 0, 0], [3, 4, 0], [3, 4, 0], [0, 0, 0], [3, 4, 0]], seen
         assert not recorder.calls
+        assert len(rt._FAST.calls) == 2  # the layout with hints is kept apart from the same without them
+        assert id(hinted) not in rt._HOT  # (routed in C, a launch could not ask for them)
+        if mode == "compiled":
+            assert id(kobj) in rt._HOT and all(f.record is not None for f in rt._FAST.calls.values())
         # hints the port cannot take: refused in strict mode, cuTile Python (with a warning) otherwise
         unported = [kobj.replace_hints(num_ctas=None), kobj.replace_hints(opt_level=2),
                     kobj.replace_hints(occupancy=ct.ByTarget(sm_90=4, default=2))]
