@@ -669,3 +669,166 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
     if fast_path == "compiled":  # every launch of the threads was routed and fired in C
         assert hits == [0] * 600
     assert not wrong, wrong[:3]
+
+
+# ------------------------------------------- an integer array next to float arrays; launch-time hints
+
+@pytest.fixture(scope="module")
+def small_host(tmp_path_factory):
+    """A crate of two feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
+    arrays of two dtypes) and kernel_hints.py (decorator hints, plain and per target)."""
+    from conftest import ROOT
+    from transpiler.pipeline import run, write_outputs
+    base = tmp_path_factory.mktemp("small_host")
+    src = base / "small_ports"  # (the crate's name: a crate of its own in the shared target directory)
+    src.mkdir()
+    features = ROOT / "tests" / "fixtures" / "features"
+    for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
+              features / "kernel_hints.py"):
+        shutil.copy(f, src / f.name)
+    out = base / "out"
+    write_outputs(run([src], out)[1])
+    manifest = json.loads((out / "manifest.json").read_text())
+    lib = built_library(out, base / "lib")
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(lib)
+    pkg._runtime._LIB = lib
+    sources = {m["op"]: import_source((out / m["source"]).resolve()) for m in manifest["modules"]}
+    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=out)
+
+
+def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_host, fake_torch):
+    """attention_sink's pattern (issue 33): `Starts` is only read as int32 (`astype(ct.int32)`), next to float
+    arrays of two dtypes (activations, a gain). It does not share the gain's element type generic (the wrapper
+    refused every real call before: int32 against the float dtype); it is int32. Every specialization and dtype
+    verified launches what was verified (symbol, cuTile Python's view, route, routed launch); a call with the
+    real dtypes (bf16 activations, an f32 gain, int32 starts) is accepted by the wrapper and the symbol, and a
+    wrong dtype for the starts is refused by both."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "offset_scale_rows")
+    dtypes = {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"}
+    assert dtypes == {"X": "E", "Gain": "E2", "Out": "E", "Starts": "i32"}, dtypes
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], "offset_scale_rows")
+    consts = kernel["specializations"][0]
+
+    def args_with(**dts):
+        args, grid = python_call(kernel, consts, "bf16")
+        names = [p["name"] for p in kernel["params"]]
+        args = list(args)
+        for name, dt in dts.items():
+            i = names.index(name)
+            args[i] = FakeTensor(args[i].shape, dt, args[i].data_ptr())
+        return tuple(args), grid
+
+    args, grid = args_with(X="bf16", Out="bf16", Gain="f32", Starts="i32")
+    plan = rt.route(kobj, args, grid)
+    got = rt.dry_run(plan, host.lib)
+    assert got["generics"][:2] == ["bf16", "f32"] and got["element_type"] == "bf16", got
+    for bad in ("i64", "f32", "f16"):
+        args, grid = args_with(X="bf16", Out="bf16", Gain="f32", Starts=bad)
+        with pytest.raises(rt.ArgumentTypeError, match="Starts"):
+            rt.route(kobj, args, grid)
+    # the symbol itself (descriptors built here, not by the wrapper) refuses an int64 `Starts`
+    c_args, _ = c_call(kernel, consts, "bf16+f32", 0)
+    i = [p["name"] for p in kernel["params"]].index("Starts")
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[i].contents.dtype = 4  # i64
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and "Starts" in err, (rc, err)
+
+
+@pytest.mark.parametrize("mode", ["python", "compiled"])
+def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch, mode, monkeypatch, request):
+    """TileGym launches `kernel.replace_hints(num_ctas=2, occupancy=...)` (a copy of the kernel that cuTile
+    Python compiles with those hints) with a grid sized for them. The route reads the launched object's
+    hints: where they differ from the port's entry (its decorator's, which `verify` compared), the symbol is
+    asked for them (`cutile_hint_next`) and compiles the entry with them (cuTile Rust's compile options
+    override the entry's hints); the dry-run plan reports them. They hold for that call only. Hints the port
+    cannot take (None where the entry has one, per-target values, another opt_level) are never dropped: the
+    launch is refused in strict mode, and runs with cuTile Python with a warning otherwise."""
+    host = small_host
+    rt = host.pkg._runtime
+    # each way a repeat is launched: the fast path's steps in Python, or compiled (prepared launches, C routing)
+    monkeypatch.setenv(rt.FASTLAUNCH_ENV, str(request.getfixturevalue("compiled_fast_path"))
+                       if mode == "compiled" else "off")
+    for cache in (rt._ACCEL, rt._KEYERS, rt._HOT, rt._HOT_LAYOUTS):
+        cache.clear()
+    rt._FAST.__dict__.pop("calls", None)
+    assert (rt.fastlaunch() is not None) == (mode == "compiled")
+    op, kernel = find_kernel(host.manifest, "hinted_scale")
+    assert kernel["hints"] == [["num_cta_in_cga", 2], ["num_worker_warps_per_cta", 4]], kernel.get("hints")
+    kobj = getattr(host.sources[op], "hinted_scale")
+    args, grid = python_call(kernel, kernel["specializations"][0], "f16")
+    base = rt.dry_run(rt.route(kobj, args, grid), host.lib)
+    assert rt.route(kobj, args, grid).hints is None and base["hints"] == [0, 0, 0], base
+    same = kobj.replace_hints(num_ctas=2)  # the entry's own: nothing to pass
+    assert rt.route(same, args, grid).hints is None
+    hinted = kobj.replace_hints(num_ctas=4, occupancy=3)
+    plan = rt.route(hinted, args, grid)
+    assert plan.hints == (3, 4, 0), plan.hints
+    got = rt.dry_run(plan, host.lib)
+    assert got["hints"] == [3, 4, 0] and {**got, "hints": [0, 0, 0]} == base, (got, base)
+    # for that call only: the next one without hints (a failed hinted call too)
+    assert rt.dry_run(rt.route(kobj, args, grid), host.lib)["hints"] == [0, 0, 0]
+    assert host.lib.cutile_hint_next(5, 0, 0) == 0
+    c_args, _ = c_call(kernel, kernel["specializations"][0], "f16", 0)
+    c_args[0] = None  # a null descriptor: refused (1), and the hints are spent
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 1
+    c_args, _ = c_call(kernel, kernel["specializations"][0], "f16", 0)
+    rc, plan_c, _ = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 0 and plan_c["hints"] == [0, 0, 0], plan_c
+    # values cuTile Python refuses are refused by the symbol too (nothing set)
+    for h in ((33, 0, 0), (0, 3, 0), (0, 32, 0), (0, 0, 6), (-1, 0, 0)):
+        assert host.lib.cutile_hint_next(*h) == 11, h
+    rc, plan_c, _ = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 0 and plan_c["hints"] == [0, 0, 0], plan_c
+    # a routed ct.launch of the hinted copy, twice (repeats are not served by a layout kept without hints),
+    # then the kernel itself: each with its own hints
+    real_launch = ct.launch
+    recorder = Recorder()
+    try:
+        ct.launch = recorder
+        rt.set_backend("cutile-rs", strict=True)
+        previous = host.lib.cutile_dry_run(1)
+        try:
+            seen = []
+            for k in (kobj, kobj, hinted, hinted, kobj, hinted):
+                ct.launch(None, grid, k, args)
+                seen.append(json.loads(host.lib.cutile_last_plan().decode())["hints"])
+        finally:
+            host.lib.cutile_dry_run(previous)
+        assert seen == [[0, 0, 0], [0, 0, 0], [3, 4, 0], [3, 4, 0], [0, 0, 0], [3, 4, 0]], seen
+        assert not recorder.calls
+        assert len(rt._FAST.calls) == 2  # the layout with hints is kept apart from the same without them
+        assert id(hinted) not in rt._HOT  # (routed in C, a launch could not ask for them)
+        if mode == "compiled":
+            assert id(kobj) in rt._HOT and all(f.record is not None for f in rt._FAST.calls.values())
+        # hints the port cannot take: refused in strict mode, cuTile Python (with a warning) otherwise
+        unported = [kobj.replace_hints(num_ctas=None), kobj.replace_hints(opt_level=2),
+                    kobj.replace_hints(occupancy=ct.ByTarget(sm_90=4, default=2))]
+        for k in unported:
+            with pytest.raises(rt.LibraryError, match="hinted_scale"):
+                rt.route(k, args, grid)
+            with pytest.raises(rt.LibraryError, match="hinted_scale"):
+                ct.launch(None, grid, k, args)
+        rt.set_backend("cutile-rs")
+        with pytest.warns(RuntimeWarning, match="running it with cuTile Python"):
+            ct.launch(None, grid, unported[0], args)
+        assert len(recorder.calls) == 1 and recorder.calls[0]["kernel"] is unported[0]
+    finally:
+        rt.set_backend("python")
+        rt.uninstall()
+        rt._STATE["original"] = None
+        ct.launch = real_launch
+    # per-target decorator hints: one value for every target replaces them; the same per-target values are
+    # the entry's own
+    op, kernel = find_kernel(host.manifest, "hinted_copy")
+    kobj = getattr(host.sources[op], "hinted_copy")
+    args, grid = python_call(kernel, kernel["specializations"][0], "f16")
+    assert rt.route(kobj.replace_hints(occupancy=4), args, grid).hints == (4, 0, 0)
+    assert rt.route(kobj.replace_hints(num_worker_warps=ct.ByTarget(sm_90=8)), args, grid).hints is None
+    with pytest.raises(rt.LibraryError, match="occupancy"):
+        rt.route(kobj.replace_hints(occupancy=ct.ByTarget(sm_90=2, default=1)), args, grid)

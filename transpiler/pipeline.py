@@ -236,6 +236,8 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
             **({"frontend": k.frontend} if k.frontend != "cutile-python" else {}),
             **({"strings": {n: list(v) for n, v in k.strings}} if k.strings else {}),
             **({"dtype_consts": list(k.dtype_consts)} if k.dtype_consts else {}),
+            # the decorator's entry hints (the entries carry them): a launch asking for others passes them
+            **({"hints": [list(h) for h in k.hints]} if k.hints and k.frontend == "cutile-python" else {}),
             # a kernel a factory function returns: verification rebuilds it with closure values, the
             # router reads them from the launched kernel's closure
             **({"factory": {"function": k.factory, "closure": list(k.closure),

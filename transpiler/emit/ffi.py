@@ -479,6 +479,8 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
         "grid_kw": grid_kw, "stream_kw": stream_kw,
         # a factory's kernel: the constants the router reads from the launched kernel's closure
         "closure_arg": (f"\n    closure={tuple(kernel['factory']['closure'])!r}," if kernel.get("factory") else "")
+        # the entry hints (the decorator's): a launch of a `replace_hints` copy asking for others passes them
+        + (f"\n    hints={tuple(tuple(h) for h in kernel['hints'])!r}," if kernel.get("hints") else "")
         # a Triton kernel: routed from `kernel[grid](...)`; its string constants travel as indices
         + (f"\n    language=\"triton\",\n    strings={kernel.get('strings', {})!r},"
            + (f"\n    dtype_consts={tuple(kernel['dtype_consts'])!r}," if kernel.get("dtype_consts") else "")

@@ -190,6 +190,80 @@ def _two_groups(k: Kernel) -> list[set[str]]:
     return [set().union(*high), set().union(*low)]
 
 
+# ops that pass a tile's elements through unchanged (an index array's loaded value reshaped before its astype)
+_PASS_THROUGH = {"reshape", "broadcast", "transpose", "permute", "expand_dims"}
+
+
+def _index_generics(variants: list[Kernel]) -> dict[str, str]:
+    """The generics of arrays that hold integers for the kernel: their arrays are only read, and every value
+    read from them is only converted to one integer dtype (`ct.load(Starts, ...).astype(ct.int32)`: start
+    offsets, lengths), in every variant. Such an array's dtype never meets the float arrays' (cuTile Python
+    specializes on it apart), so it must not share a float array's generic; it is fixed to that integer dtype
+    (the astype is then a no-op, in cuTile Python as here; a narrowing conversion from a wider integer has no
+    cuTile Rust form, CT120). Generic -> the integer dtype."""
+    from ..model.ir import INT_DTYPES, ArrayTy, TileTy, TupleExpr
+    found: dict[str, set[str]] = {}
+    bad: set[str] = set()
+
+    def tile_generic(x) -> str | None:
+        return x.ty.dtype if isinstance(x, (Name, Op, Lit)) and isinstance(x.ty, TileTy) and is_generic(x.ty.dtype) \
+            else None
+
+    def visit(e, root: bool) -> None:
+        if isinstance(e, TupleExpr):
+            for x in e.items:
+                if tile_generic(x):  # an index or a shape operand of another dtype's op
+                    bad.add(tile_generic(x))
+                visit(x, False)
+            return
+        if root and tile_generic(e):  # a loop bound or a condition of the array's dtype
+            bad.add(tile_generic(e))
+        if not isinstance(e, Op):
+            return
+        for a in e.args:
+            if a is None:
+                continue
+            items = a.items if isinstance(a, TupleExpr) else (a,)
+            for x in items:
+                if isinstance(x, (Name, Op)) and isinstance(x.ty, ArrayTy) and is_generic(x.ty.dtype) \
+                        and e.op not in ("load", "gather"):
+                    bad.add(x.ty.dtype)  # stored, scattered, updated (atomics), or read some other way
+                g = tile_generic(x)
+                if g is None or e.op in _PASS_THROUGH:
+                    continue
+                if e.op == "convert" and isinstance(e.ty, TileTy) and e.ty.dtype in INT_DTYPES:
+                    found.setdefault(g, set()).add(e.ty.dtype)
+                else:
+                    bad.add(g)
+            visit(a, False)
+        for _, v in e.attrs:
+            if isinstance(v, (Op, Name, Lit, TupleExpr)):
+                if tile_generic(v):
+                    bad.add(tile_generic(v))
+                visit(v, False)
+
+    def walk(stmts) -> None:
+        for s in stmts:
+            if isinstance(s, Assign):
+                visit(s.value, False)  # the name's uses are the ops that read it
+            elif isinstance(s, Eval):
+                visit(s.value, True)
+            elif isinstance(s, For):
+                for e in (s.start, s.stop, s.step):
+                    visit(e, True)
+                walk(s.body)
+            elif isinstance(s, If):
+                visit(s.cond, True)
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, While):
+                visit(s.cond, True)
+                walk(s.body)
+    for v in variants:
+        walk(v.body)
+    return {g: next(iter(d)) for g, d in sorted(found.items()) if g not in bad and len(d) == 1}
+
+
 def _array_dtypes(k: Kernel) -> tuple:
     return tuple((p.name, p.dtype, p.domain) for p in k.params if p.kind == "array")
 
@@ -228,6 +302,12 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
             replace(q, dtype=next(iter(fixed[q.name]))) if q.name in fixed else q for q in merged.params)), [])
         if not all(_array_dtypes(v) == _array_dtypes(settled) for v in done):
             base = settled
+            continue
+        index = _index_generics(done) if kernel.frontend != "triton" else {}
+        if index:  # integer arrays next to float ones (see _index_generics): fixed to their integer dtype
+            base = _merge_generics(replace(settled, params=tuple(
+                replace(q, dtype=index[q.dtype]) if q.kind == "array" and q.dtype in index else q
+                for q in settled.params)), [])
             continue
         if kernel.frontend == "triton" or \
                 not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
