@@ -1034,3 +1034,24 @@ def test_a_local_named_like_a_module_function_is_the_local_unless_the_kernel_cal
     fr = parse_file(path, "k.py")
     assert [(n, d.code) for n, _, d in fr.failures] == [("k", "CT100")], fr.failures
     assert "shadows the module-level function `scale`" in fr.failures[0][2].message
+
+
+@requires_toolchain
+def test_helpers_called_through_a_module_of_the_package(tmp_path):
+    """`from pkg import lang` / `from . import lang as L`, then `lang.program_id(0)` and `L.load_scaled(ptrs, ...)`:
+    the helpers of that module are inlined as directly imported ones are (a pointer passed through included), and
+    the port compiles; a name the module does not define stays CT101."""
+    pkg = tmp_path / "module_alias_pkg"
+    shutil.copytree(FIXTURES / "module_alias_pkg", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    from transpiler.pipeline import write_outputs
+    from transpiler.verify.run import verify_output
+    result, outputs = run([pkg], tmp_path / "out")
+    (k,) = result.kernels
+    assert k.status == "translated", [d.text() for d in k.diagnostics]
+    write_outputs(outputs)
+    (v,) = verify_output(tmp_path / "out")
+    assert v.verdict == "compiled", (v.verdict, v.reason)
+    (pkg / "ops.py").write_text((pkg / "ops.py").read_text().replace("lang.program_id(0)", "lang.block_id(0)"))
+    fr = parse_file(pkg / "ops.py", "module_alias_pkg/ops.py")
+    ((name, _, diag),) = fr.failures
+    assert diag.code == "CT101" and "block_id" in diag.message, diag.message

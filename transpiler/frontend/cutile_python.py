@@ -97,6 +97,9 @@ class ModuleInfo:
     float_args: dict[str, set[int]] = field(default_factory=dict)
     # helpers imported from sibling modules: local name -> the converter of the module defining it
     helper_home: dict[str, "_Converter"] = field(default_factory=dict)
+    # modules of the package imported as names (`from mylib import tlx`, `from . import utils as u`): their
+    # helpers are called as `tlx.program_id(0)`; local name -> the converter of that module
+    module_aliases: dict[str, "_Converter"] = field(default_factory=dict)
 
 
 @dataclass
@@ -519,6 +522,15 @@ class _Converter:
                 continue
             for name, local in names:
                 hi = home.info
+                if name not in hi.helpers and name not in hi.consts:
+                    sub = self._submodule_file(target, name)  # `from mylib import tlx`: a module of the package
+                    if sub is not None and (conv := self._sibling(sub, path, display, loaded)) is not None:
+                        self.info.module_aliases[local] = conv
+                        # its helpers under `local.name`, the key a call `local.name(...)` is read by
+                        for h, fn in conv.info.helpers.items():
+                            self.info.helpers[f"{local}.{h}"] = fn
+                            self.info.helper_home[f"{local}.{h}"] = conv.info.helper_home.get(h, conv)
+                        continue
                 if name in hi.helpers:
                     self.info.helpers[local] = hi.helpers[name]
                     self.info.helper_home[local] = hi.helper_home.get(name, home)
@@ -534,6 +546,16 @@ class _Converter:
                 self.info.aliases.pop(local, None)
 
     @staticmethod
+    def _submodule_file(package_init: Path, name: str) -> Path | None:
+        """`<package>/<name>.py` (or its `__init__.py`) when `package_init` is a package's `__init__.py`."""
+        if package_init.name != "__init__.py" or not name.isidentifier():
+            return None
+        for cand in (package_init.parent / f"{name}.py", package_init.parent / name / "__init__.py"):
+            if cand.is_file():
+                return cand.resolve()
+        return None
+
+    @staticmethod
     def _imports_from_files(module: cst.Module, path: Path):
         """(the module file, [(name, local name)]) of each top-level `from M import a as b` whose module is a
         file of the package (relative, or absolute under the package root)."""
@@ -546,6 +568,11 @@ class _Converter:
                     continue
                 mod = _name_text(small.module) if small.module is not None else ""
                 target = module_file(path, len(small.relative), mod)
+                if target is None and small.relative and not mod:  # `from . import utils`: the package itself
+                    init = path.resolve().parent
+                    for _ in range(len(small.relative) - 1):
+                        init = init.parent
+                    target = init / "__init__.py" if (init / "__init__.py").is_file() else None
                 if target is not None:
                     yield target, [(_name_text(a.name), a.asname.name.value if a.asname else _name_text(a.name))
                                    for a in small.names]
@@ -1567,9 +1594,22 @@ class _Converter:
             args += keywords
         return self._rule_call(rule, args, pos)
 
+    def module_helper(self, node: cst.Call) -> Expr | None:
+        """`tlx.program_id(0)`: a helper of a module of the package imported by name (`from pkg import tlx`,
+        `from . import utils as u`), inlined as an imported helper is; None for other calls."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value in self.info.module_aliases:
+            key = f"{func.value.value}.{func.attr.value}"
+            if key in self.info.helpers:
+                return self.inline_helper(self.info.helpers[key], node, self.info.helper_home[key])
+        return None
+
     def call(self, node: cst.Call) -> Expr:
         pos = self.pos(node)
         func = node.func
+        if (inlined := self.module_helper(node)) is not None:
+            return inlined
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value in self.tiled_views:
             return self._view_call(node, self.tiled_views[func.value.value], func.attr.value, pos)

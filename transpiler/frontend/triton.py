@@ -1201,6 +1201,8 @@ class _TritonConverter(_Converter):
     def call(self, node: cst.Call):
         pos = self.pos(node)
         func = node.func
+        if (inlined := self.module_helper(node)) is not None:
+            return inlined
         d = self.dotted(func)
         if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases \
                 and func.value != self.current:
@@ -2176,15 +2178,24 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
     return {n for n in pointers if n in params}
 
 
+def _call_key(node: cst.Call) -> str | None:
+    """The helper key of a call: `f(...)` -> "f", `mod.f(...)` -> "mod.f" (a module of the package by name)."""
+    if isinstance(node.func, cst.Name):
+        return node.func.value
+    if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        return f"{node.func.value.value}.{node.func.attr.value}"
+    return None
+
+
 def _is_helper_call(conv: _TritonConverter, node: cst.Call, active: tuple) -> bool:
-    return isinstance(node.func, cst.Name) and node.func.value not in active and (
-        node.func.value in conv.info.helpers or node.func.value in conv.info.kernels)
+    key = _call_key(node)
+    return key is not None and key not in active and (key in conv.info.helpers or key in conv.info.kernels)
 
 
 def _helper_args(conv: _TritonConverter, node: cst.Call, analysis, active: tuple) -> list:
     """The arguments of a jit helper call given for the parameters `analysis(home, helper, active)` finds in
     the helper (its pointers, its dtypes)."""
-    name = node.func.value
+    name = _call_key(node)
     helper = conv.info.helpers.get(name) or conv.info.kernels[name]
     inner = analysis(conv.info.helper_home.get(name) or conv, helper, active)
     hp = [p.name.value for p in helper.params.params]
