@@ -1055,3 +1055,39 @@ def test_helpers_called_through_a_module_of_the_package(tmp_path):
     fr = parse_file(pkg / "ops.py", "module_alias_pkg/ops.py")
     ((name, _, diag),) = fr.failures
     assert diag.code == "CT101" and "block_id" in diag.message, diag.message
+
+
+@pytest.mark.parametrize("test, taken", [
+    ('version.parse(triton.__version__) >= version.parse("3.0.0")', "0.5"),
+    ('version.parse(triton.__version__) < version.parse("3.10")', "0.5"),  # numeric, not string, order
+    ('Version(triton.__version__) >= Version("3.7")', "0.25"),
+])
+def test_module_level_triton_version_tests_are_decided_for_3_6(tmp_path, test, taken):
+    """`if version.parse(triton.__version__) >= version.parse("3.0.0"):` around two definitions of a helper (a
+    library supporting several Triton versions): decided for Triton 3.6, the version the port targets; the arm
+    taken is the helper ported."""
+    src = HEAD + "from packaging import version\nfrom packaging.version import Version\n\n" + \
+        f"NEW = {test}\n\n" + textwrap.dedent("""
+    if NEW:
+        @triton.jit
+        def act(x):
+            return x * 0.5
+    else:
+        @triton.jit
+        def act(x):
+            return x * 0.25
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, act(tl.load(x_ptr + offs)))
+    """)
+    (tmp_path / "k.py").write_text(src)
+    fr = parse_file(tmp_path / "k.py", "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = fr.kernels
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    other = "0.25" if taken == "0.5" else "0.5"
+    assert f"{taken}f32" in body and f"{other}f32" not in body, body

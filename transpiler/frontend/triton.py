@@ -18,6 +18,7 @@ Fail-closed like the cuTile frontend: anything not understood is a diagnostic wi
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,6 +31,10 @@ from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_sou
 
 TL = "triton.language"
 _NO_FACT = object()
+# the Triton version the port targets (rules/triton_dir_3.6.txt, rules/triton_language_3.6.txt): module-level tests
+# of `triton.__version__` are decided for it
+TRITON_VERSION = "3.6.0"
+VERSION_PARSERS = frozenset({"packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -480,10 +485,37 @@ class _TritonConverter(_Converter):
         fact = self._platform_truth(node)
         if fact is not None:
             return fact
+        newer = self._version_test(node)
+        if newer is not None:
+            return newer
         d = self.dotted(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
         if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         return super()._eval_const(node)
+
+    def _version_test(self, node: cst.BaseExpression) -> bool | None:
+        """`version.parse(triton.__version__) >= version.parse("3.0.0")` (packaging's `parse` / `Version`,
+        `pkg_resources.parse_version`): a test of the Triton version, decided for the version the port targets
+        (TRITON_VERSION); None for any other expression or a version string that is not plain numbers."""
+        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+            return None
+        op = type(node.comparisons[0].operator).__name__
+
+        def version(n) -> tuple | None:
+            if not (isinstance(n, cst.Call) and len(n.args) == 1 and n.args[0].keyword is None
+                    and self.dotted(n.func) in VERSION_PARSERS):
+                return None
+            a = n.args[0].value
+            text = TRITON_VERSION if self.dotted(a) == "triton.__version__" else \
+                a.evaluated_value if isinstance(a, cst.SimpleString) else None
+            if not isinstance(text, str) or not re.fullmatch(r"\d+(\.\d+)*", text.strip()):
+                return None
+            parts = tuple(int(x) for x in text.strip().split("."))
+            return parts + (0,) * (4 - len(parts))
+        a, b = version(node.left), version(node.comparisons[0].comparator)
+        compare = {"GreaterThanEqual": a >= b, "GreaterThan": a > b, "LessThanEqual": a <= b, "LessThan": a < b,
+                   "Equal": a == b, "NotEqual": a != b} if a is not None and b is not None else {}
+        return compare.get(op)
 
     def _has_attr(self, module: str, name: str) -> bool | None:
         """`hasattr(triton.language, "gather")` (a feature test of the Triton version): decided for Triton 3.6,
