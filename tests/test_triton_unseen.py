@@ -1091,3 +1091,29 @@ def test_module_level_triton_version_tests_are_decided_for_3_6(tmp_path, test, t
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     other = "0.25" if taken == "0.5" else "0.5"
     assert f"{taken}f32" in body and f"{other}f32" not in body, body
+
+
+def test_a_library_decorator_above_triton_jit_is_a_host_wrapper_and_one_below_is_refused(tmp_path):
+    """`@libentry()` (an op library's launch cache) above `@triton.jit` receives the compiled kernel object: the
+    device code is the function's, so the kernel is ported with a CT112 warning saying how launches through it are
+    routed; a decorator below `@triton.jit` changes the function Triton compiles: CT112 error."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + "from .utils import libentry, trace\n\n\n" + textwrap.dedent("""
+    @libentry()
+    @triton.jit
+    def above(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+    @triton.jit
+    @trace
+    def below(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+    """))
+    result, _ = run([path], tmp_path / "out")
+    got = {k.name: (k.status, [(d.severity, d.code) for d in k.diagnostics]) for k in result.kernels}
+    assert got == {"above": ("translated", [("warning", "CT112")]), "below": ("unsupported", [("error", "CT112")])}, got
+    below = next(k for k in result.kernels if k.name == "below")
+    assert "below `@triton.jit`" in below.diagnostics[0].message and below.diagnostics[0].pos.line == 17

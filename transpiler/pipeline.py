@@ -185,6 +185,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
     kr.diagnostics.extend(config.kernel_diagnostics(k, path))
+    kr.diagnostics.extend(Diagnostic("warning", code, message, where) for code, message, where in k.notes)
     if any(d.severity == "error" for d in kr.diagnostics):
         kr.status = "error"  # fail closed: an invalid configuration never falls back to defaults
         return kr

@@ -557,10 +557,19 @@ class _TritonConverter(_Converter):
     def _check_signature(self, fn: cst.FunctionDef, dec: cst.Decorator | None) -> None:
         name = fn.name.value
         wrappers = self._wrappers(fn)
-        for d in fn.decorators:
-            if d is not dec and d not in wrappers:
-                raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` besides "
-                           "`@triton.jit` / autotune / heuristics: its effect cannot be translated", self.pos(d))
+        self.host_decorators = []
+        jit_at = next((i for i, d in enumerate(fn.decorators) if d is dec), len(fn.decorators))
+        for i, d in enumerate(fn.decorators):
+            if d is dec or d in wrappers:
+                continue
+            if i < jit_at:
+                # above `@triton.jit`: applied to the JITFunction, a host-side wrapper (a launch cache, a library
+                # tuner): the kernel's device code is unchanged, so it is ported; launches through the wrapper
+                # are routed only where the router knows it (else they warn, or refuse with strict=True)
+                self.host_decorators.append(d)
+                continue
+            raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` below `@triton.jit`: "
+                       "it changes the function Triton compiles, and its effect cannot be translated", self.pos(d))
         if not name.isascii():
             raise fail("CT114", f"kernel name `{name}` is not ASCII: its C symbol `cutile_{name}` and Rust entry "
                        "need an ASCII identifier", self.pos(fn.name))
@@ -653,8 +662,14 @@ class _TritonConverter(_Converter):
         # a seed is an integer (Triton asserts it): an int argument is int32 where it fits, as Triton types it
         params = tuple(replace(p, kind="scalar", dtype="i32") if p.kind == "unknown" and p.name in self.seed_params
                        else p for p in k.params)
+        notes = tuple(("CT112", f"the decorator `@{_code(d.decorator)}` above `@triton.jit` is a host-side "
+                       "wrapper: the port is the kernel's device code; a launch through the wrapper is routed only "
+                       "where the router recognizes it (else it runs Triton with a warning, or is refused with "
+                       "strict=True); its tuning configurations, if any, are not read", self.pos(d))
+                      for d in getattr(self, "host_decorators", ()))
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
-                    strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts))
+                    strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
+                    notes=notes)
         _check_no_pointer_left(k.body)
         return k
 

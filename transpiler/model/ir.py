@@ -268,6 +268,8 @@ class Kernel:
     # tile dimensions this variant takes as equal (passes/infer.UnifyDims): (name, the name that stands for it
     # in every tile shape); the variant's predicates state the equality of their values
     dim_aliases: tuple[tuple[str, str], ...] = ()
+    # what the frontend says of the kernel without refusing it: (code, message, where), reported as warnings
+    notes: tuple[tuple[str, str, "Pos"], ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
