@@ -39,7 +39,7 @@ PKG = "corpus.triton.workloads"
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
-UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave")
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave", "gather")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -573,19 +573,29 @@ def cases() -> list[dict]:
                         [inp("x", [rows, n_cols], "float32", "randn"), inp("mx", [n_cols], "float32", "randn"),
                          inp("mn", [n_cols], "float32", "randn")],
                         ["x", "mx", "mn", "n_cols"], [rows], ["mx", "mn"], "", {"n_cols": n_cols},
-                        {"BLOCK": _npo2(n_cols)}))
+                        {"BLOCK": _npo2(n_cols)}, tol={"mx": (0, 0), "mn": (0, 0)}))
     out.append(case("float_atomics", "exchange_max_kernel", "n100",
                     [inp("x", [100], "float32", "randn"), inp("acc", [100], "float32", "randn"),
                      inp("old", [100], "float32", "poison")],
-                    ["x", "acc", "old", "n"], [1], ["acc", "old"], "", {"n": 100}, {"BLOCK": 128}))
+                    ["x", "acc", "old", "n"], [1], ["acc", "old"], "", {"n": 100}, {"BLOCK": 128},
+                    tol={"acc": (0, 0), "old": (0, 0)}))
+    for j, dt in ((3, "float32"), (0, "float16"), (7, "float32")):
+        out.append(case("gather", "row_pick_kernel", f"j{j}_{dt}",
+                        [inp("x", [8, 32], dt, "randn"), inp("y", [32], dt, "poison")],
+                        ["x", "y", "j"], [1], ["y"], "", {"j": j}, {"BC": 8, "BK": 32}, tol={"y": (0, 0)}))
+    for idx_dt in ("int32", "int64"):
+        out.append(case("gather", "permute_kernel", f"n64_{idx_dt}",
+                        [inp("x", [64], "float32", "randn"), inp("idx", [64], idx_dt, "randint", lo=0, hi=64),
+                         inp("y", [64], "float32", "poison")],
+                        ["x", "idx", "y"], [1], ["y"], "", {}, {"N": 64}, tol={"y": (0, 0)}))
     for n, dt in ((64, "float32"), (128, "float16")):
         out.append(case("interleave", "interleave_kernel", f"n{n}_{dt}",
                         [inp("a", [n], dt, "randn"), inp("b", [n], dt, "randn"), inp("y", [2 * n], dt, "poison")],
-                        ["a", "b", "y"], [1], ["y"], "", {}, {"BLOCK": n}))
+                        ["a", "b", "y"], [1], ["y"], "", {}, {"BLOCK": n}, tol={"y": (0, 0)}))
     out.append(case("interleave", "interleave_rows_kernel", "r4",
                     [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
                      inp("y", [4, 16], "float32", "poison")],
-                    ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}))
+                    ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}, tol={"y": (0, 0)}))
     return out
 
 
@@ -991,6 +1001,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "gather.row_pick_kernel":
+        return {"y": x["x"][s["j"]]}
+    if k == "gather.permute_kernel":
+        return {"y": x["x"][a["idx"]]}
     if k == "interleave.interleave_kernel":
         return {"y": np.stack([x["a"], x["b"]], axis=-1).reshape(-1)}
     if k == "interleave.interleave_rows_kernel":

@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
-from ...model.ir import Expr, Lit, Name, Op, TileTy, TupleExpr
+from ...model.ir import Expr, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ..infer import is_float, is_int, retype_generic
 from . import handler
 
 if TYPE_CHECKING:
@@ -92,6 +93,55 @@ def tl_argmax(infer: Infer, e: Op) -> Expr:
     kd = e.attr("keepdims")
     return infer.expr(Op("reduce_min" if left else "reduce_max", (chosen, Lit(axis, pos)), pos,
                          (("keepdims", kd if kd is not None else Lit(False, pos)),), e.rule))
+
+
+@handler("tl_gather")
+def tl_gather(infer: Infer, e: Op) -> Expr:
+    """Triton's `tl.gather(src, index, axis)`: `out[p] = src[p with its axis coordinate index[p]]` (index and src of
+    one rank, equal extents off the axis). cuTile Rust has no in-register gather, so it is a one-hot selection:
+    with a new dimension J of src's axis extent inserted before the axis, `index == j` picks, for every output
+    element, the one J position it reads, and a sum over J of the selected bits (zero elsewhere) is those bits.
+    Floats go through the bits of their float32 value (exact: f16/bf16 widen exactly; a sum of one integer and
+    zeros is that integer), so -0.0 and infinities are kept; an index outside the axis gives 0 (undefined in
+    Triton)."""
+    src, index = infer.expr(e.args[0]), infer.expr(e.args[1])
+    pos = e.pos
+    if isinstance(index.ty, TileTy) and is_generic(index.ty.dtype):
+        retype_generic(infer.k, index.ty.dtype, "i32")  # loaded from a pointer: an index pointer holds integers
+    if not (isinstance(src.ty, TileTy) and isinstance(index.ty, TileTy)) or not src.ty.shape \
+            or len(src.ty.shape) != len(index.ty.shape) or not is_int(index.ty.dtype):
+        raise fail(e.rule, "`tl.gather` takes a tile and an integer index tile of the same rank", pos)
+    axis = _axis(replace(e, args=(e.args[0], e.args[2])), src)
+    rank, dt = len(src.ty.shape), src.ty.dtype
+    if dt in ("bool", "f64", "i64", "u64") or (not is_float(dt) and not is_int(dt)):
+        raise fail(e.rule, f"`tl.gather` of {dt} tiles is not supported (16- and 32-bit floats and integers of up "
+                   "to 32 bits are)", pos)
+    dim = lambda d: Lit(int(d), pos) if d.isdigit() else Name(d, pos)  # noqa: E731
+
+    def shape(dims):
+        return TupleExpr(tuple(dim(d) for d in dims), pos)
+    s, i = src.ty.shape, index.ty.shape
+    n = s[axis]
+    # src: its axis is J (a size-1 axis after it); index: a size-1 J before its axis; j: J's positions
+    src_j = Op("reshape", (Op("typed", (src,), pos), shape(s[:axis] + (n, "1") + s[axis + 1:])), pos, (), e.rule)
+    idx_j = Op("reshape", (Op("typed", (index,), pos), shape(i[:axis] + ("1", i[axis]) + i[axis + 1:])), pos, (),
+               e.rule)
+    j = Op("reshape", (Op("arange", (dim(n), None), pos, (), e.rule),
+                       shape(("1",) * axis + (n, "1") + ("1",) * (rank - axis - 1))), pos, (), e.rule)
+    hit = Op("cmp", (idx_j, j), pos, (("pred", "=="),), e.rule)
+    if is_float(dt):
+        f32 = Op("dtype", (), pos, (("dtype", "f32"),))
+        i32 = Op("dtype", (), pos, (("dtype", "i32"),))
+        bits = Op("bitcast", (Op("astype", (src_j, f32), pos, rule=e.rule), i32), pos, rule=e.rule)
+    else:
+        bits = src_j
+    picked = Op("reduce_sum", (Op("where", (hit, bits, Lit(0, pos)), pos, (), e.rule), Lit(axis, pos)), pos,
+                (("keepdims", Lit(False, pos)),), e.rule)
+    got = infer.expr(picked)
+    if is_float(dt):
+        got = infer.expr(Op("bitcast", (Op("typed", (infer.to_dtype(got, "i32"),), pos),
+                                        Op("dtype", (), pos, (("dtype", "f32"),))), pos, rule=e.rule))
+    return infer.to_dtype(got, dt)
 
 
 @handler("cumsum")
