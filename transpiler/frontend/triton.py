@@ -767,6 +767,11 @@ class _TritonConverter(_Converter):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
+        if isinstance(s, cst.Assert):
+            # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
+            # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
+            # debug (TRITON_DEBUG=1 or `debug=True`): no statement, as device_assert
+            return []
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
             if self.dotted(s.value.func) == f"{TL}.static_assert" and _static_false(s):
                 # `tl.static_assert(False, "unsupported")` in a constexpr arm: as a raise, Triton compiles no
