@@ -1185,6 +1185,11 @@ class _TritonConverter(_Converter):
             if isinstance(base, _Ptr):
                 raise fail("CT100", "`.shape` of a pointer", pos)
             return Op("shape_of", (base,), pos)  # a tile's shape, where a shape is expected (infer.shape_dims)
+        if node.attr.value == "numel":  # `x.numel`: a tile's element count (a constexpr in Triton)
+            base = self.expr(node.value)
+            if isinstance(base, (_Ptr, _Desc, _BlockPtr)):
+                raise fail("CT100", "`.numel` of a pointer or descriptor (only a tile's `.numel` is a constexpr)", pos)
+            return Op("numel_of", (base,), pos)
         if node.attr.value == "T":  # `x.T`: the transpose of a 2-D tensor
             rule = self.rules.lookup(f"{TL}.trans")
             self.rules_used.add(rule.id)

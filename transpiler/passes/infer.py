@@ -585,6 +585,16 @@ class Infer:
             pred = c.attr("pred")
             return (f"(({a[0]}) if (({x[0]}) {pred} ({y[0]})) else ({b[0]}))",
                     f"{a[1]}_IF_{x[1]}_{self._CMP_WORDS[pred]}_{y[1]}_ELSE_{b[1]}")
+        if isinstance(e, Op) and e.op == "numel_of" and len(e.args) == 1:
+            # Triton's `x.numel`: the tile's element count, the product of its (constant) extents
+            ty = self.expr(e.args[0]).ty
+            if not isinstance(ty, TileTy):
+                return None
+            dims = [self.dim(d) for d in ty.shape]
+            if all(d.isdigit() for d in dims):
+                return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
+            return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
+                    "NUMEL_" + "_MUL_".join(dims))
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
@@ -662,6 +672,8 @@ class Infer:
         # a name bound once to constant arithmetic (`FLAT = TILE_M * TILE_N`) is that arithmetic
         if found is None or isinstance(e, Lit) or (isinstance(e, Name) and e.id in self.consts):
             return None
+        if isinstance(e, Op) and e.op == "numel_of" and found[0].isdigit():
+            return None  # a literal element count (ops/shape.numel_of)
         if isinstance(e, Name) and found[0].strip() == e.id:
             return None
         expr, name = found
@@ -1279,6 +1291,8 @@ class Infer:
                 out.append(it.id)
             elif isinstance(it, Name) and it.id in self.literals and isinstance(self.literals[it.id], Lit):
                 out.extend(self.shape_dims(self.literals[it.id]))
+            elif isinstance(it, Op) and it.op == "numel_of" and (self.const_int_expr(it) or ("",))[0].isdigit():
+                out.append(self.const_int_expr(it)[0])  # `x.numel` of a tile of literal extents
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
             elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
