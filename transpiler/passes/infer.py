@@ -478,6 +478,9 @@ class Infer:
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
         self.env: dict[str, object] = {}
         self.sources: dict[str, str] = {}
+        # the integer pointers whose widened loads each name's value is computed from (ops/memory.int_pointer_roots;
+        # a union over the name's assignments)
+        self.int_roots: dict[str, set[str]] = {}
         # names assigned once, from a Python number: cuTile Python keeps them as (weakly typed) constants
         counts: dict[str, int] = {}
         for s in all_stmts(kernel.body):
@@ -511,6 +514,14 @@ class Infer:
             self.consts.pop(name, None)
         # those hidden constants read as the literal this variant fixes
         self.value_flags = {p.name: decides(kernel.variant.predicates, p.name) for p in optional_value_flags(kernel)}
+
+    def _note_int_roots(self, name: str, v: Expr) -> None:
+        if self.k.frontend != "triton" or not isinstance(v.ty, TileTy) or v.ty.dtype != "i64":
+            return
+        from .ops.memory import int_pointer_roots
+        roots = int_pointer_roots(self, v)
+        if roots:
+            self.int_roots[name] = self.int_roots.get(name, set()) | roots
 
     def note_dot(self, dtype: str, shape: tuple[str, ...]) -> None:
         if self.k.frontend == "triton" and is_generic(dtype):
@@ -754,6 +765,7 @@ class Infer:
                                "scalar here: give the value its own name", s.pos)
                 self.env[s.targets[0]] = v.ty
                 self._rebound(s.targets)
+                self._note_int_roots(s.targets[0], v)
                 src = self.source_array(v)
                 if src:
                     self.sources[s.targets[0]] = src
@@ -765,6 +777,7 @@ class Infer:
             out = []
             for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
+                self._note_int_roots(t, item)
                 out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
             self._rebound(s.targets)
             return out
