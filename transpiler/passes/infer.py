@@ -400,6 +400,7 @@ class WidenCarried(Exception):
 
 
 # the dtypes an array of an element-type generic may be fixed to when a value must have one (retype_generic)
+MAX_TILE_RANK = 6  # cuTile Rust 0.5's tile types exist for ranks 0..6 (cutile-macro shadow_dispatch.MAX_RANK)
 ARRAY_RETYPE_DTYPES = ("i32", "i64", "f16", "bf16", "f32", "f8e4m3fn", "f8e5m2")
 
 
@@ -1371,7 +1372,12 @@ class Infer:
             fn = ops.HANDLERS.get(e.op)
             if fn is None:
                 raise fail(e.rule or "CT101", f"operation `{e.op}` is not supported here", e.pos)
-            return fn(self, e)
+            out = fn(self, e)
+            ty = getattr(out, "ty", None)
+            if isinstance(ty, TileTy) and len(ty.shape) > MAX_TILE_RANK:
+                raise fail("CT107", f"a tile of rank {len(ty.shape)}: cuTile Rust 0.5 has tiles of rank at most "
+                           f"{MAX_TILE_RANK} (cutile-macro shadow_dispatch MAX_RANK)", e.pos)
+            return out
         raise fail("CT100", "unsupported expression", e.pos)
 
     # conversions ---------------------------------------------------------
