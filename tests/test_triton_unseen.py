@@ -1117,3 +1117,57 @@ def test_a_library_decorator_above_triton_jit_is_a_host_wrapper_and_one_below_is
     assert got == {"above": ("translated", [("warning", "CT112")]), "below": ("unsupported", [("error", "CT112")])}, got
     below = next(k for k in result.kernels if k.name == "below")
     assert "below `@triton.jit`" in below.diagnostics[0].message and below.diagnostics[0].pos.line == 17
+
+
+# -------------------------------------------------------------------------------------- unseen libraries, round 3
+
+def _array_params(kr) -> dict:
+    return {p["name"]: (p["dtype"], tuple(p.get("domain") or ())) for p in kr.manifest["params"]
+            if p["kind"] == "array"}
+
+
+def test_a_bitcast_of_loaded_words_fixes_only_their_pointers_to_int32(tmp_path):
+    """`(v + 0x4B400000).to(tl.float32, bitcast=True)` of values loaded from integer pointers: Triton compiles it
+    only for 32-bit loads, so those pointers are int32 (their loads not widened to int64); an integer pointer
+    whose values only index keeps int32 and int64 (tests/fixtures/triton_unseen/int_bitcast.py has numbers)."""
+    failures, results = _diagnostics(tmp_path, """
+    @triton.jit
+    def k(w_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        row = tl.load(idx_ptr + offs)
+        w = tl.load(w_ptr + row)
+        v = (w >> 4) & 15
+        tl.store(out_ptr + offs, (v + 0x4B400000).to(tl.float32, bitcast=True) - 12582912.0)
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    params = _array_params(kr)
+    assert params["w_ptr"] == ("i32", ()), params
+    assert params["idx_ptr"][1] == ("i32", "i64"), params
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"\(w_a, w_tok\): \(Tile<i32, \{ \[BLOCK\] \}>, Token\)", body), body  # loaded as int32
+    assert "Tile<i64" not in body.split("// w = ")[1].split("// tl.store")[0], body
+    assert re.search(r"Tile<f32, \{ \[BLOCK\] \}> = bitcast\(", body), body
+
+
+@pytest.mark.parametrize("body, code, words", [
+    ("""
+    @triton.jit
+    def k(w_ptr, out_ptr, BLOCK: tl.constexpr):
+        w = tl.load(w_ptr + tl.arange(0, BLOCK))
+        tl.store(out_ptr + tl.arange(0, BLOCK), ((w >> 1) & 7).to(tl.float16, bitcast=True))
+    """, "TTR-BITCAST", "int16"),
+    ("""
+    @triton.jit
+    def k(x_ptr, out_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 128))
+        y = tl.permute(tl.reshape(x, (2, 2, 2, 2, 2, 2, 2)), (1, 0, 2, 3, 4, 5, 6))
+        tl.store(out_ptr + tl.arange(0, 128), tl.reshape(y, (128,)))
+    """, "CT107", "rank 7"),
+])
+def test_narrow_bitcasts_and_high_ranks_the_port_refuses(tmp_path, body, code, words):
+    failures, results = _diagnostics(tmp_path, body)
+    diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
+    assert [d.code for d in diags] == [code], [d.text() for d in diags]
+    assert words in diags[0].message

@@ -39,7 +39,8 @@ PKG = "corpus.triton.workloads"
 NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
-UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave", "gather")
+UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
+                                                     "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -596,6 +597,31 @@ def cases() -> list[dict]:
                     [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
                      inp("y", [4, 16], "float32", "poison")],
                     ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}, tol={"y": (0, 0)}))
+    # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
+    for n_words, idx_dt in ((256, "int64"), (200, "int32")):
+        out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
+                        [inp("w", [n_words], "int32", "randint", lo=-2 ** 31, hi=2 ** 31),
+                         inp("idx", [n_words], idx_dt, "randint", lo=0, hi=n_words),
+                         inp("zero", [_cdiv(n_words, 8)], "int32", "randint", lo=-2 ** 31, hi=2 ** 31),
+                         inp("out", [n_words * 8], "float32", "poison")],
+                        ["w", "idx", "zero", "out", "n_words"], [_cdiv(n_words, 64)], ["out"], "",
+                        {"n_words": n_words}, {"WORDS": 64}))
+    # `x.numel` (a tile's element count), a Python `assert` (dropped, as Triton without debug), a False tile
+    for r, c in ((4, 8), (2, 16)):
+        out.append(case("tile_numel", "flatten_mean_kernel", f"{r}x{c}",
+                        [inp("x", [r * c], "float32", "randn"), inp("out", [r * c], "float32", "poison"),
+                         inp("mean", [2], "float32", "poison")],
+                        ["x", "out", "mean"], [1], ["out", "mean"], "", {}, {"R": r, "C": c}))
+    for n in (100, 128):
+        out.append(case("python_assert", "asserted_scale_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
+                        ["x", "out", "n", "stride_x"], [_cdiv(n, 32)], ["out"], "", {"n": n, "stride_x": 1},
+                        {"BLOCK": 32}))
+    for n, groups in ((50, 3), (64, 0)):
+        out.append(case("false_tile", "group_mask_kernel", f"n{n}g{groups}",
+                        [inp("x", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
+                        ["x", "out", "n", "n_groups"], [1], ["out"], "", {"n": n, "n_groups": groups},
+                        {"GROUP": 4, "BLOCK": 64}))
     return out
 
 
@@ -1015,6 +1041,23 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"mx": np.maximum(x["mx"], x["x"].max(axis=0)), "mn": np.minimum(x["mn"], x["x"].min(axis=0))}
     if k == "float_atomics.exchange_max_kernel":
         return {"acc": np.maximum(x["acc"], x["x"]), "old": x["acc"]}
+    if k == "int_bitcast.nibble_bits_kernel":
+        n = a["w"].size
+        offs = np.arange(n)
+        w = a["w"].astype(np.int64)[a["idx"]]
+        z = (a["zero"].astype(np.int64)[a["idx"] // 8] >> ((offs % 8) * 4)) & 15
+        nib = (w[:, None] >> (4 * np.arange(8))[None, :]) & 15
+        return {"out": (nib - z[:, None]).astype(np.float64).reshape(-1)}
+    if k == "tile_numel.flatten_mean_kernel":
+        return {"out": x["x"] * 2.0, "mean": np.array([x["x"].mean(), 64.0])}
+    if k == "python_assert.asserted_scale_kernel":
+        return {"out": x["x"] * 3.0}
+    if k == "false_tile.group_mask_kernel":
+        i = np.arange(s["n"])
+        sel = np.zeros(s["n"], bool)
+        for g in range(s["n_groups"]):
+            sel |= (i >= g * 2 * s["GROUP"]) & (i < g * 2 * s["GROUP"] + s["GROUP"])
+        return {"out": np.where(sel, x["x"], 0.0)}
     raise KeyError(f"no numpy reference for {k}")
 
 

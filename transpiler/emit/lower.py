@@ -1042,9 +1042,17 @@ class Lowerer:
                     raise fail("CT104", f"a constant {dt} tile with a non-zero value has no Rust literal form", e.pos)
                 lit = f"{dt}::ZERO"
             elif dt == "bool":
-                if not v.value:
+                if not v.value and self.k.frontend != "triton":
                     raise fail("CT107", "a constant `False` tile: cuTile Rust 0.5.0 encodes constant(false) as true "
                                "(compile_expression.rs encode_literal_bytes); build the mask from a comparison", e.pos)
+                if not v.value:
+                    # cuTile Rust 0.5.0 encodes constant(false) as true (compile_expression.rs
+                    # encode_literal_bytes: any literal but "0" is 0xFF): false is true xor true (a Triton port
+                    # has no cuTile Python Tile IR to match; cuTile Python's own constant(false) keeps CT107)
+                    t = self.tmp()
+                    self.emit(f"let {t}: Tile<bool, {{ [{dim_list(e.ty.shape)}] }}> = "
+                              f"constant(true, {shape_macro(e.ty.shape)});")
+                    return self.scalar_result(e, f"xori({t}, {t})")
                 lit = "true"
             elif _wide_u32(v, dt):
                 return self.scalar_result(e, self.u32_const(v, e.ty.shape))

@@ -814,6 +814,11 @@ class _TritonConverter(_Converter):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
+        if isinstance(s, cst.Assert):
+            # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
+            # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
+            # debug (TRITON_DEBUG=1 or `debug=True`): no statement, as device_assert
+            return []
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
             if self.dotted(s.value.func) == f"{TL}.static_assert" and _static_false(s):
                 # `tl.static_assert(False, "unsupported")` in a constexpr arm: as a raise, Triton compiles no
@@ -1238,6 +1243,11 @@ class _TritonConverter(_Converter):
             if isinstance(base, _Ptr):
                 raise fail("CT100", "`.shape` of a pointer", pos)
             return Op("shape_of", (base,), pos)  # a tile's shape, where a shape is expected (infer.shape_dims)
+        if node.attr.value == "numel":  # `x.numel`: a tile's element count (a constexpr in Triton)
+            base = self.expr(node.value)
+            if isinstance(base, (_Ptr, _Desc, _BlockPtr)):
+                raise fail("CT100", "`.numel` of a pointer or descriptor (only a tile's `.numel` is a constexpr)", pos)
+            return Op("numel_of", (base,), pos)
         if node.attr.value == "T":  # `x.T`: the transpose of a 2-D tensor
             rule = self.rules.lookup(f"{TL}.trans")
             self.rules_used.add(rule.id)

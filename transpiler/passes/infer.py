@@ -415,6 +415,7 @@ class WidenCarried(Exception):
 
 
 # the dtypes an array of an element-type generic may be fixed to when a value must have one (retype_generic)
+MAX_TILE_RANK = 6  # cuTile Rust 0.5's tile types exist for ranks 0..6 (cutile-macro shadow_dispatch.MAX_RANK)
 ARRAY_RETYPE_DTYPES = ("i32", "i64", "f16", "bf16", "f32", "f8e4m3fn", "f8e5m2")
 
 
@@ -493,6 +494,9 @@ class Infer:
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
         self.env: dict[str, object] = {}
         self.sources: dict[str, str] = {}
+        # the integer pointers whose widened loads each name's value is computed from (ops/memory.int_pointer_roots;
+        # a union over the name's assignments)
+        self.int_roots: dict[str, set[str]] = {}
         # names assigned once, from a Python number: cuTile Python keeps them as (weakly typed) constants
         counts: dict[str, int] = {}
         for s in all_stmts(kernel.body):
@@ -526,6 +530,14 @@ class Infer:
             self.consts.pop(name, None)
         # those hidden constants read as the literal this variant fixes
         self.value_flags = {p.name: decides(kernel.variant.predicates, p.name) for p in optional_value_flags(kernel)}
+
+    def _note_int_roots(self, name: str, v: Expr) -> None:
+        if self.k.frontend != "triton" or not isinstance(v.ty, TileTy) or v.ty.dtype != "i64":
+            return
+        from .ops.memory import int_pointer_roots
+        roots = int_pointer_roots(self, v)
+        if roots:
+            self.int_roots[name] = self.int_roots.get(name, set()) | roots
 
     def note_dot(self, dtype: str, shape: tuple[str, ...]) -> None:
         if self.k.frontend == "triton" and is_generic(dtype):
@@ -600,6 +612,16 @@ class Infer:
             pred = c.attr("pred")
             return (f"(({a[0]}) if (({x[0]}) {pred} ({y[0]})) else ({b[0]}))",
                     f"{a[1]}_IF_{x[1]}_{self._CMP_WORDS[pred]}_{y[1]}_ELSE_{b[1]}")
+        if isinstance(e, Op) and e.op == "numel_of" and len(e.args) == 1:
+            # Triton's `x.numel`: the tile's element count, the product of its (constant) extents
+            ty = self.expr(e.args[0]).ty
+            if not isinstance(ty, TileTy):
+                return None
+            dims = [self.dim(d) for d in ty.shape]
+            if all(d.isdigit() for d in dims):
+                return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
+            return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
+                    "NUMEL_" + "_MUL_".join(dims))
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
@@ -677,6 +699,8 @@ class Infer:
         # a name bound once to constant arithmetic (`FLAT = TILE_M * TILE_N`) is that arithmetic
         if found is None or isinstance(e, Lit) or (isinstance(e, Name) and e.id in self.consts):
             return None
+        if isinstance(e, Op) and e.op == "numel_of" and found[0].isdigit():
+            return None  # a literal element count (ops/shape.numel_of)
         if isinstance(e, Name) and found[0].strip() == e.id:
             return None
         expr, name = found
@@ -781,6 +805,7 @@ class Infer:
                                "scalar here: give the value its own name", s.pos)
                 self.env[s.targets[0]] = v.ty
                 self._rebound(s.targets)
+                self._note_int_roots(s.targets[0], v)
                 src = self.source_array(v)
                 if src:
                     self.sources[s.targets[0]] = src
@@ -792,6 +817,7 @@ class Infer:
             out = []
             for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
+                self._note_int_roots(t, item)
                 out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
             self._rebound(s.targets)
             return out
@@ -1324,6 +1350,8 @@ class Infer:
                 out.append(it.id)
             elif isinstance(it, Name) and it.id in self.literals and isinstance(self.literals[it.id], Lit):
                 out.extend(self.shape_dims(self.literals[it.id]))
+            elif isinstance(it, Op) and it.op == "numel_of" and (self.const_int_expr(it) or ("",))[0].isdigit():
+                out.append(self.const_int_expr(it)[0])  # `x.numel` of a tile of literal extents
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
             elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
@@ -1389,7 +1417,12 @@ class Infer:
             fn = ops.HANDLERS.get(e.op)
             if fn is None:
                 raise fail(e.rule or "CT101", f"operation `{e.op}` is not supported here", e.pos)
-            return fn(self, e)
+            out = fn(self, e)
+            ty = getattr(out, "ty", None)
+            if isinstance(ty, TileTy) and len(ty.shape) > MAX_TILE_RANK:
+                raise fail("CT107", f"a tile of rank {len(ty.shape)}: cuTile Rust 0.5 has tiles of rank at most "
+                           f"{MAX_TILE_RANK} (cutile-macro shadow_dispatch MAX_RANK)", e.pos)
+            return out
         raise fail("CT100", "unsupported expression", e.pos)
 
     # conversions ---------------------------------------------------------

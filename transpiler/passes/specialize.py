@@ -417,7 +417,9 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 # E's dtypes were restricted for an implicit conversion into an array that is no longer E's:
                 # inference derives the restriction again where it still holds
                 elements = before
-            k = replace(k, params=tuple(replace(q, dtype=r.dtype) if q.name == r.name or r.group and q.dtype == p.dtype
+            # (an exact retype of an integer pointer, ops/elementwise._narrow_loads: that dtype only, not widened)
+            k = replace(k, params=tuple(replace(q, dtype=r.dtype, domain=() if r.exact else q.domain)
+                                        if q.name == r.name or r.group and q.dtype == p.dtype
                                         else q for q in k.params))
             todo.insert(0, (_merge_generics(k, []), preds, elements))
             continue

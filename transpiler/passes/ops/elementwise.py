@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import is_float, is_int
+from ..infer import RetypeArray, is_float, is_int
 from . import handler
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     if not isinstance(x.ty, TileTy) or isinstance(x, Lit):
         raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
     src = x.ty.dtype
+    _narrow_loads(infer, x, dt)
     if is_generic(src) or is_generic(dt):
         raise fail(e.rule, f"a bitcast between {src} and {dt}: the element type is a generic whose width depends "
                    "on the caller's dtype; convert to a concrete type first", e.pos)
@@ -54,6 +55,25 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     if src == dt:
         return x
     return Op("bitcast", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+
+def _narrow_loads(infer: Infer, x: Expr, dt: str) -> None:
+    """A Triton bitcast to a 32-bit type of a value computed from an integer pointer's loads, which the port widens
+    to int64 (ops/memory._widened): Triton compiles it only where those loads are 32-bit integers (an int64
+    pointer makes the value int64, whose bitcast to a narrower type Triton refuses), so those pointers, and only
+    they, are fixed to int32: their loads are int32, not widened (RetypeArray exact; the C symbol and the wrapper
+    refuse other dtypes for them). A 16-bit target would need int16 pointers, which the port's ABI lacks."""
+    if infer.k.frontend != "triton" or not isinstance(x.ty, TileTy) or x.ty.dtype != "i64" \
+            or _BITS.get(dt) not in (16, 32):
+        return
+    from .memory import int_pointer_roots
+    roots = int_pointer_roots(infer, x)
+    if roots and _BITS[dt] == 16:
+        raise fail("TTR-BITCAST", f"a bitcast to {dt} of the elements of `{min(roots)}`: Triton compiles it only "
+                   "for an int16 pointer, and the port's arrays have no int16 dtype yet (its C ABI: f32, f16, bf16, "
+                   "i32, i64, fp8, i8)", x.pos)
+    if roots:
+        raise RetypeArray(min(roots), "i32", exact=True)
 
 
 def _rounding(e: Op) -> str | None:

@@ -555,7 +555,28 @@ def int_pointer(infer: Infer, arr: Name) -> bool:
         return False
     p = infer.k.param(arr.id)
     # a parameter read as another element type (TTR-PTRCAST) is typed as that: not widened
-    return p is not None and p.flat and p.domain == INT_DOMAIN and arr.ty.dtype == p.dtype
+    return p is not None and p.flat and p.domain == INT_DOMAIN and is_generic(p.dtype) and arr.ty.dtype == p.dtype
+
+
+def int_pointer_roots(infer: Infer, e) -> set[str]:
+    """The integer pointers (int_pointer) whose widened loads a typed value is computed from: the pointers of
+    the loads in it and those recorded for the names it reads (Infer.int_roots). A load's offsets and mask, and a
+    select's condition, do not make its value's bits."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Name):
+            out |= infer.int_roots.get(x.id, set())
+        elif isinstance(x, TupleExpr):
+            stack.extend(x.items)
+        elif isinstance(x, Op):
+            if x.op in ("gather", "load"):
+                if x.args and isinstance(x.args[0], Name) and int_pointer(infer, x.args[0]):
+                    out.add(x.args[0].id)
+                continue
+            stack.extend(a for a in (x.args[1:] if x.op == "where" else x.args) if a is not None)
+    return out
 
 
 def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:

@@ -226,6 +226,16 @@ def shape_rank(infer: Infer, e: Op) -> Expr:
     raise fail("CT100", "`len(<value>.shape)` needs an array or a tile", e.pos)
 
 
+@handler("numel_of")
+def numel_of(infer: Infer, e: Op) -> Expr:
+    """Triton's `x.numel` of a tile of literal extents (Infer.const_int_expr folds the others into a derived
+    constant, the product of the extents)."""
+    found = infer.const_int_expr(e)
+    if found is None or not found[0].isdigit():
+        raise fail("CT105", "`.numel` of a value that is not a tile", e.pos)
+    return Lit(int(found[0]), e.pos, TileTy("i32"))
+
+
 @handler("array_dim")
 def array_dim(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0]) if infer.k.frontend == "triton" else None
