@@ -183,3 +183,35 @@ def test_without_the_variable_nothing_is_cached(tmp_path, fake, monkeypatch):
     _run_irdump(exe, [job])
     assert log.read_text().split() == ["a", "a"]
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_cover_search_finds_what_trying_every_combination_in_order_finds(monkeypatch):
+    """verify/specs.py `_first_holding` (cover_variants' search, which drops the values a predicate of one
+    constant rules out before the product) against the plain search it replaced: the same first combination,
+    the same MAX_COVER_TRIES cut, for predicates of one or several constants, failing ones and nested code."""
+    import itertools
+    import random
+
+    from transpiler.verify import specs
+
+    def plain(preds, base, names, per_name, limit):
+        for combo in itertools.islice(itertools.product(*per_name), limit):
+            values = {**base, **dict(zip(names, combo))}
+            if specs.predicates_hold(preds, values):
+                return values
+        return None
+
+    pool = ["A", "not (A)", "A == 3", "A > B", "A * B == 16", "A % 2 == 0", "B < 0", "C == 1 and A", "not (C)",
+            "Z == 1", "A +", "float(A) > 1.5", "B != 2", "(lambda: A)() == 4", "[x for x in (B,)] == [8]", "C",
+            "A // 0 == 1", "True", "A == A"]
+    rng = random.Random(7)
+    for _ in range(1500):
+        preds = rng.sample(pool, rng.randint(1, 4))
+        names = sorted(rng.sample(["A", "B", "C"], rng.randint(1, 3)))
+        base = {"A": 64, "B": 1, "C": 0, "D": 5}
+        per_name = [list(dict.fromkeys([base[n]] + rng.sample([-1, 0, 1, 2, 3, 4, 8, 16, 64], rng.randint(1, 6))))
+                    for n in names]
+        limit = rng.choice([1, 3, 10, 50, 10_000])
+        monkeypatch.setattr(specs, "MAX_COVER_TRIES", limit)
+        assert specs._first_holding(preds, base, names, per_name) == plain(preds, base, names, per_name, limit), \
+            (preds, names, per_name, limit)
