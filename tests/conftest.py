@@ -57,6 +57,22 @@ def shared_dir(tmp_path_factory, name: str, make) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ir_cache(tmp_path_factory) -> Path:
+    """The irdump helper's output cached by content for this run (verify/ircache.py), shared by the
+    pytest-xdist workers: the same fixtures are verified by several tests into different OUT folders, and
+    each compiled byte-identical Rust entries again. The key is every byte the helper's output depends on
+    (the Rust file, the job, the helper binary, the compiler's environment): a mutant or a hand edit is
+    another key. A fresh folder per run, as CI's cache directory is. tests/test_ircache.py tests the cache."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, the same for every worker (see shared_dir)
+    folder = base / "shared-ir-cache"
+    folder.mkdir(exist_ok=True)
+    os.environ["CUTILE_TRANSPILE_IR_CACHE"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def corpus_out(tmp_path_factory) -> Path:
     # a copy next to OUT: generated headers hold the source path relative to OUT (../corpus/...),

@@ -16,6 +16,7 @@ that are not constants of the kernel are left out (config warns about them, CT01
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import struct
@@ -136,10 +137,17 @@ def _pyproject_section(source: Path) -> dict:
     return config_for(source)[0]
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(expr: str):
+    """`expr` compiled once (eval of the string compiled it at every call: cover_variants evaluates a
+    predicate up to hundreds of thousands of times). A SyntaxError is raised at every call, as before."""
+    return compile(expr, "<constant expression>", "eval")
+
+
 def const_value(expr: str, values: dict):
     """A constant expression (variant predicate, derived constant) over constant values, as Python does."""
     # `float(...)`: a folded float constant (Infer.derived_float_name)
-    return eval(expr, {"__builtins__": {}, "float": float}, dict(values))  # noqa: S307 - from our own manifest
+    return eval(_compiled(expr), {"__builtins__": {}, "float": float}, dict(values))  # noqa: S307 - from our own manifest
 
 
 def predicates_hold(preds, values: dict) -> bool:
@@ -177,16 +185,47 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
             # a flag (0 or 1) keeps its own candidates: its values are truth values
             per_name = [list(dict.fromkeys([base[n]] + list(candidates if base[n] in (0, 1) else pool)))
                         for n in names]
-            for combo in itertools.islice(itertools.product(*per_name), MAX_COVER_TRIES):
-                values = {**base, **dict(zip(names, combo))}
-                if predicates_hold(preds, values):
-                    found = values
-                    break
+            found = _first_holding(preds, base, names, per_name)
             if found is not None:
                 break
         if found is not None and found not in out:
             out.append(found)
     return out
+
+
+def _first_holding(preds, base: dict, names: list[str], per_name: list[list]) -> dict | None:
+    """`base` with the first combination of values of `names` (itertools.product(*per_name), among its first
+    MAX_COVER_TRIES) for which the predicates hold, or None. The predicates are a conjunction: a value that a
+    predicate reading one constant alone rules out is dropped from that constant's list before the product
+    (`not (F4)` with F4's candidates all powers of two: none is left, where 10^5 combinations of five flags
+    were tried). The product of the lists left keeps the order of the whole product and a dropped value's
+    combinations never hold, so the first combination that holds, and whether it is among the first
+    MAX_COVER_TRIES (its index in the whole product), are the same as trying every combination in order."""
+    import types
+    alone: dict[str, list[str]] = {}
+    for p in preds:
+        try:
+            code = _compiled(p)
+        except Exception:  # noqa: BLE001 - evaluated (and failing) with the others below
+            continue
+        reads = set(code.co_names)
+        if len(reads) == 1 and not any(isinstance(c, types.CodeType) for c in code.co_consts):
+            (n,) = reads
+            if n in names:
+                alone.setdefault(n, []).append(p)
+    kept = [[(i, v) for i, v in enumerate(values) if n not in alone or predicates_hold(alone[n], {**base, n: v})]
+            for n, values in zip(names, per_name)]
+    sizes = [len(values) for values in per_name]
+    for combo in itertools.product(*kept):
+        index = 0
+        for (i, _), size in zip(combo, sizes):
+            index = index * size + i
+        if index >= MAX_COVER_TRIES:  # every later combination is further on in the whole product too
+            return None
+        values = {**base, **dict(zip(names, (v for _, v in combo)))}
+        if predicates_hold(preds, values):
+            return values
+    return None
 
 
 def kernel_dtypes(source: Path) -> list[str]:

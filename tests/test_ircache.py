@@ -1,0 +1,217 @@
+"""The content-keyed cache of the irdump helper's output (verify/ircache.py): every keyed input changes the key,
+a corrupt entry is a miss, concurrent writers leave one whole entry, and the pool (verify/run.py IrdumpPool)
+answers a cached job without the helper while the helper reads the bytes that were hashed."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from transpiler.verify import ircache
+from transpiler.verify.run import IrdumpPool, _run_irdump
+
+JOB = {"file": "/x/src/scale/kernel.rs", "module": "scale", "entry": "scale_kernel", "generics": ["f32", "128"],
+       "strides": [["x", [-1, 1]]], "target": "sm_90", "out": "/tmp/a.rs.tileirbc"}
+SRC = b"pub mod scale { fn scale_kernel() {} }\n"
+ENV = {"CUTILE_JIT_OPT_LEVEL": "3"}
+
+
+def key(binary="b" * 64, source=SRC, job=JOB, env=ENV):
+    import hashlib
+    return ircache.job_digest(binary, hashlib.sha256(source).hexdigest(), job, env)
+
+
+def test_every_keyed_input_changes_the_key():
+    base = key()
+    assert key() == base  # deterministic
+    assert key(source=SRC.replace(b"{}", b"{ }")) != base  # one byte of the Rust file
+    assert key(source=SRC + b"\n") != base
+    assert key(binary="c" + "b" * 63) != base  # the helper binary
+    assert key(env={"CUTILE_JIT_OPT_LEVEL": "2"}) != base  # the compiler's environment
+    assert key(env={}) != base
+    for field, value in (("module", "shift"), ("entry", "other"), ("generics", ["f16", "128"]),
+                         ("generics", ["f32", "64"]), ("strides", [["x", [-1, -1]]]), ("target", "sm_100"),
+                         ("new_field", 1)):
+        assert key(job={**JOB, field: value}) != base, field
+    # where the bytecode goes and where the file lies are not inputs (the file's bytes are)
+    assert key(job={**JOB, "out": "/elsewhere.bc", "file": "/y/kernel.rs"}) == base
+
+
+def test_the_compilers_environment_is_read_and_this_tools_is_not():
+    env = ircache.compiler_env({"CUTILE_JIT_DEBUG": "line", "CUTILE_BYTECODE_VERSION": "13.4", "TILE_IR_DUMP": "1",
+                                "CUDA_TOOLKIT_PATH": "/cuda", "CUTILE_TRANSPILE_IR_CACHE": "/c", "HOME": "/root",
+                                "PYTEST_CURRENT_TEST": "t"})
+    assert env == {"CUDA_TOOLKIT_PATH": "/cuda", "CUTILE_BYTECODE_VERSION": "13.4", "CUTILE_JIT_DEBUG": "line",
+                   "TILE_IR_DUMP": "1"}
+
+
+def test_jobs_asking_for_more_than_bytecode_are_not_cached():
+    assert ircache.cacheable(JOB)
+    assert not ircache.cacheable({**JOB, "ir_text_out": "/tmp/a.mlir"})
+    assert not ircache.cacheable({"out": "1.bc"})
+
+
+def test_a_stored_entry_loads_and_a_corrupt_one_is_a_miss(tmp_path):
+    k = key()
+    assert ircache.load(tmp_path, k) is None
+    ircache.store(tmp_path, k, b"\x7fTileIR payload\n\x00\x01")
+    assert ircache.load(tmp_path, k) == b"\x7fTileIR payload\n\x00\x01"
+    entry = tmp_path / k[:2] / f"{k}.bc"
+    good = entry.read_bytes()
+    corruptions = [good[:-1], good[:-1] + bytes([good[-1] ^ 1]), good + b"x", good[:len(ircache.MAGIC) + 10], b"",
+                   good.replace(b"cutile-transpile-ir-cache 1", b"cutile-transpile-ir-cache 2"),
+                   good[:len(ircache.MAGIC) - 1] + b"0" * 64 + good[len(ircache.MAGIC) - 1 + 64:]]
+    for bad in corruptions:
+        entry.write_bytes(bad)
+        assert ircache.load(tmp_path, k) is None, bad
+    assert ircache.load(tmp_path, key(source=b"other")) is None
+
+
+def _store_many(folder: str, k: str, payload: bytes, n: int) -> None:
+    for _ in range(n):
+        ircache.store(Path(folder), k, payload)
+
+
+def test_concurrent_writers_leave_one_whole_entry(tmp_path):
+    k = key()
+    payload = bytes(range(256)) * 4096  # 1 MiB: a torn write would show
+    threads = [threading.Thread(target=_store_many, args=(str(tmp_path), k, payload, 20)) for _ in range(4)]
+    procs = [multiprocessing.get_context("fork").Process(target=_store_many, args=(str(tmp_path), k, payload, 20))
+             for _ in range(3)]
+    for t in [*threads, *procs]:
+        t.start()
+    for _ in range(50):  # readers meanwhile see the whole entry or none
+        got = ircache.load(tmp_path, k)
+        assert got is None or got == payload
+    for t in threads:
+        t.join()
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert ircache.load(tmp_path, k) == payload
+    assert [p.name for p in (tmp_path / k[:2]).iterdir()] == [f"{k}.bc"]  # no temporary file left
+
+
+# A stand-in helper: the "bytecode" of a job is the bytes of the file it read and the entry; every job it
+# compiles is logged; a job whose entry is "bad" fails naming the file it read.
+FAKE = '''#!{python}
+import json, sys
+for line in sys.stdin:
+    job = json.loads(line)
+    with open({log!r}, "a") as log:
+        log.write(job["entry"] + "\\n")
+    if job["entry"] == "bad":
+        print(json.dumps({{"out": job["out"], "ok": False, "error": job["file"] + ": no entry `bad`"}}), flush=True)
+        continue
+    data = open(job["file"], "rb").read() + b"|" + job["entry"].encode()
+    open(job["out"], "wb").write(data)
+    print(json.dumps({{"out": job["out"], "ok": True}}), flush=True)
+'''
+
+
+@pytest.fixture()
+def fake(tmp_path, monkeypatch):
+    exe, log = tmp_path / "irdump", tmp_path / "calls.log"
+    exe.write_text(FAKE.format(python=sys.executable, log=str(log)))
+    exe.chmod(0o755)
+    log.write_text("")
+    monkeypatch.setenv(ircache.ENV, str(tmp_path / "cache"))
+    return exe, log
+
+
+def test_the_pool_answers_cached_jobs_and_recompiles_changed_ones(tmp_path, fake):
+    exe, log = fake
+    rs = tmp_path / "kernel.rs"
+    rs.write_bytes(SRC)
+    jobs = lambda tag: [{**JOB, "file": str(rs), "entry": e, "out": str(tmp_path / f"{tag}{e}.bc")}  # noqa: E731
+                        for e in ("a", "b", "bad")]
+    first, _ = _run_irdump(exe, jobs("1"))
+    assert [json.loads(r)["ok"] for r in first.splitlines()] == [True, True, False]
+    bad = json.loads(first.splitlines()[2])["error"]
+    assert bad == f"{rs}: no entry `bad`"  # the caller's file, not the snapshot the helper read
+    assert sorted(log.read_text().split()) == ["a", "b", "bad"]
+    assert (tmp_path / "1a.bc").read_bytes() == SRC + b"|a"
+
+    log.write_text("")
+    seen = []
+    pool = IrdumpPool(exe, lambda i, n: seen.append((i, n)), workers=1)
+    results = [f.result(timeout=60) for f in [pool.submit(j) for j in jobs("2")]]
+    pool.close()
+    assert [r["ok"] for r in results] == [True, True, False]
+    assert log.read_text().split() == ["bad"]  # only the failed job is compiled again
+    assert (tmp_path / "2a.bc").read_bytes() == SRC + b"|a" and (tmp_path / "2b.bc").read_bytes() == SRC + b"|b"
+    assert sorted(seen)[-1] == (3, 3)  # cached jobs are counted as done
+
+    log.write_text("")
+    rs.write_bytes(SRC.replace(b"{}", b"{ }"))  # a hand edit of one byte: compiled again, from the new bytes
+    _run_irdump(exe, jobs("3"))
+    assert sorted(log.read_text().split()) == ["a", "b", "bad"]
+    assert (tmp_path / "3a.bc").read_bytes() == SRC.replace(b"{}", b"{ }") + b"|a"
+
+    log.write_text("")
+    exe.write_text(exe.read_text() + "\n# another helper\n")  # another helper binary: compiled again
+    _run_irdump(exe, jobs("4"))
+    assert sorted(log.read_text().split()) == ["a", "b", "bad"]
+
+
+def test_a_corrupt_entry_is_compiled_again(tmp_path, fake):
+    exe, log = fake
+    rs = tmp_path / "kernel.rs"
+    rs.write_bytes(SRC)
+    job = {**JOB, "file": str(rs), "entry": "a", "out": str(tmp_path / "a.bc")}
+    _run_irdump(exe, [job])
+    [entry] = (tmp_path / "cache").rglob("*.bc")
+    entry.write_bytes(entry.read_bytes()[:-1] + b"X")
+    log.write_text("")
+    _run_irdump(exe, [{**job, "out": str(tmp_path / "b.bc")}])
+    assert log.read_text().split() == ["a"]
+    assert (tmp_path / "b.bc").read_bytes() == SRC + b"|a"
+
+
+def test_without_the_variable_nothing_is_cached(tmp_path, fake, monkeypatch):
+    exe, log = fake
+    monkeypatch.delenv(ircache.ENV)
+    rs = tmp_path / "kernel.rs"
+    rs.write_bytes(SRC)
+    job = {**JOB, "file": str(rs), "entry": "a", "out": str(tmp_path / "a.bc")}
+    _run_irdump(exe, [job])
+    _run_irdump(exe, [job])
+    assert log.read_text().split() == ["a", "a"]
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_cover_search_finds_what_trying_every_combination_in_order_finds(monkeypatch):
+    """verify/specs.py `_first_holding` (cover_variants' search, which drops the values a predicate of one
+    constant rules out before the product) against the plain search it replaced: the same first combination,
+    the same MAX_COVER_TRIES cut, for predicates of one or several constants, failing ones and nested code."""
+    import itertools
+    import random
+
+    from transpiler.verify import specs
+
+    def plain(preds, base, names, per_name, limit):
+        for combo in itertools.islice(itertools.product(*per_name), limit):
+            values = {**base, **dict(zip(names, combo))}
+            if specs.predicates_hold(preds, values):
+                return values
+        return None
+
+    pool = ["A", "not (A)", "A == 3", "A > B", "A * B == 16", "A % 2 == 0", "B < 0", "C == 1 and A", "not (C)",
+            "Z == 1", "A +", "float(A) > 1.5", "B != 2", "(lambda: A)() == 4", "[x for x in (B,)] == [8]", "C",
+            "A // 0 == 1", "True", "A == A"]
+    rng = random.Random(7)
+    for _ in range(1500):
+        preds = rng.sample(pool, rng.randint(1, 4))
+        names = sorted(rng.sample(["A", "B", "C"], rng.randint(1, 3)))
+        base = {"A": 64, "B": 1, "C": 0, "D": 5}
+        per_name = [list(dict.fromkeys([base[n]] + rng.sample([-1, 0, 1, 2, 3, 4, 8, 16, 64], rng.randint(1, 6))))
+                    for n in names]
+        limit = rng.choice([1, 3, 10, 50, 10_000])
+        monkeypatch.setattr(specs, "MAX_COVER_TRIES", limit)
+        assert specs._first_holding(preds, base, names, per_name) == plain(preds, base, names, per_name, limit), \
+            (preds, names, per_name, limit)
