@@ -157,11 +157,30 @@ def _maxmin_f(m, op_, env):
 
 @op("fma")
 def _fma(m, op_, env):
-    a, b, c = (_arr(x) for x in _args(env, op_))
+    a, b, c = (_ftz(_arr(x), op_) for x in _args(env, op_))
     dt = np_dtype(result_types(op_)[0].elem)
-    with np.errstate(all="ignore"):  # one rounding: the product is exact in f64 for f32/f16 operands
-        r = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
-    return [_ftz(r.astype(dt), op_)]
+    if _rounding(op_) not in ("nearest_even", "approx", "full"):
+        raise unknown(op_, f"has rounding {_rounding(op_)} (not modelled)")
+    return [_ftz(fma_rn(a, b, c, dt), op_)]
+
+
+def fma_rn(a, b, c, dt):
+    """a*b + c rounded once to `dt` (f32, f16, bf16 operands), to nearest-even. The product of two such floats
+    is exact in f64 (at most 2*24 significant bits); the sum is rounded to f64 *to odd* (the nearest-even sum
+    s, moved one ulp toward the exact sum where that was inexact and s's last bit is even: Knuth's TwoSum gives
+    the exact error), and a value rounded to odd with 53 bits rounds to a 24-bit (or narrower) format exactly as
+    the exact value does (Boldo & Melquiond, "Emulation of FMA and correctly-rounded sums", 2008); a plain f64
+    sum would round twice, which differs where the f64 sum falls on a midpoint of `dt`."""
+    with np.errstate(all="ignore"):
+        p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+        c = np.asarray(c, np.float64)
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # exact: p + c == s + err (no overflow: |p| <= 2^256)
+        even = (s.view(np.int64) & 1) == 0
+        fix = np.isfinite(s) & np.isfinite(err) & (err != 0) & even
+        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+        return np.asarray(s).astype(dt)
 
 
 def _math(fn):

@@ -1,0 +1,57 @@
+"""libdevice functions that cuTile Rust has no op for, as Triton computes them on NVIDIA GPUs.
+
+Where a kernel calls one of the functions below (`tl.erf` / `tl.math.erf` / `libdevice.erf`, ...), the Triton
+frontend inlines the function of the same name with the call's arguments, as it inlines a kernel's own helper
+(rules/triton.toml, TTR-LIBDEVICE-PORT; transpiler/frontend/triton.py, `_libdevice`). Triton 3.6 lowers these
+calls on NVIDIA GPUs to libdevice (triton/backends/nvidia/lib/libdevice.10.bc: `__nv_erff`, ...) and compiles
+libdevice with `__nvvm_reflect("__CUDA_FTZ")` = 1 (NVIDIA's CUDAOptions.enable_reflect_ftz, on by default), so
+every libdevice function takes its flush-to-zero arms. Each function here is the same sequence of operations as
+that arm, with the same constants and the same rounding per operation:
+
+- `_fma_rn_ftz(a, b, c)`: `llvm.nvvm.fma.rn.ftz.f` (PTX fma.rn.ftz.f32): Tile IR `fma` with nearest-even rounding
+  and flush_to_zero (one rounding; subnormal inputs and results flushed to a zero of the same sign).
+- `_ex2_approx_ftz(x)`: `llvm.nvvm.ex2.approx.ftz.f32` (PTX ex2.approx.ftz.f32): Tile IR `exp2` with
+  flush_to_zero, which tileiras lowers to the same instruction (MUFU.EX2; docs/supported-triton.md says how that
+  was checked).
+- plain `*`, `+`, `-`, unary `-`, comparisons, `tl.where`, `tl.abs`, bitcasts and integer `&` / `|`: LLVM's
+  fmul / fadd / fsub / fneg, fcmp (ordered), select, fabs, bitcast, and / or, without flush (Triton's kernels keep
+  subnormals); Tile IR mulf / addf / subf / negf, cmpf (ordered), select, absf, bitcast, andi / ori.
+
+libdevice branches where this file selects (`tl.where`): both arms are pure arithmetic without memory access, so
+computing both and selecting gives the taken arm's value bit for bit. A plain multiply here never feeds a plain
+add or subtract (which a compiler could contract into an fma on one side and not on the other): each function
+says so where it multiplies. Constants are the float32 values of libdevice's (exactly representable: checked by
+tests/test_triton_libdevice.py); the intrinsics named `_...` exist only in this file.
+
+Triton takes float32 and float64 for these functions (and refuses other dtypes at compile time); the float64
+forms (`__nv_erf`, ...) are other sequences and are not ported: `_float32_only(x, ...)` is x where it is float32,
+and restricts a kernel generic over its element type to float32 (other dtypes: no entry; a float64 or float16 x
+itself: CT101).
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def erf(x):
+    """`__nv_erff` (libdevice.10.bc, FTZ arm). |x| >= 1.00295997 (0x3F8060FE): t = |x|, a degree-6 polynomial p(t)
+    (Horner, fma), r = fma(p, -t, -t), erf = copysign(1 - 2^r, x); below: t = x*x, p(t) with the other
+    coefficients, erf = fma(p, x, x). (`x * x` only feeds an fma's factor; `1.0 - e` adds no product.)"""
+    x = _float32_only(x, "erf", "__nv_erf")
+    ax = tl.abs(x)
+    big = ax >= 1.002959966659546
+    t = tl.where(big, ax, x * x)
+    p = _fma_rn_ftz(tl.where(big, 1.6425845387857407e-05, 8.483494457323104e-05), t,
+                    tl.where(big, -0.0004680210549850017, -0.0008213091641664505))
+    p = _fma_rn_ftz(p, t, tl.where(big, 0.0052647641859948635, 0.005213488824665546))
+    p = _fma_rn_ftz(p, t, tl.where(big, -0.034303076565265656, -0.026868773624300957))
+    p = _fma_rn_ftz(p, t, tl.where(big, 0.1532936990261078, 0.11284004896879196))
+    p = _fma_rn_ftz(p, t, tl.where(big, 0.9163130521774292, -0.37612664699554443))
+    p = _fma_rn_ftz(p, t, tl.where(big, 0.6282998323440552, 0.12837915122509003))
+    s = tl.where(big, -t, x)
+    r = _fma_rn_ftz(p, s, s)
+    e = _ex2_approx_ftz(r)
+    sign = x.to(tl.int32, bitcast=True) & -2147483648
+    tail = ((1.0 - e).to(tl.int32, bitcast=True) | sign).to(tl.float32, bitcast=True)
+    y = tl.where(big, tail, r)
+    return y
