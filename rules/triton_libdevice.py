@@ -10,6 +10,8 @@ that arm, with the same constants and the same rounding per operation:
 
 - `_fma_rn_ftz(a, b, c)`: `llvm.nvvm.fma.rn.ftz.f` (PTX fma.rn.ftz.f32): Tile IR `fma` with nearest-even rounding
   and flush_to_zero (one rounding; subnormal inputs and results flushed to a zero of the same sign).
+- `_add_rz_ftz(a, b)`: `llvm.nvvm.add.rz.ftz.f` (PTX add.rz.ftz.f32): Tile IR `addf` with rounding toward zero
+  and flush_to_zero.
 - `_ex2_approx_ftz(x)`: `llvm.nvvm.ex2.approx.ftz.f32` (PTX ex2.approx.ftz.f32): Tile IR `exp2` with
   flush_to_zero, which tileiras lowers to the same instruction (MUFU.EX2; docs/supported-triton.md says how that
   was checked).
@@ -54,4 +56,36 @@ def erf(x):
     sign = x.to(tl.int32, bitcast=True) & -2147483648
     tail = ((1.0 - e).to(tl.int32, bitcast=True) | sign).to(tl.float32, bitcast=True)
     y = tl.where(big, tail, r)
+    return y
+
+
+@triton.jit
+def log1p(x):
+    """`__nv_log1pf` (libdevice.10.bc, FTZ arm). u = x + 1 rounded toward zero; e = the exponent bits of u / 0.75
+    (an int32 multiple of 2^23); m = x scaled by 2^-e (an integer subtraction on the bits) + (2^-e / 4 - 1), so
+    that 1 + x = 2^e (1 + m); log1p = e ln2 + m - m^2/2 + ... (a degree-9 polynomial in m, Horner with fma).
+    x = +inf or NaN, and x < -1 (the bits, unsigned, at least those of +inf; as int32 at least those of -1.0
+    plus one ulp): fma(x, inf, inf); x = -0.0: -0.0. (`e * 2^-23` is exact and feeds an fma's factor; `m * p`
+    feeds an fma's factor; `m + fma(...)` adds no product.)"""
+    x = _float32_only(x, "log1p", "__nv_log1p")
+    u = _add_rz_ftz(x, 1.0)
+    e = (u.to(tl.int32, bitcast=True) - 1061158912) & -8388608
+    m = (x.to(tl.int32, bitcast=True) - e).to(tl.float32, bitcast=True)
+    s = (1082130432 - e).to(tl.float32, bitcast=True)
+    m = _fma_rn_ftz(0.25, s, -1.0) + m
+    fe = e.to(tl.float32) * 1.1920928955078125e-07
+    p = _fma_rn_ftz(-0.04534861445426941, m, 0.10546888411045074)
+    p = _fma_rn_ftz(p, m, -0.13229703903198242)
+    p = _fma_rn_ftz(p, m, 0.14491446316242218)
+    p = _fma_rn_ftz(p, m, -0.16641564667224884)
+    p = _fma_rn_ftz(p, m, 0.199888676404953)
+    p = _fma_rn_ftz(p, m, -0.2500019669532776)
+    p = _fma_rn_ftz(p, m, 0.33333510160446167)
+    p = _fma_rn_ftz(p, m, -0.5)
+    q = _fma_rn_ftz(m * p, m, m)
+    r = _fma_rn_ftz(fe, 0.6931471824645996, q)
+    bits = x.to(tl.int32, bitcast=True)
+    special = (bits < 0) | (bits >= 2139095040)
+    r = tl.where(special & (bits >= -1082130431), _fma_rn_ftz(x, float("inf"), float("inf")), r)
+    y = tl.where(special & (x == 0.0), x, r)
     return y

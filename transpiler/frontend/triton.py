@@ -786,6 +786,8 @@ class _TritonConverter(_Converter):
         for scope in reversed(self.subst):
             if name in scope and isinstance(scope[name], Name):
                 return scope[name].id
+        if self.subst and self.renames:  # a helper's new local: its prefixed name (`local`), never a kernel's
+            return self.renames[-1][0] + name
         return self.ptr_alias.get(name, name) if not self.subst else name
 
     def _assign_ptr(self, target: str, value: _Ptr, pos: Pos, text: str = "") -> list:
@@ -1405,7 +1407,8 @@ class _TritonConverter(_Converter):
 
     def _libdevice_intrinsic(self, name: str, node: cst.Call, pos: Pos):
         """The operations of rules/triton_libdevice.py that Triton's language has no name for (that file's
-        docstring): `_fma_rn_ftz(a, b, c)` (fma.rn.ftz.f32), `_ex2_approx_ftz(x)` (ex2.approx.ftz.f32) and
+        docstring): `_fma_rn_ftz(a, b, c)` (fma.rn.ftz.f32), `_add_rz_ftz(a, b)` (add.rz.ftz.f32),
+        `_ex2_approx_ftz(x)` (ex2.approx.ftz.f32) and
         `_float32_only(x, name, nv_name)` (x, whose float32 form alone is ported: ops/elementwise.libdevice_f32)."""
         args = [a.value for a in node.args]
         if any(a.keyword is not None or a.star for a in node.args) or len(args) != LIBDEVICE_INTRINSICS[name]:
@@ -1413,6 +1416,10 @@ class _TritonConverter(_Converter):
         ftz = (("flush_to_zero", Lit(True, pos)),)
         if name == "_fma_rn_ftz":
             return Op("fma", tuple(self.expr(a) for a in args), pos, ftz, "TTR-LIBDEVICE-PORT")
+        if name == "_add_rz_ftz":
+            zero = Op("enum", (), pos, (("value", "rounding::Zero"),))
+            return Op("add", tuple(self.expr(a) for a in args), pos, ftz + (("rounding_mode", zero),),
+                      "TTR-LIBDEVICE-PORT")
         if name == "_ex2_approx_ftz":
             return Op("exp2", (self.expr(args[0]),), pos, ftz, "TTR-LIBDEVICE-PORT")
         fn, nv = (str(a.evaluated_value) for a in args[1:])
@@ -1947,9 +1954,9 @@ RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlin
 
 LIBDEVICE_LIBRARY = "rules/triton_libdevice.py"
 # libdevice functions that rules/triton_libdevice.py ports (by their name in any of their homes, MATH_HOMES)
-LIBDEVICE_PORTS = frozenset({"erf"})
+LIBDEVICE_PORTS = frozenset({"erf", "log1p"})
 # that file's own operations and their number of arguments (_TritonConverter._libdevice_intrinsic)
-LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_ex2_approx_ftz": 1, "_float32_only": 3}
+LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_add_rz_ftz": 2, "_ex2_approx_ftz": 1, "_float32_only": 3}
 
 
 def _random_library(rules: RuleTable) -> _TritonConverter:

@@ -188,7 +188,9 @@ def where(infer: Infer, e: Op) -> Op:
     c = infer.expr(e.args[0])
     if e.rule == "TTR-WHERE" and isinstance(c.ty, TileTy) and c.ty.dtype not in ("bool", "i1"):
         # Triton converts a condition of another type to int1 (`x != 0`): a loaded int8 mask, say
-        c = infer.expr(Op("cmp", (c, Lit(0, c.pos)), c.pos, (("pred", "!="),), "TTR-CMP"))
+        # (c is typed already: the comparison is made typed, not inferred again, which would re-read c's ops)
+        c0, z, ty0 = infer.coerce_pair(c, infer.expr(Lit(0, c.pos)), c.pos)
+        c = Op("cmp", (c0, z), c.pos, (("pred", "!="),), "TTR-CMP", TileTy("bool", ty0.shape))
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     a, b, ty = infer.coerce_pair(a, b, e.pos)
     shape = infer.broadcast(c.ty.shape, ty.shape, e.pos)

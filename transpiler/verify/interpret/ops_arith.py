@@ -141,9 +141,41 @@ def _int_op(fn, signed_default=True):
 
 # ------------------------------------------------------------------------------------------ float
 
-for _name, _fn in {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+for _name, _fn in {"mulf": np.multiply, "divf": np.divide,
                    "negf": np.negative, "absf": np.abs, "remf": np.fmod}.items():
     op(_name)(_float_op(_fn))
+
+
+@op("addf", "subf")
+def _add_sub(m, op_, env):
+    """Nearest-even (numpy's own rounding in the type), or toward zero for f32 (`add_rz`: libdevice's
+    add.rz.ftz, rules/triton_libdevice.py)."""
+    a, b = (_ftz(_arr(x), op_) for x in _args(env, op_))
+    dt = np_dtype(result_types(op_)[0].elem)
+    mode = _rounding(op_)
+    if mode == "zero" and a.dtype == np.float32 and b.dtype == np.float32:
+        return [_ftz(add_rz(a, b if op_.name == "addf" else -b), op_)]
+    if mode not in ("nearest_even", "approx", "full"):
+        raise unknown(op_, f"has rounding {mode} (not modelled)")
+    with np.errstate(all="ignore"):
+        r = np.add(a, b) if op_.name == "addf" else np.subtract(a, b)
+    return [_ftz(_arr(r).astype(dt), op_)]
+
+
+def add_rz(a, b):
+    """a + b (float32) rounded toward zero. The f64 sum s and its exact error (TwoSum: a + b == s + err) give the
+    exact sum's place against r = the nearest float32 of s: r - s is exact (r and s are within a float32 ulp), and
+    where r != s it outweighs err (at least an f64 ulp of s against at most half of one). Where r is farther from
+    zero than the exact sum, the float32 one ulp nearer zero is the truncation (r is within half an ulp)."""
+    with np.errstate(all="ignore"):
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        s = a64 + b64
+        bb = s - a64
+        err = (a64 - (s - bb)) + (b64 - bb)
+        r = s.astype(np.float32)
+        above = np.where(r.astype(np.float64) != s, r.astype(np.float64) - s, -err)  # sign of r - (a + b)
+        over = np.isfinite(s) & (r != 0) & (np.sign(above) == np.sign(r))
+        return np.where(over, np.nextafter(r, np.float32(0)), r).astype(np.float32)
 
 
 @op("maxf", "minf")
