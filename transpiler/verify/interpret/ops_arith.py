@@ -93,7 +93,8 @@ def _make_constant(op_) -> np.ndarray:
 def _ftz(x, op_):
     if "flush_to_zero" in op_.text and x.dtype == np.float32:
         tiny = np.finfo(np.float32).tiny
-        return np.where(np.abs(x) < tiny, np.float32(0) * np.sign(x), x).astype(np.float32)
+        # a zero of x's sign (PTX's .ftz: "sign-preserving zero"; np.sign of a zero is +0, which lost -0's sign)
+        return np.where(np.abs(x) < tiny, np.copysign(np.float32(0), x), x).astype(np.float32)
     return x
 
 
