@@ -1205,7 +1205,8 @@ class _TritonConverter(_Converter):
             return self._random(d, node, pos)
         if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
             return self._libdevice_intrinsic(func.value, node, pos)
-        if _math_name(d) in LIBDEVICE_PORTS and _math_name(d) != d:
+        if _math_name(d) in LIBDEVICE_PORTS and _math_name(d) != d and (self.rules.lookup(d) or _NO_RULE).id \
+                == "TTR-LIBDEVICE-PORT":  # (tl.math has no log1p: only the homes Triton has)
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
@@ -1953,6 +1954,7 @@ RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlin
 
 
 LIBDEVICE_LIBRARY = "rules/triton_libdevice.py"
+_NO_RULE = type("_NoRule", (), {"id": None})()
 # libdevice functions that rules/triton_libdevice.py ports (by their name in any of their homes, MATH_HOMES)
 LIBDEVICE_PORTS = frozenset({"erf", "log1p"})
 # that file's own operations and their number of arguments (_TritonConverter._libdevice_intrinsic)
