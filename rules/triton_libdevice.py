@@ -89,3 +89,38 @@ def log1p(x):
     r = tl.where(special & (bits >= -1082130431), _fma_rn_ftz(x, float("inf"), float("inf")), r)
     y = tl.where(special & (x == 0.0), x, r)
     return y
+
+
+@triton.jit
+def expm1(x):
+    """`__nv_expm1f` (libdevice.10.bc, FTZ arm). t = x log2(e) rounded to an integer (`llvm.nvvm.round.f`, PTX
+    cvt.rni: to nearest, ties to even; 0 where |x| < 0.41), r = x - t ln2 (two fmas, ln2 split in two), a degree-5
+    polynomial in r (Horner, fma), expm1 = fma(q, 2^t, 2^t - 1) with 2^t = ex2.approx.ftz(t) (t = 128 computed as
+    2^127, then doubled); 2^t > 2^128: +inf, t < -25: -1, x = +-0: x + x. Tile IR has no round-to-integer op:
+    rint(y) is written exactly from floor (d = y - floor(y) is exact; up where d > 0.5, or d = 0.5 and floor(y)
+    odd), equal to cvt.rni's except that rint of y in (-0.5, 0) is +0 here (-0 there), a t that |x| < 0.41 has
+    replaced by 0 anyway. (`x * log2(e)` feeds the rounding and one subtraction of floor (its two uses keep it a
+    multiply); `2.0 * floor(f * 0.5)` may be fused into an fma, exact either way; `r * p` feeds an fma's factor.)"""
+    x = _float32_only(x, "expm1", "__nv_expm1")
+    y = x * 1.4426950216293335
+    f = tl.floor(y)
+    d = y - f
+    odd = (f - 2.0 * tl.floor(f * 0.5)) != 0.0
+    t = tl.where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
+    t = tl.where(tl.abs(x) < 0.4099999964237213, 0.0, t)
+    j = tl.where(t == 128.0, 127.0, t)
+    e = _ex2_approx_ftz(j)
+    nt = -t
+    r = _fma_rn_ftz(nt, 0.693145751953125, x)
+    r = _fma_rn_ftz(nt, 1.428606765330187e-06, r)
+    p = _fma_rn_ftz(0.0013879507314413786, r, 0.008382412604987621)
+    p = _fma_rn_ftz(p, r, 0.04166783019900322)
+    p = _fma_rn_ftz(p, r, 0.1666639745235443)
+    p = _fma_rn_ftz(p, r, 0.4999999403953552)
+    q = _fma_rn_ftz(r * p, r, r)
+    u = _fma_rn_ftz(q, e, e - 1.0)
+    u = tl.where(t == 128.0, u + u, u)
+    u = tl.where(j > 128.0, float("inf"), u)
+    u = tl.where(j < -25.0, -1.0, u)
+    v = tl.where(x == 0.0, x + x, u)
+    return v

@@ -1,10 +1,11 @@
 """libdevice functions ported as libdevice computes them (rules/triton_libdevice.py; issue 34): `tl.erf` /
-`tl.math.erf` / `libdevice.erf` / `x.erf()` as `__nv_erff`'s operations, rounded alike.
+`tl.math.erf` / `libdevice.erf` / `x.erf()` as `__nv_erff`'s operations, rounded alike; `libdevice.log1p` as
+`__nv_log1pf`'s, `libdevice.expm1` as `__nv_expm1f`'s.
 
 - the constants of the ports are float32 values (written as decimals, read by Rust and by the frontend exactly);
 - the interpreter's fma rounds once (a plain f64 sum would round twice) and flushes its inputs where the op says;
 - the erf port, interpreted, stays within erff's documented error (CUDA Math API: 2 ulp) of the correctly rounded
-  erf over normal float32 inputs, and keeps libdevice's flush to zero: erf of a subnormal x is a zero of x's sign
+  erf over normal float32 inputs (log1p, expm1: 1 ulp), and keeps libdevice's flush to zero: erf of a subnormal x is a zero of x's sign
   (fma.rn.ftz flushes x), not ~1.128 x (Triton's interpreter, which calls math.erf, gives the latter);
 - the frontend: every home of erf is ported, float32 only (other dtypes of a generic E have no entry; a float64
   or float16 erf is refused, CT101).
@@ -125,6 +126,13 @@ KERNELS = HEAD + textwrap.dedent("""
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         tl.store(y_ptr + offs, libdevice.log1p(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+
+    @triton.jit
+    def expm1_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, libdevice.expm1(tl.load(x_ptr + offs, mask=mask)), mask=mask)
     """)
 
 
@@ -150,7 +158,7 @@ def ported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("libdevice")
     (tmp / "ports.py").write_text(KERNELS)
     result, outputs = run([tmp / "ports.py"], tmp / "out", use_cache=False, compile_check="off")
-    assert [k.status for k in result.kernels] == ["translated", "translated"]
+    assert [k.status for k in result.kernels] == ["translated"] * 3
     write_outputs(outputs)
     old = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")
     os.environ["CUTILE_TRANSPILE_KEEP_IR"] = str(tmp / "ir")
@@ -162,7 +170,7 @@ def ported(tmp_path_factory):
         else:
             os.environ["CUTILE_TRANSPILE_KEEP_IR"] = old
     return {name: next(iter(sorted((tmp / "ir").glob(f"{name}__*.f32.*.rust.mlir")))).read_text()
-            for name in ("erf_kernel", "log1p_kernel")}
+            for name in ("erf_kernel", "log1p_kernel", "expm1_kernel")}
 
 
 def _interpret(ir_text: str, x: np.ndarray) -> np.ndarray:
@@ -212,5 +220,27 @@ def test_log1p_port_stays_within_log1pf_documented_error(ported):
     assert np.all(got[x == np.inf] == np.inf)
     zeros = got[(x == 0)]
     assert np.array_equal(np.signbit(zeros), np.signbit(x[x == 0]))
+    sub = np.isfinite(x) & (np.abs(x) < tiny) & (x != 0)
+    assert sub.sum() >= 6 and np.all(got[sub] == 0) and not np.any(np.signbit(got[sub]))
+
+
+@requires_toolchain
+def test_expm1_port_stays_within_expm1f_documented_error(ported):
+    """The compiled port of `libdevice.expm1`: within 1 ulp of expm1 (CUDA's bound for expm1f) for normal x up to
+    the overflow; +inf past it (and for +inf), -1 below -17.4 (and for -inf), x + x for +-0, +0 for a subnormal x
+    (flushed by the fmas); the branch t = 128 (x near 88.7) included. The rounding to an integer is composed
+    from floor (exact), the other ops are libdevice's; exp2 is taken of integers only (exact in the interpreter,
+    as MUFU.EX2 is at integers)."""
+    x = _inputs(-20.0, 89.0, [0.4099999964237213, -0.4099999964237213, 88.0, 88.5, 88.72283935546875, 89.0,
+                              -17.0, -18.0, 0.34657359, -0.34657359, 1.0397208])
+    got = _interpret(ported["expm1_kernel"], x)
+    tiny = np.finfo(np.float32).tiny
+    with np.errstate(all="ignore"):
+        want = np.expm1(x.astype(np.float64)).astype(np.float32)
+    normal = np.isfinite(x) & (np.abs(x) >= tiny) & np.isfinite(want)
+    assert _ulps(got[normal], want[normal]).max() <= 1
+    assert np.all(got[np.isfinite(x) & ~np.isfinite(want)] == np.inf) and got[x == np.inf][0] == np.inf
+    assert got[x == -np.inf][0] == -1 and np.all(np.isnan(got[np.isnan(x)]))
+    assert np.array_equal(np.signbit(got[x == 0]), np.signbit(x[x == 0])) and np.all(got[x == 0] == 0)
     sub = np.isfinite(x) & (np.abs(x) < tiny) & (x != 0)
     assert sub.sum() >= 6 and np.all(got[sub] == 0) and not np.any(np.signbit(got[sub]))

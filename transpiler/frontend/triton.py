@@ -1956,7 +1956,7 @@ RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlin
 LIBDEVICE_LIBRARY = "rules/triton_libdevice.py"
 _NO_RULE = type("_NoRule", (), {"id": None})()
 # libdevice functions that rules/triton_libdevice.py ports (by their name in any of their homes, MATH_HOMES)
-LIBDEVICE_PORTS = frozenset({"erf", "log1p"})
+LIBDEVICE_PORTS = frozenset({"erf", "log1p", "expm1"})
 # that file's own operations and their number of arguments (_TritonConverter._libdevice_intrinsic)
 LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_add_rz_ftz": 2, "_ex2_approx_ftz": 1, "_float32_only": 3}
 
