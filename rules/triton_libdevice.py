@@ -12,6 +12,8 @@ that arm, with the same constants and the same rounding per operation:
   and flush_to_zero (one rounding; subnormal inputs and results flushed to a zero of the same sign).
 - `_add_rz_ftz(a, b)`: `llvm.nvvm.add.rz.ftz.f` (PTX add.rz.ftz.f32): Tile IR `addf` with rounding toward zero
   and flush_to_zero.
+- `_rcp_approx_ftz(d)`: `rcp.approx.ftz.f32` (inline PTX in `__nv_tanhf`): Tile IR `divf(1, d)` with rounding
+  approx and flush_to_zero (PTX div.approx computes a * rcp.approx(b); tileiras emits the one MUFU.RCP).
 - `_ex2_approx_ftz(x)`: `llvm.nvvm.ex2.approx.ftz.f32` (PTX ex2.approx.ftz.f32): Tile IR `exp2` with
   flush_to_zero, which tileiras lowers to the same instruction (MUFU.EX2; docs/supported-triton.md says how that
   was checked).
@@ -124,3 +126,26 @@ def expm1(x):
     u = tl.where(j < -25.0, -1.0, u)
     v = tl.where(x == 0.0, x + x, u)
     return v
+
+
+@triton.jit
+def tanh(x):
+    """`__nv_tanhf` (libdevice.10.bc, FTZ arm). |x| >= 0.6: s = 1 - 2 / (1 + 2^(2 |x| log2(e))) with
+    2^z = ex2.approx.ftz and 1 / d = rcp.approx.ftz (libdevice's inline PTX), 1 where |x| >= 9.0109, the sign of x
+    copied; below: t = x*x, a degree-4 polynomial (Horner, fma), tanh = fma(p, x, x). (`|x| * 2 log2(e)` feeds
+    ex2, `x * x` an fma's factor, `e + 1.0` adds no product.)"""
+    x = _float32_only(x, "tanh", "__nv_tanh")
+    ax = tl.abs(x)
+    big = ax >= 0.6000000238418579
+    e = _ex2_approx_ftz(ax * 2.885390043258667)
+    rc = _rcp_approx_ftz(e + 1.0)
+    s = tl.where(ax >= 9.010913848876953, 1.0, _fma_rn_ftz(rc, -2.0, 1.0))
+    sign = x.to(tl.int32, bitcast=True) & -2147483648
+    tail = (s.to(tl.int32, bitcast=True) | sign).to(tl.float32, bitcast=True)
+    t = x * x
+    p = _fma_rn_ftz(0.01573968306183815, t, -0.05230396240949631)
+    p = _fma_rn_ftz(p, t, 0.13315297663211823)
+    p = _fma_rn_ftz(p, t, -0.33332768082618713)
+    p = _fma_rn_ftz(p, t, 0.0)
+    y = tl.where(big, tail, _fma_rn_ftz(p, x, x))
+    return y

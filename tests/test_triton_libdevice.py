@@ -133,6 +133,13 @@ KERNELS = HEAD + textwrap.dedent("""
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         tl.store(y_ptr + offs, libdevice.expm1(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+
+    @triton.jit
+    def tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs, mask=mask)), mask=mask)
     """)
 
 
@@ -158,7 +165,7 @@ def ported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("libdevice")
     (tmp / "ports.py").write_text(KERNELS)
     result, outputs = run([tmp / "ports.py"], tmp / "out", use_cache=False, compile_check="off")
-    assert [k.status for k in result.kernels] == ["translated"] * 3
+    assert [k.status for k in result.kernels] == ["translated"] * 4
     write_outputs(outputs)
     old = os.environ.get("CUTILE_TRANSPILE_KEEP_IR")
     os.environ["CUTILE_TRANSPILE_KEEP_IR"] = str(tmp / "ir")
@@ -170,7 +177,7 @@ def ported(tmp_path_factory):
         else:
             os.environ["CUTILE_TRANSPILE_KEEP_IR"] = old
     return {name: next(iter(sorted((tmp / "ir").glob(f"{name}__*.f32.*.rust.mlir")))).read_text()
-            for name in ("erf_kernel", "log1p_kernel", "expm1_kernel")}
+            for name in ("erf_kernel", "log1p_kernel", "expm1_kernel", "tanh_kernel")}
 
 
 def _interpret(ir_text: str, x: np.ndarray) -> np.ndarray:
@@ -244,3 +251,20 @@ def test_expm1_port_stays_within_expm1f_documented_error(ported):
     assert np.array_equal(np.signbit(got[x == 0]), np.signbit(x[x == 0])) and np.all(got[x == 0] == 0)
     sub = np.isfinite(x) & (np.abs(x) < tiny) & (x != 0)
     assert sub.sum() >= 6 and np.all(got[sub] == 0) and not np.any(np.signbit(got[sub]))
+
+
+@requires_toolchain
+def test_tanh_port_stays_within_tanhf_documented_error(ported):
+    """The compiled port of `libdevice.tanh`: within 2 ulp of tanh (CUDA's bound for tanhf; the interpreter's exp2
+    and 1 / d round correctly where MUFU.EX2 / MUFU.RCP approximate), +-1 from |x| >= 9.0109 and for +-inf, odd,
+    and a subnormal or zero x gives a zero of its sign (fma.rn.ftz flushes x)."""
+    x = _inputs(-10.0, 10.0, [0.6000000238418579, -0.6000000238418579, 9.010913848876953, -9.010913848876953])
+    got = _interpret(ported["tanh_kernel"], x)
+    tiny = np.finfo(np.float32).tiny
+    normal = np.isfinite(x) & (np.abs(x) >= tiny)
+    want = np.tanh(x[normal].astype(np.float64)).astype(np.float32)
+    assert _ulps(got[normal], want).max() <= 2
+    assert np.array_equal(got[np.isinf(x)], np.sign(x[np.isinf(x)])) and np.all(np.isnan(got[np.isnan(x)]))
+    assert np.all(np.abs(got[np.isfinite(x) & (np.abs(x) >= 9.010913848876953)]) == 1)
+    sub = np.isfinite(x) & (np.abs(x) < tiny)
+    assert sub.sum() >= 8 and np.all(got[sub] == 0) and np.array_equal(np.signbit(got[sub]), np.signbit(x[sub]))

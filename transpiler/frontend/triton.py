@@ -1421,6 +1421,10 @@ class _TritonConverter(_Converter):
             zero = Op("enum", (), pos, (("value", "rounding::Zero"),))
             return Op("add", tuple(self.expr(a) for a in args), pos, ftz + (("rounding_mode", zero),),
                       "TTR-LIBDEVICE-PORT")
+        if name == "_rcp_approx_ftz":  # 1 / d as div.approx.ftz (d = 1 * rcp.approx(d): tools/libdevice_sass.py)
+            approx = Op("enum", (), pos, (("value", "rounding::Approx"),))
+            return Op("truediv", (Lit(1.0, pos), self.expr(args[0])), pos, ftz + (("rounding_mode", approx),),
+                      "TTR-LIBDEVICE-PORT")
         if name == "_ex2_approx_ftz":
             return Op("exp2", (self.expr(args[0]),), pos, ftz, "TTR-LIBDEVICE-PORT")
         fn, nv = (str(a.evaluated_value) for a in args[1:])
@@ -1956,9 +1960,10 @@ RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlin
 LIBDEVICE_LIBRARY = "rules/triton_libdevice.py"
 _NO_RULE = type("_NoRule", (), {"id": None})()
 # libdevice functions that rules/triton_libdevice.py ports (by their name in any of their homes, MATH_HOMES)
-LIBDEVICE_PORTS = frozenset({"erf", "log1p", "expm1"})
+LIBDEVICE_PORTS = frozenset({"erf", "log1p", "expm1", "tanh"})
 # that file's own operations and their number of arguments (_TritonConverter._libdevice_intrinsic)
-LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_add_rz_ftz": 2, "_ex2_approx_ftz": 1, "_float32_only": 3}
+LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_add_rz_ftz": 2, "_ex2_approx_ftz": 1, "_rcp_approx_ftz": 1,
+                        "_float32_only": 3}
 
 
 def _random_library(rules: RuleTable) -> _TritonConverter:
