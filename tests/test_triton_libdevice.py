@@ -86,6 +86,20 @@ def test_every_home_of_erf_is_the_port(tmp_path):
     assert not fr.failures, [d.message for _, _, d in fr.failures]
 
 
+def test_locals_of_the_ports_never_take_a_kernel_pointers_name(tmp_path):
+    """A kernel whose pointers are named like the ports' locals (`q`, `p`, `e`, lmdeploy's gated delta has a
+    pointer `q`): the inlined locals are the port's own (prefixed), not a rebinding of the kernel's pointer."""
+    fr = _parse(tmp_path, """
+    @triton.jit
+    def k(q, p, e, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(q + offs)
+        tl.store(p + offs, libdevice.log1p(x) + libdevice.expm1(x) + tl.erf(x) + libdevice.tanh(x))
+        tl.store(e + offs, x)
+    """)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+
+
 @pytest.mark.parametrize("dtype,words", [("tl.float64", "`erf` of float64 (libdevice's `__nv_erf`) is not ported"),
                                          ("tl.float16", "`erf` of f16: Triton takes float32 and float64")])
 def test_erf_of_another_dtype_is_refused(tmp_path, dtype, words):

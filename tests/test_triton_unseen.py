@@ -923,3 +923,22 @@ def test_a_helper_recasts_its_pointer_argument(tmp_path):
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert "PointerTile<*mut i64, { [] }> = ptr_to_ptr(split_ptrs_raw)" in body
     assert body.count("int_to_ptr(") == 1
+
+
+def test_an_integer_where_condition_of_an_expression_is_compared_with_zero(tmp_path):
+    """`tl.where(is_init[:, None], -1e6, g)` with an int32 tile reshaped in the condition (lmdeploy's gated delta
+    preprocessing): Triton compares it with 0; the comparison is built on the typed condition (inferring the
+    typed `[:, None]` again failed: CT900)."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(m_ptr, g_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        is_init = tl.load(m_ptr + offs)
+        g = tl.load(g_ptr + offs[:, None] * BLOCK + offs[None, :])
+        g = tl.where(is_init[:, None], -1.0e6, g)
+        tl.store(g_ptr + offs[:, None] * BLOCK + offs[None, :], g)
+    """)
+    r = kernel_result(k, tmp_path / "k.py", "k.py")
+    body = "\n".join(line for v in r.manifest["views"] for line in v["body"])
+    assert r.status == "translated", [d.text() for d in r.diagnostics]
+    assert "predicate::NotEqual" in body
