@@ -22,9 +22,11 @@ that arm, with the same constants and the same rounding per operation:
   subnormals); Tile IR mulf / addf / subf / negf, cmpf (ordered), select, absf, bitcast, andi / ori.
 
 libdevice branches where this file selects (`tl.where`): both arms are pure arithmetic without memory access, so
-computing both and selecting gives the taken arm's value bit for bit. A plain multiply here never feeds a plain
-add or subtract (which a compiler could contract into an fma on one side and not on the other): each function
-says so where it multiplies. Constants are the float32 values of libdevice's (exactly representable: checked by
+computing both and selecting gives the taken arm's value bit for bit. A plain multiply of libdevice's never feeds a
+plain add or subtract here (which a compiler could contract into an fma on one side and not on the other): each
+function says so where it multiplies. One multiply of ours does: expm1's `y - floor(y)` with y = x log2(e), whose
+two uses keep the FMA pass (passes/fma.py) from fusing it, and which tileiras leaves apart too (FMUL, then FADD:
+tools/libdevice_sass.py). Constants are the float32 values of libdevice's (exactly representable: checked by
 tests/test_triton_libdevice.py); the intrinsics named `_...` exist only in this file.
 
 Triton takes float32 and float64 for these functions (and refuses other dtypes at compile time); the float64
