@@ -100,6 +100,19 @@ def test_locals_of_the_ports_never_take_a_kernel_pointers_name(tmp_path):
     assert not fr.failures, [d.message for _, _, d in fr.failures]
 
 
+def test_expm1s_rounding_to_an_integer_subtracts_the_rounded_product(tmp_path):
+    """rint(y) from floor needs d = y - floor(y) of the rounded y = x log2(e): the multiply is never fused into an
+    fma with the subtraction (which would round x log2(e) - floor(y) once, and move ties)."""
+    import re
+    from transpiler.pipeline import run
+    path = tmp_path / "k.py"
+    path.write_text(KERNELS)
+    result, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
+    y = re.search(r"let (_expm1\d+_y): Tile<f32, \{ \[BLOCK\] \}> = _expm1\d+_x \* \w+;", rust)
+    assert y and re.search(rf"let _expm1\d+_d: Tile<f32, \{{ \[BLOCK\] \}}> = {y.group(1)} - _expm1\d+_f;", rust)
+
+
 @pytest.mark.parametrize("dtype,words", [("tl.float64", "`erf` of float64 (libdevice's `__nv_erf`) is not ported"),
                                          ("tl.float16", "`erf` of f16: Triton takes float32 and float64")])
 def test_erf_of_another_dtype_is_refused(tmp_path, dtype, words):
