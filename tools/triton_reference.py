@@ -40,7 +40,8 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # kernels of our own for constructs unseen libraries use (tests/fixtures/triton_unseen) that have numbers cases
 # (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
-                                                     "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast")
+                                                     "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
+                                                     "exact_gelu")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -622,6 +623,21 @@ def cases() -> list[dict]:
                         [inp("x", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
                         ["x", "out", "n", "n_groups"], [1], ["out"], "", {"n": n, "n_groups": groups},
                         {"GROUP": 4, "BLOCK": 64}))
+    # the exact GELU: erf as libdevice's __nv_erff (rules/triton_libdevice.py); inputs on both sides of its branch
+    # point |x| = 1.00296 and into the saturated tail (|x| > 3.92: erf = +-1)
+    for n in (3001,):
+        out.append(case("exact_gelu", "erf_kernel", f"n{n}", [inp("x", [n], "float32", "randn", scale=2.5),
+                                                             inp("y", [n], "float32", "poison")],
+                        ["x", "y", "n"], [_cdiv(n, 1024)], ["y"], "", {"n": n}, {"BLOCK": 1024}))
+        for dt in F:
+            out.append(case("exact_gelu", "geglu_forward_kernel", f"n{n}_{dt}",
+                            [inp("x", [n], dt, "randn", scale=2.0), inp("g", [n], dt, "randn"),
+                             inp("y", [n], dt, "poison")],
+                            ["x", "g", "y", "n"], [_cdiv(n, 1024)], ["y"], "", {"n": n}, {"BLOCK": 1024}))
+            out.append(case("exact_gelu", "gelu_backward_kernel", f"n{n}_{dt}",
+                            [inp("dy", [n], dt, "randn"), inp("x", [n], dt, "randn", scale=2.0),
+                             inp("dx", [n], dt, "poison")],
+                            ["dy", "x", "dx", "n"], [_cdiv(n, 1024)], ["dx"], "", {"n": n}, {"BLOCK": 1024}))
     return out
 
 
@@ -1058,6 +1074,15 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for g in range(s["n_groups"]):
             sel |= (i >= g * 2 * s["GROUP"]) & (i < g * 2 * s["GROUP"] + s["GROUP"])
         return {"out": np.where(sel, x["x"], 0.0)}
+    if k.startswith("exact_gelu."):
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+        if k == "exact_gelu.erf_kernel":
+            return {"y": erf(x["x"])}
+        if k == "exact_gelu.geglu_forward_kernel":
+            return {"y": 0.5 * x["x"] * (1.0 + erf(x["x"] * 0.7071067811865476)) * x["g"]}
+        cdf = 0.5 * (1.0 + erf(x["x"] * 0.7071067811865476))
+        pdf = np.exp(-0.5 * x["x"] ** 2) / math.sqrt(2 * math.pi)
+        return {"dx": x["dy"] * (cdf + x["x"] * pdf)}
     raise KeyError(f"no numpy reference for {k}")
 
 

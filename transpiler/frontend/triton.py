@@ -838,6 +838,8 @@ class _TritonConverter(_Converter):
         for scope in reversed(self.subst):
             if name in scope and isinstance(scope[name], Name):
                 return scope[name].id
+        if self.subst and self.renames:  # a helper's new local: its prefixed name (`local`), never a kernel's
+            return self.renames[-1][0] + name
         return self.ptr_alias.get(name, name) if not self.subst else name
 
     def _assign_ptr(self, target: str, value: _Ptr, pos: Pos, text: str = "") -> list:
@@ -1271,6 +1273,11 @@ class _TritonConverter(_Converter):
             return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
         if d in RANDOM_CALLS:
             return self._random(d, node, pos)
+        if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
+            return self._libdevice_intrinsic(func.value, node, pos)
+        if _math_name(d) in LIBDEVICE_PORTS and _math_name(d) != d and (self.rules.lookup(d) or _NO_RULE).id \
+                == "TTR-LIBDEVICE-PORT":  # (tl.math has no log1p: only the homes Triton has)
+            return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
         if d == f"{TL}.pointer_type":
@@ -1450,6 +1457,49 @@ class _TritonConverter(_Converter):
             if at.path != RANDOM_LIBRARY:
                 raise
             raise fail(err.diagnostic.code, f"{err.diagnostic.message} (in `{d}`, {at})", pos) from None
+
+    def _libdevice(self, name: str, node: cst.Call, pos: Pos):
+        """`tl.erf(x)` (any of its homes) and the other libdevice functions of rules/triton_libdevice.py: libdevice's
+        own sequence of operations for the function (its FTZ arm, as Triton links it), written again there and
+        inlined with the call's argument as a helper of that module (its names, its positions)."""
+        self.rules_used.add("TTR-LIBDEVICE-PORT")
+        if len(node.args) != 1 or node.args[0].star or (node.args[0].keyword is not None
+                                                         and node.args[0].keyword.value not in ("x", "arg0")):
+            raise fail("TTR-LIBDEVICE-PORT", f"`{name}` takes one tensor", pos)
+        library = _library(self.rules, LIBDEVICE_LIBRARY)
+        call = node.with_changes(args=[node.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+        try:
+            return self.inline_helper(library.info.helpers[name], call, library)
+        except TranspileError as err:  # said at the call, with the line of the port it failed in
+            at = err.diagnostic.pos
+            if at.path != LIBDEVICE_LIBRARY:
+                raise
+            raise fail(err.diagnostic.code, f"{err.diagnostic.message} (in `{name}`, {at})", pos) from None
+
+    def _libdevice_intrinsic(self, name: str, node: cst.Call, pos: Pos):
+        """The operations of rules/triton_libdevice.py that Triton's language has no name for (that file's
+        docstring): `_fma_rn_ftz(a, b, c)` (fma.rn.ftz.f32), `_add_rz_ftz(a, b)` (add.rz.ftz.f32),
+        `_ex2_approx_ftz(x)` (ex2.approx.ftz.f32) and
+        `_float32_only(x, name, nv_name)` (x, whose float32 form alone is ported: ops/elementwise.libdevice_f32)."""
+        args = [a.value for a in node.args]
+        if any(a.keyword is not None or a.star for a in node.args) or len(args) != LIBDEVICE_INTRINSICS[name]:
+            raise fail("TTR-LIBDEVICE-PORT", f"`{name}` takes {LIBDEVICE_INTRINSICS[name]} arguments", pos)
+        ftz = (("flush_to_zero", Lit(True, pos)),)
+        if name == "_fma_rn_ftz":
+            return Op("fma", tuple(self.expr(a) for a in args), pos, ftz, "TTR-LIBDEVICE-PORT")
+        if name == "_add_rz_ftz":
+            zero = Op("enum", (), pos, (("value", "rounding::Zero"),))
+            return Op("add", tuple(self.expr(a) for a in args), pos, ftz + (("rounding_mode", zero),),
+                      "TTR-LIBDEVICE-PORT")
+        if name == "_rcp_approx_ftz":  # 1 / d as div.approx.ftz (d = 1 * rcp.approx(d): tools/libdevice_sass.py)
+            approx = Op("enum", (), pos, (("value", "rounding::Approx"),))
+            return Op("truediv", (Lit(1.0, pos), self.expr(args[0])), pos, ftz + (("rounding_mode", approx),),
+                      "TTR-LIBDEVICE-PORT")
+        if name == "_ex2_approx_ftz":
+            return Op("exp2", (self.expr(args[0]),), pos, ftz, "TTR-LIBDEVICE-PORT")
+        fn, nv = (str(a.evaluated_value) for a in args[1:])
+        return Op("libdevice_f32", (self.expr(args[0]),), pos, (("name", fn), ("nv_name", nv)),
+                  "TTR-LIBDEVICE-PORT")
 
     def _softmax(self, node: cst.Call, is_method: bool, pos: Pos):
         """`tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False)` / `x.softmax(...)`, as Triton's
@@ -1977,24 +2027,40 @@ RANDOM_CALLS = {f"{TL}.{n}" for n in ("randint", "randint4x", "rand", "rand4x", 
 RANDOM_LIBRARY = "rules/triton_random.py"  # shown in the positions of its inlined code
 
 
+LIBDEVICE_LIBRARY = "rules/triton_libdevice.py"
+_NO_RULE = type("_NoRule", (), {"id": None})()
+# libdevice functions that rules/triton_libdevice.py ports (by their name in any of their homes, MATH_HOMES)
+LIBDEVICE_PORTS = frozenset({"erf", "log1p", "expm1", "tanh"})
+# that file's own operations and their number of arguments (_TritonConverter._libdevice_intrinsic)
+LIBDEVICE_INTRINSICS = {"_fma_rn_ftz": 3, "_add_rz_ftz": 2, "_ex2_approx_ftz": 1, "_rcp_approx_ftz": 1,
+                        "_float32_only": 3}
+
+
 def _random_library(rules: RuleTable) -> _TritonConverter:
     """rules/triton_random.py read as a Triton module (its functions are helpers), once per rule table."""
-    found = _RANDOM_LIBRARY.get(id(rules))
+    return _library(rules, RANDOM_LIBRARY)
+
+
+def _library(rules: RuleTable, path: str) -> _TritonConverter:
+    """A Triton module of rules/ (triton_random.py, triton_libdevice.py) read as a Triton module (its functions
+    are helpers), once per rule table."""
+    found = _LIBRARIES.get((id(rules), path))
     if found is None or found[0] is not rules:
         import ast
 
         from ..rules import RULES_DIR
         from .cutile_python import ModuleInfo, _LazyPositions
-        source = (RULES_DIR / "triton_random.py").read_text()
+        name = path.split("/")[-1]
+        source = (RULES_DIR / name).read_text()
         module, tree = cst.parse_module(source), ast.parse(source)
-        conv = _TritonConverter(ModuleInfo(RANDOM_LIBRARY), _LazyPositions.of(module, tree, source, True), rules,
-                                "triton_random")
+        conv = _TritonConverter(ModuleInfo(path), _LazyPositions.of(module, tree, source, True), rules,
+                                name[:-len(".py")])
         conv.scan_module(module)
-        found = _RANDOM_LIBRARY[id(rules)] = (rules, conv)
+        found = _LIBRARIES[(id(rules), path)] = (rules, conv)
     return found[1]
 
 
-_RANDOM_LIBRARY: dict[int, tuple] = {}
+_LIBRARIES: dict[tuple, tuple] = {}
 
 
 def _surface() -> tuple[frozenset[str], dict[str, str]]:

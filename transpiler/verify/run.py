@@ -54,6 +54,8 @@ class KernelVerdict:
     unprobed: dict[str, str] = field(default_factory=dict)  # constant -> why it was verified at one value only
     # specialization and element types no entry takes (the C symbol refuses them) -> cuTile Python's error there
     refused: dict[str, str] = field(default_factory=dict)
+    # a Triton port's element types no entry takes (E restricted by the port; the C symbol refuses them) -> why
+    restricted: dict[str, str] = field(default_factory=dict)
 
     def coverage(self) -> dict:
         cov = coverage_summary([c for c in self.checks if c.probe is None], [])
@@ -61,6 +63,8 @@ class KernelVerdict:
         cov["one_value_only"] = dict(sorted(self.unprobed.items()))
         if self.refused:
             cov["refused_as_cutile_python_does"] = dict(sorted(self.refused.items()))
+        if self.restricted:
+            cov["refused_element_types"] = dict(sorted(self.restricted.items()))
         return cov
 
     def summary_line(self) -> str:
@@ -567,6 +571,15 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                         try:
                             entry = _select(k["entries"], spec, dtype)
                         except LookupError as e:  # a dtype the C symbol takes but no entry has: a port bug
+                            base = dtype.split("+")[0]
+                            taking = [e2 for e2 in k["entries"] if predicates_hold(e2["predicates"], spec)]
+                            if taking and all("dtypes" in e2 and base not in e2["dtypes"] for e2 in taking):
+                                # every entry of these constants is for other element types (the port restricts
+                                # E: a libdevice function ported for float32 alone, which Triton refuses for
+                                # float16 / bfloat16): the C symbol refuses this dtype, no entry to compile
+                                kv.restricted[f"{dtype} at {spec}"] = "no entry takes this element type (E restricted " \
+                                    f"to {', '.join(sorted({d for e2 in taking for d in e2['dtypes']}))})"
+                                continue
                             kv.checks.append(Check("", spec, dtype, "not_verified", str(e)))
                             kv.verdict = "not_verified"
                             continue
@@ -711,7 +724,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
             if errs or build_errors.get((m["rust"], None)):
                 errs = errs or build_errors[(m["rust"], None)]
                 kv.verdict, kv.reason = "not_verified", "the generated Rust does not build:\n" + "\n".join(errs[:10])
-                kv.checks, kv.unprobed, kv.refused = [], {}, {}
+                kv.checks, kv.unprobed, kv.refused, kv.restricted = [], {}, {}, {}
                 kernel_objects.pop((m["module"], k["name"]), None)
                 left_out.add(id(kv))
         for kv, check, pybc, rsbc, params, outputs in plan:
@@ -733,6 +746,8 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                     if bc is None:
                         continue
                     try:
+                        # the bytecode too (tileiras compiles it: the SASS of a port, docs/supported-triton.md)
+                        (Path(keep) / f"{stem}.{side}.tileirbc").write_bytes(Path(bc).read_bytes())
                         text = disassemble(bc)
                         (Path(keep) / f"{stem}.{side}.mlir").write_text(text)
                         if side == "rust":

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RetypeArray, is_float, is_int
+from ..infer import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int
 from . import handler
 
 if TYPE_CHECKING:
@@ -208,7 +208,9 @@ def where(infer: Infer, e: Op) -> Op:
     c = infer.expr(e.args[0])
     if e.rule == "TTR-WHERE" and isinstance(c.ty, TileTy) and c.ty.dtype not in ("bool", "i1"):
         # Triton converts a condition of another type to int1 (`x != 0`): a loaded int8 mask, say
-        c = infer.expr(Op("cmp", (c, Lit(0, c.pos)), c.pos, (("pred", "!="),), "TTR-CMP"))
+        # (c is typed already: the comparison is made typed, not inferred again, which would re-read c's ops)
+        c0, z, ty0 = infer.coerce_pair(c, infer.expr(Lit(0, c.pos)), c.pos)
+        c = Op("cmp", (c0, z), c.pos, (("pred", "!="),), "TTR-CMP", TileTy("bool", ty0.shape))
     a, b = infer.expr(e.args[1]), infer.expr(e.args[2])
     a, b, ty = infer.coerce_pair(a, b, e.pos)
     shape = infer.broadcast(c.ty.shape, ty.shape, e.pos)
@@ -271,6 +273,49 @@ def invert(infer: Infer, e: Op) -> Op:
 def absolute(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
     return Op("abs", (x,), e.pos, rule=e.rule, ty=x.ty)
+
+
+@handler("fma")
+def fma(infer: Infer, e: Op) -> Op:
+    """A fused multiply-add written as one (the libdevice ports, rules/triton_libdevice.py: `_fma_rn_ftz`):
+    a*b + c rounded once, with the call's flush_to_zero; float operands, of one type after coercion."""
+    a, b, c = (infer.expr(x) for x in e.args)
+    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    a, c, ty = infer.coerce_pair(a, c, e.pos)
+    b = infer.to_shape(infer.to_dtype(b, ty.dtype), ty.shape)
+    if not is_float(ty.dtype):
+        raise fail(e.rule, "an fma takes float operands", e.pos)
+    return Op("fma", (a, b, c), e.pos, _float_modes(e, ty) or (("ftz", False), ("rounding", "NearestEven")),
+              e.rule, ty)
+
+
+@handler("libdevice_f32")
+def libdevice_f32(infer: Infer, e: Op) -> Expr:
+    """The argument of a libdevice function of rules/triton_libdevice.py, which ports its float32 form only
+    (`_float32_only`): x itself where it is float32; an element type E that is float32 only in some entries
+    restricts this entry to float32 (RestrictDtypes: Triton refuses float16 / bfloat16 for these functions when
+    it compiles, and float64's libdevice form is not ported, so no entry takes them); refused where E is never
+    float32 here, or x is of another dtype."""
+    x = infer.expr(e.args[0])
+    dt = getattr(x.ty, "dtype", None)
+    if dt == "f32":
+        return x
+    if dt is not None and is_generic(dt):
+        dts = infer.k.variant.dtypes if dt == "E" else infer.all_dtypes
+        if tuple(dts) == ("f32",):
+            return infer.to_dtype(x, "f32")
+        if "f32" in dts:
+            if dt != "E":
+                raise UnifyElements("E", dt)
+            raise RestrictDtypes(("f32",))
+        dt = "/".join(dts) or dt
+    if dt == "f64":
+        raise fail("CT101", f"`{e.attr('name')}` of float64 (libdevice's `{e.attr('nv_name')}`) is not ported: only "
+                   "its float32 form is (rules/triton_libdevice.py); keep this kernel in Triton or compute in "
+                   "float32", e.pos)
+    raise fail("CT101", f"`{e.attr('name')}` of {dt}: Triton takes float32 and float64 here (it refuses other dtypes "
+               "when it compiles: `ValueError: Expected dtype ['fp32', 'fp64']`); convert with `.to(tl.float32)` "
+               "first", e.pos)
 
 
 @handler("neg")

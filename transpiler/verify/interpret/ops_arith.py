@@ -93,7 +93,8 @@ def _make_constant(op_) -> np.ndarray:
 def _ftz(x, op_):
     if "flush_to_zero" in op_.text and x.dtype == np.float32:
         tiny = np.finfo(np.float32).tiny
-        return np.where(np.abs(x) < tiny, np.float32(0) * np.sign(x), x).astype(np.float32)
+        # a zero of x's sign (PTX's .ftz: "sign-preserving zero"; np.sign of a zero is +0, which lost -0's sign)
+        return np.where(np.abs(x) < tiny, np.copysign(np.float32(0), x), x).astype(np.float32)
     return x
 
 
@@ -141,9 +142,41 @@ def _int_op(fn, signed_default=True):
 
 # ------------------------------------------------------------------------------------------ float
 
-for _name, _fn in {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+for _name, _fn in {"mulf": np.multiply, "divf": np.divide,
                    "negf": np.negative, "absf": np.abs, "remf": np.fmod}.items():
     op(_name)(_float_op(_fn))
+
+
+@op("addf", "subf")
+def _add_sub(m, op_, env):
+    """Nearest-even (numpy's own rounding in the type), or toward zero for f32 (`add_rz`: libdevice's
+    add.rz.ftz, rules/triton_libdevice.py)."""
+    a, b = (_ftz(_arr(x), op_) for x in _args(env, op_))
+    dt = np_dtype(result_types(op_)[0].elem)
+    mode = _rounding(op_)
+    if mode == "zero" and a.dtype == np.float32 and b.dtype == np.float32:
+        return [_ftz(add_rz(a, b if op_.name == "addf" else -b), op_)]
+    if mode not in ("nearest_even", "approx", "full"):
+        raise unknown(op_, f"has rounding {mode} (not modelled)")
+    with np.errstate(all="ignore"):
+        r = np.add(a, b) if op_.name == "addf" else np.subtract(a, b)
+    return [_ftz(_arr(r).astype(dt), op_)]
+
+
+def add_rz(a, b):
+    """a + b (float32) rounded toward zero. The f64 sum s and its exact error (TwoSum: a + b == s + err) give the
+    exact sum's place against r = the nearest float32 of s: r - s is exact (r and s are within a float32 ulp), and
+    where r != s it outweighs err (at least an f64 ulp of s against at most half of one). Where r is farther from
+    zero than the exact sum, the float32 one ulp nearer zero is the truncation (r is within half an ulp)."""
+    with np.errstate(all="ignore"):
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        s = a64 + b64
+        bb = s - a64
+        err = (a64 - (s - bb)) + (b64 - bb)
+        r = s.astype(np.float32)
+        above = np.where(r.astype(np.float64) != s, r.astype(np.float64) - s, -err)  # sign of r - (a + b)
+        over = np.isfinite(s) & (r != 0) & (np.sign(above) == np.sign(r))
+        return np.where(over, np.nextafter(r, np.float32(0)), r).astype(np.float32)
 
 
 @op("maxf", "minf")
@@ -157,11 +190,30 @@ def _maxmin_f(m, op_, env):
 
 @op("fma")
 def _fma(m, op_, env):
-    a, b, c = (_arr(x) for x in _args(env, op_))
+    a, b, c = (_ftz(_arr(x), op_) for x in _args(env, op_))
     dt = np_dtype(result_types(op_)[0].elem)
-    with np.errstate(all="ignore"):  # one rounding: the product is exact in f64 for f32/f16 operands
-        r = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
-    return [_ftz(r.astype(dt), op_)]
+    if _rounding(op_) not in ("nearest_even", "approx", "full"):
+        raise unknown(op_, f"has rounding {_rounding(op_)} (not modelled)")
+    return [_ftz(fma_rn(a, b, c, dt), op_)]
+
+
+def fma_rn(a, b, c, dt):
+    """a*b + c rounded once to `dt` (f32, f16, bf16 operands), to nearest-even. The product of two such floats
+    is exact in f64 (at most 2*24 significant bits); the sum is rounded to f64 *to odd* (the nearest-even sum
+    s, moved one ulp toward the exact sum where that was inexact and s's last bit is even: Knuth's TwoSum gives
+    the exact error), and a value rounded to odd with 53 bits rounds to a 24-bit (or narrower) format exactly as
+    the exact value does (Boldo & Melquiond, "Emulation of FMA and correctly-rounded sums", 2008); a plain f64
+    sum would round twice, which differs where the f64 sum falls on a midpoint of `dt`."""
+    with np.errstate(all="ignore"):
+        p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+        c = np.asarray(c, np.float64)
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # exact: p + c == s + err (no overflow: |p| <= 2^256)
+        even = (s.view(np.int64) & 1) == 0
+        fix = np.isfinite(s) & np.isfinite(err) & (err != 0) & even
+        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+        return np.asarray(s).astype(dt)
 
 
 def _math(fn):
