@@ -143,7 +143,7 @@ def main(argv=None) -> int:
         commit = git_commit()  # the code the run imports: read before it starts
         doc, seconds, cmd = run_tool([root / s for s in subpaths], work / "out", not a.no_verify)
         if git_commit() != commit:  # a commit during the run: the figures are of the code at its start
-            commit += f" (HEAD moved to {git_commit()} during the run; the run used the code at its start)"
+            commit += f" (HEAD moved to {git_commit()} during the run: files the tool read after its start may be newer)"
         shown = " ".join(shlex.quote(c) for c in ["cutile-transpile", *cmd[3:]])
         text = render(a.name, a.version, subpaths, doc, seconds, shown.replace(str(work), "$TMP"),
                       not a.no_verify, root, commit)
