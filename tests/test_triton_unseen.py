@@ -1192,3 +1192,14 @@ def test_an_integer_where_condition_of_an_expression_is_compared_with_zero(tmp_p
     body = "\n".join(line for v in r.manifest["views"] for line in v["body"])
     assert r.status == "translated", [d.text() for d in r.diagnostics]
     assert "predicate::NotEqual" in body
+
+
+def test_a_discarded_expression_runs_each_atomic_it_holds_once(tmp_path):
+    """`tl.atomic_add(p, tl.atomic_add(q, 1.0)) * 2.0` as a statement: its value is discarded, its atomics run
+    once each (the inner one as the outer's argument, not again as a statement of its own)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(p_ptr, q_ptr):
+        tl.atomic_add(p_ptr, tl.atomic_add(q_ptr, 1.0)) * 2.0
+    """)
+    assert rust.count("atomic_rmw_tko(") == 2, rust

@@ -140,6 +140,22 @@ def _assigned_names(stmts) -> set[str]:
     return out
 
 
+def _outer_writes(e) -> list:
+    """The write ops (stores, atomics) of an expression in evaluation order, not those inside another one's
+    arguments (that one runs them)."""
+    if isinstance(e, Op) and e.op in WRITE_OPS:
+        return [e]
+    out = []
+    if isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                out += _outer_writes(a)
+    elif isinstance(e, TupleExpr):
+        for a in e.items:
+            out += _outer_writes(a)
+    return out
+
+
 def _sub(e):
     yield e
     if isinstance(e, Op):
@@ -826,7 +842,7 @@ class Infer:
             if not (isinstance(v, Op) and (v.op in WRITE_OPS or v.op == "llm_hole")):
                 # an op the port writes as several atomics (a float atomic max): each one a statement, in order;
                 # what combines their old values is discarded with the value
-                writes = [x for x in _sub(v) if isinstance(x, Op) and x.op in WRITE_OPS]
+                writes = _outer_writes(v)
                 if not writes:
                     raise fail("CT100", "expression statement has no effect (only stores, scatters and atomics)",
                                s.pos)
