@@ -84,18 +84,21 @@ class Recorder:
 
 # ---------------------------------------------------------------------------------------- fixtures
 
+def _loaded_host(out: Path, lib_dir: Path) -> types.SimpleNamespace:
+    """A generated crate's library (built on CPU), its package routed to that build, the manifest and the
+    kernels' Python modules."""
+    pkg = load_package(out)
+    lib = pkg._runtime.load_library(built_library(out, lib_dir))
+    pkg._runtime._LIB = lib  # route/launch/dry_run of this package use this build
+    manifest = json.loads((out / "manifest.json").read_text())
+    sources = {m["op"]: import_source((out / m["source"]).resolve()) for m in manifest["modules"]}
+    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=out)
+
+
 @pytest.fixture(scope="module")
 def host(corpus_out, tmp_path_factory):
     """The corpus crate's library (built on CPU), its generated package and the kernels' Python objects."""
-    lib_path = built_library(corpus_out, tmp_path_factory.mktemp("hostlib"))
-    pkg = load_package(corpus_out)
-    lib = pkg._runtime.load_library(lib_path)
-    pkg._runtime._LIB = lib  # route/launch/dry_run of this package use this build
-    manifest = json.loads((corpus_out / "manifest.json").read_text())
-    sources = {}
-    for m in manifest["modules"]:
-        sources[m["op"]] = import_source((corpus_out / m["source"]).resolve())
-    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=corpus_out)
+    return _loaded_host(corpus_out, tmp_path_factory.mktemp("hostlib"))
 
 
 @pytest.fixture(scope="module")
@@ -374,13 +377,8 @@ def test_float_constants_through_the_host_layer(tmp_path, fake_torch):
     from transpiler.pipeline import run, write_outputs
     out = tmp_path / "fc"
     write_outputs(run([ROOT / "tests" / "fixtures" / "features" / "float_consts"], out)[1])
-    manifest = json.loads((out / "manifest.json").read_text())
-    lib_path = built_library(out, tmp_path / "lib")
-    pkg = load_package(out)
-    lib = pkg._runtime.load_library(lib_path)
-    pkg._runtime._LIB = lib
-    sources = {m["op"]: import_source((out / m["source"]).resolve()) for m in manifest["modules"]}
-    host = types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources)
+    host = _loaded_host(out, tmp_path / "lib")
+    lib, pkg, manifest, sources = host.lib, host.pkg, host.manifest, host.sources
     problems = []
     names = ["scaled_rms_rows", "add_eps_f32"]
     for name in names:
@@ -688,13 +686,7 @@ def small_host(tmp_path_factory):
         shutil.copy(f, src / f.name)
     out = base / "out"
     write_outputs(run([src], out)[1])
-    manifest = json.loads((out / "manifest.json").read_text())
-    lib = built_library(out, base / "lib")
-    pkg = load_package(out)
-    lib = pkg._runtime.load_library(lib)
-    pkg._runtime._LIB = lib
-    sources = {m["op"]: import_source((out / m["source"]).resolve()) for m in manifest["modules"]}
-    return types.SimpleNamespace(lib=lib, pkg=pkg, manifest=manifest, sources=sources, out=out)
+    return _loaded_host(out, base / "lib")
 
 
 def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_host, fake_torch):

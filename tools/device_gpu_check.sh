@@ -6,6 +6,7 @@
 #   .gpu/lib.so.xz          the stripped shared library of the generated crate `rust/`
 #   .gpu/rustpy.tar.xz      its manifest and Python package (rust/manifest.json, rust/python)
 #   .gpu/_fastlaunch.abi3.so  the package's compiled fast path (optional)
+# With GPU_BUNDLE=NAME, the crate that tools/bundle_crate.sh added as .gpu/NAME.* is used instead of the corpus'.
 # Usage: tools/device_gpu_check.sh RESULTS [gpu_check.py options]
 #        tools/device_gpu_check.sh --script FILE.py   (runs another script in the same environment)
 set -euo pipefail
@@ -17,13 +18,15 @@ unset CUDA_HOME  # the image's CUDA 13.0 ptxas is too old for tileiras 13.4
 export PATH=/tmp/tc/cu13/bin:$PATH
 export LD_LIBRARY_PATH=/tmp/tc/cu13/lib:${LD_LIBRARY_PATH:-}
 export CUTILE_TILEIRAS_PATH=/tmp/tc/cu13/bin/tileiras
-xz -dc .gpu/lib.so.xz > /tmp/libports.so
+pre=.gpu/${GPU_BUNDLE:+$GPU_BUNDLE.}
+xz -dc "${pre}lib.so.xz" > "/tmp/${GPU_BUNDLE:-ports}.lib.so"
 # the generated package that goes with the library (rust/ is not in the repository): the bundle's, always
-[ ! -f .gpu/rustpy.tar.xz ] || tar xJf .gpu/rustpy.tar.xz
-export CUTILE_RS_LIB=/tmp/libports.so
-if [ -f .gpu/_fastlaunch.abi3.so ]; then  # the package's compiled fast path, when the bundle has it
-  cp .gpu/_fastlaunch.abi3.so /tmp/_fastlaunch.abi3.so
-  export CUTILE_RS_FASTLAUNCH=/tmp/_fastlaunch.abi3.so
+[ ! -f "${pre}rustpy.tar.xz" ] || tar xJf "${pre}rustpy.tar.xz"
+export CUTILE_RS_LIB=/tmp/${GPU_BUNDLE:-ports}.lib.so
+unset CUTILE_RS_FASTLAUNCH
+if [ -f "${pre}_fastlaunch.abi3.so" ]; then  # the package's compiled fast path, when the bundle has it
+  cp "${pre}_fastlaunch.abi3.so" "/tmp/${GPU_BUNDLE:-ports}._fastlaunch.abi3.so"
+  export CUTILE_RS_FASTLAUNCH=/tmp/${GPU_BUNDLE:-ports}._fastlaunch.abi3.so
 fi
 export PYTHONUNBUFFERED=1
 if [ "${1:-}" = "--script" ]; then shift; exec python3 "$@"; fi
