@@ -154,3 +154,11 @@ def test_report_shows_rates_and_the_real_size_summary():
     assert "| k | big | R | bf16 | yes | 0.00e+00 | 1.0000 | 0.8000 | 1.250 | 400.0 / 500.0 TFLOP/s |" in text
     assert "| k | small |  | bf16 | yes | 0.00e+00 | 0.0100 | 0.0200 | 0.500 | 1.00 / 0.50 TB/s |" in text
     assert "| p.py::k | 0.791 | 1.250 |" in text
+
+
+def test_timed_runs_shrink_only_for_slow_configurations():
+    assert gpu_check.timed_runs(25, 0.0004) == 25  # a fast pair of launches: all runs
+    assert gpu_check.timed_runs(25, gpu_check.TIMING_BUDGET_S / 10) == 10
+    assert gpu_check.timed_runs(25, 0.6) == gpu_check.MIN_RUNS  # f32 flash attention: the floor
+    assert gpu_check.timed_runs(3, 0.6) == 3  # never more than asked
+    assert gpu_check.timed_runs(25, 0.0) == 25

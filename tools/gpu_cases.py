@@ -665,7 +665,7 @@ _case(W + "layer_norm.py", "layer_norm_bwd_dx_kernel",
            "(cdiv(rows, 4), hidden)")
 _case(W + "layer_norm.py", "layer_norm_bwd_dwdb_kernel",
       {"2048x4096 partials": dict(parts=2048, n=4096), "ragged 2047x4000 partials": dict(parts=2047, n=4000)},
-      _ln_dwdb, real_shapes={"16384x4096 partials": dict(parts=16384, n=4096)},
+      _ln_dwdb, real_shapes={"32768x4096 partials": dict(parts=32768, n=4096)},
       note="(row blocks x hidden) partials in dtype E as the port types them (layer_norm_bwd_dx_kernel "
            "writes f32); only cdiv(hidden, 128) blocks, each looping over the row blocks")
 
