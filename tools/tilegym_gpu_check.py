@@ -49,12 +49,11 @@ SLEEP_CYCLES = 400_000
 # | layer_norm_legacy.persistent_layer_norm            | _persistent_layer_norm_fwd_kernel       | CT101: `ct.sigmoid` has no rule |
 # | experimental.nvfp4_quantize (tile_nvfp4_quantize)  | _nvfp4_quant_kernel (factory)           | CT102: `@ct.kernel(occupancy=<closure value>)` |
 #
-# Ported but without a case here (not written yet): moe_actgrad_bwd (needs a full MoE routing state:
-# gather/scatter indices, expert offsets), experimental.mhc (mhc_gemm_rms_scale, mhc_apply_residual,
-# mhc_sinkhorn), experimental.sparse_mla. Backward passes that raise NotImplementedError in TileGym (or run
-# in torch) have forward cases only: attention_sink(_decode), flash_decode, gemma decode, mla*, layer_norm*,
-# dropout, relu, chunk/recurrent gated delta rule, transpose, softmax. rope's backward is the same kernel
-# (rotation by -sin); its forward is in place, so each call rotates fresh copies.
+# Forward only where TileGym's backward raises NotImplementedError or runs in torch: attention_sink(_decode),
+# flash_decode, gemma decode, mla*, sparse_mla, layer_norm*, dropout, relu, chunk/recurrent gated delta rule,
+# transpose, softmax. rope's backward is its forward kernel (rotation by -sin): forward only. Kernels with a
+# costly compile (attention backward, variants, windows) run in bfloat16 only, to keep the run near 6 minutes;
+# `--only OP` runs one operator, `--dtype float16` one dtype.
 
 DTYPES = ("float16", "bfloat16")
 
@@ -109,7 +108,7 @@ def _cases():
                     a, b = _t(torch, q, m, k, dt=n), _t(torch, q, k, nn, dt=n)
                     return lambda: _op("bmm").bmm(a, b, static_persistent=persistent)
                 add("bmm", f"{q}x{m}x{nn}x{k} {n} persistent={persistent}", make)
-        for rows, cols in ((8192, 8192), (4096, 14336)):
+        for rows, cols in ((8192, 8192), (4096, 14336)) if n == "bfloat16" else ((8192, 8192),):
             def make(torch, rows=rows, cols=cols, n=n):
                 x = _t(torch, rows, cols, dt=n)
                 return lambda: _op("transpose").transpose(x)
@@ -140,7 +139,7 @@ def _cases():
             fn = lambda: _op("silu_and_mul").silu_and_mul(x)  # noqa: E731
             return _fwd_bwd(torch, fn, (x,), _t(torch, 4096, 14336, dt=n))
         add("silu_and_mul fwd+bwd", f"4096x{2 * 14336} {n}", make)
-        for approx in ("none", "tanh"):
+        for approx in ("none", "tanh") if n == "bfloat16" else ("tanh",):
             def make(torch, n=n, approx=approx):
                 x = _t(torch, 8192, 11008, dt=n, grad=True)
                 fn = lambda: _op("activation.gelu").gelu(x, approximate=approx)  # noqa: E731
@@ -181,11 +180,13 @@ def _cases():
             fn = lambda: _op("rms_norm").rms_norm(x, (4096,), w, 1e-6)  # noqa: E731
             return _fwd_bwd(torch, fn, (x, w), _t(torch, 8192, 4096, dt=n))
         add("rms_norm fwd+bwd", f"8192x4096 {n}", make)
-        for shape in ((16384, 4096), (8192, 8192)):
+        # over the last axis of tokens (the gather kernel: 1 element per channel) and over C of an NCHW image
+        # batch (the tiled kernel: 128 x 128 contiguous elements per channel)
+        for shape in ((16384, 4096), (16, 32, 128, 128)):
             def make(torch, shape=shape, n=n):
                 x, w, b = _t(torch, *shape, dt=n), _t(torch, shape[1], dt=n), _t(torch, shape[1], dt=n)
                 return lambda: _op("layer_norm").layer_norm(x, 1, 2, w, b, 1e-5)
-            add("layer_norm", f"{shape[0]}x{shape[1]} {n}", make)
+            add("layer_norm", f"{'x'.join(map(str, shape))} over axis 1 {n}", make)
 
         def make(torch, n=n):
             x, w, b = _t(torch, 16384, 4096, dt=n), _t(torch, 4096, dt=n), _t(torch, 4096, dt=n)
@@ -199,7 +200,7 @@ def _cases():
         add("rope", f"q 4x32x4096x128 k 4x8x4096x128 {n}", make)
 
         # ---- attention, prefill ((batch, heads, seq, dim) unless said)
-        for causal in (True, False):
+        for causal in (True, False) if n == "bfloat16" else (True,):
             def make(torch, n=n, causal=causal):
                 q, k, v = (_t(torch, 4, 32, 4096, 128, dt=n) for _ in range(3))
                 return lambda: _op("attention").tile_fmha(q, k, v, is_causal=causal)
@@ -209,8 +210,9 @@ def _cases():
             q, k, v = (_t(torch, 2, 16, 2048, 128, dt=n, grad=True) for _ in range(3))
             fn = lambda: _op("attention").tile_fmha_with_backward(q, k, v, is_causal=True)  # noqa: E731
             return _fwd_bwd(torch, fn, (q, k, v), _t(torch, 2, 16, 2048, 128, dt=n))
-        add("attention fwd+bwd", f"2x16x2048x128 {n} causal=True", make)
-        for layout in ("bnsd", "nsbd"):
+        if n == "bfloat16":  # four kernels to compile: one dtype
+            add("attention fwd+bwd", f"2x16x2048x128 {n} causal=True", make)
+        for layout in ("bnsd", "nsbd") if n == "bfloat16" else ("bnsd",):
             def make(torch, n=n, layout=layout):
                 shape = (4, 32, 4096, 128) if layout == "bnsd" else (32, 4096, 4, 128)
                 q, k, v = (_t(torch, *shape, dt=n) for _ in range(3))
@@ -262,14 +264,14 @@ def _cases():
                 return o
             return call
         add("splitk_reduce", f"B32 H32 splits16 d128 {n}", make)
-        for window, cap in ((0, 50.0), (4096, 50.0)):
+        for window, cap in ((0, 50.0), (4096, 50.0)) if n == "bfloat16" else ((0, 50.0),):
             def make(torch, window=window, cap=cap, n=n):  # Gemma-2-9B: 16 q / 8 kv heads, head dim 256
                 q = _t(torch, 32, 16, 1, 256, dt=n)
                 k, v = _t(torch, 32, 8, 8192, 256, dt=n), _t(torch, 32, 8, 8192, 256, dt=n)
                 return lambda: _op("gemma_attention_decode").gemma_fmha_decode(q, k, v, None, window_size=window,
                                                                               soft_cap=cap)
             add("gemma_attention_decode", f"B32 q16/kv8 kv_len=8192 d256 window={window} softcap={cap} {n}", make)
-        for window in (None, 128):
+        for window in (None, 128) if n == "bfloat16" else (None,):
             def make(torch, window=window, n=n):  # gpt-oss: 64 q heads, 8 kv heads, head dim 64
                 q = _t(torch, 32, 1, 8, 8, 64, dt=n)
                 k, v = _t(torch, 32, 8192, 8, 64, dt=n), _t(torch, 32, 8192, 8, 64, dt=n)
@@ -322,8 +324,57 @@ def _cases():
             return call
         add("moe", f"align + fused gate-up: 4096 tokens 64 experts top6 2048->2816 {n}", make)
 
+        def make(torch, n=n):  # the MoE down projection's activation gradient, SwiGLU, routed as above
+            tokens, experts, top_k, hidden, inter = 4096, 64, 6, 2048, 1408
+            ids = torch.rand(tokens, experts, device="cuda").argsort(-1)[:, :top_k].reshape(-1)
+            order = ids.argsort(stable=True)  # grouped position -> flat (token, slot) index
+            counts = torch.bincount(ids, minlength=experts)
+            offsets = torch.cat([counts.new_zeros(1), counts.cumsum(0)]).to(torch.int32)
+            s_idx, x_idx = order.to(torch.int32), (order // top_k).to(torch.int32)
+            dout = _t(torch, tokens, hidden, dt=n, scale=0.1)
+            h = _t(torch, tokens * top_k, 2 * inter, dt=n)
+            w2 = _t(torch, experts, inter, hidden, dt=n, scale=0.02)
+            scores = torch.rand(tokens * top_k, device="cuda").to(getattr(torch, n))
+            dh, a_prime = torch.empty_like(h), torch.empty(tokens * top_k, inter, device="cuda", dtype=h.dtype)
+            ds = torch.zeros(tokens * top_k, device="cuda", dtype=torch.float32)
+            most = int(counts.max())
+
+            def call():
+                ds.zero_()  # accumulated atomically
+                _op("moe_actgrad_bwd").moe_actgrad_bwd(dout, h, w2, dh, ds, None, None, a_prime, scores, offsets,
+                                                       x_idx, s_idx, "swiglu", most)
+                return dh, a_prime, ds
+            return call
+        add("moe_actgrad_bwd", f"swiglu 4096 tokens 64 experts top6 2048<-1408 {n}", make)
+
+        def make(torch, n=n):  # mHC with 4 streams of 4096: x (M, 4*4096) @ w (4*4096, 2*4 + 4*4), f32 bias
+            x = _t(torch, 4096, 4 * 4096, dt=n, scale=0.1)
+            w = _t(torch, 4 * 4096, 24, dt=n, scale=0.02)
+            bias = _t(torch, 24, dt="float32", scale=0.1)
+            cfg = {"TILE_SIZE_M": 64, "TILE_SIZE_N": 32, "TILE_SIZE_K": 128, "SPLIT_K": 4, "GROUP_SIZE_M": 8}
+            mod = _op("experimental.mhc")
+            return lambda: mod.mhc_gemm_rms_scale(x, w, 4, 0.5, 0.5, 0.5, bias, cfg=dict(cfg))
+        add("mhc_gemm_rms_scale", f"4096x16384 -> 24 (n=4) split_k=4 {n}", make)
+
+        def make(torch, n=n):
+            x, f_out = _t(torch, 4096, 4 * 4096, dt=n), _t(torch, 4096, 4096, dt=n)
+            y = _t(torch, 4096, 24, dt=n, scale=0.5)
+            return lambda: _op("experimental.mhc").mhc_apply_residual(x, f_out, y, 4)
+        add("mhc_apply_residual", f"4096 rows n=4 C=4096 {n}", make)
+
+        def make(torch, n=n):  # DeepSeek-V3.2 sparse attention prefill: 16 heads, one latent kv head, top-1024
+            b, heads, seq, topk = 1, 16, 2048, 1024
+            q, qpe = _t(torch, b, heads, seq, 512, dt=n), _t(torch, b, heads, seq, 64, dt=n)
+            kv, kpe = _t(torch, b, 1, seq, 512, dt=n), _t(torch, b, 1, seq, 64, dt=n)
+            pos = torch.arange(seq, device="cuda").view(1, seq, 1, 1)  # each query picks among positions <= its own
+            idx = (torch.rand(b, seq, 1, topk, device="cuda") * (pos + 1)).to(torch.int32)
+            return lambda: _op("experimental.sparse_mla").tile_sparse_mla(
+                q, kv, kv, idx, qpe, kpe, kernel_configs={"TILE_H": 16, "TILE_N": 64})
+        if n == "bfloat16":
+            add("sparse_mla", f"B1 H16 S2048 top1024 d512+pe64 {n}", make)
+
         def make(torch, n=n):  # M x N x K = 4096 x 4096 x 7168, 128x128 blocks (DeepSeek-V3 style)
-            m, nn, k = 4096, 4096, 7168
+            m, nn, k = 4096, 4096, 7168  # n: the output's dtype (TileGym's default is float16)
             a = _t(torch, m, k, dt="float32").to(torch.float8_e4m3fn)
             b = _t(torch, nn, k, dt="float32").to(torch.float8_e4m3fn)
             a_s = torch.rand(m, k // 128, device="cuda") + 0.5
@@ -341,6 +392,17 @@ def _cases():
             return lambda: _op("experimental.fused_linear_cross_entropy").fused_linear_cross_entropy(h, w, target)
         add("fused_linear_cross_entropy", f"8192x4096 vocab 32000 {n}", make)
 
+    for n in ("float32",):  # the output dtypes beside the loop's above
+        def make(torch, n=n):
+            a = _t(torch, 4096, 7168, dt="float32").to(torch.float8_e4m3fn)
+            b = _t(torch, 4096, 7168, dt="float32").to(torch.float8_e4m3fn)
+            a_s, b_s = torch.rand(4096, 56, device="cuda") + 0.5, torch.rand(32, 56, device="cuda") + 0.5
+            cfg = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 16, "num_ctas": 1,
+                   "occupancy": 2}
+            return lambda: _op("fp8_quantization_matmul").w8a8_block_fp8_matmul(
+                a, b, a_s, b_s, [128, 128], kernel_configs=cfg, output_dtype=getattr(torch, n))
+        add("fp8_quantization_matmul", f"e4m3 4096x4096x7168 blocks 128x128 out {n}", make)
+
     for tokens, experts in ((4096, 64), (16384, 256)):
         def make(torch, tokens=tokens, experts=experts):
             ids = torch.rand(tokens, experts, device="cuda").argsort(-1)[:, :8].to(torch.int32)
@@ -348,7 +410,15 @@ def _cases():
             # the order of token ids within an expert's block is not defined: compare them sorted
             return _with_canon(call, lambda out: (out[0].sort().values, *out[1:]))
         add("moe_align_block", f"{tokens} tokens top8 {experts} experts block 128 int32", make)
-    return out
+
+    def make(torch):  # in place on y's residual block: each call normalizes a fresh copy
+        y = _t(torch, 4096, 24, dt="float32")
+        return lambda: _op("experimental.mhc").mhc_sinkhorn(y.clone(), 4)
+    add("mhc_sinkhorn", "4096 rows n=4 float32", make)
+    first = {}  # an operator's cases together (both dtypes), operators in the order above
+    for i, (op, _, _) in enumerate(out):
+        first.setdefault(op, i)
+    return sorted(out, key=lambda c: first[c[0]])
 
 
 def _flat(x):
@@ -412,11 +482,14 @@ def main() -> int:
     ap.add_argument("--ports", help="the generated package's python/ folder (holds cutile_ports)")
     ap.add_argument("--results", help="write <results>.md and <results>.json")
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--only", default="", help="run only operators whose name contains this")
-    ap.add_argument("--dtype", default="", help="run only cases whose label contains this (e.g. bfloat16)")
+    ap.add_argument("--only", default="", help="run only operators whose name contains one of these (a,b,...)")
+    ap.add_argument("--skip", default="", help="leave out these operators (exact names: a,b,...)")
+    ap.add_argument("--dtype", default="", help="run only cases with this word in their label (e.g. bfloat16)")
+    ap.add_argument("--budget-s", type=float, default=0.0,
+                    help="start no case after this many seconds (0: no limit); the rest are reported as skipped")
     ap.add_argument("--list", action="store_true", help="print the cases (operator | label) and exit")
     args = ap.parse_args()
-    cases = [c for c in _cases() if args.only in c[0] and args.dtype in c[1]]
+    cases = _selected(_cases(), args.only, args.skip, args.dtype)
     if args.list:
         for op, label, _ in cases:
             print(f"{op} | {label}")
@@ -436,6 +509,13 @@ def main() -> int:
     for op, label, make in cases:
         row = {"operator": op, "case": label}
         t0 = time.perf_counter()
+        if args.budget_s and t0 - began > args.budget_s:
+            row.update(ok=False, skipped=True, failure=f"skipped: the run's budget of {args.budget_s:g} s was spent",
+                       wall_s=0.0)
+            failures += 1
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            continue
         try:
             torch.manual_seed(0)
             call = make(torch)
@@ -475,7 +555,18 @@ def main() -> int:
         print(json.dumps(row), flush=True)
         rows.append(row)
         _write(torch, args, rows, failures, time.perf_counter() - began)
+    _write(torch, args, rows, failures, time.perf_counter() - began)
     return 1 if failures else 0
+
+
+def _selected(cases, only: str, skip: str, dtype: str):
+    """The cases whose operator contains one of `only`'s names (all when empty) and is none of `skip`'s, with the
+    word `dtype` in their label (any when empty)."""
+    wanted = [w for w in only.split(",") if w]
+    unwanted = [w for w in skip.split(",") if w]
+    return [c for c in cases
+            if (not wanted or any(w in c[0] for w in wanted)) and c[0] not in unwanted
+            and (not dtype or dtype in c[1].split())]
 
 
 def _write(torch, args, rows, failures, elapsed):
