@@ -16,7 +16,14 @@ first calls' compilation (both backends) included.
 
 Routing matches a launched kernel by its source file: TileGym must be importable from the path the ports'
 manifest names (`source` in tg/manifest.json, relative to the crate), symbolic links resolved; the run prints
-where the ports look and where TileGym was imported from, and says when they differ.
+where the ports look and where TileGym was imported from, and says when they differ. For ports generated from
+/tmp/tg/src/tilegym (sources `../../../tmp/tg/src/...`), on the GPU machine, from the repository root:
+
+    pip install --no-index --no-deps --target /tmp/site .gpu/tilegym-*.whl
+    d=$(realpath -m tg/../../../tmp/tg/src) && mkdir -p "$(dirname "$d")" && ln -sfn /tmp/site "$d"
+
+A run near the device's 10-minute limit: `--budget-s 480` starts no case after 8 minutes (the rest are reported
+as skipped; `--only a,b` runs them in a second call).
 """
 
 from __future__ import annotations
