@@ -1,0 +1,158 @@
+"""The real-size Triton cases (tools/triton_real_cases.py), the work counts behind the GPU check's rates
+(tools/throughput.py) and the results summary (tools/gpu_summary.py): pure Python, no torch, no GPU."""
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import gpu_summary  # noqa: E402
+import throughput  # noqa: E402
+import triton_real_cases as real  # noqa: E402
+import triton_reference  # noqa: E402
+
+REAL = real.real_cases()
+L2_BYTES = 60 * 10 ** 6
+
+
+def _key(c):
+    return c["module"].rsplit(".", 1)[1], c["kernel"]
+
+
+def _one(kernel, cs=REAL):
+    return copy.deepcopy(next(c for c in cs if c["kernel"] == kernel))
+
+
+def test_every_kernel_with_tiny_cases_has_real_ones_or_a_reason():
+    tiny = {_key(c) for c in triton_reference.cases()}
+    have = {_key(c) for c in REAL}
+    assert tiny - have == set(real.NO_REAL_SIZE)
+    assert have <= tiny
+    assert len({c["id"] for c in REAL}) == len(REAL)
+    assert not {c["id"] for c in REAL} & {c["id"] for c in triton_reference.cases()}
+
+
+def test_real_cases_are_consistent():
+    assert real.check_all(REAL) == {}
+    assert real.check_all(triton_reference.cases()) == {}  # the checker agrees with the tiny table too
+
+
+def test_real_cases_are_real():
+    """Each kernel moves several times the L2 in one launch or does a GEMM's work (or is known to run long on
+    little data); at most two cases a kernel (the GPU run's time)."""
+    by_kernel = {}
+    for c in REAL:
+        by_kernel.setdefault(_key(c), []).append(c)
+    for k, cs in by_kernel.items():
+        assert len(cs) <= 2, k
+        if k in real.LATENCY_BOUND:
+            continue
+        assert any(throughput.case_bytes(c) >= 2 * L2_BYTES or (throughput.case_flops(c) or 0) >= 10 ** 11
+                   for c in cs), k
+
+
+@pytest.mark.parametrize("mutate, expect", [
+    (lambda c: c["args"].__setitem__(0, "nope"), "is no input"),
+    (lambda c: c.__setitem__("grid", [0]), "positive"),
+    (lambda c: c["scalars"].__setitem__("n_cols", 4095), "n_cols"),
+    (lambda c: c["inputs"][0].__setitem__("shape", [1 << 16, 1 << 16]), "int32"),
+    (lambda c: c["inputs"][1].__setitem__("shape", [16384, 65536]), "GiB"),
+    (lambda c: c["args"].remove("x"), "not passed"),
+])
+def test_problems_catches_an_inconsistent_case(mutate, expect):
+    c = _one("softmax_kernel")
+    assert real.problems(c) == []
+    mutate(c)
+    assert any(expect in p for p in real.problems(c)), real.problems(c)
+
+
+def test_problems_checks_gemm_sizes():
+    c = _one("matmul_kernel")
+    c["scalars"]["M"] += 1
+    assert any("M x N" in p for p in real.problems(c))
+
+
+def test_bytes_model():
+    tiny = triton_reference.cases()
+    add = next(c for c in tiny if c["id"] == "vector_add__add_kernel__n4096_float32")
+    assert throughput.case_bytes(add) == 3 * 4096 * 4  # x, y read; out (poison) written
+    rope = next(c for c in tiny if c["kernel"] == "rope_kernel" and c["case"] == "t5_hq4_hk2_d64_float32")
+    # q and k rotated in place (read and written), cos / sin tables and positions read
+    assert throughput.case_bytes(rope) == 2 * (5 * 4 * 64 + 5 * 2 * 64) * 4 + 2 * 16 * 32 * 4 + 5 * 4
+    emb = _one("embedding_kernel")  # a gather: its rows, not the table, are read; the pad rows are not written
+    assert throughput.case_bytes(emb) == emb["traffic_bytes"] == 60000 * 4 + (45000 + 60000) * 4096 * 2
+    del emb["traffic_bytes"]
+    assert throughput.case_bytes(emb) == 60000 * 4 + 32000 * 4096 * 2 + 65536 * 4096 * 2
+
+
+def test_flops_model():
+    mm = _one("matmul_kernel")
+    assert throughput.case_flops(mm) == 2 * 8192 ** 3
+    causal = next(c for c in REAL if c["kernel"] == "attn_fwd_kernel" and c["constexprs"]["IS_CAUSAL"])
+    assert throughput.case_flops(causal) == 4 * 4 * 32 * 4096 * 4096 * 64 // 2
+    bp = _one("bp_attn_fwd_kernel")
+    assert throughput.case_flops(bp) == 4 * 128 * 4096 * 4096 * 64
+    assert throughput.case_flops(_one("softmax_kernel")) is None
+    r = throughput.rates(mm, 1000.0)  # 1.1 TFLOP in 1 ms
+    assert r["tflops"] == pytest.approx(2 * 8192 ** 3 / 1e-3 / 1e12)
+    assert throughput.rates(mm, None) == {"tbps": None, "tflops": None}
+    assert throughput.fmt_rate(2.5, None) == "2.50 TB/s" and throughput.fmt_rate(2.5, 612.4) == "612 TFLOP/s"
+
+
+def _doc():
+    rate = {"triton_tbps": 2.0}
+    res = [{"id": "a1", "module": "m", "kernel": "a", "status": "ok", "speed": 0.5, **rate, "rust_tbps": 1.0},
+           {"id": "a2", "module": "m", "kernel": "a", "status": "ok", "speed": 2.0, **rate, "rust_tbps": 4.0},
+           {"id": "b1", "module": "m", "kernel": "b", "status": "ok", "speed": 0.25},
+           {"id": "b2", "module": "m", "kernel": "b", "status": "FAIL", "speed": 100.0},
+           {"id": "c1", "module": "m", "kernel": "c", "status": "not ported"}]
+    return {"versions": {"gpu": "NVIDIA H100"}, "sizes": "real", "results": res, "summary": {"geomean_speed": 0.5}}
+
+
+def test_summary_of_a_triton_results_file(tmp_path):
+    s = gpu_summary.summarize(_doc())
+    assert (s["cases"], s["ported"], s["correct"]) == (5, 4, 3)
+    assert s["per_kernel"]["m.a"]["speed"] == pytest.approx(1.0)
+    assert s["per_kernel"]["m.b"]["speed"] == pytest.approx(0.25)  # the failed case's speed does not count
+    assert s["geomean_speed"] == pytest.approx(0.5)
+    assert s["slowest"] == {"kernel": "m.b", "speed": pytest.approx(0.25)}
+    assert s["per_kernel"]["m.a"]["rates"]["rust_tbps"] == pytest.approx(2.0)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_doc()))
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_summary.py"), str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    assert "cases correct: 3/4 ported" in out and "slowest kernel: m.b 0.250" in out and "rust_tbps" in out
+
+
+def test_summary_of_a_gpu_check_results_file():
+    doc = {"results": [{"path": "p.py", "kernel": "k", "correct": True, "speed": 4.0, "rust_tbps": 3.0},
+                       {"path": "p.py", "kernel": "k", "correct": False, "speed": 1.0},
+                       {"path": "q.py", "kernel": "k", "correct": True}]}
+    s = gpu_summary.summarize(doc)
+    assert s["flavour"] == "gpu_check" and (s["cases"], s["correct"]) == (3, 2)
+    assert s["per_kernel"]["p.py::k"]["speed"] == pytest.approx(2.0)  # gpu_check counts every timed case
+    assert s["timed_kernels"] == 1 and s["rates"] == {"rust_tbps": pytest.approx(3.0)}
+
+
+def test_gpu_check_help_and_options():
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "triton_gpu_check.py"), "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "--sizes {real,tiny}" in out
+    np = pytest.importorskip("numpy")  # noqa: F841 - triton_gpu_check imports numpy
+    import triton_gpu_check as gc
+    assert gc.launch_options({"options": {"num_warps": 8}}, {"num_warps": 4, "num_stages": 3}) == \
+        {"num_warps": 8, "num_stages": 3}
+    r = gc.side_rates(_one("matmul_kernel"), 2000.0, 4000.0)
+    assert r["triton_tflops"] == pytest.approx(2 * r["rust_tflops"])
+    assert gc.SIZES["real"] is real.real_cases
+    parts = [gc.select(REAL, "", f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(c["id"] for p in parts for c in p) == sorted(c["id"] for c in REAL)
+    assert [c["kernel"] for c in gc.select(REAL, "softmax_kernel", "2/2")] == \
+        ["softmax_kernel", "online_softmax_kernel"]
