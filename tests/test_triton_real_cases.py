@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+if str(ROOT / "tools") not in sys.path:
+    sys.path.append(str(ROOT / "tools"))  # appended: tools/coverage.py must not shadow the coverage package
 
 import gpu_summary  # noqa: E402
 import throughput  # noqa: E402
@@ -146,7 +147,9 @@ def test_gpu_check_help_and_options():
                          text=True, check=True).stdout
     assert "--sizes {real,tiny}" in out
     np = pytest.importorskip("numpy")  # noqa: F841 - triton_gpu_check imports numpy
-    import triton_gpu_check as gc
+    saved = list(sys.path)
+    import triton_gpu_check as gc  # it puts tools/ first on sys.path: undone for the other tests
+    sys.path[:] = saved
     assert gc.launch_options({"options": {"num_warps": 8}}, {"num_warps": 4, "num_stages": 3}) == \
         {"num_warps": 8, "num_stages": 3}
     r = gc.side_rates(_one("matmul_kernel"), 2000.0, 4000.0)
