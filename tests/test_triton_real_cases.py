@@ -159,3 +159,190 @@ def test_gpu_check_help_and_options():
     assert sorted(c["id"] for p in parts for c in p) == sorted(c["id"] for c in REAL)
     assert [c["kernel"] for c in gc.select(REAL, "softmax_kernel", "2/2")] == \
         ["softmax_kernel", "online_softmax_kernel"]
+
+
+# ------------------------------------------------------------------------------------------ a numpy stand-in for torch
+# Enough of torch's API, on numpy, to run triton_gpu_check's real-size input builder and GPU compare here (no torch,
+# no GPU): the code paths the GPU run takes, on the tiny cases (the same init kinds) and on made-up outputs.
+
+def _fake_torch():
+    """A numpy stand-in for torch (the instance) and its tensor class."""
+    np = pytest.importorskip("numpy")
+
+    class _T(np.ndarray):
+        def view(self, *a):
+            return self.reshape(-1) if a == (-1,) else super().view(*a)
+
+        def to(self, dt):
+            return self.astype(dt).view(_T)
+
+        def contiguous(self):
+            return self.copy().view(_T)
+
+        clone = contiguous
+
+        def copy_(self, other):
+            self[...] = other
+
+        def numel(self):
+            return self.size
+
+        def long(self):
+            return self.to("int64")
+
+        def float(self):
+            return self.to("float32")
+
+        def double(self):
+            return self.to("float64")
+
+        def is_floating_point(self):
+            return self.dtype.kind == "f"
+
+        def square(self):
+            return self * self
+
+        def repeat(self, k):
+            return np.tile(self, k).view(_T)
+
+        def data_ptr(self):
+            return self.ctypes.data
+
+
+    class _FakeTorch:
+        _np = np
+        float32, float16, float64, int32, int64, int8, uint8 = (np.dtype(n) for n in (
+            "float32", "float16", "float64", "int32", "int64", "int8", "uint8"))
+        bfloat16, float8_e4m3fn = object(), object()  # no numpy dtype: the fake leaves them out
+
+        class Generator:
+            def __init__(self, device=None):
+                self.rng = None
+
+            def manual_seed(self, seed):
+                self.rng = np.random.default_rng(seed)
+
+        @staticmethod
+        def _t(a, dtype=None):
+            a = np.asarray(a)
+            return (a.astype(dtype) if dtype is not None else a).view(_T)
+
+        def randn(self, shape, generator, device, dtype):
+            return self._t(generator.rng.standard_normal(shape), dtype)
+
+        def rand(self, shape, generator, device, dtype):
+            return self._t(generator.rng.random(shape), dtype)
+
+        def randint(self, lo, hi, shape, generator, device, dtype):
+            return self._t(generator.rng.integers(lo, hi, shape), dtype)
+
+        def randperm(self, n, generator, device):
+            return self._t(generator.rng.permutation(n))
+
+        def zeros(self, shape, device, dtype):
+            return self._t(self._np.zeros(shape), dtype)
+
+        def full(self, shape, value, device, dtype):
+            return self._t(self._np.full(shape, value), dtype)
+
+        def tensor(self, values, device):
+            return self._t(values)
+
+        def arange(self, n, device):
+            return self._t(self._np.arange(n))
+
+        def log_softmax(self, x, dim):
+            z = x - x.max(axis=dim, keepdims=True)
+            return self._t(z - self._np.log(self._np.exp(z).sum(axis=dim, keepdims=True)))
+
+        def bincount(self, x, minlength):
+            return self._t(self._np.bincount(x, minlength=minlength))
+
+        def cumsum(self, x, dim):
+            return self._t(self._np.cumsum(x, axis=dim))
+
+        def argsort(self, x, stable):
+            return self._t(self._np.argsort(x, kind="stable"))
+
+        def isnan(self, x):
+            return self._t(self._np.isnan(x))
+
+        def isinf(self, x):
+            return self._t(self._np.isinf(x))
+
+        def equal(self, a, b):
+            return bool(self._np.array_equal(a, b))
+
+        def where(self, c, a, b):
+            return self._t(self._np.where(c, a, b))
+
+    return _FakeTorch()
+
+
+def _gc():
+    pytest.importorskip("numpy")
+    saved = list(sys.path)
+    import triton_gpu_check as gc
+    sys.path[:] = saved
+    return gc
+
+
+def test_real_size_inputs_follow_the_case_table():
+    """torch_inputs (the real sizes' builder) on every tiny case without fp8 / bf16: the shapes and dtypes of
+    make_inputs, the derived kinds (bincount, moe_sorted_ids, ignore_index rows) computed as make_inputs does from
+    the inputs drawn, the address tables filled per side, the same draws for the same seed."""
+    import numpy as np
+    gc, torch = _gc(), _fake_torch()
+    for c in triton_reference.cases():
+        if any(i["dtype"] in ("float8_e4m3fn", "bfloat16") for i in c["inputs"]):
+            continue
+        got, want = gc.torch_inputs(torch, c), triton_reference.make_inputs(c)
+        for spec in c["inputs"]:
+            n = spec["name"]
+            assert got[n].shape == want[n].shape and got[n].dtype == want[n].dtype, (c["id"], n)
+            kind = spec["init"]["kind"]
+            if kind in ("zeros", "given", "full"):
+                assert np.array_equal(got[n], want[n]), (c["id"], n)
+            if kind == "poison":
+                assert np.array_equal(got[n], want[n], equal_nan=True), (c["id"], n)
+            if kind == "bincount":
+                assert np.array_equal(got[n], np.bincount(got[spec["init"]["of"]].reshape(-1),
+                                                          minlength=spec["init"]["minlength"]))
+            if kind == "moe_sorted_ids":
+                ids = np.asarray(got[spec["init"]["of"]]).reshape(-1)
+                srt, _ = triton_reference._moe_sorted(ids, spec["init"]["n_experts"], spec["init"]["block_size"])
+                assert np.array_equal(got[n][:srt.size], srt) and (got[n][srt.size:] == ids.size).all()
+            if kind == "randint" and "ignore" in spec["init"]:
+                assert (got[n].reshape(-1)[::spec["init"]["every"]] == spec["init"]["ignore"]).all()
+            if kind == "rows_of_randperm":
+                first = got[n].reshape(-1)[:spec["init"]["size"]].tolist()  # pages: distinct, in range
+                assert len(set(first)) == len(first) and 0 <= min(first) and max(first) < spec["init"]["size"]
+        again = gc.torch_inputs(torch, c)
+        assert all(np.array_equal(again[n], got[n], equal_nan=True) for n in got)
+        gc.fill_address_tables(c, got)
+        for spec in c["inputs"]:
+            if spec["init"]["kind"] == "addresses":
+                assert got[spec["name"]].tolist() == [got[n].data_ptr() for n in spec["init"]["of"]]
+
+
+def test_gpu_compare_is_the_host_compare():
+    import numpy as np
+    gc, torch = _gc(), _fake_torch()
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(1000).astype(np.float32)
+    a[3], a[7] = np.nan, np.inf
+    for b, tol in [(a.copy(), 0.0), (a + np.float32(1e-3), 1e-2), (a + np.float32(1e-1), 1e-2),
+                   (np.where(np.arange(1000) == 5, np.nan, a), 1.0), (np.where(np.isinf(a), -np.inf, a), 1.0)]:
+        want = gc.compare(a, b, tol)
+        old = gc.CHUNK
+        gc.CHUNK = 300  # several slices
+        try:
+            with np.errstate(invalid="ignore"):  # inf - inf where masked out: numpy warns, torch does not
+                got = gc.compare_gpu(torch, torch._t(a), torch._t(b), tol)
+        finally:
+            gc.CHUNK = old
+        assert got[0] == want[0] and got[1] == pytest.approx(want[1], rel=1e-9), (got, want)
+    ints = np.arange(10, dtype=np.int32)
+    assert gc.compare_gpu(torch, torch._t(ints), torch._t(ints + (ints == 4)), 0.0)[:2] == (False, 0.1)
+    assert gc.untouched_gpu(torch, torch._t(a), torch._t(a.copy()))
+    assert not gc.untouched_gpu(torch, torch._t(a), torch._t(a + 1))
