@@ -130,6 +130,11 @@ def test_summary_of_a_triton_results_file(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_summary.py"), str(path)], capture_output=True,
                          text=True, check=True).stdout
     assert "cases correct: 3/4 ported" in out and "slowest kernel: m.b 0.250" in out and "rust_tbps" in out
+    half = _doc()
+    half["results"] = half["results"][:2]
+    rest = _doc()
+    rest["results"] = rest["results"][2:]
+    assert gpu_summary.summarize(gpu_summary.merge([half, rest]))["per_kernel"] == s["per_kernel"]
 
 
 def test_summary_of_a_gpu_check_results_file():

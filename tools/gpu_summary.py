@@ -1,6 +1,7 @@
 """Prints the summary of a GPU-check results JSON, so that figures quoted elsewhere (README) can be checked.
 
     python3 tools/gpu_summary.py results/triton_real.json [results/h200.json ...]
+    python3 tools/gpu_summary.py --merge results/triton_real_1.json results/triton_real_2.json   (a split run)
 
 Reads the JSON of tools/triton_gpu_check.py (results with `status`: ok / FAIL / not ported) or of
 tools/gpu_check.py (results with `correct`), every key read defensively (older files lack the rate keys).
@@ -97,10 +98,22 @@ def render(s: dict, name: str = "") -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+", type=Path, help="a results JSON of triton_gpu_check.py or gpu_check.py")
+    ap.add_argument("--merge", action="store_true", help="one summary of all the files' results (the parts of a "
+                                                         "run split with triton_gpu_check.py --part)")
     opts = ap.parse_args(argv)
-    for path in opts.results:
-        sys.stdout.write(render(summarize(json.loads(path.read_text())), str(path)) + "\n")
+    docs = [(str(p), json.loads(p.read_text())) for p in opts.results]
+    if opts.merge:
+        docs = [(" + ".join(n for n, _ in docs), merge(d for _, d in docs))]
+    for name, doc in docs:
+        sys.stdout.write(render(summarize(doc), name) + "\n")
     return 0
+
+
+def merge(docs) -> dict:
+    """The results of several files as one file's (versions and sizes of the first; no file summary)."""
+    docs = list(docs)
+    return {"versions": docs[0].get("versions"), "sizes": docs[0].get("sizes"),
+            "results": [r for d in docs for r in d.get("results") or []]}
 
 
 if __name__ == "__main__":
