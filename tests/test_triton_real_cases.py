@@ -146,6 +146,11 @@ def test_summary_of_a_gpu_check_results_file():
     assert s["flavour"] == "gpu_check" and (s["cases"], s["correct"]) == (3, 2)
     assert s["per_kernel"]["p.py::k"]["speed"] == pytest.approx(2.0)  # gpu_check counts every timed case
     assert s["timed_kernels"] == 1 and s["rates"] == {"rust_tbps": pytest.approx(3.0)}
+    assert s["real"] is None
+    doc["results"][0]["real"] = True  # gpu_check's real-size configurations: summarised apart as well
+    s = gpu_summary.summarize(doc)
+    assert s["real"]["cases"] == 1 and s["real"]["geomean_speed"] == pytest.approx(4.0)
+    assert "real-size configurations: 1/1 correct, geomean speed over 1 kernels 4.000" in gpu_summary.render(s)
 
 
 def test_gpu_check_help_and_options():

@@ -8,7 +8,8 @@ tools/gpu_check.py (results with `correct`), every key read defensively (older f
 Prints: cases correct, the geometric mean speed over kernels (each kernel's speed the geometric mean over its
 cases; as each tool counts it: triton_gpu_check over correct cases only, gpu_check over every timed case), the
 slowest kernel, and per kernel its cases, speed and rates: every numeric result key ending in `_tbps` or
-`_tflops` (e.g. triton_tbps / rust_tbps), geometric mean over the kernel's cases.
+`_tflops` (e.g. triton_tbps / rust_tbps), geometric mean over the kernel's cases. Where results carry `real`
+(gpu_check's real-size configurations among the others), the same figures over those alone follow.
 """
 from __future__ import annotations
 
@@ -67,7 +68,10 @@ def summarize(doc: dict) -> dict:
             "geomean_speed": geomean(v for v, _ in timed),
             "slowest": {"kernel": timed[0][1], "speed": timed[0][0]} if timed else None,
             "rates": {key: geomean(v["rates"].get(key) for v in per_kernel.values()) for key in rate_keys},
-            "per_kernel": per_kernel, "file_summary": doc.get("summary") or {}}
+            "per_kernel": per_kernel, "file_summary": doc.get("summary") or {},
+            "real": summarize({**doc, "results": [r for r in doc["results"] if r.get("real")], "summary": {}})
+            if any(r.get("real") for r in doc.get("results") or []) and not all(r.get("real") for r in doc["results"])
+            else None}
 
 
 def _num(x, spec=".3f") -> str:
@@ -86,6 +90,12 @@ def render(s: dict, name: str = "") -> str:
     own = s["file_summary"].get("geomean_speed")
     if isinstance(own, (int, float)):
         lines.append(f"(the file's own summary: geomean speed {_num(own)})")
+    if s["real"]:
+        r = s["real"]
+        lines.append(f"real-size configurations: {r['correct']}/{r['cases']} correct, geomean speed over "
+                     f"{r['timed_kernels']} kernels {_num(r['geomean_speed'])}"
+                     + (f", slowest {r['slowest']['kernel']} {_num(r['slowest']['speed'])}" if r["slowest"] else "")
+                     + "".join(f", {k} {_num(v)}" for k, v in r["rates"].items()))
     rate_keys = sorted({k for v in s["per_kernel"].values() for k in v["rates"]})
     lines += ["", "| " + " | ".join(["kernel", "correct", "speed"] + rate_keys) + " |",
               "|" + "---|" * (3 + len(rate_keys))]
