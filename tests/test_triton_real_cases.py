@@ -357,3 +357,24 @@ def test_gpu_compare_is_the_host_compare():
     assert gc.compare_gpu(torch, torch._t(ints), torch._t(ints + (ints == 4)), 0.0)[:2] == (False, 0.1)
     assert gc.untouched_gpu(torch, torch._t(a), torch._t(a.copy()))
     assert not gc.untouched_gpu(torch, torch._t(a), torch._t(a + 1))
+
+
+def test_results_files_of_the_gpu_check(tmp_path):
+    """write_results' table (rates of both sides) and JSON, as tools/gpu_summary.py reads it."""
+    import argparse
+    gc = _gc()
+    mm = _one("matmul_kernel")
+    base = {"module": "matmul", "kernel": "matmul_kernel", "dtype": "float16", "bytes": throughput.case_bytes(mm),
+            "flops": throughput.case_flops(mm)}
+    results = [{**base, "id": "a", "case": "big", "status": "ok", "error": 1e-3, "tolerance": 2e-2,
+                "t_triton_us": 2000.0, "t_rust_us": 4000.0, "speed": 0.5, **gc.side_rates(mm, 2000.0, 4000.0)},
+               {**base, "id": "b", "case": "odd", "status": "FAIL", "detail": "x: error 1 | above"},
+               {**base, "id": "c", "kernel": "other", "case": "-", "status": "not ported", "detail": "E1"}]
+    opts = argparse.Namespace(runs=10, sizes="real", part="1/1")
+    summary = gc.write_results(tmp_path / "r", results, {"gpu": "NVIDIA H100"}, opts)
+    assert (summary["correct"], summary["ported"], summary["failed"]) == (1, 2, ["b"])
+    md = (tmp_path / "r.md").read_text()
+    assert "| 0.500 | 550 TFLOP/s | 275 TFLOP/s |" in md and "error 1 \\| above" in md
+    s = gpu_summary.summarize(json.loads((tmp_path / "r.json").read_text()))
+    assert s["sizes"] == "real" and s["correct"] == 1 and s["slowest"]["speed"] == pytest.approx(0.5)
+    assert s["rates"]["rust_tflops"] == pytest.approx(2 * 8192 ** 3 / 4e-3 / 1e12)

@@ -451,6 +451,17 @@ def versions(torch, triton, crate: Path) -> dict:
             "cutile (Rust)": doc.get("cutile", "?"), "cutile-transpile": doc.get("tool", "?")}
 
 
+def write_results(out: Path, results: list[dict], info: dict, opts) -> dict:
+    """`<out>.md` and `<out>.json` of the results so far; returns their summary."""
+    summary = summarize(results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".md").write_text(report(results, summary, info, opts.runs))
+    out.with_suffix(".json").write_text(json.dumps({"versions": info, "runs": opts.runs, "sizes": opts.sizes,
+                                                    "part": opts.part, "summary": summary, "results": results},
+                                                   indent=1, default=str) + "\n")
+    return summary
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--crate", default="rust", help="the generated crate (with manifest.json and python/cutile_ports)")
@@ -480,7 +491,8 @@ def main(argv=None) -> int:
     print(f"{len(todo)} {opts.sizes} cases, {opts.runs} timed runs each", flush=True)
     print(f"{'kernel':<28} {'case':<34} {'result':<10} {'error':>9} {'triton us':>10} "
           f"{'rust us':>9} {'speed':>7}", flush=True)
-    results = []
+    info, out, results = versions(torch, triton, crate), Path(opts.results), []
+    summary = summarize(results)
     for c in todo:
         r = {"id": c["id"], "module": c["module"].rsplit(".", 1)[1], "kernel": c["kernel"], "case": c["case"],
              "dtype": main_dtype(c), "shapes": {i["name"]: i["shape"] for i in c["inputs"]},
@@ -506,15 +518,10 @@ def main(argv=None) -> int:
         results.append(r)
         print(f"{r['kernel']:<28} {r['case']:<34} {r['status']:<10} {fmt(r.get('error'), '9.2e')} "
               f"{fmt(r.get('t_triton_us'), '10.1f')} {fmt(r.get('t_rust_us'), '9.1f')} {fmt(r.get('speed'), '7.3f')}"
+              f"  {fmt_rate(r.get('triton_tbps'), r.get('triton_tflops'))} / "
+              f"{fmt_rate(r.get('rust_tbps'), r.get('rust_tflops'))}"
               f"{'  ' + r['detail'] if r.get('detail') else ''}", flush=True)
-    summary = summarize(results)
-    info = versions(torch, triton, crate)
-    out = Path(opts.results)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".md").write_text(report(results, summary, info, opts.runs))
-    out.with_suffix(".json").write_text(json.dumps({"versions": info, "runs": opts.runs, "sizes": opts.sizes,
-                                                    "summary": summary,
-                                                    "results": results}, indent=1, default=str) + "\n")
+        summary = write_results(out, results, info, opts)  # after each case: a run cut off keeps what it did
     print(json.dumps({k: v for k, v in summary.items() if k != "kernel_speed"}))
     return 1 if summary["failed"] else 0
 
