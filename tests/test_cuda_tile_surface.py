@@ -17,7 +17,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from transpiler.frontend.cutile_python import parse_file
-from transpiler.rules import RULES_DIR, load
+from transpiler.rules import CUDA_TILE_VERSION, RULES_DIR, load
 
 try:
     import cuda.tile as ct
@@ -39,6 +39,38 @@ def test_every_public_name_is_listed_and_no_listed_name_is_gone():
     listed = set(SURFACE["names"])
     assert sorted(set(PUBLIC) - listed) == [], "new cuda.tile names: add them to rules/cuda_tile_surface.toml"
     assert sorted(listed - set(PUBLIC)) == [], "names cuda.tile no longer has"
+
+
+def test_the_listed_release_is_the_installed_one():
+    from importlib.metadata import version
+    assert version("cuda-tile") == CUDA_TILE_VERSION
+
+
+def test_a_name_cuda_tile_does_not_have_is_said_to_fail_in_cuda_tile_too(tmp_path):
+    """TileGym 1.5.1's persistent layer norm calls `ct.sigmoid`, which no cuda.tile release defines: the
+    diagnostic says cuTile Python cannot compile the kernel either (a reason a reviewer accepts), while a
+    name cuda.tile has but no rule translates keeps the plain message."""
+    src = tmp_path / "k.py"
+    body = textwrap.dedent("""\
+        import cuda.tile as ct
+
+
+        @ct.kernel
+        def gate(x, y, T: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+            ct.store(y, index=(ct.bid(0),), tile=ct.{}(t) * t)
+    """)
+    src.write_text(body.format("sigmoid"))
+    fr = parse_file(src, "k.py")
+    assert not fr.kernels and [(name, d.code) for name, _, d in fr.failures] == [("gate", "CT101")], fr.failures
+    msg = fr.failures[0][2].message
+    assert f"cuda.tile {CUDA_TILE_VERSION} has no `sigmoid`" in msg and "cannot compile this kernel either" in msg, msg
+    assert "sigmoid" not in PUBLIC
+    src.write_text(body.format("tanh"))  # cuda.tile's own (a rule translates it): no refusal
+    assert [k.name for k in parse_file(src, "k.py").kernels] == ["gate"]
+    src.write_text(body.format("cumsum"))  # cuda.tile's, scans need a shape here: refused, not called missing
+    fr = parse_file(src, "k.py")
+    assert all("has no `" not in d.message for _, _, d in fr.failures)
 
 
 @pytest.mark.parametrize("name", PUBLIC)

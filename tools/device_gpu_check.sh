@@ -31,4 +31,4 @@ fi
 export PYTHONUNBUFFERED=1
 if [ "${1:-}" = "--script" ]; then shift; exec python3 "$@"; fi
 results=$1; shift
-exec python3 tools/gpu_check.py --crate rust --results "$results" "$@"
+exec python3 tools/gpu_check.py --crate "${GPU_BUNDLE:-rust}" --results "$results" "$@"

@@ -7,7 +7,7 @@ import difflib
 import functools
 import re
 
-from .rules import RULES_DIR, load, tomllib
+from .rules import RULES_DIR, cuda_tile_has, load, tomllib
 
 _NO_RULE = re.compile(r"^call to `([\w.]+)` has no rule")
 
@@ -25,14 +25,6 @@ def _known_calls() -> tuple[str, ...]:
     return tuple(sorted(s for s in load("cutile_python").by_source if s.startswith("cuda.tile.")))
 
 
-@functools.lru_cache(maxsize=None)
-def _cuda_tile_names() -> frozenset[str]:
-    """Every public name of cuda.tile (rules/cuda_tile_surface.toml): a call to one of them is unsupported,
-    not misspelt, and gets no guess (`ct.cosh` is not a typo of `ct.cos`)."""
-    with open(RULES_DIR / "cuda_tile_surface.toml", "rb") as f:
-        return frozenset(tomllib.load(f)["names"])
-
-
 def suggestion(code: str, message: str) -> str | None:
     """The rewrite to suggest under a diagnostic, if any."""
     for r in table():
@@ -41,7 +33,7 @@ def suggestion(code: str, message: str) -> str | None:
     m = _NO_RULE.match(message) if code == "CT101" else None
     # only a name cuda.tile does not have is a typo; Triton's names have no such list here (`tl.sort` is
     # real and unsupported, not a misspelt `tl.sqrt`), so they get no guess
-    if m and m.group(1).startswith("cuda.tile.") and m.group(1).removeprefix("cuda.tile.") not in _cuda_tile_names():
+    if m and m.group(1).startswith("cuda.tile.") and not cuda_tile_has(m.group(1)):
         # the names after `cuda.tile.` are compared: the shared prefix would make any two look alike
         # (`frobnicate` is not a typo of `bitcast`)
         leaves = {c.removeprefix("cuda.tile."): c for c in _known_calls() if c.startswith("cuda.tile.")}

@@ -100,3 +100,19 @@ def load_promotion(language: str = "cutile_python") -> Promotion:
             raise ValueError(f"{path.name}: result.{a} has {len(row)} entries, `dtypes` {len(dtypes)}")
         result.update(((a, b), r) for b, r in zip(dtypes, row))
     return Promotion(language, result, frozenset(data["generic"]["exact"]), hashlib.sha256(raw).hexdigest())
+
+
+# the cuTile Python release rules/cuda_tile_surface.toml lists (tests/test_cuda_tile_surface.py checks it)
+CUDA_TILE_VERSION = "1.7.0"
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_tile_names() -> frozenset[str]:
+    """Every public name of cuda.tile CUDA_TILE_VERSION (rules/cuda_tile_surface.toml)."""
+    with open(RULES_DIR / "cuda_tile_surface.toml", "rb") as f:
+        return frozenset(tomllib.load(f)["names"])
+
+
+def cuda_tile_has(dotted: str) -> bool:
+    """`cuda.tile.NAME` (or a dotted name under it: `cuda.tile.PaddingMode.ZERO`) is cuda.tile's."""
+    return dotted.removeprefix("cuda.tile.").split(".")[0] in cuda_tile_names()

@@ -28,7 +28,7 @@ from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.walk import assigned_names
 from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, Param, Pos, Stmt, TupleExpr,
                         While)
-from ..rules import RuleTable, load
+from ..rules import CUDA_TILE_VERSION, RuleTable, cuda_tile_has, load
 from .blocks import block_statements
 from .helper_returns import ReturnShapeError, single_return
 from .module_config import UNDECIDED, config_value, taken_statements
@@ -1664,6 +1664,11 @@ class _Converter:
             return self._rule_call(rule, list(node.args), pos)
         rule = self.rules.lookup(d or "")
         if rule is None:
+            if d and d.startswith(f"{CT}.") and not cuda_tile_has(d):
+                # a name the cuTile Python release the ports are checked against does not define: the kernel
+                # fails there too (AttributeError when it compiles), so no port could be proved equal to it
+                raise fail("CT101", f"call to `{d}` has no rule: cuda.tile {CUDA_TILE_VERSION} has no `{d[len(CT) + 1:]}`, "
+                           "so cuTile Python cannot compile this kernel either", pos)
             raise fail("CT101", f"call to `{d or _code(node.func)}` has no rule (unsupported API or unknown function)", pos)
         return self._rule_call(rule, list(node.args), pos)
 
