@@ -462,10 +462,31 @@ def test_predicates_decide_implied_conditions():
     assert decides(("A or B",), "A") is None
     assert decides(("X == 1", "Y == 0"), "Y") is False              # unrelated names stay apart
     assert decides(("N % 16 == 0",), "N % 16 == 0") is True         # exact text needs no analysis
-    assert decides(("N % 16 == 0",), "N % 32 == 0") is None         # arithmetic is never guessed
+    assert decides(("N % 16 == 0",), "N % 32 == 0") is None         # N = 16 and N = 32 both satisfy
     assert decides(("A < B",), "A < B + 1") is None                 # neither are name-name comparisons
     assert decides(("eps > 0",), "eps >= 1") is None                # a float constant can be 0.5
     assert decides(("not (MODE == 0)", "not (MODE == 1)"), "MODE == 2") is None
+
+
+def test_predicates_solve_affine_atoms_and_enumerate_masked_integers():
+    """A helper's stage bound to `4 - STAGE` at the call (attention kernels: 1 off the diagonal, 2 on it, 3 both)
+    gives atoms `4 - STAGE == k`: solved for STAGE they exclude each other, and `STAGE & 1` leaves odd values
+    only. Without this, every combination of the three atoms became an entry (TileGym's gemma attention: 33
+    entries, over the limit; 13 with it)."""
+    from transpiler.passes.predicates import decides
+    assert decides(("4 - STAGE == 1",), "4 - STAGE == 2") is False       # STAGE = 3 is not 2
+    assert decides(("STAGE & 1",), "4 - STAGE == 2") is False            # STAGE = 2 is even
+    assert decides(("STAGE & 1",), "4 - STAGE == 3") is None             # STAGE = 1, or 3
+    assert decides(("STAGE & 1", "not (4 - STAGE == 1)"), "4 - STAGE == 3") is None  # 1, 5, 7, ... are left
+    assert decides(("4 - STAGE == 1",), "STAGE & 2") is True             # STAGE = 3
+    assert decides(("2 * X + 1 > 7",), "X > 3") is True and decides(("2 * X + 1 > 7",), "X > 4") is None
+    assert decides(("1 - X >= 0.5",), "X <= 0.5") is True               # a negative factor turns the comparison
+    assert decides(("N == 5",), "N - 5") is False                        # the truth of an affine value: != 0
+    assert decides(("not (N - 5)",), "N == 5") is True
+    assert decides(("N % 16 == 0",), "N & 1") is False and decides(("N % 16 == 0",), "N & 16") is None
+    assert decides(("N % 4 == 3",), "(N + 1) % 4 == 0") is True          # periodic beyond the literals
+    assert decides(("0 < 2 * N < 5",), "N > 0") is None                  # a chained affine atom is not solved
+    assert decides(("N * N == 4",), "N == 2") is None                    # not affine: never guessed
 
 
 def test_a_flag_is_split_once_however_often_it_is_tested(tmp_path):

@@ -5,6 +5,12 @@ same constants is folded by cuTile Python; here it must be folded too, or the ke
 question already answered (`not (not (HAS_W))`, then `HAS_W` once more) and the variants multiply into
 contradictions. The texts match exactly in the common case; otherwise the answer is computed: every
 assignment of the constants the condition reads that satisfies the predicates gives the same truth value.
+
+An atom compares one constant, or an expression of one constant, with literals. An affine expression
+(`4 - STAGE == 1`, a helper's `STAGE` bound to `4 - STAGE` at the call) is solved for the constant
+(`STAGE == 3`), so the candidate values below stay complete. A constant under `&` or `%` with literal
+operands (`STAGE & 1`, `N % 16 == 0`) is an integer whose atoms repeat with the period of their masks and
+moduli: every integer within one period beyond the literals on both sides stands for all the others.
 """
 
 from __future__ import annotations
@@ -26,26 +32,103 @@ def decides(preds: tuple[str, ...], text: str) -> bool | None:
 
 
 def _parse(text: str) -> ast.expr | None:
-    """The condition's tree when every atom is a constant, a name or a comparison of one name with
-    literals (the candidate values below are complete only for those), else None."""
+    """The condition's tree, affine atoms solved for their constant (see the module's doc), when every atom
+    is a constant, a name, an expression of one name (below) or a comparison of one such expression with
+    literals (the candidate values are complete only for those), else None."""
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         return None
 
-    def ok(n: ast.AST) -> bool:
+    def ok(n: ast.AST) -> ast.expr | None:
         if isinstance(n, ast.BoolOp):
-            return all(ok(v) for v in n.values)
+            vals = [ok(v) for v in n.values]
+            return None if None in vals else ast.BoolOp(n.op, vals)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-            return ok(n.operand)
+            v = ok(n.operand)
+            return None if v is None else ast.UnaryOp(n.op, v)
         if isinstance(n, ast.Name) or _number(n) is not None:
-            return True
+            return n
         if isinstance(n, ast.Compare):
             items = [n.left, *n.comparators]
-            return (sum(isinstance(x, ast.Name) for x in items) == 1
-                    and all(isinstance(x, ast.Name) or _number(x) is not None for x in items))
-        return False
-    return tree if ok(tree) else None
+            exprs = [x for x in items if _number(x) is None]
+            if len(exprs) != 1 or _one_name(exprs[0]) is None:
+                return None
+            if isinstance(exprs[0], ast.Name) or _periods(exprs[0]):
+                return n
+            return _solved(n) if len(n.ops) == 1 else None
+        if _one_name(n) is None:
+            return None
+        # `STAGE & 1`, `N - 5`: its truth, an affine one solved as `N - 5 != 0`
+        return n if _periods(n) else _solved(ast.Compare(n, [ast.NotEq()], [ast.Constant(0)]))
+    return ok(tree)
+
+
+_AFFINE = (ast.Add, ast.Sub, ast.Mult)
+_PERIODIC = (ast.BitAnd, ast.Mod)
+_FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+def _one_name(n: ast.AST) -> str | None:
+    """The one name of an expression made of it and literals with + - * (and & % by a non-negative literal:
+    see _periods), else None."""
+    if isinstance(n, ast.Name):
+        return n.id
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        return _one_name(n.operand)
+    if isinstance(n, ast.BinOp) and isinstance(n.op, _AFFINE):
+        a, b = _one_name(n.left), _one_name(n.right)
+        if (a is None) == (b is None):  # both literals (left to eval) or two names: not an atom here
+            return None
+        other = n.right if a is not None else n.left
+        if a is None and b is None or _number(other) is None:
+            return None
+        return a or b
+    if isinstance(n, ast.BinOp) and isinstance(n.op, _PERIODIC):
+        m = _number(n.right)
+        return _one_name(n.left) if isinstance(m, int) and m > 0 else None
+    return None
+
+
+def _affine(n: ast.AST) -> tuple[str, float, float] | None:
+    """(name, a, b) when `n` is a*name + b built with + - * and literals, else None."""
+    if isinstance(n, ast.Name):
+        return n.id, 1, 0
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        inner = _affine(n.operand)
+        return None if inner is None else (inner[0], -inner[1], -inner[2])
+    if not (isinstance(n, ast.BinOp) and isinstance(n.op, _AFFINE)):
+        return None
+    left, right = _affine(n.left), _affine(n.right)
+    lv, rv = _number(n.left), _number(n.right)
+    if isinstance(n.op, ast.Mult):
+        if left is not None and rv is not None:
+            return left[0], left[1] * rv, left[2] * rv
+        if right is not None and lv is not None:
+            return right[0], right[1] * lv, right[2] * lv
+        return None
+    sign = 1 if isinstance(n.op, ast.Add) else -1
+    if left is not None and rv is not None:
+        return left[0], left[1], left[2] + sign * rv
+    if right is not None and lv is not None:
+        return right[0], sign * right[1], lv + sign * right[2]
+    return None
+
+
+def _solved(n: ast.Compare) -> ast.Compare | None:
+    """`a*x + b OP c` (either side) as `x OP' (c - b) / a`, or None where it is not affine or a is 0."""
+    left, op, right = n.left, n.ops[0], n.comparators[0]
+    if _number(left) is not None:  # literal on the left: mirror
+        left, right, op = right, left, _FLIP[type(op)]()
+    aff, c = _affine(left), _number(right)
+    if aff is None or c is None or aff[1] == 0 or type(op) not in _FLIP:
+        return None
+    name, a, b = aff
+    v = (c - b) / a
+    v = int(v) if float(v).is_integer() and all(isinstance(x, int) for x in (a, b, c)) else v
+    if a < 0:
+        op = _FLIP[type(op)]()
+    return ast.Compare(ast.Name(name, ast.Load()), [op], [ast.Constant(v)])
 
 
 def _number(n: ast.AST) -> float | int | None:
@@ -69,16 +152,32 @@ def _literals(tree: ast.AST) -> dict[str, set]:
     for n in ast.walk(tree):
         if isinstance(n, ast.Compare):
             items = [n.left, *n.comparators]
-            name = next(x.id for x in items if isinstance(x, ast.Name))
+            name = next(_one_name(x) for x in items if _number(x) is None)
             out.setdefault(name, set()).update(v for x in items if (v := _number(x)) is not None)
     return out
 
 
-def _candidates(lits: set) -> list:
+def _periods(tree: ast.AST) -> dict[str, int]:
+    """Per name under `& m` or `% m`: a period of every such atom (the next power of two above a mask, the
+    modulus), combined by lcm. Those names are integers (Python's & refuses floats, as cuTile does)."""
+    out: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _PERIODIC):
+            name, m = _one_name(n.left), _number(n.right)
+            if name is not None and isinstance(m, int) and m > 0:
+                p = 1 << int(m).bit_length() if isinstance(n.op, ast.BitAnd) else int(m)
+                out[name] = math.lcm(out.get(name, 1), p)
+    return out
+
+
+def _candidates(lits: set, period: int | None = None) -> list:
     """One value in every region the literals cut the real line into (and 0, 1 for truthiness). Reals, not
     integers, whatever the literals: a ct.Constant[float] compared with `0` can be 0.5 (for an int constant
-    the extra values only leave more questions open, which is sound)."""
+    the extra values only leave more questions open, which is sound). An integer under `&`/`%`: every
+    integer from one period below the literals to one above (beyond, each atom repeats one of these)."""
     pts = sorted({float(v) for v in lits} | {0.0, 1.0})
+    if period is not None:
+        return list(range(math.floor(pts[0]) - period, math.ceil(pts[-1]) + period + 1))
     mids = [(a + b) / 2 for a, b in zip(pts, pts[1:])]
     return sorted(set(pts) | set(mids) | {pts[0] - 1.0, pts[-1] + 1.0})
 
@@ -99,20 +198,26 @@ def _implied(preds: tuple[str, ...], text: str) -> bool | None:
                 names |= _names(t)
                 changed = True
     lits: dict[str, set] = {}
+    periods: dict[str, int] = {}
     for t in [goal, *relevant]:
         for n, vs in _literals(t).items():
             lits.setdefault(n, set()).update(vs)
+        for n, p in _periods(t).items():
+            periods[n] = math.lcm(periods.get(n, 1), p)
     order = sorted(names)
-    values = [_candidates(lits.get(n, set())) for n in order]
+    values = [_candidates(lits.get(n, set()), periods.get(n)) for n in order]
     if math.prod(len(v) for v in values) > MAX_ASSIGNMENTS:
         return None
-    code = [compile(ast.Expression(t), "<predicate>", "eval") for t in relevant]
-    goal_code = compile(ast.Expression(goal), "<predicate>", "eval")
+    code = [compile(ast.fix_missing_locations(ast.Expression(t)), "<predicate>", "eval") for t in relevant]
+    goal_code = compile(ast.fix_missing_locations(ast.Expression(goal)), "<predicate>", "eval")
     seen: set[bool] = set()
-    for combo in itertools.product(*values):
-        env = dict(zip(order, combo))
-        if all(eval(c, {"__builtins__": {}}, env) for c in code):
-            seen.add(bool(eval(goal_code, {"__builtins__": {}}, env)))
-            if len(seen) > 1:
-                return None
+    try:
+        for combo in itertools.product(*values):
+            env = dict(zip(order, combo))
+            if all(eval(c, {"__builtins__": {}}, env) for c in code):
+                seen.add(bool(eval(goal_code, {"__builtins__": {}}, env)))
+                if len(seen) > 1:
+                    return None
+    except (ArithmeticError, TypeError):  # an atom that does not evaluate for some candidate: leave it open
+        return None
     return seen.pop() if len(seen) == 1 else None
