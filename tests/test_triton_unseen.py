@@ -117,6 +117,39 @@ def test_math_forms_real_libraries_use(tmp_path):
     assert "ceil(" in rust and "floor(" in rust and "0.5" in rust
 
 
+def test_math_sqrt_of_constexprs_is_a_derived_constant_and_of_a_tile_is_refused(tmp_path):
+    """`1.0 / math.sqrt(HEAD_DIM)` (tests/fixtures/triton_unseen/const_math.py, numbers checked against Triton's
+    interpreter in CI): a derived float constant whose f64 the launcher computes; `math.sqrt(2.0)` folds; math.sqrt
+    of a tile and other math functions are refused with their position (Triton evaluates Python's math on
+    constants only)."""
+    k = _kernels(tmp_path, """
+    import math
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, HEAD_DIM: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) / math.sqrt(HEAD_DIM) + math.sqrt(2.0))
+    """)[0]
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    derived = {n: e for en in kr.manifest["entries"] for n, e in en.get("derived", {}).items()}
+    assert derived == {"F_SQRT_HEAD_DIM": "float(sqrt(HEAD_DIM))"}, derived
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "1.4142135623730951" in rust
+    for body, at, words in (("math.sqrt(x)", "math.sqrt", "not a constexpr"), ("x * math.log(BLOCK)", "math.log", "math.log")):
+        path = tmp_path / "bad.py"
+        path.write_text(HEAD + "import math\n\n\n@triton.jit\ndef bad(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+                        "    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n"
+                        f"    tl.store(y_ptr + tl.arange(0, BLOCK), {body})\n")
+        (_, _, d), = parse_file(path, "bad.py").failures or [(None, None, None)]
+        if d is None:  # refused when typed
+            (bk,) = parse_file(path, "bad.py").kernels
+            d = next(x for x in kernel_result(bk, path, "bad.py").diagnostics if x.severity == "error")
+        col = path.read_text().splitlines()[10].index(at) + 1
+        assert d.code == "CT101" and words in d.message and (d.pos.line, d.pos.col) == (11, col), (d.text(), body)
+
+
 # -------------------------------------------------------------------------------------- idioms
 
 def test_a_pointer_tested_by_its_truth_is_an_optional_pointer(tmp_path):

@@ -41,7 +41,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
-                                                     "exact_gelu")
+                                                     "exact_gelu", "const_math")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -638,6 +638,13 @@ def cases() -> list[dict]:
                             [inp("dy", [n], dt, "randn"), inp("x", [n], dt, "randn", scale=2.0),
                              inp("dx", [n], dt, "poison")],
                             ["dy", "x", "dx", "n"], [_cdiv(n, 1024)], ["dx"], "", {"n": n}, {"BLOCK": 1024}))
+    # `1.0 / math.sqrt(HEAD_DIM)` of a constexpr (a derived constant of the launcher) and `math.sqrt(2.0)` folded;
+    # head dims whose square root is not exact (96, 80) and one that is (64). The default f32 tolerance: the port
+    # contracts `q * scale + c` into one fma as Triton's compiler does on the GPU (its interpreter rounds twice)
+    for n, hd in ((1000, 96), (256, 64), (300, 80)):
+        out.append(case("const_math", "scaled_rows_kernel", f"n{n}_d{hd}",
+                        [inp("q", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
+                        ["q", "out", "n"], [_cdiv(n, 256)], ["out"], "", {"n": n}, {"HEAD_DIM": hd, "BLOCK": 256}))
     return out
 
 
@@ -1066,6 +1073,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": (nib - z[:, None]).astype(np.float64).reshape(-1)}
     if k == "tile_numel.flatten_mean_kernel":
         return {"out": x["x"] * 2.0, "mean": np.array([x["x"].mean(), 64.0])}
+    if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
+        scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
+        return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
     if k == "python_assert.asserted_scale_kernel":
         return {"out": x["x"] * 3.0}
     if k == "false_tile.group_mask_kernel":

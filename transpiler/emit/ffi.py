@@ -105,6 +105,9 @@ def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" \
             and len(node.args) == 1 and not node.keywords:  # a folded float constant (Infer.derived_float_name)
         return _coerce(*_expr(node.args[0], names, floats), "float"), "float"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt" \
+            and len(node.args) == 1 and not node.keywords:  # Python's math.sqrt of constants (Triton): IEEE, exact
+        return f"({_coerce(*_expr(node.args[0], names, floats), 'float')}).sqrt()", "float"
     if isinstance(node, ast.Name) and node.id in floats:
         return f"{rust_ident(node.id)}__value", "float"
     if isinstance(node, ast.Name) and node.id in names:

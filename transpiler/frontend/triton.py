@@ -1391,6 +1391,10 @@ class _TritonConverter(_Converter):
         # a tensor method (`x.exp()`), not a module function (`tl.exp`, `triton.cdiv`)
         if (d or "").startswith("math.") and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value == "math" and "math" not in self.kernel_locals:
+            if d == "math.sqrt" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+                # `scale = 1.0 / math.sqrt(HEAD_DIM)`: Triton's Python float of constexprs; the port's launcher
+                # computes the same f64 (sqrt rounds exactly, so f64 then f32 is the f32 Triton gets)
+                return Op("const_sqrt", (self.expr(node.args[0].value),), pos, rule="TTR-MATH-SQRT")
             # Python's math module: Triton evaluates it on constexprs when it compiles (a Python float)
             raise fail("CT101", f"`{d}(...)` of Python's math module is evaluated by Triton on constants at compile "
                        "time; the port does not evaluate it: pass the value as a constexpr computed on the host, or "

@@ -674,6 +674,9 @@ class Infer:
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:
             a = self.const_float_expr(e.args[0])
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}", a[2])
+        if isinstance(e, Op) and e.op == "const_sqrt" and len(e.args) == 1:  # `math.sqrt(HEAD_DIM)` (Triton)
+            a = self.const_float_expr(e.args[0])
+            return None if a is None else (f"sqrt({a[0]})", f"SQRT_{a[1]}", a[2])
         if isinstance(e, Op) and e.op in self._FLOAT_OPS and len(e.args) == 2:
             a, b = self.const_float_expr(e.args[0]), self.const_float_expr(e.args[1])
             if a is None or b is None:
@@ -702,7 +705,7 @@ class Infer:
         expr, name, _ = found
         reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in _sub(e)) or any(
             isinstance(x, Lit) and isinstance(x.value, float) for x in _sub(e)) or any(
-            isinstance(x, Op) and x.op == "div" for x in _sub(e))
+            isinstance(x, Op) and x.op in ("div", "const_sqrt") for x in _sub(e))
         if not reads_float:
             return None  # integer arithmetic: derived_name's business
         name = "F_" + name.upper()

@@ -147,7 +147,7 @@ def _compiled(expr: str):
 def const_value(expr: str, values: dict):
     """A constant expression (variant predicate, derived constant) over constant values, as Python does."""
     # `float(...)`: a folded float constant (Infer.derived_float_name)
-    return eval(_compiled(expr), {"__builtins__": {}, "float": float}, dict(values))  # noqa: S307 - from our own manifest
+    return eval(_compiled(expr), {"__builtins__": {}, "float": float, "sqrt": math.sqrt}, dict(values))  # noqa: S307 - from our own manifest
 
 
 def predicates_hold(preds, values: dict) -> bool:

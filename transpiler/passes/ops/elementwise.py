@@ -346,3 +346,16 @@ def unary_float(infer: Infer, e: Op) -> Op:
 def isnan(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
     return Op("isnan", (x,), e.pos, rule=e.rule, ty=TileTy("bool", x.ty.shape))
+
+
+@handler("const_sqrt")
+def const_sqrt(infer: Infer, e: Op) -> Expr:
+    """`math.sqrt(...)` in a Triton kernel (Python's math, evaluated by Triton when it compiles): of a literal,
+    folded here; of constexprs, Infer.derived_float_name made it a derived constant before this is reached.
+    Anything else (a tile, a runtime scalar) has no value at compile time: Triton refuses it too."""
+    import math
+    a = e.args[0]
+    if isinstance(a, Lit) and isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and a.value >= 0:
+        return infer.expr(Lit(math.sqrt(a.value), e.pos))
+    raise fail("CT101", "`math.sqrt(...)` of a value that is not a constexpr: Triton evaluates Python's math module "
+               "on constants when it compiles; use `tl.sqrt` on a tile", e.pos)
