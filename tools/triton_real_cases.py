@@ -502,6 +502,10 @@ def _unseen(out):
                         [inp("dy", [n], dt, "randn"), inp("x", [n], dt, "randn", scale=2.0),
                          inp("dx", [n], dt, "poison")],
                         ["dy", "x", "dx", "n"], [_cdiv(n, 1024)], ["dx"], "", {"n": n}, {"BLOCK": 1024}))
+    n = (1 << 26) + 3
+    out.append(case("const_math", "scaled_rows_kernel", f"n{n}_d96",
+                    [inp("q", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
+                    ["q", "out", "n"], [_cdiv(n, 1024)], ["out"], "", {"n": n}, {"HEAD_DIM": 96, "BLOCK": 1024}))
 
 
 def real_cases() -> list[dict]:
