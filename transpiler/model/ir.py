@@ -8,6 +8,7 @@ inference pass fills it in.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -15,10 +16,14 @@ FLOAT_DTYPES = ("f16", "bf16", "f32", "tf32", "f64", "f8e4m3fn", "f8e5m2")
 INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # dtype generics: the element types of the kernel's arrays. Arrays whose elements never meet without an
 # `astype` get their own (`E`, `E2`, in parameter order of their first array). A port keeps at most
-# MAX_ELEMENT_GENERICS (the C symbol monomorphizes every combination of the exported dtypes: 3^2 launch
-# functions, and each costs crate build time); the arrays of the classes past it share E.
+# MAX_ELEMENT_GENERICS (past it, classes are merged: passes/specialize._bounded_groups). The C symbol exports,
+# and verify checks, the combinations `element_combinations` lists: with two generics every pair of the
+# kernel's dtypes (3^2), with more E over the kernel's dtypes and each other generic either E's dtype or
+# MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what mixed precision
+# does), so a launch function per combination stays bounded (9 for three generics, 17 for four)
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
-MAX_ELEMENT_GENERICS = 2
+MAX_ELEMENT_GENERICS = 4
+MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
@@ -28,6 +33,20 @@ ANY_DOMAIN = ("f16", "bf16", "f32", "i32", "i64", "f8e4m3fn", "f8e5m2")
 
 def is_generic(dtype: str) -> bool:
     return dtype in GENERIC_DTYPES
+
+
+def element_combinations(dtypes, count: int) -> list[tuple[str, ...]]:
+    """The dtype combinations (one per generic, in order E, E2, ...) a port with `count` dtype generics exports
+    for the kernel's `dtypes`: every one for up to two generics; past two, E over `dtypes` and each other
+    generic E's dtype or MIXED_PARTNER (deduplicated, in order)."""
+    dtypes = list(dtypes)
+    if count <= 2:
+        return list(itertools.product(dtypes, repeat=count))
+    out: list[tuple[str, ...]] = []
+    for e in dtypes:
+        for rest in itertools.product(*[tuple(dict.fromkeys((e, MIXED_PARTNER)))] * (count - 1)):
+            out.append((e,) + rest)
+    return out
 
 
 @dataclass(frozen=True)
