@@ -305,7 +305,8 @@ def generic_domain(kernel: dict, generic: str) -> list[str]:
                    and p.get("domain")), None)
     if domain is None and "element_combinations" in kernel:
         i = _generics(kernel).index(generic)
-        domain = list(dict.fromkeys(c[i] for c in kernel["element_combinations"]))
+        taken = [c[i] for c in kernel["element_combinations"]]  # in the kernel's dtype order, then the others'
+        domain = [d for d in dict.fromkeys(list(kernel.get("dtypes", [])) + taken) if d in taken]
     return [d for d in (domain or kernel.get("dtypes", [])) if d in DTYPES]
 
 
