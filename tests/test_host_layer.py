@@ -754,19 +754,20 @@ def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:
 def test_more_than_two_element_classes_export_the_verified_combinations(small_host, fake_torch, name, real):
     """issue 33 item 3: a kernel with three element classes or more keeps a generic per class (two were kept,
     and the statistics shared the output's generic: every real call was refused). The manifest records the
-    bounded set of combinations (E over the kernel's dtypes, each other generic E's or f32), verify compared
-    each, and the symbol and the wrapper accept exactly those: of every combination of f16, bf16 and f32, the
-    others are refused by both (CUTILE_ERR_DTYPE; ArgumentTypeError). The real call launches the verified
-    entry with its dtypes as the generics."""
+    bounded set of combinations (those two merged generics exported, and E over the kernel's dtypes with each
+    other generic at E's or f32: model/ir.element_combinations), verify compared each, and the symbol and the
+    wrapper accept exactly those: of every combination of f16, bf16 and f32, the others are refused by both
+    (CUTILE_ERR_DTYPE; ArgumentTypeError). The real call launches the verified entry with its dtypes as the
+    generics."""
     import itertools
-    from transpiler.model.ir import element_combinations
+    from transpiler.emit.ffi import recorded_combinations
     host = small_host
     rt = host.pkg._runtime
     op, kernel = find_kernel(host.manifest, name)
     generics = [g for g in ("E", "E2", "E3", "E4") if any(p.get("dtype") == g for p in kernel["params"])]
     assert len(generics) == 3, kernel["params"]
     combos = [tuple(c) for c in kernel["element_combinations"]]
-    assert combos == element_combinations(kernel["dtypes"], 3) and len(combos) == 9
+    assert [list(c) for c in combos] == recorded_combinations(kernel) and len(combos) == 13, combos
     assert {d for d in kernel_dtypes(kernel) if "+" in d} == {"+".join(c) for c in combos if len(set(c)) > 1}
     problems = symbol_mismatches(host.lib, kernel, (host.out / "src" / op / "kernel.rs").read_text()) \
         + routing_mismatches(host, op, kernel)

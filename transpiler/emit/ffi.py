@@ -327,10 +327,14 @@ def exported_combinations(kernel: dict) -> list[tuple[str, ...]]:
 def recorded_combinations(kernel: dict) -> list[list[str]] | None:
     """What the manifest records as `element_combinations`: the bounded set of a cuTile Python kernel of more
     than two generics (None: every combination, which the manifest leaves unsaid)."""
-    count = len(_generics(kernel))
-    if count <= 2 or untyped_pointers(kernel):
+    generics = _generics(kernel)
+    if len(generics) <= 2 or untyped_pointers(kernel):
         return None
-    return [list(c) for c in element_combinations([d for d in kernel.get("dtypes", []) if d in DTYPES], count)]
+    rank = {g: max(max(p.get("ranks") or [p["rank"]]) for p in kernel["params"]
+                   if p["kind"] == "array" and p["dtype"] == g) for g in generics}
+    top = max(rank.values())
+    return [list(c) for c in element_combinations([d for d in kernel.get("dtypes", []) if d in DTYPES],
+                                                  [rank[g] == top for g in generics])]
 
 
 def _element_var(generic: str) -> str:

@@ -18,10 +18,10 @@ INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # `astype` get their own (`E`, `E2`, in parameter order of their first array). A port keeps at most
 # MAX_ELEMENT_GENERICS (past it, classes are merged: passes/specialize._bounded_groups). The C symbol exports,
 # and verify checks, the combinations `element_combinations` lists: with two generics every pair of the
-# kernel's dtypes (3^2), with more E over the kernel's dtypes and each other generic either E's dtype or
-# MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what mixed precision
-# does). Three generics export 9 combinations, as many launch functions per entry as two did (the crate's
-# build time stays), and verify checks each; a fourth would double them (17)
+# kernel's dtypes (3^2); with three, the 9 that two generics exported when the classes were merged by rank
+# (largest-rank ones at one dtype, the others at one), and E over the kernel's dtypes with each other generic
+# either E's dtype or MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what
+# mixed precision does): 13 launch functions per entry, each verified; a fourth generic would make 21
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
 MAX_ELEMENT_GENERICS = 3
 MIXED_PARTNER = "f32"
@@ -36,18 +36,21 @@ def is_generic(dtype: str) -> bool:
     return dtype in GENERIC_DTYPES
 
 
-def element_combinations(dtypes, count: int) -> list[tuple[str, ...]]:
-    """The dtype combinations (one per generic, in order E, E2, ...) a port with `count` dtype generics exports
-    for the kernel's `dtypes`: every one for up to two generics; past two, E over `dtypes` and each other
-    generic E's dtype or MIXED_PARTNER (deduplicated, in order)."""
-    dtypes = list(dtypes)
-    if count <= 2:
-        return list(itertools.product(dtypes, repeat=count))
-    out: list[tuple[str, ...]] = []
-    for e in dtypes:
-        for rest in itertools.product(*[tuple(dict.fromkeys((e, MIXED_PARTNER)))] * (count - 1)):
-            out.append((e,) + rest)
-    return out
+def element_combinations(dtypes, high) -> list[tuple[str, ...]]:
+    """The dtype combinations (one per generic, in order E, E2, ...) a port exports for the kernel's `dtypes`;
+    `high`: per generic, whether its arrays have the kernel's largest rank (activations, outputs). Up to two
+    generics: every combination. Past two: what two generics exported (the largest-rank generics at one dtype,
+    the others at one dtype: the two groups they were merged into), and E over `dtypes` with each other
+    generic at E's dtype or MIXED_PARTNER; in E's dtype order."""
+    dtypes, high = list(dtypes), list(high)
+    if len(high) <= 2:
+        return list(itertools.product(dtypes, repeat=len(high)))
+    if all(high) or not any(high):  # as the merge into two groups: E's, and the others'
+        high = [True] + [False] * (len(high) - 1)
+    two = [tuple(a if h else b for h in high) for a, b in itertools.product(dtypes, repeat=2)]
+    mixed = [(e,) + rest for e in dtypes
+             for rest in itertools.product(*[tuple(dict.fromkeys((e, MIXED_PARTNER)))] * (len(high) - 1))]
+    return sorted(dict.fromkeys(two + mixed), key=lambda c: dtypes.index(c[0]))
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,16 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_layer_norm_fwd::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
@@ -71,13 +81,18 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
@@ -91,8 +106,13 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }

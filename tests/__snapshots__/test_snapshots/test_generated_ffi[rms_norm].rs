@@ -51,8 +51,8 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16, f32>(
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
@@ -61,8 +61,18 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_rms_norm_fwd::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
@@ -71,18 +81,28 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
                     (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_rms_norm_fwd::<cutile::half::bf16, f32, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
+                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
                     (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_rms_norm_fwd::<cutile::half::bf16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<f32, cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<f32, cutile::half::bf16, f32>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }

@@ -54,6 +54,16 @@ pub unsafe extern "C" fn cutile_scaled_add(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_scaled_add::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_scaled_add::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_scaled_add::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
@@ -64,13 +74,18 @@ pub unsafe extern "C" fn cutile_scaled_add(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_scaled_add::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_scaled_add::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_scaled_add::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
@@ -84,8 +99,13 @@ pub unsafe extern "C" fn cutile_scaled_add(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_scaled_add::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_scaled_add::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                         )
                     }

@@ -244,6 +244,34 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device,
@@ -272,8 +300,8 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -288,6 +316,20 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32, f32>(
                             __device,
                             __stream,
                             __generics,
@@ -328,8 +370,22 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &logits,
+                            &labels,
+                            &lse,
+                            &dloss,
+                            &dlogits,
+                            dlogits_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,

@@ -216,6 +216,16 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
@@ -226,13 +236,18 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
@@ -246,8 +261,13 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }

@@ -85,6 +85,16 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
@@ -95,13 +105,18 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -115,8 +130,13 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -153,6 +173,18 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             cutile::half::f16,
                         >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::f16,
+                            cutile::half::bf16,
+                            cutile::half::bf16,
+                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
@@ -163,10 +195,12 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<
+                            cutile::half::bf16,
+                            cutile::half::f16,
+                            cutile::half::f16,
+                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_flash_attn_fwd_kernel__not_causal::<
@@ -174,6 +208,11 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             cutile::half::bf16,
                             cutile::half::bf16,
                         >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32, f32>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
                         launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::bf16, f32>(
@@ -185,8 +224,13 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }

@@ -205,6 +205,16 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
@@ -215,13 +225,18 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_geglu_bwd_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
@@ -235,8 +250,13 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_geglu_bwd_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }

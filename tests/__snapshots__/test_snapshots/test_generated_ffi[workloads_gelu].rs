@@ -205,8 +205,8 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::f16, f32>(
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
@@ -215,8 +215,18 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_bias_gelu_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
@@ -225,18 +235,28 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
                     (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
                         launch_bias_gelu_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
+                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
                     (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_bias_gelu_kernel::<cutile::half::bf16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<f32, cutile::half::f16, f32>(
+                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<f32, cutile::half::bf16, f32>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }

@@ -70,6 +70,11 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                             __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::BF16) => {
+                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_gemm_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
@@ -82,6 +87,11 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                     }
                     (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_gemm_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F16) => {
+                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                         )
                     }
@@ -102,6 +112,16 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                     }
                     (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
                         launch_gemm_kernel::<cutile::half::bf16, f32, f32>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_gemm_kernel::<f32, f32, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_gemm_kernel::<f32, f32, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                         )
                     }

@@ -87,6 +87,40 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device,
@@ -121,8 +155,8 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -140,6 +174,23 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32, f32>(
                             __device,
                             __stream,
                             __generics,
@@ -189,8 +240,25 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &w,
+                            &b,
+                            &y,
+                            &mean_out,
+                            mean_out_tile,
+                            &rstd_out,
+                            rstd_out_tile,
+                            eps,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -671,6 +739,34 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device,
@@ -699,8 +795,8 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -715,6 +811,20 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32, f32>(
                             __device,
                             __stream,
                             __generics,
@@ -755,8 +865,22 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &dw_partial,
+                            &db_partial,
+                            &dw,
+                            dw_tile,
+                            &db,
+                            db_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,

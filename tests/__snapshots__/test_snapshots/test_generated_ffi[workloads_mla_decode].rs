@@ -83,6 +83,18 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                             sm_scale,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_mla_decode_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
@@ -95,14 +107,20 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
@@ -119,8 +137,14 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
+                            sm_scale,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )

@@ -365,6 +365,34 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32, f32>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device,
@@ -393,8 +421,8 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -409,6 +437,20 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32, f32>(
                             __device,
                             __stream,
                             __generics,
@@ -449,8 +491,22 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &x,
+                            &dy,
+                            &w,
+                            &rstd,
+                            &dx,
+                            &dw_partial,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,

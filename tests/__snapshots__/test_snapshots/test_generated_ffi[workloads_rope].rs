@@ -61,6 +61,16 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_rope_halves_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
@@ -71,13 +81,18 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
@@ -91,8 +106,13 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }

@@ -60,6 +60,16 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
+                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32, f32>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
                     (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
                         launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
@@ -70,13 +80,18 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
                     (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
                         launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32, f32>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
@@ -90,8 +105,13 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
+                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
