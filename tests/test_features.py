@@ -249,11 +249,12 @@ def test_mixed_dtype_checks_compare_each_arrays_dtype(tmp_path, monkeypatch):
     monkeypatch.setattr(verify_run, "element_types", lambda k, d: {g: d.split("+")[0] for g in real(k, d)})
     (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
     verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
-    assert verdicts == {"f16": "equivalent", "bf16": "equivalent", "f32": "equivalent",
-                        "f16+f32": "different", "f32+f16": "different"}, verdicts
+    # (X, W and Y: three generics, verified at each of the 13 combinations the symbol exports)
+    assert len(verdicts) == 13 and {d for d, x in verdicts.items() if x == "equivalent"} == {"f16", "bf16", "f32"} \
+        and {"f16+f32+f16", "f32+f16+f32"} <= set(verdicts), verdicts
     monkeypatch.setattr(verify_run, "element_types", real)
     (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
-    assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32", "f32+f16"}
+    assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32+f16", "f32+f16+f32"}
 
 
 @requires_toolchain
