@@ -266,7 +266,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         "c_params": c_params, "packed_args": [_unpack_word(c, i) for i, c in enumerate(c_params)],
         "packed_symbol": packed_symbol(symbol), "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
-        "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics)}>" if generics and not erased else "",
+        # (a bounded set of combinations: the launch takes E's type only, see _entry_view)
+        "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics[:1 if 'element_combinations' in kernel else None])}>"
+        if generics and not erased else "",
     }
 
 
@@ -414,7 +416,19 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
                      "}"]
-    elif dtypes:  # one monomorphized launch per exported combination of the generics' dtypes (E's the entry's)
+    elif dtypes and "element_combinations" in kernel:
+        # a bounded set: the match's patterns check the combination, and the launch is monomorphized on E's
+        # type alone (the only one it reads: the other generics reach cuTile Rust as names), so the crate
+        # builds one launch function per dtype of E however many combinations there are
+        combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
+        dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
+        for d in dtypes:
+            patterns = [f"({', '.join(f'abi::Dtype::{x.upper()}' for x in c)})" for c in combos if c[0] == d]
+            if patterns:
+                dispatch.append(f"    {' | '.join(patterns)} => {launch_fn}::<{DTYPES[d][1]}>{call},")
+        dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element types {} have no port", '
+                     f'[{", ".join(f"{_element_var(g)}.name()" for g in kernel_generics)}].join(", "))),', "}"]
+    elif dtypes:  # one monomorphized launch per combination of the generics' dtypes (E's limited to the entry's)
         combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
         dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
         dispatch += [f"    ({', '.join(f'abi::Dtype::{d.upper()}' for d in combo)}) => "

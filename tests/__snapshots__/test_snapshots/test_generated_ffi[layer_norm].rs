@@ -56,69 +56,29 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
                 ];
                 abi::tile_dim(N, "N")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<f32>(__device, __stream, __generics, __grid, &x, &w, &b, &y, eps)
                     }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd::<f32, f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -160,7 +120,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_fwd(__words: *const u64) -> i32 {
 
 /// Launches `layer_norm_fwd` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_fwd<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_layer_norm_fwd<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -46,68 +46,26 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd(
                     vec![__e.name().to_string(), __e2.name().to_string(), __e3.name().to_string(), N.to_string()];
                 abi::tile_dim(N, "N")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_fwd::<cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &w, &y, eps,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<f32, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<f32, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &w, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_fwd::<f32, f32, f32>(__device, __stream, __generics, __grid, &x, &w, &y, eps)
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rms_norm_fwd::<f32>(__device, __stream, __generics, __grid, &x, &w, &y, eps)
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
@@ -148,7 +106,7 @@ pub unsafe extern "C" fn cutilepk_rms_norm_fwd(__words: *const u64) -> i32 {
 
 /// Launches `rms_norm_fwd` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_rms_norm_fwd<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_rms_norm_fwd<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

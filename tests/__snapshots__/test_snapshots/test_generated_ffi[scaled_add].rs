@@ -49,67 +49,23 @@ pub unsafe extern "C" fn cutile_scaled_add(
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_scaled_add::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_scaled_add::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_scaled_add::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_scaled_add::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_scaled_add::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_scaled_add::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_scaled_add::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_scaled_add::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_scaled_add::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32, f32, f32>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => launch_scaled_add::<cutile::half::f16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => launch_scaled_add::<cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     _ => abi::fail(
@@ -152,7 +108,7 @@ pub unsafe extern "C" fn cutilepk_scaled_add(__words: *const u64) -> i32 {
 
 /// Launches `scaled_add` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_scaled_add<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_scaled_add<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -230,8 +230,12 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -244,8 +248,12 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -258,160 +266,20 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_cross_entropy_bwd_kernel::<f32, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &logits,
+                        &labels,
+                        &lse,
+                        &dloss,
+                        &dlogits,
+                        dlogits_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -453,7 +321,7 @@ pub unsafe extern "C" fn cutilepk_cross_entropy_bwd_kernel(__words: *const u64) 
 
 /// Launches `cross_entropy_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -211,71 +211,29 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<f32, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<f32>(
+                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -317,7 +275,7 @@ pub unsafe extern "C" fn cutilepk_dropout_add_residual_kernel(__words: *const u6
 
 /// Launches `dropout_add_residual_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

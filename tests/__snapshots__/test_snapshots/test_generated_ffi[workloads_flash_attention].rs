@@ -80,68 +80,28 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -166,76 +126,28 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::f16,
-                            cutile::half::f16,
-                            cutile::half::f16,
-                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
-                    }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::f16,
-                            cutile::half::bf16,
-                            cutile::half::bf16,
-                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32, f32>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::f16, f32>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::bf16,
-                            cutile::half::f16,
-                            cutile::half::f16,
-                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<
-                            cutile::half::bf16,
-                            cutile::half::bf16,
-                            cutile::half::bf16,
-                        >(__device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale)
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
@@ -284,7 +196,7 @@ pub unsafe extern "C" fn cutilepk_flash_attn_fwd_kernel(__words: *const u64) -> 
 
 /// Launches `flash_attn_fwd_kernel__causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -329,7 +241,7 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType, T2: cutile::DTy
 
 /// Launches `flash_attn_fwd_kernel__not_causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -65,69 +65,25 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_gemm_kernel::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_gemm_kernel::<f32, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<f32, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<f32, f32, f32>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::f16>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
+                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::bf16>(
+                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
+                    ),
+                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_gemm_kernel::<f32>(__device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias)
+                    }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -170,7 +126,7 @@ pub unsafe extern "C" fn cutilepk_gemm_kernel(__words: *const u64) -> i32 {
 
 /// Launches `gemm_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_gemm_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_gemm_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

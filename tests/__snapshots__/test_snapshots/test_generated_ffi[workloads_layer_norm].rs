@@ -70,8 +70,12 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -87,8 +91,12 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -104,193 +112,23 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd_kernel::<f32, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &x,
+                        &w,
+                        &b,
+                        &y,
+                        &mean_out,
+                        mean_out_tile,
+                        &rstd_out,
+                        rstd_out_tile,
+                        eps,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -335,7 +173,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_fwd_kernel(__words: *const u64) -> 
 
 /// Launches `layer_norm_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -725,8 +563,12 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                 let db_tile = abi::tile_shape([BN], "db")?;
                 abi::check_partition_grid("db", &db, &db_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -739,8 +581,12 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -753,160 +599,20 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &dw_partial,
+                        &db_partial,
+                        &dw,
+                        dw_tile,
+                        &db,
+                        db_tile,
+                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -947,7 +653,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_bwd_dwdb_kernel(__words: *const u64
 
 /// Launches `layer_norm_bwd_dwdb_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -77,79 +77,29 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 abi::tile_dim(DL, "DL")?;
                 abi::tile_dim(DR, "DR")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32>(
                         __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                         sm_scale,
                     ),
@@ -198,7 +148,7 @@ pub unsafe extern "C" fn cutilepk_mla_decode_kernel(__words: *const u64) -> i32 
 
 /// Launches `mla_decode_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_mla_decode_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_mla_decode_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

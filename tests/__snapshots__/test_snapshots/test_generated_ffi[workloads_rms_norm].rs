@@ -351,8 +351,12 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -365,8 +369,12 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -379,147 +387,9 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32>(
                         __device,
                         __stream,
                         __generics,
@@ -573,7 +443,7 @@ pub unsafe extern "C" fn cutilepk_rms_norm_bwd_kernel(__words: *const u64) -> i3
 
 /// Launches `rms_norm_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -56,69 +56,29 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
                 abi::tile_dim(BH, "BH")?;
                 abi::tile_dim(HALF, "HALF")?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<f32>(__device, __stream, __generics, __grid, &x, &cos_, &sin_, &out)
                     }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_rope_halves_kernel::<f32, f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
                         format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
@@ -159,7 +119,7 @@ pub unsafe extern "C" fn cutilepk_rope_halves_kernel(__words: *const u64) -> i32
 
 /// Launches `rope_halves_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_rope_halves_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_rope_halves_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -55,67 +55,27 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
                 match (__e, __e2, __e3) {
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::f16, cutile::half::f16>(
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::bf16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::f16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<f32, cutile::half::f16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<f32, cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32, f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32>(
                         __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     _ => abi::fail(
@@ -157,7 +117,7 @@ pub unsafe extern "C" fn cutilepk_swiglu_fwd_kernel(__words: *const u64) -> i32 
 
 /// Launches `swiglu_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType, T2: cutile::DType, T3: cutile::DType>(
+unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
