@@ -21,7 +21,8 @@ INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # kernel's dtypes (3^2); with three, the 9 that two generics exported when the classes were merged by rank
 # (largest-rank ones at one dtype, the others at one), and E over the kernel's dtypes with each other generic
 # either E's dtype or MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what
-# mixed precision does): 13 launch functions per entry, each verified; a fourth generic would make 21
+# mixed precision does): 13, each verified (the C symbol checks the combination and monomorphizes its launch on
+# E's type alone: emit/ffi.py); a fourth generic would make 21 checks
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
 MAX_ELEMENT_GENERICS = 3
 MIXED_PARTNER = "f32"
