@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import requires_toolchain
+from transpiler.model.ir import is_generic
 from transpiler.verify.specs import const_value, predicates_hold
 from transpiler.verify.toolchain import cargo_build, cargo_env, crate_build_lock
 
@@ -138,7 +139,7 @@ def valid_launch(spec, kernel: dict, consts: dict):
         elif p["kind"] == "scalar":
             args.append({"f32": 0.5, "bool": True}.get(p["dtype"], 3))
         else:
-            dtype = "f32" if p["dtype"] in ("E", "E2") else p["dtype"]
+            dtype = "f32" if is_generic(p["dtype"]) else p["dtype"]
             shape = [t * blocks[i] for i, t in enumerate(tiles[p["name"]])] if p["name"] in tiles else [48] * p["rank"]
             args.append(FakeCudaArray(shape, TYPESTR[dtype], ptr))
             ptr += 1 << 24
@@ -195,7 +196,7 @@ def call_codes(ports, kernel: dict, op: str):
     arrays = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
     consts_at = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "const"]
     e_arrays = [i for i in arrays if kernel["params"][i]["dtype"] == "E"]
-    concrete = [i for i in arrays if kernel["params"][i]["dtype"] not in ("E", "E2")]
+    concrete = [i for i in arrays if not is_generic(kernel["params"][i]["dtype"])]
     checked = {o["array"] for e in kernel["entries"] for o in e["outputs"] if o["form"] == "checked"}
     results = []
 
@@ -681,14 +682,16 @@ def test_entries_of_one_element_type_are_selected_by_the_arrays_dtype(tmp_path):
 
 
 def test_arrays_of_their_own_dtype_generic_take_mixed_dtypes(tmp_path):
-    """rms_norm_mixed: X (and Y) typed E, W typed E2, Rstd f32. A call with f16 activations and an f32 weight
-    passes every check of the wrapper and of the symbol and is launched with those dtypes as generics; X and
-    Y must still agree, and each generic takes only the exported dtypes."""
+    """rms_norm_mixed: X typed E, W typed E2, Y typed E3 (three groups: X and Y only meet through `astype`),
+    Rstd f32. A call with f16 activations and an f32 weight, or the reverse, passes every check of the wrapper
+    and of the symbol and is launched with those dtypes as generics; each generic takes only the exported
+    dtypes, and the three together only the exported combinations (manifest `element_combinations`: those
+    the two generics X and Y shared before, and f16/bf16 with f32 for the others)."""
     out, pkg, lib = port_fixture(tmp_path, "features/dtypes/mixed_arrays.py")
     _, kernel = find_kernel(json.loads((out / "manifest.json").read_text()), "rms_norm_mixed")
     assert {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"} == {
-        "X": "E", "W": "E2", "Y": "E", "Rstd": "f32"}
-    assert kernel["entries"][0]["generics"][:2] == ["E", "E2"]
+        "X": "E", "W": "E2", "Y": "E3", "Rstd": "f32"}
+    assert kernel["entries"][0]["generics"][:3] == ["E", "E2", "E3"]
     spec = pkg.mixed_arrays.SPEC_rms_norm_mixed
     fn = getattr(lib, spec.symbol)
     fn.restype = ctypes.c_int32
@@ -705,23 +708,27 @@ def test_arrays_of_their_own_dtype_generic_take_mixed_dtypes(tmp_path):
             return plan, pkg._runtime.CODES[rc], rc == 0 and json.loads(lib.cutile_last_plan())
         finally:
             lib.cutile_dry_run(previous)
-    for x, w, want in (("<f2", "<f4", ["f16", "f32"]), ("<f4", "<f2", ["f32", "f16"]), ("<f2", "<f2", ["f16", "f16"])):
-        plan, code, launched = call(x, w, x)
-        assert code == "CUTILE_OK" and plan.element_type == want[0], (x, w, code)
-        assert launched["generics"][:2] == want and launched["element_type"] == want[0]
-    with pytest.raises(pkg.ArgumentTypeError, match="`Y` is f32 but `X` is f16: they share the element type E"):
-        call("<f2", "<f4", "<f4")
+    for x, w, y in (("<f2", "<f4", "<f2"), ("<f4", "<f2", "<f4"), ("<f2", "<f2", "<f2"), ("<f2", "<f4", "<f4")):
+        want = [{"<f2": "f16", "<f4": "f32"}[t] for t in (x, w, y)]
+        plan, code, launched = call(x, w, y)
+        assert code == "CUTILE_OK" and plan.element_type == want[0], (x, w, y, code)
+        assert launched["generics"][:3] == want and launched["element_type"] == want[0]
+    assert ["f32", "f16", "f32"] in kernel["element_combinations"]  # what two generics exported
+    assert ["f32", "f16", "f16"] not in kernel["element_combinations"]
+    with pytest.raises(pkg.ArgumentTypeError, match="the port takes these combinations only"):
+        call("<f4", "<f2", "<f2")
     with pytest.raises(pkg.ArgumentTypeError, match="`W` is i32; the port of rms_norm_mixed takes"):
         call("<f2", "<i4", "<f2")
-    # the symbol checks the same without the wrapper: W's dtype code patched to i32, Y's to X's other
+    # the symbol checks the same without the wrapper: W's dtype code patched to i32, then Y's to f16 with f32
+    # activations and weight (a combination it does not export)
     plan, _, _ = call("<f2", "<f4", "<f2")
     descs = [a.contents for a in plan.c_args[:4]]
     descs[1].dtype = pkg._runtime.DTYPES["i32"][0]
     assert pkg._runtime.CODES[fn(*plan.c_args)] == "CUTILE_ERR_DTYPE"
     assert b"`W` is i32" in lib.cutile_last_error()
-    descs[1].dtype, descs[2].dtype = pkg._runtime.DTYPES["f32"][0], pkg._runtime.DTYPES["f32"][0]
-    assert pkg._runtime.CODES[fn(*plan.c_args)] == "CUTILE_ERR_DTYPE_MISMATCH"
-    assert b"share the element type E" in lib.cutile_last_error()
+    descs[0].dtype, descs[1].dtype = pkg._runtime.DTYPES["f32"][0], pkg._runtime.DTYPES["f16"][0]
+    assert pkg._runtime.CODES[fn(*plan.c_args)] == "CUTILE_ERR_DTYPE"
+    assert b"have no port" in lib.cutile_last_error()
 
 
 def test_a_factory_kernel_is_routed_with_its_closure_values(tmp_path):

@@ -249,11 +249,36 @@ def test_mixed_dtype_checks_compare_each_arrays_dtype(tmp_path, monkeypatch):
     monkeypatch.setattr(verify_run, "element_types", lambda k, d: {g: d.split("+")[0] for g in real(k, d)})
     (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
     verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
-    assert verdicts == {"f16": "equivalent", "bf16": "equivalent", "f32": "equivalent",
-                        "f16+f32": "different", "f32+f16": "different"}, verdicts
+    # (X, W and Y: three generics, verified at each of the 13 combinations the symbol exports)
+    assert len(verdicts) == 13 and {d for d, x in verdicts.items() if x == "equivalent"} == {"f16", "bf16", "f32"} \
+        and {"f16+f32+f16", "f32+f16+f32"} <= set(verdicts), verdicts
     monkeypatch.setattr(verify_run, "element_types", real)
     (v,) = verify_run.verify_output(out, ["rms_norm_mixed"])
-    assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32", "f32+f16"}
+    assert {c.verdict for c in v.checks} == {"equivalent"} and {c.dtype for c in v.checks} >= {"f16+f32+f16", "f32+f16+f32"}
+
+
+@requires_toolchain
+def test_three_element_classes_are_verified_at_every_exported_combination(tmp_path, monkeypatch):
+    """dtypes/mixed_precision.py (a split-K reduce: f16 partials, f32 log-sum-exps, f16 output; a norm backward
+    of five classes): each kernel keeps three generics and is `equivalent` at every combination its symbol
+    exports (manifest `element_combinations`), each compared. Mutant: cuTile Python given every array in E's
+    dtype: the mixed combinations are `different`."""
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "mixed_precision.py"], out)[1])
+    manifest = json.loads((out / "manifest.json").read_text())
+    exported = {k["name"]: {"+".join(c) if len(set(c)) > 1 else c[0] for c in k["element_combinations"]}
+                for m in manifest["modules"] for k in m["kernels"]}
+    assert "f16+f32+f16" in exported["splitk_merge"] and "bf16+bf16+f32" in exported["norm_backward_rows"]
+    for v in verify_run.verify_output(out):
+        assert v.verdict == "equivalent", (v.kernel, v.reason, [(c.dtype, c.verdict) for c in v.checks])
+        assert {c.dtype for c in v.checks if c.probe is None} == exported[v.kernel], v.kernel
+    real = verify_run.element_types
+    monkeypatch.setattr(verify_run, "element_types", lambda k, d: {g: d.split("+")[0] for g in real(k, d)})
+    for v in verify_run.verify_output(out):
+        verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+        assert {d for d, x in verdicts.items() if x == "different"} == {d for d in verdicts if "+" in d}, verdicts
 
 
 def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):

@@ -673,8 +673,9 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
 
 @pytest.fixture(scope="module")
 def small_host(tmp_path_factory):
-    """A crate of two feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
-    arrays of two dtypes) and kernel_hints.py (decorator hints, plain and per target)."""
+    """A crate of feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
+    arrays of two dtypes), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
+    (decorator hints, plain and per target)."""
     from conftest import ROOT
     from transpiler.pipeline import run, write_outputs
     base = tmp_path_factory.mktemp("small_host")
@@ -682,7 +683,7 @@ def small_host(tmp_path_factory):
     src.mkdir()
     features = ROOT / "tests" / "fixtures" / "features"
     for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
-              features / "kernel_hints.py"):
+              features / "dtypes" / "mixed_precision.py", features / "kernel_hints.py"):
         shutil.copy(f, src / f.name)
     out = base / "out"
     write_outputs(run([src], out)[1])
@@ -700,7 +701,8 @@ def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_hos
     rt = host.pkg._runtime
     op, kernel = find_kernel(host.manifest, "offset_scale_rows")
     dtypes = {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array"}
-    assert dtypes == {"X": "E", "Gain": "E2", "Out": "E", "Starts": "i32"}, dtypes
+    # (X and Out never meet without an astype: each its own generic since MAX_ELEMENT_GENERICS is 4)
+    assert dtypes == {"X": "E", "Gain": "E2", "Out": "E3", "Starts": "i32"}, dtypes
     problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
     assert not problems, "\n".join(problems)
     kobj = getattr(host.sources[op], "offset_scale_rows")
@@ -724,12 +726,72 @@ def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_hos
         with pytest.raises(rt.ArgumentTypeError, match="Starts"):
             rt.route(kobj, args, grid)
     # the symbol itself (descriptors built here, not by the wrapper) refuses an int64 `Starts`
-    c_args, _ = c_call(kernel, consts, "bf16+f32", 0)
+    c_args, _ = c_call(kernel, consts, "bf16+f32+bf16", 0)
     i = [p["name"] for p in kernel["params"]].index("Starts")
     assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
     c_args[i].contents.dtype = 4  # i64
     rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
     assert rc == 3 and plan is None and "Starts" in err, (rc, err)
+
+
+def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:
+    """python_call's arguments with the named arrays of other dtypes."""
+    args, grid = python_call(kernel, consts, "f32")
+    names = [p["name"] for p in kernel["params"]]
+    args = list(args)
+    for name, dt in dts.items():
+        i = names.index(name)
+        args[i] = FakeTensor(args[i].shape, dt, args[i].data_ptr())
+    return tuple(args), grid
+
+
+@pytest.mark.parametrize("name, real", [
+    # TileGym's split-K reduce: f16 partials, f32 log-sum-exps, an f16 output
+    ("splitk_merge", {"Partial": "f16", "Lse": "f32", "Out": "f16"}),
+    # TileGym's RMS norm backward: bf16 activations and weight, f32 reciprocal deviations
+    ("norm_backward_rows", {"DX": "bf16", "DY": "bf16", "X": "bf16", "W": "bf16", "Rstd": "f32"}),
+])
+def test_more_than_two_element_classes_export_the_verified_combinations(small_host, fake_torch, name, real):
+    """issue 33 item 3: a kernel with three element classes or more keeps a generic per class (two were kept,
+    and the statistics shared the output's generic: every real call was refused). The manifest records the
+    bounded set of combinations (those two merged generics exported, and E over the kernel's dtypes with each
+    other generic at E's or f32: model/ir.element_combinations), verify compared each, and the symbol and the
+    wrapper accept exactly those: of every combination of f16, bf16 and f32, the others are refused by both
+    (CUTILE_ERR_DTYPE; ArgumentTypeError). The real call launches the verified entry with its dtypes as the
+    generics."""
+    import itertools
+    from transpiler.emit.ffi import recorded_combinations
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, name)
+    generics = [g for g in ("E", "E2", "E3", "E4") if any(p.get("dtype") == g for p in kernel["params"])]
+    assert len(generics) == 3, kernel["params"]
+    combos = [tuple(c) for c in kernel["element_combinations"]]
+    assert [list(c) for c in combos] == recorded_combinations(kernel) and len(combos) == 13, combos
+    assert {d for d in kernel_dtypes(kernel) if "+" in d} == {"+".join(c) for c in combos if len(set(c)) > 1}
+    problems = symbol_mismatches(host.lib, kernel, (host.out / "src" / op / "kernel.rs").read_text()) \
+        + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], name)
+    consts = kernel["specializations"][0]
+    args, grid = _with_dtypes(kernel, consts, **real)
+    got = rt.dry_run(rt.route(kobj, args, grid), host.lib)
+    by_generic = {next(p["dtype"] for p in kernel["params"] if p["name"] == n): d for n, d in real.items()}
+    assert got["generics"][:3] == [by_generic[g] for g in generics], got
+    assert got["element_type"] == by_generic["E"] and got["entry"] == kernel["entries"][0]["name"], got
+    first = {g: next(p["name"] for p in kernel["params"] if p.get("dtype") == g) for g in generics}
+    for combo in itertools.product(("f16", "bf16", "f32"), repeat=3):
+        arrays = {p["name"]: combo[generics.index(p["dtype"])] for p in kernel["params"] if p["kind"] == "array"}
+        args, grid = _with_dtypes(kernel, consts, **arrays)
+        c_args, _ = c_call(kernel, consts, "+".join(combo), 0)
+        rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+        if combo in combos:
+            assert rc == 0 and plan["generics"][:3] == list(combo), (combo, rc, err)
+            assert rt.route(kobj, args, grid).element_type == combo[0]
+        else:
+            assert rc == 3 and plan is None, (combo, rc, err)  # CUTILE_ERR_DTYPE
+            with pytest.raises(rt.ArgumentTypeError, match="|".join(f"`{first[g]}`" for g in generics)):
+                rt.route(kobj, args, grid)
 
 
 @pytest.mark.parametrize("mode", ["python", "compiled"])

@@ -33,7 +33,9 @@ def test_kernel_equivalent(corpus_verdicts, kernel):
     dtypes = {c.dtype for c in v.checks}
     generic = any("E" in e["generics"] for e in _entries(kernel))
     second = any("E2" in e["generics"] for e in _entries(kernel))  # and E2's mixed checks
-    want = {"f16", "bf16", "f32"} | ({"f16+f32", "f32+f16"} if second else set()) if generic else {"f32"}
+    # (three generics: every combination the symbol exports, manifest `element_combinations`)
+    bounded = {"+".join(c) for c in _MANIFEST_COMBOS.get(kernel, []) if len(set(c)) > 1}
+    want = {"f16", "bf16", "f32"} | (bounded or {"f16+f32", "f32+f16"} if second else set()) if generic else {"f32"}
     assert dtypes == want, dtypes
     # specialization coverage: every constant of every entry at two values at least, or the reason why not
     cov = v.coverage()
@@ -47,6 +49,7 @@ def _entries(kernel):
 
 
 _MANIFEST_ENTRIES: dict = {}
+_MANIFEST_COMBOS: dict = {}
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -55,6 +58,7 @@ def _load_entries(corpus_out):
     for m in manifest["modules"]:
         for k in m["kernels"]:
             _MANIFEST_ENTRIES[k["name"]] = k["entries"]
+            _MANIFEST_COMBOS[k["name"]] = k.get("element_combinations", [])
 
 
 def test_both_output_forms_are_exercised(corpus_out):

@@ -603,12 +603,13 @@ def test_arrays_whose_elements_never_meet_get_their_own_dtype_generic(tmp_path):
             x = ct.load(X, index=(0,), shape=(B,))
             w = ct.load(W, index=(0,), shape=(B,))
     """
-    # only in f32: each array its own generic; at most two per port, so the third group goes with the
-    # second (all of one rank) or the groups of the largest rank share E and the others E2
+    # only in f32: each array its own generic; at most three per port (MAX_ELEMENT_GENERICS): past it, the
+    # groups of the largest rank share E and the others keep theirs where that makes three, else share E2;
+    # where all have one rank, the first keeps E and the others share E2
     assert _array_dtypes(tmp_path, head + """
             ct.store(Y, index=(0,), tile=(x.astype(ct.float32) * w.astype(ct.float32)).astype(Y.dtype))
-    """) == [{"X": "E", "W": "E2", "Y": "E2"}]
-    assert _array_dtypes(tmp_path, """
+    """) == [{"X": "E", "W": "E2", "Y": "E3"}]
+    four = """
         import cuda.tile as ct
         @ct.kernel
         def k(X, W, B, Y, N: ct.Constant[int]):
@@ -616,7 +617,14 @@ def test_arrays_whose_elements_never_meet_get_their_own_dtype_generic(tmp_path):
             w = ct.load(W, index=(0,), shape=(N,)).astype(ct.float32)
             b = ct.load(B, index=(0,), shape=(N,)).astype(ct.float32)
             ct.store(Y, index=(0, 0), tile=(x * w[None, :] + b[None, :]).astype(Y.dtype))
-    """) == [{"X": "E", "W": "E2", "B": "E2", "Y": "E"}]
+    """
+    assert _array_dtypes(tmp_path, four) == [{"X": "E", "W": "E2", "B": "E3", "Y": "E"}]
+    assert _array_dtypes(tmp_path, four.replace("B, Y,", "B, C, Y,").replace(
+        "            ct.store(Y", "            c = ct.load(C, index=(0,), shape=(N,)).astype(ct.float32)\n"
+        "            ct.store(Y").replace("+ b[None, :]", "+ b[None, :] + c[None, :]")) \
+        == [{"X": "E", "W": "E2", "B": "E2", "C": "E2", "Y": "E"}]
+    assert _array_dtypes(tmp_path, four.replace("shape=(4, N)", "shape=(N,)").replace("index=(0, 0)", "index=(0,)")
+                         .replace("[None, :]", "")) == [{"X": "E", "W": "E2", "B": "E2", "Y": "E2"}]
     # elements that meet share one: an add, a store without astype, a where, a comparison of dtypes
     assert _array_dtypes(tmp_path, head + """
             ct.store(Y, index=(0,), tile=(x + w).astype(Y.dtype))

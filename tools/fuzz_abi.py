@@ -42,7 +42,7 @@ I32 = 2**31 - 1
 MAX_RANK = 8
 DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6, "i8": 7}
 SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1, 7: 1}
-GENERIC_DTYPES = ("E", "E2")  # README: arrays typed with one dtype generic share its dtype
+GENERIC_DTYPES = ("E",) + tuple(f"E{i}" for i in range(2, 17))  # README: arrays typed with one dtype generic share its dtype
 
 
 def is_generic(dtype: str) -> bool:
@@ -86,6 +86,13 @@ class Kernel:
         self.pointers = {a for e in self.entries for a in e.get("pointer_arrays", [])}
         e_arrays = [p for p in self.params if p["kind"] == "array" and is_generic(p["dtype"])]
         self.allowed = {DTYPE_CODES[d] for d in record.get("dtypes", []) if d in DTYPE_CODES} if e_arrays else set()
+        # a kernel of more than two generics exports a bounded set of their dtype combinations (manifest
+        # `element_combinations`): each generic takes the dtypes it has there, and a call of another
+        # combination is refused (`3`) once every other check passed
+        self.generics = [g for g in GENERIC_DTYPES if any(p["kind"] == "array" and p["dtype"] == g for p in self.params)]
+        self.combinations = {tuple(DTYPE_CODES[d] for d in c) for c in record.get("element_combinations", [])}
+        self.allowed_of = {g: {c[i] for c in self.combinations} for i, g in enumerate(self.generics)} \
+            if self.combinations else {}
 
 
 def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
@@ -109,14 +116,17 @@ def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
         if d is not None and not is_generic(p["dtype"]) and d["dtype"] in SIZE and d["dtype"] != DTYPE_CODES[p["dtype"]]:
             bad.add(3)
     e_known = []  # E's dtype codes (the one the entries are selected by)
+    combination = []  # each generic's dtype code (None: unknown)
     for g in GENERIC_DTYPES:  # each generic: the arrays typed with it share one allowed dtype
         codes = [descs[p["name"]]["dtype"] for p in arrays if p["dtype"] == g and descs.get(p["name"]) is not None]
         known = [c for c in codes if c in SIZE]
         if len(set(known)) > 1:
             bad.add(4)
-        elif known and known[0] not in k.allowed:
+        elif known and known[0] not in k.allowed_of.get(g, k.allowed):
             bad.add(3)
         e_known = known if g == "E" else e_known
+        if g in k.generics:
+            combination.append(known[0] if known else None)
     for g, limit in (("__grid_x", I32), ("__grid_y", 65535), ("__grid_z", 65535)):
         if not 1 <= args[g] <= limit:
             bad.add(8)
@@ -164,6 +174,8 @@ def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
         want += [1] * (3 - len(want))
         if len(shape) > 3 or tuple(want) != grid:
             return {9}
+    if k.combinations and None not in combination and tuple(combination) not in k.combinations:
+        return {3}  # a combination the symbol does not export (its launch match refuses it)
     return set()
 
 

@@ -178,7 +178,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     """One converted kernel through the passes and emission: its result, with its manifest record."""
     import dataclasses
     from . import config
-    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, tile_dims
+    from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, recorded_combinations, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
     from .passes.infer import STATIC_ASSERT
@@ -246,6 +246,10 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
             # the entries as rendered, so a later run can keep this port when it cannot redo it
             "views": [dataclasses.asdict(vw) for vw in views],
         }
+        # more than two dtype generics: the bounded set of their combinations the port exports (model/ir.py)
+        combinations = recorded_combinations(kr.manifest)
+        if combinations is not None:
+            kr.manifest["element_combinations"] = combinations
         try:
             kernel_ffi_view(kr.manifest, "", display)
             kernel_python_view(kr.manifest, "")

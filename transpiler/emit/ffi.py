@@ -13,7 +13,7 @@ import math
 import itertools
 import re
 
-from ..model.ir import GENERIC_DTYPES, is_generic
+from ..model.ir import GENERIC_DTYPES, element_combinations, is_generic
 from .derived_names import extent_names
 from .lower import rust_ident
 
@@ -269,7 +269,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         "c_params": c_params, "packed_args": [_unpack_word(c, i) for i, c in enumerate(c_params)],
         "packed_symbol": packed_symbol(symbol), "arg_checks": arg_checks, "variant_doc": variant_doc,
         "entries": entry_views, "doc_params": doc_params,
-        "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics)}>" if generics and not erased else "",
+        # (a bounded set of combinations: the launch takes E's type only, see _entry_view)
+        "launch_generics": f"<{', '.join(f'{_host_type(g)}: cutile::DType' for g in generics[:1 if 'element_combinations' in kernel else None])}>"
+        if generics and not erased else "",
     }
 
 
@@ -302,11 +304,42 @@ def untyped_pointers(kernel: dict) -> bool:
 
 
 def generic_domain(kernel: dict, generic: str) -> list[str]:
-    """The dtypes a generic may take: its arrays' domain (Triton pointers, see passes/domains.py), else the
-    kernel's exported dtypes."""
+    """The dtypes a generic may take: its arrays' domain (Triton pointers, see passes/domains.py), else those it
+    takes in the exported combinations of a bounded set (exported_combinations), else the kernel's dtypes."""
     domain = next((p["domain"] for p in kernel["params"] if p["kind"] == "array" and p["dtype"] == generic
                    and p.get("domain")), None)
+    if domain is None and "element_combinations" in kernel:
+        i = _generics(kernel).index(generic)
+        taken = [c[i] for c in kernel["element_combinations"]]  # in the kernel's dtype order, then the others'
+        domain = [d for d in dict.fromkeys(list(kernel.get("dtypes", [])) + taken) if d in taken]
     return [d for d in (domain or kernel.get("dtypes", [])) if d in DTYPES]
+
+
+def _generics(kernel: dict) -> list[str]:
+    return [g for g in GENERIC_DTYPES if any(p["kind"] == "array" and p["dtype"] == g for p in kernel["params"])]
+
+
+def exported_combinations(kernel: dict) -> list[tuple[str, ...]]:
+    """The combinations of its generics' dtypes (E, E2, ... in order) a kernel's symbol exports and verify
+    checks: the manifest's `element_combinations` (a kernel of more than two generics: model/ir.py's
+    element_combinations), else every combination of its dtypes."""
+    if "element_combinations" in kernel:
+        return [tuple(c) for c in kernel["element_combinations"]]
+    every = [d for d in kernel.get("dtypes", []) if d in DTYPES]
+    return list(itertools.product(every, repeat=len(_generics(kernel))))
+
+
+def recorded_combinations(kernel: dict) -> list[list[str]] | None:
+    """What the manifest records as `element_combinations`: the bounded set of a cuTile Python kernel of more
+    than two generics (None: every combination, which the manifest leaves unsaid)."""
+    generics = _generics(kernel)
+    if len(generics) <= 2 or untyped_pointers(kernel):
+        return None
+    rank = {g: max(max(p.get("ranks") or [p["rank"]]) for p in kernel["params"]
+                   if p["kind"] == "array" and p["dtype"] == g) for g in generics}
+    top = max(rank.values())
+    return [list(c) for c in element_combinations([d for d in kernel.get("dtypes", []) if d in DTYPES],
+                                                  [rank[g] == top for g in generics])]
 
 
 def _element_var(generic: str) -> str:
@@ -386,9 +419,20 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
                      "}"]
+    elif dtypes and "element_combinations" in kernel:
+        # a bounded set: the match's patterns check the combination, and the launch is monomorphized on E's
+        # type alone (the only one it reads: the other generics reach cuTile Rust as names), so the crate
+        # builds one launch function per dtype of E however many combinations there are
+        combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
+        dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
+        for d in dtypes:
+            patterns = [f"({', '.join(f'abi::Dtype::{x.upper()}' for x in c)})" for c in combos if c[0] == d]
+            if patterns:
+                dispatch.append(f"    {' | '.join(patterns)} => {launch_fn}::<{DTYPES[d][1]}>{call},")
+        dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element types {} have no port", '
+                     f'[{", ".join(f"{_element_var(g)}.name()" for g in kernel_generics)}].join(", "))),', "}"]
     elif dtypes:  # one monomorphized launch per combination of the generics' dtypes (E's limited to the entry's)
-        every = [d for d in kernel.get("dtypes", []) if d in DTYPES]
-        combos = itertools.product(dtypes, *[every] * (len(kernel_generics) - 1))
+        combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
         dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
         dispatch += [f"    ({', '.join(f'abi::Dtype::{d.upper()}' for d in combo)}) => "
                      f"{launch_fn}::<{', '.join(DTYPES[d][1] for d in combo)}>{call}," for combo in combos]
@@ -476,6 +520,8 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
         # so the router refuses it once the source changed
         "sha256": kernel.get("source_sha256", ""),
         "params": specs, "dtypes": kernel.get("dtypes", []) if any(is_generic(p.get("dtype", "")) for p in params) else [],
+        # a bounded set of the generics' dtype combinations (see exported_combinations): the wrapper refuses others
+        "combinations": [tuple(c) for c in kernel["element_combinations"]] if "element_combinations" in kernel else [],
         "entries": entries, "const_kwargs": (" *, " + ", ".join(consts)) if consts else "",
         "signature": ", ".join(names + ["*", grid_kw, f"{stream_kw}=None"]),
         "arg_tuple": ", ".join(names) + ("," if len(names) == 1 else ""),

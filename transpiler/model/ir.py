@@ -8,6 +8,7 @@ inference pass fills it in.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -15,10 +16,16 @@ FLOAT_DTYPES = ("f16", "bf16", "f32", "tf32", "f64", "f8e4m3fn", "f8e5m2")
 INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # dtype generics: the element types of the kernel's arrays. Arrays whose elements never meet without an
 # `astype` get their own (`E`, `E2`, in parameter order of their first array). A port keeps at most
-# MAX_ELEMENT_GENERICS (the C symbol monomorphizes every combination of the exported dtypes: 3^2 launch
-# functions, and each costs crate build time); the arrays of the classes past it share E.
+# MAX_ELEMENT_GENERICS (past it, classes are merged: passes/specialize._bounded_groups). The C symbol exports,
+# and verify checks, the combinations `element_combinations` lists: with two generics every pair of the
+# kernel's dtypes (3^2); with three, the 9 that two generics exported when the classes were merged by rank
+# (largest-rank ones at one dtype, the others at one), and E over the kernel's dtypes with each other generic
+# either E's dtype or MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what
+# mixed precision does): 13, each verified (the C symbol checks the combination and monomorphizes its launch on
+# E's type alone: emit/ffi.py); a fourth generic would make 21 checks
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
-MAX_ELEMENT_GENERICS = 2
+MAX_ELEMENT_GENERICS = 3
+MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
@@ -28,6 +35,23 @@ ANY_DOMAIN = ("f16", "bf16", "f32", "i32", "i64", "f8e4m3fn", "f8e5m2")
 
 def is_generic(dtype: str) -> bool:
     return dtype in GENERIC_DTYPES
+
+
+def element_combinations(dtypes, high) -> list[tuple[str, ...]]:
+    """The dtype combinations (one per generic, in order E, E2, ...) a port exports for the kernel's `dtypes`;
+    `high`: per generic, whether its arrays have the kernel's largest rank (activations, outputs). Up to two
+    generics: every combination. Past two: what two generics exported (the largest-rank generics at one dtype,
+    the others at one dtype: the two groups they were merged into), and E over `dtypes` with each other
+    generic at E's dtype or MIXED_PARTNER; in E's dtype order."""
+    dtypes, high = list(dtypes), list(high)
+    if len(high) <= 2:
+        return list(itertools.product(dtypes, repeat=len(high)))
+    if all(high) or not any(high):  # as the merge into two groups: E's, and the others'
+        high = [True] + [False] * (len(high) - 1)
+    two = [tuple(a if h else b for h in high) for a, b in itertools.product(dtypes, repeat=2)]
+    mixed = [(e,) + rest for e in dtypes
+             for rest in itertools.product(*[tuple(dict.fromkeys((e, MIXED_PARTNER)))] * (len(high) - 1))]
+    return sorted(dict.fromkeys(two + mixed), key=lambda c: dtypes.index(c[0]))
 
 
 @dataclass(frozen=True)

@@ -176,10 +176,11 @@ def _merge_generics(k: Kernel, groups: list[set[str]]) -> Kernel:
         if p.name in dtype else p for p in k.params))
 
 
-def _two_groups(k: Kernel) -> list[set[str]]:
-    """More groups of generic arrays than a port keeps (MAX_ELEMENT_GENERICS = 2): the groups with an array
-    of the largest rank (activations, outputs) share E and the others (weights, biases, statistics: where
-    mixed precision puts another dtype) E2; where all have that rank, the first group keeps E."""
+def _bounded_groups(k: Kernel) -> list[set[str]]:
+    """More groups of generic arrays than a port keeps (MAX_ELEMENT_GENERICS): the groups with an array of the
+    largest rank (activations, outputs) share E; the others (weights, biases, statistics: where mixed
+    precision puts another dtype) keep their own generics where that is few enough, else share E2. Where all
+    groups have that rank, the first keeps E and the others share E2."""
     groups = [_sharing(k, g) for g in GENERIC_DTYPES if _sharing(k, g)]
     rank = {p.name: p.rank for p in k.params}
     top = max(rank[n] for g in groups for n in g)
@@ -187,6 +188,8 @@ def _two_groups(k: Kernel) -> list[set[str]]:
     low = [g for g in groups if g not in high]
     if not (high and low):
         high, low = groups[:1], groups[1:]
+    if 1 + len(low) <= MAX_ELEMENT_GENERICS:
+        return [set().union(*high)] + low
     return [set().union(*high), set().union(*low)]
 
 
@@ -313,7 +316,7 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
                 not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
             # every variant was inferred with these groups: nothing to infer again
             return pointer_domains(done) if kernel.frontend == "triton" else done
-        base = _merge_generics(settled, _two_groups(settled))
+        base = _merge_generics(settled, _bounded_groups(settled))
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 

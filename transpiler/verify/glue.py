@@ -89,7 +89,8 @@ def kernel_dtypes(kernel: dict) -> list[str]:
     ones of a kernel with several dtype generics (`f16+f32`: E is f16, E2 f32)."""
     if not kernel_generics(kernel):
         return ["f32"]
-    return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True)
+    return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True,
+                        kernel.get("element_combinations"))
 
 
 def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:

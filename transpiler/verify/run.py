@@ -642,7 +642,8 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
             def dtypes_of(spec: dict, mixed: bool = False) -> list[str]:
                 if "E" not in _select(k["entries"], spec)["generics"]:
                     return ["f32"]
-                return [d for d in dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed) if has_entry(spec, d)]
+                return [d for d in dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed,
+                                                k.get("element_combinations")) if has_entry(spec, d)]
 
             def check_refused(spec: dict, dtype: str) -> None:
                 """Element types no entry of these constants takes (an implicit conversion cuTile Python makes
@@ -666,7 +667,8 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
                 if "E" in _select(k["entries"], spec)["generics"]:
-                    for dtype in dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0):
+                    for dtype in dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0,
+                                              k.get("element_combinations")):
                         if not has_entry(spec, dtype):
                             check_refused(spec, dtype)
             def first_accepted(candidates: list[dict], probe: str, shown) -> str | None:

@@ -99,11 +99,15 @@ def domain_probes(kernel: dict) -> list[str]:
     return probes
 
 
-def dtype_checks(dtypes: list[str], generics: int, mixed: bool) -> list[str]:
+def dtype_checks(dtypes: list[str], generics: int, mixed: bool, combinations=None) -> list[str]:
     """The element types a specialization is verified at: each dtype for all generics alike, and with
     `mixed` (two or more generics) each generic after the first at the last dtype with the others at the
-    first one, and the reverse (f16 activations with an f32 weight, f32 with an f16 one)."""
+    first one, and the reverse (f16 activations with an f32 weight, f32 with an f16 one). A kernel whose symbol
+    exports a bounded set of combinations (manifest `element_combinations`, more than two generics) is
+    verified at every one of them instead: each combination it exports is one that was compared."""
     out = list(dtypes)
+    if mixed and combinations:
+        return out + ["+".join(c) for c in combinations if len(set(c)) > 1]
     if mixed and generics > 1 and len(dtypes) > 1:
         for lo, hi in ((dtypes[0], dtypes[-1]), (dtypes[-1], dtypes[0])):
             out += ["+".join(hi if i == j else lo for i in range(generics)) for j in range(1, generics)]

@@ -11,7 +11,7 @@ use crate::abi;
 /// `layer_norm_fwd` (../corpus/cutile/layer_norm.py:14), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int); `AFFINE`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E3, rank 1; `y`: tensor of E, rank 2; `eps`: f32; `N`: constant (int); `AFFINE`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -41,54 +41,47 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd(
         let AFFINE = abi::flag(AFFINE, "AFFINE")?;
         let __e =
             abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 =
-            abi::element_type("E2", &[("w", &w), ("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), N.to_string(), AFFINE.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    N.to_string(),
+                    AFFINE.to_string(),
+                ];
                 abi::tile_dim(N, "N")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_fwd::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_layer_norm_fwd::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_fwd::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_layer_norm_fwd::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &w, &b, &y, eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => {
-                        launch_layer_norm_fwd::<f32, f32>(__device, __stream, __generics, __grid, &x, &w, &b, &y, eps)
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_layer_norm_fwd::<f32>(__device, __stream, __generics, __grid, &x, &w, &b, &y, eps)
                     }
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -127,7 +120,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_fwd(__words: *const u64) -> i32 {
 
 /// Launches `layer_norm_fwd` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_fwd<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_layer_norm_fwd<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

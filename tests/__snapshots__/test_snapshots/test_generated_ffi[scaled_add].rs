@@ -11,7 +11,7 @@ use crate::abi;
 /// `scaled_add` (../corpus/cutile/scaled_add.py:8), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `out`: tensor of E2, rank 1; `alpha`: f32; `beta`: f32; `TILE`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 1; `y`: tensor of E2, rank 1; `out`: tensor of E3, rank 1; `alpha`: f32; `beta`: f32; `TILE`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -37,52 +37,40 @@ pub unsafe extern "C" fn cutile_scaled_add(
         let out = abi::tensor_arg(out, "out", 1, abi::Access { written: true, pointer: false })?;
         let TILE = abi::constant(TILE, "TILE")?;
         let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("y", &y), ("out", &out)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> = vec![__e.name().to_string(), __e2.name().to_string(), TILE.to_string()];
+                let __generics: Vec<String> =
+                    vec![__e.name().to_string(), __e2.name().to_string(), __e3.name().to_string(), TILE.to_string()];
                 abi::tile_dim(TILE, "TILE")?;
                 let out_tile = abi::tile_shape([TILE], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => launch_scaled_add::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => launch_scaled_add::<cutile::half::f16>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
-                    (abi::Dtype::F16, abi::Dtype::BF16) => launch_scaled_add::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => launch_scaled_add::<cutile::half::bf16>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_scaled_add::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => launch_scaled_add::<cutile::half::bf16, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_scaled_add::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_scaled_add::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_scaled_add::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_scaled_add::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_scaled_add::<f32>(
                         __device, __stream, __generics, __grid, &x, &y, &out, out_tile, alpha, beta,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -120,7 +108,7 @@ pub unsafe extern "C" fn cutilepk_scaled_add(__words: *const u64) -> i32 {
 
 /// Launches `scaled_add` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_scaled_add<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_scaled_add<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -177,7 +177,7 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: cutile::DType>(
 /// `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `logits`: tensor of E, rank 2; `labels`: tensor of i32, rank 1; `lse`: tensor of E2, rank 1; `dloss`: tensor of E2, rank 1; `dlogits`: tensor of E, rank 2; `BV`: constant (int); `IGNORE_INDEX`: constant (int).
+/// Arguments in the kernel's parameter order: `logits`: tensor of E, rank 2; `labels`: tensor of i32, rank 1; `lse`: tensor of E2, rank 1; `dloss`: tensor of E3, rank 1; `dlogits`: tensor of E, rank 2; `BV`: constant (int); `IGNORE_INDEX`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -212,23 +212,30 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
             &[("logits", &logits), ("dlogits", &dlogits)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("lse", &lse), ("dloss", &dloss)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("lse", &lse)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 =
+            abi::element_type("E3", &[("dloss", &dloss)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BV.to_string(), IGNORE_INDEX.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BV.to_string(),
+                    IGNORE_INDEX.to_string(),
+                ];
                 abi::tile_dim(BV, "BV")?;
                 let dlogits_tile = abi::tile_shape([1i64, BV], "dlogits")?;
                 abi::check_partition_grid("dlogits", &dlogits, &dlogits_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -241,8 +248,12 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -255,83 +266,9 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                             dlogits_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<cutile::half::f16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_cross_entropy_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &logits,
-                            &labels,
-                            &lse,
-                            &dloss,
-                            &dlogits,
-                            dlogits_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<cutile::half::bf16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_cross_entropy_bwd_kernel::<f32, cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_cross_entropy_bwd_kernel::<f32, cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &logits,
-                        &labels,
-                        &lse,
-                        &dloss,
-                        &dlogits,
-                        dlogits_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_cross_entropy_bwd_kernel::<f32>(
                         __device,
                         __stream,
                         __generics,
@@ -345,7 +282,7 @@ pub unsafe extern "C" fn cutile_cross_entropy_bwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -384,7 +321,7 @@ pub unsafe extern "C" fn cutilepk_cross_entropy_bwd_kernel(__words: *const u64) 
 
 /// Launches `cross_entropy_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

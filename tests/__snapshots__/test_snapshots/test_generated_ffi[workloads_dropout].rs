@@ -164,7 +164,7 @@ unsafe fn launch_dropout_kernel<T: cutile::DType, T2: cutile::DType>(
 /// `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E2, rank 2; `out`: tensor of E2, rank 2; `p`: f32; `seed`: i32; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E2, rank 2; `out`: tensor of E3, rank 2; `p`: f32; `seed`: i32; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -192,64 +192,51 @@ pub unsafe extern "C" fn cutile_dropout_add_residual_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("residual", &residual), ("out", &out)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 =
+            abi::element_type("E2", &[("residual", &residual)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_dropout_add_residual_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_dropout_add_residual_kernel::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_dropout_add_residual_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_dropout_add_residual_kernel::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_dropout_add_residual_kernel::<f32>(
                         __device, __stream, __generics, __grid, &x, &residual, &out, out_tile, p, seed,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -288,7 +275,7 @@ pub unsafe extern "C" fn cutilepk_dropout_add_residual_kernel(__words: *const u6
 
 /// Launches `dropout_add_residual_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -11,7 +11,7 @@ use crate::abi;
 /// `flash_attn_fwd_kernel` (../corpus/cutile/workloads/flash_attention.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E2, rank 4; `O`: tensor of E2, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `QUERY_GROUP`: constant (int); `CAUSAL`: constant (bool).
+/// Arguments in the kernel's parameter order: `Q`: tensor of E, rank 4; `K`: tensor of E, rank 4; `V`: tensor of E2, rank 4; `O`: tensor of E3, rank 4; `qk_scale`: f32; `BM`: constant (int); `BN`: constant (int); `D`: constant (int); `QUERY_GROUP`: constant (int); `CAUSAL`: constant (bool).
 /// `__variant` selects the entry and must agree with the constants:
 /// 0 = `flash_attn_fwd_kernel__causal` when `CAUSAL`.
 /// 1 = `flash_attn_fwd_kernel__not_causal` when `not (CAUSAL)`.
@@ -51,8 +51,8 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
         let CAUSAL = abi::flag(CAUSAL, "CAUSAL")?;
         let __e =
             abi::element_type("E", &[("Q", &Q), ("K", &K)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 =
-            abi::element_type("E2", &[("V", &V), ("O", &O)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("V", &V)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("O", &O)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = match __variant {
             0 if (CAUSAL != 0) => 0,
@@ -69,6 +69,7 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -78,53 +79,35 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::f16, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__causal::<f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__causal::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__causal::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_flash_attn_fwd_kernel__causal::<f32, f32>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -132,6 +115,7 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     D.to_string(),
@@ -141,53 +125,35 @@ pub unsafe extern "C" fn cutile_flash_attn_fwd_kernel(
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(D, "D")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::f16, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_flash_attn_fwd_kernel__not_causal::<f32>(
                             __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
                         )
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<cutile::half::bf16, f32>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_flash_attn_fwd_kernel__not_causal::<f32, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_flash_attn_fwd_kernel__not_causal::<f32, f32>(
-                        __device, __stream, __generics, __grid, &Q, &K, &V, &O, qk_scale,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -230,7 +196,7 @@ pub unsafe extern "C" fn cutilepk_flash_attn_fwd_kernel(__words: *const u64) -> 
 
 /// Launches `flash_attn_fwd_kernel__causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -275,7 +241,7 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType, T2: cutile::DTy
 
 /// Launches `flash_attn_fwd_kernel__not_causal` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

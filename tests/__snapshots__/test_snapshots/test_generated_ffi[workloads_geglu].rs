@@ -156,7 +156,7 @@ unsafe fn launch_geglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
 /// `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `dout`: tensor of E2, rank 2; `dgate_up`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate_up`: tensor of E, rank 2; `dout`: tensor of E2, rank 2; `dgate_up`: tensor of E3, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -183,58 +183,49 @@ pub unsafe extern "C" fn cutile_geglu_bwd_kernel(
         let BN = abi::constant(BN, "BN")?;
         let __e =
             abi::element_type("E", &[("gate_up", &gate_up)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("dout", &dout), ("dgate_up", &dgate_up)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("dout", &dout)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 =
+            abi::element_type("E3", &[("dgate_up", &dgate_up)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_geglu_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_geglu_bwd_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_geglu_bwd_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_geglu_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_geglu_bwd_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_geglu_bwd_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_geglu_bwd_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_bwd_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_geglu_bwd_kernel::<f32>(
                         __device, __stream, __generics, __grid, &gate_up, &dout, &dgate_up,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -271,7 +262,7 @@ pub unsafe extern "C" fn cutilepk_geglu_bwd_kernel(__words: *const u64) -> i32 {
 
 /// Launches `geglu_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_geglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_geglu_bwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

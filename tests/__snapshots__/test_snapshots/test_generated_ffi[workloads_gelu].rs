@@ -153,7 +153,7 @@ unsafe fn launch_gelu_tanh_kernel<T: cutile::DType, T2: cutile::DType>(
 /// `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `bias`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `bias`: tensor of E2, rank 1; `y`: tensor of E3, rank 2; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -180,9 +180,9 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
-        let __e =
-            abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e = abi::element_type("E", &[("x", &x)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __e2 = abi::element_type("E2", &[("bias", &bias)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -190,6 +190,7 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     HAS_BIAS.to_string(),
@@ -198,45 +199,33 @@ pub unsafe extern "C" fn cutile_bias_gelu_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let y_tile = abi::tile_shape([BM, BN], "y")?;
                 abi::check_partition_grid("y", &y, &y_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_bias_gelu_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_bias_gelu_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_bias_gelu_kernel::<f32>(__device, __stream, __generics, __grid, &x, &bias, &y, y_tile)
                     }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_bias_gelu_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_bias_gelu_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_bias_gelu_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_bias_gelu_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_bias_gelu_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &bias, &y, y_tile,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -274,7 +263,7 @@ pub unsafe extern "C" fn cutilepk_bias_gelu_kernel(__words: *const u64) -> i32 {
 
 /// Launches `bias_gelu_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_bias_gelu_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_bias_gelu_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

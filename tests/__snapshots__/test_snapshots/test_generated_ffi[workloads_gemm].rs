@@ -11,7 +11,7 @@ use crate::abi;
 /// `gemm_kernel` (../corpus/cutile/workloads/gemm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E, rank 2; `bias`: tensor of E2, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `A`: tensor of E, rank 2; `B`: tensor of E, rank 2; `C`: tensor of E2, rank 2; `bias`: tensor of E3, rank 1; `BM`: constant (int); `BN`: constant (int); `BK`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -42,12 +42,10 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
         let BN = abi::constant(BN, "BN")?;
         let BK = abi::constant(BK, "BK")?;
         let HAS_BIAS = abi::flag(HAS_BIAS, "HAS_BIAS")?;
-        let __e = abi::element_type(
-            "E",
-            &[("A", &A), ("B", &B), ("C", &C)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
-        let __e2 = abi::element_type("E2", &[("bias", &bias)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e =
+            abi::element_type("E", &[("A", &A), ("B", &B)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("C", &C)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("bias", &bias)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -55,6 +53,7 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     BK.to_string(),
@@ -65,39 +64,29 @@ pub unsafe extern "C" fn cutile_gemm_kernel(
                 abi::tile_dim(BN, "BN")?;
                 let C_tile = abi::tile_shape([BM, BN], "C")?;
                 abi::check_partition_grid("C", &C, &C_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => launch_gemm_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::f16>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
-                    (abi::Dtype::F16, abi::Dtype::BF16) => launch_gemm_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::bf16>(
                         __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
                     ),
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => launch_gemm_kernel::<cutile::half::bf16, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_gemm_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_gemm_kernel::<f32>(__device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias)
                     }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_gemm_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_gemm_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_gemm_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_gemm_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &A, &B, &C, C_tile, &bias,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -137,7 +126,7 @@ pub unsafe extern "C" fn cutilepk_gemm_kernel(__words: *const u64) -> i32 {
 
 /// Launches `gemm_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_gemm_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_gemm_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

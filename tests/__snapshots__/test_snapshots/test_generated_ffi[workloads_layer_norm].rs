@@ -11,7 +11,7 @@ use crate::abi;
 /// `layer_norm_fwd_kernel` (../corpus/cutile/workloads/layer_norm.py:13), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `mean_out`: tensor of f32, rank 1; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `b`: tensor of E3, rank 1; `y`: tensor of E, rank 2; `mean_out`: tensor of f32, rank 1; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_BIAS`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -49,8 +49,8 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e =
             abi::element_type("E", &[("x", &x), ("y", &y)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 =
-            abi::element_type("E2", &[("w", &w), ("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("b", &b)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -58,6 +58,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BM.to_string(),
                     BN.to_string(),
                     HAS_BIAS.to_string(),
@@ -68,9 +69,13 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                 abi::check_partition_grid("mean_out", &mean_out, &mean_out_tile, __grid)?;
                 let rstd_out_tile = abi::tile_shape([BM], "rstd_out")?;
                 abi::check_partition_grid("rstd_out", &rstd_out, &rstd_out_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -86,8 +91,12 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_fwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -103,101 +112,9 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                             eps,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<cutile::half::f16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &w,
-                            &b,
-                            &y,
-                            &mean_out,
-                            mean_out_tile,
-                            &rstd_out,
-                            rstd_out_tile,
-                            eps,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<cutile::half::bf16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_fwd_kernel::<f32, cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_layer_norm_fwd_kernel::<f32, cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &w,
-                        &b,
-                        &y,
-                        &mean_out,
-                        mean_out_tile,
-                        &rstd_out,
-                        rstd_out_tile,
-                        eps,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_fwd_kernel::<f32>(
                         __device,
                         __stream,
                         __generics,
@@ -214,7 +131,7 @@ pub unsafe extern "C" fn cutile_layer_norm_fwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -256,7 +173,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_fwd_kernel(__words: *const u64) -> 
 
 /// Launches `layer_norm_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,
@@ -594,7 +511,7 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: cutile::DType, T2: cutile::DType>(
 /// `layer_norm_bwd_dwdb_kernel` (../corpus/cutile/workloads/layer_norm.py:55), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `dw_partial`: tensor of E, rank 2; `db_partial`: tensor of E, rank 2; `dw`: tensor of E2, rank 1; `db`: tensor of E2, rank 1; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `dw_partial`: tensor of E, rank 2; `db_partial`: tensor of E, rank 2; `dw`: tensor of E2, rank 1; `db`: tensor of E3, rank 1; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -626,26 +543,32 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
             &[("dw_partial", &dw_partial), ("db_partial", &db_partial)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("dw", &dw), ("db", &db)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("dw", &dw)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("db", &db)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let dw_tile = abi::tile_shape([BN], "dw")?;
                 abi::check_partition_grid("dw", &dw, &dw_tile, __grid)?;
                 let db_tile = abi::tile_shape([BN], "db")?;
                 abi::check_partition_grid("db", &db, &db_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -658,8 +581,12 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -672,87 +599,9 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                             db_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<cutile::half::f16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &dw_partial,
-                        &db_partial,
-                        &dw,
-                        dw_tile,
-                        &db,
-                        db_tile,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<cutile::half::bf16, f32>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &dw_partial,
-                        &db_partial,
-                        &dw,
-                        dw_tile,
-                        &db,
-                        db_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => {
-                        launch_layer_norm_bwd_dwdb_kernel::<f32, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &dw_partial,
-                            &db_partial,
-                            &dw,
-                            dw_tile,
-                            &db,
-                            db_tile,
-                        )
-                    }
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_layer_norm_bwd_dwdb_kernel::<f32>(
                         __device,
                         __stream,
                         __generics,
@@ -766,7 +615,7 @@ pub unsafe extern "C" fn cutile_layer_norm_bwd_dwdb_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -804,7 +653,7 @@ pub unsafe extern "C" fn cutilepk_layer_norm_bwd_dwdb_kernel(__words: *const u64
 
 /// Launches `layer_norm_bwd_dwdb_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

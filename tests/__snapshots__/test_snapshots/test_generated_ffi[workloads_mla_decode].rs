@@ -11,7 +11,7 @@ use crate::abi;
 /// `mla_decode_kernel` (../corpus/cutile/workloads/mla_decode.py:15), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `Q_nope`: tensor of E, rank 3; `Q_pe`: tensor of E2, rank 3; `KV_latent`: tensor of E, rank 3; `K_pe`: tensor of E2, rank 3; `seq_lens`: tensor of i32, rank 1; `O`: tensor of E2, rank 3; `sm_scale`: f32; `BH`: constant (int); `BN`: constant (int); `DL`: constant (int); `DR`: constant (int).
+/// Arguments in the kernel's parameter order: `Q_nope`: tensor of E, rank 3; `Q_pe`: tensor of E2, rank 3; `KV_latent`: tensor of E, rank 3; `K_pe`: tensor of E2, rank 3; `seq_lens`: tensor of i32, rank 1; `O`: tensor of E3, rank 3; `sm_scale`: f32; `BH`: constant (int); `BN`: constant (int); `DL`: constant (int); `DR`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -55,9 +55,10 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
         )?;
         let __e2 = abi::element_type(
             "E2",
-            &[("Q_pe", &Q_pe), ("K_pe", &K_pe), ("O", &O)],
+            &[("Q_pe", &Q_pe), ("K_pe", &K_pe)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
+        let __e3 = abi::element_type("E3", &[("O", &O)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
@@ -65,6 +66,7 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 let __generics: Vec<String> = vec![
                     __e.name().to_string(),
                     __e2.name().to_string(),
+                    __e3.name().to_string(),
                     BH.to_string(),
                     BN.to_string(),
                     DL.to_string(),
@@ -74,54 +76,36 @@ pub unsafe extern "C" fn cutile_mla_decode_kernel(
                 abi::tile_dim(BN, "BN")?;
                 abi::tile_dim(DL, "DL")?;
                 abi::tile_dim(DR, "DR")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_mla_decode_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_mla_decode_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                             sm_scale,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_mla_decode_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                        sm_scale,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_mla_decode_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                            sm_scale,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_mla_decode_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                        sm_scale,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_mla_decode_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                        sm_scale,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_mla_decode_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
-                        sm_scale,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_mla_decode_kernel::<f32>(
                         __device, __stream, __generics, __grid, &Q_nope, &Q_pe, &KV_latent, &K_pe, &seq_lens, &O,
                         sm_scale,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -164,7 +148,7 @@ pub unsafe extern "C" fn cutilepk_mla_decode_kernel(__words: *const u64) -> i32 
 
 /// Launches `mla_decode_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_mla_decode_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_mla_decode_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -298,7 +298,7 @@ unsafe fn launch_rms_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
 /// `rms_norm_bwd_kernel` (../corpus/cutile/workloads/rms_norm.py:29), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `rstd`: tensor of E2, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `dy`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `rstd`: tensor of E3, rank 1; `dx`: tensor of E, rank 2; `dw_partial`: tensor of f32, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -335,22 +335,28 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
             &[("x", &x), ("dy", &dy), ("dx", &dx)],
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("w", &w), ("rstd", &rstd)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("rstd", &rstd)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::f16>(
                             __device,
                             __stream,
                             __generics,
@@ -363,8 +369,12 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rms_norm_bwd_kernel::<cutile::half::bf16>(
                             __device,
                             __stream,
                             __generics,
@@ -377,83 +387,9 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                             &dw_partial,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<cutile::half::f16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rms_norm_bwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device,
-                            __stream,
-                            __generics,
-                            __grid,
-                            &x,
-                            &dy,
-                            &w,
-                            &rstd,
-                            &dx,
-                            &dw_partial,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<cutile::half::bf16, f32>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rms_norm_bwd_kernel::<f32, cutile::half::f16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rms_norm_bwd_kernel::<f32, cutile::half::bf16>(
-                        __device,
-                        __stream,
-                        __generics,
-                        __grid,
-                        &x,
-                        &dy,
-                        &w,
-                        &rstd,
-                        &dx,
-                        &dw_partial,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_rms_norm_bwd_kernel::<f32>(
                         __device,
                         __stream,
                         __generics,
@@ -467,7 +403,7 @@ pub unsafe extern "C" fn cutile_rms_norm_bwd_kernel(
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -507,7 +443,7 @@ pub unsafe extern "C" fn cutilepk_rms_norm_bwd_kernel(__words: *const u64) -> i3
 
 /// Launches `rms_norm_bwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

@@ -11,7 +11,7 @@ use crate::abi;
 /// `rope_halves_kernel` (../corpus/cutile/workloads/rope.py:10), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 3; `cos`: tensor of E2, rank 2; `sin`: tensor of E2, rank 2; `out`: tensor of E, rank 3; `BH`: constant (int); `HALF`: constant (int).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 3; `cos`: tensor of E2, rank 2; `sin`: tensor of E3, rank 2; `out`: tensor of E, rank 3; `BH`: constant (int); `HALF`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -40,58 +40,48 @@ pub unsafe extern "C" fn cutile_rope_halves_kernel(
         let HALF = abi::constant(HALF, "HALF")?;
         let __e =
             abi::element_type("E", &[("x", &x), ("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("cos", &cos_), ("sin", &sin_)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("cos", &cos_)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("sin", &sin_)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BH.to_string(), HALF.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BH.to_string(),
+                    HALF.to_string(),
+                ];
                 abi::tile_dim(BH, "BH")?;
                 abi::tile_dim(HALF, "HALF")?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_rope_halves_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_rope_halves_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_rope_halves_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => {
+                        launch_rope_halves_kernel::<f32>(__device, __stream, __generics, __grid, &x, &cos_, &sin_, &out)
                     }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_rope_halves_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_rope_halves_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_rope_halves_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_rope_halves_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_rope_halves_kernel::<f32, f32>(
-                        __device, __stream, __generics, __grid, &x, &cos_, &sin_, &out,
-                    ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -129,7 +119,7 @@ pub unsafe extern "C" fn cutilepk_rope_halves_kernel(__words: *const u64) -> i32
 
 /// Launches `rope_halves_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_rope_halves_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_rope_halves_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

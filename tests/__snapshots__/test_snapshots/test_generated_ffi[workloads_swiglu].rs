@@ -11,7 +11,7 @@ use crate::abi;
 /// `swiglu_fwd_kernel` (../corpus/cutile/workloads/swiglu.py:10), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E2, rank 2; `out`: tensor of E2, rank 2; `BM`: constant (int); `BN`: constant (int).
+/// Arguments in the kernel's parameter order: `gate`: tensor of E, rank 2; `up`: tensor of E2, rank 2; `out`: tensor of E3, rank 2; `BM`: constant (int); `BN`: constant (int).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -37,60 +37,50 @@ pub unsafe extern "C" fn cutile_swiglu_fwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let __e = abi::element_type("E", &[("gate", &gate)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
-        let __e2 = abi::element_type(
-            "E2",
-            &[("up", &up), ("out", &out)],
-            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
-        )?;
+        let __e2 = abi::element_type("E2", &[("up", &up)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type("E3", &[("out", &out)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
             0 => {
-                let __generics: Vec<String> =
-                    vec![__e.name().to_string(), __e2.name().to_string(), BM.to_string(), BN.to_string()];
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    BM.to_string(),
+                    BN.to_string(),
+                ];
                 abi::tile_dim(BM, "BM")?;
                 abi::tile_dim(BN, "BN")?;
                 let out_tile = abi::tile_shape([BM, BN], "out")?;
                 abi::check_partition_grid("out", &out, &out_tile, __grid)?;
-                match (__e, __e2) {
-                    (abi::Dtype::F16, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::f16>(
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::f16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::f16, cutile::half::bf16>(
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_swiglu_fwd_kernel::<cutile::half::bf16>(
                             __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                         )
                     }
-                    (abi::Dtype::F16, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<cutile::half::f16, f32>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    (abi::Dtype::BF16, abi::Dtype::F16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::f16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::BF16) => {
-                        launch_swiglu_fwd_kernel::<cutile::half::bf16, cutile::half::bf16>(
-                            __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                        )
-                    }
-                    (abi::Dtype::BF16, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<cutile::half::bf16, f32>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F16) => launch_swiglu_fwd_kernel::<f32, cutile::half::f16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::BF16) => launch_swiglu_fwd_kernel::<f32, cutile::half::bf16>(
-                        __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
-                    ),
-                    (abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32, f32>(
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_swiglu_fwd_kernel::<f32>(
                         __device, __stream, __generics, __grid, &gate, &up, &out, out_tile,
                     ),
                     _ => abi::fail(
                         abi::CUTILE_ERR_DTYPE,
-                        format!("element types {} have no port", [__e.name(), __e2.name()].join(", ")),
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
                     ),
                 }
             }
@@ -127,7 +117,7 @@ pub unsafe extern "C" fn cutilepk_swiglu_fwd_kernel(__words: *const u64) -> i32 
 
 /// Launches `swiglu_fwd_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
 /// dry-run mode.
-unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
+unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType>(
     __device: i32,
     __stream: *mut c_void,
     __generics: Vec<String>,

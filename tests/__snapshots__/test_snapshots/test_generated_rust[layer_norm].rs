@@ -8,10 +8,10 @@ pub mod layer_norm_kernels {
     /// Port of `layer_norm_fwd` (../corpus/cutile/layer_norm.py:14).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn layer_norm_fwd<E: ElementType, E2: ElementType, const N: i32, const AFFINE: i32>(
+    pub fn layer_norm_fwd<E: ElementType, E2: ElementType, E3: ElementType, const N: i32, const AFFINE: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
-        b: &Tensor<E2, { [-1] }>,
+        b: &Tensor<E3, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         eps: f32,
     ) {
@@ -54,9 +54,9 @@ pub mod layer_norm_kernels {
                 load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let wt: Tile<f32, { [N] }> = convert_tile(wt_a);
             // bt = ct.load(b, index=(0,), shape=(N,)).astype(ct.float32)
-            let b_part: Partition<E2, { [N] }> =
+            let b_part: Partition<E3, { [N] }> =
                 unsafe { make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token()) };
-            let bt_a: Tile<E2, { [N] }> =
+            let bt_a: Tile<E3, { [N] }> =
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [N] }> = convert_tile(bt_a);
             // out = yt * wt + bt

@@ -8,10 +8,10 @@ pub mod rms_norm_kernels {
     /// Port of `rms_norm_fwd` (../corpus/cutile/rms_norm.py:8).
     /// Output `y: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rms_norm_fwd<E: ElementType, E2: ElementType, const N: i32>(
+    pub fn rms_norm_fwd<E: ElementType, E2: ElementType, E3: ElementType, const N: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
-        y: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E3, { [-1, -1] }>,
         eps: f32,
     ) {
         // row = ct.bid(0)
@@ -44,8 +44,8 @@ pub mod rms_norm_kernels {
         let y_b: Tile<f32, { [1, N] }> = xt * y_a;
         let y_c: Tile<f32, { [1, N] }> = wt.reshape(shape![1, N]);
         let y_d: Tile<f32, { [1, N] }> = y_b * y_c;
-        let y_e: Tile<E, { [1, N] }> = convert_tile(y_d);
-        let mut y_part: PartitionMut<E, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
+        let y_e: Tile<E3, { [1, N] }> = convert_tile(y_d);
+        let mut y_part: PartitionMut<E3, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
         unsafe {
             store_view_tko_mut(&mut y_part, y_e, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };

@@ -8,10 +8,10 @@ pub mod scaled_add_kernels {
     /// Port of `scaled_add` (../corpus/cutile/scaled_add.py:8).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn scaled_add<E: ElementType, E2: ElementType, const TILE: i32>(
+    pub fn scaled_add<E: ElementType, E2: ElementType, E3: ElementType, const TILE: i32>(
         x: &Tensor<E, { [-1] }>,
         y: &Tensor<E2, { [-1] }>,
-        out: &mut Tensor<E2, { [TILE] }>,
+        out: &mut Tensor<E3, { [TILE] }>,
         alpha: f32,
         beta: f32,
     ) {
@@ -35,7 +35,7 @@ pub mod scaled_add_kernels {
         let r_c: Tile<f32, { [TILE] }> = r_b * yt;
         let r: Tile<f32, { [TILE] }> = fma(r_a, xt, r_c, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(bid,), tile=r.astype(out.dtype))
-        let out_a: Tile<E2, { [TILE] }> = convert_tile(r);
+        let out_a: Tile<E3, { [TILE] }> = convert_tile(r);
         out.store(out_a);
     }
 }

@@ -132,11 +132,17 @@ pub mod cross_entropy_kernels {
     /// Port of `cross_entropy_bwd_kernel` (../corpus/cutile/workloads/cross_entropy.py:35).
     /// Output `dlogits: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn cross_entropy_bwd_kernel<E: ElementType, E2: ElementType, const BV: i32, const IGNORE_INDEX: i32>(
+    pub fn cross_entropy_bwd_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const BV: i32,
+        const IGNORE_INDEX: i32,
+    >(
         logits: &Tensor<E, { [-1, -1] }>,
         labels: &Tensor<i32, { [-1] }>,
         lse: &Tensor<E2, { [-1] }>,
-        dloss: &Tensor<E2, { [-1] }>,
+        dloss: &Tensor<E3, { [-1] }>,
         dlogits: &mut Tensor<E, { [1, BV] }>,
     ) {
         // row = ct.bid(0)
@@ -157,17 +163,17 @@ pub mod cross_entropy_kernels {
             load_view_tko(&lse_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let row_lse: Tile<E2, { [] }> = row_lse_a.reshape(shape![]);
         // g = ct.load(dloss, index=(row,), shape=()).item()
-        let dloss_part: Partition<E2, { [1] }> =
+        let dloss_part: Partition<E3, { [1] }> =
             unsafe { make_partition_view(dloss, shape![1], padding::None, dim_map::Identity, dloss.token()) };
-        let g_a: Tile<E2, { [1] }> =
+        let g_a: Tile<E3, { [1] }> =
             load_view_tko(&dloss_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let g: Tile<E2, { [] }> = g_a.reshape(shape![]);
+        let g: Tile<E3, { [] }> = g_a.reshape(shape![]);
         // g = ct.where(label == IGNORE_INDEX, 0.0, g)
         let g_b: bool = label == IGNORE_INDEX;
         let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
         let g_d: Tile<f32, { [] }> = scalar_to_tile(0.0f32);
-        let g_e: Tile<E2, { [] }> = convert_tile(g_d);
-        let g: Tile<E2, { [] }> = select(g_c, g_e, g);
+        let g_e: Tile<E3, { [] }> = convert_tile(g_d);
+        let g: Tile<E3, { [] }> = select(g_c, g_e, g);
         // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
         let logits_part: Partition<E, { [1, BV] }> =
             unsafe { make_partition_view(logits, shape![1, BV], padding::None, dim_map::Identity, logits.token()) };

@@ -72,10 +72,16 @@ pub mod dropout_kernels {
     /// Port of `dropout_add_residual_kernel` (../corpus/cutile/workloads/dropout.py:33).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn dropout_add_residual_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
+    pub fn dropout_add_residual_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const BM: i32,
+        const BN: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
         residual: &Tensor<E2, { [-1, -1] }>,
-        out: &mut Tensor<E2, { [BM, BN] }>,
+        out: &mut Tensor<E3, { [BM, BN] }>,
         p: f32,
         seed: i32,
     ) {
@@ -157,7 +163,7 @@ pub mod dropout_kernels {
         let res_f: Tile<f32, { [BM, BN] }> = select(keep, res_d, res_e);
         let res: Tile<f32, { [BM, BN] }> = r + res_f;
         // ct.store(out, index=(pm, pn), tile=res.astype(out.dtype))
-        let out_a: Tile<E2, { [BM, BN] }> = convert_tile(res);
+        let out_a: Tile<E3, { [BM, BN] }> = convert_tile(res);
         out.store(out_a);
     }
 }

@@ -37,6 +37,7 @@ pub mod flash_attention_kernels {
     pub fn flash_attn_fwd_kernel__causal<
         E: ElementType,
         E2: ElementType,
+        E3: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -46,7 +47,7 @@ pub mod flash_attention_kernels {
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
         V: &Tensor<E2, { [-1, -1, -1, -1] }>,
-        O: &Tensor<E2, { [-1, -1, -1, -1] }>,
+        O: &Tensor<E3, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
         // pid_m = ct.bid(0)
@@ -161,8 +162,8 @@ pub mod flash_attention_kernels {
         let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let o_b: Tile<E2, { [1, 1, BM, D] }> = convert_tile(o_a);
-        let mut o_part: PartitionMut<E2, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_b: Tile<E3, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E3, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
                 &mut o_part,
@@ -183,6 +184,7 @@ pub mod flash_attention_kernels {
     pub fn flash_attn_fwd_kernel__not_causal<
         E: ElementType,
         E2: ElementType,
+        E3: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
@@ -192,7 +194,7 @@ pub mod flash_attention_kernels {
         Q: &Tensor<E, { [-1, -1, -1, -1] }>,
         K: &Tensor<E, { [-1, -1, -1, -1] }>,
         V: &Tensor<E2, { [-1, -1, -1, -1] }>,
-        O: &Tensor<E2, { [-1, -1, -1, -1] }>,
+        O: &Tensor<E3, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
     ) {
         // pid_m = ct.bid(0)
@@ -290,8 +292,8 @@ pub mod flash_attention_kernels {
         let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
-        let o_b: Tile<E2, { [1, 1, BM, D] }> = convert_tile(o_a);
-        let mut o_part: PartitionMut<E2, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
+        let o_b: Tile<E3, { [1, 1, BM, D] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E3, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
             store_view_tko_mut(
                 &mut o_part,

@@ -58,10 +58,10 @@ pub mod geglu_kernels {
     /// Port of `geglu_bwd_kernel` (../corpus/cutile/workloads/geglu.py:24).
     /// Output `dgate_up: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn geglu_bwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
+    pub fn geglu_bwd_kernel<E: ElementType, E2: ElementType, E3: ElementType, const BM: i32, const BN: i32>(
         gate_up: &Tensor<E, { [-1, -1] }>,
         dout: &Tensor<E2, { [-1, -1] }>,
-        dgate_up: &Tensor<E2, { [-1, -1] }>,
+        dgate_up: &Tensor<E3, { [-1, -1] }>,
     ) {
         let __tok_root: Token = new_token_unordered();
         let mut dgate_up_tok_access: Token = __tok_root;
@@ -128,8 +128,8 @@ pub mod geglu_kernels {
         // ct.store(dgate_up, index=(pm, pn), tile=(do * u * dgelu).astype(dgate_up.dtype))
         let dgate_up_a: Tile<f32, { [BM, BN] }> = do_ * u;
         let dgate_up_b: Tile<f32, { [BM, BN] }> = dgate_up_a * dgelu;
-        let dgate_up_c: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_b);
-        let mut dgate_up_part: PartitionMut<E2, { [BM, BN] }> =
+        let dgate_up_c: Tile<E3, { [BM, BN] }> = convert_tile(dgate_up_b);
+        let mut dgate_up_part: PartitionMut<E3, { [BM, BN] }> =
             unsafe { make_partition_view_mut(dgate_up, shape![BM, BN], padding::None, dgate_up_tok_access) };
         unsafe {
             store_view_tko_mut(
@@ -147,9 +147,9 @@ pub mod geglu_kernels {
         dgate_up_tok_store = dgate_up_tok;
         // ct.store(dgate_up, index=(pm, pn + n_half_tiles), tile=(do * gelu).astype(dgate_up.dtype))
         let dgate_up_d: Tile<f32, { [BM, BN] }> = do_ * gelu;
-        let dgate_up_e: Tile<E2, { [BM, BN] }> = convert_tile(dgate_up_d);
+        let dgate_up_e: Tile<E3, { [BM, BN] }> = convert_tile(dgate_up_d);
         let dgate_up_f: i32 = pn + n_half_tiles;
-        let mut dgate_up_part2: PartitionMut<E2, { [BM, BN] }> =
+        let mut dgate_up_part2: PartitionMut<E3, { [BM, BN] }> =
             unsafe { make_partition_view_mut(dgate_up, shape![BM, BN], padding::None, dgate_up_tok_access) };
         unsafe {
             store_view_tko_mut(

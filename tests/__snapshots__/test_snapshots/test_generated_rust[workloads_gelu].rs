@@ -42,10 +42,17 @@ pub mod gelu_kernels {
     /// Port of `bias_gelu_kernel` (../corpus/cutile/workloads/gelu.py:25).
     /// Output `y: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn bias_gelu_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const HAS_BIAS: i32>(
+    pub fn bias_gelu_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const HAS_BIAS: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
         bias: &Tensor<E2, { [-1] }>,
-        y: &mut Tensor<E, { [BM, BN] }>,
+        y: &mut Tensor<E3, { [BM, BN] }>,
     ) {
         // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
@@ -83,7 +90,7 @@ pub mod gelu_kernels {
         let y_d: Tile<f32, { [BM, BN] }> = tanh(_gelu_tanh2_inner);
         let y_e: Tile<f32, { [BM, BN] }> = y_c + y_d;
         let y_f: Tile<f32, { [BM, BN] }> = y_b * y_e;
-        let y_g: Tile<E, { [BM, BN] }> = convert_tile(y_f);
+        let y_g: Tile<E3, { [BM, BN] }> = convert_tile(y_f);
         y.store(y_g);
     }
 }

@@ -11,6 +11,7 @@ pub mod gemm_kernels {
     pub fn gemm_kernel<
         E: ElementType,
         E2: ElementType,
+        E3: ElementType,
         const BM: i32,
         const BN: i32,
         const BK: i32,
@@ -18,8 +19,8 @@ pub mod gemm_kernels {
     >(
         A: &Tensor<E, { [-1, -1] }>,
         B: &Tensor<E, { [-1, -1] }>,
-        C: &mut Tensor<E, { [BM, BN] }>,
-        bias: &Tensor<E2, { [-1] }>,
+        C: &mut Tensor<E2, { [BM, BN] }>,
+        bias: &Tensor<E3, { [-1] }>,
     ) {
         // pid_m = ct.bid(0)
         let pid_m: i32 = get_tile_block_id().0;
@@ -47,9 +48,9 @@ pub mod gemm_kernels {
         }
         if HAS_BIAS == 1i32 {
             // bv = ct.load(bias, index=(pid_n,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO)
-            let bias_part: Partition<E2, { [BN] }> =
+            let bias_part: Partition<E3, { [BN] }> =
                 unsafe { make_partition_view(bias, shape![BN], padding::Zero, dim_map::Identity, bias.token()) };
-            let bv: Tile<E2, { [BN] }> =
+            let bv: Tile<E3, { [BN] }> =
                 load_view_tko(&bias_part, [pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + bv.astype(ct.float32)[None, :]
             let acc_a: Tile<f32, { [BN] }> = convert_tile(bv);
@@ -58,7 +59,7 @@ pub mod gemm_kernels {
             acc = acc + acc_c;
         }
         // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))
-        let c_a: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        let c_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
         C.store(c_a);
     }
 }

@@ -10,10 +10,17 @@ pub mod workloads_layer_norm_kernels {
     /// Output `mean_out: checked (every block stores only the tile at its own block index)`.
     /// Output `rstd_out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn layer_norm_fwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32, const HAS_BIAS: i32>(
+    pub fn layer_norm_fwd_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const HAS_BIAS: i32,
+    >(
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
-        b: &Tensor<E2, { [-1] }>,
+        b: &Tensor<E3, { [-1] }>,
         y: &Tensor<E, { [-1, -1] }>,
         mean_out: &mut Tensor<f32, { [BM] }>,
         rstd_out: &mut Tensor<f32, { [BM] }>,
@@ -67,9 +74,9 @@ pub mod workloads_layer_norm_kernels {
         let mut out: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         if HAS_BIAS == 1i32 {
             // bt = ct.load(b, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
-            let b_part: Partition<E2, { [BN] }> =
+            let b_part: Partition<E3, { [BN] }> =
                 unsafe { make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token()) };
-            let bt_a: Tile<E2, { [BN] }> =
+            let bt_a: Tile<E3, { [BN] }> =
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [BN] }> = convert_tile(bt_a);
             // out = out + bt[None, :]
@@ -236,11 +243,17 @@ pub mod workloads_layer_norm_kernels {
     /// Output `dw: checked (every block stores only the tile at its own block index)`.
     /// Output `db: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn layer_norm_bwd_dwdb_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
+    pub fn layer_norm_bwd_dwdb_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const BM: i32,
+        const BN: i32,
+    >(
         dw_partial: &Tensor<E, { [-1, -1] }>,
         db_partial: &Tensor<E, { [-1, -1] }>,
         dw: &mut Tensor<E2, { [BN] }>,
-        db: &mut Tensor<E2, { [BN] }>,
+        db: &mut Tensor<E3, { [BN] }>,
     ) {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
@@ -277,7 +290,7 @@ pub mod workloads_layer_norm_kernels {
         dw.store(dw_b);
         // ct.store(db, index=(pid,), tile=ct.sum(db_acc, axis=0).astype(db.dtype))
         let db_a: Tile<f32, { [BN] }> = reduce_sum(db_acc, 0i32);
-        let db_b: Tile<E2, { [BN] }> = convert_tile(db_a);
+        let db_b: Tile<E3, { [BN] }> = convert_tile(db_a);
         db.store(db_b);
     }
 }

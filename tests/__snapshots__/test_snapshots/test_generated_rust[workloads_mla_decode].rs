@@ -11,6 +11,7 @@ pub mod mla_decode_kernels {
     pub fn mla_decode_kernel<
         E: ElementType,
         E2: ElementType,
+        E3: ElementType,
         const BH: i32,
         const BN: i32,
         const DL: i32,
@@ -21,7 +22,7 @@ pub mod mla_decode_kernels {
         KV_latent: &Tensor<E, { [-1, -1, -1] }>,
         K_pe: &Tensor<E2, { [-1, -1, -1] }>,
         seq_lens: &Tensor<i32, { [-1] }>,
-        O: &Tensor<E2, { [-1, -1, -1] }>,
+        O: &Tensor<E3, { [-1, -1, -1] }>,
         sm_scale: f32,
     ) {
         // b = ct.bid(0)
@@ -122,8 +123,8 @@ pub mod mla_decode_kernels {
         let out: Tile<f32, { [BH, DL] }> = acc / out_a;
         // ct.store(O, index=(b, hb, 0), tile=out.reshape((1, BH, DL)).astype(O.dtype))
         let o_a: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
-        let o_b: Tile<E2, { [1, BH, DL] }> = convert_tile(o_a);
-        let mut o_part: PartitionMut<E2, { [1, BH, DL] }> = unsafe { O.partition_full_mut(shape![1, BH, DL]) };
+        let o_b: Tile<E3, { [1, BH, DL] }> = convert_tile(o_a);
+        let mut o_part: PartitionMut<E3, { [1, BH, DL] }> = unsafe { O.partition_full_mut(shape![1, BH, DL]) };
         unsafe {
             store_view_tko_mut(&mut o_part, o_b, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };

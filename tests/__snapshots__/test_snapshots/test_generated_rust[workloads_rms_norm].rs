@@ -99,11 +99,11 @@ pub mod workloads_rms_norm_kernels {
     /// Output `dx: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     /// Output `dw_partial: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rms_norm_bwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
+    pub fn rms_norm_bwd_kernel<E: ElementType, E2: ElementType, E3: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<E, { [-1, -1] }>,
         dy: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E2, { [-1] }>,
-        rstd: &Tensor<E2, { [-1] }>,
+        rstd: &Tensor<E3, { [-1] }>,
         dx: &Tensor<E, { [-1, -1] }>,
         dw_partial: &Tensor<f32, { [-1, -1] }>,
     ) {
@@ -131,11 +131,11 @@ pub mod workloads_rms_norm_kernels {
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
-        let rstd_part: Partition<E2, { [BM] }> =
+        let rstd_part: Partition<E3, { [BM] }> =
             unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
-        let rs_a: Tile<E2, { [BM] }> =
+        let rs_a: Tile<E3, { [BM] }> =
             load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let rs: Tile<E2, { [BM, 1] }> = rs_a.reshape(shape![BM, 1]);
+        let rs: Tile<E3, { [BM, 1] }> = rs_a.reshape(shape![BM, 1]);
         // xhat = xt * rs
         let xhat_a: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let xhat_b: Tile<f32, { [BM, BN] }> = xhat_a.broadcast(shape![BM, BN]);

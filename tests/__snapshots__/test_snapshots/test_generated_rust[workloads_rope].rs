@@ -8,10 +8,10 @@ pub mod rope_kernels {
     /// Port of `rope_halves_kernel` (../corpus/cutile/workloads/rope.py:10).
     /// Output `out: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
     #[cutile::entry()]
-    pub fn rope_halves_kernel<E: ElementType, E2: ElementType, const BH: i32, const HALF: i32>(
+    pub fn rope_halves_kernel<E: ElementType, E2: ElementType, E3: ElementType, const BH: i32, const HALF: i32>(
         x: &Tensor<E, { [-1, -1, -1] }>,
         cos_: &Tensor<E2, { [-1, -1] }>,
-        sin_: &Tensor<E2, { [-1, -1] }>,
+        sin_: &Tensor<E3, { [-1, -1] }>,
         out: &Tensor<E, { [-1, -1, -1] }>,
     ) {
         let __tok_root: Token = new_token_unordered();
@@ -42,9 +42,9 @@ pub mod rope_kernels {
             load_view_tko(&cos_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let c: Tile<f32, { [1, HALF] }> = convert_tile(c_a);
         // s = ct.load(sin, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
-        let sin_part: Partition<E2, { [1, HALF] }> =
+        let sin_part: Partition<E3, { [1, HALF] }> =
             unsafe { make_partition_view(sin_, shape![1, HALF], padding::None, dim_map::Identity, sin_.token()) };
-        let s_a: Tile<E2, { [1, HALF] }> =
+        let s_a: Tile<E3, { [1, HALF] }> =
             load_view_tko(&sin_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let s: Tile<f32, { [1, HALF] }> = convert_tile(s_a);
         // o1 = x1 * c - x2 * s

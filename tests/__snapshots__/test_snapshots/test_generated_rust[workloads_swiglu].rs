@@ -8,10 +8,10 @@ pub mod swiglu_kernels {
     /// Port of `swiglu_fwd_kernel` (../corpus/cutile/workloads/swiglu.py:10).
     /// Output `out: checked (every block stores only the tile at its own block index)`.
     #[cutile::entry()]
-    pub fn swiglu_fwd_kernel<E: ElementType, E2: ElementType, const BM: i32, const BN: i32>(
+    pub fn swiglu_fwd_kernel<E: ElementType, E2: ElementType, E3: ElementType, const BM: i32, const BN: i32>(
         gate: &Tensor<E, { [-1, -1] }>,
         up: &Tensor<E2, { [-1, -1] }>,
-        out: &mut Tensor<E2, { [BM, BN] }>,
+        out: &mut Tensor<E3, { [BM, BN] }>,
     ) {
         // pm = ct.bid(0)
         let pm: i32 = get_tile_block_id().0;
@@ -39,7 +39,7 @@ pub mod swiglu_kernels {
         // ct.store(out, index=(pm, pn), tile=(g * sig * u).astype(out.dtype))
         let out_a: Tile<f32, { [BM, BN] }> = g * sig;
         let out_b: Tile<f32, { [BM, BN] }> = out_a * u;
-        let out_c: Tile<E2, { [BM, BN] }> = convert_tile(out_b);
+        let out_c: Tile<E3, { [BM, BN] }> = convert_tile(out_b);
         out.store(out_c);
     }
 
