@@ -35,7 +35,9 @@ def test_kernel_equivalent(corpus_verdicts, kernel):
     second = any("E2" in e["generics"] for e in _entries(kernel))  # and E2's mixed checks
     # (three generics: every combination the symbol exports, manifest `element_combinations`)
     bounded = {"+".join(c) for c in _MANIFEST_COMBOS.get(kernel, []) if len(set(c)) > 1}
-    want = {"f16", "bf16", "f32"} | (bounded or {"f16+f32", "f32+f16"} if second else set()) if generic else {"f32"}
+    # (two generics: every pair, each exported by the symbol: f16+bf16 ... f32+bf16)
+    pairs = {f"{a}+{b}" for a in ("f16", "bf16", "f32") for b in ("f16", "bf16", "f32") if a != b}
+    want = {"f16", "bf16", "f32"} | (bounded or pairs if second else set()) if generic else {"f32"}
     assert dtypes == want, dtypes
     # specialization coverage: every constant of every entry at two values at least, or the reason why not
     cov = v.coverage()

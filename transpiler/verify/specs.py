@@ -22,7 +22,7 @@ import math
 import struct
 from pathlib import Path
 
-from ..model.ir import GENERIC_DTYPES, Kernel
+from ..model.ir import GENERIC_DTYPES, Kernel, element_combinations
 
 DEFAULT_INT = 64
 DEFAULT_FLOAT = 1e-6
@@ -100,17 +100,14 @@ def domain_probes(kernel: dict) -> list[str]:
 
 
 def dtype_checks(dtypes: list[str], generics: int, mixed: bool, combinations=None) -> list[str]:
-    """The element types a specialization is verified at: each dtype for all generics alike, and with
-    `mixed` (two or more generics) each generic after the first at the last dtype with the others at the
-    first one, and the reverse (f16 activations with an f32 weight, f32 with an f16 one). A kernel whose symbol
-    exports a bounded set of combinations (manifest `element_combinations`, more than two generics) is
-    verified at every one of them instead: each combination it exports is one that was compared."""
+    """The element types a specialization is verified at: each dtype for all generics alike, and with `mixed`
+    (two or more generics) every mixed combination the C symbol exports (model.ir.element_combinations: all
+    pairs for two generics, the manifest's `element_combinations` past two), so that each combination a
+    launch can pass is one that was compared (bf16 activations with an f32 weight as much as f16 with f32)."""
     out = list(dtypes)
-    if mixed and combinations:
-        return out + ["+".join(c) for c in combinations if len(set(c)) > 1]
     if mixed and generics > 1 and len(dtypes) > 1:
-        for lo, hi in ((dtypes[0], dtypes[-1]), (dtypes[-1], dtypes[0])):
-            out += ["+".join(hi if i == j else lo for i in range(generics)) for j in range(1, generics)]
+        combos = combinations or element_combinations(dtypes, [True] + [False] * (generics - 1))
+        out += ["+".join(c) for c in combos if len(set(c)) > 1]
     return out
 
 
