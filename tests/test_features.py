@@ -281,6 +281,35 @@ def test_three_element_classes_are_verified_at_every_exported_combination(tmp_pa
         assert {d for d, x in verdicts.items() if x == "different"} == {d for d in verdicts if "+" in d}, verdicts
 
 
+@requires_toolchain
+def test_a_count_table_takes_integer_dtypes_each_verified(tmp_path, monkeypatch):
+    """dtypes/count_table.py (TileGym's moe_align_block stage 2: int32 counts gathered with padding 0, summed,
+    scattered back): the array's generic takes the kernel's dtypes and i32, i64 (it had f16, bf16, f32 only,
+    and the int32 call was refused), and verify compares each, `equivalent` (the port's padding literal is an
+    f32 constant converted with `ftoi`, which normalize folds: N8). Mutant: the port's literals one larger:
+    the integer checks are `different`."""
+    from transpiler.emit import lower
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "count_table.py"], out)[1])
+    (k,) = [k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]]
+    (counts,) = [p for p in k["params"] if p["kind"] == "array"]
+    assert counts["dtype"] == "E" and counts["domain"] == ["f16", "bf16", "f32", "i32", "i64"], counts
+    (v,) = verify_run.verify_output(out)
+    verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    assert verdicts == dict.fromkeys(["f16", "bf16", "f32", "i32", "i64"], "equivalent"), verdicts
+    from transpiler import cache
+    real = lower._float_lit
+    monkeypatch.setattr(lower, "_float_lit", lambda x, wide=False: real(x + 1, wide))
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)  # the mutant changes the tool, not the file
+    mutant = tmp_path / "mutant"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "count_table.py"], mutant)[1])
+    (v,) = verify_run.verify_output(mutant)
+    verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    assert verdicts["i32"] == verdicts["i64"] == "different", verdicts
+
+
 def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):
     """verdicts(tag): the feature fixture ported (in-process, so a monkeypatched mutant applies) to
     tmp_path/tag and verified at f32, kernel -> verdict."""

@@ -224,6 +224,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
     erased = untyped_pointers(kernel)
+    if len(generics) == 1 and not erased:  # one generic: its domain (integers for a count table) picks the launch
+        dtypes = [d for d in generic_domain(kernel, generics[0]) if d in DTYPES]
     entry_views = [_entry_view(kernel, e, i, names, dtypes, [] if erased else generics) for i, e in enumerate(entries)]
     variant_doc = []
     if variants:  # the caller names the entry; it must be the one the constants select

@@ -29,6 +29,8 @@ MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
+# (a cuTile Python generic whose values meet only integers in arithmetic, a count table, takes the kernel's dtypes
+# and these: passes/domains.integer_domains; its C symbol monomorphizes the launch on each)
 # and one whose elements are only converted or written takes any dtype the C ABI carries (passes/domains.py)
 ANY_DOMAIN = ("f16", "bf16", "f32", "i32", "i64", "f8e4m3fn", "f8e5m2")
 

@@ -19,7 +19,7 @@ import re
 import struct
 
 from ..emit.lower import rust_ident
-from .specs import (const_value, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
+from .specs import (const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
@@ -90,7 +90,7 @@ def kernel_dtypes(kernel: dict) -> list[str]:
     if not kernel_generics(kernel):
         return ["f32"]
     return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True,
-                        kernel.get("element_combinations"))
+                        kernel.get("element_combinations")) + domain_checks(kernel)
 
 
 def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
