@@ -253,6 +253,11 @@ class Param:
     # each the name of a parameter; a block extent is a hidden constant (desc_of) or a constexpr of the kernel
     # the launch's block shape must equal (the wrapper checks it)
     descriptor: tuple = ()
+    # a parameter the kernel never names (TileGym passes an empty placeholder tensor of any dtype: an unquantized
+    # call's scales): cuTile Python compiles it and never reads it. The port takes it as a rank-1 f32 array that
+    # the C symbol fills with the argument's pointer alone (any dtype, any rank, null, or a null descriptor: the
+    # wrapper passes one for a scalar or None), so its Tile IR is the same for every argument
+    unused: bool = False
 
 
 @dataclass(frozen=True)

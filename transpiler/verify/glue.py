@@ -75,6 +75,8 @@ def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, 
         if p["kind"] == "array":
             tile = ref["partitions"].get(p["name"])
             shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]
+            if p.get("unused"):  # never read: the symbol passes an empty vector whatever it is given
+                shapes[p["name"]] = [0]
             if tile:
                 grid = BLOCKS[:len(tile)]
     return shapes, grid
@@ -265,7 +267,7 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
 # ------------------------------------------------------------------------ the generated Python wrapper
 
 TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
-               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn"}
+               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn", "i8": "torch.int8"}
 
 
 class FakeTensor:
