@@ -674,7 +674,8 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
 @pytest.fixture(scope="module")
 def small_host(tmp_path_factory):
     """A crate of feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
-    arrays of two dtypes), dtypes/count_table.py (an integer array in integer arithmetic), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
+    arrays of two dtypes), dtypes/count_table.py (an integer array in integer arithmetic), dtypes/unused_array.py (arrays never
+    read), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
     (decorator hints, plain and per target)."""
     from conftest import ROOT
     from transpiler.pipeline import run, write_outputs
@@ -683,7 +684,7 @@ def small_host(tmp_path_factory):
     src.mkdir()
     features = ROOT / "tests" / "fixtures" / "features"
     for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
-              features / "dtypes" / "count_table.py",
+              features / "dtypes" / "count_table.py", features / "dtypes" / "unused_array.py",
               features / "dtypes" / "mixed_precision.py", features / "kernel_hints.py"):
         shutil.copy(f, src / f.name)
     out = base / "out"
@@ -760,6 +761,43 @@ def test_an_integer_count_table_is_accepted_at_its_integer_dtypes(small_host, fa
     c_args[0].contents.dtype = 6  # f8e4m3fn
     rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
     assert rc == 3 and plan is None and "Counts" in err, (rc, err)
+
+
+def test_an_unused_array_accepts_any_argument(small_host, fake_torch):
+    """The fused MoE pattern: `A_scale` and `B_scale` are never read; TileGym passes empty placeholders of the
+    activations' dtype (or int8). The wrapper accepts any array (any dtype, any rank, a null pointer), None or
+    a scalar for them, and the symbol any descriptor or null; both launch the verified entry with an empty f32
+    vector at the argument's pointer. A wrong dtype for a read array (`X`) is still refused by both."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "scaled_rows_unquantized")
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], "scaled_rows_unquantized")
+    consts = kernel["specializations"][0]
+    names = [p["name"] for p in kernel["params"]]
+    base, grid = _with_dtypes(kernel, consts, X="bf16", Out="bf16")
+    placeholders = (FakeTensor((0,), "bf16", 0), FakeTensor((3, 5, 7), "i8", 0x7000_0001), None, 1.5)
+    for a_scale in placeholders:
+        args = list(base)
+        args[names.index("A_scale")], args[names.index("B_scale")] = a_scale, FakeTensor((0,), "i8", 0)
+        got = rt.dry_run(rt.route(kobj, tuple(args), grid), host.lib)
+        params = dict((name, slots) for name, slots in got["params"])
+        assert got["element_type"] == "bf16" and params["A_scale"][1:] == [["i32", 0], ["i32", 1]], got
+        assert params["A_scale"][0][1] == (a_scale.data_ptr() if isinstance(a_scale, FakeTensor) else 0), got
+    args = list(base)
+    args[names.index("X")] = FakeTensor(base[names.index("X")].shape, "i32", base[names.index("X")].data_ptr())
+    with pytest.raises(rt.ArgumentTypeError, match="`X`"):
+        rt.route(kobj, tuple(args), grid)
+    c_args, _ = c_call(kernel, consts, "bf16", 0)
+    i = names.index("A_scale")
+    c_args[i].contents.dtype, c_args[i].contents.ndim = 7, 3  # an int8 placeholder of rank 3
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[i] = None  # null
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[names.index("X")].contents.dtype = 3  # i32
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and "X" in err, (rc, err)
 
 
 def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:
