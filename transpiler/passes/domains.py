@@ -70,19 +70,14 @@ def _updated(k: Kernel) -> set[str]:
     return {e.args[0].ty.dtype for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in _RMW}
 
 
-# ops that mean the same on integers as on floats (what cuTile Python's integer arithmetic does): a value of a
-# generic that meets only these may be an integer. Not `truediv` (a float result), not the math functions, not
-# `mma`, not atomics (Tile IR's integer atomics take i32 only)
-_INT_SAFE = {"load", "gather", "store", "scatter", "add", "sub", "mul", "floordiv", "mod", "cdiv", "maximum",
-             "minimum", "abs", "neg", "cmp", "where", "ifexp", "bitand", "bitor", "bitxor", "invert", "shl", "shr",
-             "cumsum", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reshape", "broadcast",
-             "broadcast_to", "expand_dims", "permute", "transpose", "extract", "item", "cat", "full", "zeros",
-             "ones"}
-
-
+# ops that compute the same on integers as on floats, and whose port lowers to the integer op for an integer
+# element type (verified: tests/test_passes.py, dtypes/count_table.py). Not `mul` (a mul feeding an add is fused
+# into an `fma`, a float op: passes/fma.py), not maximum/minimum/neg/abs (lowered as float ops), not `truediv`,
+# the math functions, `mma` or atomics (Tile IR's integer atomics take i32 only)
+_INT_SAFE = {"load", "gather", "store", "scatter", "add", "sub", "cumsum", "reduce_sum", "reshape", "broadcast",
+             "broadcast_to", "splat", "expand_dims", "permute", "transpose", "extract", "item", "cat"}
 # the ops of _INT_SAFE that compute (a kernel that only moves values, a copy or a permutation, is left as it is)
-_ARITHMETIC = {"add", "sub", "mul", "floordiv", "mod", "cdiv", "maximum", "minimum", "abs", "neg", "bitand", "bitor",
-               "bitxor", "invert", "shl", "shr", "cumsum", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}
+_ARITHMETIC = {"add", "sub", "cumsum", "reduce_sum"}
 
 
 def _meets(k: Kernel, generic: str) -> tuple[bool, bool]:
