@@ -281,6 +281,67 @@ def test_three_element_classes_are_verified_at_every_exported_combination(tmp_pa
         assert {d for d, x in verdicts.items() if x == "different"} == {d for d in verdicts if "+" in d}, verdicts
 
 
+@requires_toolchain
+def test_a_count_table_takes_integer_dtypes_each_verified(tmp_path, monkeypatch):
+    """dtypes/count_table.py (TileGym's moe_align_block stage 2: int32 counts gathered with padding 0, summed,
+    scattered back): the array's generic takes the kernel's dtypes and i32, i64 (it had f16, bf16, f32 only,
+    and the int32 call was refused), and verify compares each, `equivalent` (the port's padding literal is an
+    f32 constant converted with `ftoi`, which normalize folds: N8). Mutant: the port's literals one larger:
+    the integer checks are `different`."""
+    from transpiler.emit import lower
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "count_table.py"], out)[1])
+    (k,) = [k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]]
+    (counts,) = [p for p in k["params"] if p["kind"] == "array"]
+    assert counts["dtype"] == "E" and counts["domain"] == ["f16", "bf16", "f32", "i32", "i64"], counts
+    (v,) = verify_run.verify_output(out)
+    verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    assert verdicts == dict.fromkeys(["f16", "bf16", "f32", "i32", "i64"], "equivalent"), verdicts
+    from transpiler import cache
+    real = lower._float_lit
+    monkeypatch.setattr(lower, "_float_lit", lambda x, wide=False: real(x + 1, wide))
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)  # the mutant changes the tool, not the file
+    mutant = tmp_path / "mutant"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "count_table.py"], mutant)[1])
+    (v,) = verify_run.verify_output(mutant)
+    verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    assert verdicts["i32"] == verdicts["i64"] == "different", verdicts
+
+
+@requires_toolchain
+def test_an_unused_array_takes_any_argument_and_never_changes_the_tile_ir(tmp_path, monkeypatch):
+    """dtypes/unused_array.py (TileGym's fused MoE kernel: `a_scale_ptr`, `b_scale_ptr` never read unquantized,
+    passed as empty tensors; they were typed f32 scalars and every real call was refused): the never-named
+    parameters are unused arrays (manifest `unused`), verified `equivalent`; cuTile Python given them as int8
+    or f16 arrays compiles a Tile IR that is still `equivalent` to the same port (the unused array cannot
+    change it). Mutant: cuTile Python given a *read* array (`X`) at another dtype: `different`."""
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "unused_array.py"], out)[1])
+    (k,) = [k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]]
+    assert [(p["name"], p["kind"], p["dtype"], p["rank"]) for p in k["params"] if p.get("unused")] == \
+        [("A_scale", "array", "f32", 1), ("B_scale", "array", "f32", 1)], k["params"]
+
+    def verdicts(retype: dict) -> dict:
+        real = verify_run._python_bytecode
+
+        def python_side(kernel_obj, params, spec, elements, path):
+            return real(kernel_obj, [{**p, "dtype": retype.get(p["name"], p["dtype"])} for p in params], spec,
+                        elements, path)
+        monkeypatch.setattr(verify_run, "_python_bytecode", python_side)
+        (v,) = verify_run.verify_output(out)
+        monkeypatch.setattr(verify_run, "_python_bytecode", real)
+        return {c.dtype: c.verdict for c in v.checks if c.probe is None}
+    every = verdicts({})
+    assert set(every.values()) == {"equivalent"} and {"f16", "bf16", "f32", "f16+f32"} <= set(every), every
+    assert verdicts({"A_scale": "i8", "B_scale": "f16"}) == every
+    assert verdicts({"A_scale": "bf16", "B_scale": "i64"}) == every
+    assert set(verdicts({"X": "i8"}).values()) == {"different"}
+
+
 def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):
     """verdicts(tag): the feature fixture ported (in-process, so a monkeypatched mutant applies) to
     tmp_path/tag and verified at f32, kernel -> verdict."""

@@ -674,7 +674,8 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
 @pytest.fixture(scope="module")
 def small_host(tmp_path_factory):
     """A crate of feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
-    arrays of two dtypes), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
+    arrays of two dtypes), dtypes/count_table.py (an integer array in integer arithmetic), dtypes/unused_array.py (arrays never
+    read), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
     (decorator hints, plain and per target)."""
     from conftest import ROOT
     from transpiler.pipeline import run, write_outputs
@@ -683,6 +684,7 @@ def small_host(tmp_path_factory):
     src.mkdir()
     features = ROOT / "tests" / "fixtures" / "features"
     for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
+              features / "dtypes" / "count_table.py", features / "dtypes" / "unused_array.py",
               features / "dtypes" / "mixed_precision.py", features / "kernel_hints.py"):
         shutil.copy(f, src / f.name)
     out = base / "out"
@@ -732,6 +734,70 @@ def test_an_integer_array_next_to_float_arrays_keeps_its_integer_dtype(small_hos
     c_args[i].contents.dtype = 4  # i64
     rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
     assert rc == 3 and plan is None and "Starts" in err, (rc, err)
+
+
+def test_an_integer_count_table_is_accepted_at_its_integer_dtypes(small_host, fake_torch):
+    """moe_align_block's stage 2 pattern: `Counts` is read, summed and written in integer arithmetic only; its
+    generic takes i32 and i64 besides the float dtypes (it took f16, bf16, f32: TileGym's int32 call was
+    refused). Every dtype verify checked (i32 and i64 included) launches what was verified; an int32 call is
+    accepted by the wrapper and the symbol (generic i32), an fp8 one is refused by both."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "prefix_counts")
+    assert {"i32", "i64"} <= set(kernel_dtypes(kernel)), kernel_dtypes(kernel)
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], "prefix_counts")
+    consts = kernel["specializations"][0]
+    args, grid = _with_dtypes(kernel, consts, Counts="i32")
+    got = rt.dry_run(rt.route(kobj, args, grid), host.lib)
+    assert got["generics"][0] == "i32" and got["element_type"] == "i32", got
+    args, grid = _with_dtypes(kernel, consts, Counts="f8e4m3fn")
+    with pytest.raises(rt.ArgumentTypeError, match="Counts"):
+        rt.route(kobj, args, grid)
+    c_args, _ = c_call(kernel, consts, "i32", 0)
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 0 and plan["generics"][0] == "i32", (rc, err)
+    c_args[0].contents.dtype = 6  # f8e4m3fn
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and "Counts" in err, (rc, err)
+
+
+def test_an_unused_array_accepts_any_argument(small_host, fake_torch):
+    """The fused MoE pattern: `A_scale` and `B_scale` are never read; TileGym passes empty placeholders of the
+    activations' dtype (or int8). The wrapper accepts any array (any dtype, any rank, a null pointer), None or
+    a scalar for them, and the symbol any descriptor or null; both launch the verified entry with an empty f32
+    vector at the argument's pointer. A wrong dtype for a read array (`X`) is still refused by both."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "scaled_rows_unquantized")
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], "scaled_rows_unquantized")
+    consts = kernel["specializations"][0]
+    names = [p["name"] for p in kernel["params"]]
+    base, grid = _with_dtypes(kernel, consts, X="bf16", Out="bf16")
+    placeholders = (FakeTensor((0,), "bf16", 0), FakeTensor((3, 5, 7), "i8", 0x7000_0001), None, 1.5)
+    for a_scale in placeholders:
+        args = list(base)
+        args[names.index("A_scale")], args[names.index("B_scale")] = a_scale, FakeTensor((0,), "i8", 0)
+        got = rt.dry_run(rt.route(kobj, tuple(args), grid), host.lib)
+        params = dict((name, slots) for name, slots in got["params"])
+        assert got["element_type"] == "bf16" and params["A_scale"][1:] == [["i32", 0], ["i32", 1]], got
+        assert params["A_scale"][0][1] == (a_scale.data_ptr() if isinstance(a_scale, FakeTensor) else 0), got
+    args = list(base)
+    args[names.index("X")] = FakeTensor(base[names.index("X")].shape, "i32", base[names.index("X")].data_ptr())
+    with pytest.raises(rt.ArgumentTypeError, match="`X`"):
+        rt.route(kobj, tuple(args), grid)
+    c_args, _ = c_call(kernel, consts, "bf16", 0)
+    i = names.index("A_scale")
+    c_args[i].contents.dtype, c_args[i].contents.ndim = 7, 3  # an int8 placeholder of rank 3
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[i] = None  # null
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[names.index("X")].contents.dtype = 3  # i32
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and "X" in err, (rc, err)
 
 
 def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:

@@ -1184,3 +1184,23 @@ def test_N7_gather_scatter_view_is_pure():
                                                  ).replace("%s = store_view_tko weak %t,",
                                                            "%s = store_view_tko weak %idxf,").replace(
         "%idx = iota : tile<64xi32>", "%idx = iota : tile<64xi32>\n    %idxf = itof %idx signed : tile<64xi32> -> tile<64xf32>"))
+
+
+def test_N8_ftoi_folds_an_integral_value_in_range_only():
+    """An integer padding of an integer element type, written by cuTile Rust as an f32 constant converted with
+    `ftoi` (dtypes/count_table.py), equals cuTile Python's integer constant; a value with a fraction, one out
+    of the result's range, or another value stays apart."""
+    def padded(const: str) -> str:
+        return BASE.replace("%m = mulf %tile, %bc", f"{const}\n  %pr = reshape %p : tile<i32> -> tile<1xi32>\n"
+                            "  %pb = broadcast %pr : tile<1xi32> -> tile<64xi32>\n"
+                            "  %pf = itof %pb signed : tile<64xi32> -> tile<64xf32>\n  %m = mulf %tile, %pf")
+    python_side = padded("%p = constant <i32: 3> : tile<i32>")
+    def rust(value: str, sign: str = "signed") -> str:
+        return padded(f"%p32 = constant <f32: {value}> : tile<f32>\n  %p = ftoi %p32 {sign} : tile<f32> -> tile<i32>")
+    assert norm(rust("3.000000e+00")) == norm(python_side)
+    assert norm(rust("3.000000e+00", "unsigned")) == norm(python_side)
+    assert norm(rust("4.000000e+00")) != norm(python_side)
+    assert norm(rust("3.500000e+00")) != norm(python_side)  # a fraction: rounding the normalizer does not mirror
+    assert "ftoi" in norm(rust("3.500000e+00"))
+    assert "ftoi" in norm(rust("-1.000000e+00", "unsigned"))  # out of the unsigned range
+    assert "ftoi" in norm(rust("3.000000e+10"))  # out of i32's range

@@ -993,3 +993,29 @@ def test_array_slice_of_a_kernel_array_from_a_constant_start_is_refused(tmp_path
     with pytest.raises(TranspileError) as err:
         translate_kernel(fr.kernels[0])
     assert err.value.diagnostic.code == "CTR-ARRAY-SLICE" and "div_by<16>" in err.value.diagnostic.message
+
+
+@pytest.mark.parametrize("body, integers", [
+    # a count table: gathered with padding 0, summed, scattered back (moe_align_block stage 2)
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, ct.cumsum(c, axis=0))", True),
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c + 1)", True),
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c - 1)", True),
+    # ops whose port is a float op for a generic: `c * 3 + 1` an fma, maximum a maxf
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c * 3 + 1)", False),
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, ct.maximum(c, 1))", False),
+    # a float literal, a float-only op, a float tile: floats
+    ("c = ct.gather(X, offs, padding_value=0.0)\n    ct.scatter(X, offs, ct.cumsum(c, axis=0))", False),
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, ct.exp(c))", False),
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, (c * 2).astype(ct.float32).astype(X.dtype))",
+     False),
+    # a copy (no arithmetic on the values: moe_permute's rows) is left as it is
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c)", False),
+])
+def test_an_integer_valued_generic_also_takes_integer_dtypes(tmp_path, body, integers):
+    """passes/domains.integer_domains: a one-generic kernel whose values meet an integer in arithmetic and never
+    a float also takes i32 and i64 (the kernel's dtypes first); any float, or no arithmetic, leaves it alone."""
+    src = ("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(X, P: ct.Constant[int]):\n"
+           "    offs = ct.arange(P, dtype=ct.int32) + ct.bid(0)\n    " + body + "\n")
+    (v,) = translate(tmp_path, src)
+    (x,) = [p for p in v.params if p.name == "X"]
+    assert x.domain == (("f16", "bf16", "f32", "i32", "i64") if integers else ()), x

@@ -194,7 +194,10 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             rank = p["rank"]
             if p.get("ranks"):  # a rank that depends on a constant: each entry checks its own (`expect_rank`)
                 rank = f'abi::given_rank({n}, "{p["name"]}", &[{", ".join(map(str, p["ranks"]))}])?'
-            arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {rank}, {access})?;')
+            if p.get("unused"):  # never read: any descriptor or null, passed as an empty f32 vector (Param.unused)
+                arg_checks.append(f"let {n} = abi::unused_arg({n});")
+            else:
+                arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {rank}, {access})?;')
         elif p["kind"] == "scalar":
             c_params.append(f"{n}: {SCALAR_C_TYPES[p['dtype']]}")
         elif p.get("const_type") == "float":  # a double; the entries take its f32 bits as an i32 generic
@@ -211,7 +214,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     e_arrays = [p for p in arrays if is_generic(p["dtype"])]
     generics = [g for g in GENERIC_DTYPES if any(p["dtype"] == g for p in arrays)]
     for p in arrays:
-        if not is_generic(p["dtype"]):
+        if not is_generic(p["dtype"]) and not p.get("unused"):
             arg_checks.append(f'abi::expect_dtype(&{rust_ident(p["name"])}, "{p["name"]}", '
                               f'abi::Dtype::{p["dtype"].upper()})?;')
     dtypes = [d for d in kernel.get("dtypes", []) if d in DTYPES] if e_arrays else []
@@ -224,6 +227,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
     erased = untyped_pointers(kernel)
+    if len(generics) == 1 and not erased:  # one generic: its domain (integers for a count table) picks the launch
+        dtypes = [d for d in generic_domain(kernel, generics[0]) if d in DTYPES]
     entry_views = [_entry_view(kernel, e, i, names, dtypes, [] if erased else generics) for i, e in enumerate(entries)]
     variant_doc = []
     if variants:  # the caller names the entry; it must be the one the constants select
@@ -255,7 +260,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             continue
         if p.get("given_of") or p.get("unit_of"):
             continue
-        if p["kind"] == "array":
+        if p.get("unused"):
+            doc_params.append(f"`{p['name']}`: never read: any tensor descriptor, or null")
+        elif p["kind"] == "array":
             rank = " or ".join(map(str, p["ranks"])) + " (as the constants select)" if p.get("ranks") else p["rank"]
             doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {rank}"
                               + (" or null (Python's None)" if p.get("given") else ""))
@@ -499,6 +506,7 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
                          f'{", ranks=" + repr(tuple(p["ranks"])) if p.get("ranks") else ""}'
                          f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
                          f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
+                         f'{", unused=True" if p.get("unused") else ""}'
                          f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
         elif p["kind"] == "scalar":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}"'

@@ -29,6 +29,8 @@ MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
+# (a cuTile Python generic whose values meet only integers in arithmetic, a count table, takes the kernel's dtypes
+# and these: passes/domains.integer_domains; its C symbol monomorphizes the launch on each)
 # and one whose elements are only converted or written takes any dtype the C ABI carries (passes/domains.py)
 ANY_DOMAIN = ("f16", "bf16", "f32", "i32", "i64", "f8e4m3fn", "f8e5m2")
 
@@ -251,6 +253,11 @@ class Param:
     # each the name of a parameter; a block extent is a hidden constant (desc_of) or a constexpr of the kernel
     # the launch's block shape must equal (the wrapper checks it)
     descriptor: tuple = ()
+    # a parameter the kernel never names (TileGym passes an empty placeholder tensor of any dtype: an unquantized
+    # call's scales): cuTile Python compiles it and never reads it. The port takes it as a rank-1 f32 array that
+    # the C symbol fills with the argument's pointer alone (any dtype, any rank, null, or a null descriptor: the
+    # wrapper passes one for a scalar or None), so its Tile IR is the same for every argument
+    unused: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import ANY_DOMAIN, INT_DOMAIN, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ..model.ir import ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
 from .infer import _walk_exprs
 
 # ops that pass their tile operands through without computing on them (the value is the same for any dtype)
@@ -68,3 +68,64 @@ def pointer_domains(variants: list[Kernel]) -> list[Kernel]:
 def _updated(k: Kernel) -> set[str]:
     """The generics of the arrays atomics update."""
     return {e.args[0].ty.dtype for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in _RMW}
+
+
+# ops that compute the same on integers as on floats, and whose port lowers to the integer op for an integer
+# element type (verified: tests/test_passes.py, dtypes/count_table.py). Not `mul` (a mul feeding an add is fused
+# into an `fma`, a float op: passes/fma.py), not maximum/minimum/neg/abs (lowered as float ops), not `truediv`,
+# the math functions, `mma` or atomics (Tile IR's integer atomics take i32 only)
+_INT_SAFE = {"load", "gather", "store", "scatter", "add", "sub", "cumsum", "reduce_sum", "reshape", "broadcast",
+             "broadcast_to", "splat", "expand_dims", "permute", "transpose", "extract", "item", "cat"}
+# the ops of _INT_SAFE that compute (a kernel that only moves values, a copy or a permutation, is left as it is)
+_ARITHMETIC = {"add", "sub", "cumsum", "reduce_sum"}
+
+
+def _meets(k: Kernel, generic: str) -> tuple[bool, bool]:
+    """(integers, floats): whether the values of `generic` meet an integer in arithmetic (an integer literal
+    taken as the generic: a padding value, an increment; a conversion to or from an integer type; and some
+    arithmetic op on them) and whether they meet a float (a float literal, a float tile, a conversion to or from
+    a float type, an op only floats have)."""
+    ints = floats = computed = False
+    for e in _walk_exprs(k.body):
+        if not isinstance(e, Op):
+            continue
+        operands = [x for a in e.args if a is not None for x in (a.items if isinstance(a, TupleExpr) else (a,))]
+        operands += [v for _, v in e.attrs if isinstance(v, (Name, Op, Lit))]
+        tiles = [x for x in operands if isinstance(x.ty, TileTy)]
+        result = e.ty.dtype if isinstance(e.ty, TileTy) else None
+        if not any(x.ty.dtype == generic for x in tiles) and result != generic:
+            continue
+        if e.op == "convert":
+            other = tiles[0].ty.dtype if result == generic else result
+            ints |= other in INT_DTYPES
+            floats |= other not in INT_DTYPES and other != generic
+            continue
+        floats |= e.op not in _INT_SAFE
+        computed |= e.op in _ARITHMETIC
+        for x in tiles:
+            if isinstance(x, Lit) and x.ty.dtype == generic and not isinstance(x.value, bool):
+                ints |= isinstance(x.value, int)
+                floats |= isinstance(x.value, float)
+            elif x.ty.dtype in FLOAT_DTYPES:
+                floats = True
+    return ints and computed, floats
+
+
+def integer_domains(variants: list[Kernel], dtypes: tuple[str, ...]) -> list[Kernel]:
+    """A cuTile Python generic whose values meet integers and never a float (`ct.gather(Counts, offs,
+    padding_value=0)` summed and scattered back: a count table) computes the same thing on integers as on the
+    kernel's dtypes, and callers pass int32 counts: its arrays take the kernel's dtypes and INT_DOMAIN (a kernel
+    of that one generic; verify checks each added dtype: verify/specs.domain_checks)."""
+    generics = {p.dtype for p in variants[0].params if p.kind == "array" and is_generic(p.dtype)}
+    if len(generics) != 1 or any(p.domain for p in variants[0].params):
+        return variants  # the C symbol launches a domain for a kernel of one generic (emit/ffi.py)
+    found = set()
+    for g in sorted(generics):
+        meets = [_meets(v, g) for v in variants]
+        if any(i for i, _ in meets) and not any(f for _, f in meets):
+            found.add(g)
+    if not found:
+        return variants
+    domain = tuple(dict.fromkeys(tuple(dtypes) + INT_DOMAIN))
+    return [replace(v, params=tuple(replace(p, domain=domain) if p.kind == "array" and p.dtype in found else p
+                                    for p in v.params)) for v in variants]

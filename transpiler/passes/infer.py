@@ -254,9 +254,14 @@ def classify_params(k: Kernel) -> Kernel:
                   and isinstance(s.value, Op) and s.value.op == "astype" and isinstance(s.value.args[0], Name)
                   and s.value.args[0].id == s.targets[0] and isinstance(s.value.args[1], Op)
                   and s.value.args[1].attr("dtype") in FLOAT_DTYPES} if k.frontend == "triton" else set()
+    named = {e.id for e in _walk_exprs(k.body) if isinstance(e, Name)} | {
+        t for s in all_stmts(k.body) if isinstance(s, Assign) for t in s.targets}
     params = []
     for p in k.params:
-        if p.flat:  # a Triton pointer: rank 1 by construction, its element type a generic until inferred
+        if k.frontend != "triton" and p.kind in ("unknown", "array") and not p.dtype and p.name not in named:
+            # never named: an array of any dtype and rank (or a scalar) the kernel never touches (Param.unused)
+            params.append(replace(p, kind="array", dtype="f32", rank=1, unused=True))
+        elif p.flat:  # a Triton pointer: rank 1 by construction, its element type a generic until inferred
             params.append(replace(p, dtype=p.dtype or "E"))
         elif p.kind == "unknown" or p.kind == "array":
             if p.name in ranks:

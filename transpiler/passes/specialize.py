@@ -12,7 +12,7 @@ from dataclasses import replace
 from ..diagnostics import TranspileError, fail
 from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
 from .dce import eliminate_dead_code
-from .domains import pointer_domains
+from .domains import integer_domains, pointer_domains
 from .fma import element_split, split_point
 from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
                     SplitOnDtype, Require, UnifyDims, UnifyElements,
@@ -315,7 +315,7 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
         if kernel.frontend == "triton" or \
                 not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
             # every variant was inferred with these groups: nothing to infer again
-            return pointer_domains(done) if kernel.frontend == "triton" else done
+            return pointer_domains(done) if kernel.frontend == "triton" else integer_domains(done, dtypes)
         base = _merge_generics(settled, _bounded_groups(settled))
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 

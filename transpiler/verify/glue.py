@@ -19,7 +19,7 @@ import re
 import struct
 
 from ..emit.lower import rust_ident
-from .specs import (const_value, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
+from .specs import (const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
@@ -75,6 +75,8 @@ def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, 
         if p["kind"] == "array":
             tile = ref["partitions"].get(p["name"])
             shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]
+            if p.get("unused"):  # never read: the symbol passes an empty vector whatever it is given
+                shapes[p["name"]] = [0]
             if tile:
                 grid = BLOCKS[:len(tile)]
     return shapes, grid
@@ -90,7 +92,7 @@ def kernel_dtypes(kernel: dict) -> list[str]:
     if not kernel_generics(kernel):
         return ["f32"]
     return dtype_checks([d for d in kernel["dtypes"] if d in DTYPE_CODES], len(kernel_generics(kernel)), True,
-                        kernel.get("element_combinations"))
+                        kernel.get("element_combinations")) + domain_checks(kernel)
 
 
 def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
@@ -265,7 +267,7 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
 # ------------------------------------------------------------------------ the generated Python wrapper
 
 TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
-               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn"}
+               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn", "i8": "torch.int8"}
 
 
 class FakeTensor:

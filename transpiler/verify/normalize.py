@@ -53,7 +53,8 @@ RULES: dict[str, str] = {
     "printed in program order and never erased) are compared by structure: duplicates merge (CSE), unused ones vanish (DCE), "
     "and their position (hoisted out of a loop or not) does not matter.",
     "N8-const-fold-ftof": "`ftof`/`itof`/`exti`/`trunci` of a splat constant is folded into a constant of "
-    "the result type, exactly: `exti`/`itof` by their `signed`/`unsigned` word (zero-extension for "
+    "the result type, exactly (`ftoi` too, of an integral value in the result's signed or unsigned range: an "
+    "integer literal taken as an integer element type): `exti`/`itof` by their `signed`/`unsigned` word (zero-extension for "
     "`unsigned`), `ftof`/`itof` only with nearest-even rounding (no rounding attribute or "
     "`rounding<nearest_even>`); a conversion with another rounding mode, any other attribute, no "
     "signedness, a tf32 side or a value that would round twice is not folded; to f8 (E4M3FN, E5M2), only a value "
@@ -740,6 +741,14 @@ def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[s
             return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
         except _NotExact:
             return None  # to f8: folded only where no rounding happens
+    if name == "ftoi" and sdt in _FLOAT_BITS and sdt != "tf32" and dst.startswith("i") and dst[1:].isdigit():
+        # an integral value in the result's range converts exactly whatever the rounding mode
+        v = _bits_to_float(val, sdt)
+        dbits = int(dst[1:])
+        lo, hi = (-(1 << dbits - 1), (1 << dbits - 1) - 1) if signs == ["signed"] else (0, (1 << dbits) - 1)
+        if len(signs) != 1 or attrs or dst == "i1" or not math.isfinite(v) or v != int(v) or not lo <= int(v) <= hi:
+            return None
+        return dst, _signed_value(int(v), dbits), out_ty
     if not (sdt.startswith("i") and sdt[1:].isdigit() and isinstance(val, (int, bool))):
         return None
     sbits = int(sdt[1:])

@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..frontend.modules import package_root
 from ..output.guard import UnsafePath, inside
-from .specs import (comparand_probes, entry_params, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
+from .specs import (comparand_probes, domain_checks, entry_params, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
@@ -643,7 +643,8 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                 if "E" not in _select(k["entries"], spec)["generics"]:
                     return ["f32"]
                 return [d for d in dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed,
-                                                k.get("element_combinations")) if has_entry(spec, d)]
+                                                k.get("element_combinations")) + (domain_checks(k) if mixed else [])
+                        if has_entry(spec, d)]
 
             def check_refused(spec: dict, dtype: str) -> None:
                 """Element types no entry of these constants takes (an implicit conversion cuTile Python makes

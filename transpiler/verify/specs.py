@@ -99,6 +99,22 @@ def domain_probes(kernel: dict) -> list[str]:
     return probes
 
 
+def domain_checks(kernel: dict) -> list[str]:
+    """The element types that verify a cuTile Python generic's domain beyond the kernel's dtypes (integers for a
+    count table: passes/domains.integer_domains): each such dtype for that generic, the others at the first
+    dtype (explicit per generic, `+`-joined where there are several)."""
+    generics = kernel_generics(kernel)
+    first = kernel["dtypes"][0]
+    out = []
+    for i, g in enumerate(generics):
+        if any(p.get("flat") for p in kernel["params"] if p.get("dtype") == g):
+            continue  # a Triton pointer's domain: domain_probes
+        for d in generic_domain(kernel, g):
+            if d not in kernel["dtypes"]:
+                out.append("+".join(d if j == i else first for j in range(len(generics))))
+    return out
+
+
 def dtype_checks(dtypes: list[str], generics: int, mixed: bool, combinations=None) -> list[str]:
     """The element types a specialization is verified at: each dtype for all generics alike, and with `mixed`
     (two or more generics) every mixed combination the C symbol exports (model.ir.element_combinations: all
