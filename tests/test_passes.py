@@ -1010,6 +1010,9 @@ def test_array_slice_of_a_kernel_array_from_a_constant_start_is_refused(tmp_path
      False),
     # a copy (no arithmetic on the values: moe_permute's rows) is left as it is
     ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c)", False),
+    # an integer value (not a literal) converted into the generic: cuTile Python's itof for a float E, the
+    # port's conversion into a domain holding i64 widens first (readable_names.py step_named_variable)
+    ("c = ct.gather(X, offs, padding_value=0)\n    ct.scatter(X, offs, c + (ct.bid(0) - 7) % P)", False),
 ])
 def test_an_integer_valued_generic_also_takes_integer_dtypes(tmp_path, body, integers):
     """passes/domains.integer_domains: a one-generic kernel whose values meet an integer in arithmetic and never

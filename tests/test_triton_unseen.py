@@ -692,19 +692,23 @@ def test_a_pointer_name_rebound_to_another_tensor(tmp_path):
 
 
 def test_pythons_math_module_in_a_kernel_is_refused_saying_why(tmp_path):
-    """`x / math.sqrt(2 * D)`: Triton evaluates Python's math on constexprs when it compiles; refused at the call
-    with what to write instead (was TTR-SQRT 'too many arguments' at 1:1: `math` was read as a tensor)."""
+    """`x / math.log(2 * D)`: Triton evaluates Python's math on constexprs when it compiles; refused at the call
+    with what to write instead (was TTR-SQRT 'too many arguments' at 1:1: `math` was read as a tensor).
+    `math.sqrt(2 * D)` is ported (a derived constant: test_math_sqrt_of_constexprs_...)."""
     path = tmp_path / "k.py"
-    path.write_text("import math\n" + HEAD + textwrap.dedent("""
-    @triton.jit
-    def k(x_ptr, y_ptr, D: tl.constexpr):
-        offs = tl.arange(0, D)
-        tl.store(y_ptr + offs, tl.load(x_ptr + offs) / math.sqrt(2 * D))
-    """))
-    fr = parse_file(path, "k.py")
-    diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
-    assert [d.code for d in diags] == ["CT101"] and "Python's math module" in diags[0].message
-    assert diags[0].pos.line == 10  # the call, not the top of the file
+    for fn, codes in (("log", ["CT101"]), ("sqrt", [])):
+        path.write_text("import math\n" + HEAD + textwrap.dedent(f"""
+        @triton.jit
+        def k(x_ptr, y_ptr, D: tl.constexpr):
+            offs = tl.arange(0, D)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs) / math.{fn}(2 * D))
+        """))
+        fr = parse_file(path, "k.py")
+        diags = [d for _, _, d in fr.failures] or [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics
+                                                   if d.severity == "error"]
+        assert [d.code for d in diags] == codes, (fn, [d.text() for d in diags])
+        if codes:
+            assert "Python's math module" in diags[0].message and diags[0].pos.line == 10  # the call, not 1:1
 
 
 def test_a_reshape_equal_only_for_some_constants_is_a_variant_for_them(tmp_path):
