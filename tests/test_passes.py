@@ -487,6 +487,9 @@ def test_predicates_solve_affine_atoms_and_enumerate_masked_integers():
     assert decides(("N % 4 == 3",), "(N + 1) % 4 == 0") is True          # periodic beyond the literals
     assert decides(("0 < 2 * N < 5",), "N > 0") is None                  # a chained affine atom is not solved
     assert decides(("N * N == 4",), "N == 2") is None                    # not affine: never guessed
+    assert decides(("(N * 0.25) % 1 == 0",), "N == 0") is None           # N = 4 too: no period of 1 assumed
+    assert decides(("(2 * N + 1) % 4 == 3",), "N & 1") is True           # an integer-affine operand repeats
+    assert decides(("3 is X",), "X == 3") is None                        # not a numeric comparison
 
 
 def test_a_flag_is_split_once_however_often_it_is_tested(tmp_path):

@@ -52,7 +52,7 @@ def _parse(text: str) -> ast.expr | None:
         if isinstance(n, ast.Compare):
             items = [n.left, *n.comparators]
             exprs = [x for x in items if _number(x) is None]
-            if len(exprs) != 1 or _one_name(exprs[0]) is None:
+            if len(exprs) != 1 or _one_name(exprs[0]) is None or any(type(o) not in _FLIP for o in n.ops):
                 return None
             if isinstance(exprs[0], ast.Name) or _periods(exprs[0]):
                 return n
@@ -85,8 +85,11 @@ def _one_name(n: ast.AST) -> str | None:
             return None
         return a or b
     if isinstance(n, ast.BinOp) and isinstance(n.op, _PERIODIC):
-        m = _number(n.right)
-        return _one_name(n.left) if isinstance(m, int) and m > 0 else None
+        # the operand an integer-affine expression: its residue repeats with the name's (`(N * 0.25) % 1` would
+        # not repeat with the modulus' period)
+        m, aff = _number(n.right), _affine(n.left)
+        ok = isinstance(m, int) and m > 0 and aff is not None and all(isinstance(x, int) for x in aff[1:])
+        return aff[0] if ok else None
     return None
 
 
@@ -118,6 +121,8 @@ def _affine(n: ast.AST) -> tuple[str, float, float] | None:
 def _solved(n: ast.Compare) -> ast.Compare | None:
     """`a*x + b OP c` (either side) as `x OP' (c - b) / a`, or None where it is not affine or a is 0."""
     left, op, right = n.left, n.ops[0], n.comparators[0]
+    if type(op) not in _FLIP:  # `is`, `in`: not a comparison of numbers
+        return None
     if _number(left) is not None:  # literal on the left: mirror
         left, right, op = right, left, _FLIP[type(op)]()
     aff, c = _affine(left), _number(right)
