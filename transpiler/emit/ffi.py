@@ -426,23 +426,20 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         dispatch += [f"    abi::Dtype::{d.upper()} => {launch_fn}::<{DTYPES[d][1]}>{call}," for d in dtypes]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element type {} has no port", __e.name())),',
                      "}"]
-    elif dtypes and "element_combinations" in kernel:
-        # a bounded set: the match's patterns check the combination, and the launch is monomorphized on E's
-        # type alone (the only one it reads: the other generics reach cuTile Rust as names), so the crate
-        # builds one launch function per dtype of E however many combinations there are
-        combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
+    elif dtypes:
+        # one match arm per monomorphized launch, its patterns the exported combinations it serves: a launch per
+        # combination of the generics' dtypes (E's limited to the entry's), or, for a bounded set, per dtype of E
+        # alone (the only type it reads: the other generics reach cuTile Rust as names), so the crate builds one
+        # launch function per dtype of E however many combinations there are
+        bounded = "element_combinations" in kernel
+        arms: dict[tuple, list[tuple]] = {}
+        for c in exported_combinations(kernel):
+            if c[0] in dtypes:
+                arms.setdefault(c[:1] if bounded else c, []).append(c)
         dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
-        for d in dtypes:
-            patterns = [f"({', '.join(f'abi::Dtype::{x.upper()}' for x in c)})" for c in combos if c[0] == d]
-            if patterns:
-                dispatch.append(f"    {' | '.join(patterns)} => {launch_fn}::<{DTYPES[d][1]}>{call},")
-        dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element types {} have no port", '
-                     f'[{", ".join(f"{_element_var(g)}.name()" for g in kernel_generics)}].join(", "))),', "}"]
-    elif dtypes:  # one monomorphized launch per combination of the generics' dtypes (E's limited to the entry's)
-        combos = [c for c in exported_combinations(kernel) if c[0] in dtypes]
-        dispatch = [f"match ({', '.join(_element_var(g) for g in kernel_generics)}) {{"]
-        dispatch += [f"    ({', '.join(f'abi::Dtype::{d.upper()}' for d in combo)}) => "
-                     f"{launch_fn}::<{', '.join(DTYPES[d][1] for d in combo)}>{call}," for combo in combos]
+        dispatch += [f"    {' | '.join('(' + ', '.join(f'abi::Dtype::{x.upper()}' for x in c) + ')' for c in combos)} => "
+                     f"{launch_fn}::<{', '.join(DTYPES[d][1] for d in types)}>{call},"
+                     for types, combos in sorted(arms.items(), key=lambda a: dtypes.index(a[0][0]))]
         dispatch += ['    _ => abi::fail(abi::CUTILE_ERR_DTYPE, format!("element types {} have no port", '
                      f'[{", ".join(f"{_element_var(g)}.name()" for g in kernel_generics)}].join(", "))),', "}"]
     else:
