@@ -1204,3 +1204,60 @@ def test_N8_ftoi_folds_an_integral_value_in_range_only():
     assert "ftoi" in norm(rust("3.500000e+00"))
     assert "ftoi" in norm(rust("-1.000000e+00", "unsigned"))  # out of the unsigned range
     assert "ftoi" in norm(rust("3.000000e+10"))  # out of i32's range
+
+
+def _one_trip(body_use: str, ub: int = 1, fact: str = "", step: int = 1) -> str:
+    return f"""entry @k(%arg0: tile<ptr<i32>>) {{
+  %lb = constant <i32: 0> : tile<i32>
+  %ub = constant <i32: {ub}> : tile<i32>
+  %st = constant <i32: {step}> : tile<i32>
+  %t = constant <i32: 512> : tile<i32>
+  for %j in (%lb to %ub, step %st) : tile<i32> {{
+{fact}{body_use}    print %o : tile<i32>
+    continue
+  }}
+  return
+}}
+"""
+
+
+def test_N25_single_trip_for_and_N26_constant_arithmetic():
+    """TileGym's `_rms_norm_kernel_gather` at N <= TILE: `for j in 0..1` with `j * TILE` in the body. cuTile
+    Rust states `bounded<0, 0>` on j and folds `j * TILE` to 0; cuTile Python keeps `muli %j, 512`."""
+    py = _one_trip("    %o = muli %j, %t : tile<i32>\n")
+    rs = _one_trip("    %o = constant <i32: 0> : tile<i32>\n", fact="    %a = assume bounded<0, 0>, %j : tile<i32>\n")
+    assert norm(py, ["x"]) == norm(rs, ["x"])
+    # two trips: j is not 0 in the second one (the Rust's folded 0 is wrong there)
+    assert norm(_one_trip("    %o = muli %j, %t : tile<i32>\n", ub=2), ["x"]) != \
+        norm(_one_trip("    %o = constant <i32: 0> : tile<i32>\n", ub=2), ["x"])
+    # one trip by its step (0 to 2 step 4): still j == 0; a false fact on j (bounded<1, 1>) is compared
+    assert norm(_one_trip("    %o = muli %j, %t : tile<i32>\n", ub=2, step=4), ["x"]) == \
+        norm(_one_trip("    %o = constant <i32: 0> : tile<i32>\n", ub=2, step=4), ["x"])
+    assert norm(py, ["x"]) != norm(_one_trip("    %o = constant <i32: 0> : tile<i32>\n",
+                                             fact="    %a = assume bounded<1, 1>, %j : tile<i32>\n"), ["x"])
+    assert norm(py, ["x"]) != norm(_one_trip("    %o = constant <i32: 512> : tile<i32>\n"), ["x"])
+
+
+def test_N26_constant_arithmetic_wraps_and_keeps_attributes():
+    def prog(op: str, a: int, b: int, attrs: str = "", ty: str = "i32") -> str:
+        return f"""entry @k(%arg0: tile<i32>) {{
+  %a = constant <{ty}: {a}> : tile<{ty}>
+  %b = constant <{ty}: {b}> : tile<{ty}>
+  %q = {op} %a, %b{attrs} : tile<{ty}>
+  print %q : tile<{ty}>
+  return
+}}
+"""
+    const = lambda v, ty="i32": f"""entry @k(%arg0: tile<i32>) {{
+  %q = constant <{ty}: {v}> : tile<{ty}>
+  print %q : tile<{ty}>
+  return
+}}
+"""
+    for op, a, b, want, ty in (("addi", 3, 4, 7, "i32"), ("subi", 3, 4, -1, "i32"), ("muli", 6, 7, 42, "i32"),
+                               ("addi", 2**31 - 1, 1, -2**31, "i32"), ("muli", 200, 2, -112, "i8"),
+                               ("subi", 0, 1, -1, "i64")):
+        assert norm(prog(op, a, b, ty=ty), ["n"]) == norm(const(want, ty), ["n"]), (op, a, b)
+        assert norm(prog(op, a, b, ty=ty), ["n"]) != norm(const(want + 1, ty), ["n"]), (op, a, b)
+    assert norm(prog("subi", 3, 4), ["n"]) != norm(prog("subi", 4, 3), ["n"])  # operand order
+    assert "addi" in norm(prog("addi", 2**31 - 1, 1, " overflow<no_signed_wrap>"), ["n"])  # attributes: not folded

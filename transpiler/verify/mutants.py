@@ -539,6 +539,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N22": ("enum_predicate", "int_literal"),  # folding constant comparisons must not hide a changed one
     "N23": ("int_literal", "swap_operands"),  # dropping pass-through `if` results must not hide a changed arm
     "N24": ("int_literal", "swap_operands"),  # folding constant divisions must not hide a changed operand or order
+    "N25": ("int_literal",),  # a one-trip loop's variable as its lb must not hide a changed bound or constant
+    "N26": ("int_literal", "swap_operands"),  # folding constant +, -, * must not hide a changed operand or order
 }
 
 

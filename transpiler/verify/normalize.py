@@ -107,6 +107,12 @@ RULES: dict[str, str] = {
     "before the `if`: an arm cannot name the other arm's values) is that value: it is dropped from the `if` "
     "and its uses read the value (cuTile Rust carries every variable an `if` may assign through both arms, "
     "cuTile Python only the ones an arm changes).",
+    "N25-single-trip-for": "Inside a `for` from the constant lb to the constant ub with a positive constant step "
+    "s and lb < ub <= lb + s (exactly one iteration), the induction variable is the constant lb (cuTile Rust folds "
+    "`j * TILE` to 0 in `for j in 0..1`, cuTile Python keeps the multiplication). The loop header is compared as is.",
+    "N26-constant-int-arith": "`addi`/`subi`/`muli` of two splat integer constants of one type, without attributes, "
+    "is the constant of its result modulo 2^width (then N14 and the other folds apply to it); an op with an "
+    "overflow attribute is not folded.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -134,6 +140,9 @@ ASSUME_ALLOWED: dict[str, str] = {
     "whose `continue` passes it on as itself plus, minus or times multiples of n (integer constants, the "
     "value itself, sums, differences and products of such): true in every iteration by induction (cuTile "
     "Python derives and states it for a counter a loop advances by whole tiles; cuTile Rust does not).",
+    "constant-in-bounds": "`bounded<a, b>` (either bound may be `?`) on a splat integer constant c with a <= c <= b: "
+    "true by evaluation (cuTile Rust states the range of a one-trip loop's induction variable, which is the "
+    "constant lb under N25). A bound the constant violates is compared.",
     "for-iv-below-ub": "`bounded<?, b>` on the induction variable of a `for` to the constant ub with a positive "
     "constant step or the grid size as its step (>= 1 in every launch), where b >= ub - 1 (cuTile Rust states "
     "it where only the upper bound is constant, e.g. the second loop of a split, or a persistent loop "
@@ -667,7 +676,7 @@ _CMP_PREDICATES = {"equal": int.__eq__, "not_equal": int.__ne__, "less_than": in
                    "less_than_or_equal": int.__le__, "greater_than": int.__gt__, "greater_than_or_equal": int.__ge__}
 
 
-def _fold_divi(ctx, operands: list[str], text: str) -> tuple[str, object, str] | None:
+def _fold_divi(ctx, operands: list[str], text: str, _name: str = "divi") -> tuple[str, object, str] | None:
     """N24: `divi a, b signed|unsigned [rounding<...>]` of two splat integer constants of one type, exactly."""
     m = re.match(r"\{k\d+\}, \{k\d+\}((?: \S+)*?) : (tile<[^>]*>)$", text.strip())
     if not m or not all(o.startswith("{k") for o in operands):
@@ -691,6 +700,21 @@ def _fold_divi(ctx, operands: list[str], text: str) -> tuple[str, object, str] |
     return a[0], _signed_value(q, bits), a[2]
 
 
+_INT_ARITH = {"addi": int.__add__, "subi": int.__sub__, "muli": int.__mul__}
+
+
+def _fold_int_arith(ctx, operands: list[str], text: str, name: str) -> tuple[str, object, str] | None:
+    """N26: `addi`/`subi`/`muli a, b : T` (no attribute) of two splat integer constants of one type T is the
+    constant of the result modulo 2^width (two's complement: the same bits signed or unsigned)."""
+    m = re.fullmatch(r"\{k\d+\}, \{k\d+\} : (tile<[^>]*>)", text.strip())
+    if not m or not all(o.startswith("{k") for o in operands):
+        return None
+    a, b = (ctx.consts.get(int(o[2:-1])) for o in operands)
+    if a is None or b is None or a[0] != b[0] or a[0] not in _INT_BITS or a[0] == "i1" or not a[2] == b[2] == m.group(1):
+        return None
+    return a[0], _signed_value(_INT_ARITH[name](int(a[1]), int(b[1])), _INT_BITS[a[0]]), a[2]
+
+
 def _div_toward_zero(x: int, y: int) -> int:
     q = abs(x) // abs(y)
     return q if (x >= 0) == (y > 0) else -q
@@ -700,7 +724,7 @@ _DIV_ROUNDING = {"rounding<zero>": _div_toward_zero, "rounding<negative_inf>": l
                  "rounding<positive_inf>": lambda x, y: -((-x) // y)}
 
 
-def _fold_cmpi(ctx, operands: list[str], text: str) -> tuple[str, object, str] | None:
+def _fold_cmpi(ctx, operands: list[str], text: str, _name: str = "cmpi") -> tuple[str, object, str] | None:
     """N22: `cmpi PRED a, b, signed|unsigned` of two splat integer constants of one type is the i1 constant of
     its outcome (cuTile Python folds it; cuTile Rust keeps it, e.g. the divisor's sign test of `%` by a
     constant expression). Values are read at their width with the comparison's signedness."""
@@ -993,6 +1017,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 lo, hi, st = (_int_const(ctx, rng.group(i)) for i in (2, 3, 4))
                 if None not in (lo, hi, st) and st > 0 and hi > lo:
                     ctx.iv_ranges[rng.group(1)] = (lo, hi)
+                    if hi - lo <= st and op.regions and op.regions[0].args:  # N25: one trip, the IV is lb
+                        inline[op.regions[0].args[0]] = rng.group(2)
         text = _clean(_drop_tokens(op.name, text))
         effect = op.name not in _PURE_OPS
         if effect and op.regions:
@@ -1057,8 +1083,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             if len(keep) == 1:
                 local[results[0]] = keep[0]
                 continue
-        if op.name in ("cmpi", "divi") and len(operands) == 2:  # N22, N24
-            folded = (_fold_cmpi if op.name == "cmpi" else _fold_divi)(ctx, operands, text)
+        if op.name in ("cmpi", "divi", "addi", "subi", "muli") and len(operands) == 2:  # N22, N24, N26
+            folded = (_fold_cmpi if op.name == "cmpi" else _fold_divi if op.name == "divi" else _fold_int_arith)(
+                ctx, operands, text, op.name)
             if folded:
                 kid = _define(ctx, "constant " + _const_text(*folded), [], [])
                 ctx.consts[kid] = folded
@@ -1214,6 +1241,12 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
         lo, hi = ctx.iv_ranges[target]
         if int(rb.group(1)) <= lo and int(rb.group(2)) >= hi - 1:
             return "for-iv-range"
+    cb = re.fullmatch(r"bounded<(-?\d+|\?), (-?\d+|\?)>", pred)
+    c = _int_const(ctx, target)
+    if cb and c is not None and cb.group(1) + cb.group(2) != "??":
+        signed = _signed_value(c, _INT_BITS[ctx.consts[int(m.group(1))][0]])
+        if (cb.group(1) == "?" or int(cb.group(1)) <= signed) and (cb.group(2) == "?" or signed <= int(cb.group(2))):
+            return "constant-in-bounds"
     ub = re.fullmatch(r"bounded<\?, (-?\d+)>", pred)
     if ub and target in ctx.iv_upper and int(ub.group(1)) >= ctx.iv_upper[target] - 1:
         return "for-iv-below-ub"
