@@ -759,10 +759,20 @@ def test_feature_tests_at_import_are_decided_for_triton_3_6(tmp_path):
     shutil.copytree(FIXTURES / "feature_tests", pkg, ignore=shutil.ignore_patterns("__pycache__"))
     fr = parse_file(pkg / "kernels.py", "feature_tests/kernels.py")
     assert not fr.failures, [d.message for _, _, d in fr.failures]
-    (k,) = fr.kernels
+    k, dot = fr.kernels
     res = kernel_result(k, pkg / "kernels.py", "feature_tests/kernels.py")
     body = "\n".join(line for v in res.manifest["views"] for line in v["body"])
     assert res.status == "translated" and "0.5f32" in body and "0.25f32" not in body, body
+    # a platform fact every GPU agrees on (backend() through @functools.cache and a `try`, capability >= 8):
+    # DOT_PRECISION is "tf32", the dot converts its f32 operands to tf32 (ieee would not)
+    res = kernel_result(dot, pkg / "kernels.py", "feature_tests/kernels.py")
+    body = "\n".join(line for v in res.manifest["views"] for line in v["body"])
+    assert res.status == "translated" and "tf32" in body, [d.text() for d in res.diagnostics]
+    ops = (pkg / "ops.py").read_text()
+    (pkg / "ops.py").write_text(ops.replace('tl.constexpr("tf32")', 'tl.constexpr("ieee ")'))
+    fr = parse_file(pkg / "kernels.py", "feature_tests/kernels.py")  # the arm taken is the tf32 one (mutant)
+    assert [(name, d.code) for name, _, d in fr.failures] == [("square_tile_kernel", "TTR-DOT")]
+    (pkg / "ops.py").write_text(ops)
     (pkg / "vendor.py").write_text(HEAD + "from .ops import vendor_scale\n\n\n" + textwrap.dedent("""
     @triton.jit
     def scaled(x_ptr, BLOCK: tl.constexpr):
@@ -772,6 +782,42 @@ def test_feature_tests_at_import_are_decided_for_triton_3_6(tmp_path):
     fr = parse_file(pkg / "vendor.py", "feature_tests/vendor.py")
     ((name, _, diag),) = fr.failures
     assert name == "scaled" and diag.code == "CT101" and "vendor_scale" in diag.message
+    # a fact that differs between the GPUs a port runs on (capability 9: sm_90 only) is not decided
+    (pkg / "vendor.py").write_text((pkg / "vendor.py").read_text().replace("vendor_scale", "hopper_scale"))
+    fr = parse_file(pkg / "vendor.py", "feature_tests/vendor.py")
+    ((name, _, diag),) = fr.failures
+    assert name == "scaled" and diag.code == "CT101" and "hopper_scale" in diag.message
+
+
+def test_platform_values_are_decided_where_every_gpu_agrees():
+    """config_value over the GPUs of rules/platform.toml: a capability test true on all of them is decided, one
+    true on some is not; the backend and a package function returning it (under a cache, in a try) are."""
+    import libcst as cst
+    from transpiler.frontend.cutile_python import _Converter
+    from transpiler.frontend.module_config import UNDECIDED, returned_expression
+    from transpiler.frontend.platform import gpu_worlds
+    assert {w["torch.cuda.get_device_capability()"] for w in gpu_worlds()} >= {(8, 0), (9, 0), (10, 0), (12, 0)}
+    conv = _Converter.__new__(_Converter)
+    conv.info = type("I", (), {"aliases": {"torch": "torch", "triton": "triton"}, "consts": {}})()
+    conv.config_names, conv.import_context = {}, None
+    test = lambda text: conv._config_test(cst.parse_expression(text))
+    assert test("torch.cuda.get_device_capability()[0] >= 8") is True
+    assert test("torch.cuda.get_device_capability(0)[0] < 8") is False
+    assert test("torch.cuda.get_device_capability()[0] == 9") is UNDECIDED
+    assert test("torch.cuda.get_device_capability() >= (9, 0)") is UNDECIDED
+    assert test("triton.runtime.driver.active.get_current_target().arch >= 80") is True
+    assert test("triton.runtime.driver.active.get_current_target().arch == 90") is UNDECIDED
+    assert test("'cuda' if triton.runtime.driver.active.get_current_target().backend == 'cuda' else 'x'") == "cuda"
+    assert test("torch.cuda.get_device_name(0) == 'NVIDIA H200'") is UNDECIDED
+    assert test("torch.cuda.get_device_capability(1, 2)[0] >= 8") is UNDECIDED  # not the device index form
+    code = cst.Module([]).code_for_node
+    dotted = lambda n: code(n) if code(n) == "functools.cache" else None
+    fn = cst.parse_module('@functools.cache\ndef f():\n    """doc"""\n    try:\n        return X\n'
+                          '    except Exception:\n        return "cpu"\n').body[0]
+    assert code(returned_expression(fn, dotted)) == "X"
+    for src in ("def f(x):\n    return X\n", "@other\ndef f():\n    return X\n",
+                "def f():\n    y = 1\n    return X\n", "def f():\n    try:\n        return X\n    finally:\n        pass\n"):
+        assert returned_expression(cst.parse_module(src).body[0], dotted) is None, src
 
 
 def test_a_constexpr_if_on_a_local_constexpr_has_predicates_over_the_constants(tmp_path):

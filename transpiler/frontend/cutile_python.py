@@ -31,7 +31,8 @@ from ..model.ir import (Assign, Break, Continue, Eval, Expr, For, If, Kernel, Li
 from ..rules import CUDA_TILE_VERSION, RuleTable, cuda_tile_has, load
 from .blocks import block_statements
 from .helper_returns import ReturnShapeError, single_return
-from .module_config import UNDECIDED, config_value, taken_statements
+from .module_config import UNDECIDED, config_value, returned_expression, taken_statements
+from .platform import gpu_worlds, platform_value
 
 CT = "cuda.tile"
 DTYPE_NAMES = {
@@ -643,7 +644,47 @@ class _Converter:
                 self.info.consts[small.target.value] = value
 
     def _config_test(self, node: cst.BaseExpression) -> object:
-        return config_value(node, self.dotted, self._eval_const, _ConfigNames(self), self._has_attr)
+        """A configuration value (module_config.py). One that reads a fact depending on the GPU
+        (platform.py) is evaluated on every GPU a port can run on and decided only where all agree."""
+        worlds = gpu_worlds()
+        seen: set[str] = set()
+        first = self._config_in(node, worlds[0], seen)
+        if not seen or first is UNDECIDED:
+            return first
+        for world in worlds[1:]:
+            v = self._config_in(node, world, None)
+            if v is UNDECIDED or type(v) is not type(first) or v != first:
+                return UNDECIDED
+        return first
+
+    def _config_in(self, node: cst.BaseExpression, world: dict, seen: set[str] | None) -> object:
+        return config_value(node, self.dotted, self._eval_const, _ConfigNames(self), self._has_attr,
+                            platform=lambda n: platform_value(n, self.dotted, world, seen),
+                            function=lambda call: self._returned_value(call, world, seen))
+
+    def _returned_value(self, call: cst.Call, world: dict, seen: set[str] | None) -> object:
+        """The value a call of a module-level function of the package returns (`get_available_device()`), where
+        the function takes no argument and only returns a configuration expression (returned_expression)."""
+        if call.args or not isinstance(call.func, cst.Name):
+            return UNDECIDED
+        name = call.func.value
+        defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef) and st.name.value == name]
+        if not defs:
+            home = self._imported_home(name)
+            if home is None or not isinstance(home[0], _Converter):
+                return UNDECIDED
+            return home[0]._returned_value(call.with_changes(func=cst.Name(home[1])), world, seen)
+        bound: dict[str, list] = {}
+        _bound_names(self.top_statements, bound)
+        expr = returned_expression(defs[0], self.dotted) if len(bound.get(name, ())) == 1 else None
+        evaluating = self.__dict__.setdefault("_evaluating", set())
+        if expr is None or name in evaluating:
+            return UNDECIDED
+        evaluating.add(name)
+        try:
+            return self._config_in(expr, world, seen)
+        finally:
+            evaluating.discard(name)
 
     def _has_attr(self, module: str, name: str) -> bool | None:
         """`hasattr(module, name)` in the language the port targets (None: not known here)."""
@@ -657,8 +698,13 @@ class _Converter:
             return names[name]
         if name in self.info.consts:
             return self.info.consts[name]
+        home = self._imported_home(name)
+        return home[0].config_of(home[1]) if home is not None else UNDECIDED
+
+    def _imported_home(self, name: str) -> tuple["_Converter", str] | None:
+        """The module of the package a name is imported from (its converter) and the name there."""
         if self.import_context is None or not hasattr(self, "top_statements"):
-            return UNDECIDED
+            return None
         path, display, loaded = self.import_context
         if not hasattr(self, "_config_imports"):  # read once per module, not once per undecided name
             self._config_imports = {}
@@ -666,10 +712,10 @@ class _Converter:
                 for source_name, local in imported:
                     self._config_imports.setdefault(local, (target, source_name))
         if name not in self._config_imports:
-            return UNDECIDED
+            return None
         target, source_name = self._config_imports[name]
         home = self._sibling(target, path, display, loaded)
-        return home.config_of(source_name) if home is not None else UNDECIDED
+        return (home, source_name) if home is not None else None
 
     def _constant_annotation(self, node: cst.BaseExpression) -> str | None:
         """`ct.Constant[int]` (or an alias of it) -> 'int'."""

@@ -14,10 +14,13 @@ output), so a condition is decided as the library decides it with no variable se
 `os.getenv(K, D)` read their default `D` (None without one), then literals, module constants, comparisons,
 `not` / `and` / `or`, `str` methods such as `.lower()` and `hasattr(<module>, "name")` of the language the
 port targets (Triton 3.6's namespace: rules/triton_dir_3.6.txt) decide the arm; a name imported from another
-module of the package has the value that module gives it. A `try` takes its body (the import it tries succeeds
-with the Triton the port targets). A condition that reads anything else (versions, devices,
-function calls) is not decided: the definitions under it are not read, so a kernel using one gets a
-diagnostic at the use, never a guessed definition."""
+module of the package has the value that module gives it. Platform facts (platform.py: `torch.version.hip`,
+`torch.cuda.get_device_capability()[0] >= 8`) are decided where every GPU a port can run on agrees, and a call
+of the package's own function that only returns such a value (`get_available_device()`, also under `@cache`
+and inside a `try`) has it. A `try` takes its body (the import it tries succeeds with the Triton the port
+targets). A condition that reads anything else (the GPU's name, arguments, other calls) is not decided: the
+definitions under it are not read, so a kernel using one gets a diagnostic at the use, never a guessed
+definition."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 import libcst as cst
 
 from .blocks import block_statements
+from .platform import NO_FACT
 
 UNDECIDED = object()  # a condition (or a value) the port cannot decide statically
 _ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
@@ -41,17 +45,34 @@ _COMPARE = {
 
 def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression], str | None],
                  const: Callable[[cst.BaseExpression], object | None], names: Mapping[str, object],
-                 has_attr: Callable[[str, str], bool | None] = lambda module, name: None) -> object:
+                 has_attr: Callable[[str, str], bool | None] = lambda module, name: None,
+                 platform: Callable[[cst.BaseExpression], object] = lambda n: NO_FACT,
+                 function: Callable[[cst.Call], object] = lambda n: UNDECIDED) -> object:
     """The value of a configuration expression with no environment variable set, or UNDECIDED.
     `dotted` resolves a name through the module's imports, `const` evaluates a numeric constant, `names`
     holds the configuration values of module-level names assigned before (and of names imported from the
-    package), `has_attr(module, name)` answers `hasattr` of a module the port knows (None: unknown)."""
+    package), `has_attr(module, name)` answers `hasattr` of a module the port knows (None: unknown),
+    `platform(n)` the value of a platform fact (platform.py; NO_FACT: none), `function(call)` the value a call
+    of one of the package's own functions returns (UNDECIDED: not known)."""
     def value(n: cst.BaseExpression) -> object:
         if isinstance(n, cst.Name):
             if n.value == "None":
                 return None
             if n.value in names:
                 return names[n.value]
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Call)):
+            fact = platform(n)
+            if fact is not NO_FACT:
+                return fact
+        if isinstance(n, cst.Subscript) and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index):
+            seq, i = value(n.value), value(n.slice[0].slice.value)  # `get_device_capability()[0]`
+            if isinstance(seq, (tuple, str)) and isinstance(i, int) and not isinstance(i, bool) \
+                    and -len(seq) <= i < len(seq):
+                return seq[i]
+            return UNDECIDED
+        if isinstance(n, cst.IfExp):
+            test = value(n.test)
+            return UNDECIDED if test is UNDECIDED else value(n.body if test else n.orelse)
         if isinstance(n, cst.SimpleString):
             return n.evaluated_value
         if isinstance(n, (cst.Tuple, cst.List, cst.Set)):
@@ -111,9 +132,37 @@ def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression]
                 return {"int": int, "bool": bool, "str": str, "float": float}[func.value](v)
             except (TypeError, ValueError):
                 return UNDECIDED
-        return UNDECIDED
+        return function(n)
 
     return value(node)
+
+
+_CACHE_DECORATORS = ("functools.cache", "functools.lru_cache")
+
+
+def returned_expression(fn: cst.FunctionDef, dotted: Callable[[cst.BaseExpression], str | None]) -> cst.BaseExpression | None:
+    """The expression a configuration function returns: one without parameters (decorated at most by
+    `functools.cache` / `lru_cache`) whose body, past its docstring, is `return EXPR` or a `try` whose body is
+    (the query succeeds on the platform a port runs on: `try: return driver.active.get_current_target().backend
+    except Exception: return "cpu"`). None for any other function."""
+    p = fn.params
+    if p.params or p.posonly_params or p.kwonly_params or not isinstance(p.star_arg, cst.MaybeSentinel) \
+            or p.star_kwarg is not None or fn.asynchronous is not None:
+        return None
+    for dec in fn.decorators:
+        d = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        if dotted(d) not in _CACHE_DECORATORS:
+            return None
+    body = list(block_statements(fn.body))
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+            and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        body = body[1:]  # the docstring
+    if len(body) == 1 and isinstance(body[0], cst.Try) and body[0].finalbody is None:
+        body = list(block_statements(body[0].body))
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+            and isinstance(body[0].body[0], cst.Return) and body[0].body[0].value is not None:
+        return body[0].body[0].value
+    return None
 
 
 def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> Iterator[cst.CSTNode]:

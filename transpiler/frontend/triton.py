@@ -28,22 +28,13 @@ from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
+from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
-_NO_FACT = object()
 # the Triton version the port targets (rules/triton_dir_3.6.txt, rules/triton_language_3.6.txt): module-level tests
 # of `triton.__version__` are decided for it
 TRITON_VERSION = "3.6.0"
 VERSION_PARSERS = frozenset({"packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version"})
-
-
-@functools.lru_cache(maxsize=1)
-def platform_facts() -> dict[str, object]:
-    """rules/platform.toml: expression text -> its value on the platform every port runs on."""
-    import tomllib
-    from ..rules import RULES_DIR
-    data = tomllib.loads((RULES_DIR / "platform.toml").read_text())
-    return {f["expr"]: {"None": None, "True": True, "False": False}[f["value"]] for f in data["fact"]}
 
 
 @functools.lru_cache(maxsize=1)
@@ -527,26 +518,19 @@ class _TritonConverter(_Converter):
     def _platform_truth(self, node: cst.BaseExpression) -> bool | None:
         """`bool(F)`, `not F`, `F is None`, `F is not None` of a platform fact F (rules/platform.toml, e.g.
         `torch.version.hip`): its truth on the NVIDIA GPUs a port runs on; None where `node` is none of these."""
-        facts = platform_facts()
-
         def fact(n: cst.BaseExpression) -> object:
-            key = _code(n).replace(" ", "")
-            if isinstance(n, cst.Call) and not n.args:
-                key = f"{self.dotted(n.func)}()"
-            elif isinstance(n, (cst.Attribute, cst.Name)):
-                key = self.dotted(n) or key
-            return facts.get(key, _NO_FACT)
+            return platform_value(n, self.dotted, None)  # a fact of every GPU
         if isinstance(node, cst.Call) and self.dotted(node.func) in ("bool", "builtins.bool") and len(node.args) == 1:
             v = fact(node.args[0].value)
-            return None if v is _NO_FACT else bool(v)
+            return None if v is NO_FACT else bool(v)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             v = fact(node.expression)
-            return None if v is _NO_FACT else not v
+            return None if v is NO_FACT else not v
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
                 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
                 and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
             v = fact(node.left)
-            return None if v is _NO_FACT else (v is None) == isinstance(node.comparisons[0].operator, cst.Is)
+            return None if v is NO_FACT else (v is None) == isinstance(node.comparisons[0].operator, cst.Is)
         return None
 
     def misplaced_diag(self, fn: cst.FunctionDef) -> Diagnostic:
