@@ -41,7 +41,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
-                                                     "exact_gelu", "const_math")
+                                                     "exact_gelu", "const_math", "varlen_shift")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -645,6 +645,32 @@ def cases() -> list[dict]:
         out.append(case("const_math", "scaled_rows_kernel", f"n{n}_d{hd}",
                         [inp("q", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
                         ["q", "out", "n"], [_cdiv(n, 256)], ["out"], "", {"n": n}, {"HEAD_DIM": hd, "BLOCK": 256}))
+    # token shift over packed variable-length sequences (a tuple assignment widening `i_t` in one constant arm,
+    # a `return` in the arm that defines `i_n`): fixed-length batches and packed sequences, f32 and f16
+    lens = [5, 1, 9, 4]
+    cu = [0] + [int(v) for v in np.cumsum(lens)]
+    for D, BD, dt in ((8, 8, "float32"), (20, 32, "float16")):
+        B, T = 3, 7
+        fixed = [inp("x", [B * T * D], dt, "randn"), inp("y", [B * T * D], dt, "poison"),
+                 inp("scale", [B], "float32", "uniform", lo=0.5, hi=2.0), inp("cu", [2], "int32", "given", values=[0, 0])]
+        packed = [inp("x", [cu[-1] * D], dt, "randn"), inp("y", [cu[-1] * D], dt, "poison"),
+                  inp("scale", [len(lens)], "float32", "uniform", lo=0.5, hi=2.0),
+                  inp("cu", [len(cu)], "int32", "given", values=cu)]
+        out.append(case("varlen_shift", "shift_tokens_kernel", f"fixed_d{D}_{dt}", fixed, ["x", "y", "scale", "cu", "T"],
+                        [B, T], ["y"], "", {"T": T}, {"D": D, "BD": BD, "IS_VARLEN": False}))
+        out.append(case("varlen_shift", "shift_tokens_kernel", f"packed_d{D}_{dt}", packed,
+                        ["x", "y", "scale", "cu", "T"], [len(lens), max(lens)], ["y"], "", {"T": 0},
+                        {"D": D, "BD": BD, "IS_VARLEN": True}))
+        BT, nd = 4, _cdiv(D, BD // 2)
+        chunks = [v for n, ln in enumerate(lens) for c in range(_cdiv(ln, BT)) for v in (n, c)]
+        out.append(case("varlen_shift", "shift_chunks_kernel", f"fixed_d{D}_{dt}",
+                        fixed + [inp("chunks", [2], "int32", "given", values=[0, 0])],
+                        ["x", "y", "scale", "cu", "chunks", "T"], [nd * _cdiv(T, BT), B], ["y"], "", {"T": T},
+                        {"D": D, "BD": BD // 2, "BT": BT, "ND": nd, "IS_VARLEN": False}))
+        out.append(case("varlen_shift", "shift_chunks_kernel", f"packed_d{D}_{dt}",
+                        packed + [inp("chunks", [len(chunks)], "int32", "given", values=chunks)],
+                        ["x", "y", "scale", "cu", "chunks", "T"], [nd * (len(chunks) // 2), 1], ["y"], "", {"T": 0},
+                        {"D": D, "BD": BD // 2, "BT": BT, "ND": nd, "IS_VARLEN": True}))
     return out
 
 
@@ -1076,6 +1102,19 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k.startswith("varlen_shift."):  # f32 arithmetic, as the kernel does it, then the output's dtype
+        D = c["constexprs"]["D"]
+        if c["constexprs"]["IS_VARLEN"]:
+            cu = a["cu"].astype(np.int64)
+        else:
+            cu = np.arange(0, a["x"].size // D + 1, s["T"])
+        xs = a["x"].astype(np.float32).reshape(-1, D)
+        y = np.zeros_like(xs)
+        for n in range(cu.size - 1):
+            seg = xs[cu[n]:cu[n + 1]]
+            prev = np.concatenate([np.zeros((1, D), np.float32), seg[:-1]])
+            y[cu[n]:cu[n + 1]] = (prev - seg) * a["scale"][n]
+        return {"y": y.astype(a["y"].dtype).astype(np.float64).reshape(-1)}
     if k == "python_assert.asserted_scale_kernel":
         return {"out": x["x"] * 3.0}
     if k == "false_tile.group_mask_kernel":

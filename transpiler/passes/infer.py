@@ -431,8 +431,9 @@ class WidenCarried(Exception):
     * stride`). A Triton pointer keeps its type whatever its offsets' width (and Triton refuses any other
     value that changes type there), so the offsets are int64 from the start (specialize.py rewrites them)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, split: "SplitNeeded | None" = None):
         self.name = name
+        self.split = split  # the constant `if` it changes in (a variant per arm where it cannot be widened)
 
 
 # the dtypes an array of an element-type generic may be fixed to when a value must have one (retype_generic)
@@ -961,12 +962,12 @@ class Infer:
         generic, concrete = (before.dtype, after.dtype) if is_generic(before.dtype) else (after.dtype, before.dtype)
         retype_generic(self.k, generic, concrete)
 
-    def _check_widened(self, before: dict, after: dict) -> None:
+    def _check_widened(self, before: dict, after: dict, split: "SplitNeeded | None" = None) -> None:
         """WidenCarried for a Triton int32 value that `after` has as int64."""
         for name, ty in before.items():
             if self.k.frontend == "triton" and isinstance(ty, TileTy) and ty.dtype == "i32" \
                     and after.get(name) == TileTy("i64", ty.shape):
-                raise WidenCarried(name)
+                raise WidenCarried(name, split)
 
     def if_stmt(self, s: If) -> list[Stmt]:
         by_dtype = self.dtype_cond_value(s.cond)
@@ -1012,6 +1013,11 @@ class Infer:
         except TranspileError as err:
             if const and err.diagnostic.message.startswith((COMPILE_ERROR, STATIC_ASSERT)):
                 raise self.split_needed(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
+            if const and err.diagnostic.code == "CT103":
+                # a name an arm reads that only the other arm of an earlier `if` on the same constant defines (the
+                # rest of a kernel after a `return` in an arm runs inside both arms): folded, each arm is its own
+                # variant, where the inner `if` is decided by the variant's predicates
+                raise self.split_needed(s) from None
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
@@ -1036,7 +1042,7 @@ class Infer:
             # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
             params = {p.name for p in self.k.params}
             for env in (env_then, env_else):
-                self._check_widened({n: t for n, t in before.items() if n not in params}, env)
+                self._check_widened({n: t for n, t in before.items() if n not in params}, env, self.split_needed(s))
             raise self.split_needed(s)
         if not const:
             cond = self.truth(cond, "an `if` condition")

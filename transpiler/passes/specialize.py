@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, Variant, While, is_generic
+from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, Variant, While, is_generic
 from .dce import eliminate_dead_code
 from .domains import integer_domains, pointer_domains
 from .fma import element_split, split_point
@@ -123,6 +123,16 @@ def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
         if isinstance(s, Assign) and s.targets == (name,) and not _is_i64_cast(s.value):
             i64 = Op("dtype", (), s.pos, (("dtype", "i64"),))
             out.append(replace(s, value=Op("astype", (s.value, i64), s.pos, rule="TTR-CAST")))
+        elif isinstance(s, Assign) and name in s.targets and isinstance(s.value, TupleExpr) \
+                and len(s.value.items) == len(s.targets):  # `i_d, i_t = a, b`: the item assigned to it
+            i = s.targets.index(name)
+            item = s.value.items[i]
+            if not _is_i64_cast(item):
+                i64 = Op("dtype", (), item.pos, (("dtype", "i64"),))
+                items = list(s.value.items)
+                items[i] = Op("astype", (item, i64), item.pos, rule="TTR-CAST")
+                s = replace(s, value=replace(s.value, items=tuple(items)))
+            out.append(s)
         elif isinstance(s, (For, While)):
             out.append(replace(s, body=_widened_to_i64(s.body, name)))
         elif isinstance(s, If):
@@ -399,7 +409,19 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
                 i64 = Op("dtype", (), param.pos, (("dtype", "i64"),))
                 body = (Assign((w.name,), Op("astype", (Name(w.name, param.pos), i64), param.pos, rule="TTR-CAST"),
                                param.pos),) + body
-            if body == k.body:  # nothing assigns it alone (a tuple target): not widened
+            if body == k.body and w.split is not None:
+                # not widened (a helper's tuple result): it changes in an arm of a constant `if`, which Triton
+                # folds, so each arm is its own variant with its own type
+                s = w.split
+                text = predicate_text(s.cond)
+                taken = decides(preds, text)
+                if taken is not None:
+                    todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
+                else:
+                    fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
+                           for take, pred in ((True, text), (False, f"not ({text})"))))
+                continue
+            if body == k.body:  # nothing assigns it alone (a helper's tuple result): not widened
                 raise fail("CT104", f"`{w.name}` changes type from int32 to int64 inside a loop or an `if`", kernel.pos)
             todo.insert(0, (replace(k, body=body), preds, elements))
             continue
