@@ -10,6 +10,7 @@ import ast
 from collections.abc import Mapping
 import contextlib
 import dataclasses
+import functools
 import io
 import math
 import re
@@ -2375,8 +2376,17 @@ def _children(n: cst.CSTNode) -> list[cst.CSTNode]:
 
 def _walk(node: cst.CSTNode):
     """Pre-order walk of a LibCST tree, without recursion (deep expressions)."""
+    return iter(_subtree(node))
+
+
+@functools.lru_cache(maxsize=4096)
+def _subtree(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """The nodes of a tree in pre-order, kept for the next walk: the scans of a module walk the same function
+    bodies once per parameter (LibCST nodes are immutable and hash by identity; the cache holds them alive)."""
+    out: list[cst.CSTNode] = []
     stack = [node]
     while stack:
         n = stack.pop()
-        yield n
+        out.append(n)
         stack.extend(reversed(_children(n)))
+    return tuple(out)
