@@ -1286,3 +1286,24 @@ def test_a_discarded_expression_runs_each_atomic_it_holds_once(tmp_path):
         tl.atomic_add(p_ptr, tl.atomic_add(q_ptr, 1.0)) * 2.0
     """)
     assert rust.count("atomic_rmw_tko(") == 2, rust
+
+
+def test_a_block_pointer_of_another_shape_per_arm_is_read_in_its_arm_only(tmp_path):
+    """tests/fixtures/triton_unseen/block_ptr_arms.py binds `p_h0` to a [BV, BK] block in one arm and a [BK, BV]
+    block in the other (numbers checked against Triton's interpreter in CI): each arm reads its own. Read after
+    the `if`, the name would hold either shape: refused there, with its position."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "block_ptr_arms.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    assert kernel_result(k, path, "k.py").status == "translated"
+    use = "    b_h += tl.load(p_h0, boundary_check=(0, 1), padding_option=\"zero\").to(tl.float32)\n"
+    path.write_text(src.replace("    p_o = tl.make_block_ptr", use + "    p_o = tl.make_block_ptr"))
+    ((name, _, d),) = parse_file(path, "k.py").failures
+    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln == use.rstrip("\n"))
+    assert name == "load_state_kernel" and d.code == "TTR-BLOCKPTR" and d.pos.line == line, d.text()
+    # bound again after the `if` (one shape from there on): ported
+    path.write_text(src.replace("    p_o = tl.make_block_ptr",
+                                "    p_h0 = tl.make_block_ptr(h0, (K, V), (V, 1), (0, v_start), (BK, BV), (1, 0))\n"
+                                + use + "    p_o = tl.make_block_ptr"))
+    assert not parse_file(path, "k.py").failures

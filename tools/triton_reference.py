@@ -41,7 +41,8 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 # (issue 34): by module name here, or a case's `package`
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
-                                                     "exact_gelu", "const_math", "varlen_shift")
+                                                     "exact_gelu", "const_math", "varlen_shift",
+                                                     "block_ptr_arms")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -671,6 +672,13 @@ def cases() -> list[dict]:
                         packed + [inp("chunks", [len(chunks)], "int32", "given", values=chunks)],
                         ["x", "y", "scale", "cu", "chunks", "T"], [nd * (len(chunks) // 2), 1], ["y"], "", {"T": 0},
                         {"D": D, "BD": BD // 2, "BT": BT, "ND": nd, "IS_VARLEN": True}))
+    # a block pointer of another block shape in each arm of a constant `if` (the state stored [V, K] or [K, V])
+    for trans, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
+        K, V = 16, 40
+        out.append(case("block_ptr_arms", "load_state_kernel", f"{'vk' if trans else 'kv'}_{dt}",
+                        [inp("h0", [V, K] if trans else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
+                        ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
+                        {"K": K, "V": V, "BK": 16, "BV": 16, "TRANSPOSED": trans}))
     return out
 
 
@@ -1102,6 +1110,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "block_ptr_arms.load_state_kernel":
+        return {"out": (x["h0"].T if s["TRANSPOSED"] else x["h0"]) * 2.0}
     if k.startswith("varlen_shift."):  # f32 arithmetic, as the kernel does it, then the output's dtype
         D = c["constexprs"]["D"]
         if c["constexprs"]["IS_VARLEN"]:

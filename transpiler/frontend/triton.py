@@ -581,6 +581,8 @@ class _TritonConverter(_Converter):
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
+        # names the arms of an `if` give block pointers of different block shapes: refused where read after it
+        self.block_poisoned: set[str] = set()
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
@@ -986,6 +988,10 @@ class _TritonConverter(_Converter):
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
         if isinstance(node, cst.Name) and node.value in self.block_vars:
+            if node.value in self.block_poisoned:
+                raise fail("TTR-BLOCKPTR", f"`{node.value}` holds a block pointer of another block shape depending "
+                           "on the arm the `if` before took: a ported block pointer has one block shape (give each "
+                           "its own name)", self.pos(node))
             return self.block_vars[node.value]
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
@@ -1080,8 +1086,10 @@ class _TritonConverter(_Converter):
         cond = self.expr(s.test)
         pre, self.pending = self.pending, []
         start = (dict(self.ptr_alias), dict(self.ptr_vars), dict(self.ptr_poisoned))
+        blocks = dict(self.block_vars)  # each arm binds block pointers from the bindings before the `if`
         body = tuple(self.block(s.body))
         then = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        then_blocks, self.block_vars = self.block_vars, dict(blocks)
         self.ptr_alias, self.ptr_vars, self.ptr_poisoned = dict(start[0]), dict(start[1]), dict(start[2])
         if isinstance(s.orelse, cst.If):
             orelse = tuple(self.if_stmt(s.orelse))
@@ -1090,6 +1098,10 @@ class _TritonConverter(_Converter):
         else:
             orelse = ()
         other = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        for name in set(then_blocks) & set(self.block_vars):  # the same block shape: one binding after the `if`
+            if [_code(b) for b in then_blocks[name].block] != [_code(b) for b in self.block_vars[name].block]:
+                self.block_poisoned.add(name)
+        self.block_vars = {**then_blocks, **self.block_vars}
         self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
         self.ptr_alias = dict(start[0])
         self.ptr_poisoned = {**then[2], **other[2]}
@@ -1763,6 +1775,7 @@ class _TritonConverter(_Converter):
         old = self.block_vars.get(target)
         if old is not None and [_code(b) for b in old.block] != [_code(b) for b in bp.block]:
             raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
+        self.block_poisoned.discard(target)  # bound again: one block shape from here on
         parts = [("base", bp.base)] + [(f"shape{i}", v) for i, v in enumerate(bp.shape)] + \
             [(f"stride{i}", v) for i, v in enumerate(bp.strides)] + [(f"off{i}", v) for i, v in enumerate(bp.offsets)]
         # an advance keeps the base, shape and strides (`p_bp_base = p_bp_base` would only add carried values)
