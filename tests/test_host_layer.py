@@ -789,6 +789,23 @@ def test_an_unused_array_accepts_any_argument(small_host, fake_torch):
     args[names.index("X")] = FakeTensor(base[names.index("X")].shape, "i32", base[names.index("X")].data_ptr())
     with pytest.raises(rt.ArgumentTypeError, match="`X`"):
         rt.route(kobj, tuple(args), grid)
+    # the routed launch twice (the second through the fast path of a checked layout, as TileGym's MoE calls it
+    # on every layer): a null placeholder passes both, the C symbol dry-runs the same plan
+    rt.set_backend("cutile-rs", strict=True)
+    previous = host.lib.cutile_dry_run(1)
+    try:
+        rt._FAST.__dict__.pop("calls", None)
+        args = list(base)
+        args[names.index("A_scale")], args[names.index("B_scale")] = FakeTensor((0,), "bf16", 0), FakeTensor((0,), "i8", 0)
+        plans = []
+        for _ in range(2):
+            rt.launch(None, grid, kobj, tuple(args))
+            plans.append(json.loads((host.lib.cutile_last_plan() or b"").decode()))
+        assert plans[0] == plans[1] and len(rt._FAST.calls) == 1, plans
+    finally:
+        host.lib.cutile_dry_run(previous)
+        rt.set_backend("python")
+        rt.uninstall()
     c_args, _ = c_call(kernel, consts, "bf16", 0)
     i = names.index("A_scale")
     c_args[i].contents.dtype, c_args[i].contents.ndim = 7, 3  # an int8 placeholder of rank 3

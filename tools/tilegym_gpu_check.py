@@ -279,14 +279,16 @@ def _cases():
                                                                               soft_cap=cap)
             add("gemma_attention_decode", f"B32 q16/kv8 kv_len=8192 d256 window={window} softcap={cap} {n}", make)
         for window in (None, 128) if n == "bfloat16" else (None,):
-            def make(torch, window=window, n=n):  # gpt-oss: 64 q heads, 8 kv heads, head dim 64
-                q = _t(torch, 32, 1, 8, 8, 64, dt=n)
-                k, v = _t(torch, 32, 8192, 8, 64, dt=n), _t(torch, 32, 8192, 8, 64, dt=n)
+            # gpt-oss: 64 q heads, 8 kv heads, head dim 64; batch 4: TileGym splits the KV over SMs // (B * kv heads)
+            # (0 splits, a ZeroDivisionError in its own host code, for B32 on a 132-SM GPU)
+            def make(torch, window=window, n=n):
+                q = _t(torch, 4, 1, 8, 8, 64, dt=n)
+                k, v = _t(torch, 4, 8192, 8, 64, dt=n), _t(torch, 4, 8192, 8, 64, dt=n)
                 sinks = _t(torch, 64, dt=n)
                 start_q = torch.tensor([8191], device="cuda", dtype=torch.long)
                 return lambda: _op("attention_sink_decode").attention_sink_decode(q, k, v, sinks, 0.125, window,
                                                                                  start_q)
-            add("attention_sink_decode", f"B32 kv_len=8192 8x8 heads d64 window={window} {n}", make)
+            add("attention_sink_decode", f"B4 kv_len=8192 8x8 heads d64 window={window} {n}", make)
         for split in ("mla_decoding", "mla_decoding_split_kv"):
             def make(torch, split=split, n=n):  # DeepSeek-V3 absorbed decode: 128 heads, kv_lora 512 + rope 64
                 q, qpe = _t(torch, 32, 128, 512, dt=n), _t(torch, 32, 128, 64, dt=n)
