@@ -42,6 +42,8 @@ NO_REAL_SIZE = {
     ("interleave", "interleave_rows_kernel"): "one program over ROWS x 8",
     ("tile_numel", "flatten_mean_kernel"): "one program over an R x C tile",
     ("false_tile", "group_mask_kernel"): "one program, BLOCK covers n",
+    ("block_ptr_arms", "load_state_kernel"): "one program per BV columns of a [K, V] state whose extents are "
+    "constexprs (a state is 128 x 128)",
 }
 
 
@@ -506,6 +508,16 @@ def _unseen(out):
     out.append(case("const_math", "scaled_rows_kernel", f"n{n}_d96",
                     [inp("q", [n], "float32", "randn"), inp("out", [n], "float32", "poison")],
                     ["q", "out", "n"], [_cdiv(n, 1024)], ["out"], "", {"n": n}, {"HEAD_DIM": 96, "BLOCK": 1024}))
+    # token shift over a batch of fixed-length sequences (32 x 4096 tokens x 1024 features, f16: 256 MiB a side)
+    B, T, D = 32, 4096, 1024
+    fixed = [inp("x", [B * T * D], "float16", "randn"), inp("y", [B * T * D], "float16", "poison"),
+             inp("scale", [B], "float32", "uniform", lo=0.5, hi=2.0), inp("cu", [2], "int32", "given", values=[0, 0])]
+    out.append(case("varlen_shift", "shift_tokens_kernel", f"fixed_b{B}t{T}d{D}_float16", fixed,
+                    ["x", "y", "scale", "cu", "T"], [B, T], ["y"], "", {"T": T}, {"D": D, "BD": D, "IS_VARLEN": False}))
+    out.append(case("varlen_shift", "shift_chunks_kernel", f"fixed_b{B}t{T}d{D}_float16",
+                    fixed + [inp("chunks", [2], "int32", "given", values=[0, 0])],
+                    ["x", "y", "scale", "cu", "chunks", "T"], [(D // 256) * _cdiv(T, 64), B], ["y"], "", {"T": T},
+                    {"D": D, "BD": 256, "BT": 64, "ND": D // 256, "IS_VARLEN": False}))
 
 
 def real_cases() -> list[dict]:
