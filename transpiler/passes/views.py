@@ -30,6 +30,7 @@ from dataclasses import replace
 from ..diagnostics import fail
 from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
+from .ownership import assigned_once, block_axis
 from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
@@ -555,6 +556,95 @@ def _uses(body) -> dict[str, set[str]]:
     return out
 
 
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, (For, While)):
+            yield from _statements(s.body)
+        elif isinstance(s, If):
+            yield from _statements(s.body)
+            yield from _statements(s.orelse)
+
+
+def _py(e) -> str:
+    """A view extent or stride (i32 arithmetic over parameters and constants) as a Python expression."""
+    if isinstance(e, Lit):
+        return str(e.value)
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Op) and e.op in ("add", "mul"):
+        return f"({_py(e.args[0])} {'+' if e.op == 'add' else '*'} {_py(e.args[1])})"
+    raise _NotAffine
+
+
+def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
+    """A Triton store (scatter) that writes exactly the tile at the program's own index of a partition view:
+    ((extents, strides), tile, index), the index `(tl.program_id(0), ...)`, or None. An axis the offsets
+    start at 0 (a row's columns, BLOCK covering the row) is the tile at program id 0 of an extent cut to one
+    tile: the partition grid is 1 there, which the launch must be (each element written by one program)."""
+    try:
+        dims, strides, tile, idx, _, unit = _plan(an, e.args[0], e.args[1].items[0], e.args[2], e.args[3].ty.shape,
+                                                  None, u)
+        if unit or len(tile) > 3:  # a stride 1 only in some launches; more axes than a grid has
+            return None
+        extents, index = [], []
+        for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
+            unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
+            if block_axis(x, bound) == axis:
+                # an axis Triton does not mask: the tiles of the launch's programs
+                extents.append(f"(__grid{axis} * {t})" if unbounded else _py(d))
+                index.append(x)
+            elif isinstance(x, Lit) and x.value == 0:
+                extents.append(t if unbounded else f"({_py(d)} if {_py(d)} < {t} else {t})")
+                index.append(Op("bid", (Lit(axis, x.pos, TileTy("i32")),), x.pos, ty=TileTy("i32")))
+            else:
+                return None
+        return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
+    except _NotAffine:
+        return None
+
+
+def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> dict:
+    """The Triton pointers that are only stored to, every store the tile at the program's own index of one
+    view: name -> (view, {id(store): (tile, index)}). Their stores become a checked `&mut Tensor` partition's
+    (passes/ownership.py), the view made by the C symbol from the argument's span."""
+    bound = assigned_once(k)
+    plans: dict[str, list] = {}
+    refused: set[str] = set()
+    for s in _statements(k.body):
+        if not isinstance(s, (Assign, Eval)):
+            continue
+        for e in _sub(s.value):
+            if not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
+                continue
+            plan = None if e.attr("elem") else _own_tile(an, bound, e, an.locs[id(s)])
+            if plan is None:
+                refused.add(e.args[0].id)
+            else:
+                plans.setdefault(e.args[0].id, []).append((e, plan))
+    stores: dict[str, int] = {}
+    for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
+            stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
+    out = {}
+    for name, items in plans.items():
+        p = an.params.get(name)
+        if name in refused or p is None or not p.flat or uses.get(name) != {"scatter"} or stores[name] != len(items):
+            continue  # also loaded, updated by atomics, or a store elsewhere
+        if len({plan[0] for _, plan in items}) != 1:
+            continue  # stores through different views
+        out[name] = (items[0][1][0], {id(e): plan[1:] for e, plan in items})
+    return out
+
+
+def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
+    """The scatter as a store of the tile at its own index (the mask is the view's bound)."""
+    value = e.args[3]
+    if tuple(value.ty.shape) != tile:
+        value = Op("reshape", (value,), value.pos, ty=TileTy(value.ty.dtype, tile))
+    return Op("store", (e.args[0], TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
+
+
 def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
     """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need."""
     if k.frontend != "triton":
@@ -563,11 +653,15 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
     uses = _uses(k.body)
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
     units: set[str] = set()
+    own = own_tile_outputs(an, k, uses)
+    own_stores = {i: plan for _, stores in own.values() for i, plan in stores.items()}
 
     def access(e, u):
         """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
         if isinstance(e, Op) and e.op in ("view_load", "view_store") and e.attr("offsets"):
             return descriptor(an, e, u, uses)
+        if id(e) in own_stores:
+            return _own_store(e, *own_stores[id(e)])
         if not dots:
             # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost
             # more than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); GEMM-like ones gain 1.5-5x
@@ -633,7 +727,8 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
         return out
 
     body = tuple(block(k.body))
-    return replace(k, body=body), units
+    params = tuple(replace(p, pointer=False, view=own[p.name][0]) if p.name in own else p for p in k.params)
+    return replace(k, body=body, params=params), units
 
 
 def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
