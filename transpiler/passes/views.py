@@ -31,7 +31,7 @@ from ..diagnostics import fail
 from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
 from .ownership import assigned_once, block_axis
-from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
@@ -642,7 +642,8 @@ def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
     value = e.args[3]
     if tuple(value.ty.shape) != tile:
         value = Op("reshape", (value,), value.pos, ty=TileTy(value.ty.dtype, tile))
-    return Op("store", (e.args[0], TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
+    arr = replace(e.args[0], ty=ArrayTy(value.ty.dtype, len(tile)))  # the view's rank, not the span's
+    return Op("store", (arr, TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
 
 
 def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:

@@ -1,0 +1,98 @@
+"""Triton outputs Rust can check (issue 37): a pointer every store of which is the tile at the program's own
+index (passes/views.py own_tile_outputs) is a checked `&mut Tensor` partition of a view of its span, as a
+cuTile Python output is (passes/ownership.py); every other output keeps its raw pointer. Each mutant breaks
+one condition of the proof."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.model.ir import Op
+from transpiler.passes.infer import _walk_exprs
+from transpiler.pipeline import translate_kernel
+
+HEAD = "import triton\nimport triton.language as tl\n\n\n"
+
+ELEMENTWISE = """
+@triton.jit
+def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x + 1, mask=offs < n)
+"""
+
+ROWWISE = """
+@triton.jit
+def row_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x - tl.max(x, axis=0), mask=cols < n_cols)
+"""
+
+
+def _kernel(tmp_path: Path, body: str):
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent(body))
+    fr = parse_file(src, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    return translate_kernel(fr.kernels[0])[0]
+
+
+def _outputs(k) -> dict:
+    return {name: form for name, form, _ in k.outputs}
+
+
+def test_an_elementwise_store_at_the_programs_own_block_is_a_checked_partition(tmp_path):
+    k = _kernel(tmp_path, ELEMENTWISE)
+    assert _outputs(k) == {"y_ptr": "checked"}
+    y = k.param("y_ptr")
+    assert not y.pointer and y.flat and y.view == (("n",), ("1",))
+    assert k.param("x_ptr").pointer  # the input keeps its element loads
+    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("BLOCK",)
+    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "scatter"]
+
+
+def test_a_row_store_covering_the_row_is_a_checked_partition_of_rows(tmp_path):
+    k = _kernel(tmp_path, ROWWISE)
+    assert _outputs(k) == {"y_ptr": "checked"}
+    # one row per program (the grid's rows), the columns cut to one tile: grid axis 1 must be 1
+    assert k.param("y_ptr").view == (("(__grid0 * 1)", "(n_cols if n_cols < BLOCK else BLOCK)"), ("stride", "1"))
+    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("1", "BLOCK")
+
+
+# each breaks one condition: the output stays a raw pointer (unchecked) with its element stores
+MUTANTS = {
+    "stored twice at different offsets": (
+        ELEMENTWISE, "tl.store(y_ptr + offs, x + 1, mask=offs < n)",
+        "tl.store(y_ptr + offs, x + 1, mask=offs < n)\n    tl.store(y_ptr + offs + n, x, mask=offs < n)"),
+    "a store at the next program's block": (ELEMENTWISE, "tl.store(y_ptr + offs,", "tl.store(y_ptr + offs + BLOCK,"),
+    "a store at pid + 1": (ELEMENTWISE, "offs = pid * BLOCK", "offs = (pid + 1) * BLOCK"),
+    "the output also loaded": (ELEMENTWISE, "x = tl.load(x_ptr + offs, mask=offs < n)",
+                               "x = tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n)"),
+    "a wrapped index (`% n`)": (ELEMENTWISE, "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+                                "offs = (pid * BLOCK + tl.arange(0, BLOCK)) % n"),
+    "another program id's axis": (ELEMENTWISE, "pid = tl.program_id(0)", "pid = tl.program_id(1)"),
+    "a mask that is not the bound": (ELEMENTWISE, "x + 1, mask=offs < n)", "x + 1, mask=(offs < n) & (x > 0))"),
+    "an atomic update": (ELEMENTWISE, "tl.store(y_ptr + offs, x + 1, mask=offs < n)",
+                         "tl.store(y_ptr + offs, x + 1, mask=offs < n)\n    tl.atomic_add(y_ptr + offs, x, mask=offs < n)"),
+    "a row stride the kernel does not know is 1": (ROWWISE, "row * stride + cols, x -", "row * stride + cols * stride, x -"),
+    "a row at program id + 1": (ROWWISE, "y_ptr + row * stride", "y_ptr + (row + 1) * stride"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_store_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
+    body, old, new = MUTANTS[name]
+    assert old in body
+    k = _kernel(tmp_path, body.replace(old, new, 1))
+    assert _outputs(k)["y_ptr"] == "unchecked", name
+    assert k.param("y_ptr").pointer and not k.param("y_ptr").view
+    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
