@@ -646,15 +646,16 @@ def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
     return Op("store", (arr, TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
 
 
-def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
-    """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need."""
+def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[str]]:
+    """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need.
+    `shared`: outputs that keep their raw pointer (their entries do not agree on one view)."""
     if k.frontend != "triton":
         return k, set()
     an = _Analysis(k)
     uses = _uses(k.body)
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
     units: set[str] = set()
-    own = own_tile_outputs(an, k, uses)
+    own = {n: v for n, v in own_tile_outputs(an, k, uses).items() if n not in shared}
     own_stores = {i: plan for _, stores in own.values() for i, plan in stores.items()}
 
     def access(e, u):
@@ -797,6 +798,11 @@ def with_views(variants: list[Kernel]) -> list[Kernel]:
     """Every entry's view accesses, and the hidden constants their unit strides need (one per scalar, the
     same parameters in every entry: the C symbol and the wrapper lay them out once per kernel)."""
     done = [tile_views(v) for v in variants]
+    # a Triton output's view is the kernel's (one C symbol makes it): one view in every entry, or none
+    views = {p.name: {d.param(p.name).view for d, _ in done} for p in variants[0].params if p.kind == "array"}
+    differ = frozenset(n for n, vs in views.items() if len(vs) > 1)
+    if differ:
+        done = [tile_views(v, differ) for v in variants]
     units = sorted(set().union(*(u for _, u in done)))
     if not units:
         return [v for v, _ in done]

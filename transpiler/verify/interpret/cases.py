@@ -102,7 +102,7 @@ def _view_args(param: dict, ty: str, case: dict, base: int, bound: dict) -> list
            **{f"__grid{i}": g for i, g in enumerate(grid)}}
     tile = re.search(r"\{\s*\[(.*)\]\s*\}", ty)
     try:
-        ev = lambda src: int(eval(compile(src, "<view>", "eval"), {"__builtins__": {}}, dict(env)))  # noqa: E731
+        ev = lambda src: int(eval(compile(src.strip(), "<view>", "eval"), {"__builtins__": {}}, dict(env)))  # noqa: E731
         extents = [ev(x) for x in param["view"]["extents"]]
         strides = [ev(x) for x in param["view"]["strides"]]
         tiles = [ev(x) for x in tile.group(1).split(",")] if tile else []
