@@ -88,11 +88,27 @@ MUTANTS = {
 }
 
 
+REASONS = {
+    'stored twice at different offsets': 'tile index on view axis 0',
+    "a store at the next program's block": 'tile index on view axis 0',
+    'a store at pid + 1': 'tile index on view axis 0',
+    'the output also loaded': 'also read',
+    'a wrapped index (`% n`)': 'not provably one tile',
+    "another program id's axis": 'tile index on view axis 0',
+    'a mask that is not the bound': 'not provably one tile',
+    'an atomic update': 'atomics',
+    'a row stride the kernel does not know is 1': 'innermost stride is the argument `stride`',
+    'a row at program id + 1': 'tile index on view axis 0',
+}
+
+
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_a_store_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
     body, old, new = MUTANTS[name]
     assert old in body
     k = _kernel(tmp_path, body.replace(old, new, 1))
     assert _outputs(k)["y_ptr"] == "unchecked", name
+    (reason,) = [why for n, _, why in k.outputs if n == "y_ptr"]
+    assert REASONS[name] in reason, reason  # the manifest says why
     assert k.param("y_ptr").pointer and not k.param("y_ptr").view
     assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]

@@ -263,6 +263,8 @@ class Param:
     # symbol makes from the argument's span: (extents, strides), Python expressions over the kernel's scalars,
     # constants and `__grid0`..`__grid2` (the launch grid)
     view: tuple = ()
+    # a stored Triton pointer without a view: why (the manifest's reason for its raw pointer)
+    unowned: str = ""
 
 
 @dataclass(frozen=True)

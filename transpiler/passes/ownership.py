@@ -77,7 +77,8 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     outputs = []
     for p in kernel.params:
         if p.kind == "array" and p.name in element_writes:
-            outputs.append((p.name, "unchecked", "written element by element (scatter/atomics) through a raw pointer"))
+            why = "written element by element (scatter/atomics) through a raw pointer"
+            outputs.append((p.name, "unchecked", f"{why}: {p.unowned}" if p.unowned else why))
             continue
         if p.kind == "array" and p.name in view_atomics:
             outputs.append((p.name, "unchecked", "updated by atomic adds through a tiled view (the atomic_red_view_tko "

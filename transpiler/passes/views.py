@@ -579,17 +579,24 @@ def _py(e) -> str:
 
 def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
     """A Triton store (scatter) that writes exactly the tile at the program's own index of a partition view:
-    ((extents, strides), tile, index), the index `(tl.program_id(0), ...)`, or None. An axis the offsets
-    start at 0 (a row's columns, BLOCK covering the row) is the tile at program id 0 of an extent cut to one
-    tile: the partition grid is 1 there, which the launch must be (each element written by one program)."""
+    ((extents, strides), tile, index), the index `(tl.program_id(0), ...)`, or why not (a string). An axis the
+    offsets start at 0 (a row's columns, BLOCK covering the row) is the tile at program id 0 of an extent cut
+    to one tile: the partition grid is 1 there, which the launch must be (each element written by one
+    program)."""
     try:
         dims, strides, tile, idx, _, unit = _plan(an, e.args[0], e.args[1].items[0], e.args[2], e.args[3].ty.shape,
                                                   None, u)
-        if unit or len(tile) > 3:  # a stride 1 only in some launches; more axes than a grid has
-            return None
-        extents, index = [], []
-        for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
-            unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
+    except _NotAffine:
+        return ("a store's offsets and mask are not provably one tile of a view (offsets `(T * BLOCK + "
+                "arange(0, BLOCK)) * stride` per axis, mask `index < bound`)")
+    if unit:
+        return f"the innermost stride is the argument `{unit}`, 1 only in some launches"
+    if len(tile) > 3:
+        return "the view has more than 3 axes (a launch grid has 3)"
+    extents, index = [], []
+    for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
+        unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
+        try:
             if block_axis(x, bound) == axis:
                 # an axis Triton does not mask: the tiles of the launch's programs
                 extents.append(f"(__grid{axis} * {t})" if unbounded else _py(d))
@@ -598,28 +605,31 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
                 extents.append(t if unbounded else f"({_py(d)} if {_py(d)} < {t} else {t})")
                 index.append(Op("bid", (Lit(axis, x.pos, TileTy("i32")),), x.pos, ty=TileTy("i32")))
             else:
-                return None
-        return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
-    except _NotAffine:
-        return None
+                return (f"a store's tile index on view axis {axis} is not `tl.program_id({axis})` (each program "
+                        "must write only its own tile)")
+        except _NotAffine:
+            return "a view extent is not a Python expression of the arguments"
+    return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
 
 
-def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> dict:
+def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     """The Triton pointers that are only stored to, every store the tile at the program's own index of one
     view: name -> (view, {id(store): (tile, index)}). Their stores become a checked `&mut Tensor` partition's
-    (passes/ownership.py), the view made by the C symbol from the argument's span."""
+    (passes/ownership.py), the view made by the C symbol from the argument's span. Also, for each other
+    stored pointer, why not."""
     bound = assigned_once(k)
     plans: dict[str, list] = {}
-    refused: set[str] = set()
+    refused: dict[str, str] = {}
     for s in _statements(k.body):
         if not isinstance(s, (Assign, Eval)):
             continue
         for e in _sub(s.value):
             if not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
                 continue
-            plan = None if e.attr("elem") else _own_tile(an, bound, e, an.locs[id(s)])
-            if plan is None:
-                refused.add(e.args[0].id)
+            plan = "a store through the pointer cast to another element type" if e.attr("elem") else \
+                _own_tile(an, bound, e, an.locs[id(s)])
+            if isinstance(plan, str):
+                refused.setdefault(e.args[0].id, plan)
             else:
                 plans.setdefault(e.args[0].id, []).append((e, plan))
     stores: dict[str, int] = {}
@@ -627,14 +637,22 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> dict:
         if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
     out = {}
-    for name, items in plans.items():
+    for name in stores:
         p = an.params.get(name)
-        if name in refused or p is None or not p.flat or uses.get(name) != {"scatter"} or stores[name] != len(items):
-            continue  # also loaded, updated by atomics, or a store elsewhere
-        if len({plan[0] for _, plan in items}) != 1:
-            continue  # stores through different views
-        out[name] = (items[0][1][0], {id(e): plan[1:] for e, plan in items})
-    return out
+        items = plans.get(name, [])
+        if p is None or not p.flat:
+            continue
+        if uses.get(name, set()) - {"scatter"}:
+            other = uses[name] - {"scatter"}
+            refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
+                             "the pointer is also updated by atomics")
+        elif name not in refused and stores[name] != len(items):
+            refused[name] = "a store the proof does not see (outside a statement's value)"
+        elif name not in refused and len({plan[0] for _, plan in items}) != 1:
+            refused[name] = "its stores address different views"
+        if name not in refused:
+            out[name] = (items[0][1][0], {id(e): plan[1:] for e, plan in items})
+    return out, refused
 
 
 def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
@@ -655,7 +673,9 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
     uses = _uses(k.body)
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
     units: set[str] = set()
-    own = {n: v for n, v in own_tile_outputs(an, k, uses).items() if n not in shared}
+    own, refused = own_tile_outputs(an, k, uses)
+    refused |= {n: "its entries store through different views (one C symbol makes the view)" for n in shared}
+    own = {n: v for n, v in own.items() if n not in shared}
     own_stores = {i: plan for _, stores in own.values() for i, plan in stores.items()}
 
     def access(e, u):
@@ -729,7 +749,8 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
         return out
 
     body = tuple(block(k.body))
-    params = tuple(replace(p, pointer=False, view=own[p.name][0]) if p.name in own else p for p in k.params)
+    params = tuple(replace(p, pointer=False, view=own[p.name][0]) if p.name in own else
+                   replace(p, unowned=refused[p.name]) if p.name in refused else p for p in k.params)
     return replace(k, body=body, params=params), units
 
 
