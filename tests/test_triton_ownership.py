@@ -13,7 +13,9 @@ import pytest
 from transpiler.frontend.cutile_python import parse_file
 from transpiler.model.ir import Op
 from transpiler.passes.infer import _walk_exprs
-from transpiler.pipeline import translate_kernel
+from transpiler.pipeline import run, translate_kernel, write_outputs
+
+from conftest import requires_toolchain
 
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
 
@@ -112,3 +114,46 @@ def test_a_store_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
     assert REASONS[name] in reason, reason  # the manifest says why
     assert k.param("y_ptr").pointer and not k.param("y_ptr").view
     assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+
+
+def test_an_optional_output_keeps_its_raw_pointer(tmp_path):
+    """A pointer Triton may take None for has no tensor to split in those launches."""
+    k = _kernel(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if y_ptr is not None:
+            tl.store(y_ptr + offs, x, mask=offs < n)
+    """)
+    (reason,) = [why for n, form, why in k.outputs if n == "y_ptr" and form == "unchecked"]
+    assert "optional" in reason
+
+
+VECTOR_ADD = Path(__file__).resolve().parents[1] / "corpus" / "triton" / "workloads" / "vector_add.py"
+
+
+def _numeric_verdicts(out: Path) -> set[str]:
+    from transpiler.verify.interpret.driver import check_output
+    return {c.verdict for c in check_output(out, ["add_kernel"])["add_kernel"]}
+
+
+@requires_toolchain
+def test_a_port_that_writes_outside_its_own_tile_is_rejected(tmp_path):
+    """vector_add's output is a checked partition; its port mutated to store the tile of the next program
+    (through the unchecked partition of the same tensor) fails: cuTile Rust refuses it, or the numbers differ
+    from Triton's. The port as generated matches them."""
+    out = tmp_path / "rust"
+    _, outputs = run([VECTOR_ADD], out, compile_check=False)
+    write_outputs(outputs)
+    kernel_rs = next(out.rglob("vector_add/kernel.rs"))
+    text = kernel_rs.read_text()
+    assert "out_ptr: &mut Tensor<E2, { [BLOCK_SIZE] }>" in text and "out_ptr.store(out_ptr_b);" in text
+    assert _numeric_verdicts(out) == {"numbers_match"}
+    mutant = ("let mut __pm: PartitionMut<E2, { [BLOCK_SIZE] }> = unsafe { out_ptr.partition_full_mut("
+              "shape![BLOCK_SIZE]) };\n"
+              "        let _ = unsafe { store_view_tko_mut(&mut __pm, out_ptr_b, [pid + 1i32], ordering::Weak, "
+              "scope::TileBlock, None, tma::Enabled) };")
+    kernel_rs.write_text(text.replace("out_ptr.store(out_ptr_b);", mutant))
+    verdicts = _numeric_verdicts(out)
+    assert "numbers_match" not in verdicts, verdicts

@@ -382,6 +382,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
     checks, fn_params, call_args, pass_args = [], [], [], []
+    pinned: set[str] = set()  # the scalars the checked Triton outputs' views read (abi::Launch::pinned)
     extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     scalars = {p["name"] for p in params if p["kind"] == "scalar"}
@@ -400,6 +401,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                 dims = ", ".join(rust_const_expr(d, all_names) for d in tiles[p["name"]])
                 extents_, strides_ = (", ".join(_view_expr(x, all_names, scalars) for x in p["view"][k])
                                       for k in ("extents", "strides"))
+                pinned |= {x.id for src in p["view"]["extents"] + p["view"]["strides"]
+                           for x in ast.walk(ast.parse(src.strip(), mode="eval"))
+                           if isinstance(x, ast.Name) and x.id in scalars}
                 checks.append(f'let {n}_tile = abi::tile_shape([{dims}], "{p["name"]}")?;')
                 checks.append(f'let {n} = abi::triton_view(&{n}, "{p["name"]}", &[{extents_}], &[{strides_}])?;')
                 checks.append(f'abi::check_partition_grid("{p["name"]}", &{n}, &{n}_tile, __grid)?;')
@@ -467,7 +471,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             "conditions": described,
             "element": element, "partitions": partitions,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
-            "params": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
+            "params": call_args, "launch_fn": launch_fn, "dispatch": dispatch,
+            "pinned": [f'"{rust_ident(x)}"' for x in sorted(pinned)]}
 
 
 def _view_expr(src: str, names: set[str], scalars: set[str]) -> str:

@@ -637,12 +637,15 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
         if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
     out = {}
+    optional = {p.given_of for p in k.params if p.given_of}
     for name in stores:
         p = an.params.get(name)
         items = plans.get(name, [])
         if p is None or not p.flat:
             continue
-        if uses.get(name, set()) - {"scatter"}:
+        if name in optional:  # None in some launches: no tensor to split (the port takes a null pointer)
+            refused[name] = "an optional pointer (Triton takes None for it)"
+        elif uses.get(name, set()) - {"scatter"}:
             other = uses[name] - {"scatter"}
             refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
                              "the pointer is also updated by atomics")

@@ -249,7 +249,7 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
     values: list = []
     for name, ty in signature:
         ext = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)
-        if ty.startswith("&mut Tensor") and name in bound and by_rust[name].get("view"):
+        if ty.startswith("&mut Tensor") and bound.get(name) is not None and by_rust[name].get("view"):
             kinds = {p["name"]: p["kind"] for p in kernel["params"]}
             scalars = {n: v for n, v in _bound(kernel, case).items() if kinds[n] == "scalar"}
             values += _view_args(by_rust[name], ty, case, bases[bound[name]], scalars)
