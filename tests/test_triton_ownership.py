@@ -157,3 +157,43 @@ def test_a_port_that_writes_outside_its_own_tile_is_rejected(tmp_path):
     kernel_rs.write_text(text.replace("out_ptr.store(out_ptr_b);", mutant))
     verdicts = _numeric_verdicts(out)
     assert "numbers_match" not in verdicts, verdicts
+
+
+@requires_toolchain
+def test_the_c_symbol_makes_the_view_and_refuses_one_outside_the_span_or_overlapping(tmp_path):
+    """In dry-run mode (no GPU): the symbol passes the row kernel's output as the partition of its view (rows
+    of the grid, the columns cut to one tile) and refuses a view past the argument's span, rows that overlap
+    and a grid that is not the view's tile grid."""
+    import ctypes
+    from test_abi import FakeCudaArray, built_library, load_package
+    src = tmp_path / "rows.py"
+    src.write_text(HEAD + textwrap.dedent(ROWWISE))
+    out = tmp_path / "out"
+    _, outputs = run([src], out, compile_check=False)
+    write_outputs(outputs)
+    pkg = load_package(out)
+    rt = pkg._runtime
+    lib = rt.load_library(built_library(out, tmp_path / "lib"))
+    (spec,) = [s for s in rt.REGISTRY.values() if s.name == "row_kernel"]
+
+    def launch(stride, n_cols, block, grid, rows=4):
+        x = FakeCudaArray((rows, 100), "<f4", 0x7F0000000000)
+        y = FakeCudaArray((rows, 100), "<f4", 0x7F0001000000)
+        return rt.dry_run(rt.plan(spec, (x, y, stride, n_cols, block), grid), lib)
+
+    def view(plan):  # (extents, strides, tile) the symbol passes for y_ptr
+        (values,) = [v for name, v in plan["params"] if name == "y_ptr"]
+        ints = [x for _, x in values[1:]]
+        return ints[0:2], ints[2:4], ints[4:6]
+
+    plan = launch(100, 100, 128, (4,))
+    assert plan["partitions"] == {"y_ptr": [1, 128]}
+    assert view(plan) == ([4, 100], [100, 1], [1, 128])  # 4 rows (the grid) of 100 columns, 100 apart
+    # a block shorter than the row: its first 64 columns, one tile per row, as Triton writes them
+    assert view(launch(100, 100, 64, (4,))) == ([4, 64], [100, 1], [1, 64])
+    with pytest.raises(rt.ArgumentError, match="past the"):
+        launch(100, 100, 128, (5,))  # a fifth row is not in the argument
+    with pytest.raises(rt.ArgumentError, match="twice"):
+        launch(50, 100, 128, (4,))  # rows 50 apart of 100 columns: elements written by two programs
+    with pytest.raises(rt.ArgumentError, match="grid"):
+        launch(100, 100, 128, (4, 2))  # two programs per row
