@@ -197,3 +197,16 @@ def test_the_c_symbol_makes_the_view_and_refuses_one_outside_the_span_or_overlap
         launch(50, 100, 128, (4,))  # rows 50 apart of 100 columns: elements written by two programs
     with pytest.raises(rt.ArgumentError, match="grid"):
         launch(100, 100, 128, (4, 2))  # two programs per row
+
+
+def test_a_rows_statistic_stored_at_the_programs_own_element_is_a_checked_partition(tmp_path):
+    body = ROWWISE.replace("def row_kernel(x_ptr, y_ptr,", "def row_kernel(x_ptr, y_ptr, mean_ptr,").replace(
+        "    tl.store(y_ptr", "    tl.store(mean_ptr + row, tl.sum(x, axis=0) / n_cols)\n    tl.store(y_ptr")
+    k = _kernel(tmp_path, body)
+    assert _outputs(k) == {"y_ptr": "checked", "mean_ptr": "checked"}
+    assert k.param("mean_ptr").view == (("(__grid0 * 1)",), ("1",))
+    for old, new in (("mean_ptr + row,", "mean_ptr + row + 1,"), ("mean_ptr + row,", "mean_ptr + row * 2,"),
+                     ("/ n_cols)", "/ n_cols, mask=row < n_cols)")):
+        (tmp_path / new[-9:].strip(",)")).mkdir(exist_ok=True)
+        k = _kernel(tmp_path / new[-9:].strip(",)"), body.replace(old, new))
+        assert _outputs(k)["mean_ptr"] == "unchecked", new

@@ -583,6 +583,8 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
     offsets start at 0 (a row's columns, BLOCK covering the row) is the tile at program id 0 of an extent cut
     to one tile: the partition grid is 1 there, which the launch must be (each element written by one
     program)."""
+    if not e.args[3].ty.shape:
+        return _own_element(an, bound, e, u)
     try:
         dims, strides, tile, idx, _, unit = _plan(an, e.args[0], e.args[1].items[0], e.args[2], e.args[3].ty.shape,
                                                   None, u)
@@ -612,6 +614,24 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
     return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
 
 
+def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
+    """A scalar store at `base + pid` (a row's statistic, `tl.store(Mean + row, mean)`), unmasked: the tile of
+    one element at the program's own index of the grid's elements."""
+    why = "a scalar store that is not at `base + tl.program_id(0)`, unmasked"
+    if e.args[2] is not None:
+        return why
+    try:
+        p = an.poly(e.args[1].items[0], u)
+    except _NotAffine:
+        return why
+    if len(p) != 1 or list(p.values()) != [1] or len(next(iter(p))) != 1:
+        return why
+    index = _render(an, p, e.pos, u)
+    if block_axis(index, bound) != 0:
+        return why
+    return (("(__grid0 * 1)",), ("1",)), ("1",), (index,)
+
+
 def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     """The Triton pointers that are only stored to, every store the tile at the program's own index of one
     view: name -> (view, {id(store): (tile, index)}). Their stores become a checked `&mut Tensor` partition's
@@ -638,6 +658,9 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
     out = {}
     optional = {p.given_of for p in k.params if p.given_of}
+    for name in uses:
+        if name not in stores and uses[name] & {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}:
+            refused[name] = "the pointer is updated by atomics"
     for name in stores:
         p = an.params.get(name)
         items = plans.get(name, [])
