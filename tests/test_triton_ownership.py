@@ -198,6 +198,28 @@ def test_the_c_symbol_makes_the_view_and_refuses_one_outside_the_span_or_overlap
     with pytest.raises(rt.ArgumentError, match="grid"):
         launch(100, 100, 128, (4, 2))  # two programs per row
 
+    # a prepared launch (the compiled fast path's repeat) takes new pointers, but not new values of the scalars
+    # the view is made from (92, 108: the divisibility hint of 100): the symbol makes and checks the view again
+    lib.cutile_prepare_next.argtypes = [ctypes.c_int32]
+    lib.cutile_take_prepared.restype = ctypes.c_void_p
+    lib.cutile_release_prepared.argtypes = [ctypes.c_void_p]
+    fire = lib.cutile_fire
+    fire.restype, fire.argtypes = ctypes.c_int32, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.cutile_prepare_next(1)
+    launch(100, 100, 128, (4,))
+    record = lib.cutile_take_prepared()
+    assert record
+    x, y = 0x7F0000000000, 0x7F0001000000
+    lib.cutile_dry_run(1)
+    try:
+        for (x_, y_, stride, n_cols), want in (((x, y, 100, 100), 0), ((x + (1 << 20), y + (1 << 20), 100, 100), 0),
+                                               ((x, y, 100, 92), -1), ((x, y, 108, 100), -1)):
+            w = (ctypes.c_uint64 * 4)(x_, y_, stride, n_cols)
+            assert fire(record, ctypes.addressof(w), None) == want, (stride, n_cols)
+    finally:
+        lib.cutile_dry_run(0)
+        lib.cutile_release_prepared(record)
+
 
 def test_a_rows_statistic_stored_at_the_programs_own_element_is_a_checked_partition(tmp_path):
     body = ROWWISE.replace("def row_kernel(x_ptr, y_ptr,", "def row_kernel(x_ptr, y_ptr, mean_ptr,").replace(
