@@ -5,7 +5,8 @@ tile index, `(ct.bid(0), ..., ct.bid(r-1))`, with one tile shape, and its rank i
 each block writes only its own tile, the launcher's partition grid is the tile grid, and rustc
 plus cuTile Rust check the disjointness. Everything else that is written (persistent loops,
 computed, offset or constant indices, loads of the output) keeps the unchecked in-kernel
-partition, and the reason is recorded.
+partition, and the reason is recorded. A Triton pointer reaches here as such a store where passes/views.py
+proved every store of it is its program's own tile of one view; else it is written element by element.
 """
 
 from __future__ import annotations

@@ -20,6 +20,13 @@ The pass proves the two accesses touch the same elements, or leaves the access a
 - the innermost stride is 1: a literal, or a scalar argument a hidden bool constant says is 1 in this
   launch (Param.unit_of: Triton specializes integer arguments equal to 1 as well). The access keeps its
   element path for other strides, under that constant.
+
+Outputs (issue 37, in every kernel, with or without a dot): a pointer that is only stored to, every store the
+tile at the program's own index of one view (per view axis `tl.program_id(axis)`, or 0 on an axis the launch
+has one program on, its extent cut to one tile; a literal unit stride; at most 3 axes), or an unmasked scalar
+store at `base + tl.program_id(0)`, becomes a `store` of the cuTile Python form at that index: ownership.py
+makes it a checked `&mut Tensor` partition, and the C symbol makes the view from the pointer's span
+(Param.view). Any other stored pointer keeps its element stores, with the reason (Param.unowned).
 """
 
 from __future__ import annotations
