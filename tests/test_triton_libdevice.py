@@ -215,7 +215,8 @@ def _interpret(ir_text: str, x: np.ndarray) -> np.ndarray:
     memory = Memory()
     bx, by = memory.add("x", x), memory.add("y", np.full(n, np.nan, np.float32))
     i32 = lambda v: np.array(v, np.int32)  # noqa: E731
-    args = [np.array(bx, np.int64), i32(n), i32(1), np.array(by, np.int64), i32(n), i32(1), i32(n)]
+    # x: a raw pointer and its span; y: the checked partition of its n elements (extent, stride, tile, stride)
+    args = [np.array(bx, np.int64), i32(n), i32(1), np.array(by, np.int64), i32(n), i32(1), i32(block), i32(1), i32(n)]
     with np.errstate(all="ignore"):
         Machine(memory, (-(-n // block), 1, 1)).run(parse_entry(ir_text), args)
     return memory.buffers[1].data

@@ -127,7 +127,9 @@ def param_layout(kernel: Kernel) -> list[dict]:
     return [{"name": p.name, "rust_name": rust_ident(p.name), "kind": p.kind, "rank": p.rank, "dtype": p.dtype,
              "const_type": p.const_type, "pointer": p.pointer, **({"flat": True} if p.flat else {}),
              **({"domain": list(p.domain)} if p.domain else {}),
-             **({"unused": True} if p.unused else {}),  # never named: any argument (Param.unused)
+             **({"unused": True} if p.unused else {}),
+             # a Triton output taken as a checked partition of this view of its span (passes/views.py)
+             **({"view": {"extents": list(p.view[0]), "strides": list(p.view[1])}} if p.view else {}),  # never named: any argument (Param.unused)
              # an optional Triton pointer (None allowed) and its hidden constant (Param.given_of)
              **({"given_of": p.given_of} if p.given_of else {}),
              # a hidden constant: whether a scalar argument is 1 (Param.unit_of)

@@ -382,8 +382,10 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
     checks, fn_params, call_args, pass_args = [], [], [], []
+    pinned: set[str] = set()  # the scalars the checked Triton outputs' views read (abi::Launch::pinned)
     extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
+    scalars = {p["name"] for p in params if p["kind"] == "scalar"}
     checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
     for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
@@ -392,7 +394,23 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         if p["kind"] == "array":
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
-            if p.get("flat") or p["name"] in pointers:  # a raw pointer, then its shape and strides as i32s
+            if p.get("view") and forms.get(p["name"]) == "checked":
+                # a Triton output whose every store is its program's own tile: the view of its span the stores
+                # address, split into tiles as a cuTile Python output is (the view is checked to lie in the span
+                # and its elements not to overlap)
+                dims = ", ".join(rust_const_expr(d, all_names) for d in tiles[p["name"]])
+                extents_, strides_ = (", ".join(_view_expr(x, all_names, scalars) for x in p["view"][k])
+                                      for k in ("extents", "strides"))
+                pinned |= {x.id for src in p["view"]["extents"] + p["view"]["strides"]
+                           for x in ast.walk(ast.parse(src.strip(), mode="eval"))
+                           if isinstance(x, ast.Name) and x.id in scalars}
+                checks.append(f'let {n}_tile = abi::tile_shape([{dims}], "{p["name"]}")?;')
+                checks.append(f'let {n} = abi::triton_view(&{n}, "{p["name"]}", &[{extents_}], &[{strides_}])?;')
+                checks.append(f'abi::check_partition_grid("{p["name"]}", &{n}, &{n}_tile, __grid)?;')
+                fn_params.append(f"{n}_tile: [usize; {len(tiles[p['name']])}]")
+                pass_args.append(f"{n}_tile")
+                call_args.append(f'abi::Param::Partition("{n}", {n}, &{n}_tile)')
+            elif p.get("flat") or p["name"] in pointers:  # a raw pointer, then its shape and strides as i32s
                 call_args.append(f'abi::Param::Pointer("{n}", {n})')
                 shapes, strides = extents[n]  # the kernel's own names for them (emit/derived_names.py)
                 call_args += [f'abi::Param::Extent("{e}", {n}.shape[{i}])' for i, e in enumerate(shapes)]
@@ -453,7 +471,24 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
             "conditions": described,
             "element": element, "partitions": partitions,
             "lets": lets, "generics": generics, "checks": checks, "fn_params": fn_params,
-            "params": call_args, "launch_fn": launch_fn, "dispatch": dispatch}
+            "params": call_args, "launch_fn": launch_fn, "dispatch": dispatch,
+            "pinned": [f'"{rust_ident(x)}"' for x in sorted(pinned)]}
+
+
+def _view_expr(src: str, names: set[str], scalars: set[str]) -> str:
+    """A Triton output view's extent or stride (passes/views.py) as Rust over i64: the constants' locals, the
+    scalar arguments (i32) and the launch grid widened."""
+    tree = ast.parse(src.strip(), mode="eval")
+    widened = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in scalars:
+            widened[node.id] = f"(({rust_ident(node.id)}) as i64)"
+        elif isinstance(node, ast.Name) and re.fullmatch(r"__grid[0-2]", node.id):
+            widened[node.id] = f"((__grid.{node.id[-1]}) as i64)"
+    code = rust_const_expr(src, names | set(widened))
+    for name, wide in widened.items():
+        code = re.sub(rf"\b{re.escape(rust_ident(name))}\b", wide, code)
+    return code
 
 
 def tile_dims(kernel) -> list[str]:

@@ -258,6 +258,13 @@ class Param:
     # the C symbol fills with the argument's pointer alone (any dtype, any rank, null, or a null descriptor: the
     # wrapper passes one for a scalar or None), so its Tile IR is the same for every argument
     unused: bool = False
+    # a Triton pointer every store of which is the tile at the program's own index (passes/views.py): the
+    # port takes it as a checked `&mut Tensor` partition of this view of the pointer's elements, which the C
+    # symbol makes from the argument's span: (extents, strides), Python expressions over the kernel's scalars,
+    # constants and `__grid0`..`__grid2` (the launch grid)
+    view: tuple = ()
+    # a stored Triton pointer without a view: why (the manifest's reason for its raw pointer)
+    unowned: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ tile index, `(ct.bid(0), ..., ct.bid(r-1))`, with one tile shape, and its rank i
 each block writes only its own tile, the launcher's partition grid is the tile grid, and rustc
 plus cuTile Rust check the disjointness. Everything else that is written (persistent loops,
 computed, offset or constant indices, loads of the output) keeps the unchecked in-kernel
-partition, and the reason is recorded.
+partition, and the reason is recorded. A Triton pointer reaches here as such a store where passes/views.py
+proved every store of it is its program's own tile of one view; else it is written element by element.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..model.walk import all_stmts
 from .infer import _sub
 
 
-def _block_axis(e, bound: dict) -> int | None:
+def block_axis(e, bound: dict) -> int | None:
     if isinstance(e, Name) and e.id in bound:
         e = bound[e.id]
     if isinstance(e, Op) and e.op == "bid" and isinstance(e.args[0], Lit):
@@ -25,8 +26,8 @@ def _block_axis(e, bound: dict) -> int | None:
     return None
 
 
-def analyze_outputs(kernel: Kernel) -> Kernel:
-    # variables assigned exactly once, at the top level, from ct.bid(i)
+def assigned_once(kernel: Kernel) -> dict:
+    """Each name assigned exactly once in the kernel (never a loop variable) -> its value."""
     counts: dict[str, int] = {}
     for s in all_stmts(kernel.body):
         if isinstance(s, Assign):
@@ -34,8 +35,18 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                 counts[t] = counts.get(t, 0) + 1
         if isinstance(s, For):
             counts[s.var] = counts.get(s.var, 0) + 2
-    bound = {s.targets[0]: s.value for s in all_stmts(kernel.body)
-             if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
+    return {s.targets[0]: s.value for s in all_stmts(kernel.body)
+            if isinstance(s, Assign) and len(s.targets) == 1 and counts.get(s.targets[0]) == 1}
+
+
+def own_tile_index(index, bound: dict) -> bool:
+    """A store index that is exactly the block's own tile, (ct.bid(0), ..., ct.bid(r-1)) (`tl.program_id`
+    in a Triton kernel), each axis the id itself or a name assigned it once."""
+    return [block_axis(i, bound) for i in index] == list(range(len(index)))
+
+
+def analyze_outputs(kernel: Kernel) -> Kernel:
+    bound = assigned_once(kernel)
     stores: dict[str, list[Op]] = {}
     other_uses: set[str] = set()
     element_writes: set[str] = set()
@@ -67,7 +78,8 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     outputs = []
     for p in kernel.params:
         if p.kind == "array" and p.name in element_writes:
-            outputs.append((p.name, "unchecked", "written element by element (scatter/atomics) through a raw pointer"))
+            why = "written element by element (scatter/atomics) through a raw pointer"
+            outputs.append((p.name, "unchecked", f"{why}: {p.unowned}" if p.unowned else why))
             continue
         if p.kind == "array" and p.name in view_atomics:
             outputs.append((p.name, "unchecked", "updated by atomic adds through a tiled view (the atomic_red_view_tko "
@@ -91,9 +103,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             reason = "a store carries a hint (latency=, allow_tma=), which a checked `&mut Tensor` store drops"
         else:
             for op in ops:
-                idx = op.args[1].items
-                axes = [_block_axis(i, bound) for i in idx]
-                if axes != list(range(len(idx))):
+                if not own_tile_index(op.args[1].items, bound):
                     reason = "a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1))"
                     break
         if reason:

@@ -20,6 +20,13 @@ The pass proves the two accesses touch the same elements, or leaves the access a
 - the innermost stride is 1: a literal, or a scalar argument a hidden bool constant says is 1 in this
   launch (Param.unit_of: Triton specializes integer arguments equal to 1 as well). The access keeps its
   element path for other strides, under that constant.
+
+Outputs (issue 37, in every kernel, with or without a dot): a pointer that is only stored to, every store the
+tile at the program's own index of one view (per view axis `tl.program_id(axis)`, or 0 on an axis the launch
+has one program on, its extent cut to one tile; a literal unit stride; at most 3 axes), or an unmasked scalar
+store at `base + tl.program_id(0)`, becomes a `store` of the cuTile Python form at that index: ownership.py
+makes it a checked `&mut Tensor` partition, and the C symbol makes the view from the pointer's span
+(Param.view). Any other stored pointer keeps its element stores, with the reason (Param.unowned).
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from dataclasses import replace
 from ..diagnostics import fail
 from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
-from ..model.ir import FLOAT_DTYPES, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+from .ownership import assigned_once, block_axis
+from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
@@ -555,19 +563,160 @@ def _uses(body) -> dict[str, set[str]]:
     return out
 
 
-def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
-    """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need."""
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, (For, While)):
+            yield from _statements(s.body)
+        elif isinstance(s, If):
+            yield from _statements(s.body)
+            yield from _statements(s.orelse)
+
+
+def _py(e) -> str:
+    """A view extent or stride (i32 arithmetic over parameters and constants) as a Python expression."""
+    if isinstance(e, Lit):
+        return str(e.value)
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Op) and e.op in ("add", "mul"):
+        return f"({_py(e.args[0])} {'+' if e.op == 'add' else '*'} {_py(e.args[1])})"
+    raise _NotAffine
+
+
+def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
+    """A Triton store (scatter) that writes exactly the tile at the program's own index of a partition view:
+    ((extents, strides), tile, index), the index `(tl.program_id(0), ...)`, or why not (a string). An axis the
+    offsets start at 0 (a row's columns, BLOCK covering the row) is the tile at program id 0 of an extent cut
+    to one tile: the partition grid is 1 there, which the launch must be (each element written by one
+    program)."""
+    if not e.args[3].ty.shape:
+        return _own_element(an, bound, e, u)
+    try:
+        dims, strides, tile, idx, _, unit = _plan(an, e.args[0], e.args[1].items[0], e.args[2], e.args[3].ty.shape,
+                                                  None, u)
+    except _NotAffine:
+        return ("a store's offsets and mask are not provably one tile of a view (offsets `(T * BLOCK + "
+                "arange(0, BLOCK)) * stride` per axis, mask `index < bound`)")
+    if unit:
+        return f"the innermost stride is the argument `{unit}`, 1 only in some launches"
+    if len(tile) > 3:
+        return "the view has more than 3 axes (a launch grid has 3)"
+    extents, index = [], []
+    for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
+        unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
+        try:
+            if block_axis(x, bound) == axis:
+                # an axis Triton does not mask: the tiles of the launch's programs
+                extents.append(f"(__grid{axis} * {t})" if unbounded else _py(d))
+                index.append(x)
+            elif isinstance(x, Lit) and x.value == 0:
+                extents.append(t if unbounded else f"({_py(d)} if {_py(d)} < {t} else {t})")
+                index.append(Op("bid", (Lit(axis, x.pos, TileTy("i32")),), x.pos, ty=TileTy("i32")))
+            else:
+                return (f"a store's tile index on view axis {axis} is not `tl.program_id({axis})` (each program "
+                        "must write only its own tile)")
+        except _NotAffine:
+            return "a view extent is not a Python expression of the arguments"
+    return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
+
+
+def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
+    """A scalar store at `base + pid` (a row's statistic, `tl.store(Mean + row, mean)`), unmasked: the tile of
+    one element at the program's own index of the grid's elements."""
+    why = "a scalar store that is not at `base + tl.program_id(0)`, unmasked"
+    if e.args[2] is not None:
+        return why
+    try:
+        p = an.poly(e.args[1].items[0], u)
+    except _NotAffine:
+        return why
+    if len(p) != 1 or list(p.values()) != [1] or len(next(iter(p))) != 1:
+        return why
+    index = _render(an, p, e.pos, u)
+    if block_axis(index, bound) != 0:
+        return why
+    return (("(__grid0 * 1)",), ("1",)), ("1",), (index,)
+
+
+def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
+    """The Triton pointers that are only stored to, every store the tile at the program's own index of one
+    view: name -> (view, {id(store): (tile, index)}). Their stores become a checked `&mut Tensor` partition's
+    (passes/ownership.py), the view made by the C symbol from the argument's span. Also, for each other
+    stored pointer, why not."""
+    bound = assigned_once(k)
+    plans: dict[str, list] = {}
+    refused: dict[str, str] = {}
+    for s in _statements(k.body):
+        if not isinstance(s, (Assign, Eval)):
+            continue
+        for e in _sub(s.value):
+            if not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
+                continue
+            plan = "a store through the pointer cast to another element type" if e.attr("elem") else \
+                _own_tile(an, bound, e, an.locs[id(s)])
+            if isinstance(plan, str):
+                refused.setdefault(e.args[0].id, plan)
+            else:
+                plans.setdefault(e.args[0].id, []).append((e, plan))
+    stores: dict[str, int] = {}
+    for e in _walk_exprs(k.body):
+        if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
+            stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
+    out = {}
+    optional = {p.given_of for p in k.params if p.given_of}
+    for name in uses:
+        if name not in stores and uses[name] & {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}:
+            refused[name] = "the pointer is updated by atomics"
+    for name in stores:
+        p = an.params.get(name)
+        items = plans.get(name, [])
+        if p is None or not p.flat:
+            continue
+        if name in optional:  # None in some launches: no tensor to split (the port takes a null pointer)
+            refused[name] = "an optional pointer (Triton takes None for it)"
+        elif uses.get(name, set()) - {"scatter"}:
+            other = uses[name] - {"scatter"}
+            refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
+                             "the pointer is also updated by atomics")
+        elif name not in refused and stores[name] != len(items):
+            refused[name] = "a store the proof does not see (outside a statement's value)"
+        elif name not in refused and len({plan[0] for _, plan in items}) != 1:
+            refused[name] = "its stores address different views"
+        if name not in refused:
+            out[name] = (items[0][1][0], {id(e): plan[1:] for e, plan in items})
+    return out, refused
+
+
+def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
+    """The scatter as a store of the tile at its own index (the mask is the view's bound)."""
+    value = e.args[3]
+    if tuple(value.ty.shape) != tile:
+        value = Op("reshape", (value,), value.pos, ty=TileTy(value.ty.dtype, tile))
+    arr = replace(e.args[0], ty=ArrayTy(value.ty.dtype, len(tile)))  # the view's rank, not the span's
+    return Op("store", (arr, TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
+
+
+def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[str]]:
+    """The kernel with its provable accesses as view accesses, and the scalars whose unit value they need.
+    `shared`: outputs that keep their raw pointer (their entries do not agree on one view)."""
     if k.frontend != "triton":
         return k, set()
     an = _Analysis(k)
     uses = _uses(k.body)
     dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
     units: set[str] = set()
+    own, refused = own_tile_outputs(an, k, uses)
+    refused |= {n: "its entries store through different views (one C symbol makes the view)" for n in shared}
+    own = {n: v for n, v in own.items() if n not in shared}
+    own_stores = {i: plan for _, stores in own.values() for i, plan in stores.items()}
 
     def access(e, u):
         """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
         if isinstance(e, Op) and e.op in ("view_load", "view_store") and e.attr("offsets"):
             return descriptor(an, e, u, uses)
+        if id(e) in own_stores:
+            return _own_store(e, *own_stores[id(e)])
         if not dots:
             # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost
             # more than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); GEMM-like ones gain 1.5-5x
@@ -633,7 +782,9 @@ def tile_views(k: Kernel) -> tuple[Kernel, set[str]]:
         return out
 
     body = tuple(block(k.body))
-    return replace(k, body=body), units
+    params = tuple(replace(p, pointer=False, view=own[p.name][0]) if p.name in own else
+                   replace(p, unowned=refused[p.name]) if p.name in refused else p for p in k.params)
+    return replace(k, body=body, params=params), units
 
 
 def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
@@ -701,6 +852,11 @@ def with_views(variants: list[Kernel]) -> list[Kernel]:
     """Every entry's view accesses, and the hidden constants their unit strides need (one per scalar, the
     same parameters in every entry: the C symbol and the wrapper lay them out once per kernel)."""
     done = [tile_views(v) for v in variants]
+    # a Triton output's view is the kernel's (one C symbol makes it): one view in every entry, or none
+    views = {p.name: {d.param(p.name).view for d, _ in done} for p in variants[0].params if p.kind == "array"}
+    differ = frozenset(n for n, vs in views.items() if len(vs) > 1)
+    if differ:
+        done = [tile_views(v, differ) for v in variants]
     units = sorted(set().union(*(u for _, u in done)))
     if not units:
         return [v for v, _ in done]

@@ -199,11 +199,16 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, elements: dict[
                   gpu_code=None, output_format="tileir_bytecode", bytecode_version="13.4")
 
 
+def rust_rank(p: dict) -> int:
+    """The rank of an array as the entry takes it: a Triton output's view (passes/views.py), else its own."""
+    return len(p["view"]["extents"]) if p.get("view") else p["rank"]
+
+
 def _rust_params(params: list[dict], outputs: dict[str, str]) -> list[tuple[str, str, int]]:
     out = []
     for p in params:
         if p["kind"] == "array":
-            out.append((p["name"], "tensor_mut" if outputs.get(p["name"]) == "checked" else "tensor", p["rank"]))
+            out.append((p["name"], "tensor_mut" if outputs.get(p["name"]) == "checked" else "tensor", rust_rank(p)))
         elif p["kind"] == "scalar":
             out.append((p["name"], "scalar", 0))
     return out
@@ -586,7 +591,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                         n = next(serial)
                         check = Check(entry["name"], spec, dtype, "compiled")
                         kv.checks.append(check)
-                        strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
+                        strides = [[p.get("rust_name", p["name"]), [-1] * (rust_rank(p) - 1) + [1]]
                                    for p in entry_params(k, entry) if p["kind"] == "array"]
                         submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                                 "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
@@ -624,7 +629,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                     return None
                 kv.checks.append(check)
                 generics = verified_generics(k, entry, spec, dtype)
-                strides = [[p.get("rust_name", p["name"]), [-1] * (p["rank"] - 1) + [1]]
+                strides = [[p.get("rust_name", p["name"]), [-1] * (rust_rank(p) - 1) + [1]]
                            for p in params if p["kind"] == "array"]
                 submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                         "entry": entry["name"],

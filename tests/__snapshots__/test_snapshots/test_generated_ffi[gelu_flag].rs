@@ -136,6 +136,7 @@ unsafe fn launch_gelu<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Partition("y", y, &y_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

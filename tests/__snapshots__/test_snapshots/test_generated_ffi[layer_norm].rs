@@ -153,6 +153,7 @@ unsafe fn launch_layer_norm_fwd<T: cutile::DType>(
             abi::Param::Tensor("y", y),
             abi::Param::F32("eps", eps),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -151,6 +151,7 @@ unsafe fn launch_matmul<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[("C", &C_tile[..])],
         params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("B", B), abi::Param::Partition("C", C, &C_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

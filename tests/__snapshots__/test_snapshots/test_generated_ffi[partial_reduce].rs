@@ -334,6 +334,7 @@ unsafe fn launch_partial_sum__axis_eq_0<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[("partial", &partial_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Partition("partial", partial, &partial_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -371,6 +372,7 @@ unsafe fn launch_partial_sum__not_axis_eq_0<T: cutile::DType, T2: cutile::DType>
         grid: __grid,
         partitions: &[("partial", &partial_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Partition("partial", partial, &partial_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -137,6 +137,7 @@ unsafe fn launch_rms_norm_fwd<T: cutile::DType>(
             abi::Param::Tensor("y", y),
             abi::Param::F32("eps", eps),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

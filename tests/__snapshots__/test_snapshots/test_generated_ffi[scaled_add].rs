@@ -142,6 +142,7 @@ unsafe fn launch_scaled_add<T: cutile::DType>(
             abi::Param::F32("alpha", alpha),
             abi::Param::F32("beta", beta),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

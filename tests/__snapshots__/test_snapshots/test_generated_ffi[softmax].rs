@@ -132,6 +132,7 @@ unsafe fn launch_row_softmax<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

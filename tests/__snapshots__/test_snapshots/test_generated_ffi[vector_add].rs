@@ -118,6 +118,7 @@ unsafe fn launch_vector_add<T: cutile::DType>(
         grid: __grid,
         partitions: &[("c", &c_tile[..])],
         params: &[abi::Param::Tensor("a", a), abi::Param::Tensor("b", b), abi::Param::Partition("c", c, &c_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

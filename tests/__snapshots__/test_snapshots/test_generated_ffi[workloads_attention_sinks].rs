@@ -343,6 +343,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__causal<T: cutile::DType, T2: cutile::DTy
             abi::Param::Tensor("O", O),
             abi::Param::F32("qk_scale", qk_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -390,6 +391,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__window_gt_0<T: cutile::DType
             abi::Param::Tensor("O", O),
             abi::Param::F32("qk_scale", qk_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -437,6 +439,7 @@ unsafe fn launch_attn_sinks_fwd_kernel__not_causal__not_window_gt_0<T: cutile::D
             abi::Param::Tensor("O", O),
             abi::Param::F32("qk_scale", qk_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -154,6 +154,7 @@ unsafe fn launch_bmm_nt_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("Bt", Bt), abi::Param::Tensor("C", C)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -310,6 +311,7 @@ unsafe fn launch_bmm_tn_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("At", At), abi::Param::Tensor("B", B), abi::Param::Tensor("C", C)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

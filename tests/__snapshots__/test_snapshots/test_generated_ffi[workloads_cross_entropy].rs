@@ -164,6 +164,7 @@ unsafe fn launch_cross_entropy_fwd_kernel<T: cutile::DType>(
             abi::Param::Partition("loss", loss, &loss_tile),
             abi::Param::Partition("lse_out", lse_out, &lse_out_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -355,6 +356,7 @@ unsafe fn launch_cross_entropy_bwd_kernel<T: cutile::DType>(
             abi::Param::Tensor("dloss", dloss),
             abi::Param::Partition("dlogits", dlogits, &dlogits_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

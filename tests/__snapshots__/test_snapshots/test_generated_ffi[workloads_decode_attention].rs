@@ -292,6 +292,7 @@ unsafe fn launch_decode_attn_split_kv_kernel<T: cutile::DType, T2: cutile::DType
             abi::Param::Partition("lse_part", lse_part, &lse_part_tile),
             abi::Param::F32("sm_scale", sm_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -452,6 +453,7 @@ unsafe fn launch_decode_attn_combine_kernel<T: cutile::DType, T2: cutile::DType>
             abi::Param::Tensor("lse_part", lse_part),
             abi::Param::Tensor("O", O),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -151,6 +151,7 @@ unsafe fn launch_dropout_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::F32("p", p),
             abi::Param::I32("seed", seed),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -309,6 +310,7 @@ unsafe fn launch_dropout_add_residual_kernel<T: cutile::DType>(
             abi::Param::F32("p", p),
             abi::Param::I32("seed", seed),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -229,6 +229,7 @@ unsafe fn launch_flash_attn_fwd_kernel__causal<T: cutile::DType>(
             abi::Param::Tensor("O", O),
             abi::Param::F32("qk_scale", qk_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -274,6 +275,7 @@ unsafe fn launch_flash_attn_fwd_kernel__not_causal<T: cutile::DType>(
             abi::Param::Tensor("O", O),
             abi::Param::F32("qk_scale", qk_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -143,6 +143,7 @@ unsafe fn launch_geglu_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("gate_up", gate_up), abi::Param::Tensor("out", out)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -291,6 +292,7 @@ unsafe fn launch_geglu_bwd_kernel<T: cutile::DType>(
             abi::Param::Tensor("dout", dout),
             abi::Param::Tensor("dgate_up", dgate_up),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

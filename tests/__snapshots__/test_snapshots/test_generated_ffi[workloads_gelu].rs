@@ -140,6 +140,7 @@ unsafe fn launch_gelu_tanh_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Partition("y", y, &y_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -289,6 +290,7 @@ unsafe fn launch_bias_gelu_kernel<T: cutile::DType>(
         grid: __grid,
         partitions: &[("y", &y_tile[..])],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("bias", bias), abi::Param::Partition("y", y, &y_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

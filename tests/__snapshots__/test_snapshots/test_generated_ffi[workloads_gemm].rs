@@ -158,6 +158,7 @@ unsafe fn launch_gemm_kernel<T: cutile::DType>(
             abi::Param::Partition("C", C, &C_tile),
             abi::Param::Tensor("bias", bias),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

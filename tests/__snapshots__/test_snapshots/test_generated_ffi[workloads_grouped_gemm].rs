@@ -242,6 +242,7 @@ unsafe fn launch_moe_grouped_gemm_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Partition("C", C, &C_tile),
             abi::Param::Tensor("tile_expert_ids", tile_expert_ids),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -153,6 +153,7 @@ unsafe fn launch_kl_div_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Tensor("target", target),
             abi::Param::Partition("loss", loss, &loss_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -212,6 +212,7 @@ unsafe fn launch_layer_norm_fwd_kernel<T: cutile::DType>(
             abi::Param::Partition("rstd_out", rstd_out, &rstd_out_tile),
             abi::Param::F32("eps", eps),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -498,6 +499,7 @@ unsafe fn launch_layer_norm_bwd_dx_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Tensor("dw_partial", dw_partial),
             abi::Param::Tensor("db_partial", db_partial),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -686,6 +688,7 @@ unsafe fn launch_layer_norm_bwd_dwdb_kernel<T: cutile::DType>(
             abi::Param::Partition("dw", dw, &dw_tile),
             abi::Param::Partition("db", db, &db_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

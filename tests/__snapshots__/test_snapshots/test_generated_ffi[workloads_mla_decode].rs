@@ -185,6 +185,7 @@ unsafe fn launch_mla_decode_kernel<T: cutile::DType>(
             abi::Param::Tensor("O", O),
             abi::Param::F32("sm_scale", sm_scale),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -135,6 +135,7 @@ unsafe fn launch_moe_expert_histogram_kernel<T: cutile::DType>(
             abi::Param::Extent("expert_counts_shape0", expert_counts.shape[0]),
             abi::Param::Extent("expert_counts_stride0", expert_counts.strides[0]),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -257,6 +258,7 @@ unsafe fn launch_moe_align_offsets_kernel(
             abi::Param::Tensor("expert_offsets", expert_offsets),
             abi::Param::Tensor("total_padded", total_padded),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -394,6 +396,7 @@ unsafe fn launch_moe_sort_tokens_kernel(
             abi::Param::Extent("sorted_token_ids_shape0", sorted_token_ids.shape[0]),
             abi::Param::Extent("sorted_token_ids_stride0", sorted_token_ids.strides[0]),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -153,6 +153,7 @@ unsafe fn launch_moe_permute_rows_kernel<T: cutile::DType>(
             abi::Param::Tensor("sorted_token_ids", sorted_token_ids),
             abi::Param::Partition("permuted", permuted, &permuted_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

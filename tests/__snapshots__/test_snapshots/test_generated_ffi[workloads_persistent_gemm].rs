@@ -160,6 +160,7 @@ unsafe fn launch_persistent_gemm_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("A", A), abi::Param::Tensor("B", B), abi::Param::Tensor("C", C)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

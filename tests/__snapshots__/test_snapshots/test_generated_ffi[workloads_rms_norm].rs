@@ -285,6 +285,7 @@ unsafe fn launch_rms_norm_fwd_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Partition("rstd_out", rstd_out, &rstd_out_tile),
             abi::Param::F32("eps", eps),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -478,6 +479,7 @@ unsafe fn launch_rms_norm_bwd_kernel<T: cutile::DType>(
             abi::Param::Tensor("dx", dx),
             abi::Param::Tensor("dw_partial", dw_partial),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

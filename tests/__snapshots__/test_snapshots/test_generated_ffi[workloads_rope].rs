@@ -150,6 +150,7 @@ unsafe fn launch_rope_halves_kernel<T: cutile::DType>(
             abi::Param::Tensor("sin_", sin_),
             abi::Param::Tensor("out", out),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

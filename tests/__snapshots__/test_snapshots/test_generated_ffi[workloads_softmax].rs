@@ -142,6 +142,7 @@ unsafe fn launch_softmax_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -286,6 +287,7 @@ unsafe fn launch_online_softmax_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[],
         params: &[abi::Param::Tensor("x", x), abi::Param::Tensor("y", y)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

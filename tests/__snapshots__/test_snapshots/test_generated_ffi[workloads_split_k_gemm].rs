@@ -151,6 +151,7 @@ unsafe fn launch_splitk_gemm_partial_kernel<T: cutile::DType>(
             abi::Param::Tensor("P", P),
             abi::Param::I32("k_tiles_per_split", k_tiles_per_split),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -298,6 +299,7 @@ unsafe fn launch_splitk_reduce_kernel<T: cutile::DType, T2: cutile::DType>(
         grid: __grid,
         partitions: &[("C", &C_tile[..])],
         params: &[abi::Param::Tensor("P", P), abi::Param::Partition("C", C, &C_tile)],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -147,6 +147,7 @@ unsafe fn launch_swiglu_fwd_kernel<T: cutile::DType>(
             abi::Param::Tensor("up", up),
             abi::Param::Partition("out", out, &out_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };
@@ -323,6 +324,7 @@ unsafe fn launch_swiglu_bwd_kernel<T: cutile::DType, T2: cutile::DType>(
             abi::Param::Partition("dgate", dgate, &dgate_tile),
             abi::Param::Partition("dup", dup, &dup_tile),
         ],
+        pinned: &[],
         device: abi::device_ordinal(__device)?,
         stream: __stream as usize,
     };

@@ -80,12 +80,37 @@ def entry_signature(kernel_rs: str, entry: str) -> list[tuple[str, str]]:
     m = re.search(rf"pub (?:unsafe )?fn {re.escape(entry)}\s*(?:<.*?>)?\s*\((.*?)\)\s*\{{", kernel_rs, re.S)
     if not m:
         raise InterpretError(f"entry `{entry}` not found in kernel.rs")
-    out = []
-    for part in m.group(1).split(","):
-        if part.strip():
-            name, ty = (x.strip() for x in part.split(":", 1))
-            out.append((name, ty))
+    out, depth, part = [], 0, ""
+    for ch in m.group(1) + ",":  # commas inside a type (`Tensor<E, { [1, B] }>`) do not end a parameter
+        depth += ch in "<{[(" and 1 or (-1 if ch in ">}])" else 0)
+        if ch == "," and depth == 0:
+            if part.strip():
+                name, ty = (x.strip() for x in part.split(":", 1))
+                out.append((name, ty))
+            part = ""
+        else:
+            part += ch
     return out
+
+
+def _view_args(param: dict, ty: str, case: dict, base: int, bound: dict) -> list:
+    """A Triton output taken as a checked partition of a view of its elements (passes/views.py): the values
+    the C symbol passes for it (abi::triton_view, Param::Partition): the address, the view's extents and
+    strides, the tile, the strides again. The view's expressions read the scalars, constants and grid."""
+    grid = list(case["grid"]) + [1] * (3 - len(case["grid"]))
+    env = {**{k: v for k, v in bound.items() if isinstance(v, (int, np.integer))}, **case["constexprs"],
+           **{f"__grid{i}": g for i, g in enumerate(grid)}}
+    tile = re.search(r"\{\s*\[(.*)\]\s*\}", ty)
+    try:
+        ev = lambda src: int(eval(compile(src.strip(), "<view>", "eval"), {"__builtins__": {}}, dict(env)))  # noqa: E731
+        extents = [ev(x) for x in param["view"]["extents"]]
+        strides = [ev(x) for x in param["view"]["strides"]]
+        tiles = [ev(x) for x in tile.group(1).split(",")] if tile else []
+    except Exception as e:  # a name the case does not set
+        raise InterpretError(f"the view of `{param['name']}` is not one the interpreter can pass ({e})") from None
+    i32 = lambda v: np.array(v, np.int32)  # noqa: E731
+    return ([np.array(base, np.int64)] + [i32(v) for v in extents] + [i32(v) for v in strides]
+            + [i32(v) for v in tiles] + [i32(v) for v in strides])
 
 
 def case_spec(kernel: dict, case: dict, source: Path | None = None) -> dict:
@@ -210,6 +235,7 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
     bound = {next(p.get("rust_name", p["name"]) for p in kernel["params"] if p["name"] == n): v
              for n, v in _bound(kernel, case).items()}
     optional = {p.get("rust_name", p["name"]) for p in kernel["params"] if p["kind"] == "scalar" and p.get("given")}
+    by_rust = {p.get("rust_name", p["name"]): p for p in kernel["params"]}
     bases: dict[str, int] = {}
     tool = reference_tool()
     tables = set(tool.address_tables(case)) if hasattr(tool, "address_tables") else set()
@@ -223,7 +249,11 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
     values: list = []
     for name, ty in signature:
         ext = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)
-        if ty.startswith(("*mut", "*const")):  # None: a null pointer (the kernel never reads it)
+        if ty.startswith("&mut Tensor") and bound.get(name) is not None and by_rust[name].get("view"):
+            kinds = {p["name"]: p["kind"] for p in kernel["params"]}
+            scalars = {n: v for n, v in _bound(kernel, case).items() if kinds[n] == "scalar"}
+            values += _view_args(by_rust[name], ty, case, bases[bound[name]], scalars)
+        elif ty.startswith(("*mut", "*const")):  # None: a null pointer (the kernel never reads it)
             values.append(np.array(bases[bound[name]] if bound[name] is not None else 0, np.int64))
         elif ext and ext.group(1) in bound:
             arr = arrays.get(bound[ext.group(1)]) if bound[ext.group(1)] is not None else None

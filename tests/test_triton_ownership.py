@@ -1,0 +1,234 @@
+"""Triton outputs Rust can check (issue 37): a pointer every store of which is the tile at the program's own
+index (passes/views.py own_tile_outputs) is a checked `&mut Tensor` partition of a view of its span, as a
+cuTile Python output is (passes/ownership.py); every other output keeps its raw pointer. Each mutant breaks
+one condition of the proof."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.model.ir import Op
+from transpiler.passes.infer import _walk_exprs
+from transpiler.pipeline import run, translate_kernel, write_outputs
+
+from conftest import requires_toolchain
+
+HEAD = "import triton\nimport triton.language as tl\n\n\n"
+
+ELEMENTWISE = """
+@triton.jit
+def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x + 1, mask=offs < n)
+"""
+
+ROWWISE = """
+@triton.jit
+def row_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x - tl.max(x, axis=0), mask=cols < n_cols)
+"""
+
+
+def _kernel(tmp_path: Path, body: str):
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent(body))
+    fr = parse_file(src, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    return translate_kernel(fr.kernels[0])[0]
+
+
+def _outputs(k) -> dict:
+    return {name: form for name, form, _ in k.outputs}
+
+
+def test_an_elementwise_store_at_the_programs_own_block_is_a_checked_partition(tmp_path):
+    k = _kernel(tmp_path, ELEMENTWISE)
+    assert _outputs(k) == {"y_ptr": "checked"}
+    y = k.param("y_ptr")
+    assert not y.pointer and y.flat and y.view == (("n",), ("1",))
+    assert k.param("x_ptr").pointer  # the input keeps its element loads
+    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("BLOCK",)
+    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "scatter"]
+
+
+def test_a_row_store_covering_the_row_is_a_checked_partition_of_rows(tmp_path):
+    k = _kernel(tmp_path, ROWWISE)
+    assert _outputs(k) == {"y_ptr": "checked"}
+    # one row per program (the grid's rows), the columns cut to one tile: grid axis 1 must be 1
+    assert k.param("y_ptr").view == (("(__grid0 * 1)", "(n_cols if n_cols < BLOCK else BLOCK)"), ("stride", "1"))
+    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("1", "BLOCK")
+
+
+# each breaks one condition: the output stays a raw pointer (unchecked) with its element stores
+MUTANTS = {
+    "stored twice at different offsets": (
+        ELEMENTWISE, "tl.store(y_ptr + offs, x + 1, mask=offs < n)",
+        "tl.store(y_ptr + offs, x + 1, mask=offs < n)\n    tl.store(y_ptr + offs + n, x, mask=offs < n)"),
+    "a store at the next program's block": (ELEMENTWISE, "tl.store(y_ptr + offs,", "tl.store(y_ptr + offs + BLOCK,"),
+    "a store at pid + 1": (ELEMENTWISE, "offs = pid * BLOCK", "offs = (pid + 1) * BLOCK"),
+    "the output also loaded": (ELEMENTWISE, "x = tl.load(x_ptr + offs, mask=offs < n)",
+                               "x = tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n)"),
+    "a wrapped index (`% n`)": (ELEMENTWISE, "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+                                "offs = (pid * BLOCK + tl.arange(0, BLOCK)) % n"),
+    "another program id's axis": (ELEMENTWISE, "pid = tl.program_id(0)", "pid = tl.program_id(1)"),
+    "a mask that is not the bound": (ELEMENTWISE, "x + 1, mask=offs < n)", "x + 1, mask=(offs < n) & (x > 0))"),
+    "an atomic update": (ELEMENTWISE, "tl.store(y_ptr + offs, x + 1, mask=offs < n)",
+                         "tl.store(y_ptr + offs, x + 1, mask=offs < n)\n    tl.atomic_add(y_ptr + offs, x, mask=offs < n)"),
+    "a row stride the kernel does not know is 1": (ROWWISE, "row * stride + cols, x -", "row * stride + cols * stride, x -"),
+    "a row at program id + 1": (ROWWISE, "y_ptr + row * stride", "y_ptr + (row + 1) * stride"),
+}
+
+
+REASONS = {
+    'stored twice at different offsets': 'tile index on view axis 0',
+    "a store at the next program's block": 'tile index on view axis 0',
+    'a store at pid + 1': 'tile index on view axis 0',
+    'the output also loaded': 'also read',
+    'a wrapped index (`% n`)': 'not provably one tile',
+    "another program id's axis": 'tile index on view axis 0',
+    'a mask that is not the bound': 'not provably one tile',
+    'an atomic update': 'atomics',
+    'a row stride the kernel does not know is 1': 'innermost stride is the argument `stride`',
+    'a row at program id + 1': 'tile index on view axis 0',
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_store_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
+    body, old, new = MUTANTS[name]
+    assert old in body
+    k = _kernel(tmp_path, body.replace(old, new, 1))
+    assert _outputs(k)["y_ptr"] == "unchecked", name
+    (reason,) = [why for n, _, why in k.outputs if n == "y_ptr"]
+    assert REASONS[name] in reason, reason  # the manifest says why
+    assert k.param("y_ptr").pointer and not k.param("y_ptr").view
+    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+
+
+def test_an_optional_output_keeps_its_raw_pointer(tmp_path):
+    """A pointer Triton may take None for has no tensor to split in those launches."""
+    k = _kernel(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if y_ptr is not None:
+            tl.store(y_ptr + offs, x, mask=offs < n)
+    """)
+    (reason,) = [why for n, form, why in k.outputs if n == "y_ptr" and form == "unchecked"]
+    assert "optional" in reason
+
+
+VECTOR_ADD = Path(__file__).resolve().parents[1] / "corpus" / "triton" / "workloads" / "vector_add.py"
+
+
+def _numeric_verdicts(out: Path) -> set[str]:
+    from transpiler.verify.interpret.driver import check_output
+    return {c.verdict for c in check_output(out, ["add_kernel"])["add_kernel"]}
+
+
+@requires_toolchain
+def test_a_port_that_writes_outside_its_own_tile_is_rejected(tmp_path):
+    """vector_add's output is a checked partition; its port mutated to store the tile of the next program
+    (through the unchecked partition of the same tensor) fails: cuTile Rust refuses it, or the numbers differ
+    from Triton's. The port as generated matches them."""
+    out = tmp_path / "rust"
+    _, outputs = run([VECTOR_ADD], out, compile_check=False)
+    write_outputs(outputs)
+    kernel_rs = next(out.rglob("vector_add/kernel.rs"))
+    text = kernel_rs.read_text()
+    assert "out_ptr: &mut Tensor<E2, { [BLOCK_SIZE] }>" in text and "out_ptr.store(out_ptr_b);" in text
+    assert _numeric_verdicts(out) == {"numbers_match"}
+    mutant = ("let mut __pm: PartitionMut<E2, { [BLOCK_SIZE] }> = unsafe { out_ptr.partition_full_mut("
+              "shape![BLOCK_SIZE]) };\n"
+              "        let _ = unsafe { store_view_tko_mut(&mut __pm, out_ptr_b, [pid + 1i32], ordering::Weak, "
+              "scope::TileBlock, None, tma::Enabled) };")
+    kernel_rs.write_text(text.replace("out_ptr.store(out_ptr_b);", mutant))
+    verdicts = _numeric_verdicts(out)
+    assert "numbers_match" not in verdicts, verdicts
+
+
+@requires_toolchain
+def test_the_c_symbol_makes_the_view_and_refuses_one_outside_the_span_or_overlapping(tmp_path):
+    """In dry-run mode (no GPU): the symbol passes the row kernel's output as the partition of its view (rows
+    of the grid, the columns cut to one tile) and refuses a view past the argument's span, rows that overlap
+    and a grid that is not the view's tile grid."""
+    import ctypes
+    from test_abi import FakeCudaArray, built_library, load_package
+    src = tmp_path / "rows.py"
+    src.write_text(HEAD + textwrap.dedent(ROWWISE))
+    out = tmp_path / "out"
+    _, outputs = run([src], out, compile_check=False)
+    write_outputs(outputs)
+    pkg = load_package(out)
+    rt = pkg._runtime
+    lib = rt.load_library(built_library(out, tmp_path / "lib"))
+    (spec,) = [s for s in rt.REGISTRY.values() if s.name == "row_kernel"]
+
+    def launch(stride, n_cols, block, grid, rows=4):
+        x = FakeCudaArray((rows, 100), "<f4", 0x7F0000000000)
+        y = FakeCudaArray((rows, 100), "<f4", 0x7F0001000000)
+        return rt.dry_run(rt.plan(spec, (x, y, stride, n_cols, block), grid), lib)
+
+    def view(plan):  # (extents, strides, tile) the symbol passes for y_ptr
+        (values,) = [v for name, v in plan["params"] if name == "y_ptr"]
+        ints = [x for _, x in values[1:]]
+        return ints[0:2], ints[2:4], ints[4:6]
+
+    plan = launch(100, 100, 128, (4,))
+    assert plan["partitions"] == {"y_ptr": [1, 128]}
+    assert view(plan) == ([4, 100], [100, 1], [1, 128])  # 4 rows (the grid) of 100 columns, 100 apart
+    # a block shorter than the row: its first 64 columns, one tile per row, as Triton writes them
+    assert view(launch(100, 100, 64, (4,))) == ([4, 64], [100, 1], [1, 64])
+    with pytest.raises(rt.ArgumentError, match="past the"):
+        launch(100, 100, 128, (5,))  # a fifth row is not in the argument
+    with pytest.raises(rt.ArgumentError, match="twice"):
+        launch(50, 100, 128, (4,))  # rows 50 apart of 100 columns: elements written by two programs
+    with pytest.raises(rt.ArgumentError, match="grid"):
+        launch(100, 100, 128, (4, 2))  # two programs per row
+
+    # a prepared launch (the compiled fast path's repeat) takes new pointers, but not new values of the scalars
+    # the view is made from (92, 108: the divisibility hint of 100): the symbol makes and checks the view again
+    lib.cutile_prepare_next.argtypes = [ctypes.c_int32]
+    lib.cutile_take_prepared.restype = ctypes.c_void_p
+    lib.cutile_release_prepared.argtypes = [ctypes.c_void_p]
+    fire = lib.cutile_fire
+    fire.restype, fire.argtypes = ctypes.c_int32, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.cutile_prepare_next(1)
+    launch(100, 100, 128, (4,))
+    record = lib.cutile_take_prepared()
+    assert record
+    x, y = 0x7F0000000000, 0x7F0001000000
+    lib.cutile_dry_run(1)
+    try:
+        for (x_, y_, stride, n_cols), want in (((x, y, 100, 100), 0), ((x + (1 << 20), y + (1 << 20), 100, 100), 0),
+                                               ((x, y, 100, 92), -1), ((x, y, 108, 100), -1)):
+            w = (ctypes.c_uint64 * 4)(x_, y_, stride, n_cols)
+            assert fire(record, ctypes.addressof(w), None) == want, (stride, n_cols)
+    finally:
+        lib.cutile_dry_run(0)
+        lib.cutile_release_prepared(record)
+
+
+def test_a_rows_statistic_stored_at_the_programs_own_element_is_a_checked_partition(tmp_path):
+    body = ROWWISE.replace("def row_kernel(x_ptr, y_ptr,", "def row_kernel(x_ptr, y_ptr, mean_ptr,").replace(
+        "    tl.store(y_ptr", "    tl.store(mean_ptr + row, tl.sum(x, axis=0) / n_cols)\n    tl.store(y_ptr")
+    k = _kernel(tmp_path, body)
+    assert _outputs(k) == {"y_ptr": "checked", "mean_ptr": "checked"}
+    assert k.param("mean_ptr").view == (("(__grid0 * 1)",), ("1",))
+    for old, new in (("mean_ptr + row,", "mean_ptr + row + 1,"), ("mean_ptr + row,", "mean_ptr + row * 2,"),
+                     ("/ n_cols)", "/ n_cols, mask=row < n_cols)")):
+        (tmp_path / new[-9:].strip(",)")).mkdir(exist_ok=True)
+        k = _kernel(tmp_path / new[-9:].strip(",)"), body.replace(old, new))
+        assert _outputs(k)["mean_ptr"] == "unchecked", new
