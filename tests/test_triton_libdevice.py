@@ -296,3 +296,24 @@ def test_tanh_port_stays_within_tanhf_documented_error(ported):
     assert np.all(np.abs(got[np.isfinite(x) & (np.abs(x) >= 9.010913848876953)]) == 1)
     sub = np.isfinite(x) & (np.abs(x) < tiny)
     assert sub.sum() >= 8 and np.all(got[sub] == 0) and np.array_equal(np.signbit(got[sub]), np.signbit(x[sub]))
+
+
+def test_a_helper_named_like_the_libdevice_function_it_calls_is_not_recursion(tmp_path):
+    """A library's `def tanh(x): return libdevice.tanh(x)` (fla's ops/utils/op.py): the inner call is libdevice's
+    `tanh`, ported from rules/triton_libdevice.py, a helper of another module with the same name, not the helper
+    itself (it was refused as recursion, CT110). A helper that does call itself is still refused."""
+    from transpiler.frontend.cutile_python import parse_file
+    from transpiler.pipeline import kernel_result
+    head = ("import triton\nimport triton.language as tl\nimport triton.language.extra.libdevice as tldevice\n\n\n"
+            "@triton.jit\ndef tanh(x):\n    return {body}\n\n\n"
+            "@triton.jit\ndef k(x_ptr, y_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+            "    tl.store(y_ptr + offs, tanh(tl.load(x_ptr + offs)))\n")
+    path = tmp_path / "k.py"
+    path.write_text(head.format(body="tldevice.tanh(x.to(tl.float32))"))
+    (k,) = parse_file(path, "k.py").kernels
+    res = kernel_result(k, path, "k.py")
+    assert res.status == "translated", [d.text() for d in res.diagnostics]
+    path.write_text(head.format(body="tanh(x.to(tl.float32))"))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] + [d for kk in fr.kernels for d in kernel_result(kk, path, "k.py").diagnostics]
+    assert [d.code for d in diags if d.severity == "error"] == ["CT110"], [d.text() for d in diags]

@@ -819,7 +819,7 @@ class _Converter:
     def _kernel(self, fn: cst.FunctionDef) -> Kernel:
         # per-kernel state starts empty: a kernel that failed mid-way must not leak into the next one
         self.rules_used = set()
-        self.inlining = []
+        self.inlining, self.inlining_keys = [], []
         self.pending, self.subst, self.renames, self.procedure_call = [], [], [], False
         self.tiled_views = {}
         self.tuple_vars = {}
@@ -1812,8 +1812,12 @@ class _Converter:
 
     def _inline(self, fn: cst.FunctionDef, call: cst.Call, bound: list | None, pos: Pos, as_stmt: bool) -> Expr:
         name = fn.name.value
-        if name in self.inlining:
-            cycle = self.inlining[self.inlining.index(name):] + [name]
+        # a helper is itself by its module and name: a library's `tanh` calling libdevice's `tanh` (another module's
+        # helper of the same name, rules/triton_libdevice.py) is no recursion
+        helper_key = (self.info.path, name)
+        keys = self.__dict__.setdefault("inlining_keys", [])
+        if helper_key in keys:
+            cycle = self.inlining[keys.index(helper_key):] + [name]
             how = "calls itself" if len(cycle) == 2 else f"calls itself through {' -> '.join(cycle)}"
             raise fail("CT110", f"helper `{name}` {how}: recursion is not supported in cuTile kernels (helpers "
                        "are inlined)", pos)
@@ -1857,6 +1861,7 @@ class _Converter:
         self.subst.append(bind)
         self.renames.append((prefix, bind))
         self.inlining.append(name)
+        keys.append(helper_key)
         self.helper_counts.append(_assign_counts(fn))
         try:
             final = returns == 1 and isinstance(ret, cst.Return) and ret.value is not None
@@ -1900,6 +1905,7 @@ class _Converter:
             self.subst.pop()
             self.renames.pop()
             self.inlining.pop()
+            keys.pop()
             self.helper_counts.pop()
         return result
 
