@@ -996,9 +996,10 @@ class Infer:
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
         before, dots = dict(self.env), len(self.dots)
+        then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
         try:
             body = tuple(self.block(s.body))
-            env_then = self.env
+            env_then = then_env = self.env
             self.env = dict(before)
             orelse = tuple(self.block(s.orelse))
             env_else = self.env
@@ -1013,10 +1014,12 @@ class Infer:
         except TranspileError as err:
             if const and err.diagnostic.message.startswith((COMPILE_ERROR, STATIC_ASSERT)):
                 raise self.split_needed(s, exact=True) from None  # a Triton `raise` in one arm: that arm's variant is dropped
-            if const and err.diagnostic.code == "CT103":
-                # a name an arm reads that only the other arm of an earlier `if` on the same constant defines (the
-                # rest of a kernel after a `return` in an arm runs inside both arms): folded, each arm is its own
-                # variant, where the inner `if` is decided by the variant's predicates
+            undefined = re.match(r"`([^`]+)` is not defined$", err.diagnostic.message)
+            if const and err.diagnostic.code == "CT103" and undefined and then_env is not None \
+                    and undefined.group(1) in then_env and undefined.group(1) not in before:
+                # a name one arm defines and the other reads (the rest of a kernel after a `return` in an arm runs
+                # inside both arms, with a later `if` on the same constant reading what the first arm defined):
+                # folded, each arm is its own variant, where the inner `if` is decided by the variant's predicates
                 raise self.split_needed(s) from None
             raise
         # names assigned in only one arm (and not before) are local to that arm
