@@ -64,6 +64,10 @@ def library(tmp_path, monkeypatch):
 
         for _ in torch.arange(3):
             BLOCK = 0
+
+        from packaging import version
+        if version.parse(torch.__version__) < version.parse("5.3.0"):  # a host-side minimum (TileGym's model patches)
+            raise ImportError(f"{ABSENT}>=5.3.0 is required (got {{torch.__version__}})")
     """)
     yield tmp_path / "src" / "hostlib" / "ops.py"
     for name in [n for n in sys.modules if n.startswith(("hostlib", "installed_probe"))]:

@@ -129,7 +129,9 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         mod = _StubModule(spec.name)
         mod.__path__ = []
-        mod.__version__ = "0"
+        # newer than any minimum a library's host code asserts at import (`transformers>=5.3.0 is required`: TileGym's
+        # model patches raise ImportError below it, and their kernels would never reach cuTile Python)
+        mod.__version__ = "9999"
         return mod
 
     def exec_module(self, module) -> None:
