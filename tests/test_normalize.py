@@ -1261,3 +1261,23 @@ def test_N26_constant_arithmetic_wraps_and_keeps_attributes():
         assert norm(prog(op, a, b, ty=ty), ["n"]) != norm(const(want + 1, ty), ["n"]), (op, a, b)
     assert norm(prog("subi", 3, 4), ["n"]) != norm(prog("subi", 4, 3), ["n"])  # operand order
     assert "addi" in norm(prog("addi", 2**31 - 1, 1, " overflow<no_signed_wrap>"), ["n"])  # attributes: not folded
+
+
+def test_N5_allowed_ptr_derived_div16_only_from_cutile_python():
+    """TileGym's `_layer_norm_fwd_kernel_gather`: cuTile Python states `div_by<16>` on the one-element addresses of a
+    scatter into its Mean/Rstd outputs (from the 16-byte base it checks at launch); the port cannot (the C ABI
+    checks element alignment). Python-only: dropped; the same fact from Rust, or on a pointer that does not come
+    from an argument, is compared."""
+    from transpiler.verify.normalize import normalize
+    ptr = ("%r = reshape %arg3 : tile<ptr<f32>> -> tile<1xptr<f32>>\n  "
+           "%i = reshape %arg4 : tile<i32> -> tile<1xi32>\n  "
+           "%o = offset %r, %i : tile<1xptr<f32>>, tile<1xi32> -> tile<1xptr<f32>>\n  ")
+    fact = _fact(ptr + "%fo = assume div_by<16>, %o : tile<1xptr<f32>>")
+    plain = _fact(ptr.strip())
+    assert normalize(fact, ARGS, side="python")[0] == normalize(plain, ARGS, side="python")[0]
+    assert normalize(fact, ARGS, side="rust")[0] != normalize(plain, ARGS, side="rust")[0]
+    assert normalize(_fact(ptr + "%fo = assume div_by<32>, %o : tile<1xptr<f32>>"), ARGS, side="python")[0] != \
+        normalize(plain, ARGS, side="python")[0]  # another divisor: compared
+    loaded = ("%q = int_to_ptr %arg4 : tile<i32> -> tile<ptr<f32>>\n  ")
+    assert normalize(_fact(loaded + "%fq = assume div_by<16>, %q : tile<ptr<f32>>"), ARGS, side="python")[0] != \
+        normalize(_fact(loaded.strip()), ARGS, side="python")[0]  # not from an argument: compared

@@ -715,8 +715,9 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
         """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
         if isinstance(e, Op) and e.op in ("view_load", "view_store") and e.attr("offsets"):
             return descriptor(an, e, u, uses)
-        if id(e) in own_stores:
-            return _own_store(e, *own_stores[id(e)])
+        if id(e) in own_stores:  # the stored value's own accesses first (a descriptor's load in it)
+            value = expr(e.args[3], u) if isinstance(e.args[3], Op) else e.args[3]
+            return _own_store(replace(e, args=e.args[:3] + (value,) + e.args[4:]), *own_stores[id(e)])
         if not dots:
             # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost
             # more than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); GEMM-like ones gain 1.5-5x

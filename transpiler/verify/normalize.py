@@ -124,6 +124,11 @@ ASSUME_ALLOWED: dict[str, str] = {
     "ptr-arg-div16": "`div_by<16>` on a pointer entry argument (`x.ptr`), stated by cuTile Python only: it "
     "specializes on and checks 16-byte base alignment at launch. The C ABI checks element alignment only, so "
     "the same fact in the Rust IR is compared (not dropped).",
+    "ptr-derived-div16": "`div_by<16>` on a pointer tile that cuTile Python derives from a pointer entry argument "
+    "(through `offset`, `reshape`, `broadcast`: a gather's or scatter's addresses), stated by cuTile Python only: it "
+    "follows from the 16-byte base alignment it checks at launch (`ptr-arg-div16`), which the C ABI does not check, "
+    "so the port cannot state it; the Rust side missing it is only less informed. The same fact in the Rust IR "
+    "is compared.",
     "ptr-natural-align": "`div_by<N>` on a `tile<ptr<T>>` value with N = sizeof(T): a pointer to T is aligned "
     "to T (cuTile Python states it on `offset` results of gathers).",
     "shape-stride-nonneg": "`bounded<0, ?>` on a shape or stride entry argument (`x.shapeI`, `x.strideI`): "
@@ -1218,6 +1223,18 @@ def _int_const(ctx: _Ctx, ref: str) -> int | None:
     return None
 
 
+def _from_ptr_arg(ctx: _Ctx, ref: str, depth: int = 0) -> bool:
+    """`ref` is a pointer entry argument, or derived from one by `offset` / `reshape` / `broadcast` (the base first)."""
+    m = re.fullmatch(r"\{k(\d+)\}", ref)
+    if m is None or depth > 32:
+        return False
+    d = ctx.defs[int(m.group(1))][0]
+    if re.match(r"arg \S+\.ptr : ", d):
+        return True
+    op = re.match(r"(offset|reshape|broadcast) (\{k\d+\})", d)
+    return bool(op) and _from_ptr_arg(ctx, op.group(2), depth + 1)
+
+
 def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
     """The ASSUME_ALLOWED entry that covers this fact, or None (the fact is compared)."""
     m = re.fullmatch(r"\{k(\d+)\}", target)
@@ -1228,6 +1245,8 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
     pt = re.fullmatch(r"tile<(?:[0-9x]*x)?ptr<(\w+)>>", ty)
     if div and pt and _ELEM_BYTES.get(pt.group(1)) == int(div.group(1)):
         return "ptr-natural-align"
+    if div and pt and div.group(1) == "16" and ctx.side != "rust" and _from_ptr_arg(ctx, target):
+        return "ptr-derived-div16"
     if pred == "bounded<0, ?>":
         if re.match(r"arg \S+\.(shape|stride)\d+ : ", d):
             return "shape-stride-nonneg"
