@@ -1308,3 +1308,21 @@ def test_a_block_pointer_of_another_shape_per_arm_is_read_in_its_arm_only(tmp_pa
                                 "    p_h0 = tl.make_block_ptr(h0, (K, V), (V, 1), (0, v_start), (BK, BV), (1, 0))\n"
                                 + use + "    p_o = tl.make_block_ptr"))
     assert not parse_file(path, "k.py").failures
+
+
+def test_a_configuration_function_two_modules_import_from_each_other_is_undecided(tmp_path):
+    """`from .b import f` in a, `from .a import f` in b, and `X = f() == "cuda"` at a's top level: the call's value
+    is followed through the imports once, found nowhere, and undecided (it recursed without end: CT900)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text("from .a import f\n")
+    (pkg / "a.py").write_text("from .b import f\n" + HEAD + "X = f() == \"cuda\"\nif X:\n    SCALE = 2.0\n\n\n"
+                              + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+    """))
+    fr = parse_file(pkg / "a.py", "pkg/a.py")
+    assert not fr.failures and [k.name for k in fr.kernels] == ["k"], [d.text() for _, _, d in fr.failures]

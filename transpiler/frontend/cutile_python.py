@@ -674,7 +674,15 @@ class _Converter:
             home = self._imported_home(name)
             if home is None or not isinstance(home[0], _Converter):
                 return UNDECIDED
-            return home[0]._returned_value(call.with_changes(func=cst.Name(home[1])), world, seen)
+            chain = _tls.__dict__.setdefault("following", set())  # a name modules import from each other
+            link = (self.info.path, name)
+            if link in chain:
+                return UNDECIDED
+            chain.add(link)
+            try:
+                return home[0]._returned_value(call.with_changes(func=cst.Name(home[1])), world, seen)
+            finally:
+                chain.discard(link)
         bound: dict[str, list] = {}
         _bound_names(self.top_statements, bound)
         expr = returned_expression(defs[0], self.dotted) if len(bound.get(name, ())) == 1 else None
