@@ -361,6 +361,16 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         todo.extend(items)
         if len(todo) + len(done) > limit:
             raise fail("CT108", f"more than {limit} structural variants", kernel.pos)
+
+    def split_on(s: SplitNeeded, k: Kernel, preds: tuple[str, ...], elements: tuple[str, ...]) -> None:
+        """A variant per arm of the constant `if` of `s`, or its taken arm where the predicates decide it."""
+        text = predicate_text(s.cond)
+        taken = decides(preds, text)
+        if taken is not None:  # already answered by this variant's predicates: fold, do not split
+            todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
+            return
+        fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
+               for take, pred in ((True, text), (False, f"not ({text})"))))
     # Triton variants whose constants leave a name undefined (`if MODE == 0: y = ... elif MODE == 1: y = ...`,
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
     # for it (the launcher refuses those constants) while another variant is ported
@@ -412,14 +422,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             if body == k.body and w.split is not None:
                 # not widened (a helper's tuple result): it changes in an arm of a constant `if`, which Triton
                 # folds, so each arm is its own variant with its own type
-                s = w.split
-                text = predicate_text(s.cond)
-                taken = decides(preds, text)
-                if taken is not None:
-                    todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
-                else:
-                    fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
-                           for take, pred in ((True, text), (False, f"not ({text})"))))
+                split_on(w.split, k, preds, elements)
                 continue
             if body == k.body:  # nothing assigns it alone (a helper's tuple result): not widened
                 raise fail("CT104", f"`{w.name}` changes type from int32 to int64 inside a loop or an `if`", kernel.pos)
@@ -478,13 +481,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             fork(*((k, preds + (pred,), elements) for pred in (s.name, f"not ({s.name})")))
             continue
         except SplitNeeded as s:
-            text = predicate_text(s.cond)
-            taken = decides(preds, text)
-            if taken is not None:  # already answered by this variant's predicates: fold, do not split
-                todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
-                continue
-            fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
-                   for take, pred in ((True, text), (False, f"not ({text})"))))
+            split_on(s, k, preds, elements)
             continue
         # FMA fusion across a constant `if` matches cuTile Python's IR (fma.py); a Triton port has no IR to match,
         # and the splits would multiply its entries
