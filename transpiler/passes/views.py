@@ -37,6 +37,7 @@ from dataclasses import replace
 from ..diagnostics import fail
 from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
+from ..model.walk import all_stmts
 from .ownership import assigned_once, block_axis
 from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
@@ -563,16 +564,6 @@ def _uses(body) -> dict[str, set[str]]:
     return out
 
 
-def _statements(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, (For, While)):
-            yield from _statements(s.body)
-        elif isinstance(s, If):
-            yield from _statements(s.body)
-            yield from _statements(s.orelse)
-
-
 def _py(e) -> str:
     """A view extent or stride (i32 arithmetic over parameters and constants) as a Python expression."""
     if isinstance(e, Lit):
@@ -647,7 +638,7 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     bound = assigned_once(k)
     plans: dict[str, list] = {}
     refused: dict[str, str] = {}
-    for s in _statements(k.body):
+    for s in all_stmts(k.body):
         if not isinstance(s, (Assign, Eval)):
             continue
         for e in _sub(s.value):
