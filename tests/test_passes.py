@@ -953,7 +953,7 @@ def test_array_slice_views_are_raw_pointer_views_ordered_with_their_array(tmp_pa
     body = "\n".join(lower_kernel(v).body)
     assert "let xs_off: i32 = lo * x_stride0;" in body
     assert "let gate_off_t: Tile<i32, { [] }> = gate_off * gate_one;" in body  # two constants: a tile muli
-    assert "xs_base.offset_tile(gate_off64)" in body
+    assert "addptr_tile(xs_base, gate_off64)" in body
     assert "assume_bounds_lower::<_, 0>(xs_len2)" in body  # the view's extent, stated again in the sub-view
     assert "Tensor<E, { [-1, I] }>" in body  # constant bounds: a static extent
     assert "y_tok_access" in body  # two stores to views of y: ordered

@@ -373,7 +373,7 @@ class Lowerer:
             self.emit(f"let {t}: Tile<{dtype}, {ts}> = load_view_tko(&{pv}, [{idx}], ordering::Weak, "
                       f"scope::TileBlock, None, {tma});")
             if tuple(tile) != tuple(e.ty.shape):
-                self.emit(f"{res} = {t}.reshape({shape_macro(e.ty.shape)});")
+                self.emit(f"{res} = reshape({t}, {shape_macro(e.ty.shape)});")
             else:
                 self.emit(f"{res} = {t};")
         else:
@@ -381,7 +381,7 @@ class Lowerer:
             v = self.tile(value)
             if tuple(tile) != tuple(value.ty.shape):
                 r = self.tmp()
-                self.emit(f"let {r}: Tile<{dtype}, {ts}> = {v}.reshape({shape_macro(tile)});")
+                self.emit(f"let {r}: Tile<{dtype}, {ts}> = reshape({v}, {shape_macro(tile)});")
                 v = r
             pm = self.tmp("pm", after=arr.id)
             store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
@@ -464,7 +464,7 @@ class Lowerer:
             self.emit(f"let {off}: i32 = {lo} * {stride};")
             self.emit(f"let {off_t}: Tile<i32, {{ [] }}> = scalar_to_tile({off});")
         self.emit(f"let {off64}: Tile<i64, {{ [] }}> = exti({off_t});")
-        self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = {parent['base']}.offset_tile({off64});")
+        self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = addptr_tile({parent['base']}, {off64});")
         dims = []
         for i, (kind, v, computed) in enumerate(parent["dims"]):
             if i == axis:
@@ -1095,9 +1095,9 @@ class Lowerer:
         if o == "bitcast":
             return self.scalar_result(e, f"bitcast({self.tile(a[0])})")
         if o == "reshape":  # to shape (): a scalar, as `.item()` gives it
-            return self.scalar_result(e, f"{self.tile(a[0])}.reshape({shape_macro(e.ty.shape)})")
+            return self.scalar_result(e, f"reshape({self.tile(a[0])}, {shape_macro(e.ty.shape)})")
         if o == "broadcast":
-            return f"{self.tile(a[0])}.broadcast({shape_macro(e.ty.shape)})"
+            return f"broadcast({self.tile(a[0])}, {shape_macro(e.ty.shape)})"
         if o in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
             return self.scalar_result(e, f"{o}({self.value(a[0])}, {e.attr('axis')}i32)")
         if o == "mma":
@@ -1202,7 +1202,7 @@ class Lowerer:
             rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
             return f"scan_sum({self.value(a[0])}, {e.attr('axis')}i32, {rev}, {self.zero(TileTy(e.ty.dtype))})"
         if o == "item":
-            return self.scalar_result(e, f"{self.value(a[0])}.reshape(shape![])")
+            return self.scalar_result(e, f"reshape({self.value(a[0])}, shape![])")
         if o == "truediv":
             x, y = self.tile(a[0]), self.tile(a[1])
             ftz = "ftz::Enabled" if e.attr("ftz") else "ftz::Disabled"
@@ -1348,10 +1348,10 @@ class Lowerer:
             return name
         ones = ("1",) * len(shape)
         r, t = self.tmp(), self.tmp()
-        self.emit(f"let {r}: Tile<{elem}, {{ [{dim_list(ones)}] }}> = {name}.reshape({shape_macro(ones)});")
+        self.emit(f"let {r}: Tile<{elem}, {{ [{dim_list(ones)}] }}> = reshape({name}, {shape_macro(ones)});")
         if tuple(shape) == ones:  # no identity broadcast (cuTile Python writes none)
             return r
-        self.emit(f"let {t}: Tile<{elem}, {{ [{dim_list(shape)}] }}> = {r}.broadcast({shape_macro(shape)});")
+        self.emit(f"let {t}: Tile<{elem}, {{ [{dim_list(shape)}] }}> = broadcast({r}, {shape_macro(shape)});")
         return t
 
     def u64_scalar(self, name: str) -> str:
@@ -1391,11 +1391,11 @@ class Lowerer:
                 ext = ("1",) * (len(shape) - len(it.ty.shape)) + it.ty.shape
                 if ext != it.ty.shape:
                     r = self.tmp()
-                    self.emit(f"let {r}: Tile<u64, {{ [{dim_list(ext)}] }}> = {u}.reshape({shape_macro(ext)});")
+                    self.emit(f"let {r}: Tile<u64, {{ [{dim_list(ext)}] }}> = reshape({u}, {shape_macro(ext)});")
                     u = r
                 if ext != shape:
                     b = self.tmp()
-                    self.emit(f"let {b}: Tile<u64, {ts}> = {u}.broadcast({shape_macro(shape)});")
+                    self.emit(f"let {b}: Tile<u64, {ts}> = broadcast({u}, {shape_macro(shape)});")
                     u = b
             if e.attr("check_bounds", True):
                 nb = self.bcast(self.u64_scalar(self.extents[n][0][d]), "u64", shape)
@@ -1439,25 +1439,25 @@ class Lowerer:
             ext = ("1",) * (len(shape) - len(base_shape)) + base_shape
             if ext != base_shape:
                 pr = self.tmp("p")
-                self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ext)}] }}> = {pt}.reshape({shape_macro(ext)});")
+                self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ext)}] }}> = reshape_ptr({pt}, {shape_macro(ext)});")
                 pt = pr
             pb = self.tmp("p")
-            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.broadcast({shape_macro(shape)});")
+            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = broadcast_ptr({pt}, {shape_macro(shape)});")
             pt = pb
         elif shape and not base_shape:
             ones = ("1",) * len(shape)
             pr, pb = self.tmp("p"), self.tmp("p")
-            self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = {pt}.reshape({shape_macro(ones)});")
+            self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = reshape_ptr({pt}, {shape_macro(ones)});")
             if tuple(shape) == ones:  # no identity broadcast (cuTile Python writes none)
                 pt = pr
             else:
-                self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = {pr}.broadcast({shape_macro(shape)});")
+                self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = broadcast_ptr({pr}, {shape_macro(shape)});")
                 pt = pb
         if cur_o is None:
             ptrs = pt
         else:
             ptrs = self.tmp("p")
-            self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = {pt}.offset_tile({cur_o});")
+            self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = addptr_tile({pt}, {cur_o});")
         if mask is not None:
             # a scalar mask (`mask=pid > 0`) is a Rust bool: the access takes a bool tile of its shape
             um = self.bcast(self.tile(mask), "bool", tuple(shape)) if mask.ty.is_scalar else self.value(mask)

@@ -36,13 +36,13 @@ pub mod batched_matmul_kernels {
             let b: Tile<E, { [1, BK, BN] }> =
                 load_view_tko(&b_part, [batch, k, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), b.reshape((BK, BN)), acc)
-            let acc_a: Tile<E, { [BM, BK] }> = a.reshape(shape![BM, BK]);
-            let acc_b: Tile<E, { [BK, BN] }> = b.reshape(shape![BK, BN]);
+            let acc_a: Tile<E, { [BM, BK] }> = reshape(a, shape![BM, BK]);
+            let acc_b: Tile<E, { [BK, BN] }> = reshape(b, shape![BK, BN]);
             acc = mmaf(acc_a, acc_b, acc);
         }
         // out = acc.astype(C.dtype).reshape((1, BM, BN))
         let out_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);
-        let out: Tile<E2, { [1, BM, BN] }> = out_a.reshape(shape![1, BM, BN]);
+        let out: Tile<E2, { [1, BM, BN] }> = reshape(out_a, shape![1, BM, BN]);
         // ct.store(C, index=(batch, bm, bn), tile=out)
         let mut c_part: PartitionMut<E2, { [1, BM, BN] }> = unsafe { C.partition_full_mut(shape![1, BM, BN]) };
         unsafe {

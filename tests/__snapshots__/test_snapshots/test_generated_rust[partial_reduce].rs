@@ -25,7 +25,7 @@ pub mod partial_reduce_kernels {
         let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);
         // r = ct.sum(t, axis=0, keepdims=True)
         let r_a: Tile<f32, { [BN] }> = reduce_sum(t, 0i32);
-        let r: Tile<f32, { [1, BN] }> = r_a.reshape(shape![1, BN]);
+        let r: Tile<f32, { [1, BN] }> = reshape(r_a, shape![1, BN]);
         // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
         let partial_a: Tile<E2, { [1, BN] }> = convert_tile(r);
         partial.store(partial_a);
@@ -57,7 +57,7 @@ pub mod partial_reduce_kernels {
         let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);
         // r = ct.sum(t, axis=1, keepdims=True)
         let r_a: Tile<f32, { [BM] }> = reduce_sum(t, 1i32);
-        let r: Tile<f32, { [BM, 1] }> = r_a.reshape(shape![BM, 1]);
+        let r: Tile<f32, { [BM, 1] }> = reshape(r_a, shape![BM, 1]);
         // ct.store(partial, index=(bm, bn), tile=r.astype(partial.dtype))
         let partial_a: Tile<E2, { [BM, 1] }> = convert_tile(r);
         partial.store(partial_a);

@@ -71,7 +71,7 @@ pub mod attention_sinks_kernels {
             unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
         let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
@@ -81,7 +81,7 @@ pub mod attention_sinks_kernels {
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
-        let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
+        let q: Tile<E, { [BM, D] }> = reshape(q, shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
         let offs_m_a: i32 = pid_m * BM;
         let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
@@ -119,7 +119,7 @@ pub mod attention_sinks_kernels {
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_a: Tile<E, { [BN, D] }> = reshape(k, shape![BN, D]);
             let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
             let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
@@ -131,23 +131,23 @@ pub mod attention_sinks_kernels {
             let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_a: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
             let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
             let mut mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // mask = mask & (offs_m[:, None] >= offs_n[None, :])
-            let mask_c: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let mask_d: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let mask_e: Tile<i32, { [BM, BN] }> = mask_d.broadcast(shape![BM, BN]);
-            let mask_f: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let mask_g: Tile<i32, { [BM, BN] }> = mask_f.broadcast(shape![BM, BN]);
+            let mask_c: Tile<bool, { [BM, BN] }> = broadcast(mask, shape![BM, BN]);
+            let mask_d: Tile<i32, { [BM, 1] }> = reshape(offs_m, shape![BM, 1]);
+            let mask_e: Tile<i32, { [BM, BN] }> = broadcast(mask_d, shape![BM, BN]);
+            let mask_f: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
+            let mask_g: Tile<i32, { [BM, BN] }> = broadcast(mask_f, shape![BM, BN]);
             let mask_h: Tile<bool, { [BM, BN] }> = cmpi(mask_e, mask_g, predicate::GreaterThanOrEqual);
             let mut mask: Tile<bool, { [BM, BN] }> = mask_c & mask_h;
             if WINDOW > 0i32 {
                 // mask = mask & (offs_m[:, None] - offs_n[None, :] < WINDOW)
-                let mask_i: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-                let mask_j: Tile<i32, { [BM, BN] }> = mask_i.broadcast(shape![BM, BN]);
-                let mask_k: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-                let mask_l: Tile<i32, { [BM, BN] }> = mask_k.broadcast(shape![BM, BN]);
+                let mask_i: Tile<i32, { [BM, 1] }> = reshape(offs_m, shape![BM, 1]);
+                let mask_j: Tile<i32, { [BM, BN] }> = broadcast(mask_i, shape![BM, BN]);
+                let mask_k: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
+                let mask_l: Tile<i32, { [BM, BN] }> = broadcast(mask_k, shape![BM, BN]);
                 let mask_m: Tile<i32, { [BM, BN] }> = mask_j - mask_l;
                 let mask_n: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
                 let mask_o: Tile<bool, { [BM, BN] }> = cmpi(mask_m, mask_n, predicate::LessThan);
@@ -155,15 +155,15 @@ pub mod attention_sinks_kernels {
             }
             // s = ct.where(mask, s, -float("inf"))
             let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_g: Tile<f32, { [1, 1] }> = s_f.reshape(shape![1, 1]);
-            let s_h: Tile<f32, { [BM, BN] }> = s_g.broadcast(shape![BM, BN]);
+            let s_g: Tile<f32, { [1, 1] }> = reshape(s_f, shape![1, 1]);
+            let s_h: Tile<f32, { [BM, BN] }> = broadcast(s_g, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, s, s_h);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_a: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
             let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
             let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
@@ -171,7 +171,7 @@ pub mod attention_sinks_kernels {
             let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E, { [1, 1, BN, D] }> =
@@ -180,18 +180,18 @@ pub mod attention_sinks_kernels {
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_b: Tile<E, { [BN, D] }> = reshape(v, shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = broadcast(alpha, shape![BM, D]);
             let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
             acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out_a: Tile<f32, { [BM, D] }> = broadcast(l_i, shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = reshape(out, shape![1, 1, BM, D]);
         let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
         let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
@@ -249,7 +249,7 @@ pub mod attention_sinks_kernels {
             unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
         let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
@@ -259,7 +259,7 @@ pub mod attention_sinks_kernels {
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
-        let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
+        let q: Tile<E, { [BM, D] }> = reshape(q, shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
         let offs_m_a: i32 = pid_m * BM;
         let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
@@ -290,7 +290,7 @@ pub mod attention_sinks_kernels {
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_a: Tile<E, { [BN, D] }> = reshape(k, shape![BN, D]);
             let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
             let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
@@ -302,30 +302,30 @@ pub mod attention_sinks_kernels {
             let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_a: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
             let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
             let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // mask = mask & (offs_m[:, None] - offs_n[None, :] < WINDOW)
-            let mask_c: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
-            let mask_d: Tile<i32, { [BM, 1] }> = offs_m.reshape(shape![BM, 1]);
-            let mask_e: Tile<i32, { [BM, BN] }> = mask_d.broadcast(shape![BM, BN]);
-            let mask_f: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
-            let mask_g: Tile<i32, { [BM, BN] }> = mask_f.broadcast(shape![BM, BN]);
+            let mask_c: Tile<bool, { [BM, BN] }> = broadcast(mask, shape![BM, BN]);
+            let mask_d: Tile<i32, { [BM, 1] }> = reshape(offs_m, shape![BM, 1]);
+            let mask_e: Tile<i32, { [BM, BN] }> = broadcast(mask_d, shape![BM, BN]);
+            let mask_f: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
+            let mask_g: Tile<i32, { [BM, BN] }> = broadcast(mask_f, shape![BM, BN]);
             let mask_h: Tile<i32, { [BM, BN] }> = mask_e - mask_g;
             let mask_i: Tile<i32, { [BM, BN] }> = broadcast_scalar(WINDOW, shape![BM, BN]);
             let mask_j: Tile<bool, { [BM, BN] }> = cmpi(mask_h, mask_i, predicate::LessThan);
             let mask: Tile<bool, { [BM, BN] }> = mask_c & mask_j;
             // s = ct.where(mask, s, -float("inf"))
             let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_g: Tile<f32, { [1, 1] }> = s_f.reshape(shape![1, 1]);
-            let s_h: Tile<f32, { [BM, BN] }> = s_g.broadcast(shape![BM, BN]);
+            let s_g: Tile<f32, { [1, 1] }> = reshape(s_f, shape![1, 1]);
+            let s_h: Tile<f32, { [BM, BN] }> = broadcast(s_g, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(mask, s, s_h);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_a: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
             let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
             let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
@@ -333,7 +333,7 @@ pub mod attention_sinks_kernels {
             let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E, { [1, 1, BN, D] }> =
@@ -342,18 +342,18 @@ pub mod attention_sinks_kernels {
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_b: Tile<E, { [BN, D] }> = reshape(v, shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = broadcast(alpha, shape![BM, D]);
             let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
             acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out_a: Tile<f32, { [BM, D] }> = broadcast(l_i, shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = reshape(out, shape![1, 1, BM, D]);
         let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
         let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {
@@ -411,7 +411,7 @@ pub mod attention_sinks_kernels {
             unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let sink_b: Tile<E2, { [] }> = sink_a.reshape(shape![]);
+        let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
         let sink_c: Tile<f32, { [] }> = scalar_to_tile(1.4426950408889634f32);
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
@@ -421,7 +421,7 @@ pub mod attention_sinks_kernels {
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
-        let q: Tile<E, { [BM, D] }> = q.reshape(shape![BM, D]);
+        let q: Tile<E, { [BM, D] }> = reshape(q, shape![BM, D]);
         // m_i = ct.full((BM, 1), sink, dtype=ct.float32)
         let m_i_a: Tile<f32, { [] }> = convert_tile(sink);
         let m_i_b: f32 = tile_to_scalar(m_i_a);
@@ -441,7 +441,7 @@ pub mod attention_sinks_kernels {
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
-            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_a: Tile<E, { [BN, D] }> = reshape(k, shape![BN, D]);
             let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
             let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s_d: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
@@ -453,21 +453,21 @@ pub mod attention_sinks_kernels {
             let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // mask = offs_n[None, :] < seq_kv
-            let mask_a: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let mask_a: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
             let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
             let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
             // s = ct.where(mask, s, -float("inf"))
-            let s_f: Tile<bool, { [BM, BN] }> = mask.broadcast(shape![BM, BN]);
+            let s_f: Tile<bool, { [BM, BN] }> = broadcast(mask, shape![BM, BN]);
             let s_g: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_h: Tile<f32, { [1, 1] }> = s_g.reshape(shape![1, 1]);
-            let s_i: Tile<f32, { [BM, BN] }> = s_h.broadcast(shape![BM, BN]);
+            let s_h: Tile<f32, { [1, 1] }> = reshape(s_g, shape![1, 1]);
+            let s_i: Tile<f32, { [BM, BN] }> = broadcast(s_h, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = select(s_f, s, s_i);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let p_a: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
             let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
             let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
@@ -475,7 +475,7 @@ pub mod attention_sinks_kernels {
             let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BM, 1] }> = l_i_a.reshape(shape![BM, 1]);
+            let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E, { [1, 1, BN, D] }> =
@@ -484,18 +484,18 @@ pub mod attention_sinks_kernels {
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let acc_a: Tile<E, { [BM, BN] }> = convert_tile(p);
-            let acc_b: Tile<E, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let acc_c: Tile<f32, { [BM, D] }> = alpha.broadcast(shape![BM, D]);
+            let acc_b: Tile<E, { [BN, D] }> = reshape(v, shape![BN, D]);
+            let acc_c: Tile<f32, { [BM, D] }> = broadcast(alpha, shape![BM, D]);
             let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
             acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let out_a: Tile<f32, { [BM, D] }> = l_i.broadcast(shape![BM, D]);
+        let out_a: Tile<f32, { [BM, D] }> = broadcast(l_i, shape![BM, D]);
         let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
-        let o_a: Tile<f32, { [1, 1, BM, D] }> = out.reshape(shape![1, 1, BM, D]);
+        let o_a: Tile<f32, { [1, 1, BM, D] }> = reshape(out, shape![1, 1, BM, D]);
         let o_b: Tile<E, { [1, 1, BM, D] }> = convert_tile(o_a);
         let mut o_part: PartitionMut<E, { [1, 1, BM, D] }> = unsafe { O.partition_full_mut(shape![1, 1, BM, D]) };
         unsafe {

@@ -54,16 +54,16 @@ pub mod cross_entropy_kernels {
             let t2: Tile<f32, { [1, BV] }> = t2_a * t2_b;
             // m_new = ct.maximum(m_i, ct.max(t2, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [1] }> = reduce_max(t2, 1i32);
-            let m_new_b: Tile<f32, { [1, 1] }> = m_new_a.reshape(shape![1, 1]);
+            let m_new_b: Tile<f32, { [1, 1] }> = reshape(m_new_a, shape![1, 1]);
             let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t2 - m_new), axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [1, 1] }> = m_i - m_new;
             let l_i_b: Tile<f32, { [1, 1] }> = exp2(l_i_a, ftz::Disabled);
-            let l_i_c: Tile<f32, { [1, BV] }> = m_new.broadcast(shape![1, BV]);
+            let l_i_c: Tile<f32, { [1, BV] }> = broadcast(m_new, shape![1, BV]);
             let l_i_d: Tile<f32, { [1, BV] }> = t2 - l_i_c;
             let l_i_e: Tile<f32, { [1, BV] }> = exp2(l_i_d, ftz::Disabled);
             let l_i_f: Tile<f32, { [1] }> = reduce_sum(l_i_e, 1i32);
-            let l_i_g: Tile<f32, { [1, 1] }> = l_i_f.reshape(shape![1, 1]);
+            let l_i_g: Tile<f32, { [1, 1] }> = reshape(l_i_f, shape![1, 1]);
             l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
@@ -78,7 +78,7 @@ pub mod cross_entropy_kernels {
             unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
         let label_a: Tile<i32, { [1] }> =
             load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let label_b: Tile<i32, { [] }> = label_a.reshape(shape![]);
+        let label_b: Tile<i32, { [] }> = reshape(label_a, shape![]);
         let label: i32 = tile_to_scalar(label_b);
         // target = ct.gather(logits, (row, label)).astype(ct.float32)
         let target_a: Tile<i32, { [] }> = scalar_to_tile(row);
@@ -99,7 +99,7 @@ pub mod cross_entropy_kernels {
         let target_p: Tile<bool, { [] }> = target_e & target_m;
         let target_q: Tile<u64, { [] }> = target_h + target_o;
         let target_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(logits);
-        let target_ptrs2: PointerTile<*mut E, { [] }> = target_ptrs.offset_tile(target_q);
+        let target_ptrs2: PointerTile<*mut E, { [] }> = addptr_tile(target_ptrs, target_q);
         let target_r: E = convert_scalar(0.0f32);
         let (target_s, target_tok): (Tile<E, { [] }>, Token) = unsafe {
             load_ptr_tko(
@@ -122,10 +122,10 @@ pub mod cross_entropy_kernels {
         let row_loss_e: Tile<f32, { [1, 1] }> = lse - row_loss_d;
         let row_loss: Tile<f32, { [1, 1] }> = select(row_loss_b, row_loss_c, row_loss_e);
         // ct.store(loss, index=(row,), tile=row_loss.reshape((1,)))
-        let loss_a: Tile<f32, { [1] }> = row_loss.reshape(shape![1]);
+        let loss_a: Tile<f32, { [1] }> = reshape(row_loss, shape![1]);
         loss.store(loss_a);
         // ct.store(lse_out, index=(row,), tile=lse.reshape((1,)))
-        let lse_out_a: Tile<f32, { [1] }> = lse.reshape(shape![1]);
+        let lse_out_a: Tile<f32, { [1] }> = reshape(lse, shape![1]);
         lse_out.store(lse_out_a);
     }
 
@@ -154,20 +154,20 @@ pub mod cross_entropy_kernels {
             unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
         let label_a: Tile<i32, { [1] }> =
             load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let label_b: Tile<i32, { [] }> = label_a.reshape(shape![]);
+        let label_b: Tile<i32, { [] }> = reshape(label_a, shape![]);
         let label: i32 = tile_to_scalar(label_b);
         // row_lse = ct.load(lse, index=(row,), shape=()).item()
         let lse_part: Partition<E2, { [1] }> =
             unsafe { make_partition_view(lse, shape![1], padding::None, dim_map::Identity, lse.token()) };
         let row_lse_a: Tile<E2, { [1] }> =
             load_view_tko(&lse_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let row_lse: Tile<E2, { [] }> = row_lse_a.reshape(shape![]);
+        let row_lse: Tile<E2, { [] }> = reshape(row_lse_a, shape![]);
         // g = ct.load(dloss, index=(row,), shape=()).item()
         let dloss_part: Partition<E3, { [1] }> =
             unsafe { make_partition_view(dloss, shape![1], padding::None, dim_map::Identity, dloss.token()) };
         let g_a: Tile<E3, { [1] }> =
             load_view_tko(&dloss_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let g: Tile<E3, { [] }> = g_a.reshape(shape![]);
+        let g: Tile<E3, { [] }> = reshape(g_a, shape![]);
         // g = ct.where(label == IGNORE_INDEX, 0.0, g)
         let g_b: bool = label == IGNORE_INDEX;
         let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
@@ -192,7 +192,7 @@ pub mod cross_entropy_kernels {
         let cols_c: Tile<i32, { [BV] }> = iota(shape![BV]);
         let cols: Tile<i32, { [BV] }> = cols_b + cols_c;
         // onehot = ct.where(cols[None, :] == label, 1.0, 0.0)
-        let onehot_a: Tile<i32, { [1, BV] }> = cols.reshape(shape![1, BV]);
+        let onehot_a: Tile<i32, { [1, BV] }> = reshape(cols, shape![1, BV]);
         let onehot_b: Tile<i32, { [1, BV] }> = broadcast_scalar(label, shape![1, BV]);
         let onehot_c: Tile<bool, { [1, BV] }> = cmpi(onehot_a, onehot_b, predicate::Equal);
         let onehot_d: Tile<f32, { [1, BV] }> = broadcast_scalar(1.0f32, shape![1, BV]);

@@ -36,7 +36,7 @@ pub mod decode_attention_kernels {
             unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
         let seq_len_a: Tile<i32, { [1] }> =
             load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let seq_len_b: Tile<i32, { [] }> = seq_len_a.reshape(shape![]);
+        let seq_len_b: Tile<i32, { [] }> = reshape(seq_len_a, shape![]);
         let seq_len: i32 = tile_to_scalar(seq_len_b);
         // num_tiles = ct.cdiv(seq_len, BN)
         let num_tiles_: i32 = ceil_div(seq_len, BN);
@@ -54,7 +54,7 @@ pub mod decode_attention_kernels {
             unsafe { make_partition_view(Q, shape![1, GROUP, D], padding::None, dim_map::Identity, Q.token()) };
         let q_a: Tile<E, { [1, GROUP, D] }> =
             load_view_tko(&q_part, [b, kv_head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let q: Tile<E, { [GROUP, D] }> = q_a.reshape(shape![GROUP, D]);
+        let q: Tile<E, { [GROUP, D] }> = reshape(q_a, shape![GROUP, D]);
         // m_i = ct.full((GROUP, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [GROUP, 1] }> = constant(f32::NEG_INFINITY, shape![GROUP, 1]);
         // l_i = ct.zeros((GROUP, 1), dtype=ct.float32)
@@ -68,7 +68,7 @@ pub mod decode_attention_kernels {
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((GROUP, BN), dtype=ct.float32))
-            let s_a: Tile<E, { [BN, D] }> = k.reshape(shape![BN, D]);
+            let s_a: Tile<E, { [BN, D] }> = reshape(k, shape![BN, D]);
             let s_b: Tile<E, { [D, BN] }> = permute(s_a, const_array![1, 0]);
             let s_c: Tile<f32, { [GROUP, BN] }> = constant(0.0f32, shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = mmaf(q, s_b, s_c);
@@ -78,22 +78,22 @@ pub mod decode_attention_kernels {
             let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let s_d: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let s_d: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
             let s_e: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
             let s_f: Tile<bool, { [1, BN] }> = cmpi(s_d, s_e, predicate::LessThan);
-            let s_g: Tile<bool, { [GROUP, BN] }> = s_f.broadcast(shape![GROUP, BN]);
+            let s_g: Tile<bool, { [GROUP, BN] }> = broadcast(s_f, shape![GROUP, BN]);
             let s_h: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
             let s_i: Tile<f32, { [GROUP, BN] }> = s * s_h;
             let s_j: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_k: Tile<f32, { [1, 1] }> = s_j.reshape(shape![1, 1]);
-            let s_l: Tile<f32, { [GROUP, BN] }> = s_k.broadcast(shape![GROUP, BN]);
+            let s_k: Tile<f32, { [1, 1] }> = reshape(s_j, shape![1, 1]);
+            let s_l: Tile<f32, { [GROUP, BN] }> = broadcast(s_k, shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = select(s_g, s_i, s_l);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [GROUP, 1] }> = m_new_a.reshape(shape![GROUP, 1]);
+            let m_new_b: Tile<f32, { [GROUP, 1] }> = reshape(m_new_a, shape![GROUP, 1]);
             let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [GROUP, BN] }> = m_new.broadcast(shape![GROUP, BN]);
+            let p_a: Tile<f32, { [GROUP, BN] }> = broadcast(m_new, shape![GROUP, BN]);
             let p_b: Tile<f32, { [GROUP, BN] }> = s - p_a;
             let p: Tile<f32, { [GROUP, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
@@ -101,7 +101,7 @@ pub mod decode_attention_kernels {
             let alpha: Tile<f32, { [GROUP, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [GROUP, 1] }> = l_i_a.reshape(shape![GROUP, 1]);
+            let l_i_b: Tile<f32, { [GROUP, 1] }> = reshape(l_i_a, shape![GROUP, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E2, { [1, 1, BN, D] }> =
@@ -110,8 +110,8 @@ pub mod decode_attention_kernels {
                 load_view_tko(&v_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
             let acc_a: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
-            let acc_b: Tile<E2, { [BN, D] }> = v.reshape(shape![BN, D]);
-            let acc_c: Tile<f32, { [GROUP, D] }> = alpha.broadcast(shape![GROUP, D]);
+            let acc_b: Tile<E2, { [BN, D] }> = reshape(v, shape![BN, D]);
+            let acc_c: Tile<f32, { [GROUP, D] }> = broadcast(alpha, shape![GROUP, D]);
             let acc_d: Tile<f32, { [GROUP, D] }> = acc * acc_c;
             acc = mmaf(acc_a, acc_b, acc_d);
             // m_i = m_new
@@ -120,8 +120,8 @@ pub mod decode_attention_kernels {
         // out = ct.where(l_i > 0.0, acc / l_i, 0.0)
         let out_a: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
         let out_b: Tile<bool, { [GROUP, 1] }> = cmpf(l_i, out_a, predicate::GreaterThan, cmp_ordering::Ordered);
-        let out_c: Tile<bool, { [GROUP, D] }> = out_b.broadcast(shape![GROUP, D]);
-        let out_d: Tile<f32, { [GROUP, D] }> = l_i.broadcast(shape![GROUP, D]);
+        let out_c: Tile<bool, { [GROUP, D] }> = broadcast(out_b, shape![GROUP, D]);
+        let out_d: Tile<f32, { [GROUP, D] }> = broadcast(l_i, shape![GROUP, D]);
         let out_e: Tile<f32, { [GROUP, D] }> = acc / out_d;
         let out_f: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
         let out: Tile<f32, { [GROUP, D] }> = select(out_c, out_e, out_f);
@@ -129,7 +129,7 @@ pub mod decode_attention_kernels {
         let lse_a: Tile<f32, { [GROUP, 1] }> = log2(l_i);
         let lse: Tile<f32, { [GROUP, 1] }> = m_i + lse_a;
         // ct.store(O_part, index=(b, kv_head, split, 0), tile=out.reshape((1, GROUP, 1, D)))
-        let o_part_a: Tile<f32, { [1, GROUP, 1, D] }> = out.reshape(shape![1, GROUP, 1, D]);
+        let o_part_a: Tile<f32, { [1, GROUP, 1, D] }> = reshape(out, shape![1, GROUP, 1, D]);
         let mut o_part_part: PartitionMut<f32, { [1, GROUP, 1, D] }> =
             unsafe { O_part.partition_full_mut(shape![1, GROUP, 1, D]) };
         unsafe {
@@ -144,7 +144,7 @@ pub mod decode_attention_kernels {
             )
         };
         // ct.store(lse_part, index=(b, kv_head, split), tile=lse.reshape((1, GROUP, 1)))
-        let lse_part_a: Tile<f32, { [1, GROUP, 1] }> = lse.reshape(shape![1, GROUP, 1]);
+        let lse_part_a: Tile<f32, { [1, GROUP, 1] }> = reshape(lse, shape![1, GROUP, 1]);
         lse_part.store(lse_part_a);
     }
 
@@ -166,33 +166,33 @@ pub mod decode_attention_kernels {
         };
         let lse_a: Tile<E, { [1, 1, NUM_SPLITS] }> =
             load_view_tko(&lse_part_part, [b, head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let lse: Tile<E, { [NUM_SPLITS, 1] }> = lse_a.reshape(shape![NUM_SPLITS, 1]);
+        let lse: Tile<E, { [NUM_SPLITS, 1] }> = reshape(lse_a, shape![NUM_SPLITS, 1]);
         // o = ct.load(O_part, index=(b, head, 0, 0), shape=(1, 1, NUM_SPLITS, D)).reshape((NUM_SPLITS, D))
         let o_part_part: Partition<E, { [1, 1, NUM_SPLITS, D] }> = unsafe {
             make_partition_view(O_part, shape![1, 1, NUM_SPLITS, D], padding::None, dim_map::Identity, O_part.token())
         };
         let o_a: Tile<E, { [1, 1, NUM_SPLITS, D] }> =
             load_view_tko(&o_part_part, [b, head, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let o: Tile<E, { [NUM_SPLITS, D] }> = o_a.reshape(shape![NUM_SPLITS, D]);
+        let o: Tile<E, { [NUM_SPLITS, D] }> = reshape(o_a, shape![NUM_SPLITS, D]);
         // lse_max = ct.max(lse, axis=0, keepdims=True)
         let lse_max_a: Tile<E, { [1] }> = reduce_max(lse, 0i32);
-        let lse_max: Tile<E, { [1, 1] }> = lse_max_a.reshape(shape![1, 1]);
+        let lse_max: Tile<E, { [1, 1] }> = reshape(lse_max_a, shape![1, 1]);
         // w = ct.exp2(lse - lse_max)
-        let w_a: Tile<E, { [NUM_SPLITS, 1] }> = lse_max.broadcast(shape![NUM_SPLITS, 1]);
+        let w_a: Tile<E, { [NUM_SPLITS, 1] }> = broadcast(lse_max, shape![NUM_SPLITS, 1]);
         let w_b: Tile<E, { [NUM_SPLITS, 1] }> = lse - w_a;
         let w: Tile<E, { [NUM_SPLITS, 1] }> = exp2(w_b, ftz::Disabled);
         // num = ct.sum(o * w, axis=0, keepdims=True)
-        let num_a: Tile<E, { [NUM_SPLITS, D] }> = w.broadcast(shape![NUM_SPLITS, D]);
+        let num_a: Tile<E, { [NUM_SPLITS, D] }> = broadcast(w, shape![NUM_SPLITS, D]);
         let num_b: Tile<E, { [NUM_SPLITS, D] }> = o * num_a;
         let num_c: Tile<E, { [D] }> = reduce_sum(num_b, 0i32);
-        let num: Tile<E, { [1, D] }> = num_c.reshape(shape![1, D]);
+        let num: Tile<E, { [1, D] }> = reshape(num_c, shape![1, D]);
         // den = ct.sum(w, axis=0, keepdims=True)
         let den_a: Tile<E, { [1] }> = reduce_sum(w, 0i32);
-        let den: Tile<E, { [1, 1] }> = den_a.reshape(shape![1, 1]);
+        let den: Tile<E, { [1, 1] }> = reshape(den_a, shape![1, 1]);
         // ct.store(O, index=(b, head, 0), tile=(num / den).reshape((1, 1, D)).astype(O.dtype))
-        let o_b: Tile<E, { [1, D] }> = den.broadcast(shape![1, D]);
+        let o_b: Tile<E, { [1, D] }> = broadcast(den, shape![1, D]);
         let o_c: Tile<E, { [1, D] }> = num / o_b;
-        let o_d: Tile<E, { [1, 1, D] }> = o_c.reshape(shape![1, 1, D]);
+        let o_d: Tile<E, { [1, 1, D] }> = reshape(o_c, shape![1, 1, D]);
         let o_e: Tile<E2, { [1, 1, D] }> = convert_tile(o_d);
         let mut o_part: PartitionMut<E2, { [1, 1, D] }> = unsafe { O.partition_full_mut(shape![1, 1, D]) };
         unsafe {

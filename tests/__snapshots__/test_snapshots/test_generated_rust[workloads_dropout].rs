@@ -103,12 +103,12 @@ pub mod dropout_kernels {
         let cols_c: Tile<i32, { [BN] }> = iota(shape![BN]);
         let cols: Tile<i32, { [BN] }> = cols_b + cols_c;
         // offs = rows[:, None] * n + cols[None, :]
-        let offs_a: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
+        let offs_a: Tile<i32, { [BM, 1] }> = reshape(rows, shape![BM, 1]);
         let offs_b: Tile<i32, { [BM, 1] }> = broadcast_scalar(n, shape![BM, 1]);
         let offs_c: Tile<i32, { [BM, 1] }> = offs_a * offs_b;
-        let offs_d: Tile<i32, { [BM, BN] }> = offs_c.broadcast(shape![BM, BN]);
-        let offs_e: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
-        let offs_f: Tile<i32, { [BM, BN] }> = offs_e.broadcast(shape![BM, BN]);
+        let offs_d: Tile<i32, { [BM, BN] }> = broadcast(offs_c, shape![BM, BN]);
+        let offs_e: Tile<i32, { [1, BN] }> = reshape(cols, shape![1, BN]);
+        let offs_f: Tile<i32, { [BM, BN] }> = broadcast(offs_e, shape![BM, BN]);
         let offs: Tile<i32, { [BM, BN] }> = offs_d + offs_f;
         // h = (offs + seed) * 668265261
         let keep_mask2_h_a: Tile<i32, { [BM, BN] }> = broadcast_scalar(seed, shape![BM, BN]);

@@ -71,8 +71,8 @@ pub mod gelu_kernels {
             let v_b: Tile<E2, { [BN] }> =
                 load_view_tko(&bias_part, [pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let v_c: Tile<f32, { [BN] }> = convert_tile(v_b);
-            let v_d: Tile<f32, { [1, BN] }> = v_c.reshape(shape![1, BN]);
-            let v_e: Tile<f32, { [BM, BN] }> = v_d.broadcast(shape![BM, BN]);
+            let v_d: Tile<f32, { [1, BN] }> = reshape(v_c, shape![1, BN]);
+            let v_e: Tile<f32, { [BM, BN] }> = broadcast(v_d, shape![BM, BN]);
             v = v + v_e;
         }
         // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)

@@ -24,7 +24,7 @@ pub mod grouped_gemm_kernels {
         };
         let expert_a: Tile<i32, { [1] }> =
             load_view_tko(&tile_expert_ids_part, [pid_m], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let expert_b: Tile<i32, { [] }> = expert_a.reshape(shape![]);
+        let expert_b: Tile<i32, { [] }> = reshape(expert_a, shape![]);
         let expert: i32 = tile_to_scalar(expert_b);
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let a_part: Partition<E, { [BM, BK] }> =
@@ -44,7 +44,7 @@ pub mod grouped_gemm_kernels {
             let w: Tile<E, { [1, BN, BK] }> =
                 load_view_tko(&w_part, [expert, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, ct.transpose(w.reshape((BN, BK))), acc)
-            let acc_a: Tile<E, { [BN, BK] }> = w.reshape(shape![BN, BK]);
+            let acc_a: Tile<E, { [BN, BK] }> = reshape(w, shape![BN, BK]);
             let acc_b: Tile<E, { [BK, BN] }> = permute(acc_a, const_array![1, 0]);
             acc = mmaf(a, acc_b, acc);
         }

@@ -34,7 +34,7 @@ pub mod mla_decode_kernels {
             unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
         let seq_len_a: Tile<i32, { [1] }> =
             load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let seq_len_b: Tile<i32, { [] }> = seq_len_a.reshape(shape![]);
+        let seq_len_b: Tile<i32, { [] }> = reshape(seq_len_a, shape![]);
         let seq_len: i32 = tile_to_scalar(seq_len_b);
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
@@ -43,13 +43,13 @@ pub mod mla_decode_kernels {
             unsafe { make_partition_view(Q_nope, shape![1, BH, DL], padding::None, dim_map::Identity, Q_nope.token()) };
         let qn_a: Tile<E, { [1, BH, DL] }> =
             load_view_tko(&q_nope_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let qn: Tile<E, { [BH, DL] }> = qn_a.reshape(shape![BH, DL]);
+        let qn: Tile<E, { [BH, DL] }> = reshape(qn_a, shape![BH, DL]);
         // qp = ct.load(Q_pe, index=(b, hb, 0), shape=(1, BH, DR)).reshape((BH, DR))
         let q_pe_part: Partition<E2, { [1, BH, DR] }> =
             unsafe { make_partition_view(Q_pe, shape![1, BH, DR], padding::None, dim_map::Identity, Q_pe.token()) };
         let qp_a: Tile<E2, { [1, BH, DR] }> =
             load_view_tko(&q_pe_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let qp: Tile<E2, { [BH, DR] }> = qp_a.reshape(shape![BH, DR]);
+        let qp: Tile<E2, { [BH, DR] }> = reshape(qp_a, shape![BH, DR]);
         // m_i = ct.full((BH, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BH, 1] }> = constant(f32::NEG_INFINITY, shape![BH, 1]);
         // l_i = ct.zeros((BH, 1), dtype=ct.float32)
@@ -65,7 +65,7 @@ pub mod mla_decode_kernels {
             let c_kv: Tile<E, { [1, BN, DL] }> =
                 load_view_tko(&kv_latent_part, [b, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // c_kv = c_kv.reshape((BN, DL))
-            let c_kv: Tile<E, { [BN, DL] }> = c_kv.reshape(shape![BN, DL]);
+            let c_kv: Tile<E, { [BN, DL] }> = reshape(c_kv, shape![BN, DL]);
             // k_pe = ct.load(K_pe, index=(b, j, 0), shape=(1, BN, DR), padding_mode=ct.PaddingMode.ZERO)
             let k_pe_part: Partition<E2, { [1, BN, DR] }> =
                 unsafe { make_partition_view(K_pe, shape![1, BN, DR], padding::Zero, dim_map::Identity, K_pe.token()) };
@@ -76,7 +76,7 @@ pub mod mla_decode_kernels {
             let s_b: Tile<f32, { [BH, BN] }> = constant(0.0f32, shape![BH, BN]);
             let s: Tile<f32, { [BH, BN] }> = mmaf(qn, s_a, s_b);
             // s = ct.mma(qp, ct.transpose(k_pe.reshape((BN, DR))), s)
-            let s_c: Tile<E2, { [BN, DR] }> = k_pe.reshape(shape![BN, DR]);
+            let s_c: Tile<E2, { [BN, DR] }> = reshape(k_pe, shape![BN, DR]);
             let s_d: Tile<E2, { [DR, BN] }> = permute(s_c, const_array![1, 0]);
             let s: Tile<f32, { [BH, BN] }> = mmaf(qp, s_d, s);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
@@ -85,22 +85,22 @@ pub mod mla_decode_kernels {
             let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
             let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let s_e: Tile<i32, { [1, BN] }> = offs_n.reshape(shape![1, BN]);
+            let s_e: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
             let s_f: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
             let s_g: Tile<bool, { [1, BN] }> = cmpi(s_e, s_f, predicate::LessThan);
-            let s_h: Tile<bool, { [BH, BN] }> = s_g.broadcast(shape![BH, BN]);
+            let s_h: Tile<bool, { [BH, BN] }> = broadcast(s_g, shape![BH, BN]);
             let s_i: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
             let s_j: Tile<f32, { [BH, BN] }> = s * s_i;
             let s_k: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_l: Tile<f32, { [1, 1] }> = s_k.reshape(shape![1, 1]);
-            let s_m: Tile<f32, { [BH, BN] }> = s_l.broadcast(shape![BH, BN]);
+            let s_l: Tile<f32, { [1, 1] }> = reshape(s_k, shape![1, 1]);
+            let s_m: Tile<f32, { [BH, BN] }> = broadcast(s_l, shape![BH, BN]);
             let s: Tile<f32, { [BH, BN] }> = select(s_h, s_j, s_m);
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BH, 1] }> = m_new_a.reshape(shape![BH, 1]);
+            let m_new_b: Tile<f32, { [BH, 1] }> = reshape(m_new_a, shape![BH, 1]);
             let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BH, BN] }> = m_new.broadcast(shape![BH, BN]);
+            let p_a: Tile<f32, { [BH, BN] }> = broadcast(m_new, shape![BH, BN]);
             let p_b: Tile<f32, { [BH, BN] }> = s - p_a;
             let p: Tile<f32, { [BH, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
@@ -108,21 +108,21 @@ pub mod mla_decode_kernels {
             let alpha: Tile<f32, { [BH, 1] }> = exp2(alpha_a, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BH, 1] }> = l_i_a.reshape(shape![BH, 1]);
+            let l_i_b: Tile<f32, { [BH, 1] }> = reshape(l_i_a, shape![BH, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // acc = ct.mma(p.astype(KV_latent.dtype), c_kv, acc * alpha)
             let acc_a: Tile<E, { [BH, BN] }> = convert_tile(p);
-            let acc_b: Tile<f32, { [BH, DL] }> = alpha.broadcast(shape![BH, DL]);
+            let acc_b: Tile<f32, { [BH, DL] }> = broadcast(alpha, shape![BH, DL]);
             let acc_c: Tile<f32, { [BH, DL] }> = acc * acc_b;
             acc = mmaf(acc_a, c_kv, acc_c);
             // m_i = m_new
             m_i = m_new;
         }
         // out = acc / l_i
-        let out_a: Tile<f32, { [BH, DL] }> = l_i.broadcast(shape![BH, DL]);
+        let out_a: Tile<f32, { [BH, DL] }> = broadcast(l_i, shape![BH, DL]);
         let out: Tile<f32, { [BH, DL] }> = acc / out_a;
         // ct.store(O, index=(b, hb, 0), tile=out.reshape((1, BH, DL)).astype(O.dtype))
-        let o_a: Tile<f32, { [1, BH, DL] }> = out.reshape(shape![1, BH, DL]);
+        let o_a: Tile<f32, { [1, BH, DL] }> = reshape(out, shape![1, BH, DL]);
         let o_b: Tile<E3, { [1, BH, DL] }> = convert_tile(o_a);
         let mut o_part: PartitionMut<E3, { [1, BH, DL] }> = unsafe { O.partition_full_mut(shape![1, BH, DL]) };
         unsafe {

@@ -29,15 +29,15 @@ pub mod moe_align_kernels {
         let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
         let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let ids_c: Tile<u64, { [] }> = exti(ids_b);
-        let ids_d: Tile<u64, { [1] }> = ids_c.reshape(shape![1]);
-        let ids_e: Tile<u64, { [BLOCK] }> = ids_d.broadcast(shape![BLOCK]);
+        let ids_d: Tile<u64, { [1] }> = reshape(ids_c, shape![1]);
+        let ids_e: Tile<u64, { [BLOCK] }> = broadcast(ids_d, shape![BLOCK]);
         let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
         let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
         let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = ids_ptrs.reshape(shape![1]);
-        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs2.broadcast(shape![BLOCK]);
-        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs3.offset_tile(ids_h);
+        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(ids_ptrs, shape![1]);
+        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(ids_ptrs2, shape![BLOCK]);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(ids_ptrs3, ids_h);
         let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 ids_ptrs4,
@@ -54,15 +54,15 @@ pub mod moe_align_kernels {
         let expert_counts_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let expert_counts_b: Tile<i32, { [] }> = scalar_to_tile(expert_counts_shape0);
         let expert_counts_c: Tile<u64, { [] }> = exti(expert_counts_b);
-        let expert_counts_d: Tile<u64, { [1] }> = expert_counts_c.reshape(shape![1]);
-        let expert_counts_e: Tile<u64, { [BLOCK] }> = expert_counts_d.broadcast(shape![BLOCK]);
+        let expert_counts_d: Tile<u64, { [1] }> = reshape(expert_counts_c, shape![1]);
+        let expert_counts_e: Tile<u64, { [BLOCK] }> = broadcast(expert_counts_d, shape![BLOCK]);
         let expert_counts_f: Tile<bool, { [BLOCK] }> = cmpi(expert_counts_a, expert_counts_e, predicate::LessThan);
         let expert_counts_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let expert_counts_h: Tile<u64, { [BLOCK] }> = expert_counts_a * expert_counts_g;
         let expert_counts_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(expert_counts);
-        let expert_counts_ptrs2: PointerTile<*mut E, { [1] }> = expert_counts_ptrs.reshape(shape![1]);
-        let expert_counts_ptrs3: PointerTile<*mut E, { [BLOCK] }> = expert_counts_ptrs2.broadcast(shape![BLOCK]);
-        let expert_counts_ptrs4: PointerTile<*mut E, { [BLOCK] }> = expert_counts_ptrs3.offset_tile(expert_counts_h);
+        let expert_counts_ptrs2: PointerTile<*mut E, { [1] }> = reshape_ptr(expert_counts_ptrs, shape![1]);
+        let expert_counts_ptrs3: PointerTile<*mut E, { [BLOCK] }> = broadcast_ptr(expert_counts_ptrs2, shape![BLOCK]);
+        let expert_counts_ptrs4: PointerTile<*mut E, { [BLOCK] }> = addptr_tile(expert_counts_ptrs3, expert_counts_h);
         let expert_counts_i: E = convert_scalar(1.0f32);
         let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);
         let (expert_counts_k, expert_counts_tok): (Tile<E, { [BLOCK] }>, Token) = unsafe {
@@ -122,7 +122,7 @@ pub mod moe_align_kernels {
         let total_padded_a: Tile<i32, { [] }> = reduce_sum(padded, 0i32);
         let total_padded_b: i32 = tile_to_scalar(total_padded_a);
         let total_padded_c: Tile<i32, { [] }> = scalar_to_tile(total_padded_b);
-        let total_padded_d: Tile<i32, { [1] }> = total_padded_c.reshape(shape![1]);
+        let total_padded_d: Tile<i32, { [1] }> = reshape(total_padded_c, shape![1]);
         let mut total_padded_part: PartitionMut<i32, { [1] }> = unsafe { total_padded.partition_full_mut(shape![1]) };
         unsafe {
             store_view_tko_mut(
@@ -168,15 +168,15 @@ pub mod moe_align_kernels {
         let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
         let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let ids_c: Tile<u64, { [] }> = exti(ids_b);
-        let ids_d: Tile<u64, { [1] }> = ids_c.reshape(shape![1]);
-        let ids_e: Tile<u64, { [BLOCK] }> = ids_d.broadcast(shape![BLOCK]);
+        let ids_d: Tile<u64, { [1] }> = reshape(ids_c, shape![1]);
+        let ids_e: Tile<u64, { [BLOCK] }> = broadcast(ids_d, shape![BLOCK]);
         let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
         let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
         let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = ids_ptrs.reshape(shape![1]);
-        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs2.broadcast(shape![BLOCK]);
-        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = ids_ptrs3.offset_tile(ids_h);
+        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(ids_ptrs, shape![1]);
+        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(ids_ptrs2, shape![BLOCK]);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(ids_ptrs3, ids_h);
         let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 ids_ptrs4,
@@ -193,15 +193,15 @@ pub mod moe_align_kernels {
         let slot_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let slot_b: Tile<i32, { [] }> = scalar_to_tile(expert_cursor_shape0);
         let slot_c: Tile<u64, { [] }> = exti(slot_b);
-        let slot_d: Tile<u64, { [1] }> = slot_c.reshape(shape![1]);
-        let slot_e: Tile<u64, { [BLOCK] }> = slot_d.broadcast(shape![BLOCK]);
+        let slot_d: Tile<u64, { [1] }> = reshape(slot_c, shape![1]);
+        let slot_e: Tile<u64, { [BLOCK] }> = broadcast(slot_d, shape![BLOCK]);
         let slot_f: Tile<bool, { [BLOCK] }> = cmpi(slot_a, slot_e, predicate::LessThan);
         let slot_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let slot_h: Tile<u64, { [BLOCK] }> = slot_a * slot_g;
         let slot_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_cursor);
-        let slot_ptrs2: PointerTile<*mut i32, { [1] }> = slot_ptrs.reshape(shape![1]);
-        let slot_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = slot_ptrs2.broadcast(shape![BLOCK]);
-        let slot_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = slot_ptrs3.offset_tile(slot_h);
+        let slot_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(slot_ptrs, shape![1]);
+        let slot_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(slot_ptrs2, shape![BLOCK]);
+        let slot_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(slot_ptrs3, slot_h);
         let slot_i: Tile<i32, { [BLOCK] }> = constant(1i32, shape![BLOCK]);
         let (slot_j, slot_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
@@ -221,15 +221,15 @@ pub mod moe_align_kernels {
         let base_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let base_b: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
         let base_c: Tile<u64, { [] }> = exti(base_b);
-        let base_d: Tile<u64, { [1] }> = base_c.reshape(shape![1]);
-        let base_e: Tile<u64, { [BLOCK] }> = base_d.broadcast(shape![BLOCK]);
+        let base_d: Tile<u64, { [1] }> = reshape(base_c, shape![1]);
+        let base_e: Tile<u64, { [BLOCK] }> = broadcast(base_d, shape![BLOCK]);
         let base_f: Tile<bool, { [BLOCK] }> = cmpi(base_a, base_e, predicate::LessThan);
         let base_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let base_h: Tile<u64, { [BLOCK] }> = base_a * base_g;
         let base_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_offsets);
-        let base_ptrs2: PointerTile<*mut i32, { [1] }> = base_ptrs.reshape(shape![1]);
-        let base_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = base_ptrs2.broadcast(shape![BLOCK]);
-        let base_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = base_ptrs3.offset_tile(base_h);
+        let base_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(base_ptrs, shape![1]);
+        let base_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(base_ptrs2, shape![BLOCK]);
+        let base_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(base_ptrs3, base_h);
         let (base_i, base_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 base_ptrs4,
@@ -250,18 +250,18 @@ pub mod moe_align_kernels {
         let sorted_token_ids_b: Tile<u64, { [BLOCK] }> = exti(sorted_token_ids_a);
         let sorted_token_ids_c: Tile<i32, { [] }> = scalar_to_tile(sorted_token_ids_shape0);
         let sorted_token_ids_d: Tile<u64, { [] }> = exti(sorted_token_ids_c);
-        let sorted_token_ids_e: Tile<u64, { [1] }> = sorted_token_ids_d.reshape(shape![1]);
-        let sorted_token_ids_f: Tile<u64, { [BLOCK] }> = sorted_token_ids_e.broadcast(shape![BLOCK]);
+        let sorted_token_ids_e: Tile<u64, { [1] }> = reshape(sorted_token_ids_d, shape![1]);
+        let sorted_token_ids_f: Tile<u64, { [BLOCK] }> = broadcast(sorted_token_ids_e, shape![BLOCK]);
         let sorted_token_ids_g: Tile<bool, { [BLOCK] }> =
             cmpi(sorted_token_ids_b, sorted_token_ids_f, predicate::LessThan);
         let sorted_token_ids_h: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
         let sorted_token_ids_i: Tile<u64, { [BLOCK] }> = sorted_token_ids_b * sorted_token_ids_h;
         let sorted_token_ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(sorted_token_ids);
-        let sorted_token_ids_ptrs2: PointerTile<*mut i32, { [1] }> = sorted_token_ids_ptrs.reshape(shape![1]);
+        let sorted_token_ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(sorted_token_ids_ptrs, shape![1]);
         let sorted_token_ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> =
-            sorted_token_ids_ptrs2.broadcast(shape![BLOCK]);
+            broadcast_ptr(sorted_token_ids_ptrs2, shape![BLOCK]);
         let sorted_token_ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
-            sorted_token_ids_ptrs3.offset_tile(sorted_token_ids_i);
+            addptr_tile(sorted_token_ids_ptrs3, sorted_token_ids_i);
         let sorted_token_ids_j: Tile<bool, { [BLOCK] }> = sorted_token_ids_g & valid;
         let sorted_token_ids_k: Tile<i32, { [BLOCK] }> = broadcast_scalar(TOPK, shape![BLOCK]);
         let sorted_token_ids_l: Tile<i32, { [BLOCK] }> = divi(offs, sorted_token_ids_k, rounding::NegativeInf);

@@ -65,7 +65,7 @@ pub mod workloads_rms_norm_kernels {
         // ms = ct.sum(h * h, axis=1, keepdims=True) / n
         let ms_a: Tile<f32, { [BM, BN] }> = h * h;
         let ms_b: Tile<f32, { [BM] }> = reduce_sum(ms_a, 1i32);
-        let ms_c: Tile<f32, { [BM, 1] }> = ms_b.reshape(shape![BM, 1]);
+        let ms_c: Tile<f32, { [BM, 1] }> = reshape(ms_b, shape![BM, 1]);
         let ms_d: f32 = convert_scalar(n);
         let ms_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(ms_d, shape![BM, 1]);
         let ms: Tile<f32, { [BM, 1] }> = ms_c / ms_e;
@@ -80,10 +80,10 @@ pub mod workloads_rms_norm_kernels {
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // ct.store(y, index=(pid, 0), tile=(h * rstd * wt[None, :]).astype(y.dtype))
-        let y_a: Tile<f32, { [BM, BN] }> = rstd.broadcast(shape![BM, BN]);
+        let y_a: Tile<f32, { [BM, BN] }> = broadcast(rstd, shape![BM, BN]);
         let y_b: Tile<f32, { [BM, BN] }> = h * y_a;
-        let y_c: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-        let y_d: Tile<f32, { [BM, BN] }> = y_c.broadcast(shape![BM, BN]);
+        let y_c: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
+        let y_d: Tile<f32, { [BM, BN] }> = broadcast(y_c, shape![BM, BN]);
         let y_e: Tile<f32, { [BM, BN] }> = y_b * y_d;
         let y_f: Tile<E, { [BM, BN] }> = convert_tile(y_e);
         let mut y_part: PartitionMut<E, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
@@ -91,7 +91,7 @@ pub mod workloads_rms_norm_kernels {
             store_view_tko_mut(&mut y_part, y_f, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
         // ct.store(rstd_out, index=(pid,), tile=rstd.reshape((BM,)))
-        let rstd_out_a: Tile<f32, { [BM] }> = rstd.reshape(shape![BM]);
+        let rstd_out_a: Tile<f32, { [BM] }> = reshape(rstd, shape![BM]);
         rstd_out.store(rstd_out_a);
     }
 
@@ -135,28 +135,28 @@ pub mod workloads_rms_norm_kernels {
             unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
         let rs_a: Tile<E3, { [BM] }> =
             load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let rs: Tile<E3, { [BM, 1] }> = rs_a.reshape(shape![BM, 1]);
+        let rs: Tile<E3, { [BM, 1] }> = reshape(rs_a, shape![BM, 1]);
         // xhat = xt * rs
         let xhat_a: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let xhat_b: Tile<f32, { [BM, BN] }> = xhat_a.broadcast(shape![BM, BN]);
+        let xhat_b: Tile<f32, { [BM, BN] }> = broadcast(xhat_a, shape![BM, BN]);
         let xhat: Tile<f32, { [BM, BN] }> = xt * xhat_b;
         // wdy = dyt * wt[None, :]
-        let wdy_a: Tile<f32, { [1, BN] }> = wt.reshape(shape![1, BN]);
-        let wdy_b: Tile<f32, { [BM, BN] }> = wdy_a.broadcast(shape![BM, BN]);
+        let wdy_a: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
+        let wdy_b: Tile<f32, { [BM, BN] }> = broadcast(wdy_a, shape![BM, BN]);
         let wdy: Tile<f32, { [BM, BN] }> = dyt * wdy_b;
         // c = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
         let c_a: Tile<f32, { [BM, BN] }> = xhat * wdy;
         let c_b: Tile<f32, { [BM] }> = reduce_sum(c_a, 1i32);
-        let c_c: Tile<f32, { [BM, 1] }> = c_b.reshape(shape![BM, 1]);
+        let c_c: Tile<f32, { [BM, 1] }> = reshape(c_b, shape![BM, 1]);
         let c_d: f32 = convert_scalar(n);
         let c_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(c_d, shape![BM, 1]);
         let c: Tile<f32, { [BM, 1] }> = c_c / c_e;
         // dxt = (wdy - xhat * c) * rs
-        let dxt_a: Tile<f32, { [BM, BN] }> = c.broadcast(shape![BM, BN]);
+        let dxt_a: Tile<f32, { [BM, BN] }> = broadcast(c, shape![BM, BN]);
         let dxt_b: Tile<f32, { [BM, BN] }> = xhat * dxt_a;
         let dxt_c: Tile<f32, { [BM, BN] }> = wdy - dxt_b;
         let dxt_d: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let dxt_e: Tile<f32, { [BM, BN] }> = dxt_d.broadcast(shape![BM, BN]);
+        let dxt_e: Tile<f32, { [BM, BN] }> = broadcast(dxt_d, shape![BM, BN]);
         let dxt: Tile<f32, { [BM, BN] }> = dxt_c * dxt_e;
         // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
         let dx_a: Tile<E, { [BM, BN] }> = convert_tile(dxt);
@@ -167,7 +167,7 @@ pub mod workloads_rms_norm_kernels {
         // ct.store(dw_partial, index=(pid, 0), tile=ct.sum(dyt * xhat, axis=0, keepdims=True))
         let dw_partial_a: Tile<f32, { [BM, BN] }> = dyt * xhat;
         let dw_partial_b: Tile<f32, { [BN] }> = reduce_sum(dw_partial_a, 0i32);
-        let dw_partial_c: Tile<f32, { [1, BN] }> = dw_partial_b.reshape(shape![1, BN]);
+        let dw_partial_c: Tile<f32, { [1, BN] }> = reshape(dw_partial_b, shape![1, BN]);
         let mut dw_partial_part: PartitionMut<f32, { [1, BN] }> =
             unsafe { dw_partial.partition_full_mut(shape![1, BN]) };
         unsafe {

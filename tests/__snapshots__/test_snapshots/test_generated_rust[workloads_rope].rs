@@ -26,14 +26,14 @@ pub mod rope_kernels {
             unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
         let x1_a: Tile<E, { [1, BH, HALF] }> =
             load_view_tko(&x_part, [tok, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let x1_b: Tile<E, { [BH, HALF] }> = x1_a.reshape(shape![BH, HALF]);
+        let x1_b: Tile<E, { [BH, HALF] }> = reshape(x1_a, shape![BH, HALF]);
         let x1: Tile<f32, { [BH, HALF] }> = convert_tile(x1_b);
         // x2 = ct.load(x, index=(tok, hb, 1), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
         let x_part2: Partition<E, { [1, BH, HALF] }> =
             unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
         let x2_a: Tile<E, { [1, BH, HALF] }> =
             load_view_tko(&x_part2, [tok, hb, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let x2_b: Tile<E, { [BH, HALF] }> = x2_a.reshape(shape![BH, HALF]);
+        let x2_b: Tile<E, { [BH, HALF] }> = reshape(x2_a, shape![BH, HALF]);
         let x2: Tile<f32, { [BH, HALF] }> = convert_tile(x2_b);
         // c = ct.load(cos, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
         let cos_part: Partition<E2, { [1, HALF] }> =
@@ -48,18 +48,18 @@ pub mod rope_kernels {
             load_view_tko(&sin_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let s: Tile<f32, { [1, HALF] }> = convert_tile(s_a);
         // o1 = x1 * c - x2 * s
-        let o1_a: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
-        let o1_b: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
+        let o1_a: Tile<f32, { [BH, HALF] }> = broadcast(c, shape![BH, HALF]);
+        let o1_b: Tile<f32, { [BH, HALF] }> = broadcast(s, shape![BH, HALF]);
         let o1_c: Tile<f32, { [BH, HALF] }> = x2 * o1_b;
         let o1_d: Tile<f32, { [BH, HALF] }> = negf(o1_c);
         let o1: Tile<f32, { [BH, HALF] }> = fma(x1, o1_a, o1_d, rounding::NearestEven, ftz::Disabled);
         // o2 = x2 * c + x1 * s
-        let o2_a: Tile<f32, { [BH, HALF] }> = c.broadcast(shape![BH, HALF]);
-        let o2_b: Tile<f32, { [BH, HALF] }> = s.broadcast(shape![BH, HALF]);
+        let o2_a: Tile<f32, { [BH, HALF] }> = broadcast(c, shape![BH, HALF]);
+        let o2_b: Tile<f32, { [BH, HALF] }> = broadcast(s, shape![BH, HALF]);
         let o2_c: Tile<f32, { [BH, HALF] }> = x1 * o2_b;
         let o2: Tile<f32, { [BH, HALF] }> = fma(x2, o2_a, o2_c, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(tok, hb, 0), tile=o1.reshape((1, BH, HALF)).astype(out.dtype))
-        let out_a: Tile<f32, { [1, BH, HALF] }> = o1.reshape(shape![1, BH, HALF]);
+        let out_a: Tile<f32, { [1, BH, HALF] }> = reshape(o1, shape![1, BH, HALF]);
         let out_b: Tile<E, { [1, BH, HALF] }> = convert_tile(out_a);
         let mut out_part: PartitionMut<E, { [1, BH, HALF] }> =
             unsafe { make_partition_view_mut(out, shape![1, BH, HALF], padding::None, out_tok_access) };
@@ -78,7 +78,7 @@ pub mod rope_kernels {
         out_tok_access = out_tok;
         out_tok_store = out_tok;
         // ct.store(out, index=(tok, hb, 1), tile=o2.reshape((1, BH, HALF)).astype(out.dtype))
-        let out_c: Tile<f32, { [1, BH, HALF] }> = o2.reshape(shape![1, BH, HALF]);
+        let out_c: Tile<f32, { [1, BH, HALF] }> = reshape(o2, shape![1, BH, HALF]);
         let out_d: Tile<E, { [1, BH, HALF] }> = convert_tile(out_c);
         let mut out_part2: PartitionMut<E, { [1, BH, HALF] }> =
             unsafe { make_partition_view_mut(out, shape![1, BH, HALF], padding::None, out_tok_access) };

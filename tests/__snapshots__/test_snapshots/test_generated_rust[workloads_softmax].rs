@@ -23,16 +23,16 @@ pub mod workloads_softmax_kernels {
         let row: Tile<f32, { [BM, BN] }> = convert_tile(row);
         // row_max = ct.max(row, axis=1, keepdims=True)
         let row_max_a: Tile<f32, { [BM] }> = reduce_max(row, 1i32);
-        let row_max: Tile<f32, { [BM, 1] }> = row_max_a.reshape(shape![BM, 1]);
+        let row_max: Tile<f32, { [BM, 1] }> = reshape(row_max_a, shape![BM, 1]);
         // num = ct.exp(row - row_max)
-        let num_a: Tile<f32, { [BM, BN] }> = row_max.broadcast(shape![BM, BN]);
+        let num_a: Tile<f32, { [BM, BN] }> = broadcast(row_max, shape![BM, BN]);
         let num_b: Tile<f32, { [BM, BN] }> = row - num_a;
         let num: Tile<f32, { [BM, BN] }> = exp(num_b);
         // den = ct.sum(num, axis=1, keepdims=True)
         let den_a: Tile<f32, { [BM] }> = reduce_sum(num, 1i32);
-        let den: Tile<f32, { [BM, 1] }> = den_a.reshape(shape![BM, 1]);
+        let den: Tile<f32, { [BM, 1] }> = reshape(den_a, shape![BM, 1]);
         // ct.store(y, index=(pid, 0), tile=(num / den).astype(y.dtype))
-        let y_a: Tile<f32, { [BM, BN] }> = den.broadcast(shape![BM, BN]);
+        let y_a: Tile<f32, { [BM, BN] }> = broadcast(den, shape![BM, BN]);
         let y_b: Tile<f32, { [BM, BN] }> = num / y_a;
         let y_c: Tile<E2, { [BM, BN] }> = convert_tile(y_b);
         let mut y_part: PartitionMut<E2, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
@@ -70,16 +70,16 @@ pub mod workloads_softmax_kernels {
             let t: Tile<f32, { [BM, BN] }> = t_a * t_b;
             // m_new = ct.maximum(m_i, ct.max(t, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(t, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = m_new_a.reshape(shape![BM, 1]);
+            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
             let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t - m_new), axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
             let l_i_b: Tile<f32, { [BM, 1] }> = exp2(l_i_a, ftz::Disabled);
-            let l_i_c: Tile<f32, { [BM, BN] }> = m_new.broadcast(shape![BM, BN]);
+            let l_i_c: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
             let l_i_d: Tile<f32, { [BM, BN] }> = t - l_i_c;
             let l_i_e: Tile<f32, { [BM, BN] }> = exp2(l_i_d, ftz::Disabled);
             let l_i_f: Tile<f32, { [BM] }> = reduce_sum(l_i_e, 1i32);
-            let l_i_g: Tile<f32, { [BM, 1] }> = l_i_f.reshape(shape![BM, 1]);
+            let l_i_g: Tile<f32, { [BM, 1] }> = reshape(l_i_f, shape![BM, 1]);
             l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
@@ -96,11 +96,11 @@ pub mod workloads_softmax_kernels {
             // p = ct.exp2(t.astype(ct.float32) * LOG2E - m_i) * inv_l
             let p_a: Tile<f32, { [BM, BN] }> = convert_tile(t);
             let p_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
-            let p_c: Tile<f32, { [BM, BN] }> = m_i.broadcast(shape![BM, BN]);
+            let p_c: Tile<f32, { [BM, BN] }> = broadcast(m_i, shape![BM, BN]);
             let p_d: Tile<f32, { [BM, BN] }> = negf(p_c);
             let p_e: Tile<f32, { [BM, BN] }> = fma(p_a, p_b, p_d, rounding::NearestEven, ftz::Disabled);
             let p_f: Tile<f32, { [BM, BN] }> = exp2(p_e, ftz::Disabled);
-            let p_g: Tile<f32, { [BM, BN] }> = inv_l.broadcast(shape![BM, BN]);
+            let p_g: Tile<f32, { [BM, BN] }> = broadcast(inv_l, shape![BM, BN]);
             let p: Tile<f32, { [BM, BN] }> = p_f * p_g;
             // ct.store(y, index=(pid, j), tile=p.astype(y.dtype))
             let y_a: Tile<E2, { [BM, BN] }> = convert_tile(p);

@@ -46,7 +46,7 @@ pub mod split_k_gemm_kernels {
             acc = mmaf(a, b, acc);
         }
         // ct.store(P, index=(split, pid_m, pid_n), tile=acc.reshape((1, BM, BN)))
-        let p_a: Tile<f32, { [1, BM, BN] }> = acc.reshape(shape![1, BM, BN]);
+        let p_a: Tile<f32, { [1, BM, BN] }> = reshape(acc, shape![1, BM, BN]);
         let mut p_part: PartitionMut<f32, { [1, BM, BN] }> = unsafe { P.partition_full_mut(shape![1, BM, BN]) };
         unsafe {
             store_view_tko_mut(
@@ -84,7 +84,7 @@ pub mod split_k_gemm_kernels {
             let part: Tile<E, { [1, BM, BN] }> =
                 load_view_tko(&p_part, [s, pid_m, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + part.reshape((BM, BN))
-            let acc_a: Tile<E, { [BM, BN] }> = part.reshape(shape![BM, BN]);
+            let acc_a: Tile<E, { [BM, BN] }> = reshape(part, shape![BM, BN]);
             let acc_b: Tile<f32, { [BM, BN] }> = convert_tile(acc_a);
             acc = acc + acc_b;
         }
