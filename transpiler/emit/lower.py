@@ -369,7 +369,7 @@ class Lowerer:
         if e.op == "view_load":
             pv, t = self.tmp("pv", after=arr.id), self.tmp()
             self.emit(f"let {pv}: Partition<{dtype}, {ts}> = unsafe {{ make_partition_view(&{view}, "
-                      f"{shape_macro(tile)}, {e.attr('padding')}, dim_map::Identity, {view}.token()) }};")
+                      f"{shape_macro(tile)}, {e.attr('padding')}, dim_map::Identity, get_tensor_token(&{view})) }};")
             self.emit(f"let {t}: Tile<{dtype}, {ts}> = load_view_tko(&{pv}, [{idx}], ordering::Weak, "
                       f"scope::TileBlock, None, {tma});")
             if tuple(tile) != tuple(e.ty.shape):
@@ -387,7 +387,7 @@ class Lowerer:
             store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
                      f"None, {tma}) }}")
             ordered = arr.id in self.ordered  # a program's stores to one address land in program order
-            after = f"{n}_tok_access" if ordered else f"{view}.token()"
+            after = f"{n}_tok_access" if ordered else f"get_tensor_token(&{view})"
             self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
                       f"&{view}, {shape_macro(tile)}, padding::None, {after}) }};")
             self.emit(f"{store};")
@@ -791,7 +791,7 @@ class Lowerer:
              token: str | None = None) -> str:
         name = self.tmp("pv", after=arr.id)
         a = self.tensor(arr)
-        tok = token or f"{self.tensor(arr, as_ref=False)}.token()"
+        tok = token or f"get_tensor_token({a})"
         dim_map = f"const_array![{', '.join(map(str, order))}]" if order else "dim_map::Identity"
         self.emit(f"let {name}: Partition<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                   f"make_partition_view({a}, {shape_macro(shape)}, {padding}, {dim_map}, {tok}) }};")

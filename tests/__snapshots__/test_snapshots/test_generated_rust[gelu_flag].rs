@@ -16,7 +16,7 @@ pub mod gelu_flag_kernels {
         let bid: i32 = get_tile_block_id().0;
         // t = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let x_part: Partition<E, { [TILE] }> =
-            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let t_a: Tile<E, { [TILE] }> =
             load_view_tko(&x_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let t: Tile<f32, { [TILE] }> = convert_tile(t_a);

@@ -19,7 +19,7 @@ pub mod layer_norm_kernels {
         let row: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(row, 0), shape=(1, N)).astype(ct.float32)
         let x_part: Partition<E, { [1, N] }> =
-            unsafe { make_partition_view(x, shape![1, N], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![1, N], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [1, N] }> =
             load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [1, N] }> = convert_tile(xt_a);
@@ -49,13 +49,13 @@ pub mod layer_norm_kernels {
         if AFFINE == 1i32 {
             // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
             let w_part: Partition<E2, { [N] }> =
-                unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token()) };
+                unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, get_tensor_token(w)) };
             let wt_a: Tile<E2, { [N] }> =
                 load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let wt: Tile<f32, { [N] }> = convert_tile(wt_a);
             // bt = ct.load(b, index=(0,), shape=(N,)).astype(ct.float32)
             let b_part: Partition<E3, { [N] }> =
-                unsafe { make_partition_view(b, shape![N], padding::None, dim_map::Identity, b.token()) };
+                unsafe { make_partition_view(b, shape![N], padding::None, dim_map::Identity, get_tensor_token(b)) };
             let bt_a: Tile<E3, { [N] }> =
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [N] }> = convert_tile(bt_a);

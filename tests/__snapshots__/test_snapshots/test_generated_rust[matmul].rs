@@ -20,17 +20,19 @@ pub mod matmul_kernels {
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         let a_part: Partition<E, { [BM, BK] }> =
-            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, get_tensor_token(A)) };
         let k_a: i32 = num_tiles(&a_part, 1i32);
         for k in 0i32..k_a {
             // a = ct.load(A, index=(bm, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let a_part2: Partition<E, { [BM, BK] }> =
-                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a_part2: Partition<E, { [BM, BK] }> = unsafe {
+                make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, get_tensor_token(A))
+            };
             let a: Tile<E, { [BM, BK] }> =
                 load_view_tko(&a_part2, [bm, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, bn), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let b_part: Partition<E, { [BK, BN] }> =
-                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b_part: Partition<E, { [BK, BN] }> = unsafe {
+                make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, get_tensor_token(B))
+            };
             let b: Tile<E, { [BK, BN] }> =
                 load_view_tko(&b_part, [k, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)

@@ -19,7 +19,7 @@ pub mod partial_reduce_kernels {
         let bn: i32 = get_tile_block_id().1;
         // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let t_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [bm, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);
@@ -51,7 +51,7 @@ pub mod partial_reduce_kernels {
         let bn: i32 = get_tile_block_id().1;
         // t = ct.load(x, index=(bm, bn), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let t_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [bm, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let t: Tile<f32, { [BM, BN] }> = convert_tile(t_a);

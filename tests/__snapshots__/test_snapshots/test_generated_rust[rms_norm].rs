@@ -18,13 +18,13 @@ pub mod rms_norm_kernels {
         let row: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(row, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [1, N] }> =
-            unsafe { make_partition_view(x, shape![1, N], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![1, N], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [1, N] }> =
             load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [1, N] }> = convert_tile(xt_a);
         // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
         let w_part: Partition<E2, { [N] }> =
-            unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, w.token()) };
+            unsafe { make_partition_view(w, shape![N], padding::None, dim_map::Identity, get_tensor_token(w)) };
         let wt_a: Tile<E2, { [N] }> =
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [N] }> = convert_tile(wt_a);

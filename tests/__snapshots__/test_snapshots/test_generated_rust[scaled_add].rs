@@ -19,13 +19,13 @@ pub mod scaled_add_kernels {
         let bid: i32 = get_tile_block_id().0;
         // xt = ct.load(x, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let x_part: Partition<E, { [TILE] }> =
-            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![TILE], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [TILE] }> =
             load_view_tko(&x_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [TILE] }> = convert_tile(xt_a);
         // yt = ct.load(y, index=(bid,), shape=(TILE,)).astype(ct.float32)
         let y_part: Partition<E2, { [TILE] }> =
-            unsafe { make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, y.token()) };
+            unsafe { make_partition_view(y, shape![TILE], padding::None, dim_map::Identity, get_tensor_token(y)) };
         let yt_a: Tile<E2, { [TILE] }> =
             load_view_tko(&y_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let yt: Tile<f32, { [TILE] }> = convert_tile(yt_a);

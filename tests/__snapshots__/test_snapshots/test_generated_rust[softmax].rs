@@ -15,8 +15,9 @@ pub mod softmax_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // t = ct.load(x, index=(row, 0), shape=(1, BLOCK_N), padding_mode=ct.PaddingMode.NEG_INF)
-        let x_part: Partition<E, { [1, BLOCK_N] }> =
-            unsafe { make_partition_view(x, shape![1, BLOCK_N], padding::NegInf, dim_map::Identity, x.token()) };
+        let x_part: Partition<E, { [1, BLOCK_N] }> = unsafe {
+            make_partition_view(x, shape![1, BLOCK_N], padding::NegInf, dim_map::Identity, get_tensor_token(x))
+        };
         let t: Tile<E, { [1, BLOCK_N] }> =
             load_view_tko(&x_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // t = t.astype(ct.float32)

@@ -17,12 +17,12 @@ pub mod vector_add_kernels {
         let bid: i32 = get_tile_block_id().0;
         // x = ct.load(a, index=(bid,), shape=(TILE,))
         let a_part: Partition<E, { [TILE] }> =
-            unsafe { make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, a.token()) };
+            unsafe { make_partition_view(a, shape![TILE], padding::None, dim_map::Identity, get_tensor_token(a)) };
         let x: Tile<E, { [TILE] }> =
             load_view_tko(&a_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // y = ct.load(b, index=(bid,), shape=(TILE,))
         let b_part: Partition<E, { [TILE] }> =
-            unsafe { make_partition_view(b, shape![TILE], padding::None, dim_map::Identity, b.token()) };
+            unsafe { make_partition_view(b, shape![TILE], padding::None, dim_map::Identity, get_tensor_token(b)) };
         let y: Tile<E, { [TILE] }> =
             load_view_tko(&b_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // ct.store(c, index=(bid,), tile=x + y)

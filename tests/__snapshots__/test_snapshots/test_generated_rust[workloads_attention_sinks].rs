@@ -68,7 +68,7 @@ pub mod attention_sinks_kernels {
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
         let sinks_part: Partition<E2, { [1] }> =
-            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, get_tensor_token(sinks)) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
@@ -76,8 +76,9 @@ pub mod attention_sinks_kernels {
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let q_part: Partition<E, { [1, 1, BM, D] }> =
-            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, 1, BM, D] }> = unsafe {
+            make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, get_tensor_token(Q))
+        };
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
@@ -114,8 +115,9 @@ pub mod attention_sinks_kernels {
         }
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
@@ -174,8 +176,9 @@ pub mod attention_sinks_kernels {
             let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
@@ -246,7 +249,7 @@ pub mod attention_sinks_kernels {
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
         let sinks_part: Partition<E2, { [1] }> =
-            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, get_tensor_token(sinks)) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
@@ -254,8 +257,9 @@ pub mod attention_sinks_kernels {
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let q_part: Partition<E, { [1, 1, BM, D] }> =
-            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, 1, BM, D] }> = unsafe {
+            make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, get_tensor_token(Q))
+        };
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
@@ -285,8 +289,9 @@ pub mod attention_sinks_kernels {
         let lo: i32 = max(0i32, lo_d);
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
@@ -336,8 +341,9 @@ pub mod attention_sinks_kernels {
             let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
@@ -408,7 +414,7 @@ pub mod attention_sinks_kernels {
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // sink = ct.load(sinks, index=(head,), shape=()).item() * LOG2E
         let sinks_part: Partition<E2, { [1] }> =
-            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, sinks.token()) };
+            unsafe { make_partition_view(sinks, shape![1], padding::None, dim_map::Identity, get_tensor_token(sinks)) };
         let sink_a: Tile<E2, { [1] }> =
             load_view_tko(&sinks_part, [head], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let sink_b: Tile<E2, { [] }> = reshape(sink_a, shape![]);
@@ -416,8 +422,9 @@ pub mod attention_sinks_kernels {
         let sink_d: Tile<E2, { [] }> = convert_tile(sink_c);
         let sink: Tile<E2, { [] }> = sink_b * sink_d;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let q_part: Partition<E, { [1, 1, BM, D] }> =
-            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, 1, BM, D] }> = unsafe {
+            make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, get_tensor_token(Q))
+        };
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
@@ -436,8 +443,9 @@ pub mod attention_sinks_kernels {
         let hi: i32 = ceil_div(seq_kv, BN);
         for j in lo..hi {
             // k = ct.load(K, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32)) * scale
@@ -478,8 +486,9 @@ pub mod attention_sinks_kernels {
             let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)

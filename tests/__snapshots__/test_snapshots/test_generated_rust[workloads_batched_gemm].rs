@@ -21,19 +21,21 @@ pub mod batched_gemm_kernels {
         let batch: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(A, axis=2, shape=(1, BM, BK))
         let a_part: Partition<E, { [1, BM, BK] }> =
-            unsafe { make_partition_view(A, shape![1, BM, BK], padding::None, dim_map::Identity, A.token()) };
+            unsafe { make_partition_view(A, shape![1, BM, BK], padding::None, dim_map::Identity, get_tensor_token(A)) };
         let num_k: i32 = num_tiles(&a_part, 2i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(batch, pid_m, k), shape=(1, BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let a_part2: Partition<E, { [1, BM, BK] }> =
-                unsafe { make_partition_view(A, shape![1, BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a_part2: Partition<E, { [1, BM, BK] }> = unsafe {
+                make_partition_view(A, shape![1, BM, BK], padding::Zero, dim_map::Identity, get_tensor_token(A))
+            };
             let a: Tile<E, { [1, BM, BK] }> =
                 load_view_tko(&a_part2, [batch, pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(Bt, index=(batch, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
-            let bt_part: Partition<E, { [1, BN, BK] }> =
-                unsafe { make_partition_view(Bt, shape![1, BN, BK], padding::Zero, dim_map::Identity, Bt.token()) };
+            let bt_part: Partition<E, { [1, BN, BK] }> = unsafe {
+                make_partition_view(Bt, shape![1, BN, BK], padding::Zero, dim_map::Identity, get_tensor_token(Bt))
+            };
             let b: Tile<E, { [1, BN, BK] }> =
                 load_view_tko(&bt_part, [batch, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), ct.transpose(b.reshape((BN, BK))), acc)
@@ -75,19 +77,21 @@ pub mod batched_gemm_kernels {
         let batch: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(B, axis=1, shape=(1, BK, BN))
         let b_part: Partition<E, { [1, BK, BN] }> =
-            unsafe { make_partition_view(B, shape![1, BK, BN], padding::None, dim_map::Identity, B.token()) };
+            unsafe { make_partition_view(B, shape![1, BK, BN], padding::None, dim_map::Identity, get_tensor_token(B)) };
         let num_k: i32 = num_tiles(&b_part, 1i32);
         // acc = ct.zeros((1, BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BM, BN] }> = constant(0.0f32, shape![1, BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(At, index=(batch, pid_m, k), shape=(1, BM, BK), order=(0, 2, 1), padding_mode=ct.Paddi …
-            let at_part: Partition<E, { [1, BM, BK] }> =
-                unsafe { make_partition_view(At, shape![1, BM, BK], padding::Zero, const_array![0, 2, 1], At.token()) };
+            let at_part: Partition<E, { [1, BM, BK] }> = unsafe {
+                make_partition_view(At, shape![1, BM, BK], padding::Zero, const_array![0, 2, 1], get_tensor_token(At))
+            };
             let a: Tile<E, { [1, BM, BK] }> =
                 load_view_tko(&at_part, [batch, pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(batch, k, pid_n), shape=(1, BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let b_part2: Partition<E, { [1, BK, BN] }> =
-                unsafe { make_partition_view(B, shape![1, BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b_part2: Partition<E, { [1, BK, BN] }> = unsafe {
+                make_partition_view(B, shape![1, BK, BN], padding::Zero, dim_map::Identity, get_tensor_token(B))
+            };
             let b: Tile<E, { [1, BK, BN] }> =
                 load_view_tko(&b_part2, [batch, k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)

@@ -28,7 +28,13 @@ pub mod cross_entropy_kernels {
         let row: i32 = get_tile_block_id().0;
         // num_v_tiles = ct.num_tiles(logits, axis=1, shape=(1, BV))
         let logits_part: Partition<E, { [1, BV] }> = unsafe {
-            make_partition_view(&logits_view, shape![1, BV], padding::None, dim_map::Identity, logits_view.token())
+            make_partition_view(
+                &logits_view,
+                shape![1, BV],
+                padding::None,
+                dim_map::Identity,
+                get_tensor_token(&logits_view),
+            )
         };
         let num_v_tiles: i32 = num_tiles(&logits_part, 1i32);
         // m_i = ct.full((1, 1), -float("inf"), dtype=ct.float32)
@@ -43,7 +49,7 @@ pub mod cross_entropy_kernels {
                     shape![1, BV],
                     padding::NegInf,
                     dim_map::Identity,
-                    logits_view.token(),
+                    get_tensor_token(&logits_view),
                 )
             };
             let t: Tile<E, { [1, BV] }> =
@@ -74,8 +80,9 @@ pub mod cross_entropy_kernels {
         let lse_c: Tile<f32, { [1, 1] }> = broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
         let lse: Tile<f32, { [1, 1] }> = lse_b * lse_c;
         // label = ct.load(labels, index=(row,), shape=()).item()
-        let labels_part: Partition<i32, { [1] }> =
-            unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
+        let labels_part: Partition<i32, { [1] }> = unsafe {
+            make_partition_view(labels, shape![1], padding::None, dim_map::Identity, get_tensor_token(labels))
+        };
         let label_a: Tile<i32, { [1] }> =
             load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let label_b: Tile<i32, { [] }> = reshape(label_a, shape![]);
@@ -150,21 +157,22 @@ pub mod cross_entropy_kernels {
         // vt = ct.bid(1)
         let vt: i32 = get_tile_block_id().1;
         // label = ct.load(labels, index=(row,), shape=()).item()
-        let labels_part: Partition<i32, { [1] }> =
-            unsafe { make_partition_view(labels, shape![1], padding::None, dim_map::Identity, labels.token()) };
+        let labels_part: Partition<i32, { [1] }> = unsafe {
+            make_partition_view(labels, shape![1], padding::None, dim_map::Identity, get_tensor_token(labels))
+        };
         let label_a: Tile<i32, { [1] }> =
             load_view_tko(&labels_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let label_b: Tile<i32, { [] }> = reshape(label_a, shape![]);
         let label: i32 = tile_to_scalar(label_b);
         // row_lse = ct.load(lse, index=(row,), shape=()).item()
         let lse_part: Partition<E2, { [1] }> =
-            unsafe { make_partition_view(lse, shape![1], padding::None, dim_map::Identity, lse.token()) };
+            unsafe { make_partition_view(lse, shape![1], padding::None, dim_map::Identity, get_tensor_token(lse)) };
         let row_lse_a: Tile<E2, { [1] }> =
             load_view_tko(&lse_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let row_lse: Tile<E2, { [] }> = reshape(row_lse_a, shape![]);
         // g = ct.load(dloss, index=(row,), shape=()).item()
         let dloss_part: Partition<E3, { [1] }> =
-            unsafe { make_partition_view(dloss, shape![1], padding::None, dim_map::Identity, dloss.token()) };
+            unsafe { make_partition_view(dloss, shape![1], padding::None, dim_map::Identity, get_tensor_token(dloss)) };
         let g_a: Tile<E3, { [1] }> =
             load_view_tko(&dloss_part, [row], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<E3, { [] }> = reshape(g_a, shape![]);
@@ -175,8 +183,9 @@ pub mod cross_entropy_kernels {
         let g_e: Tile<E3, { [] }> = convert_tile(g_d);
         let g: Tile<E3, { [] }> = select(g_c, g_e, g);
         // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
-        let logits_part: Partition<E, { [1, BV] }> =
-            unsafe { make_partition_view(logits, shape![1, BV], padding::None, dim_map::Identity, logits.token()) };
+        let logits_part: Partition<E, { [1, BV] }> = unsafe {
+            make_partition_view(logits, shape![1, BV], padding::None, dim_map::Identity, get_tensor_token(logits))
+        };
         let t_a: Tile<E, { [1, BV] }> =
             load_view_tko(&logits_part, [row, vt], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let t: Tile<f32, { [1, BV] }> = convert_tile(t_a);

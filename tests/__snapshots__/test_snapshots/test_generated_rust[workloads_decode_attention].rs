@@ -32,8 +32,9 @@ pub mod decode_attention_kernels {
         // split = ct.bid(2)
         let split: i32 = get_tile_block_id().2;
         // seq_len = ct.load(seq_lens, index=(b,), shape=()).item()
-        let seq_lens_part: Partition<i32, { [1] }> =
-            unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
+        let seq_lens_part: Partition<i32, { [1] }> = unsafe {
+            make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, get_tensor_token(seq_lens))
+        };
         let seq_len_a: Tile<i32, { [1] }> =
             load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let seq_len_b: Tile<i32, { [] }> = reshape(seq_len_a, shape![]);
@@ -50,8 +51,9 @@ pub mod decode_attention_kernels {
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(b, kv_head, 0), shape=(1, GROUP, D)).reshape((GROUP, D))
-        let q_part: Partition<E, { [1, GROUP, D] }> =
-            unsafe { make_partition_view(Q, shape![1, GROUP, D], padding::None, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, GROUP, D] }> = unsafe {
+            make_partition_view(Q, shape![1, GROUP, D], padding::None, dim_map::Identity, get_tensor_token(Q))
+        };
         let q_a: Tile<E, { [1, GROUP, D] }> =
             load_view_tko(&q_part, [b, kv_head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let q: Tile<E, { [GROUP, D] }> = reshape(q_a, shape![GROUP, D]);
@@ -63,8 +65,9 @@ pub mod decode_attention_kernels {
         let mut acc: Tile<f32, { [GROUP, D] }> = constant(0.0f32, shape![GROUP, D]);
         for j in t_start..t_end {
             // k = ct.load(K, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((GROUP, BN), dtype=ct.float32))
@@ -104,8 +107,9 @@ pub mod decode_attention_kernels {
             let l_i_b: Tile<f32, { [GROUP, 1] }> = reshape(l_i_a, shape![GROUP, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E2, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
@@ -162,14 +166,26 @@ pub mod decode_attention_kernels {
         let head: i32 = get_tile_block_id().1;
         // lse = ct.load(lse_part, index=(b, head, 0), shape=(1, 1, NUM_SPLITS)).reshape((NUM_SPLITS, 1))
         let lse_part_part: Partition<E, { [1, 1, NUM_SPLITS] }> = unsafe {
-            make_partition_view(lse_part, shape![1, 1, NUM_SPLITS], padding::None, dim_map::Identity, lse_part.token())
+            make_partition_view(
+                lse_part,
+                shape![1, 1, NUM_SPLITS],
+                padding::None,
+                dim_map::Identity,
+                get_tensor_token(lse_part),
+            )
         };
         let lse_a: Tile<E, { [1, 1, NUM_SPLITS] }> =
             load_view_tko(&lse_part_part, [b, head, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let lse: Tile<E, { [NUM_SPLITS, 1] }> = reshape(lse_a, shape![NUM_SPLITS, 1]);
         // o = ct.load(O_part, index=(b, head, 0, 0), shape=(1, 1, NUM_SPLITS, D)).reshape((NUM_SPLITS, D))
         let o_part_part: Partition<E, { [1, 1, NUM_SPLITS, D] }> = unsafe {
-            make_partition_view(O_part, shape![1, 1, NUM_SPLITS, D], padding::None, dim_map::Identity, O_part.token())
+            make_partition_view(
+                O_part,
+                shape![1, 1, NUM_SPLITS, D],
+                padding::None,
+                dim_map::Identity,
+                get_tensor_token(O_part),
+            )
         };
         let o_a: Tile<E, { [1, 1, NUM_SPLITS, D] }> =
             load_view_tko(&o_part_part, [b, head, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);

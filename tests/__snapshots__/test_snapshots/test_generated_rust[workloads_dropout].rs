@@ -54,7 +54,7 @@ pub mod dropout_kernels {
         let keep: Tile<bool, { [BLOCK] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
         let x_part: Partition<E, { [BLOCK] }> =
-            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let v_a: Tile<E, { [BLOCK] }> =
             load_view_tko(&x_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
@@ -143,13 +143,13 @@ pub mod dropout_kernels {
         let keep: Tile<bool, { [BM, BN] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let v_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let v: Tile<f32, { [BM, BN] }> = convert_tile(v_a);
         // r = ct.load(residual, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let residual_part: Partition<E2, { [BM, BN] }> = unsafe {
-            make_partition_view(residual, shape![BM, BN], padding::None, dim_map::Identity, residual.token())
+            make_partition_view(residual, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(residual))
         };
         let r_a: Tile<E2, { [BM, BN] }> =
             load_view_tko(&residual_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);

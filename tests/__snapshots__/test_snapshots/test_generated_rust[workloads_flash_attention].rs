@@ -69,8 +69,9 @@ pub mod flash_attention_kernels {
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let q_part: Partition<E, { [1, 1, BM, D] }> =
-            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, 1, BM, D] }> = unsafe {
+            make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, get_tensor_token(Q))
+        };
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
@@ -95,8 +96,9 @@ pub mod flash_attention_kernels {
         let num_kv_tiles: i32 = min(num_kv_tiles, num_kv_tiles_c);
         for j in 0i32..num_kv_tiles {
             // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
@@ -144,8 +146,9 @@ pub mod flash_attention_kernels {
             let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E2, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
@@ -216,8 +219,9 @@ pub mod flash_attention_kernels {
         // scale = qk_scale * LOG2E
         let scale: f32 = qk_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(batch, head, pid_m, 0), shape=(1, 1, BM, D), padding_mode=ct.PaddingMode.ZERO)
-        let q_part: Partition<E, { [1, 1, BM, D] }> =
-            unsafe { make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, Q.token()) };
+        let q_part: Partition<E, { [1, 1, BM, D] }> = unsafe {
+            make_partition_view(Q, shape![1, 1, BM, D], padding::Zero, dim_map::Identity, get_tensor_token(Q))
+        };
         let q: Tile<E, { [1, 1, BM, D] }> =
             load_view_tko(&q_part, [batch, head, pid_m, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // q = q.reshape((BM, D))
@@ -232,8 +236,9 @@ pub mod flash_attention_kernels {
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         for j in 0i32..num_kv_tiles {
             // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let k_part: Partition<E, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, K.token()) };
+            let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(K, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(K))
+            };
             let k: Tile<E, { [1, 1, BN, D] }> =
                 load_view_tko(&k_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
@@ -274,8 +279,9 @@ pub mod flash_attention_kernels {
             let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
             l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
-            let v_part: Partition<E2, { [1, 1, BN, D] }> =
-                unsafe { make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, V.token()) };
+            let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
+                make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
+            };
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)

@@ -17,18 +17,21 @@ pub mod geglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // n_half_tiles = ct.num_tiles(out, axis=1, shape=(BM, BN))
-        let out_part: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(out, shape![BM, BN], padding::None, dim_map::Identity, out.token()) };
+        let out_part: Partition<E2, { [BM, BN] }> = unsafe {
+            make_partition_view(out, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(out))
+        };
         let n_half_tiles: i32 = num_tiles(&out_part, 1i32);
         // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let gate_up_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let gate_up_part: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate_up))
+        };
         let g_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
-        let gate_up_part2: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let gate_up_part2: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate_up))
+        };
         let u_a: i32 = pn + n_half_tiles;
         let u_b: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_up_part2, [pm, u_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
@@ -71,25 +74,29 @@ pub mod geglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // n_half_tiles = ct.num_tiles(dout, axis=1, shape=(BM, BN))
-        let dout_part: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let dout_part: Partition<E2, { [BM, BN] }> = unsafe {
+            make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(dout))
+        };
         let n_half_tiles: i32 = num_tiles(&dout_part, 1i32);
         // g = ct.load(gate_up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let gate_up_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let gate_up_part: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate_up))
+        };
         let g_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(gate_up, index=(pm, pn + n_half_tiles), shape=(BM, BN)).astype(ct.float32)
-        let gate_up_part2: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, gate_up.token()) };
+        let gate_up_part2: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate_up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate_up))
+        };
         let u_a: i32 = pn + n_half_tiles;
         let u_b: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_up_part2, [pm, u_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let u: Tile<f32, { [BM, BN] }> = convert_tile(u_b);
         // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let dout_part2: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let dout_part2: Partition<E2, { [BM, BN] }> = unsafe {
+            make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(dout))
+        };
         let do_a: Tile<E2, { [BM, BN] }> =
             load_view_tko(&dout_part2, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let do_: Tile<f32, { [BM, BN] }> = convert_tile(do_a);

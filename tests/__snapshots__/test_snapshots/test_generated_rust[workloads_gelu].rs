@@ -16,7 +16,7 @@ pub mod gelu_kernels {
         let pid: i32 = get_tile_block_id().0;
         // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
         let x_part: Partition<E, { [BLOCK] }> =
-            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let v_a: Tile<E, { [BLOCK] }> =
             load_view_tko(&x_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
@@ -60,14 +60,15 @@ pub mod gelu_kernels {
         let pn: i32 = get_tile_block_id().1;
         // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let v_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let mut v: Tile<f32, { [BM, BN] }> = convert_tile(v_a);
         if HAS_BIAS == 1i32 {
             // v = v + ct.load(bias, index=(pn,), shape=(BN,)).astype(ct.float32)[None, :]
-            let bias_part: Partition<E2, { [BN] }> =
-                unsafe { make_partition_view(bias, shape![BN], padding::None, dim_map::Identity, bias.token()) };
+            let bias_part: Partition<E2, { [BN] }> = unsafe {
+                make_partition_view(bias, shape![BN], padding::None, dim_map::Identity, get_tensor_token(bias))
+            };
             let v_b: Tile<E2, { [BN] }> =
                 load_view_tko(&bias_part, [pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let v_c: Tile<f32, { [BN] }> = convert_tile(v_b);

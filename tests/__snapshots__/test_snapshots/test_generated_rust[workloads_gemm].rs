@@ -28,19 +28,21 @@ pub mod gemm_kernels {
         let pid_n: i32 = get_tile_block_id().1;
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let a_part: Partition<E, { [BM, BK] }> =
-            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, get_tensor_token(A)) };
         let num_k: i32 = num_tiles(&a_part, 1i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let a_part2: Partition<E, { [BM, BK] }> =
-                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a_part2: Partition<E, { [BM, BK] }> = unsafe {
+                make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, get_tensor_token(A))
+            };
             let a: Tile<E, { [BM, BK] }> =
                 load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let b_part: Partition<E, { [BK, BN] }> =
-                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b_part: Partition<E, { [BK, BN] }> = unsafe {
+                make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, get_tensor_token(B))
+            };
             let b: Tile<E, { [BK, BN] }> =
                 load_view_tko(&b_part, [k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
@@ -48,8 +50,9 @@ pub mod gemm_kernels {
         }
         if HAS_BIAS == 1i32 {
             // bv = ct.load(bias, index=(pid_n,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO)
-            let bias_part: Partition<E3, { [BN] }> =
-                unsafe { make_partition_view(bias, shape![BN], padding::Zero, dim_map::Identity, bias.token()) };
+            let bias_part: Partition<E3, { [BN] }> = unsafe {
+                make_partition_view(bias, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(bias))
+            };
             let bv: Tile<E3, { [BN] }> =
                 load_view_tko(&bias_part, [pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + bv.astype(ct.float32)[None, :]

@@ -20,7 +20,13 @@ pub mod grouped_gemm_kernels {
         let pid_n: i32 = get_tile_block_id().1;
         // expert = ct.load(tile_expert_ids, index=(pid_m,), shape=(1,)).item()
         let tile_expert_ids_part: Partition<i32, { [1] }> = unsafe {
-            make_partition_view(tile_expert_ids, shape![1], padding::None, dim_map::Identity, tile_expert_ids.token())
+            make_partition_view(
+                tile_expert_ids,
+                shape![1],
+                padding::None,
+                dim_map::Identity,
+                get_tensor_token(tile_expert_ids),
+            )
         };
         let expert_a: Tile<i32, { [1] }> =
             load_view_tko(&tile_expert_ids_part, [pid_m], ordering::Weak, scope::TileBlock, None, tma::Enabled);
@@ -28,19 +34,21 @@ pub mod grouped_gemm_kernels {
         let expert: i32 = tile_to_scalar(expert_b);
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let a_part: Partition<E, { [BM, BK] }> =
-            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, get_tensor_token(A)) };
         let num_k: i32 = num_tiles(&a_part, 1i32);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in 0i32..num_k {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let a_part2: Partition<E, { [BM, BK] }> =
-                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a_part2: Partition<E, { [BM, BK] }> = unsafe {
+                make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, get_tensor_token(A))
+            };
             let a: Tile<E, { [BM, BK] }> =
                 load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // w = ct.load(W, index=(expert, pid_n, k), shape=(1, BN, BK), padding_mode=ct.PaddingMode.ZERO)
-            let w_part: Partition<E, { [1, BN, BK] }> =
-                unsafe { make_partition_view(W, shape![1, BN, BK], padding::Zero, dim_map::Identity, W.token()) };
+            let w_part: Partition<E, { [1, BN, BK] }> = unsafe {
+                make_partition_view(W, shape![1, BN, BK], padding::Zero, dim_map::Identity, get_tensor_token(W))
+            };
             let w: Tile<E, { [1, BN, BK] }> =
                 load_view_tko(&w_part, [expert, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, ct.transpose(w.reshape((BN, BK))), acc)

@@ -16,23 +16,31 @@ pub mod kl_div_kernels {
         // row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // num_v_tiles = ct.num_tiles(log_pred, axis=1, shape=(1, BV))
-        let log_pred_part: Partition<E, { [1, BV] }> =
-            unsafe { make_partition_view(log_pred, shape![1, BV], padding::None, dim_map::Identity, log_pred.token()) };
+        let log_pred_part: Partition<E, { [1, BV] }> = unsafe {
+            make_partition_view(log_pred, shape![1, BV], padding::None, dim_map::Identity, get_tensor_token(log_pred))
+        };
         let num_v_tiles: i32 = num_tiles(&log_pred_part, 1i32);
         // acc = ct.zeros((1, BV), dtype=ct.float32)
         let mut acc: Tile<f32, { [1, BV] }> = constant(0.0f32, shape![1, BV]);
         for j in 0i32..num_v_tiles {
             // lp = ct.load(log_pred, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
             let log_pred_part2: Partition<E, { [1, BV] }> = unsafe {
-                make_partition_view(log_pred, shape![1, BV], padding::Zero, dim_map::Identity, log_pred.token())
+                make_partition_view(
+                    log_pred,
+                    shape![1, BV],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(log_pred),
+                )
             };
             let lp: Tile<E, { [1, BV] }> =
                 load_view_tko(&log_pred_part2, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // lp = lp.astype(ct.float32)
             let lp: Tile<f32, { [1, BV] }> = convert_tile(lp);
             // t = ct.load(target, index=(row, j), shape=(1, BV), padding_mode=ct.PaddingMode.ZERO)
-            let target_part: Partition<E2, { [1, BV] }> =
-                unsafe { make_partition_view(target, shape![1, BV], padding::Zero, dim_map::Identity, target.token()) };
+            let target_part: Partition<E2, { [1, BV] }> = unsafe {
+                make_partition_view(target, shape![1, BV], padding::Zero, dim_map::Identity, get_tensor_token(target))
+            };
             let t: Tile<E2, { [1, BV] }> =
                 load_view_tko(&target_part, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t = t.astype(ct.float32)

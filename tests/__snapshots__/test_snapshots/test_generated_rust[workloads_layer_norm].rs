@@ -33,7 +33,7 @@ pub mod workloads_layer_norm_kernels {
         let n: i32 = x_shape[1];
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
@@ -67,7 +67,7 @@ pub mod workloads_layer_norm_kernels {
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
-            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(w)) };
         let wt_a: Tile<E2, { [BN] }> =
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
@@ -75,7 +75,7 @@ pub mod workloads_layer_norm_kernels {
         if HAS_BIAS == 1i32 {
             // bt = ct.load(b, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
             let b_part: Partition<E3, { [BN] }> =
-                unsafe { make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, b.token()) };
+                unsafe { make_partition_view(b, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(b)) };
             let bt_a: Tile<E3, { [BN] }> =
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [BN] }> = convert_tile(bt_a);
@@ -132,31 +132,31 @@ pub mod workloads_layer_norm_kernels {
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
         // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
         let dy_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, dy.token()) };
+            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(dy)) };
         let dyt_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&dy_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(dyt_a);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
-            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(w)) };
         let wt_a: Tile<E2, { [BN] }> =
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // mu = ct.load(mean, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let mean_part: Partition<E2, { [BM] }> =
-            unsafe { make_partition_view(mean, shape![BM], padding::Zero, dim_map::Identity, mean.token()) };
+            unsafe { make_partition_view(mean, shape![BM], padding::Zero, dim_map::Identity, get_tensor_token(mean)) };
         let mu_a: Tile<E2, { [BM] }> =
             load_view_tko(&mean_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let mu: Tile<E2, { [BM, 1] }> = reshape(mu_a, shape![BM, 1]);
         // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let rstd_part: Partition<E2, { [BM] }> =
-            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
+            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, get_tensor_token(rstd)) };
         let rs_a: Tile<E2, { [BM] }> =
             load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let rs: Tile<E2, { [BM, 1] }> = reshape(rs_a, shape![BM, 1]);
@@ -259,7 +259,13 @@ pub mod workloads_layer_norm_kernels {
         let pid: i32 = get_tile_block_id().0;
         // num_row_tiles = ct.num_tiles(dw_partial, axis=0, shape=(BM, BN))
         let dw_partial_part: Partition<E, { [BM, BN] }> = unsafe {
-            make_partition_view(dw_partial, shape![BM, BN], padding::None, dim_map::Identity, dw_partial.token())
+            make_partition_view(
+                dw_partial,
+                shape![BM, BN],
+                padding::None,
+                dim_map::Identity,
+                get_tensor_token(dw_partial),
+            )
         };
         let num_row_tiles: i32 = num_tiles(&dw_partial_part, 0i32);
         // dw_acc = ct.zeros((BM, BN), dtype=ct.float32)
@@ -269,7 +275,13 @@ pub mod workloads_layer_norm_kernels {
         for i in 0i32..num_row_tiles {
             // dw_acc = dw_acc + ct.load(dw_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
             let dw_partial_part2: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(dw_partial, shape![BM, BN], padding::Zero, dim_map::Identity, dw_partial.token())
+                make_partition_view(
+                    dw_partial,
+                    shape![BM, BN],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(dw_partial),
+                )
             };
             let dw_acc_a: Tile<E, { [BM, BN] }> =
                 load_view_tko(&dw_partial_part2, [i, pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
@@ -277,7 +289,13 @@ pub mod workloads_layer_norm_kernels {
             dw_acc = dw_acc + dw_acc_b;
             // db_acc = db_acc + ct.load(db_partial, index=(i, pid), shape=(BM, BN), padding_mode=ct.PaddingMode. …
             let db_partial_part: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(db_partial, shape![BM, BN], padding::Zero, dim_map::Identity, db_partial.token())
+                make_partition_view(
+                    db_partial,
+                    shape![BM, BN],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(db_partial),
+                )
             };
             let db_acc_a: Tile<E, { [BM, BN] }> =
                 load_view_tko(&db_partial_part, [i, pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);

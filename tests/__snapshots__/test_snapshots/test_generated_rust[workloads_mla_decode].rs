@@ -30,8 +30,9 @@ pub mod mla_decode_kernels {
         // hb = ct.bid(1)
         let hb: i32 = get_tile_block_id().1;
         // seq_len = ct.load(seq_lens, index=(b,), shape=()).item()
-        let seq_lens_part: Partition<i32, { [1] }> =
-            unsafe { make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, seq_lens.token()) };
+        let seq_lens_part: Partition<i32, { [1] }> = unsafe {
+            make_partition_view(seq_lens, shape![1], padding::None, dim_map::Identity, get_tensor_token(seq_lens))
+        };
         let seq_len_a: Tile<i32, { [1] }> =
             load_view_tko(&seq_lens_part, [b], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let seq_len_b: Tile<i32, { [] }> = reshape(seq_len_a, shape![]);
@@ -39,14 +40,16 @@ pub mod mla_decode_kernels {
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
         // qn = ct.load(Q_nope, index=(b, hb, 0), shape=(1, BH, DL)).reshape((BH, DL))
-        let q_nope_part: Partition<E, { [1, BH, DL] }> =
-            unsafe { make_partition_view(Q_nope, shape![1, BH, DL], padding::None, dim_map::Identity, Q_nope.token()) };
+        let q_nope_part: Partition<E, { [1, BH, DL] }> = unsafe {
+            make_partition_view(Q_nope, shape![1, BH, DL], padding::None, dim_map::Identity, get_tensor_token(Q_nope))
+        };
         let qn_a: Tile<E, { [1, BH, DL] }> =
             load_view_tko(&q_nope_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let qn: Tile<E, { [BH, DL] }> = reshape(qn_a, shape![BH, DL]);
         // qp = ct.load(Q_pe, index=(b, hb, 0), shape=(1, BH, DR)).reshape((BH, DR))
-        let q_pe_part: Partition<E2, { [1, BH, DR] }> =
-            unsafe { make_partition_view(Q_pe, shape![1, BH, DR], padding::None, dim_map::Identity, Q_pe.token()) };
+        let q_pe_part: Partition<E2, { [1, BH, DR] }> = unsafe {
+            make_partition_view(Q_pe, shape![1, BH, DR], padding::None, dim_map::Identity, get_tensor_token(Q_pe))
+        };
         let qp_a: Tile<E2, { [1, BH, DR] }> =
             load_view_tko(&q_pe_part, [b, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let qp: Tile<E2, { [BH, DR] }> = reshape(qp_a, shape![BH, DR]);
@@ -60,15 +63,22 @@ pub mod mla_decode_kernels {
         for j in 0i32..j_a {
             // c_kv = ct.load(KV_latent, index=(b, j, 0), shape=(1, BN, DL), padding_mode=ct.PaddingMode.ZERO)
             let kv_latent_part: Partition<E, { [1, BN, DL] }> = unsafe {
-                make_partition_view(KV_latent, shape![1, BN, DL], padding::Zero, dim_map::Identity, KV_latent.token())
+                make_partition_view(
+                    KV_latent,
+                    shape![1, BN, DL],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(KV_latent),
+                )
             };
             let c_kv: Tile<E, { [1, BN, DL] }> =
                 load_view_tko(&kv_latent_part, [b, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // c_kv = c_kv.reshape((BN, DL))
             let c_kv: Tile<E, { [BN, DL] }> = reshape(c_kv, shape![BN, DL]);
             // k_pe = ct.load(K_pe, index=(b, j, 0), shape=(1, BN, DR), padding_mode=ct.PaddingMode.ZERO)
-            let k_pe_part: Partition<E2, { [1, BN, DR] }> =
-                unsafe { make_partition_view(K_pe, shape![1, BN, DR], padding::Zero, dim_map::Identity, K_pe.token()) };
+            let k_pe_part: Partition<E2, { [1, BN, DR] }> = unsafe {
+                make_partition_view(K_pe, shape![1, BN, DR], padding::Zero, dim_map::Identity, get_tensor_token(K_pe))
+            };
             let k_pe: Tile<E2, { [1, BN, DR] }> =
                 load_view_tko(&k_pe_part, [b, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // s = ct.mma(qn, ct.transpose(c_kv), ct.zeros((BH, BN), dtype=ct.float32))

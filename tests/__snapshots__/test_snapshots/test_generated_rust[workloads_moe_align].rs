@@ -92,7 +92,13 @@ pub mod moe_align_kernels {
     ) {
         // counts = ct.load(expert_counts, index=(0,), shape=(E,), padding_mode=ct.PaddingMode.ZERO)
         let expert_counts_part: Partition<i32, { [E_] }> = unsafe {
-            make_partition_view(expert_counts, shape![E_], padding::Zero, dim_map::Identity, expert_counts.token())
+            make_partition_view(
+                expert_counts,
+                shape![E_],
+                padding::Zero,
+                dim_map::Identity,
+                get_tensor_token(expert_counts),
+            )
         };
         let counts: Tile<i32, { [E_] }> =
             load_view_tko(&expert_counts_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);

@@ -24,7 +24,7 @@ pub mod moe_permute_kernels {
                 shape![BLOCK_M],
                 padding::Zero,
                 dim_map::Identity,
-                sorted_token_ids.token(),
+                get_tensor_token(sorted_token_ids),
             )
         };
         let rows_a: i32 = get_tile_block_id().0;

@@ -32,14 +32,20 @@ pub mod workloads_rms_norm_kernels {
         let n: i32 = x_shape[1];
         // h = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let h_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let mut h: Tile<f32, { [BM, BN] }> = convert_tile(h_a);
         if HAS_RESIDUAL == 1i32 {
             // r = ct.load(residual, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO)
             let residual_part: Partition<E, { [BM, BN] }> = unsafe {
-                make_partition_view(residual, shape![BM, BN], padding::Zero, dim_map::Identity, residual.token())
+                make_partition_view(
+                    residual,
+                    shape![BM, BN],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(residual),
+                )
             };
             let r: Tile<E, { [BM, BN] }> =
                 load_view_tko(&residual_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
@@ -75,7 +81,7 @@ pub mod workloads_rms_norm_kernels {
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
-            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(w)) };
         let wt_a: Tile<E2, { [BN] }> =
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
@@ -114,25 +120,25 @@ pub mod workloads_rms_norm_kernels {
         let n: i32 = x_shape[1];
         // xt = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(x)) };
         let xt_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let xt: Tile<f32, { [BM, BN] }> = convert_tile(xt_a);
         // dyt = ct.load(dy, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.ZERO).astype(ct.floa …
         let dy_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, dy.token()) };
+            unsafe { make_partition_view(dy, shape![BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(dy)) };
         let dyt_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&dy_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let dyt: Tile<f32, { [BM, BN] }> = convert_tile(dyt_a);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
-            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, w.token()) };
+            unsafe { make_partition_view(w, shape![BN], padding::Zero, dim_map::Identity, get_tensor_token(w)) };
         let wt_a: Tile<E2, { [BN] }> =
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // rs = ct.load(rstd, index=(pid,), shape=(BM,), padding_mode=ct.PaddingMode.ZERO).reshape((BM, 1))
         let rstd_part: Partition<E3, { [BM] }> =
-            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, rstd.token()) };
+            unsafe { make_partition_view(rstd, shape![BM], padding::Zero, dim_map::Identity, get_tensor_token(rstd)) };
         let rs_a: Tile<E3, { [BM] }> =
             load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let rs: Tile<E3, { [BM, 1] }> = reshape(rs_a, shape![BM, 1]);

@@ -22,28 +22,32 @@ pub mod rope_kernels {
         // hb = ct.bid(1)
         let hb: i32 = get_tile_block_id().1;
         // x1 = ct.load(x, index=(tok, hb, 0), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
-        let x_part: Partition<E, { [1, BH, HALF] }> =
-            unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
+        let x_part: Partition<E, { [1, BH, HALF] }> = unsafe {
+            make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, get_tensor_token(x))
+        };
         let x1_a: Tile<E, { [1, BH, HALF] }> =
             load_view_tko(&x_part, [tok, hb, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let x1_b: Tile<E, { [BH, HALF] }> = reshape(x1_a, shape![BH, HALF]);
         let x1: Tile<f32, { [BH, HALF] }> = convert_tile(x1_b);
         // x2 = ct.load(x, index=(tok, hb, 1), shape=(1, BH, HALF)).reshape((BH, HALF)).astype(ct.float32)
-        let x_part2: Partition<E, { [1, BH, HALF] }> =
-            unsafe { make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, x.token()) };
+        let x_part2: Partition<E, { [1, BH, HALF] }> = unsafe {
+            make_partition_view(x, shape![1, BH, HALF], padding::None, dim_map::Identity, get_tensor_token(x))
+        };
         let x2_a: Tile<E, { [1, BH, HALF] }> =
             load_view_tko(&x_part2, [tok, hb, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let x2_b: Tile<E, { [BH, HALF] }> = reshape(x2_a, shape![BH, HALF]);
         let x2: Tile<f32, { [BH, HALF] }> = convert_tile(x2_b);
         // c = ct.load(cos, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
-        let cos_part: Partition<E2, { [1, HALF] }> =
-            unsafe { make_partition_view(cos_, shape![1, HALF], padding::None, dim_map::Identity, cos_.token()) };
+        let cos_part: Partition<E2, { [1, HALF] }> = unsafe {
+            make_partition_view(cos_, shape![1, HALF], padding::None, dim_map::Identity, get_tensor_token(cos_))
+        };
         let c_a: Tile<E2, { [1, HALF] }> =
             load_view_tko(&cos_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let c: Tile<f32, { [1, HALF] }> = convert_tile(c_a);
         // s = ct.load(sin, index=(tok, 0), shape=(1, HALF)).astype(ct.float32)
-        let sin_part: Partition<E3, { [1, HALF] }> =
-            unsafe { make_partition_view(sin_, shape![1, HALF], padding::None, dim_map::Identity, sin_.token()) };
+        let sin_part: Partition<E3, { [1, HALF] }> = unsafe {
+            make_partition_view(sin_, shape![1, HALF], padding::None, dim_map::Identity, get_tensor_token(sin_))
+        };
         let s_a: Tile<E3, { [1, HALF] }> =
             load_view_tko(&sin_part, [tok, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let s: Tile<f32, { [1, HALF] }> = convert_tile(s_a);

@@ -16,7 +16,7 @@ pub mod workloads_softmax_kernels {
         let pid: i32 = get_tile_block_id().0;
         // row = ct.load(x, index=(pid, 0), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, get_tensor_token(x)) };
         let row: Tile<E, { [BM, BN] }> =
             load_view_tko(&x_part, [pid, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // row = row.astype(ct.float32)
@@ -52,7 +52,7 @@ pub mod workloads_softmax_kernels {
         let pid: i32 = get_tile_block_id().0;
         // num_col_tiles = ct.num_tiles(x, axis=1, shape=(BM, BN))
         let x_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, x.token()) };
+            unsafe { make_partition_view(x, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(x)) };
         let num_col_tiles: i32 = num_tiles(&x_part, 1i32);
         // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
@@ -60,8 +60,9 @@ pub mod workloads_softmax_kernels {
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         for j in 0i32..num_col_tiles {
             // t = ct.load(x, index=(pid, j), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
-            let x_part2: Partition<E, { [BM, BN] }> =
-                unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+            let x_part2: Partition<E, { [BM, BN] }> = unsafe {
+                make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, get_tensor_token(x))
+            };
             let t: Tile<E, { [BM, BN] }> =
                 load_view_tko(&x_part2, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t = t.astype(ct.float32) * LOG2E
@@ -89,8 +90,9 @@ pub mod workloads_softmax_kernels {
         let inv_l: Tile<f32, { [BM, 1] }> = inv_l_a / l_i;
         for j in 0i32..num_col_tiles {
             // t = ct.load(x, index=(pid, j), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
-            let x_part3: Partition<E, { [BM, BN] }> =
-                unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, x.token()) };
+            let x_part3: Partition<E, { [BM, BN] }> = unsafe {
+                make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, get_tensor_token(x))
+            };
             let t: Tile<E, { [BM, BN] }> =
                 load_view_tko(&x_part3, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // p = ct.exp2(t.astype(ct.float32) * LOG2E - m_i) * inv_l

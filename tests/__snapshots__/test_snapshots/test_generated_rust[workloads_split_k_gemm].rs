@@ -22,7 +22,7 @@ pub mod split_k_gemm_kernels {
         let split: i32 = get_tile_block_id().2;
         // num_k = ct.num_tiles(A, axis=1, shape=(BM, BK))
         let a_part: Partition<E, { [BM, BK] }> =
-            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, A.token()) };
+            unsafe { make_partition_view(A, shape![BM, BK], padding::None, dim_map::Identity, get_tensor_token(A)) };
         let num_k: i32 = num_tiles(&a_part, 1i32);
         // k_start = split * k_tiles_per_split
         let k_start: i32 = split * k_tiles_per_split;
@@ -33,13 +33,15 @@ pub mod split_k_gemm_kernels {
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in k_start..k_end {
             // a = ct.load(A, index=(pid_m, k), shape=(BM, BK), padding_mode=ct.PaddingMode.ZERO)
-            let a_part2: Partition<E, { [BM, BK] }> =
-                unsafe { make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, A.token()) };
+            let a_part2: Partition<E, { [BM, BK] }> = unsafe {
+                make_partition_view(A, shape![BM, BK], padding::Zero, dim_map::Identity, get_tensor_token(A))
+            };
             let a: Tile<E, { [BM, BK] }> =
                 load_view_tko(&a_part2, [pid_m, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // b = ct.load(B, index=(k, pid_n), shape=(BK, BN), padding_mode=ct.PaddingMode.ZERO)
-            let b_part: Partition<E, { [BK, BN] }> =
-                unsafe { make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, B.token()) };
+            let b_part: Partition<E, { [BK, BN] }> = unsafe {
+                make_partition_view(B, shape![BK, BN], padding::Zero, dim_map::Identity, get_tensor_token(B))
+            };
             let b: Tile<E, { [BK, BN] }> =
                 load_view_tko(&b_part, [k, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a, b, acc)
@@ -79,8 +81,9 @@ pub mod split_k_gemm_kernels {
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for s in 0i32..num_splits {
             // part = ct.load(P, index=(s, pid_m, pid_n), shape=(1, BM, BN), padding_mode=ct.PaddingMode.ZERO)
-            let p_part: Partition<E, { [1, BM, BN] }> =
-                unsafe { make_partition_view(P, shape![1, BM, BN], padding::Zero, dim_map::Identity, P.token()) };
+            let p_part: Partition<E, { [1, BM, BN] }> = unsafe {
+                make_partition_view(P, shape![1, BM, BN], padding::Zero, dim_map::Identity, get_tensor_token(P))
+            };
             let part: Tile<E, { [1, BM, BN] }> =
                 load_view_tko(&p_part, [s, pid_m, pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + part.reshape((BM, BN))

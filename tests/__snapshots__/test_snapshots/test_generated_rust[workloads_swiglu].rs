@@ -18,14 +18,15 @@ pub mod swiglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let gate_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, gate.token()) };
+        let gate_part: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate))
+        };
         let g_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let up_part: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, up.token()) };
+            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(up)) };
         let u_a: Tile<E2, { [BM, BN] }> =
             load_view_tko(&up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let u: Tile<f32, { [BM, BN] }> = convert_tile(u_a);
@@ -59,20 +60,22 @@ pub mod swiglu_kernels {
         // pn = ct.bid(1)
         let pn: i32 = get_tile_block_id().1;
         // g = ct.load(gate, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let gate_part: Partition<E, { [BM, BN] }> =
-            unsafe { make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, gate.token()) };
+        let gate_part: Partition<E, { [BM, BN] }> = unsafe {
+            make_partition_view(gate, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(gate))
+        };
         let g_a: Tile<E, { [BM, BN] }> =
             load_view_tko(&gate_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<f32, { [BM, BN] }> = convert_tile(g_a);
         // u = ct.load(up, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
         let up_part: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, up.token()) };
+            unsafe { make_partition_view(up, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(up)) };
         let u_a: Tile<E2, { [BM, BN] }> =
             load_view_tko(&up_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let u: Tile<f32, { [BM, BN] }> = convert_tile(u_a);
         // do = ct.load(dout, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
-        let dout_part: Partition<E2, { [BM, BN] }> =
-            unsafe { make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, dout.token()) };
+        let dout_part: Partition<E2, { [BM, BN] }> = unsafe {
+            make_partition_view(dout, shape![BM, BN], padding::None, dim_map::Identity, get_tensor_token(dout))
+        };
         let do_a: Tile<E2, { [BM, BN] }> =
             load_view_tko(&dout_part, [pm, pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let do_: Tile<f32, { [BM, BN] }> = convert_tile(do_a);
