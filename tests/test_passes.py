@@ -339,6 +339,16 @@ def test_cover_variants_keeps_a_flag_at_its_own_value():
     assert specs == [{"NUM_SEL": 64, "F": 0}, {"NUM_SEL": 0, "F": 0}, {"NUM_SEL": 64, "F": 1}]
 
 
+def test_cover_variants_keeps_companions_on_powers_of_two_when_one_constant_needs_a_literal():
+    """TileGym's fused add RMS norm: `not ((n_cols + BLOCK - 1) // BLOCK == 1)` with `MODE == -1`. MODE needs
+    the literal -1 (not a power of two); n_cols must not then fall to 0 (zero chunks: an empty constant
+    `range`, whose induction variable cuTile Rust 0.5.0 bounds by [0, -1] and refuses): it takes 128."""
+    from transpiler.verify.specs import cover_variants
+    base = {"BLOCK": 64, "MODE": 64, "n_cols": 64}
+    specs = cover_variants([base], [("not ((n_cols + BLOCK - 1) // BLOCK == 1)", "MODE == -1")])
+    assert specs == [base, {"BLOCK": 64, "MODE": -1, "n_cols": 128}]
+
+
 def test_cover_variants_prefers_powers_of_two_for_element_count_predicates():
     """`ROWS * BLOCK == ROWS * WARPS * 2 * 16` with `ROWS * WARPS == ROWS * 2 * 2` (reshapes of a
     (ROWS, BLOCK) tile): ROWS = 0 satisfies both but no tile has a zero extent (cuTile refuses it); the

@@ -658,7 +658,9 @@ class Infer:
 
     _CMP_WORDS = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
-    _FLOAT_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "div": ("/", "DIV")}
+    # `ct.truediv(1.0, D)` too: cuTile Python folds any arithmetic on two constants, whatever its rounding mode
+    _FLOAT_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "div": ("/", "DIV"),
+                  "truediv": ("/", "DIV")}
 
     def const_float_expr(self, e: Expr) -> tuple[str, str, bool] | None:
         """(Python expression, generic name, reads a constant) of float arithmetic on constants and literals
@@ -711,7 +713,7 @@ class Infer:
         expr, name, _ = found
         reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in _sub(e)) or any(
             isinstance(x, Lit) and isinstance(x.value, float) for x in _sub(e)) or any(
-            isinstance(x, Op) and x.op in ("div", "const_sqrt") for x in _sub(e))
+            isinstance(x, Op) and x.op in ("div", "truediv", "const_sqrt") for x in _sub(e))
         if not reads_float:
             return None  # integer arithmetic: derived_name's business
         name = "F_" + name.upper()

@@ -198,7 +198,9 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
         # at ROWS = 0 too, which no tile can have), then the other values near the literals (non-negative first:
         # a negative one is an empty `range`), negatives last
         found = None
-        for pool in (POWERS_OF_TWO, [c for c in candidates if c not in POWERS_OF_TWO]):
+        # the second pool keeps the powers of two before the others: a constant that must take a literal's
+        # neighbour (`MODE == -1`) does not push its companions off them (`n_cols` to 0: an empty loop)
+        for pool in (POWERS_OF_TWO, [*POWERS_OF_TWO, *(c for c in candidates if c not in POWERS_OF_TWO)]):
             # a flag (0 or 1) keeps its own candidates: its values are truth values
             per_name = [list(dict.fromkeys([base[n]] + list(candidates if base[n] in (0, 1) else pool)))
                         for n in names]

@@ -129,6 +129,8 @@ def arith(infer: Infer, e: Op) -> Op:
 @handler("truediv")
 def truediv(infer: Infer, e: Op) -> Op:
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    if isinstance(a, Lit) and isinstance(b, Lit) and b.value:
+        return infer.expr(Lit(a.value / b.value, e.pos))  # Python folds it, whatever the rounding mode
     a, b, ty = infer.coerce_pair(a, b, e.pos, float_result=True)
     ftz = e.attr("flush_to_zero")
     rounding = _rounding(e) or "NearestEven"
