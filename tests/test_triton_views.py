@@ -173,6 +173,44 @@ def test_read_and_written_arrays_and_kernels_without_a_dot_keep_element_accesses
     assert _views(_kernel(tmp_path / "b", add)[0]) == {}
 
 
+ROW_GRAD = """
+@triton.jit
+def row_grad_kernel(dy_ptr, dw_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.atomic_add(dw_ptr + cols, dy, mask=mask, sem="relaxed")
+"""
+
+
+@pytest.mark.parametrize("old, new, reduced", [
+    ("", "", True),
+    ('sem="relaxed"', 'sem="relaxed", scope="cta"', True),
+    ("mask=mask, sem", "mask=cols < n_cols - 1, sem", True),  # another bound: another extent
+    ('sem="relaxed"', 'sem="acq_rel"', False),  # the view reduction is relaxed only
+    (', sem="relaxed"', "", False),  # Triton's default order is acq_rel
+    ("    tl.atomic_add(", "    old = tl.atomic_add(", False),  # its old values are read
+    ("dw_ptr + cols,", "dw_ptr + cols * 2,", False),  # no tile of a view with unit inner stride
+    ('sem="relaxed")', 'sem="relaxed")\n    tl.store(dw_ptr + cols, dy, mask=mask)', False),  # stored too
+])
+def test_relaxed_atomic_adds_of_a_view_tile_are_view_reductions(tmp_path, old, new, reduced):
+    """A statement `tl.atomic_add(ptr + tile offsets, v, mask, sem="relaxed")` becomes one view reduction of
+    the tile (atomic_red_view_tko: bulk reductions, where Triton issues vector `red`s and the element path one
+    scalar `red` per element), in kernels without a dot too; another order, a read of the old values, offsets
+    that are no view tile or other accesses of the pointer keep the element atomics."""
+    (k,) = _kernel(tmp_path, ROW_GRAD.replace(old, new) if old else ROW_GRAD)
+    got = [(e.op, e.attr("reduce")) for e in _walk_exprs(k.body)
+           if getattr(e, "op", None) in ("view_store", "atomic_add")]
+    views = _views(k)
+    if reduced:
+        assert ("view_store", "add") in got and "dy_ptr" not in views, got  # the load stays an element access
+        (extents,) = {v[1] for v in views["dw_ptr"]}
+        assert extents == (("%n_cols",) if not new.startswith("mask") else extents) and len(extents) == 1
+    else:
+        assert ("view_store", "add") not in got and ("atomic_add", None) in got, got
+
+
 def test_unit_stride_constants_are_set_by_the_c_symbol_and_verified_both_ways(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(HEAD + textwrap.dedent(GEMM))

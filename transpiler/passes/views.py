@@ -43,6 +43,9 @@ from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, K
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
+# the element types Tile IR's view reductions add (atomic_red_view_tko): the ones Triton's atomic_add takes
+REDUCIBLE = ("i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64")
+DTYPES = REDUCIBLE + ("i8", "i16", "u8", "u16", "f8e4m3fn", "f8e5m2", "bool")  # concrete (not a generic E)
 PADDING = {0.0: "padding::Zero", math.inf: "padding::PosInf", -math.inf: "padding::NegInf"}
 
 Poly = dict  # monomial (sorted tuple of atom keys) -> integer coefficient
@@ -747,6 +750,39 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
             return view if wrap is None else replace(wrap, args=(wrap.args[0], view, wrap.args[2]))
         return Op("view_store", head + (load.args[3], load), e.pos, attrs, load.rule, None)
 
+    def reduction(e, u):
+        """A statement `tl.atomic_add(ptr + offsets, value, mask=..., sem="relaxed")` (its old values unread)
+        whose elements are one tile of a view: that tile added through the view (Tile IR's
+        atomic_red_view_tko), which tileiras lowers to bulk reductions (TMA `cp.reduce.async.bulk`) where it
+        can prove the view aligned, else to the per-element reductions the element access makes. Triton's
+        own lowering is a vector `red.global.add.v4` per four elements; the element access of the port was
+        one scalar `red` per element (rms_norm_bwd_kernel's dw, sm_90 SASS: REDG.E.ADD.F32 x32 per thread
+        against Triton's REDG.E.ADD.F32x4 x8). Only relaxed order (the view reduction's one order) at device
+        or block scope, and only where the pointer is accessed by these adds alone. Not behind `dots`: one
+        reduction per tile replaces one per element, whatever the kernel computes."""
+        if not (isinstance(e, Op) and e.op == "atomic_add" and e.attr("flat") and isinstance(e.args[0], Name)) \
+                or e.attr("elem") or e.attr("memory_order") != "ordering::Relaxed" \
+                or e.attr("memory_scope", "scope::Device") not in ("scope::Device", "scope::TileBlock"):
+            return None
+        arr = e.args[0]
+        p = an.params.get(arr.id)
+        if uses.get(arr.id, set()) != {"atomic_add"} or p is None or not p.flat \
+                or (arr.ty.dtype not in REDUCIBLE and arr.ty.dtype in DTYPES):
+            return None
+        value = e.args[3]
+        try:
+            dims, strides, tile, idx, _, unit = _plan(an, arr, e.args[1].items[0], e.args[2], value.ty.shape,
+                                                      None, u)
+        except _NotAffine:
+            return None
+        if unit:
+            units.add(unit)
+        value = expr(value, u) if isinstance(value, Op) else value
+        attrs = (("flat", True), ("memory_scope", e.attr("memory_scope", "scope::Device")), ("padding", "padding::None"),
+                 ("reduce", "add"), ("tile", tile), ("unit", f"{unit}_IS_1" if unit else ""))
+        head = (arr, TupleExpr(tuple(dims), e.pos), TupleExpr(tuple(strides), e.pos), TupleExpr(tuple(idx), e.pos))
+        return Op("view_store", head + (value, e), e.pos, attrs, e.rule, None)
+
     def expr(e, u):
         if not isinstance(e, Op):
             return e
@@ -763,7 +799,7 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
             if isinstance(s, Assign):
                 s = replace(s, value=expr(s.value, u))
             elif isinstance(s, Eval):
-                s = replace(s, value=expr(s.value, u))
+                s = replace(s, value=reduction(s.value, u) or expr(s.value, u))
             elif isinstance(s, For):
                 s = replace(s, body=tuple(block(s.body)))
             elif isinstance(s, While):
