@@ -211,6 +211,47 @@ def test_relaxed_atomic_adds_of_a_view_tile_are_view_reductions(tmp_path, old, n
         assert ("view_store", "add") not in got and ("atomic_add", None) in got, got
 
 
+BLOCK_GEMM = """
+@triton.jit
+def bp_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_p = tl.make_block_ptr(a_ptr, (M, K), (s_am, s_ak), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_p = tl.make_block_ptr(b_ptr, (K, N), (s_bk, s_bn), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_p, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_p, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_p = tl.advance(a_p, (0, BK))
+        b_p = tl.advance(b_p, (BK, 0))
+    c_p = tl.make_block_ptr(c_ptr, (M, N), (s_cm, s_cn), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_p, acc, boundary_check=(0, 1))
+"""
+
+
+@pytest.mark.parametrize("old, new, viewed", [
+    ("", "", {"a_ptr", "b_ptr", "c_ptr"}),
+    ("for k in range(0, K, BK):", "for k in range(0, tl.cdiv(K, BK)):", {"a_ptr", "b_ptr", "c_ptr"}),
+    # a start that may be negative (a scalar argument's multiple): Triton's `0 <= index` check is no view bound
+    ("(pid_m * BM, 0), (BM, BK)", "(M * BM, 0), (BM, BK)", {"b_ptr", "c_ptr"}),
+])
+def test_block_pointer_accesses_are_views(tmp_path, old, new, viewed):
+    """Block pointers (advanced in a loop of any step, boundary-checked on both ends) are the views their
+    accesses address: `index >= 0` holds where the tile index is a sum of program ids and loop iterations, the
+    advance is a carried offset (each part assigned in place), the iteration of `range(0, K, BK)` is
+    `k / BK`. int8_gemm_kernel's loads went from byte gathers (sm_90 SASS: LDG.E.U8 x192 per thread) to TMA."""
+    k = _kernel(tmp_path, BLOCK_GEMM.replace(old, new) if old else BLOCK_GEMM)[0]
+    views = _views(k)
+    assert set(views) == viewed, views
+    if "a_ptr" in views:
+        ((op, extents, _, index, tile, padding, unit),) = views["a_ptr"]
+        assert (op, extents, tile, padding, unit) == ("view_load", ("%M", "%K"), ("BM", "BK"), "padding::Zero",
+                                                      "s_ak_IS_1")
+        assert index[0] == "%pid_m" and ("truncdiv(%k, %BK)" in index[1] or index[1] == "%k"), index
+
+
 def test_unit_stride_constants_are_set_by_the_c_symbol_and_verified_both_ways(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(HEAD + textwrap.dedent(GEMM))

@@ -1827,10 +1827,17 @@ class _TritonConverter(_Converter):
         temps = [(f"{target}_bp_new_{k}", f"{target}_bp_{k}", v) for k, v in parts
                  if not (old is not None and isinstance(v, cst.Name) and v.value == f"{target}_bp_{k}")]
         out: list = []
-        for new, _, v in temps:
-            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
-        for new, final, _ in temps:
-            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
+        finals = {final for _, final, _ in temps}
+        if not any(isinstance(n, cst.Name) and n.value in finals - {final} for _, final, v in temps for n in _walk(v)):
+            # no part reads another's old value (an advance adds to each offset alone): each assigned in place,
+            # so an advance in a loop is `p_bp_off1 = p_bp_off1 + BLOCK_K`, the carried offset views.py proves
+            for _, final, v in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], v))
+        else:
+            for new, _, v in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
+            for new, final, _ in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
         self.block_vars[target] = _BlockPtr(cst.Name(f"{target}_bp_base"),
                                             *(tuple(cst.Name(f"{target}_bp_{k}{i}") for i in range(len(bp.shape)))
                                               for k in ("shape", "stride", "off")), bp.block)

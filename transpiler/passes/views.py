@@ -178,6 +178,8 @@ class _Analysis:
             return _add({}, self.poly(a[0], u), -1)
         if e.op in ("splat", "broadcast"):
             return self.poly(a[0], u)  # broadcasting keeps axes counted from the last
+        if e.op == "const_tile" and a and isinstance(a[0], Lit) and type(a[0].value) is int:
+            return _const(a[0].value)  # a block pointer's base offset 0, spread over the tile
         if e.op == "reshape":
             return _reshaped(self.poly(a[0], u), a[0].ty.shape, e.ty.shape)
         if e.op == "convert" and isinstance(a[0].ty, TileTy) and a[0].ty.dtype == "i32":
@@ -291,9 +293,10 @@ class _Analysis:
         loop = next((s for ls in self.loops.values() for s, loc in ls if loc == loop_loc), None)
         if loop is None or not _before(loc0, loop_loc) or not _encloses(loop_loc, u):
             raise _NotAffine
-        if not (isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit)
-                and loop.step.value == 1) or len(self.defs.get(loop.var, [])) != 1 or _continues(loop.body):
+        if len(self.defs.get(loop.var, [])) != 1 or _continues(loop.body):
             raise _NotAffine  # (a `continue` would skip the advance on some iterations)
+        unit_loop = isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit) \
+            and loop.step.value == 1
         v = d1.value
         if not (isinstance(v, Op) and v.op in ("add", "sub") and isinstance(v.args[0], Name) and v.args[0].id == e.id):
             if not (isinstance(v, Op) and v.op == "add" and isinstance(v.args[1], Name) and v.args[1].id == e.id):
@@ -304,8 +307,16 @@ class _Analysis:
             raise _NotAffine  # a per-element advance
         if v.op == "sub":
             step = _add({}, step, -1)
-        self.table[loop.var] = Name(loop.var, loop.pos, TileTy("i32"))
-        i = _atom(loop.var)
+        if unit_loop:
+            self.table[loop.var] = Name(loop.var, loop.pos, TileTy("i32"))
+            i = _atom(loop.var)
+        else:  # `range(a, b, s)` (a block pointer advanced in `range(0, K, BLOCK_K)`): the iteration (var - a) / s
+            start, lstep = self.poly(loop.start, loop_loc), self.poly(loop.step, loop_loc)
+            if any(not _invariant(self, a) for p in (start, lstep) for m in p for a in m) or not lstep:
+                raise _NotAffine
+            key = "~" + loop.var
+            self.table[key] = ("iteration", Name(loop.var, loop.pos, TileTy("i32")), start, lstep)
+            i = _atom(key)
         if u[len(loop_loc) + 1] > loc1[-1]:
             i = _add(i, _const(1))
         return _add(self.poly(d0.value, loop_loc), _mul(step, i))
@@ -473,6 +484,8 @@ def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple
         if len(keys) != 1:
             raise _NotAffine
         key = keys.pop()
+        if key in index and _at_least_zero(an, q, key, index[key]):
+            continue  # `T * B + arange >= 0` (a block pointer's boundary check) holds for every lane
         if key not in dims or dims[key] is not None or q.get((key,)) != 1 or \
                 sum(1 for m in q if key in m) != 1:
             raise _NotAffine
@@ -500,13 +513,45 @@ def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple
     return view_dims, view_strides, tile, idx, padding, unit
 
 
+def _at_least_zero(an: _Analysis, q: Poly, key: str, index: Poly) -> bool:
+    """Whether the mask conjunct `q < 0` is `T * B + arange >= 0` on the axis of `key` (q = -(T * B + arange)
+    - 1, with T the access' tile index) and T is never negative: a sum of products, each of a positive
+    coefficient and of program ids and loop iterations (never negative), whatever the launch."""
+    _, block = _arange_of(key)
+    block_poly = _const(int(block)) if block.isdigit() else _atom(block)
+    start = _mul(index, block_poly)
+    if _add(_add(q, {(key,): 1}), _add(start, _const(1))) != {}:
+        return False
+    return all(c > 0 and all(_never_negative(an, a) or a == block for a in mono) for mono, c in index.items())
+
+
+def _never_negative(an: _Analysis, atom: str) -> bool:
+    """A program id (`pid = tl.program_id(0)` or the id itself) or a loop's iteration count."""
+    if atom.startswith("~"):
+        return True  # (var - start) / step of a loop that runs from start up
+    v = an.table.get(atom)
+    if isinstance(v, Op) and v.op == "bid":
+        return True
+    defs = an.defs.get(atom, [])
+    if atom in an.loops and all(isinstance(d, For) for d, _ in defs):
+        loops = [s for s, _ in an.loops[atom]]
+        return all(isinstance(s.start, Lit) and s.start.value >= 0 and isinstance(s.step, Lit) and s.step.value > 0
+                   for s in loops)
+    if len(defs) != 1 or not isinstance(defs[0][0], Assign):
+        return False
+    s = defs[0][0]
+    value = s.value.items[s.targets.index(atom)] if isinstance(s.value, TupleExpr) and len(s.targets) > 1 \
+        else s.value  # `i_t, i_bh = tl.program_id(0), tl.program_id(1)`
+    return isinstance(value, Op) and value.op == "bid"
+
+
 def _invariant(an: _Analysis, atom: str) -> bool:
     """An atom the kernel's first statement already knows (a parameter or constant)."""
     return atom in an.params or atom in an.derived
 
 
 def _padding(other) -> str:
-    while isinstance(other, Op) and other.op in ("splat", "broadcast", "convert") and len(other.args) == 1:
+    while isinstance(other, Op) and other.op in ("splat", "broadcast", "convert", "const_tile") and len(other.args) == 1:
         other = other.args[0]
     if isinstance(other, Op) and other.op == "neg" and isinstance(other.args[0], Lit):
         other = Lit(-other.args[0].value, other.pos)
