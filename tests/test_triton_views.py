@@ -362,3 +362,27 @@ def test_dot_out_dtype_is_the_type_it_accumulates_in(tmp_path):
     d = result.kernels[0].diagnostics[0]
     assert result.kernels[0].status == "unsupported" and d.code == "TTR-DOT" and "f32 with i8" in d.message
     assert d.pos.line == 11
+
+
+@pytest.mark.parametrize("update, folded", [
+    ("acc += tl.dot(a, b)", True),
+    ("acc = tl.dot(a, b) + acc", True),
+    ("acc = acc * 0.5 + tl.dot(a, b)", True),  # any accumulator value of the dot's type
+    ("acc = tl.dot(a, b, acc)", True),  # already accumulating: as it was
+    ("acc = acc + tl.dot(a, b, tl.full((BM, BN), 1.0, tl.float32))", False),  # a nonzero accumulator
+    ("acc = acc - tl.dot(a, b)", False),
+])
+def test_an_add_of_a_dot_accumulates_in_the_dot(tmp_path, update, folded):
+    """`acc += tl.dot(a, b)` is `acc = tl.dot(a, b, acc)`, as Triton's combine pass compiles it (one
+    accumulator in the tensor cores, not a dot into zeros plus a tile add per step); a dot with a nonzero
+    accumulator or a subtraction keeps its add."""
+    body = GEMM.replace("acc = tl.dot(a, b, acc)", update)
+    k = _kernel(tmp_path, body)[0]
+    (mm,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
+    adds = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") in ("add", "sub") and e.ty is not None
+            and e.ty.shape == mm.ty.shape and any(a is mm for a in e.args)]
+    acc_in = mm.args[2]
+    if folded:
+        assert not adds and not (getattr(acc_in, "op", "") == "const_tile"), expr_text(mm)
+    else:
+        assert adds, expr_text(mm)
