@@ -151,6 +151,35 @@ def test_atomics_run_in_block_order():
     assert mem.buffers[1].data.tolist() == [-7, 0, 1] and mem.buffers[0].data.tolist() == [2]
 
 
+def test_view_reductions_add_each_in_bounds_lane():
+    """`atomic_red_view_tko` (a Triton port's relaxed `tl.atomic_add` of a view tile, passes/views.py): 4 blocks
+    add 1 + block id into tile (block % 2) of a 10-element view in tiles of 8: every element of the first tile
+    gets 1 + 3 (blocks 0 and 2), of the second 2 + 4; the lanes past the view's end are dropped (the array's
+    guard elements keep their value). A wrong mode (`addf` read as exchange) would leave one block's value."""
+    text = """entry @k(%p: tile<ptr<f32>>) {
+  %t0 = make_token : token
+  %b:3 = get_tile_block_id : tile<i32>
+  %c2 = constant <i32: 2> : tile<i32>
+  %i = remi %b#0, %c2 signed : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %s = addi %b#0, %c1 : tile<i32>
+  %f = itof %s signed : tile<i32> -> tile<f32>
+  %fr = reshape %f : tile<f32> -> tile<1xf32>
+  %v = broadcast %fr : tile<1xf32> -> tile<8xf32>
+  %tv = make_tensor_view %p, shape = [10], strides = [1] : tile<i32> -> tensor_view<10xf32, strides=[1]>
+  %pv = make_partition_view %tv : partition_view<tile=(8), tensor_view<10xf32, strides=[1]>>
+  %t1 = atomic_red_view_tko relaxed device %pv[%i], addf, %v token = %t0 : tile<8xf32>, partition_view<tile=(8), tensor_view<10xf32, strides=[1]>>, tile<i32> -> token
+  return
+}
+"""
+    mem = Memory()
+    data = np.zeros(16, np.float32)
+    data[10:] = -1.0  # past the view: untouched
+    args = [np.array(mem.add("p", data))]
+    Machine(mem, (4, 1, 1)).run(parse_entry(text), args)
+    assert mem.buffers[0].data.tolist() == [4.0] * 8 + [6.0] * 2 + [-1.0] * 6
+
+
 INT8_MMA = """entry @k(%a: tile<ptr<i8>>, %b: tile<ptr<i8>>, %o: tile<ptr<i32>>) {
   %t0 = make_token : token
   %c0 = constant <i32: 0> : tile<i32>

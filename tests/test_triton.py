@@ -360,6 +360,39 @@ def test_loops_counting_down_count_up_in_the_port(tmp_path):
     assert "t = sub(sub(%T, 1), mul(%t_step, 2))" in text
 
 
+def test_static_range_of_literal_bounds_is_unrolled(tmp_path):
+    """`tl.static_range` is unrolled by Triton; tileiras keeps a loop of constant trips a loop (the 10 Philox
+    rounds of `tl.rand` ran as one), so the port unrolls it where the bounds are literals: the body once per
+    value, the loop variable assigned first where the body reads it. A constexpr bound (a const generic in the
+    port), a `break` in the body or more trips than MAX_UNROLLED_TRIPS keep the loop."""
+    from transpiler.frontend.triton import MAX_UNROLLED_TRIPS
+    fr = convert(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, W: tl.constexpr, BLOCK: tl.constexpr):
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for j in tl.static_range(1, 7, 2):
+            acc += j * 10
+        for _ in tl.static_range(2):
+            acc = acc * 3.0
+        for t in tl.static_range(W):
+            acc += t
+        for u in tl.static_range(4):
+            if u == 2:
+                break
+            acc += u
+        for v in tl.static_range({MAX_UNROLLED_TRIPS + 1}):
+            acc += v
+        tl.store(x_ptr + tl.arange(0, BLOCK), acc)
+    """)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    text = dump_kernel(fr.kernels[0])
+    assert [ln.strip() for ln in text.splitlines() if ln.strip().startswith("j =")] == ["j = 1", "j = 3", "j = 5"]
+    assert text.count("mul(%acc, 3.0)") == 2 and "_ =" not in text  # `_` is never read: not assigned
+    loops = re.findall(r"for %(\w+) in range\(([^)]*)\)", text)
+    assert [v for v, _ in loops] == ["t", "u", "v"], loops
+    assert "range(0, %W, 1)" in text
+
+
 def test_cutile_loops_counting_down_are_refused(tmp_path):
     path = tmp_path / "k.py"
     path.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, N: ct.Constant[int]):\n"
@@ -807,7 +840,8 @@ def test_block_pointers_are_element_accesses_with_triton_masks(tmp_path):
         p_y = tl.make_block_ptr(y_ptr, (BT, D), (D, 1), (0, 0), (BT, D), (1, 0))
         tl.store(p_y, acc.to(p_y.dtype.element_ty))
     """)
-    assert "p_x_bp_off0 = p_x_bp_new_off0;" in rust  # the advanced offset is carried by the loop
+    # the advanced offset is carried by the loop, advanced in place (it reads no other part of the pointer)
+    assert "p_x_bp_off0 = p_x_bp_off0 + BT;" in rust and "_bp_new_" not in rust, rust
     assert rust.count("predicate::GreaterThanOrEqual") == 1 and rust.count("predicate::LessThan") == 1, rust
     assert "load_ptr_tko" in rust and "store_ptr_tko" in rust
     for call, col in (("tl.load(p, boundary_check=(2,))", 36), ("tl.load(p, padding_option=\"one\")", 35),
@@ -981,7 +1015,9 @@ def test_random_numbers_are_triton_s_philox_inlined(tmp_path):
     assert not fr.failures, [d.message for _, _, d in fr.failures]
     (k,) = fr.kernels
     text = dump_kernel(k)
-    assert "range(0, 7, 1)" in text and "range(0, 10, 1)" in text and text.count("mulhi(") == 8
+    # the rounds are `tl.static_range(n_rounds)` of a literal: unrolled (no loop), two mulhi per round in each
+    # of philox_impl's two arms (uint32 and uint64 counters, chosen when the kernel is specialized)
+    assert "for %" not in text and text.count("mulhi(") == 2 * 2 * (7 + 10)
     (v,) = translate_kernel(k)
     assert {p.name: p.dtype for p in v.params if p.kind == "scalar"} == {"n": "i32", "p": "f32", "seed": "i32"}
     rust = "\n".join(lower_kernel(v).body)

@@ -173,6 +173,85 @@ def test_read_and_written_arrays_and_kernels_without_a_dot_keep_element_accesses
     assert _views(_kernel(tmp_path / "b", add)[0]) == {}
 
 
+ROW_GRAD = """
+@triton.jit
+def row_grad_kernel(dy_ptr, dw_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.atomic_add(dw_ptr + cols, dy, mask=mask, sem="relaxed")
+"""
+
+
+@pytest.mark.parametrize("old, new, reduced", [
+    ("", "", True),
+    ('sem="relaxed"', 'sem="relaxed", scope="cta"', True),
+    ("mask=mask, sem", "mask=cols < n_cols - 1, sem", True),  # another bound: another extent
+    ('sem="relaxed"', 'sem="acq_rel"', False),  # the view reduction is relaxed only
+    (', sem="relaxed"', "", False),  # Triton's default order is acq_rel
+    ("    tl.atomic_add(", "    old = tl.atomic_add(", False),  # its old values are read
+    ("dw_ptr + cols,", "dw_ptr + cols * 2,", False),  # no tile of a view with unit inner stride
+    ('sem="relaxed")', 'sem="relaxed")\n    tl.store(dw_ptr + cols, dy, mask=mask)', False),  # stored too
+])
+def test_relaxed_atomic_adds_of_a_view_tile_are_view_reductions(tmp_path, old, new, reduced):
+    """A statement `tl.atomic_add(ptr + tile offsets, v, mask, sem="relaxed")` becomes one view reduction of
+    the tile (atomic_red_view_tko: bulk reductions, where Triton issues vector `red`s and the element path one
+    scalar `red` per element), in kernels without a dot too; another order, a read of the old values, offsets
+    that are no view tile or other accesses of the pointer keep the element atomics."""
+    (k,) = _kernel(tmp_path, ROW_GRAD.replace(old, new) if old else ROW_GRAD)
+    got = [(e.op, e.attr("reduce")) for e in _walk_exprs(k.body)
+           if getattr(e, "op", None) in ("view_store", "atomic_add")]
+    views = _views(k)
+    if reduced:
+        assert ("view_store", "add") in got and "dy_ptr" not in views, got  # the load stays an element access
+        (extents,) = {v[1] for v in views["dw_ptr"]}
+        assert extents == (("%n_cols",) if not new.startswith("mask") else extents) and len(extents) == 1
+    else:
+        assert ("view_store", "add") not in got and ("atomic_add", None) in got, got
+
+
+BLOCK_GEMM = """
+@triton.jit
+def bp_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_p = tl.make_block_ptr(a_ptr, (M, K), (s_am, s_ak), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_p = tl.make_block_ptr(b_ptr, (K, N), (s_bk, s_bn), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_p, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_p, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_p = tl.advance(a_p, (0, BK))
+        b_p = tl.advance(b_p, (BK, 0))
+    c_p = tl.make_block_ptr(c_ptr, (M, N), (s_cm, s_cn), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_p, acc, boundary_check=(0, 1))
+"""
+
+
+@pytest.mark.parametrize("old, new, viewed", [
+    ("", "", {"a_ptr", "b_ptr", "c_ptr"}),
+    ("for k in range(0, K, BK):", "for k in range(0, tl.cdiv(K, BK)):", {"a_ptr", "b_ptr", "c_ptr"}),
+    # a start that may be negative (a scalar argument's multiple): Triton's `0 <= index` check is no view bound
+    ("(pid_m * BM, 0), (BM, BK)", "(M * BM, 0), (BM, BK)", {"b_ptr", "c_ptr"}),
+])
+def test_block_pointer_accesses_are_views(tmp_path, old, new, viewed):
+    """Block pointers (advanced in a loop of any step, boundary-checked on both ends) are the views their
+    accesses address: `index >= 0` holds where the tile index is a sum of program ids and loop iterations, the
+    advance is a carried offset (each part assigned in place), the iteration of `range(0, K, BK)` is
+    `k / BK`. int8_gemm_kernel's loads went from byte gathers (sm_90 SASS: LDG.E.U8 x192 per thread) to TMA."""
+    k = _kernel(tmp_path, BLOCK_GEMM.replace(old, new) if old else BLOCK_GEMM)[0]
+    views = _views(k)
+    assert set(views) == viewed, views
+    if "a_ptr" in views:
+        ((op, extents, _, index, tile, padding, unit),) = views["a_ptr"]
+        assert (op, extents, tile, padding, unit) == ("view_load", ("%M", "%K"), ("BM", "BK"), "padding::Zero",
+                                                      "s_ak_IS_1")
+        assert index[0] == "%pid_m" and ("truncdiv(%k, %BK)" in index[1] or index[1] == "%k"), index
+
+
 def test_unit_stride_constants_are_set_by_the_c_symbol_and_verified_both_ways(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(HEAD + textwrap.dedent(GEMM))
@@ -283,3 +362,27 @@ def test_dot_out_dtype_is_the_type_it_accumulates_in(tmp_path):
     d = result.kernels[0].diagnostics[0]
     assert result.kernels[0].status == "unsupported" and d.code == "TTR-DOT" and "f32 with i8" in d.message
     assert d.pos.line == 11
+
+
+@pytest.mark.parametrize("update, folded", [
+    ("acc += tl.dot(a, b)", True),
+    ("acc = tl.dot(a, b) + acc", True),
+    ("acc = acc * 0.5 + tl.dot(a, b)", True),  # any accumulator value of the dot's type
+    ("acc = tl.dot(a, b, acc)", True),  # already accumulating: as it was
+    ("acc = acc + tl.dot(a, b, tl.full((BM, BN), 1.0, tl.float32))", False),  # a nonzero accumulator
+    ("acc = acc - tl.dot(a, b)", False),
+])
+def test_an_add_of_a_dot_accumulates_in_the_dot(tmp_path, update, folded):
+    """`acc += tl.dot(a, b)` is `acc = tl.dot(a, b, acc)`, as Triton's combine pass compiles it (one
+    accumulator in the tensor cores, not a dot into zeros plus a tile add per step); a dot with a nonzero
+    accumulator or a subtraction keeps its add."""
+    body = GEMM.replace("acc = tl.dot(a, b, acc)", update)
+    k = _kernel(tmp_path, body)[0]
+    (mm,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
+    adds = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") in ("add", "sub") and e.ty is not None
+            and e.ty.shape == mm.ty.shape and any(a is mm for a in e.args)]
+    acc_in = mm.args[2]
+    if folded:
+        assert not adds and not (getattr(acc_in, "op", "") == "const_tile"), expr_text(mm)
+    else:
+        assert adds, expr_text(mm)

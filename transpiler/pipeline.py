@@ -110,6 +110,7 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
     exported for (default: verification's defaults)."""
     from .model.validate import validate
     from .passes.dce import eliminate_dead_code
+    from .passes.dot_acc import fold_dot_add
     from .passes.fma import fuse_fma
     from .passes.hoist import hoist_once_loops
     from .passes.loop_split import split_loops
@@ -118,7 +119,7 @@ def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> l
     from .passes.views import with_views
     from .verify.specs import DEFAULT_DTYPES
     variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
-    variants = with_views([fuse_fma(hoist_once_loops(eliminate_dead_code(v))) for v in variants])
+    variants = with_views([fuse_fma(hoist_once_loops(eliminate_dead_code(fold_dot_add(v)))) for v in variants])
     return [validate(analyze_outputs(split_loops(v))) for v in variants]
 
 

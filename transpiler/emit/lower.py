@@ -384,14 +384,27 @@ class Lowerer:
                 self.emit(f"let {r}: Tile<{dtype}, {ts}> = reshape({v}, {shape_macro(tile)});")
                 v = r
             pm = self.tmp("pm", after=arr.id)
-            store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
-                     f"None, {tma}) }}")
             ordered = arr.id in self.ordered  # a program's stores to one address land in program order
             after = f"{n}_tok_access" if ordered else f"get_tensor_token(&{view})"
-            self.emit(f"let mut {pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ make_partition_view_mut("
-                      f"&{view}, {shape_macro(tile)}, padding::None, {after}) }};")
-            self.emit(f"{store};")
-            if ordered:
+            if e.attr("reduce"):  # a relaxed atomic add of the tile (passes/views.py, reduction)
+                is_float = dtype in FLOAT_DTYPES or (dtype in GENERIC and dtype not in self.int_kinds)
+                store = (f"unsafe {{ atomic_red_view_raw(&{pm}, {v}, [{idx}], atomic::{'AddF' if is_float else 'Add'}, "
+                         f"ordering::Relaxed, {e.attr('memory_scope')}, {f'Some({after})' if ordered else 'None'}) }}")
+            else:
+                store = (f"unsafe {{ store_view_tko_mut(&mut {pm}, {v}, [{idx}], ordering::Weak, scope::TileBlock, "
+                         f"None, {tma}) }}")
+            self.emit(f"let {'' if e.attr('reduce') else 'mut '}{pm}: PartitionMut<{dtype}, {ts}> = unsafe {{ "
+                      f"make_partition_view_mut(&{view}, {shape_macro(tile)}, padding::None, {after}) }};")
+            if e.attr("reduce") and ordered:
+                tok = self.tmp("tok")
+                self.emit(f"let {tok}: Token = {store};")
+                self.emit(f"{n}_tok_access = {tok};")
+                self.emit(f"{n}_tok_store = {tok};")
+            elif e.attr("reduce"):
+                self.emit(f"let _: Token = {store};")
+            else:
+                self.emit(f"{store};")
+            if ordered and not e.attr("reduce"):
                 tok = self.tmp("tok")
                 self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
                 self.emit(f"{n}_tok_access = {tok};")

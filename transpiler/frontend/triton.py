@@ -66,6 +66,9 @@ HINT_CALLS = {f"{TL}.multiple_of", f"{TL}.max_contiguous", f"{TL}.max_constancy"
 NO_OP_CALLS = {f"{TL}.static_assert", f"{TL}.device_assert", f"{TL}.static_print", f"{TL}.device_print",
                f"{TL}.assume", f"{TL}.debug_barrier", f"{TL}.extra.cuda.gdc_wait",
                f"{TL}.extra.cuda.gdc_launch_dependents"}
+# a `tl.static_range` of literal bounds is unrolled up to this many trips (Philox's rounds: 10); a longer one
+# stays a loop (the Rust would grow with it)
+MAX_UNROLLED_TRIPS = 32
 INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range", f"{TL}.arange", f"{TL}.cdiv",
                   f"{TL}.program_id", f"{TL}.num_programs")
 # atomic `sem=` / `scope=` values: cuTile Rust's ordering and scope markers
@@ -881,9 +884,13 @@ class _TritonConverter(_Converter):
     def for_stmt(self, s: cst.For):
         it = s.iter
         d = self.dotted(it.func) if isinstance(it, cst.Call) else None
+        if d == f"{TL}.static_range":
+            unrolled = self._static_range_unrolled(s)
+            if unrolled is not None:
+                return unrolled
         if d in (f"{TL}.range", f"{TL}.static_range"):
-            # tl.range's pipelining keywords are schedule hints (tileiras schedules on its own); static_range
-            # is unrolled by Triton, a loop here with the same values
+            # tl.range's pipelining keywords are schedule hints (tileiras schedules on its own); a static_range
+            # that _static_range_unrolled leaves is a loop here with the same values
             args = [a for a in it.args if a.keyword is None]
             s = s.with_changes(iter=it.with_changes(func=cst.Name("range"), args=args))
             it, d = s.iter, "range"
@@ -894,6 +901,44 @@ class _TritonConverter(_Converter):
             elif self._positive_constexpr_negated(it.args[2].value):
                 s = self._counting_down(s, it.args[2].value.expression.value)
         return super().for_stmt(s)
+
+    def _static_range_unrolled(self, s: cst.For) -> list | None:
+        """`for i in tl.static_range(a, b, c)` with literal bounds (after a helper's constexpr arguments are
+        substituted: Philox's `n_rounds`) as Triton compiles it: the body once per value, `i = value` first
+        where the body reads `i`. tileiras does not unroll a loop of constant trips (the 10 Philox rounds of
+        `tl.rand` stayed a loop, about three times Triton's instructions per draw). Left a loop: bounds that
+        are not literals (a kernel constexpr is a const generic here), more than MAX_UNROLLED_TRIPS trips,
+        a `break` / `continue` / `return` in the body, an `else`."""
+        it = s.iter
+        if s.orelse is not None or not isinstance(s.target, cst.Name) or any(a.keyword is not None for a in it.args) \
+                or not 1 <= len(it.args) <= 3:
+            return None
+        if any(isinstance(n, (cst.Break, cst.Continue, cst.Return)) for n in _walk(s.body)):
+            return None
+        pending = self.pending
+        self.pending = []
+        try:
+            bounds = [self.expr(a.value) for a in it.args]
+            clean = not self.pending
+        finally:
+            self.pending = pending
+        if not clean or not all(isinstance(b, Lit) and type(b.value) is int for b in bounds) \
+                or (len(bounds) == 3 and bounds[2].value == 0):
+            return None
+        trips = range(*(b.value for b in bounds))
+        if len(trips) > MAX_UNROLLED_TRIPS:
+            return None
+        name = s.target.value
+        reads = any(isinstance(n, cst.Name) and n.value == name for n in _walk(s.body))
+        out: list = []
+        for value in trips:
+            if reads:
+                first = cst.parse_statement(f"{name} = {value}\n")
+                for n in _walk(first):  # no source position: the loop's own
+                    self._stand_in_pos[id(n)] = (n, s)
+                out += self.stmts([first], False)
+            out += self.block(s.body)
+        return out
 
     def _positive_constexpr_negated(self, node: cst.BaseExpression) -> bool:
         """`-BLOCK_K` where BLOCK_K is a constexpr parameter the kernel also uses as a tile size
@@ -1782,10 +1827,17 @@ class _TritonConverter(_Converter):
         temps = [(f"{target}_bp_new_{k}", f"{target}_bp_{k}", v) for k, v in parts
                  if not (old is not None and isinstance(v, cst.Name) and v.value == f"{target}_bp_{k}")]
         out: list = []
-        for new, _, v in temps:
-            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
-        for new, final, _ in temps:
-            out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
+        finals = {final for _, final, _ in temps}
+        if not any(isinstance(n, cst.Name) and n.value in finals - {final} for _, final, v in temps for n in _walk(v)):
+            # no part reads another's old value (an advance adds to each offset alone): each assigned in place,
+            # so an advance in a loop is `p_bp_off1 = p_bp_off1 + BLOCK_K`, the carried offset views.py proves
+            for _, final, v in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], v))
+        else:
+            for new, _, v in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
+            for new, final, _ in temps:
+                out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
         self.block_vars[target] = _BlockPtr(cst.Name(f"{target}_bp_base"),
                                             *(tuple(cst.Name(f"{target}_bp_{k}{i}") for i in range(len(bp.shape)))
                                               for k in ("shape", "stride", "off")), bp.block)

@@ -43,6 +43,9 @@ from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, K
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
+# the element types Tile IR's view reductions add (atomic_red_view_tko): the ones Triton's atomic_add takes
+REDUCIBLE = ("i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64")
+DTYPES = REDUCIBLE + ("i8", "i16", "u8", "u16", "f8e4m3fn", "f8e5m2", "bool")  # concrete (not a generic E)
 PADDING = {0.0: "padding::Zero", math.inf: "padding::PosInf", -math.inf: "padding::NegInf"}
 
 Poly = dict  # monomial (sorted tuple of atom keys) -> integer coefficient
@@ -175,6 +178,9 @@ class _Analysis:
             return _add({}, self.poly(a[0], u), -1)
         if e.op in ("splat", "broadcast"):
             return self.poly(a[0], u)  # broadcasting keeps axes counted from the last
+        if e.op == "const_tile" and a and isinstance(a[0], Lit) and a[0].value == 0 and type(a[0].value) is int:
+            return {}  # a block pointer's base offset 0, spread over the tile (other constants stay refused:
+            # accepting them proves more stores own-tile outputs, a change of the C ABI not measured yet)
         if e.op == "reshape":
             return _reshaped(self.poly(a[0], u), a[0].ty.shape, e.ty.shape)
         if e.op == "convert" and isinstance(a[0].ty, TileTy) and a[0].ty.dtype == "i32":
@@ -288,9 +294,10 @@ class _Analysis:
         loop = next((s for ls in self.loops.values() for s, loc in ls if loc == loop_loc), None)
         if loop is None or not _before(loc0, loop_loc) or not _encloses(loop_loc, u):
             raise _NotAffine
-        if not (isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit)
-                and loop.step.value == 1) or len(self.defs.get(loop.var, [])) != 1 or _continues(loop.body):
+        if len(self.defs.get(loop.var, [])) != 1 or _continues(loop.body):
             raise _NotAffine  # (a `continue` would skip the advance on some iterations)
+        unit_loop = isinstance(loop.start, Lit) and loop.start.value == 0 and isinstance(loop.step, Lit) \
+            and loop.step.value == 1
         v = d1.value
         if not (isinstance(v, Op) and v.op in ("add", "sub") and isinstance(v.args[0], Name) and v.args[0].id == e.id):
             if not (isinstance(v, Op) and v.op == "add" and isinstance(v.args[1], Name) and v.args[1].id == e.id):
@@ -301,8 +308,16 @@ class _Analysis:
             raise _NotAffine  # a per-element advance
         if v.op == "sub":
             step = _add({}, step, -1)
-        self.table[loop.var] = Name(loop.var, loop.pos, TileTy("i32"))
-        i = _atom(loop.var)
+        if unit_loop:
+            self.table[loop.var] = Name(loop.var, loop.pos, TileTy("i32"))
+            i = _atom(loop.var)
+        else:  # `range(a, b, s)` (a block pointer advanced in `range(0, K, BLOCK_K)`): the iteration (var - a) / s
+            start, lstep = self.poly(loop.start, loop_loc), self.poly(loop.step, loop_loc)
+            if any(not _invariant(self, a) for p in (start, lstep) for m in p for a in m) or not lstep:
+                raise _NotAffine
+            key = "~" + loop.var
+            self.table[key] = ("iteration", Name(loop.var, loop.pos, TileTy("i32")), start, lstep)
+            i = _atom(key)
         if u[len(loop_loc) + 1] > loc1[-1]:
             i = _add(i, _const(1))
         return _add(self.poly(d0.value, loop_loc), _mul(step, i))
@@ -470,6 +485,8 @@ def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple
         if len(keys) != 1:
             raise _NotAffine
         key = keys.pop()
+        if key in index and _at_least_zero(an, q, key, index[key]):
+            continue  # `T * B + arange >= 0` (a block pointer's boundary check) holds for every lane
         if key not in dims or dims[key] is not None or q.get((key,)) != 1 or \
                 sum(1 for m in q if key in m) != 1:
             raise _NotAffine
@@ -497,13 +514,45 @@ def _plan(an: _Analysis, arr: Name, offsets, mask, shape: tuple, other, u: tuple
     return view_dims, view_strides, tile, idx, padding, unit
 
 
+def _at_least_zero(an: _Analysis, q: Poly, key: str, index: Poly) -> bool:
+    """Whether the mask conjunct `q < 0` is `T * B + arange >= 0` on the axis of `key` (q = -(T * B + arange)
+    - 1, with T the access' tile index) and T is never negative: a sum of products, each of a positive
+    coefficient and of program ids and loop iterations (never negative), whatever the launch."""
+    _, block = _arange_of(key)
+    block_poly = _const(int(block)) if block.isdigit() else _atom(block)
+    start = _mul(index, block_poly)
+    if _add(_add(q, {(key,): 1}), _add(start, _const(1))) != {}:
+        return False
+    return all(c > 0 and all(_never_negative(an, a) or a == block for a in mono) for mono, c in index.items())
+
+
+def _never_negative(an: _Analysis, atom: str) -> bool:
+    """A program id (`pid = tl.program_id(0)` or the id itself) or a loop's iteration count."""
+    if atom.startswith("~"):
+        return True  # (var - start) / step of a loop that runs from start up
+    v = an.table.get(atom)
+    if isinstance(v, Op) and v.op == "bid":
+        return True
+    defs = an.defs.get(atom, [])
+    if atom in an.loops and all(isinstance(d, For) for d, _ in defs):
+        loops = [s for s, _ in an.loops[atom]]
+        return all(isinstance(s.start, Lit) and s.start.value >= 0 and isinstance(s.step, Lit) and s.step.value > 0
+                   for s in loops)
+    if len(defs) != 1 or not isinstance(defs[0][0], Assign):
+        return False
+    s = defs[0][0]
+    value = s.value.items[s.targets.index(atom)] if isinstance(s.value, TupleExpr) and len(s.targets) > 1 \
+        else s.value  # `i_t, i_bh = tl.program_id(0), tl.program_id(1)`
+    return isinstance(value, Op) and value.op == "bid"
+
+
 def _invariant(an: _Analysis, atom: str) -> bool:
     """An atom the kernel's first statement already knows (a parameter or constant)."""
     return atom in an.params or atom in an.derived
 
 
 def _padding(other) -> str:
-    while isinstance(other, Op) and other.op in ("splat", "broadcast", "convert") and len(other.args) == 1:
+    while isinstance(other, Op) and other.op in ("splat", "broadcast", "convert", "const_tile") and len(other.args) == 1:
         other = other.args[0]
     if isinstance(other, Op) and other.op == "neg" and isinstance(other.args[0], Lit):
         other = Lit(-other.args[0].value, other.pos)
@@ -747,6 +796,39 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
             return view if wrap is None else replace(wrap, args=(wrap.args[0], view, wrap.args[2]))
         return Op("view_store", head + (load.args[3], load), e.pos, attrs, load.rule, None)
 
+    def reduction(e, u):
+        """A statement `tl.atomic_add(ptr + offsets, value, mask=..., sem="relaxed")` (its old values unread)
+        whose elements are one tile of a view: that tile added through the view (Tile IR's
+        atomic_red_view_tko), which tileiras lowers to bulk reductions (TMA `cp.reduce.async.bulk`) where it
+        can prove the view aligned, else to the per-element reductions the element access makes. Triton's
+        own lowering is a vector `red.global.add.v4` per four elements; the element access of the port was
+        one scalar `red` per element (rms_norm_bwd_kernel's dw, sm_90 SASS: REDG.E.ADD.F32 x32 per thread
+        against Triton's REDG.E.ADD.F32x4 x8). Only relaxed order (the view reduction's one order) at device
+        or block scope, and only where the pointer is accessed by these adds alone. Not behind `dots`: one
+        reduction per tile replaces one per element, whatever the kernel computes."""
+        if not (isinstance(e, Op) and e.op == "atomic_add" and e.attr("flat") and isinstance(e.args[0], Name)) \
+                or e.attr("elem") or e.attr("memory_order") != "ordering::Relaxed" \
+                or e.attr("memory_scope", "scope::Device") not in ("scope::Device", "scope::TileBlock"):
+            return None
+        arr = e.args[0]
+        p = an.params.get(arr.id)
+        if uses.get(arr.id, set()) != {"atomic_add"} or p is None or not p.flat \
+                or (arr.ty.dtype not in REDUCIBLE and arr.ty.dtype in DTYPES):
+            return None
+        value = e.args[3]
+        try:
+            dims, strides, tile, idx, _, unit = _plan(an, arr, e.args[1].items[0], e.args[2], value.ty.shape,
+                                                      None, u)
+        except _NotAffine:
+            return None
+        if unit:
+            units.add(unit)
+        value = expr(value, u) if isinstance(value, Op) else value
+        attrs = (("flat", True), ("memory_scope", e.attr("memory_scope", "scope::Device")), ("padding", "padding::None"),
+                 ("reduce", "add"), ("tile", tile), ("unit", f"{unit}_IS_1" if unit else ""))
+        head = (arr, TupleExpr(tuple(dims), e.pos), TupleExpr(tuple(strides), e.pos), TupleExpr(tuple(idx), e.pos))
+        return Op("view_store", head + (value, e), e.pos, attrs, e.rule, None)
+
     def expr(e, u):
         if not isinstance(e, Op):
             return e
@@ -763,7 +845,7 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
             if isinstance(s, Assign):
                 s = replace(s, value=expr(s.value, u))
             elif isinstance(s, Eval):
-                s = replace(s, value=expr(s.value, u))
+                s = replace(s, value=reduction(s.value, u) or expr(s.value, u))
             elif isinstance(s, For):
                 s = replace(s, body=tuple(block(s.body)))
             elif isinstance(s, While):

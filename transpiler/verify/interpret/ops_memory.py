@@ -228,6 +228,33 @@ def _atomic_rmw(m, op_, env):
     return [old.reshape(ptrs.shape), None]
 
 
+@op("atomic_red_view_tko")
+def _atomic_red_view(m, op_, env):
+    """`atomic_red_view_tko ORDER SCOPE %view[%i, ...], MODE, %tile`: the tile reduced into the view's tile at
+    the index, element by element in row-major order (out-of-bounds lanes dropped); it returns no old values."""
+    found = re.search(r"\]\s*,\s*(\w+)\s*,\s*(%[\w.\-#]+)", head(op_))
+    if not found:
+        raise unknown(op_, "has no operation and value")
+    name, index = _index(env, op_)
+    pv = env[name]
+    elem = pv.view.elem
+    fn = _rmw(found.group(1), elem)
+    if fn is None:
+        raise unknown(op_, f"has the operation {found.group(1)}, not modelled")
+    addr, inb = _view_coords(pv, index)
+    values = np.asarray(env[found.group(2)]).reshape(-1)
+    addr, live = addr.reshape(-1), inb.reshape(-1)
+    if values.size != addr.size:
+        raise unknown(op_, f"adds a tile of {values.size} elements into a view tile of {addr.size}")
+    it = iter(m.memory.element_refs(addr[live], elem, "atomic") if live.any() else [])
+    with np.errstate(all="ignore"):
+        for i in range(addr.size):
+            if live[i]:
+                view, k = next(it)
+                view[k] = fn(view[k], values[i])
+    return [None]
+
+
 @op("atomic_cas_tko")
 def _atomic_cas(m, op_, env):
     ptrs, elem, (cmp, values), mask, _ = _ptr_operands(op_, env, 2)
