@@ -35,6 +35,8 @@ UNGUARDED = {
     "N12": "open: no mutant yet for the continue pass-through",
     "N13": "open: no mutant yet for the boolean identities",
     "N15": "open: no mutant yet for the return guards",
+    "N27": "no corpus kernel scans along an axis other than 0 (fixtures/features/scan_axes.py does): guarded by "
+    "the text-level mutants of tests/test_normalize.py (test_N27_permuted_scan)",
     "N18": "no corpus kernel takes a ct.Constant[float] (the fixture does): guarded by the text-level mutants "
     "of tests/test_mutants.py and tests/test_normalize.py (test_N18_*), and by verify's probe at a second value",
     "N19": "no corpus kernel has a runtime `and`/`or`: guarded by the text-level mutants of "

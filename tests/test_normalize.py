@@ -1281,3 +1281,47 @@ def test_N5_allowed_ptr_derived_div16_only_from_cutile_python():
     loaded = ("%q = int_to_ptr %arg4 : tile<i32> -> tile<ptr<f32>>\n  ")
     assert normalize(_fact(loaded + "%fq = assume div_by<16>, %q : tile<ptr<f32>>"), ARGS, side="python")[0] != \
         normalize(_fact(loaded.strip()), ARGS, side="python")[0]  # not from an argument: compared
+
+
+_SCAN = """entry @k(%arg0: tile<ptr<f32>>) {{
+  %i = iota : tile<1x4x8xi32>
+  %p0 = reshape %arg0 : tile<ptr<f32>> -> tile<1x1x1xptr<f32>>
+  %pb = broadcast %p0 : tile<1x1x1xptr<f32>> -> tile<1x4x8xptr<f32>>
+  %p = offset %pb, %i : tile<1x4x8xptr<f32>>, tile<1x4x8xi32> -> tile<1x4x8xptr<f32>>
+  %x, %t = load_ptr_tko weak %p : tile<1x4x8xptr<f32>> -> tile<1x4x8xf32>, token
+{body}
+  %t2 = store_ptr_tko weak %p, {out} : tile<1x4x8xptr<f32>>, tile<1x4x8xf32> -> token
+  return
+}}
+"""
+_SCAN_REGION = """ : {ty} -> {ty} 
+  (%a7: tile<f32>, %a8: tile<f32>) {{
+    %s9 = addf %a7, %a8  : tile<f32>
+    yield %s9 : tile<f32>
+  }}"""
+
+
+def _scan(src: str, dim: int, ty: str, res: str = "%s", rev: str = "false") -> str:
+    return (f"  {res} = scan {src} dim={dim} reverse={rev} identities=[0.000000e+00 : f32]"
+            + _SCAN_REGION.format(ty=ty))
+
+
+def test_N27_permuted_scan():
+    """cuTile Rust 0.5.0 scans along dim 0 whatever its `dim`: the port scans axis 1 as permute, scan dim 0,
+    inverse permute; that is cuTile Python's scan along dim 1."""
+    args = ["x.ptr"]
+    py = norm(_SCAN.format(body=_scan("%x", 1, "tile<1x4x8xf32>"), out="%s"), args)
+
+    def rust(p1="[1, 0, 2]", p2="[1, 0, 2]", dim=0, rev="false", extra=""):
+        body = (f"  %a = permute %x {p1} : tile<1x4x8xf32> -> tile<4x1x8xf32>\n"
+                + _scan("%a", dim, "tile<4x1x8xf32>", "%b", rev) + "\n"
+                + f"  %s = permute %b {p2} : tile<4x1x8xf32> -> tile<1x4x8xf32>" + extra)
+        return _SCAN.format(body=body, out="%s")
+    assert norm(rust(), args) == py
+    # mutants the rule must not hide: another first axis, a scan along another dim, a reversed scan, the
+    # moved tile used elsewhere too (a store of it would see the permuted layout)
+    other_axis = rust(p1="[2, 0, 1]", p2="[1, 2, 0]")
+    for mutant in (other_axis, rust(dim=1), rust(rev="true")):
+        assert norm(mutant, args) != py, mutant
+    reused = rust(extra="\n  %t3 = store_ptr_tko weak %p, %a : tile<1x4x8xptr<f32>>, tile<4x1x8xf32> -> token")
+    assert "permute" in norm(reused, args)

@@ -5,6 +5,7 @@ one condition of the proof."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -148,13 +149,14 @@ def test_a_port_that_writes_outside_its_own_tile_is_rejected(tmp_path):
     write_outputs(outputs)
     kernel_rs = next(out.rglob("vector_add/kernel.rs"))
     text = kernel_rs.read_text()
-    assert "out_ptr: &mut Tensor<E2, { [BLOCK_SIZE] }>" in text and "out_ptr.store(out_ptr_b);" in text
+    assert "out_ptr: &mut Tensor<E2, { [BLOCK_SIZE] }>" in text and "make_partition_view_mut(out_ptr," in text
+    # the own tile is stored as Triton stores, without TMA (Tensor::store would stage it through shared memory)
+    assert re.search(r"store_view_tko_mut\(\s*&mut out_ptr_part,\s*out_ptr_b,.*?tma::Disabled", text, re.S)
     assert _numeric_verdicts(out) == {"numbers_match"}
-    mutant = ("let mut __pm: PartitionMut<E2, { [BLOCK_SIZE] }> = unsafe { out_ptr.partition_full_mut("
-              "shape![BLOCK_SIZE]) };\n"
-              "        let _ = unsafe { store_view_tko_mut(&mut __pm, out_ptr_b, [pid + 1i32], ordering::Weak, "
-              "scope::TileBlock, None, tma::Enabled) };")
-    kernel_rs.write_text(text.replace("out_ptr.store(out_ptr_b);", mutant))
+    # the own-tile store made to write the next program's tile (its partition index one up)
+    mutated = re.sub(r"(store_view_tko_mut\(\s*&mut out_ptr_part,\s*out_ptr_b,\s*\[)(\w+)\.0\]", r"\1\2.0 + 1i32]", text)
+    assert mutated != text
+    kernel_rs.write_text(mutated)
     verdicts = _numeric_verdicts(out)
     assert "numbers_match" not in verdicts, verdicts
 

@@ -935,7 +935,19 @@ class Lowerer:
         a = self.tensor(arr, as_ref=False)
         t = self.value(tile)
         if self.forms.get(array_root(arr)) == "checked":
-            self.emit(f"{a}.store({t});")
+            if self.k.frontend != "triton":
+                self.emit(f"{a}.store({t});")
+                return
+            # a Triton store is a plain global store: `Tensor::store` would be a TMA store (store_tile_Nd's
+            # tma::Enabled), which stages the tile through shared memory; this is store_tile_Nd with TMA off
+            shape = tile.ty.shape
+            pid, pm = self.tmp(), self.tmp("pm")
+            coords = ", ".join(f"{pid}.{i}" for i in range(len(shape)))
+            self.emit(f"let {pid}: (i32, i32, i32) = get_tile_block_id();")
+            self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
+                      f"make_partition_view_mut({a}, {shape_macro(shape)}, padding::None, get_tensor_token({a})) }};")
+            self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{coords}], ordering::Weak, scope::TileBlock, "
+                      f"None, tma::Disabled) }};")
             return
         idx = ", ".join(self.value(i) for i in index.items)
         shape = tile.ty.shape
@@ -1213,7 +1225,20 @@ class Lowerer:
             return f"extract({x}, [{idx}])"
         if o == "cumsum":
             rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
-            return f"scan_sum({self.value(a[0])}, {e.attr('axis')}i32, {rev}, {self.zero(TileTy(e.ty.dtype))})"
+            axis, x, zero = e.attr("axis"), self.value(a[0]), self.zero(TileTy(e.ty.dtype))
+            if axis == 0:
+                return f"scan_sum({x}, 0i32, {rev}, {zero})"
+            # cuTile Rust 0.5.0 writes every scan along dim 0 whatever its `dim` (compile_scan_op's
+            # `.attr("dim", Attribute::i32(0))`): the scanned axis is moved to the front and back
+            shape = tuple(e.ty.shape)
+            perm = (axis,) + tuple(i for i in range(len(shape)) if i != axis)
+            inverse = tuple(perm.index(i) for i in range(len(shape)))
+            moved = tuple(shape[i] for i in perm)
+            t, u = self.tmp(), self.tmp()
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
+                      f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
+            self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = scan_sum({t}, 0i32, {rev}, {zero});")
+            return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
         if o == "item":
             return self.scalar_result(e, f"reshape({self.value(a[0])}, shape![])")
         if o == "truediv":

@@ -113,6 +113,9 @@ RULES: dict[str, str] = {
     "N26-constant-int-arith": "`addi`/`subi`/`muli` of two splat integer constants of one type, without attributes, "
     "is the constant of its result modulo 2^width (then N14 and the other folds apply to it); an op with an "
     "overflow attribute is not folded.",
+    "N27-permuted-scan": "`permute x [p]`, a `scan` of it along dim 0 and a `permute` of the scan by the inverse of "
+    "p, each value used once, is the scan of x along dim p[0] (cuTile Rust 0.5.0 scans along dim 0 whatever its "
+    "`dim`, so the port moves the axis to the front and back; the scan's other attributes and body are compared).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -322,6 +325,58 @@ def _fold_select_padding(body: list[Op]) -> list[Op]:
     return fold(body, {})
 
 
+_PERMUTE = re.compile(r"\s*(%[A-Za-z0-9_.\-]+(?:#\d+)?)\s*\[([\d,\s]+)\]\s*")
+
+
+def _fold_permuted_scan(body: list[Op]) -> list[Op]:
+    """N27: `permute x [p]`, a `scan` of it along dim 0, then `permute [p^-1]` of the scan, is the scan of x along
+    dim p[0] (the port's way around cuTile Rust 0.5.0, whose scan is always along dim 0: emit/lower.py cumsum).
+    Only where each intermediate value has no other use; the scan's other attributes and body are kept."""
+    uses: dict[str, int] = {}
+    for o in _walk(body):
+        for ref in _REF.findall(o.text):
+            uses[ref] = uses.get(ref, 0) + 1  # over all regions: a name reused in a sibling only over-counts
+
+    def perm_of(op: Op | None):
+        if op is None or op.name != "permute" or len(op.results) != 1:
+            return None
+        head, _, types = op.text.partition(" : ")
+        m = _PERMUTE.fullmatch(head)
+        src, arrow, dst = types.partition(" -> ")
+        if not m or not arrow:
+            return None
+        return m.group(1), [int(x) for x in m.group(2).split(",")], src.strip(), dst.strip()
+
+    def fold(ops: list[Op], visible: dict) -> list[Op]:
+        defs = dict(visible)
+        out: list[Op] = []
+        renames: dict[str, str] = {}
+        for op in ops:
+            for r in op.regions:
+                r.ops = fold(r.ops, defs)
+            back = perm_of(op)
+            scan = defs.get(back[0]) if back else None
+            if scan is not None and scan.name == "scan" and len(scan.results) == 1 and uses.get(back[0]) == 1:
+                shead, _, stypes = scan.text.rpartition(" : ")  # `identities=[0.0 : f32]` holds one too
+                operands = _REF.findall(shead)
+                front = perm_of(defs.get(operands[0])) if len(operands) == 1 else None
+                if (front is not None and uses.get(operands[0]) == 1 and re.search(r"\bdim=0\b", shead)
+                        and sorted(front[1]) == list(range(len(front[1])))
+                        and back[1] == [front[1].index(i) for i in range(len(front[1]))]
+                        and any(o is scan for o in out) and any(o is defs[operands[0]] for o in out)):
+                    shead = shead.replace(operands[0], front[0], 1)
+                    shead = re.sub(r"\bdim=0\b", f"dim={front[1][0]}", shead, count=1)
+                    scan.text = f"{shead} : {front[2]} -> {back[3]}"
+                    out = [o for o in out if o is not defs[operands[0]]]
+                    renames[op.results[0]] = scan.results[0]
+                    continue
+            out.append(op)
+            for r in op.results:
+                defs[r] = op
+        return _rename(out, renames) if renames else out
+    return fold(body, {})
+
+
 def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
     """The ops with every use of a value in `names` replaced by its new name (regions included), changed in
     place: N17's order is keyed by the op objects."""
@@ -487,7 +542,7 @@ def parse(text: str) -> list[Entry]:
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
-        body = _fold_select_padding(body)
+        body = _fold_permuted_scan(_fold_select_padding(body))
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")
