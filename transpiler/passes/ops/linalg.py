@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RetypeArray, SplitOnDtype, is_int, retype_generic, unify_generics
+from ..infer import RestrictDtypes, RetypeArray, SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -92,6 +92,31 @@ def _triton_int_dot(infer: Infer, e: Op, a: Expr, acc: str | None) -> None:
         raise fail(e.rule, f"`tl.dot` of int8 operands accumulates in int32, not in the {acc} accumulator", e.pos)
 
 
+# cuTile Python's mma accumulator dtypes per operand dtype (cuda/tile/_datatype.py _mma_supported_dtypes)
+MMA_ACC_DTYPES = {"f8e4m3fn": ("f16", "f32"), "f8e5m2": ("f16", "f32"), "f16": ("f16", "f32"), "bf16": ("f32",),
+                  "f32": ("f32",), "tf32": ("f32",), "f64": ("f64",), "i8": ("i32",), "u8": ("i32",)}
+
+
+def _mma_accumulator(infer: Infer, e: Op, x: str, acc: str) -> None:
+    """cuTile Python refuses an accumulator dtype its operands' dtype does not take (`ct.mma` of bfloat16 into a
+    bfloat16 accumulator): refused where both are concrete; where they are the element type E, this entry is
+    for the dtypes of E that cuTile Python compiles (the C symbol refuses the others, as cuTile Python does)."""
+    if not is_generic(x) and not is_generic(acc):
+        if x in MMA_ACC_DTYPES and acc not in MMA_ACC_DTYPES[x]:
+            raise fail(e.rule or "CT107", f"ct.mma of {x} operands accumulates in {' or '.join(MMA_ACC_DTYPES[x])}, "
+                       f"not in {acc}: cuTile Python refuses this kernel too", e.pos)
+        return
+    if {g for g in (x, acc) if is_generic(g)} != {"E"}:
+        return  # another element type: compared as the launch makes it (verify reports cuTile Python's refusal)
+    dts = infer.k.variant.dtypes
+    ok = tuple(d for d in dts if (acc if acc != "E" else d) in MMA_ACC_DTYPES.get(x if x != "E" else d, (acc if acc != "E" else d,)))
+    if dts and ok != tuple(dts):
+        if not ok:
+            raise fail(e.rule or "CT107", f"ct.mma of these operands into this accumulator compiles at none of the "
+                       f"element types {', '.join(dts)} (cuTile Python refuses it)", e.pos)
+        raise RestrictDtypes(ok)
+
+
 @handler("mma")
 def mma(infer: Infer, e: Op) -> Op:
     a, b, acc = (infer.expr(x) for x in e.args)
@@ -109,6 +134,8 @@ def mma(infer: Infer, e: Op) -> Op:
         if {a.ty.dtype, b.ty.dtype} != {"i8", "u8"}:
             raise fail(e.rule, f"ct.mma operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
+    if infer.k.frontend != "triton":
+        _mma_accumulator(infer, e, a.ty.dtype, acc.ty.dtype)
     _check_out_dtype(infer, e, a, acc.ty.dtype)
     sa, sb, sc = a.ty.shape, b.ty.shape, acc.ty.shape
     mismatch = f"mma shapes do not match: {a.ty} x {b.ty} + {acc.ty}"
