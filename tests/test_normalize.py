@@ -1150,6 +1150,42 @@ def test_N5_allowed_carried_div_by():
     assert norm(loaded, ["n"]) != norm(loaded.replace(fact, ""), ["n"])
 
 
+def test_N5_allowed_carried_div_by_on_tiles_sums_and_loop_results():
+    """MoE alignment's running sum of padded counts (`last = last + cdiv(cnt, B) * B` in a loop, a (1,) tile):
+    cuTile Python states `div_by<B>` on the iter value, on the sum the loop passes on, and on the loop's result
+    after it; cuTile Rust states none. Dropped only where the induction proves them."""
+    def prog(in_fact: str = "", out_fact: str = "", init: str = "0", step: str = "64", n: str = "64") -> str:
+        return f"""entry @k(%arg0: tile<i32>, %arg1: tile<1xi32>) {{
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %ci = constant <i32: {init}> : tile<1xi32>
+  %cs = constant <i32: {step}> : tile<1xi32>
+  %r = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%a = %ci) -> (tile<1xi32>) {{
+    %q = divi %arg1, %cs signed rounding<negative_inf> : tile<1xi32>
+    %k = muli %q, %cs : tile<1xi32>
+    %s = addi %a, %k : tile<1xi32>
+    print %s : tile<1xi32>
+{in_fact}    continue %s : tile<1xi32>
+  }}
+{out_fact}  print %r : tile<1xi32>
+  return
+}}
+""".replace("div_by<64>", f"div_by<{n}>")
+    facts = "    %f = assume div_by<64>, %s : tile<1xi32>\n    %g = assume div_by<64>, %a : tile<1xi32>\n"
+    after = "  %h = assume div_by<64>, %r : tile<1xi32>\n"
+    assert norm(prog(facts, after), ["n", "c"]) == norm(prog(), ["n", "c"])
+    # not proved: an init or a step that is not a multiple; a larger divisor than the step's
+    for kw in ({"init": "32"}, {"step": "48"}, {"n": "128"}):
+        assert norm(prog(facts, after, **kw), ["n", "c"]) != norm(prog(**kw), ["n", "c"]), kw
+    # wrapping arithmetic keeps multiples of powers of two only: `div_by<3>` of a product by 3 stays
+    times3 = prog("    %f = assume div_by<3>, %k : tile<1xi32>\n", step="3")
+    assert norm(times3, ["n", "c"]) != norm(prog(step="3"), ["n", "c"])
+    times64 = prog("    %f = assume div_by<64>, %k : tile<1xi32>\n")  # the same form of a power of two: dropped
+    assert norm(times64, ["n", "c"]) == norm(prog(), ["n", "c"])
+    # the loop's result is a multiple only where its iter value was proven one (the in-loop facts gone too)
+    assert norm(prog("", after, init="32"), ["n", "c"]) != norm(prog(init="32"), ["n", "c"])
+
+
 _GV = "gather_scatter_view<tile=(64), padding_value = zero, tensor_view<?xf32, strides=[1]>, sparse_dim=0>"
 GATHER_LOOP = """entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>, %arg3: tile<ptr<f32>>, %arg4: tile<i32>, %arg5: tile<i32>) {
   %0 = make_token : token

@@ -144,10 +144,13 @@ ASSUME_ALLOWED: dict[str, str] = {
     "for-iv-range": "`bounded<a, b>` on the induction variable of a `for` from the constant lb to the constant "
     "ub with a positive constant step, where a <= lb and b >= ub - 1: the variable stays in [lb, ub - 1] "
     "(cuTile Rust states it for loops of constant trip count).",
-    "carried-div-by": "`div_by<n>` on a `for` iter value whose init is an integer constant multiple of n and "
-    "whose `continue` passes it on as itself plus, minus or times multiples of n (integer constants, the "
-    "value itself, sums, differences and products of such): true in every iteration by induction (cuTile "
-    "Python derives and states it for a counter a loop advances by whole tiles; cuTile Rust does not).",
+    "carried-div-by": "`div_by<n>` (n a power of two) on a `for` iter value whose init is an integer constant "
+    "multiple of n and whose `continue` passes it on as itself plus, minus or times multiples of n (integer "
+    "constants, the value itself, sums, differences and products of such; integer tiles of any shape): true in "
+    "every iteration by induction; on a sum, difference or product of such multiples (the value the `continue` "
+    "passes), and on the loop's result for that iter value after the loop (cuTile Python derives and states "
+    "them for a counter a loop advances by whole tiles, as MoE alignment's running sum of padded counts; "
+    "cuTile Rust does not).",
     "constant-in-bounds": "`bounded<a, b>` (either bound may be `?`) on a splat integer constant c with a <= c <= b: "
     "true by evaluation (cuTile Rust states the range of a one-trip loop's induction variable, which is the "
     "constant lb under N25). A bound the constant violates is compared.",
@@ -897,6 +900,10 @@ class _Ctx:
     side: str | None = None  # "python" or "rust": the compiler that produced the IR (None: not told)
     order: dict[int, str] = field(default_factory=dict)  # N17 suffixes of memory effects, by id(op)
     carried_inits: dict[str, str] = field(default_factory=dict)  # `for` iter values (^d.i) -> their init
+    # carried-div-by: a loop body's iter values proven multiples of n (read by the loop's op), and the values
+    # after loops that those iter values become (a `for` result): value -> the n proven
+    proven_carried: dict[str, set[int]] = field(default_factory=dict)
+    proven_values: dict[str, set[int]] = field(default_factory=dict)
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -1016,6 +1023,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
     lines: list[_Line] = []
     facts: list[_Line] = []
     carried_facts: list[tuple[_Line, str, int]] = []
+    derived_facts: list[tuple[_Line, str, int]] = []
     for op in region.ops:
         if op.name == "assume":
             parts = _split_top(op.text)
@@ -1029,6 +1037,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 facts.append(_Line(f"assume {pred}, {target} : {ty}", deps))
                 if arg_names is not None and target in ctx.carried_inits and re.fullmatch(r"div_by<\d+>", pred):
                     carried_facts.append((facts[-1], target, int(pred[7:-1])))  # decided at the `continue`
+                elif re.fullmatch(r"div_by<\d+>", pred):
+                    derived_facts.append((facts[-1], target, int(pred[7:-1])))  # decided with the carried ones
             continue
         if op.name in _TOKEN_OPS:
             for r in op.results:
@@ -1093,6 +1103,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             aid = ctx.anchors
             sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
                            for j, r in enumerate(op.regions)]
+            # a `for` result is its iter value's last value: a multiple wherever the iter value was proven one
+            result_proofs = {r: ctx.proven_carried.pop(f"^{depth + 1}.{j + 1}", set())
+                             for j, r in enumerate(results)} if op.name == "for" else {}
             _yield_known_condition(ctx, op, text, sub_regions)  # N19
             if op.name == "for" and not results and not any(sub_regions):
                 continue  # N21: a loop that carries nothing and does nothing (its body's pure ops are unused)
@@ -1116,6 +1129,8 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             lines.append(_Line(head, deps, sub_regions))
             for i, r in enumerate(results):
                 local[r] = f"@{aid}#{i}" if len(results) > 1 else f"@{aid}"
+                if result_proofs.get(r):
+                    ctx.proven_values[local[r]] = result_proofs[r]
             continue
         # pure op
         if op.name == "constant":
@@ -1172,9 +1187,16 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
                 ctx.consts[kid] = cv
         for i, r in enumerate(results):
             local[r] = f"{{k{kid}}}" if len(results) == 1 else f"{{k{_define(ctx, f'result {i} of {{k{kid}}}', [kid], [])}}}"
+    proven: dict[str, set[int]] = {}
     for fact, carried, n in carried_facts:
         if _carried_div_by(ctx, lines, carried, n):
             facts.remove(fact)  # ASSUME_ALLOWED "carried-div-by": proved from the init and the `continue`
+            proven.setdefault(carried, set()).add(n)
+    for fact, target, n in derived_facts:  # n a power of two: wrapping sums and products keep its multiples
+        if n > 0 and not n & (n - 1) and _multiple_of(ctx, target, n, {c for c, ns in proven.items() if n in ns}):
+            facts.remove(fact)  # ASSUME_ALLOWED "carried-div-by": a sum or product of proven multiples
+    for carried, ns in proven.items():
+        ctx.proven_carried.setdefault(carried, set()).update(ns)  # read by the loop's op (its results)
     if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
         lines.pop()  # a terminator with nothing left to carry is implicit (N6)
     if facts:  # N5: the facts of this region, sorted by structure, before its terminator
@@ -1183,6 +1205,28 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             and not lines[-1].regions else len(lines)
         lines[at:at] = facts
     return lines
+
+
+
+def _multiple_of(ctx: _Ctx, ref: str, n: int, assumed: set[str], depth: int = 0) -> bool:
+    """`ref` is a multiple of the power of two n (wrapping arithmetic mod 2^w keeps multiples of it): one of
+    `assumed`, a value proven one after a loop, an integer constant multiple of n, or `addi`/`subi` of two
+    such values or `muli` with one such value (integer tiles of any shape)."""
+    if ref in assumed or n in ctx.proven_values.get(ref, ()):
+        return True
+    c = _int_const(ctx, ref)
+    if c is not None:
+        return c % n == 0
+    m = re.fullmatch(r"\{k(\d+)\}", ref)
+    if not m or depth > 20:
+        return False
+    op = re.fullmatch(r"(addi|subi|muli) (\S+), (\S+) : tile<(?:[0-9x]+x)?i\d+>", ctx.defs[int(m.group(1))][0])
+    if not op:
+        return False
+    a, b = op.group(2), op.group(3)
+    if op.group(1) == "muli":
+        return _multiple_of(ctx, a, n, assumed, depth + 1) or _multiple_of(ctx, b, n, assumed, depth + 1)
+    return _multiple_of(ctx, a, n, assumed, depth + 1) and _multiple_of(ctx, b, n, assumed, depth + 1)
 
 
 def _carried_div_by(ctx: _Ctx, body: list[_Line], carried: str, n: int) -> bool:
@@ -1196,26 +1240,9 @@ def _carried_div_by(ctx: _Ctx, body: list[_Line], carried: str, n: int) -> bool:
     values = _split_top(body[-1].text[len("continue "):].partition(" : ")[0])
     if not 0 <= i < len(values):
         return False
-
-    def multiple(ref: str, depth: int = 0) -> bool:
-        if ref == carried:
-            return True
-        c = _int_const(ctx, ref)
-        if c is not None:
-            return c % n == 0
-        m = re.fullmatch(r"\{k(\d+)\}", ref)
-        if not m or depth > 20:
-            return False
-        op = re.fullmatch(r"(addi|subi|muli) (\S+), (\S+) : tile<i\d+>", ctx.defs[int(m.group(1))][0])
-        if not op:
-            return False
-        a, b = op.group(2), op.group(3)
-        if op.group(1) == "muli":
-            return multiple(a, depth + 1) or multiple(b, depth + 1)
-        return multiple(a, depth + 1) and multiple(b, depth + 1)
-
     init = ctx.carried_inits.get(carried)
-    return init is not None and _int_const(ctx, init) is not None and multiple(init) and multiple(values[i])
+    return (init is not None and _int_const(ctx, init) is not None and _multiple_of(ctx, init, n, set())
+            and _multiple_of(ctx, values[i], n, {carried}))
 
 
 def _yield_known_condition(ctx: _Ctx, op, text: str, arms: list[list[_Line]]) -> None:
@@ -1295,6 +1322,8 @@ def _allowed_fact(ctx: _Ctx, pred: str, target: str, ty: str) -> str | None:
     m = re.fullmatch(r"\{k(\d+)\}", target)
     d = ctx.defs[int(m.group(1))][0] if m else ""
     div = re.fullmatch(r"div_by<(\d+)>", pred)
+    if div and int(div.group(1)) in ctx.proven_values.get(target, ()):
+        return "carried-div-by"  # the result of a loop whose iter value was proven a multiple (_canon_region)
     if div and re.match(r"arg \S+\.ptr : ", d) and div.group(1) == "16" and ctx.side != "rust":
         return "ptr-arg-div16"  # only cuTile Python checks it at launch; the C ABI checks element alignment
     pt = re.fullmatch(r"tile<(?:[0-9x]*x)?ptr<(\w+)>>", ty)
