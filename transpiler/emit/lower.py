@@ -137,8 +137,10 @@ class Lowerer:
         self.unsafe_entry = False
         self.steps: set[str] = set()  # named steps called (steps.py)
         self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
-        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'},
-                                       kernel.frontend != "triton")
+        # a Triton port's checked output is stored without Tensor::store (see `store`), which chained its
+        # stores' tokens: its stores are ordered here like any other array's
+        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'}
+                                       if kernel.frontend != "triton" else set(), kernel.frontend != "triton")
 
     # -------------------------------------------------------------- plumbing
     def emit(self, line: str) -> None:
@@ -943,11 +945,19 @@ class Lowerer:
             shape = tile.ty.shape
             pid, pm = self.tmp(), self.tmp("pm")
             coords = ", ".join(f"{pid}.{i}" for i in range(len(shape)))
+            ordered = array_root(arr) in self.ordered  # stored twice: the later store lands last
+            n = rust_ident(array_root(arr))
+            after = f"{n}_tok_access" if ordered else f"get_tensor_token({a})"
             self.emit(f"let {pid}: (i32, i32, i32) = get_tile_block_id();")
             self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
-                      f"make_partition_view_mut({a}, {shape_macro(shape)}, padding::None, get_tensor_token({a})) }};")
+                      f"make_partition_view_mut({a}, {shape_macro(shape)}, padding::None, {after}) }};")
             self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{coords}], ordering::Weak, scope::TileBlock, "
                       f"None, tma::Disabled) }};")
+            if ordered:
+                tok = self.tmp("tok")
+                self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
+                self.emit(f"{n}_tok_access = {tok};")
+                self.emit(f"{n}_tok_store = {tok};")
             return
         idx = ", ".join(self.value(i) for i in index.items)
         shape = tile.ty.shape
