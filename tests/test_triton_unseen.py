@@ -1327,3 +1327,57 @@ def test_a_configuration_function_two_modules_import_from_each_other_is_undecide
     """))
     fr = parse_file(pkg / "a.py", "pkg/a.py")
     assert not fr.failures and [k.name for k in fr.kernels] == ["k"], [d.text() for _, _, d in fr.failures]
+
+
+# -------------------------------------------------------------------------------- names defined under a flag
+
+def _entries(tmp_path: Path, body: str) -> list[str]:
+    (k,) = _kernels(tmp_path, body)
+    return kernel_result(k, tmp_path / "k.py", "k.py").entries
+
+
+def test_a_name_defined_and_read_under_one_flag_is_declared_before_its_if(tmp_path):
+    """tests/fixtures/triton_unseen/arm_flags.py: five flags whose pointers and values are defined under
+    `if USE_X:` and read later only under the same flag get one entry (not 2^n variants): the name is declared
+    before its `if` with a zero of its type (its numbers are checked in
+    test_fixtures_with_reference_cases_match_triton_by_their_numbers)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / "arm_flags.py", src / "arm_flags.py")
+    result, outputs = run([src], tmp_path / "out", use_cache=False)
+    (k,) = result.kernels
+    assert k.status == "translated" and k.entries == ["gated_scan_kernel"], (k.entries, k.diagnostics)
+    rust = next(text for path, text in outputs.items() if path.name == "kernel.rs")
+    # the pointer offset and the scalar are declared once, before the `if` on their flag
+    assert re.search(r"let mut p_g: i32 = 0i32;\n\s*if USE_G != 0i32 \{", rust), rust
+
+
+@pytest.mark.parametrize("read, split", [
+    ("    if USE_G:\n        y = y * s\n", False),  # read under the flag that defines it: declared before
+    ("    y = y * s\n", True),  # read where the flag may be false: Triton fails there; a variant per arm
+    ("    if USE_H:\n        y = y * s\n", True),  # read under another flag: a variant per arm
+    # read under the flag, then once outside it: Triton fails where the flag is false (a variant per arm, the
+    # false one refused), never one entry reading the declaration's zero
+    ("    if USE_G:\n        y = y * s\n    y = y + s\n", True),
+])
+def test_a_name_is_declared_before_its_if_only_where_every_read_is_under_its_flag(tmp_path, read, split):
+    body = ("@triton.jit\ndef k(x_ptr, g_ptr, y_ptr, USE_G: tl.constexpr, USE_H: tl.constexpr, BLOCK: tl.constexpr):\n"
+            "    offs = tl.arange(0, BLOCK)\n"
+            "    if USE_G:\n        s = tl.load(g_ptr + offs)\n"
+            "    y = tl.load(x_ptr + offs)\n" + read + "    tl.store(y_ptr + offs, y)\n")
+    entries = _entries(tmp_path, body)
+    assert (len(entries) > 1 or entries == [] or "use_g" in entries[0]) if split else entries == ["k"], entries
+
+
+def test_a_name_the_flags_bind_to_other_types_is_still_split(tmp_path):
+    """`s` is a float32 tile under USE_G and the loaded element type under USE_H: one declaration cannot hold
+    both, so the kernel splits on the flags as before (never a declaration of the wrong type)."""
+    body = ("@triton.jit\ndef k(x_ptr, g_ptr, y_ptr, USE_G: tl.constexpr, USE_H: tl.constexpr, BLOCK: tl.constexpr):\n"
+            "    offs = tl.arange(0, BLOCK)\n"
+            "    if USE_G:\n        s = tl.zeros([BLOCK], dtype=tl.float32) + 2.0\n"
+            "    if USE_H:\n        s = tl.load(g_ptr + offs)\n"
+            "    y = tl.load(x_ptr + offs)\n"
+            "    if USE_G:\n        y = y * s\n"
+            "    tl.store(y_ptr + offs, y)\n")
+    entries = _entries(tmp_path, body)
+    assert len(entries) > 1, entries

@@ -42,7 +42,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms")
+                                                     "block_ptr_arms", "arm_flags")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -679,6 +679,19 @@ def cases() -> list[dict]:
                         [inp("h0", [V, K] if trans else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
                         ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
                         {"K": K, "V": V, "BK": 16, "BV": 16, "TRANSPOSED": trans}))
+    # inputs switched by constexpr flags: a name defined under `if USE_X:` and read later under the same flag
+    N, T, D = 3, 5, 20
+    for flags, rev, dt in (((1, 1, 1, 1, 1), False, "float32"), ((0, 0, 0, 0, 0), True, "float16"),
+                           ((1, 0, 1, 0, 1), True, "float32"), ((0, 1, 0, 1, 0), False, "float16")):
+        use_g, use_gk, use_gv, use_h0, store_ht = (bool(f) for f in flags)
+        out.append(case("arm_flags", "gated_scan_kernel", f"{''.join(map(str, flags))}_{'rev' if rev else 'fwd'}_{dt}",
+                        [inp("x", [N, T, D], dt, "randn"), inp("g", [N, T], "float32", "uniform", lo=-0.5, hi=0.0),
+                         inp("gk", [N, T, D], dt, "randn"), inp("gv", [N, T, D], dt, "randn"),
+                         inp("o", [N, T, D], dt, "poison"), inp("h0", [N, D], dt, "randn"),
+                         inp("ht", [N, D], "float32", "poison")],
+                        ["x", "g", "gk", "gv", "o", "h0", "ht", "n_steps"], [N], ["o"] + (["ht"] if store_ht else []),
+                        "", {"n_steps": T}, {"NT": T, "D": D, "BD": 32, "USE_G": use_g, "USE_GK": use_gk, "USE_GV": use_gv,
+                                   "USE_H0": use_h0, "STORE_HT": store_ht, "REVERSE": rev}))
     return out
 
 
@@ -1110,6 +1123,22 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "arm_flags.gated_scan_kernel":  # float64 math of the same recurrence
+        n_, t_, _ = x["x"].shape
+        o, ht = np.zeros_like(x["x"]), np.zeros((n_, x["x"].shape[2]))
+        for n in range(n_):
+            h = x["h0"][n].copy() if s["USE_H0"] else np.zeros(x["x"].shape[2])
+            for t in (reversed(range(t_)) if s["REVERSE"] else range(t_)):
+                if s["USE_G"]:
+                    h = h * np.exp(x["g"][n, t])
+                h = h + x["x"][n, t]
+                if s["USE_GK"]:
+                    h = h / (1.0 + np.exp(-x["gk"][n, t]))
+                if s["USE_GV"]:
+                    h = h * (1.0 + 0.5 * x["gv"][n, t])
+                o[n, t] = h
+            ht[n] = h
+        return {"o": o, "ht": ht} if s["STORE_HT"] else {"o": o}
     if k == "block_ptr_arms.load_state_kernel":
         return {"out": (x["h0"].T if s["TRANSPOSED"] else x["h0"]) * 2.0}
     if k.startswith("varlen_shift."):  # f32 arithmetic, as the kernel does it, then the output's dtype

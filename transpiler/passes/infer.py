@@ -45,6 +45,16 @@ class SplitNeeded(Exception):
         self.cond = node.cond if cond is None else cond
 
 
+class HoistNeeded(Exception):
+    """A Triton name that one arm of a constant `if` defines and that is read later only where the same
+    condition holds (`if USE_G: p_g = g + i` ... `if USE_G: b = tl.load(p_g)`): Triton folds both `if`s, so the
+    read never happens where the name is undefined. Rather than a variant per truth value (2^n entries for n
+    such flags), the name is declared before the `if` with a zero of its type (never read where the condition
+    is false) and stays one entry with a runtime `if` on the constant."""
+    def __init__(self, node: If, name: str, ty: TileTy):
+        self.node, self.name, self.ty = node, name, ty
+
+
 class SplitOnConst(Exception):
     """A constant choice that changes the program's structure: a ct.Constant[bool] as `check_bounds=FLAG`,
     a condition on a ct.Constant[float]. One variant per truth value of `name` (a predicate text; see
@@ -526,6 +536,10 @@ class Infer:
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
         self.arm_only: dict[str, If] = {}  # names defined in one arm of a constant `if` only
+        # (Triton) that `if`, whether its then-arm defines the name, and the name's type there (HoistNeeded)
+        self.arm_only_defs: dict[str, tuple[If, bool, object]] = {}
+        # (Triton) the constant conditions known where inference is: (predicate text, truth) per enclosing arm
+        self.const_facts: list[tuple[str, bool]] = []
         # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
         self.single_defs = {s.targets[0]: s.value for s in all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
@@ -999,11 +1013,12 @@ class Infer:
         const = self.is_const(s.cond)
         before, dots = dict(self.env), len(self.dots)
         then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
+        fact = self._fact_text(s) if const else None
         try:
-            body = tuple(self.block(s.body))
+            body = tuple(self._block_under(s.body, fact, True))
             env_then = then_env = self.env
             self.env = dict(before)
-            orelse = tuple(self.block(s.orelse))
+            orelse = tuple(self._block_under(s.orelse, fact, False))
             env_else = self.env
         except SplitNeeded as inner:
             if const and not inner.exact:
@@ -1042,6 +1057,7 @@ class Infer:
             # under the same flag is fine there; here a use after it splits the kernel on this `if`
             for n in (set(env_then) ^ set(env_else)) - set(before):
                 self.arm_only.setdefault(n, s)
+                self.arm_only_defs.setdefault(n, (s, n in env_then, (env_then if n in env_then else env_else)[n]))
         if const and not same:
             # an offset widened in an arm: int64 throughout, no split. A parameter cast in an arm
             # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
@@ -1095,6 +1111,64 @@ class Infer:
                 break
             e = self.literals[e.id]
         return e
+
+    def _fact_text(self, s: If) -> str | None:
+        """(Triton) the predicate text of a constant `if`'s condition, for HoistNeeded; None where it has none."""
+        if self.k.frontend != "triton":
+            return None
+        from .specialize import predicate_text
+        try:
+            return predicate_text(self.split_needed(s).cond)
+        except TranspileError:
+            return None
+
+    def _block_under(self, stmts, fact: str | None, truth: bool):
+        """The statements of one arm of a constant `if`, with its condition known while they are typed."""
+        if fact is None:
+            return list(self.block(stmts))
+        self.const_facts.append((fact, truth))
+        try:
+            return list(self.block(stmts))
+        finally:
+            self.const_facts.pop()
+
+    def _raise_hoist(self, name: str) -> None:
+        """HoistNeeded where `name`, defined in one arm of a constant `if` only, is read under that arm's
+        condition (Triton kernels; cuTile Python folds the `if`, and its Tile IR is compared as folded)."""
+        node, then_arm, ty = self.arm_only_defs.get(name, (None, True, None))
+        if node is None or not isinstance(ty, TileTy) or is_generic(ty.dtype) and not any(
+                p.kind == "array" and p.dtype == ty.dtype for p in self.k.params):
+            return  # (a generic is declared by the array it belongs to: specialize.HoistNeeded's handler)
+        fact = self._fact_text(node)
+        if fact is not None and (fact, then_arm) in self.const_facts \
+                and self._only_under(self.k.body, name, (fact, then_arm), ()):
+            raise HoistNeeded(node, name, ty)
+
+    def _only_under(self, stmts, name: str, fact: tuple[str, bool], held: tuple) -> bool:
+        """Every assignment and every read of `name` in `stmts` is inside an arm where `fact` holds (`held`:
+        the arms around `stmts`): the declaration before the `if` is then never read where the arm did not run
+        (a read elsewhere is a specialization Triton cannot compile: split on, as before, so the launcher refuses
+        it), and one declaration of the arm's type serves every assignment."""
+        def mentions(*exprs) -> bool:
+            return any(isinstance(x, Name) and x.id == name for e in exprs for x in _sub(e))
+        for s in stmts:
+            if isinstance(s, (Assign, Eval)):
+                if fact not in held and (isinstance(s, Assign) and name in s.targets or mentions(s.value)):
+                    return False
+            elif isinstance(s, For):
+                if s.var == name or fact not in held and mentions(s.start, s.stop, s.step) \
+                        or not self._only_under(s.body, name, fact, held):
+                    return False
+            elif isinstance(s, While):
+                if fact not in held and mentions(s.cond) or not self._only_under(s.body, name, fact, held):
+                    return False
+            elif isinstance(s, If):
+                text = self._fact_text(s)
+                if fact not in held and mentions(s.cond) \
+                        or not self._only_under(s.body, name, fact, held + ((text, True),)) \
+                        or not self._only_under(s.orelse, name, fact, held + ((text, False),)):
+                    return False
+        return True
 
     def split_needed(self, node: If, exact: bool = False) -> SplitNeeded:
         """A split on the constant `if` `node`, its condition over the kernel's constants."""
@@ -1428,6 +1502,7 @@ class Infer:
                 return self.expr(self.literals[e.id])
             if e.id not in self.env:
                 if e.id in self.arm_only:
+                    self._raise_hoist(e.id)
                     raise self.split_needed(self.arm_only[e.id], exact=True)
                 raise fail("CT103", f"`{e.id}` is not defined", e.pos)
             if isinstance(self.env[e.id], NoneTy) and e.id in self.absent:

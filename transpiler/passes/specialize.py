@@ -14,7 +14,7 @@ from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign,
 from .dce import eliminate_dead_code
 from .domains import integer_domains, pointer_domains
 from .fma import element_split, split_point
-from .infer import (STATIC_ASSERT, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
+from .infer import (STATIC_ASSERT, HoistNeeded, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
                     SplitOnDtype, Require, UnifyDims, UnifyElements,
                     WidenCarried, classify_params, optional_value_flags)
 from .predicates import decides
@@ -68,19 +68,29 @@ def _variant_slug(kernel: Kernel, pred: str) -> str:
     return _slug(pred)
 
 
-def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
+def _rewrite_at(stmts: tuple[Stmt, ...], node: If, make) -> tuple[Stmt, ...]:
+    """`stmts` with the `if` `node` (found by identity, at any depth) replaced by the statements `make(node)`."""
     out: list[Stmt] = []
     for s in stmts:
         if s is node:
-            out.extend(s.body if take_then else s.orelse)
+            out.extend(make(s))
         elif isinstance(s, (For, While)):
-            out.append(replace(s, body=_replace_if(s.body, node, take_then)))
+            out.append(replace(s, body=_rewrite_at(s.body, node, make)))
         elif isinstance(s, If):
-            out.append(replace(s, body=_replace_if(s.body, node, take_then),
-                               orelse=_replace_if(s.orelse, node, take_then)))
+            out.append(replace(s, body=_rewrite_at(s.body, node, make), orelse=_rewrite_at(s.orelse, node, make)))
         else:
             out.append(s)
     return tuple(out)
+
+
+def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
+    """`stmts` with the constant `if` `node` folded to one arm."""
+    return _rewrite_at(stmts, node, lambda s: s.body if take_then else s.orelse)
+
+
+def _declared_before(stmts: tuple[Stmt, ...], node: If, decl: Assign) -> tuple[Stmt, ...]:
+    """`stmts` with `decl` inserted right before the `if` `node`."""
+    return _rewrite_at(stmts, node, lambda s: (decl, s))
 
 
 def order_split_point(kernel: Kernel) -> If | None:
@@ -482,6 +492,19 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         except SplitNeeded as s:
             split_on(s, k, preds, elements)
+            continue
+        except HoistNeeded as h:  # declared before its `if` (a zero of its type): one entry, no split
+            # a generic element type by the array it belongs to (merges and retypes of generics rename it)
+            like = next((p.name for p in k.params if p.kind == "array" and p.dtype == h.ty.dtype), "")
+            decl = Assign((h.name,), Op("zero_of", (), h.node.pos, (("dtype", h.ty.dtype), ("like", like),
+                                                                      ("shape", h.ty.shape)), rule="TTR-HOIST"),
+                          h.node.pos,
+                          f"({h.name} is declared before the `if` that defines it: read only where that `if` holds)")
+            body = _declared_before(k.body, h.node, decl)
+            if body == k.body:  # the `if` was rewritten while typed (not found): a variant per arm instead
+                split_on(SplitNeeded(h.node, exact=True), k, preds, elements)
+            else:
+                todo.insert(0, (replace(k, body=body), preds, elements))
             continue
         # FMA fusion across a constant `if` matches cuTile Python's IR (fma.py); a Triton port has no IR to match,
         # and the splits would multiply its entries

@@ -36,6 +36,18 @@ def zeros(infer: Infer, e: Op) -> Op:
     return _filled(infer, e, Lit(0, e.pos))
 
 
+@handler("zero_of")
+def zero_of(infer: Infer, e: Op) -> Expr:
+    """A zero of a given type: the declaration before a constant `if` of a name only its arm defines
+    (infer.HoistNeeded); never read where the arm does not run."""
+    like = e.attr("like")
+    ty = TileTy(infer.env[like].dtype if like else e.attr("dtype"), e.attr("shape"))
+    if ty.is_scalar and not is_generic(ty.dtype):  # (a generic scalar is a rank-0 tile in the Rust)
+        return infer.to_dtype(infer.expr(Lit(False if ty.dtype == "bool" else 0, e.pos)), ty.dtype)
+    return Op("const_tile", (Lit(False if ty.dtype == "bool" else 0, e.pos, ty=TileTy(ty.dtype)),), e.pos,
+              ty=ty, rule=e.rule)
+
+
 @handler("ones")
 def ones(infer: Infer, e: Op) -> Op:
     return _filled(infer, e, Lit(1, e.pos))
