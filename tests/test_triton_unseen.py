@@ -1381,3 +1381,15 @@ def test_a_name_the_flags_bind_to_other_types_is_still_split(tmp_path):
             "    tl.store(y_ptr + offs, y)\n")
     entries = _entries(tmp_path, body)
     assert len(entries) > 1, entries
+
+
+def test_a_loaded_value_a_loop_carries_in_float32_makes_its_array_float32(tmp_path):
+    """tests/fixtures/triton_unseen/carried_stats.py: `b_l = tl.load(L + o)` then `b_l = b_l * a + ...` (float32)
+    in a loop: Triton compiles it only where L holds float32, so L (and M) are float32 arrays of the port, not
+    a refusal (`b_l` changes type inside the loop); numbers in
+    test_fixtures_with_reference_cases_match_triton_by_their_numbers."""
+    (k,) = parse_file(FIXTURES / "carried_stats.py", "carried_stats.py").kernels
+    res = kernel_result(k, FIXTURES / "carried_stats.py", "carried_stats.py")
+    assert res.status == "translated", [d.text() for d in res.diagnostics]
+    params = {p["name"]: p["dtype"] for p in res.manifest["params"]}
+    assert params["L"] == params["M"] == "f32" and params["x"] != "f32", params

@@ -42,7 +42,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms", "arm_flags")
+                                                     "block_ptr_arms", "arm_flags", "carried_stats")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -692,6 +692,12 @@ def cases() -> list[dict]:
                         ["x", "g", "gk", "gv", "o", "h0", "ht", "n_steps"], [N], ["o"] + (["ht"] if store_ht else []),
                         "", {"n_steps": T}, {"NT": T, "D": D, "BD": 32, "USE_G": use_g, "USE_GK": use_gk, "USE_GV": use_gv,
                                    "USE_H0": use_h0, "STORE_HT": store_ht, "REVERSE": rev}))
+    # row sums and maxima loaded from memory and carried in float32 through a loop
+    for n_cols, dt in ((100, "float32"), (64, "float16")):
+        out.append(case("carried_stats", "resume_row_stats_kernel", f"c{n_cols}_{dt}",
+                        [inp("x", [32, n_cols], dt, "randn"), inp("L", [32], "float32", "uniform", lo=0.5, hi=2.0),
+                         inp("M", [32], "float32", "randn")],
+                        ["x", "L", "M"], [32 // 8], ["L", "M"], "", {}, {"n_cols": n_cols, "BR": 8, "BC": 32}))
     return out
 
 
@@ -1123,6 +1129,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "carried_stats.resume_row_stats_kernel":  # online softmax statistics continued over the row
+        m = np.maximum(x["M"], x["x"].max(axis=1))
+        return {"L": x["L"] * np.exp(x["M"] - m) + np.exp(x["x"] - m[:, None]).sum(axis=1), "M": m}
     if k == "arm_flags.gated_scan_kernel":  # float64 math of the same recurrence
         n_, t_, _ = x["x"].shape
         o, ht = np.zeros_like(x["x"]), np.zeros((n_, x["x"].shape[2]))

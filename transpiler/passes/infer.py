@@ -960,11 +960,14 @@ class Infer:
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
-        if self.k.frontend == "triton" and isinstance(before, TileTy) and before.dtype == "f32" \
-                and isinstance(after, TileTy) and is_generic(after.dtype) and before.shape == after.shape:
-            p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
-            if p is not None and p.domain != INT_DOMAIN:
-                raise RetypeArray(p.name, "f32", group=True)
+        # (either way: a float32 that a loop sets to a loaded value, or a loaded value (`b_l = tl.load(p_L)`)
+        # that a loop sets to float32 (`b_l = b_l * alpha + tl.sum(b_s, 1)`))
+        for concrete, generic in ((before, after), (after, before)):
+            if self.k.frontend == "triton" and isinstance(concrete, TileTy) and concrete.dtype == "f32" \
+                    and isinstance(generic, TileTy) and is_generic(generic.dtype) and concrete.shape == generic.shape:
+                p = next((q for q in self.k.params if q.flat and q.dtype == generic.dtype), None)
+                if p is not None and p.domain != INT_DOMAIN:
+                    raise RetypeArray(p.name, "f32", group=True)
 
     def _check_generic_carried(self, before, after) -> None:
         """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
