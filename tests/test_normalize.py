@@ -1361,3 +1361,39 @@ def test_N27_permuted_scan():
         assert norm(mutant, args) != py, mutant
     reused = rust(extra="\n  %t3 = store_ptr_tko weak %p, %a : tile<1x4x8xptr<f32>>, tile<4x1x8xf32> -> token")
     assert "permute" in norm(reused, args)
+
+
+def test_N28_dead_weak_loads():
+    """A weak load neither of whose results is read is dropped (cuTile Python removes a load whose value nothing
+    reads; cuTile Rust keeps it where the reads fold away at a specialization): both sides then compare equal.
+    A load whose tile or token is read, and a load that is not weak, stay and are compared."""
+    args = ["x.ptr"]
+    store = "  %t2 = store_ptr_tko weak %p, %c : tile<1x4x8xptr<f32>>, tile<1x4x8xf32> -> token\n"
+    head = ("entry @k(%arg0: tile<ptr<f32>>) {\n  %i = iota : tile<1x4x8xi32>\n"
+            "  %p0 = reshape %arg0 : tile<ptr<f32>> -> tile<1x1x1xptr<f32>>\n"
+            "  %pb = broadcast %p0 : tile<1x1x1xptr<f32>> -> tile<1x4x8xptr<f32>>\n"
+            "  %p = offset %pb, %i : tile<1x4x8xptr<f32>>, tile<1x4x8xi32> -> tile<1x4x8xptr<f32>>\n"
+            "  %c = constant <f32: 1.000000e+00> : tile<1x4x8xf32>\n")
+    py = norm(head + store + "  return\n}\n", args)
+
+    def rust(load: str, after: str = "") -> str:
+        return head + load + after + store + "  return\n}\n"
+    dead = "  %x, %t = load_ptr_tko weak %p : tile<1x4x8xptr<f32>> -> tile<1x4x8xf32>, token\n"
+    assert norm(rust(dead), args) == py
+    # mutants the rule must not hide: the tile read (by a second store), the token read (orders the store),
+    # a load that is not weak
+    read = "  %t3 = store_ptr_tko weak %p, %x : tile<1x4x8xptr<f32>>, tile<1x4x8xf32> -> token\n"
+    assert norm(rust(dead, read), args) != norm(head + read.replace("%x", "%c") + store + "  return\n}\n", args)
+    assert "load_ptr_tko" in norm(rust(dead, read), args)
+    ordered = rust(dead).replace("%t2 = store_ptr_tko weak %p, %c", "%t2 = store_ptr_tko weak %p, %c token = %t")
+    assert "load_ptr_tko" in norm(ordered, args)
+    acquire = rust(dead.replace("load_ptr_tko weak", "load_ptr_tko acquire device"))
+    assert norm(acquire, args) != py
+    # a load whose tile only an unused pure op reads (a reshape nothing uses): dead too, with that op
+    reshaped = dead + "  %r = reshape %x : tile<1x4x8xf32> -> tile<4x8xf32>\n"
+    assert norm(rust(reshaped), args) == py
+    used = reshaped + "  %t4 = store_ptr_tko weak %p, %r2 : tile<1x4x8xptr<f32>>, tile<1x4x8xf32> -> token\n"
+    assert "load_ptr_tko" in norm(rust(used.replace("%r2", "%x")), args)
+    # a dead load that only orders another (dead) load: both go; that load waited on nothing else
+    chained = dead + dead.replace("%x, %t =", "%y, %u =").replace("weak %p", "weak %p token = %t")
+    assert norm(rust(chained), args) == py

@@ -541,6 +541,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N24": ("int_literal", "swap_operands"),  # folding constant divisions must not hide a changed operand or order
     "N25": ("int_literal",),  # a one-trip loop's variable as its lb must not hide a changed bound or constant
     "N26": ("int_literal", "swap_operands"),  # folding constant +, -, * must not hide a changed operand or order
+    # dropping loads nothing reads must not hide a dropped store (whose loaded value it was)
+    "N28": ("delete_store", "delete_store_view"),
 }
 
 

@@ -116,6 +116,12 @@ RULES: dict[str, str] = {
     "N27-permuted-scan": "`permute x [p]`, a `scan` of it along dim 0 and a `permute` of the scan by the inverse of "
     "p, each value used once, is the scan of x along dim p[0] (cuTile Rust 0.5.0 scans along dim 0 whatever its "
     "`dim`, so the port moves the axis to the front and back; the scan's other attributes and body are compared).",
+    "N28-dead-weak-loads": "A `load_view_tko weak` / `load_ptr_tko weak` whose tile nothing reads and whose token "
+    "orders nothing but other loads is dropped (those loads wait on what it waited on), before N17 orders the "
+    "effects: cuTile Python's frontend removes a load "
+    "whose value nothing reads, cuTile Rust keeps it (a kernel whose reads are all under a constant `if` that "
+    "folds away, at a specialization such as a coverage probe). A weak load has no effect to compare; any other "
+    "memory op, and any load whose tile or token is read, is compared.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -380,6 +386,62 @@ def _fold_permuted_scan(body: list[Op]) -> list[Op]:
     return fold(body, {})
 
 
+_WEAK = re.compile(r"^\s*weak\b")
+
+
+def _drop_dead_loads(body: list[Op]) -> list[Op]:
+    """N28: weak loads whose tile nothing live reads (a pure op whose results are unused reads nothing, N7), and
+    whose token (if any) only orders other loads, in every region. A load that waited on a dropped one waits
+    on what that one waited on (its `token =`), or on nothing."""
+    ops = list(_walk(body))
+    candidates = [o for o in ops if o.name in _READS and len(o.results) in (1, 2) and _WEAK.match(o.text)]
+
+    def refs(o: Op) -> list[str]:  # what an op reads (a load's `token =` does not keep its producer alive)
+        return _REF.findall(_TOKEN_OPERAND.sub("", o.text) if o.name in _READS else o.text)
+    live: set[str] = set()
+    for o in ops:  # every effect reads what it reads (over all regions: a name reused in a sibling over-keeps)
+        if o.name not in _PURE_OPS and not any(o is c for c in candidates):
+            live.update(refs(o))
+    changed = True
+    while changed:  # a pure op or a load whose result is read reads its operands
+        changed = False
+        for o in ops:
+            if (o.name in _PURE_OPS or any(o is c for c in candidates)) and any(r in live for r in o.results) \
+                    and not set(refs(o)) <= live:
+                live.update(refs(o))
+                changed = True
+    dead = [c for c in candidates if not any(r in live for r in c.results)]
+    if not dead:
+        return body
+    gone = {r for d in dead for r in d.results}
+    changed = True
+    while changed:  # the unused pure ops that read a dropped value go too (N7 would drop them anyway)
+        changed = False
+        for o in ops:
+            if o.name in _PURE_OPS and not any(o is d for d in dead) and not any(r in live for r in o.results) \
+                    and set(refs(o)) & gone:
+                dead.append(o)
+                gone.update(o.results)
+                changed = True
+    waits = {c.results[1]: (m.group(1) if (m := _TOKEN_OPERAND.search(c.text)) else None)
+             for c in dead if len(c.results) == 2}
+
+    def waited(token: str | None) -> str | None:  # through a chain of dropped loads
+        while token in waits:
+            token = waits[token]
+        return token
+
+    def keep(ops: list[Op]) -> list[Op]:
+        for o in ops:
+            for r in o.regions:
+                r.ops = keep(r.ops)
+            if o.name in _READS and waits:
+                o.text = _TOKEN_OPERAND.sub(lambda m: m.group(0) if m.group(1) not in waits else
+                                            f"token = {waited(m.group(1))}" if waited(m.group(1)) else "", o.text)
+        return [o for o in ops if not any(o is d for d in dead)]
+    return keep(body)
+
+
 def _rename(ops: list[Op], names: dict[str, str]) -> list[Op]:
     """The ops with every use of a value in `names` replaced by its new name (regions included), changed in
     place: N17's order is keyed by the op objects."""
@@ -544,6 +606,7 @@ def parse(text: str) -> list[Entry]:
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
+        body = _drop_dead_loads(body)
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
         body = _fold_permuted_scan(_fold_select_padding(body))
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
