@@ -1393,3 +1393,12 @@ def test_a_loaded_value_a_loop_carries_in_float32_makes_its_array_float32(tmp_pa
     assert res.status == "translated", [d.text() for d in res.diagnostics]
     params = {p["name"]: p["dtype"] for p in res.manifest["params"]}
     assert params["L"] == params["M"] == "f32" and params["x"] != "f32", params
+
+
+def test_a_dot_of_a_loaded_tile_with_a_float32_one_makes_the_array_float32(tmp_path):
+    """tests/fixtures/triton_unseen/dot_operand_dtypes.py: `tl.dot(b_a, tl.trans(b_w))` with b_a loaded and b_w
+    computed in float32: Triton's dot takes one dtype, so a_ptr is float32 (not TTR-DOT "different dtypes")."""
+    (k,) = parse_file(FIXTURES / "dot_operand_dtypes.py", "dot_operand_dtypes.py").kernels
+    res = kernel_result(k, FIXTURES / "dot_operand_dtypes.py", "dot_operand_dtypes.py")
+    assert res.status == "translated", [d.text() for d in res.diagnostics]
+    assert {p["name"]: p["dtype"] for p in res.manifest["params"]}["a_ptr"] == "f32"

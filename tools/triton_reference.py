@@ -42,7 +42,8 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms", "arm_flags", "carried_stats")
+                                                     "block_ptr_arms", "arm_flags", "carried_stats",
+                                                     "dot_operand_dtypes")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -698,6 +699,10 @@ def cases() -> list[dict]:
                         [inp("x", [32, n_cols], dt, "randn"), inp("L", [32], "float32", "uniform", lo=0.5, hi=2.0),
                          inp("M", [32], "float32", "randn")],
                         ["x", "L", "M"], [32 // 8], ["L", "M"], "", {}, {"n_cols": n_cols, "BR": 8, "BC": 32}))
+    # a dot of a loaded tile with a float32 one: the loaded array is float32
+    out.append(case("dot_operand_dtypes", "decayed_gram_kernel", "n16_k32",
+                    [inp("a", [16, 32], "float32", "randn"), inp("out", [16, 16], "float32", "poison")],
+                    ["a", "out"], [1], ["out"], "", {}, {"N": 16, "BK": 32}))
     return out
 
 
@@ -1129,6 +1134,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "dot_operand_dtypes.decayed_gram_kernel":
+        return {"out": x["a"] @ np.exp(-np.abs(x["a"])).T}
     if k == "carried_stats.resume_row_stats_kernel":  # online softmax statistics continued over the row
         m = np.maximum(x["M"], x["x"].max(axis=1))
         return {"L": x["L"] * np.exp(x["M"] - m) + np.exp(x["x"] - m[:, None]).sum(axis=1), "M": m}

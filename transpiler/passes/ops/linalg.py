@@ -124,13 +124,9 @@ def mma(infer: Infer, e: Op) -> Op:
     if infer.k.frontend == "triton" and isinstance(a.ty, TileTy) and isinstance(acc.ty, TileTy):
         _triton_int_dot(infer, e, a, acc.ty.dtype)
         infer.note_dot(a.ty.dtype, acc.ty.shape)
+    if a.ty.dtype != b.ty.dtype:
+        _same_operand_dtypes(infer, a.ty.dtype, b.ty.dtype)
     if infer.k.frontend != "triton" and a.ty.dtype != b.ty.dtype:
-        # cuTile Python's mma takes operands of one dtype (int8 with uint8 aside): an operand of an array's
-        # element type meeting one of a concrete dtype (`ct.mma(p.astype(ct.float16), v, acc)`) compiles only
-        # where that array is of that dtype
-        if is_generic(a.ty.dtype) != is_generic(b.ty.dtype):
-            generic, concrete = (a.ty.dtype, b.ty.dtype) if is_generic(a.ty.dtype) else (b.ty.dtype, a.ty.dtype)
-            retype_generic(infer.k, generic, concrete)
         if {a.ty.dtype, b.ty.dtype} != {"i8", "u8"}:
             raise fail(e.rule, f"ct.mma operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     a, b = _tf32(infer, e, a), _tf32(infer, e, b)
@@ -150,11 +146,23 @@ def mma(infer: Infer, e: Op) -> Op:
     return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
 
 
+def _same_operand_dtypes(infer: Infer, da: str, db: str) -> None:
+    """An operand of an array's element type meeting one of a concrete dtype (`ct.mma(p.astype(ct.float16), v,
+    acc)`, `tl.dot(b_a, b_x)` with b_x computed in float32): cuTile Python's mma and Triton's dot take operands of
+    one dtype (int8 with uint8, and Triton's fp8 pairs, aside), so the kernel compiles only where that array is of
+    that dtype; its arrays take it (RetypeArray), and the C symbol refuses the others."""
+    if is_generic(da) != is_generic(db) and isinstance(da, str) and isinstance(db, str):
+        generic, concrete = (da, db) if is_generic(da) else (db, da)
+        if not concrete.startswith("f8"):
+            retype_generic(infer.k, generic, concrete)
+
+
 @handler("matmul")
 def matmul(infer: Infer, e: Op) -> Expr:
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
     unify_generics(a.ty.dtype, b.ty.dtype)
     if a.ty.dtype != b.ty.dtype:
+        _same_operand_dtypes(infer, a.ty.dtype, b.ty.dtype)
         raise fail(e.rule, f"ct.matmul operands have different dtypes ({a.ty.dtype}, {b.ty.dtype})", e.pos)
     dt = a.ty.dtype
     triton = e.attr("accumulator") == "f32"
