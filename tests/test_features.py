@@ -487,3 +487,32 @@ def test_verification_refuses_a_decorator_that_replaces_the_kernel(tmp_path):
     assert _module_kernel(mod, "plain", src) is mod.plain
     with pytest.raises(LookupError, match="replaced it"):
         _module_kernel(mod, "k", src)
+
+
+def test_mma_of_one_generic_into_another_exports_only_the_pairs_cuda_tile_compiles(tmp_path):
+    """`ct.mma(a, b, acc)` with operands of E2 and an accumulator of E (three generics: a bounded list of dtype
+    combinations): cuTile Python's mma accumulates bf16 in f32 only and f16 in f16 or f32, so the C symbol exports
+    only the combinations where that holds (a bf16 accumulator, or bf16 operands into f16, is refused as cuTile
+    Python refuses it), and the manifest says why (`mma_pairs`)."""
+    from transpiler.frontend.cutile_python import parse_file
+    from transpiler.pipeline import kernel_result
+    from transpiler.passes.ops.linalg import MMA_ACC_DTYPES
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import cuda.tile as ct\n\nC = ct.Constant[int]\n\n\n@ct.kernel\n"
+        "def state_grad(dstate, dout, x, gate, BM: C, BN: C):\n"
+        "    acc = ct.load(dstate, index=(ct.bid(0), 0), shape=(BM, BN))\n"
+        "    a = ct.load(dout, index=(ct.bid(0), 0), shape=(BM, BN))\n"
+        "    b = ct.load(x, index=(0, 0), shape=(BN, BN))\n"
+        "    acc = ct.mma(a, b, acc)\n"
+        "    g = ct.load(gate, index=(ct.bid(0),), shape=(BM,))\n"
+        "    acc = acc * ct.reshape(ct.astype(g, acc.dtype), (BM, 1))\n"
+        "    ct.store(dstate, index=(ct.bid(0), 0), tile=acc)\n")
+    (k,) = parse_file(path, "k.py").kernels
+    res = kernel_result(k, path, "k.py")
+    assert res.status == "translated", [d.text() for d in res.diagnostics]
+    dtypes = {p["name"]: p["dtype"] for p in res.manifest["params"] if p["kind"] == "array"}
+    assert (dtypes["dstate"], dtypes["dout"]) == ("E", "E2") and res.manifest["mma_pairs"] == [["E2", "E"]]
+    combos = res.manifest["element_combinations"]
+    assert combos and all(e in MMA_ACC_DTYPES[e2] for e, e2, *_ in combos), combos
+    assert ["f16", "f16", "f16"] in combos and not any(e == "bf16" for e, *_ in combos)

@@ -252,6 +252,16 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         }
         # more than two dtype generics: the bounded set of their combinations the port exports (model/ir.py)
         combinations = recorded_combinations(kr.manifest)
+        pairs = sorted({pair for v in variants for pair in v.mma_pairs})
+        if combinations is not None and pairs:
+            # the combinations where cuTile Python compiles each mma's operand and accumulator dtypes (a bf16
+            # accumulator is refused): the C symbol refuses the others, as cuTile Python does
+            from .model.ir import GENERIC_DTYPES
+            from .passes.ops.linalg import mma_pairs_compile
+            generics = [g for g in GENERIC_DTYPES if any(p["kind"] == "array" and p["dtype"] == g
+                                                         for p in kr.manifest["params"])]
+            combinations = [c for c in combinations if mma_pairs_compile(pairs, dict(zip(generics, c)))]
+            kr.manifest["mma_pairs"] = [list(p) for p in pairs]
         if combinations is not None:
             kr.manifest["element_combinations"] = combinations
         try:

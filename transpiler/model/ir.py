@@ -308,6 +308,10 @@ class Kernel:
     dim_aliases: tuple[tuple[str, str], ...] = ()
     # what the frontend says of the kernel without refusing it: (code, message, where), reported as warnings
     notes: tuple[tuple[str, str, "Pos"], ...] = ()
+    # (operand dtype, accumulator dtype) of each `ct.mma` whose pair involves a dtype generic other than E alone
+    # (E2 operands into an E accumulator): the dtype combinations the C symbol exports are those where cuTile
+    # Python takes every pair (pipeline.py; passes/ops/linalg.mma_pairs_compile)
+    mma_pairs: tuple[tuple[str, str], ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

@@ -536,6 +536,7 @@ class Infer:
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
         self.arm_only: dict[str, If] = {}  # names defined in one arm of a constant `if` only
+        self.mma_pairs: set[tuple[str, str]] = set()  # Kernel.mma_pairs
         # (Triton) that `if`, whether its then-arm defines the name, and the name's type there (HoistNeeded)
         self.arm_only_defs: dict[str, tuple[If, bool, object]] = {}
         # (Triton) the constant conditions known where inference is: (predicate text, truth) per enclosing arm
@@ -616,7 +617,7 @@ class Infer:
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
-        return replace(self.k, body=body, derived=tuple(self.derived.items()))
+        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)))
 
     # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs

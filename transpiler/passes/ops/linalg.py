@@ -107,7 +107,10 @@ def _mma_accumulator(infer: Infer, e: Op, x: str, acc: str) -> None:
                        f"not in {acc}: cuTile Python refuses this kernel too", e.pos)
         return
     if {g for g in (x, acc) if is_generic(g)} != {"E"}:
-        return  # another element type: compared as the launch makes it (verify reports cuTile Python's refusal)
+        # another element type: the C symbol exports the dtype combinations where cuTile Python compiles the pair
+        # (mma_pairs_compile), where the kernel's combinations are a bounded list (three generics or more)
+        infer.mma_pairs.add((x, acc))
+        return
     dts = infer.k.variant.dtypes
     ok = tuple(d for d in dts if (acc if acc != "E" else d) in MMA_ACC_DTYPES.get(x if x != "E" else d, (acc if acc != "E" else d,)))
     if dts and ok != tuple(dts):
@@ -115,6 +118,16 @@ def _mma_accumulator(infer: Infer, e: Op, x: str, acc: str) -> None:
             raise fail(e.rule or "CT107", f"ct.mma of these operands into this accumulator compiles at none of the "
                        f"element types {', '.join(dts)} (cuTile Python refuses it)", e.pos)
         raise RestrictDtypes(ok)
+
+
+def mma_pairs_compile(pairs, combination: dict[str, str]) -> bool:
+    """Whether cuTile Python compiles every `ct.mma` (operand dtype, accumulator dtype) of `pairs` where the
+    dtype generics take the dtypes of `combination` (generic -> dtype)."""
+    for x, acc in pairs:
+        dx, dacc = combination.get(x, x), combination.get(acc, acc)
+        if dx in MMA_ACC_DTYPES and dacc not in MMA_ACC_DTYPES[dx]:
+            return False
+    return True
 
 
 @handler("mma")
