@@ -1397,3 +1397,38 @@ def test_N28_dead_weak_loads():
     # a dead load that only orders another (dead) load: both go; that load waited on nothing else
     chained = dead + dead.replace("%x, %t =", "%y, %u =").replace("weak %p", "weak %p token = %t")
     assert norm(rust(chained), args) == py
+
+
+_LOOP = """entry @k(%arg0: tile<ptr<f32>>) {{
+  %c0 = constant <i32: 0> : tile<i32>
+  %c8 = constant <i32: 8> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %z = constant <f32: 0.000000e+00> : tile<f32>
+  %one = constant <f32: 1.000000e+00> : tile<f32>
+{loop}
+  %t = store_ptr_tko weak %arg0, {out} : tile<ptr<f32>>, tile<f32> -> token
+  return
+}}
+"""
+
+
+def test_N29_passthrough_carries():
+    """A carried value every `continue` passes back unchanged is its initial value (cuTile Python carries an
+    accumulator whose updates a constant `if` folded away; cuTile Rust does not carry it)."""
+    args = ["x.ptr"]
+    rust = norm(_LOOP.format(loop="  %for = for %i in (%c0 to %c8, step %c1) : tile<i32> iter_values(%a = %z) -> "
+                             "(tile<f32>) {\n    %n = addf %a, %one : tile<f32>\n    continue %n : tile<f32>\n  }",
+                             out="%for"), args)
+    py = _LOOP.format(loop="  %for:2 = for %i in (%c0 to %c8, step %c1) : tile<i32> iter_values(%a = %z, %b = %z) -> "
+                      "(tile<f32>, tile<f32>) {\n    %n = addf %a, %one : tile<f32>\n    continue %n, %b : tile<f32>, "
+                      "tile<f32>\n  }", out="%for#0")
+    assert norm(py, args) == rust
+    # the pass-through read in the body and after the loop is the initial value
+    read = py.replace("%n = addf %a, %one", "%n = addf %a, %b")
+    assert norm(read, args) == norm(_LOOP.format(loop="  %for = for %i in (%c0 to %c8, step %c1) : tile<i32> "
+                                                 "iter_values(%a = %z) -> (tile<f32>) {\n    %n = addf %a, %z : "
+                                                 "tile<f32>\n    continue %n : tile<f32>\n  }", out="%for"), args)
+    # mutants the rule must not hide: the passed value updated, the other result stored, another initial value
+    assert norm(py.replace("continue %n, %b", "continue %n, %n"), args) != rust
+    assert norm(py.replace("out", "x").replace("%arg0, %for#0", "%arg0, %for#1"), args) != rust
+    assert norm(py.replace("%a = %z, %b = %z", "%a = %one, %b = %z"), args) != rust

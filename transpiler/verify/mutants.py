@@ -543,6 +543,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N26": ("int_literal", "swap_operands"),  # folding constant +, -, * must not hide a changed operand or order
     # dropping loads nothing reads must not hide a dropped store (whose loaded value it was)
     "N28": ("delete_store", "delete_store_view"),
+    # initial values for carries passed back unchanged must not hide a deleted update (a carry it makes constant)
+    "N29": ("delete_update", "int_literal"),
 }
 
 

@@ -122,6 +122,10 @@ RULES: dict[str, str] = {
     "whose value nothing reads, cuTile Rust keeps it (a kernel whose reads are all under a constant `if` that "
     "folds away, at a specialization such as a coverage probe). A weak load has no effect to compare; any other "
     "memory op, and any load whose tile or token is read, is compared.",
+    "N29-passthrough-carries": "A value a `for` carries (not a token) that every `continue` of the loop passes "
+    "back unchanged (its own region argument) is its initial value: its uses in the body and the loop's result "
+    "after it read the initial value, and it leaves `iter_values`, the result types and the `continue`s "
+    "(cuTile Python carries an accumulator whose updates a constant `if` folded away; cuTile Rust drops it).",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -386,6 +390,66 @@ def _fold_permuted_scan(body: list[Op]) -> list[Op]:
     return fold(body, {})
 
 
+_ITER_VALUES = re.compile(r"iter_values\((.*?)\)\s*->\s*\((.*)\)\s*$")
+
+
+def _loop_continues(ops: list[Op]):
+    """The `continue`s of the loop whose body is `ops` (inside its `if`s; not those of nested loops)."""
+    for o in ops:
+        if o.name == "continue":
+            yield o
+        elif o.name == "if":
+            for r in o.regions:
+                yield from _loop_continues(r.ops)
+
+
+def _drop_passthrough_carries(body: list[Op]) -> list[Op]:
+    """N29: the carried values of a `for` that every `continue` passes back unchanged are their initial values."""
+    for op in list(_walk(body)):
+        if op.name != "for" or len(op.regions) != 1:
+            continue
+        m = _ITER_VALUES.search(op.text)
+        conts = list(_loop_continues(op.regions[0].ops))
+        if not m or not conts or len(op.results) < 1:
+            continue
+        pairs = [tuple(x.strip() for x in p.split("=", 1)) for p in _split_top(m.group(1))]
+        types = _split_top(m.group(2))
+        parts = []
+        for c in conts:
+            head, _, ctypes = c.text.partition(" : ")
+            parts.append((_split_top(head), _split_top(ctypes)))
+        if len(types) != len(pairs) or len(op.results) != len(pairs) or any(
+                len(a) != len(pairs) or len(t) != len(pairs) for a, t in parts):
+            continue
+        drop = [k for k, (arg, _init) in enumerate(pairs) if types[k] != "token"
+                and all(a[k] == arg for a, _ in parts)]
+        if not drop:
+            continue
+        keep = [k for k in range(len(pairs)) if k not in drop]
+        _rename(op.regions[0].ops, {pairs[k][0]: pairs[k][1] for k in drop})
+        after = {op.results[k]: pairs[k][1] for k in drop}
+        after.update({op.results[k]: op.results[j] for j, k in enumerate(keep) if k != j})
+        for c, (a, t) in zip(conts, parts):
+            c.text = ", ".join(a[k] for k in keep) + " : " + ", ".join(t[k] for k in keep)
+        op.text = (op.text[:m.start()] + "iter_values(" + ", ".join(f"{pairs[k][0]} = {pairs[k][1]}" for k in keep)
+                   + ") -> (" + ", ".join(types[k] for k in keep) + ")")
+        results = op.results
+        op.results = [results[j] for j in range(len(keep))]
+        op.regions[0].args = _inline_region_args(op)
+        _rename_outside(body, op, after)
+    return body
+
+
+def _rename_outside(body: list[Op], loop: Op, names: dict[str, str]) -> None:
+    """Every use of `names` outside `loop`'s own regions renamed (the loop's results, read after it)."""
+    for o in body:
+        if o is loop:
+            continue
+        o.text = _REF.sub(lambda m: names.get(m.group(0), m.group(0)), o.text)
+        for r in o.regions:
+            _rename_outside(r.ops, loop, names)
+
+
 _WEAK = re.compile(r"^\s*weak\b")
 
 
@@ -608,7 +672,7 @@ def parse(text: str) -> list[Entry]:
         body, i = _parse_block(lines, i + 1)
         body = _drop_dead_loads(body)
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
-        body = _fold_permuted_scan(_fold_select_padding(body))
+        body = _drop_passthrough_carries(_fold_permuted_scan(_fold_select_padding(body)))
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")

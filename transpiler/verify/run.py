@@ -673,9 +673,12 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
                 if "E" in _select(k["entries"], spec)["generics"]:
-                    for dtype in dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0,
-                                              k.get("element_combinations")):
+                    checked = dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0, k.get("element_combinations"))
+                    for dtype in checked:
                         if not has_entry(spec, dtype):
+                            check_refused(spec, dtype)
+                    if i == 0:  # a dtype the C symbol does not export for every generic (mma_pairs): refused too
+                        for dtype in (d for d in k["dtypes"] if d not in checked and has_entry(spec, d)):
                             check_refused(spec, dtype)
             def first_accepted(candidates: list[dict], probe: str, shown) -> str | None:
                 """Checks the first candidate cuTile Python accepts: None, or why none was checked."""

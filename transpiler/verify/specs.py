@@ -120,7 +120,8 @@ def dtype_checks(dtypes: list[str], generics: int, mixed: bool, combinations=Non
     (two or more generics) every mixed combination the C symbol exports (model.ir.element_combinations: all
     pairs for two generics, the manifest's `element_combinations` past two), so that each combination a
     launch can pass is one that was compared (bf16 activations with an f32 weight as much as f16 with f32)."""
-    out = list(dtypes)
+    # (a bounded list of combinations leaves out a uniform one cuTile Python refuses: mma_pairs)
+    out = [d for d in dtypes if combinations is None or [d] * generics in [list(c) for c in combinations]]
     if mixed and generics > 1 and len(dtypes) > 1:
         combos = combinations or element_combinations(dtypes, [True] + [False] * (generics - 1))
         out += ["+".join(c) for c in combos if len(set(c)) > 1]
