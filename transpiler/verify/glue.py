@@ -66,6 +66,15 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bo
     }
 
 
+def _free_extent(rank: int) -> int:
+    """The extent of each axis of an array that is no partitioned output: 48, or less where 48^rank elements
+    would pass the i32 index range the symbol checks (a rank-6 state: 35^6 < 2^31)."""
+    extent = 48
+    while extent > 1 and extent ** rank >= 2 ** 31:
+        extent -= 1
+    return extent
+
+
 def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
     ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype))
@@ -74,7 +83,7 @@ def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, 
     for p in entry_params(kernel, entry):  # an array whose rank depends on a constant: the entry's rank
         if p["kind"] == "array":
             tile = ref["partitions"].get(p["name"])
-            shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [48] * p["rank"]
+            shapes[p["name"]] = [t * BLOCKS[i] for i, t in enumerate(tile)] if tile else [_free_extent(p["rank"])] * p["rank"]
             if p.get("unused"):  # never read: the symbol passes an empty vector whatever it is given
                 shapes[p["name"]] = [0]
             if tile:
