@@ -42,6 +42,7 @@ REGISTER_READ = "_asm_register_bits"
 FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 _WIDTH = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "int8": 8, "int16": 16, "int32": 32,
           "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int1": 1}
+_OWN_READING = ("mov", "setp", "selp", "cvt", "lop3", "prmt")  # instructions read by _Program's own methods
 _ROUND_TO_INT = {"rzi": "{x}", "rmi": "{tl}.floor({x})", "rpi": "{tl}.ceil({x})"}  # before the conversion
 
 
@@ -158,13 +159,16 @@ class _Program:
             raise PtxRefusal(f"label `{opcode}`: branches are not supported")
         if opcode in DROPPED:
             return  # no value: the port is never launched with programmatic dependent launch
+        words = opcode.split(".")
+        name, mods = words[0], words[1:]
+        plain = table()["instruction"]
+        if name not in plain and name not in _OWN_READING:
+            raise PtxRefusal(f"PTX instruction `{opcode}` is not in the supported subset (docs/supported-triton.md, "
+                             "inline assembly)")
         operands = [o.strip() for o in rest.split(",")] if rest.strip() else []
         for o in operands:
             if o.startswith("[") or o.startswith("{") or not o:
                 raise PtxRefusal(f"operand `{o}` of `{opcode}`: memory and vector operands are not supported")
-        words = opcode.split(".")
-        name, mods = words[0], words[1:]
-        plain = table()["instruction"]
         if name == "mov":
             self._mov(opcode, mods, operands, guard)
         elif name == "setp":
@@ -181,11 +185,8 @@ class _Program:
             self._lop3(opcode, mods, operands, guard)
         elif name == "prmt":
             self._prmt(opcode, mods, operands, guard)
-        elif name in plain:
-            self._plain(opcode, name, mods, operands, guard, plain[name])
         else:
-            raise PtxRefusal(f"PTX instruction `{opcode}` is not in the supported subset (docs/supported-triton.md, "
-                             "inline assembly)")
+            self._plain(opcode, name, mods, operands, guard, plain[name])
 
     def _declare(self, text: str) -> None:
         """`.reg .pred p, q;` / `.reg .f32 t<2>;`: names of registers of this scope."""
