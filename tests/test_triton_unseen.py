@@ -1334,7 +1334,7 @@ def test_a_configuration_function_two_modules_import_from_each_other_is_undecide
 @requires_toolchain
 def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     """tests/fixtures/triton_unseen/inline_asm.py (softplus asm built by a module function, a mov around a dot,
-    lop3 / xor / shr and prmt, griddepcontrol): ported, compiled to Tile IR and interpreted on its cases, whose
+    lop3 / xor / shr and prmt, griddepcontrol, two outputs of float and integer instructions): ported, compiled to Tile IR and interpreted on its cases, whose
     references are numpy of the PTX manual's definitions (Triton's interpreter does not run inline asm)."""
     from test_triton_refs import CASES
     from transpiler.pipeline import write_outputs
@@ -1349,7 +1349,7 @@ def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     checked = {c.entry: c.verdict for v in verify_output(tmp_path / "out")
                for c in v.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")}
     cases = {c["id"] for c in CASES if c["module"].endswith(".inline_asm")}
-    assert len(cases) == 5 and set(checked) == cases, sorted(set(checked) ^ cases)
+    assert len(cases) == 6 and set(checked) == cases, sorted(set(checked) ^ cases)
     assert all(v == "numbers_match" for v in checked.values()), checked
 
 

@@ -654,6 +654,10 @@ def cases() -> list[dict]:
                     [inp("a", [16, 16], "float32", "randn"), inp("b", [16, 32], "float32", "randn"),
                      inp("c", [16, 32], "float32", "poison")],
                     ["a", "b", "c"], [1], ["c"], "", {}, {"M": 16, "N": 32, "K": 16}))
+    out.append(case("inline_asm", "two_outputs_kernel", "n500",
+                    [inp("x", [500], "float32", "randn", scale=3.0), inp("i", [500], "int32", "randint", lo=-50, hi=50),
+                     inp("y", [500], "float32", "poison"), inp("k", [500], "int32", "poison")],
+                    ["x", "i", "y", "k", "n"], [_cdiv(500, 256)], ["y", "k"], "", {"n": 500}, {"BLOCK": 256}))
     for n in (300, 128):
         words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
         out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
@@ -1151,6 +1155,15 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"y": np.where(v > 20.0, v, np.log2(np.exp2(v * 1.4426950408889634) + 1.0) * 0.6931471805599453)}
     if k == "inline_asm.dot_mov_kernel":  # mov.f32: the value itself
         return {"c": x["a"] @ x["b"] + 1.0}
+    if k == "inline_asm.two_outputs_kernel":  # float32 steps as the asm's (rcp and fma rounded once), then int32
+        f32 = np.float32
+        v = x["x"].astype(f32)
+        t = f32(1.0) / np.maximum(np.abs(v), f32(0.5))
+        t = (t.astype(np.float64) * v + 1.0).astype(f32)  # fma: the exact product, one rounding
+        y = np.tanh(t.astype(np.float64))
+        q = np.floor(y.astype(f32) * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
+        q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
+        return {"y": y, "k": np.abs(q) * 2}
     if k == "inline_asm.bit_ops_kernel":
         a, b, cc = (x[w].astype(np.int64) & 0xFFFFFFFF for w in ("a", "b", "c"))  # the words' bits, unsigned
         lut, maj = 0xE8, np.zeros_like(a)
