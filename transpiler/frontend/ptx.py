@@ -223,7 +223,8 @@ class _Program:
         if form == "int_hi" and not ty.startswith("uint"):
             raise PtxRefusal(f"PTX instruction `{opcode}`: the high half of a signed product is not supported")
         if kind == "int" and name in ("mul", "mad") and not any(m in ("lo", "hi") for m in extra):
-            raise PtxRefusal(f"PTX instruction `{opcode}`: an integer multiply needs .lo or .hi (.wide is not supported)")
+            raise PtxRefusal(f"PTX instruction `{opcode}`: an integer multiply needs .lo or .hi "
+                             "(.wide is not supported)")
         self._arity(opcode, operands, rule["reads"] + 1)
         args = [self.read_as(self._operand(o, ty, opcode), ty) for o in operands[1:]]
         self._write(operands[0], rule[form].format(*args, tl=self.tl), ty, guard, opcode)
@@ -237,6 +238,8 @@ class _Program:
         src = self._operand(operands[1], ty, opcode)
         if guard is None or operands[0] not in self.regs:  # (a guarded write to an unwritten register: its value)
             self._check_dest(operands[0], opcode)
+            if guard is not None:
+                self._predicate(guard)
             self.regs[operands[0]] = src
             return
         self._write(operands[0], self.read_as(src, ty), ty, guard, opcode)
@@ -314,7 +317,8 @@ class _Program:
                 s = self._bound(f"({c} >> {4 * i}) & 15", "prmt_nibble")
                 word = self._bound(f"{self.tl}.where(({s} & 4) != 0, {b}, {a})", "prmt_word")
                 shift = self._bound(f"({s} & 3) * 8", "prmt_shift")
-                byte = f"{self.tl}.where(({s} & 8) != 0, (({word} >> ({shift} + 7)) & 1) * 255, ({word} >> {shift}) & 255)"
+                sign = f"(({word} >> ({shift} + 7)) & 1) * 255"
+                byte = f"{self.tl}.where(({s} & 8) != 0, {sign}, ({word} >> {shift}) & 255)"
                 parts.append(f"({byte}) << {8 * i}" if i else f"({byte})")
         self._write(operands[0], " | ".join(parts), ty, guard, opcode)
 
@@ -388,18 +392,21 @@ class _Program:
         self.statements.append((name, text))
         return name
 
+    def _predicate(self, guard: tuple[str, bool]) -> str:
+        """The predicate register a guard `@p` / `@!p` reads."""
+        pred = self.regs.get(guard[0])
+        if pred is None or pred.dtype != "int1":
+            raise PtxRefusal(f"guard `@{'!' if guard[1] else ''}{guard[0]}` is not a written predicate")
+        return pred.text
+
     def _write(self, dest: str, text: str, ty: str, guard, opcode: str) -> None:
         self._check_dest(dest, opcode)
         old = self.regs.get(dest)
+        if guard is not None:
+            pred = self._predicate(guard)
         if guard is not None and old is not None:
-            pred_name, negated = guard
-            pred = self.regs.get(pred_name)
-            if pred is None or pred.dtype != "int1":
-                raise PtxRefusal(f"guard `@{'!' if negated else ''}{pred_name}` is not a written predicate")
             new, kept = self._bound(f"({text})", "new"), self.read_as(old, ty)
-            text = f"{self.tl}.where({pred.text}, {kept if negated else new}, {new if negated else kept})"
-        elif guard is not None and (guard[0] not in self.regs or self.regs[guard[0]].dtype != "int1"):
-            raise PtxRefusal(f"guard `@{'!' if guard[1] else ''}{guard[0]}` is not a written predicate")
+            text = f"{self.tl}.where({pred}, {kept if guard[1] else new}, {new if guard[1] else kept})"
         stem = "r" + dest[1:] if dest.startswith("$") else re.sub(r"\W", "", dest) or "r"
         name = self.fresh(f"asm_{stem}")
         self.statements.append((name, text))

@@ -1643,9 +1643,11 @@ class _TritonConverter(_Converter):
         asm, constraints = (self._known_string(given[k], k, rule.id) for k in ("asm", "constraints"))
         pack = self._eval_const(given["pack"]) if "pack" in given else 1
         if not isinstance(pack, int) or isinstance(pack, bool):
-            raise fail(rule.id, "`pack=` of `tl.inline_asm_elementwise` must be a constant integer", self.pos(given["pack"]))
+            raise fail(rule.id, "`pack=` of `tl.inline_asm_elementwise` must be a constant integer",
+                       self.pos(given["pack"]))
         values = given["args"]
-        if not isinstance(values, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in values.elements):
+        if not isinstance(values, (cst.List, cst.Tuple)) \
+                or any(isinstance(e, cst.StarredElement) for e in values.elements):
             raise fail(rule.id, "`args=` of `tl.inline_asm_elementwise` must be a list of the values", self.pos(values))
         dtype = given["dtype"]
         many = isinstance(dtype, (cst.Tuple, cst.List))
@@ -1660,7 +1662,8 @@ class _TritonConverter(_Converter):
         inputs = []
         for e in values.elements:  # each argument once, in a local where it is an expression
             v = e.value
-            inputs.append(v.value if isinstance(v, cst.Name) else self._pending_local(self._block_local("asm_in"), v).value)
+            local = v if isinstance(v, cst.Name) else self._pending_local(self._block_local("asm_in"), v)
+            inputs.append(local.value)
         try:
             lowered = ptx.lower(asm, constraints, inputs, out_dtypes, pack, _code(self._tl_module()), self._block_local)
         except ptx.PtxRefusal as err:
