@@ -1459,3 +1459,18 @@ def test_module_strings_are_built_as_python_would_and_nothing_runs():
     assert call_value(fns["env"], [], {}, {}) is UNDECIDED
     assert call_value(fns["grow"], [], {}, {}) is UNDECIDED
     assert call_value(fns["attr"], [1], {}, {}) is UNDECIDED
+
+
+def test_ptx_barriers_immediates_and_packed_values():
+    """`bar.sync 0` (tl.debug_barrier's barrier) is dropped, another barrier is not; an `n` constraint's constant is
+    written into the instruction; packed `.f16x2` arithmetic is refused by name."""
+    from transpiler.frontend import ptx
+    names = iter(range(100))
+    fresh = lambda stem: f"{stem}_{next(names)}"  # noqa: E731
+    assert ptx.lower("bar.sync 0; // dummy $0", "=r", [], ["int32"], 1, "tl", fresh) == ptx.Lowered((), (None,))
+    with pytest.raises(ptx.PtxRefusal, match="`bar.sync`"):
+        ptx.lower("bar.sync 1, 64;", "=r", [], ["int32"], 1, "tl", fresh)
+    low = ptx.lower("add.s32 $0, $1, $2;", "=r,r,n", ["x", 7], ["int32"], 1, "tl", fresh)
+    assert low.statements[-1][1].endswith("+ 7") and ptx.immediate_inputs("=r,r,n") == {1}
+    with pytest.raises(ptx.PtxRefusal, match="packed values"):
+        ptx.lower("sub.f16x2 $0, $1, $1;", "=r,r", ["x"], ["int32"], 1, "tl", fresh)

@@ -34,8 +34,12 @@ try:
 except ImportError:  # pragma: no cover
     import tomli as tomllib
 
-# instructions that only inform the scheduler of a PDL launch: no value, no statement in the port
-DROPPED = ("griddepcontrol.wait", "griddepcontrol.launch_dependents")
+# instructions with no value and no statement in the port, with the operands they may have: PDL's scheduling hints
+# (the port is never launched with programmatic dependent launch), and the block-wide barrier 0 that
+# `tl.debug_barrier` is (`bar.sync 0`, __syncthreads: a tile block has no threads to order, and the accesses of an
+# array read and written are ordered by memory tokens: NO_OP_CALLS of frontend/triton.py)
+DROPPED = {"griddepcontrol.wait": [], "griddepcontrol.launch_dependents": [], "bar.sync": ["0"],
+           "barrier.sync": ["0"], "barrier.sync.aligned": ["0"]}
 # the bits of an input register read as a type: `_asm_register_bits(x, tl.float32)` (the frontend's bitcast of an
 # asm input, which fixes a generic element type to the register's: frontend/triton.py `_inline_asm`)
 REGISTER_READ = "_asm_register_bits"
@@ -70,10 +74,11 @@ class _Value:
     literal: bool = False
 
 
-def lower(asm: str, constraints: str, inputs: list[str], out_dtypes: list[str], pack: int, tl: str,
+def lower(asm: str, constraints: str, inputs: list[str | int], out_dtypes: list[str], pack: int, tl: str,
           fresh: Callable[[str], str]) -> Lowered:
-    """The asm as Triton source. `inputs` are the names holding the arguments, `out_dtypes` the outputs' Triton
-    dtypes (`float32`), `tl` the module's name for triton.language, `fresh(stem)` a new local name."""
+    """The asm as Triton source. `inputs` are the names holding the arguments (an int: the constant of an `n`
+    constraint), `out_dtypes` the outputs' Triton dtypes (`float32`), `tl` the module's name for triton.language,
+    `fresh(stem)` a new local name."""
     if pack != 1:
         raise PtxRefusal(f"`pack={pack}` (several elements per register) is not supported: write pack=1")
     outs, ins = _constraints(constraints)
@@ -84,7 +89,8 @@ def lower(asm: str, constraints: str, inputs: list[str], out_dtypes: list[str], 
     for bits, dt in zip(outs, out_dtypes):
         if _WIDTH.get(dt) != bits:
             raise PtxRefusal(f"an output of {dt} in a {bits}-bit register (packed values) is not supported")
-    regs: dict[str, _Value] = {f"${len(outs) + i}": _Value(name, None) for i, name in enumerate(inputs)}
+    regs: dict[str, _Value] = {f"${len(outs) + i}": _Value(str(v), None, literal=isinstance(v, int))
+                               for i, v in enumerate(inputs)}
     program = _Program(regs, tl, fresh)
     for text in _statements(asm):
         program.run(text)
@@ -100,13 +106,22 @@ def lower(asm: str, constraints: str, inputs: list[str], out_dtypes: list[str], 
     return Lowered(tuple(program.statements), tuple(results))
 
 
+def immediate_inputs(constraints: str) -> set[int]:
+    """The inputs (by index) whose constraint is `n`: a constant written into the asm, not a register."""
+    ins = [p.strip() for p in constraints.split(",") if not p.strip().startswith("=")]
+    return {i for i, p in enumerate(ins) if p == "n"}
+
+
 def _constraints(text: str) -> tuple[list[int], list[int]]:
-    """The outputs' and the inputs' register widths, in order (`=r,=r,r,h`)."""
+    """The outputs' and the inputs' register widths, in order (`=r,=r,r,h`; an `n` input: 0, a constant)."""
     widths = table()["constraints"]
     outs, ins = [], []
     for part in (p.strip() for p in text.split(",")):
         out = part.startswith("=")
         letter = part[1:] if out else part
+        if letter == "n" and not out:
+            ins.append(0)
+            continue
         if letter not in widths:
             raise PtxRefusal(f"constraint `{part}` is not supported (registers: "
                              f"{', '.join(sorted(widths))}; outputs `=r`, inputs `r`)")
@@ -157,8 +172,8 @@ class _Program:
         opcode, _, rest = text.partition(" ")
         if opcode.endswith(":") or ":" in opcode:
             raise PtxRefusal(f"label `{opcode}`: branches are not supported")
-        if opcode in DROPPED:
-            return  # no value: the port is never launched with programmatic dependent launch
+        if opcode in DROPPED and [o.strip() for o in rest.split(",") if o.strip()] == DROPPED[opcode]:
+            return
         words = opcode.split(".")
         name, mods = words[0], words[1:]
         plain = table()["instruction"]
@@ -285,7 +300,8 @@ class _Program:
         if ty != "uint32" or len(mods) != 1:
             raise PtxRefusal(f"PTX instruction `{opcode}` is not supported (lop3.b32 only)")
         self._arity(opcode, operands, 5)
-        lut = _int_literal(operands[4])
+        lut_value = self._operand(operands[4], ty, opcode)
+        lut = _int_literal(lut_value.text) if lut_value.literal else None
         if lut is None or not 0 <= lut < 256:
             raise PtxRefusal(f"PTX instruction `{opcode}`: the truth table must be a constant byte")
         names = [self._bound(self.read_as(self._operand(o, ty, opcode), ty), "lop") for o in operands[1:4]]
@@ -325,6 +341,9 @@ class _Program:
     # ---------------------------------------------------------------------------------------- registers
     def _type(self, opcode: str, mods: list[str], from_end: int) -> str:
         types = table()["types"]
+        if any(re.fullmatch(r"b?f16x2|[su]16x2|[a-z]+\d+x\d+", m) for m in mods):
+            raise PtxRefusal(f"PTX instruction `{opcode}`: packed values (`.f16x2` and the like: two elements in one "
+                             "register) are not supported")
         if len(mods) < from_end or mods[-from_end] not in types:
             raise PtxRefusal(f"PTX instruction `{opcode}` has no supported type (.f32, .s32, .u32, .b32, ...)")
         return types[mods[-from_end]]
@@ -373,6 +392,8 @@ class _Program:
         """A register's bits read as `ty` (a bitcast where it was written as another type)."""
         if v.dtype == ty or (v.literal and v.dtype is not None and (v.dtype in FLOAT_TYPES) == (ty in FLOAT_TYPES)):
             return v.text
+        if v.literal and v.dtype is None:  # an `n` constant: written as the instruction's type
+            return _float_literal(v.text) if ty in FLOAT_TYPES else self._int_text(int(v.text), ty)
         if v.literal:
             raise PtxRefusal(f"the constant {v.text} read as {ty}: write the constant in Triton")
         if ty == "int1" or v.dtype == "int1":

@@ -1659,9 +1659,14 @@ class _TritonConverter(_Converter):
                        self.pos(dtype))
         canonical = {v: k for k, v in TRITON_DTYPES.items() if not k.startswith(("fp", "bf1"))}
         out_dtypes = [canonical[TRITON_DTYPES[n]] for n in names]
-        inputs = []
-        for e in values.elements:  # each argument once, in a local where it is an expression
+        inputs: list = []
+        immediate = ptx.immediate_inputs(constraints)
+        for i, e in enumerate(values.elements):  # each argument once, in a local where it is an expression
             v = e.value
+            c = self.expr(v) if i in immediate else None
+            if isinstance(c, Lit) and isinstance(c.value, int) and not isinstance(c.value, bool):
+                inputs.append(c.value)  # an `n` constraint's literal, written into the asm (else read as a value)
+                continue
             local = v if isinstance(v, cst.Name) else self._pending_local(self._block_local("asm_in"), v)
             inputs.append(local.value)
         try:
