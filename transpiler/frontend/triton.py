@@ -1628,7 +1628,7 @@ class _TritonConverter(_Converter):
         converted here like the kernel's own source, so nothing downstream knows it was asm. The asm and the
         constraints are strings known now: literals, or module constants (also built by the module's own
         functions: module_strings.py). Whether the asm is pure changes nothing: the subset has no side effect
-        (PDL's griddepcontrol, the only impure instructions it takes, are dropped: ptx.py)."""
+        (the only impure instructions it takes, PDL's griddepcontrol and `bar.sync 0`, are dropped: ptx.DROPPED)."""
         rule = self.rules.lookup(f"{TL}.inline_asm_elementwise")
         self.rules_used.add(rule.id)
         given: dict = {}
