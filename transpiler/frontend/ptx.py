@@ -303,7 +303,8 @@ class _Program:
         lut_value = self._operand(operands[4], ty, opcode)
         lut = _int_literal(lut_value.text) if lut_value.literal else None
         if lut is None or not 0 <= lut < 256:
-            raise PtxRefusal(f"PTX instruction `{opcode}`: the truth table must be a constant byte")
+            raise PtxRefusal(f"PTX instruction `{opcode}`: the truth table must be a constant byte, written in the "
+                             "asm or passed as a literal to an `n` constraint (a constexpr local is not read here)")
         names = [self._bound(self.read_as(self._operand(o, ty, opcode), ty), "lop") for o in operands[1:4]]
         self._write(operands[0], _truth_table(lut, names, self._int_text(0xFFFFFFFF, ty)), ty, guard, opcode)
 
