@@ -661,8 +661,8 @@ def cases() -> list[dict]:
     for n in (300, 128):
         words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
         out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
-                        words + [inp("maj", [n], "int32", "poison"), inp("perm", [n], "int32", "poison")],
-                        ["a", "b", "c", "maj", "perm", "n"], [_cdiv(n, 128)], ["maj", "perm"], "", {"n": n},
+                        words + [inp(o, [n], "int32", "poison") for o in ("maj", "perm", "fld")],
+                        ["a", "b", "c", "maj", "perm", "fld", "n"], [_cdiv(n, 128)], ["maj", "perm", "fld"], "", {"n": n},
                         {"BLOCK": 128}))
     # `1.0 / math.sqrt(HEAD_DIM)` of a constexpr (a derived constant of the launcher) and `math.sqrt(2.0)` folded;
     # head dims whose square root is not exact (96, 80) and one that is (64). The default f32 tolerance: the port
@@ -1178,8 +1178,13 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             byte = (pair >> ((nib & 7) * 8)) & 0xFF
             byte = np.where(nib & 8, np.where(byte & 0x80, 0xFF, 0), byte)  # the byte's sign bit, replicated
             perm |= byte << (8 * i)
+        f = (a >> 3) & 0x1FF  # bfe.u32 f, a, 3, 9
+        field = 0xFFF << 20
+        f = (f & ~field & 0xFFFFFFFF) | ((b << 20) & field)  # bfi.b32 f, b, f, 20, 12
+        fld = (f >> 8) & 0xFFFF
+        fld = np.where(fld & 0x8000, fld - 0x10000, fld)  # bfe.s32 .., 8, 16: the field's sign bit extended
         signed = lambda w: np.where(w >= 2 ** 31, w - 2 ** 32, w)  # noqa: E731 (the int32 the kernel stores)
-        return {"maj": signed(maj), "perm": signed(perm)}
+        return {"maj": signed(maj), "perm": signed(perm), "fld": fld}
     if k == "python_assert.asserted_scale_kernel":
         return {"out": x["x"] * 3.0}
     if k == "false_tile.group_mask_kernel":

@@ -46,7 +46,7 @@ REGISTER_READ = "_asm_register_bits"
 FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 _WIDTH = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "int8": 8, "int16": 16, "int32": 32,
           "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int1": 1}
-_OWN_READING = ("mov", "setp", "selp", "cvt", "lop3", "prmt")  # instructions read by _Program's own methods
+_OWN_READING = ("mov", "setp", "selp", "cvt", "lop3", "prmt", "bfe", "bfi")  # instructions read by _Program's own methods
 _ROUND_TO_INT = {"rzi": "{x}", "rmi": "{tl}.floor({x})", "rpi": "{tl}.ceil({x})"}  # before the conversion
 
 
@@ -198,6 +198,8 @@ class _Program:
             self._cvt(opcode, mods, operands, guard)
         elif name == "lop3":
             self._lop3(opcode, mods, operands, guard)
+        elif name in ("bfe", "bfi"):
+            self._bit_field(opcode, name, mods, operands, guard)
         elif name == "prmt":
             self._prmt(opcode, mods, operands, guard)
         else:
@@ -307,6 +309,30 @@ class _Program:
                              "asm or passed as a literal to an `n` constraint (a constexpr local is not read here)")
         names = [self._bound(self.read_as(self._operand(o, ty, opcode), ty), "lop") for o in operands[1:4]]
         self._write(operands[0], _truth_table(lut, names, self._int_text(0xFFFFFFFF, ty)), ty, guard, opcode)
+
+    def _bit_field(self, opcode: str, name: str, mods: list[str], operands: list[str], guard) -> None:
+        """`bfe.u32 d, a, pos, len` (the field's bits, zero- or, for .s32, sign-extended) and `bfi.b32 f, a, b, pos,
+        len` (b with the field replaced by a's low bits), for constant pos and len inside the word."""
+        ty = self._type(opcode, mods, 1)
+        if ty not in ("uint32", "int32") or len(mods) != 1 or (name == "bfi" and ty != "uint32"):
+            raise PtxRefusal(f"PTX instruction `{opcode}` is not supported (bfe.u32, bfe.s32, bfi.b32 only)")
+        self._arity(opcode, operands, 4 if name == "bfe" else 5)
+        pos, size = (self._operand(o, ty, opcode) for o in operands[-2:])
+        pos, size = (_int_literal(v.text) if v.literal else None for v in (pos, size))
+        if pos is None or size is None or not (0 <= pos and 1 <= size and pos + size <= 32):
+            raise PtxRefusal(f"PTX instruction `{opcode}`: the field's position and length must be constants inside "
+                             "the 32-bit word")
+        a = self.read_as(self._operand(operands[1], ty, opcode), ty)
+        if name == "bfe" and ty == "int32":  # the field to the top, then an arithmetic shift down
+            text = f"(({a} << {32 - pos - size}) >> {32 - size})" if pos + size < 32 else f"({a} >> {32 - size})"
+        elif name == "bfe":
+            text = f"(({a} >> {pos}) & {self._int_text((1 << size) - 1, ty)})"
+        else:
+            b = self.read_as(self._operand(operands[2], ty, opcode), ty)
+            field = ((1 << size) - 1) << pos
+            text = (f"(({b} & {self._int_text(~field & 0xFFFFFFFF, ty)}) | "
+                    f"(({a} << {pos}) & {self._int_text(field, ty)}))")
+        self._write(operands[0], text, ty, guard, opcode)
 
     def _prmt(self, opcode: str, mods: list[str], operands: list[str], guard) -> None:
         """`prmt.b32 d, a, b, c` (default mode): byte i of d is byte `s & 7` of the pair b:a (a the low word), or
