@@ -69,9 +69,12 @@ class Lowered:
 
 @dataclass(frozen=True)
 class _Value:
-    text: str          # a Triton expression: a local's name, an input's name or a literal
+    text: str          # a Triton expression: a local's name, an input's name or a literal ("": a select not written)
     dtype: str | None  # its Triton dtype; None: an input (known to the passes only)
     literal: bool = False
+    # a register written under a guard: (the predicate's local, the value where it holds, where it does not); an
+    # instruction under the same guard reads its own side, so a guarded sequence is one select at its end
+    arms: tuple | None = None
 
 
 def lower(asm: str, constraints: str, inputs: list[str | int], out_dtypes: list[str], pack: int, tl: str,
@@ -148,6 +151,8 @@ class _Program:
         self.regs, self.tl, self.fresh = regs, tl, fresh
         self.inputs = frozenset(regs)
         self.input_reads: dict[tuple[str, str], str] = {}
+        self.selects: dict[int, tuple[_Value, _Value]] = {}  # id of a guarded value -> (it, its select's local)
+        self.guard: tuple[str, bool] | None = None  # the instruction's: (the predicate's local, negated)
         self.statements: list[tuple[str, str]] = []
         self.scopes: list[dict[str, _Value | None]] = []  # per open scope: the outer values its `.reg`s hide
 
@@ -169,6 +174,7 @@ class _Program:
             self._declare(text)
             return
         guard, text = self._guard(text)
+        self.guard = (self._predicate(guard), guard[1]) if guard is not None else None
         opcode, _, rest = text.partition(" ")
         if opcode.endswith(":") or ":" in opcode:
             raise PtxRefusal(f"label `{opcode}`: branches are not supported")
@@ -393,7 +399,10 @@ class _Program:
 
     def _operand(self, text: str, ty: str, opcode: str) -> _Value:
         if text in self.regs:
-            return self.regs[text]
+            v = self.regs[text]
+            if v.arms is not None and self.guard is not None and v.arms[0] == self.guard[0]:
+                return v.arms[2] if self.guard[1] else v.arms[1]  # the side this guard's lanes hold
+            return v
         if re.fullmatch(r"\$\d+|[A-Za-z_%][\w$]*", text):
             raise PtxRefusal(f"`{opcode}` reads register `{text}` before it is written")
         if ty in FLOAT_TYPES:
@@ -417,6 +426,8 @@ class _Program:
 
     def read_as(self, v: _Value, ty: str) -> str:
         """A register's bits read as `ty` (a bitcast where it was written as another type)."""
+        if v.arms is not None:
+            v = self._select(v)
         if v.dtype == ty or (v.literal and v.dtype is not None and (v.dtype in FLOAT_TYPES) == (ty in FLOAT_TYPES)):
             return v.text
         if v.literal and v.dtype is None:  # an `n` constant: written as the instruction's type
@@ -452,13 +463,23 @@ class _Program:
         old = self.regs.get(dest)
         if guard is not None:
             pred = self._predicate(guard)
-        if guard is not None and old is not None:
-            new, kept = self._bound(f"({text})", "new"), self.read_as(old, ty)
-            text = f"{self.tl}.where({pred}, {kept if guard[1] else new}, {new if guard[1] else kept})"
         stem = "r" + dest[1:] if dest.startswith("$") else re.sub(r"\W", "", dest) or "r"
+        if guard is not None and old is not None:  # a select, written where read (`_select`)
+            holds, other = (old.arms[1], old.arms[2]) if old.arms is not None and old.arms[0] == pred else (old, old)
+            new = _Value(self._bound(text, stem), ty)
+            self.regs[dest] = _Value("", ty, arms=(pred, holds, new) if guard[1] else (pred, new, other))
+            return
         name = self.fresh(f"asm_{stem}")
         self.statements.append((name, text))
         self.regs[dest] = _Value(name, ty)
+
+    def _select(self, v: _Value) -> _Value:
+        """A guarded register's value as one local: `tl.where(p, where it holds, where not)` (once per value)."""
+        if id(v) not in self.selects:
+            pred, holds, other = v.arms
+            text = f"{self.tl}.where({pred}, {self.read_as(holds, v.dtype)}, {self.read_as(other, v.dtype)})"
+            self.selects[id(v)] = (v, _Value(self._bound(text, "sel"), v.dtype))
+        return self.selects[id(v)][1]
 
 
 def _truth_table(lut: int, names: list[str], ones: str) -> str:
