@@ -4,8 +4,9 @@ An element-wise asm block is a straight-line program over registers: `$0..` are 
 (the constraints string's order); `.reg` declares named registers; `@p` / `@!p` guard an instruction by a
 predicate. Each instruction becomes a Triton expression of the registers it reads (rules/ptx.toml for the
 plain ones), written to a fresh local; a guarded one selects between the new and the old value
-(`tl.where(p, new, old)`; a register not written before takes the new value, as reading it unwritten is
-undefined in PTX anyway). The frontend converts the locals and the outputs' expressions as Triton source, so the
+(`tl.where(p, new, old)`, written where the register is read: an instruction under the same guard reads the side
+its lanes hold, so `@!p` sequences are one chain and one select; a register not written before takes the new
+value, as reading it unwritten is undefined in PTX anyway). The frontend converts the locals and the outputs' expressions as Triton source, so the
 passes, the emitter and the interpreter meet nothing new.
 
 A register holds bits: an instruction reads each operand as its own type (`.f32` float32, `.b32` uint32, ...),
