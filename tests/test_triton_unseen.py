@@ -1402,3 +1402,150 @@ def test_a_dot_of_a_loaded_tile_with_a_float32_one_makes_the_array_float32(tmp_p
     res = kernel_result(k, FIXTURES / "dot_operand_dtypes.py", "dot_operand_dtypes.py")
     assert res.status == "translated", [d.text() for d in res.diagnostics]
     assert {p["name"]: p["dtype"] for p in res.manifest["params"]}["a_ptr"] == "f32"
+
+
+# -------------------------------------------------------------------------------------- inline PTX assembly
+
+@requires_toolchain
+def test_inline_asm_fixture_matches_its_numbers(tmp_path):
+    """tests/fixtures/triton_unseen/inline_asm.py (softplus asm built by a module function, a mov around a dot,
+    lop3 / xor / shr and prmt, griddepcontrol, two outputs of float and integer instructions): ported, compiled to Tile IR and interpreted on its cases, whose
+    references are numpy of the PTX manual's definitions (Triton's interpreter does not run inline asm)."""
+    from test_triton_refs import CASES
+    from transpiler.pipeline import write_outputs
+    from transpiler.verify.run import verify_output
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / "inline_asm.py", src / "inline_asm.py")
+    result, outputs = run([src], tmp_path / "out")
+    write_outputs(outputs)
+    assert all(k.status == "translated" for k in result.kernels), \
+        [(k.name, [d.text() for d in k.diagnostics]) for k in result.kernels]
+    checked = {c.entry: c.verdict for v in verify_output(tmp_path / "out")
+               for c in v.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")}
+    cases = {c["id"] for c in CASES if c["module"].endswith(".inline_asm")}
+    assert len(cases) == 6 and set(checked) == cases, sorted(set(checked) ^ cases)
+    assert all(v == "numbers_match" for v in checked.values()), checked
+
+
+def test_inline_asm_refuses_what_it_does_not_know_by_name(tmp_path):
+    """An instruction outside the PTX subset, a rounding mode Triton's operations lack, a packed asm and an asm
+    string the port cannot know: each a TTR-INLINE-ASM at the asm argument, naming what it refuses; the kernel
+    beside them translates."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent('''
+    def _asm(n):
+        import os
+        return os.environ.get("ASM", "mov.f32 $0, $1;")
+
+
+    DYNAMIC = _asm(1)
+
+
+    @triton.jit
+    def loads(x_ptr, y_ptr):
+        x = tl.load(x_ptr)
+        y = tl.inline_asm_elementwise("ld.global.f32 $0, [$1];", "=r,l", [x_ptr], dtype=tl.float32, is_pure=True, pack=1)
+        tl.store(y_ptr, y + x)
+
+
+    @triton.jit
+    def rounds(x_ptr):
+        x = tl.load(x_ptr)
+        tl.store(x_ptr, tl.inline_asm_elementwise("add.rz.f32 $0, $1, $1;", "=r,r", [x], dtype=tl.float32,
+                                                  is_pure=True, pack=1))
+
+
+    @triton.jit
+    def packed(x_ptr):
+        x = tl.load(x_ptr)
+        tl.store(x_ptr, tl.inline_asm_elementwise("mov.b32 $0, $2; mov.b32 $1, $3;", "=r,=r,r,r", [x], dtype=tl.float32,
+                                                  is_pure=True, pack=2))
+
+
+    @triton.jit
+    def dynamic(x_ptr):
+        x = tl.load(x_ptr)
+        tl.store(x_ptr, tl.inline_asm_elementwise(DYNAMIC, "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1))
+
+
+    @triton.jit
+    def fine(x_ptr):
+        x = tl.load(x_ptr)
+        tl.store(x_ptr, tl.inline_asm_elementwise("neg.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1))
+    '''))
+    fr = parse_file(path, "k.py")
+    got = {(d.pos.line, d.pos.col): (d.code, d.message) for _, _, d in fr.failures}
+    assert [k.name for k in fr.kernels] == ["fine"]
+    assert all(code == "TTR-INLINE-ASM" for code, _ in got.values()), got
+    messages = {pos[0]: m for pos, (_, m) in got.items()}
+    assert "`ld.global.f32` is not in the supported subset" in messages[17] and (17, 35) in got
+    assert "`add.rz.f32`" in messages[24] and ".rz" in messages[24]
+    assert "pack=2" in messages[31]
+    assert "must be a string known" in messages[38] and (38, 47) in got
+
+
+def test_lop3_truth_tables_are_the_bitwise_functions_they_name():
+    """Every one of lop3's 256 truth tables, lowered (ptx.py), computes bit (a*4 + b*2 + c) of the table on each bit
+    position: the expression is evaluated on Python integers standing for three words."""
+    from transpiler.frontend import ptx
+    a, b, c = 0xF0F0F0F0, 0xCCCCCCCC, 0xAAAAAAAA  # every (a, b, c) bit pattern, four times over
+    for lut in range(256):
+        names = iter(range(100))
+        low = ptx.lower(f"lop3.b32 $0, $1, $2, $3, {lut:#x};", "=r,r,r,r", ["a", "b", "c"], ["uint32"], 1, "tl",
+                        lambda stem: f"{stem}_{next(names)}")
+        env = {"a": a, "b": b, "c": c}
+        for name, text in low.statements:
+            text = text.replace(f"{ptx.REGISTER_READ}(", "(").replace(", tl.uint32)", ")")
+            text = text.replace("tl.cast(-1, tl.uint32, bitcast=True)", str(0xFFFFFFFF))
+            env[name] = eval(text, {}, env) & 0xFFFFFFFF  # noqa: S307 (our own generated text)
+        assert env[low.outputs[0]] == int(f"{lut:08b}" * 4, 2), hex(lut)
+
+
+def test_module_strings_are_built_as_python_would_and_nothing_runs():
+    """A module function formatting a template (format, f-strings, join, split, for over range, +=) gives the
+    string Python gives; one that reads anything else (an import, the environment, a loop without bound) none."""
+    import libcst as cst
+    from transpiler.frontend.module_config import UNDECIDED
+    from transpiler.frontend.module_strings import call_value
+    src = textwrap.dedent('''
+    def gen(n, sep=" "):
+        template = "{{ mov.b32 ${out}, ${inp}; }}"
+        parts = []
+        for i in range(n):
+            parts.append(template.format(out=i, inp=i + n) + f"// {i:02d}")
+        return sep.join("\\n".join(parts).split("\\n"))
+    def env():
+        import os
+        return os.getcwd()
+    def grow():
+        s = "ab"
+        for _ in range(100):
+            s = s + s
+        return s
+    def attr(n):
+        return "{0.__class__}".format(n)
+    ''')
+    fns = {f.name.value: f for f in cst.parse_module(src).body}
+    namespace: dict = {}
+    exec(src, namespace)  # noqa: S102 (the test's own source: what Python gives)
+    assert call_value(fns["gen"], [3], {}, {}) == namespace["gen"](3)
+    assert call_value(fns["gen"], [2], {"sep": ","}, {}) == namespace["gen"](2, sep=",")
+    assert call_value(fns["env"], [], {}, {}) is UNDECIDED
+    assert call_value(fns["grow"], [], {}, {}) is UNDECIDED
+    assert call_value(fns["attr"], [1], {}, {}) is UNDECIDED
+
+
+def test_ptx_barriers_immediates_and_packed_values():
+    """`bar.sync 0` (tl.debug_barrier's barrier) is dropped, another barrier is not; an `n` constraint's constant is
+    written into the instruction; packed `.f16x2` arithmetic is refused by name."""
+    from transpiler.frontend import ptx
+    names = iter(range(100))
+    fresh = lambda stem: f"{stem}_{next(names)}"  # noqa: E731
+    assert ptx.lower("bar.sync 0; // dummy $0", "=r", [], ["int32"], 1, "tl", fresh) == ptx.Lowered((), (None,))
+    with pytest.raises(ptx.PtxRefusal, match="`bar.sync`"):
+        ptx.lower("bar.sync 1, 64;", "=r", [], ["int32"], 1, "tl", fresh)
+    low = ptx.lower("add.s32 $0, $1, $2;", "=r,r,n", ["x", 7], ["int32"], 1, "tl", fresh)
+    assert low.statements[-1][1].endswith("+ 7") and ptx.immediate_inputs("=r,r,n") == {1}
+    with pytest.raises(ptx.PtxRefusal, match="packed values"):
+        ptx.lower("sub.f16x2 $0, $1, $1;", "=r,r", ["x"], ["int32"], 1, "tl", fresh)

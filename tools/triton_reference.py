@@ -43,7 +43,12 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "arm_flags", "carried_stats",
-                                                     "dot_operand_dtypes")
+                                                     "dot_operand_dtypes", "inline_asm", "fast_math")
+# fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
+# libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
+# PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
+# port is still checked against them by the Tile IR interpreter
+NUMPY_ONLY = ("inline_asm", "fast_math")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -640,6 +645,27 @@ def cases() -> list[dict]:
                             [inp("dy", [n], dt, "randn"), inp("x", [n], dt, "randn", scale=2.0),
                              inp("dx", [n], dt, "poison")],
                             ["dy", "x", "dx", "n"], [_cdiv(n, 1024)], ["dx"], "", {"n": n}, {"BLOCK": 1024}))
+    # tl.inline_asm_elementwise of the PTX subset (numpy references: NUMPY_ONLY): a generated softplus asm string
+    # (inputs beyond its threshold 20 on both sides), PDL's griddepcontrol on and off, a mov around a dot, lop3 /
+    # xor / shr and prmt with runtime selectors over whole int32 words
+    for n, pdl in ((1000, False), (256, True)):
+        out.append(case("inline_asm", "softplus_asm_kernel", f"n{n}{'_pdl' if pdl else ''}",
+                        [inp("x", [n], "float32", "randn", scale=12.0), inp("y", [n], "float32", "poison")],
+                        ["x", "y", "n"], [_cdiv(n, 256)], ["y"], "", {"n": n}, {"BLOCK": 256, "USE_PDL": pdl}))
+    out.append(case("inline_asm", "dot_mov_kernel", "m16n32k16",
+                    [inp("a", [16, 16], "float32", "randn"), inp("b", [16, 32], "float32", "randn"),
+                     inp("c", [16, 32], "float32", "poison")],
+                    ["a", "b", "c"], [1], ["c"], "", {}, {"M": 16, "N": 32, "K": 16}))
+    out.append(case("inline_asm", "two_outputs_kernel", "n500",
+                    [inp("x", [500], "float32", "randn", scale=3.0), inp("i", [500], "int32", "randint", lo=-50, hi=50),
+                     inp("y", [500], "float32", "poison"), inp("k", [500], "int32", "poison")],
+                    ["x", "i", "y", "k", "n"], [_cdiv(500, 256)], ["y", "k"], "", {"n": 500}, {"BLOCK": 256}))
+    for n in (300, 128):
+        words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
+        out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
+                        words + [inp(o, [n], "int32", "poison") for o in ("maj", "perm", "fld")],
+                        ["a", "b", "c", "maj", "perm", "fld", "n"], [_cdiv(n, 128)], ["maj", "perm", "fld"], "", {"n": n},
+                        {"BLOCK": 128}))
     # `1.0 / math.sqrt(HEAD_DIM)` of a constexpr (a derived constant of the launcher) and `math.sqrt(2.0)` folded;
     # head dims whose square root is not exact (96, 80) and one that is (64). The default f32 tolerance: the port
     # contracts `q * scale + c` into one fma as Triton's compiler does on the GPU (its interpreter rounds twice)
@@ -699,6 +725,13 @@ def cases() -> list[dict]:
                         [inp("x", [32, n_cols], dt, "randn"), inp("L", [32], "float32", "uniform", lo=0.5, hi=2.0),
                          inp("M", [32], "float32", "randn")],
                         ["x", "L", "M"], [32 // 8], ["L", "M"], "", {}, {"n_cols": n_cols, "BR": 8, "BC": 32}))
+    # libdevice's approximate intrinsics, ported as the precise functions (NUMPY_ONLY: the interpreter has none)
+    for n in (1000, 256):
+        out.append(case("fast_math", "fast_features_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "uniform", lo=-6.0, hi=6.0), inp("cos", [n], "float32", "poison"),
+                         inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
+                        ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
+                        {"BLOCK": 256}))
     # a dot of a loaded tile with a float32 one: the loaded array is float32
     out.append(case("dot_operand_dtypes", "decayed_gram_kernel", "n16_k32",
                     [inp("a", [16, 32], "float32", "randn"), inp("out", [16, 16], "float32", "poison")],
@@ -1134,6 +1167,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "fast_math.fast_features_kernel":
+        pos = np.exp(x["x"]) + 1.0
+        return {"cos": np.cos(x["x"]), "sin": np.sin(x["x"]), "gate": np.log(pos) + 0.5 * np.log2(pos)}
     if k == "dot_operand_dtypes.decayed_gram_kernel":
         return {"out": x["a"] @ np.exp(-np.abs(x["a"])).T}
     if k == "carried_stats.resume_row_stats_kernel":  # online softmax statistics continued over the row
@@ -1170,6 +1206,41 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             prev = np.concatenate([np.zeros((1, D), np.float32), seg[:-1]])
             y[cu[n]:cu[n + 1]] = (prev - seg) * a["scale"][n]
         return {"y": y.astype(a["y"].dtype).astype(np.float64).reshape(-1)}
+    if k == "inline_asm.softplus_asm_kernel":  # setp.gt / @p mov / @!p mul, ex2, add, lg2, mul (ex2/lg2: exact here)
+        v = x["x"]
+        return {"y": np.where(v > 20.0, v, np.log2(np.exp2(v * 1.4426950408889634) + 1.0) * 0.6931471805599453)}
+    if k == "inline_asm.dot_mov_kernel":  # mov.f32: the value itself
+        return {"c": x["a"] @ x["b"] + 1.0}
+    if k == "inline_asm.two_outputs_kernel":  # float32 steps as the asm's (rcp and fma rounded once), then int32
+        f32 = np.float32
+        v = x["x"].astype(f32)
+        t = f32(1.0) / np.maximum(np.abs(v), f32(0.5))
+        t = (t.astype(np.float64) * v + 1.0).astype(f32)  # fma: the exact product, one rounding
+        y = np.tanh(t.astype(np.float64))
+        q = np.floor(y.astype(f32) * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
+        q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
+        return {"y": y, "k": np.abs(q) * 2}
+    if k == "inline_asm.bit_ops_kernel":
+        a, b, cc = (x[w].astype(np.int64) & 0xFFFFFFFF for w in ("a", "b", "c"))  # the words' bits, unsigned
+        lut, maj = 0xE8, np.zeros_like(a)
+        for bit in range(32):  # lop3: bit i of d is bit (a_i * 4 + b_i * 2 + c_i) of the truth table
+            idx = ((a >> bit) & 1) * 4 + ((b >> bit) & 1) * 2 + ((cc >> bit) & 1)
+            maj |= ((lut >> idx) & 1) << bit
+        maj = (maj ^ 0x80000000) >> 3  # xor.b32, then shr.u32 (logical)
+        pair = a | (b << 32)  # prmt: bytes 0-3 of a, 4-7 of b
+        perm = np.zeros_like(a)
+        for i in range(4):
+            nib = (cc >> (4 * i)) & 0xF
+            byte = (pair >> ((nib & 7) * 8)) & 0xFF
+            byte = np.where(nib & 8, np.where(byte & 0x80, 0xFF, 0), byte)  # the byte's sign bit, replicated
+            perm |= byte << (8 * i)
+        f = (a >> 3) & 0x1FF  # bfe.u32 f, a, 3, 9
+        field = 0xFFF << 20
+        f = (f & ~field & 0xFFFFFFFF) | ((b << 20) & field)  # bfi.b32 f, b, f, 20, 12
+        fld = (f >> 8) & 0xFFFF
+        fld = np.where(fld & 0x8000, fld - 0x10000, fld)  # bfe.s32 .., 8, 16: the field's sign bit extended
+        signed = lambda w: np.where(w >= 2 ** 31, w - 2 ** 32, w)  # noqa: E731 (the int32 the kernel stores)
+        return {"maj": signed(maj), "perm": signed(perm), "fld": fld}
     if k == "python_assert.asserted_scale_kernel":
         return {"out": x["x"] * 3.0}
     if k == "false_tile.group_mask_kernel":
@@ -1279,6 +1350,10 @@ def _launchable(kernel):
 
 def run_case(c: dict) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Interpret the kernel on the case's inputs; returns (inputs before the launch, outputs after)."""
+    if c["module"].rsplit(".", 1)[1] in NUMPY_ONLY:  # no interpreter run: the numpy reference, as the outputs' dtype
+        arrays = make_inputs(c)
+        want = reference(c, {n: v.copy() for n, v in arrays.items()})
+        return arrays, {n: np.asarray(want[n]).reshape(arrays[n].shape).astype(arrays[n].dtype) for n in c["outputs"]}
     _setup_interpreter()
     import triton.language as tl
 

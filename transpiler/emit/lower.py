@@ -1220,10 +1220,14 @@ class Lowerer:
             return self.scalar_result(e, f"mulhii({self.tile(a[0])}, {self.tile(a[1])})")
         if o == "invert":
             x = self.tile(a[0])
-            ones = "true" if e.ty.dtype == "bool" else f"-1{e.ty.dtype}"
+            dt = e.ty.dtype
+            ones = "true" if dt == "bool" else f"-1{dt}" if not dt.startswith("u") else f"-1i{dt[1:]}"
             c = self.tmp()
-            self.emit(f"let {c}: Tile<{e.ty.dtype}, {{ [{dim_list(e.ty.shape)}] }}> = "
-                      f"constant({ones}, {shape_macro(e.ty.shape)});")
+            self.emit(f"let {c}: Tile<{dt if not dt.startswith('u') else 'i' + dt[1:]}, "
+                      f"{{ [{dim_list(e.ty.shape)}] }}> = constant({ones}, {shape_macro(e.ty.shape)});")
+            if dt.startswith("u"):  # no negative unsigned literal: all ones as the signed type's -1, bitcast
+                c, signed = self.tmp(), c
+                self.emit(f"let {c}: Tile<{dt}, {{ [{dim_list(e.ty.shape)}] }}> = bitcast({signed});")
             return self.scalar_result(e, f"xori({x}, {c})")
         if o == "permute":
             return f"permute({self.value(a[0])}, const_array![{', '.join(map(str, e.attr('perm')))}])"

@@ -28,6 +28,9 @@ from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
+from . import ptx
+from .module_config import UNDECIDED
+from .module_strings import call_value
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
@@ -485,7 +488,31 @@ class _TritonConverter(_Converter):
         d = self.dotted(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
         if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES:
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and self._module_function(node.func.value):
+            return self._module_string(node)
         return super()._eval_const(node)
+
+    def _module_function(self, name: str) -> cst.FunctionDef | None:
+        """A plain function of this module's top level (no decorator: not a kernel), defined before here."""
+        defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef)
+                and st.name.value == name]
+        return defs[-1] if defs and not defs[-1].decorators else None
+
+    def _module_string(self, call: cst.Call) -> str | None:
+        """`_generate_softplus(1)` at module level: the string the module's own function builds
+        (module_strings.py reads its body; nothing of it runs); None where it is not a string known so."""
+        args, kwargs = [], {}
+        for a in call.args:
+            v = self._eval_const(a.value)
+            if a.star or v is None or isinstance(v, _DtypeName):
+                return None
+            if a.keyword is None:
+                args.append(v)
+            else:
+                kwargs[a.keyword.value] = v
+        value = call_value(self._module_function(call.func.value), args, kwargs, self.info.consts,
+                           self._module_function)
+        return value if isinstance(value, str) and value is not UNDECIDED else None
 
     def _version_test(self, node: cst.BaseExpression) -> bool | None:
         """`version.parse(triton.__version__) >= version.parse("3.0.0")` (packaging's `parse` / `Version`,
@@ -759,6 +786,11 @@ class _TritonConverter(_Converter):
             # `MOD: tl.constexpr = ".cg" if STREAMING else ""`: a cache modifier chosen at compile time, a hint
             # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
             self.string_locals.add(target.value)
+            return self._flush([])
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
+                and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
+            # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
+            self.expr(s.value)
             return self._flush([])
         if isinstance(s, cst.Raise):  # reached only where Triton's compilation fails: no entry there
             text = _code(s.exc).strip() if s.exc is not None else "raise"
@@ -1312,6 +1344,10 @@ class _TritonConverter(_Converter):
             # not None)`: a platform fact, rules/platform.toml)
             fact = self._platform_truth(node.args[0].value)
             return Lit(fact, pos) if fact is not None else self.expr(node.args[0].value)
+        if isinstance(func, cst.Name) and func.value == ptx.REGISTER_READ and id(node) in self._stand_in_pos:
+            # an asm input read as the register's type (only in the source ptx.py writes: `_inline_asm`)
+            x, dt = (self.expr(a.value) for a in node.args)
+            return Op("bitcast", (x, dt), pos, (("register", True),), "TTR-INLINE-ASM")
         if d in RANDOM_CALLS:
             return self._random(d, node, pos)
         if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
@@ -1458,6 +1494,8 @@ class _TritonConverter(_Converter):
                        "written as a list", pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
+        if d == f"{TL}.inline_asm_elementwise":
+            return self._inline_asm(node, pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -1583,6 +1621,81 @@ class _TritonConverter(_Converter):
         shifted = cst.BinaryOperation(x, cst.Subtract(), call("max", x, dim))
         num = self._pending_local(self._block_local("softmax_num"), call("exp", shifted))
         return self.expr(cst.BinaryOperation(num, cst.Divide(), call("sum", num, dim)))
+
+    def _inline_asm(self, node: cst.Call, pos: Pos):
+        """`tl.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)` of the PTX subset ptx.py lowers:
+        the asm's registers become locals of Triton expressions (queued before the statement, as softmax's are),
+        converted here like the kernel's own source, so nothing downstream knows it was asm. The asm and the
+        constraints are strings known now: literals, or module constants (also built by the module's own
+        functions: module_strings.py). Whether the asm is pure changes nothing: the subset has no side effect
+        (the only impure instructions it takes, PDL's griddepcontrol and `bar.sync 0`, are dropped: ptx.DROPPED)."""
+        rule = self.rules.lookup(f"{TL}.inline_asm_elementwise")
+        self.rules_used.add(rule.id)
+        given: dict = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword is not None else (rule.params[i] if i < len(rule.params) else None)
+            if a.star or key not in rule.params or key in given:
+                raise fail(rule.id, f"`tl.inline_asm_elementwise` takes {', '.join(rule.params)}", self.pos(a))
+            given[key] = a.value
+        missing = [k for k in ("asm", "constraints", "args", "dtype") if k not in given]
+        if missing:
+            raise fail(rule.id, f"`tl.inline_asm_elementwise` needs {', '.join(missing)}", pos)
+        asm, constraints = (self._known_string(given[k], k, rule.id) for k in ("asm", "constraints"))
+        pack = self._eval_const(given["pack"]) if "pack" in given else 1
+        if not isinstance(pack, int) or isinstance(pack, bool):
+            raise fail(rule.id, "`pack=` of `tl.inline_asm_elementwise` must be a constant integer",
+                       self.pos(given["pack"]))
+        values = given["args"]
+        if not isinstance(values, (cst.List, cst.Tuple)) \
+                or any(isinstance(e, cst.StarredElement) for e in values.elements):
+            raise fail(rule.id, "`args=` of `tl.inline_asm_elementwise` must be a list of the values", self.pos(values))
+        dtype = given["dtype"]
+        many = isinstance(dtype, (cst.Tuple, cst.List))
+        dtypes = [self.dotted(e.value) for e in dtype.elements] if many else [self.dotted(dtype)]
+        names = [d[len(TL) + 1:] if d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES else None
+                 for d in dtypes]
+        if None in names:
+            raise fail(rule.id, "`dtype=` of `tl.inline_asm_elementwise` must name Triton dtypes (`tl.float32`)",
+                       self.pos(dtype))
+        canonical = {v: k for k, v in TRITON_DTYPES.items() if not k.startswith(("fp", "bf1"))}
+        out_dtypes = [canonical[TRITON_DTYPES[n]] for n in names]
+        inputs: list = []
+        immediate = ptx.immediate_inputs(constraints)
+        for i, e in enumerate(values.elements):  # each argument once, in a local where it is an expression
+            v = e.value
+            c = self.expr(v) if i in immediate else None
+            if isinstance(c, Lit) and isinstance(c.value, int) and not isinstance(c.value, bool):
+                inputs.append(c.value)  # an `n` constraint's literal, written into the asm (else read as a value)
+                continue
+            local = v if isinstance(v, cst.Name) else self._pending_local(self._block_local("asm_in"), v)
+            inputs.append(local.value)
+        try:
+            lowered = ptx.lower(asm, constraints, inputs, out_dtypes, pack, _code(self._tl_module()), self._block_local)
+        except ptx.PtxRefusal as err:
+            raise fail(rule.id, f"inline PTX assembly: {err}", self.pos(given["asm"])) from None
+        for name, text in lowered.statements:
+            self._pending_local(name, self._asm_node(text, node))
+        outs = [self.expr(self._asm_node(t, node)) if t is not None else Lit(0, pos)  # never written: undefined
+                for t in lowered.outputs]
+        return TupleExpr(tuple(outs), pos) if many else outs[0]
+
+    def _asm_node(self, text: str, call: cst.Call) -> cst.BaseExpression:
+        """Triton source ptx.py wrote, parsed, each node at the position of the asm call (its diagnostics')."""
+        expr = cst.parse_expression(text)
+        for n in _walk(expr):
+            self._stand_in_pos[id(n)] = (n, call)
+        return expr
+
+    def _known_string(self, node: cst.BaseExpression, what: str, code: str) -> str:
+        """A string argument known when the kernel is translated: a literal or a module constant."""
+        value = node.evaluated_value if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else \
+            self._eval_const(node)
+        if isinstance(node, cst.Name) and node.value in self.kernel_locals:
+            value = None
+        if not isinstance(value, str):
+            raise fail(code, f"`{what}=` of `tl.inline_asm_elementwise` must be a string known when the kernel is "
+                       "translated (a literal, or a module constant built from literals)", self.pos(node))
+        return value
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int
+from ..infer import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, retype_generic
 from . import handler
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ def bitcast(infer: Infer, e: Op) -> Expr:
         raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
     src = x.ty.dtype
     _narrow_loads(infer, x, dt)
+    if e.attr("register") and is_generic(src) and not is_generic(dt):
+        x = _register_input(infer, x, dt, e)
+        src = x.ty.dtype
     if is_generic(src) or is_generic(dt):
         raise fail(e.rule, f"a bitcast between {src} and {dt}: the element type is a generic whose width depends "
                    "on the caller's dtype; convert to a concrete type first", e.pos)
@@ -55,6 +58,33 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     if src == dt:
         return x
     return Op("bitcast", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+
+def _register_input(infer: Infer, x: Expr, dt: str, e: Op) -> Expr:
+    """An input of `tl.inline_asm_elementwise` (frontend/ptx.py) whose element type is a generic, read by the asm as
+    `dt`: Triton compiles the asm only where the value fills its register exactly, which for a float generic is the
+    float type of `dt`'s width (float32 for `.f32` and `.b32` reads). Where the generic is that type in every entry
+    it is converted to it (nothing changes); where it is in some, this entry is for those alone (RestrictDtypes, as
+    libdevice_f32 restricts); else refused. Read as an integer, the generic of a loaded array is an integer one
+    (the array is retyped, as a bit operation on its elements retypes it)."""
+    g = x.ty.dtype
+    if is_int(dt) and _BITS[dt] in (32, 64):  # bits read as an integer: the array holds integers (int32 / int64)
+        retype_generic(infer.k, g, f"i{_BITS[dt]}")
+    want = dt if is_float(dt) else {32: "f32", 64: "f64"}.get(_BITS.get(dt, 0))
+    dts = infer.k.variant.dtypes if g == "E" else infer.all_dtypes
+    if want is not None and tuple(dts) == (want,):
+        return infer.to_dtype(x, want)
+    if want is not None and want in dts:
+        if g != "E":
+            raise UnifyElements("E", g)
+        raise RestrictDtypes((want,))
+    raise fail(e.rule, f"inline assembly reads a value of element type {'/'.join(dts) or g} as {dt}: convert it with "
+               f"`.to(tl.{_TRITON_NAMES.get(want or dt, dt)})` first (Triton compiles the asm only for values that fill "
+               "their register exactly)", e.pos)
+
+
+_TRITON_NAMES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i32": "int32",
+                 "u32": "uint32", "i64": "int64", "u64": "uint64"}
 
 
 def _narrow_loads(infer: Infer, x: Expr, dt: str) -> None:
