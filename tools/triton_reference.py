@@ -43,7 +43,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "arm_flags", "carried_stats",
-                                                     "dot_operand_dtypes", "inline_asm", "fast_math")
+                                                     "dot_operand_dtypes", "inline_asm", "fast_math",
+                                                     "int_min")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -732,6 +733,10 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # the int32 minimum as a literal (the sign bit of a float's bits)
+    out.append(case("int_min", "sign_bits_kernel", "n64",
+                    [inp("x", [64], "float32", "randn"), inp("y", [64], "int32", "poison"),
+                     inp("z", [1], "int32", "poison")], ["x", "y", "z"], [1], ["y", "z"], "", {}, {"BLOCK": 64}))
     # a dot of a loaded tile with a float32 one: the loaded array is float32
     out.append(case("dot_operand_dtypes", "decayed_gram_kernel", "n16_k32",
                     [inp("a", [16, 32], "float32", "randn"), inp("out", [16, 16], "float32", "poison")],
@@ -1167,6 +1172,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "int_min.sign_bits_kernel":
+        bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
+        return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}
     if k == "fast_math.fast_features_kernel":
         pos = np.exp(x["x"]) + 1.0
         return {"cos": np.cos(x["x"]), "sin": np.sin(x["x"]), "gate": np.log(pos) + 0.5 * np.log2(pos)}

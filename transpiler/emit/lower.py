@@ -1093,6 +1093,10 @@ class Lowerer:
                 return self.scalar_result(e, self.u32_const(v, e.ty.shape))
             else:
                 lit = _int_lit(v, dt, in_constant=dt in ("i64", "u64"))
+                if lit.startswith("("):  # i32::MIN: `constant` takes a literal only, so MIN + 1 minus one
+                    one_less, one = lit[1:-1].split(" - ")
+                    return self.scalar_result(e, f"constant({one_less}, {shape_macro(e.ty.shape)}) - "
+                                                 f"constant({one}, {shape_macro(e.ty.shape)})")
             # a 0-d constant bound to a scalar: the rank-0 tile's value (no Tile IR op of its own)
             return self.scalar_result(e, f"constant({lit}, {shape_macro(e.ty.shape)})")
         if o == "splat":
@@ -1656,6 +1660,8 @@ def _int_lit(e: Lit, dt: str, in_constant: bool = False) -> str:
         raise fail("CT121", f"the {dt} constant {v} has no Rust form: cuTile Rust 0.5.0 reads every integer literal "
                    "as an i32 (compile_expression.rs, `base10_parse::<i32>`, a panic for a wider one)",
                    e.pos)
+    if v == -2**31:  # that reading takes `-2147483648` as the negation of 2147483648, past i32: a panic
+        return f"(-2147483647{dt} - 1{dt})"
     return f"{v}{dt}"
 
 
