@@ -20,7 +20,9 @@ from .infer import (STATIC_ASSERT, HoistNeeded, Infer, RestrictDtypes, RetypeArr
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
 
-MAX_VARIANTS = 16
+# (a cuTile Python kernel whose FMA fusion crosses constant `if`s needs a variant per arm to match cuTile Python's
+# folded IR: liger's GRPO loss, 4 loss types x 3 flags, takes 22)
+MAX_VARIANTS = 32
 # a Triton kernel's dtype and string constexprs multiply its entries (liger's RMSNorm backward: 3 casting modes x
 # 3 dtypes x 2 flags = 29 entries); Triton compiles each such specialization separately too
 MAX_VARIANTS_TRITON = 32
