@@ -44,7 +44,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "arm_flags", "carried_stats",
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
-                                                     "int_min")
+                                                     "int_min", "flag_conditions")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -733,6 +733,11 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # a constexpr flag inside a run-time condition
+    for use_state in (True, False):
+        out.append(case("flag_conditions", "window_start_kernel", f"state_{int(use_state)}",
+                        [inp("x", [256], "float32", "randn"), inp("y", [256], "float32", "poison")],
+                        ["x", "y", "W"], [4], ["y"], "", {"W": 100}, {"USE_STATE": use_state, "BLOCK": 64}))
     # the int32 minimum as a literal (the sign bit of a float's bits)
     out.append(case("int_min", "sign_bits_kernel", "n64",
                     [inp("x", [64], "float32", "randn"), inp("y", [64], "int32", "poison"),
@@ -1172,6 +1177,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "flag_conditions.window_start_kernel":
+        t0 = (np.arange(x["x"].size) // 64) * 64
+        late = t0 >= s["W"]
+        if not s["USE_STATE"]:
+            return {"y": x["x"] * 2}
+        return {"y": np.where(late, x["x"] * 2, x["x"] + 1)}
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}

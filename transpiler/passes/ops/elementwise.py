@@ -254,6 +254,11 @@ def where(infer: Infer, e: Op) -> Op:
 @handler("not")
 def logical_not(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
+    if infer.k.frontend == "triton" and isinstance(x.ty, TileTy) and x.ty.is_scalar and is_int(x.ty.dtype):
+        # `not USE_STATE or t0 >= W`: a constexpr flag (an int const generic) in a run-time condition is the
+        # comparison `USE_STATE == 0`, a bool the condition's `|` / `&` take (Rust has no `not` of an integer)
+        zero = Lit(0, e.pos, TileTy(x.ty.dtype))
+        return Op("cmp", (x, zero), e.pos, (("pred", "=="),), e.rule, TileTy("bool"))
     return Op("not", (x,), e.pos, rule=e.rule, ty=TileTy("bool"))
 
 
