@@ -1327,3 +1327,35 @@ def test_a_configuration_function_two_modules_import_from_each_other_is_undecide
     """))
     fr = parse_file(pkg / "a.py", "pkg/a.py")
     assert not fr.failures and [k.name for k in fr.kernels] == ["k"], [d.text() for _, _, d in fr.failures]
+
+
+def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path):
+    """tests/fixtures/triton_unseen/dot_precision.py (numbers of "ieee" and "tf32x3" checked against Triton's
+    interpreter in CI): `input_precision=` a module constant decided for the platform (`"ieee" if ON_NPU else
+    "tf32x3"`: float32 products) and a string constexpr no launch names (one entry per precision Triton 3.6 takes:
+    bf16x3, bf16x6, ieee, tf32, tf32x3 in that order): bf16x3 is three bf16 products of the operands' high and low
+    parts, tf32 rounds the operands to tf32, the others multiply float32. A constant nobody can decide is refused."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "dot_precision.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = {v["name"].rsplit("__", 1)[1]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert sorted(bodies) == [f"precision_eq_{i}" for i in range(5)], sorted(bodies)
+    for i, body in enumerate(bodies[f"precision_eq_{i}"] for i in range(5)):
+        mmas = re.findall(r"Tile<f32, \{ \[N, N\] \}> = mmaf\((\w+), (\w+), \w+\)", body)
+        assert len(mmas) == (4 if i == 0 else 2), (i, body)
+        assert mmas[0] == ("a", "b") and "Tile<tf32" not in body.split("let ab:")[0]  # the module constant: f32
+        second = body.split("let ab:")[1]
+        if i == 0:  # hi = bf16(x), lo = bf16(x - f32(hi)); lo*hi, hi*lo, hi*hi
+            assert second.count("Tile<bf16, { [N, N] }> = convert_tile(") == 8, second
+            assert re.search(r"= ab - \w+;", second) and re.search(r"= c - \w+;", second), second
+        elif i == 3:
+            assert second.count("Tile<tf32, { [N, N] }> = convert_tile(") == 2, second
+        else:
+            assert "bf16" not in second and "tf32" not in second, (i, second)
+    path.write_text(src.replace('ON_NPU = os.environ.get("DOT_PRECISION_DEVICE", "cuda") == "npu"',
+                                "ON_NPU = unknown_device()"))
+    ((_, _, d),) = parse_file(path, "k.py").failures
+    assert d.code == "TTR-DOT" and "must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'" in d.message, d.text()

@@ -42,7 +42,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms")
+                                                     "block_ptr_arms", "dot_precision")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -679,6 +679,12 @@ def cases() -> list[dict]:
                         [inp("h0", [V, K] if trans else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
                         ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
                         {"K": K, "V": V, "BK": 16, "BV": 16, "TRANSPOSED": trans}))
+    # `input_precision=` a platform-decided module constant ("tf32x3") and a string constexpr: float32 products
+    # (Triton's interpreter takes "tf32", "tf32x3" and "ieee" only; its tf32 is float32)
+    for precision in ("ieee", "tf32x3"):
+        out.append(case("dot_precision", "chain_kernel", precision,
+                        [inp(n, [16, 16], "float32", "randn") for n in "abc"] + [inp("out", [16, 16], "float32", "poison")],
+                        ["a", "b", "c", "out"], [1], ["out"], "", {}, {"N": 16, "PRECISION": precision}))
     return out
 
 
@@ -1110,6 +1116,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "dot_precision.chain_kernel":
+        return {"out": x["a"] @ x["b"] @ x["c"]}
     if k == "block_ptr_arms.load_state_kernel":
         return {"out": (x["h0"].T if s["TRANSPOSED"] else x["h0"]) * 2.0}
     if k.startswith("varlen_shift."):  # f32 arithmetic, as the kernel does it, then the output's dtype

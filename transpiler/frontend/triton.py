@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
 from .platform import NO_FACT, platform_value
@@ -518,6 +518,13 @@ class _TritonConverter(_Converter):
             return f"{module}.{name}" in triton_namespace()
         return None
 
+    def _returned_value(self, call: cst.Call, world: dict, seen: set[str] | None) -> object:
+        """`tl.constexpr(x)` in a configuration value (`PREC = tl.constexpr("ieee" if IS_NPU else "tf32x3")`):
+        the value of x, as Triton unwraps it."""
+        if self.dotted(call.func) == f"{TL}.constexpr" and len(call.args) == 1 and call.args[0].keyword is None:
+            return self._config_in(call.args[0].value, world, seen)
+        return super()._returned_value(call, world, seen)
+
     def _platform_truth(self, node: cst.BaseExpression) -> bool | None:
         """`bool(F)`, `not F`, `F is None`, `F is not None` of a platform fact F (rules/platform.toml, e.g.
         `torch.version.hip`): its truth on the NVIDIA GPUs a port runs on; None where `node` is none of these."""
@@ -611,6 +618,8 @@ class _TritonConverter(_Converter):
                     continue
                 kinds = {type(v) for v in seen if v is not None}
                 strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                if not strings and _precision_param(fn, names[i]):
+                    strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
                 if strings or str in kinds:
                     self.string_consts[names[i]] = tuple(sorted(strings))
                     kinds = {int}
@@ -1754,13 +1763,15 @@ class _TritonConverter(_Converter):
                     # string it may hold; infer reads the entry's choice)
                     precision = Name(v.value, self.pos(arg))
                     continue
-                known = self._eval_const(v) if isinstance(v, cst.Name) else None
+                known = self._module_precision(v.value) if isinstance(v, cst.Name) else None
+                if known is None and isinstance(v, cst.Name):  # a module constant that is None: the default
+                    continue
                 if isinstance(known, str):  # a module constant (`PRECISION = tl.constexpr("ieee")`)
                     v = cst.SimpleString(repr(known))
-                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
-                    raise fail(rule.id, "`input_precision` must be \"tf32\", \"tf32x3\" or \"ieee\"", self.pos(arg))
-                # tf32x3 approximates ieee with three tf32 products: the port computes in float32 itself
-                precision = "tf32" if v.evaluated_value == "tf32" else "ieee"
+                precision = DOT_PRECISIONS.get(v.evaluated_value) if isinstance(v, cst.SimpleString) else None
+                if precision is None:
+                    raise fail(rule.id, f"`input_precision` must be one of {', '.join(map(repr, DOT_PRECISIONS))} "
+                               "(Triton 3.6 on NVIDIA) or None", self.pos(arg))
             elif key == "allow_tf32" and not _is_none(arg.value):
                 v = self._eval_const(arg.value)
                 if not isinstance(v, bool):
@@ -1777,6 +1788,15 @@ class _TritonConverter(_Converter):
         return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
 
     # ------------------------------------------------------------------ block pointers
+    def _module_precision(self, name: str) -> object:
+        """The string a module-level name gives `input_precision=`: a constant, or a configuration value decided
+        for the port's platform (`tl.constexpr("ieee" if IS_NPU else "tf32x3")`, IS_NPU read from the package);
+        None for None; UNDECIDED where it is not known here."""
+        known = self._eval_const(cst.Name(name))
+        if known is not None:
+            return known
+        return self.config_of(name)
+
     def _make_block_ptr(self, node: cst.Call, pos: Pos) -> _BlockPtr:
         """`tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)` (`order` is a layout hint)."""
         self.rules_used.add("TTR-BLOCKPTR")
@@ -2195,6 +2215,12 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
     return out
+
+
+def _precision_param(fn: cst.FunctionDef, name: str) -> bool:
+    """`name` is passed as a dot's `input_precision=` (a string constexpr)."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "input_precision"
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
 
 
 def _float_use(fn: cst.FunctionDef, name: str) -> bool:
