@@ -1359,3 +1359,35 @@ def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path
                                 "ON_NPU = unknown_device()"))
     ((_, _, d),) = parse_file(path, "k.py").failures
     assert d.code == "TTR-DOT" and "must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'" in d.message, d.text()
+
+
+@pytest.mark.parametrize("step, ok", [("-BS", True), ("back", True), ("-(2 * BS)", True), ("-s", False), ("0", False),
+                                      ("-(BS - 1)", False)])
+def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, step, ok):
+    """tests/fixtures/triton_unseen/countdown_loops.py (numbers checked against Triton's interpreter in CI): a
+    helper's `range(last, -BS, -BS)` where BS is its tile size, a local bound once to such a step, a product of
+    them; a runtime scalar's negation, zero, or a difference (sign unknown) stay refused (CT104)."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(f"""
+    @triton.jit
+    def _walk(x_ptr, s, N: tl.constexpr, BS: tl.constexpr):
+        offs = tl.arange(0, BS)
+        back = -BS
+        for start in range(N - BS, -BS, {step}):
+            tl.store(x_ptr + start + offs, tl.load(x_ptr + start + offs) * 2.0)
+
+
+    @triton.jit
+    def k(x_ptr, s, N: tl.constexpr, BS: tl.constexpr):
+        _walk(x_ptr, s, N, BS)
+    """))
+    fr = parse_file(path, "k.py")
+    if fr.failures:
+        (_, _, d), = fr.failures
+        assert not ok and d.code == "CT104", d.text()
+        return
+    (kern,) = fr.kernels
+    kr = kernel_result(kern, path, "k.py")
+    assert (kr.status == "translated") == ok, [d.text() for d in kr.diagnostics]
+    if not ok:
+        assert kr.diagnostics[0].code == "CT104", kr.diagnostics[0].text()

@@ -42,7 +42,7 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms", "dot_precision")
+                                                     "block_ptr_arms", "dot_precision", "countdown_loops")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -685,6 +685,12 @@ def cases() -> list[dict]:
         out.append(case("dot_precision", "chain_kernel", precision,
                         [inp(n, [16, 16], "float32", "randn") for n in "abc"] + [inp("out", [16, 16], "float32", "poison")],
                         ["a", "b", "c", "out"], [1], ["out"], "", {}, {"N": 16, "PRECISION": precision}))
+    # loops counting down by a tile size (a helper's `-BS`, the kernel's `step = -(2 * BS)`): n a multiple of BS,
+    # one that is not, one block, and f16
+    for n, bs, dt in ((64, 16, "float32"), (70, 16, "float32"), (9, 16, "float32"), (50, 8, "float16")):
+        out.append(case("countdown_loops", "suffix_blocks_kernel", f"n{n}_bs{bs}_{dt}",
+                        [inp("x", [3, n], dt, "randn"), inp("y", [3, n], dt, "poison"), inp("z", [3, n], dt, "zeros")],
+                        ["x", "y", "z"], [3], ["y", "z"], "", {}, {"N": n, "BS": bs}))
     return out
 
 
@@ -1116,6 +1122,16 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "countdown_loops.suffix_blocks_kernel":  # y: sums of a row's blocks from the last down to each
+        n, bs = s["N"], s["BS"]
+        nb = _cdiv(n, bs)
+        blocks = np.zeros((x["x"].shape[0], nb * bs))
+        blocks[:, :n] = x["x"]
+        blocks = blocks.reshape(-1, nb, bs)
+        y = np.flip(np.cumsum(np.flip(blocks, 1), 1), 1).reshape(-1, nb * bs)[:, :n]
+        z = np.zeros_like(blocks)
+        z[:, nb - 1::-2] = 2.0 * blocks[:, nb - 1::-2]
+        return {"y": y, "z": z.reshape(-1, nb * bs)[:, :n]}
     if k == "dot_precision.chain_kernel":
         return {"out": x["a"] @ x["b"] @ x["c"]}
     if k == "block_ptr_arms.load_state_kernel":

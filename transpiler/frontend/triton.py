@@ -907,8 +907,10 @@ class _TritonConverter(_Converter):
             step = self._eval_const(it.args[2].value)
             if isinstance(step, int) and not isinstance(step, bool) and step < 0:
                 s = self._counting_down(s, -step)
-            elif self._positive_constexpr_negated(it.args[2].value):
-                s = self._counting_down(s, it.args[2].value.expression.value)
+            elif self._sign(it.args[2].value) == -1:
+                neg = it.args[2].value  # the step's size: `BS` of `-BS`, else `-(step)`
+                minus = isinstance(neg, cst.UnaryOperation) and isinstance(neg.operator, cst.Minus)
+                s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
         return super().for_stmt(s)
 
     def _static_range_unrolled(self, s: cst.For) -> list | None:
@@ -949,28 +951,60 @@ class _TritonConverter(_Converter):
             out += self.block(s.body)
         return out
 
-    def _positive_constexpr_negated(self, node: cst.BaseExpression) -> bool:
-        """`-BLOCK_K` where BLOCK_K is a constexpr parameter the kernel also uses as a tile size
-        (`tl.arange(0, BLOCK_K)`): Triton compiles only where it is a positive power of two, so the step is
-        negative wherever the kernel compiles."""
-        if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
-                and isinstance(node.expression, cst.Name) and node.expression.value in self.const_params
-                and not self.subst):
-            return False
-        name = node.expression.value
-        for n in _walk(self._current_fn):
-            if isinstance(n, cst.Call) and self.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2 \
-                    and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0" \
-                    and isinstance(n.args[1].value, cst.Name) and n.args[1].value.value == name:
-                return True
-        return False
+    def _sign(self, node: cst.BaseExpression, depth: int = 0) -> int | None:
+        """The sign of a loop step wherever the kernel compiles (1, -1; None: not known, or zero): an int
+        constant; a constexpr the function also uses as a tile size (`tl.arange(0, BS)`: Triton compiles only
+        where it is a positive power of two), in a kernel or a helper; `-x`, `x * y`, `x + y` of those; a local
+        assigned once from one (`step = -BS`)."""
+        v = self._eval_const(node)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v > 0) - (v < 0) or None
+        if depth > 8:
+            return None
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            a = self._sign(node.expression, depth + 1)
+            return -a if a else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Add)):
+            a, b = self._sign(node.left, depth + 1), self._sign(node.right, depth + 1)
+            if not a or not b:
+                return None
+            return a * b if isinstance(node.operator, cst.Multiply) else (a if a == b else None)
+        if isinstance(node, cst.Name):
+            return self._name_sign(node.value, depth)
+        return None
+
+    def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
+        """The function whose statements are converted now (an inlined helper's, else the kernel's), with the
+        converter of its module (a helper may come from another)."""
+        if self.inlining:
+            name = self.inlining[-1]
+            fn = self.info.helpers.get(name) or self.info.kernels.get(name)
+            if fn is not None:
+                return self.info.helper_home.get(name) or self, fn
+        return self, self._current_fn
+
+    def _name_sign(self, name: str, depth: int) -> int | None:
+        home, fn = self._innermost_fn()
+        params = {p.name.value for p in fn.params.params}
+        if name in params:
+            sized = any(isinstance(n, cst.Call) and home.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2
+                        and home._eval_const(n.args[0].value) == 0 and isinstance(n.args[1].value, cst.Name)
+                        and n.args[1].value.value == name for n in _walk(fn))
+            return 1 if sized else None
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if len(bound) == 1 and isinstance(bound[0], (cst.Assign, cst.AnnAssign)) and bound[0].value is not None \
+                and not (isinstance(bound[0], cst.Assign) and len(bound[0].targets) != 1):
+            return self._sign(bound[0].value, depth + 1)
+        return None
 
     def _counting_down(self, s: cst.For, step: int | str) -> cst.For:
         """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
         with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
         start, stop = (_code(a.value) for a in s.iter.args[:2])
         i = f"{s.target.value}_step"
-        while i in self._function_locals(self._current_fn):
+        taken = {n.value for n in _walk(self._innermost_fn()[1]) if isinstance(n, cst.Name)}
+        while i in taken:
             i += "_"
         less = step - 1 if isinstance(step, int) else f"{step} - 1"
         count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {less}) // {step})")
@@ -2214,6 +2248,18 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
             for a, b in ((l, r), (r, l)):
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
+    return out
+
+
+def _bound_targets(node: cst.CSTNode) -> list:
+    """The names an assignment or a loop binds (a tuple target's elements)."""
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    else:
+        targets = [node.target]
+    out = []
+    for t in targets:
+        out += [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
     return out
 
 
