@@ -1391,3 +1391,21 @@ def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, s
     assert (kr.status == "translated") == ok, [d.text() for d in kr.diagnostics]
     if not ok:
         assert kr.diagnostics[0].code == "CT104", kr.diagnostics[0].text()
+
+
+def test_a_constant_bound_after_an_early_return_in_a_constant_arm_stays_a_constant(tmp_path):
+    """`if GUARD: if row >= n: return` then `BK: tl.constexpr = tl.cdiv(K, 2) * 2` (fla's token-parallel kernels):
+    the frontend copies the statements after the `if` into both arms, so BK is assigned twice, by copies of one
+    statement; it is still constant arithmetic (a tile size), not a runtime local (CT105)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, K: tl.constexpr, GUARD: tl.constexpr):
+        row = tl.program_id(0)
+        if GUARD:
+            if row >= n:
+                return
+        BK: tl.constexpr = tl.cdiv(K, 2) * 2
+        offs = tl.arange(0, BK)
+        tl.store(y_ptr + row * K + offs, tl.load(x_ptr + row * K + offs, mask=offs < K), mask=offs < K)
+    """)
+    assert rust.count("iota(shape![K_CDIV_2_MUL_2])") == 2, rust

@@ -526,9 +526,19 @@ class Infer:
                 counts[t] = counts.get(t, 0) + 1
         self.once = {n for n, c in counts.items() if c == 1}
         self.arm_only: dict[str, If] = {}  # names defined in one arm of a constant `if` only
-        # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
+        # the value of each name assigned exactly once (`check_bounds = not ALIGNED`), or only by copies of one
+        # statement (the frontend copies what follows an early `return` in a constant arm into both arms)
         self.single_defs = {s.targets[0]: s.value for s in all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
+        copies: dict[str, list[Assign]] = {}
+        for st in all_stmts(kernel.body):
+            for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+                copies.setdefault(t, []).append(st)
+        for name, defs in copies.items():
+            first = defs[0]
+            if len(defs) > 1 and all(isinstance(d, Assign) and len(d.targets) == 1 and d.pos == first.pos
+                                     and d.value == first.value for d in defs):
+                self.single_defs[name] = first.value
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}
         self.derived_floats: set[str] = set()  # derived float constants (their expression is `float(...)`)
