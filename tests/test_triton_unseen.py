@@ -1393,6 +1393,57 @@ def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, s
         assert kr.diagnostics[0].code == "CT104", kr.diagnostics[0].text()
 
 
+def test_constexpr_functions_are_derived_constants_the_launcher_computes(tmp_path):
+    """tests/fixtures/triton_unseen/constexpr_functions.py (numbers checked against Triton's interpreter in CI):
+    `triton.next_power_of_2(K)` and `tl.standard._log2` of constexprs (and of a tile's numel) are derived
+    constants; verify's Python and the C symbol's Rust compute the same values as Triton's own functions (0 below
+    their domains), and a runtime argument is refused at its position."""
+    from transpiler.emit.ffi import rust_const_expr
+    from transpiler.verify.specs import const_value
+
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "constexpr_functions.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    derived = {n: e for en in kr.manifest["entries"] for n, e in en.get("derived", {}).items()}
+    assert derived == {"NPO2_K": "next_power_of_2(K)", "LOG2_GROUP": "log2_floor(GROUP)",
+                       "LOG2_NUMEL_NPO2_K": "log2_floor(((next_power_of_2(K))))"}, derived
+
+    def triton_npo2(n):  # triton.next_power_of_2's bit smearing, in 64 bits
+        n -= 1
+        for s in (1, 2, 4, 8, 16, 32):
+            n |= n >> s
+        return n + 1
+
+    def triton_log2(i):
+        r = 0
+        while i > 1:
+            i >>= 1
+            r += 1
+        return r
+
+    values = [-3, 0, 1, 2, 3, 5, 8, 10, 16, 33, 1000, 2 ** 31 - 1]
+    for v in values:
+        assert const_value("next_power_of_2(K)", {"K": v}) == triton_npo2(v), v
+        assert const_value("log2_floor(K)", {"K": v}) == triton_log2(v), v
+    if shutil.which("rustc") is None:
+        return
+    lines = [f'println!("{{}} {{}}", {{ let K: i64 = {v}i64; {rust_const_expr("next_power_of_2(K)", {"K"})} }}, '
+             f'{{ let K: i64 = {v}i64; {rust_const_expr("log2_floor(K)", {"K"})} }});' for v in values]
+    (tmp_path / "m.rs").write_text("#![allow(non_snake_case, unused_braces)]\nfn main() {\n" + "\n".join(lines) + "\n}\n")
+    import subprocess
+    subprocess.run(["rustc", "-O", "-o", str(tmp_path / "m"), str(tmp_path / "m.rs")], check=True, cwd=tmp_path)
+    out = subprocess.run([str(tmp_path / "m")], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert [tuple(map(int, ln.split())) for ln in out if ln] == [(triton_npo2(v), triton_log2(v)) for v in values]
+    # a runtime argument: refused where it is called
+    path.write_text(src.replace("levels: tl.constexpr = _log2(GROUP)", "levels = _log2(row)"))
+    (k,) = parse_file(path, "k.py").kernels
+    d = next(x for x in kernel_result(k, path, "k.py").diagnostics if x.severity == "error")
+    assert d.code == "TTR-LOG2-INT" and "not a constexpr" in d.message and d.pos.line == 20, d.text()
+
+
 def test_a_constant_bound_after_an_early_return_in_a_constant_arm_stays_a_constant(tmp_path):
     """`if GUARD: if row >= n: return` then `BK: tl.constexpr = tl.cdiv(K, 2) * 2` (fla's token-parallel kernels):
     the frontend copies the statements after the `if` into both arms, so BK is assigned twice, by copies of one

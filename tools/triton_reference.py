@@ -42,7 +42,8 @@ NOT_YET_PKG, NOT_YET = "tests.fixtures.triton_not_yet", ()
 UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_tables", "float_atomics", "interleave",
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
-                                                     "block_ptr_arms", "dot_precision", "countdown_loops")
+                                                     "block_ptr_arms", "dot_precision", "countdown_loops",
+                                                     "constexpr_functions")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -691,6 +692,13 @@ def cases() -> list[dict]:
         out.append(case("countdown_loops", "suffix_blocks_kernel", f"n{n}_bs{bs}_{dt}",
                         [inp("x", [3, n], dt, "randn"), inp("y", [3, n], dt, "poison"), inp("z", [3, n], dt, "zeros")],
                         ["x", "y", "z"], [3], ["y", "z"], "", {}, {"N": n, "BS": bs}))
+    # triton.next_power_of_2 / tl.standard._log2 of constexprs: K below, at and above a power of two, GROUP 1
+    # (GUARD: one program more than rows, returning early)
+    for K, group, dt, guard in ((10, 8, "float32", True), (16, 5, "float32", False), (33, 1, "float16", True)):
+        out.append(case("constexpr_functions", "pow2_rows_kernel", f"k{K}_g{group}_{dt}",
+                        [inp("x", [3, K], dt, "randn"), inp("y", [3, K], dt, "poison")],
+                        ["x", "y", "n_rows"], [4 if guard else 3], ["y"], "", {"n_rows": 3},
+                        {"K": K, "GROUP": group, "GUARD": guard}))
     return out
 
 
@@ -1122,6 +1130,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "constexpr_functions.pow2_rows_kernel":  # levels = floor(log2(GROUP)), plus log2 of the block
+        return {"y": x["x"] * (s["GROUP"].bit_length() - 1) + ((s["K"] - 1).bit_length())}
     if k == "countdown_loops.suffix_blocks_kernel":  # y: sums of a row's blocks from the last down to each
         n, bs = s["N"], s["BS"]
         nb = _cdiv(n, bs)

@@ -654,6 +654,11 @@ class Infer:
                 return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
             return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
                     "NUMEL_" + "_MUL_".join(dims))
+        if isinstance(e, Op) and e.op in self._CONST_FUNCS and len(e.args) == 1:
+            # Triton's constexpr functions (`triton.next_power_of_2(K)`): evaluated on constants when it compiles
+            a = self.const_int_expr(e.args[0], depth)
+            fn, word = self._CONST_FUNCS[e.op]
+            return None if a is None else (f"{fn}({a[0]})", f"{word}_{a[1]}")
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
@@ -665,6 +670,9 @@ class Infer:
             expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
             return expr, f"{a[1]}_{word}_{b[1]}"
         return None
+
+    # model op -> (the function of verify/specs.py's and emit/ffi.py's constant expressions, the derived name's word)
+    _CONST_FUNCS = {"next_power_of_2": ("next_power_of_2", "NPO2"), "log2_floor": ("log2_floor", "LOG2")}
 
     _CMP_WORDS = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
