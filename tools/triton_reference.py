@@ -43,7 +43,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "dot_precision", "countdown_loops",
-                                                     "constexpr_functions")
+                                                     "constexpr_functions", "block_ptr_helpers")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -699,6 +699,20 @@ def cases() -> list[dict]:
                         [inp("x", [3, K], dt, "randn"), inp("y", [3, K], dt, "poison")],
                         ["x", "y", "n_rows"], [4 if guard else 3], ["y"], "", {"n_rows": 3},
                         {"K": K, "GROUP": group, "GUARD": guard}))
+    # block pointers a helper returns (over a base another helper computes), rows stored [ROWS, n] (PACKED) or
+    # [n, ROWS]; a state block of another shape per constant arm read after the `if`
+    for n, packed, dt in ((40, True, "float32"), (40, False, "float32"), (23, True, "float16")):
+        shape = [3, n] if packed else [n, 3]
+        out.append(case("block_ptr_helpers", "scaled_rows_kernel", f"n{n}_{'packed' if packed else 'strided'}_{dt}",
+                        [inp("x", shape, dt, "randn"), inp("s", shape, dt, "randn"), inp("out", [3, n], dt, "poison")],
+                        ["x", "s", "out", "n"], [3, _cdiv(n, 16)], ["out"], "", {"n": n},
+                        {"ROWS": 3, "BLK": 16, "PACKED": packed}))
+    for v_first, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
+        K, V = 16, 40
+        out.append(case("block_ptr_helpers", "state_kernel", f"{'vk' if v_first else 'kv'}_{dt}",
+                        [inp("h0", [V, K] if v_first else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
+                        ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
+                        {"K": K, "V": V, "BK": 16, "BV": 16, "V_FIRST": v_first}))
     return out
 
 
@@ -1130,6 +1144,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "block_ptr_helpers.scaled_rows_kernel":  # rows in logical [ROWS, n] order
+        rows = (lambda t: t if s["PACKED"] else t.T)
+        return {"out": rows(x["x"]) * rows(x["s"])}
+    if k == "block_ptr_helpers.state_kernel":
+        return {"out": (x["h0"].T if s["V_FIRST"] else x["h0"]) * 2.0 + 1.0}
     if k == "constexpr_functions.pow2_rows_kernel":  # levels = floor(log2(GROUP)), plus log2 of the block
         return {"y": x["x"] * (s["GROUP"].bit_length() - 1) + ((s["K"] - 1).bit_length())}
     if k == "countdown_loops.suffix_blocks_kernel":  # y: sums of a row's blocks from the last down to each

@@ -27,7 +27,7 @@ import libcst as cst
 from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
-from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
+from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
@@ -593,6 +593,8 @@ class _TritonConverter(_Converter):
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         # names the arms of an `if` give block pointers of different block shapes: refused where read after it
         self.block_poisoned: set[str] = set()
+        self.block_depth: dict[str, int] = {}  # name -> how many helpers deep its block pointer was bound
+        self.helper_values: dict[str, object] = {}  # `__bp_<n>` -> a part of a block pointer a helper returned
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
@@ -789,7 +791,7 @@ class _TritonConverter(_Converter):
                 return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, _one_line(s)))
             if isinstance(value, _BlockPtr):
                 return self._flush(self._assign_block_ptr(s.targets[0].target.value, value, pos))
-            if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.block_vars:
+            if isinstance(s.targets[0].target, cst.Name) and self._block_var(s.targets[0].target.value) is not None:
                 raise fail("TTR-BLOCKPTR", f"`{s.targets[0].target.value}` holds a block pointer and is assigned "
                            "another value", pos)
             if isinstance(value, _Desc):
@@ -1073,9 +1075,11 @@ class _TritonConverter(_Converter):
                 return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
                                                  b.offsets if b.offsets is not None else zero), pos), pos)
             return Op("ifexp", (test, a, b), pos)
+        if isinstance(node, cst.Name) and node.value in self.helper_values:
+            return self.helper_values[node.value]
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
-        if isinstance(node, cst.Name) and node.value in self.block_vars:
+        if isinstance(node, cst.Name) and self._block_var(node.value) is not None:
             if node.value in self.block_poisoned:
                 raise fail("TTR-BLOCKPTR", f"`{node.value}` holds a block pointer of another block shape depending "
                            "on the arm the `if` before took: a ported block pointer has one block shape (give each "
@@ -1163,6 +1167,89 @@ class _TritonConverter(_Converter):
         if isinstance(s.orelse, cst.If):
             return self.if_stmt(s.orelse)
         return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
+
+    def inline_helper(self, fn: cst.FunctionDef, call: cst.Call, home=None):
+        """A helper's block pointer names are its own (Python scopes them): none of the caller's is visible by
+        name in it, and none of its own outlives it (one it returns is converted by _helper_result), so a
+        helper's `_ret0` never reads another helper's."""
+        saved = (dict(self.block_vars), set(self.block_poisoned), dict(self.block_depth))
+        try:
+            return super().inline_helper(fn, call, home)  # its arguments are read with the caller's names
+        finally:
+            self.block_vars, self.block_poisoned, self.block_depth = saved
+
+    def _block_var(self, name: str) -> _BlockPtr | None:
+        """The block pointer `name` holds in the function being converted (a caller's is not visible in a
+        helper it inlines)."""
+        if name in self.block_vars and self.block_depth.get(name, 0) == len(self.subst):
+            return self.block_vars[name]
+        return None
+
+    def _helper_result(self, value: cst.BaseExpression):
+        """A helper returning a block pointer (`return tl.make_block_ptr(base, (T,), (HV,), (offset,), (BLK,),
+        (0,))`): its parts are the helper's expressions, read in the caller after the helper's names are gone, so
+        each is converted here and stands in the block pointer as a name the caller reads it by (`__bp_<n>`); a
+        block dimension that is a constant or a constexpr is written as itself (block shapes are compared as
+        written)."""
+        result = super()._helper_result(value)
+        if not isinstance(result, _BlockPtr):
+            return result
+
+        def bound(part: cst.BaseExpression) -> cst.BaseExpression:
+            v = self.expr(part)
+            if isinstance(v, Lit) and type(v.value) is int:
+                return cst.Integer(str(v.value))
+            if isinstance(v, Name) and v.id in self.const_params:
+                return cst.Name(v.id)
+            token = f"__bp_{len(self.helper_values)}"
+            self.helper_values[token] = v
+            return cst.Name(token)
+        return _BlockPtr(bound(result.base), *(tuple(bound(x) for x in part)
+                                               for part in (result.shape, result.strides, result.offsets, result.block)))
+
+    def stmts(self, stmts: list, top: bool) -> list:
+        """A constant `if` whose arms bind a block pointer name to blocks of different shapes that the statements
+        after it read (`p_h` a [BV, BK] block if STATE_V_FIRST else a [BK, BV] one): the statements after it
+        follow each arm (one copy per arm, as Python runs them), so each copy reads the block its arm made."""
+        for i, st in enumerate(stmts):
+            if isinstance(st, cst.If) and self._const_test(st.test) and self._shape_split(st, stmts[i + 1:]):
+                return super().stmts(list(stmts[:i]) + [_with_rest(st, list(stmts[i + 1:]))], top)
+        return super().stmts(stmts, top)
+
+    def _shape_split(self, s: cst.If, rest: list) -> bool:
+        """Every arm of `s` binds some name to `tl.make_block_ptr(...)` at its top level, not all with the same
+        block shape (as written), and `rest` reads the name."""
+        arms, node = [], s
+        while True:
+            arms.append(list(node.body.body))
+            if isinstance(node.orelse, cst.If):
+                node = node.orelse
+                continue
+            arms.append(list(node.orelse.body.body) if isinstance(node.orelse, cst.Else) else [])
+            break
+        shapes: list[dict[str, str]] = []
+        for arm in arms:
+            bound: dict[str, str] = {}
+            for st in arm:
+                for small in st.body if isinstance(st, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name):
+                        v = small.value
+                        made = isinstance(v, cst.Call) and self.dotted(v.func) == f"{TL}.make_block_ptr"
+                        block = _arg(v, 4, "block_shape") if made else None
+                        bound[small.targets[0].target.value] = _code(block).strip() if block is not None else "?"
+            shapes.append(bound)
+        read: set[str] = set()  # names read in `rest` before it binds them again at its top level
+        rebound: set[str] = set()
+        for st in rest:
+            targets = {t.target.value for small in (st.body if isinstance(st, cst.SimpleStatementLine) else ())
+                       if isinstance(small, cst.Assign) for t in small.targets if isinstance(t.target, cst.Name)}
+            values = [small.value for small in st.body if isinstance(small, cst.Assign)] \
+                if isinstance(st, cst.SimpleStatementLine) and targets else [st]
+            read |= {n.value for v in values for n in _walk(v) if isinstance(n, cst.Name)} - rebound
+            rebound |= targets
+        common = set.intersection(*(set(b) for b in shapes)) & read
+        return any(len({b[name] for b in shapes}) > 1 and any(b[name] != "?" for b in shapes) for name in common)
 
     def _if_arms(self, s: cst.If) -> list:
         """The base `if`, each arm starting from the pointer bindings before it; a kernel-level pointer name an
@@ -1871,7 +1958,7 @@ class _TritonConverter(_Converter):
     def _assign_block_ptr(self, target: str, bp: _BlockPtr, pos: Pos) -> list:
         """`p = tl.make_block_ptr(...)` / `p = tl.advance(p, ...)`: its parts into `p`'s locals (all computed
         before any is assigned: an advance reads the old offsets)."""
-        old = self.block_vars.get(target)
+        old = self._block_var(target)
         if old is not None and [_code(b) for b in old.block] != [_code(b) for b in bp.block]:
             raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
         self.block_poisoned.discard(target)  # bound again: one block shape from here on
@@ -1892,6 +1979,7 @@ class _TritonConverter(_Converter):
                 out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
             for new, final, _ in temps:
                 out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
+        self.block_depth[target] = len(self.subst)
         self.block_vars[target] = _BlockPtr(cst.Name(f"{target}_bp_base"),
                                             *(tuple(cst.Name(f"{target}_bp_{k}{i}") for i in range(len(bp.shape)))
                                               for k in ("shape", "stride", "off")), bp.block)
@@ -2249,6 +2337,21 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
     return out
+
+
+def _with_rest(s: cst.If, rest: list) -> cst.If:
+    """`if c: A elif d: B else: C` then R as `if c: A; R else: (if d: B; R else: C; R)` (an arm ending in a
+    return does not run R)."""
+    body = s.body.with_changes(body=_then(list(s.body.body), rest))
+    if isinstance(s.orelse, cst.If):
+        other = [_with_rest(s.orelse, rest)]
+    elif isinstance(s.orelse, cst.Else):
+        other = _then(list(s.orelse.body.body), rest)
+    else:
+        other = rest
+    if not other:
+        return s.with_changes(body=body, orelse=None)
+    return s.with_changes(body=body, orelse=cst.Else(cst.IndentedBlock(body=other)))
 
 
 def _bound_targets(node: cst.CSTNode) -> list:
