@@ -707,6 +707,10 @@ def cases() -> list[dict]:
                         [inp("x", shape, dt, "randn"), inp("s", shape, dt, "randn"), inp("out", [3, n], dt, "poison")],
                         ["x", "s", "out", "n"], [3, _cdiv(n, 16)], ["out"], "", {"n": n},
                         {"ROWS": 3, "BLK": 16, "PACKED": packed}))
+    for n, dt in ((40, "float32"), (32, "float16")):
+        out.append(case("block_ptr_helpers", "block_sums_kernel", f"n{n}_{dt}",
+                        [inp("x", [3, n], dt, "randn"), inp("out", [3, 16], "float32", "poison")],
+                        ["x", "out"], [3], ["out"], "", {}, {"N": n, "BLK": 16}))
     for v_first, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
         K, V = 16, 40
         out.append(case("block_ptr_helpers", "state_kernel", f"{'vk' if v_first else 'kv'}_{dt}",
@@ -1147,6 +1151,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "block_ptr_helpers.scaled_rows_kernel":  # rows in logical [ROWS, n] order
         rows = (lambda t: t if s["PACKED"] else t.T)
         return {"out": rows(x["x"]) * rows(x["s"])}
+    if k == "block_ptr_helpers.block_sums_kernel":  # the row's blocks of 16, zero padded, summed
+        n = s["N"]
+        padded = np.zeros((3, _cdiv(n, 16) * 16))
+        padded[:, :n] = x["x"]
+        return {"out": padded.reshape(3, -1, 16).sum(1)}
     if k == "block_ptr_helpers.state_kernel":
         return {"out": (x["h0"].T if s["V_FIRST"] else x["h0"]) * 2.0 + 1.0}
     if k == "constexpr_functions.pow2_rows_kernel":  # levels = floor(log2(GROUP)), plus log2 of the block

@@ -172,6 +172,10 @@ class _TritonConverter(_Converter):
             self.ptr_vars[local] = (arg.base, None if kept else local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
+        if isinstance(arg, _BlockPtr):
+            # a block pointer argument the helper advances (`k_ptrs = tl.advance(k_ptrs, ...)`): the helper's own
+            # block pointer (its parts in its locals) starting from the argument's
+            return self._assign_block_ptr(name, arg, pos)
         return super()._copy_arg(name, arg, pos)
 
     def _helper_cast_only(self) -> set[str]:
@@ -1985,6 +1989,19 @@ class _TritonConverter(_Converter):
                                               for k in ("shape", "stride", "off")), bp.block)
         return out
 
+    def _bound_axes(self, v) -> list | None:
+        """The axes a name holds that is given as `boundary_check=` (a helper's parameter or a local constexpr:
+        a tuple of ints, an int, None: []); None where `v` is no such name."""
+        if not isinstance(v, cst.Name) or self._eval_const(v) is not None:
+            return None
+        e = self.expr(v)
+        if isinstance(e, Name) and e.id == "None":
+            return []
+        items = e.items if isinstance(e, TupleExpr) else (e,)
+        if not all(isinstance(x, Lit) for x in items):
+            return None
+        return [x.value for x in items]
+
     def _block_access(self, d: str, leaf: str, bp: _BlockPtr, node: cst.Call, pos: Pos):
         """`tl.load(p, boundary_check=(0, 1), padding_option="zero")` / `tl.store(p, v, boundary_check=...)`
         through a block pointer: the element access with Triton's mask (`0 <= index < shape` per checked axis)
@@ -2002,7 +2019,15 @@ class _TritonConverter(_Converter):
             values[key] = a.value
         rank = len(bp.shape)
         checked: list[int] = []
-        if "boundary_check" in values and not _is_none_or_empty(values["boundary_check"]):
+        bound = self._bound_axes(values.get("boundary_check"))
+        if bound is not None:  # a name a helper is given the axes by (`boundary_check=k_bound`): its value
+            axes = bound
+            if axes:
+                if any(not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < rank for x in axes):
+                    raise fail("TTR-BLOCKPTR", "`boundary_check` must list axes of the block pointer",
+                               self.pos(values["boundary_check"]))
+                checked = sorted(set(axes))
+        elif "boundary_check" in values and not _is_none_or_empty(values["boundary_check"]):
             v = values["boundary_check"]
             elems = v.elements if isinstance(v, (cst.List, cst.Tuple)) else None
             axes = [self._eval_const(e.value) for e in elems] if elems is not None else [self._eval_const(v)]
