@@ -1520,3 +1520,24 @@ def test_a_block_pointer_a_helper_returns_and_helpers_own_names(tmp_path):
     """)
     # the USE_Y entries read x and y through their blocks (strides 1 or 3)
     assert rust.count("load_ptr_tko(") >= 3, rust
+
+
+def test_a_name_the_else_arm_defines_is_read_under_the_same_constant_only(tmp_path):
+    """tests/fixtures/triton_unseen/arm_defined_names.py (numbers checked against Triton's interpreter in CI):
+    `first` is defined in the else arm of `if DECODE:` (whose extra programs return early, so the rest is copied
+    into both arms) and read under a later `if DECODE: ... else:`: one entry per DECODE. Read in the DECODE arm,
+    where it is never defined, that specialization has no entry (Triton cannot compile it: a CT103 warning)."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "arm_defined_names.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert sorted(e["name"] for e in kr.manifest["entries"]) == ["group_starts_kernel__decode",
+                                                                 "group_starts_kernel__not_decode"]
+    path.write_text(src.replace("offs * 1.0, mask=(offs >= 0) & emit)", "offs + first * 1.0, mask=emit)"))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert [e["name"] for e in kr.manifest["entries"]] == ["group_starts_kernel__not_decode"]
+    (d,) = kr.diagnostics
+    assert d.severity == "warning" and d.code == "CT103" and "no entry where DECODE: `first`" in d.message, d.text()

@@ -43,7 +43,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "gather", "tile_numel", "python_assert", "false_tile", "int_bitcast",
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "dot_precision", "countdown_loops",
-                                                     "constexpr_functions", "block_ptr_helpers")
+                                                     "constexpr_functions", "block_ptr_helpers",
+                                                     "arm_defined_names")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -717,6 +718,13 @@ def cases() -> list[dict]:
                         [inp("h0", [V, K] if v_first else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
                         ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
                         {"K": K, "V": V, "BK": 16, "BV": 16, "V_FIRST": v_first}))
+    # a name the prefill arm defines (its extra programs return early), read under a later `if` on the same
+    # constant; decode steps that emit and that do not
+    for decode, start, name in ((False, 5, "prefill"), (True, 7, "decode_emit"), (True, 6, "decode_idle")):
+        out.append(case("arm_defined_names", "group_starts_kernel", name,
+                        [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
+                        ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
+                        {"DECODE": decode, "BLOCK": 8}))
     return out
 
 
@@ -1148,6 +1156,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "arm_defined_names.group_starts_kernel":
+        start, ratio, offs = int(a["start"][0]), s["ratio"], np.arange(16.0)
+        if s["DECODE"]:
+            return {"y": np.tile(offs if (start + 1) % ratio == 0 else 0.0 * offs, (3, 1))}
+        first = ((start + ratio) // ratio) * ratio - 1
+        return {"y": np.stack([offs + first + g * ratio for g in range(2)] + [0.0 * offs])}
     if k == "block_ptr_helpers.scaled_rows_kernel":  # rows in logical [ROWS, n] order
         rows = (lambda t: t if s["PACKED"] else t.T)
         return {"out": rows(x["x"]) * rows(x["s"])}

@@ -1041,6 +1041,11 @@ class Infer:
                 # inside both arms, with a later `if` on the same constant reading what the first arm defined):
                 # folded, each arm is its own variant, where the inner `if` is decided by the variant's predicates
                 raise self.split_needed(s) from None
+            if const and err.diagnostic.code == "CT103" and undefined and then_env is None \
+                    and undefined.group(1) not in before and undefined.group(1) in _assigned(s.orelse):
+                # the same the other way: the then arm (a copy of the rest after a `return` in the else arm) reads,
+                # under a later `if` on the same constant, what the else arm defines
+                raise self.split_needed(s) from None
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
@@ -1576,3 +1581,9 @@ def infer(kernel: Kernel) -> Kernel:
 
 # the families register their op handlers on import (they import this module's helpers, hence at the end)
 from . import ops  # noqa: E402
+
+
+def _assigned(stmts) -> set[str]:
+    """The names statements assign (in nested blocks too)."""
+    return {t for st in all_stmts(stmts) for t in (st.targets if isinstance(st, Assign) else
+                                                   (st.var,) if isinstance(st, For) else ())}
