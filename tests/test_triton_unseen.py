@@ -1541,3 +1541,25 @@ def test_a_name_the_else_arm_defines_is_read_under_the_same_constant_only(tmp_pa
     assert [e["name"] for e in kr.manifest["entries"]] == ["group_starts_kernel__not_decode"]
     (d,) = kr.diagnostics
     assert d.severity == "warning" and d.code == "CT103" and "no entry where DECODE: `first`" in d.message, d.text()
+
+
+def test_a_dtype_name_bound_in_each_arm_is_read_in_its_arm(tmp_path):
+    """tests/fixtures/triton_unseen/dtype_names.py (numbers checked against Triton's interpreter in CI): `elem_ty`
+    is `a_ptr`'s element type in one arm and `b_ptr`'s in the other, each used in its arm; read after the `if`,
+    where it is one or the other, it is refused; bound to the same dtype in both arms, it is known after."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "dtype_names.py").read_text()
+
+    def result(text):
+        path.write_text(text)
+        (k,) = parse_file(path, "k.py").kernels
+        return kernel_result(k, path, "k.py")
+
+    kr = result(src)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    after = "\n    tl.store(x_ptr + offs, x.to(elem_ty), mask=m)\n"
+    kr = result(src.rstrip("\n") + after)
+    assert kr.status != "translated" and kr.diagnostics[0].pos.line == len(src.splitlines()) + 1, \
+        [d.text() for d in kr.diagnostics]
+    same = src.replace("elem_ty = b_ptr.dtype.element_ty", "elem_ty = a_ptr.dtype.element_ty")
+    assert result(same.rstrip("\n") + after).status == "translated"

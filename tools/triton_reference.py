@@ -44,7 +44,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "dot_precision", "countdown_loops",
                                                      "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names")
+                                                     "arm_defined_names", "dtype_names")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -725,6 +725,13 @@ def cases() -> list[dict]:
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
                         {"DECODE": decode, "BLOCK": 8}))
+    # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
+    for to_a in (True, False):
+        out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
+                        [inp("x", [50], "float32", "randn", scale=4.0), inp("a", [50], "float16", "poison"),
+                         inp("b", [50], "int32", "poison")],
+                        ["x", "a", "b", "n"], [4], ["a"] if to_a else ["b"], "", {"n": 50},
+                        {"TO_A": to_a, "BLOCK": 16}))
     return out
 
 
@@ -1156,6 +1163,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero
+        x32 = a["x"].astype(np.float32)
+        return {"a": (x32 * 2.0).astype(np.float16).astype(np.float64)} if s["TO_A"] else \
+            {"b": np.trunc(x32 * np.float32(3.0)).astype(np.float64)}
     if k == "arm_defined_names.group_starts_kernel":
         start, ratio, offs = int(a["start"][0]), s["ratio"], np.arange(16.0)
         if s["DECODE"]:

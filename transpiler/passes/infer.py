@@ -531,6 +531,14 @@ class Infer:
         self.single_defs = {s.targets[0]: s.value for s in all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
         copies: dict[str, list[Assign]] = {}
+        # names every assignment of which is a dtype (`elem_ty = p.dtype.element_ty` in each arm of an `if`): bound
+        # anew at each assignment, as Triton's tracing binds a constexpr (see if_stmt for the arms)
+        dtype_defs: dict[str, list] = {}
+        for st in all_stmts(kernel.body):
+            for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+                dtype_defs.setdefault(t, []).append(isinstance(st, Assign) and len(st.targets) == 1
+                                                    and isinstance(st.value, Op) and st.value.op in ("dtype", "dtype_of"))
+        self.dtype_names = {n for n, flags in dtype_defs.items() if all(flags)}
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
                 copies.setdefault(t, []).append(st)
@@ -808,8 +816,8 @@ class Infer:
                     and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of") for a in value.args[1:]):
                 # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
                 s = replace(s, value=value.args[1] if chosen else value.args[2])
-            if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(s.value, Op) \
-                    and s.value.op in ("dtype", "dtype_of", "enum"):
+            if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
+                    and isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum"):
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
                 # substituted at their uses
                 self.literals[s.targets[0]] = s.value
@@ -1016,13 +1024,24 @@ class Infer:
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
         before, dots = dict(self.env), len(self.dots)
+        literals_before = dict(self.literals)
         then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
         try:
             body = tuple(self.block(s.body))
             env_then = then_env = self.env
             self.env = dict(before)
+            # a dtype name each arm binds (`elem_ty = p.dtype.element_ty`): the else arm starts from the one before
+            # the `if`, and after it the name is known only where both arms leave the same dtype
+            literals_then = dict(self.literals)
+            for n in self.dtype_names:
+                self.literals.pop(n, None)
+                if n in literals_before:
+                    self.literals[n] = literals_before[n]
             orelse = tuple(self.block(s.orelse))
             env_else = self.env
+            for n in self.dtype_names & set(self.literals):
+                if not _same_dtype(literals_then.get(n), self.literals[n]):
+                    del self.literals[n]
         except SplitNeeded as inner:
             if const and not inner.exact:
                 raise self.split_needed(s)  # split the outermost constant `if` first: predicates read top-down
@@ -1587,3 +1606,12 @@ def _assigned(stmts) -> set[str]:
     """The names statements assign (in nested blocks too)."""
     return {t for st in all_stmts(stmts) for t in (st.targets if isinstance(st, Assign) else
                                                    (st.var,) if isinstance(st, For) else ())}
+
+
+def _same_dtype(a, b) -> bool:
+    """Two dtype expressions (`ct.float16`, `p.dtype.element_ty`) that name the same dtype wherever they are."""
+    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op):
+        return False
+    if a.op == "dtype_of":
+        return all(isinstance(x, Name) and isinstance(y, Name) and x.id == y.id for x, y in zip(a.args, b.args))
+    return a.attrs == b.attrs
