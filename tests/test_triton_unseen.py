@@ -1563,3 +1563,11 @@ def test_a_dtype_name_bound_in_each_arm_is_read_in_its_arm(tmp_path):
         [d.text() for d in kr.diagnostics]
     same = src.replace("elem_ty = b_ptr.dtype.element_ty", "elem_ty = a_ptr.dtype.element_ty")
     assert result(same.rstrip("\n") + after).status == "translated"
+
+
+def test_a_pointer_variable_indexed_with_none_broadcasts_its_offsets(tmp_path):
+    """tests/fixtures/triton_unseen/pointer_rows.py (numbers checked against Triton's interpreter in CI):
+    `row_ptr[:, None]` of a pointer variable is the pointer with its offsets (the local `row_ptr`) broadcast,
+    not a pointer used as a value (CT100)."""
+    rust = _rust(tmp_path, (FIXTURES / "pointer_rows.py").read_text().split("import triton.language as tl\n", 1)[1])
+    assert re.search(r"reshape\(row_ptr, shape!\[BLOCK, 1\]\)", rust), rust

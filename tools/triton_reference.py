@@ -44,7 +44,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "dot_precision", "countdown_loops",
                                                      "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names")
+                                                     "arm_defined_names", "dtype_names", "pointer_rows")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -732,6 +732,13 @@ def cases() -> list[dict]:
                          inp("b", [50], "int32", "poison")],
                         ["x", "a", "b", "n"], [4], ["a"] if to_a else ["b"], "", {"n": 50},
                         {"TO_A": to_a, "BLOCK": 16}))
+    # a pointer per row, broadcast with [:, None]
+    for dt in ("float32", "float16"):
+        out.append(case("pointer_rows", "gather_rows_kernel", dt,
+                        [inp("src", [10, 16], dt, "randn"), inp("out", [8, 16], dt, "poison"),
+                         inp("pos", [8], "int32", "given", values=[3, 0, 9, 3, 5, 1, 8, 2])],
+                        ["src", "out", "pos", "stride_s"], [1], ["out"], "", {"stride_s": 16},
+                        {"BLOCK": 8, "D": 16}))
     return out
 
 
@@ -1163,6 +1170,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "pointer_rows.gather_rows_kernel":
+        return {"out": x["src"][a["pos"]] * 2.0}
     if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero
         x32 = a["x"].astype(np.float32)
         return {"a": (x32 * 2.0).astype(np.float16).astype(np.float64)} if s["TO_A"] else \

@@ -1079,6 +1079,11 @@ class _TritonConverter(_Converter):
                 return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
                                                  b.offsets if b.offsets is not None else zero), pos), pos)
             return Op("ifexp", (test, a, b), pos)
+        if isinstance(node, cst.Name) and node.value == "__ptr_offsets__" and self.subst \
+                and node.value in self.subst[-1]:
+            # a pointer's offsets while it is indexed (subscript): the offsets themselves, also where they are a
+            # local named as the pointer (`p[:, None]` of a pointer variable `p`), never the pointer again
+            return self.subst[-1][node.value]
         if isinstance(node, cst.Name) and node.value in self.helper_values:
             return self.helper_values[node.value]
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
