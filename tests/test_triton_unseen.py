@@ -1571,3 +1571,11 @@ def test_a_pointer_variable_indexed_with_none_broadcasts_its_offsets(tmp_path):
     not a pointer used as a value (CT100)."""
     rust = _rust(tmp_path, (FIXTURES / "pointer_rows.py").read_text().split("import triton.language as tl\n", 1)[1])
     assert re.search(r"reshape\(row_ptr, shape!\[BLOCK, 1\]\)", rust), rust
+
+
+def test_offsets_widened_in_both_constant_arms_are_int64_from_the_start(tmp_path):
+    """tests/fixtures/triton_unseen/widened_arms.py (numbers checked against Triton's interpreter in CI; compiled
+    by the fixture test): `w += (...).to(tl.int64)` in both arms of `if SHARED:` makes w's offsets int64 from
+    their declaration (declared int32 and read as int64 after the `if`, the Rust did not compile)."""
+    rust = _rust(tmp_path, (FIXTURES / "widened_arms.py").read_text().split("import triton.language as tl\n", 1)[1])
+    assert "let mut w_off: i64 = 0i64;" in rust and "w_off: i32" not in rust, rust

@@ -44,7 +44,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "dot_precision", "countdown_loops",
                                                      "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "pointer_rows")
+                                                     "arm_defined_names", "dtype_names", "pointer_rows",
+                                                     "widened_arms")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -739,6 +740,12 @@ def cases() -> list[dict]:
                          inp("pos", [8], "int32", "given", values=[3, 0, 9, 3, 5, 1, 8, 2])],
                         ["src", "out", "pos", "stride_s"], [1], ["out"], "", {"stride_s": 16},
                         {"BLOCK": 8, "D": 16}))
+    # a pointer advanced by an int64 offset in both arms of a constant `if`
+    for shared, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
+        out.append(case("widened_arms", "head_rows_kernel", f"{'shared' if shared else 'own'}_{dt}",
+                        [inp("w", [2, 2 if shared else 4, 16], dt, "randn"), inp("out", [2, 4, 16], dt, "poison")],
+                        ["w", "out", "H", "HV"], [4, 2], ["out"], "", {"H": 2, "HV": 4},
+                        {"D": 16, "SHARED": shared}))
     return out
 
 
@@ -1170,6 +1177,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "const_math.scaled_rows_kernel":  # f32 arithmetic as the kernel does it: one rounding per op
         scale = np.float32(1.0 / math.sqrt(c["constexprs"]["HEAD_DIM"]))
         return {"out": (x["q"].astype(np.float32) * scale + np.float32(math.sqrt(2.0))).astype(np.float64)}
+    if k == "widened_arms.head_rows_kernel":  # head h reads row h // (HV // H) where rows are shared
+        return {"out": 2.0 * (np.repeat(x["w"], 2, axis=1) if s["SHARED"] else x["w"])}
     if k == "pointer_rows.gather_rows_kernel":
         return {"out": x["src"][a["pos"]] * 2.0}
     if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero

@@ -1084,6 +1084,11 @@ class Infer:
             # under the same flag is fine there; here a use after it splits the kernel on this `if`
             for n in (set(env_then) ^ set(env_else)) - set(before):
                 self.arm_only.setdefault(n, s)
+        if const and same:
+            # a value both arms widen to int64 (`w += off.to(tl.int64)` in each, a pointer's offsets): int64 from
+            # the start, as after a runtime `if` (a constant parameter rebound there is a new local)
+            consts = {p.name for p in self.k.params if p.kind == "const"}
+            self._check_widened({n: t for n, t in before.items() if n not in consts}, env_then)
         if const and not same:
             # an offset widened in an arm: int64 throughout, no split. A parameter cast in an arm
             # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
