@@ -1293,7 +1293,8 @@ def test_a_discarded_expression_runs_each_atomic_it_holds_once(tmp_path):
 def test_a_block_pointer_of_another_shape_per_arm_is_read_in_its_arm_only(tmp_path):
     """tests/fixtures/triton_unseen/block_ptr_arms.py binds `p_h0` to a [BV, BK] block in one arm and a [BK, BV]
     block in the other (numbers checked against Triton's interpreter in CI): each arm reads its own. Read after
-    the `if`, the name would hold either shape: refused there, with its position."""
+    the constant `if` too, what follows it is copied into each arm (test_block_pointers_of_other_shapes_per_
+    constant_arm_are_read_in_copies_of_what_follows; after a runtime `if` it stays refused)."""
     path = tmp_path / "k.py"
     src = (FIXTURES / "block_ptr_arms.py").read_text()
     path.write_text(src)
@@ -1301,9 +1302,7 @@ def test_a_block_pointer_of_another_shape_per_arm_is_read_in_its_arm_only(tmp_pa
     assert kernel_result(k, path, "k.py").status == "translated"
     use = "    b_h += tl.load(p_h0, boundary_check=(0, 1), padding_option=\"zero\").to(tl.float32)\n"
     path.write_text(src.replace("    p_o = tl.make_block_ptr", use + "    p_o = tl.make_block_ptr"))
-    ((name, _, d),) = parse_file(path, "k.py").failures
-    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln == use.rstrip("\n"))
-    assert name == "load_state_kernel" and d.code == "TTR-BLOCKPTR" and d.pos.line == line, d.text()
+    assert not parse_file(path, "k.py").failures
     # bound again after the `if` (one shape from there on): ported
     path.write_text(src.replace("    p_o = tl.make_block_ptr",
                                 "    p_h0 = tl.make_block_ptr(h0, (K, V), (V, 1), (0, v_start), (BK, BV), (1, 0))\n"
@@ -1549,3 +1548,256 @@ def test_ptx_barriers_immediates_and_packed_values():
     assert low.statements[-1][1].endswith("+ 7") and ptx.immediate_inputs("=r,r,n") == {1}
     with pytest.raises(ptx.PtxRefusal, match="packed values"):
         ptx.lower("sub.f16x2 $0, $1, $1;", "=r,r", ["x"], ["int32"], 1, "tl", fresh)
+
+
+def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path):
+    """tests/fixtures/triton_unseen/dot_precision.py (numbers of "ieee" and "tf32x3" checked against Triton's
+    interpreter in CI): `input_precision=` a module constant decided for the platform (`"ieee" if ON_NPU else
+    "tf32x3"`: float32 products) and a string constexpr no launch names (one entry per precision Triton 3.6 takes:
+    bf16x3, bf16x6, ieee, tf32, tf32x3 in that order): bf16x3 is three bf16 products of the operands' high and low
+    parts, tf32 rounds the operands to tf32, the others multiply float32. A constant nobody can decide is refused."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "dot_precision.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = {v["name"].rsplit("__", 1)[1]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert sorted(bodies) == [f"precision_eq_{i}" for i in range(5)], sorted(bodies)
+    for i, body in enumerate(bodies[f"precision_eq_{i}"] for i in range(5)):
+        mmas = re.findall(r"Tile<f32, \{ \[N, N\] \}> = mmaf\((\w+), (\w+), \w+\)", body)
+        assert len(mmas) == (4 if i == 0 else 2), (i, body)
+        assert mmas[0] == ("a", "b") and "Tile<tf32" not in body.split("let ab:")[0]  # the module constant: f32
+        second = body.split("let ab:")[1]
+        if i == 0:  # hi = bf16(x), lo = bf16(x - f32(hi)); lo*hi, hi*lo, hi*hi
+            assert second.count("Tile<bf16, { [N, N] }> = convert_tile(") == 8, second
+            assert re.search(r"= ab - \w+;", second) and re.search(r"= c - \w+;", second), second
+        elif i == 3:
+            assert second.count("Tile<tf32, { [N, N] }> = convert_tile(") == 2, second
+        else:
+            assert "bf16" not in second and "tf32" not in second, (i, second)
+    path.write_text(src.replace('ON_NPU = os.environ.get("DOT_PRECISION_DEVICE", "cuda") == "npu"',
+                                "ON_NPU = unknown_device()"))
+    ((_, _, d),) = parse_file(path, "k.py").failures
+    assert d.code == "TTR-DOT" and "must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'" in d.message, d.text()
+
+
+@pytest.mark.parametrize("step, ok", [("-BS", True), ("back", True), ("-(2 * BS)", True), ("-s", False), ("0", False),
+                                      ("-(BS - 1)", False)])
+def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, step, ok):
+    """tests/fixtures/triton_unseen/countdown_loops.py (numbers checked against Triton's interpreter in CI): a
+    helper's `range(last, -BS, -BS)` where BS is its tile size, a local bound once to such a step, a product of
+    them; a runtime scalar's negation, zero, or a difference (sign unknown) stay refused (CT104)."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(f"""
+    @triton.jit
+    def _walk(x_ptr, s, N: tl.constexpr, BS: tl.constexpr):
+        offs = tl.arange(0, BS)
+        back = -BS
+        for start in range(N - BS, -BS, {step}):
+            tl.store(x_ptr + start + offs, tl.load(x_ptr + start + offs) * 2.0)
+
+
+    @triton.jit
+    def k(x_ptr, s, N: tl.constexpr, BS: tl.constexpr):
+        _walk(x_ptr, s, N, BS)
+    """))
+    fr = parse_file(path, "k.py")
+    if fr.failures:
+        (_, _, d), = fr.failures
+        assert not ok and d.code == "CT104", d.text()
+        return
+    (kern,) = fr.kernels
+    kr = kernel_result(kern, path, "k.py")
+    assert (kr.status == "translated") == ok, [d.text() for d in kr.diagnostics]
+    if not ok:
+        assert kr.diagnostics[0].code == "CT104", kr.diagnostics[0].text()
+
+
+def test_constexpr_functions_are_derived_constants_the_launcher_computes(tmp_path):
+    """tests/fixtures/triton_unseen/constexpr_functions.py (numbers checked against Triton's interpreter in CI):
+    `triton.next_power_of_2(K)` and `tl.standard._log2` of constexprs (and of a tile's numel) are derived
+    constants; verify's Python and the C symbol's Rust compute the same values as Triton's own functions (0 below
+    their domains), and a runtime argument is refused at its position."""
+    from transpiler.emit.ffi import rust_const_expr
+    from transpiler.verify.specs import const_value
+
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "constexpr_functions.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    derived = {n: e for en in kr.manifest["entries"] for n, e in en.get("derived", {}).items()}
+    assert derived == {"NPO2_K": "next_power_of_2(K)", "LOG2_GROUP": "log2_floor(GROUP)",
+                       "LOG2_NUMEL_NPO2_K": "log2_floor(((next_power_of_2(K))))"}, derived
+
+    def triton_npo2(n):  # triton.next_power_of_2's bit smearing, in 64 bits
+        n -= 1
+        for s in (1, 2, 4, 8, 16, 32):
+            n |= n >> s
+        return n + 1
+
+    def triton_log2(i):
+        r = 0
+        while i > 1:
+            i >>= 1
+            r += 1
+        return r
+
+    values = [-3, 0, 1, 2, 3, 5, 8, 10, 16, 33, 1000, 2 ** 31 - 1]
+    for v in values:
+        assert const_value("next_power_of_2(K)", {"K": v}) == triton_npo2(v), v
+        assert const_value("log2_floor(K)", {"K": v}) == triton_log2(v), v
+    if shutil.which("rustc") is None:
+        return
+    lines = [f'println!("{{}} {{}}", {{ let K: i64 = {v}i64; {rust_const_expr("next_power_of_2(K)", {"K"})} }}, '
+             f'{{ let K: i64 = {v}i64; {rust_const_expr("log2_floor(K)", {"K"})} }});' for v in values]
+    (tmp_path / "m.rs").write_text("#![allow(non_snake_case, unused_braces)]\nfn main() {\n" + "\n".join(lines) + "\n}\n")
+    import subprocess
+    subprocess.run(["rustc", "-O", "-o", str(tmp_path / "m"), str(tmp_path / "m.rs")], check=True, cwd=tmp_path)
+    out = subprocess.run([str(tmp_path / "m")], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert [tuple(map(int, ln.split())) for ln in out if ln] == [(triton_npo2(v), triton_log2(v)) for v in values]
+    # a runtime argument: refused where it is called
+    path.write_text(src.replace("levels: tl.constexpr = _log2(GROUP)", "levels = _log2(row)"))
+    (k,) = parse_file(path, "k.py").kernels
+    d = next(x for x in kernel_result(k, path, "k.py").diagnostics if x.severity == "error")
+    assert d.code == "TTR-LOG2-INT" and "not a constexpr" in d.message and d.pos.line == 20, d.text()
+
+
+def test_a_constant_bound_after_an_early_return_in_a_constant_arm_stays_a_constant(tmp_path):
+    """`if GUARD: if row >= n: return` then `BK: tl.constexpr = tl.cdiv(K, 2) * 2` (fla's token-parallel kernels):
+    the frontend copies the statements after the `if` into both arms, so BK is assigned twice, by copies of one
+    statement; it is still constant arithmetic (a tile size), not a runtime local (CT105)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, K: tl.constexpr, GUARD: tl.constexpr):
+        row = tl.program_id(0)
+        if GUARD:
+            if row >= n:
+                return
+        BK: tl.constexpr = tl.cdiv(K, 2) * 2
+        offs = tl.arange(0, BK)
+        tl.store(y_ptr + row * K + offs, tl.load(x_ptr + row * K + offs, mask=offs < K), mask=offs < K)
+    """)
+    assert rust.count("iota(shape![K_CDIV_2_MUL_2])") == 2, rust
+
+
+def test_block_pointers_of_other_shapes_per_constant_arm_are_read_in_copies_of_what_follows(tmp_path):
+    """tests/fixtures/triton_unseen/block_ptr_helpers.py (numbers checked against Triton's interpreter in CI):
+    `p_h` is a [BV, BK] block if V_FIRST else a [BK, BV] one, loaded after the `if`: the statements after it
+    follow each arm, so each arm loads its own block (two entries, one per V_FIRST). The same `if` on a runtime
+    value stays refused where the name is read (a ported block pointer has one block shape)."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "block_ptr_helpers.py").read_text()
+    path.write_text(src)
+    kernels = {k.name: k for k in parse_file(path, "k.py").kernels}
+    assert sorted(kernels) == ["block_sums_kernel", "scaled_rows_kernel", "state_kernel"], sorted(kernels)
+    results = {n: kernel_result(k, path, "k.py") for n, k in kernels.items()}
+    assert all(r.status == "translated" for r in results.values()), {n: [d.text() for d in r.diagnostics]
+                                                                     for n, r in results.items()}
+    kr = results["state_kernel"]
+    bodies = {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+    assert sorted(bodies) == ["state_kernel__not_v_first", "state_kernel__v_first"], sorted(bodies)
+    assert "permute" in bodies["state_kernel__v_first"] and "permute" not in bodies["state_kernel__not_v_first"]
+    runtime = src.replace("V_FIRST: tl.constexpr):", "V_FIRST):")
+    path.write_text(runtime)
+    fails = {name: d for name, _, d in parse_file(path, "k.py").failures}
+    line = next(i for i, ln in enumerate(runtime.splitlines(), 1) if "b_h = tl.load(p_h" in ln)
+    assert fails["state_kernel"].code == "TTR-BLOCKPTR" and fails["state_kernel"].pos.line == line, fails
+
+
+def test_a_block_pointer_a_helper_returns_and_helpers_own_names(tmp_path):
+    """A helper returning `tl.make_block_ptr(...)` (of its parameters) gives the caller that block pointer (its
+    parts converted where the helper's names are bound); two helpers' results are both `_ret0` when inlined
+    (returns in constexpr arms): one's block pointer is never the other's pointer; a caller's block pointer named
+    like a helper's parameter is not what the helper reads by that name."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def _base(x, row, n, VARLEN: tl.constexpr):
+        if VARLEN:
+            return x + row
+        return x + row * n
+
+
+    @triton.jit
+    def _blk(base, n, offset, BLK: tl.constexpr, CONTIG: tl.constexpr, STRIDE):
+        if CONTIG:
+            return tl.make_block_ptr(base, (n,), (1,), (offset,), (BLK,), (0,))
+        return tl.make_block_ptr(base, (n,), (STRIDE,), (offset,), (BLK,), (0,))
+
+
+    @triton.jit
+    def k(x, y, out, n, BLK: tl.constexpr, CONTIG: tl.constexpr, VARLEN: tl.constexpr, USE_Y: tl.constexpr):
+        row = tl.program_id(0)
+        v = tl.zeros([BLK], dtype=tl.float32)
+        if USE_Y:
+            base = _blk(x + row * n, n, 0, BLK, CONTIG, 3)  # named as _blk's parameter: not the one it reads
+            y_base = _base(y, row, n, VARLEN)
+            p_y = _blk(y_base, n, 0, BLK, CONTIG, 3)
+            v = tl.load(base, boundary_check=(0,)) + tl.load(p_y, boundary_check=(0,))
+        else:
+            v = tl.load(y + row * n + tl.arange(0, BLK))  # (y read as a pointer in the kernel itself too)
+        tl.store(out + row * BLK + tl.arange(0, BLK), v)
+    """)
+    # the USE_Y entries read x and y through their blocks (strides 1 or 3)
+    assert rust.count("load_ptr_tko(") >= 3, rust
+
+
+def test_a_name_the_else_arm_defines_is_read_under_the_same_constant_only(tmp_path):
+    """tests/fixtures/triton_unseen/arm_defined_names.py (numbers checked against Triton's interpreter in CI):
+    `first` is defined in the else arm of `if DECODE:` (whose extra programs return early, so the rest is copied
+    into both arms) and read under a later `if DECODE: ... else:`: one entry per DECODE. Read in the DECODE arm,
+    where it is never defined, that specialization has no entry (Triton cannot compile it: a CT103 warning)."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "arm_defined_names.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert sorted(e["name"] for e in kr.manifest["entries"]) == ["group_starts_kernel__decode",
+                                                                 "group_starts_kernel__not_decode"]
+    path.write_text(src.replace("offs * 1.0, mask=(offs >= 0) & emit)", "offs + first * 1.0, mask=emit)"))
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert [e["name"] for e in kr.manifest["entries"]] == ["group_starts_kernel__not_decode"]
+    (d,) = kr.diagnostics
+    assert d.severity == "warning" and d.code == "CT103" and "no entry where DECODE: `first`" in d.message, d.text()
+
+
+def test_a_dtype_name_bound_in_each_arm_is_read_in_its_arm(tmp_path):
+    """tests/fixtures/triton_unseen/dtype_names.py (numbers checked against Triton's interpreter in CI): `elem_ty`
+    is `a_ptr`'s element type in one arm and `b_ptr`'s in the other, each used in its arm; read after the `if`,
+    where it is one or the other, it is refused; bound to the same dtype in both arms, it is known after."""
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "dtype_names.py").read_text()
+
+    def result(text):
+        path.write_text(text)
+        (k,) = parse_file(path, "k.py").kernels
+        return kernel_result(k, path, "k.py")
+
+    kr = result(src)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    after = "\n    tl.store(x_ptr + offs, x.to(elem_ty), mask=m)\n"
+    kr = result(src.rstrip("\n") + after)
+    assert kr.status != "translated" and kr.diagnostics[0].pos.line == len(src.splitlines()) + 1, \
+        [d.text() for d in kr.diagnostics]
+    same = src.replace("elem_ty = b_ptr.dtype.element_ty", "elem_ty = a_ptr.dtype.element_ty")
+    assert result(same.rstrip("\n") + after).status == "translated"
+
+
+def test_a_pointer_variable_indexed_with_none_broadcasts_its_offsets(tmp_path):
+    """tests/fixtures/triton_unseen/pointer_rows.py (numbers checked against Triton's interpreter in CI):
+    `row_ptr[:, None]` of a pointer variable is the pointer with its offsets (the local `row_ptr`) broadcast,
+    not a pointer used as a value (CT100)."""
+    rust = _rust(tmp_path, (FIXTURES / "pointer_rows.py").read_text().split("import triton.language as tl\n", 1)[1])
+    assert re.search(r"reshape\(row_ptr, shape!\[BLOCK, 1\]\)", rust), rust
+
+
+def test_offsets_widened_in_both_constant_arms_are_int64_from_the_start(tmp_path):
+    """tests/fixtures/triton_unseen/widened_arms.py (numbers checked against Triton's interpreter in CI; compiled
+    by the fixture test): `w += (...).to(tl.int64)` in both arms of `if SHARED:` makes w's offsets int64 from
+    their declaration (declared int32 and read as int64 after the `if`, the Rust did not compile)."""
+    rust = _rust(tmp_path, (FIXTURES / "widened_arms.py").read_text().split("import triton.language as tl\n", 1)[1])
+    assert "let mut w_off: i64 = 0i64;" in rust and "w_off: i32" not in rust, rust

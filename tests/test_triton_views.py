@@ -278,7 +278,8 @@ def test_unit_stride_constants_are_set_by_the_c_symbol_and_verified_both_ways(tm
 
 @pytest.mark.parametrize("keyword,converted", [("", True), (", input_precision='tf32'", True),
                                                (", allow_tf32=False", False), (", input_precision='ieee'", False),
-                                               (", input_precision='tf32x3'", False)])
+                                               (", input_precision='tf32x3'", False),
+                                               (", input_precision='bf16x6'", False)])
 def test_float32_dot_operands_are_tf32_as_triton_computes_them(tmp_path, keyword, converted):
     variants = _kernel(tmp_path, GEMM.replace("acc = tl.dot(a, b, acc)", f"acc = tl.dot(a, b, acc{keyword})"))
     by_dtypes = {v.variant.dtypes: v for v in variants}
@@ -293,7 +294,7 @@ def test_float32_dot_operands_are_tf32_as_triton_computes_them(tmp_path, keyword
 def test_a_precision_that_is_not_a_literal_is_diagnosed(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(HEAD + textwrap.dedent(GEMM.replace("acc = tl.dot(a, b, acc)",
-                                                       "acc = tl.dot(a, b, acc, input_precision='bf16x3')")))
+                                                       "acc = tl.dot(a, b, acc, input_precision='bf16x9')")))
     fr = parse_file(src, "k.py")
     (_, _, d), = fr.failures
     assert d.code == "TTR-DOT" and "input_precision" in d.message and d.pos.line > 4

@@ -44,7 +44,10 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "exact_gelu", "const_math", "varlen_shift",
                                                      "block_ptr_arms", "arm_flags", "carried_stats",
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
-                                                     "int_min", "flag_conditions")
+                                                     "int_min", "flag_conditions", "dot_precision",
+                                                     "countdown_loops", "constexpr_functions", "block_ptr_helpers",
+                                                     "arm_defined_names", "dtype_names", "pointer_rows",
+                                                     "widened_arms")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -746,6 +749,70 @@ def cases() -> list[dict]:
     out.append(case("dot_operand_dtypes", "decayed_gram_kernel", "n16_k32",
                     [inp("a", [16, 32], "float32", "randn"), inp("out", [16, 16], "float32", "poison")],
                     ["a", "out"], [1], ["out"], "", {}, {"N": 16, "BK": 32}))
+    # `input_precision=` a platform-decided module constant ("tf32x3") and a string constexpr: float32 products
+    # (Triton's interpreter takes "tf32", "tf32x3" and "ieee" only; its tf32 is float32)
+    for precision in ("ieee", "tf32x3"):
+        out.append(case("dot_precision", "chain_kernel", precision,
+                        [inp(n, [16, 16], "float32", "randn") for n in "abc"] + [inp("out", [16, 16], "float32", "poison")],
+                        ["a", "b", "c", "out"], [1], ["out"], "", {}, {"N": 16, "PRECISION": precision}))
+    # loops counting down by a tile size (a helper's `-BS`, the kernel's `step = -(2 * BS)`): n a multiple of BS,
+    # one that is not, one block, and f16
+    for n, bs, dt in ((64, 16, "float32"), (70, 16, "float32"), (9, 16, "float32"), (50, 8, "float16")):
+        out.append(case("countdown_loops", "suffix_blocks_kernel", f"n{n}_bs{bs}_{dt}",
+                        [inp("x", [3, n], dt, "randn"), inp("y", [3, n], dt, "poison"), inp("z", [3, n], dt, "zeros")],
+                        ["x", "y", "z"], [3], ["y", "z"], "", {}, {"N": n, "BS": bs}))
+    # triton.next_power_of_2 / tl.standard._log2 of constexprs: K below, at and above a power of two, GROUP 1
+    # (GUARD: one program more than rows, returning early)
+    for K, group, dt, guard in ((10, 8, "float32", True), (16, 5, "float32", False), (33, 1, "float16", True)):
+        out.append(case("constexpr_functions", "pow2_rows_kernel", f"k{K}_g{group}_{dt}",
+                        [inp("x", [3, K], dt, "randn"), inp("y", [3, K], dt, "poison")],
+                        ["x", "y", "n_rows"], [4 if guard else 3], ["y"], "", {"n_rows": 3},
+                        {"K": K, "GROUP": group, "GUARD": guard}))
+    # block pointers a helper returns (over a base another helper computes), rows stored [ROWS, n] (PACKED) or
+    # [n, ROWS]; a state block of another shape per constant arm read after the `if`
+    for n, packed, dt in ((40, True, "float32"), (40, False, "float32"), (23, True, "float16")):
+        shape = [3, n] if packed else [n, 3]
+        out.append(case("block_ptr_helpers", "scaled_rows_kernel", f"n{n}_{'packed' if packed else 'strided'}_{dt}",
+                        [inp("x", shape, dt, "randn"), inp("s", shape, dt, "randn"), inp("out", [3, n], dt, "poison")],
+                        ["x", "s", "out", "n"], [3, _cdiv(n, 16)], ["out"], "", {"n": n},
+                        {"ROWS": 3, "BLK": 16, "PACKED": packed}))
+    for n, dt in ((40, "float32"), (32, "float16")):
+        out.append(case("block_ptr_helpers", "block_sums_kernel", f"n{n}_{dt}",
+                        [inp("x", [3, n], dt, "randn"), inp("out", [3, 16], "float32", "poison")],
+                        ["x", "out"], [3], ["out"], "", {}, {"N": n, "BLK": 16}))
+    for v_first, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
+        K, V = 16, 40
+        out.append(case("block_ptr_helpers", "state_kernel", f"{'vk' if v_first else 'kv'}_{dt}",
+                        [inp("h0", [V, K] if v_first else [K, V], dt, "randn"), inp("out", [K, V], dt, "poison")],
+                        ["h0", "out"], [_cdiv(V, 16)], ["out"], "", {},
+                        {"K": K, "V": V, "BK": 16, "BV": 16, "V_FIRST": v_first}))
+    # a name the prefill arm defines (its extra programs return early), read under a later `if` on the same
+    # constant; decode steps that emit and that do not
+    for decode, start, name in ((False, 5, "prefill"), (True, 7, "decode_emit"), (True, 6, "decode_idle")):
+        out.append(case("arm_defined_names", "group_starts_kernel", name,
+                        [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
+                        ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
+                        {"DECODE": decode, "BLOCK": 8}))
+    # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
+    for to_a in (True, False):
+        out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
+                        [inp("x", [50], "float32", "randn", scale=4.0), inp("a", [50], "float16", "poison"),
+                         inp("b", [50], "int32", "poison")],
+                        ["x", "a", "b", "n"], [4], ["a"] if to_a else ["b"], "", {"n": 50},
+                        {"TO_A": to_a, "BLOCK": 16}))
+    # a pointer per row, broadcast with [:, None]
+    for dt in ("float32", "float16"):
+        out.append(case("pointer_rows", "gather_rows_kernel", dt,
+                        [inp("src", [10, 16], dt, "randn"), inp("out", [8, 16], dt, "poison"),
+                         inp("pos", [8], "int32", "given", values=[3, 0, 9, 3, 5, 1, 8, 2])],
+                        ["src", "out", "pos", "stride_s"], [1], ["out"], "", {"stride_s": 16},
+                        {"BLOCK": 8, "D": 16}))
+    # a pointer advanced by an int64 offset in both arms of a constant `if`
+    for shared, dt in ((True, "float32"), (False, "float32"), (True, "float16")):
+        out.append(case("widened_arms", "head_rows_kernel", f"{'shared' if shared else 'own'}_{dt}",
+                        [inp("w", [2, 2 if shared else 4, 16], dt, "randn"), inp("out", [2, 4, 16], dt, "poison")],
+                        ["w", "out", "H", "HV"], [4, 2], ["out"], "", {"H": 2, "HV": 4},
+                        {"D": 16, "SHARED": shared}))
     return out
 
 
@@ -1210,6 +1277,44 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                 o[n, t] = h
             ht[n] = h
         return {"o": o, "ht": ht} if s["STORE_HT"] else {"o": o}
+    if k == "widened_arms.head_rows_kernel":  # head h reads row h // (HV // H) where rows are shared
+        return {"out": 2.0 * (np.repeat(x["w"], 2, axis=1) if s["SHARED"] else x["w"])}
+    if k == "pointer_rows.gather_rows_kernel":
+        return {"out": x["src"][a["pos"]] * 2.0}
+    if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero
+        x32 = a["x"].astype(np.float32)
+        return {"a": (x32 * 2.0).astype(np.float16).astype(np.float64)} if s["TO_A"] else \
+            {"b": np.trunc(x32 * np.float32(3.0)).astype(np.float64)}
+    if k == "arm_defined_names.group_starts_kernel":
+        start, ratio, offs = int(a["start"][0]), s["ratio"], np.arange(16.0)
+        if s["DECODE"]:
+            return {"y": np.tile(offs if (start + 1) % ratio == 0 else 0.0 * offs, (3, 1))}
+        first = ((start + ratio) // ratio) * ratio - 1
+        return {"y": np.stack([offs + first + g * ratio for g in range(2)] + [0.0 * offs])}
+    if k == "block_ptr_helpers.scaled_rows_kernel":  # rows in logical [ROWS, n] order
+        rows = (lambda t: t if s["PACKED"] else t.T)
+        return {"out": rows(x["x"]) * rows(x["s"])}
+    if k == "block_ptr_helpers.block_sums_kernel":  # the row's blocks of 16, zero padded, summed
+        n = s["N"]
+        padded = np.zeros((3, _cdiv(n, 16) * 16))
+        padded[:, :n] = x["x"]
+        return {"out": padded.reshape(3, -1, 16).sum(1)}
+    if k == "block_ptr_helpers.state_kernel":
+        return {"out": (x["h0"].T if s["V_FIRST"] else x["h0"]) * 2.0 + 1.0}
+    if k == "constexpr_functions.pow2_rows_kernel":  # levels = floor(log2(GROUP)), plus log2 of the block
+        return {"y": x["x"] * (s["GROUP"].bit_length() - 1) + ((s["K"] - 1).bit_length())}
+    if k == "countdown_loops.suffix_blocks_kernel":  # y: sums of a row's blocks from the last down to each
+        n, bs = s["N"], s["BS"]
+        nb = _cdiv(n, bs)
+        blocks = np.zeros((x["x"].shape[0], nb * bs))
+        blocks[:, :n] = x["x"]
+        blocks = blocks.reshape(-1, nb, bs)
+        y = np.flip(np.cumsum(np.flip(blocks, 1), 1), 1).reshape(-1, nb * bs)[:, :n]
+        z = np.zeros_like(blocks)
+        z[:, nb - 1::-2] = 2.0 * blocks[:, nb - 1::-2]
+        return {"y": y, "z": z.reshape(-1, nb * bs)[:, :n]}
+    if k == "dot_precision.chain_kernel":
+        return {"out": x["a"] @ x["b"] @ x["c"]}
     if k == "block_ptr_arms.load_state_kernel":
         return {"out": (x["h0"].T if s["TRANSPOSED"] else x["h0"]) * 2.0}
     if k.startswith("varlen_shift."):  # f32 arithmetic, as the kernel does it, then the output's dtype

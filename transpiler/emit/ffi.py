@@ -90,6 +90,9 @@ def _coerce(code: str, kind: str, want: str) -> str:
     return f"({code} != 0)" if want == "bool" else f"(({code}) as i64)"
 
 
+# triton.next_power_of_2 (0 for n <= 0) and tl.standard._log2 (0 for i <= 1) over an i64, as verify/specs.py's
+_INT_FUNCS = {"next_power_of_2": "({{ let n: i64 = {x}; if n <= 0 {{ 0i64 }} else {{ (n as u64).next_power_of_two() as i64 }} }})",
+              "log2_floor": "({{ let i: i64 = {x}; if i <= 1 {{ 0i64 }} else {{ (63 - i.leading_zeros()) as i64 }} }})"}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _BITOPS = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -108,6 +111,10 @@ def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt" \
             and len(node.args) == 1 and not node.keywords:  # Python's math.sqrt of constants (Triton): IEEE, exact
         return f"({_coerce(*_expr(node.args[0], names, floats), 'float')}).sqrt()", "float"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INT_FUNCS \
+            and len(node.args) == 1 and not node.keywords:  # Triton's constexpr functions (verify/specs.py)
+        x = _coerce(*_expr(node.args[0], names, floats), "int")
+        return _INT_FUNCS[node.func.id].format(x=x), "int"
     if isinstance(node, ast.Name) and node.id in floats:
         return f"{rust_ident(node.id)}__value", "float"
     if isinstance(node, ast.Name) and node.id in names:

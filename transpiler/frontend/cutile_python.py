@@ -1908,7 +1908,7 @@ class _Converter:
                 copies.extend(self._copy_arg(n, arg, pos))
             body = self.stmts(stmts[:-1] if ret is not None else stmts, top=False)
             self.pending = pre + copies + body
-            result = self.expr(ret.value) if ret is not None else PROCEDURE_DONE
+            result = self._helper_result(ret.value) if ret is not None else PROCEDURE_DONE
         finally:
             self.subst.pop()
             self.renames.pop()
@@ -1916,6 +1916,10 @@ class _Converter:
             keys.pop()
             self.helper_counts.pop()
         return result
+
+    def _helper_result(self, value: cst.BaseExpression):
+        """The value an inlined helper returns, converted while its names are bound."""
+        return self.expr(value)
 
     def _static_assert(self, call: cst.Call, pos: Pos) -> list[Stmt]:
         """`ct.static_assert(cond, message)`: cuTile Python evaluates `cond` on the constants when it compiles

@@ -25,9 +25,9 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
 from ..rules import RuleTable, load
-from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _walk)
+from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from . import ptx
 from .module_config import UNDECIDED
 from .module_strings import call_value
@@ -175,6 +175,10 @@ class _TritonConverter(_Converter):
             self.ptr_vars[local] = (arg.base, None if kept else local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
+        if isinstance(arg, _BlockPtr):
+            # a block pointer argument the helper advances (`k_ptrs = tl.advance(k_ptrs, ...)`): the helper's own
+            # block pointer (its parts in its locals) starting from the argument's
+            return self._assign_block_ptr(name, arg, pos)
         return super()._copy_arg(name, arg, pos)
 
     def _helper_cast_only(self) -> set[str]:
@@ -545,6 +549,13 @@ class _TritonConverter(_Converter):
             return f"{module}.{name}" in triton_namespace()
         return None
 
+    def _returned_value(self, call: cst.Call, world: dict, seen: set[str] | None) -> object:
+        """`tl.constexpr(x)` in a configuration value (`PREC = tl.constexpr("ieee" if IS_NPU else "tf32x3")`):
+        the value of x, as Triton unwraps it."""
+        if self.dotted(call.func) == f"{TL}.constexpr" and len(call.args) == 1 and call.args[0].keyword is None:
+            return self._config_in(call.args[0].value, world, seen)
+        return super()._returned_value(call, world, seen)
+
     def _platform_truth(self, node: cst.BaseExpression) -> bool | None:
         """`bool(F)`, `not F`, `F is None`, `F is not None` of a platform fact F (rules/platform.toml, e.g.
         `torch.version.hip`): its truth on the NVIDIA GPUs a port runs on; None where `node` is none of these."""
@@ -613,6 +624,8 @@ class _TritonConverter(_Converter):
         self.block_vars: dict[str, _BlockPtr] = {}  # name -> the block pointer it holds (its parts in locals)
         # names the arms of an `if` give block pointers of different block shapes: refused where read after it
         self.block_poisoned: set[str] = set()
+        self.block_depth: dict[str, int] = {}  # name -> how many helpers deep its block pointer was bound
+        self.helper_values: dict[str, object] = {}  # `__bp_<n>` -> a part of a block pointer a helper returned
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
@@ -638,6 +651,8 @@ class _TritonConverter(_Converter):
                     continue
                 kinds = {type(v) for v in seen if v is not None}
                 strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                if not strings and _precision_param(fn, names[i]):
+                    strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
                 if strings or str in kinds:
                     self.string_consts[names[i]] = tuple(sorted(strings))
                     kinds = {int}
@@ -812,7 +827,7 @@ class _TritonConverter(_Converter):
                 return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, _one_line(s)))
             if isinstance(value, _BlockPtr):
                 return self._flush(self._assign_block_ptr(s.targets[0].target.value, value, pos))
-            if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.block_vars:
+            if isinstance(s.targets[0].target, cst.Name) and self._block_var(s.targets[0].target.value) is not None:
                 raise fail("TTR-BLOCKPTR", f"`{s.targets[0].target.value}` holds a block pointer and is assigned "
                            "another value", pos)
             if isinstance(value, _Desc):
@@ -930,8 +945,10 @@ class _TritonConverter(_Converter):
             step = self._eval_const(it.args[2].value)
             if isinstance(step, int) and not isinstance(step, bool) and step < 0:
                 s = self._counting_down(s, -step)
-            elif self._positive_constexpr_negated(it.args[2].value):
-                s = self._counting_down(s, it.args[2].value.expression.value)
+            elif self._sign(it.args[2].value) == -1:
+                neg = it.args[2].value  # the step's size: `BS` of `-BS`, else `-(step)`
+                minus = isinstance(neg, cst.UnaryOperation) and isinstance(neg.operator, cst.Minus)
+                s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
         return super().for_stmt(s)
 
     def _static_range_unrolled(self, s: cst.For) -> list | None:
@@ -972,28 +989,60 @@ class _TritonConverter(_Converter):
             out += self.block(s.body)
         return out
 
-    def _positive_constexpr_negated(self, node: cst.BaseExpression) -> bool:
-        """`-BLOCK_K` where BLOCK_K is a constexpr parameter the kernel also uses as a tile size
-        (`tl.arange(0, BLOCK_K)`): Triton compiles only where it is a positive power of two, so the step is
-        negative wherever the kernel compiles."""
-        if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
-                and isinstance(node.expression, cst.Name) and node.expression.value in self.const_params
-                and not self.subst):
-            return False
-        name = node.expression.value
-        for n in _walk(self._current_fn):
-            if isinstance(n, cst.Call) and self.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2 \
-                    and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0" \
-                    and isinstance(n.args[1].value, cst.Name) and n.args[1].value.value == name:
-                return True
-        return False
+    def _sign(self, node: cst.BaseExpression, depth: int = 0) -> int | None:
+        """The sign of a loop step wherever the kernel compiles (1, -1; None: not known, or zero): an int
+        constant; a constexpr the function also uses as a tile size (`tl.arange(0, BS)`: Triton compiles only
+        where it is a positive power of two), in a kernel or a helper; `-x`, `x * y`, `x + y` of those; a local
+        assigned once from one (`step = -BS`)."""
+        v = self._eval_const(node)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v > 0) - (v < 0) or None
+        if depth > 8:
+            return None
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            a = self._sign(node.expression, depth + 1)
+            return -a if a else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Add)):
+            a, b = self._sign(node.left, depth + 1), self._sign(node.right, depth + 1)
+            if not a or not b:
+                return None
+            return a * b if isinstance(node.operator, cst.Multiply) else (a if a == b else None)
+        if isinstance(node, cst.Name):
+            return self._name_sign(node.value, depth)
+        return None
+
+    def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
+        """The function whose statements are converted now (an inlined helper's, else the kernel's), with the
+        converter of its module (a helper may come from another)."""
+        if self.inlining:
+            name = self.inlining[-1]
+            fn = self.info.helpers.get(name) or self.info.kernels.get(name)
+            if fn is not None:
+                return self.info.helper_home.get(name) or self, fn
+        return self, self._current_fn
+
+    def _name_sign(self, name: str, depth: int) -> int | None:
+        home, fn = self._innermost_fn()
+        params = {p.name.value for p in fn.params.params}
+        if name in params:
+            sized = any(isinstance(n, cst.Call) and home.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2
+                        and home._eval_const(n.args[0].value) == 0 and isinstance(n.args[1].value, cst.Name)
+                        and n.args[1].value.value == name for n in _walk(fn))
+            return 1 if sized else None
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if len(bound) == 1 and isinstance(bound[0], (cst.Assign, cst.AnnAssign)) and bound[0].value is not None \
+                and not (isinstance(bound[0], cst.Assign) and len(bound[0].targets) != 1):
+            return self._sign(bound[0].value, depth + 1)
+        return None
 
     def _counting_down(self, s: cst.For, step: int | str) -> cst.For:
         """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
         with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
         start, stop = (_code(a.value) for a in s.iter.args[:2])
         i = f"{s.target.value}_step"
-        while i in self._function_locals(self._current_fn):
+        taken = {n.value for n in _walk(self._innermost_fn()[1]) if isinstance(n, cst.Name)}
+        while i in taken:
             i += "_"
         less = step - 1 if isinstance(step, int) else f"{step} - 1"
         count = cst.parse_expression(f"range(0, (({start}) - ({stop}) + {less}) // {step})")
@@ -1062,9 +1111,16 @@ class _TritonConverter(_Converter):
                 return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
                                                  b.offsets if b.offsets is not None else zero), pos), pos)
             return Op("ifexp", (test, a, b), pos)
+        if isinstance(node, cst.Name) and node.value == "__ptr_offsets__" and self.subst \
+                and node.value in self.subst[-1]:
+            # a pointer's offsets while it is indexed (subscript): the offsets themselves, also where they are a
+            # local named as the pointer (`p[:, None]` of a pointer variable `p`), never the pointer again
+            return self.subst[-1][node.value]
+        if isinstance(node, cst.Name) and node.value in self.helper_values:
+            return self.helper_values[node.value]
         if isinstance(node, cst.Name) and node.value in self.desc_vars:
             return self.desc_vars[node.value]
-        if isinstance(node, cst.Name) and node.value in self.block_vars:
+        if isinstance(node, cst.Name) and self._block_var(node.value) is not None:
             if node.value in self.block_poisoned:
                 raise fail("TTR-BLOCKPTR", f"`{node.value}` holds a block pointer of another block shape depending "
                            "on the arm the `if` before took: a ported block pointer has one block shape (give each "
@@ -1152,6 +1208,89 @@ class _TritonConverter(_Converter):
         if isinstance(s.orelse, cst.If):
             return self.if_stmt(s.orelse)
         return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
+
+    def inline_helper(self, fn: cst.FunctionDef, call: cst.Call, home=None):
+        """A helper's block pointer names are its own (Python scopes them): none of the caller's is visible by
+        name in it, and none of its own outlives it (one it returns is converted by _helper_result), so a
+        helper's `_ret0` never reads another helper's."""
+        saved = (dict(self.block_vars), set(self.block_poisoned), dict(self.block_depth))
+        try:
+            return super().inline_helper(fn, call, home)  # its arguments are read with the caller's names
+        finally:
+            self.block_vars, self.block_poisoned, self.block_depth = saved
+
+    def _block_var(self, name: str) -> _BlockPtr | None:
+        """The block pointer `name` holds in the function being converted (a caller's is not visible in a
+        helper it inlines)."""
+        if name in self.block_vars and self.block_depth.get(name, 0) == len(self.subst):
+            return self.block_vars[name]
+        return None
+
+    def _helper_result(self, value: cst.BaseExpression):
+        """A helper returning a block pointer (`return tl.make_block_ptr(base, (T,), (HV,), (offset,), (BLK,),
+        (0,))`): its parts are the helper's expressions, read in the caller after the helper's names are gone, so
+        each is converted here and stands in the block pointer as a name the caller reads it by (`__bp_<n>`); a
+        block dimension that is a constant or a constexpr is written as itself (block shapes are compared as
+        written)."""
+        result = super()._helper_result(value)
+        if not isinstance(result, _BlockPtr):
+            return result
+
+        def bound(part: cst.BaseExpression) -> cst.BaseExpression:
+            v = self.expr(part)
+            if isinstance(v, Lit) and type(v.value) is int:
+                return cst.Integer(str(v.value))
+            if isinstance(v, Name) and v.id in self.const_params:
+                return cst.Name(v.id)
+            token = f"__bp_{len(self.helper_values)}"
+            self.helper_values[token] = v
+            return cst.Name(token)
+        return _BlockPtr(bound(result.base), *(tuple(bound(x) for x in part)
+                                               for part in (result.shape, result.strides, result.offsets, result.block)))
+
+    def stmts(self, stmts: list, top: bool) -> list:
+        """A constant `if` whose arms bind a block pointer name to blocks of different shapes that the statements
+        after it read (`p_h` a [BV, BK] block if STATE_V_FIRST else a [BK, BV] one): the statements after it
+        follow each arm (one copy per arm, as Python runs them), so each copy reads the block its arm made."""
+        for i, st in enumerate(stmts):
+            if isinstance(st, cst.If) and self._const_test(st.test) and self._shape_split(st, stmts[i + 1:]):
+                return super().stmts(list(stmts[:i]) + [_with_rest(st, list(stmts[i + 1:]))], top)
+        return super().stmts(stmts, top)
+
+    def _shape_split(self, s: cst.If, rest: list) -> bool:
+        """Every arm of `s` binds some name to `tl.make_block_ptr(...)` at its top level, not all with the same
+        block shape (as written), and `rest` reads the name."""
+        arms, node = [], s
+        while True:
+            arms.append(list(node.body.body))
+            if isinstance(node.orelse, cst.If):
+                node = node.orelse
+                continue
+            arms.append(list(node.orelse.body.body) if isinstance(node.orelse, cst.Else) else [])
+            break
+        shapes: list[dict[str, str]] = []
+        for arm in arms:
+            bound: dict[str, str] = {}
+            for st in arm:
+                for small in st.body if isinstance(st, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name):
+                        v = small.value
+                        made = isinstance(v, cst.Call) and self.dotted(v.func) == f"{TL}.make_block_ptr"
+                        block = _arg(v, 4, "block_shape") if made else None
+                        bound[small.targets[0].target.value] = _code(block).strip() if block is not None else "?"
+            shapes.append(bound)
+        read: set[str] = set()  # names read in `rest` before it binds them again at its top level
+        rebound: set[str] = set()
+        for st in rest:
+            targets = {t.target.value for small in (st.body if isinstance(st, cst.SimpleStatementLine) else ())
+                       if isinstance(small, cst.Assign) for t in small.targets if isinstance(t.target, cst.Name)}
+            values = [small.value for small in st.body if isinstance(small, cst.Assign)] \
+                if isinstance(st, cst.SimpleStatementLine) and targets else [st]
+            read |= {n.value for v in values for n in _walk(v) if isinstance(n, cst.Name)} - rebound
+            rebound |= targets
+        common = set.intersection(*(set(b) for b in shapes)) & read
+        return any(len({b[name] for b in shapes}) > 1 and any(b[name] != "?" for b in shapes) for name in common)
 
     def _if_arms(self, s: cst.If) -> list:
         """The base `if`, each arm starting from the pointer bindings before it; a kernel-level pointer name an
@@ -1867,13 +2006,15 @@ class _TritonConverter(_Converter):
                     # string it may hold; infer reads the entry's choice)
                     precision = Name(v.value, self.pos(arg))
                     continue
-                known = self._eval_const(v) if isinstance(v, cst.Name) else None
+                known = self._module_precision(v.value) if isinstance(v, cst.Name) else None
+                if known is None and isinstance(v, cst.Name):  # a module constant that is None: the default
+                    continue
                 if isinstance(known, str):  # a module constant (`PRECISION = tl.constexpr("ieee")`)
                     v = cst.SimpleString(repr(known))
-                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in ("tf32", "tf32x3", "ieee")):
-                    raise fail(rule.id, "`input_precision` must be \"tf32\", \"tf32x3\" or \"ieee\"", self.pos(arg))
-                # tf32x3 approximates ieee with three tf32 products: the port computes in float32 itself
-                precision = "tf32" if v.evaluated_value == "tf32" else "ieee"
+                precision = DOT_PRECISIONS.get(v.evaluated_value) if isinstance(v, cst.SimpleString) else None
+                if precision is None:
+                    raise fail(rule.id, f"`input_precision` must be one of {', '.join(map(repr, DOT_PRECISIONS))} "
+                               "(Triton 3.6 on NVIDIA) or None", self.pos(arg))
             elif key == "allow_tf32" and not _is_none(arg.value):
                 v = self._eval_const(arg.value)
                 if not isinstance(v, bool):
@@ -1890,6 +2031,15 @@ class _TritonConverter(_Converter):
         return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
 
     # ------------------------------------------------------------------ block pointers
+    def _module_precision(self, name: str) -> object:
+        """The string a module-level name gives `input_precision=`: a constant, or a configuration value decided
+        for the port's platform (`tl.constexpr("ieee" if IS_NPU else "tf32x3")`, IS_NPU read from the package);
+        None for None; UNDECIDED where it is not known here."""
+        known = self._eval_const(cst.Name(name))
+        if known is not None:
+            return known
+        return self.config_of(name)
+
     def _make_block_ptr(self, node: cst.Call, pos: Pos) -> _BlockPtr:
         """`tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)` (`order` is a layout hint)."""
         self.rules_used.add("TTR-BLOCKPTR")
@@ -1930,7 +2080,7 @@ class _TritonConverter(_Converter):
     def _assign_block_ptr(self, target: str, bp: _BlockPtr, pos: Pos) -> list:
         """`p = tl.make_block_ptr(...)` / `p = tl.advance(p, ...)`: its parts into `p`'s locals (all computed
         before any is assigned: an advance reads the old offsets)."""
-        old = self.block_vars.get(target)
+        old = self._block_var(target)
         if old is not None and [_code(b) for b in old.block] != [_code(b) for b in bp.block]:
             raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
         self.block_poisoned.discard(target)  # bound again: one block shape from here on
@@ -1951,10 +2101,24 @@ class _TritonConverter(_Converter):
                 out += self.small(cst.Assign([cst.AssignTarget(cst.Name(new))], v))
             for new, final, _ in temps:
                 out += self.small(cst.Assign([cst.AssignTarget(cst.Name(final))], cst.Name(new)))
+        self.block_depth[target] = len(self.subst)
         self.block_vars[target] = _BlockPtr(cst.Name(f"{target}_bp_base"),
                                             *(tuple(cst.Name(f"{target}_bp_{k}{i}") for i in range(len(bp.shape)))
                                               for k in ("shape", "stride", "off")), bp.block)
         return out
+
+    def _bound_axes(self, v) -> list | None:
+        """The axes a name holds that is given as `boundary_check=` (a helper's parameter or a local constexpr:
+        a tuple of ints, an int, None: []); None where `v` is no such name."""
+        if not isinstance(v, cst.Name) or self._eval_const(v) is not None:
+            return None
+        e = self.expr(v)
+        if isinstance(e, Name) and e.id == "None":
+            return []
+        items = e.items if isinstance(e, TupleExpr) else (e,)
+        if not all(isinstance(x, Lit) for x in items):
+            return None
+        return [x.value for x in items]
 
     def _block_access(self, d: str, leaf: str, bp: _BlockPtr, node: cst.Call, pos: Pos):
         """`tl.load(p, boundary_check=(0, 1), padding_option="zero")` / `tl.store(p, v, boundary_check=...)`
@@ -1973,7 +2137,15 @@ class _TritonConverter(_Converter):
             values[key] = a.value
         rank = len(bp.shape)
         checked: list[int] = []
-        if "boundary_check" in values and not _is_none_or_empty(values["boundary_check"]):
+        bound = self._bound_axes(values.get("boundary_check"))
+        if bound is not None:  # a name a helper is given the axes by (`boundary_check=k_bound`): its value
+            axes = bound
+            if axes:
+                if any(not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < rank for x in axes):
+                    raise fail("TTR-BLOCKPTR", "`boundary_check` must list axes of the block pointer",
+                               self.pos(values["boundary_check"]))
+                checked = sorted(set(axes))
+        elif "boundary_check" in values and not _is_none_or_empty(values["boundary_check"]):
             v = values["boundary_check"]
             elems = v.elements if isinstance(v, (cst.List, cst.Tuple)) else None
             axes = [self._eval_const(e.value) for e in elems] if elems is not None else [self._eval_const(v)]
@@ -2308,6 +2480,39 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
     return out
+
+
+def _with_rest(s: cst.If, rest: list) -> cst.If:
+    """`if c: A elif d: B else: C` then R as `if c: A; R else: (if d: B; R else: C; R)` (an arm ending in a
+    return does not run R)."""
+    body = s.body.with_changes(body=_then(list(s.body.body), rest))
+    if isinstance(s.orelse, cst.If):
+        other = [_with_rest(s.orelse, rest)]
+    elif isinstance(s.orelse, cst.Else):
+        other = _then(list(s.orelse.body.body), rest)
+    else:
+        other = rest
+    if not other:
+        return s.with_changes(body=body, orelse=None)
+    return s.with_changes(body=body, orelse=cst.Else(cst.IndentedBlock(body=other)))
+
+
+def _bound_targets(node: cst.CSTNode) -> list:
+    """The names an assignment or a loop binds (a tuple target's elements)."""
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    else:
+        targets = [node.target]
+    out = []
+    for t in targets:
+        out += [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+    return out
+
+
+def _precision_param(fn: cst.FunctionDef, name: str) -> bool:
+    """`name` is passed as a dot's `input_precision=` (a string constexpr)."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "input_precision"
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
 
 
 def _float_use(fn: cst.FunctionDef, name: str) -> bool:

@@ -12,6 +12,11 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Union
 
+# Triton 3.6's `input_precision` values on NVIDIA (backends/nvidia/compiler.py) -> the port's: "tf32" rounds float32
+# operands to tf32; "tf32x3" and "bf16x6" emulate an IEEE float32 product with several tensor-core products (the
+# port computes in float32 itself); "bf16x3" is three bf16 products (a float32 operand split in a high and a low
+# bf16 part, the low parts' product dropped), ported as those products
+DOT_PRECISIONS = {"tf32": "tf32", "tf32x3": "ieee", "ieee": "ieee", "bf16x3": "bf16x3", "bf16x6": "ieee"}
 FLOAT_DTYPES = ("f16", "bf16", "f32", "tf32", "f64", "f8e4m3fn", "f8e5m2")
 INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # dtype generics: the element types of the kernel's arrays. Arrays whose elements never meet without an

@@ -541,9 +541,27 @@ class Infer:
         self.arm_only_defs: dict[str, tuple[If, bool, object]] = {}
         # (Triton) the constant conditions known where inference is: (predicate text, truth) per enclosing arm
         self.const_facts: list[tuple[str, bool]] = []
-        # the value of each name assigned exactly once (`check_bounds = not ALIGNED`)
+        # the value of each name assigned exactly once (`check_bounds = not ALIGNED`), or only by copies of one
+        # statement (the frontend copies what follows an early `return` in a constant arm into both arms)
         self.single_defs = {s.targets[0]: s.value for s in all_stmts(kernel.body)
                             if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in self.once}
+        copies: dict[str, list[Assign]] = {}
+        # names every assignment of which is a dtype (`elem_ty = p.dtype.element_ty` in each arm of an `if`): bound
+        # anew at each assignment, as Triton's tracing binds a constexpr (see if_stmt for the arms)
+        dtype_defs: dict[str, list] = {}
+        for st in all_stmts(kernel.body):
+            for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+                dtype_defs.setdefault(t, []).append(isinstance(st, Assign) and len(st.targets) == 1
+                                                    and isinstance(st.value, Op) and st.value.op in ("dtype", "dtype_of"))
+        self.dtype_names = {n for n, flags in dtype_defs.items() if all(flags)}
+        for st in all_stmts(kernel.body):
+            for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+                copies.setdefault(t, []).append(st)
+        for name, defs in copies.items():
+            first = defs[0]
+            if len(defs) > 1 and all(isinstance(d, Assign) and len(d.targets) == 1 and d.pos == first.pos
+                                     and d.value == first.value for d in defs):
+                self.single_defs[name] = first.value
         self.literals: dict[str, Expr] = {}
         self.derived: dict[str, str] = {}
         self.derived_floats: set[str] = set()  # derived float constants (their expression is `float(...)`)
@@ -659,6 +677,11 @@ class Infer:
                 return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
             return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
                     "NUMEL_" + "_MUL_".join(dims))
+        if isinstance(e, Op) and e.op in self._CONST_FUNCS and len(e.args) == 1:
+            # Triton's constexpr functions (`triton.next_power_of_2(K)`): evaluated on constants when it compiles
+            a = self.const_int_expr(e.args[0], depth)
+            fn, word = self._CONST_FUNCS[e.op]
+            return None if a is None else (f"{fn}({a[0]})", f"{word}_{a[1]}")
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
@@ -670,6 +693,9 @@ class Infer:
             expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
             return expr, f"{a[1]}_{word}_{b[1]}"
         return None
+
+    # model op -> (the function of verify/specs.py's and emit/ffi.py's constant expressions, the derived name's word)
+    _CONST_FUNCS = {"next_power_of_2": ("next_power_of_2", "NPO2"), "log2_floor": ("log2_floor", "LOG2")}
 
     _CMP_WORDS = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
@@ -805,8 +831,8 @@ class Infer:
                     and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of") for a in value.args[1:]):
                 # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
                 s = replace(s, value=value.args[1] if chosen else value.args[2])
-            if len(s.targets) == 1 and s.targets[0] in self.once and isinstance(s.value, Op) \
-                    and s.value.op in ("dtype", "dtype_of", "enum"):
+            if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
+                    and isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum"):
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
                 # substituted at their uses
                 self.literals[s.targets[0]] = s.value
@@ -1016,14 +1042,25 @@ class Infer:
             return list(self.block(s.body if cond.value else s.orelse))
         const = self.is_const(s.cond)
         before, dots = dict(self.env), len(self.dots)
+        literals_before = dict(self.literals)
         then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
         fact = self._fact_text(s) if const else None
         try:
             body = tuple(self._block_under(s.body, fact, True))
             env_then = then_env = self.env
             self.env = dict(before)
+            # a dtype name each arm binds (`elem_ty = p.dtype.element_ty`): the else arm starts from the one before
+            # the `if`, and after it the name is known only where both arms leave the same dtype
+            literals_then = dict(self.literals)
+            for n in self.dtype_names:
+                self.literals.pop(n, None)
+                if n in literals_before:
+                    self.literals[n] = literals_before[n]
             orelse = tuple(self._block_under(s.orelse, fact, False))
             env_else = self.env
+            for n in self.dtype_names & set(self.literals):
+                if not _same_dtype(literals_then.get(n), self.literals[n]):
+                    del self.literals[n]
         except SplitNeeded as inner:
             if const and not inner.exact:
                 raise self.split_needed(s)  # split the outermost constant `if` first: predicates read top-down
@@ -1041,6 +1078,11 @@ class Infer:
                 # a name one arm defines and the other reads (the rest of a kernel after a `return` in an arm runs
                 # inside both arms, with a later `if` on the same constant reading what the first arm defined):
                 # folded, each arm is its own variant, where the inner `if` is decided by the variant's predicates
+                raise self.split_needed(s) from None
+            if const and err.diagnostic.code == "CT103" and undefined and then_env is None \
+                    and undefined.group(1) not in before and undefined.group(1) in _assigned(s.orelse):
+                # the same the other way: the then arm (a copy of the rest after a `return` in the else arm) reads,
+                # under a later `if` on the same constant, what the else arm defines
                 raise self.split_needed(s) from None
             raise
         # names assigned in only one arm (and not before) are local to that arm
@@ -1062,6 +1104,11 @@ class Infer:
             for n in (set(env_then) ^ set(env_else)) - set(before):
                 self.arm_only.setdefault(n, s)
                 self.arm_only_defs.setdefault(n, (s, n in env_then, (env_then if n in env_then else env_else)[n]))
+        if const and same:
+            # a value both arms widen to int64 (`w += off.to(tl.int64)` in each, a pointer's offsets): int64 from
+            # the start, as after a runtime `if` (a constant parameter rebound there is a new local)
+            consts = {p.name for p in self.k.params if p.kind == "const"}
+            self._check_widened({n: t for n, t in before.items() if n not in consts}, env_then)
         if const and not same:
             # an offset widened in an arm: int64 throughout, no split. A parameter cast in an arm
             # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
@@ -1637,3 +1684,18 @@ def infer(kernel: Kernel) -> Kernel:
 
 # the families register their op handlers on import (they import this module's helpers, hence at the end)
 from . import ops  # noqa: E402
+
+
+def _assigned(stmts) -> set[str]:
+    """The names statements assign (in nested blocks too)."""
+    return {t for st in all_stmts(stmts) for t in (st.targets if isinstance(st, Assign) else
+                                                   (st.var,) if isinstance(st, For) else ())}
+
+
+def _same_dtype(a, b) -> bool:
+    """Two dtype expressions (`ct.float16`, `p.dtype.element_ty`) that name the same dtype wherever they are."""
+    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op):
+        return False
+    if a.op == "dtype_of":
+        return all(isinstance(x, Name) and isinstance(y, Name) and x.id == y.id for x, y in zip(a.args, b.args))
+    return a.attrs == b.attrs

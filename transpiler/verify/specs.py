@@ -162,10 +162,25 @@ def _compiled(expr: str):
     return compile(expr, "<constant expression>", "eval")
 
 
+def next_power_of_2(n: int) -> int:
+    """triton.next_power_of_2: the least power of two >= n; 0 for n <= 0 (its bit smearing of n - 1)."""
+    return 0 if n <= 0 else 1 << (n - 1).bit_length()
+
+
+def log2_floor(i: int) -> int:
+    """triton.language.standard._log2: floor(log2(i)); 0 for i <= 1 (it halves while i > 1)."""
+    return max(i, 1).bit_length() - 1
+
+
+# the functions a constant expression may call (Infer._CONST_FUNCS; emit/ffi.py writes the same in Rust)
+_CONST_ENV = {"__builtins__": {}, "float": float, "sqrt": math.sqrt, "next_power_of_2": next_power_of_2,
+              "log2_floor": log2_floor}
+
+
 def const_value(expr: str, values: dict):
     """A constant expression (variant predicate, derived constant) over constant values, as Python does."""
     # `float(...)`: a folded float constant (Infer.derived_float_name)
-    return eval(_compiled(expr), {"__builtins__": {}, "float": float, "sqrt": math.sqrt}, dict(values))  # noqa: S307 - from our own manifest
+    return eval(_compiled(expr), _CONST_ENV, dict(values))  # noqa: S307 - from our own manifest
 
 
 def predicates_hold(preds, values: dict) -> bool:

@@ -217,6 +217,15 @@ def cdiv(infer: Infer, e: Op) -> Op:
     return Op("cdiv", (a, b), e.pos, rule=e.rule, ty=ty)
 
 
+@handler("next_power_of_2", "log2_floor")
+def constexpr_function(infer: Infer, e: Op) -> Op:
+    """Reached only where the argument is no constant (Infer.expr folds constant ones into a derived constant):
+    Triton evaluates these on constexprs only."""
+    name = {"next_power_of_2": "triton.next_power_of_2", "log2_floor": "tl.standard._log2"}[e.op]
+    raise fail(e.rule or "CT101", f"`{name}` of a value that is not a constexpr: Triton evaluates it when it "
+               "compiles, on constants only", e.pos)
+
+
 @handler("maximum", "minimum")
 def minmax(infer: Infer, e: Op) -> Op:
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
-from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
+from ...model.ir import DOT_PRECISIONS, Expr, Lit, Name, Op, TileTy, is_generic
 from ..infer import RestrictDtypes, RetypeArray, SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
@@ -18,28 +18,61 @@ MATMUL_ACC = {"f16": "f16", "bf16": "f32", "f32": "f32", "tf32": "f32", "f8e4m3f
               "i8": "i32"}
 
 
-def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
-    """A Triton dot's float32 operand under its default `input_precision="tf32"`: converted to tf32, as
-    Triton's tensor-core dot rounds it (E that may be float32: one entry for E = f32, SplitOnDtype)."""
+def _precision(infer: Infer, e: Op) -> str:
+    """The port's precision of a Triton dot ("tf32", "ieee", "bf16x3": DOT_PRECISIONS); a string constexpr is this
+    entry's string (SplitOnChoice where not fixed yet)."""
     precision = e.attr("precision")
-    if isinstance(precision, Name):  # a string constexpr: this entry's string (SplitOnChoice where not fixed yet)
+    if isinstance(precision, Name):
         chosen = infer.string_value(precision)
-        if chosen not in ("tf32", "tf32x3", "ieee"):
-            raise fail("CT103", f"`input_precision={precision.id}` with {precision.id} = {chosen!r}: only \"tf32\", "
-                       "\"tf32x3\" and \"ieee\" are ported", e.pos)
-        precision = "tf32" if chosen == "tf32" else "ieee"
-    if precision != "tf32" or not isinstance(x.ty, TileTy):
-        return x
+        if chosen not in DOT_PRECISIONS:
+            raise fail("CT103", f"`input_precision={precision.id}` with {precision.id} = {chosen!r}: only "
+                       f"{', '.join(map(repr, DOT_PRECISIONS))} are Triton 3.6's (NVIDIA)", e.pos)
+        return DOT_PRECISIONS[chosen]
+    return precision or "tf32"
+
+
+def _is_f32(infer: Infer, x: Expr) -> bool:
+    """A float32 operand (E that may be float32: one entry for E = f32, SplitOnDtype)."""
+    if not isinstance(x.ty, TileTy):
+        return False
     dt = x.ty.dtype
     if dt == "E":
         allowed = infer.k.variant.dtypes
         if "f32" not in allowed:
-            return x
+            return False
         if tuple(allowed) != ("f32",):
             raise SplitOnDtype("f32")
-    elif dt != "f32":
+        return True
+    return dt == "f32"
+
+
+def _tf32(infer: Infer, e: Op, x: Expr) -> Expr:
+    """A Triton dot's float32 operand under its default `input_precision="tf32"`: converted to tf32, as
+    Triton's tensor-core dot rounds it."""
+    if _precision(infer, e) != "tf32" or not _is_f32(infer, x):
         return x
     return Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("tf32", x.ty.shape))
+
+
+def _bf16_parts(e: Op, x: Expr) -> tuple[Expr, Expr]:
+    """A float32 operand as Triton's bf16x3 splits it: hi = bf16(x), lo = bf16(x - hi)."""
+    hi = Op("convert", (x,), x.pos, rule=e.rule, ty=TileTy("bf16", x.ty.shape))
+    back = Op("convert", (hi,), x.pos, rule=e.rule, ty=TileTy(x.ty.dtype, x.ty.shape))
+    rest = Op("sub", (x, back), x.pos, rule=e.rule, ty=x.ty)
+    return hi, Op("convert", (rest,), x.pos, rule=e.rule, ty=TileTy("bf16", x.ty.shape))
+
+
+def _bf16x3(infer: Infer, e: Op, a: Expr, b: Expr, acc: Expr) -> Op | None:
+    """`input_precision="bf16x3"` of float32 operands: three bf16 tensor-core products accumulated in float32,
+    the small ones first (a_lo*b_hi, a_hi*b_lo, then a_hi*b_hi; a_lo*b_lo is dropped), as Triton 3.6 decomposes
+    it on NVIDIA; None for other operands (Triton ignores the precision of a 16-bit dot)."""
+    if _precision(infer, e) != "bf16x3" or not (_is_f32(infer, a) and _is_f32(infer, b)):
+        return None
+    (a_hi, a_lo), (b_hi, b_lo) = _bf16_parts(e, a), _bf16_parts(e, b)
+    r = acc
+    for x, y in ((a_lo, b_hi), (a_hi, b_lo), (a_hi, b_hi)):
+        r = Op("mma", (x, y, r), e.pos, rule=e.rule, ty=acc.ty)
+    return r
 
 
 def _check_out_dtype(infer: Infer, e: Op, a: Expr, acc: str) -> None:
@@ -156,7 +189,7 @@ def mma(infer: Infer, e: Op) -> Op:
         infer.unify_dims([(sb[-2], sa[-1]), (sa[-2], sc[-2]), (sb[-1], sc[-1])], mismatch, e.pos)
     except TranspileError as err:
         raise fail(e.rule, mismatch, e.pos) from err
-    return Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
+    return _bf16x3(infer, e, a, b, acc) or Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc.ty)
 
 
 def _same_operand_dtypes(infer: Infer, da: str, db: str) -> None:
@@ -202,7 +235,7 @@ def matmul(infer: Infer, e: Op) -> Expr:
         _check_out_dtype(infer, e, a, acc_ty.dtype)
         infer.note_dot(dt, acc_ty.shape)
     acc = Op("const_tile", (Lit(0, e.pos, TileTy(acc_ty.dtype)),), e.pos, rule=e.rule, ty=acc_ty)
-    r = Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
+    r = _bf16x3(infer, e, a, b, acc) or Op("mma", (a, b, acc), e.pos, rule=e.rule, ty=acc_ty)
     if acc_ty.dtype != dt and not triton:
         return Op("convert", (r,), e.pos, rule=e.rule, ty=TileTy(dt, acc_ty.shape))
     return r
