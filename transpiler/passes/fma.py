@@ -21,6 +21,8 @@ cuTile Python's); `element_split` finds the dtype for which an entry of its own 
 
 from __future__ import annotations
 
+from ..model.walk import all_stmts
+
 from dataclasses import dataclass, field, replace
 
 from ..model.ir import (FLOAT_DTYPES, Assign, is_generic, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, TupleExpr,
@@ -321,15 +323,21 @@ def split_point(kernel: Kernel) -> If | None:
 
     muls, fused_reads = all_muls(kernel.body), _reads_in_adds(kernel.body)
 
-    def walk(stmts) -> If | None:
+    def walk(stmts, outer: frozenset = frozenset()) -> If | None:
+        """`outer`: the names an enclosing block assigned a multiply to before this block (a nested `if`'s arm
+        that adds to one reads that multiply, as at its own level)."""
         stmts = list(stmts)
         for i, s in enumerate(stmts):
             if isinstance(s, If) and s.const:
                 assigned = {n for b in (s.body, s.orelse) for t in b if isinstance(t, Assign) for n in t.targets}
-                before = {n for n in assigned
-                          if any(isinstance(t, Assign) and n in t.targets and _is_fmul(t.value) for t in stmts[:i])}
+                mul_before = _mul_assigned_last(stmts[:i], outer)
+                before = assigned & mul_before
                 candidates = (muls_assigned(s.body) | muls_assigned(s.orelse) | before) & assigned
                 if candidates & _reads_in_adds(stmts[i + 1:]):
+                    return s
+                # a multiply before the `if` that an arm adds to (`d = d * r` then `if F: d = d + c`): folded,
+                # cuTile Python fuses the two into an fma, which the `if` between them keeps apart here
+                if before & _reads_in_adds(list(s.body) + list(s.orelse)):
                     return s
                 # a multiply an arm reads: whether the add that fuses it is its only use depends on the branch
                 read = {n.id for t in list(s.body) + list(s.orelse) for e in _stmt_exprs(t) for n in _names(e)}
@@ -338,9 +346,23 @@ def split_point(kernel: Kernel) -> If | None:
                 if (read - assigned) & muls & fused_reads:  # (`x = x + c` in an arm: sunk, see _Fuser.sink)
                     return s
             for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
-                found = walk(c)
+                found = walk(c, frozenset(_mul_assigned_last(stmts[:i], outer)) if isinstance(s, If) else frozenset())
                 if found is not None:
                     return found
         return None
 
     return walk(kernel.body)
+
+
+def _mul_assigned_last(stmts, outer: frozenset) -> set[str]:
+    """The names whose last assignment in `stmts` (straight-line, after those of `outer`) is a float multiply."""
+    out = set(outer)
+    for t in stmts:
+        if isinstance(t, Assign):
+            for n in t.targets:
+                (out.add if _is_fmul(t.value) else out.discard)(n)
+        else:  # a name a nested block assigns may no longer hold the multiply
+            for u in all_stmts(_children(t)):
+                for n in (u.targets if isinstance(u, Assign) else ()):
+                    out.discard(n)
+    return out
