@@ -28,7 +28,9 @@ def _precision(infer: Infer, e: Op) -> str:
             raise fail("CT103", f"`input_precision={precision.id}` with {precision.id} = {chosen!r}: only "
                        f"{', '.join(map(repr, DOT_PRECISIONS))} are Triton 3.6's (NVIDIA)", e.pos)
         return DOT_PRECISIONS[chosen]
-    return precision or "tf32"
+    if precision is None:  # Triton's default; cuTile Python's mma and matmul keep float32 operands as they are
+        return "tf32" if infer.k.frontend == "triton" else "ieee"
+    return precision
 
 
 def _is_f32(infer: Infer, x: Expr) -> bool:
