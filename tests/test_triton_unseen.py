@@ -30,6 +30,17 @@ def _kernels(tmp_path: Path, body: str, name: str = "k.py"):
     return fr.kernels
 
 
+def _translated_copy(tmp_path: Path, fixture: str, text: str | None = None):
+    """The one kernel of a copy of tests/fixtures/triton_unseen/`fixture` (or of `text`), translated: its
+    KernelResult, which must be `translated`."""
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / fixture).read_text() if text is None else text)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    return kr
+
+
 @requires_toolchain
 def test_unseen_fixture_kernels_translate_and_compile(tmp_path):
     """Every fixture kernel translates, and its Rust compiles (a CT007 here is a bug of ours)."""
@@ -1556,12 +1567,8 @@ def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path
     "tf32x3"`: float32 products) and a string constexpr no launch names (one entry per precision Triton 3.6 takes:
     bf16x3, bf16x6, ieee, tf32, tf32x3 in that order): bf16x3 is three bf16 products of the operands' high and low
     parts, tf32 rounds the operands to tf32, the others multiply float32. A constant nobody can decide is refused."""
-    path = tmp_path / "k.py"
-    src = (FIXTURES / "dot_precision.py").read_text()
-    path.write_text(src)
-    (k,) = parse_file(path, "k.py").kernels
-    kr = kernel_result(k, path, "k.py")
-    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    kr = _translated_copy(tmp_path, "dot_precision.py")
+    path, src = tmp_path / "k.py", (FIXTURES / "dot_precision.py").read_text()
     bodies = {v["name"].rsplit("__", 1)[1]: "\n".join(v["body"]) for v in kr.manifest["views"]}
     assert sorted(bodies) == [f"precision_eq_{i}" for i in range(5)], sorted(bodies)
     for i, body in enumerate(bodies[f"precision_eq_{i}"] for i in range(5)):
@@ -1622,12 +1629,8 @@ def test_constexpr_functions_are_derived_constants_the_launcher_computes(tmp_pat
     from transpiler.emit.ffi import rust_const_expr
     from transpiler.verify.specs import const_value
 
-    path = tmp_path / "k.py"
-    src = (FIXTURES / "constexpr_functions.py").read_text()
-    path.write_text(src)
-    (k,) = parse_file(path, "k.py").kernels
-    kr = kernel_result(k, path, "k.py")
-    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    kr = _translated_copy(tmp_path, "constexpr_functions.py")
+    path, src = tmp_path / "k.py", (FIXTURES / "constexpr_functions.py").read_text()
     derived = {n: e for en in kr.manifest["entries"] for n, e in en.get("derived", {}).items()}
     assert derived == {"NPO2_K": "next_power_of_2(K)", "LOG2_GROUP": "log2_floor(GROUP)",
                        "LOG2_NUMEL_NPO2_K": "log2_floor(((next_power_of_2(K))))"}, derived

@@ -337,7 +337,10 @@ def split_point(kernel: Kernel) -> If | None:
                     return s
                 # a multiply before the `if` that an arm adds to (`d = d * r` then `if F: d = d + c`): folded,
                 # cuTile Python fuses the two into an fma, which the `if` between them keeps apart here
-                if before & _reads_in_adds(list(s.body) + list(s.orelse)):
+                # (not where that multiply is the statement right before the `if`: _Fuser.sink fuses it there)
+                prev = stmts[i - 1] if i else None
+                sunk = set(prev.targets) if isinstance(prev, Assign) and _is_fmul(prev.value) else set()
+                if (before - sunk) & _reads_in_adds(list(s.body) + list(s.orelse)):
                     return s
                 # a multiply an arm reads: whether the add that fuses it is its only use depends on the branch
                 read = {n.id for t in list(s.body) + list(s.orelse) for e in _stmt_exprs(t) for n in _names(e)}
