@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -96,6 +97,34 @@ def test_a_port_refusing_what_cutile_python_compiles_is_different(ported, tmp_pa
     assert "cuTile Python compiles the kernel at {'SPLITS': 1, 'TILE': 64}" in found.detail
     found = refused_specialization(k, kobj, {"TILE": 64}, tmp_path / "x.tileirbc")
     assert isinstance(found, Check) and found.verdict == "not_verified" and "KeyError" in found.detail, found
+
+
+class NoRustSide:
+    """The irdump pool's place in `_verify_planned`: nothing of the Rust is compiled (the planning, and cuTile
+    Python's side of it, run without cargo)."""
+    exe = None
+
+    def submit(self, job: dict):
+        return SimpleNamespace(result=lambda: {"ok": False, "error": "not compiled in this test"})
+
+
+def test_planning_skips_and_checks_what_no_entry_takes_without_stopping(ported):
+    """The guard of commit de622bc, without the toolchain: a specialization no entry takes is never planned as
+    a comparison (selecting its entry raised LookupError and ended the whole run); it is checked with cuTile
+    Python alone, and every other specialization is planned as before."""
+    from transpiler.verify.run import _verify_planned
+    root, module = ported
+    verdicts: list = []
+    _verify_planned(root / "out", [(module, k) for k in module["kernels"]], NoRustSide(), lambda: ({}, None),
+                    lambda: False, {}, verdicts, None, lambda *a, **kw: None, None)
+    by_name = {v.kernel: v for v in verdicts}
+    assert set(by_name) == {"halves", "pairs"}
+    for name, error in (("halves", "one split only"), ("pairs", "not broadcastable")):
+        kv = by_name[name]
+        assert error in kv.refused.pop(f"all element types at {REFUSED[name]}") and kv.refused == {}
+        assert REFUSED[name] not in [c.spec for c in kv.checks]
+        assert kv.checks and all(c.detail == "cuTile Rust compile failed: not compiled in this test"
+                                 for c in kv.checks), kv.checks
 
 
 @requires_toolchain
