@@ -45,13 +45,14 @@ def has_entry(kernel: dict, consts: dict, dtype: str) -> bool:
                for e in kernel["entries"])
 
 
-def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bool = False) -> dict:
+def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bool = False,
+              entry: dict | None = None) -> dict:
     """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
-    select, the generics in the entry's order (derived constants, `generic_params`, `E` as the dtype), the
-    tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
+    select (or `entry`), the generics in the entry's order (derived constants, `generic_params`, `E` as the
+    dtype), the tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
     e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `_select`)
-    entry = next(e for e in kernel["entries"]
-                 if predicates_hold(e["predicates"], consts) and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
+    entry = entry or next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts)
+                          and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
     values = entry_values(kernel, entry, consts)
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
@@ -77,7 +78,11 @@ def _free_extent(rank: int) -> int:
 
 def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
-    ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype))
+    taken = any(predicates_hold(e["predicates"], consts) for e in kernel["entries"])
+    # constants no entry takes (the symbol must refuse them, verify/run.refused_specialization): the call is
+    # made with the first entry's layout
+    ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype),
+                    entry=None if taken else kernel["entries"][0])
     shapes, grid = {}, FREE_GRID
     entry = next(e for e in kernel["entries"] if e["name"] == ref["entry"])
     for p in entry_params(kernel, entry):  # an array whose rank depends on a constant: the entry's rank
@@ -249,12 +254,14 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
             if not has_entry(kernel, consts, dtype):  # refused by every entry these constants select
-                for index, e in enumerate(kernel["entries"]):
-                    if predicates_hold(e["predicates"], consts):
-                        rc, got, err = dry_call(lib, kernel["symbol"], c_call(kernel, consts, dtype, index)[0])
-                        if rc == 0:
-                            problems.append(f"{kernel['name']} {consts} {dtype}: the symbol launches entry "
-                                            f"`{e['name']}` for element types no entry takes")
+                selected = [i for i, e in enumerate(kernel["entries"]) if predicates_hold(e["predicates"], consts)]
+                # constants no entry takes: refused whichever entry the call names
+                for index in selected or range(len(kernel["entries"])):
+                    rc, got, err = dry_call(lib, kernel["symbol"], c_call(kernel, consts, dtype, index)[0])
+                    if rc == 0:
+                        problems.append(f"{kernel['name']} {consts} {dtype}: the symbol launches entry "
+                                        f"`{kernel['entries'][index]['name']}` for "
+                                        + ("element types no entry takes" if selected else "constants no entry takes"))
                 continue
             _, grid = launch_shape(kernel, consts, dtype)
             ref = reference(kernel, consts, dtype, grid)

@@ -199,6 +199,42 @@ def _python_bytecode(kernel_obj, params: list[dict], spec: dict, elements: dict[
                   gpu_code=None, output_format="tileir_bytecode", bytecode_version="13.4")
 
 
+def refused_specialization(k: dict, kernel_obj, spec: dict, out: Path) -> "Check | str":
+    """Constants no entry of the port takes (an entry's Require predicate, dimensions unified, a static
+    assertion that fails there): the C symbol refuses the launch, which is right where cuTile Python refuses
+    to compile the kernel at them too. Returns cuTile Python's error where it refuses at every element type
+    verify checks, with every entry's parameter layout (ranks may differ per entry); else a Check: `different`
+    where it compiles the kernel (the port refuses what cuTile Python runs), `not_verified` where the export
+    failed other than by a compile error of the kernel (the backend crashed or timed out, a constant is
+    missing): no evidence either way."""
+    import cuda.tile as ct
+    closure = set(k.get("factory", {}).get("closure", ()))
+    layouts = {json.dumps(ps, sort_keys=True): ps for ps in
+               ([p for p in entry_params(k, e) if p["name"] not in closure] for e in k["entries"])}
+    generic = any("E" in e["generics"] for e in k["entries"])
+    dtypes = (dtype_checks(k["dtypes"], len(kernel_generics(k)), False, k.get("element_combinations"))
+              or k["dtypes"][:1]) if generic else ["f32"]
+    refusal = None
+    for dtype in dtypes:
+        for params in layouts.values():
+            try:
+                _python_bytecode(kernel_obj, params, spec, element_types(k, dtype), out)
+            except (ct.TileCompilerExecutionError, ct.TileCompilerTimeoutError) as e:
+                return Check("", spec, dtype, "not_verified", f"no entry of the port takes {spec}; cuTile Python's "
+                             f"compiler failed there ({type(e).__name__}: {str(e)[:200]})")
+            except ct.TileError as e:  # the expected outcome: cuTile Python refuses the kernel here
+                refusal = refusal or f"{type(e).__name__}: {str(e)[:200]}"
+                continue
+            except Exception as e:  # noqa: BLE001 - not cuTile Python's verdict on the kernel
+                return Check("", spec, dtype, "not_verified", f"no entry of the port takes {spec}; cuTile Python's "
+                             f"export failed there before compiling: {type(e).__name__}: {e}")
+            return Check("", spec, dtype, "different", f"cuTile Python compiles the kernel at {spec} (element types "
+                         f"{dtype}); no entry of the port takes these constants, so its C symbol refuses the launch")
+    if refusal is None:
+        return Check("", spec, "", "not_verified", f"no entry of the port takes {spec}; no element type to check")
+    return refusal
+
+
 def rust_rank(p: dict) -> int:
     """The rank of an array as the entry takes it: a Triton output's view (passes/views.py), else its own."""
     return len(p["view"]["extents"]) if p.get("view") else p["rank"]
@@ -677,8 +713,17 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                     return False
 
             for i, spec in enumerate(k["specializations"]):
-                if not taken(spec):  # a port bug, never a crash of the whole run: this kernel is not verified
-                    kv.checks.append(Check("", spec, "", "not_verified", f"no entry of the port takes {spec}"))
+                if not taken(spec):  # the C symbol refuses these constants: so must cuTile Python (never a crash)
+                    try:
+                        found = refused_specialization(k, kernel_at(spec), spec,
+                                                       tmpd / f"refused{next(serial)}.py.tileirbc")
+                    except Exception as e:  # noqa: BLE001 - a factory kernel not rebuilt at these values
+                        found = Check("", spec, "", "not_verified", f"no entry of the port takes {spec}, and "
+                                      f"cuTile Python's kernel could not be made there: {type(e).__name__}: {e}")
+                    if isinstance(found, Check):
+                        kv.checks.append(found)
+                    else:
+                        kv.refused[f"all element types at {spec}"] = found
                     continue
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     add_check(spec, dtype)
@@ -904,7 +949,7 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
                     fn = getattr(getattr(pkg, m["op"], None), k["name"], None)
                     with fake_torch():
                         problems += wrapper_mismatches(rt, lib, k, kobj, fn, kernel_rs)
-            except (LookupError, KeyError, ValueError, OSError, AttributeError) as e:
+            except (LookupError, KeyError, ValueError, ArithmeticError, OSError, AttributeError) as e:
                 problems = [f"the host layer could not be checked: {type(e).__name__}: {e}"]
             if problems:
                 kv.verdict = "different"
