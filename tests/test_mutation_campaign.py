@@ -31,10 +31,12 @@ KERNELS, PER_KERNEL = 10, 2
 UNGUARDED = {
     "N3": "entry symbol names carry no semantics",
     "N10": "whitespace carries no semantics",
-    "N11": "open: no mutant yet for identity reshapes/broadcasts",
-    "N12": "open: no mutant yet for the continue pass-through",
-    "N13": "open: no mutant yet for the boolean identities",
-    "N15": "open: no mutant yet for the return guards",
+    "N12": "no corpus kernel has a continue or break (fixtures/features/ops.py and loop_break.py do): "
+    "guarded by the text-level mutants of tests/test_normalize.py (test_N12_continue_passthrough*: another "
+    "value passed through, an effect in the else arm, a then arm that falls through with a new value)",
+    "N15": "no corpus kernel returns early (fixtures/features/early_return.py does): guarded by the text-level "
+    "mutants of tests/test_normalize.py (test_N15_return_guards*: the rest on the taken path, a guard without "
+    "return, an effect in the guard's else arm, the condition negated)",
     "N27": "no corpus kernel scans along an axis other than 0 (fixtures/features/scan_axes.py does): guarded by "
     "the text-level mutants of tests/test_normalize.py (test_N27_permuted_scan)",
     "N18": "no corpus kernel takes a ct.Constant[float] (the fixture does): guarded by the text-level mutants "

@@ -138,6 +138,27 @@ def test_N10_whitespace():
 def test_N11_identity_shape_ops():
     extra = BASE.replace("%m = mulf %tile, %bc", "%id = broadcast %bc : tile<64xf32> -> tile<64xf32>\n  %m = mulf %tile, %id")
     assert norm(extra) == norm(BASE)
+    ident = BASE.replace("%m = mulf %tile, %bc", "%id = reshape %tile : tile<64xf32> -> tile<64xf32>\n  %m = mulf %id, %bc")
+    assert norm(ident) == norm(BASE)
+
+
+def test_N11_shape_ops_that_move_data_stay():
+    """Mutants N11 must not hide (the corpus guard is hand:transpose-as-reshape, transpiler/verify/mutants.py):
+    a row where a column is broadcast (same operand, same result type, other values: a rule comparing element
+    types only would drop both shape ops), and a transpose of a square tile (its type is unchanged: a rule
+    that took permute for a shape op like reshape would drop it)."""
+    def program(body: str, out: str) -> str:
+        return ("entry @k(%arg0: tile<ptr<f32>>) {\n  %x = iota : tile<4xi32>\n" + body +
+                f"\n  print {out} : tile<4x4xi32>\n  return\n}}\n")
+    column = program("  %r = reshape %x : tile<4xi32> -> tile<4x1xi32>\n"
+                     "  %b = broadcast %r : tile<4x1xi32> -> tile<4x4xi32>", "%b")
+    row = program("  %r = reshape %x : tile<4xi32> -> tile<1x4xi32>\n"
+                  "  %b = broadcast %r : tile<1x4xi32> -> tile<4x4xi32>", "%b")
+    assert norm(column, ["p"]) != norm(row, ["p"])
+    square = program("  %r = reshape %x : tile<4xi32> -> tile<4x1xi32>\n"
+                     "  %b = broadcast %r : tile<4x1xi32> -> tile<4x4xi32>\n"
+                     "  %t = permute %b [1, 0] : tile<4x4xi32> -> tile<4x4xi32>", "%t")
+    assert norm(square, ["p"]) != norm(column, ["p"])
 
 
 @pytest.mark.parametrize("mutation", [
@@ -217,6 +238,12 @@ def test_N13_boolean_identities():
     plain = ir.replace("  %f = constant <i1: 0> : tile<i1>\n  %x = xori %m, %f : tile<i1>\n", "").replace("print %x", "print %m")
     assert norm(ir, ["n"]) == norm(plain, ["n"])
     assert norm(ir.replace("<i1: 0>", "<i1: true>"), ["n"]) != norm(plain, ["n"])
+    # each op with its own neutral constant only: `ori x, true` is true, `andi x, false` false, `andi x, true` x
+    # (the corpus guard is hand:mask-xor-true, transpiler/verify/mutants.py)
+    for op, neutral, other in (("ori", "0", "1"), ("andi", "1", "0")):
+        same = ir.replace("xori", op).replace("<i1: 0>", f"<i1: {neutral}>")
+        assert norm(same, ["n"]) == norm(plain, ["n"]), op
+        assert norm(same.replace(f"<i1: {neutral}>", f"<i1: {other}>"), ["n"]) != norm(plain, ["n"]), op
 
 
 def test_N12_continue_passthrough():
@@ -254,6 +281,51 @@ def test_N12_continue_passthrough():
     assert norm(py_b, ["n"]) == norm(rs_b, ["n"])
     assert norm(rs_b.replace("yield %acc", "yield %z"), ["n"]) != norm(py_b, ["n"])
     assert norm(rs_b, ["n"]) != norm(py, ["n"])  # a break is not a continue
+
+
+def test_N12_continue_passthrough_mutants():
+    """Mutants N12 must not hide (no corpus kernel has a continue or break: tests/test_mutation_campaign.py
+    UNGUARDED): an else arm that does more than pass its values (a rule taking any else arm ending in a
+    yield would drop its effect), and an `if` whose then arm falls through with a new value (a rule that
+    did not ask the then arm to leave would make the else arm's value the result on both paths)."""
+    head = """entry @k(%arg0: tile<i32>) {
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %z = constant <f32: 0.000000e+00> : tile<4xf32>
+  %for = for %i in (%c0 to %arg0, step %c1) : tile<i32> iter_values(%acc = %z) -> (tile<4xf32>) {
+    %b = cmpi equal %i, %c1, signed : tile<i32> -> tile<i1>
+"""
+    tail = """    continue %n : tile<4xf32>
+  }
+  print %for : tile<4xf32>
+  return
+}
+"""
+    py = head + """    if %b {
+      continue %acc : tile<4xf32>
+    } else {
+    }
+    %n = addf %acc, %acc : tile<4xf32>
+""" + tail
+    effect = head + """    %r = if %b -> (tile<4xf32>) {
+      continue %acc : tile<4xf32>
+    } else {
+      print %i : tile<i32>
+      yield %acc : tile<4xf32>
+    }
+    %n = addf %r, %r : tile<4xf32>
+""" + tail
+    assert norm(effect, ["n"]) != norm(py, ["n"])
+    # cuTile Python: `if b: acc = z` (the arm's value is a result); the mutant reads acc as it was before
+    py_set = head + """    %r = if %b -> (tile<4xf32>) {
+      yield %z : tile<4xf32>
+    } else {
+      yield %acc : tile<4xf32>
+    }
+    %n = addf %r, %r : tile<4xf32>
+""" + tail
+    lost = py_set.replace("%n = addf %r, %r", "%n = addf %acc, %acc")
+    assert norm(lost, ["n"]) != norm(py_set, ["n"])
 
 
 def test_N14_shape_ops_on_constants():
@@ -301,6 +373,43 @@ def test_N15_return_guards():
     # the print must stay on the not-taken path
     wrong = rs.replace("  } else {\n    print %arg0 : tile<i32>\n  }", "    print %arg0 : tile<i32>\n  } else {\n  }")
     assert norm(wrong, ["n"]) != norm(py, ["n"])
+
+
+def test_N15_return_guards_mutants():
+    """Mutants N15 must not hide (no corpus kernel returns early: tests/test_mutation_campaign.py UNGUARDED):
+    the rest run where the guard holds too (an `if` without `return`: a rule that sank the rest below any
+    `if` would make it the else arm), an effect in the guard's else arm (a rule that sank the rest below an
+    else arm with ops would drop them), and the guard's condition negated."""
+    py = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %m = cmpi less_than %arg0, %c, signed : tile<i32> -> tile<i1>
+  if %m {
+    print %c : tile<i32>
+    return
+  } else {
+  }
+  print %arg0 : tile<i32>
+  return
+}
+"""
+    rs = """entry @k(%arg0: tile<i32>) {
+  %c = constant <i32: 0> : tile<i32>
+  %m = cmpi less_than %arg0, %c, signed : tile<i32> -> tile<i1>
+  if %m {
+    print %c : tile<i32>
+  } else {
+    print %arg0 : tile<i32>
+  }
+  return
+}
+"""
+    assert norm(py, ["n"]) == norm(rs, ["n"])
+    falls_through = py.replace("    print %c : tile<i32>\n    return\n", "    print %c : tile<i32>\n")
+    assert norm(falls_through, ["n"]) != norm(rs, ["n"])
+    else_effect = py.replace("  } else {\n  }", "  } else {\n    print %m : tile<i1>\n  }")
+    assert norm(else_effect, ["n"]) != norm(rs, ["n"])
+    negated = rs.replace("cmpi less_than", "cmpi greater_than_or_equal")
+    assert norm(negated, ["n"]) != norm(py, ["n"])
 
 
 def test_N6_loop_tokens():

@@ -515,6 +515,27 @@ HAND_MUTANTS: tuple[Hand, ...] = (
          "padding::None, dgate_up_tok_access)", "padding::None, new_token_unordered())", "memsem",
          "the second store of dgate_up no longer ordered after the first (write after write race)", rule="N17",
          nth=2),
+    # N11 drops a reshape/broadcast only where its type is unchanged: a reshape to the transposed shape where
+    # cuTile Python transposes (the rows of W read as its columns) stays one (a rule comparing shape ops by
+    # element type only, permute among them, would drop both)
+    Hand("transpose-as-reshape", "moe_grouped_gemm_kernel", "moe_grouped_gemm_kernel",
+         "permute(acc_a, const_array![1, 0])", "reshape(acc_a, shape![BK, BN])", "value",
+         "ct.transpose of the weight tile written as a reshape to [BK, BN]", rule="N11"),
+    # N13 drops `xori x, false`, `ori x, false`, `andi x, true` only: the column mask xor true (negated) or
+    # or true (every column) stays an op (no unmutated corpus kernel has an i1 constant operand there: these
+    # mutants bring it, as cuTile Rust emits it)
+    Hand("mask-xor-true", "layer_norm_fwd_kernel", "layer_norm_fwd_kernel",
+         "let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);\n",
+         "let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);\n"
+         "        let xc_t: Tile<bool, { [1, BN] }> = broadcast_scalar(true, shape![1, BN]);\n"
+         "        let xc_c: Tile<bool, { [1, BN] }> = xori(xc_c, xc_t);\n", "value",
+         "the column mask `cols < n` xor true: the padding columns centred, the real ones zeroed", rule="N13"),
+    Hand("mask-or-true", "layer_norm_bwd_dx_kernel", "layer_norm_bwd_dx_kernel",
+         "let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);\n",
+         "let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);\n"
+         "        let xhat_t: Tile<bool, { [1, BN] }> = broadcast_scalar(true, shape![1, BN]);\n"
+         "        let xhat_c: Tile<bool, { [1, BN] }> = ori(xhat_c, xhat_t);\n", "value",
+         "the column mask `cols < n` or true: xhat of the padding columns is -mu * rstd, not 0", rule="N13"),
 )
 
 
@@ -531,6 +552,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N7": ("hand:gdc-launch-dependents", "hand:fence-alias", "hand:extra-atomic-on-input", "delete_update"),
     "N8": ("hand:ftof-round-zero",),
     "N9": ("hand:float-ulp-log2e", "hand:float-ulp-ln2", "float_literal"),
+    "N11": ("hand:transpose-as-reshape",),  # dropping identity shape ops must not hide one that moves data
+    "N13": ("hand:mask-xor-true", "hand:mask-or-true"),  # x ^ false is x, x ^ true and x | true are not
     "N14": ("int_literal", "float_literal"),  # folding shape ops of splats must not hide a changed constant
     "N16": ("neg_inf",),  # -inf and the largest finite float stay apart
     "N17": ("hand:store-after-store-unordered",),
