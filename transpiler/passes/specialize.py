@@ -575,6 +575,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
             else v for v in done]
     if kernel.frontend == "triton":
         done = _merge_element_splits(kernel, done, dtypes)
-    dropped = tuple((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined)
+    # (once each: every dtype choice of a per-entry array meets the same static assertion)
+    dropped = tuple(dict.fromkeys((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined))
     return [replace(v, dropped=dropped) for v in done] if dropped else done
 
