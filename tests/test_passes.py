@@ -889,7 +889,8 @@ def test_an_implicit_store_conversion_restricts_e_to_the_lossless_dtypes(tmp_pat
 
 
 def test_a_restriction_for_an_array_fixed_later_is_dropped(tmp_path):
-    """bf16 into y under a flag, f32 otherwise: y is f32 in every variant, and E (x's) keeps every dtype."""
+    """bf16 into y under a flag, f32 otherwise: E (x's) keeps every dtype in every variant; y is f32 where the
+    flag is off and bf16 or f32 where it is on (an entry each: passes/entry_dtypes.py)."""
     src = """
         import cuda.tile as ct
         @ct.kernel
@@ -900,7 +901,8 @@ def test_a_restriction_for_an_array_fixed_later_is_dropped(tmp_path):
             else:
                 ct.store(y, index=(0,), tile=t)
     """
-    assert _typed(tmp_path, src) == [((), {"x": "E", "y": "f32"})]
+    assert _typed(tmp_path, src) == [((), {"x": "E", "y": "f32"}), ((), {"x": "E", "y": "f32"}),
+                                     ((), {"x": "E", "y": "bf16"})]
 
 
 def test_a_value_carried_into_a_generic_fixes_its_arrays(tmp_path):
