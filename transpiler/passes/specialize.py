@@ -311,13 +311,21 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     dtypes = tuple(dtypes) or tuple(DEFAULT_DTYPES)
     base = _spread_generics(classify_params(kernel))
     groups: tuple = ()  # the arrays of a dtype per entry (entry_dtypes.py), with the dtypes each group may take
-    for _ in range(2 * len(base.params) + 2):
-        done = _variants(kernel, base, tuple(dtypes), groups)
-        if not groups and kernel.frontend != "triton":
+    unchosen = None  # the base before the groups' arrays were given a dtype (None: no groups tried yet)
+    for _ in range(2 * len(base.params) + 3):
+        try:
+            done = _variants(kernel, base, tuple(dtypes), groups)
+        except TranspileError as err:
+            if not groups or err.diagnostic.code != "CT108":
+                raise
+            # more entries than a port keeps once per dtype: one dtype in every entry, as without the groups
+            groups, base = (), unchosen
+            continue
+        if not groups and unchosen is None and kernel.frontend != "triton":
             groups = per_entry_groups(done, dtypes)
             if groups:  # inferred again, once per dtype of each group (concrete in the base: never a generic
                 # that the others are merged or bounded with)
-                base = _merge_generics(with_choice(base, groups, choices(groups)[0]), [])
+                unchosen, base = base, _merge_generics(with_choice(base, groups, choices(groups)[0]), [])
                 continue
         per_entry = frozenset(n for names, _ in groups for n in names)
         fixed: dict[str, set[str]] = {}
