@@ -7,14 +7,19 @@ f32 tile in the other; `OUTPUT_DTYPE == 0/1/2`: f32, f16 or bf16). Each speciali
 the dtypes its stores convert to losslessly: bf16 or f32 in the `INTER_BF16` one, f32 in the other.
 
 `specialize` first infers the variants as before, where an array one variant fixes (an f32 tile stored) is
-fixed in all. Where two variants fix an array to different dtypes, or one fixes it and another stores into it
-a converted tile of a concrete dtype (`per_entry_groups`), the arrays are per-entry instead: `specialize`
-infers every variant once per dtype of each group (the arrays a variant stores alike share one dtype, so four
-`INTER_BF16` outputs make two choices, not sixteen), and keeps the choices inference accepts (an implicit
-cast cuTile Python refuses, f32 into bf16, drops that choice of that variant: `is_cast_refusal`). An entry is
-then a structural variant at one dtype of each group; where a variant takes several, it has one entry per
-dtype (named `..._q_out_bf16`), and the C symbol and the wrapper select it by the constants and the array's
-dtype (manifest: the param's `dtypes`, the entry's `array_dtypes`; docs/output.md).
+fixed in all; a constant `if` whose arms write tiles of different concrete float dtypes into one array is split
+(`dtype_split_point`: the whole kernel fixed the array before the branch was folded). Where two variants then
+fix an array to different dtypes, or a variant fixes it and the variants write tiles of different concrete
+dtypes into it (`per_entry_groups`), the array is per-entry instead: `specialize` infers every variant once per
+dtype of each group (arrays typed and written alike in every variant share one dtype, so four `INTER_BF16`
+outputs make two choices, not sixteen), and keeps the choices inference accepts (an implicit cast cuTile Python
+refuses, f32 into bf16, drops that choice of that variant, `is_cast_refusal`, after a split on the constant
+`if` around the refused write, `refusing_arm`). An entry is then a structural variant at one dtype of each
+group; where a variant takes several, it has one entry per dtype (named `..._q_out_bf16`), and the C symbol
+and the wrapper select it by the constants and the array's dtype (manifest: the param's `dtypes`, the entry's
+`array_dtypes`; docs/output.md). Where that makes more entries than a port keeps (CT108), every entry takes
+one dtype again, as before. An array one variant fixes and another does not write (f32 statistics) stays
+fixed in all.
 """
 
 from __future__ import annotations
