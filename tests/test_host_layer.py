@@ -34,7 +34,7 @@ import pytest
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
 from transpiler.verify.glue import (BASE_PTR, TORCH_NAMES, FakeTensor, array_dtype, c_call, dry_call, kernel_dtypes,
-                                    mismatches, python_call, reference, symbol_mismatches)
+                                    mismatches, python_call, reference, symbol_mismatches, wrapper_mismatches)
 from transpiler.verify.specs import predicates_hold
 
 try:
@@ -969,3 +969,100 @@ def test_a_replace_hints_kernel_launches_with_its_hints(small_host, fake_torch, 
     assert rt.route(kobj.replace_hints(num_worker_warps=ct.ByTarget(sm_90=8)), args, grid).hints is None
     with pytest.raises(rt.LibraryError, match="occupancy"):
         rt.route(kobj.replace_hints(occupancy=ct.ByTarget(sm_90=2, default=1)), args, grid)
+
+
+# ------------------------------------------------- an array whose dtype differs per entry (entry_dtypes.py)
+
+@pytest.fixture(scope="module")
+def entry_dtype_host(tmp_path_factory):
+    """A crate of dtypes/entry_dtypes.py (an output whose dtype a bool constant or a three-armed int constant
+    picks), built on CPU."""
+    from conftest import ROOT
+    from transpiler.pipeline import run, write_outputs
+    base = tmp_path_factory.mktemp("entry_dtype_host")
+    src = base / "entry_dtype_ports"  # (the crate's name: a crate of its own in the shared target directory)
+    src.mkdir()
+    dtypes = ROOT / "tests" / "fixtures" / "features" / "dtypes"
+    for f in (dtypes / "entry_dtypes.py", dtypes / "pyproject.toml"):
+        shutil.copy(f, src / f.name)
+    out = base / "out"
+    write_outputs(run([src], out)[1])
+    return _loaded_host(out, base / "lib")
+
+
+def _entry_of(rt, kobj, args, grid) -> str:
+    plan = rt.route(kobj, args, grid)
+    return plan.spec.entries[plan.entry].name
+
+
+def test_an_output_takes_the_dtype_its_entry_takes(entry_dtype_host, fake_torch):
+    """TileGym's `INTER_BF16` and `OUTPUT_DTYPE` patterns: cuTile Python takes the output at each dtype its
+    stored tiles convert to without loss, per specialization (bf16 or f32 where a bf16 copy is stored, f32
+    where the f32 tile is). The manifest records the dtypes (param `dtypes`) and each entry's (`array_dtypes`);
+    every entry launches what verify compiled at its own dtypes (the symbol, cuTile Python's view, the wrapper's
+    route and function); the wrapper and the symbol accept the dtypes the constants' entries take and refuse
+    the others (the f32 entry's `__variant` with a bf16 output: CUTILE_ERR_DTYPE)."""
+    host = entry_dtype_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "bf16_intermediates")
+    (y,) = [p for p in kernel["params"] if p["name"] == "y"]
+    assert y["dtype"] == "f32" and y["dtypes"] == ["f32", "bf16"], y
+    assert {e["name"]: (e["predicates"], e["array_dtypes"]) for e in kernel["entries"]} == {
+        "bf16_intermediates__low__y_f32": (["LOW"], {"y": "f32"}),
+        "bf16_intermediates__not_low": (["not (LOW)"], {"y": "f32"}),
+        "bf16_intermediates__low__y_bf16": (["LOW"], {"y": "bf16"})}
+    for name in ("bf16_intermediates", "output_dtype_arms"):
+        op, k = find_kernel(host.manifest, name)
+        kernel_rs = (host.out / "src" / op / "kernel.rs").read_text()
+        fn = getattr(getattr(host.pkg, op), name)
+        problems = symbol_mismatches(host.lib, k, kernel_rs) + routing_mismatches(host, op, k) \
+            + wrapper_mismatches(rt, host.lib, k, getattr(host.sources[op], name), fn, kernel_rs)
+        assert not problems, "\n".join(problems)
+
+    kobj = host.sources[op].bf16_intermediates
+    low, full = ({**kernel["specializations"][0], "LOW": v} for v in (1, 0))
+    assert _entry_of(rt, kobj, *_with_dtypes(kernel, low, x="bf16", y="bf16")) == "bf16_intermediates__low__y_bf16"
+    assert _entry_of(rt, kobj, *_with_dtypes(kernel, low, x="f16", y="f32")) == "bf16_intermediates__low__y_f32"
+    for consts, bad in ((full, "bf16"), (low, "f16"), (full, "f16")):
+        with pytest.raises(rt.ArgumentTypeError, match="`y` is"):
+            rt.route(kobj, *_with_dtypes(kernel, consts, x="bf16", y=bad))
+    # the symbol (descriptors built here): the f32 entry of LOW, selected with a bf16 output, is refused
+    f32_entry = [e["name"] for e in kernel["entries"]].index("bf16_intermediates__low__y_f32")
+    c_args, _ = c_call(kernel, low, "bf16", f32_entry)
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[1].contents.dtype = 2  # bf16
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and "`y` is bf16" in err, (rc, err)
+    c_args[1].contents.dtype = 1  # f16: no entry takes it
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and "bf16" in err and "f32" in err, (rc, err)
+
+    op, kernel = find_kernel(host.manifest, "output_dtype_arms")
+    kobj = host.sources[op].output_dtype_arms
+    taken = {(e["predicates"][-1], e["array_dtypes"]["out"]) for e in kernel["entries"]}
+    assert taken == {("OUT_DTYPE == 1", "f32"), ("OUT_DTYPE == 1", "f16"), ("OUT_DTYPE == 2", "f32"),
+                     ("OUT_DTYPE == 2", "bf16"), ("not (OUT_DTYPE == 2)", "f32")}, taken
+    for choice, ok, bad in ((0, ("f32",), ("f16", "bf16")), (1, ("f16", "f32"), ("bf16",)), (2, ("bf16", "f32"), ("f16",))):
+        consts = {**kernel["specializations"][0], "OUT_DTYPE": choice}
+        for dt in ok:
+            assert _entry_of(rt, kobj, *_with_dtypes(kernel, consts, x="f16", out=dt)).endswith(
+                f"__out_{dt}" if choice else "not_out_dtype_eq_2")
+        for dt in bad:
+            with pytest.raises(rt.ArgumentTypeError, match="`out` is"):
+                rt.route(kobj, *_with_dtypes(kernel, consts, x="f16", out=dt))
+
+
+def test_an_entry_checking_another_entrys_dtype_is_reported(entry_dtype_host, tmp_path):
+    """Mutant: the bf16 entry of `bf16_intermediates` in ffi.rs checks the f32 entry's dtype; it still builds,
+    and the host-layer check (the symbol's dry run of each entry at its own dtypes) reports that entry."""
+    out = tmp_path / "out"
+    shutil.copytree(entry_dtype_host.out, out)
+    ffi = next((out / "src").glob("*/ffi.rs"))
+    text = ffi.read_text()
+    check = 'abi::expect_dtype(&y, "y", abi::Dtype::BF16)?;'
+    assert text.count(check) == 1, text
+    ffi.write_text(text.replace(check, 'abi::expect_dtype(&y, "y", abi::Dtype::F32)?;'))
+    lib = built_library(out, tmp_path / "lib")
+    _, kernel = find_kernel(entry_dtype_host.manifest, "bf16_intermediates")
+    problems = symbol_mismatches(ctypes.CDLL(str(lib)), kernel)
+    assert problems and all("'y': 'bf16'" in p and "returned 3" in p for p in problems), problems

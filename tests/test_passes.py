@@ -421,6 +421,45 @@ def test_array_dtype_is_the_same_in_every_variant(tmp_path):
     assert {p.dtype for v in vs for p in v.params if p.name == "mean"} == {"f32"}
 
 
+def test_an_array_whose_stored_dtype_a_constant_picks_has_a_dtype_per_entry(tmp_path):
+    """`y` receives a bf16 copy under LOW and the f32 tile otherwise: cuTile Python takes it at bf16 or f32 under
+    LOW (a lossless store), at f32 otherwise, so LOW has an entry per dtype (it was f32 in every entry: the
+    bf16 call was refused). `q` and `k` are stored alike and share one dtype (two entries for LOW, not four).
+    `out` gets an f32, f16 or bf16 tile by a three-armed constant (it was CT104 where the arms fixed it to
+    different dtypes). `mean`, f32 in one variant and untouched in the other, stays f32 in both (no split)."""
+    vs = translate(tmp_path, """
+        import cuda.tile as ct
+        C = ct.Constant[int]
+        @ct.kernel
+        def low(x, q, k, LOW: ct.Constant[bool], T: C):
+            t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T)).astype(ct.float32)
+            if LOW:
+                ct.store(q, index=(ct.bid(0), 0), tile=ct.astype(t, ct.bfloat16))
+                ct.store(k, index=(ct.bid(0), 0), tile=ct.astype(t * 2.0, ct.bfloat16))
+            else:
+                ct.store(q, index=(ct.bid(0), 0), tile=t)
+                ct.store(k, index=(ct.bid(0), 0), tile=t * 2.0)
+        @ct.kernel
+        def arms(x, out, OUT: C, T: C):
+            acc = ct.load(x, index=(ct.bid(0), 0), shape=(1, T)).astype(ct.float32)
+            if OUT == 1:
+                c = ct.astype(acc, ct.float16)
+            elif OUT == 2:
+                c = ct.astype(acc, ct.bfloat16)
+            else:
+                c = acc
+            ct.store(out, index=(ct.bid(0), 0), tile=c)
+    """)
+    got = {v.name + ("__" + v.variant.name if v.variant.name else ""): {p.name: p.dtype for p in v.params if p.name in ("q", "k", "out")}
+           for v in vs}
+    assert got == {"low__low__q_f32": {"q": "f32", "k": "f32"}, "low__not_low": {"q": "f32", "k": "f32"},
+                   "low__low__q_bf16": {"q": "bf16", "k": "bf16"},
+                   "arms__out_eq_1__out_f32": {"out": "f32"}, "arms__out_eq_1__out_f16": {"out": "f16"},
+                   "arms__not_out_eq_1__out_eq_2__out_f32": {"out": "f32"},
+                   "arms__not_out_eq_1__not_out_eq_2": {"out": "f32"},
+                   "arms__not_out_eq_1__out_eq_2__out_bf16": {"out": "bf16"}}, got
+
+
 def test_an_array_whose_rank_depends_on_a_constant_has_an_entry_per_rank(tmp_path):
     """`loss` is stored by tiles (rank 2) where REDUCE == 0 and scattered per row (rank 1) otherwise, the two
     accesses under separate `if`s: a variant per arm of the first, each with its rank. `bias` is rank 1 under
@@ -875,7 +914,8 @@ def test_an_implicit_store_conversion_restricts_e_to_the_lossless_dtypes(tmp_pat
 
 
 def test_a_restriction_for_an_array_fixed_later_is_dropped(tmp_path):
-    """bf16 into y under a flag, f32 otherwise: y is f32 in every variant, and E (x's) keeps every dtype."""
+    """bf16 into y under a flag, f32 otherwise: E (x's) keeps every dtype in every variant; y is f32 where the
+    flag is off and bf16 or f32 where it is on (an entry each: passes/entry_dtypes.py)."""
     src = """
         import cuda.tile as ct
         @ct.kernel
@@ -886,7 +926,8 @@ def test_a_restriction_for_an_array_fixed_later_is_dropped(tmp_path):
             else:
                 ct.store(y, index=(0,), tile=t)
     """
-    assert _typed(tmp_path, src) == [((), {"x": "E", "y": "f32"})]
+    assert _typed(tmp_path, src) == [((), {"x": "E", "y": "f32"}), ((), {"x": "E", "y": "f32"}),
+                                     ((), {"x": "E", "y": "bf16"})]
 
 
 def test_a_value_carried_into_a_generic_fixes_its_arrays(tmp_path):

@@ -217,6 +217,11 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                  for p in variants[0].params if p.kind == "array"}
         ranks = {n: rs for n, rs in ranks.items() if len(rs) > 1}
         params = [{**p, "ranks": ranks[p["name"]]} if p["name"] in ranks else p for p in param_layout(variants[0])]
+        # an array whose dtype differs per entry (passes/entry_dtypes.py): its dtypes, and each entry's
+        array_dtypes = {p.name: list(dict.fromkeys(q.dtype for v in variants for q in v.params if q.name == p.name))
+                        for p in variants[0].params if p.kind == "array"}
+        array_dtypes = {n: ds for n, ds in array_dtypes.items() if len(ds) > 1}
+        params = [{**p, "dtypes": array_dtypes[p["name"]]} if p["name"] in array_dtypes else p for p in params]
         kr.manifest = {
             "name": k.name, "line": k.pos.line, "params": params,
             "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),
@@ -227,6 +232,8 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                          "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
                          "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
                          **({"ranks": {p.name: p.rank for p in v.params if p.name in ranks}} if ranks else {}),
+                         **({"array_dtypes": {p.name: p.dtype for p in v.params if p.name in array_dtypes}}
+                            if array_dtypes else {}),
                          # the element types E may have in this entry (absent: any)
                          **({"dtypes": list(v.variant.dtypes)} if v.variant.dtypes else {})}
                         for v, vw in zip(variants, views)],

@@ -169,8 +169,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             raise AbiUnsupported(f"scalar `{p['name']}` of type {p['dtype']}")
         if p["kind"] == "array" and p["rank"] > MAX_RANK:
             raise AbiUnsupported(f"array `{p['name']}` has rank {p['rank']}; descriptors carry at most {MAX_RANK}")
-        if p["kind"] == "array" and not is_generic(p["dtype"]) and p["dtype"] not in DTYPES:
-            raise AbiUnsupported(f"array `{p['name']}` of dtype {p['dtype']}")
+        for d in p.get("dtypes") or [p.get("dtype")]:
+            if p["kind"] == "array" and not is_generic(d) and d not in DTYPES:
+                raise AbiUnsupported(f"array `{p['name']}` of dtype {d}")
     if any(p["name"].startswith("__") for p in params):
         raise AbiUnsupported("parameter names starting with `__` are reserved for the ABI wrapper")
     names = {p["name"] for p in consts}
@@ -221,7 +222,10 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     e_arrays = [p for p in arrays if is_generic(p["dtype"])]
     generics = [g for g in GENERIC_DTYPES if any(p["dtype"] == g for p in arrays)]
     for p in arrays:
-        if not is_generic(p["dtype"]) and not p.get("unused"):
+        if p.get("dtypes") and not p.get("unused"):  # a dtype per entry: each entry checks its own (`expect_dtype`)
+            allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in p["dtypes"])
+            arg_checks.append(f'abi::expect_dtype_in(&{rust_ident(p["name"])}, "{p["name"]}", &[{allowed}])?;')
+        elif not is_generic(p["dtype"]) and not p.get("unused"):
             arg_checks.append(f'abi::expect_dtype(&{rust_ident(p["name"])}, "{p["name"]}", '
                               f'abi::Dtype::{p["dtype"].upper()})?;')
     dtypes = [d for d in kernel.get("dtypes", []) if d in DTYPES] if e_arrays else []
@@ -271,7 +275,8 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             doc_params.append(f"`{p['name']}`: never read: any tensor descriptor, or null")
         elif p["kind"] == "array":
             rank = " or ".join(map(str, p["ranks"])) + " (as the constants select)" if p.get("ranks") else p["rank"]
-            doc_params.append(f"`{p['name']}`: tensor of {p['dtype']}, rank {rank}"
+            dtype = " or ".join(p["dtypes"]) + " (as `__variant` selects)" if p.get("dtypes") else p["dtype"]
+            doc_params.append(f"`{p['name']}`: tensor of {dtype}, rank {rank}"
                               + (" or null (Python's None)" if p.get("given") else ""))
         elif p["kind"] == "scalar":
             doc_params.append(f"`{p['name']}`: {p['dtype']}" + (" (any value where None)" if p.get("given") else ""))
@@ -394,6 +399,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     scalars = {p["name"] for p in params if p["kind"] == "scalar"}
     checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
+    array_dtypes = entry.get("array_dtypes", {})  # an array whose dtype differs per entry: this entry's
+    checks += [f'abi::expect_dtype(&{rust_ident(n)}, "{n}", abi::Dtype::{d.upper()})?;' for n, d in array_dtypes.items()
+               if not next(p for p in params if p["name"] == n).get("unused")]
     for dim in entry_tile_dims(entry, all_names):  # every tile extent the constants set: a positive power of two
         checks.append(f'abi::tile_dim({rust_const_expr(dim, all_names)}, "{dim}")?;')
     for p in params:
@@ -473,7 +481,8 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     element = "Some(T::DTYPE.as_str())" if dtypes and kernel_generics else "None"
     partitions = [f'("{p["name"]}", &{rust_ident(p["name"])}_tile[..])' for p in params
                   if p["kind"] == "array" and p["name"] not in pointers and forms.get(p["name"]) == "checked"]
-    described = list(entry["predicates"]) + ([f"E in {{{', '.join(dtypes)}}}"] if entry.get("dtypes") and dtypes else [])
+    described = list(entry["predicates"]) + ([f"E in {{{', '.join(dtypes)}}}"] if entry.get("dtypes") and dtypes else []) \
+        + [f"{n} is {d}" for n, d in array_dtypes.items()]
     return {"index": index, "name": entry["name"], "predicates": entry["predicates"], "predicate": predicate,
             "conditions": described,
             "element": element, "partitions": partitions,
@@ -543,6 +552,7 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
         if p["kind"] == "array":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "array", rank={p["rank"]}, dtype="{p["dtype"]}"'
                          f'{", ranks=" + repr(tuple(p["ranks"])) if p.get("ranks") else ""}'
+                         f'{", dtypes=" + repr(tuple(p["dtypes"])) if p.get("dtypes") else ""}'
                          f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
                          f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
                          f'{", unused=True" if p.get("unused") else ""}'
@@ -558,7 +568,9 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
                 # an entry of some element types only: the wrapper selects it by the arrays' dtype too
                 "dtypes_arg": (f", dtypes={tuple(e['dtypes'])!r}" if e.get("dtypes") else "")
                 # an array whose rank depends on a constant: its rank in this entry
-                + (f", ranks={tuple(sorted(e['ranks'].items()))!r}" if e.get("ranks") else "")}
+                + (f", ranks={tuple(sorted(e['ranks'].items()))!r}" if e.get("ranks") else "")
+                # an array whose dtype differs per entry: its dtype in this entry
+                + (f", array_dtypes={tuple(sorted(e['array_dtypes'].items()))!r}" if e.get("array_dtypes") else "")}
                for e in kernel["entries"]]
     return {
         "name": kernel["name"], "symbol": symbol, "packed": packed_symbol(symbol), "line": kernel["line"],

@@ -17,6 +17,8 @@ from .fma import element_split, split_point
 from .infer import (STATIC_ASSERT, HoistNeeded, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
                     SplitOnDtype, Require, UnifyDims, UnifyElements,
                     WidenCarried, classify_params, optional_value_flags)
+from .entry_dtypes import (choices, dtype_split_point, entry_suffix, is_cast_refusal, per_entry_groups, refusing_arm,
+                           with_choice)
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
 
@@ -289,8 +291,8 @@ def _index_generics(variants: list[Kernel]) -> dict[str, str]:
     return {g: next(iter(d)) for g, d in sorted(found.items()) if g not in bad and len(d) == 1}
 
 
-def _array_dtypes(k: Kernel) -> tuple:
-    return tuple((p.name, p.dtype, p.domain) for p in k.params if p.kind == "array")
+def _array_dtypes(k: Kernel, per_entry: frozenset[str] = frozenset()) -> tuple:
+    return tuple((p.name, p.dtype, p.domain) for p in k.params if p.kind == "array" and p.name not in per_entry)
 
 
 def _sharing(k: Kernel, generic: str) -> set[str]:
@@ -301,17 +303,35 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
     """Typed kernels, one per structural variant (a single one when nothing needs splitting). An array has one
     element type in every variant: the C symbol and the wrapper pass it the same way to each entry. One that
     a variant fixes (f32 statistics, i32 counts) and another leaves open (it does not touch the array) is
-    fixed in all of them. `dtypes`: the element types E is exported for (a variant whose FMA fusion depends
-    on E gets one entry per such dtype, see fma.element_split)."""
+    fixed in all of them. Except where variants fix it to different dtypes, or one fixes it and another stores
+    a converted tile of a concrete dtype into it: then each entry has its own dtype for it (entry_dtypes.py).
+    `dtypes`: the element types E is exported for (a variant whose FMA fusion depends on E gets one entry per
+    such dtype, see fma.element_split)."""
     from ..verify.specs import DEFAULT_DTYPES
     dtypes = tuple(dtypes) or tuple(DEFAULT_DTYPES)
     base = _spread_generics(classify_params(kernel))
-    for _ in range(2 * len(base.params) + 1):
-        done = _variants(kernel, base, tuple(dtypes))
+    groups: tuple = ()  # the arrays of a dtype per entry (entry_dtypes.py), with the dtypes each group may take
+    unchosen = None  # the base before the groups' arrays were given a dtype (None: no groups tried yet)
+    for _ in range(2 * len(base.params) + 3):
+        try:
+            done = _variants(kernel, base, tuple(dtypes), groups)
+        except TranspileError as err:
+            if not groups or err.diagnostic.code != "CT108":
+                raise
+            # more entries than a port keeps once per dtype: one dtype in every entry, as without the groups
+            groups, base = (), unchosen
+            continue
+        if not groups and unchosen is None and kernel.frontend != "triton":
+            groups = per_entry_groups(done, dtypes)
+            if groups:  # inferred again, once per dtype of each group (concrete in the base: never a generic
+                # that the others are merged or bounded with)
+                unchosen, base = base, _merge_generics(with_choice(base, groups, choices(groups)[0]), [])
+                continue
+        per_entry = frozenset(n for names, _ in groups for n in names)
         fixed: dict[str, set[str]] = {}
         for v in done:
             for p in v.params:
-                if p.kind == "array" and not is_generic(p.dtype):
+                if p.kind == "array" and not is_generic(p.dtype) and p.name not in per_entry:
                     fixed.setdefault(p.name, set()).add(p.dtype)
         for name, dts in sorted(fixed.items()):
             if len(dts) > 1:
@@ -325,7 +345,7 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
                                                             for q in base.params)), shared)
         settled = _merge_generics(replace(merged, params=tuple(
             replace(q, dtype=next(iter(fixed[q.name]))) if q.name in fixed else q for q in merged.params)), [])
-        if not all(_array_dtypes(v) == _array_dtypes(settled) for v in done):
+        if not all(_array_dtypes(v, per_entry) == _array_dtypes(settled, per_entry) for v in done):
             base = settled
             continue
         index = _index_generics(done) if kernel.frontend != "triton" else {}
@@ -362,10 +382,14 @@ def _merge_element_splits(kernel: Kernel, done: list[Kernel], dtypes: tuple[str,
     return out
 
 
-def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Kernel]:
-    # (kernel, predicates, element types E may have: empty is any)
-    todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = [(base, (), ())]
+def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tuple = ()) -> list[Kernel]:
+    # (kernel, predicates, element types E may have: empty is any); with per-entry dtype groups, one base per
+    # choice of their dtypes (entry_dtypes.py)
+    todo: list[tuple[Kernel, tuple[str, ...], tuple[str, ...]]] = \
+        [(_merge_generics(with_choice(base, groups, c), []), (), ()) for c in choices(groups)] if groups \
+        else [(base, (), ())]
     done: list[Kernel] = []
+    refused: list[tuple[tuple[str, ...], TranspileError]] = []  # dtype choices cuTile Python refuses a store of
 
     limit = MAX_VARIANTS_TRITON if kernel.frontend == "triton" else MAX_VARIANTS
 
@@ -415,6 +439,13 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             if preds and ((kernel.frontend == "triton" and err.diagnostic.code == "CT103")
                           or err.diagnostic.message.startswith(STATIC_ASSERT)):
                 undefined.append((preds, err))
+                continue
+            if groups and is_cast_refusal(err):  # this dtype choice is refused here (f32 stored into bf16)
+                node = refusing_arm(k, err.diagnostic.pos, preds)
+                if node is not None:  # in an arm of a constant `if`: the other arm's variant may take it
+                    split_on(SplitNeeded(node), k, preds, elements)
+                    continue
+                refused.append((preds, err))
                 continue
             raise
         except UnifyElements as u:  # the pending variants share the groups too (see specialize)
@@ -510,7 +541,8 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
             continue
         # FMA fusion across a constant `if` matches cuTile Python's IR (fma.py); a Triton port has no IR to match,
         # and the splits would multiply its entries
-        at = (split_point(typed) or order_split_point(typed)) if kernel.frontend != "triton" else None
+        at = (split_point(typed) or order_split_point(typed) or dtype_split_point(typed)) \
+            if kernel.frontend != "triton" else None
         source = _if_at(k.body, at.pos) if at is not None else None
         if source is not None and len(todo) + len(done) + 2 <= MAX_VARIANTS:
             try:
@@ -540,8 +572,18 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...]) -> list[Ker
         done.append(replace(typed, variant=Variant(name, preds, elements)))
     if undefined and not done:
         raise undefined[0][1]
+    for preds, err in refused:  # a refusal at every choice is the kernel's own error, not a choice's
+        if not any(set(preds) <= set(v.variant.predicates) or set(v.variant.predicates) <= set(preds) for v in done):
+            raise err
+    if groups:  # the entries of one variant at several dtypes of a group are named by them
+        several = {names[0] for names, _ in groups if len({v.param(names[0]).dtype for v in done}) > 1}
+        twins = [v.variant.name for v in done]
+        done = [replace(v, variant=replace(v.variant, name="__".join(
+            x for x in (v.variant.name, entry_suffix(v, groups, several)) if x))) if twins.count(v.variant.name) > 1
+            else v for v in done]
     if kernel.frontend == "triton":
         done = _merge_element_splits(kernel, done, dtypes)
-    dropped = tuple((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined)
+    # (once each: every dtype choice of a per-entry array meets the same static assertion)
+    dropped = tuple(dict.fromkeys((preds, err.diagnostic.message, err.diagnostic.pos) for preds, err in undefined))
     return [replace(v, dropped=dropped) for v in done] if dropped else done
 

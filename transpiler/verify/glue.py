@@ -20,7 +20,7 @@ import struct
 
 from ..emit.lower import rust_ident
 from .specs import (const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
-                    verified_generics)
+                    twin_entries, verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
 DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
@@ -45,14 +45,23 @@ def has_entry(kernel: dict, consts: dict, dtype: str) -> bool:
                for e in kernel["entries"])
 
 
+def selected_entries(kernel: dict, consts: dict, dtype: str) -> list[dict]:
+    """The entry the predicates and E's dtype select, with its twins (entries that an array's dtype selects among,
+    specs.twin_entries): each is verified, and the symbol must launch each for its arrays' dtypes."""
+    e_type = dtype.split("+")[0]
+    first = next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts) and e_type in e.get("dtypes", (e_type,)))
+    return twin_entries(kernel["entries"], first)
+
+
 def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bool = False,
               entry: dict | None = None) -> dict:
     """What `verify_output` compiled and diffed for this specialization and dtype: the entry the predicates
-    select (or `entry`), the generics in the entry's order (derived constants, `generic_params`, `E` as the
-    dtype), the tile of each checked output, and the grid given (cuTile Python launches the grid it is given)."""
+    select (or `entry`, one of its twins), the generics in the entry's order (derived constants,
+    `generic_params`, `E` as the dtype), the tile of each checked output, and the grid given (cuTile Python
+    launches the grid it is given)."""
     e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `_select`)
-    entry = entry or next(e for e in kernel["entries"] if predicates_hold(e["predicates"], consts)
-                          and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
+    entry = entry or next(e for e in kernel["entries"]
+                          if predicates_hold(e["predicates"], consts) and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
     values = entry_values(kernel, entry, consts)
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
@@ -76,13 +85,13 @@ def _free_extent(rank: int) -> int:
     return extent
 
 
-def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, tuple]:
+def launch_shape(kernel: dict, consts: dict, dtype: str = "f32", entry: dict | None = None) -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
     taken = any(predicates_hold(e["predicates"], consts) for e in kernel["entries"])
     # constants no entry takes (the symbol must refuse them, verify/run.refused_specialization): the call is
     # made with the first entry's layout
     ref = reference(kernel, consts, dtype, (1,), any_dtype=not has_entry(kernel, consts, dtype),
-                    entry=None if taken else kernel["entries"][0])
+                    entry=entry if entry is not None or taken else kernel["entries"][0])
     shapes, grid = {}, FREE_GRID
     entry = next(e for e in kernel["entries"] if e["name"] == ref["entry"])
     for p in entry_params(kernel, entry):  # an array whose rank depends on a constant: the entry's rank
@@ -97,6 +106,7 @@ def launch_shape(kernel: dict, consts: dict, dtype: str = "f32") -> tuple[dict, 
 
 
 def array_dtype(p: dict, dtype: str, kernel: dict) -> str:
+    """The dtype of array `p` (a parameter as the entry takes it, specs.entry_params) in the check `dtype`."""
     return element_types(kernel, dtype).get(p["dtype"], p["dtype"])
 
 
@@ -133,11 +143,12 @@ def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
 
 # ------------------------------------------------------------------ (a) the symbol, called directly
 
-def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int) -> tuple[list, tuple]:
-    """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper)."""
-    shapes, grid = launch_shape(kernel, consts, dtype)
+def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int, entry: dict | None = None) -> tuple[list, tuple]:
+    """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper); the
+    arrays at the dtypes `entry` takes (one whose dtype differs per entry, `array_dtypes`)."""
+    shapes, grid = launch_shape(kernel, consts, dtype, entry)
     args, keep, ptr = [], [], BASE_PTR
-    for p in kernel["params"]:
+    for p in entry_params(kernel, entry) if entry else kernel["params"]:
         if p["kind"] == "array":
             shape = shapes[p["name"]]
             strides, acc = [], 1
@@ -263,20 +274,21 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
                                         f"`{kernel['entries'][index]['name']}` for "
                                         + ("element types no entry takes" if selected else "constants no entry takes"))
                 continue
-            _, grid = launch_shape(kernel, consts, dtype)
-            ref = reference(kernel, consts, dtype, grid)
-            index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
-            args, _ = c_call(kernel, consts, dtype, index)
-            label = f"{kernel['name']} {consts} {dtype}"
-            rc, got, err = dry_call(lib, kernel["symbol"], args)
-            if rc != 0 or got is None:
-                problems.append(f"{label}: the dry run returned {rc} ({err}) without a plan")
-                continue
-            problems += mismatches(label, got, ref, kernel["symbol"])
-            if kernel_rs is not None:
-                want = entry_slots(kernel_rs, ref["entry"], *passed_values(kernel, args, ref))
-                if got.get("params") != want:
-                    problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
+            for entry in selected_entries(kernel, consts, dtype):  # each twin at its arrays' dtypes
+                _, grid = launch_shape(kernel, consts, dtype, entry)
+                ref = reference(kernel, consts, dtype, grid, entry=entry)
+                index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
+                args, _ = c_call(kernel, consts, dtype, index, entry)
+                label = f"{kernel['name']} {consts} {dtype}" + (f" {entry['array_dtypes']}" if "array_dtypes" in entry else "")
+                rc, got, err = dry_call(lib, kernel["symbol"], args)
+                if rc != 0 or got is None:
+                    problems.append(f"{label}: the dry run returned {rc} ({err}) without a plan")
+                    continue
+                problems += mismatches(label, got, ref, kernel["symbol"])
+                if kernel_rs is not None:
+                    want = entry_slots(kernel_rs, ref["entry"], *passed_values(kernel, args, ref))
+                    if got.get("params") != want:
+                        problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
     return problems
 
 
@@ -309,12 +321,12 @@ class FakeTensor:
         return 0
 
 
-def python_call(kernel: dict, consts: dict, dtype: str) -> tuple[tuple, tuple]:
+def python_call(kernel: dict, consts: dict, dtype: str, entry: dict | None = None) -> tuple[tuple, tuple]:
     """The `ct.launch` arguments of the call: arrays, scalars and constants in the kernel's order; bool
-    constants as Python bools, as launch sites pass them."""
-    shapes, grid = launch_shape(kernel, consts, dtype)
+    constants as Python bools, as launch sites pass them; the arrays at the dtypes `entry` takes."""
+    shapes, grid = launch_shape(kernel, consts, dtype, entry)
     args, ptr = [], BASE_PTR
-    for p in kernel["params"]:
+    for p in entry_params(kernel, entry) if entry else kernel["params"]:
         if p["kind"] == "array":
             args.append(FakeTensor(shapes[p["name"]], array_dtype(p, dtype, kernel), ptr))
             ptr += 1 << 24
@@ -335,38 +347,47 @@ def wrapper_mismatches(rt, lib, kernel: dict, kobj, fn, kernel_rs: str) -> list[
     problems = []
     for consts in kernel["specializations"]:
         for dtype in kernel_dtypes(kernel):
-            args, grid = python_call(kernel, consts, dtype)
-            label = f"{kernel['name']} {consts} {dtype}"
-            if not has_entry(kernel, consts, dtype):  # the wrapper must refuse it (no entry takes it)
-                for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
-                                    ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
-                    if fn is None and way.endswith("function"):
-                        continue
-                    try:
-                        launch()
-                    except Exception:  # noqa: BLE001 - the expected outcome
-                        continue
-                    problems.append(f"{label} ({way}): launches element types no entry takes")
+            for entry in selected_entries(kernel, consts, dtype) if has_entry(kernel, consts, dtype) else [None]:
+                problems += _wrapper_mismatches_at(rt, lib, kernel, kobj, fn, kernel_rs, consts, dtype, entry)
+    return problems
+
+
+def _wrapper_mismatches_at(rt, lib, kernel: dict, kobj, fn, kernel_rs: str, consts: dict, dtype: str,
+                           entry: dict | None) -> list[str]:
+    """wrapper_mismatches at one specialization, dtype and entry (its arrays at the entry's dtypes)."""
+    problems = []
+    args, grid = python_call(kernel, consts, dtype, entry)
+    label = f"{kernel['name']} {consts} {dtype}" + (f" {entry['array_dtypes']}" if entry and "array_dtypes" in entry else "")
+    if not has_entry(kernel, consts, dtype):  # the wrapper must refuse it (no entry takes it)
+        for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
+                            ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
+            if fn is None and way.endswith("function"):
                 continue
-            ref = reference(kernel, consts, dtype, grid)
-            arrays = {rust_ident(p["name"]): (a.data_ptr(), list(a.shape), list(a.stride()))
-                      for p, a in zip(kernel["params"], args) if p["kind"] == "array"}
-            scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](a))
-                       for p, a in zip(kernel["params"], args) if p["kind"] == "scalar"}
-            want = entry_slots(kernel_rs, ref["entry"], arrays, {rust_ident(n): t for n, t in ref["partitions"].items()},
-                               scalars)
-            for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
-                                ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
-                if fn is None and way.endswith("function"):
-                    continue
-                try:
-                    got = launch()
-                except Exception as e:  # noqa: BLE001 - the wrapper refusing a verified launch is a finding
-                    problems.append(f"{label} ({way}): refuses the call: {type(e).__name__}: {e}")
-                    continue
-                problems += mismatches(f"{label} ({way})", got, ref, kernel["symbol"])
-                if got.get("params") != want:
-                    problems.append(f"{label} ({way}): passes {got.get('params')}; the entry takes {want}")
+            try:
+                launch()
+            except Exception:  # noqa: BLE001 - the expected outcome
+                continue
+            problems.append(f"{label} ({way}): launches element types no entry takes")
+        return problems
+    ref = reference(kernel, consts, dtype, grid, entry=entry)
+    arrays = {rust_ident(p["name"]): (a.data_ptr(), list(a.shape), list(a.stride()))
+              for p, a in zip(kernel["params"], args) if p["kind"] == "array"}
+    scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](a))
+               for p, a in zip(kernel["params"], args) if p["kind"] == "scalar"}
+    want = entry_slots(kernel_rs, ref["entry"], arrays, {rust_ident(n): t for n, t in ref["partitions"].items()},
+                       scalars)
+    for way, launch in (("routed ct.launch", lambda: rt.dry_run(rt.route(kobj, args, grid), lib)),
+                        ("the Python wrapper's function", lambda: _dry_plan(lib, lambda: fn(*args, grid=grid)))):
+        if fn is None and way.endswith("function"):
+            continue
+        try:
+            got = launch()
+        except Exception as e:  # noqa: BLE001 - the wrapper refusing a verified launch is a finding
+            problems.append(f"{label} ({way}): refuses the call: {type(e).__name__}: {e}")
+            continue
+        problems += mismatches(f"{label} ({way})", got, ref, kernel["symbol"])
+        if got.get("params") != want:
+            problems.append(f"{label} ({way}): passes {got.get('params')}; the entry takes {want}")
     return problems
 
 

@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..frontend.modules import package_root
 from ..output.guard import UnsafePath, inside
-from .specs import (comparand_probes, domain_checks, entry_params, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
+from .specs import (twin_entries, comparand_probes, domain_checks, entry_params, const_value, coverage_probes, coverage_summary, coverage_text, domain_probes, dtype_checks, element_types,
                     kernel_generics, predicates_hold, verified_generics)
 from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
@@ -645,9 +645,10 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
             except Exception as e:  # noqa: BLE001 - the user's module may fail to import here
                 kv.verdict, kv.reason = "not_verified", f"cannot import {m['source']}: {type(e).__name__}: {e}"
                 continue
-            def add_check(spec: dict, dtype: str, probe: str | None = None) -> str | None:
-                """Plan one check; a coverage probe cuTile Python rejects is not planned (its error is returned)."""
-                entry = _select(k["entries"], spec, dtype)
+            def add_check(spec: dict, dtype: str, probe: str | None = None, entry: dict | None = None) -> str | None:
+                """Plan one check (`entry`: one of the selected entry's twins, at its own array dtypes); a coverage
+                probe cuTile Python rejects is not planned (its error is returned)."""
+                entry = entry or _select(k["entries"], spec, dtype)
                 outputs = {o["array"]: o["form"] for o in entry["outputs"]}
                 params = entry_params(k, entry)  # an array's rank as this entry takes it
                 n = next(serial)
@@ -726,7 +727,9 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                         kv.refused[f"all element types at {spec}"] = found
                     continue
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
-                    add_check(spec, dtype)
+                    # (each entry of these constants that an array's dtype selects, at that dtype)
+                    for entry in twin_entries(k["entries"], _select(k["entries"], spec, dtype)):
+                        add_check(spec, dtype, entry=entry)
                 if "E" in _select(k["entries"], spec)["generics"]:
                     checked = dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0, k.get("element_combinations"))
                     for dtype in checked:

@@ -56,9 +56,21 @@ def entry_values(kernel: dict, entry: dict, spec: dict) -> dict:
 
 def entry_params(kernel: dict, entry: dict) -> list[dict]:
     """The kernel's parameters as `entry` takes them: an array whose rank depends on a constant at the
-    entry's rank (manifest `ranks`, see passes/ranks.py)."""
-    ranks = entry.get("ranks", {})
-    return [{**p, "rank": ranks[p["name"]]} if p["name"] in ranks else p for p in kernel["params"]]
+    entry's rank (manifest `ranks`, see passes/ranks.py), one whose dtype differs per entry at the entry's
+    dtype (`array_dtypes`, passes/entry_dtypes.py)."""
+    ranks, dtypes = entry.get("ranks", {}), entry.get("array_dtypes", {})
+    return [{**p, **({"rank": ranks[p["name"]]} if p["name"] in ranks else {}),
+             **({"dtype": dtypes[p["name"]]} if p["name"] in dtypes else {})} if p["name"] in ranks or p["name"] in dtypes
+            else p for p in kernel["params"]]
+
+
+def twin_entries(entries: list[dict], entry: dict) -> list[dict]:
+    """`entry` and the entries of the same constants and element types that differ from it only in the dtype of
+    an array (`array_dtypes`): the C symbol selects one of them by that array's dtype, and each is verified."""
+    if "array_dtypes" not in entry:
+        return [entry]
+    return [e for e in entries if e["predicates"] == entry["predicates"] and e.get("dtypes") == entry.get("dtypes")
+            and "array_dtypes" in e]
 
 
 def kernel_generics(kernel: dict) -> list[str]:
