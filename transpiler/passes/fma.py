@@ -49,12 +49,47 @@ def _converted(e: Expr, dtype: str) -> Op:
 
 @dataclass(eq=False)
 class _MulDef:
-    """`name = a*b` and the Name nodes that read this definition."""
+    """`name = a*b` and the Name nodes that read this definition; `bound`: the statements that keep its operands
+    which touch memory where it was (a fused multiply moves to its add: its loads must not, see _bind_memory)."""
     name: str
     mul: Op
     uses: int = 0
     fused: bool = False
     reads: list = field(default_factory=list)
+    bound: tuple = ()
+
+
+# ops that read or write memory: cuTile Python keeps them where the source has them (program order of memory
+# operations is part of the Tile IR), so fusion may move a multiply but never these
+_MEMORY_OPS = frozenset({"load", "gather", "scatter", "store", "llm_hole"})
+
+
+def _touches_memory(e) -> bool:
+    if isinstance(e, TupleExpr):
+        return any(_touches_memory(i) for i in e.items)
+    if isinstance(e, Op):
+        return e.op in _MEMORY_OPS or e.op.startswith(("atomic", "view_", "load")) or any(
+            _touches_memory(a) for a in e.args if a is not None)
+    return False
+
+
+def _bind_memory(value: Expr, prefix: str, pos) -> tuple[Expr, tuple]:
+    """`value` (a multiply, or a conversion of one) with each factor that touches memory read from a name bound
+    before it: (the new value, the bindings). `x = ct.load(X, ...) * s` fused into a later `x + y` becomes
+    `__t = ct.load(X, ...)` where it was and `fma(__t, s, y)` at the add, as in cuTile Python's SSA."""
+    if isinstance(value, Op) and value.op == "convert":
+        inner, bound = _bind_memory(value.args[0], prefix, pos)
+        return replace(value, args=(inner,) + value.args[1:]), bound
+    if not (isinstance(value, Op) and value.op == "mul"):
+        return value, ()
+    args, bound = [], []
+    for a in value.args:
+        if a is not None and _touches_memory(a):
+            name = f"{prefix}_{len(bound)}"
+            bound.append(Assign((name,), a, pos))
+            a = Name(name, a.pos, a.ty)
+        args.append(a)
+    return (replace(value, args=tuple(args)), tuple(bound)) if bound else (value, ())
 
 
 # ------------------------------------------------------------------------------------ reads
@@ -129,6 +164,7 @@ class _Fuser:
         # rewrites its adds in program order) and its fused form is what a later fusion inlines; the two
         # copies of a multiply sunk into a constant `if` are fused alike
         self.done: dict[int, tuple[Expr, Expr]] = {}
+        self.bindings = 0  # multiply definitions seen: names their memory operands' bindings (_bind_memory)
 
     def is_fmul(self, e: Expr) -> bool:
         return _is_fmul(e) or (_identity_convert(e, self.element, self.generic) and self.is_fmul(e.args[0]))
@@ -195,7 +231,9 @@ class _Fuser:
         for i, s in enumerate(stmts):
             if isinstance(s, Assign) and len(s.targets) == 1 and self.is_fmul(s.value):
                 reads, open_end = _collect_reads(stmts[i + 1:], s.targets[0])
-                d = _MulDef(s.targets[0], s.value)
+                self.bindings += 1
+                mul, bound = _bind_memory(s.value, f"__fma{self.bindings}", s.pos)
+                d = _MulDef(s.targets[0], mul, bound=tuple(replace(b, text=s.text) for b in bound))
                 d.reads = [r for r in reads if r is not None]
                 d.uses = len(reads) + (1 if open_end and s.targets[0] in live else 0)
                 for r in d.reads:
@@ -212,7 +250,8 @@ class _Fuser:
         out: list[tuple[int, Stmt]] = []
         defined = set(defined)
         for i, s in enumerate(stmts):
-            if i in removed:
+            if i in removed:  # sunk into the `if` after it: its memory operands stay here
+                out += [(-1, replace(b, value=self.fuse(b.value))) for b in defs[i].bound]
                 continue
             if isinstance(s, (Assign, Eval)):
                 out.append((i, replace(s, value=self.fuse(s.value))))
@@ -229,8 +268,10 @@ class _Fuser:
                 defined.update(n for n, _ in s.declares)
             else:
                 out.append((i, s))
-        # a definition whose single use was fused disappears
-        return tuple(s for i, s in out if not (i in defs and defs[i].fused))
+        # a definition whose single use was fused disappears, but for the operands that touch memory
+        return tuple(t for i, s in out
+                     for t in ([replace(b, value=self.fuse(b.value)) for b in defs[i].bound]
+                               if i in defs and defs[i].fused else [s]))
 
     def sink(self, d: _MulDef, node: If) -> If | None:
         name = d.name
