@@ -47,12 +47,12 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
-                                                     "widened_arms")
+                                                     "widened_arms", "rn_arithmetic")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -91,6 +91,38 @@ def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, c
 
 def _row_cases(module, kernel, shapes, dtypes, make):
     return [make(module, kernel, f"{r}x{c}_{dt}", r, c, dt) for (r, c) in shapes for dt in dtypes]
+
+
+def _rn_inputs(n: int) -> list[dict]:
+    """x, y, z, w for rn_arithmetic: float32 values (exact in the case table), random in the first half, then rows
+    whose products, sums, quotients or inputs are subnormal (below 2**-126: flushed to zero by libdevice)."""
+    rng = np.random.default_rng(34)
+    x, y, z, w = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
+    q = n // 2
+    k = np.arange(1, n - q + 1, dtype=np.float32)
+    x[q:] = np.where(k % 2 == 1, k * np.float32(1e-20), k * np.float32(3e-39))  # normal tiny / subnormal
+    y[q:] = np.where(k % 2 == 1, np.float32(-1.5e-20), -k * np.float32(2e-39))
+    z[q:] = np.where(k % 4 == 1, np.float32(0.0), k * np.float32(2e-39))
+    w[q:] = np.where(k % 4 == 1, np.float32(1e20), np.float32(0.5))
+    return [inp(name, [n], "float32", "given", values=[float(v) for v in a]) for name, a in zip("xyzw", (x, y, z, w))]
+
+
+def _ftz32(v) -> np.ndarray:
+    """float32 with subnormals flushed to a zero of the same sign (PTX .ftz on inputs and results)."""
+    v = np.asarray(v, dtype=np.float32)
+    return np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0.0), v), v).astype(np.float32)
+
+
+def _fma32(a, b, c) -> np.ndarray:
+    """a*b + c of float32 values rounded once to float32 (nearest, ties to even), computed exactly."""
+    from fractions import Fraction
+    out = []
+    for x, y, z in zip(*(np.asarray(v, dtype=np.float32).reshape(-1) for v in (a, b, c))):
+        q = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        f = np.float32(float(q))
+        near = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+        out.append(min(near, key=lambda t: (abs(Fraction(float(t)) - q), int(np.float32(t).view(np.int32)) & 1)))
+    return np.array(out, dtype=np.float32)
 
 
 def cases() -> list[dict]:
@@ -736,6 +768,12 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # libdevice's _rn arithmetic (NUMPY_ONLY: the interpreter has no libdevice): float32, flushing subnormals, never
+    # contracted; exact tolerances
+    out.append(case("rn_arithmetic", "rn_ops_kernel", "n64", _rn_inputs(64) + [
+                    inp(o, [64], "float32", "poison") for o in ("mul", "add", "sub", "div", "fma")],
+                    ["x", "y", "z", "w", "mul", "add", "sub", "div", "fma", "n"], [2], ["mul", "add", "sub", "div", "fma"],
+                    "", {"n": 64}, {"BLOCK": 32}, tol={o: (0.0, 0.0) for o in ("mul", "add", "sub", "div", "fma")}))
     # a constexpr flag inside a run-time condition
     for use_state in (True, False):
         out.append(case("flag_conditions", "window_start_kernel", f"state_{int(use_state)}",
@@ -1253,6 +1291,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}
+    if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not
+        f32 = {n: a[n].astype(np.float32) for n in "xyzw"}
+        fx, fy, fz, fw = (_ftz32(f32[n]) for n in "xyzw")
+        return {"mul": _ftz32(fx * fy) + f32["z"], "add": _ftz32(fx + fy) * f32["w"],
+                "sub": f32["z"] - _ftz32(fx - fy), "div": _ftz32(fx / fw),
+                "fma": _ftz32(_fma32(fx, fy, _ftz32(_fma32(fz, fw, np.zeros_like(fz)))))}
     if k == "fast_math.fast_features_kernel":
         pos = np.exp(x["x"]) + 1.0
         return {"cos": np.cos(x["x"]), "sin": np.sin(x["x"]), "gate": np.log(pos) + 0.5 * np.log2(pos)}

@@ -1563,10 +1563,12 @@ class _TritonConverter(_Converter):
             if len(node.args) != 2 or any(a.keyword is not None for a in node.args):
                 raise fail(rule.id, "`tl.join` takes two tiles", pos)
             return Op("join_pair", (self.expr(node.args[0].value), self.expr(node.args[1].value)), pos, (), rule.id)
-        if d in (f"{TL}.fma", f"{TL}.math.fma", f"{TL}.extra.libdevice.fma", f"{TL}.extra.cuda.libdevice.fma"):
+        if d in (f"{TL}.fma", f"{TL}.math.fma"):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
+        if _libdevice_name(d) in LIBDEVICE_RN:
+            return self._libdevice_rn(_libdevice_name(d), node, pos)
         if _math_name(d) in ("div_rn", "trunc", "round") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
@@ -1835,6 +1837,22 @@ class _TritonConverter(_Converter):
             raise fail(code, f"`{what}=` of `tl.inline_asm_elementwise` must be a string known when the kernel is "
                        "translated (a literal, or a module constant built from literals)", self.pos(node))
         return value
+
+    def _libdevice_rn(self, name: str, node: cst.Call, pos: Pos) -> Op:
+        """libdevice's arithmetic with the rounding named (`mul_rn(a, b)`, add_rn, sub_rn, div_rn, fma_rn, and `fma`,
+        which is fma_rn): one PTX instruction each (mul.rn.ftz.f32, ...: Triton links libdevice with __CUDA_FTZ =
+        1), which no compiler contracts. Inference (ops/elementwise.libdevice_rn) makes it the Tile IR op with
+        nearest-even rounding, flush_to_zero on float32 (not float64), and the FMA pass leaves it apart."""
+        rule = "TTR-LIBDEVICE-RN"
+        self.rules_used.add(rule)
+        arity = 3 if name in ("fma", "fma_rn") else 2
+        if any(a.star for a in node.args) or len(node.args) != arity:
+            raise fail(rule, f"`libdevice.{name}` takes {arity} arguments", pos)
+        args = tuple(self.expr(_arg(node, i, f"arg{i}")) for i in range(arity))
+        if any(a is None for a in args):
+            raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
+                       pos)
+        return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
@@ -2427,6 +2445,19 @@ def _surface() -> tuple[frozenset[str], dict[str, str]]:
 
 METHOD_FORMS, REFUSED = _surface()
 MATH_HOMES = (f"{TL}.", f"{TL}.math.", f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
+LIBDEVICE_HOMES = (f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
+# libdevice's round-to-nearest arithmetic (TTR-LIBDEVICE-RN) and the model op each is; `tl.div_rn`, `tl.math.div_rn`
+# and `tl.fma` are Triton's own (div.rn.f32, fma.rn.f32: no flush) and keep their rules
+LIBDEVICE_RN = {"add_rn": "add", "sub_rn": "sub", "mul_rn": "mul", "div_rn": "truediv", "fma_rn": "fma",
+                "fma": "fma"}
+
+
+def _libdevice_name(d: str | None) -> str | None:
+    """`tl.extra.cuda.libdevice.mul_rn` -> `mul_rn` (a libdevice function's name, in either home); else None."""
+    for home in LIBDEVICE_HOMES:
+        if d and d.startswith(home) and "." not in d[len(home):]:
+            return d[len(home):]
+    return None
 
 
 def _math_name(d: str | None) -> str | None:
