@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from conftest import ROOT, requires_toolchain
 from transpiler.emit.ffi import kernel_ffi_view
 from transpiler.frontend.cutile_python import parse_file
-from transpiler.pipeline import kernel_result, run
+from transpiler.pipeline import kernel_result, run, translate_kernel
 
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
@@ -1804,3 +1804,16 @@ def test_offsets_widened_in_both_constant_arms_are_int64_from_the_start(tmp_path
     their declaration (declared int32 and read as int64 after the `if`, the Rust did not compile)."""
     rust = _rust(tmp_path, (FIXTURES / "widened_arms.py").read_text().split("import triton.language as tl\n", 1)[1])
     assert "let mut w_off: i64 = 0i64;" in rust and "w_off: i32" not in rust, rust
+
+
+def test_a_gather_by_a_tile_flattened_to_its_element_count(tmp_path):
+    """`flat = tl.reshape(idx, [idx.numel])`, `tl.gather(table, flat, 0)` (unsloth's NF4 codebook lookup): the
+    flat extent is the derived constant ROWS * COLS, which the gather's one-hot tiles take as their extent too (it
+    was refused, CT105: a derived extent read back from a tile's shape was not a shape)."""
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "gather.py", path)
+    (k,) = [k for k in parse_file(path, "k.py").kernels if k.name == "nibble_lookup_kernel"]
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (v,) = translate_kernel(k)
+    assert dict(v.derived).get("NUMEL_ROWS_MUL_COLS") == "((ROWS) * (COLS))", v.derived

@@ -633,6 +633,12 @@ def cases() -> list[dict]:
                         [inp("x", [64], "float32", "randn"), inp("idx", [64], idx_dt, "randint", lo=0, hi=64),
                          inp("y", [64], "float32", "poison")],
                         ["x", "idx", "y"], [1], ["y"], "", {}, {"N": 64}, tol={"y": (0, 0)}))
+    # a table gathered by a 2-D tile flattened to its element count (ROWS * COLS: a derived constant) and back
+    for rows, cols in ((4, 8), (2, 32)):
+        out.append(case("gather", "nibble_lookup_kernel", f"r{rows}c{cols}",
+                        [inp("table", [16], "float32", "randn"), inp("q", [rows, cols], "int32", "randint", lo=0, hi=256),
+                         inp("y", [rows, cols], "float32", "poison")],
+                        ["table", "q", "y"], [1], ["y"], "", {}, {"ROWS": rows, "COLS": cols}, tol={"y": (0, 0)}))
     for n, dt in ((64, "float32"), (128, "float16")):
         out.append(case("interleave", "interleave_kernel", f"n{n}_{dt}",
                         [inp("a", [n], dt, "randn"), inp("b", [n], dt, "randn"), inp("y", [2 * n], dt, "poison")],
@@ -1258,6 +1264,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return got
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
+    if k == "gather.nibble_lookup_kernel":
+        return {"y": x["table"][a["q"].astype(np.int64) & 15] * 2.0}
     if k == "gather.permute_kernel":
         return {"y": x["x"][a["idx"]]}
     if k == "interleave.interleave_kernel":

@@ -1514,6 +1514,8 @@ class Infer:
                 out.append(self.const_int_expr(it)[0])  # `x.numel` of a tile of literal extents
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
+            elif isinstance(it, Name) and it.id in self.derived and it.id not in self.env:
+                out.append(it.id)  # a derived constant another tile's extent is (`NUMEL_ROWS_MUL_HALF`: tl.gather's)
             elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
                 self.expr(it)  # a Triton constexpr passed as None here: this variant has no entry (CT103)
                 raise fail("CT103", "a tile shape reads a parameter that is None here", it.pos)
