@@ -1817,3 +1817,31 @@ def test_a_gather_by_a_tile_flattened_to_its_element_count(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (v,) = translate_kernel(k)
     assert dict(v.derived).get("NUMEL_ROWS_MUL_COLS") == "((ROWS) * (COLS))", v.derived
+
+
+def test_kernels_declared_by_calls_are_kernels(tmp_path):
+    """`f = triton.jit(f, ...)` after `def f` declares a kernel (Python runs `@d def f` as `f = d(f)`), and a
+    later `f = triton.heuristics({...})(f)` wraps it (its heuristic's constexpr is a launch value); its helper is a
+    helper. A wrapping before the jit, a jit of another name, or a plain function left alone declares nothing."""
+    path = tmp_path / "call_jit.py"
+    shutil.copy(FIXTURES / "call_jit.py", path)
+    text = path.read_text() + textwrap.dedent('''
+
+        def not_jitted(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        def wrapped_first(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        wrapped_first = triton.heuristics({"B": lambda args: 1})(wrapped_first)
+        other = triton.jit(not_jitted)
+    ''')
+    path.write_text(text)
+    fr = parse_file(path, "call_jit.py")
+    assert sorted(k.name for k in fr.kernels) == ["scale_rows_kernel"], [k.name for k in fr.kernels]
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "call_jit.py")
+    assert kr.status == "translated" and not kr.diagnostics, [d.text() for d in kr.diagnostics]
+    assert [p.name for p in k.params if p.kind == "const"] == ["SCALE", "BLOCK", "EVEN"]

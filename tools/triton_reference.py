@@ -47,7 +47,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
-                                                     "widened_arms", "rn_arithmetic")
+                                                     "widened_arms", "rn_arithmetic", "call_jit")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -774,6 +774,12 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value)
+    for n_cols, block in ((32, 32), (20, 32)):
+        out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
+                        [inp("x", [3, n_cols], "float32", "randn"), inp("y", [3, n_cols], "float32", "poison")],
+                        ["x", "y", "n_cols", "stride"], [3], ["y"], "", {"n_cols": n_cols, "stride": n_cols},
+                        {"SCALE": 3, "BLOCK": block}, tol={"y": (0.0, 0.0)}))
     # libdevice's _rn arithmetic (NUMPY_ONLY: the interpreter has no libdevice): float32, flushing subnormals, never
     # contracted; exact tolerances
     out.append(case("rn_arithmetic", "rn_ops_kernel", "n64", _rn_inputs(64) + [
@@ -1299,6 +1305,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}
+    if k == "call_jit.scale_rows_kernel":
+        return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
     if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not
         f32 = {n: a[n].astype(np.float32) for n in "xyzw"}
         fx, fy, fz, fw = (_ftz32(f32[n]) for n in "xyzw")

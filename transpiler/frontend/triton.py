@@ -237,16 +237,62 @@ class _TritonConverter(_Converter):
         return super()._split_at_returning_if(s.with_changes(test=truth) if truth is not s.test else s, rest, before)
 
     # ------------------------------------------------------------------ module scan
+    def _decorators(self, fn: cst.FunctionDef) -> list[cst.Decorator]:
+        """fn's decorators, outermost first: those a module-level `fn = triton.jit(fn)` and the wrappings after it
+        apply (`_scan_call_decorators`) above the ones written with `@`."""
+        return getattr(self, "call_decorators", {}).get(fn.name.value, []) + list(fn.decorators)
+
+    def _scan_call_decorators(self, module: cst.Module) -> None:
+        """`f = triton.jit(f, do_not_specialize=...)`, then `f = triton.heuristics({...})(f)` (or autotune) at the
+        module's top level after `def f` (unsloth's cross_entropy_loss, rope_embedding): the decorator syntax
+        written as calls, which Python runs alike (`@d def f` is `f = d(f)`), so f is a kernel whose decorators
+        are those calls, the later one outermost (a wrapping before the jit is below it: CT112, as with `@`)."""
+        self.call_decorators: dict[str, list[cst.Decorator]] = {}
+        defined: set[str] = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                defined.add(stmt.name.value)
+                self.call_decorators.pop(stmt.name.value, None)  # a new def: its own decorators only
+                continue
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                dec = self._call_decorator(small, defined)
+                if dec is not None:
+                    name, d = dec
+                    self.call_decorators[name] = [d] + self.call_decorators.get(name, [])
+
+    def _call_decorator(self, small, defined: set[str]) -> tuple[str, cst.Decorator] | None:
+        """(f, the decorator) of `f = triton.jit(f, **options)` or `f = wrapper(...)(f)` (triton.autotune,
+        triton.heuristics, a library's autotuner); None for any other statement."""
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call) and small.value.args):
+            return None
+        name, call = small.targets[0].target.value, small.value
+        first, rest = call.args[0], call.args[1:]
+        if name not in defined or first.keyword is not None or first.star or \
+                not (isinstance(first.value, cst.Name) and first.value.value == name):
+            return None
+        if self.dotted(call.func) in JIT:
+            options = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
+                       for i, a in enumerate(rest)]
+            return name, cst.Decorator(cst.Call(call.func, options) if options else call.func)
+        if not rest and isinstance(call.func, cst.Call):
+            d = cst.Decorator(call.func)
+            if self.dotted(call.func.func) in WRAPPERS or self._library_autotuner(d):
+                return name, d
+        return None
+
+    def _jit_target(self, d: cst.Decorator) -> bool:
+        return self.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in JIT
+
     def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
-        for d in fn.decorators:
-            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-            if self.dotted(target) in JIT:
+        for d in self._decorators(fn):
+            if self._jit_target(d):
                 return d
         return None
 
     def _wrappers(self, fn: cst.FunctionDef) -> list[cst.Decorator]:
         out = []
-        for d in fn.decorators:
+        for d in self._decorators(fn):
             target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
             if self.dotted(target) in WRAPPERS or self._library_autotuner(d):
                 out.append(d)
@@ -276,6 +322,7 @@ class _TritonConverter(_Converter):
                 for node in _walk(stmt):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
+        self._scan_call_decorators(module)
         self._scan_top_level(module)
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
@@ -500,7 +547,7 @@ class _TritonConverter(_Converter):
         """A plain function of this module's top level (no decorator: not a kernel), defined before here."""
         defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef)
                 and st.name.value == name]
-        return defs[-1] if defs and not defs[-1].decorators else None
+        return defs[-1] if defs and not self._decorators(defs[-1]) else None
 
     def _module_string(self, call: cst.Call) -> str | None:
         """`_generate_softplus(1)` at module level: the string the module's own function builds
@@ -583,8 +630,9 @@ class _TritonConverter(_Converter):
         name = fn.name.value
         wrappers = self._wrappers(fn)
         self.host_decorators = []
-        jit_at = next((i for i, d in enumerate(fn.decorators) if d is dec), len(fn.decorators))
-        for i, d in enumerate(fn.decorators):
+        decorators = self._decorators(fn)
+        jit_at = next((i for i, d in enumerate(decorators) if d is dec), len(decorators))
+        for i, d in enumerate(decorators):
             if d is dec or d in wrappers:
                 continue
             if i < jit_at:
