@@ -1845,3 +1845,13 @@ def test_kernels_declared_by_calls_are_kernels(tmp_path):
     kr = kernel_result(k, path, "call_jit.py")
     assert kr.status == "translated" and not kr.diagnostics, [d.text() for d in kr.diagnostics]
     assert [p.name for p in k.params if p.kind == "const"] == ["SCALE", "BLOCK", "EVEN"]
+
+
+def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(tmp_path):
+    """`ANY: tl.constexpr = PERMUTED or SCALED` (PERMUTED itself `GATHER or SCATTER`): `if ANY:` is a constant
+    `if` over the flags it stands for, so where GATHER holds it is decided true and `token`, defined under it, is
+    defined (unsloth's grouped GEMM forward was refused, CT103; before that, such a read dropped every entry
+    where GATHER holds although Triton compiles them)."""
+    kr = _translated_copy(tmp_path, "constexpr_locals.py")
+    assert not [d for d in kr.diagnostics if d.code == "CT103"], [d.text() for d in kr.diagnostics]
+    assert any("gather" in e and "not_gather" not in e for e in kr.entries), kr.entries

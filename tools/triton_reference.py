@@ -47,7 +47,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
-                                                     "widened_arms", "rn_arithmetic", "call_jit")
+                                                     "widened_arms", "rn_arithmetic", "call_jit",
+                                                     "constexpr_locals")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -774,6 +775,16 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # constexpr locals of constexpr flags (`ANY: tl.constexpr = PERMUTED or SCALED`): a name defined under `if ANY:`
+    # read under `if GATHER:`; every combination of the three flags
+    perm = [5, 2, 7, 0, 3, 6, 1, 4]
+    for flags in range(8):
+        gather, scatter, scaled = (bool(flags & b) for b in (1, 2, 4))
+        out.append(case("constexpr_locals", "routed_rows_kernel", f"g{int(gather)}s{int(scatter)}w{int(scaled)}",
+                        [inp("x", [8, 16], "float32", "randn"), inp("idx", [8], "int32", "given", values=perm),
+                         inp("w", [8], "float32", "uniform", lo=0.5, hi=2.0), inp("y", [8, 16], "float32", "zeros")],
+                        ["x", "idx", "w", "y"], [8], ["y"], "", {},
+                        {"D": 16, "GATHER": gather, "SCATTER": scatter, "SCALED": scaled}, tol={"y": (0.0, 0.0)}))
     # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value)
     for n_cols, block in ((32, 32), (20, 32)):
         out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
@@ -1305,6 +1316,14 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}
+    if k == "constexpr_locals.routed_rows_kernel":  # float32: one rounding where scaled
+        xs, tok, rows = a["x"].astype(np.float32), a["idx"].astype(np.int64), np.arange(8)
+        src = tok if s["GATHER"] else rows
+        dst = tok if s["SCATTER"] else rows
+        vals = xs[src] * (a["w"].astype(np.float32)[tok][:, None] if s["SCALED"] else np.float32(1.0))
+        y = np.zeros_like(xs)
+        y[dst] = vals
+        return {"y": y}
     if k == "call_jit.scale_rows_kernel":
         return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
     if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not

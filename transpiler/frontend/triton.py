@@ -1397,14 +1397,36 @@ class _TritonConverter(_Converter):
         return None
 
     def _const_test(self, e: cst.BaseExpression) -> bool:
-        """Besides constants, `ptr is None` is decided at compile time."""
+        """Besides constants, `ptr is None` is decided at compile time, and so is a constexpr local."""
         if _none_test(e) is not None:
+            return True
+        if isinstance(e, cst.Name) and self._constexpr_local(e.value):
             return True
         if isinstance(e, cst.BooleanOperation):
             return self._const_test(e.left) and self._const_test(e.right)
         if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
             return self._const_test(e.expression)
         return super()._const_test(e)
+
+    def _constexpr_local(self, name: str) -> bool:
+        """`SHOULD_PERMUTE: tl.constexpr = PERMUTE_X or PERMUTE_Y`, the one binding of `name` in the function being
+        converted, its value a test of constants: Triton requires a value annotated tl.constexpr to be known when
+        it compiles, so a test of the name is a compile-time one too (`ANY: tl.constexpr = SHOULD_PERMUTE or FUSE`
+        is `or` of constants, not a runtime `|`)."""
+        active = self.__dict__.setdefault("_constexpr_locals_active", set())
+        if name in active or getattr(self, "_current_fn", None) is None:
+            return False
+        home, fn = self._innermost_fn()
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
+                and home._is_constexpr(bound[0].annotation)):
+            return False
+        active.add(name)
+        try:
+            return home._const_test(bound[0].value)
+        finally:
+            active.discard(name)
 
     def _truth(self, e, pos: Pos):
         """A condition operand as a boolean (comparisons already are; a number is compared with zero)."""

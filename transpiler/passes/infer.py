@@ -1040,7 +1040,7 @@ class Infer:
         if isinstance(cond, Lit) and isinstance(cond.value, bool):
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
             return list(self.block(s.body if cond.value else s.orelse))
-        const = self.is_const(s.cond)
+        const = self.is_const_cond(s)
         before, dots = dict(self.env), len(self.dots)
         literals_before = dict(self.literals)
         then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
@@ -1277,14 +1277,23 @@ class Infer:
             return all(self.const_int_expr(a) is not None for a in e.args)
         return isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "bool"
 
+    def is_const_cond(self, s: If) -> bool:
+        """The condition of `s` is decided when the kernel compiles: a test of constants, or (Triton) of locals
+        bound once to tests of constants (`SHOULD_PERMUTE: tl.constexpr = PX or PY`, `ANY: tl.constexpr =
+        SHOULD_PERMUTE or FUSE`: Triton folds `if ANY:`), which split_needed expands into the constants' test
+        (where `PX` holds, `if ANY:` is decided true)."""
+        if self.is_const(s.cond):
+            return True
+        return self.k.frontend == "triton" and self.is_const(self.split_needed(s).cond)
+
     def decided_arm(self, s: If):
         """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
         preds = self.k.variant.predicates
-        if not preds or not self.is_const(s.cond):
+        if not preds or not self.is_const_cond(s):
             return None
         from .specialize import predicate_text
         try:
-            text = predicate_text(s.cond)
+            text = predicate_text(self.split_needed(s).cond)  # locals bound to constant tests expanded
         except TranspileError:
             return None
         taken = decides(preds, text)
