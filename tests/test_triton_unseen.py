@@ -1855,3 +1855,26 @@ def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(
     kr = _translated_copy(tmp_path, "constexpr_locals.py")
     assert not [d for d in kr.diagnostics if d.code == "CT103"], [d.text() for d in kr.diagnostics]
     assert any("gather" in e and "not_gather" not in e for e in kr.entries), kr.entries
+
+
+@pytest.mark.parametrize("forwarder,ported", [
+    ("return x.to(dtype)", True),  # the method form of the same operation
+    ("return tl.cast(x, dtype)", True),
+    ("return x.to(dtype, bitcast=True)", False),  # not only forwarding: another operation
+    ("return tl.cast(dtype, x)", False),  # the parameters in another order
+    ("y = x.to(dtype)\n    return y", False),
+])
+def test_an_undecided_arm_forwarding_to_the_other_arms_function_is_that_function(tmp_path, forwarder, ported):
+    """`to_dtype = tl.cast` in one arm of an `if` the tool cannot decide, `def to_dtype(x, dtype): return
+    x.to(dtype)` in the other (unsloth's triton_cast, behind a Version test of another package's Version): every
+    call computes the same in either arm, so the port inlines the function. Anything but pure forwarding to the
+    same operation stays refused (CT101: no rule for the name)."""
+    text = (FIXTURES / "arm_forwarders.py").read_text().replace("return x.to(dtype)", forwarder)
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    fr = parse_file(path, "k.py")
+    results = [kernel_result(k, path, "k.py") for k in fr.kernels]
+    diags = [d for _, _, d in fr.failures] + [d for kr in results for d in kr.diagnostics]
+    assert (len(results) == 1 and results[0].status == "translated") == ported, [d.text() for d in diags]
+    if not ported:
+        assert any(d.code == "CT101" and "to_dtype" in d.message for d in diags), [d.text() for d in diags]

@@ -48,7 +48,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
-                                                     "constexpr_locals")
+                                                     "constexpr_locals", "arm_forwarders")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -785,6 +785,10 @@ def cases() -> list[dict]:
                          inp("w", [8], "float32", "uniform", lo=0.5, hi=2.0), inp("y", [8, 16], "float32", "zeros")],
                         ["x", "idx", "w", "y"], [8], ["y"], "", {},
                         {"D": 16, "GATHER": gather, "SCATTER": scatter, "SCALED": scaled}, tol={"y": (0.0, 0.0)}))
+    # a name an undecided module-level `if` binds to tl.cast or to a function forwarding to x.to
+    out.append(case("arm_forwarders", "widen_rows_kernel", "r3",
+                    [inp("x", [3, 32], "float16", "randn"), inp("y", [3, 32], "float32", "poison")],
+                    ["x", "y", "stride"], [3], ["y"], "", {"stride": 32}, {"BLOCK": 32}, tol={"y": (0.0, 0.0)}))
     # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value)
     for n_cols, block in ((32, 32), (20, 32)):
         out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
@@ -1324,6 +1328,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         y = np.zeros_like(xs)
         y[dst] = vals
         return {"y": y}
+    if k == "arm_forwarders.widen_rows_kernel":  # float16 widened exactly, doubled exactly
+        return {"y": a["x"].astype(np.float16).astype(np.float32) * np.float32(2.0)}
     if k == "call_jit.scale_rows_kernel":
         return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
     if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not

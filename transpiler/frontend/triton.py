@@ -328,6 +328,9 @@ class _TritonConverter(_Converter):
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
         self.jit_functions = dict(self.info.kernels)
+        # a forwarding function of an undecided arm (_scan_function_aliases): a helper here and in importers
+        self.jit_functions.update(self.arm_helpers)
+        self.info.helpers.update(self.arm_helpers)
         launched: set[str] = set()
         called: set[str] = set()
         for stmt in module.body:
@@ -356,28 +359,35 @@ class _TritonConverter(_Converter):
         (`if Version(triton.__version__) >= ...: ... else: fast_tanh = tl.math.tanh`): the name is an alias of
         a Triton function where every assignment of it names the same rule. Arms naming another GPU vendor's
         library (`tl.extra.intel`, `tl.extra.hip`) are not taken on the NVIDIA GPUs the port runs on; a name
-        also bound any other way (a def, an import, another value) is no alias."""
+        also bound any other way (a def, an import, another value) is no alias. One exception: a `@triton.jit`
+        function of an undecided arm that only forwards its parameters to the Triton operation the other arms
+        name (`triton_cast = tl.cast` / `def triton_cast(x, dtype): return x.to(dtype)`: unsloth's utils) is
+        the name, as a helper (`arm_helpers`): every call it accepts is ported alike whichever arm Python
+        takes (the same model op), and a call only the alias would accept is refused."""
         from .blocks import block_statements
         from .module_config import taken_arm
         found: dict[str, list[str | None]] = {}
         other: set[str] = set()
+        arm_defs: dict[str, list[cst.FunctionDef]] = {}
 
-        def visit(stmts) -> None:
+        def visit(stmts, in_arm: bool = False) -> None:
             for st in stmts:
                 taken = taken_arm(st, self._config_test) if isinstance(st, cst.If) else None
                 if taken is not None:  # a decided configuration `if` (module_config.py): the arm it takes
-                    visit(taken)
+                    visit(taken, in_arm)
                 elif isinstance(st, cst.If):
-                    visit(block_statements(st.body))
+                    visit(block_statements(st.body), True)
                     if isinstance(st.orelse, cst.If):
-                        visit((st.orelse,))
+                        visit((st.orelse,), True)
                     elif isinstance(st.orelse, cst.Else):
-                        visit(block_statements(st.orelse.body))
+                        visit(block_statements(st.orelse.body), True)
                 elif isinstance(st, cst.Try):
-                    visit(block_statements(st.body))
+                    visit(block_statements(st.body), in_arm)
                     for part in (*st.handlers, st.orelse, st.finalbody):
                         if part is not None:
-                            visit(block_statements(part.body))
+                            visit(block_statements(part.body), in_arm)
+                elif isinstance(st, cst.FunctionDef) and in_arm:
+                    arm_defs.setdefault(st.name.value, []).append(st)
                 elif isinstance(st, (cst.FunctionDef, cst.ClassDef)):
                     other.add(st.name.value)
                 elif isinstance(st, cst.SimpleStatementLine):
@@ -394,13 +404,59 @@ class _TritonConverter(_Converter):
                                 other.add(t.value)
         visit(module.body)
         vendors = tuple(f"{TL}.extra.{v}." for v in ("intel", "hip", "amd"))
+        self.arm_helpers: dict[str, cst.FunctionDef] = {}
         for name, targets in sorted(found.items()):
             if name in other or name in self.info.kernels or name in self.info.helpers or name in self.info.consts:
                 continue
             targets = [t for t in targets if not (t and t.startswith(vendors))]
             rules = [self.rules.lookup(t) if t else None for t in targets]
-            if targets and None not in rules and len({r.id for r in rules}) == 1:
+            if not (targets and None not in rules and len({r.id for r in rules}) == 1):
+                continue
+            defs = arm_defs.get(name, [])
+            if not defs:
                 self.info.aliases[name] = sorted(targets)[0]
+            elif len(defs) == 1 and self._forwards_to(defs[0], rules[0]):
+                self.arm_helpers[name] = defs[0]
+
+    def _forwards_to(self, fn: cst.FunctionDef, rule) -> bool:
+        """fn forwards its n parameters to an operation ported as `rule` is: the same model op, the same first
+        n parameters (`x.to(dtype)` and `tl.cast(x, dtype)` are both TTR-*'s `astype` of (x, dtype))."""
+        own = self._forwarded_rule(fn)
+        n = len(fn.params.params)
+        return own is not None and own.op == rule.op and list(own.params[:n]) == list(rule.params[:n]) \
+            and len(own.params) >= n
+
+    def _forwarded_rule(self, fn: cst.FunctionDef):
+        """The rule of the Triton operation a `@triton.jit` function only forwards its parameters to, in order
+        (`def f(x, dtype): return tl.cast(x, dtype)`, or the method form `return x.to(dtype)`), else None."""
+        ps = fn.params
+        if not self._jit_target_only(fn) or ps.posonly_params or ps.kwonly_params or ps.star_kwarg \
+                or not isinstance(ps.star_arg, cst.MaybeSentinel) or any(p.default is not None for p in ps.params):
+            return None
+        names = [p.name.value for p in ps.params]
+        from .blocks import block_statements
+        body = [b for b in block_statements(fn.body) if not (
+            isinstance(b, cst.SimpleStatementLine) and len(b.body) == 1 and isinstance(b.body[0], cst.Expr)
+            and isinstance(b.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]  # past a docstring
+        ret = body[0].body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) \
+            and len(body[0].body) == 1 else None
+        call = ret.value if isinstance(ret, cst.Return) else None
+        if not isinstance(call, cst.Call) or any(a.keyword is not None or a.star for a in call.args):
+            return None
+        args = [a.value.value if isinstance(a.value, cst.Name) else None for a in call.args]
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and names \
+                and func.value.value == names[0] and args == names[1:]:
+            return self.rules.lookup(f"method:{func.attr.value}")
+        d = self.dotted(func)
+        if d and d.startswith(f"{TL}.") and args == names:
+            return self.rules.lookup(d)
+        return None
+
+    def _jit_target_only(self, fn: cst.FunctionDef) -> bool:
+        """fn's one decorator is `@triton.jit` (no options, no wrapper)."""
+        return len(fn.decorators) == 1 and not isinstance(fn.decorators[0].decorator, cst.Call) \
+            and self._jit_target(fn.decorators[0])
 
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
