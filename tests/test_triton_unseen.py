@@ -1852,9 +1852,20 @@ def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(
     `if` over the flags it stands for, so where GATHER holds it is decided true and `token`, defined under it, is
     defined (unsloth's grouped GEMM forward was refused, CT103; before that, such a read dropped every entry
     where GATHER holds although Triton compiles them)."""
-    kr = _translated_copy(tmp_path, "constexpr_locals.py")
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "constexpr_locals.py", path)
+    results = {k.name: kernel_result(k, path, "k.py") for k in parse_file(path, "k.py").kernels}
+    kr = results["routed_rows_kernel"]
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert not [d for d in kr.diagnostics if d.code == "CT103"], [d.text() for d in kr.diagnostics]
     assert any("gather" in e and "not_gather" not in e for e in kr.entries), kr.entries
+    # `if EITHER:` left to run time in an entry: its condition is `(A or B) or C` of the constants (EITHER, a
+    # Python `or` of the constexpr local AB, has no runtime form: it was refused, CT100)
+    flagged = results["flagged_scale_kernel"]
+    assert flagged.status == "translated", [d.text() for d in flagged.diagnostics]
+    _, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
+    assert "if ((A == 1i32) || (B == 1i32)) || (C == 1i32) {" in rust and "EITHER" not in rust
 
 
 @pytest.mark.parametrize("forwarder,ported", [

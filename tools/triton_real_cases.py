@@ -58,7 +58,7 @@ NO_REAL_SIZE = {
         ("inline_asm", "two_outputs_kernel"), ("int_min", "sign_bits_kernel"),
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
-        ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"),
+        ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),
         ("arm_forwarders", "widen_rows_kernel"))},
 }
 

@@ -789,6 +789,11 @@ def cases() -> list[dict]:
     out.append(case("arm_forwarders", "widen_rows_kernel", "r3",
                     [inp("x", [3, 32], "float16", "randn"), inp("y", [3, 32], "float32", "poison")],
                     ["x", "y", "stride"], [3], ["y"], "", {"stride": 32}, {"BLOCK": 32}, tol={"y": (0.0, 0.0)}))
+    for a_flag, b_flag, c_flag in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)):
+        out.append(case("constexpr_locals", "flagged_scale_kernel", f"a{a_flag}b{b_flag}c{c_flag}",
+                        [inp("x", [16], "float32", "randn"), inp("y", [16], "float32", "poison")],
+                        ["x", "y"], [1], ["y"], "", {},
+                        {"D": 16, "A": bool(a_flag), "B": bool(b_flag), "C": bool(c_flag)}, tol={"y": (0.0, 0.0)}))
     # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value)
     for n_cols, block in ((32, 32), (20, 32)):
         out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
@@ -1330,6 +1335,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"y": y}
     if k == "arm_forwarders.widen_rows_kernel":  # float16 widened exactly, doubled exactly
         return {"y": a["x"].astype(np.float16).astype(np.float32) * np.float32(2.0)}
+    if k == "constexpr_locals.flagged_scale_kernel":
+        return {"y": a["x"].astype(np.float32) * np.float32(2.0 if s["A"] or s["B"] or s["C"] else 1.0)}
     if k == "call_jit.scale_rows_kernel":
         return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
     if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not

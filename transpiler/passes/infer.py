@@ -1131,6 +1131,8 @@ class Infer:
                                f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}
         declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
+        if const and not self.is_const(s.cond):  # `if ANY:` of constexpr locals: the test of the constants
+            cond = self.expr(self.split_needed(s).cond)
         return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]
 
     def truth(self, cond: Expr, what: str) -> Expr:
