@@ -794,12 +794,13 @@ def cases() -> list[dict]:
                         [inp("x", [16], "float32", "randn"), inp("y", [16], "float32", "poison")],
                         ["x", "y"], [1], ["y"], "", {},
                         {"D": 16, "A": bool(a_flag), "B": bool(b_flag), "C": bool(c_flag)}, tol={"y": (0.0, 0.0)}))
-    # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value)
+    # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value,
+    # which the heuristic sets again in Triton's run; the port's entry is chosen by it)
     for n_cols, block in ((32, 32), (20, 32)):
         out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
                         [inp("x", [3, n_cols], "float32", "randn"), inp("y", [3, n_cols], "float32", "poison")],
                         ["x", "y", "n_cols", "stride"], [3], ["y"], "", {"n_cols": n_cols, "stride": n_cols},
-                        {"SCALE": 3, "BLOCK": block}, tol={"y": (0.0, 0.0)}))
+                        {"SCALE": 3, "BLOCK": block, "EVEN": n_cols == block}, tol={"y": (0.0, 0.0)}))
     # libdevice's _rn arithmetic (NUMPY_ONLY: the interpreter has no libdevice): float32, flushing subnormals, never
     # contracted; exact tolerances
     out.append(case("rn_arithmetic", "rn_ops_kernel", "n64", _rn_inputs(64) + [
