@@ -1889,3 +1889,15 @@ def test_an_undecided_arm_forwarding_to_the_other_arms_function_is_that_function
     assert (len(results) == 1 and results[0].status == "translated") == ported, [d.text() for d in diags]
     if not ported:
         assert any(d.code == "CT101" and "to_dtype" in d.message for d in diags), [d.text() for d in diags]
+
+
+def test_a_loaded_scalar_of_the_arrays_element_type_is_negated_as_a_tile(tmp_path):
+    """`tl.exp(-loss)` of `loss = tl.load(loss_ptr + row)`: the scalar has the array's element type E, a rank-0
+    tile in the port, so its negation is negf of that tile (unsloth's cross-entropy backward: the port wrapped it
+    again with scalar_to_tile, which does not compile for a tile, CT007)."""
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "scalar_neg.py", path)
+    _, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
+    assert re.search(r"let \w+: Tile<E, \{ \[\] \}> = negf\(loss\);", rust), rust
+    assert "scalar_to_tile(loss)" not in rust

@@ -59,7 +59,7 @@ NO_REAL_SIZE = {
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
         ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),
-        ("arm_forwarders", "widen_rows_kernel"))},
+        ("arm_forwarders", "widen_rows_kernel"), ("scalar_neg", "neg_exp_rows_kernel"))},
 }
 
 

@@ -48,7 +48,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
-                                                     "constexpr_locals", "arm_forwarders")
+                                                     "constexpr_locals", "arm_forwarders", "scalar_neg")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -794,6 +794,12 @@ def cases() -> list[dict]:
                         [inp("x", [16], "float32", "randn"), inp("y", [16], "float32", "poison")],
                         ["x", "y"], [1], ["y"], "", {},
                         {"D": 16, "A": bool(a_flag), "B": bool(b_flag), "C": bool(c_flag)}, tol={"y": (0.0, 0.0)}))
+    # a loaded scalar negated (a rank-0 tile of the array's element type in the port)
+    # (float32: Triton's tl.exp takes float32 and float64 only)
+    out.append(case("scalar_neg", "neg_exp_rows_kernel", "r3",
+                    [inp("loss", [3], "float32", "uniform", lo=0.0, hi=3.0), inp("x", [3, 16], "float32", "randn"),
+                     inp("y", [3, 16], "float32", "poison")],
+                    ["loss", "x", "y"], [3], ["y"], "", {}, {"BLOCK": 16}))
     # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value,
     # which the heuristic sets again in Triton's run; the port's entry is chosen by it)
     for n_cols, block in ((32, 32), (20, 32)):
@@ -1338,6 +1344,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"y": a["x"].astype(np.float16).astype(np.float32) * np.float32(2.0)}
     if k == "constexpr_locals.flagged_scale_kernel":
         return {"y": a["x"].astype(np.float32) * np.float32(2.0 if s["A"] or s["B"] or s["C"] else 1.0)}
+    if k == "scalar_neg.neg_exp_rows_kernel":
+        return {"y": x["x"] * np.exp(-x["loss"])[:, None]}
     if k == "call_jit.scale_rows_kernel":
         return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
     if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not

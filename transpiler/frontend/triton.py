@@ -939,7 +939,8 @@ class _TritonConverter(_Converter):
                 if name in self.desc_vars and self.desc_vars[name] != value:
                     # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
-                               "holding a descriptor is assigned once in a ported kernel", pos)
+                               "holding a descriptor is assigned once in a ported kernel; give each descriptor its "
+                               "own name", pos)
                 self.desc_vars[name] = value
                 return self._flush([])
             if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.desc_vars:
