@@ -317,3 +317,64 @@ def test_a_helper_named_like_the_libdevice_function_it_calls_is_not_recursion(tm
     fr = parse_file(path, "k.py")
     diags = [d for _, _, d in fr.failures] + [d for kk in fr.kernels for d in kernel_result(kk, path, "k.py").diagnostics]
     assert [d.code for d in diags if d.severity == "error"] == ["CT110"], [d.text() for d in diags]
+
+
+# ------------------------------------------------------------------------------- round-to-nearest arithmetic
+
+def _rust_of(tmp_path: Path, body: str) -> tuple:
+    from transpiler.pipeline import run
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(body))
+    result, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    return result.kernels, next((text for f, text in outputs.items() if f.name == "kernel.rs"), "")
+
+
+@pytest.mark.parametrize("dtype,ftz", [("tl.float32", "Enabled"), ("tl.float64", "Disabled")])
+def test_libdevice_rn_arithmetic_is_one_op_each_never_contracted(tmp_path, dtype, ftz):
+    """`libdevice.mul_rn(a, b) + c` (unsloth's bit-exact NF4 scales): Triton compiles mul.rn.ftz.f32 then add.f32
+    (mul.rn.f64, add.f64 for float64; checked with triton.compile for sm_90), which no compiler contracts; the port
+    is mulf with nearest-even rounding, flush only on float32, and no fma. The same with add_rn after a plain
+    multiply; a plain `a * b + c` still fuses (the control)."""
+    kernels, rust = _rust_of(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, y_ptr, z_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(x_ptr + offs).to({dtype})
+        b = tl.load(y_ptr + offs).to({dtype})
+        r = libdevice.mul_rn(a, b) + b
+        r = libdevice.add_rn(a * r, b) - libdevice.mul_rn(r, b)
+        r = libdevice.div_rn(r, a) + libdevice.sub_rn(r, b) * a
+        tl.store(z_ptr + offs, (libdevice.fma_rn(r, a, b) + libdevice.fma(a, b, r)).to(tl.float32))
+
+    @triton.jit
+    def control(x_ptr, y_ptr, z_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(x_ptr + offs).to({dtype})
+        tl.store(z_ptr + offs, (a * a + a).to(tl.float32))
+    """)
+    assert all(k.status == "translated" for k in kernels), [d.text() for k in kernels for d in k.diagnostics]
+    k_body, control = rust[rust.index("fn k<"):rust.index("fn control<")], rust[rust.index("fn control<"):]
+    modes = f"rounding::NearestEven, ftz::{ftz})"
+    for op, n in (("mulf", 2), ("addf", 1), ("subf", 1), ("divf", 1)):
+        lines = [line for line in k_body.splitlines() if f"= {op}(" in line]
+        assert len(lines) == n and all(line.endswith(modes + ";") for line in lines), (op, k_body)
+    # fma_rn and fma with their modes; `div + sub_rn(r, b) * a` is a plain multiply and add, which Triton fuses too
+    # (its modes are nearest-even without flush: the float64 modes)
+    fmas = [line for line in k_body.splitlines() if "= fma(" in line]
+    assert len(fmas) == 3 and sum(line.endswith(modes + ";") for line in fmas) == (2 if ftz == "Enabled" else 3), k_body
+    assert "= fma(" in control, control
+
+
+@pytest.mark.parametrize("dtype", ["tl.float16", "tl.bfloat16"])
+def test_libdevice_rn_arithmetic_of_another_dtype_is_refused(tmp_path, dtype):
+    kernels, _ = _rust_of(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to({dtype})
+        tl.store(y_ptr + offs, libdevice.mul_rn(x, x).to(tl.float32))
+    """)
+    (k,) = kernels
+    assert k.status != "translated" and any(
+        d.code == "CT101" and "`libdevice.mul_rn` of" in d.message and "float32 and float64" in d.message
+        for d in k.diagnostics), [d.text() for d in k.diagnostics]

@@ -39,6 +39,10 @@ def test_cases_cover_every_corpus_kernel():
                     "jit" in ast.unparse(d) or "autotune" in ast.unparse(d) or "heuristics" in ast.unparse(d)
                     for d in node.decorator_list):
                 kernels.add((f.stem, node.name))
+            # `f = triton.jit(f, ...)` after `def f` (tests/fixtures/triton_unseen/call_jit.py)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    ast.unparse(node.value.func) == "triton.jit" and not node.targets[0].id.startswith("_"):
+                kernels.add((f.stem, node.targets[0].id))
     # cases of other fixtures of tests/fixtures/triton_unseen (a case's `package`) besides
     covered = {(c["module"].rsplit(".", 1)[1], c["kernel"]) for c in CASES
                if not c["module"].startswith(TOOL.UNSEEN_PKG) or c["module"].rsplit(".", 1)[1] in TOOL.UNSEEN}

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from conftest import ROOT, requires_toolchain
 from transpiler.emit.ffi import kernel_ffi_view
 from transpiler.frontend.cutile_python import parse_file
-from transpiler.pipeline import kernel_result, run
+from transpiler.pipeline import kernel_result, run, translate_kernel
 
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
@@ -1804,3 +1804,100 @@ def test_offsets_widened_in_both_constant_arms_are_int64_from_the_start(tmp_path
     their declaration (declared int32 and read as int64 after the `if`, the Rust did not compile)."""
     rust = _rust(tmp_path, (FIXTURES / "widened_arms.py").read_text().split("import triton.language as tl\n", 1)[1])
     assert "let mut w_off: i64 = 0i64;" in rust and "w_off: i32" not in rust, rust
+
+
+def test_a_gather_by_a_tile_flattened_to_its_element_count(tmp_path):
+    """`flat = tl.reshape(idx, [idx.numel])`, `tl.gather(table, flat, 0)` (unsloth's NF4 codebook lookup): the
+    flat extent is the derived constant ROWS * COLS, which the gather's one-hot tiles take as their extent too (it
+    was refused, CT105: a derived extent read back from a tile's shape was not a shape)."""
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "gather.py", path)
+    (k,) = [k for k in parse_file(path, "k.py").kernels if k.name == "nibble_lookup_kernel"]
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (v,) = translate_kernel(k)
+    assert dict(v.derived).get("NUMEL_ROWS_MUL_COLS") == "((ROWS) * (COLS))", v.derived
+
+
+def test_kernels_declared_by_calls_are_kernels(tmp_path):
+    """`f = triton.jit(f, ...)` after `def f` declares a kernel (Python runs `@d def f` as `f = d(f)`), and a
+    later `f = triton.heuristics({...})(f)` wraps it (its heuristic's constexpr is a launch value); its helper is a
+    helper. A wrapping before the jit, a jit of another name, or a plain function left alone declares nothing."""
+    path = tmp_path / "call_jit.py"
+    shutil.copy(FIXTURES / "call_jit.py", path)
+    text = path.read_text() + textwrap.dedent('''
+
+        def not_jitted(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        def wrapped_first(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        wrapped_first = triton.heuristics({"B": lambda args: 1})(wrapped_first)
+        other = triton.jit(not_jitted)
+    ''')
+    path.write_text(text)
+    fr = parse_file(path, "call_jit.py")
+    assert sorted(k.name for k in fr.kernels) == ["scale_rows_kernel"], [k.name for k in fr.kernels]
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "call_jit.py")
+    assert kr.status == "translated" and not kr.diagnostics, [d.text() for d in kr.diagnostics]
+    assert [p.name for p in k.params if p.kind == "const"] == ["SCALE", "BLOCK", "EVEN"]
+
+
+def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(tmp_path):
+    """`ANY: tl.constexpr = PERMUTED or SCALED` (PERMUTED itself `GATHER or SCATTER`): `if ANY:` is a constant
+    `if` over the flags it stands for, so where GATHER holds it is decided true and `token`, defined under it, is
+    defined (unsloth's grouped GEMM forward was refused, CT103; before that, such a read dropped every entry
+    where GATHER holds although Triton compiles them)."""
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "constexpr_locals.py", path)
+    results = {k.name: kernel_result(k, path, "k.py") for k in parse_file(path, "k.py").kernels}
+    kr = results["routed_rows_kernel"]
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert not [d for d in kr.diagnostics if d.code == "CT103"], [d.text() for d in kr.diagnostics]
+    assert any("gather" in e and "not_gather" not in e for e in kr.entries), kr.entries
+    # `if EITHER:` left to run time in an entry: its condition is `(A or B) or C` of the constants (EITHER, a
+    # Python `or` of the constexpr local AB, has no runtime form: it was refused, CT100)
+    flagged = results["flagged_scale_kernel"]
+    assert flagged.status == "translated", [d.text() for d in flagged.diagnostics]
+    _, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
+    assert "if ((A == 1i32) || (B == 1i32)) || (C == 1i32) {" in rust and "EITHER" not in rust
+
+
+@pytest.mark.parametrize("forwarder,ported", [
+    ("return x.to(dtype)", True),  # the method form of the same operation
+    ("return tl.cast(x, dtype)", True),
+    ("return x.to(dtype, bitcast=True)", False),  # not only forwarding: another operation
+    ("return tl.cast(dtype, x)", False),  # the parameters in another order
+    ("y = x.to(dtype)\n    return y", False),
+])
+def test_an_undecided_arm_forwarding_to_the_other_arms_function_is_that_function(tmp_path, forwarder, ported):
+    """`to_dtype = tl.cast` in one arm of an `if` the tool cannot decide, `def to_dtype(x, dtype): return
+    x.to(dtype)` in the other (unsloth's triton_cast, behind a Version test of another package's Version): every
+    call computes the same in either arm, so the port inlines the function. Anything but pure forwarding to the
+    same operation stays refused (CT101: no rule for the name)."""
+    text = (FIXTURES / "arm_forwarders.py").read_text().replace("return x.to(dtype)", forwarder)
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    fr = parse_file(path, "k.py")
+    results = [kernel_result(k, path, "k.py") for k in fr.kernels]
+    diags = [d for _, _, d in fr.failures] + [d for kr in results for d in kr.diagnostics]
+    assert (len(results) == 1 and results[0].status == "translated") == ported, [d.text() for d in diags]
+    if not ported:
+        assert any(d.code == "CT101" and "to_dtype" in d.message for d in diags), [d.text() for d in diags]
+
+
+def test_a_loaded_scalar_of_the_arrays_element_type_is_negated_as_a_tile(tmp_path):
+    """`tl.exp(-loss)` of `loss = tl.load(loss_ptr + row)`: the scalar has the array's element type E, a rank-0
+    tile in the port, so its negation is negf of that tile (unsloth's cross-entropy backward: the port wrapped it
+    again with scalar_to_tile, which does not compile for a tile, CT007)."""
+    path = tmp_path / "k.py"
+    shutil.copy(FIXTURES / "scalar_neg.py", path)
+    _, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
+    rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
+    assert re.search(r"let \w+: Tile<E, \{ \[\] \}> = negf\(loss\);", rust), rust
+    assert "scalar_to_tile(loss)" not in rust

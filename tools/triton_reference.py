@@ -47,12 +47,13 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
-                                                     "widened_arms")
+                                                     "widened_arms", "rn_arithmetic", "call_jit",
+                                                     "constexpr_locals", "arm_forwarders", "scalar_neg")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -91,6 +92,38 @@ def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, c
 
 def _row_cases(module, kernel, shapes, dtypes, make):
     return [make(module, kernel, f"{r}x{c}_{dt}", r, c, dt) for (r, c) in shapes for dt in dtypes]
+
+
+def _rn_inputs(n: int) -> list[dict]:
+    """x, y, z, w for rn_arithmetic: float32 values (exact in the case table), random in the first half, then rows
+    whose products, sums, quotients or inputs are subnormal (below 2**-126: flushed to zero by libdevice)."""
+    rng = np.random.default_rng(34)
+    x, y, z, w = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
+    q = n // 2
+    k = np.arange(1, n - q + 1, dtype=np.float32)
+    x[q:] = np.where(k % 2 == 1, k * np.float32(1e-20), k * np.float32(3e-39))  # normal tiny / subnormal
+    y[q:] = np.where(k % 2 == 1, np.float32(-1.5e-20), -k * np.float32(2e-39))
+    z[q:] = np.where(k % 4 == 1, np.float32(0.0), k * np.float32(2e-39))
+    w[q:] = np.where(k % 4 == 1, np.float32(1e20), np.float32(0.5))
+    return [inp(name, [n], "float32", "given", values=[float(v) for v in a]) for name, a in zip("xyzw", (x, y, z, w))]
+
+
+def _ftz32(v) -> np.ndarray:
+    """float32 with subnormals flushed to a zero of the same sign (PTX .ftz on inputs and results)."""
+    v = np.asarray(v, dtype=np.float32)
+    return np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0.0), v), v).astype(np.float32)
+
+
+def _fma32(a, b, c) -> np.ndarray:
+    """a*b + c of float32 values rounded once to float32 (nearest, ties to even), computed exactly."""
+    from fractions import Fraction
+    out = []
+    for x, y, z in zip(*(np.asarray(v, dtype=np.float32).reshape(-1) for v in (a, b, c))):
+        q = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        f = np.float32(float(q))
+        near = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+        out.append(min(near, key=lambda t: (abs(Fraction(float(t)) - q), int(np.float32(t).view(np.int32)) & 1)))
+    return np.array(out, dtype=np.float32)
 
 
 def cases() -> list[dict]:
@@ -601,6 +634,12 @@ def cases() -> list[dict]:
                         [inp("x", [64], "float32", "randn"), inp("idx", [64], idx_dt, "randint", lo=0, hi=64),
                          inp("y", [64], "float32", "poison")],
                         ["x", "idx", "y"], [1], ["y"], "", {}, {"N": 64}, tol={"y": (0, 0)}))
+    # a table gathered by a 2-D tile flattened to its element count (ROWS * COLS: a derived constant) and back
+    for rows, cols in ((4, 8), (2, 32)):
+        out.append(case("gather", "nibble_lookup_kernel", f"r{rows}c{cols}",
+                        [inp("table", [16], "float32", "randn"), inp("q", [rows, cols], "int32", "randint", lo=0, hi=256),
+                         inp("y", [rows, cols], "float32", "poison")],
+                        ["table", "q", "y"], [1], ["y"], "", {}, {"ROWS": rows, "COLS": cols}, tol={"y": (0, 0)}))
     for n, dt in ((64, "float32"), (128, "float16")):
         out.append(case("interleave", "interleave_kernel", f"n{n}_{dt}",
                         [inp("a", [n], dt, "randn"), inp("b", [n], dt, "randn"), inp("y", [2 * n], dt, "poison")],
@@ -736,6 +775,44 @@ def cases() -> list[dict]:
                          inp("sin", [n], "float32", "poison"), inp("gate", [n], "float32", "poison")],
                         ["x", "cos", "sin", "gate", "n"], [_cdiv(n, 256)], ["cos", "sin", "gate"], "", {"n": n},
                         {"BLOCK": 256}))
+    # constexpr locals of constexpr flags (`ANY: tl.constexpr = PERMUTED or SCALED`): a name defined under `if ANY:`
+    # read under `if GATHER:`; every combination of the three flags
+    perm = [5, 2, 7, 0, 3, 6, 1, 4]
+    for flags in range(8):
+        gather, scatter, scaled = (bool(flags & b) for b in (1, 2, 4))
+        out.append(case("constexpr_locals", "routed_rows_kernel", f"g{int(gather)}s{int(scatter)}w{int(scaled)}",
+                        [inp("x", [8, 16], "float32", "randn"), inp("idx", [8], "int32", "given", values=perm),
+                         inp("w", [8], "float32", "uniform", lo=0.5, hi=2.0), inp("y", [8, 16], "float32", "zeros")],
+                        ["x", "idx", "w", "y"], [8], ["y"], "", {},
+                        {"D": 16, "GATHER": gather, "SCATTER": scatter, "SCALED": scaled}, tol={"y": (0.0, 0.0)}))
+    # a name an undecided module-level `if` binds to tl.cast or to a function forwarding to x.to
+    out.append(case("arm_forwarders", "widen_rows_kernel", "r3",
+                    [inp("x", [3, 32], "float16", "randn"), inp("y", [3, 32], "float32", "poison")],
+                    ["x", "y", "stride"], [3], ["y"], "", {"stride": 32}, {"BLOCK": 32}, tol={"y": (0.0, 0.0)}))
+    for a_flag, b_flag, c_flag in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)):
+        out.append(case("constexpr_locals", "flagged_scale_kernel", f"a{a_flag}b{b_flag}c{c_flag}",
+                        [inp("x", [16], "float32", "randn"), inp("y", [16], "float32", "poison")],
+                        ["x", "y"], [1], ["y"], "", {},
+                        {"D": 16, "A": bool(a_flag), "B": bool(b_flag), "C": bool(c_flag)}, tol={"y": (0.0, 0.0)}))
+    # a loaded scalar negated (a rank-0 tile of the array's element type in the port)
+    # (float32: Triton's tl.exp takes float32 and float64 only)
+    out.append(case("scalar_neg", "neg_exp_rows_kernel", "r3",
+                    [inp("loss", [3], "float32", "uniform", lo=0.0, hi=3.0), inp("x", [3, 16], "float32", "randn"),
+                     inp("y", [3, 16], "float32", "poison")],
+                    ["loss", "x", "y"], [3], ["y"], "", {}, {"BLOCK": 16}))
+    # a kernel declared by `f = triton.jit(f, ...)` and `f = triton.heuristics({...})(f)` (EVEN: the heuristic's value,
+    # which the heuristic sets again in Triton's run; the port's entry is chosen by it)
+    for n_cols, block in ((32, 32), (20, 32)):
+        out.append(case("call_jit", "scale_rows_kernel", f"c{n_cols}",
+                        [inp("x", [3, n_cols], "float32", "randn"), inp("y", [3, n_cols], "float32", "poison")],
+                        ["x", "y", "n_cols", "stride"], [3], ["y"], "", {"n_cols": n_cols, "stride": n_cols},
+                        {"SCALE": 3, "BLOCK": block, "EVEN": n_cols == block}, tol={"y": (0.0, 0.0)}))
+    # libdevice's _rn arithmetic (NUMPY_ONLY: the interpreter has no libdevice): float32, flushing subnormals, never
+    # contracted; exact tolerances
+    out.append(case("rn_arithmetic", "rn_ops_kernel", "n64", _rn_inputs(64) + [
+                    inp(o, [64], "float32", "poison") for o in ("mul", "add", "sub", "div", "fma")],
+                    ["x", "y", "z", "w", "mul", "add", "sub", "div", "fma", "n"], [2], ["mul", "add", "sub", "div", "fma"],
+                    "", {"n": 64}, {"BLOCK": 32}, tol={o: (0.0, 0.0) for o in ("mul", "add", "sub", "div", "fma")}))
     # a constexpr flag inside a run-time condition
     for use_state in (True, False):
         out.append(case("flag_conditions", "window_start_kernel", f"state_{int(use_state)}",
@@ -1220,6 +1297,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return got
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
+    if k == "gather.nibble_lookup_kernel":
+        return {"y": x["table"][a["q"].astype(np.int64) & 15] * 2.0}
     if k == "gather.permute_kernel":
         return {"y": x["x"][a["idx"]]}
     if k == "interleave.interleave_kernel":
@@ -1253,6 +1332,28 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}
+    if k == "constexpr_locals.routed_rows_kernel":  # float32: one rounding where scaled
+        xs, tok, rows = a["x"].astype(np.float32), a["idx"].astype(np.int64), np.arange(8)
+        src = tok if s["GATHER"] else rows
+        dst = tok if s["SCATTER"] else rows
+        vals = xs[src] * (a["w"].astype(np.float32)[tok][:, None] if s["SCALED"] else np.float32(1.0))
+        y = np.zeros_like(xs)
+        y[dst] = vals
+        return {"y": y}
+    if k == "arm_forwarders.widen_rows_kernel":  # float16 widened exactly, doubled exactly
+        return {"y": a["x"].astype(np.float16).astype(np.float32) * np.float32(2.0)}
+    if k == "constexpr_locals.flagged_scale_kernel":
+        return {"y": a["x"].astype(np.float32) * np.float32(2.0 if s["A"] or s["B"] or s["C"] else 1.0)}
+    if k == "scalar_neg.neg_exp_rows_kernel":
+        return {"y": x["x"] * np.exp(-x["loss"])[:, None]}
+    if k == "call_jit.scale_rows_kernel":
+        return {"y": a["x"].astype(np.float32) * np.float32(s["SCALE"])}  # one float32 rounding
+    if k == "rn_arithmetic.rn_ops_kernel":  # float32 steps, libdevice's flushing each, the plain + - * not
+        f32 = {n: a[n].astype(np.float32) for n in "xyzw"}
+        fx, fy, fz, fw = (_ftz32(f32[n]) for n in "xyzw")
+        return {"mul": _ftz32(fx * fy) + f32["z"], "add": _ftz32(fx + fy) * f32["w"],
+                "sub": f32["z"] - _ftz32(fx - fy), "div": _ftz32(fx / fw),
+                "fma": _ftz32(_fma32(fx, fy, _ftz32(_fma32(fz, fw, np.zeros_like(fz)))))}
     if k == "fast_math.fast_features_kernel":
         pos = np.exp(x["x"]) + 1.0
         return {"cos": np.cos(x["x"]), "sin": np.sin(x["x"]), "gate": np.log(pos) + 0.5 * np.log2(pos)}

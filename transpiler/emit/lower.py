@@ -1160,6 +1160,8 @@ class Lowerer:
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[o]
             return f"{self.operand(a[0])} {sym} {self.operand(a[1])}"
         if o == "neg":
+            if e.ty.is_scalar and e.ty.dtype in GENERIC:  # an E scalar is a rank-0 tile already: the tile op
+                return f"negf({self.tile(a[0])})"
             if e.ty.is_scalar:
                 # Rust has no unary minus on runtime values here: negate the rank-0 tile (same negf/negi op)
                 x = self.value(a[0])

@@ -237,16 +237,62 @@ class _TritonConverter(_Converter):
         return super()._split_at_returning_if(s.with_changes(test=truth) if truth is not s.test else s, rest, before)
 
     # ------------------------------------------------------------------ module scan
+    def _decorators(self, fn: cst.FunctionDef) -> list[cst.Decorator]:
+        """fn's decorators, outermost first: those a module-level `fn = triton.jit(fn)` and the wrappings after it
+        apply (`_scan_call_decorators`) above the ones written with `@`."""
+        return getattr(self, "call_decorators", {}).get(fn.name.value, []) + list(fn.decorators)
+
+    def _scan_call_decorators(self, module: cst.Module) -> None:
+        """`f = triton.jit(f, do_not_specialize=...)`, then `f = triton.heuristics({...})(f)` (or autotune) at the
+        module's top level after `def f` (unsloth's cross_entropy_loss, rope_embedding): the decorator syntax
+        written as calls, which Python runs alike (`@d def f` is `f = d(f)`), so f is a kernel whose decorators
+        are those calls, the later one outermost (a wrapping before the jit is below it: CT112, as with `@`)."""
+        self.call_decorators: dict[str, list[cst.Decorator]] = {}
+        defined: set[str] = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                defined.add(stmt.name.value)
+                self.call_decorators.pop(stmt.name.value, None)  # a new def: its own decorators only
+                continue
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                dec = self._call_decorator(small, defined)
+                if dec is not None:
+                    name, d = dec
+                    self.call_decorators[name] = [d] + self.call_decorators.get(name, [])
+
+    def _call_decorator(self, small, defined: set[str]) -> tuple[str, cst.Decorator] | None:
+        """(f, the decorator) of `f = triton.jit(f, **options)` or `f = wrapper(...)(f)` (triton.autotune,
+        triton.heuristics, a library's autotuner); None for any other statement."""
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call) and small.value.args):
+            return None
+        name, call = small.targets[0].target.value, small.value
+        first, rest = call.args[0], call.args[1:]
+        if name not in defined or first.keyword is not None or first.star or \
+                not (isinstance(first.value, cst.Name) and first.value.value == name):
+            return None
+        if self.dotted(call.func) in JIT:
+            options = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
+                       for i, a in enumerate(rest)]
+            return name, cst.Decorator(cst.Call(call.func, options) if options else call.func)
+        if not rest and isinstance(call.func, cst.Call):
+            d = cst.Decorator(call.func)
+            if self.dotted(call.func.func) in WRAPPERS or self._library_autotuner(d):
+                return name, d
+        return None
+
+    def _jit_target(self, d: cst.Decorator) -> bool:
+        return self.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in JIT
+
     def _kernel_decorator(self, fn: cst.FunctionDef) -> cst.Decorator | None:
-        for d in fn.decorators:
-            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-            if self.dotted(target) in JIT:
+        for d in self._decorators(fn):
+            if self._jit_target(d):
                 return d
         return None
 
     def _wrappers(self, fn: cst.FunctionDef) -> list[cst.Decorator]:
         out = []
-        for d in fn.decorators:
+        for d in self._decorators(fn):
             target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
             if self.dotted(target) in WRAPPERS or self._library_autotuner(d):
                 out.append(d)
@@ -276,11 +322,15 @@ class _TritonConverter(_Converter):
                 for node in _walk(stmt):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
+        self._scan_call_decorators(module)
         self._scan_top_level(module)
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
         self.jit_functions = dict(self.info.kernels)
+        # a forwarding function of an undecided arm (_scan_function_aliases): a helper here and in importers
+        self.jit_functions.update(self.arm_helpers)
+        self.info.helpers.update(self.arm_helpers)
         launched: set[str] = set()
         called: set[str] = set()
         for stmt in module.body:
@@ -309,28 +359,35 @@ class _TritonConverter(_Converter):
         (`if Version(triton.__version__) >= ...: ... else: fast_tanh = tl.math.tanh`): the name is an alias of
         a Triton function where every assignment of it names the same rule. Arms naming another GPU vendor's
         library (`tl.extra.intel`, `tl.extra.hip`) are not taken on the NVIDIA GPUs the port runs on; a name
-        also bound any other way (a def, an import, another value) is no alias."""
+        also bound any other way (a def, an import, another value) is no alias. One exception: a `@triton.jit`
+        function of an undecided arm that only forwards its parameters to the Triton operation the other arms
+        name (`triton_cast = tl.cast` / `def triton_cast(x, dtype): return x.to(dtype)`: unsloth's utils) is
+        the name, as a helper (`arm_helpers`): every call it accepts is ported alike whichever arm Python
+        takes (the same model op), and a call only the alias would accept is refused."""
         from .blocks import block_statements
         from .module_config import taken_arm
         found: dict[str, list[str | None]] = {}
         other: set[str] = set()
+        arm_defs: dict[str, list[cst.FunctionDef]] = {}
 
-        def visit(stmts) -> None:
+        def visit(stmts, in_arm: bool = False) -> None:
             for st in stmts:
                 taken = taken_arm(st, self._config_test) if isinstance(st, cst.If) else None
                 if taken is not None:  # a decided configuration `if` (module_config.py): the arm it takes
-                    visit(taken)
+                    visit(taken, in_arm)
                 elif isinstance(st, cst.If):
-                    visit(block_statements(st.body))
+                    visit(block_statements(st.body), True)
                     if isinstance(st.orelse, cst.If):
-                        visit((st.orelse,))
+                        visit((st.orelse,), True)
                     elif isinstance(st.orelse, cst.Else):
-                        visit(block_statements(st.orelse.body))
+                        visit(block_statements(st.orelse.body), True)
                 elif isinstance(st, cst.Try):
-                    visit(block_statements(st.body))
+                    visit(block_statements(st.body), in_arm)
                     for part in (*st.handlers, st.orelse, st.finalbody):
                         if part is not None:
-                            visit(block_statements(part.body))
+                            visit(block_statements(part.body), in_arm)
+                elif isinstance(st, cst.FunctionDef) and in_arm:
+                    arm_defs.setdefault(st.name.value, []).append(st)
                 elif isinstance(st, (cst.FunctionDef, cst.ClassDef)):
                     other.add(st.name.value)
                 elif isinstance(st, cst.SimpleStatementLine):
@@ -347,13 +404,59 @@ class _TritonConverter(_Converter):
                                 other.add(t.value)
         visit(module.body)
         vendors = tuple(f"{TL}.extra.{v}." for v in ("intel", "hip", "amd"))
+        self.arm_helpers: dict[str, cst.FunctionDef] = {}
         for name, targets in sorted(found.items()):
             if name in other or name in self.info.kernels or name in self.info.helpers or name in self.info.consts:
                 continue
             targets = [t for t in targets if not (t and t.startswith(vendors))]
             rules = [self.rules.lookup(t) if t else None for t in targets]
-            if targets and None not in rules and len({r.id for r in rules}) == 1:
+            if not (targets and None not in rules and len({r.id for r in rules}) == 1):
+                continue
+            defs = arm_defs.get(name, [])
+            if not defs:
                 self.info.aliases[name] = sorted(targets)[0]
+            elif len(defs) == 1 and self._forwards_to(defs[0], rules[0]):
+                self.arm_helpers[name] = defs[0]
+
+    def _forwards_to(self, fn: cst.FunctionDef, rule) -> bool:
+        """fn forwards its n parameters to an operation ported as `rule` is: the same model op, the same first
+        n parameters (`x.to(dtype)` and `tl.cast(x, dtype)` are both TTR-*'s `astype` of (x, dtype))."""
+        own = self._forwarded_rule(fn)
+        n = len(fn.params.params)
+        return own is not None and own.op == rule.op and list(own.params[:n]) == list(rule.params[:n]) \
+            and len(own.params) >= n
+
+    def _forwarded_rule(self, fn: cst.FunctionDef):
+        """The rule of the Triton operation a `@triton.jit` function only forwards its parameters to, in order
+        (`def f(x, dtype): return tl.cast(x, dtype)`, or the method form `return x.to(dtype)`), else None."""
+        ps = fn.params
+        if not self._jit_target_only(fn) or ps.posonly_params or ps.kwonly_params or ps.star_kwarg \
+                or not isinstance(ps.star_arg, cst.MaybeSentinel) or any(p.default is not None for p in ps.params):
+            return None
+        names = [p.name.value for p in ps.params]
+        from .blocks import block_statements
+        body = [b for b in block_statements(fn.body) if not (
+            isinstance(b, cst.SimpleStatementLine) and len(b.body) == 1 and isinstance(b.body[0], cst.Expr)
+            and isinstance(b.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]  # past a docstring
+        ret = body[0].body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) \
+            and len(body[0].body) == 1 else None
+        call = ret.value if isinstance(ret, cst.Return) else None
+        if not isinstance(call, cst.Call) or any(a.keyword is not None or a.star for a in call.args):
+            return None
+        args = [a.value.value if isinstance(a.value, cst.Name) else None for a in call.args]
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and names \
+                and func.value.value == names[0] and args == names[1:]:
+            return self.rules.lookup(f"method:{func.attr.value}")
+        d = self.dotted(func)
+        if d and d.startswith(f"{TL}.") and args == names:
+            return self.rules.lookup(d)
+        return None
+
+    def _jit_target_only(self, fn: cst.FunctionDef) -> bool:
+        """fn's one decorator is `@triton.jit` (no options, no wrapper)."""
+        return len(fn.decorators) == 1 and not isinstance(fn.decorators[0].decorator, cst.Call) \
+            and self._jit_target(fn.decorators[0])
 
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
@@ -500,7 +603,7 @@ class _TritonConverter(_Converter):
         """A plain function of this module's top level (no decorator: not a kernel), defined before here."""
         defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef)
                 and st.name.value == name]
-        return defs[-1] if defs and not defs[-1].decorators else None
+        return defs[-1] if defs and not self._decorators(defs[-1]) else None
 
     def _module_string(self, call: cst.Call) -> str | None:
         """`_generate_softplus(1)` at module level: the string the module's own function builds
@@ -583,8 +686,9 @@ class _TritonConverter(_Converter):
         name = fn.name.value
         wrappers = self._wrappers(fn)
         self.host_decorators = []
-        jit_at = next((i for i, d in enumerate(fn.decorators) if d is dec), len(fn.decorators))
-        for i, d in enumerate(fn.decorators):
+        decorators = self._decorators(fn)
+        jit_at = next((i for i, d in enumerate(decorators) if d is dec), len(decorators))
+        for i, d in enumerate(decorators):
             if d is dec or d in wrappers:
                 continue
             if i < jit_at:
@@ -835,7 +939,8 @@ class _TritonConverter(_Converter):
                 if name in self.desc_vars and self.desc_vars[name] != value:
                     # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
-                               "holding a descriptor is assigned once in a ported kernel", pos)
+                               "holding a descriptor is assigned once in a ported kernel; give each descriptor its "
+                               "own name", pos)
                 self.desc_vars[name] = value
                 return self._flush([])
             if isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value in self.desc_vars:
@@ -1349,14 +1454,36 @@ class _TritonConverter(_Converter):
         return None
 
     def _const_test(self, e: cst.BaseExpression) -> bool:
-        """Besides constants, `ptr is None` is decided at compile time."""
+        """Besides constants, `ptr is None` is decided at compile time, and so is a constexpr local."""
         if _none_test(e) is not None:
+            return True
+        if isinstance(e, cst.Name) and self._constexpr_local(e.value):
             return True
         if isinstance(e, cst.BooleanOperation):
             return self._const_test(e.left) and self._const_test(e.right)
         if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
             return self._const_test(e.expression)
         return super()._const_test(e)
+
+    def _constexpr_local(self, name: str) -> bool:
+        """`SHOULD_PERMUTE: tl.constexpr = PERMUTE_X or PERMUTE_Y`, the one binding of `name` in the function being
+        converted, its value a test of constants: Triton requires a value annotated tl.constexpr to be known when
+        it compiles, so a test of the name is a compile-time one too (`ANY: tl.constexpr = SHOULD_PERMUTE or FUSE`
+        is `or` of constants, not a runtime `|`)."""
+        active = self.__dict__.setdefault("_constexpr_locals_active", set())
+        if name in active or getattr(self, "_current_fn", None) is None:
+            return False
+        home, fn = self._innermost_fn()
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
+                and home._is_constexpr(bound[0].annotation)):
+            return False
+        active.add(name)
+        try:
+            return home._const_test(bound[0].value)
+        finally:
+            active.discard(name)
 
     def _truth(self, e, pos: Pos):
         """A condition operand as a boolean (comparisons already are; a number is compared with zero)."""
@@ -1563,10 +1690,12 @@ class _TritonConverter(_Converter):
             if len(node.args) != 2 or any(a.keyword is not None for a in node.args):
                 raise fail(rule.id, "`tl.join` takes two tiles", pos)
             return Op("join_pair", (self.expr(node.args[0].value), self.expr(node.args[1].value)), pos, (), rule.id)
-        if d in (f"{TL}.fma", f"{TL}.math.fma", f"{TL}.extra.libdevice.fma", f"{TL}.extra.cuda.libdevice.fma"):
+        if d in (f"{TL}.fma", f"{TL}.math.fma"):
             x, y, z = (self.expr(_arg(node, i, k)) for i, k in enumerate(("x", "y", "z")))
             self.rules_used.add("TTR-FMA")
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
+        if _libdevice_name(d) in LIBDEVICE_RN:
+            return self._libdevice_rn(_libdevice_name(d), node, pos)
         if _math_name(d) in ("div_rn", "trunc", "round") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
@@ -1835,6 +1964,22 @@ class _TritonConverter(_Converter):
             raise fail(code, f"`{what}=` of `tl.inline_asm_elementwise` must be a string known when the kernel is "
                        "translated (a literal, or a module constant built from literals)", self.pos(node))
         return value
+
+    def _libdevice_rn(self, name: str, node: cst.Call, pos: Pos) -> Op:
+        """libdevice's arithmetic with the rounding named (`mul_rn(a, b)`, add_rn, sub_rn, div_rn, fma_rn, and `fma`,
+        which is fma_rn): one PTX instruction each (mul.rn.ftz.f32, ...: Triton links libdevice with __CUDA_FTZ =
+        1), which no compiler contracts. Inference (ops/elementwise.libdevice_rn) makes it the Tile IR op with
+        nearest-even rounding, flush_to_zero on float32 (not float64), and the FMA pass leaves it apart."""
+        rule = "TTR-LIBDEVICE-RN"
+        self.rules_used.add(rule)
+        arity = 3 if name in ("fma", "fma_rn") else 2
+        if any(a.star for a in node.args) or len(node.args) != arity:
+            raise fail(rule, f"`libdevice.{name}` takes {arity} arguments", pos)
+        args = tuple(self.expr(_arg(node, i, f"arg{i}")) for i in range(arity))
+        if any(a is None for a in args):
+            raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
+                       pos)
+        return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
@@ -2427,6 +2572,19 @@ def _surface() -> tuple[frozenset[str], dict[str, str]]:
 
 METHOD_FORMS, REFUSED = _surface()
 MATH_HOMES = (f"{TL}.", f"{TL}.math.", f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
+LIBDEVICE_HOMES = (f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
+# libdevice's round-to-nearest arithmetic (TTR-LIBDEVICE-RN) and the model op each is; `tl.div_rn`, `tl.math.div_rn`
+# and `tl.fma` are Triton's own (div.rn.f32, fma.rn.f32: no flush) and keep their rules
+LIBDEVICE_RN = {"add_rn": "add", "sub_rn": "sub", "mul_rn": "mul", "div_rn": "truediv", "fma_rn": "fma",
+                "fma": "fma"}
+
+
+def _libdevice_name(d: str | None) -> str | None:
+    """`tl.extra.cuda.libdevice.mul_rn` -> `mul_rn` (a libdevice function's name, in either home); else None."""
+    for home in LIBDEVICE_HOMES:
+        if d and d.startswith(home) and "." not in d[len(home):]:
+            return d[len(home):]
+    return None
 
 
 def _math_name(d: str | None) -> str | None:

@@ -33,8 +33,13 @@ def _modes(e: Op) -> tuple:
     return (e.attr("rounding") or "NearestEven", bool(e.attr("ftz")))
 
 
+# ops no compiler contracts: libdevice's mul_rn / add_rn / sub_rn (Triton: one PTX mul.rn / add.rn instruction each)
+UNCONTRACTED_RULES = frozenset({"TTR-LIBDEVICE-RN"})
+
+
 def _is_fmul(e: Expr) -> bool:
-    return isinstance(e, Op) and e.op == "mul" and e.ty is not None and (e.ty.dtype in FLOAT_DTYPES or is_generic(e.ty.dtype))
+    return isinstance(e, Op) and e.op == "mul" and e.ty is not None and e.rule not in UNCONTRACTED_RULES \
+        and (e.ty.dtype in FLOAT_DTYPES or is_generic(e.ty.dtype))
 
 
 def _identity_convert(e: Expr, element: str | None, generic: str = "E") -> bool:
@@ -198,7 +203,7 @@ class _Fuser:
             return replace(e, items=tuple(self.fuse(i) for i in e.items))
         if not isinstance(e, Op):
             return e
-        if e.op in ("add", "sub"):
+        if e.op in ("add", "sub") and e.rule not in UNCONTRACTED_RULES:
             lhs, rhs = e.args
             cand = self.mul_of(lhs)
             side = "lhs"

@@ -1040,7 +1040,7 @@ class Infer:
         if isinstance(cond, Lit) and isinstance(cond.value, bool):
             # decided at compile time (`if not EVEN and j >= n` where EVEN holds): cuTile Python folds it
             return list(self.block(s.body if cond.value else s.orelse))
-        const = self.is_const(s.cond)
+        const = self.is_const_cond(s)
         before, dots = dict(self.env), len(self.dots)
         literals_before = dict(self.literals)
         then_env = None  # the then-arm's names, once it is typed (read where the else arm fails)
@@ -1131,6 +1131,8 @@ class Infer:
                                f"{env_else.get(n)}); cuTile Rust declares a value with one type", s.pos)
         self.env = {n: env_then[n] for n in names}
         declares = tuple(sorted((n, env_then[n]) for n in names if n not in before))
+        if const and not self.is_const(s.cond):  # `if ANY:` of constexpr locals: the test of the constants
+            cond = self.expr(self.split_needed(s).cond)
         return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]
 
     def truth(self, cond: Expr, what: str) -> Expr:
@@ -1277,14 +1279,23 @@ class Infer:
             return all(self.const_int_expr(a) is not None for a in e.args)
         return isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type == "bool"
 
+    def is_const_cond(self, s: If) -> bool:
+        """The condition of `s` is decided when the kernel compiles: a test of constants, or (Triton) of locals
+        bound once to tests of constants (`SHOULD_PERMUTE: tl.constexpr = PX or PY`, `ANY: tl.constexpr =
+        SHOULD_PERMUTE or FUSE`: Triton folds `if ANY:`), which split_needed expands into the constants' test
+        (where `PX` holds, `if ANY:` is decided true)."""
+        if self.is_const(s.cond):
+            return True
+        return self.k.frontend == "triton" and self.is_const(self.split_needed(s).cond)
+
     def decided_arm(self, s: If):
         """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
         preds = self.k.variant.predicates
-        if not preds or not self.is_const(s.cond):
+        if not preds or not self.is_const_cond(s):
             return None
         from .specialize import predicate_text
         try:
-            text = predicate_text(s.cond)
+            text = predicate_text(self.split_needed(s).cond)  # locals bound to constant tests expanded
         except TranspileError:
             return None
         taken = decides(preds, text)
@@ -1514,6 +1525,8 @@ class Infer:
                 out.append(self.const_int_expr(it)[0])  # `x.numel` of a tile of literal extents
             elif self.derived_name(it) is not None:
                 out.append(self.derived_name(it))
+            elif isinstance(it, Name) and it.id in self.derived and it.id not in self.env:
+                out.append(it.id)  # a derived constant another tile's extent is (`NUMEL_ROWS_MUL_HALF`: tl.gather's)
             elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
                 self.expr(it)  # a Triton constexpr passed as None here: this variant has no entry (CT103)
                 raise fail("CT103", "a tile shape reads a parameter that is None here", it.pos)

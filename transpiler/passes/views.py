@@ -889,7 +889,9 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         reads = any(isinstance(y, Op) and y.op in _MEMORY_OPS for y in _sub(x))
         if not once or reads:
             raise fail(e.rule, "a descriptor's shape and strides must be arguments, constants or values assigned "
-                       "once outside loops (the view is made from them where the descriptor is read)", x.pos)
+                       "once outside loops (the view is made from them where the descriptor is read); make the "
+                       "descriptor once before the loop from such values, or write the access with pointers and a "
+                       "mask", x.pos)
         local = True
     index = []
     for off, block in zip(e.args[3].items, e.attr("tile")):
@@ -912,7 +914,10 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
                 raise _NotAffine
         except _NotAffine:
             raise fail(e.rule, f"this offset is not provably a multiple of the block extent {block} (the port "
-                       "loads whole tiles of a partition view)", off.pos) from None
+                       "loads whole tiles of a partition view; a descriptor would take any offset, zero-filling "
+                       "outside the shape): write this access with pointers and a mask, `tl.load(base + "
+                       "rows[:, None] * stride + cols[None, :], mask=(rows[:, None] < n) & (cols[None, :] < k), "
+                       "other=0)`, or keep the offsets multiples of the block", off.pos) from None
         index.append(_render(an, q, off.pos, u))
     attrs = tuple((k, v) for k, v in e.attrs if k != "offsets") + ((("local_view", True),) if local else ())
     return replace(e, args=e.args[:3] + (TupleExpr(tuple(index), e.args[3].pos),) + e.args[4:], attrs=attrs)

@@ -335,6 +335,40 @@ def fma(infer: Infer, e: Op) -> Op:
               e.rule, ty)
 
 
+@handler("libdevice_rn")
+def libdevice_rn(infer: Infer, e: Op) -> Op:
+    """libdevice's round-to-nearest arithmetic (`mul_rn(a, b)`, add_rn, sub_rn, div_rn, fma_rn, fma: frontend
+    `_libdevice_rn`): the operands promoted as Triton's extern calls promote them (as `a * b` would), then the op
+    with nearest-even rounding and, on float32, flush_to_zero (libdevice's __CUDA_FTZ arm: mul.rn.ftz.f32; its
+    float64 form flushes nothing). Triton refuses other dtypes when it compiles; an element type E that is float32
+    in some entries restricts this entry to float32 (float64 is not among the entries' element types)."""
+    args = [infer.expr(x) for x in e.args]
+    a, b, ty = infer.coerce_pair(args[0], args[1], e.pos)
+    if len(args) == 3:
+        a, c, ty = infer.coerce_pair(a, args[2], e.pos)
+        b = infer.to_shape(infer.to_dtype(b, ty.dtype), ty.shape)
+        args = [a, b, c]
+    else:
+        args = [a, b]
+    dt = ty.dtype
+    if is_generic(dt):
+        dts = infer.k.variant.dtypes if dt == "E" else infer.all_dtypes
+        if len(dts) == 1 and dts[0] in ("f32", "f64"):
+            dt = dts[0]
+            args = [infer.to_dtype(x, dt) for x in args]
+            ty = args[0].ty
+        elif "f32" in dts:
+            if dt != "E":
+                raise UnifyElements("E", dt)
+            raise RestrictDtypes(("f32",))
+    if dt not in ("f32", "f64"):
+        raise fail("CT101", f"`libdevice.{e.attr('name')}` of {'/'.join(dts) if is_generic(dt) else dt}: Triton "
+                   "takes float32 and float64 here (it refuses other dtypes when it compiles); convert with "
+                   "`.to(tl.float32)` first", e.pos)
+    modes = (("ftz", dt == "f32"), ("rounding", "NearestEven"))
+    return Op(e.attr("op"), tuple(args), e.pos, modes, e.rule, ty)
+
+
 @handler("libdevice_f32")
 def libdevice_f32(infer: Infer, e: Op) -> Expr:
     """The argument of a libdevice function of rules/triton_libdevice.py, which ports its float32 form only
