@@ -83,8 +83,8 @@ def _partner_cast(infer: Infer, v: Expr, generic: str, e: Op) -> Expr:
     converts, and the array's generic becomes a partner of the tile's (specialize.py marks it, Param.partner):
     it is exported at that dtype or f32 only, the lossless casts. Any other tile of another generic merges the
     two (UnifyElements), as a value loaded from one array and stored into another."""
-    if not (is_generic(generic) and isinstance(v.ty, TileTy) and is_generic(v.ty.dtype) and v.ty.dtype != generic
-            and infer.explicitly_converted(v)):
+    if not (infer.k.frontend != "triton" and is_generic(generic) and isinstance(v.ty, TileTy)
+            and is_generic(v.ty.dtype) and v.ty.dtype != generic and infer.explicitly_converted(v)):
         return v
     return Op("convert", (v,), e.pos, (("implicit", True),), ty=TileTy(generic, v.ty.shape))
 
