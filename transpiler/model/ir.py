@@ -32,7 +32,7 @@ INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # output's dtype) does not count: it takes its partner's dtype in every combination of the others, and also
 # MIXED_PARTNER in the mixed-precision ones (each generic at E's dtype or MIXED_PARTNER): with three other
 # generics 21 checks for a partner of E (an f32 state next to f16/bf16 activations, f32 or E's gates), 17 for a
-# partner of another; with one or two, 2 or 4 more than their 3 or 9
+# partner of another; 5 next to one generic, 11 or 13 next to two (a partner of E2 or of E)
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
 MAX_ELEMENT_GENERICS = 3
 MIXED_PARTNER = "f32"
