@@ -287,7 +287,7 @@ def _partner_manifest(out: Path) -> dict:
     return {k["name"]: k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]}
 
 
-def test_partner_generics_keep_f32_state_and_lse_apart(tmp_path, monkeypatch):
+def test_partner_element_generics_keep_f32_state_and_lse_apart(tmp_path, monkeypatch):
     """dtypes/partner_elements.py (TileGym 1.5.1's recurrent gated delta rule: StateIn f32 next to f16 Query,
     merged into Query's E past three classes; its attention sink decode: LSE_Out f32 stored from a tile
     converted to Att_Out's dtype, merged with Att_Out; both calls were refused): StateIn and Lse keep their own
@@ -322,7 +322,7 @@ def test_partner_generics_keep_f32_state_and_lse_apart(tmp_path, monkeypatch):
 
 
 @requires_toolchain
-def test_partner_generics_are_verified_at_each_exported_combination(tmp_path, monkeypatch):
+def test_partner_element_generics_are_verified_at_each_exported_combination(tmp_path, monkeypatch):
     """dtypes/partner_elements.py: each kernel `equivalent` at every combination its symbol exports (a partner
     at f32 next to f16 activations included), each compared. Mutant: cuTile Python given the partner's arrays
     at their partner's dtype (the f32 forgotten): the checks with the partner at f32 are `different`."""
