@@ -281,6 +281,74 @@ def test_three_element_classes_are_verified_at_every_exported_combination(tmp_pa
         assert {d for d, x in verdicts.items() if x == "different"} == {d for d in verdicts if "+" in d}, verdicts
 
 
+def _partner_manifest(out: Path) -> dict:
+    from transpiler.pipeline import run, write_outputs
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "partner_elements.py"], out)[1])
+    return {k["name"]: k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]}
+
+
+def test_partner_element_generics_keep_f32_state_and_lse_apart(tmp_path, monkeypatch):
+    """dtypes/partner_elements.py (TileGym 1.5.1's recurrent gated delta rule: StateIn f32 next to f16 Query,
+    merged into Query's E past three classes; its attention sink decode: LSE_Out f32 stored from a tile
+    converted to Att_Out's dtype, merged with Att_Out; both calls were refused): StateIn and Lse keep their own
+    generic, a partner of Query's and Out's (manifest `partner`), and the symbol exports the partner at that
+    dtype or f32 (f16 activations with an f32 state, an f16 output with an f32 LSE), never another dtype (a bf16
+    LSE from an f16 tile: cuTile Python refuses that store). Mutant: the store's implicit cast not taken
+    (memory._partner_cast returns the tile): Lse shares Out's generic again."""
+    from transpiler.passes.ops import memory
+    kernels = _partner_manifest(tmp_path / "out")
+
+    def arrays(k):
+        return {p["name"]: (p["dtype"], p.get("partner")) for p in k["params"] if p["kind"] == "array"}
+
+    def combos(k):
+        return {tuple(c) for c in k["element_combinations"]}
+    state = kernels["decay_state"]
+    assert arrays(state) == {"Query": ("E", None), "Gate": ("E2", None), "Beta": ("E3", None),
+                             "Output": ("E", None), "StateIn": ("E4", "Query"), "StateOut": ("f32", None)}
+    # the 13 of three generics, each with StateIn at Query's dtype, and 8 with an f32 state next to f16/bf16
+    assert len(combos(state)) == 21 and {("f16", "f16", "f16", "f32"), ("bf16", "f32", "bf16", "f32")} \
+        <= combos(state) and all(c[3] in (c[0], "f32") for c in combos(state)), combos(state)
+    for name in ("softmax_with_lse", "scatter_lse"):
+        k = kernels[name]
+        assert arrays(k) == {"X": ("E", None), "Out": ("E2", None), "Lse": ("E3", "Out")}, arrays(k)
+        assert len(combos(k)) == 11 and {("f16", "f16", "f32"), ("bf16", "bf16", "f32")} <= combos(k) \
+            and all(c[2] in (c[1], "f32") for c in combos(k)), combos(k)
+    from transpiler import cache
+    monkeypatch.setattr(memory, "_partner_cast", lambda infer, v, generic, e: v)
+    monkeypatch.setattr(cache, "file_key", lambda *args: None)  # the mutant changes the tool, not the file
+    mutant = _partner_manifest(tmp_path / "mutant")
+    assert arrays(mutant["softmax_with_lse"])["Lse"] == ("E2", None), arrays(mutant["softmax_with_lse"])
+
+
+@requires_toolchain
+def test_partner_element_generics_are_verified_at_each_exported_combination(tmp_path, monkeypatch):
+    """dtypes/partner_elements.py: each kernel `equivalent` at every combination its symbol exports (a partner
+    at f32 next to f16 activations included), each compared. Mutant: cuTile Python given the partner's arrays
+    at their partner's dtype (the f32 forgotten): the checks with the partner at f32 are `different`."""
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    kernels = _partner_manifest(out)
+    exported = {n: {"+".join(c) if len(set(c)) > 1 else c[0] for c in k["element_combinations"]}
+                for n, k in kernels.items()}
+    for v in verify_run.verify_output(out):
+        assert v.verdict == "equivalent", (v.kernel, v.reason, [(c.dtype, c.verdict) for c in v.checks])
+        assert {c.dtype for c in v.checks if c.probe is None} == exported[v.kernel], v.kernel
+    real = verify_run.element_types
+    partner_of = {"decay_state": ("E4", "E"), "softmax_with_lse": ("E3", "E2"), "scatter_lse": ("E3", "E2")}
+
+    def forgetful(k, d):
+        types = real(k, d)
+        g, of = partner_of[k["name"]]
+        return {**types, g: types[of]}
+    monkeypatch.setattr(verify_run, "element_types", forgetful)
+    for v in verify_run.verify_output(out):
+        verdicts = {c.dtype: c.verdict for c in v.checks if c.probe is None}
+        g, of = partner_of[v.kernel]
+        apart = {d for d in verdicts if "+" in d and (lambda c: c[int(g[1:]) - 1] != c[int(of[1:] or 1) - 1])(d.split("+"))}
+        assert apart and {d for d, x in verdicts.items() if x == "different"} == apart, verdicts
+
+
 @requires_toolchain
 def test_a_count_table_takes_integer_dtypes_each_verified(tmp_path, monkeypatch):
     """dtypes/count_table.py (TileGym's moe_align_block stage 2: int32 counts gathered with padding 0, summed,

@@ -137,6 +137,8 @@ def param_layout(kernel: Kernel) -> list[dict]:
              **({"unit_of": p.unit_of} if p.unit_of else {}),
              # a host tensor descriptor's hidden part, and the descriptor parameter's parts (Param.descriptor)
              **({"desc_of": p.desc_of} if p.desc_of else {}),
+             # the array whose dtype (or f32) this array's generic takes (Param.partner)
+             **({"partner": p.partner} if p.partner else {}),
              **({"descriptor": [list(x) for x in p.descriptor]} if p.descriptor else {}),
              **({"given": kernel.optional(p.name)} if kernel.optional(p.name) else {})}
             for p in kernel.params]

@@ -352,13 +352,25 @@ def recorded_combinations(kernel: dict) -> list[list[str]] | None:
     """What the manifest records as `element_combinations`: the bounded set of a cuTile Python kernel of more
     than two generics (None: every combination, which the manifest leaves unsaid)."""
     generics = _generics(kernel)
-    if len(generics) <= 2 or untyped_pointers(kernel):
+    partners = partner_generics(kernel)
+    if len(generics) <= 2 and not partners or untyped_pointers(kernel):
         return None
     rank = {g: max(max(p.get("ranks") or [p["rank"]]) for p in kernel["params"]
                    if p["kind"] == "array" and p["dtype"] == g) for g in generics}
-    top = max(rank.values())
+    top = max(r for g, r in rank.items() if g not in partners)
     return [list(c) for c in element_combinations([d for d in kernel.get("dtypes", []) if d in DTYPES],
-                                                  [rank[g] == top for g in generics])]
+                                                  [rank[g] == top for g in generics],
+                                                  [generics.index(partners[g]) if g in partners else None
+                                                   for g in generics])]
+
+
+def partner_generics(kernel: dict) -> dict[str, str]:
+    """generic -> the generic it is a partner of (Param.partner), where the two differ and the partner's is
+    not a partner itself."""
+    of = {p["name"]: p["dtype"] for p in kernel["params"] if p["kind"] == "array" and is_generic(p["dtype"])}
+    found = {of[p["name"]]: of[p["partner"]] for p in kernel["params"]
+             if p.get("partner") and p["name"] in of and p["partner"] in of and of[p["name"]] != of[p["partner"]]}
+    return {g: h for g, h in found.items() if h not in found}
 
 
 def _element_var(generic: str) -> str:

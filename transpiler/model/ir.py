@@ -27,7 +27,12 @@ INT_DTYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 # (largest-rank ones at one dtype, the others at one), and E over the kernel's dtypes with each other generic
 # either E's dtype or MIXED_PARTNER (f16/bf16 activations with f32 statistics, partials, accumulators: what
 # mixed precision does): 13, each verified (the C symbol checks the combination and monomorphizes its launch on
-# E's type alone: emit/ffi.py); a fourth generic would make 21 checks
+# E's type alone: emit/ffi.py); a fourth generic would make 21 checks.
+# A partner generic (Param.partner: f32 state read next to f16 activations, an f32 LSE stored from a tile of the
+# output's dtype) does not count: it takes its partner's dtype in every combination of the others, and also
+# MIXED_PARTNER in the mixed-precision ones (each generic at E's dtype or MIXED_PARTNER): with three other
+# generics 21 checks for a partner of E (an f32 state next to f16/bf16 activations, f32 or E's gates), 17 for a
+# partner of another; 5 next to one generic, 11 or 13 next to two (a partner of E2 or of E)
 GENERIC_DTYPES = tuple(["E"] + [f"E{i}" for i in range(2, 17)])
 MAX_ELEMENT_GENERICS = 3
 MIXED_PARTNER = "f32"
@@ -44,12 +49,27 @@ def is_generic(dtype: str) -> bool:
     return dtype in GENERIC_DTYPES
 
 
-def element_combinations(dtypes, high) -> list[tuple[str, ...]]:
+def element_combinations(dtypes, high, partners=None) -> list[tuple[str, ...]]:
     """The dtype combinations (one per generic, in order E, E2, ...) a port exports for the kernel's `dtypes`;
     `high`: per generic, whether its arrays have the kernel's largest rank (activations, outputs). Up to two
     generics: every combination. Past two: what two generics exported (the largest-rank generics at one dtype,
     the others at one dtype: the two groups they were merged into), and E over `dtypes` with each other
-    generic at E's dtype or MIXED_PARTNER; in E's dtype order."""
+    generic at E's dtype or MIXED_PARTNER; in E's dtype order. `partners`: per generic, the index of the
+    generic it is a partner of (None: not a partner, see Param.partner): partners are left out of the rules
+    above and take their partner's dtype, or MIXED_PARTNER where every other generic is at E's dtype or it."""
+    partners = list(partners or [None] * len(high))
+    if any(p is not None for p in partners):
+        own = [i for i, p in enumerate(partners) if p is None]
+        out = []
+        for c in element_combinations(dtypes, [high[i] for i in own]):
+            at = dict(zip(own, c))
+            mixed = all(d in (c[0], MIXED_PARTNER) for d in c)
+            options = [tuple(dict.fromkeys((at[p],) + ((MIXED_PARTNER,) if mixed else ())))
+                       for p in partners if p is not None]
+            for extra in itertools.product(*options):
+                values = iter(extra)
+                out.append(tuple(at[i] if i in at else next(values) for i in range(len(partners))))
+        return out
     dtypes, high = list(dtypes), list(high)
     if len(high) <= 2:
         return list(itertools.product(dtypes, repeat=len(high)))
@@ -254,6 +274,12 @@ class Param:
     # for the pointer parameter `desc_of`: a hidden scalar (an extent, a stride) or constant (a block extent)
     # that the Python wrapper reads from the descriptor object (the C symbol takes it as an argument)
     desc_of: str = ""
+    # an array whose generic is a partner of the array named here (model.ir.element_combinations): its dtype is
+    # that array's or MIXED_PARTNER, never a third. Either an array stored a tile converted to the other's
+    # dtype (cuTile Python casts it implicitly, losslessly only: the same dtype, or f16/bf16 into f32), or an
+    # input only read to be converted to f32 in the tiles an f32 array is written in (state in f32 next to
+    # activations: passes/specialize._bounded_groups)
+    partner: str = ""
     # a host descriptor parameter (the pointer param itself): (extents, strides but the last, block extents),
     # each the name of a parameter; a block extent is a hidden constant (desc_of) or a constexpr of the kernel
     # the launch's block shape must equal (the wrapper checks it)

@@ -526,6 +526,9 @@ class Infer:
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
         self.env: dict[str, object] = {}
         self.sources: dict[str, str] = {}
+        # names holding a tile the kernel converted to a generic dtype itself (`x.astype(Out.dtype)`): a store of
+        # one into an array of another generic is an implicit cast, not a meeting of the two (explicitly_converted)
+        self.converted: set[str] = set()
         # the integer pointers whose widened loads each name's value is computed from (ops/memory.int_pointer_roots;
         # a union over the name's assignments)
         self.int_roots: dict[str, set[str]] = {}
@@ -607,6 +610,16 @@ class Infer:
                 del self.consts[t]
                 self.literals.pop(t, None)
                 self.derived.pop(t, None)
+
+    def explicitly_converted(self, e: Expr) -> bool:
+        """A tile of a generic dtype that the kernel converted to it itself (`ct.astype(x, Out.dtype)`, through
+        reshapes and broadcasts, or a name last assigned one)."""
+        while isinstance(e, Op) and e.op in ("reshape", "broadcast", "transpose", "permute", "expand_dims") and e.args:
+            e = e.args[0]
+        if isinstance(e, Name):
+            return e.id in self.converted
+        return isinstance(e, Op) and e.op == "convert" and bool(e.rule) and isinstance(e.ty, TileTy) \
+            and is_generic(e.ty.dtype) and isinstance(e.args[0].ty, TileTy) and e.args[0].ty.dtype != e.ty.dtype
 
     def source_array(self, e: Expr) -> str | None:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
@@ -879,6 +892,10 @@ class Infer:
                     self.sources[s.targets[0]] = src
                 else:
                     self.sources.pop(s.targets[0], None)
+                if self.explicitly_converted(v):
+                    self.converted.add(s.targets[0])
+                else:
+                    self.converted.discard(s.targets[0])
                 return [Assign(s.targets, v, s.pos, s.text)]
             if not isinstance(v, TupleExpr) or len(v.items) != len(s.targets):
                 raise fail("CT100", "tuple unpacking needs a tuple of the same length on the right", s.pos)

@@ -200,13 +200,81 @@ def _merge_generics(k: Kernel, groups: list[set[str]]) -> Kernel:
         if p.name in dtype else p for p in k.params))
 
 
-def _bounded_groups(k: Kernel) -> list[set[str]]:
-    """More groups of generic arrays than a port keeps (MAX_ELEMENT_GENERICS): the groups with an array of the
-    largest rank (activations, outputs) share E; the others (weights, biases, statistics: where mixed
-    precision puts another dtype) keep their own generics where that is few enough, else share E2. Where all
-    groups have that rank, the first keeps E and the others share E2."""
-    groups = [_sharing(k, g) for g in GENERIC_DTYPES if _sharing(k, g)]
+def _partner_groups(k: Kernel) -> list[set[str]]:
+    """The groups of arrays whose generic is a partner of another's (Param.partner), in generic order."""
+    of = {p.name: p.dtype for p in k.params if p.kind == "array" and is_generic(p.dtype)}
+    partnered = {of[p.name] for p in k.params if p.partner and p.name in of and of.get(p.partner, of[p.name]) != of[p.name]}
+    return [_sharing(k, g) for g in GENERIC_DTYPES if g in partnered]
+
+
+def _within_bounds(k: Kernel) -> bool:
+    """At most MAX_ELEMENT_GENERICS generics besides one partner (model.ir.element_combinations)."""
+    partners = _partner_groups(k)
+    own = [g for g in GENERIC_DTYPES if _sharing(k, g) and _sharing(k, g) not in partners]
+    return len(own) <= MAX_ELEMENT_GENERICS and len(partners) <= 1
+
+
+def _with_partners(k: Kernel, partners: dict[str, str]) -> Kernel:
+    """The arrays of `partners` (name -> the array whose generic theirs is a partner of) marked so."""
+    return replace(k, params=tuple(replace(p, partner=partners[p.name]) if p.name in partners else p
+                                   for p in k.params))
+
+
+def _store_partners(k: Kernel, variants: list[Kernel]) -> dict[str, str]:
+    """The arrays a tile converted to another array's generic is stored into (memory._partner_cast: a store
+    whose implicit cast the port writes as a convert marked `implicit`) -> the first array of that generic."""
+    from ..model.ir import TileTy
+    from .infer import _walk_exprs
+    first = {}
+    for p in k.params:
+        if p.kind == "array" and is_generic(p.dtype):
+            first.setdefault(p.dtype, p.name)
+    found = {}
+    for v in variants:
+        for e in _walk_exprs(v.body):
+            if isinstance(e, Op) and e.op in ("store", "scatter") and isinstance(e.args[0], Name):
+                value = e.args[-1]
+                while isinstance(value, Op) and value.op in _PASS_THROUGH:
+                    value = value.args[0]
+                if isinstance(value, Op) and value.op == "convert" and value.attr("implicit") \
+                        and isinstance(value.args[0].ty, TileTy) and value.args[0].ty.dtype in first:
+                    for n in _sharing(k, e.args[0].ty.dtype):
+                        found[n] = first[value.args[0].ty.dtype]
+    return found
+
+
+def _bounded_groups(k: Kernel, variants: list[Kernel]) -> tuple[list[set[str]], dict[str, str]]:
+    """More groups of generic arrays than a port keeps (MAX_ELEMENT_GENERICS besides one partner group): the
+    first partner group keeps its generic, the others join their partner's (their stores then convert
+    nothing). Of the others, a state read in f32 (_state_group) becomes a partner of E where no partner is
+    kept; the groups with an array of the largest rank (activations, outputs) share E; the others (weights,
+    biases, statistics: where mixed precision puts another dtype) keep their own generics where that is few
+    enough, else share E2. Where all groups have that rank, the first keeps E and the others share E2.
+    Returns the groups to merge and the arrays that become partners (name -> partner array)."""
+    partnered = _partner_groups(k)
+    of = {p.name: p for p in k.params}
+    joined = [g | _sharing(k, of[of[next(iter(g))].partner].dtype) for g in partnered[1:]]
+    groups = [_sharing(k, g) for g in GENERIC_DTYPES if _sharing(k, g) and _sharing(k, g) not in partnered]
+    for g in joined:
+        groups = [x for x in groups if not x & g] + [set().union(g, *[x for x in groups if x & g])]
+    groups.sort(key=lambda g: min(list(of).index(n) for n in g))
     rank = {p.name: p.rank for p in k.params}
+    top = max(rank[n] for g in groups for n in g)
+    state = None if partnered else _state_group(k, variants, [g for g in groups if any(rank[n] == top for n in g)])
+    if state is not None and len(groups) > MAX_ELEMENT_GENERICS:
+        groups.remove(state)
+    else:
+        state = None
+    merged, partners = _rank_groups(groups, rank), {}
+    if state is not None:
+        activations = min(merged[0], key=list(of).index)
+        partners = {n: activations for n in state}
+    return merged, partners
+
+
+def _rank_groups(groups: list[set[str]], rank: dict[str, int]) -> list[set[str]]:
+    if len(groups) <= MAX_ELEMENT_GENERICS:
+        return groups
     top = max(rank[n] for g in groups for n in g)
     high = [g for g in groups if any(rank[n] == top for n in g)]
     low = [g for g in groups if g not in high]
@@ -221,14 +289,10 @@ def _bounded_groups(k: Kernel) -> list[set[str]]:
 _PASS_THROUGH = {"reshape", "broadcast", "transpose", "permute", "expand_dims"}
 
 
-def _index_generics(variants: list[Kernel]) -> dict[str, str]:
-    """The generics of arrays that hold integers for the kernel: their arrays are only read, and every value
-    read from them is only converted to one integer dtype (`ct.load(Starts, ...).astype(ct.int32)`: start
-    offsets, lengths), in every variant. Such an array's dtype never meets the float arrays' (cuTile Python
-    specializes on it apart), so it must not share a float array's generic; it is fixed to that integer dtype
-    (the astype is then a no-op, in cuTile Python as here; a narrowing conversion from a wider integer has no
-    cuTile Rust form, CT120). Generic -> the integer dtype."""
-    from ..model.ir import INT_DTYPES, ArrayTy, TileTy, TupleExpr
+def _converted_only(variants: list[Kernel]) -> dict[str, str]:
+    """The generics whose arrays are only read (load, gather), every value read from them only converted (by
+    the kernel's own astype) to one concrete dtype, in every variant: generic -> that dtype."""
+    from ..model.ir import ArrayTy, TileTy, TupleExpr
     found: dict[str, set[str]] = {}
     bad: set[str] = set()
 
@@ -258,7 +322,8 @@ def _index_generics(variants: list[Kernel]) -> dict[str, str]:
                 g = tile_generic(x)
                 if g is None or e.op in _PASS_THROUGH:
                     continue
-                if e.op == "convert" and isinstance(e.ty, TileTy) and e.ty.dtype in INT_DTYPES:
+                if e.op == "convert" and isinstance(e.ty, TileTy) and not is_generic(e.ty.dtype) \
+                        and not e.attr("implicit"):
                     found.setdefault(g, set()).add(e.ty.dtype)
                 else:
                     bad.add(g)
@@ -289,6 +354,43 @@ def _index_generics(variants: list[Kernel]) -> dict[str, str]:
     for v in variants:
         walk(v.body)
     return {g: next(iter(d)) for g, d in sorted(found.items()) if g not in bad and len(d) == 1}
+
+
+def _index_generics(variants: list[Kernel]) -> dict[str, str]:
+    """The generics of arrays that hold integers for the kernel: their arrays are only read, and every value
+    read from them is only converted to one integer dtype (`ct.load(Starts, ...).astype(ct.int32)`: start
+    offsets, lengths), in every variant. Such an array's dtype never meets the float arrays' (cuTile Python
+    specializes on it apart), so it must not share a float array's generic; it is fixed to that integer dtype
+    (the astype is then a no-op, in cuTile Python as here; a narrowing conversion from a wider integer has no
+    cuTile Rust form, CT120). Generic -> the integer dtype."""
+    from ..model.ir import INT_DTYPES
+    return {g: d for g, d in _converted_only(variants).items() if d in INT_DTYPES}
+
+
+def _state_group(k: Kernel, variants: list[Kernel], groups: list[set[str]]) -> set[str] | None:
+    """Of `groups`, the first whose arrays are only read to be converted to f32 (_converted_only), in the tiles
+    an f32 array of their rank is written in: a state or accumulator read in f32 next to activations of
+    another dtype (a recurrent kernel's StateIn, its StateOut fixed to f32). Its dtype meets no other array's,
+    so any is right for cuTile Python; merged with the activations it would be exported at theirs only."""
+    from ..model.ir import TileTy
+    from .infer import _walk_exprs
+    to_f32 = {g for g, d in _converted_only(variants).items() if d == "f32"}
+    dtype = {p.name: p.dtype for p in k.params if p.kind == "array"}
+    loaded: dict[str, set] = {}
+    written: set = set()
+    for v in variants:
+        for e in _walk_exprs(v.body):
+            if not (isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.args[0].id in dtype):
+                continue
+            shape_of = e.ty if e.op == "load" else e.args[2].ty if e.op == "store" and len(e.args) > 2 else None
+            if isinstance(shape_of, TileTy) and e.op == "load":
+                loaded.setdefault(e.args[0].id, set()).add(shape_of.shape)
+            elif isinstance(shape_of, TileTy) and dtype[e.args[0].id] == "f32":
+                written.add(shape_of.shape)
+    for g in groups:
+        if all(dtype[n] in to_f32 and loaded.get(n, set()) & written for n in g):
+            return g
+    return None
 
 
 def _array_dtypes(k: Kernel, per_entry: frozenset[str] = frozenset()) -> tuple:
@@ -354,11 +456,16 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
                 replace(q, dtype=index[q.dtype]) if q.kind == "array" and q.dtype in index else q
                 for q in settled.params)), [])
             continue
-        if kernel.frontend == "triton" or \
-                not any(p.kind == "array" and p.dtype in GENERIC_DTYPES[MAX_ELEMENT_GENERICS:] for p in settled.params):
+        if kernel.frontend == "triton":
+            return pointer_domains(done)
+        # arrays stored a tile converted to another array's generic: partners of that array (Param.partner)
+        settled = _with_partners(settled, _store_partners(settled, done))
+        if _within_bounds(settled):
             # every variant was inferred with these groups: nothing to infer again
-            return pointer_domains(done) if kernel.frontend == "triton" else integer_domains(done, dtypes)
-        base = _merge_generics(settled, _bounded_groups(settled))
+            return integer_domains([_with_partners(v, {p.name: p.partner for p in settled.params if p.partner})
+                                    for v in done], dtypes)
+        bounded, partners = _bounded_groups(settled, done)
+        base = _merge_generics(_with_partners(settled, partners), bounded)
     raise fail("CT104", "the arrays' element types do not settle across the variants", kernel.pos)
 
 

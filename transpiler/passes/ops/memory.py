@@ -76,6 +76,19 @@ def _lossless(src: str, dst: str, pos) -> bool:
         return False
 
 
+def _partner_cast(infer: Infer, v: Expr, generic: str, e: Op) -> Expr:
+    """A tile the kernel converted to one generic (`lse.astype(Out.dtype)`) stored into an array of another
+    (`LSE`): cuTile Python casts it implicitly where promote(tile dtype, array dtype) is the array's dtype, so
+    the two arrays need not share a dtype (f16 output, f32 LSE). The arrays keep their generics, the store
+    converts, and the array's generic becomes a partner of the tile's (specialize.py marks it, Param.partner):
+    it is exported at that dtype or f32 only, the lossless casts. Any other tile of another generic merges the
+    two (UnifyElements), as a value loaded from one array and stored into another."""
+    if not (infer.k.frontend != "triton" and is_generic(generic) and isinstance(v.ty, TileTy)
+            and is_generic(v.ty.dtype) and v.ty.dtype != generic and infer.explicitly_converted(v)):
+        return v
+    return Op("convert", (v,), e.pos, (("implicit", True),), ty=TileTy(generic, v.ty.shape))
+
+
 def _padding_mode(infer: Infer, e: Op) -> str:
     """The Rust padding of a load's `padding_mode=` (a ct.PaddingMode member; none given: padding::None)."""
     pad = infer.literal_of(e.attr("padding_mode"))
@@ -263,6 +276,7 @@ def store(infer: Infer, e: Op) -> Op:
                    "(reshape the tile first)", e.pos)
     if tile.ty.dtype != arr.ty.dtype and _widens_to(tile, arr.ty.dtype, e.pos):
         tile = infer.to_dtype(tile, arr.ty.dtype)  # cuTile Python's implicit cast (lossless widening)
+    tile = _partner_cast(infer, tile, arr.ty.dtype, e)
     unify_generics(tile.ty.dtype, arr.ty.dtype)
     if tile.ty.dtype != arr.ty.dtype:
         if is_generic(arr.ty.dtype) and (is_int(tile.ty.dtype) or tile.ty.dtype == "bool" or tile.ty.dtype == "f32"):
@@ -588,6 +602,7 @@ def _value(infer: Infer, e: Op, arr: Name, shape: tuple) -> Expr:
                 and (is_int(v.ty.dtype) or v.ty.dtype == "bool"):
             raise RetypeArray(array_root(arr), v.ty.dtype)  # an integer output (counts, ids): its generic is an int one
         return infer.to_shape(infer.to_dtype(v, arr.ty.dtype), shape)
+    v = _partner_cast(infer, v, arr.ty.dtype, e) if e.op == "scatter" else v
     unify_generics(v.ty.dtype, arr.ty.dtype)
     if v.ty.dtype != arr.ty.dtype:
         if infer.is_weak(v) or _widens_to(v, arr.ty.dtype, e.pos):
