@@ -186,6 +186,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
     from .passes.infer import STATIC_ASSERT
+    from .model.ir import is_generic
     from .passes.read_when import read_when
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
@@ -227,6 +228,12 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         conditional = {p["name"]: c for p in params if p["kind"] == "array" and p["name"] not in ranks
                        and p["name"] not in array_dtypes and k.frontend == "cutile-python"
                        and (c := read_when(variants, p["name"])) is not None}
+        # (not where it alone, or only with other such arrays, says a dtype generic's type: an unread launch would
+        # leave the generic to the symbol's default, not the type verify compiled it with)
+        settled = {p["dtype"] for p in params if p["kind"] == "array" and p["name"] not in conditional}
+        conditional = {n: c for n, c in conditional.items()
+                       if not is_generic(next(p for p in params if p["name"] == n)["dtype"])
+                       or next(p for p in params if p["name"] == n)["dtype"] in settled}
         params = [{**p, "read_when": conditional[p["name"]]} if p["name"] in conditional else p for p in params]
         kr.manifest = {
             "name": k.name, "line": k.pos.line, "params": params,
