@@ -65,7 +65,7 @@ def _conj(texts) -> str:
 def read_when(variants: list[Kernel], name: str) -> str | None:
     """The condition over the constants under which some entry of `variants` (a port's) reads array `name`,
     or None where it is read regardless of them (or is an argument it cannot leave unchecked)."""
-    terms = []
+    terms, per_entry = [], []
     for v in variants:
         p = next((q for q in v.params if q.name == name), None)
         if p is None or p.kind != "array" or p.unused or p.flat or p.pointer or p.view or p.descriptor \
@@ -75,7 +75,10 @@ def read_when(variants: list[Kernel], name: str) -> str | None:
         if guards == _UNCONDITIONAL:
             return None
         terms += [_conj(list(v.variant.predicates) + list(g)) for g in guards]
+        per_entry.append(sorted(set(guards)))
     if not terms:  # read by no entry (its rank and dtype still come from the source): leave it as it is
         return None
+    if all(g and g == per_entry[0] for g in per_entry):  # every entry reads it under the same conditions
+        terms = [_conj(g) for g in per_entry[0]]
     terms = list(dict.fromkeys(terms))
     return terms[0] if len(terms) == 1 else " or ".join(f"({t})" for t in terms)
