@@ -225,8 +225,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         array_dtypes = {n: ds for n, ds in array_dtypes.items() if len(ds) > 1}
         params = [{**p, "dtypes": array_dtypes[p["name"]]} if p["name"] in array_dtypes else p for p in params]
         # an array read only under a constant condition (passes/read_when.py): unused where it is false
-        conditional = {p["name"]: c for p in params if p["kind"] == "array" and p["name"] not in ranks
-                       and p["name"] not in array_dtypes and k.frontend == "cutile-python"
+        conditional = {p["name"]: c for p in params if p["kind"] == "array" and p["name"] not in array_dtypes and k.frontend == "cutile-python"
                        and (c := read_when(variants, p["name"])) is not None}
         # (not where it alone, or only with other such arrays, says a dtype generic's type: an unread launch would
         # leave the generic to the symbol's default, not the type verify compiled it with)

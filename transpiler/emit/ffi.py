@@ -211,8 +211,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
                 arg_checks.append(f"let {n} = abi::unused_arg({n});")
             elif p.get("read_when"):  # read only where its condition holds: checked after the constants
                 cond = rust_const_expr(p["read_when"], names, "bool", floats)
+                # (a rank per entry: the selected entry gives its placeholder that rank, `placeholder_rank`)
                 unread.append(f"let {n} = if {cond} {{ {reader}({n}, \"{p['name']}\", {rank}, {access})? }} "
-                              f"else {{ abi::unread_arg({rank}) }};")
+                              f"else {{ abi::unread_arg({0 if p.get('ranks') else rank}) }};")
             else:
                 arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {rank}, {access})?;')
         elif p["kind"] == "scalar":
@@ -415,6 +416,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     scalars = {p["name"] for p in params if p["kind"] == "scalar"}
     checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
+    # an unread array whose rank depends on a constant: its placeholder at this entry's rank
+    checks += [f'let {rust_ident(n)} = abi::placeholder_rank({rust_ident(n)}, {r});' for n, r in ranks.items()
+               if next(p for p in params if p["name"] == n).get("read_when")]
     array_dtypes = entry.get("array_dtypes", {})  # an array whose dtype differs per entry: this entry's
     checks += [f'abi::expect_dtype(&{rust_ident(n)}, "{n}", abi::Dtype::{d.upper()})?;' for n, d in array_dtypes.items()
                if not next(p for p in params if p["name"] == n).get("unused")]

@@ -10,7 +10,8 @@ check nothing of the argument (Param.unused's rules, per launch).
 C symbol renders in Rust and the wrapper evaluates): the disjunction, over entries, of the entry's predicates
 and the constant `if` conditions enclosing each mention of the array. An array mentioned anywhere else (an
 unconditional read, a shape, a derived constant), written, or whose rank or dtype differs per entry keeps
-today's checks (None).
+today's checks (None). An entry that reads it unconditionally contributes its predicates (TileGym's `Bias`:
+read by the `BIAS_TYPE == 3` entries, and under `BIAS_TYPE == 1` or `== 2` by the others; unread at 0).
 """
 
 from __future__ import annotations
@@ -72,13 +73,17 @@ def read_when(variants: list[Kernel], name: str) -> str | None:
                 or any(o[0] == name for o in v.outputs) or any(name in expr for _, expr in v.derived):
             return None
         guards = _guards(v.body, name, ())
-        if guards == _UNCONDITIONAL:
-            return None
+        if guards == _UNCONDITIONAL:  # read wherever this entry runs: where its predicates hold
+            if not v.variant.predicates:
+                return None
+            guards = [()]
         terms += [_conj(list(v.variant.predicates) + list(g)) for g in guards]
         per_entry.append(sorted(set(guards)))
     if not terms:  # read by no entry (its rank and dtype still come from the source): leave it as it is
         return None
-    if all(g and g == per_entry[0] for g in per_entry):  # every entry reads it under the same conditions
+    if all(() in g for g in per_entry):  # read wherever any entry runs
+        return None
+    if all(g and () not in g and g == per_entry[0] for g in per_entry):  # every entry reads it under the same conditions
         terms = [_conj(g) for g in per_entry[0]]
     terms = list(dict.fromkeys(terms))
     return terms[0] if len(terms) == 1 else " or ".join(f"({t})" for t in terms)
