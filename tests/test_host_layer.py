@@ -862,6 +862,23 @@ def test_an_array_read_only_under_a_flag_accepts_any_argument_where_the_flag_is_
     args, grid = with_mask(on, FakeTensor((48, 48), "bf16", 0x7000_0000))
     params = dict((name, slots) for name, slots in rt.dry_run(rt.route(kobj, args, grid), host.lib)["params"])
     assert params["Mask"][0] == ["ptr", 0x7000_0000], params
+    # the routed launch twice (the second through the fast path of the checked layout, as TileGym calls it):
+    # the int8 placeholder passes both, and both launch the plan of the symbol
+    rt.set_backend("cutile-rs", strict=True)
+    previous = host.lib.cutile_dry_run(1)
+    try:
+        rt._FAST.__dict__.pop("calls", None)
+        args, grid = with_mask(off, placeholder)
+        plans = []
+        for _ in range(2):
+            rt.launch(None, grid, kobj, args)
+            plans.append(json.loads((host.lib.cutile_last_plan() or b"").decode()))
+        assert plans[0] == plans[1] and len(rt._FAST.calls) == 1, plans
+        assert dict((n, s) for n, s in plans[0]["params"])["Mask"][0] == ["ptr", 0], plans[0]
+    finally:
+        host.lib.cutile_dry_run(previous)
+        rt.set_backend("python")
+        rt.uninstall()
     # the symbol itself (descriptors built here): an empty int8 vector, then null, with the flag off and on
     for consts, accepted in ((off, True), (on, False)):
         c_args, _ = c_call(kernel, consts, "bf16", 0)
