@@ -584,3 +584,24 @@ def test_mma_of_one_generic_into_another_exports_only_the_pairs_cuda_tile_compil
     combos = res.manifest["element_combinations"]
     assert combos and all(e in MMA_ACC_DTYPES[e2] for e, e2, *_ in combos), combos
     assert ["f16", "f16", "f16"] in combos and not any(e == "bf16" for e, *_ in combos)
+
+
+@requires_toolchain
+def test_an_array_read_only_under_a_constant_flag_is_unused_where_the_flag_is_off(tmp_path):
+    """dtypes/flag_read_array.py (TileGym's attention variant: `Random_mask` read only `if USE_RANDOM_MASK`,
+    passed as an empty int8 vector otherwise): the manifest records the condition (`read_when`), the C symbol
+    tests it before it checks the descriptor, and the port is verified `equivalent` (the host-layer part of
+    verify, glue.unread_mismatches, launches the flag-off call with an int8 placeholder and a null descriptor
+    and refuses one of the wrong rank with the flag on). A mask loaded above the `if` keeps its checks (no
+    `read_when`)."""
+    from transpiler.pipeline import run, write_outputs
+    from transpiler.verify import run as verify_run
+    out = tmp_path / "out"
+    write_outputs(run([FIXTURES / "features" / "dtypes" / "flag_read_array.py"], out)[1])
+    kernels = {k["name"]: k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]}
+    conditional = {n: {p["name"]: p["read_when"] for p in k["params"] if p.get("read_when")} for n, k in kernels.items()}
+    assert conditional == {"masked_scale_rows": {"Mask": "USE_MASK"}, "mask_loaded_before_the_flag": {}}, conditional
+    ffi = (out / "src" / "flag_read_array" / "ffi.rs").read_text()
+    assert "abi::unread_arg(2)" in ffi and ffi.count("abi::unread_arg") == 1, ffi
+    verdicts = {v.kernel: v.verdict for v in verify_run.verify_output(out)}
+    assert verdicts == dict.fromkeys(kernels, "equivalent"), verdicts

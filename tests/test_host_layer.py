@@ -34,7 +34,8 @@ import pytest
 from conftest import CORPUS, requires_toolchain
 from test_abi import built_library, find_kernel, import_source, load_package
 from transpiler.verify.glue import (BASE_PTR, TORCH_NAMES, FakeTensor, array_dtype, c_call, dry_call, kernel_dtypes,
-                                    mismatches, python_call, reference, symbol_mismatches, wrapper_mismatches)
+                                    _dry_plan, mismatches, python_call, reference, symbol_mismatches, unread_mismatches,
+                                    wrapper_mismatches)
 from transpiler.verify.specs import predicates_hold
 
 try:
@@ -675,7 +676,7 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
 def small_host(tmp_path_factory):
     """A crate of feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
     arrays of two dtypes), dtypes/count_table.py (an integer array in integer arithmetic), dtypes/unused_array.py (arrays never
-    read), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
+    read), dtypes/flag_read_array.py (an array read only under a flag), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
     (decorator hints, plain and per target)."""
     from conftest import ROOT
     from transpiler.pipeline import run, write_outputs
@@ -685,6 +686,7 @@ def small_host(tmp_path_factory):
     features = ROOT / "tests" / "fixtures" / "features"
     for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
               features / "dtypes" / "count_table.py", features / "dtypes" / "unused_array.py",
+              features / "dtypes" / "flag_read_array.py",
               features / "dtypes" / "mixed_precision.py", features / "kernel_hints.py"):
         shutil.copy(f, src / f.name)
     out = base / "out"
@@ -815,6 +817,85 @@ def test_an_unused_array_accepts_any_argument(small_host, fake_torch):
     c_args[names.index("X")].contents.dtype = 3  # i32
     rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
     assert rc == 3 and plan is None and "X" in err, (rc, err)
+
+
+def test_an_array_read_only_under_a_flag_accepts_any_argument_where_the_flag_is_off(small_host, fake_torch):
+    """TileGym's attention variant: `Random_mask` is read only `if USE_RANDOM_MASK`, and passed as
+    `torch.empty(0, dtype=torch.int8)` without a mask. dtypes/flag_read_array.py's `Mask` (rank 2, sharing E with
+    `X` and `Out`): with USE_MASK off, the wrapper (routed and direct) and the C symbol take an empty int8 vector
+    (or None, a null descriptor) and launch the verified entry with a null rank-2 placeholder of E's dtype; with
+    USE_MASK on, the same placeholder is refused by both (rank, then dtype), and a real mask launches as before.
+    Mutants: the condition inverted (in the runtime or in ffi.rs) makes the off call refused or the on call taken."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, "masked_scale_rows")
+    assert next(p for p in kernel["params"] if p["name"] == "Mask")["read_when"] == "USE_MASK"
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel) \
+        + unread_mismatches(host.lib, kernel, rt, getattr(host.sources[op], "masked_scale_rows"))
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], "masked_scale_rows")
+    fn = getattr(getattr(host.pkg, op), "masked_scale_rows")
+    names = [p["name"] for p in kernel["params"]]
+    off = next(c for c in kernel["specializations"] if not c["USE_MASK"])
+    on = {**off, "USE_MASK": 1}
+    i = names.index("Mask")
+
+    def with_mask(consts, mask):
+        args, grid = _with_dtypes(kernel, consts, X="bf16", Out="bf16")
+        args = list(args)
+        args[i] = mask
+        return tuple(args), grid
+
+    placeholder = FakeTensor((0,), "i8", 0x7000_0000)
+    for mask in (placeholder, None):
+        args, grid = with_mask(off, mask)
+        for got in (rt.dry_run(rt.route(kobj, args, grid), host.lib),
+                    _dry_plan(host.lib, lambda: fn(*args, grid=grid))):
+            params = dict((name, slots) for name, slots in got["params"])
+            assert got["element_type"] == "bf16" and params["Mask"] == [["ptr", 0]] + [["i32", 0]] * 4, got
+    for mask in (placeholder, FakeTensor((4, 4), "i8", 0x7000_0000)):  # rank, then dtype
+        args, grid = with_mask(on, mask)
+        with pytest.raises((rt.ArgumentError, rt.ArgumentTypeError), match="Mask"):
+            rt.route(kobj, args, grid)
+        with pytest.raises((rt.ArgumentError, rt.ArgumentTypeError), match="Mask"):
+            fn(*args, grid=grid)
+    args, grid = with_mask(on, FakeTensor((48, 48), "bf16", 0x7000_0000))
+    params = dict((name, slots) for name, slots in rt.dry_run(rt.route(kobj, args, grid), host.lib)["params"])
+    assert params["Mask"][0] == ["ptr", 0x7000_0000], params
+    # the routed launch twice (the second through the fast path of the checked layout, as TileGym calls it):
+    # the int8 placeholder passes both, and both launch the plan of the symbol
+    rt.set_backend("cutile-rs", strict=True)
+    previous = host.lib.cutile_dry_run(1)
+    try:
+        rt._FAST.__dict__.pop("calls", None)
+        args, grid = with_mask(off, placeholder)
+        plans = []
+        for _ in range(2):
+            rt.launch(None, grid, kobj, args)
+            plans.append(json.loads((host.lib.cutile_last_plan() or b"").decode()))
+        assert plans[0] == plans[1] and len(rt._FAST.calls) == 1, plans
+        assert dict((n, s) for n, s in plans[0]["params"])["Mask"][0] == ["ptr", 0], plans[0]
+    finally:
+        host.lib.cutile_dry_run(previous)
+        rt.set_backend("python")
+        rt.uninstall()
+    # the symbol itself (descriptors built here): an empty int8 vector, then null, with the flag off and on
+    for consts, accepted in ((off, True), (on, False)):
+        c_args, _ = c_call(kernel, consts, "bf16", 0)
+        c_args[i].contents.ndim, c_args[i].contents.dtype, c_args[i].contents.shape[0] = 1, 7, 0  # 7: int8
+        rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+        assert (rc == 0) == accepted and (accepted or "Mask" in err), (consts, rc, err)
+        if accepted:
+            assert dict((n, s) for n, s in plan["params"])["Mask"] == [["ptr", 0]] + [["i32", 0]] * 4, plan
+        c_args[i] = None
+        rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+        assert (rc == 0) == accepted and (accepted or "Mask" in err), (consts, rc, err)
+    # a mask loaded above the flag keeps its checks
+    _, always = find_kernel(host.manifest, "mask_loaded_before_the_flag")
+    assert not any(p.get("read_when") for p in always["params"])
+    c_args, _ = c_call(always, off, "bf16", 0)
+    c_args[i].contents.ndim, c_args[i].contents.dtype = 1, 7
+    assert dry_call(host.lib, always["symbol"], c_args)[0] != 0
 
 
 def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:

@@ -188,6 +188,8 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
     from .passes.infer import STATIC_ASSERT
+    from .model.ir import is_generic
+    from .passes.read_when import read_when
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
     kr = KernelResult(k.name, display, k.pos.line, "translated", frontend=k.frontend)
     kr.diagnostics.extend(config.kernel_diagnostics(k, path))
@@ -224,6 +226,16 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                         for p in variants[0].params if p.kind == "array"}
         array_dtypes = {n: ds for n, ds in array_dtypes.items() if len(ds) > 1}
         params = [{**p, "dtypes": array_dtypes[p["name"]]} if p["name"] in array_dtypes else p for p in params]
+        # an array read only under a constant condition (passes/read_when.py): unused where it is false
+        conditional = {p["name"]: c for p in params if p["kind"] == "array" and p["name"] not in array_dtypes and k.frontend == "cutile-python"
+                       and (c := read_when(variants, p["name"])) is not None}
+        # (not where it alone, or only with other such arrays, says a dtype generic's type: an unread launch would
+        # leave the generic to the symbol's default, not the type verify compiled it with)
+        settled = {p["dtype"] for p in params if p["kind"] == "array" and p["name"] not in conditional}
+        conditional = {n: c for n, c in conditional.items()
+                       if not is_generic(next(p for p in params if p["name"] == n)["dtype"])
+                       or next(p for p in params if p["name"] == n)["dtype"] in settled}
+        params = [{**p, "read_when": conditional[p["name"]]} if p["name"] in conditional else p for p in params]
         kr.manifest = {
             "name": k.name, "line": k.pos.line, "params": params,
             "entries": [{"name": vw.name, "predicates": list(v.variant.predicates),

@@ -181,6 +181,11 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
     c_params, arg_checks = [], []
     predicate_names = {n for e in entries for pr in list(e["predicates"]) + list(e.get("derived", {}).values())
                        for n in re.findall(r"[A-Za-z_]\w*", pr)}
+    predicate_names |= {n for p in params if p.get("read_when") for n in re.findall(r"[A-Za-z_]\w*", p["read_when"])}
+    floats = frozenset(p["name"] for p in params if p["kind"] == "const" and p.get("const_type") == "float")
+    # an array read only under a constant condition (Param read_when): where it is false the entry never touches
+    # it, so the symbol takes any descriptor or null and passes an empty placeholder of the entry's type
+    unread: list[str] = []
     # the hidden constants that say whether an optional constexpr or scalar was given (not None; its own
     # argument's value is then unused): arguments after the kernel's own, in the order of those parameters
     value_flags = [next(f for f in params if f.get("given_of") == p["name"]) for p in params
@@ -204,6 +209,11 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
                 rank = f'abi::given_rank({n}, "{p["name"]}", &[{", ".join(map(str, p["ranks"]))}])?'
             if p.get("unused"):  # never read: any descriptor or null, passed as an empty f32 vector (Param.unused)
                 arg_checks.append(f"let {n} = abi::unused_arg({n});")
+            elif p.get("read_when"):  # read only where its condition holds: checked after the constants
+                cond = rust_const_expr(p["read_when"], names, "bool", floats)
+                # (a rank per entry: the selected entry gives its placeholder that rank, `placeholder_rank`)
+                unread.append(f"let {n} = if {cond} {{ {reader}({n}, \"{p['name']}\", {rank}, {access})? }} "
+                              f"else {{ abi::unread_arg({0 if p.get('ranks') else rank}) }};")
             else:
                 arg_checks.append(f'let {n} = {reader}({n}, "{p["name"]}", {rank}, {access})?;')
         elif p["kind"] == "scalar":
@@ -219,6 +229,7 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         else:
             c_params.append(f"{n}: i64")
             arg_checks.append(f'let {n} = abi::constant({n}, "{p["name"]}")?;')
+    arg_checks += unread  # (the constants they test are read above)
     e_arrays = [p for p in arrays if is_generic(p["dtype"])]
     generics = [g for g in GENERIC_DTYPES if any(p["dtype"] == g for p in arrays)]
     for p in arrays:
@@ -235,6 +246,10 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
         pairs = ", ".join(f'("{p["name"]}", &{rust_ident(p["name"])})' for p in arrays if p["dtype"] == g)
         allowed = ", ".join(f"abi::Dtype::{d.upper()}" for d in generic_domain(kernel, g))
         arg_checks.append(f"let {_element_var(g)} = abi::element_type(\"{g}\", &[{pairs}], &[{allowed}])?;")
+    for p in arrays:  # an unread array's placeholder takes the element type the entry has for it
+        if p.get("read_when"):
+            dtype = _element_var(p["dtype"]) if is_generic(p["dtype"]) else f"abi::Dtype::{p['dtype'].upper()}"
+            arg_checks.append(f"let {rust_ident(p['name'])} = abi::placeholder_of({rust_ident(p['name'])}, {dtype});")
     arg_checks.append("let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;")
     variants = len(entries) > 1
     erased = untyped_pointers(kernel)
@@ -277,7 +292,9 @@ def kernel_ffi_view(kernel: dict, symbol: str, source: str) -> dict:
             rank = " or ".join(map(str, p["ranks"])) + " (as the constants select)" if p.get("ranks") else p["rank"]
             dtype = " or ".join(p["dtypes"]) + " (as `__variant` selects)" if p.get("dtypes") else p["dtype"]
             doc_params.append(f"`{p['name']}`: tensor of {dtype}, rank {rank}"
-                              + (" or null (Python's None)" if p.get("given") else ""))
+                              + (" or null (Python's None)" if p.get("given") else "")
+                              + (f"; read only where `{p['read_when']}`: else any tensor descriptor, or null"
+                                 if p.get("read_when") else ""))
         elif p["kind"] == "scalar":
             doc_params.append(f"`{p['name']}`: {p['dtype']}" + (" (any value where None)" if p.get("given") else ""))
         else:
@@ -411,6 +428,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     scalars = {p["name"] for p in params if p["kind"] == "scalar"}
     checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
+    # an unread array whose rank depends on a constant: its placeholder at this entry's rank
+    checks += [f'let {rust_ident(n)} = abi::placeholder_rank({rust_ident(n)}, {r});' for n, r in ranks.items()
+               if next(p for p in params if p["name"] == n).get("read_when")]
     array_dtypes = entry.get("array_dtypes", {})  # an array whose dtype differs per entry: this entry's
     checks += [f'abi::expect_dtype(&{rust_ident(n)}, "{n}", abi::Dtype::{d.upper()})?;' for n, d in array_dtypes.items()
                if not next(p for p in params if p["name"] == n).get("unused")]
@@ -568,6 +588,7 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
                          f'{", output=True" if p["name"] in written else ""}{", flat=True" if p.get("flat") else ""}'
                          f'{", given=" + repr(p["given"]) if p.get("given") else ""}'
                          f'{", unused=True" if p.get("unused") else ""}'
+                         f'{", read_when=" + _python_condition(p["read_when"]) if p.get("read_when") else ""}'
                          f'{", domain=" + repr(tuple(generic_domain(kernel, p["dtype"]))) if p.get("domain") else ""})')
         elif p["kind"] == "scalar":
             specs.append(f'__cutile_rt__.Param("{p["name"]}", "scalar", dtype="{p["dtype"]}"'
@@ -607,6 +628,12 @@ def kernel_python_view(kernel: dict, symbol: str, function: str | None = None, s
            + (f"\n    descriptors={_descriptor_specs(kernel)!r}," if _descriptor_specs(kernel) else "")
            if kernel.get("frontend") == "triton" else ""),
     }
+
+
+def _python_condition(text: str) -> str:
+    """A constant condition (predicate text) as the wrapper's keyword lambda over the constants it reads."""
+    names = sorted({n.id for n in ast.walk(ast.parse(text.strip(), mode="eval")) if isinstance(n, ast.Name)})
+    return f"lambda {', '.join(names + ['**_'])}: bool({text})"
 
 
 def _descriptor_specs(kernel: dict) -> dict:

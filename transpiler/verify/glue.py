@@ -246,13 +246,34 @@ SLOT_VALUES = {"i32": lambda v: v & 0xFFFFFFFF, "i64": lambda v: v & (2**64 - 1)
                "f64": lambda v: struct.unpack("<Q", struct.pack("<d", v))[0], "bool": int}
 
 
-def passed_values(kernel: dict, args: list, ref: dict) -> tuple[dict, dict, dict]:
-    """The arrays (pointer, shape, strides), output tiles and scalars of a `c_call`, by their Rust names."""
+def unread_arrays(kernel: dict, consts: dict) -> set[str]:
+    """The arrays read only under a constant condition (manifest `read_when`) that `consts` make false: the
+    symbol and the wrapper take any argument for them and pass the entry a placeholder (`placeholder`)."""
+    out = set()
+    for p in kernel["params"]:
+        if p.get("read_when"):
+            try:
+                if not const_value(p["read_when"], consts):
+                    out.add(p["name"])
+            except Exception:  # noqa: BLE001 - a condition over constants the values lack: read
+                continue
+    return out
+
+
+def placeholder(rank: int) -> tuple:
+    """What the symbol passes for an unread array (abi::unread_arg): a null pointer, zero extents and strides."""
+    return (0, [0] * rank, [0] * rank)
+
+
+def passed_values(kernel: dict, args: list, ref: dict, unread: set[str] = frozenset()) -> tuple[dict, dict, dict]:
+    """The arrays (pointer, shape, strides), output tiles and scalars of a `c_call`, by their Rust names (an
+    array in `unread`: the symbol's placeholder at the rank the call passes)."""
     arrays, scalars = {}, {}
     for p, a in zip(kernel["params"], args):
         if p["kind"] == "array":
             d = a.contents
-            arrays[rust_ident(p["name"])] = (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
+            arrays[rust_ident(p["name"])] = placeholder(d.ndim) if p["name"] in unread else \
+                (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
         elif p["kind"] == "scalar":
             scalars[rust_ident(p["name"])] = (p["dtype"], SLOT_VALUES[p["dtype"]](a.value))
     return arrays, {rust_ident(n): t for n, t in ref["partitions"].items()}, scalars
@@ -286,7 +307,8 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
                     continue
                 problems += mismatches(label, got, ref, kernel["symbol"])
                 if kernel_rs is not None:
-                    want = entry_slots(kernel_rs, ref["entry"], *passed_values(kernel, args, ref))
+                    want = entry_slots(kernel_rs, ref["entry"],
+                                       *passed_values(kernel, args, ref, unread_arrays(kernel, consts)))
                     if got.get("params") != want:
                         problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
     return problems
@@ -370,7 +392,9 @@ def _wrapper_mismatches_at(rt, lib, kernel: dict, kobj, fn, kernel_rs: str, cons
             problems.append(f"{label} ({way}): launches element types no entry takes")
         return problems
     ref = reference(kernel, consts, dtype, grid, entry=entry)
-    arrays = {rust_ident(p["name"]): (a.data_ptr(), list(a.shape), list(a.stride()))
+    unread = unread_arrays(kernel, consts)
+    arrays = {rust_ident(p["name"]): placeholder(len(a.shape)) if p["name"] in unread else
+              (a.data_ptr(), list(a.shape), list(a.stride()))
               for p, a in zip(kernel["params"], args) if p["kind"] == "array"}
     scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](a))
                for p, a in zip(kernel["params"], args) if p["kind"] == "scalar"}
@@ -388,6 +412,60 @@ def _wrapper_mismatches_at(rt, lib, kernel: dict, kobj, fn, kernel_rs: str, cons
         problems += mismatches(f"{label} ({way})", got, ref, kernel["symbol"])
         if got.get("params") != want:
             problems.append(f"{label} ({way}): passes {got.get('params')}; the entry takes {want}")
+    return problems
+
+
+def unread_mismatches(lib, kernel: dict, rt=None, kobj=None) -> list[str]:
+    """Arrays read only under a constant condition (manifest `read_when`), at every specialization and the
+    first dtype: where the constants make it false, the symbol (and the wrapper's route of `kobj`, when given)
+    must launch the verified plan with an empty int8 vector or a null descriptor (the symbol) / None (the
+    wrapper) in its place, as cuTile Python does (TileGym's `torch.empty(0, dtype=torch.int8)`); where it is
+    true, a rank-1 int8 array of another rank than the kernel's must be refused, so the checks stay."""
+    problems = []
+    names = [p["name"] for p in kernel["params"]]
+    for consts in kernel["specializations"]:
+        dtype = kernel_dtypes(kernel)[0]
+        if not has_entry(kernel, consts, dtype):
+            continue
+        unread = unread_arrays(kernel, consts)
+        for p in [q for q in kernel["params"] if q.get("read_when")]:
+            label = f"{kernel['name']} {consts} {dtype}: `{p['name']}` (read only where `{p['read_when']}`)"
+            wrong_rank = 2 if p["rank"] == 1 else 1
+            entry = selected_entries(kernel, consts, dtype)[0]
+            _, grid = launch_shape(kernel, consts, dtype, entry)
+            ref = reference(kernel, consts, dtype, grid, entry=entry)
+            index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
+            for what in ("an empty int8 vector", "a null descriptor"):
+                args, _ = c_call(kernel, consts, dtype, index, entry)
+                i = names.index(p["name"])
+                if what == "a null descriptor":
+                    args[i] = None
+                else:
+                    d = args[i].contents
+                    d.ndim, d.dtype, d.shape[0], d.strides[0] = wrong_rank, 7, 0, 1  # 7: no dtype the ABI knows
+                rc, got, err = dry_call(lib, kernel["symbol"], args)
+                if p["name"] in unread and (rc != 0 or got is None):
+                    problems.append(f"{label}: the symbol refuses {what} where it is unread: {rc} ({err})")
+                elif p["name"] in unread:
+                    problems += mismatches(f"{label}, {what}", got, ref, kernel["symbol"])
+                elif rc == 0:
+                    problems.append(f"{label}: the symbol takes {what} where the entry reads it")
+            if rt is None or kobj is None:
+                continue
+            args, grid = python_call(kernel, consts, dtype, entry)
+            args = list(args)
+            args[names.index(p["name"])] = FakeTensor((0,) * wrong_rank, "i8", 0)
+            try:
+                got = rt.dry_run(rt.route(kobj, tuple(args), grid), lib)
+            except Exception as e:  # noqa: BLE001 - refused: right where the entry reads it
+                if p["name"] in unread:
+                    problems.append(f"{label}: the wrapper refuses an empty int8 array where it is unread: "
+                                    f"{type(e).__name__}: {e}")
+                continue
+            if p["name"] not in unread:
+                problems.append(f"{label}: the wrapper takes an int8 array of rank {wrong_rank} where the entry reads it")
+            else:
+                problems += mismatches(f"{label} (routed ct.launch)", got, ref, kernel["symbol"])
     return problems
 
 

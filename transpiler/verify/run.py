@@ -925,7 +925,7 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
     `ct.launch` arguments (verify/glue.py). A difference makes the kernel `different`, naming it."""
     import ctypes
     import shutil
-    from .glue import fake_torch, symbol_mismatches, wrapper_mismatches
+    from .glue import fake_torch, symbol_mismatches, unread_mismatches, wrapper_mismatches
     try:
         try:
             pkg = _generated_package(out)
@@ -952,6 +952,9 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
                     fn = getattr(getattr(pkg, m["op"], None), k["name"], None)
                     with fake_torch():
                         problems += wrapper_mismatches(rt, lib, k, kobj, fn, kernel_rs)
+                        problems += unread_mismatches(lib, k, rt, kobj)
+                else:
+                    problems += unread_mismatches(lib, k)
             except (LookupError, KeyError, ValueError, ArithmeticError, OSError, AttributeError) as e:
                 problems = [f"the host layer could not be checked: {type(e).__name__}: {e}"]
             if problems:

@@ -11,7 +11,7 @@ use crate::abi;
 /// `rms_norm_fwd_kernel` (../corpus/cutile/workloads/rms_norm.py:12), launched on `__stream` of `__device` with grid
 /// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
 ///
-/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E, rank 2; `w`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `residual_out`: tensor of E, rank 2; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_RESIDUAL`: constant (bool).
+/// Arguments in the kernel's parameter order: `x`: tensor of E, rank 2; `residual`: tensor of E, rank 2; read only where `HAS_RESIDUAL`: else any tensor descriptor, or null; `w`: tensor of E2, rank 1; `y`: tensor of E, rank 2; `residual_out`: tensor of E, rank 2; `rstd_out`: tensor of f32, rank 1; `eps`: f32; `BM`: constant (int); `BN`: constant (int); `HAS_RESIDUAL`: constant (bool).
 /// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
 ///
 /// # Safety
@@ -37,7 +37,6 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
 ) -> i32 {
     abi::guard(|| {
         let x = abi::tensor_arg(x, "x", 2, abi::Access { written: false, pointer: false })?;
-        let residual = abi::tensor_arg(residual, "residual", 2, abi::Access { written: false, pointer: false })?;
         let w = abi::tensor_arg(w, "w", 1, abi::Access { written: false, pointer: false })?;
         let y = abi::tensor_arg(y, "y", 2, abi::Access { written: true, pointer: false })?;
         let residual_out =
@@ -46,6 +45,11 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
         let BM = abi::constant(BM, "BM")?;
         let BN = abi::constant(BN, "BN")?;
         let HAS_RESIDUAL = abi::flag(HAS_RESIDUAL, "HAS_RESIDUAL")?;
+        let residual = if (HAS_RESIDUAL != 0) {
+            abi::tensor_arg(residual, "residual", 2, abi::Access { written: false, pointer: false })?
+        } else {
+            abi::unread_arg(2)
+        };
         abi::expect_dtype(&rstd_out, "rstd_out", abi::Dtype::F32)?;
         let __e = abi::element_type(
             "E",
@@ -53,6 +57,7 @@ pub unsafe extern "C" fn cutile_rms_norm_fwd_kernel(
             &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
         )?;
         let __e2 = abi::element_type("E2", &[("w", &w)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let residual = abi::placeholder_of(residual, __e);
         let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
         let __entry = 0;
         match __entry {
