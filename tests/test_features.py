@@ -600,7 +600,9 @@ def test_an_array_read_only_under_a_constant_flag_is_unused_where_the_flag_is_of
     write_outputs(run([FIXTURES / "features" / "dtypes" / "flag_read_array.py"], out)[1])
     kernels = {k["name"]: k for m in json.loads((out / "manifest.json").read_text())["modules"] for k in m["kernels"]}
     conditional = {n: {p["name"]: p["read_when"] for p in k["params"] if p.get("read_when")} for n, k in kernels.items()}
-    assert conditional == {"masked_scale_rows": {"Mask": "USE_MASK"}, "mask_loaded_before_the_flag": {}}, conditional
+    assert conditional == {"masked_scale_rows": {"Mask": "USE_MASK"}, "mask_loaded_before_the_flag": {},
+                           "mask_under_a_derived_flag": {}}, conditional
+    assert all(k.get("symbol") for k in kernels.values()), {n: k.get("symbol") for n, k in kernels.items()}
     ffi = (out / "src" / "flag_read_array" / "ffi.rs").read_text()
     assert "abi::unread_arg(2)" in ffi and ffi.count("abi::unread_arg") == 1, ffi
     verdicts = {v.kernel: v.verdict for v in verify_run.verify_output(out)}

@@ -229,6 +229,10 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         # an array read only under a constant condition (passes/read_when.py): unused where it is false
         conditional = {p["name"]: c for p in params if p["kind"] == "array" and p["name"] not in array_dtypes and k.frontend == "cutile-python"
                        and (c := read_when(variants, p["name"])) is not None}
+        # (only a condition over the kernel's own constants: one over a name the body derives, `STAGE_AND_2`, has no
+        # C-ABI form, and the kernel would lose its symbol, CT109)
+        constants = {p["name"] for p in params if p["kind"] == "const"} | {"and", "or", "not", "True", "False"}
+        conditional = {n: c for n, c in conditional.items() if set(re.findall(r"[A-Za-z_]\w*", c)) <= constants}
         # (not where it alone, or only with other such arrays, says a dtype generic's type: an unread launch would
         # leave the generic to the symbol's default, not the type verify compiled it with)
         settled = {p["dtype"] for p in params if p["kind"] == "array" and p["name"] not in conditional}
