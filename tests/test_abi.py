@@ -193,14 +193,17 @@ def call_codes(ports, kernel: dict, op: str):
     lib = rt.load_library()
     fn = getattr(lib, spec.symbol)
     fn.restype = ctypes.c_int32
-    arrays = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
+    every_array = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "array"]
     consts_at = [i for i, p in enumerate(kernel["params"]) if p["kind"] == "const"]
-    e_arrays = [i for i in arrays if kernel["params"][i]["dtype"] == "E"]
-    concrete = [i for i in arrays if not is_generic(kernel["params"][i]["dtype"])]
     checked = {o["array"] for e in kernel["entries"] for o in e["outputs"] if o["form"] == "checked"}
     results = []
 
     for consts in kernel["specializations"]:
+        # the arrays these constants read (one read only under a false `read_when` is passed as null, unchecked)
+        arrays = [i for i in every_array if not kernel["params"][i].get("read_when")
+                  or predicates_hold([kernel["params"][i]["read_when"]], consts)]
+        e_arrays = [i for i in arrays if kernel["params"][i]["dtype"] == "E"]
+        concrete = [i for i in arrays if not is_generic(kernel["params"][i]["dtype"])]
         args, grid, entry = valid_launch(spec, kernel, consts)
         fresh = lambda: rt.plan(spec, args, grid)  # noqa: E731
 

@@ -95,11 +95,27 @@ class Kernel:
             if self.combinations else {}
 
 
+def _unread(k: Kernel, args: dict) -> set[str]:
+    """Arrays read only under a constant condition (manifest `read_when`) that this call's constants make false:
+    the symbol takes any descriptor for them, null too. A condition that cannot be evaluated counts as true."""
+    consts = {p["name"]: args[p["name"]] for p in k.params if p["kind"] == "const"}
+    out = set()
+    for p in k.params:
+        if p["kind"] == "array" and p.get("read_when"):
+            try:
+                if not const_eval(p["read_when"], consts):
+                    out.add(p["name"])
+            except (ZeroDivisionError, NameError, SyntaxError, TypeError, ValueError):
+                pass
+    return out
+
+
 def expected_codes(k: Kernel, args: dict, descs: dict) -> set[int]:
     """The codes of the rules this call breaks (empty: a valid call, which must reach the device)."""
     bad: set[int] = set()
+    descs = {n: d for n, d in descs.items() if n not in _unread(k, args)}  # never checked: any descriptor or null
     for p in k.params:
-        if p["kind"] == "array":
+        if p["kind"] == "array" and p["name"] in descs:
             bad |= _descriptor_faults(k, p, descs.get(p["name"]))
         elif p["kind"] == "const":
             v = args[p["name"]]
