@@ -25,3 +25,16 @@ def assigned_names(stmts) -> set[str]:
         elif isinstance(s, For):
             out.add(s.var)
     return out
+
+
+def first_const_if(stmts, splits) -> If | None:
+    """The first constant `if` (outer before inner, in program order) for which `splits(node)` holds: where a
+    pass splits a kernel into a variant per arm."""
+    for s in stmts:
+        if isinstance(s, If) and s.const and splits(s):
+            return s
+        for block in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
+            found = first_const_if(block, splits)
+            if found is not None:
+                return found
+    return None

@@ -30,6 +30,7 @@ from dataclasses import replace
 from ..diagnostics import TranspileError
 from ..model.ir import FLOAT_DTYPES, ArrayTy, For, If, Kernel, Name, Op, TileTy, While, is_generic
 from .infer import _walk_exprs
+from ..model.walk import first_const_if
 from .predicates import decides
 
 # the refusal messages of an implicit cast into an array of a concrete dtype (ops/memory.py: a store, a scatter,
@@ -72,18 +73,10 @@ def dtype_split_point(typed: Kernel) -> If | None:
     array (`astype(q, bfloat16)` in one, the f32 tile in the other: the array was fixed to f32 before the
     branch was folded). cuTile Python folds the `if`, so each specialization takes the array at the dtypes its
     own arm's tiles convert to; a variant per arm lets `per_entry_groups` see that."""
-    def walk(stmts) -> If | None:
-        for s in stmts:
-            if isinstance(s, If) and s.const:
-                then, other = (write_sources(replace(typed, body=b)) for b in (s.body, s.orelse))
-                if any(None not in then[a] | other[a] and then[a] != other[a] for a in set(then) & set(other)):
-                    return s
-            for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
-                found = walk(c)
-                if found is not None:
-                    return found
-        return None
-    return walk(typed.body)
+    def splits(s: If) -> bool:
+        then, other = (write_sources(replace(typed, body=b)) for b in (s.body, s.orelse))
+        return any(None not in then[a] | other[a] and then[a] != other[a] for a in set(then) & set(other))
+    return first_const_if(typed.body, splits)
 
 
 def per_entry_groups(done: list[Kernel], dtypes: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:

@@ -19,6 +19,7 @@ from .infer import (STATIC_ASSERT, HoistNeeded, Infer, RestrictDtypes, RetypeArr
                     WidenCarried, classify_params, optional_value_flags)
 from .entry_dtypes import (choices, dtype_split_point, entry_suffix, is_cast_refusal, per_entry_groups, refusing_arm,
                            with_choice)
+from ..model.walk import first_const_if
 from .predicates import decides
 from .ranks import rank_split, settle_ranks, varying_arrays
 
@@ -105,18 +106,9 @@ def order_split_point(kernel: Kernel) -> If | None:
     from ..emit.lower import _ordered_arrays
     whole = _ordered_arrays(kernel.body, set(), True)
 
-    def walk(stmts) -> If | None:
-        for s in stmts:
-            if isinstance(s, If) and s.const:
-                if any(_ordered_arrays(_replace_if(kernel.body, s, take), set(), True) != whole
-                       for take in (True, False)):
-                    return s
-            for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():
-                found = walk(c)
-                if found is not None:
-                    return found
-        return None
-    return walk(kernel.body) if whole else None
+    return first_const_if(kernel.body, lambda s: any(
+        _ordered_arrays(_replace_if(kernel.body, s, take), set(), True) != whole for take in (True, False))) \
+        if whole else None
 
 
 def _is_i64_cast(e) -> bool:
