@@ -1901,3 +1901,26 @@ def test_a_loaded_scalar_of_the_arrays_element_type_is_negated_as_a_tile(tmp_pat
     rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
     assert re.search(r"let \w+: Tile<E, \{ \[\] \}> = negf\(loss\);", rust), rust
     assert "scalar_to_tile(loss)" not in rust
+
+
+def test_a_pointer_cast_to_another_element_type_in_each_arm_is_refused_not_a_crash(tmp_path):
+    """A raw address cast to fp8 in one arm of a runtime `if` and to bf16 in the other (a serving engine's pinned
+    embedding table): the two bindings read different tensors, which a ported pointer cannot; a diagnostic naming
+    both, where sorting the two loaded bases was an internal error (CT900: `_Addr` has no order)."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(table_ptr, y_ptr, is_fp8, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if is_fp8:
+            table_ptr = table_ptr.to(tl.int64).to(tl.pointer_type(tl.float8e4nv))
+        else:
+            table_ptr = table_ptr.to(tl.int64).to(tl.pointer_type(tl.bfloat16))
+        x = tl.load(table_ptr + offs, mask=offs < n).to(tl.float32)
+        tl.store(y_ptr + offs, x, mask=offs < n)
+    """))
+    fr = parse_file(path, "k.py")
+    assert not fr.kernels and not fr.diagnostics
+    ((name, _, d),) = fr.failures
+    assert (name, d.code) == ("k", "CT100") and "depending on the path" in d.message
+    assert "as_f8e4m3fn" in d.message and "as_bf16" in d.message

@@ -150,6 +150,28 @@ def decode_source(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _parsed_sibling(target: Path):
+    """(source, LibCST module, CPython tree) of a package module another file imports from, or None when it
+    cannot be read or parsed. Files of one package import the same modules (its utils, its config): a worker
+    parses each once per run instead of once per importing file (a cold run over a serving engine's package
+    spent most of its time re-parsing the same large modules). Keyed by the file's size and modification
+    time, so an edit between runs is seen; the trees are immutable, so sharing them is safe."""
+    try:
+        st = target.stat()
+    except OSError:
+        return None
+    return _parse_cached(str(target), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=96)
+def _parse_cached(target: str, _mtime_ns: int, _size: int):
+    try:
+        source = read_source(target)
+        return source, cst.parse_module(source), ast.parse(source)
+    except Exception:  # noqa: BLE001 - an unreadable or unparsable sibling
+        return None
+
+
 def read_source(path: str | Path) -> str:
     """The text of a Python source file, decoded as CPython decodes it (see `decode_source`).
     Raises OSError when the file cannot be read, SourceDecodeError (a ValueError) when it cannot be decoded."""
@@ -311,6 +333,52 @@ _TRITON_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)
 _CUTILE_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+cuda\.tile\b|from[ \t]+cuda\.tile\b|from[ \t]+cuda[ \t]+import[ \t]+tile\b)", re.M)
 
 
+_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod"})
+
+
+def _may_define_kernels(tree: ast.Module, path: Path) -> bool:
+    """False when no decorator in the file can name `cuda.tile.kernel`: each one's root name is a builtin
+    decorator or is bound only by imports of modules outside cuda and outside the file's package
+    (`@dataclass`, `@torch.compile`, `@functools.cache`). Such a file has no kernel to convert, no misplaced
+    one to report, so LibCST's parse and the import resolution (most of a cold run over a large package,
+    whose files are mostly host code) are skipped. Any other root (an alias of cuda.tile, a name from a
+    sibling module, an assignment) keeps the file on the full path: the check never loses a kernel."""
+    from .modules import module_file, package_root
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in node.decorator_list:
+                e = d.func if isinstance(d, ast.Call) else d
+                while isinstance(e, ast.Attribute):
+                    e = e.value
+                if not isinstance(e, ast.Name):
+                    return True
+                roots.add(e.id)
+    if not roots:
+        return False
+    top = package_root(path)[1].split(".")[0]
+    plain: dict[str, bool] = {}  # name -> bound only by imports of outside modules
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                outside = not node.level and mod.split(".")[0] not in ("cuda", top) \
+                    and module_file(path, 0, mod) is None
+            for a in node.names:
+                if isinstance(node, ast.Import):
+                    outside = a.name.split(".")[0] not in ("cuda", top)
+                local = a.asname or a.name.split(".")[0]
+                plain[local] = plain.get(local, True) and outside
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
+                or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg)):
+            name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else node.name
+            plain[name] = False
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                plain[name] = False
+    return any(not (plain.get(r, r in _PLAIN_DECORATORS)) for r in roots)
+
+
 def _uses_triton(source: str) -> bool:
     """A module that imports triton is read by the Triton frontend (kernels are `@triton.jit` functions)."""
     return "triton" in source and _TRITON_IMPORT.search(source) is not None
@@ -326,6 +394,8 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     diag, tree = _precheck(source, display)
     if diag is not None:
         return FileResult(display, [], [], [diag])
+    if converter is None and path is not None and tree is not None and not _may_define_kernels(tree, path):
+        return FileResult(display, [], [], [])
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
@@ -343,6 +413,8 @@ def _parse_source(source: str, display: str, rules: RuleTable, depth_limit: int,
     conv.scan_module(module)
     if path is not None:
         conv.resolve_imports(module, path, display, loaded)
+        if converter is None:  # cuTile Python's kernels (Triton's frontend reads `@triton.jit` its own way)
+            conv.adopt_imported_kernel_decorators()
     kernels, failures, also = [], [], {}
     for name, fn in info.kernels.items():
         try:
@@ -465,6 +537,21 @@ class _Converter:
                 else:
                     self.info.helpers[stmt.name.value] = stmt
 
+    def adopt_imported_kernel_decorators(self) -> None:
+        """Top-level functions decorated with an alias of cuda.tile.kernel that a sibling module defines
+        (`from .aliases import kern`; `@kern`) are kernels: the top-level scan ran before the imports were
+        resolved and took them for helpers. Kernels stay in source order."""
+        late = [fn for fn in self.info.helpers.values() if any(fn is t for t in self.top_statements)
+                and self._is_kernel(fn)]
+        if not late:
+            return
+        for fn in late:
+            del self.info.helpers[fn.name.value]
+            self.info.kernels[fn.name.value] = fn
+        order = sorted(self.info.kernels.items(), key=lambda kv: self._source_order(kv[1]))
+        self.info.kernels.clear()
+        self.info.kernels.update(order)
+
     def scan_module(self, module: cst.Module) -> None:
         self._scan_top_level(module)
         top = {id(stmt) for stmt in self.top_statements}
@@ -585,12 +672,10 @@ class _Converter:
         if len(loaded) > 64:
             return None
         loaded[target] = None  # an import cycle resolves to nothing
-        try:
-            source = read_source(target)
-            module = cst.parse_module(source)
-            tree = ast.parse(source)
-        except Exception:  # noqa: BLE001 - an unreadable sibling only leaves its names unresolved
+        parsed = _parsed_sibling(target)
+        if parsed is None:  # an unreadable sibling only leaves its names unresolved
             return None
+        source, module, tree = parsed
         import os
         shown = os.path.normpath(os.path.join(os.path.dirname(display),
                                               os.path.relpath(target, path.resolve().parent)))

@@ -1432,7 +1432,8 @@ class _TritonConverter(_Converter):
                 if a is not None:
                     self.ptr_alias[name] = a
                 continue
-            tensors = sorted({self.ptr_vars[m][0] for m in (a or name, b or name) if m in self.ptr_vars})
+            # a base is a parameter's name or a loaded address (_Addr): sorted by its text
+            tensors = sorted({str(self.ptr_vars[m][0]) for m in (a or name, b or name) if m in self.ptr_vars})
             self.ptr_poisoned[name] = " or ".join(f"`{t}`" for t in tensors)
         self.pending = pre
         return self._flush([If(cond, body, orelse, pos)])
