@@ -173,6 +173,16 @@ def _refuse(e: Op, what: str, why: str):
     return fail(e.rule, f"a {what} with the combining operator `{e.attr('combine')}` {why}", e.pos)
 
 
+def _literal(e: Op, attr: str, keyword: str) -> Lit:
+    """A flag of the call, which must be a literal True / False here (never read as False where it is not)."""
+    v = e.attr(attr)
+    if v is None:
+        return Lit(False, e.pos)
+    if not (isinstance(v, Lit) and isinstance(v.value, bool)):
+        raise fail(e.rule, f"`{keyword}=` must be True or False", e.pos)
+    return v
+
+
 def _operand(infer: Infer, e: Op) -> Expr:
     x = infer.expr(e.args[0])
     if not isinstance(x.ty, TileTy):
@@ -197,7 +207,7 @@ def tl_reduce(infer: Infer, e: Op) -> Expr:
     operand's type (unlike tl.sum)."""
     x = _operand(infer, e)
     op, dt, pos = e.attr("combine"), x.ty.dtype, e.pos
-    kd = e.attr("keepdims") or Lit(False, pos)
+    kd = _literal(e, "keepdims", "keep_dims")
     axis = e.args[1]
 
     def named(name: str, v: Expr) -> Expr:
@@ -241,8 +251,7 @@ def tl_scan(infer: Infer, e: Op) -> Expr:
     x = _operand(infer, e)
     op, dt, pos = e.attr("combine"), x.ty.dtype, e.pos
     axis = _axis(e, x)
-    rev = e.attr("reverse")
-    rev = Lit(bool(isinstance(rev, Lit) and rev.value), pos)
+    rev = _literal(e, "reverse", "reverse")
 
     def cumsum(v: Expr) -> Expr:
         return infer.expr(Op("cumsum", (v, Lit(axis, pos)), pos, (("reverse", rev),), e.rule))
