@@ -820,8 +820,9 @@ def cases() -> list[dict]:
                         [inp("x", [256], "float32", "randn"), inp("y", [256], "float32", "poison")],
                         ["x", "y", "W"], [4], ["y"], "", {"W": 100}, {"USE_STATE": use_state, "BLOCK": 64}))
     # reductions and scans with a combining function (frontend/combine.py): rows all / any nonzero (row 0 all
-    # nonzero, row 1 all zero, rows 2 and 3 mixed; float32: the port reads a loaded array compared with 0 as floats), products and the largest element, integer | ^ & and a reversed
-    # or-scan of values sharing their high bits, running any / all / sum
+    # nonzero, row 1 all zero, rows 2 and 3 mixed; float32: the port reads a loaded array compared with 0 as
+    # floats), products and the largest element, integer | ^ & and a reversed or-scan of values sharing their high
+    # bits, running any / all / sum
     flags = [1] * 16 + [0] * 16 + [0, 2] * 8 + [3] * 15 + [0]
     for invert in (False, True):
         out.append(case("combine_fns", "row_flags_kernel", f"invert_{int(invert)}",

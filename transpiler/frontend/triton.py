@@ -2103,8 +2103,9 @@ class _TritonConverter(_Converter):
         scan = name in ("associative_scan", "cumprod")
         rule = self.rules.lookup(f"{TL}.{'associative_scan' if scan else 'reduce'}")
         self.rules_used.add(rule.id)
-        params = {"reduce": ("input", "axis", "combine_fn", "keep_dims"), "reduce_or": ("input", "axis", "keep_dims"),
-                  "xor_sum": ("input", "axis", "keep_dims"), "associative_scan": ("input", "axis", "combine_fn", "reverse"),
+        params = {"reduce": ("input", "axis", "combine_fn", "keep_dims"),
+                  "reduce_or": ("input", "axis", "keep_dims"), "xor_sum": ("input", "axis", "keep_dims"),
+                  "associative_scan": ("input", "axis", "combine_fn", "reverse"),
                   "cumprod": ("input", "axis", "reverse")}[name]
         given = ([cst.Arg(node.func.value)] if is_method else []) + list(node.args)
         bound: dict[str, cst.BaseExpression] = {}
@@ -2144,8 +2145,9 @@ class _TritonConverter(_Converter):
     def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
         """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
         key = self.dotted(fn) if isinstance(fn, (cst.Name, cst.Attribute)) else None
-        local = fn.value if isinstance(fn, cst.Name) else (f"{fn.value.value}.{fn.attr.value}"
-                                                            if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name) else None)
+        local = fn.value if isinstance(fn, cst.Name) else None
+        if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name):  # `utils.reduce_all`
+            local = f"{fn.value.value}.{fn.attr.value}"
         found = self.info.kernels.get(local) if local else None
         home = self
         if found is None and local in self.info.helpers:
