@@ -220,6 +220,9 @@ def tl_reduce(infer: Infer, e: Op) -> Expr:
         if op == "xor":  # the count's parity
             r = infer.expr(Op("bitand", (Op("typed", (r,), pos), Lit(1, pos)), pos, rule=e.rule))
         return infer.expr(Op("cmp", (Op("typed", (r,), pos), Lit(0, pos)), pos, (("pred", "!="),), e.rule))
+    if op in ("land", "lor") and is_generic(dt):
+        raise _refuse(e, "reduction of an array's elements", "takes int1 tiles (Triton's logical and / or): convert "
+                      "them first (`x.to(tl.int1)` or `x != 0`)")
     if op in ("land", "lor"):
         raise _refuse(e, f"reduction of a {dt} tile", "gives int1 values (Triton's logical and / or), not the "
                       "operand's type; Triton refuses it as well")
