@@ -1080,3 +1080,15 @@ def test_a_sum_of_narrow_integers_accumulates_in_32_bits(tmp_path):
         tl.store(y_ptr + offs, tl.where(found, x, 0.0), mask=offs < n)
     """)
     assert re.search(r"Tile<u32, \{ \[BLOCK\] \}> = exti\(", rust) and "reduce_sum(" in rust and "> 0u32" in rust
+
+
+def test_full_takes_tritons_value_keyword(tmp_path):
+    """`tl.full(shape, value=1.0, dtype=...)`: Triton's keyword names (FlagGems' prod and all write `value=`)."""
+    result, _ = run([_write(tmp_path, "k.py", """
+    @triton.jit
+    def k(y_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(y_ptr + offs, tl.full((N,), value=2.0, dtype=tl.float32) + tl.full((N,), 1, tl.float32))
+    """)], None)
+    (k,) = result.kernels
+    assert k.status == "translated", [d.text() for d in k.diagnostics]

@@ -71,3 +71,11 @@ def test_a_refused_name_says_why_and_a_method_form_is_its_function(tmp_path):
     (failure,) = [d for _, _, d in fr.failures]
     assert failure.code == "CT101" and T.REFUSED[f"{T.TL}.extra.libdevice.erfinv"] in failure.message
     assert [k.name for k in fr.kernels] == ["method_form"]
+
+
+def test_reductions_with_a_combining_function_are_ruled_not_refused():
+    """tl.reduce / tl.associative_scan and Triton's own forms of them have rules (TTR-REDUCE, TTR-SCAN): the passes
+    port the combining function's operator or refuse it with the reason (tests/test_combine_fns.py)."""
+    ruled = _ruled()
+    for n in ("reduce", "associative_scan", "reduce_or", "xor_sum", "cumprod"):
+        assert {f"{T.TL}.{n}", f"method:{n}"} <= ruled and f"{T.TL}.{n}" not in T.REFUSED, n

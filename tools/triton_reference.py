@@ -48,7 +48,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
-                                                     "constexpr_locals", "arm_forwarders", "scalar_neg")
+                                                     "constexpr_locals", "arm_forwarders", "scalar_neg",
+                                                     "combine_fns")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -818,6 +819,30 @@ def cases() -> list[dict]:
         out.append(case("flag_conditions", "window_start_kernel", f"state_{int(use_state)}",
                         [inp("x", [256], "float32", "randn"), inp("y", [256], "float32", "poison")],
                         ["x", "y", "W"], [4], ["y"], "", {"W": 100}, {"USE_STATE": use_state, "BLOCK": 64}))
+    # reductions and scans with a combining function (frontend/combine.py): rows all / any nonzero (row 0 all
+    # nonzero, row 1 all zero, rows 2 and 3 mixed; float32: the port reads a loaded array compared with 0 as
+    # floats), products and the largest element, integer | ^ & and a reversed or-scan of values sharing their high
+    # bits, running any / all / sum
+    flags = [1] * 16 + [0] * 16 + [0, 2] * 8 + [3] * 15 + [0]
+    for invert in (False, True):
+        out.append(case("combine_fns", "row_flags_kernel", f"invert_{int(invert)}",
+                        [inp("x", [4, 16], "float32", "given", values=flags), inp("all", [4], "int32", "poison"),
+                         inp("any", [4], "int32", "poison")], ["x", "all", "any"], [1], ["all", "any"], "", {},
+                        {"INVERT": invert, "N": 16}))
+    out.append(case("combine_fns", "products_kernel", "n8",
+                    [inp("x", [4, 8], "float32", "uniform", lo=0.5, hi=1.5), inp("col", [8], "float32", "poison"),
+                     inp("all", [1], "float32", "poison"), inp("big", [1], "float32", "poison")],
+                    ["x", "col", "all", "big"], [1], ["col", "all", "big"], "", {}, {"N": 8}))
+    bits = [0x7F0 | (v * 37 % 16) for v in range(32)]
+    out.append(case("combine_fns", "int_bits_kernel", "n16",
+                    [inp("x", [32], "int32", "given", values=bits)] + [inp(o, [1], "int32", "poison")
+                                                                       for o in ("or", "xor", "and")]
+                    + [inp("scan", [2, 16], "int32", "poison")],
+                    ["x", "or", "xor", "and", "scan"], [1], ["or", "xor", "and", "scan"], "", {}, {"N": 16}))
+    out.append(case("combine_fns", "running_flags_kernel", "n16",
+                    [inp("x", [16], "float32", "given", values=[1, 2, 0, 3, 1, 0, 0, 5, 1, 1, 0, 2, 9, 1, 0, 4])]
+                    + [inp(o, [16], "int32", "poison") for o in ("seen", "clean")] + [inp("sums", [16], "float32", "poison")],
+                    ["x", "seen", "clean", "sums"], [1], ["seen", "clean", "sums"], "", {}, {"N": 16}))
     # the int32 minimum as a literal (the sign bit of a float's bits)
     out.append(case("int_min", "sign_bits_kernel", "n64",
                     [inp("x", [64], "float32", "randn"), inp("y", [64], "int32", "poison"),
@@ -1329,6 +1354,23 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if not s["USE_STATE"]:
             return {"y": x["x"] * 2}
         return {"y": np.where(late, x["x"] * 2, x["x"] + 1)}
+    if k == "combine_fns.row_flags_kernel":
+        nz = a["x"] != 0
+        return {"all": nz.all(axis=1).astype(np.int64),
+                "any": (nz.all(axis=1) if s["INVERT"] else nz.any(axis=1)).astype(np.int64)}
+    if k == "combine_fns.products_kernel":
+        return {"col": x["x"].prod(axis=0), "all": x["x"].prod().reshape(1), "big": x["x"].max().reshape(1)}
+    if k == "combine_fns.int_bits_kernel":
+        v = a["x"].astype(np.int64)
+        head = v[:16]
+        rows = v.reshape(2, 16)
+        scan = np.bitwise_or.accumulate(rows[:, ::-1], axis=1)[:, ::-1]
+        return {"or": np.bitwise_or.reduce(head).reshape(1), "xor": np.bitwise_xor.reduce(head).reshape(1),
+                "and": np.bitwise_and.reduce(head).reshape(1), "scan": scan}
+    if k == "combine_fns.running_flags_kernel":
+        nz = a["x"] != 0
+        return {"seen": np.logical_or.accumulate(nz).astype(np.int64),
+                "clean": np.logical_and.accumulate(nz).astype(np.int64), "sums": np.cumsum(x["x"])}
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}

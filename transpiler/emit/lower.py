@@ -654,6 +654,11 @@ class Lowerer:
             return {"python": x.id, "rust": n, "type": "const i32 generic"}
         return {"python": x.id, "rust": n, "type": rust_type(x.ty)}
 
+    def combine_closure(self, combine: str) -> str:
+        """The closure of a reduce or scan: `|a, b| a | b` (its parameters fresh names: no kernel name is shadowed)."""
+        lhs, rhs = self.tmp(), self.tmp()
+        return f"|{lhs}, {rhs}| {lhs} {'^' if combine == 'xor' else '|'} {rhs}"
+
     def zero(self, ty: TileTy) -> str:
         dt = ty.dtype
         lit = {"f32": "0.0f32", "f64": "0.0f64", "bool": "false"}.get(dt)
@@ -1258,6 +1263,30 @@ class Lowerer:
             self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
                       f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
             self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = scan_sum({t}, 0i32, {rev}, {zero});")
+            return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
+        if o == "reduce_closure":
+            # cuTile Rust 0.5.0's closure reduce: a rank-1 tile into a scalar, typed by rustc as its operand
+            # (`-> Tile<E, S>`), so the scalar is reshaped to rank 0 for rustc (the same type in Tile IR)
+            x, src = self.value(a[0]), a[0].ty
+            t = self.tmp()
+            self.emit(f"let {t}: Tile<{src.dtype}, {{ [{dim_list(src.shape)}] }}> = "
+                      f"reduce({x}, 0i32, {self.zero(TileTy(src.dtype))}, {self.combine_closure(e.attr('combine'))});")
+            return self.scalar_result(e, f"reshape({t}, shape![])")
+        if o == "scan_closure":
+            rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
+            axis, x, zero = e.attr("axis"), self.value(a[0]), self.zero(TileTy(e.ty.dtype))
+            closure = self.combine_closure(e.attr("combine"))
+            if axis == 0:
+                return f"scan({x}, 0i32, {rev}, {zero}, {closure})"
+            # every scan of cuTile Rust 0.5.0 runs along dim 0 (as for cumsum below)
+            shape = tuple(e.ty.shape)
+            perm = (axis,) + tuple(i for i in range(len(shape)) if i != axis)
+            inverse = tuple(perm.index(i) for i in range(len(shape)))
+            moved = tuple(shape[i] for i in perm)
+            t, u = self.tmp(), self.tmp()
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
+                      f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
+            self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = scan({t}, 0i32, {rev}, {zero}, {closure});")
             return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
         if o == "item":
             return self.scalar_result(e, f"reshape({self.value(a[0])}, shape![])")

@@ -29,6 +29,7 @@ from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Pa
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from . import ptx
+from .combine import combine_operator
 from .module_config import UNDECIDED
 from .module_strings import call_value
 from .platform import NO_FACT, platform_value
@@ -1761,6 +1762,9 @@ class _TritonConverter(_Converter):
                        "host (triton.tools.tensor_descriptor.TensorDescriptor) is not supported in this form: a host "
                        "descriptor is read through `.load([o0, ...])` / `.store([o0, ...], v)` with the offsets "
                        "written as a list", pos)
+        combining = _COMBINING.get(d or "") or (_COMBINING.get(f"method:{func.attr.value}") if is_method else None)
+        if combining is not None and ((d or "").startswith(f"{TL}.") or is_method):
+            return self._combining(combining, node, is_method, pos)
         if d == f"{TL}.softmax" or (is_method and func.attr.value == "softmax"):
             return self._softmax(node, is_method, pos)
         if d == f"{TL}.inline_asm_elementwise":
@@ -2091,6 +2095,71 @@ class _TritonConverter(_Converter):
         arg = f"{TL}.arg{source[-3:]}"
         tie = [cst.Arg(tie_left, keyword=cst.Name("tie_break_left"))] if tie_left is not None else []
         return TupleExpr((value, self._reduction(arg, fixed + tie, pos)), pos)
+
+    def _combining(self, name: str, node: cst.Call, is_method: bool, pos: Pos):
+        """`tl.reduce(x, axis, combine_fn, keep_dims)` / `tl.associative_scan(x, axis, combine_fn, reverse)` and
+        the forms with Triton's own combining function (tl.reduce_or, tl.xor_sum, tl.cumprod; method forms too):
+        a `tl_reduce` / `tl_scan` of the operator the function computes (frontend/combine.py); the passes pick
+        the cuTile Rust op whose identity is exact for it, or refuse."""
+        scan = name in ("associative_scan", "cumprod")
+        rule = self.rules.lookup(f"{TL}.{'associative_scan' if scan else 'reduce'}")
+        self.rules_used.add(rule.id)
+        params = {"reduce": ("input", "axis", "combine_fn", "keep_dims"),
+                  "reduce_or": ("input", "axis", "keep_dims"), "xor_sum": ("input", "axis", "keep_dims"),
+                  "associative_scan": ("input", "axis", "combine_fn", "reverse"),
+                  "cumprod": ("input", "axis", "reverse")}[name]
+        given = ([cst.Arg(node.func.value)] if is_method else []) + list(node.args)
+        bound: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(given):
+            key = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+            if a.star or key not in params or key in bound:
+                raise fail(rule.id, f"cannot match the arguments of `{name}` (it takes {', '.join(params)})",
+                           self.pos(a))
+            bound[key] = a.value
+        if "input" not in bound:
+            raise fail(rule.id, f"`{name}` takes a tile", pos)
+        fn = bound.get("combine_fn")
+        if isinstance(fn, cst.IfExp):
+            # `combine_fn=(f if FLAG else g)`: the call with f if FLAG else the call with g (a constexpr choice)
+            arm = lambda f: node.with_changes(args=[a.with_changes(value=f) if a.value is fn else a  # noqa: E731
+                                                    for a in node.args])
+            return self.expr(cst.IfExp(test=fn.test, body=arm(fn.body), orelse=arm(fn.orelse)))
+        if isinstance(bound["input"], cst.Tuple):
+            raise fail(rule.id, f"`{name}` of a tuple of tiles (a multi-operand {'scan' if scan else 'reduction'}) "
+                       "is not ported: cuTile Rust 0.5's reduce and scan take one tile", pos)
+        if name in ("reduce", "associative_scan"):
+            if fn is None:
+                raise fail(rule.id, f"`{name}` takes a combining function (`combine_fn`)", pos)
+            operator = self._combine_operator(fn, rule.id, pos)
+        else:
+            operator = {"reduce_or": "or", "xor_sum": "xor", "cumprod": "mul"}[name]
+        x = self.expr(bound["input"])
+        axis = bound.get("axis")
+        if scan:
+            axis_e = self.expr(axis) if axis is not None else Lit(0, pos)  # associative_scan's axis is required
+            rev = self.expr(bound["reverse"]) if "reverse" in bound else Lit(False, pos)
+            return Op("tl_scan", (x, axis_e), pos, (("combine", operator), ("reverse", rev)), rule.id)
+        axis_e = None if axis is None or (isinstance(axis, cst.Name) and axis.value == "None") else self.expr(axis)
+        kd = self.expr(bound["keep_dims"]) if "keep_dims" in bound else Lit(False, pos)
+        return Op("tl_reduce", (x, axis_e), pos, (("combine", operator), ("keepdims", kd)), rule.id)
+
+    def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
+        """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
+        key = self.dotted(fn) if isinstance(fn, (cst.Name, cst.Attribute)) else None
+        local = fn.value if isinstance(fn, cst.Name) else None
+        if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name):  # `utils.reduce_all`
+            local = f"{fn.value.value}.{fn.attr.value}"
+        found = self.info.kernels.get(local) if local else None
+        home = self
+        if found is None and local in self.info.helpers:
+            found, home = self.info.helpers[local], self.info.helper_home.get(local) or self
+        if found is None:
+            raise fail(code, f"the combining function `{key or cst.Module([]).code_for_node(fn)}` is not a @triton.jit "
+                       "function of this module or one it imports, so its operator is not known", pos)
+        try:
+            return combine_operator(found, home.dotted)
+        except ValueError as why:
+            raise fail(code, f"the combining function `{found.name.value}` is not ported: {why}", pos) from None
 
     def _arange(self, node: cst.Call, pos: Pos):
         start = _arg(node, 0, "start")
@@ -2572,6 +2641,9 @@ def _surface() -> tuple[frozenset[str], dict[str, str]]:
 
 
 METHOD_FORMS, REFUSED = _surface()
+# Triton's reductions and scans with a combining function (frontend/combine.py), by name and method name
+_COMBINING = {f"{TL}.{n}": n for n in ("reduce", "associative_scan", "reduce_or", "xor_sum", "cumprod")} | \
+    {f"method:{n}": n for n in ("reduce", "associative_scan", "reduce_or", "xor_sum", "cumprod")}
 MATH_HOMES = (f"{TL}.", f"{TL}.math.", f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
 LIBDEVICE_HOMES = (f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
 # libdevice's round-to-nearest arithmetic (TTR-LIBDEVICE-RN) and the model op each is; `tl.div_rn`, `tl.math.div_rn`

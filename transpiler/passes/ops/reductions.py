@@ -159,3 +159,139 @@ def cumsum(infer: Infer, e: Op) -> Op:
 def argmax(infer: Infer, e: Op):
     raise fail("CT107", "ct.argmax/argmin lower to a two-operand reduce in cuTile Python; cuTile Rust 0.5 "
                "has no such reduce, so no port with the same Tile IR exists", e.pos)
+
+
+# ------------------------------------------------------------------------ reductions and scans with an operator
+
+_NAMED_REDUCE = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max", "min": "reduce_min"}
+# an int1 tile's and / or / xor as a reduction of its i32 widening (0 or 1): min, max, sum's parity
+_BOOL_REDUCE = {"and": "reduce_min", "land": "reduce_min", "min": "reduce_min", "or": "reduce_max",
+                "lor": "reduce_max", "max": "reduce_max", "xor": "reduce_sum"}
+
+
+def _refuse(e: Op, what: str, why: str):
+    return fail(e.rule, f"a {what} with the combining operator `{e.attr('combine')}` {why}", e.pos)
+
+
+def _literal(e: Op, attr: str, keyword: str) -> Lit:
+    """A flag of the call, which must be a literal True / False here (never read as False where it is not)."""
+    v = e.attr(attr)
+    if v is None:
+        return Lit(False, e.pos)
+    if not (isinstance(v, Lit) and isinstance(v.value, bool)):
+        raise fail(e.rule, f"`{keyword}=` must be True or False", e.pos)
+    return v
+
+
+def _operand(infer: Infer, e: Op) -> Expr:
+    x = infer.expr(e.args[0])
+    if not isinstance(x.ty, TileTy):
+        raise fail(e.rule, "a reduction or scan takes a tile", e.pos)
+    if is_generic(x.ty.dtype) and e.attr("combine") in ("and", "or", "xor"):
+        infer.demand_int(x)  # a bitwise operator: the array holds integers
+        x = infer.expr(e.args[0])
+    return x
+
+
+def _widened(x: Expr, pos) -> Op:
+    """An int1 tile as i32 (0 or 1)."""
+    return Op("astype", (Op("typed", (x,), pos), Op("dtype", (), pos, (("dtype", "i32"),))), pos, rule="TTR-CAST")
+
+
+@handler("tl_reduce")
+def tl_reduce(infer: Infer, e: Op) -> Expr:
+    """`tl.reduce(x, axis, f)` of f's operator (frontend/combine.py), with an identity exact for it: the named
+    reductions (their identities are cuTile Rust's own per type), an int1 tile's logic as a reduction of its
+    0/1 widening, and `|` / `^` of integers as cuTile Rust's closure reduce, whose identity (0, whatever it is
+    given) is theirs; `&` of integers is `~(~x | ...)`. No narrow-integer widening: Triton's combine keeps the
+    operand's type (unlike tl.sum)."""
+    x = _operand(infer, e)
+    op, dt, pos = e.attr("combine"), x.ty.dtype, e.pos
+    kd = _literal(e, "keepdims", "keep_dims")
+    axis = e.args[1]
+
+    def named(name: str, v: Expr) -> Expr:
+        return infer.expr(Op(name, (v, axis), pos, (("keepdims", kd),), e.rule))
+    if dt == "bool":
+        if op not in _BOOL_REDUCE:
+            raise _refuse(e, "reduction of an int1 tile", "is not ported (Triton computes it in int1, whose + and * "
+                          "the port has no exact form for)")
+        r = named(_BOOL_REDUCE[op], _widened(x, pos))
+        if op == "xor":  # the count's parity
+            r = infer.expr(Op("bitand", (Op("typed", (r,), pos), Lit(1, pos)), pos, rule=e.rule))
+        return infer.expr(Op("cmp", (Op("typed", (r,), pos), Lit(0, pos)), pos, (("pred", "!="),), e.rule))
+    if op in ("land", "lor") and is_generic(dt):
+        raise _refuse(e, "reduction of an array's elements", "takes int1 tiles (Triton's logical and / or): convert "
+                      "them first (`x.to(tl.int1)` or `x != 0`)")
+    if op in ("land", "lor"):
+        raise _refuse(e, f"reduction of a {dt} tile", "gives int1 values (Triton's logical and / or), not the "
+                      "operand's type; Triton refuses it as well")
+    if op in _NAMED_REDUCE:
+        return named(_NAMED_REDUCE[op], Op("typed", (x,), pos))
+    if is_float(dt):
+        raise _refuse(e, f"reduction of a {dt} tile", "needs integer or int1 operands")
+    rank = len(x.ty.shape)
+    if rank != 1 or not (axis is None or (isinstance(axis, Lit) and axis.value in (0, -1))):
+        raise _refuse(e, f"reduction of a rank-{rank} tile along an axis", "is ported for rank-1 tiles only: cuTile "
+                      "Rust 0.5.0's closure reduce (the only one with | and ^) reduces dim 0 into a scalar whatever "
+                      "its dim")
+    inner = Op("invert", (Op("typed", (x,), pos),), pos, rule=e.rule) if op == "and" else Op("typed", (x,), pos)
+    inner = infer.expr(inner)
+    r = Op("reduce_closure", (inner,), pos, (("combine", "xor" if op == "xor" else "or"),), e.rule, TileTy(dt, ()))
+    if op == "and":
+        r = infer.expr(Op("invert", (Op("typed", (r,), pos),), pos, rule=e.rule))
+    if isinstance(kd, Lit) and kd.value is True:
+        return Op("reshape", (r,), pos, rule=e.rule, ty=TileTy(dt, ("1",)))
+    return r
+
+
+@handler("tl_scan")
+def tl_scan(infer: Infer, e: Op) -> Expr:
+    """`tl.associative_scan(x, axis, f, reverse)` of f's operator. cuTile Rust 0.5.0's scan writes identity 0
+    whatever it is given (compile_scan_op), so only operators whose identity 0 is are ported: + (scan_sum), `|`
+    and `^` of integers (the closure scan; `&` as `~(~x | ...)`), and an int1 tile's logic as a running count of
+    its 0/1 widening. `*` (tl.cumprod), max and min have other identities and are refused."""
+    x = _operand(infer, e)
+    op, dt, pos = e.attr("combine"), x.ty.dtype, e.pos
+    axis = _axis(e, x)
+    rev = _literal(e, "reverse", "reverse")
+
+    def cumsum(v: Expr) -> Expr:
+        return infer.expr(Op("cumsum", (v, Lit(axis, pos)), pos, (("reverse", rev),), e.rule))
+    if dt == "bool" and op in _BOOL_REDUCE:
+        if op in ("or", "lor", "max"):  # true from the first true element on: a running count above 0
+            return infer.expr(Op("cmp", (Op("typed", (cumsum(_widened(x, pos)),), pos), Lit(0, pos)), pos,
+                                 (("pred", "!="),), e.rule))
+        if op == "xor":  # the running count's parity
+            count = Op("typed", (cumsum(_widened(x, pos)),), pos)
+            return infer.expr(Op("cmp", (Op("bitand", (count, Lit(1, pos)), pos, rule=e.rule), Lit(0, pos)), pos,
+                                 (("pred", "!="),), e.rule))
+        # and: true until the first false element, a running count of the false ones equal to 0
+        falses = Op("where", (Op("typed", (x,), pos), Lit(0, pos), Lit(1, pos)), pos, rule=e.rule)
+        return infer.expr(Op("cmp", (Op("typed", (cumsum(falses),), pos), Lit(0, pos)), pos, (("pred", "=="),),
+                             e.rule))
+    if op == "add" and dt != "bool":
+        return cumsum(Op("typed", (x,), pos))
+    if op in ("mul", "max", "min"):
+        identity = {"mul": "1", "max": "the type's least value (-inf for floats)",
+                    "min": "the type's greatest value (+inf for floats)"}[op]
+        raise _refuse(e, "scan", f"is not ported: its identity is {identity}, and cuTile Rust 0.5.0's scan writes "
+                      "identity 0 whatever identity it is given (cutile-compiler compile_scan_op), which would seed "
+                      "the scan wrongly")
+    if dt == "bool" or is_float(dt) or op in ("land", "lor"):
+        raise _refuse(e, f"scan of a {dt} tile", "is not ported (int1 scans take and / or / xor / max / min; "
+                      "integer scans take + | ^ &; float scans take +)")
+    inner = Op("invert", (Op("typed", (x,), pos),), pos, rule=e.rule) if op == "and" else Op("typed", (x,), pos)
+    inner = infer.expr(inner)
+    r = Op("scan_closure", (inner,), pos, (("combine", "xor" if op == "xor" else "or"), ("axis", axis),
+                                           ("reverse", rev.value)), e.rule, x.ty)
+    if op == "and":
+        return infer.expr(Op("invert", (Op("typed", (r,), pos),), pos, rule=e.rule))
+    return r
+
+
+@handler("reduce_closure", "scan_closure")
+def closure(infer: Infer, e: Op) -> Op:
+    """A closure reduce or scan made by tl_reduce / tl_scan, typed again (its operand's type, rank 0 reduced)."""
+    x = infer.expr(e.args[0])
+    return replace(e, args=(x,), ty=TileTy(x.ty.dtype, () if e.op == "reduce_closure" else x.ty.shape))
