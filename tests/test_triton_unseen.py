@@ -1924,3 +1924,28 @@ def test_a_pointer_cast_to_another_element_type_in_each_arm_is_refused_not_a_cra
     ((name, _, d),) = fr.failures
     assert (name, d.code) == ("k", "CT100") and "depending on the path" in d.message
     assert "as_f8e4m3fn" in d.message and "as_bf16" in d.message
+
+
+def test_a_scan_reversed_by_a_constexpr_flag_scans_each_way(tmp_path):
+    """`tl.cumsum(x, 0, reverse=REV)` with REV a constexpr: one entry per value, each scanning its own way (the
+    flag was read as False whatever its value: every REV=True launch scanned forward); a run-time flag is refused."""
+    kr = _translated_copy(tmp_path, "", HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, REV: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, tl.cumsum(x, 0, reverse=REV), mask=offs < n)
+    """))
+    text = str(kr.manifest)
+    assert text.count("reverse::Reverse") >= 1 and text.count("reverse::Forward") >= 1, kr.manifest.keys()
+    path = tmp_path / "r.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, n, rev, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, tl.cumsum(x, 0, reverse=rev), mask=offs < n)
+    """))
+    (k,) = parse_file(path, "r.py").kernels
+    kr = kernel_result(k, path, "r.py")
+    assert kr.status == "unsupported" and "`reverse=` of a scan" in kr.diagnostics[0].message

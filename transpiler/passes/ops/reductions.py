@@ -151,7 +151,12 @@ def cumsum(infer: Infer, e: Op) -> Op:
         e = replace(e, args=(e.args[0], Lit(0, e.pos)) + tuple(e.args[2:]))
     axis = _axis(e, x)
     rev = e.attr("reverse")
-    return Op("cumsum", (x,), e.pos, (("axis", axis), ("reverse", bool(isinstance(rev, Lit) and rev.value))),
+    if isinstance(rev, Name) and rev.id in infer.consts:
+        rev = infer.flag_value(rev)  # a constexpr flag: each variant scans its own way
+    if rev is not None and not (isinstance(rev, Lit) and isinstance(rev.value, (bool, int))):
+        # never read as False where it is not (a run-time flag would pick the direction per launch)
+        raise fail(e.rule or "CT101", "`reverse=` of a scan must be True, False or a constant flag", e.pos)
+    return Op("cumsum", (x,), e.pos, (("axis", axis), ("reverse", bool(rev is not None and rev.value))),
               e.rule, x.ty)
 
 
