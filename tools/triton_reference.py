@@ -49,7 +49,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
-                                                     "combine_fns")
+                                                     "combine_fns", "arm_rebinds")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -843,6 +843,17 @@ def cases() -> list[dict]:
                     [inp("x", [16], "float32", "given", values=[1, 2, 0, 3, 1, 0, 0, 5, 1, 1, 0, 2, 9, 1, 0, 4])]
                     + [inp(o, [16], "int32", "poison") for o in ("seen", "clean")] + [inp("sums", [16], "float32", "poison")],
                     ["x", "seen", "clean", "sums"], [1], ["seen", "clean", "sums"], "", {}, {"N": 16}))
+    # a name both arms of a constexpr `if` rebind to int8 (each arm its variant); a loop-carried guarded maximum
+    for alt in (False, True):
+        out.append(case("arm_rebinds", "round_to_int8_kernel", f"alt_{int(alt)}",
+                        [inp("x", [64], "float32", "randn", scale=3.0), inp("xq", [64], "int8", "poison")],
+                        ["x", "xq", "n"], [1], ["xq"], "", {"n": 64}, {"BLOCK": 64, "ALT_ROUND": alt}))
+    # (no NaN in the table: the case table is compared as data, and NaN equals nothing)
+    for name, vals in (("mixed", [1.0, float("inf"), 3.0, float("inf"), -2.0, 2.5, 0.5, -1.0]),
+                       ("all_guarded", [float("inf")] * 8)):
+        out.append(case("arm_rebinds", "lse_max_kernel", name,
+                        [inp("lse", [8], "float32", "given", values=vals), inp("out", [1], "float32", "poison")],
+                        ["lse", "out"], [1], ["out"], "", {}, {"N": 8}))
     # the int32 minimum as a literal (the sign bit of a float's bits)
     out.append(case("int_min", "sign_bits_kernel", "n64",
                     [inp("x", [64], "float32", "randn"), inp("y", [64], "int32", "poison"),
@@ -1371,6 +1382,15 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         nz = a["x"] != 0
         return {"seen": np.logical_or.accumulate(nz).astype(np.int64),
                 "clean": np.logical_and.accumulate(nz).astype(np.int64), "sums": np.cumsum(x["x"])}
+    if k == "arm_rebinds.round_to_int8_kernel":  # float32 math; the int8 conversion truncates toward zero
+        v = x["x"].astype(np.float32) * np.float32(2.0)
+        v = np.floor(v + np.float32(0.5)) if s["ALT_ROUND"] else v * np.float32(0.5)
+        return {"xq": np.trunc(v).astype(np.int64)}
+    if k == "arm_rebinds.lse_max_kernel":
+        v = a["lse"].astype(np.float32)
+        v = np.where(np.isnan(v) | (v == np.inf), -np.inf, v)
+        m = v.max()
+        return {"out": np.array([0.0 if m == -np.inf else m], dtype=np.float32)}
     if k == "int_min.sign_bits_kernel":
         bits = a["x"].astype(np.float32).view(np.int32) & np.int32(-2**31)
         return {"y": bits.astype(np.int64), "z": bits[:1].astype(np.int64)}

@@ -30,6 +30,9 @@ CMP = {"<": "LessThan", "<=": "LessThanOrEqual", ">": "GreaterThan", ">=": "Grea
        "==": "Equal", "!=": "NotEqual"}
 
 
+_RANK0_UNWRAP = re.compile(r"tile_to_scalar\((\w+)\)")  # a rank-0 tile read as a scalar
+
+
 @dataclass
 class EntryView:
     name: str
@@ -835,6 +838,9 @@ class Lowerer:
         x = self.value(e)
         if not e.ty.is_scalar or (e.ty.dtype in GENERIC and not isinstance(e, Lit)):
             return x
+        unwrapped = _RANK0_UNWRAP.fullmatch(x)
+        if unwrapped:  # a rank-0 tile unwrapped into a scalar (scalar_result): the tile itself (the round trip
+            return unwrapped.group(1)  # scalar_to_tile(tile_to_scalar(t)) leaves the scalar's type to infer)
         if e.ty.dtype in GENERIC:  # a converted literal: an E scalar
             t = self.tmp()
             self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = scalar_to_tile({x});")

@@ -1126,6 +1126,11 @@ class Infer:
             # the start, as after a runtime `if` (a constant parameter rebound there is a new local)
             consts = {p.name for p in self.k.params if p.kind == "const"}
             self._check_widened({n: t for n, t in before.items() if n not in consts}, env_then)
+            if any(n in before and env_then[n] != before[n] for n in names):
+                # both arms rebind a name with another type than it had (`x_q = round(x_q).to(tl.int8)` in each
+                # arm of `if IS_HIP`): an arm's new declaration does not outlive it, so a use after the `if`
+                # would read the old value; cuTile Python folds the `if`: each arm is its variant
+                raise self.split_needed(s)
         if const and not same:
             # an offset widened in an arm: int64 throughout, no split. A parameter cast in an arm
             # (`if LONG: n = n.to(tl.int64)`) cannot be int64 from the start: that arm is its own variant
