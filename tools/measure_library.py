@@ -45,6 +45,9 @@ def download(name: str, version: str, dest: Path) -> Path:
     return root
 
 
+_MODE_FLAGS = {"verify": "", "compile": " --compile-only", "translate": " --no-verify"}
+
+
 def git_commit() -> str:
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "transpiler", "rules",
@@ -52,9 +55,11 @@ def git_commit() -> str:
     return rev.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
-def run_tool(srcs: list[Path], out: Path, verify: bool) -> tuple[dict, float, list[str]]:
+def run_tool(srcs: list[Path], out: Path, mode: str) -> tuple[dict, float, list[str]]:
+    """mode: verify (compile and check Tile IR), compile (the crate's compile check only: a library of hundreds of
+    Triton kernels, where Tile IR compilation of every entry takes hours on 2 cores), translate (neither)."""
     cmd = [sys.executable, "-m", "transpiler.cli", *map(str, srcs), "-o", str(out), "--format", "json", "-q"]
-    cmd += ["--verify"] if verify else ["--no-compile-check"]
+    cmd += {"verify": ["--verify"], "compile": [], "translate": ["--no-compile-check"]}[mode]
     t0 = time.monotonic()
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     seconds = time.monotonic() - t0
@@ -79,7 +84,8 @@ def _compiles(k: dict) -> bool:
 
 
 def render(name: str, version: str, subpaths: list[str], doc: dict, seconds: float, command: str,
-           verify: bool, root: Path, commit: str | None = None) -> str:
+           mode: str, root: Path, commit: str | None = None) -> str:
+    verify = mode == "verify"
     commit = commit or git_commit()
     kernels = sorted(doc.get("kernels", []), key=lambda k: (k["source"], k["line"], k["name"]))
     n = len(kernels) or 1
@@ -94,7 +100,7 @@ def render(name: str, version: str, subpaths: list[str], doc: dict, seconds: flo
              f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"- tool commit: {commit}",
              f"- command: `python3 tools/measure_library.py {name} {version} {' '.join(subpaths)}"
-             f"{'' if verify else ' --no-verify'}`",
+             f"{_MODE_FLAGS[mode]}`",
              f"- which ran: `{command}`",
              f"- time of the run: {seconds:.0f} s", ""]
     if doc.get("error"):
@@ -102,7 +108,9 @@ def render(name: str, version: str, subpaths: list[str], doc: dict, seconds: flo
     lines += ["## Summary", "", f"- kernels found: {len(kernels)}",
               f"- translated: {pct(sum(1 for k in kernels if k['status'] == 'translated'))}",
               f"- translated and compiling: {pct(compiling)}"
-              + ("" if verify else " (compilation not checked: run without --no-verify)")]
+              + (" (compilation not checked: run without --no-verify)" if mode == "translate" else "")]
+    if mode == "compile":
+        lines += ["- Tile IR: not checked (`--compile-only`: the crate's compile check, no verification)"]
     if verify:
         lines += [f"- Tile IR equivalent (cuTile Python kernels) or compiled to Tile IR (Triton kernels): "
                   f"{pct(verdicts['equivalent'] + verdicts['compiled'])}",
@@ -132,6 +140,7 @@ def main(argv=None) -> int:
     ap.add_argument("version")
     ap.add_argument("subpaths", nargs="*", help="folders or files under the unpacked root (default: the import name)")
     ap.add_argument("--no-verify", action="store_true", help="translate only (no crate build, no Tile IR check)")
+    ap.add_argument("--compile-only", action="store_true", help="translate and compile the crate (no Tile IR check)")
     ap.add_argument("--results", type=Path, help="the Markdown file (default: results/coverage_<name>.md)")
     ap.add_argument("--keep", type=Path, help="unpack and write the crate here instead of a temporary folder")
     a = ap.parse_args(argv)
@@ -141,12 +150,13 @@ def main(argv=None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         root = download(a.name, a.version, work)
         commit = git_commit()  # the code the run imports: read before it starts
-        doc, seconds, cmd = run_tool([root / s for s in subpaths], work / "out", not a.no_verify)
+        mode = "translate" if a.no_verify else "compile" if a.compile_only else "verify"
+        doc, seconds, cmd = run_tool([root / s for s in subpaths], work / "out", mode)
         if git_commit() != commit:  # a commit during the run: the figures are of the code at its start
             commit += f" (HEAD moved to {git_commit()} during the run: files the tool read after its start may be newer)"
         shown = " ".join(shlex.quote(c) for c in ["cutile-transpile", *cmd[3:]])
         text = render(a.name, a.version, subpaths, doc, seconds, shown.replace(str(work), "$TMP"),
-                      not a.no_verify, root, commit)
+                      mode, root, commit)
     dest = a.results or REPO / "results" / f"coverage_{a.name.replace('-', '_')}.md"
     dest.write_text(text)
     print(text.split("## Kernels")[0])
