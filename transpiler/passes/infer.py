@@ -654,7 +654,7 @@ class Infer:
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
     _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
                   "mod": ("%", "MOD"), "cdiv": (None, "CDIV"), "truncdiv": ("//", "DIV"), "truncmod": ("%", "MOD"),
-                  "bitand": ("&", "AND"), "bitor": ("|", "OR"), "bitxor": ("^", "XOR")}
+                  "bitand": ("&", "AND"), "bitor": ("|", "OR"), "bitxor": ("^", "XOR"), "const_pow": ("**", "POW")}
 
     def const_int_expr(self, e: Expr, depth: int = 0) -> tuple[str, str] | None:
         """(Python expression, generic name) of integer arithmetic on int constants and literals, which
@@ -836,6 +836,12 @@ class Infer:
                                                                        or self._is_flag_expr(s.value)):
                 # substituted at every use, like cuTile Python does (a flag expression such as
                 # `check_bounds = not ALIGNED` stays a compile-time constant)
+                self.literals[s.targets[0]] = s.value
+                return []
+            if self.k.frontend == "triton" and len(s.targets) == 1 and s.targets[0] in self.once \
+                    and (self._dtype_number_op(s.value) or self._is_dtype_test(s.value)):
+                # `bits: tl.constexpr = x.dtype.primitive_bitwidth`, `is_half = x.dtype.is_fp16()`: Triton's
+                # compile-time values, substituted at their uses (decided per entry there)
                 self.literals[s.targets[0]] = s.value
                 return []
             value = s.value
@@ -1348,8 +1354,29 @@ class Infer:
         """The value of a condition on dtypes (`x.dtype == ct.float32`, `not`, `and`, `or` of such) in this
         entry; None when `e` is not one. The element type E equals a dtype only in an entry of that dtype
         alone (Variant.dtypes): elsewhere SplitOnDtype makes one."""
+        if isinstance(e, Name) and e.id in self.literals:  # `is_half = x.dtype.is_fp16()`, bound once
+            return self.dtype_cond_value(self.literals[e.id])
+        if isinstance(e, Op) and e.op == "dtype_in":  # `x.dtype.is_floating()` (Triton: rules/triton_dtypes.toml)
+            return self.per_entry(self.dtype_query_subject(e), lambda d: d in e.attr("dtypes"))
+        if isinstance(e, Op) and e.op == "cmp" and e.attr("pred") in ("==", "!=") \
+                and any(isinstance(a, Lit) and a.value in (0, False) for a in e.args) \
+                and any(isinstance(a, Name) and a.id in self.literals for a in e.args):
+            # `if is_half:` of `is_half = x.dtype.is_fp16()` (the frontend tests a name's truth as `!= 0`)
+            v = self.dtype_cond_value(next(a for a in e.args if isinstance(a, Name)))
+            if v is not None:
+                return v if e.attr("pred") == "!=" else not v
+        if isinstance(e, Op) and e.op == "cmp" and any(self._dtype_number_op(self.literal_of(a)) for a in e.args):
+            # `x.dtype.primitive_bitwidth == 16`: a number of the dtype compared with a constant
+            a, b = (self.dtype_number(x) for x in e.args)
+            if a is None or b is None:
+                return None
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.attr("pred")]
         if isinstance(e, Op) and e.op == "not":
             v = self.dtype_cond_value(e.args[0])
+            return None if v is None else not v
+        if isinstance(e, Op) and e.op == "bitxor" and any(isinstance(a, Lit) and a.value is True for a in e.args):
+            # Triton's `not c` of a condition: `c ^ True`
+            v = self.dtype_cond_value(next(a for a in e.args if not (isinstance(a, Lit) and a.value is True)))
             return None if v is None else not v
         if isinstance(e, Op) and e.op in ("and", "or", "bitand", "bitor"):  # Triton's frontend: `or` is `|`
             a, b = (self.dtype_cond_value(x) for x in e.args)
@@ -1374,6 +1401,86 @@ class Infer:
             else:
                 raise SplitOnDtype(t)
         return same if e.attr("pred") == "==" else not same
+
+    def per_entry(self, dt: str, of):
+        """`of(dt)` in this entry: for a generic, the value every element type the entry's E may take gives,
+        else one entry per element type (SplitOnDtype on the first whose value differs from another's)."""
+        if not is_generic(dt):
+            return of(dt)
+        unify_generics("E", dt)  # the entries' dtypes (Variant.dtypes) are E's
+        allowed = self.k.variant.dtypes
+        values = {d: of(d) for d in allowed}
+        if not allowed:
+            raise fail("CT108", "a query of an element type whose dtypes this entry does not list", self.k.pos)
+        if len(set(values.values())) == 1:
+            return values[allowed[0]]
+        raise SplitOnDtype(allowed[0])
+
+    def dtype_query_subject(self, e: Op) -> str:
+        """The dtype a Triton dtype query (`dtype_in`, `dtype_attr`) asks about; refused where its subject is not
+        a dtype."""
+        dt = self.dtype_value(e.args[0])
+        if dt is None:
+            what = e.attr("query") and f"`.{e.attr('query')}()`" or f"`.{e.attr('attr')}`"
+            raise fail(e.rule, f"{what} of a value that is not a dtype (`x.dtype`, `p.dtype.element_ty`, a dtype "
+                       "constexpr or a name bound to one)", e.pos)
+        return dt
+
+    def dtype_attr_value(self, e: Op) -> int:
+        """`x.dtype.primitive_bitwidth` (and Triton's other integer attributes of a dtype) in this entry."""
+        from ..rules import triton_dtype_queries
+        table = triton_dtype_queries().widths[e.attr("attr")]
+
+        def of(d: str):
+            if d not in table:
+                raise fail(e.rule, f"`{e.attr('attr')}` of {d}: Triton's {d} has no such attribute", e.pos)
+            return table[d]
+        return self.per_entry(self.dtype_query_subject(e), of)
+
+    @staticmethod
+    def _is_dtype_test(e: Expr) -> bool:
+        """A Triton dtype predicate (`x.dtype.is_fp16()`), or `not` / `and` / `or` of such."""
+        if isinstance(e, Op) and e.op == "dtype_in":
+            return True
+        return isinstance(e, Op) and e.op in ("not", "and", "or", "bitand", "bitor") \
+            and all(Infer._is_dtype_test(a) for a in e.args)
+
+    @staticmethod
+    def _dtype_number_op(e: Expr) -> bool:
+        """An integer expression over a dtype attribute or a `**` (Triton's constexpr arithmetic, folded here)."""
+        return isinstance(e, Op) and (e.op in ("dtype_attr", "const_pow") or (e.op in Infer._NUMBER_OPS or e.op == "neg")
+                                      and any(Infer._dtype_number_op(a) for a in e.args))
+
+    # Python's int arithmetic on compile-time numbers (Triton's constexpr operators), for dtype_number
+    _NUMBER_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+                   "floordiv": lambda a, b: a // b, "truncdiv": lambda a, b: a // b, "shl": lambda a, b: a << b,
+                   "shr": lambda a, b: a >> b, "bitand": lambda a, b: a & b, "bitor": lambda a, b: a | b,
+                   "const_pow": lambda a, b: a ** b}
+
+    def dtype_number(self, e: Expr, depth: int = 0) -> int | None:
+        """The Python int a compile-time integer expression over literals and dtype attributes has in this
+        entry (`2 ** (x.dtype.primitive_bitwidth - 1) - 1`); None where it reads anything else."""
+        if depth > 32:
+            return None
+        if isinstance(e, Lit) and type(e.value) is int:
+            return e.value
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.dtype_number(self.literals[e.id], depth + 1)
+        if isinstance(e, Op) and e.op == "dtype_attr":
+            return self.dtype_attr_value(e)
+        if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:
+            a = self.dtype_number(e.args[0], depth + 1)
+            return None if a is None else -a
+        if isinstance(e, Op) and e.op in self._NUMBER_OPS and len(e.args) == 2:
+            a, b = (self.dtype_number(x, depth + 1) for x in e.args)
+            if a is None or b is None or (e.op == "const_pow" and not 0 <= b <= 128) \
+                    or (e.op in ("floordiv", "truncdiv") and b == 0) or (e.op in ("shl", "shr") and not 0 <= b <= 128):
+                return None
+            if e.op == "truncdiv":  # Triton's `//` of constexprs is Python's, but the model's is C's: same sign only
+                if (a < 0) != (b < 0):
+                    return None
+            return self._NUMBER_OPS[e.op](a, b)
+        return None
 
     def flag_value(self, flag: Name) -> Lit:
         """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""
@@ -1599,6 +1706,10 @@ class Infer:
             items = tuple(self.expr(i) for i in e.items)
             return replace(e, items=items)
         if isinstance(e, Op):
+            if self.k.frontend == "triton" and self._dtype_number_op(e):
+                n = self.dtype_number(e)  # `2 ** (x.dtype.primitive_bitwidth - 1) - 1`: a Python int per entry
+                if n is not None:
+                    return self.expr(Lit(n, e.pos))
             derived = self.derived_name(e)
             if derived is not None:  # arithmetic on constants: folded, like cuTile Python does
                 return Name(derived, e.pos, TileTy("i32"))
