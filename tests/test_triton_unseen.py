@@ -1901,3 +1901,107 @@ def test_a_loaded_scalar_of_the_arrays_element_type_is_negated_as_a_tile(tmp_pat
     rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
     assert re.search(r"let \w+: Tile<E, \{ \[\] \}> = negf\(loss\);", rust), rust
     assert "scalar_to_tile(loss)" not in rust
+
+
+# -------------------------------------------------------------------------------------- dtype queries
+
+def _fixture_kernel(name: str, fixture: str = "dtype_predicates.py", text: str | None = None, tmp_path=None):
+    """KernelResult of kernel `name` of tests/fixtures/triton_unseen/`fixture` (or of `text`, written to tmp_path)."""
+    path = FIXTURES / fixture
+    if text is not None:
+        path = tmp_path / "k.py"
+        path.write_text(HEAD + textwrap.dedent(text))
+    fr = parse_file(path, path.name)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = [k for k in fr.kernels if k.name == name]
+    return kernel_result(k, path, path.name)
+
+
+def _entry_bodies(kr) -> dict[str, str]:
+    return {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+
+
+def test_dtype_predicates_are_decided_per_entry():
+    """tests/fixtures/triton_unseen/dtype_predicates.py `widen_by_dtype_kernel`: `x.dtype.is_fp16() or
+    x.dtype.is_bf16()`, `tl.constexpr(x.dtype.is_fp32())`, `x.dtype is tl.bfloat16`, `bits == 16` of
+    `x.dtype.primitive_bitwidth` and `not elem.is_fp8()` are Triton compile-time values: one entry per element
+    type, each with only the arithmetic its dtype takes (no runtime `if` on a constant)."""
+    kr = _fixture_kernel("widen_by_dtype_kernel")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert set(bodies) == {f"widen_by_dtype_kernel__e_{d}" for d in ("f16", "bf16", "f32")}, set(bodies)
+    f16, bf16, f32 = (bodies[f"widen_by_dtype_kernel__e_{d}"] for d in ("f16", "bf16", "f32"))
+    assert all(" if " not in b and "if cond" not in b for b in (f16, bf16, f32))
+    assert "2.0f32" in f16 and "0.5f32" in f16 and "1.0f32" not in f16 and "3.0f32" not in f16
+    assert "2.0f32" in bf16 and "0.5f32" in bf16 and "1.0f32" in bf16
+    assert "3.0f32" in f32 and "2.0f32" not in f32 and "0.5f32" not in f32
+    assert all("store_view" in b for b in (f16, bf16, f32))  # is_standard_floating() and not is_fp8()
+
+
+def test_a_helper_without_a_final_return_inlines_where_no_entry_reaches_its_end():
+    """`_lowest(dtype)` returns from `is_floating()` and `is_int_signed()` arms only: every element type of the
+    port takes the first, so the helper inlines (Triton's `float("-inf")`)."""
+    kr = _fixture_kernel("running_max_kernel")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "NEG_INFINITY" in body
+
+
+def test_a_helper_whose_end_an_entry_reaches_is_refused_with_that_entrys_dtypes(tmp_path):
+    """Fail closed: `_top` returns for signed ints and f16 only; the bf16 and f32 entries would return None
+    (Triton compiles no kernel there), so the port refuses, naming them."""
+    kr = _fixture_kernel("clip_kernel", text="""
+    @triton.jit
+    def _top(dtype):
+        if dtype.is_int_signed():
+            return 2 ** (dtype.primitive_bitwidth - 1) - 1
+        if dtype.is_fp16():
+            return 65504.0
+
+
+    @triton.jit
+    def clip_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(out_ptr + offs, tl.minimum(x, _top(x.dtype)), mask=offs < n)
+    """, tmp_path=tmp_path)
+    assert kr.status == "unsupported"
+    (d,) = kr.diagnostics
+    assert d.code == "CT103" and "`_top` reaching its end without a `return`" in d.message, d.text()
+    assert d.message.endswith("for element type bf16 or f32"), d.message
+
+
+@pytest.mark.parametrize("query, holds", [
+    ("is_int()", {"i32", "i64"}), ("is_int_signed()", {"i32", "i64"}), ("is_int_unsigned()", set()),
+    ("is_floating()", {"f16", "f32"}), ("is_standard_floating()", {"f16", "f32"}), ("is_fp32()", {"f32"}),
+    ("is_bf16()", set()), ("is_int64()", {"i64"}), ("is_fp8()", set()),
+])
+def test_each_dtype_predicate_takes_triton_s_dtypes(tmp_path, query, holds):
+    """A dtype constexpr's predicate (Triton 3.6 core.dtype: int1 is unsigned, the fp8 kinds are floating but
+    not standard) picks the arm per launched dtype: the entry of each of the int32/int64/float16/float32
+    launches stores 3 where it holds, 2 where not (`DT.value` is the constexpr's value, the same dtype)."""
+    launches = "".join(f"    fill_kernel[(1,)](o, DT=tl.{d}, BLOCK=16)\n" for d in ("int32", "int64", "float16", "float32"))
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(f"""
+    @triton.jit
+    def fill_kernel(out_ptr, DT: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if DT.value.{query}:
+            v = tl.zeros((BLOCK,), dtype=tl.float32) + 3.0
+        else:
+            v = tl.zeros((BLOCK,), dtype=tl.float32) + 2.0
+        tl.store(out_ptr + offs, v)
+    """) + "\n\ndef launch(o):\n" + launches)
+    fr = parse_file(path, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    fills = {}
+    for v in kr.manifest["views"]:
+        body = "\n".join(v["body"])
+        assert ("3.0f32" in body) != ("2.0f32" in body), body
+        fills[v["name"]] = 3 if "3.0f32" in body else 2
+    assert len(fills) == 4, fills
+    got = {d for variant, fill in fills.items() for d in ("i32", "i64", "f16", "f32") if fill == 3 and d in str(variant)}
+    assert got == holds, fills
