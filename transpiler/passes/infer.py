@@ -555,7 +555,11 @@ class Infer:
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
                 dtype_defs.setdefault(t, []).append(isinstance(st, Assign) and len(st.targets) == 1
-                                                    and isinstance(st.value, Op) and st.value.op in ("dtype", "dtype_of"))
+                                                    and isinstance(st.value, Op) and (
+                                                        st.value.op in ("dtype", "dtype_of")
+                                                        or kernel.frontend == "triton" and (
+                                                            self._dtype_number_op(st.value)
+                                                            or self._is_dtype_test(st.value))))
         self.dtype_names = {n for n, flags in dtype_defs.items() if all(flags)}
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
@@ -838,7 +842,8 @@ class Infer:
                 # `check_bounds = not ALIGNED` stays a compile-time constant)
                 self.literals[s.targets[0]] = s.value
                 return []
-            if self.k.frontend == "triton" and len(s.targets) == 1 and s.targets[0] in self.once \
+            if self.k.frontend == "triton" and len(s.targets) == 1 \
+                    and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
                     and (self._dtype_number_op(s.value) or self._is_dtype_test(s.value)):
                 # `bits: tl.constexpr = x.dtype.primitive_bitwidth`, `is_half = x.dtype.is_fp16()`: Triton's
                 # compile-time values, substituted at their uses (decided per entry there)
@@ -1835,8 +1840,8 @@ def _assigned(stmts) -> set[str]:
 
 def _same_dtype(a, b) -> bool:
     """Two dtype expressions (`ct.float16`, `p.dtype.element_ty`) that name the same dtype wherever they are."""
-    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op):
-        return False
+    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op and a.op in ("dtype", "dtype_of")):
+        return False  # (a Triton dtype query or width bound in both arms: known in each arm only)
     if a.op == "dtype_of":
         return all(isinstance(x, Name) and isinstance(y, Name) and x.id == y.id for x, y in zip(a.args, b.args))
     return a.attrs == b.attrs
