@@ -1611,9 +1611,10 @@ class _TritonConverter(_Converter):
             self.rules_used.add("TTR-DTYPE-QUERY")
             return Op("dtype_attr", (subject,), pos, (("attr", node.attr.value),), "TTR-DTYPE-QUERY")
         if node.attr.value == "value" and not (self.dotted(node) or "").startswith(f"{TL}."):
-            # `DTYPE.value`: a constexpr's value (Triton unwraps a dtype constexpr so); only a dtype here
+            # `DTYPE.value`: a constexpr's value (Triton unwraps a dtype constexpr so: `dtype_ = dtype.value`); a
+            # local or parameter holding a dtype is known as one to inference only, which refuses it elsewhere
             subject = self.expr(node.value)
-            if self._is_dtype_value(subject):
+            if self._is_dtype_value(subject) or (isinstance(subject, Name) and subject.id != "None"):
                 return subject
         if node.attr.value == "scalar" and isinstance(node.value, cst.Attribute) \
                 and node.value.attr.value in ("type", "dtype"):
