@@ -658,7 +658,7 @@ class Infer:
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
     _CONST_OPS = {"add": ("+", "ADD"), "sub": ("-", "SUB"), "mul": ("*", "MUL"), "floordiv": ("//", "DIV"),
                   "mod": ("%", "MOD"), "cdiv": (None, "CDIV"), "truncdiv": ("//", "DIV"), "truncmod": ("%", "MOD"),
-                  "bitand": ("&", "AND"), "bitor": ("|", "OR"), "bitxor": ("^", "XOR"), "const_pow": ("**", "POW")}
+                  "bitand": ("&", "AND"), "bitor": ("|", "OR"), "bitxor": ("^", "XOR")}
 
     def const_int_expr(self, e: Expr, depth: int = 0) -> tuple[str, str] | None:
         """(Python expression, generic name) of integer arithmetic on int constants and literals, which

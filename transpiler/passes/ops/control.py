@@ -60,9 +60,10 @@ def dtype_attr(infer: Infer, e: Op) -> Expr:
 @handler("const_pow")
 def const_pow(infer: Infer, e: Op) -> Expr:
     """`a ** b` (Triton: constexprs only) whose operands are not numbers the port knows when it translates
-    (those are folded by Infer.expr, and constants' by the launcher as a derived constant)."""
-    raise fail(e.rule, "`**` of values that are not compile-time integers (Triton raises `**` of tensors; "
-               "constexpr operands must be int literals, int constexprs or a dtype's widths)", e.pos)
+    (those are folded by Infer.expr). A power of a constexpr parameter would be a derived constant the launcher
+    computes, and the C ABI's constant expressions have no power yet."""
+    raise fail(e.rule, "`**` of values that are not integers known when the port is written (int literals or a "
+               "dtype's widths; a power of a constexpr parameter is not supported yet)", e.pos)
 
 
 @handler("is_none")
