@@ -888,6 +888,10 @@ def cases() -> list[dict]:
         out.append(case("dtype_predicates", "widen_by_dtype_kernel", f"n200_{dt}",
                         [inp("x", [200], dt, "randn"), inp("out", [200], dt, "poison")],
                         ["x", "out", "n"], [4], ["out"], "", {"n": 200}, {"BLOCK": 64}))
+    for dt in ("float32", "float16"):  # (the port's entries are the float dtypes: no int32 one to run)
+        out.append(case("dtype_predicates", "masked_min_kernel", f"n300_{dt}",
+                        [inp("x", [300], dt, "randn"), inp("out", [3], dt, "poison")],
+                        ["x", "out", "n"], [3], ["out"], "", {"n": 300}, {"BLOCK": 128}))
     for dt in ("float32", "int32"):
         out.append(case("dtype_predicates", "fill_kernel", f"n100_{dt}", [inp("out", [100], dt, "poison")],
                         ["out", "n"], [4], ["out"], "", {"n": 100}, {"BLOCK": 32}))
@@ -1403,6 +1407,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if a["x"].dtype == np.float16:
             return {"out": (x32 * np.float32(2.0) + np.float32(0.5)).astype(np.float16).astype(np.float64)}
         return {"out": (x32 * np.float32(3.0)).astype(np.float64)}
+    if k == "dtype_predicates.masked_min_kernel":
+        return {"out": np.array([x["x"][i:i + 128].min() for i in range(0, 300, 128)])}
     if k == "dtype_predicates.fill_kernel":
         return {"out": np.full(100, 127.0)}
     if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero

@@ -852,9 +852,11 @@ class Infer:
             value = s.value
             if len(s.targets) == 1 and isinstance(value, Op) and value.op == "ifexp" \
                     and (chosen := self.dtype_cond_value(value.args[0])) is not None \
-                    and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of") for a in value.args[1:]):
+                    and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of")
+                            or self.k.frontend == "triton" and self.dtype_value(a) is not None  # a dtype local
+                            for a in value.args[1:]):
                 # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
-                s = replace(s, value=value.args[1] if chosen else value.args[2])
+                s = replace(s, value=self.literal_of(value.args[1] if chosen else value.args[2]))
             if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
                     and isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum"):
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
