@@ -1416,11 +1416,18 @@ class Infer:
             return of(dt)
         unify_generics("E", dt)  # the entries' dtypes (Variant.dtypes) are E's
         allowed = self.k.variant.dtypes
-        values = {d: of(d) for d in allowed}
         if not allowed:
             raise fail("CT108", "a query of an element type whose dtypes this entry does not list", self.k.pos)
-        if len(set(values.values())) == 1:
-            return values[allowed[0]]
+        if len(allowed) == 1:
+            return of(allowed[0])
+        values = set()
+        for d in allowed:
+            try:
+                values.add(of(d))
+            except TranspileError:  # (a width the dtype lacks: refused in its own entry only)
+                raise SplitOnDtype(d) from None
+        if len(values) == 1:
+            return values.pop()
         raise SplitOnDtype(allowed[0])
 
     def dtype_query_subject(self, e: Op) -> str:
