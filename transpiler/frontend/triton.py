@@ -2960,9 +2960,14 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
             if isinstance(base, cst.Name) and base.value in params:
                 found.add(base.value)
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and _none_test(node) is None \
-                and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)):
+                and (isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot))
+                     or any(_is_tl_dtype(conv, c) for c in (node.left, node.comparisons[0].comparator))):
+            # `P is tl.float16`, `P == tl.bfloat16`
             found |= {c.value for c in (node.left, node.comparisons[0].comparator)
                       if isinstance(c, cst.Name) and c.value in params}
+        if isinstance(node, cst.IfExp) and any(_is_tl_dtype(conv, c) for c in (node.body, node.orelse)):
+            # `tl.float32 if P == tl.bfloat16 else P`: the other arm is a dtype too
+            found |= {c.value for c in (node.body, node.orelse) if isinstance(c, cst.Name) and c.value in params}
         if not isinstance(node, cst.Call):
             continue
         d = conv.dotted(node.func)
@@ -2978,6 +2983,12 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
             cands += _helper_args(conv, node, _dtype_params, _active + (fn.name.value,))
         found |= {c.value for c in cands if isinstance(c, cst.Name) and c.value in params}
     return found
+
+
+def _is_tl_dtype(conv: _TritonConverter, node: cst.BaseExpression) -> bool:
+    """`tl.float16` and Triton's other dtype names."""
+    d = conv.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return bool(d) and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES
 
 
 def _none_test(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:

@@ -858,7 +858,9 @@ class Infer:
                 # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
                 s = replace(s, value=self.literal_of(value.args[1] if chosen else value.args[2]))
             if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
-                    and isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum"):
+                    and (isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum")
+                         or self.k.frontend == "triton" and isinstance(s.value, Name)
+                         and s.value.id in self.k.dtype_consts):  # (Triton: `acc_dtype = DTYPE`, a dtype constexpr)
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
                 # substituted at their uses
                 self.literals[s.targets[0]] = s.value
