@@ -2005,3 +2005,37 @@ def test_each_dtype_predicate_takes_triton_s_dtypes(tmp_path, query, holds):
     assert len(fills) == 4, fills
     got = {d for variant, fill in fills.items() for d in ("i32", "i64", "f16", "f32") if fill == 3 and d in str(variant)}
     assert got == holds, fills
+
+
+def test_a_dtype_constexpr_compared_with_a_tl_dtype_picks_the_compute_dtype(tmp_path):
+    """`compute = tl.float32 if DTYPE == tl.bfloat16 else DTYPE` of a constexpr that is only compared with a tl
+    dtype (and passed on through a local): a dtype constexpr, one entry per dtype, the bf16 one computing in f32
+    and the others in their own dtype; a helper's `dtype.is_floating()` of that local is decided in each."""
+    launches = "".join(f"    k[(1,)](x, o, DTYPE=tl.{d}, BLOCK=16)\n" for d in ("bfloat16", "float16"))
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def _top(dtype):
+        if dtype.is_floating():
+            return float("inf")
+
+
+    @triton.jit
+    def k(x_ptr, out_ptr, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+        compute = tl.float32 if DTYPE == tl.bfloat16 else DTYPE
+        acc = tl.full((BLOCK,), _top(compute), dtype=compute)
+        offs = tl.arange(0, BLOCK)
+        acc = tl.minimum(acc, tl.load(x_ptr + offs).to(compute))
+        tl.store(out_ptr, tl.min(acc, axis=0))
+    """) + "\n\ndef launch(x, o):\n" + launches)
+    fr = parse_file(path, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (kern,) = fr.kernels
+    kr = kernel_result(kern, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert len(bodies) == 2, set(bodies)
+    bf16 = next(b for n, b in bodies.items() if "bf16" in n)
+    f16 = next(b for n, b in bodies.items() if "bf16" not in n)
+    assert "let acc: Tile<f32, { [BLOCK] }>" in bf16 and "f32::INFINITY" in bf16, bf16
+    assert "let acc: Tile<f16, { [BLOCK] }>" in f16 and "let acc: Tile<f32" not in f16, f16
