@@ -2039,3 +2039,26 @@ def test_a_dtype_constexpr_compared_with_a_tl_dtype_picks_the_compute_dtype(tmp_
     f16 = next(b for n, b in bodies.items() if "bf16" not in n)
     assert "let acc: Tile<f32, { [BLOCK] }>" in bf16 and "f32::INFINITY" in bf16, bf16
     assert "let acc: Tile<f16, { [BLOCK] }>" in f16 and "let acc: Tile<f32" not in f16, f16
+
+
+def test_a_dtype_name_bound_per_arm_to_a_dtype_or_a_dtype_local(tmp_path):
+    """`ACC = tl.float32` in one arm of a dtype test, `ACC = in_dtype` (a local holding a dtype) in the other:
+    a dtype per entry (f32 for the half types, the input's own for f32), as Triton binds it when it compiles."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        in_dtype = x_ptr.dtype.element_ty
+        if tl.constexpr(in_dtype == tl.float16) or tl.constexpr(in_dtype == tl.bfloat16):
+            ACC = tl.float32
+        else:
+            ACC = in_dtype
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=ACC) + tl.load(x_ptr + offs)
+        tl.store(out_ptr + offs, acc)
+    """, tmp_path=tmp_path)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert set(bodies) == {"k__e_f16_bf16", "k__e_f32"}, set(bodies)
+    for name, body in bodies.items():
+        want = "E" if name.endswith("f32") else "f32"
+        assert f"let acc_a: Tile<{want}, {{ [BLOCK] }}> = constant" in body, (name, body)

@@ -561,6 +561,8 @@ class Infer:
                                                             self._dtype_number_op(st.value)
                                                             or self._is_dtype_test(st.value))))
         self.dtype_names = {n for n, flags in dtype_defs.items() if all(flags)}
+        if kernel.frontend == "triton":  # (Triton) `ACC = tl.float32` in one arm, `ACC = x_dtype` in the other
+            self.dtype_names = _dtype_copies(kernel, self.dtype_names | set(kernel.dtype_consts))
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
                 copies.setdefault(t, []).append(st)
@@ -860,7 +862,9 @@ class Infer:
             if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
                     and (isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum")
                          or self.k.frontend == "triton" and isinstance(s.value, Name)
-                         and s.value.id in self.k.dtype_consts):  # (Triton: `acc_dtype = DTYPE`, a dtype constexpr)
+                         and (s.value.id in self.k.dtype_consts or self.dtype_value(s.value) is not None)):
+                # (Triton: `acc_dtype = DTYPE` of a dtype constexpr, `ACC = x_dtype` of a dtype local)
+                s = replace(s, value=self.literal_of(s.value))
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
                 # substituted at their uses
                 self.literals[s.targets[0]] = s.value
@@ -1847,6 +1851,22 @@ def _assigned(stmts) -> set[str]:
     """The names statements assign (in nested blocks too)."""
     return {t for st in all_stmts(stmts) for t in (st.targets if isinstance(st, Assign) else
                                                    (st.var,) if isinstance(st, For) else ())}
+
+
+def _dtype_copies(kernel: Kernel, names: set[str]) -> set[str]:
+    """`names` with the names every assignment of which is a dtype or a copy of such a name (to a fixed point)."""
+    defs: dict[str, list] = {}
+    for st in all_stmts(kernel.body):
+        for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+            defs.setdefault(t, []).append(st.value if isinstance(st, Assign) and len(st.targets) == 1 else None)
+    names = set(names)
+    while True:
+        more = {n for n, values in defs.items() if n not in names and all(
+            isinstance(v, Op) and v.op in ("dtype", "dtype_of") or isinstance(v, Name) and v.id in names
+            for v in values)}
+        if not more:
+            return names
+        names |= more
 
 
 def _same_dtype(a, b) -> bool:
