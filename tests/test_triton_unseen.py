@@ -1949,3 +1949,162 @@ def test_a_scan_reversed_by_a_constexpr_flag_scans_each_way(tmp_path):
     (k,) = parse_file(path, "r.py").kernels
     kr = kernel_result(k, path, "r.py")
     assert kr.status == "unsupported" and "`reverse=` of a scan" in kr.diagnostics[0].message
+# -------------------------------------------------------------------------------------- dtype queries
+
+def _fixture_kernel(name: str, fixture: str = "dtype_predicates.py", text: str | None = None, tmp_path=None):
+    """KernelResult of kernel `name` of tests/fixtures/triton_unseen/`fixture` (or of `text`, written to tmp_path)."""
+    path = FIXTURES / fixture
+    if text is not None:
+        path = tmp_path / "k.py"
+        path.write_text(HEAD + textwrap.dedent(text))
+    fr = parse_file(path, path.name)
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = [k for k in fr.kernels if k.name == name]
+    return kernel_result(k, path, path.name)
+
+
+def _entry_bodies(kr) -> dict[str, str]:
+    return {v["name"]: "\n".join(v["body"]) for v in kr.manifest["views"]}
+
+
+def test_dtype_predicates_are_decided_per_entry():
+    """tests/fixtures/triton_unseen/dtype_predicates.py `widen_by_dtype_kernel`: `x.dtype.is_fp16() or
+    x.dtype.is_bf16()`, `tl.constexpr(x.dtype.is_fp32())`, `x.dtype is tl.bfloat16`, `bits == 16` of
+    `x.dtype.primitive_bitwidth` and `not elem.is_fp8()` are Triton compile-time values: one entry per element
+    type, each with only the arithmetic its dtype takes (no runtime `if` on a constant)."""
+    kr = _fixture_kernel("widen_by_dtype_kernel")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert set(bodies) == {f"widen_by_dtype_kernel__e_{d}" for d in ("f16", "bf16", "f32")}, set(bodies)
+    f16, bf16, f32 = (bodies[f"widen_by_dtype_kernel__e_{d}"] for d in ("f16", "bf16", "f32"))
+    assert all(" if " not in b and "if cond" not in b for b in (f16, bf16, f32))
+    assert "2.0f32" in f16 and "0.5f32" in f16 and "1.0f32" not in f16 and "3.0f32" not in f16
+    assert "2.0f32" in bf16 and "0.5f32" in bf16 and "1.0f32" in bf16
+    assert "3.0f32" in f32 and "2.0f32" not in f32 and "0.5f32" not in f32
+    assert all("store_view" in b for b in (f16, bf16, f32))  # is_standard_floating() and not is_fp8()
+
+
+def test_a_helper_without_a_final_return_inlines_where_no_entry_reaches_its_end():
+    """`_lowest(dtype)` returns from `is_floating()` and `is_int_signed()` arms only: every element type of the
+    port takes the first, so the helper inlines (Triton's `float("-inf")`)."""
+    kr = _fixture_kernel("running_max_kernel")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "NEG_INFINITY" in body
+
+
+def test_a_helper_whose_end_an_entry_reaches_is_refused_with_that_entrys_dtypes(tmp_path):
+    """Fail closed: `_top` returns for signed ints and f16 only; the bf16 and f32 entries would return None
+    (Triton compiles no kernel there), so the port refuses, naming them."""
+    kr = _fixture_kernel("clip_kernel", text="""
+    @triton.jit
+    def _top(dtype):
+        if dtype.is_int_signed():
+            return 2 ** (dtype.primitive_bitwidth - 1) - 1
+        if dtype.is_fp16():
+            return 65504.0
+
+
+    @triton.jit
+    def clip_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(out_ptr + offs, tl.minimum(x, _top(x.dtype)), mask=offs < n)
+    """, tmp_path=tmp_path)
+    assert kr.status == "unsupported"
+    (d,) = kr.diagnostics
+    assert d.code == "CT103" and "`_top` reaching its end without a `return`" in d.message, d.text()
+    assert d.message.endswith("for element type bf16 or f32"), d.message
+
+
+@pytest.mark.parametrize("query, holds", [
+    ("is_int()", {"i32", "i64"}), ("is_int_signed()", {"i32", "i64"}), ("is_int_unsigned()", set()),
+    ("is_floating()", {"f16", "f32"}), ("is_standard_floating()", {"f16", "f32"}), ("is_fp32()", {"f32"}),
+    ("is_bf16()", set()), ("is_int64()", {"i64"}), ("is_fp8()", set()),
+])
+def test_each_dtype_predicate_takes_triton_s_dtypes(tmp_path, query, holds):
+    """A dtype constexpr's predicate (Triton 3.6 core.dtype: int1 is unsigned, the fp8 kinds are floating but
+    not standard) picks the arm per launched dtype: the entry of each of the int32/int64/float16/float32
+    launches stores 3 where it holds, 2 where not (`DT.value` is the constexpr's value, the same dtype)."""
+    launches = "".join(f"    fill_kernel[(1,)](o, DT=tl.{d}, BLOCK=16)\n" for d in ("int32", "int64", "float16", "float32"))
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent(f"""
+    @triton.jit
+    def fill_kernel(out_ptr, DT: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if DT.value.{query}:
+            v = tl.zeros((BLOCK,), dtype=tl.float32) + 3.0
+        else:
+            v = tl.zeros((BLOCK,), dtype=tl.float32) + 2.0
+        tl.store(out_ptr + offs, v)
+    """) + "\n\ndef launch(o):\n" + launches)
+    fr = parse_file(path, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    fills = {}
+    for v in kr.manifest["views"]:
+        body = "\n".join(v["body"])
+        assert ("3.0f32" in body) != ("2.0f32" in body), body
+        fills[v["name"]] = 3 if "3.0f32" in body else 2
+    assert len(fills) == 4, fills
+    got = {d for variant, fill in fills.items() for d in ("i32", "i64", "f16", "f32") if fill == 3 and d in str(variant)}
+    assert got == holds, fills
+
+
+def test_a_dtype_constexpr_compared_with_a_tl_dtype_picks_the_compute_dtype(tmp_path):
+    """`compute = tl.float32 if DTYPE == tl.bfloat16 else DTYPE` of a constexpr that is only compared with a tl
+    dtype (and passed on through a local): a dtype constexpr, one entry per dtype, the bf16 one computing in f32
+    and the others in their own dtype; a helper's `dtype.is_floating()` of that local is decided in each."""
+    launches = "".join(f"    k[(1,)](x, o, DTYPE=tl.{d}, BLOCK=16)\n" for d in ("bfloat16", "float16"))
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def _top(dtype):
+        if dtype.is_floating():
+            return float("inf")
+
+
+    @triton.jit
+    def k(x_ptr, out_ptr, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+        compute = tl.float32 if DTYPE == tl.bfloat16 else DTYPE
+        acc = tl.full((BLOCK,), _top(compute), dtype=compute)
+        offs = tl.arange(0, BLOCK)
+        acc = tl.minimum(acc, tl.load(x_ptr + offs).to(compute))
+        tl.store(out_ptr, tl.min(acc, axis=0))
+    """) + "\n\ndef launch(x, o):\n" + launches)
+    fr = parse_file(path, "k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (kern,) = fr.kernels
+    kr = kernel_result(kern, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert len(bodies) == 2, set(bodies)
+    bf16 = next(b for n, b in bodies.items() if "bf16" in n)
+    f16 = next(b for n, b in bodies.items() if "bf16" not in n)
+    assert "let acc: Tile<f32, { [BLOCK] }>" in bf16 and "f32::INFINITY" in bf16, bf16
+    assert "let acc: Tile<f16, { [BLOCK] }>" in f16 and "let acc: Tile<f32" not in f16, f16
+
+
+def test_a_dtype_name_bound_per_arm_to_a_dtype_or_a_dtype_local(tmp_path):
+    """`ACC = tl.float32` in one arm of a dtype test, `ACC = in_dtype` (a local holding a dtype) in the other:
+    a dtype per entry (f32 for the half types, the input's own for f32), as Triton binds it when it compiles."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        in_dtype = x_ptr.dtype.element_ty
+        if tl.constexpr(in_dtype == tl.float16) or tl.constexpr(in_dtype == tl.bfloat16):
+            ACC = tl.float32
+        else:
+            ACC = in_dtype
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=ACC) + tl.load(x_ptr + offs)
+        tl.store(out_ptr + offs, acc)
+    """, tmp_path=tmp_path)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    bodies = _entry_bodies(kr)
+    assert set(bodies) == {"k__e_f16_bf16", "k__e_f32"}, set(bodies)
+    for name, body in bodies.items():
+        want = "E" if name.endswith("f32") else "f32"
+        assert f"let acc_a: Tile<{want}, {{ [BLOCK] }}> = constant" in body, (name, body)

@@ -49,7 +49,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
-                                                     "combine_fns", "arm_rebinds")
+                                                     "combine_fns", "arm_rebinds", "dtype_predicates")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -913,6 +913,23 @@ def cases() -> list[dict]:
                          inp("b", [50], "int32", "poison")],
                         ["x", "a", "b", "n"], [4], ["a"] if to_a else ["b"], "", {"n": 50},
                         {"TO_A": to_a, "BLOCK": 16}))
+    # dtype queries decided per specialization: a helper returning `float("-inf")` for floats (no final return),
+    # `is_fp16() or is_bf16()` / `is_fp32()` / `primitive_bitwidth == 16` arms, `tl.full(value=, dtype=)` of a
+    # dtype local with `2 ** (8 - 1) - 1`
+    for dt in ("float32", "float16"):
+        out.append(case("dtype_predicates", "running_max_kernel", f"n300_{dt}",
+                        [inp("x", [300], dt, "randn"), inp("out", [3], "float32", "poison")],
+                        ["x", "out", "n"], [3], ["out"], "", {"n": 300}, {"BLOCK": 128}))
+        out.append(case("dtype_predicates", "widen_by_dtype_kernel", f"n200_{dt}",
+                        [inp("x", [200], dt, "randn"), inp("out", [200], dt, "poison")],
+                        ["x", "out", "n"], [4], ["out"], "", {"n": 200}, {"BLOCK": 64}))
+    for dt in ("float32", "float16"):  # (the port's entries are the float dtypes: no int32 one to run)
+        out.append(case("dtype_predicates", "masked_min_kernel", f"n300_{dt}",
+                        [inp("x", [300], dt, "randn"), inp("out", [3], dt, "poison")],
+                        ["x", "out", "n"], [3], ["out"], "", {"n": 300}, {"BLOCK": 128}))
+    for dt in ("float32", "int32"):
+        out.append(case("dtype_predicates", "fill_kernel", f"n100_{dt}", [inp("out", [100], dt, "poison")],
+                        ["out", "n"], [4], ["out"], "", {"n": 100}, {"BLOCK": 32}))
     # a pointer per row, broadcast with [:, None]
     for dt in ("float32", "float16"):
         out.append(case("pointer_rows", "gather_rows_kernel", dt,
@@ -1444,6 +1461,17 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": 2.0 * (np.repeat(x["w"], 2, axis=1) if s["SHARED"] else x["w"])}
     if k == "pointer_rows.gather_rows_kernel":
         return {"out": x["src"][a["pos"]] * 2.0}
+    if k == "dtype_predicates.running_max_kernel":
+        return {"out": np.array([x["x"][i:i + 128].max() for i in range(0, 300, 128)])}
+    if k == "dtype_predicates.widen_by_dtype_kernel":  # f16: in f32, `* 2.0` then `+ 0.5` (16 bits); f32: `* 3.0`
+        x32 = a["x"].astype(np.float32)
+        if a["x"].dtype == np.float16:
+            return {"out": (x32 * np.float32(2.0) + np.float32(0.5)).astype(np.float16).astype(np.float64)}
+        return {"out": (x32 * np.float32(3.0)).astype(np.float64)}
+    if k == "dtype_predicates.masked_min_kernel":
+        return {"out": np.array([x["x"][i:i + 128].min() for i in range(0, 300, 128)])}
+    if k == "dtype_predicates.fill_kernel":
+        return {"out": np.full(100, 127.0)}
     if k == "dtype_names.scale_into_kernel":  # float to int32 rounds toward zero
         x32 = a["x"].astype(np.float32)
         return {"a": (x32 * 2.0).astype(np.float16).astype(np.float64)} if s["TO_A"] else \

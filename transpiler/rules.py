@@ -116,3 +116,19 @@ def cuda_tile_names() -> frozenset[str]:
 def cuda_tile_has(dotted: str) -> bool:
     """`cuda.tile.NAME` (or a dotted name under it: `cuda.tile.PaddingMode.ZERO`) is cuda.tile's."""
     return dotted.removeprefix("cuda.tile.").split(".")[0] in cuda_tile_names()
+
+
+@dataclass(frozen=True)
+class TritonDtypeQueries:
+    """Triton's dtype queries (rules/triton_dtypes.toml): each predicate method's accepted dtypes, each integer
+    attribute's value per dtype."""
+    predicates: dict
+    widths: dict
+
+
+@functools.lru_cache(maxsize=None)
+def triton_dtype_queries() -> TritonDtypeQueries:
+    with open(RULES_DIR / "triton_dtypes.toml", "rb") as f:
+        data = tomllib.load(f)
+    return TritonDtypeQueries({k: tuple(v) for k, v in data["predicates"].items()},
+                              {k: dict(v) for k, v in data["widths"].items()})

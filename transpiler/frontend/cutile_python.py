@@ -1152,6 +1152,11 @@ class _Converter:
     # loop that the verifier would report `different`, so its helpers keep one final `return`
     helper_returns_rewritten = False
 
+    def _fall_through_end(self, fn: cst.FunctionDef, pos: Pos):
+        """What ends a path of helper `fn` that reaches its end without a `return` (helper_returns.py); None:
+        such a helper is refused."""
+        return None
+
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """The value of an inlined helper's `if` test known before the model sees it (None: not known here; the
         model folds constant tests itself). See helper_returns.py."""
@@ -1979,7 +1984,7 @@ class _Converter:
                 # returns in `if` arms (or a final `if` whose arms return): one result, assigned on every path
                 used = {n.value for st in stmts for n in _walk(st) if isinstance(n, cst.Name)}
                 try:
-                    stmts = single_return(stmts, self._decide_now, used)
+                    stmts = single_return(stmts, self._decide_now, used, self._fall_through_end(fn, pos))
                 except ReturnShapeError as err:
                     raise fail("CT107", f"helper `{fn.name.value}` cannot be inlined: {err} (a helper's paths must "
                                "each end in `return <expr>`, outside loops)", pos) from None

@@ -35,14 +35,19 @@ def _static_false(s) -> bool:
     return test(s)
 
 
-def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str]) -> list:
+def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str],
+                  end: Callable[[], cst.CSTNode] | None = None) -> list:
     """`stmts` (a helper's body) with every path assigning the result and one final `return` of it. `decide`
-    gives a test's value when the inliner knows it now (else None); `taken_names` are names the helper uses."""
+    gives a test's value when the inliner knows it now (else None); `taken_names` are names the helper uses.
+    `end` (else a path reaching the end is refused): the statement a path that reaches the end without a
+    `return` ends in instead, one that fails the compilation of every specialization that reaches it (Triton's
+    helper returns None there: `if dtype.is_floating(): return ...` with no final `return`, reached by no
+    dtype the port takes)."""
     base = "_ret"
     while any(n.startswith(base) for n in taken_names):
         base = "_" + base
     budget = [MAX_REWRITTEN_STATEMENTS]
-    lowered, arity = _lower(list(stmts), decide, base, budget)
+    lowered, arity = _lower(list(stmts), decide, base, budget, end)
     if arity is None:
         raise ReturnShapeError("every path raises")
     names = [cst.Name(f"{base}{j}") for j in range(arity)]
@@ -50,7 +55,7 @@ def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | Non
     return lowered + [cst.SimpleStatementLine([cst.Return(value)])]
 
 
-def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
+def _lower(stmts: list, decide, base: str, budget: list, end=None) -> tuple[list, int]:
     budget[0] -= len(stmts)
     if budget[0] < 0:
         raise ReturnShapeError(f"its returns would copy more than {MAX_REWRITTEN_STATEMENTS} statements into the "
@@ -75,16 +80,18 @@ def _lower(stmts: list, decide, base: str, budget: list) -> tuple[list, int]:
             rest = stmts[i + 1:]
             taken = decide(st.test)
             if taken is not None:
-                lowered, arity = _lower(_arm(st, taken) + rest, decide, base, budget)
+                lowered, arity = _lower(_arm(st, taken) + rest, decide, base, budget, end)
                 return stmts[:i] + lowered, arity
-            body, a1 = _lower(list(block_statements(st.body)) + rest, decide, base, budget)
-            orelse, a2 = _lower(_arm(st, False) + rest, decide, base, budget)
+            body, a1 = _lower(list(block_statements(st.body)) + rest, decide, base, budget, end)
+            orelse, a2 = _lower(_arm(st, False) + rest, decide, base, budget, end)
             if a1 != a2 and None not in (a1, a2):
                 raise ReturnShapeError(f"its paths return {a1} and {a2} values")
             new = st.with_changes(body=cst.IndentedBlock(body), orelse=cst.Else(cst.IndentedBlock(orelse)))
             return stmts[:i] + [new], a1 if a1 is not None else a2
         if isinstance(st, (cst.For, cst.While, cst.With)) and _holds_return(st):
             raise ReturnShapeError("it returns from inside a loop")
+    if end is not None:
+        return stmts + [end()], None
     raise ReturnShapeError("a path reaches the end without a `return`")
 
 

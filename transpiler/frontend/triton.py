@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
 from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
-from ..rules import RuleTable, load
+from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from . import ptx
 from .combine import combine_operator
@@ -73,6 +73,8 @@ NO_OP_CALLS = {f"{TL}.static_assert", f"{TL}.device_assert", f"{TL}.static_print
 # a `tl.static_range` of literal bounds is unrolled up to this many trips (Philox's rounds: 10); a longer one
 # stays a loop (the Rust would grow with it)
 MAX_UNROLLED_TRIPS = 32
+# the name of the marker `raise` that ends a helper path without a `return` (helper_returns.py)
+FALLS_THROUGH = "__helper_falls_through__"
 INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range", f"{TL}.arange", f"{TL}.cdiv",
                   f"{TL}.program_id", f"{TL}.num_programs")
 # atomic `sem=` / `scope=` values: cuTile Rust's ordering and scope markers
@@ -912,6 +914,12 @@ class _TritonConverter(_Converter):
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
             self.expr(s.value)
             return self._flush([])
+        if isinstance(s, cst.Raise) and id(s) in self._fall_through_pos and self._fall_through_pos[id(s)][0] is s:
+            # the end of a helper without a `return` (helper_returns.py): its name, for the entry's diagnostic
+            helper = s.exc.args[0].value.evaluated_value
+            pos = self._fall_through_pos[id(s)][1]
+            return self._flush([Eval(Op("compile_error", (), pos, (("helper", helper), ("text", "")), "TTR-RAISE"),
+                                     pos, f"(helper {helper} reaches its end without a return)")])
         if isinstance(s, cst.Raise):  # reached only where Triton's compilation fails: no entry there
             text = _code(s.exc).strip() if s.exc is not None else "raise"
             return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", text),), "TTR-RAISE"),
@@ -1169,6 +1177,13 @@ class _TritonConverter(_Converter):
             self._stand_ins: dict = {}
         return self._stand_ins
 
+    @property
+    def _fall_through_pos(self) -> dict:
+        """id(the marker that ends a helper path without a `return`) -> (the marker, the call's position)."""
+        if "_fall_throughs" not in self.__dict__:
+            self._fall_throughs: dict = {}
+        return self._fall_throughs
+
     def pos(self, node: cst.CSTNode) -> Pos:
         found = self._stand_in_pos.get(id(node))
         return super().pos(found[1] if found is not None and found[0] is node else node)
@@ -1181,6 +1196,16 @@ class _TritonConverter(_Converter):
         test = _none_test(node)
         if test is not None:
             return self._given(test[0], test[1], self.pos(node))
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            # `dtype is tl.bfloat16`: Triton's dtypes are compared by identity as by value (one object per
+            # dtype), so `is` / `is not` between dtypes is `==` / `!=`; any other `is` stays refused
+            pos = self.pos(node)
+            a, b = self.expr(node.left), self.expr(node.comparisons[0].comparator)
+            if not (self._is_dtype_value(a) or self._is_dtype_value(b)):
+                raise fail("CT100", "`is` / `is not` compares dtypes or tests None only", pos)
+            op = "==" if isinstance(node.comparisons[0].operator, cst.Is) else "!="
+            return self._op(f"operator:{op}", (a, b), pos, (("pred", op),))
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and self.string_consts:
             # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
             l, c = node.left, node.comparisons[0]
@@ -1439,6 +1464,16 @@ class _TritonConverter(_Converter):
         self.pending = pre
         return self._flush([If(cond, body, orelse, pos)])
 
+    def _fall_through_end(self, fn: cst.FunctionDef, pos: Pos):
+        """A helper path that reaches the end returns None in Triton, which compiles no kernel that uses the
+        result: the path ends in a compile error (CT103 where an entry reaches it; where only constant tests
+        that no entry takes lead there, it is folded away)."""
+        def end():
+            marker = cst.Raise(cst.Call(cst.Name(FALLS_THROUGH), [cst.Arg(cst.SimpleString(repr(fn.name.value)))]))
+            self._fall_through_pos[id(marker)] = (marker, pos)
+            return cst.SimpleStatementLine([marker])
+        return end
+
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
         literal, a constexpr parameter or a computed value (never None: the port's constants are numbers)."""
@@ -1489,7 +1524,7 @@ class _TritonConverter(_Converter):
 
     def _truth(self, e, pos: Pos):
         """A condition operand as a boolean (comparisons already are; a number is compared with zero)."""
-        if isinstance(e, Op) and (e.op in ("cmp", "bitand", "bitor", "not") or (e.op == "bitxor")):
+        if isinstance(e, Op) and (e.op in ("cmp", "bitand", "bitor", "not", "dtype_in") or (e.op == "bitxor")):
             return e
         if isinstance(e, Lit) and isinstance(e.value, bool):
             return e
@@ -1503,6 +1538,14 @@ class _TritonConverter(_Converter):
                 return self._ptr_add(a, b, pos, subtract=True)
             raise fail("CT100", f"pointer arithmetic `{op}` is not supported (only pointer + offsets and pointer - "
                        "offsets)", pos)
+        if op == "**":
+            # `2 ** (width - 1)` of constexprs: a Python int when Triton compiles (infer folds it once its operands
+            # are known numbers, a dtype's width included); Triton refuses `**` of tensors
+            self.rules_used.add("TTR-CONST-POW")
+            if isinstance(a, Lit) and isinstance(b, Lit) and all(type(x.value) is int for x in (a, b)) \
+                    and 0 <= b.value <= 128:
+                return Lit(a.value ** b.value, pos)
+            return Op("const_pow", (a, b), pos, (), "TTR-CONST-POW")
         return super()._binop(op, a, b, pos)
 
     def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:
@@ -1539,8 +1582,49 @@ class _TritonConverter(_Converter):
             return _Ptr(base.base, offs, base.pos)
         return super().subscript(node)
 
+    def _is_dtype_value(self, e) -> bool:
+        """A dtype-valued model expression: `tl.float16`, `x.dtype`, a dtype constexpr (the frontend's view; a
+        local holding a dtype is known to inference only)."""
+        return (isinstance(e, Op) and e.op in ("dtype", "dtype_of")) or (isinstance(e, Name)
+                                                                        and e.id in self.dtype_consts)
+
+    def _dtype_query(self, node: cst.Call, pos: Pos):
+        """`<dtype>.is_fp16()` and Triton's other dtype predicates (rules/triton_dtypes.toml): the test that the
+        dtype is one of those the predicate accepts, decided per entry by inference (infer.dtype_cond_value)."""
+        name = node.func.attr.value
+        if node.args:
+            raise fail("TTR-DTYPE-QUERY", f"`.{name}()` takes no arguments", pos)
+        self.rules_used.add("TTR-DTYPE-QUERY")
+        subject = self.expr(node.func.value)
+        if isinstance(subject, (_Ptr, _Desc, _BlockPtr, TupleExpr)):
+            raise fail("TTR-DTYPE-QUERY", f"`.{name}()` of a value that is not a dtype (a pointer's element type "
+                       "is `p.dtype.element_ty`)", pos)
+        return Op("dtype_in", (subject,), pos, (("dtypes", triton_dtype_queries().predicates[name]),
+                                                ("query", name)), "TTR-DTYPE-QUERY")
+
     def attribute(self, node: cst.Attribute):
         pos = self.pos(node)
+        if node.attr.value in triton_dtype_queries().widths:
+            # `x.dtype.primitive_bitwidth`: an integer of the dtype, a constant per entry (infer folds it)
+            subject = self.expr(node.value)
+            if isinstance(subject, (_Ptr, _Desc, _BlockPtr, TupleExpr)):
+                raise fail("TTR-DTYPE-QUERY", f"`.{node.attr.value}` of a value that is not a dtype (a pointer's "
+                           "element type is `p.dtype.element_ty`)", pos)
+            self.rules_used.add("TTR-DTYPE-QUERY")
+            return Op("dtype_attr", (subject,), pos, (("attr", node.attr.value),), "TTR-DTYPE-QUERY")
+        if node.attr.value == "value" and not (self.dotted(node) or "").startswith(f"{TL}."):
+            # `DTYPE.value`: a constexpr's value (Triton unwraps a dtype constexpr so: `dtype_ = dtype.value`); a
+            # local or parameter holding a dtype is known as one to inference only, which refuses it elsewhere
+            subject = self.expr(node.value)
+            if self._is_dtype_value(subject) or (isinstance(subject, Name) and subject.id != "None"):
+                return subject
+        if node.attr.value == "scalar" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value in ("type", "dtype"):
+            # `x.type.scalar`: a tile's element type (its block type's scalar); a dtype's scalar is itself
+            base = self.expr(node.value.value)
+            if not isinstance(base, (_Ptr, _Desc, _BlockPtr, TupleExpr)):
+                return base if node.value.attr.value == "dtype" and self._is_dtype_value(base) \
+                    else Op("dtype_of", (base,), pos)
         d = self.dotted(node)
         if d and d.startswith(f"{TL}."):
             leaf = d[len(TL) + 1:]
@@ -1607,7 +1691,9 @@ class _TritonConverter(_Converter):
         if isinstance(func, cst.Name) and func.value in self.info.kernels and func.value not in self.info.aliases \
                 and func.value != self.current:
             return self.inline_helper(self.info.kernels[func.value], node)
-        if d == f"{TL}.constexpr" and len(node.args) == 1 and node.args[0].keyword is None:
+        if isinstance(func, cst.Attribute) and func.attr.value in triton_dtype_queries().predicates:
+            return self._dtype_query(node, pos)
+        if d in (f"{TL}.constexpr", f"{TL}.core.constexpr") and len(node.args) == 1 and node.args[0].keyword is None:
             # `tl.constexpr(v)` in a kernel: the value, known at compile time (`tl.constexpr(torch.version.hip is
             # not None)`: a platform fact, rules/platform.toml)
             fact = self._platform_truth(node.args[0].value)
@@ -2937,7 +3023,24 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
     `tl.full(shape, v, P)`, or passed to a jit helper's parameter that is."""
     params = {p.name.value for p in fn.params.params}
     found: set[str] = set()
+    queries = triton_dtype_queries()
     for node in _walk(fn.body):
+        # `P.is_fp16()`, `P.primitive_bitwidth`, `P.value.is_int()`, `P is tl.float16`: a dtype's queries
+        if isinstance(node, cst.Attribute) and (node.attr.value in queries.predicates
+                                                or node.attr.value in queries.widths):
+            base = node.value.value if isinstance(node.value, cst.Attribute) and node.value.attr.value == "value" \
+                else node.value
+            if isinstance(base, cst.Name) and base.value in params:
+                found.add(base.value)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and _none_test(node) is None \
+                and (isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot))
+                     or any(_is_tl_dtype(conv, c) for c in (node.left, node.comparisons[0].comparator))):
+            # `P is tl.float16`, `P == tl.bfloat16`
+            found |= {c.value for c in (node.left, node.comparisons[0].comparator)
+                      if isinstance(c, cst.Name) and c.value in params}
+        if isinstance(node, cst.IfExp) and any(_is_tl_dtype(conv, c) for c in (node.body, node.orelse)):
+            # `tl.float32 if P == tl.bfloat16 else P`: the other arm is a dtype too
+            found |= {c.value for c in (node.body, node.orelse) if isinstance(c, cst.Name) and c.value in params}
         if not isinstance(node, cst.Call):
             continue
         d = conv.dotted(node.func)
@@ -2953,6 +3056,12 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
             cands += _helper_args(conv, node, _dtype_params, _active + (fn.name.value,))
         found |= {c.value for c in cands if isinstance(c, cst.Name) and c.value in params}
     return found
+
+
+def _is_tl_dtype(conv: _TritonConverter, node: cst.BaseExpression) -> bool:
+    """`tl.float16` and Triton's other dtype names."""
+    d = conv.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return bool(d) and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES
 
 
 def _none_test(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:

@@ -555,8 +555,14 @@ class Infer:
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
                 dtype_defs.setdefault(t, []).append(isinstance(st, Assign) and len(st.targets) == 1
-                                                    and isinstance(st.value, Op) and st.value.op in ("dtype", "dtype_of"))
+                                                    and isinstance(st.value, Op) and (
+                                                        st.value.op in ("dtype", "dtype_of")
+                                                        or kernel.frontend == "triton" and (
+                                                            self._dtype_number_op(st.value)
+                                                            or self._is_dtype_test(st.value))))
         self.dtype_names = {n for n, flags in dtype_defs.items() if all(flags)}
+        if kernel.frontend == "triton":  # (Triton) `ACC = tl.float32` in one arm, `ACC = x_dtype` in the other
+            self.dtype_names = _dtype_copies(kernel, self.dtype_names | set(kernel.dtype_consts))
         for st in all_stmts(kernel.body):
             for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
                 copies.setdefault(t, []).append(st)
@@ -838,14 +844,27 @@ class Infer:
                 # `check_bounds = not ALIGNED` stays a compile-time constant)
                 self.literals[s.targets[0]] = s.value
                 return []
+            if self.k.frontend == "triton" and len(s.targets) == 1 \
+                    and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
+                    and (self._dtype_number_op(s.value) or self._is_dtype_test(s.value)):
+                # `bits: tl.constexpr = x.dtype.primitive_bitwidth`, `is_half = x.dtype.is_fp16()`: Triton's
+                # compile-time values, substituted at their uses (decided per entry there)
+                self.literals[s.targets[0]] = s.value
+                return []
             value = s.value
             if len(s.targets) == 1 and isinstance(value, Op) and value.op == "ifexp" \
                     and (chosen := self.dtype_cond_value(value.args[0])) is not None \
-                    and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of") for a in value.args[1:]):
+                    and all(isinstance(a, Op) and a.op in ("dtype", "dtype_of")
+                            or self.k.frontend == "triton" and self.dtype_value(a) is not None  # a dtype local
+                            for a in value.args[1:]):
                 # `dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: the dtype this entry takes
-                s = replace(s, value=value.args[1] if chosen else value.args[2])
+                s = replace(s, value=self.literal_of(value.args[1] if chosen else value.args[2]))
             if len(s.targets) == 1 and (s.targets[0] in self.once or s.targets[0] in self.dtype_names) \
-                    and isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum"):
+                    and (isinstance(s.value, Op) and s.value.op in ("dtype", "dtype_of", "enum")
+                         or self.k.frontend == "triton" and isinstance(s.value, Name)
+                         and (s.value.id in self.k.dtype_consts or self.dtype_value(s.value) is not None)):
+                # (Triton: `acc_dtype = DTYPE` of a dtype constexpr, `ACC = x_dtype` of a dtype local)
+                s = replace(s, value=self.literal_of(s.value))
                 # `x_dtype = x.dtype`, `zero_pad = ct.PaddingMode.ZERO`: compile-time values in cuTile Python,
                 # substituted at their uses
                 self.literals[s.targets[0]] = s.value
@@ -1353,8 +1372,29 @@ class Infer:
         """The value of a condition on dtypes (`x.dtype == ct.float32`, `not`, `and`, `or` of such) in this
         entry; None when `e` is not one. The element type E equals a dtype only in an entry of that dtype
         alone (Variant.dtypes): elsewhere SplitOnDtype makes one."""
+        if isinstance(e, Name) and e.id in self.literals:  # `is_half = x.dtype.is_fp16()`, bound once
+            return self.dtype_cond_value(self.literals[e.id])
+        if isinstance(e, Op) and e.op == "dtype_in":  # `x.dtype.is_floating()` (Triton: rules/triton_dtypes.toml)
+            return self.per_entry(self.dtype_query_subject(e), lambda d: d in e.attr("dtypes"))
+        if isinstance(e, Op) and e.op == "cmp" and e.attr("pred") in ("==", "!=") \
+                and any(isinstance(a, Lit) and a.value in (0, False) for a in e.args) \
+                and any(isinstance(a, Name) and a.id in self.literals for a in e.args):
+            # `if is_half:` of `is_half = x.dtype.is_fp16()` (the frontend tests a name's truth as `!= 0`)
+            v = self.dtype_cond_value(next(a for a in e.args if isinstance(a, Name)))
+            if v is not None:
+                return v if e.attr("pred") == "!=" else not v
+        if isinstance(e, Op) and e.op == "cmp" and any(self._dtype_number_op(self.literal_of(a)) for a in e.args):
+            # `x.dtype.primitive_bitwidth == 16`: a number of the dtype compared with a constant
+            a, b = (self.dtype_number(x) for x in e.args)
+            if a is None or b is None:
+                return None
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.attr("pred")]
         if isinstance(e, Op) and e.op == "not":
             v = self.dtype_cond_value(e.args[0])
+            return None if v is None else not v
+        if isinstance(e, Op) and e.op == "bitxor" and any(isinstance(a, Lit) and a.value is True for a in e.args):
+            # Triton's `not c` of a condition: `c ^ True`
+            v = self.dtype_cond_value(next(a for a in e.args if not (isinstance(a, Lit) and a.value is True)))
             return None if v is None else not v
         if isinstance(e, Op) and e.op in ("and", "or", "bitand", "bitor"):  # Triton's frontend: `or` is `|`
             a, b = (self.dtype_cond_value(x) for x in e.args)
@@ -1379,6 +1419,93 @@ class Infer:
             else:
                 raise SplitOnDtype(t)
         return same if e.attr("pred") == "==" else not same
+
+    def per_entry(self, dt: str, of):
+        """`of(dt)` in this entry: for a generic, the value every element type the entry's E may take gives,
+        else one entry per element type (SplitOnDtype on the first whose value differs from another's)."""
+        if not is_generic(dt):
+            return of(dt)
+        unify_generics("E", dt)  # the entries' dtypes (Variant.dtypes) are E's
+        allowed = self.k.variant.dtypes
+        if not allowed:
+            raise fail("CT108", "a query of an element type whose dtypes this entry does not list", self.k.pos)
+        if len(allowed) == 1:
+            return of(allowed[0])
+        values = set()
+        for d in allowed:
+            try:
+                values.add(of(d))
+            except TranspileError:  # (a width the dtype lacks: refused in its own entry only)
+                raise SplitOnDtype(d) from None
+        if len(values) == 1:
+            return values.pop()
+        raise SplitOnDtype(allowed[0])
+
+    def dtype_query_subject(self, e: Op) -> str:
+        """The dtype a Triton dtype query (`dtype_in`, `dtype_attr`) asks about; refused where its subject is not
+        a dtype."""
+        dt = self.dtype_value(e.args[0])
+        if dt is None:
+            what = e.attr("query") and f"`.{e.attr('query')}()`" or f"`.{e.attr('attr')}`"
+            raise fail(e.rule, f"{what} of a value that is not a dtype (`x.dtype`, `p.dtype.element_ty`, a dtype "
+                       "constexpr or a name bound to one)", e.pos)
+        return dt
+
+    def dtype_attr_value(self, e: Op) -> int:
+        """`x.dtype.primitive_bitwidth` (and Triton's other integer attributes of a dtype) in this entry."""
+        from ..rules import triton_dtype_queries
+        table = triton_dtype_queries().widths[e.attr("attr")]
+
+        def of(d: str):
+            if d not in table:
+                raise fail(e.rule, f"`{e.attr('attr')}` of {d}: Triton's {d} has no such attribute", e.pos)
+            return table[d]
+        return self.per_entry(self.dtype_query_subject(e), of)
+
+    @staticmethod
+    def _is_dtype_test(e: Expr) -> bool:
+        """A Triton dtype predicate (`x.dtype.is_fp16()`), or `not` / `and` / `or` of such."""
+        if isinstance(e, Op) and e.op == "dtype_in":
+            return True
+        return isinstance(e, Op) and e.op in ("not", "and", "or", "bitand", "bitor") \
+            and all(Infer._is_dtype_test(a) for a in e.args)
+
+    @staticmethod
+    def _dtype_number_op(e: Expr) -> bool:
+        """An integer expression over a dtype attribute or a `**` (Triton's constexpr arithmetic, folded here)."""
+        return isinstance(e, Op) and (e.op in ("dtype_attr", "const_pow") or (e.op in Infer._NUMBER_OPS or e.op == "neg")
+                                      and any(Infer._dtype_number_op(a) for a in e.args))
+
+    # Python's int arithmetic on compile-time numbers (Triton's constexpr operators), for dtype_number
+    _NUMBER_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+                   "floordiv": lambda a, b: a // b, "truncdiv": lambda a, b: a // b, "shl": lambda a, b: a << b,
+                   "shr": lambda a, b: a >> b, "bitand": lambda a, b: a & b, "bitor": lambda a, b: a | b,
+                   "const_pow": lambda a, b: a ** b}
+
+    def dtype_number(self, e: Expr, depth: int = 0) -> int | None:
+        """The Python int a compile-time integer expression over literals and dtype attributes has in this
+        entry (`2 ** (x.dtype.primitive_bitwidth - 1) - 1`); None where it reads anything else."""
+        if depth > 32:
+            return None
+        if isinstance(e, Lit) and type(e.value) is int:
+            return e.value
+        if isinstance(e, Name) and e.id in self.literals:
+            return self.dtype_number(self.literals[e.id], depth + 1)
+        if isinstance(e, Op) and e.op == "dtype_attr":
+            return self.dtype_attr_value(e)
+        if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:
+            a = self.dtype_number(e.args[0], depth + 1)
+            return None if a is None else -a
+        if isinstance(e, Op) and e.op in self._NUMBER_OPS and len(e.args) == 2:
+            a, b = (self.dtype_number(x, depth + 1) for x in e.args)
+            if a is None or b is None or (e.op == "const_pow" and not 0 <= b <= 128) \
+                    or (e.op in ("floordiv", "truncdiv") and b == 0) or (e.op in ("shl", "shr") and not 0 <= b <= 128):
+                return None
+            if e.op == "truncdiv":  # Triton's `//` of constexprs is Python's, but the model's is C's: same sign only
+                if (a < 0) != (b < 0):
+                    return None
+            return self._NUMBER_OPS[e.op](a, b)
+        return None
 
     def flag_value(self, flag: Name) -> Lit:
         """The value of a bool constant in this variant (SplitOnConst when the variant does not fix it)."""
@@ -1604,6 +1731,10 @@ class Infer:
             items = tuple(self.expr(i) for i in e.items)
             return replace(e, items=items)
         if isinstance(e, Op):
+            if self.k.frontend == "triton" and self._dtype_number_op(e):
+                n = self.dtype_number(e)  # `2 ** (x.dtype.primitive_bitwidth - 1) - 1`: a Python int per entry
+                if n is not None:
+                    return self.expr(Lit(n, e.pos))
             derived = self.derived_name(e)
             if derived is not None:  # arithmetic on constants: folded, like cuTile Python does
                 return Name(derived, e.pos, TileTy("i32"))
@@ -1727,10 +1858,26 @@ def _assigned(stmts) -> set[str]:
                                                    (st.var,) if isinstance(st, For) else ())}
 
 
+def _dtype_copies(kernel: Kernel, names: set[str]) -> set[str]:
+    """`names` with the names every assignment of which is a dtype or a copy of such a name (to a fixed point)."""
+    defs: dict[str, list] = {}
+    for st in all_stmts(kernel.body):
+        for t in (st.targets if isinstance(st, Assign) else (st.var,) if isinstance(st, For) else ()):
+            defs.setdefault(t, []).append(st.value if isinstance(st, Assign) and len(st.targets) == 1 else None)
+    names = set(names)
+    while True:
+        more = {n for n, values in defs.items() if n not in names and all(
+            isinstance(v, Op) and v.op in ("dtype", "dtype_of") or isinstance(v, Name) and v.id in names
+            for v in values)}
+        if not more:
+            return names
+        names |= more
+
+
 def _same_dtype(a, b) -> bool:
     """Two dtype expressions (`ct.float16`, `p.dtype.element_ty`) that name the same dtype wherever they are."""
-    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op):
-        return False
+    if not (isinstance(a, Op) and isinstance(b, Op) and a.op == b.op and a.op in ("dtype", "dtype_of")):
+        return False  # (a Triton dtype query or width bound in both arms: known in each arm only)
     if a.op == "dtype_of":
         return all(isinstance(x, Name) and isinstance(y, Name) and x.id == y.id for x, y in zip(a.args, b.args))
     return a.attrs == b.attrs

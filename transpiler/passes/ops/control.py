@@ -37,7 +37,33 @@ def compile_error(infer: Infer, e: Op) -> Expr:
                        "comparisons of ct.Constant parameters and literals, `and`, `or`, `not` (the port checks "
                        "it per specialization)", e.pos)
         raise fail("CT117", f"{STATIC_ASSERT} {e.attr('text')}", e.pos)
+    if e.attr("helper"):  # a path of a helper without a final `return` that this entry takes
+        dtypes = infer.k.variant.dtypes
+        raise fail("CT103", f"{COMPILE_ERROR} helper `{e.attr('helper')}` reaching its end without a `return` "
+                   f"(Triton returns None there) at compile time" + (
+                       f", for element type {' or '.join(dtypes)}" if dtypes else ""), e.pos)
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
+
+
+@handler("dtype_in")
+def dtype_in(infer: Infer, e: Op) -> Expr:
+    """`x.dtype.is_floating()` read as a value (Triton: a constexpr bool): decided in this entry."""
+    return Lit(infer.dtype_cond_value(e), e.pos, TileTy("bool"))
+
+
+@handler("dtype_attr")
+def dtype_attr(infer: Infer, e: Op) -> Expr:
+    """`x.dtype.primitive_bitwidth`: a Python int in this entry."""
+    return infer.expr(Lit(infer.dtype_attr_value(e), e.pos))
+
+
+@handler("const_pow")
+def const_pow(infer: Infer, e: Op) -> Expr:
+    """`a ** b` (Triton: constexprs only) whose operands are not numbers the port knows when it translates
+    (those are folded by Infer.expr). A power of a constexpr parameter would be a derived constant the launcher
+    computes, and the C ABI's constant expressions have no power yet."""
+    raise fail(e.rule, "`**` of values that are not integers known when the port is written (int literals or a "
+               "dtype's widths; a power of a constexpr parameter is not supported yet)", e.pos)
 
 
 @handler("is_none")
