@@ -1,0 +1,91 @@
+"""Module-level values a Triton library computes with Python at import (tests/fixtures/triton_unseen/
+module_exprs.py, env_choice/): numeric constants evaluated as Python evaluates them (module_consts.py), and
+function aliases chosen by environment variables, ported for an unset environment with a CT118 warning."""
+
+from __future__ import annotations
+
+import shutil
+
+import libcst as cst
+import pytest
+
+from conftest import ROOT
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.module_consts import module_const_value
+from transpiler.pipeline import kernel_result, run
+
+FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"
+
+
+class _Constexpr:  # what `tl.constexpr(v)` is to Python: an object with `.value`
+    def __init__(self, value):
+        self.value = value
+
+
+_EXPRS = ["_P.value.bit_length() - 1", "float(1 << 32)", "1.0 / float(1 << 32)", "2 ** 20", "2 ** -3", "-2 ** 2",
+          "max(abs(-_P.value), int(3.9)) - 1", "min(7, _N, 3.5)", "(_N | 0x30) ^ 5 & 3", "~_N >> 1", "round(2.5)",
+          "int(-7 / 2)", "-7 // 2", "-7 % 3", "7.5 % -2", "_N if _N > 3 else -_N", "0 < _N <= 12 and _N",
+          "not _N or 4", "pow(3, 4)", "abs(-0.0)", "1e308 * 10", "(0x7F + 1) << 3", "True + True", "2 ** 0.5"]
+_NONE = ["_N.value", "1 / 0", "(-8) ** 0.5", "1 << 100000", "2 ** 100000", "_N.bit_length", "(1.5).bit_length()",
+         "open('x')", "len('ab')", "_UNKNOWN + 1", "'a' * 3", "min()", "1 >> -1"]
+
+
+@pytest.mark.parametrize("text", _EXPRS)
+def test_a_module_constant_is_what_python_computes(text):
+    """module_const_value of an expression over a constexpr object `_P` (64) and a plain int `_N` (12) is the
+    value Python gives the same text: same type, same bits."""
+    want = eval(text, {"__builtins__": {"float": float, "int": int, "abs": abs, "max": max, "min": min, "round": round,
+                                        "pow": pow}, "_P": _Constexpr(64), "_N": 12})  # noqa: S307 - our own table
+    got = module_const_value(cst.parse_expression(text), {"_P": 64, "_N": 12}, lambda n: n == "_P",
+                             lambda n: n.value if isinstance(n, cst.Name) else None, "triton.language")
+    assert type(got) is type(want) and (got == want or repr(got) == repr(want)), (text, got, want)
+
+
+@pytest.mark.parametrize("text", _NONE)
+def test_a_module_expression_python_refuses_or_cannot_bound_has_no_value(text):
+    """A plain int's `.value`, a zero division, a complex power, a huge shift, an unknown name or builtin: no
+    value (the kernel reading the name gets CT103 at the use, never a guess)."""
+    got = module_const_value(cst.parse_expression(text), {"_P": 64, "_N": 12}, lambda n: n == "_P",
+                             lambda n: n.value if isinstance(n, cst.Name) else None, "triton.language")
+    assert got is None, (text, got)
+
+
+def test_module_constants_computed_at_import_reach_the_kernel(tmp_path):
+    """tests/fixtures/triton_unseen/module_exprs.py: the shift, mask, window and float scale the module computes
+    are the kernel's constants (6, 63, 1024 and 2**-32 as f32)."""
+    path = tmp_path / "module_exprs.py"
+    shutil.copy(FIXTURES / "module_exprs.py", path)
+    (k,) = parse_file(path, "module_exprs.py").kernels
+    kr = kernel_result(k, path, "module_exprs.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    for value in ("constant(6i64", "constant(63i64", "constant(1024i64", "2.3283064365386963e-10f32"):
+        assert value in rust, value
+    # `.value` of a name bound to a plain int is Python's AttributeError: no value, refused at the use
+    path.write_text(path.read_text().replace("_PAGE = tl.constexpr(64)", "_PAGE = 64"))
+    (k,) = parse_file(path, "module_exprs.py").kernels
+    d = next(x for x in kernel_result(k, path, "module_exprs.py").diagnostics if x.severity == "error")
+    assert d.code == "CT103" and "_PAGE_SHIFT" in d.message, d.text()
+
+
+def test_functions_chosen_by_the_environment_follow_its_defaults_with_a_warning(tmp_path):
+    """tests/fixtures/triton_unseen/env_choice: `exp`, `log2` (an `if` on os.environ.get) and `exp2` (a
+    configuration function's conditional expression) imported by absolute name from a namespace folder of the
+    package are the functions of an unset environment, and the kernel's CT118 warnings name each variable.
+    A default that takes the other arm gives the other function."""
+    pkg = tmp_path / "env_choice"
+    shutil.copytree(FIXTURES / "env_choice", pkg)
+    result, _ = run([pkg], tmp_path / "out", use_cache=False, compile_check="off")
+    (kr,) = result.kernels
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    notes = sorted((d.severity, d.code, d.message.split("`")[1], d.message.split("`")[3], d.message.split("`")[5])
+                   for d in kr.diagnostics)
+    assert notes == [("warning", "CT118", "exp", "triton.language.exp", "ENV_CHOICE_FAST_OPS"),
+                     ("warning", "CT118", "exp2", "triton.language.math.exp2", "ENV_CHOICE_FAST_EXP2"),
+                     ("warning", "CT118", "log2", "triton.language.log2", "ENV_CHOICE_FAST_OPS")], notes
+    assert all(d.pos.path.endswith("softplus_rows.py") and d.pos.line == 13 for d in kr.diagnostics)
+    fast = pkg / "ops" / "fast.py"
+    fast.write_text(fast.read_text().replace('"ENV_CHOICE_FAST_OPS", "0"', '"ENV_CHOICE_FAST_OPS", "1"'))
+    result, _ = run([pkg], tmp_path / "out2", use_cache=False, compile_check="off")
+    (kr,) = result.kernels
+    assert "`exp` is `triton.language.extra.libdevice.fast_expf`" in "\n".join(d.message for d in kr.diagnostics)
