@@ -89,3 +89,45 @@ def test_functions_chosen_by_the_environment_follow_its_defaults_with_a_warning(
     result, _ = run([pkg], tmp_path / "out2", use_cache=False, compile_check="off")
     (kr,) = result.kernels
     assert "`exp` is `triton.language.extra.libdevice.fast_expf`" in "\n".join(d.message for d in kr.diagnostics)
+
+
+def test_pow_of_constants_is_what_python_computes_and_of_a_tile_is_refused(tmp_path):
+    """tests/fixtures/triton_unseen/const_pow.py: `HEAD_DIM ** -0.5` is a derived float whose f64 verify's Python
+    and the C symbol's Rust compute as CPython's `**` does (then f32, as Triton rounds a Python float); literals
+    fold; `BLOCK ** 2` is an int. `**` of a tile, and an int to an int constexpr's power (int or float by the
+    sign), are refused at their position with TTR-POW."""
+    import subprocess
+    import struct
+
+    from transpiler.emit.ffi import rust_const_expr
+    from transpiler.verify.specs import const_value
+
+    path = tmp_path / "k.py"
+    src = (FIXTURES / "const_pow.py").read_text()
+    path.write_text(src)
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    derived = {n: e for en in kr.manifest["entries"] for n, e in en.get("derived", {}).items()}
+    assert derived == {"F_HEAD_DIM_POW_N0P5": "float(pow(HEAD_DIM, -0.5))", "BLOCK_POW_2": "((BLOCK) * (BLOCK))"}
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "0.125f32" in rust and "constant(1048576i32" in rust
+    values = [1, 2, 3, 7, 48, 64, 80, 96, 100, 128, 192, 256, 576, 1000]
+    for v in values:
+        assert const_value("float(pow(HEAD_DIM, -0.5))", {"HEAD_DIM": v}) == v ** -0.5, v
+        assert const_value("((BLOCK) * (BLOCK))", {"BLOCK": v}) == v ** 2, v
+    if shutil.which("rustc") is not None:
+        expr = rust_const_expr("float(pow(HEAD_DIM, -0.5))", {"HEAD_DIM"}, "float")
+        lines = [f'println!("{{}}", {{ let HEAD_DIM: i64 = {v}i64; ({expr}).to_bits() }});' for v in values]
+        (tmp_path / "m.rs").write_text("#![allow(non_snake_case, unused_braces, unused_parens)]\nfn main() {\n"
+                                       + "\n".join(lines) + "\n}\n")
+        subprocess.run(["rustc", "-O", "-o", str(tmp_path / "m"), str(tmp_path / "m.rs")], check=True, cwd=tmp_path)
+        out = subprocess.run([str(tmp_path / "m")], check=True, capture_output=True, text=True).stdout.split()
+        assert [int(x) for x in out] == [struct.unpack("<Q", struct.pack("<d", v ** -0.5))[0] for v in values]
+    for old, new, at in (("sm_scale = HEAD_DIM ** -0.5", "sm_scale = q ** 2", "q ** 2"),
+                         ("+ BLOCK ** 2", "+ 2 ** BLOCK", "2 ** BLOCK")):
+        path.write_text(src.replace(old, new))
+        (k,) = parse_file(path, "k.py").kernels
+        d = next(x for x in kernel_result(k, path, "k.py").diagnostics if x.severity == "error")
+        line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if at in t)
+        assert d.code == "TTR-POW" and "tl.exp2" in d.message and d.pos.line == line, d.text()
