@@ -131,3 +131,29 @@ def test_pow_of_constants_is_what_python_computes_and_of_a_tile_is_refused(tmp_p
         d = next(x for x in kernel_result(k, path, "k.py").diagnostics if x.severity == "error")
         line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if at in t)
         assert d.code == "TTR-POW" and "tl.exp2" in d.message and d.pos.line == line, d.text()
+
+
+def test_a_function_constexpr_called_under_its_none_test_ports_the_none_variant(tmp_path):
+    """tests/fixtures/triton_unseen/optional_fn.py: `SCORE_FN: tl.constexpr = None` called only under `if SCORE_FN
+    is not None:` has one entry, the None one (a CT103 warning says the other is not ported); the wrapper runs it
+    for None and refuses a function or any other value (it never runs the None variant in their place)."""
+    from test_abi import FakeCudaArray, load_package
+    from transpiler.pipeline import write_outputs
+
+    src = tmp_path / "optional_fn.py"
+    shutil.copy(FIXTURES / "optional_fn.py", src)
+    result, outputs = run([src], tmp_path / "out", use_cache=False, compile_check="off")
+    write_outputs(outputs)
+    (kr,) = result.kernels
+    assert kr.status == "translated" and kr.entries == ["scored_rows_kernel__not_score_fn_is_given"], kr.entries
+    (w,) = kr.diagnostics
+    assert (w.severity, w.code, w.pos.line) == ("warning", "CT103", 14) and "`SCORE_FN` is called" in w.message
+    pkg = load_package(tmp_path / "out")
+    rt, spec = pkg._runtime, pkg.optional_fn.SPEC_scored_rows_kernel
+    x, y = (FakeCudaArray((64,), ptr=0x7F0000000000 + 4096 * i) for i in range(2))
+    plan = rt.plan(spec, (x, y, 64, 0.5, 256, None), (1,))
+    assert plan.consts["SCORE_FN_IS_GIVEN"] == 0 and plan.entry == 0
+    with pytest.raises(rt.ArgumentTypeError, match="constant `SCORE_FN` must be int, got <function"):
+        rt.plan(spec, (x, y, 64, 0.5, 256, lambda s, o: s), (1,))
+    with pytest.raises(rt.ArgumentError, match="no variant"):
+        rt.plan(spec, (x, y, 64, 0.5, 256, 3), (1,))

@@ -896,6 +896,21 @@ class _TritonConverter(_Converter):
         _check_no_pointer_left(k.body)
         return k
 
+    def _optional_function_param(self, func: cst.BaseExpression) -> str | None:
+        """The kernel's constexpr parameter a call names (directly, or through a helper's parameter it was passed
+        to) where the kernel tests it against None (optional_values): a function the launch may pass."""
+        if not isinstance(func, cst.Name):
+            return None
+        name = func.value
+        for frame in reversed(getattr(self, "subst", None) or []):  # a helper's parameter: what it was passed
+            if name in frame:
+                bound = frame[name]
+                if not isinstance(bound, Name):
+                    return None
+                name = bound.id
+                break
+        return name if name in getattr(self, "optional_values", ()) and name in self.constexpr_types else None
+
     def _note_configured(self, name: str, pos: Pos) -> None:
         """A call of a function alias the module chose by environment variables (ModuleInfo.configured_by): the
         port follows their defaults (module_config.py), which the kernel's warning says (_configured_notes)."""
@@ -1702,6 +1717,11 @@ class _TritonConverter(_Converter):
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.info.configured_by:
             self._note_configured(func.value, pos)
+        if (fn_param := self._optional_function_param(func)) is not None:
+            # `SCORE_MOD(qk, ...)` under `if SCORE_MOD is not None:`: a function passed as a constexpr has no port
+            # (its body is the caller's, unknown here); the variant that calls it has no entry, and a launch
+            # passing a function is refused (the None variant never runs in its place)
+            return Op("compile_error", (), pos, (("text", fn_param), ("kind", "function_constexpr")), "TTR-RAISE")
         if (inlined := self.module_helper(node)) is not None:
             return inlined
         d = self.dotted(func)

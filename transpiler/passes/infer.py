@@ -34,6 +34,8 @@ INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmo
 # the message of a Triton `raise` reached in a specialization (ops/control.py, compile_error)
 COMPILE_ERROR = "Triton raises"
 STATIC_ASSERT = "ct.static_assert fails:"  # a cuTile Python specialization its static assertion refuses
+# a Triton specialization that calls a function passed as a constexpr (`SCORE_MOD(qk)`): not ported
+FUNCTION_CONSTEXPR = "a function passed as a constexpr is not ported:"
 
 
 class SplitNeeded(Exception):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import COMPILE_ERROR, STATIC_ASSERT, SplitOnConst, unify_types
+from ..infer import COMPILE_ERROR, FUNCTION_CONSTEXPR, STATIC_ASSERT, SplitOnConst, unify_types
 from . import handler
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ def compile_error(infer: Infer, e: Op) -> Expr:
                        "comparisons of ct.Constant parameters and literals, `and`, `or`, `not` (the port checks "
                        "it per specialization)", e.pos)
         raise fail("CT117", f"{STATIC_ASSERT} {e.attr('text')}", e.pos)
+    if e.attr("kind") == "function_constexpr":  # the frontend's `FN(...)` of an optional function constexpr
+        raise fail("CT103", f"{FUNCTION_CONSTEXPR} `{e.attr('text')}` is called", e.pos)
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 
