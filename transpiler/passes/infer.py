@@ -701,8 +701,10 @@ class Infer:
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
         if isinstance(e, Op) and e.op == "const_pow" and len(e.args) == 2 and isinstance(e.args[1], Lit) \
+                and not isinstance(e.args[0], Lit) \
                 and type(e.args[1].value) is int and 0 <= e.args[1].value <= self._MAX_INT_POWER:
-            # `BLOCK ** 2`: an int to a small non-negative literal power is an int in Python, its product
+            # `BLOCK ** 2`: an int to a small non-negative literal power is an int in Python, its product (of
+            # literals, `2 ** 3` is folded by the op's handler)
             a, n = self.const_int_expr(e.args[0], depth), e.args[1].value
             if a is None:
                 return None
