@@ -187,7 +187,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, recorded_combinations, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
-    from .passes.infer import STATIC_ASSERT
+    from .passes.infer import FUNCTION_CONSTEXPR, STATIC_ASSERT
     from .model.ir import is_generic
     from .passes.read_when import read_when
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations
@@ -204,6 +204,11 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                 kr.diagnostics.append(Diagnostic("warning", "CT117", f"no entry where {' and '.join(preds)}: {why} "
                                                  "there (cuTile Python refuses to compile it too); launches with "
                                                  "those constants are refused", where))
+                continue
+            if why.startswith(FUNCTION_CONSTEXPR):  # `SCORE_MOD(qk)` under `if SCORE_MOD is not None:`
+                kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
+                                                 "there; the port is the None variant, and a launch passing a "
+                                                 "function is refused", where))
                 continue
             kr.diagnostics.append(Diagnostic("warning", "CT103", f"no entry where {' and '.join(preds)}: {why} "
                                              "there (Triton cannot compile it either); launches with those "

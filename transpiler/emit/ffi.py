@@ -111,6 +111,10 @@ def _expr(node: ast.AST, names: set[str], floats: frozenset[str] = frozenset()) 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt" \
             and len(node.args) == 1 and not node.keywords:  # Python's math.sqrt of constants (Triton): IEEE, exact
         return f"({_coerce(*_expr(node.args[0], names, floats), 'float')}).sqrt()", "float"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "pow" \
+            and len(node.args) == 2 and not node.keywords:  # Python's float `**` of constants (Triton): libm's pow
+        a, b = (_coerce(*_expr(x, names, floats), "float") for x in node.args)
+        return f"({a}).powf({b})", "float"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INT_FUNCS \
             and len(node.args) == 1 and not node.keywords:  # Triton's constexpr functions (verify/specs.py)
         x = _coerce(*_expr(node.args[0], names, floats), "int")

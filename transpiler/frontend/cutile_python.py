@@ -102,6 +102,9 @@ class ModuleInfo:
     # modules of the package imported as names (`from mylib import tlx`, `from . import utils as u`): their
     # helpers are called as `tlx.program_id(0)`; local name -> the converter of that module
     module_aliases: dict[str, "_Converter"] = field(default_factory=dict)
+    # Triton: a function alias chosen at import by environment variables (`exp = tl.exp` in the arm
+    # `os.environ.get("FAST", "0") == "1"` does not take): alias name -> the variables, decided by their defaults
+    configured_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass

@@ -137,6 +137,34 @@ def config_value(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression]
     return value(node)
 
 
+def env_reads(node: cst.BaseExpression, dotted: Callable[[cst.BaseExpression], str | None],
+              behind: Callable[[cst.BaseExpression], cst.BaseExpression | None] = lambda n: None,
+              depth: int = 0) -> tuple[str, ...]:
+    """The environment variables a configuration expression reads (`os.environ.get("K", ...)`, `os.getenv("K")`),
+    sorted; through the expression `behind(n)` gives for a module-level name or a call of the package's own
+    configuration function (the value it was assigned, the expression it returns). The port decides them by their
+    defaults (config_value); a diagnostic names them."""
+    found: set[str] = set()
+    for n in _walk_expr(node):
+        if isinstance(n, cst.Call) and n.args and isinstance(n.args[0].value, cst.SimpleString) and (
+                dotted(n.func) in _ENV_READS or (isinstance(n.func, cst.Attribute) and n.func.attr.value == "get"
+                                                and dotted(n.func.value) in ("os.environ", "environ"))):
+            key = n.args[0].value.evaluated_value
+            if isinstance(key, str):
+                found.add(key)
+        elif isinstance(n, (cst.Name, cst.Call)) and depth < 8:
+            inner = behind(n)
+            if inner is not None:
+                found.update(env_reads(inner, dotted, behind, depth + 1))
+    return tuple(sorted(found))
+
+
+def _walk_expr(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk_expr(child)
+
+
 _CACHE_DECORATORS = ("functools.cache", "functools.lru_cache")
 
 

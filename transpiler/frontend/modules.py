@@ -31,9 +31,11 @@ def module_file(path: Path, level: int, module: str) -> Path | None:
             base = base.parent
     else:
         root, dotted = package_root(path)
-        if not parts or "." not in dotted and not (path.parent / "__init__.py").is_file():
+        if parts and not (path.parent / "__init__.py").is_file() and _namespace_top(path, parts[0]) is not None:
+            root = _namespace_top(path, parts[0])  # a module of a namespace folder inside its top package
+        elif not parts or "." not in dotted and not (path.parent / "__init__.py").is_file():
             return None
-        if parts[0] != dotted.split(".")[0]:
+        elif parts[0] != dotted.split(".")[0]:
             return None
         base = root
     if not parts:
@@ -42,6 +44,17 @@ def module_file(path: Path, level: int, module: str) -> Path | None:
     for cand in (target.with_suffix(".py"), target / "__init__.py"):
         if cand.is_file() and cand.resolve() != path:
             return cand.resolve()
+    return None
+
+
+def _namespace_top(path: Path, top: str) -> Path | None:
+    """The folder holding the top package `top` where the file lies in a namespace folder (one without
+    `__init__.py`, PEP 420) below that regular package: `pkg/ops/fla/op.py` with `pkg/__init__.py` and
+    `pkg/ops/__init__.py` but no `pkg/ops/fla/__init__.py` imports `pkg.ops.fla.op` as Python does. None
+    where no ancestor is that top package."""
+    for folder in path.parents:
+        if folder.name == top and (folder / "__init__.py").is_file() and not (folder.parent / "__init__.py").is_file():
+            return folder.parent
     return None
 
 

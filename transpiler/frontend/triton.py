@@ -31,6 +31,7 @@ from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_sou
 from . import ptx
 from .combine import combine_operator
 from .module_config import UNDECIDED
+from .module_consts import module_const_value
 from .module_strings import call_value
 from .platform import NO_FACT, platform_value
 
@@ -372,12 +373,13 @@ class _TritonConverter(_Converter):
         found: dict[str, list[str | None]] = {}
         other: set[str] = set()
         arm_defs: dict[str, list[cst.FunctionDef]] = {}
+        env_of: dict[str, set[str]] = {}  # alias -> the environment variables whose defaults chose it
 
-        def visit(stmts, in_arm: bool = False) -> None:
+        def visit(stmts, in_arm: bool = False, env: tuple[str, ...] = ()) -> None:
             for st in stmts:
                 taken = taken_arm(st, self._config_test) if isinstance(st, cst.If) else None
                 if taken is not None:  # a decided configuration `if` (module_config.py): the arm it takes
-                    visit(taken, in_arm)
+                    visit(taken, in_arm, env + self._env_reads(st.test))
                 elif isinstance(st, cst.If):
                     visit(block_statements(st.body), True)
                     if isinstance(st.orelse, cst.If):
@@ -400,9 +402,11 @@ class _TritonConverter(_Converter):
                         for t in targets:
                             if not isinstance(t, cst.Name):
                                 continue
-                            if isinstance(small, cst.Assign) and len(targets) == 1 \
-                                    and isinstance(small.value, (cst.Name, cst.Attribute)):
-                                found.setdefault(t.value, []).append(self.dotted(small.value))
+                            chosen = self._configured_function(small.value) \
+                                if isinstance(small, cst.Assign) and len(targets) == 1 else None
+                            if chosen is not None:
+                                found.setdefault(t.value, []).append(self.dotted(chosen[0]))
+                                env_of.setdefault(t.value, set()).update(env + chosen[1])
                             else:
                                 other.add(t.value)
         visit(module.body)
@@ -418,8 +422,51 @@ class _TritonConverter(_Converter):
             defs = arm_defs.get(name, [])
             if not defs:
                 self.info.aliases[name] = sorted(targets)[0]
+                if env_of.get(name):
+                    self.info.configured_by[name] = tuple(sorted(env_of[name]))
             elif len(defs) == 1 and self._forwards_to(defs[0], rules[0]):
                 self.arm_helpers[name] = defs[0]
+
+    def _configured_function(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
+        """The function a module-level assignment names, and the environment variables that chose it: a name or
+        attribute (`exp = tl.exp`), the arm a decided conditional expression takes (`exp = tldevice.fast_expf if
+        os.environ.get("FAST", "0") == "1" else tl.exp`), or what a call of the module's own configuration
+        function returns (`exp = get_exp()`, module_config.returned_expression). None for any other value."""
+        from .module_config import returned_expression
+        env: tuple[str, ...] = ()
+        for _ in range(8):
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                return value, env
+            if isinstance(value, cst.IfExp):
+                test = self._config_test(value.test)
+                if test is UNDECIDED:
+                    return None
+                env += self._env_reads(value.test)
+                value = value.body if test else value.orelse
+            elif isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) \
+                    and (fn := self._module_function(value.func.value)) is not None \
+                    and (expr := returned_expression(fn, self.dotted)) is not None:
+                value = expr
+            else:
+                return None
+        return None
+
+    def _env_reads(self, test: cst.BaseExpression) -> tuple[str, ...]:
+        """The environment variables a decided configuration test reads, through the module's configuration
+        names and functions (module_config.env_reads)."""
+        from .module_config import env_reads, returned_expression
+
+        def behind(n: cst.BaseExpression) -> cst.BaseExpression | None:
+            if isinstance(n, cst.Name):
+                values = [small.value for st in getattr(self, "top_statements", ()) if isinstance(st, cst.SimpleStatementLine)
+                          for small in st.body if isinstance(small, cst.Assign) and len(small.targets) == 1
+                          and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == n.value]
+                return values[-1] if values else None
+            if isinstance(n, cst.Call) and not n.args and isinstance(n.func, cst.Name):
+                fn = self._module_function(n.func.value)
+                return returned_expression(fn, self.dotted) if fn is not None else None
+            return None
+        return env_reads(test, self.dotted, behind)
 
     def _forwards_to(self, fn: cst.FunctionDef, rule) -> bool:
         """fn forwards its n parameters to an operation ported as `rule` is: the same model op, the same first
@@ -461,6 +508,41 @@ class _TritonConverter(_Converter):
         return len(fn.decorators) == 1 and not isinstance(fn.decorators[0].decorator, cst.Call) \
             and self._jit_target(fn.decorators[0])
 
+    def _scan_small(self, small: cst.BaseSmallStatement) -> None:
+        super()._scan_small(small)
+        self._scan_computed_constant(small)
+
+    def _scan_computed_constant(self, small: cst.BaseSmallStatement) -> None:
+        """`_SHIFT = tl.constexpr(_SIZE.value.bit_length() - 1)`: a module constant computed by a Python expression
+        the base evaluator does not know (module_consts.py evaluates it as Python would). Also records which names
+        are bound to a `tl.constexpr(...)` object, the only ones with a `.value`."""
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            return
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        wrapped = self.__dict__.setdefault("constexpr_objects", set())
+        is_object = isinstance(value, cst.Call) and self.dotted(value.func) == f"{TL}.constexpr"
+        if name in self.info.consts or name in self.info.aliases or name in self.info.type_aliases:
+            (wrapped.add if is_object and name in self.info.consts else wrapped.discard)(name)
+            return
+        found = self._module_const(value)
+        if found is None:
+            wrapped.discard(name)
+            return
+        self.info.consts[name] = found
+        getattr(self, "config_names", {}).pop(name, None)
+        (wrapped.add if is_object else wrapped.discard)(name)
+
+    def _module_const(self, node: cst.BaseExpression) -> object | None:
+        """The value module_consts.py computes for a module-level expression (None: not known)."""
+        return module_const_value(node, self.info.consts, lambda n: n in self.__dict__.get("constexpr_objects", ()),
+                                  self.dotted, TL)
+
     def resolve_imports(self, module, path, display, loaded) -> None:
         super().resolve_imports(module, path, display, loaded)
         # a module constant computed from an imported one (`_PAD = tl.constexpr(PAD_ID)` after
@@ -476,6 +558,8 @@ class _TritonConverter(_Converter):
                 if not isinstance(target, cst.Name) or target.value in self.info.consts:
                     continue
                 found = self._eval_const(value)
+                if found is None:
+                    found = self._module_const(value)
                 if isinstance(found, (bool, int, float)) and not isinstance(found, _DtypeName):
                     self.info.consts[target.value] = found
                     getattr(self, "config_names", {}).pop(target.value, None)
@@ -487,6 +571,8 @@ class _TritonConverter(_Converter):
                 if alias.startswith(f"{TL}.") and self.rules.lookup(alias) is not None \
                         and local not in self.info.helpers:
                     self.info.aliases[local] = alias
+                    if name in home.info.configured_by:
+                        self.info.configured_by[local] = home.info.configured_by[name]
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -718,6 +804,7 @@ class _TritonConverter(_Converter):
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
 
     def _kernel(self, fn: cst.FunctionDef):
+        self.configured_uses: dict[tuple[str, str], tuple] = {}  # see _note_configured
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         # a kernel-level pointer name rebound to another tensor (`p_dq = dq2 + ...` after `p_dq = dq + ...`): its
         # model name from then on (each binding its own offsets local); names an `if` rebinds on one path only
@@ -805,11 +892,40 @@ class _TritonConverter(_Converter):
                        "where the router recognizes it (else it runs Triton with a warning, or is refused with "
                        "strict=True); its tuning configurations, if any, are not read", self.pos(d))
                       for d in getattr(self, "host_decorators", ()))
+        notes += self._configured_notes()
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
                     notes=notes)
         _check_no_pointer_left(k.body)
         return k
+
+    def _optional_function_param(self, func: cst.BaseExpression) -> str | None:
+        """The kernel's constexpr parameter a call names (directly, or through a helper's parameter it was passed
+        to) where the kernel tests it against None (optional_values): a function the launch may pass."""
+        if not isinstance(func, cst.Name):
+            return None
+        name = func.value
+        for frame in reversed(getattr(self, "subst", None) or []):  # a helper's parameter: what it was passed
+            if name in frame:
+                bound = frame[name]
+                if not isinstance(bound, Name):
+                    return None
+                name = bound.id
+                break
+        return name if name in getattr(self, "optional_values", ()) and name in self.constexpr_types else None
+
+    def _note_configured(self, name: str, pos: Pos) -> None:
+        """A call of a function alias the module chose by environment variables (ModuleInfo.configured_by): the
+        port follows their defaults (module_config.py), which the kernel's warning says (_configured_notes)."""
+        uses = self.__dict__.setdefault("configured_uses", {})
+        uses.setdefault((self.info.path, name), (self.info.configured_by[name], self.info.aliases.get(name, name), pos))
+
+    def _configured_notes(self) -> tuple:
+        return tuple(("CT118", f"`{name}` is `{target}`, the function its module chooses "
+                      f"when {' and '.join(f'`{v}`' for v in env)} {'is' if len(env) == 1 else 'are'} not set: the "
+                      "port is made for the defaults and never reads the environment (setting "
+                      f"{'it' if len(env) == 1 else 'them'} changes what Triton runs, not the port)", pos)
+                     for (_, name), (env, target, pos) in sorted(self.__dict__.get("configured_uses", {}).items()))
 
     def _host_descriptor_params(self, fn: cst.FunctionDef) -> None:
         """Parameters passed a host-made tensor descriptor (`TensorDescriptor(base, shape, strides, block_shape)`
@@ -1541,11 +1657,11 @@ class _TritonConverter(_Converter):
         if op == "**":
             # `2 ** (width - 1)` of constexprs: a Python int when Triton compiles (infer folds it once its operands
             # are known numbers, a dtype's width included); Triton refuses `**` of tensors
-            self.rules_used.add("TTR-CONST-POW")
+            self.rules_used.add("TTR-POW")
             if isinstance(a, Lit) and isinstance(b, Lit) and all(type(x.value) is int for x in (a, b)) \
                     and 0 <= b.value <= 128:
                 return Lit(a.value ** b.value, pos)
-            return Op("const_pow", (a, b), pos, (), "TTR-CONST-POW")
+            return Op("const_pow", (a, b), pos, (), "TTR-POW")
         return super()._binop(op, a, b, pos)
 
     def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:
@@ -1685,6 +1801,13 @@ class _TritonConverter(_Converter):
     def call(self, node: cst.Call):
         pos = self.pos(node)
         func = node.func
+        if isinstance(func, cst.Name) and func.value in self.info.configured_by:
+            self._note_configured(func.value, pos)
+        if (fn_param := self._optional_function_param(func)) is not None:
+            # `SCORE_MOD(qk, ...)` under `if SCORE_MOD is not None:`: a function passed as a constexpr has no port
+            # (its body is the caller's, unknown here); the variant that calls it has no entry, and a launch
+            # passing a function is refused (the None variant never runs in its place)
+            return Op("compile_error", (), pos, (("text", fn_param), ("kind", "function_constexpr")), "TTR-RAISE")
         if (inlined := self.module_helper(node)) is not None:
             return inlined
         d = self.dotted(func)

@@ -34,6 +34,8 @@ INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmo
 # the message of a Triton `raise` reached in a specialization (ops/control.py, compile_error)
 COMPILE_ERROR = "Triton raises"
 STATIC_ASSERT = "ct.static_assert fails:"  # a cuTile Python specialization its static assertion refuses
+# a Triton specialization that calls a function passed as a constexpr (`SCORE_MOD(qk)`): not ported
+FUNCTION_CONSTEXPR = "a function passed as a constexpr is not ported:"
 
 
 class SplitNeeded(Exception):
@@ -704,6 +706,15 @@ class Infer:
         if isinstance(e, Op) and e.op == "neg" and len(e.args) == 1:  # `-WINDOW_SIZE`: a Python int too
             a = self.const_int_expr(e.args[0], depth)
             return None if a is None else (f"(-({a[0]}))", f"NEG_{a[1]}")
+        if isinstance(e, Op) and e.op == "const_pow" and len(e.args) == 2 and isinstance(e.args[1], Lit) \
+                and not isinstance(e.args[0], Lit) \
+                and type(e.args[1].value) is int and 0 <= e.args[1].value <= self._MAX_INT_POWER:
+            # `BLOCK ** 2`: an int to a small non-negative literal power is an int in Python, its product (of
+            # literals, `2 ** 3` is folded by the op's handler)
+            a, n = self.const_int_expr(e.args[0], depth), e.args[1].value
+            if a is None:
+                return None
+            return ("(" + " * ".join([f"({a[0]})"] * n) + ")" if n else "1"), f"{a[1]}_POW_{n}"
         if isinstance(e, Op) and e.op in self._CONST_OPS and len(e.args) == 2:
             a, b = self.const_int_expr(e.args[0], depth), self.const_int_expr(e.args[1], depth)
             if a is None or b is None:
@@ -712,6 +723,8 @@ class Infer:
             expr = f"(-(-({a[0]}) // ({b[0]})))" if e.op == "cdiv" else f"(({a[0]}) {sym} ({b[0]}))"
             return expr, f"{a[1]}_{word}_{b[1]}"
         return None
+
+    _MAX_INT_POWER = 8  # `C ** n` of an int constant is written as n factors up to here
 
     # model op -> (the function of verify/specs.py's and emit/ffi.py's constant expressions, the derived name's word)
     _CONST_FUNCS = {"next_power_of_2": ("next_power_of_2", "NPO2"), "log2_floor": ("log2_floor", "LOG2")}
@@ -745,6 +758,12 @@ class Infer:
         if isinstance(e, Op) and e.op == "const_sqrt" and len(e.args) == 1:  # `math.sqrt(HEAD_DIM)` (Triton)
             a = self.const_float_expr(e.args[0])
             return None if a is None else (f"sqrt({a[0]})", f"SQRT_{a[1]}", a[2])
+        if isinstance(e, Op) and e.op == "const_pow" and len(e.args) == 2 and self._float_power(e):
+            # `HEAD_DIM ** -0.5`: Python's float pow of constants when Triton compiles (f64, then f32)
+            a, b = self.const_float_expr(e.args[0]), self.const_float_expr(e.args[1])
+            if a is None or b is None:
+                return None
+            return f"pow({a[0]}, {b[0]})", f"{a[1]}_POW_{b[1]}", a[2] or b[2]
         if isinstance(e, Op) and e.op in self._FLOAT_OPS and len(e.args) == 2:
             a, b = self.const_float_expr(e.args[0]), self.const_float_expr(e.args[1])
             if a is None or b is None:
@@ -752,6 +771,18 @@ class Infer:
             sym, word = self._FLOAT_OPS[e.op]
             return f"(({a[0]}) {sym} ({b[0]}))", f"{a[1]}_{word}_{b[1]}", a[2] or b[2]
         return None
+
+    def _float_power(self, e: Op) -> bool:
+        """`a ** b` of constants is a Python float whatever their values: an operand is a float (a literal, a float
+        constant, a derived float) or the exponent a negative int literal. An int to an int constant's power is an
+        int or a float by the exponent's sign: no one type for every specialization (refused)."""
+        base, exp = e.args
+        def is_float(x: Expr) -> bool:
+            return any((isinstance(y, Lit) and isinstance(y.value, float)) or self.is_float_const(y)
+                       or (isinstance(y, Op) and y.op in ("div", "truediv", "const_sqrt")) for y in _sub(x))
+        negative = isinstance(exp, Lit) and type(exp.value) is int and exp.value < 0 or (
+            isinstance(exp, Op) and exp.op == "neg" and isinstance(exp.args[0], Lit) and type(exp.args[0].value) is int)
+        return is_float(base) or is_float(exp) or negative
 
     def _depth_exceeded(self, e: Name) -> bool:
         """Guards the resolution of names bound once against a cycle (`x = x * 2` at the top level)."""
@@ -773,7 +804,8 @@ class Infer:
         expr, name, _ = found
         reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in _sub(e)) or any(
             isinstance(x, Lit) and isinstance(x.value, float) for x in _sub(e)) or any(
-            isinstance(x, Op) and x.op in ("div", "truediv", "const_sqrt") for x in _sub(e))
+            isinstance(x, Op) and x.op in ("div", "truediv", "const_sqrt") for x in _sub(e)) or any(
+            isinstance(x, Op) and x.op == "const_pow" and self._float_power(x) for x in _sub(e))
         if not reads_float:
             return None  # integer arithmetic: derived_name's business
         name = "F_" + name.upper()

@@ -186,7 +186,7 @@ def log2_floor(i: int) -> int:
 
 # the functions a constant expression may call (Infer._CONST_FUNCS; emit/ffi.py writes the same in Rust)
 _CONST_ENV = {"__builtins__": {}, "float": float, "sqrt": math.sqrt, "next_power_of_2": next_power_of_2,
-              "log2_floor": log2_floor}
+              "log2_floor": log2_floor, "pow": pow}
 
 
 def const_value(expr: str, values: dict):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import COMPILE_ERROR, STATIC_ASSERT, SplitOnConst, unify_types
+from ..infer import COMPILE_ERROR, FUNCTION_CONSTEXPR, STATIC_ASSERT, SplitOnConst, unify_types
 from . import handler
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ def compile_error(infer: Infer, e: Op) -> Expr:
         raise fail("CT103", f"{COMPILE_ERROR} helper `{e.attr('helper')}` reaching its end without a `return` "
                    f"(Triton returns None there) at compile time" + (
                        f", for element type {' or '.join(dtypes)}" if dtypes else ""), e.pos)
+    if e.attr("kind") == "function_constexpr":  # the frontend's `FN(...)` of an optional function constexpr
+        raise fail("CT103", f"{FUNCTION_CONSTEXPR} `{e.attr('text')}` is called", e.pos)
     raise fail("CT103", f"{COMPILE_ERROR} `{e.attr('text')}` at compile time", e.pos)
 
 
@@ -55,15 +57,6 @@ def dtype_in(infer: Infer, e: Op) -> Expr:
 def dtype_attr(infer: Infer, e: Op) -> Expr:
     """`x.dtype.primitive_bitwidth`: a Python int in this entry."""
     return infer.expr(Lit(infer.dtype_attr_value(e), e.pos))
-
-
-@handler("const_pow")
-def const_pow(infer: Infer, e: Op) -> Expr:
-    """`a ** b` (Triton: constexprs only) whose operands are not numbers the port knows when it translates
-    (those are folded by Infer.expr). A power of a constexpr parameter would be a derived constant the launcher
-    computes, and the C ABI's constant expressions have no power yet."""
-    raise fail(e.rule, "`**` of values that are not integers known when the port is written (int literals or a "
-               "dtype's widths; a power of a constexpr parameter is not supported yet)", e.pos)
 
 
 @handler("is_none")

@@ -428,6 +428,24 @@ def isnan(infer: Infer, e: Op) -> Op:
     return Op("isnan", (x,), e.pos, rule=e.rule, ty=TileTy("bool", x.ty.shape))
 
 
+@handler("const_pow")
+def const_pow(infer: Infer, e: Op) -> Expr:
+    """Python's `**` in a Triton kernel, which Triton evaluates on constants when it compiles: of literals, folded
+    here as Python computes it; of constexprs, Infer made it a derived constant before this is reached (an int to a
+    small literal power, or a float power). A tile (or a runtime scalar) has no `**` in Triton: refused."""
+    a, b = e.args
+    if all(isinstance(x, Lit) and isinstance(x.value, (int, float)) and not isinstance(x.value, bool) for x in (a, b)):
+        try:
+            v = a.value ** b.value if not (type(b.value) is int and b.value > 4096) else None
+        except (ArithmeticError, ValueError):
+            v = None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return infer.expr(Lit(v, e.pos))
+    raise fail(e.rule or "CT100", "`**` of a value that is not a constant (a tile or a runtime scalar; or an int to "
+               "an int constexpr's power, an int or a float by its sign): Triton evaluates `**` on constexprs only; for "
+               "a tile use `tl.exp2(y * tl.log2(x))` or `libdevice.pow(x, y)`", e.pos)
+
+
 @handler("const_sqrt")
 def const_sqrt(infer: Infer, e: Op) -> Expr:
     """`math.sqrt(...)` in a Triton kernel (Python's math, evaluated by Triton when it compiles): of a literal,
