@@ -25,10 +25,12 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import (DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
+                        TupleExpr)
 from ..rules import RuleTable, load
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
-from . import ptx
+from . import pointer_arms, ptx
+from .pointer_arms import ArmBases
 from .module_config import UNDECIDED
 from .module_strings import call_value
 from .platform import NO_FACT, platform_value
@@ -144,6 +146,74 @@ class _Ptr:
     base: "str | _Cast | _Addr"
     offsets: Expr | None
     pos: Pos
+
+
+class _ArmChoice:
+    """The pointer names an `if` (runtime condition, kernel level) binds to pointers into different tensors on its two
+    paths: after it, each is a pointer chosen at run time (pointer_arms.py) whose arms are the two paths' bindings
+    under the `if`'s condition, held in a local (`<name>_then`) before the `if`; the offsets are one local both paths
+    assign (the name's own, or a new one each arm ends by assigning). Refused (poisoned, read after the `if`: CT100)
+    where that is not exact: in a loop for a name bound before the `if` (a loop carries one binding), a binding an
+    arm chose at run time itself, or an arm ending in a jump."""
+
+    def __init__(self, conv, cond, start, then, other, pos):
+        self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
+        self.sel: str | None = None
+        self.appended: tuple[list, list] = ([], [])
+        self.done: set[str] = set()
+
+    def _condition(self, name: str) -> Name:
+        if self.sel is None:
+            self.sel = self.conv._fresh_arm_local(f"{name}_then")
+        return Name(self.sel, self.pos)
+
+    def _allowed(self, name: str, bt, be) -> bool:
+        if bt is None or be is None or bt[0] == be[0]:
+            return False
+        if self.conv.loops and (name in self.start[1] or name in self.start[0]):
+            return False
+        start = self.start[1].get(self.start[0].get(name, name), (None,))[0]
+        # an arm's own choice or loaded address (in locals only that path assigns) is not known on the other path
+        return all(not isinstance(b, (ArmBases, _Addr)) or b == start for b in (bt[0], be[0]))
+
+    def bound(self, name: str) -> bool:
+        """A name new in both arms (one offsets local): chosen by the condition."""
+        bt, be = self.then[1].get(name), self.other[1].get(name)
+        if not self._allowed(name, bt, be) or bt[1] != be[1] or bt[1] is None:
+            return False
+        cond = self._condition(name)
+        base = pointer_arms.chosen_bases(self.conv, cond, bt[0], be[0], self.pos)
+        self.conv.ptr_vars[name] = (base, bt[1])
+        self.done.add(name)
+        return True
+
+    def rebound(self, name: str, mt: str, me: str) -> bool:
+        """A name an arm rebinds to another tensor (its model names differ per path): a new model name whose
+        offsets each arm assigns at its end."""
+        bt, be = self.then[1].get(mt), self.other[1].get(me)
+        if not self._allowed(name, bt, be):
+            return False
+        conv = self.conv
+        fresh = conv._fresh_arm_local(f"{name}_chosen")
+        cond = self._condition(name)
+        base = pointer_arms.chosen_bases(conv, cond, bt[0], be[0], self.pos)
+        for appended, (b, off) in zip(self.appended, (bt, be)):
+            appended.append(Assign((fresh,), Name(off, self.pos) if off is not None else Lit(0, self.pos), self.pos))
+        conv.ptr_alias[name] = fresh
+        conv.ptr_vars[fresh] = (base, fresh)
+        self.done.add(name)
+        return True
+
+    def statements(self, body: tuple, orelse: tuple) -> list:
+        if self.sel is None:
+            return [If(self.cond, body, orelse, self.pos)]
+        if any(arm and isinstance(arm[-1], (Break, Continue)) for arm, extra in
+               zip((body, orelse), self.appended) if extra):
+            raise fail("CT100", "an `if` arm that binds a pointer into another tensor ends in a jump: the pointer "
+                       "after the `if` is not chosen by its condition alone", self.pos)
+        sel = Name(self.sel, self.pos)
+        return [Assign((self.sel,), self.conv._truth(self.cond, self.pos), self.pos),
+                If(sel, body + tuple(self.appended[0]), orelse + tuple(self.appended[1]), self.pos)]
 
 
 def parse_triton_source(source: str, display: str, depth_limit: int, path: Path | None = None,
@@ -722,6 +792,7 @@ class _TritonConverter(_Converter):
         self.ptr_alias: dict[str, str] = {}
         self.ptr_poisoned: dict[str, str] = {}
         self.addr_locals: set[str] = set()  # locals holding a loaded pointer's address (_Addr)
+        self.arm_locals: set[str] = set()  # locals an access through a pointer chosen at run time made (pointer_arms)
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
@@ -948,6 +1019,8 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             self._not_ptr_target(s.targets[0].target.value, pos)
             return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and _pointer_tuple(self, s):
+            return self._flush(self._assign_pointer_tuple(s, pos))
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
             cur = self.expr(s.target)
             if isinstance(cur, _Ptr):
@@ -969,6 +1042,22 @@ class _TritonConverter(_Converter):
             return []
         return super().small(s, last)
 
+    def _assign_pointer_tuple(self, s: cst.Assign, pos: Pos) -> list:
+        """`x_ptr, w_ptr, n = q_ptr, qw_ptr, n_q` (no target read by a value, _pointer_tuple): every value first,
+        then each name bound as its own assignment would bind it."""
+        pairs = _tuple_pairs(s.targets[0].target, s.value)
+        values = [self.expr(v) for _, v in pairs]
+        out: list = []
+        for (name, _), value in zip(pairs, values):
+            if isinstance(value, _Ptr):
+                out += self._assign_ptr(name, value, pos, _one_line(s) if not out else "")
+            elif isinstance(value, (_BlockPtr, _Desc)):
+                raise fail("CT100", "a block pointer or tensor descriptor in a tuple assignment", pos)
+            else:
+                self._not_ptr_target(name, pos)
+                out.append(Assign((self.local(name, pos),), value, pos, _one_line(s) if not out else ""))
+        return out
+
     def _not_ptr_target(self, name: str, pos: Pos) -> None:
         model = self._model_name(name)
         if model in self.ptr_vars:
@@ -988,6 +1077,9 @@ class _TritonConverter(_Converter):
         if not self.subst and target in self.ptr_poisoned:
             del self.ptr_poisoned[target]  # bound anew: one tensor again
         pre: list = []
+        if isinstance(value.base, ArmBases):  # a pointer chosen at run time: the choice made here, in locals
+            pre, arms = self._stable_arms(target, value.base, pos)
+            value = _Ptr(arms, value.offsets, value.pos)
         if isinstance(value.base, _Addr) and not isinstance(value.base.addr, Name):
             # a loaded (or computed) address: held in a local, so each access reads the value it had here (a
             # name already holding such a pointer of that element type keeps its local: the address is a value)
@@ -1208,10 +1300,11 @@ class _TritonConverter(_Converter):
             test, a, b = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
             if isinstance(a, _Ptr) or isinstance(b, _Ptr):
                 # `p = x + i * s if last else x + j * s`: pointers into one tensor, chosen by a condition: the
-                # chosen offsets
-                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr) and a.base == b.base):
-                    raise fail("CT100", "a conditional expression whose arms are not pointers into the same kernel "
-                               "argument (a ported pointer keeps one base)", pos)
+                # chosen offsets; pointers into different tensors: a pointer chosen at run time (pointer_arms.py)
+                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr)):
+                    raise fail("CT100", "a conditional expression choosing between a pointer and a value", pos)
+                if a.base != b.base or isinstance(a.base, ArmBases):
+                    return self._chosen_pointer(test, a, b, pos, tile=False)
                 zero = Lit(0, pos)
                 return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
                                                  b.offsets if b.offsets is not None else zero), pos), pos)
@@ -1426,17 +1519,24 @@ class _TritonConverter(_Converter):
         self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
         self.ptr_alias = dict(start[0])
         self.ptr_poisoned = {**then[2], **other[2]}
-        for name in set(then[0]) | set(other[0]) | set(start[0]):
+        chosen = _ArmChoice(self, cond, start, then, other, pos)
+        for name in sorted(set(then[0]) | set(other[0]) | set(start[0])):  # (sorted: the new locals' names)
             a, b = then[0].get(name), other[0].get(name)
             if a == b:
                 if a is not None:
                     self.ptr_alias[name] = a
                 continue
+            if chosen.rebound(name, a or name, b or name):
+                continue
             # a base is a parameter's name or a loaded address (_Addr): sorted by its text
             tensors = sorted({str(self.ptr_vars[m][0]) for m in (a or name, b or name) if m in self.ptr_vars})
             self.ptr_poisoned[name] = " or ".join(f"`{t}`" for t in tensors)
+        for name in sorted(set(then[1]) & set(other[1]) - set(then[0]) - set(other[0])):
+            if then[1][name] != other[1][name] and not chosen.bound(name):
+                # bound in both arms to pointers that differ otherwise (each arm its own local): one tensor per path
+                self.ptr_poisoned[name] = " or ".join(sorted({f"`{then[1][name][0]}`", f"`{other[1][name][0]}`"}))
         self.pending = pre
-        return self._flush([If(cond, body, orelse, pos)])
+        return self._flush(chosen.statements(body, orelse))
 
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
@@ -1513,6 +1613,40 @@ class _TritonConverter(_Converter):
             return _Ptr(p.base, offs, pos)
         return _Ptr(p.base, self._op("operator:-" if subtract else "operator:+", (p.offsets, offs), pos), pos)
 
+    def _chosen_pointer(self, cond, a: _Ptr, b: _Ptr, pos: Pos, tile: bool) -> _Ptr:
+        """`tl.where(c, x_ptr, y_ptr)` / `x_ptr if c else y_ptr`: a pointer chosen at run time (pointer_arms.py), its
+        arms' conditions over `c` as a bool (Triton's `c != 0` of a number), its offsets selected per lane."""
+        for p in (a, b):
+            for _, base in pointer_arms.arms_of(p.base):
+                if isinstance(base, _Addr) and not isinstance(base.addr, Name):
+                    raise fail("CT100", "a pointer chosen at run time between pointers loaded in the same expression "
+                               "is not supported (assign the loaded pointer to a name first)", pos)
+        stem = str(pointer_arms.arms_of(a.base)[0][1])
+        truth = self._arm_operand(self._truth(cond, pos), f"{stem}_chosen", pos)  # computed once
+        offsets = pointer_arms.selected_offsets(self, cond, a.offsets, b.offsets, pos, tile)
+        return _Ptr(pointer_arms.chosen_bases(self, truth, a.base, b.base, pos), offsets, pos)
+
+    def _fresh_arm_local(self, stem: str) -> str:
+        taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values()) | \
+            self.addr_locals | self.arm_locals
+        local = stem
+        while local in taken:
+            local += "_"
+        self.arm_locals.add(local)
+        return local
+
+    def _stable_arms(self, target: str, base: ArmBases, pos: Pos) -> tuple[list, ArmBases]:
+        """The arms of a pointer assigned to `target`, each condition held in a local (`<target>_in_<base>`) so an
+        access reads the choice made here; conditions already held so are kept."""
+        pre, arms = [], []
+        for cond, b in base.arms:
+            if not pointer_arms.stable(cond, self.arm_locals):
+                local = self._fresh_arm_local(f"{target}_in_{b}")
+                pre.append(Assign((local,), cond, pos))
+                cond = Name(local, pos)
+            arms.append((cond, b))
+        return pre, ArmBases(tuple(arms))
+
     def subscript(self, node: cst.Subscript):
         if isinstance(node.value, cst.Attribute) and node.value.attr.value in ("shape", "block_shape", "strides") \
                 and isinstance(node.value.value, cst.Name) and node.value.value.value in self.desc_vars \
@@ -1561,6 +1695,8 @@ class _TritonConverter(_Converter):
             base = self.expr(node.value.value)
             if isinstance(base, _BlockPtr):  # a block pointer's elements: its base pointer's
                 base = self.expr(base.base)
+            if isinstance(base, _Ptr) and isinstance(base.base, ArmBases):  # chosen at run time: the arms' type
+                base = _Ptr(base.base.arms[0][1], None, base.pos)  # (one type: Triton's where and phi require it)
             if isinstance(base, _Ptr) and not isinstance(base.base, str):  # a cast or loaded pointer: its type
                 return Op("dtype", (), pos, (("dtype", base.base.elem),))
             if isinstance(base, _Ptr):
@@ -1624,6 +1760,14 @@ class _TritonConverter(_Converter):
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if d == f"{TL}.where" and len(node.args) == 3 and all(a.keyword is None and not a.star for a in node.args):
+            # (converted here, as the rule would, so a pointer chosen between two tensors is seen: pointer_arms.py)
+            c, x, y = (self.expr(a.value) for a in node.args)
+            if isinstance(x, _Ptr) or isinstance(y, _Ptr):
+                if not (isinstance(x, _Ptr) and isinstance(y, _Ptr)):
+                    raise fail("TTR-WHERE", "`tl.where` choosing between a pointer and a value", pos)
+                return self._chosen_pointer(c, x, y, pos, tile=True)
+            return self._rule_call(self.rules.lookup(d), [c, x, y], pos)
         if d == f"{TL}.pointer_type":
             raise fail("TTR-PTRCAST", "`tl.pointer_type(...)` is supported as the target of a pointer cast only "
                        "(`p.to(tl.pointer_type(T))`, `tl.cast(p, tl.pointer_type(T))`)", pos)
@@ -2029,6 +2173,10 @@ class _TritonConverter(_Converter):
                            "supported (the offsets count the old elements): cast the pointer first, then add "
                            "offsets counted in the new element type", pos)
             base = value.base
+            if isinstance(base, ArmBases):  # chosen at run time: each arm's tensor read as T
+                arms = tuple((c, _Addr(b.addr, dt) if isinstance(b, _Addr) else _Cast(getattr(b, "param", b), dt))
+                             for c, b in base.arms)
+                return _Ptr(ArmBases(arms), None, pos)
             if isinstance(base, _Addr):
                 return _Ptr(_Addr(base.addr, dt), None, pos)
             param = base.param if isinstance(base, _Cast) else base
@@ -2454,15 +2602,6 @@ class _TritonConverter(_Converter):
             raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (a pointer "
                        "loaded from memory must be cast: `tl.load(table + i).to(tl.pointer_type(T))`; pointers "
                        "computed otherwise are not supported)", pos)
-        offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
-        attrs: list = [("flat", True)]
-        if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
-            base = Op("int_to_ptr", (ptr.base.addr,), pos, (("dtype", ptr.base.elem),), "TTR-PTRCAST")
-        elif isinstance(ptr.base, _Cast):  # a parameter read as another element type
-            base = Name(ptr.base.param, pos)
-            attrs.append(("elem", ptr.base.elem))
-        else:
-            base = Name(ptr.base, pos)
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
@@ -2481,29 +2620,78 @@ class _TritonConverter(_Converter):
         mask = self.expr(values["mask"]) if "mask" in values and not _is_none(values["mask"]) else None
         if isinstance(mask, _Ptr):
             raise fail(rule.id, "a pointer used as a mask", pos)
-        if mask is not None:
-            attrs.append(("mask", mask))
+        other = value = None
         if leaf == "load":
             other = values.get("other")
-            if other is not None and not _is_none(other):
-                attrs.append(("other", self.expr(other)))
-            return Op("gather", (base, TupleExpr((offsets,), pos)), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
-                      rule.id)
-        if leaf == "store":
+            other = self.expr(other) if other is not None and not _is_none(other) else None
+        elif leaf == "store":
             value = self.expr(values["value"])
-            return Op("scatter", (base, TupleExpr((offsets,), pos), value), pos,
-                      tuple(sorted(attrs, key=lambda kv: kv[0])), rule.id)
-        if leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        elif leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
             raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
+        memory = []
         for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
-            if key in values and not _is_none(values[key]):
+            if leaf not in ("load", "store") and key in values and not _is_none(values[key]):
                 v = values[key]
                 if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
                     raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
-                attrs.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
-        value = self.expr(values["val"])
-        return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
-                  rule.id)
+                memory.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+        if leaf not in ("load", "store"):
+            value = self.expr(values["val"])
+        if isinstance(ptr.base, ArmBases):
+            return self._arms_access(leaf, rule, ptr, mask, other, value, memory, pos)
+        return self._access(leaf, rule, ptr, mask, other, value, memory, pos)
+
+    def _access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos) -> Op:
+        """One element access of a pointer into one base (`tl.load`, `tl.store`, an atomic), its operands converted."""
+        offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
+        attrs: list = [("flat", True)]
+        if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
+            base = Op("int_to_ptr", (ptr.base.addr,), pos, (("dtype", ptr.base.elem),), "TTR-PTRCAST")
+        elif isinstance(ptr.base, _Cast):  # a parameter read as another element type
+            base = Name(ptr.base.param, pos)
+            attrs.append(("elem", ptr.base.elem))
+        else:
+            base = Name(ptr.base, pos)
+        if mask is not None:
+            attrs.append(("mask", mask))
+        if leaf == "load":
+            if other is not None:
+                attrs.append(("other", other))
+            return Op("gather", (base, TupleExpr((offsets,), pos)), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
+                      rule.id)
+        if leaf == "store":
+            return Op("scatter", (base, TupleExpr((offsets,), pos), value), pos,
+                      tuple(sorted(attrs, key=lambda kv: kv[0])), rule.id)
+        return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos,
+                  tuple(sorted(attrs + memory, key=lambda kv: kv[0])), rule.id)
+
+    def _arms_access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos):
+        """An access through a pointer chosen at run time (pointer_arms.py): one access per arm, its condition and-ed
+        into the mask (a masked-off lane touches no memory); a load's or atomic's values are the chosen arm's,
+        selected lane by lane. The offsets, mask and stored value every arm reads are computed once, before the
+        statement; a store's arms before the last are statements there too (each lane is stored by one arm)."""
+        offsets = self._arm_operand(ptr.offsets, f"{leaf}_offsets", pos)
+        mask = self._arm_operand(mask, f"{leaf}_mask", pos)
+        value = self._arm_operand(value, f"{leaf}_value", pos)
+        ops = []
+        for cond, base in ptr.base.arms:
+            arm_mask = cond if mask is None else pointer_arms.both(self, mask, cond, pos)
+            ops.append((cond, self._access(leaf, rule, _Ptr(base, offsets, pos), arm_mask, other, value, memory, pos)))
+        if leaf == "store":
+            self.pending.extend(Eval(op, pos) for _, op in ops[:-1])
+            return ops[-1][1]
+        chosen = ops[-1][1]
+        for cond, op in reversed(ops[:-1]):
+            chosen = self._op(f"{TL}.where", (cond, op, chosen), pos)
+        return chosen
+
+    def _arm_operand(self, e, stem: str, pos: Pos):
+        """An operand every arm of an access reads: a local computed once (a name or literal as it is)."""
+        if e is None or isinstance(e, (Name, Lit)):
+            return e
+        local = self._fresh_arm_local(stem)
+        self.pending.append(Assign((local,), e, pos))
+        return Name(local, pos)
 
 
 RANDOM_CALLS = {f"{TL}.{n}" for n in ("randint", "randint4x", "rand", "rand4x", "philox", "philox_impl",
@@ -2790,6 +2978,9 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                             if isinstance(x, cst.Name))
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             assigns.setdefault(node.targets[0].target.value, []).append(node.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            for name, value in _tuple_pairs(node.targets[0].target, node.value):  # `x_ptr, w_ptr = q_ptr, qw_ptr`
+                assigns.setdefault(name, []).append(value)
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             assigns.setdefault(node.target.value, []).append(
                 cst.BinaryOperation(node.target, cst.Add(), node.value))
@@ -2817,11 +3008,16 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
             work.extend([e.body, e.orelse])
             continue
+        if isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.where" and len(e.args) == 3:
+            work.extend([e.args[1].value, e.args[2].value])  # `tl.where(is_q, q_ptr, k_ptr)`: the same
+            continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
         else:
             cands = [n for n in leaves if n not in int_used and (n in params or n in assigns)]
+            # (`offs + X`: a local whose sums reach no parameter is offsets, never the sum's pointer)
+            cands = [n for n in cands if _reaches_param(conv, n, params, assigns, int_used)] or cands
             cands.sort(key=lambda n: (0 if "ptr" in n.lower() else 1, leaves.index(n)))
             chosen = cands[:1]
         for n in chosen:
@@ -2829,6 +3025,46 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 pointers.add(n)
             work.extend(assigns.get(n, []))
     return {n for n in pointers if n in params}
+
+
+def _pointer_tuple(conv: _TritonConverter, s: cst.Assign) -> bool:
+    """A tuple assignment of names (`a, b = x, y`) some value of which is a pointer (a pointer parameter or a name
+    holding a pointer), no target read by any value (a swap would need the old values kept)."""
+    pairs = _tuple_pairs(s.targets[0].target, s.value)
+    if not pairs or len(pairs) != len(s.targets[0].target.elements):
+        return False
+    read = {n.value for _, v in pairs for n in _walk(v) if isinstance(n, cst.Name)}
+    if read & {name for name, _ in pairs}:
+        return False
+    pointers = set(conv.pointer_params) | set(conv.ptr_vars) | set(conv.ptr_alias)
+    return any(isinstance(v, cst.Name) and v.value in pointers or any(
+        n.value in pointers for n in _sum_leaves(conv, v)) for _, v in pairs)
+
+
+def _tuple_pairs(target, value) -> list:
+    """`a, b = x, y`: the (name, value) pairs of a tuple assignment of as many values as names."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)):
+        return []
+    return [(t.value.value, v.value) for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]
+
+
+def _reaches_param(conv, name: str, params: list, assigns: dict, int_used: set, seen: frozenset = frozenset()) -> bool:
+    """A name that may hold a pointer into a parameter: a parameter not used as a number, or a local one of whose
+    values sums (or chooses, `tl.where` / `x if c else y`) such a name."""
+    if name in params:
+        return name not in int_used
+    if name in seen:
+        return False
+    for v in assigns.get(name, []):
+        values = [v.body, v.orelse] if isinstance(v, cst.IfExp) else \
+            [a.value for a in v.args[1:]] if isinstance(v, cst.Call) and conv.dotted(v.func) == f"{TL}.where" \
+            and len(v.args) == 3 else [v]
+        for x in values:
+            if any(_reaches_param(conv, n.value, params, assigns, int_used, seen | {name})
+                   for n in _sum_leaves(conv, x)):
+                return True
+    return False
 
 
 def _call_key(node: cst.Call) -> str | None:

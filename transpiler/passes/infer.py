@@ -349,6 +349,9 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
             for a in e.args:
                 if a is not None:
                     leaves(a, out, False)
+        elif isinstance(e, Op) and e.op == "where" and len(e.args) == 3:
+            for a in e.args[1:]:  # `tl.where(is_q, q_stride, k_stride)`: the values chosen (not the condition)
+                leaves(a, out, False)
 
     groups: list[list[str]] = []
     for s in all_stmts(k.body):
