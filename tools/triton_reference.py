@@ -917,6 +917,14 @@ def cases() -> list[dict]:
                     [inp("even", [15], "float32", "randn"), inp("odd", [15], "float32", "randn"),
                      inp("out", [30], "float32", "poison")],
                     ["even", "odd", "out", "n"], [1], ["out"], "", {"n": 30}, {"BLOCK": 32}))
+    out.append(case("pointer_choice", "rebound_index_kernel", "r4",
+                    [inp("x", [6, 16], "float32", "randn"), inp("idx", [4], "int32", "given", values=[5, 0, 3, 3]),
+                     inp("out", [4, 16], "float32", "poison")],
+                    ["x", "idx", "out"], [4], ["out"], "", {}, {"D": 16}))
+    out.append(case("pointer_choice", "in_place_max_kernel", "n20",
+                    [inp("vals", [20], "float32", "randn"), inp("idxs", [20], "int32", "randint", lo=0, hi=100),
+                     inp("base_max", [1], "float32", "given", values=[0.25])],
+                    ["vals", "idxs", "base_max", "n"], [1], ["vals", "idxs"], "", {"n": 20}, {"BLOCK": 32}))
     return out
 
 
@@ -1316,6 +1324,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": x["b"][1:31] if s["flag"] > 0 else x["a"]}
     if k == "pointer_choice.lane_choice_kernel":
         return {"out": np.stack([x["even"], x["odd"]], axis=1).reshape(-1)}
+    if k == "pointer_choice.rebound_index_kernel":
+        return {"out": x["x"][a["idx"]]}
+    if k == "pointer_choice.in_place_max_kernel":
+        return {"vals": np.maximum(x["vals"], x["base_max"][0]),
+                "idxs": np.where(x["vals"] >= x["base_max"][0], a["idxs"], -1)}
     if k == "pointer_tables.dequant4_words_kernel":
         j = np.arange(8)
         nib = (a["w"].astype(np.int64)[:, None] >> (4 * j)[None, :]) & 15

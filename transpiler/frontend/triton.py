@@ -803,6 +803,9 @@ class _TritonConverter(_Converter):
         self.helper_values: dict[str, object] = {}  # `__bp_<n>` -> a part of a block pointer a helper returned
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
+        # pointer parameters the kernel's top level rebinds to a loaded value: that value from then on
+        self.value_rebinds = _value_rebinds(self, fn)
+        self.value_alias: dict[str, str] = {}
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
         self._host_descriptor_params(fn)
         launches = self.info.launches.get(fn.name.value, [])
@@ -834,7 +837,7 @@ class _TritonConverter(_Converter):
                 if not kinds and _float_use(fn, names[i]):
                     kinds = {float}  # no literal value anywhere: `1.0 - beta`, `eps == 0.0` say it is a float
                 self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
-        reassigned = _assigned_names(fn.body)
+        reassigned = _assigned_names(fn.body) - set(self.value_rebinds)
         # constexpr and scalar parameters the kernel itself tests against None (`if W is not None:`): Triton
         # specializes a None argument as a constant, so each test is a compile-time fact; here a hidden bool
         # constant per parameter (Param.given_of), one structural variant per value (passes/specialize.py)
@@ -996,6 +999,21 @@ class _TritonConverter(_Converter):
             target = s.targets[0].target.value
             self._not_ptr_target(target, pos)
             return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, _one_line(s))])
+        if isinstance(s, cst.Assign) and not self.subst and len(s.targets) == 1 \
+                and isinstance(s.targets[0].target, cst.Name) \
+                and self.value_rebinds.get(s.targets[0].target.value) is s:
+            # `cache_indices = tl.load(cache_indices + bid)`: the pointer read, then the name is the value (a local
+            # of its own: the parameter keeps its name)
+            name = s.targets[0].target.value
+            value = self.expr(s.value)
+            taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values()) \
+                | self.addr_locals | self.arm_locals
+            local = f"{name}_value"
+            while local in taken:
+                local += "_"
+            self.arm_locals.add(local)
+            self.value_alias[name] = local
+            return self._flush([Assign((local,), value, pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
@@ -1324,6 +1342,8 @@ class _TritonConverter(_Converter):
                            "on the arm the `if` before took: a ported block pointer has one block shape (give each "
                            "its own name)", self.pos(node))
             return self.block_vars[node.value]
+        if isinstance(node, cst.Name) and not self.subst and node.value in self.value_alias:
+            return Name(self.value_alias[node.value], self.pos(node))  # rebound to a value (_value_rebinds)
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
             if isinstance(e, Name) and not self.subst and e.id in self.ptr_poisoned:
@@ -3025,6 +3045,47 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 pointers.add(n)
             work.extend(assigns.get(n, []))
     return {n for n in pointers if n in params}
+
+
+def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
+    """Pointer parameters the kernel rebinds to a value they load (`idx = tl.load(idx + bid)`, a top-level statement,
+    the name's only binding): name -> that assignment. Python reads the pointer up to it and the value after it, so
+    the name is the pointer there and a local of its own from then on (straight-line code: exact). A parameter used
+    as a number only after it is a pointer all the same (read up to the statement)."""
+    params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
+    counts: dict[str, int] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+            for t in _bound_targets(node) if not isinstance(node, cst.AssignTarget) else [node.target]:
+                for n in _walk(t):
+                    if isinstance(n, cst.Name):
+                        counts[n.value] = counts.get(n.value, 0) + 1
+    found: dict = {}
+    stmts = list(fn.body.body)
+    for i, line in enumerate(stmts):
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)):
+            continue
+        s = line.body[0]
+        target = s.targets[0].target if len(s.targets) == 1 else None
+        if not (isinstance(target, cst.Name) and target.value in params and counts.get(target.value) == 1
+                and _loaded_value(conv, s.value)):
+            continue
+        name = target.value
+        if name not in conv.pointer_params:
+            head = fn.with_changes(body=fn.body.with_changes(body=stmts[:i + 1]))
+            if name not in _pointer_params(conv, head):
+                continue
+            conv.pointer_params.add(name)
+        found[name] = s
+    return found
+
+
+def _loaded_value(conv: _TritonConverter, e: cst.BaseExpression) -> bool:
+    """`tl.load(...)`, maybe converted (`.to(tl.int64)`): a value, never a pointer."""
+    while isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "to" \
+            and _pointer_cast_operand(conv, e) is None:
+        e = e.func.value
+    return isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.load"
 
 
 def _pointer_tuple(conv: _TritonConverter, s: cst.Assign) -> bool:
