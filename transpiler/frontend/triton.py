@@ -156,13 +156,16 @@ class _ArmChoice:
     where that is not exact: in a loop for a name bound before the `if` (a loop carries one binding), a binding an
     arm chose at run time itself, or an arm ending in a jump."""
 
-    def __init__(self, conv, cond, start, then, other, pos):
+    def __init__(self, conv, cond, start, then, other, pos, runtime: bool):
         self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
+        self.runtime = runtime
         self.sel: str | None = None
         self.appended: tuple[list, list] = ([], [])
         self.done: set[str] = set()
 
-    def _condition(self, name: str) -> Name:
+    def _condition(self, name: str):
+        if not self.runtime:  # a constant: the same wherever it is read (the `if` stays the test it is)
+            return self.conv._truth(self.cond, self.pos)
         if self.sel is None:
             self.sel = self.conv._fresh_arm_local(f"{name}_then")
         return Name(self.sel, self.pos)
@@ -205,15 +208,17 @@ class _ArmChoice:
         return True
 
     def statements(self, body: tuple, orelse: tuple) -> list:
-        if self.sel is None:
+        if self.sel is None and not any(self.appended):
             return [If(self.cond, body, orelse, self.pos)]
         if any(arm and isinstance(arm[-1], (Break, Continue)) for arm, extra in
                zip((body, orelse), self.appended) if extra):
             raise fail("CT100", "an `if` arm that binds a pointer into another tensor ends in a jump: the pointer "
                        "after the `if` is not chosen by its condition alone", self.pos)
-        sel = Name(self.sel, self.pos)
-        return [Assign((self.sel,), self.conv._truth(self.cond, self.pos), self.pos),
-                If(sel, body + tuple(self.appended[0]), orelse + tuple(self.appended[1]), self.pos)]
+        arms = (body + tuple(self.appended[0]), orelse + tuple(self.appended[1]))
+        if self.sel is None:
+            return [If(self.cond, *arms, self.pos)]
+        return [Assign((self.sel,), self.conv._truth(self.cond, self.pos), self.pos), If(Name(self.sel, self.pos), *arms,
+                                                                                        self.pos)]
 
 
 def parse_triton_source(source: str, display: str, depth_limit: int, path: Path | None = None,
@@ -1539,7 +1544,8 @@ class _TritonConverter(_Converter):
         self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
         self.ptr_alias = dict(start[0])
         self.ptr_poisoned = {**then[2], **other[2]}
-        chosen = _ArmChoice(self, cond, start, then, other, pos)
+        # (a constant `if` is a specialization: its condition stays the test it is, each variant one binding)
+        chosen = _ArmChoice(self, cond, start, then, other, pos, runtime=not self._const_test(s.test))
         for name in sorted(set(then[0]) | set(other[0]) | set(start[0])):  # (sorted: the new locals' names)
             a, b = then[0].get(name), other[0].get(name)
             if a == b:
