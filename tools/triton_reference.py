@@ -925,6 +925,10 @@ def cases() -> list[dict]:
                     [inp("vals", [20], "float32", "randn"), inp("idxs", [20], "int32", "randint", lo=0, hi=100),
                      inp("base_max", [1], "float32", "given", values=[0.25])],
                     ["vals", "idxs", "base_max", "n"], [1], ["vals", "idxs"], "", {"n": 20}, {"BLOCK": 32}))
+    out.append(case("pointer_choice", "two_loops_kernel", "a40b25",
+                    [inp("a", [40], "float32", "randn"), inp("b", [25], "float32", "randn"),
+                     inp("out", [65], "float32", "poison")],
+                    ["a", "b", "out"], [1], ["out"], "", {}, {"n_a": 40, "n_b": 25, "BLOCK": 16}))
     return out
 
 
@@ -1324,6 +1328,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": x["b"][1:31] if s["flag"] > 0 else x["a"]}
     if k == "pointer_choice.lane_choice_kernel":
         return {"out": np.stack([x["even"], x["odd"]], axis=1).reshape(-1)}
+    if k == "pointer_choice.two_loops_kernel":
+        return {"out": np.concatenate([x["a"] * 2.0, x["b"] + 1.0])}
     if k == "pointer_choice.rebound_index_kernel":
         return {"out": x["x"][a["idx"]]}
     if k == "pointer_choice.in_place_max_kernel":

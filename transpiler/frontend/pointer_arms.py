@@ -40,11 +40,25 @@ def both(conv, a: Expr, b: Expr, pos) -> Expr:
         return b
     if _is_true(b):
         return a
-    return conv._op("operator:&", (a, b), pos)
+    return _op(conv, "operator:&", (a, b), pos)
 
 
 def negated(conv, c: Expr, pos) -> Expr:
-    return conv._op("operator:^", (c, Lit(True, pos)), pos)  # the frontend's `not` of a runtime bool
+    return _op(conv, "operator:^", (c, Lit(True, pos)), pos)  # the frontend's `not` of a runtime bool
+
+
+def _op(conv, source: str, args: tuple, pos) -> Op:
+    """The rule's op, its rule recorded only where an access reads it (rules_of: a choice never read leaves the
+    kernel's rules as they were)."""
+    rule = conv.rules.lookup(source)
+    return Op(rule.op, args, pos, (), rule.id)
+
+
+def rules_of(e) -> set:
+    """The rule ids of the ops in a condition."""
+    if not isinstance(e, Op):
+        return set()
+    return {e.rule} | {r for a in e.args for r in rules_of(a)}
 
 
 def _is_true(e) -> bool:

@@ -165,7 +165,10 @@ class _ArmChoice:
 
     def _condition(self, name: str):
         if not self.runtime:  # a constant: the same wherever it is read (the `if` stays the test it is)
-            return self.conv._truth(self.cond, self.pos)
+            rules = set(self.conv.rules_used)
+            truth = self.conv._truth(self.cond, self.pos)
+            self.conv.rules_used.intersection_update(rules)  # (recorded where an access reads it: rules_of)
+            return truth
         if self.sel is None:
             self.sel = self.conv._fresh_arm_local(f"{name}_then")
         return Name(self.sel, self.pos)
@@ -978,6 +981,7 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
+        self.current_small = s  # (read by _bound_each_iteration)
         target = s.targets[0].target if isinstance(s, cst.Assign) and len(s.targets) == 1 else \
             s.target if isinstance(s, cst.AnnAssign) and s.value is not None else None
         if isinstance(target, cst.Name) and _is_string_choice(s.value):
@@ -1121,10 +1125,27 @@ class _TritonConverter(_Converter):
             value, text = _Ptr(base, value.offsets, value.pos), ""
         return pre + self._bind_ptr(target, model, value, pos, text)
 
+    def _bound_each_iteration(self, target: str) -> bool:
+        """A pointer name bound to another tensor at the top level of a (non-nested) `for` body, never read in the body
+        before it (nor by its own value): each iteration reads the binding it makes, so it is a new model name as
+        outside loops (`src_ptr = k_pe_ptr + ...` in a second loop after `src_ptr = kv_c_ptr + ...` in a first).
+        After the loop the name reads that binding, which exists only where the loop ran: read there, refused."""
+        bodies = getattr(self, "loop_bodies", [])
+        stmt = getattr(self, "current_small", None)
+        if len(self.loops) != 1 or len(bodies) != 1 or not isinstance(stmt, cst.Assign):
+            return False
+        lines = list(bodies[0].body) if isinstance(bodies[0], cst.IndentedBlock) else []
+        at = next((i for i, line in enumerate(lines) if isinstance(line, cst.SimpleStatementLine)
+                   and len(line.body) == 1 and line.body[0] is stmt), None)
+        if at is None:
+            return False
+        return not any(isinstance(n, cst.Name) and n.value == target for x in lines[:at] + [stmt.value] for n in _walk(x))
+
     def _bind_ptr(self, target: str, model: str, value: _Ptr, pos: Pos, text: str) -> list:
         local_base = not isinstance(value.base, str)  # a cast or loaded pointer: a new binding of the name
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not self.subst \
-                and not self.loops and (model not in self.offset_names or local_base):
+                and (not self.loops or self._bound_each_iteration(target)) \
+                and (model not in self.offset_names or local_base):
             # a kernel-level name rebound to a pointer into another tensor, outside loops: a new model name
             # (the tensor is known where each binding is read)
             taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values())
@@ -1169,7 +1190,12 @@ class _TritonConverter(_Converter):
                 neg = it.args[2].value  # the step's size: `BS` of `-BS`, else `-(step)`
                 minus = isinstance(neg, cst.UnaryOperation) and isinstance(neg.operator, cst.Minus)
                 s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
-        return super().for_stmt(s)
+        bodies = self.__dict__.setdefault("loop_bodies", [])
+        bodies.append(s.body)  # (read by _bound_each_iteration)
+        try:
+            return super().for_stmt(s)
+        finally:
+            bodies.pop()
 
     def _static_range_unrolled(self, s: cst.For) -> list | None:
         """`for i in tl.static_range(a, b, c)` with literal bounds (after a helper's constexpr arguments are
@@ -2701,6 +2727,7 @@ class _TritonConverter(_Converter):
         value = self._arm_operand(value, f"{leaf}_value", pos)
         ops = []
         for cond, base in ptr.base.arms:
+            self.rules_used |= pointer_arms.rules_of(cond)
             arm_mask = cond if mask is None else pointer_arms.both(self, mask, cond, pos)
             ops.append((cond, self._access(leaf, rule, _Ptr(base, offsets, pos), arm_mask, other, value, memory, pos)))
         if leaf == "store":
