@@ -726,6 +726,11 @@ def test_pointers_chosen_at_run_time_access_each_tensor_under_its_condition(tmp_
     condition. An `if` whose arms each bind a new name to another tensor read only the else arm's tensor before (a
     wrong port, no diagnostic)."""
     src = (FIXTURES / "pointer_choice.py").read_text()
+    path = tmp_path / "all.py"
+    path.write_text(src)
+    results = {k.name: kernel_result(k, path, "all.py") for k in parse_file(path, "all.py").kernels}
+    assert len(results) == 8 and all(r.status == "translated" for r in results.values()), \
+        {n: [d.text() for d in r.diagnostics] for n, r in results.items()}
     for kernel, want in (("where_rows_kernel", [("load", "q_ptr"), ("load", "k_ptr"), ("store", "q_out_ptr"),
                                                 ("store", "k_out_ptr")]),
                          ("if_arms_kernel", [("load", "a_ptr"), ("load", "b_ptr"), ("store", "a_out_ptr"),
@@ -748,6 +753,11 @@ def test_pointers_chosen_at_run_time_access_each_tensor_under_its_condition(tmp_
     ("    p = tl.where(n > 0, x_ptr, n)\n    tl.store(y_ptr, tl.load(p))", "a pointer and a value"),
     ("    if n > 0:\n        p = tl.where(n > 1, x_ptr, z_ptr)\n    else:\n        p = z_ptr\n"
      "    tl.store(y_ptr, tl.load(p))", "depending on the path"),
+    # a loop body reading the name before binding it reads the previous iteration's tensor
+    ("    p = x_ptr\n    for i in range(n):\n        tl.store(y_ptr + i, tl.load(p))\n        p = z_ptr + i",
+     "keeps one base"),
+    # a pointer parameter rebound to a value in an arm: after the `if`, pointer or value depending on the path
+    ("    if n > 0:\n        x_ptr = tl.load(x_ptr)\n    tl.store(y_ptr, x_ptr)", "assigned a non-pointer value"),
 ])
 def test_pointer_choices_the_port_refuses(tmp_path, body, words):
     path = tmp_path / "k.py"
