@@ -161,7 +161,6 @@ class _ArmChoice:
         self.runtime = runtime
         self.sel: str | None = None
         self.appended: tuple[list, list] = ([], [])
-        self.done: set[str] = set()
 
     def _condition(self, name: str):
         if not self.runtime:  # a constant: the same wherever it is read (the `if` stays the test it is)
@@ -190,7 +189,6 @@ class _ArmChoice:
         cond = self._condition(name)
         base = pointer_arms.chosen_bases(self.conv, cond, bt[0], be[0], self.pos)
         self.conv.ptr_vars[name] = (base, bt[1])
-        self.done.add(name)
         return True
 
     def rebound(self, name: str, mt: str, me: str) -> bool:
@@ -207,7 +205,6 @@ class _ArmChoice:
             appended.append(Assign((fresh,), Name(off, self.pos) if off is not None else Lit(0, self.pos), self.pos))
         conv.ptr_alias[name] = fresh
         conv.ptr_vars[fresh] = (base, fresh)
-        self.done.add(name)
         return True
 
     def statements(self, body: tuple, orelse: tuple) -> list:
@@ -1015,12 +1012,7 @@ class _TritonConverter(_Converter):
             # of its own: the parameter keeps its name)
             name = s.targets[0].target.value
             value = self.expr(s.value)
-            taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values()) \
-                | self.addr_locals | self.arm_locals
-            local = f"{name}_value"
-            while local in taken:
-                local += "_"
-            self.arm_locals.add(local)
+            local = self._fresh_arm_local(f"{name}_value")
             self.value_alias[name] = local
             return self._flush([Assign((local,), value, pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
@@ -1673,6 +1665,8 @@ class _TritonConverter(_Converter):
                 if isinstance(base, _Addr) and not isinstance(base.addr, Name):
                     raise fail("CT100", "a pointer chosen at run time between pointers loaded in the same expression "
                                "is not supported (assign the loaded pointer to a name first)", pos)
+        if a.base == b.base and not isinstance(a.base, ArmBases):  # one tensor: the offsets chosen
+            return _Ptr(a.base, pointer_arms.selected_offsets(self, cond, a.offsets, b.offsets, pos, tile), pos)
         stem = str(pointer_arms.arms_of(a.base)[0][1])
         truth = self._arm_operand(self._truth(cond, pos), f"{stem}_chosen", pos)  # computed once
         offsets = pointer_arms.selected_offsets(self, cond, a.offsets, b.offsets, pos, tile)
