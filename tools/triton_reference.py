@@ -929,6 +929,10 @@ def cases() -> list[dict]:
                     [inp("a", [40], "float32", "randn"), inp("b", [25], "float32", "randn"),
                      inp("out", [65], "float32", "poison")],
                     ["a", "b", "out"], [1], ["out"], "", {}, {"n_a": 40, "n_b": 25, "BLOCK": 16}))
+    out.append(case("pointer_choice", "elif_rows_kernel", "a2b3c2",
+                    [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
+                     inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
+                    ["a", "b", "c", "out", "n_a", "n_b"], [7], ["out"], "", {"n_a": 2, "n_b": 3}, {"D": 16}))
     return out
 
 
@@ -1328,6 +1332,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": x["b"][1:31] if s["flag"] > 0 else x["a"]}
     if k == "pointer_choice.lane_choice_kernel":
         return {"out": np.stack([x["even"], x["odd"]], axis=1).reshape(-1)}
+    if k == "pointer_choice.elif_rows_kernel":
+        rows = np.concatenate([x["a"], x["b"], x["c"]])
+        return {"out": rows * np.arange(1, 8)[:, None]}
     if k == "pointer_choice.two_loops_kernel":
         return {"out": np.concatenate([x["a"] * 2.0, x["b"] + 1.0])}
     if k == "pointer_choice.rebound_index_kernel":

@@ -54,6 +54,13 @@ def _op(conv, source: str, args: tuple, pos) -> Op:
     return Op(rule.op, args, pos, (), rule.id)
 
 
+def names_in(e) -> set:
+    """The names a condition reads."""
+    if isinstance(e, Name):
+        return {e.id}
+    return {n for a in e.args for n in names_in(a)} if isinstance(e, Op) else set()
+
+
 def rules_of(e) -> set:
     """The rule ids of the ops in a condition."""
     if not isinstance(e, Op):

@@ -156,11 +156,12 @@ class _ArmChoice:
     where that is not exact: in a loop for a name bound before the `if` (a loop carries one binding), a binding an
     arm chose at run time itself, or an arm ending in a jump."""
 
-    def __init__(self, conv, cond, start, then, other, pos, runtime: bool):
+    def __init__(self, conv, cond, start, then, other, pos, runtime: bool, live: tuple, arm_start: set):
         self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
-        self.runtime = runtime
+        self.runtime, self.live, self.arm_start = runtime, live, arm_start
         self.sel: str | None = None
         self.appended: tuple[list, list] = ([], [])
+        self.defined: tuple[set, set] = (set(), set())
 
     def _condition(self, name: str):
         if not self.runtime:  # a constant: the same wherever it is read (the `if` stays the test it is)
@@ -172,39 +173,58 @@ class _ArmChoice:
             self.sel = self.conv._fresh_arm_local(f"{name}_then")
         return Name(self.sel, self.pos)
 
-    def _allowed(self, name: str, bt, be) -> bool:
+    def _allowed(self, name: str, bt, be, models: tuple) -> bool:
         if bt is None or be is None or bt[0] == be[0]:
+            return False
+        if not all(m in live for m, live in zip(models, self.live)):  # bound on both paths
             return False
         if self.conv.loops and (name in self.start[1] or name in self.start[0]):
             return False
         start = self.start[1].get(self.start[0].get(name, name), (None,))[0]
-        # an arm's own choice or loaded address (in locals only that path assigns) is not known on the other path
-        return all(not isinstance(b, (ArmBases, _Addr)) or b == start for b in (bt[0], be[0]))
+        # an arm's loaded address (in a local only that path assigns) is not known on the other path (an arm's own
+        # choice is: its condition locals are set false there, _define_elsewhere)
+        return all(not isinstance(b, _Addr) or b == start for b in (bt[0], be[0]))
+
+    def _define_elsewhere(self, bases: tuple) -> None:
+        """The condition locals a choice made inside one arm reads (`elif` chains: the inner `if`'s), assigned false
+        at the end of the other arm, so the choice is defined on both paths (its arms are masked off there by this
+        `if`'s condition)."""
+        for side, base in enumerate(bases):
+            if isinstance(base, ArmBases):
+                made = {n for c, _ in base.arms for n in pointer_arms.names_in(c)} & (self.conv.arm_locals
+                                                                                       - self.arm_start)
+                for n in sorted(made - self.defined[1 - side]):
+                    self.defined[1 - side].add(n)
+                    self.appended[1 - side].append(Assign((n,), Lit(False, self.pos), self.pos))
 
     def bound(self, name: str) -> bool:
         """A name new in both arms (one offsets local): chosen by the condition."""
         bt, be = self.then[1].get(name), self.other[1].get(name)
-        if not self._allowed(name, bt, be) or bt[1] != be[1] or bt[1] is None:
+        if not self._allowed(name, bt, be, (name, name)) or bt[1] != be[1] or bt[1] is None:
             return False
         cond = self._condition(name)
         base = pointer_arms.chosen_bases(self.conv, cond, bt[0], be[0], self.pos)
+        self._define_elsewhere((bt[0], be[0]))
         self.conv.ptr_vars[name] = (base, bt[1])
+        self.conv.ptr_live.add(name)
         return True
 
     def rebound(self, name: str, mt: str, me: str) -> bool:
         """A name an arm rebinds to another tensor (its model names differ per path): a new model name whose
         offsets each arm assigns at its end."""
         bt, be = self.then[1].get(mt), self.other[1].get(me)
-        if not self._allowed(name, bt, be):
+        if not self._allowed(name, bt, be, (mt, me)):
             return False
         conv = self.conv
         fresh = conv._fresh_arm_local(f"{name}_chosen")
         cond = self._condition(name)
         base = pointer_arms.chosen_bases(conv, cond, bt[0], be[0], self.pos)
+        self._define_elsewhere((bt[0], be[0]))
         for appended, (b, off) in zip(self.appended, (bt, be)):
             appended.append(Assign((fresh,), Name(off, self.pos) if off is not None else Lit(0, self.pos), self.pos))
         conv.ptr_alias[name] = fresh
         conv.ptr_vars[fresh] = (base, fresh)
+        conv.ptr_live.add(fresh)
         return True
 
     def statements(self, body: tuple, orelse: tuple) -> list:
@@ -248,6 +268,7 @@ class _TritonConverter(_Converter):
             # a parameter the helper only recasts (`p = p.to(tl.pointer_type(T))`) has no offsets to carry
             kept = arg.offsets is None and name in self._helper_cast_only()
             self.ptr_vars[local] = (arg.base, None if kept else local)
+            self._live(local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
         if isinstance(arg, _BlockPtr):
@@ -859,6 +880,9 @@ class _TritonConverter(_Converter):
                 off += "_"
             self.offset_names[p] = off
             self.ptr_vars[p] = (p, off if p in reassigned else None)
+        # the pointer bindings (model names) defined on the path being converted: an `if` chooses between two only
+        # where each is (ptr_vars also keeps a binding one arm of an earlier `if` made)
+        self.ptr_live: set[str] = set(self.ptr_vars)
         k = super()._kernel(fn)
         # pointer parameters reassigned in the kernel (`X += row * stride`) start at offset 0
         pre = tuple(Assign((self.offset_names[p],), Lit(0, k.pos), k.pos)
@@ -1146,6 +1170,7 @@ class _TritonConverter(_Converter):
                 fresh += "_"
             self.ptr_alias[target] = fresh
             self.ptr_vars[fresh] = (value.base, fresh)
+            self._live(fresh)
             return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         recast = self.subst and local_base and not self.loops and target in self._helper_cast_only()
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not recast:
@@ -1154,9 +1179,11 @@ class _TritonConverter(_Converter):
         if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
             off = self.offset_names[model]
             self.ptr_vars[model] = (value.base, off)
+            self._live(model)
             return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         local = self.local(target, pos)
         self.ptr_vars[local] = (value.base, None if recast and value.offsets is None else local)
+        self._live(local)
         if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
             self.subst[-1][target] = Name(local, pos)
         return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
@@ -1184,10 +1211,23 @@ class _TritonConverter(_Converter):
                 s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
         bodies = self.__dict__.setdefault("loop_bodies", [])
         bodies.append(s.body)  # (read by _bound_each_iteration)
+        live = set(getattr(self, "ptr_live", ()))
         try:
             return super().for_stmt(s)
         finally:
             bodies.pop()
+            self.ptr_live = live  # a binding the body makes is not defined where the loop runs no iteration
+
+    def while_stmt(self, s: cst.While):
+        live = set(getattr(self, "ptr_live", ()))
+        try:
+            return super().while_stmt(s)
+        finally:
+            self.ptr_live = live
+
+    def _live(self, model: str) -> None:
+        if hasattr(self, "ptr_live"):
+            self.ptr_live.add(model)
 
     def _static_range_unrolled(self, s: cst.For) -> list | None:
         """`for i in tl.static_range(a, b, c)` with literal bounds (after a helper's constexpr arguments are
@@ -1543,9 +1583,11 @@ class _TritonConverter(_Converter):
         cond = self.expr(s.test)
         pre, self.pending = self.pending, []
         start = (dict(self.ptr_alias), dict(self.ptr_vars), dict(self.ptr_poisoned))
+        live, arm_start = set(self.ptr_live), set(self.arm_locals)
         blocks = dict(self.block_vars)  # each arm binds block pointers from the bindings before the `if`
         body = tuple(self.block(s.body))
         then = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        then_live, self.ptr_live = self.ptr_live, set(live)
         then_blocks, self.block_vars = self.block_vars, dict(blocks)
         self.ptr_alias, self.ptr_vars, self.ptr_poisoned = dict(start[0]), dict(start[1]), dict(start[2])
         if isinstance(s.orelse, cst.If):
@@ -1555,6 +1597,8 @@ class _TritonConverter(_Converter):
         else:
             orelse = ()
         other = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        other_live = self.ptr_live
+        self.ptr_live = then_live & other_live
         for name in set(then_blocks) & set(self.block_vars):  # the same block shape: one binding after the `if`
             if [_code(b) for b in then_blocks[name].block] != [_code(b) for b in self.block_vars[name].block]:
                 self.block_poisoned.add(name)
@@ -1563,7 +1607,8 @@ class _TritonConverter(_Converter):
         self.ptr_alias = dict(start[0])
         self.ptr_poisoned = {**then[2], **other[2]}
         # (a constant `if` is a specialization: its condition stays the test it is, each variant one binding)
-        chosen = _ArmChoice(self, cond, start, then, other, pos, runtime=not self._const_test(s.test))
+        chosen = _ArmChoice(self, cond, start, then, other, pos, runtime=not self._const_test(s.test),
+                            live=(then_live, other_live), arm_start=arm_start)
         for name in sorted(set(then[0]) | set(other[0]) | set(start[0])):  # (sorted: the new locals' names)
             a, b = then[0].get(name), other[0].get(name)
             if a == b:
