@@ -747,6 +747,26 @@ def test_pointers_chosen_at_run_time_access_each_tensor_under_its_condition(tmp_
         assert len(masks) == 4 and len(set(masks)) == 4, masks
 
 
+def test_a_binding_one_arm_made_is_never_chosen_from(tmp_path):
+    """`p` bound in the arm of one `if` and rebound to another tensor in the arm of a later one: after the second
+    `if`, `p` is defined on one path only (Python: unbound on the other), so it is no choice between two tensors
+    (a choice would read the first binding where it was never made: CT103 in sglang's causal_conv1d)."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        if n > 0:
+            p = a_ptr + offs
+            tl.store(y_ptr + offs, tl.load(p))
+        if n > 1:
+            p = b_ptr + offs
+            tl.store(y_ptr + offs, tl.load(p))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _accesses(kr) == [("load", "a_ptr"), ("load", "b_ptr")], _accesses(kr)
+
+
 @pytest.mark.parametrize("body, words", [
     ("    p = tl.where(n > 0, x_ptr, x_ptr.to(tl.pointer_type(tl.int32)))\n    tl.store(y_ptr, tl.load(p))",
      "need different conversions"),
