@@ -3190,6 +3190,8 @@ def _reaches_param(conv, name: str, params: list, assigns: dict, int_used: set, 
     if name in seen:
         return False
     for v in assigns.get(name, []):
+        if any(isinstance(c, cst.Call) and not _int_call(conv, c) for c in _walk(v)):
+            return True  # a value computed otherwise (a helper's result, a loaded pointer): it may be a pointer
         values = [v.body, v.orelse] if isinstance(v, cst.IfExp) else \
             [a.value for a in v.args[1:]] if isinstance(v, cst.Call) and conv.dotted(v.func) == f"{TL}.where" \
             and len(v.args) == 3 else [v]
@@ -3197,6 +3199,20 @@ def _reaches_param(conv, name: str, params: list, assigns: dict, int_used: set, 
             if any(_reaches_param(conv, n.value, params, assigns, int_used, seen | {name})
                    for n in _sum_leaves(conv, x)):
                 return True
+    return False
+
+
+INT_VALUED_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv", "multiple_of",
+                                                  "max_contiguous", "minimum", "maximum", "where"))
+
+
+def _int_call(conv, c: cst.Call) -> bool:
+    """A call whose value holds offsets, never a pointer (`tl.arange`, `tl.program_id`, `x.to(tl.int64)`, ...)."""
+    if conv.dotted(c.func) in INT_VALUED_CALLS:
+        return True
+    if isinstance(c.func, cst.Attribute) and c.func.attr.value == "to" and c.args:
+        d = conv.dotted(c.args[0].value) or ""
+        return d.startswith(f"{TL}.") and TRITON_DTYPES.get(d[len(TL) + 1:], "").startswith(("i", "u"))
     return False
 
 
