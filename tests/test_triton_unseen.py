@@ -747,6 +747,25 @@ def test_pointers_chosen_at_run_time_access_each_tensor_under_its_condition(tmp_
         assert len(masks) == 4 and len(set(masks)) == 4, masks
 
 
+def test_scalars_a_where_chooses_for_offsets_are_integers_and_others_keep_their_type(tmp_path):
+    """`stride = tl.where(is_q, q_stride, k_stride)` used in offsets: the strides are int32 (were float32, then
+    TTR-LOAD 'indices must be int32 or int64'); a float chosen beside an integer (`tl.where(m, idx, fill)` stored
+    as a float) says nothing of the float, and a scale multiplying a masked tile stays float32."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, q_stride, k_stride, fill, scale, n, BLOCK: tl.constexpr):
+        is_q = tl.program_id(0) < n
+        stride = tl.where(is_q, q_stride, tl.where(n > 1, k_stride, 0))
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs * stride)
+        y = tl.where(offs < n, x * scale, 0.0)
+        tl.store(y_ptr + offs, tl.where(offs < n, offs, fill) + y)
+    """)
+    dtypes = {p.name: p.dtype for p in classify_params(k).params if p.kind == "scalar"}
+    assert dtypes == {"q_stride": "i32", "k_stride": "i32", "fill": "f32", "scale": "f32", "n": "i32"}, dtypes
+
+
 def test_a_binding_one_arm_made_is_never_chosen_from(tmp_path):
     """`p` bound in the arm of one `if` and rebound to another tensor in the arm of a later one: after the second
     `if`, `p` is defined on one path only (Python: unbound on the other), so it is no choice between two tensors
