@@ -156,9 +156,9 @@ class _ArmChoice:
     where that is not exact: in a loop for a name bound before the `if` (a loop carries one binding), a binding an
     arm chose at run time itself, or an arm ending in a jump."""
 
-    def __init__(self, conv, cond, start, then, other, pos, runtime: bool, live: tuple, arm_start: set):
+    def __init__(self, conv, cond, start, then, other, pos, runtime: bool, live: tuple, arm_start: set, read_after):
         self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
-        self.runtime, self.live, self.arm_start = runtime, live, arm_start
+        self.runtime, self.live, self.arm_start, self.read_after = runtime, live, arm_start, read_after
         self.sel: str | None = None
         self.appended: tuple[list, list] = ([], [])
         self.defined: tuple[set, set] = (set(), set())
@@ -174,8 +174,8 @@ class _ArmChoice:
         return Name(self.sel, self.pos)
 
     def _allowed(self, name: str, bt, be, models: tuple) -> bool:
-        if bt is None or be is None or bt[0] == be[0]:
-            return False
+        if bt is None or be is None or bt[0] == be[0] or not self.read_after(name):
+            return False  # (a name never read after the `if` needs no choice: the port stays as it was)
         if not all(m in live for m, live in zip(models, self.live)):  # bound on both paths
             return False
         if self.conv.loops and (name in self.start[1] or name in self.start[0]):
@@ -1608,7 +1608,8 @@ class _TritonConverter(_Converter):
         self.ptr_poisoned = {**then[2], **other[2]}
         # (a constant `if` is a specialization: its condition stays the test it is, each variant one binding)
         chosen = _ArmChoice(self, cond, start, then, other, pos, runtime=not self._const_test(s.test),
-                            live=(then_live, other_live), arm_start=arm_start)
+                            live=(then_live, other_live), arm_start=arm_start,
+                            read_after=lambda name: self._read_after(s, name))
         for name in sorted(set(then[0]) | set(other[0]) | set(start[0])):  # (sorted: the new locals' names)
             a, b = then[0].get(name), other[0].get(name)
             if a == b:
@@ -1626,6 +1627,20 @@ class _TritonConverter(_Converter):
                 self.ptr_poisoned[name] = " or ".join(sorted({f"`{then[1][name][0]}`", f"`{other[1][name][0]}`"}))
         self.pending = pre
         return self._flush(chosen.statements(body, orelse))
+
+    def _read_after(self, s: cst.If, name: str) -> bool:
+        """`name` appears in the kernel's source after the `if` `s` (source order: a walk of the kernel's body; in a
+        loop: anywhere, a later iteration reads it; an `if` the conversion rewrote: yes)."""
+        if self.loops:
+            return True
+        order = self.__dict__.setdefault("_source_walks", {}).get(id(self._current_fn))
+        if order is None:
+            order = self._source_walks[id(self._current_fn)] = _preorder(self._current_fn.body)
+        index, names = order
+        if id(s) not in index:
+            return True
+        end = index[id(s)] + sum(1 for _ in _preorder_nodes(s)) - 1
+        return any(i > end for i in names.get(name, []))
 
     def _decide_now(self, test: cst.BaseExpression) -> bool | None:
         """`Y is None` / `Y is not None` in an inlined helper, where `Y` is bound to `None` (its default), or to a
@@ -3158,6 +3173,23 @@ def _loaded_value(conv: _TritonConverter, e: cst.BaseExpression) -> bool:
             and _pointer_cast_operand(conv, e) is None:
         e = e.func.value
     return isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.load"
+
+
+def _preorder_nodes(node: cst.CSTNode):
+    yield node
+    for c in node.children:
+        yield from _preorder_nodes(c)
+
+
+def _preorder(body: cst.CSTNode) -> tuple[dict, dict]:
+    """Each node's index in source order (id -> index), and the indexes of each name's occurrences."""
+    index: dict[int, int] = {}
+    names: dict[str, list] = {}
+    for i, n in enumerate(_preorder_nodes(body)):
+        index[id(n)] = i
+        if isinstance(n, cst.Name):
+            names.setdefault(n.value, []).append(i)
+    return index, names
 
 
 def _pointer_tuple(conv: _TritonConverter, s: cst.Assign) -> bool:
