@@ -152,9 +152,11 @@ class _ArmChoice:
     """The pointer names an `if` (runtime condition, kernel level) binds to pointers into different tensors on its two
     paths: after it, each is a pointer chosen at run time (pointer_arms.py) whose arms are the two paths' bindings
     under the `if`'s condition, held in a local (`<name>_then`) before the `if`; the offsets are one local both paths
-    assign (the name's own, or a new one each arm ends by assigning). Refused (poisoned, read after the `if`: CT100)
-    where that is not exact: in a loop for a name bound before the `if` (a loop carries one binding), a binding an
-    arm chose at run time itself, or an arm ending in a jump."""
+    assign (the name's own, or a new one each arm ends by assigning); a choice made inside an arm (an `elif` chain)
+    has its condition locals set false on the other path. Only names read after the `if` are chosen, and only
+    between bindings defined on both paths (ptr_live). Refused (poisoned, read after the `if`: CT100) where that is
+    not exact: in a loop for a name bound before the `if` (a loop carries one binding), an address loaded in one
+    arm, or an arm ending in a jump."""
 
     def __init__(self, conv, cond, start, then, other, pos, runtime: bool, live: tuple, arm_start: set, read_after):
         self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
