@@ -25,9 +25,6 @@ class ArmBases:
     def __str__(self) -> str:  # a model-name stem (`p_q_ptr_or_k_ptr`)
         return "_or_".join(str(b) for _, b in self.arms)
 
-    def bases(self) -> tuple:
-        return tuple(b for _, b in self.arms)
-
 
 def arms_of(base) -> tuple:
     """A base as arms: one arm, always taken, for a single base."""
