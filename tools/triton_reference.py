@@ -49,7 +49,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "arm_defined_names", "dtype_names", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
-                                                     "combine_fns", "arm_rebinds", "dtype_predicates")
+                                                     "combine_fns", "arm_rebinds", "dtype_predicates",
+                                                     "pointer_choice")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -943,6 +944,48 @@ def cases() -> list[dict]:
                         [inp("w", [2, 2 if shared else 4, 16], dt, "randn"), inp("out", [2, 4, 16], dt, "poison")],
                         ["w", "out", "H", "HV"], [4, 2], ["out"], "", {"H": 2, "HV": 4},
                         {"D": 16, "SHARED": shared}))
+    # pointers chosen at run time: each tensor read and written only where its arm is chosen (outputs poisoned)
+    for n_q, n_k in ((3, 3), (4, 2)):
+        out.append(case("pointer_choice", "where_rows_kernel", f"q{n_q}k{n_k}",
+                        [inp("q", [n_q, 24], "float32", "randn"), inp("k", [n_k, 24], "float32", "randn"),
+                         inp("q_out", [n_q, 24], "float32", "poison"), inp("k_out", [n_k, 24], "float32", "poison")],
+                        ["q", "k", "q_out", "k_out", "q_scale", "k_scale", "n_q"], [n_q + n_k], ["q_out", "k_out"],
+                        "", {"q_scale": 2.0, "k_scale": -3.0, "n_q": n_q}, {"D": 24, "BLOCK": 32}))
+    for dt in ("float32", "float16"):
+        out.append(case("pointer_choice", "if_arms_kernel", dt,
+                        [inp("a", [100], dt, "randn"), inp("b", [100], dt, "randn"),
+                         inp("a_out", [100], dt, "poison"), inp("b_out", [100], dt, "poison")],
+                        ["a", "b", "a_out", "b_out", "n"], [2, 2], ["a_out", "b_out"], "", {"n": 100},
+                        {"BLOCK": 64}))
+    out.append(case("pointer_choice", "ifexp_atomic_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("even_sum", [32], "float32", "zeros"),
+                     inp("odd_sum", [32], "float32", "zeros")],
+                    ["x", "even_sum", "odd_sum", "n"], [4], ["even_sum", "odd_sum"], "", {"n": 100}, {"BLOCK": 32}))
+    for flag in (1, 0):
+        out.append(case("pointer_choice", "rebound_in_arm_kernel", f"flag{flag}",
+                        [inp("a", [30], "float32", "randn"), inp("b", [31], "float32", "randn"),
+                         inp("out", [30], "float32", "poison")],
+                        ["a", "b", "out", "flag", "n"], [1], ["out"], "", {"flag": flag, "n": 30}, {"BLOCK": 32}))
+    out.append(case("pointer_choice", "lane_choice_kernel", "n30",
+                    [inp("even", [15], "float32", "randn"), inp("odd", [15], "float32", "randn"),
+                     inp("out", [30], "float32", "poison")],
+                    ["even", "odd", "out", "n"], [1], ["out"], "", {"n": 30}, {"BLOCK": 32}))
+    out.append(case("pointer_choice", "rebound_index_kernel", "r4",
+                    [inp("x", [6, 16], "float32", "randn"), inp("idx", [4], "int32", "given", values=[5, 0, 3, 3]),
+                     inp("out", [4, 16], "float32", "poison")],
+                    ["x", "idx", "out"], [4], ["out"], "", {}, {"D": 16}))
+    out.append(case("pointer_choice", "in_place_max_kernel", "n20",
+                    [inp("vals", [20], "float32", "randn"), inp("idxs", [20], "int32", "randint", lo=0, hi=100),
+                     inp("base_max", [1], "float32", "given", values=[0.25])],
+                    ["vals", "idxs", "base_max", "n"], [1], ["vals", "idxs"], "", {"n": 20}, {"BLOCK": 32}))
+    out.append(case("pointer_choice", "two_loops_kernel", "a40b25",
+                    [inp("a", [40], "float32", "randn"), inp("b", [25], "float32", "randn"),
+                     inp("out", [65], "float32", "poison")],
+                    ["a", "b", "out"], [1], ["out"], "", {}, {"n_a": 40, "n_b": 25, "BLOCK": 16}))
+    out.append(case("pointer_choice", "elif_rows_kernel", "a2b3c2",
+                    [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
+                     inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
+                    ["a", "b", "c", "out", "n_a", "n_b"], [7], ["out"], "", {"n_a": 2, "n_b": 3}, {"D": 16}))
     return out
 
 
@@ -1330,6 +1373,28 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "pointer_choice.where_rows_kernel":
+        return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
+                "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}
+    if k == "pointer_choice.if_arms_kernel":
+        return {"a_out": x["a"] * 2.0 - 1.0, "b_out": x["b"] * 2.0 - 1.0}
+    if k == "pointer_choice.ifexp_atomic_kernel":
+        padded = np.concatenate([x["x"], np.zeros(28)]).reshape(4, 32)
+        return {"even_sum": padded[0] + padded[2], "odd_sum": padded[1] + padded[3]}
+    if k == "pointer_choice.rebound_in_arm_kernel":
+        return {"out": x["b"][1:31] if s["flag"] > 0 else x["a"]}
+    if k == "pointer_choice.lane_choice_kernel":
+        return {"out": np.stack([x["even"], x["odd"]], axis=1).reshape(-1)}
+    if k == "pointer_choice.elif_rows_kernel":
+        rows = np.concatenate([x["a"], x["b"], x["c"]])
+        return {"out": rows * np.arange(1, 8)[:, None]}
+    if k == "pointer_choice.two_loops_kernel":
+        return {"out": np.concatenate([x["a"] * 2.0, x["b"] + 1.0])}
+    if k == "pointer_choice.rebound_index_kernel":
+        return {"out": x["x"][a["idx"]]}
+    if k == "pointer_choice.in_place_max_kernel":
+        return {"vals": np.maximum(x["vals"], x["base_max"][0]),
+                "idxs": np.where(x["vals"] >= x["base_max"][0], a["idxs"], -1)}
     if k == "pointer_tables.dequant4_words_kernel":
         j = np.arange(8)
         nib = (a["w"].astype(np.int64)[:, None] >> (4 * j)[None, :]) & 15

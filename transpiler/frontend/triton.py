@@ -25,11 +25,13 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import DOT_PRECISIONS, Assign, Eval, Expr, If, Lit, Name, Op, Param, Pos, TupleExpr
+from ..model.ir import (DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
+                        TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
-from . import ptx
+from . import pointer_arms, ptx
 from .combine import combine_operator
+from .pointer_arms import ArmBases
 from .module_config import UNDECIDED
 from .module_consts import module_const_value
 from .module_strings import call_value
@@ -150,6 +152,101 @@ class _Ptr:
     pos: Pos
 
 
+class _ArmChoice:
+    """The pointer names an `if` (runtime condition, kernel level) binds to pointers into different tensors on its two
+    paths: after it, each is a pointer chosen at run time (pointer_arms.py) whose arms are the two paths' bindings
+    under the `if`'s condition, held in a local (`<name>_then`) before the `if`; the offsets are one local both paths
+    assign (the name's own, or a new one each arm ends by assigning); a choice made inside an arm (an `elif` chain)
+    has its condition locals set false on the other path. Only names read after the `if` are chosen, and only
+    between bindings defined on both paths (ptr_live). Refused (poisoned, read after the `if`: CT100) where that is
+    not exact: in a loop for a name bound before the `if` (a loop carries one binding), an address loaded in one
+    arm, or an arm ending in a jump."""
+
+    def __init__(self, conv, cond, start, then, other, pos, runtime: bool, live: tuple, arm_start: set, read_after):
+        self.conv, self.cond, self.start, self.then, self.other, self.pos = conv, cond, start, then, other, pos
+        self.runtime, self.live, self.arm_start, self.read_after = runtime, live, arm_start, read_after
+        self.sel: str | None = None
+        self.appended: tuple[list, list] = ([], [])
+        self.defined: tuple[set, set] = (set(), set())
+
+    def _condition(self, name: str):
+        if not self.runtime:  # a constant: the same wherever it is read (the `if` stays the test it is)
+            rules = set(self.conv.rules_used)
+            truth = self.conv._truth(self.cond, self.pos)
+            self.conv.rules_used.intersection_update(rules)  # (recorded where an access reads it: rules_of)
+            return truth
+        if self.sel is None:
+            self.sel = self.conv._fresh_arm_local(f"{name}_then")
+        return Name(self.sel, self.pos)
+
+    def _allowed(self, name: str, bt, be, models: tuple) -> bool:
+        if bt is None or be is None or bt[0] == be[0] or not self.read_after(name):
+            return False  # (a name never read after the `if` needs no choice: the port stays as it was)
+        if not all(m in live for m, live in zip(models, self.live)):  # bound on both paths
+            return False
+        if self.conv.loops and (name in self.start[1] or name in self.start[0]):
+            return False
+        start = self.start[1].get(self.start[0].get(name, name), (None,))[0]
+        # an arm's loaded address (in a local only that path assigns) is not known on the other path (an arm's own
+        # choice is: its condition locals are set false there, _define_elsewhere)
+        return all(not isinstance(b, _Addr) or b == start for b in (bt[0], be[0]))
+
+    def _define_elsewhere(self, bases: tuple) -> None:
+        """The condition locals a choice made inside one arm reads (`elif` chains: the inner `if`'s), assigned false
+        at the end of the other arm, so the choice is defined on both paths (its arms are masked off there by this
+        `if`'s condition)."""
+        for side, base in enumerate(bases):
+            if isinstance(base, ArmBases):
+                made = {n for c, _ in base.arms for n in pointer_arms.names_in(c)} & (self.conv.arm_locals
+                                                                                       - self.arm_start)
+                for n in sorted(made - self.defined[1 - side]):
+                    self.defined[1 - side].add(n)
+                    self.appended[1 - side].append(Assign((n,), Lit(False, self.pos), self.pos))
+
+    def bound(self, name: str) -> bool:
+        """A name new in both arms (one offsets local): chosen by the condition."""
+        bt, be = self.then[1].get(name), self.other[1].get(name)
+        if not self._allowed(name, bt, be, (name, name)) or bt[1] != be[1] or bt[1] is None:
+            return False
+        cond = self._condition(name)
+        base = pointer_arms.chosen_bases(self.conv, cond, bt[0], be[0], self.pos)
+        self._define_elsewhere((bt[0], be[0]))
+        self.conv.ptr_vars[name] = (base, bt[1])
+        self.conv.ptr_live.add(name)
+        return True
+
+    def rebound(self, name: str, mt: str, me: str) -> bool:
+        """A name an arm rebinds to another tensor (its model names differ per path): a new model name whose
+        offsets each arm assigns at its end."""
+        bt, be = self.then[1].get(mt), self.other[1].get(me)
+        if not self._allowed(name, bt, be, (mt, me)):
+            return False
+        conv = self.conv
+        fresh = conv._fresh_arm_local(f"{name}_chosen")
+        cond = self._condition(name)
+        base = pointer_arms.chosen_bases(conv, cond, bt[0], be[0], self.pos)
+        self._define_elsewhere((bt[0], be[0]))
+        for appended, (b, off) in zip(self.appended, (bt, be)):
+            appended.append(Assign((fresh,), Name(off, self.pos) if off is not None else Lit(0, self.pos), self.pos))
+        conv.ptr_alias[name] = fresh
+        conv.ptr_vars[fresh] = (base, fresh)
+        conv.ptr_live.add(fresh)
+        return True
+
+    def statements(self, body: tuple, orelse: tuple) -> list:
+        if self.sel is None and not any(self.appended):
+            return [If(self.cond, body, orelse, self.pos)]
+        if any(arm and isinstance(arm[-1], (Break, Continue)) for arm, extra in
+               zip((body, orelse), self.appended) if extra):
+            raise fail("CT100", "an `if` arm that binds a pointer into another tensor ends in a jump: the pointer "
+                       "after the `if` is not chosen by its condition alone", self.pos)
+        arms = (body + tuple(self.appended[0]), orelse + tuple(self.appended[1]))
+        if self.sel is None:
+            return [If(self.cond, *arms, self.pos)]
+        return [Assign((self.sel,), self.conv._truth(self.cond, self.pos), self.pos), If(Name(self.sel, self.pos), *arms,
+                                                                                        self.pos)]
+
+
 def parse_triton_source(source: str, display: str, depth_limit: int, path: Path | None = None,
                         exact_positions: bool = True, also_cutile: bool = False,
                         cutile_rules: RuleTable | None = None) -> FileResult:
@@ -177,6 +274,7 @@ class _TritonConverter(_Converter):
             # a parameter the helper only recasts (`p = p.to(tl.pointer_type(T))`) has no offsets to carry
             kept = arg.offsets is None and name in self._helper_cast_only()
             self.ptr_vars[local] = (arg.base, None if kept else local)
+            self._live(local)
             self.subst[-1][name] = Name(local, pos)
             return [Assign((local,), arg.offsets if arg.offsets is not None else Lit(0, pos), pos)]
         if isinstance(arg, _BlockPtr):
@@ -812,6 +910,7 @@ class _TritonConverter(_Converter):
         self.ptr_alias: dict[str, str] = {}
         self.ptr_poisoned: dict[str, str] = {}
         self.addr_locals: set[str] = set()  # locals holding a loaded pointer's address (_Addr)
+        self.arm_locals: set[str] = set()  # locals an access through a pointer chosen at run time made (pointer_arms)
         self.given_names: dict[str, str] = {}  # pointer parameter -> its hidden `is given` constant
         self.string_locals: set[str] = set()  # locals holding a cache-modifier string (see small)
         self.desc_vars: dict[str, _Desc] = {}  # name -> the tensor descriptor it holds
@@ -822,6 +921,9 @@ class _TritonConverter(_Converter):
         self.helper_values: dict[str, object] = {}  # `__bp_<n>` -> a part of a block pointer a helper returned
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
+        # pointer parameters the kernel's top level rebinds to a loaded value: that value from then on
+        self.value_rebinds = _value_rebinds(self, fn)
+        self.value_alias: dict[str, str] = {}
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
         self._host_descriptor_params(fn)
         launches = self.info.launches.get(fn.name.value, [])
@@ -853,7 +955,7 @@ class _TritonConverter(_Converter):
                 if not kinds and _float_use(fn, names[i]):
                     kinds = {float}  # no literal value anywhere: `1.0 - beta`, `eps == 0.0` say it is a float
                 self.constexpr_types[names[i]] = "bool" if kinds == {bool} else "float" if float in kinds else "int"
-        reassigned = _assigned_names(fn.body)
+        reassigned = _assigned_names(fn.body) - set(self.value_rebinds)
         # constexpr and scalar parameters the kernel itself tests against None (`if W is not None:`): Triton
         # specializes a None argument as a constant, so each test is a compile-time fact; here a hidden bool
         # constant per parameter (Param.given_of), one structural variant per value (passes/specialize.py)
@@ -870,6 +972,9 @@ class _TritonConverter(_Converter):
                 off += "_"
             self.offset_names[p] = off
             self.ptr_vars[p] = (p, off if p in reassigned else None)
+        # the pointer bindings (model names) defined on the path being converted: an `if` chooses between two only
+        # where each is (ptr_vars also keeps a binding one arm of an earlier `if` made)
+        self.ptr_live: set[str] = set(self.ptr_vars)
         k = super()._kernel(fn)
         # pointer parameters reassigned in the kernel (`X += row * stride`) start at offset 0
         pre = tuple(Assign((self.offset_names[p],), Lit(0, k.pos), k.pos)
@@ -1018,6 +1123,7 @@ class _TritonConverter(_Converter):
 
     # ------------------------------------------------------------------ statements
     def small(self, s: cst.BaseSmallStatement, last: bool = False):
+        self.current_small = s  # (read by _bound_each_iteration)
         target = s.targets[0].target if isinstance(s, cst.Assign) and len(s.targets) == 1 else \
             s.target if isinstance(s, cst.AnnAssign) and s.value is not None else None
         if isinstance(target, cst.Name) and _is_string_choice(s.value):
@@ -1050,6 +1156,16 @@ class _TritonConverter(_Converter):
             target = s.targets[0].target.value
             self._not_ptr_target(target, pos)
             return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, _one_line(s))])
+        if isinstance(s, cst.Assign) and not self.subst and len(s.targets) == 1 \
+                and isinstance(s.targets[0].target, cst.Name) \
+                and self.value_rebinds.get(s.targets[0].target.value) is s:
+            # `cache_indices = tl.load(cache_indices + bid)`: the pointer read, then the name is the value (a local
+            # of its own: the parameter keeps its name)
+            name = s.targets[0].target.value
+            value = self.expr(s.value)
+            local = self._fresh_arm_local(f"{name}_value")
+            self.value_alias[name] = local
+            return self._flush([Assign((local,), value, pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
@@ -1073,6 +1189,8 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             self._not_ptr_target(s.targets[0].target.value, pos)
             return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and _pointer_tuple(self, s):
+            return self._flush(self._assign_pointer_tuple(s, pos))
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
             cur = self.expr(s.target)
             if isinstance(cur, _Ptr):
@@ -1094,6 +1212,22 @@ class _TritonConverter(_Converter):
             return []
         return super().small(s, last)
 
+    def _assign_pointer_tuple(self, s: cst.Assign, pos: Pos) -> list:
+        """`x_ptr, w_ptr, n = q_ptr, qw_ptr, n_q` (no target read by a value, _pointer_tuple): every value first,
+        then each name bound as its own assignment would bind it."""
+        pairs = _tuple_pairs(s.targets[0].target, s.value)
+        values = [self.expr(v) for _, v in pairs]
+        out: list = []
+        for (name, _), value in zip(pairs, values):
+            if isinstance(value, _Ptr):
+                out += self._assign_ptr(name, value, pos, _one_line(s) if not out else "")
+            elif isinstance(value, (_BlockPtr, _Desc)):
+                raise fail("CT100", "a block pointer or tensor descriptor in a tuple assignment", pos)
+            else:
+                self._not_ptr_target(name, pos)
+                out.append(Assign((self.local(name, pos),), value, pos, _one_line(s) if not out else ""))
+        return out
+
     def _not_ptr_target(self, name: str, pos: Pos) -> None:
         model = self._model_name(name)
         if model in self.ptr_vars:
@@ -1113,6 +1247,9 @@ class _TritonConverter(_Converter):
         if not self.subst and target in self.ptr_poisoned:
             del self.ptr_poisoned[target]  # bound anew: one tensor again
         pre: list = []
+        if isinstance(value.base, ArmBases):  # a pointer chosen at run time: the choice made here, in locals
+            pre, arms = self._stable_arms(target, value.base, pos)
+            value = _Ptr(arms, value.offsets, value.pos)
         if isinstance(value.base, _Addr) and not isinstance(value.base.addr, Name):
             # a loaded (or computed) address: held in a local, so each access reads the value it had here (a
             # name already holding such a pointer of that element type keeps its local: the address is a value)
@@ -1131,10 +1268,27 @@ class _TritonConverter(_Converter):
             value, text = _Ptr(base, value.offsets, value.pos), ""
         return pre + self._bind_ptr(target, model, value, pos, text)
 
+    def _bound_each_iteration(self, target: str) -> bool:
+        """A pointer name bound to another tensor at the top level of a (non-nested) `for` body, never read in the body
+        before it (nor by its own value): each iteration reads the binding it makes, so it is a new model name as
+        outside loops (`src_ptr = k_pe_ptr + ...` in a second loop after `src_ptr = kv_c_ptr + ...` in a first).
+        After the loop the name reads that binding, which exists only where the loop ran: read there, refused."""
+        bodies = getattr(self, "loop_bodies", [])
+        stmt = getattr(self, "current_small", None)
+        if len(self.loops) != 1 or len(bodies) != 1 or not isinstance(stmt, cst.Assign):
+            return False
+        lines = list(bodies[0].body) if isinstance(bodies[0], cst.IndentedBlock) else []
+        at = next((i for i, line in enumerate(lines) if isinstance(line, cst.SimpleStatementLine)
+                   and len(line.body) == 1 and line.body[0] is stmt), None)
+        if at is None:
+            return False
+        return not any(isinstance(n, cst.Name) and n.value == target for x in lines[:at] + [stmt.value] for n in _walk(x))
+
     def _bind_ptr(self, target: str, model: str, value: _Ptr, pos: Pos, text: str) -> list:
         local_base = not isinstance(value.base, str)  # a cast or loaded pointer: a new binding of the name
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not self.subst \
-                and not self.loops and (model not in self.offset_names or local_base):
+                and (not self.loops or self._bound_each_iteration(target)) \
+                and (model not in self.offset_names or local_base):
             # a kernel-level name rebound to a pointer into another tensor, outside loops: a new model name
             # (the tensor is known where each binding is read)
             taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values())
@@ -1143,6 +1297,7 @@ class _TritonConverter(_Converter):
                 fresh += "_"
             self.ptr_alias[target] = fresh
             self.ptr_vars[fresh] = (value.base, fresh)
+            self._live(fresh)
             return [Assign((fresh,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         recast = self.subst and local_base and not self.loops and target in self._helper_cast_only()
         if model in self.ptr_vars and self.ptr_vars[model][0] != value.base and not recast:
@@ -1151,9 +1306,11 @@ class _TritonConverter(_Converter):
         if model in self.ptr_vars and model in self.offset_names:  # a pointer parameter advanced in place
             off = self.offset_names[model]
             self.ptr_vars[model] = (value.base, off)
+            self._live(model)
             return [Assign((off,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
         local = self.local(target, pos)
         self.ptr_vars[local] = (value.base, None if recast and value.offsets is None else local)
+        self._live(local)
         if self.subst and target in self.subst[-1]:  # a helper's local: its name now reads the pointer
             self.subst[-1][target] = Name(local, pos)
         return [Assign((local,), value.offsets if value.offsets is not None else Lit(0, pos), pos, text)]
@@ -1179,7 +1336,25 @@ class _TritonConverter(_Converter):
                 neg = it.args[2].value  # the step's size: `BS` of `-BS`, else `-(step)`
                 minus = isinstance(neg, cst.UnaryOperation) and isinstance(neg.operator, cst.Minus)
                 s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
-        return super().for_stmt(s)
+        bodies = self.__dict__.setdefault("loop_bodies", [])
+        bodies.append(s.body)  # (read by _bound_each_iteration)
+        live = set(getattr(self, "ptr_live", ()))
+        try:
+            return super().for_stmt(s)
+        finally:
+            bodies.pop()
+            self.ptr_live = live  # a binding the body makes is not defined where the loop runs no iteration
+
+    def while_stmt(self, s: cst.While):
+        live = set(getattr(self, "ptr_live", ()))
+        try:
+            return super().while_stmt(s)
+        finally:
+            self.ptr_live = live
+
+    def _live(self, model: str) -> None:
+        if hasattr(self, "ptr_live"):
+            self.ptr_live.add(model)
 
     def _static_range_unrolled(self, s: cst.For) -> list | None:
         """`for i in tl.static_range(a, b, c)` with literal bounds (after a helper's constexpr arguments are
@@ -1350,10 +1525,11 @@ class _TritonConverter(_Converter):
             test, a, b = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
             if isinstance(a, _Ptr) or isinstance(b, _Ptr):
                 # `p = x + i * s if last else x + j * s`: pointers into one tensor, chosen by a condition: the
-                # chosen offsets
-                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr) and a.base == b.base):
-                    raise fail("CT100", "a conditional expression whose arms are not pointers into the same kernel "
-                               "argument (a ported pointer keeps one base)", pos)
+                # chosen offsets; pointers into different tensors: a pointer chosen at run time (pointer_arms.py)
+                if not (isinstance(a, _Ptr) and isinstance(b, _Ptr)):
+                    raise fail("CT100", "a conditional expression choosing between a pointer and a value", pos)
+                if a.base != b.base or isinstance(a.base, ArmBases):
+                    return self._chosen_pointer(test, a, b, pos, tile=False)
                 zero = Lit(0, pos)
                 return _Ptr(a.base, Op("ifexp", (test, a.offsets if a.offsets is not None else zero,
                                                  b.offsets if b.offsets is not None else zero), pos), pos)
@@ -1373,6 +1549,8 @@ class _TritonConverter(_Converter):
                            "on the arm the `if` before took: a ported block pointer has one block shape (give each "
                            "its own name)", self.pos(node))
             return self.block_vars[node.value]
+        if isinstance(node, cst.Name) and not self.subst and node.value in self.value_alias:
+            return Name(self.value_alias[node.value], self.pos(node))  # rebound to a value (_value_rebinds)
         if isinstance(node, cst.Name) and node.value not in ("True", "False"):
             e = super().expr(node)
             if isinstance(e, Name) and not self.subst and e.id in self.ptr_poisoned:
@@ -1549,9 +1727,11 @@ class _TritonConverter(_Converter):
         cond = self.expr(s.test)
         pre, self.pending = self.pending, []
         start = (dict(self.ptr_alias), dict(self.ptr_vars), dict(self.ptr_poisoned))
+        live, arm_start = set(self.ptr_live), set(self.arm_locals)
         blocks = dict(self.block_vars)  # each arm binds block pointers from the bindings before the `if`
         body = tuple(self.block(s.body))
         then = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        then_live, self.ptr_live = self.ptr_live, set(live)
         then_blocks, self.block_vars = self.block_vars, dict(blocks)
         self.ptr_alias, self.ptr_vars, self.ptr_poisoned = dict(start[0]), dict(start[1]), dict(start[2])
         if isinstance(s.orelse, cst.If):
@@ -1561,6 +1741,8 @@ class _TritonConverter(_Converter):
         else:
             orelse = ()
         other = (self.ptr_alias, self.ptr_vars, self.ptr_poisoned)
+        other_live = self.ptr_live
+        self.ptr_live = then_live & other_live
         for name in set(then_blocks) & set(self.block_vars):  # the same block shape: one binding after the `if`
             if [_code(b) for b in then_blocks[name].block] != [_code(b) for b in self.block_vars[name].block]:
                 self.block_poisoned.add(name)
@@ -1568,17 +1750,41 @@ class _TritonConverter(_Converter):
         self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
         self.ptr_alias = dict(start[0])
         self.ptr_poisoned = {**then[2], **other[2]}
-        for name in set(then[0]) | set(other[0]) | set(start[0]):
+        # (a constant `if` is a specialization: its condition stays the test it is, each variant one binding)
+        chosen = _ArmChoice(self, cond, start, then, other, pos, runtime=not self._const_test(s.test),
+                            live=(then_live, other_live), arm_start=arm_start,
+                            read_after=lambda name: self._read_after(s, name))
+        for name in sorted(set(then[0]) | set(other[0]) | set(start[0])):  # (sorted: the new locals' names)
             a, b = then[0].get(name), other[0].get(name)
             if a == b:
                 if a is not None:
                     self.ptr_alias[name] = a
                 continue
+            if chosen.rebound(name, a or name, b or name):
+                continue
             # a base is a parameter's name or a loaded address (_Addr): sorted by its text
             tensors = sorted({str(self.ptr_vars[m][0]) for m in (a or name, b or name) if m in self.ptr_vars})
             self.ptr_poisoned[name] = " or ".join(f"`{t}`" for t in tensors)
+        for name in sorted(set(then[1]) & set(other[1]) - set(then[0]) - set(other[0])):
+            if then[1][name] != other[1][name] and not chosen.bound(name):
+                # bound in both arms to pointers that differ otherwise (each arm its own local): one tensor per path
+                self.ptr_poisoned[name] = " or ".join(sorted({f"`{then[1][name][0]}`", f"`{other[1][name][0]}`"}))
         self.pending = pre
-        return self._flush([If(cond, body, orelse, pos)])
+        return self._flush(chosen.statements(body, orelse))
+
+    def _read_after(self, s: cst.If, name: str) -> bool:
+        """`name` appears in the kernel's source after the `if` `s` (source order: a walk of the kernel's body; in a
+        loop: anywhere, a later iteration reads it; an `if` the conversion rewrote: yes)."""
+        if self.loops:
+            return True
+        order = self.__dict__.setdefault("_source_walks", {}).get(id(self._current_fn))
+        if order is None:
+            order = self._source_walks[id(self._current_fn)] = _preorder(self._current_fn.body)
+        index, names = order
+        if id(s) not in index:
+            return True
+        end = index[id(s)] + sum(1 for _ in _preorder_nodes(s)) - 1
+        return any(i > end for i in names.get(name, []))
 
     def _fall_through_end(self, fn: cst.FunctionDef, pos: Pos):
         """A helper path that reaches the end returns None in Triton, which compiles no kernel that uses the
@@ -1673,6 +1879,42 @@ class _TritonConverter(_Converter):
             return _Ptr(p.base, offs, pos)
         return _Ptr(p.base, self._op("operator:-" if subtract else "operator:+", (p.offsets, offs), pos), pos)
 
+    def _chosen_pointer(self, cond, a: _Ptr, b: _Ptr, pos: Pos, tile: bool) -> _Ptr:
+        """`tl.where(c, x_ptr, y_ptr)` / `x_ptr if c else y_ptr`: a pointer chosen at run time (pointer_arms.py), its
+        arms' conditions over `c` as a bool (Triton's `c != 0` of a number), its offsets selected per lane."""
+        for p in (a, b):
+            for _, base in pointer_arms.arms_of(p.base):
+                if isinstance(base, _Addr) and not isinstance(base.addr, Name):
+                    raise fail("CT100", "a pointer chosen at run time between pointers loaded in the same expression "
+                               "is not supported (assign the loaded pointer to a name first)", pos)
+        if a.base == b.base and not isinstance(a.base, ArmBases):  # one tensor: the offsets chosen
+            return _Ptr(a.base, pointer_arms.selected_offsets(self, cond, a.offsets, b.offsets, pos, tile), pos)
+        stem = str(pointer_arms.arms_of(a.base)[0][1])
+        truth = self._arm_operand(self._truth(cond, pos), f"{stem}_chosen", pos)  # computed once
+        offsets = pointer_arms.selected_offsets(self, cond, a.offsets, b.offsets, pos, tile)
+        return _Ptr(pointer_arms.chosen_bases(self, truth, a.base, b.base, pos), offsets, pos)
+
+    def _fresh_arm_local(self, stem: str) -> str:
+        taken = self._function_locals(self._current_fn) | set(self.ptr_vars) | set(self.offset_names.values()) | \
+            self.addr_locals | self.arm_locals
+        local = stem
+        while local in taken:
+            local += "_"
+        self.arm_locals.add(local)
+        return local
+
+    def _stable_arms(self, target: str, base: ArmBases, pos: Pos) -> tuple[list, ArmBases]:
+        """The arms of a pointer assigned to `target`, each condition held in a local (`<target>_in_<base>`) so an
+        access reads the choice made here; conditions already held so are kept."""
+        pre, arms = [], []
+        for cond, b in base.arms:
+            if not pointer_arms.stable(cond, self.arm_locals):
+                local = self._fresh_arm_local(f"{target}_in_{b}")
+                pre.append(Assign((local,), cond, pos))
+                cond = Name(local, pos)
+            arms.append((cond, b))
+        return pre, ArmBases(tuple(arms))
+
     def subscript(self, node: cst.Subscript):
         if isinstance(node.value, cst.Attribute) and node.value.attr.value in ("shape", "block_shape", "strides") \
                 and isinstance(node.value.value, cst.Name) and node.value.value.value in self.desc_vars \
@@ -1762,6 +2004,8 @@ class _TritonConverter(_Converter):
             base = self.expr(node.value.value)
             if isinstance(base, _BlockPtr):  # a block pointer's elements: its base pointer's
                 base = self.expr(base.base)
+            if isinstance(base, _Ptr) and isinstance(base.base, ArmBases):  # chosen at run time: the arms' type
+                base = _Ptr(base.base.arms[0][1], None, base.pos)  # (one type: Triton's where and phi require it)
             if isinstance(base, _Ptr) and not isinstance(base.base, str):  # a cast or loaded pointer: its type
                 return Op("dtype", (), pos, (("dtype", base.base.elem),))
             if isinstance(base, _Ptr):
@@ -1834,6 +2078,14 @@ class _TritonConverter(_Converter):
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if d == f"{TL}.where" and len(node.args) == 3 and all(a.keyword is None and not a.star for a in node.args):
+            # (converted here, as the rule would, so a pointer chosen between two tensors is seen: pointer_arms.py)
+            c, x, y = (self.expr(a.value) for a in node.args)
+            if isinstance(x, _Ptr) or isinstance(y, _Ptr):
+                if not (isinstance(x, _Ptr) and isinstance(y, _Ptr)):
+                    raise fail("TTR-WHERE", "`tl.where` choosing between a pointer and a value", pos)
+                return self._chosen_pointer(c, x, y, pos, tile=True)
+            return self._rule_call(self.rules.lookup(d), [c, x, y], pos)
         if d == f"{TL}.pointer_type":
             raise fail("TTR-PTRCAST", "`tl.pointer_type(...)` is supported as the target of a pointer cast only "
                        "(`p.to(tl.pointer_type(T))`, `tl.cast(p, tl.pointer_type(T))`)", pos)
@@ -2242,6 +2494,10 @@ class _TritonConverter(_Converter):
                            "supported (the offsets count the old elements): cast the pointer first, then add "
                            "offsets counted in the new element type", pos)
             base = value.base
+            if isinstance(base, ArmBases):  # chosen at run time: each arm's tensor read as T
+                arms = tuple((c, _Addr(b.addr, dt) if isinstance(b, _Addr) else _Cast(getattr(b, "param", b), dt))
+                             for c, b in base.arms)
+                return _Ptr(ArmBases(arms), None, pos)
             if isinstance(base, _Addr):
                 return _Ptr(_Addr(base.addr, dt), None, pos)
             param = base.param if isinstance(base, _Cast) else base
@@ -2732,15 +2988,6 @@ class _TritonConverter(_Converter):
             raise fail(rule.id, f"`tl.{leaf}` of a value that is not a pointer into a kernel argument (a pointer "
                        "loaded from memory must be cast: `tl.load(table + i).to(tl.pointer_type(T))`; pointers "
                        "computed otherwise are not supported)", pos)
-        offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
-        attrs: list = [("flat", True)]
-        if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
-            base = Op("int_to_ptr", (ptr.base.addr,), pos, (("dtype", ptr.base.elem),), "TTR-PTRCAST")
-        elif isinstance(ptr.base, _Cast):  # a parameter read as another element type
-            base = Name(ptr.base.param, pos)
-            attrs.append(("elem", ptr.base.elem))
-        else:
-            base = Name(ptr.base, pos)
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
@@ -2759,29 +3006,79 @@ class _TritonConverter(_Converter):
         mask = self.expr(values["mask"]) if "mask" in values and not _is_none(values["mask"]) else None
         if isinstance(mask, _Ptr):
             raise fail(rule.id, "a pointer used as a mask", pos)
-        if mask is not None:
-            attrs.append(("mask", mask))
+        other = value = None
         if leaf == "load":
             other = values.get("other")
-            if other is not None and not _is_none(other):
-                attrs.append(("other", self.expr(other)))
-            return Op("gather", (base, TupleExpr((offsets,), pos)), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
-                      rule.id)
-        if leaf == "store":
+            other = self.expr(other) if other is not None and not _is_none(other) else None
+        elif leaf == "store":
             value = self.expr(values["value"])
-            return Op("scatter", (base, TupleExpr((offsets,), pos), value), pos,
-                      tuple(sorted(attrs, key=lambda kv: kv[0])), rule.id)
-        if leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        elif leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
             raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
+        memory = []
         for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
-            if key in values and not _is_none(values[key]):
+            if leaf not in ("load", "store") and key in values and not _is_none(values[key]):
                 v = values[key]
                 if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
                     raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
-                attrs.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
-        value = self.expr(values["val"])
-        return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
-                  rule.id)
+                memory.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+        if leaf not in ("load", "store"):
+            value = self.expr(values["val"])
+        if isinstance(ptr.base, ArmBases):
+            return self._arms_access(leaf, rule, ptr, mask, other, value, memory, pos)
+        return self._access(leaf, rule, ptr, mask, other, value, memory, pos)
+
+    def _access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos) -> Op:
+        """One element access of a pointer into one base (`tl.load`, `tl.store`, an atomic), its operands converted."""
+        offsets = ptr.offsets if ptr.offsets is not None else Lit(0, pos)
+        attrs: list = [("flat", True)]
+        if isinstance(ptr.base, _Addr):  # a loaded pointer: its address as a pointer to its element type
+            base = Op("int_to_ptr", (ptr.base.addr,), pos, (("dtype", ptr.base.elem),), "TTR-PTRCAST")
+        elif isinstance(ptr.base, _Cast):  # a parameter read as another element type
+            base = Name(ptr.base.param, pos)
+            attrs.append(("elem", ptr.base.elem))
+        else:
+            base = Name(ptr.base, pos)
+        if mask is not None:
+            attrs.append(("mask", mask))
+        if leaf == "load":
+            if other is not None:
+                attrs.append(("other", other))
+            return Op("gather", (base, TupleExpr((offsets,), pos)), pos, tuple(sorted(attrs, key=lambda kv: kv[0])),
+                      rule.id)
+        if leaf == "store":
+            return Op("scatter", (base, TupleExpr((offsets,), pos), value), pos,
+                      tuple(sorted(attrs, key=lambda kv: kv[0])), rule.id)
+        return Op(leaf, (base, TupleExpr((offsets,), pos), value), pos,
+                  tuple(sorted(attrs + memory, key=lambda kv: kv[0])), rule.id)
+
+    def _arms_access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos):
+        """An access through a pointer chosen at run time (pointer_arms.py): one access per arm, its condition and-ed
+        into the mask (a masked-off lane touches no memory); a load's or atomic's values are the chosen arm's,
+        selected lane by lane. The offsets, mask and stored value every arm reads are computed once, before the
+        statement; a store's arms before the last are statements there too (each lane is stored by one arm)."""
+        offsets = self._arm_operand(ptr.offsets, f"{leaf}_offsets", pos)
+        mask = self._arm_operand(mask, f"{leaf}_mask", pos)
+        value = self._arm_operand(value, f"{leaf}_value", pos)
+        ops = []
+        for cond, base in ptr.base.arms:
+            self.rules_used |= pointer_arms.rules_of(cond)
+            arm_mask = cond if mask is None else pointer_arms.both(self, mask, cond, pos)
+            ops.append((cond, self._access(leaf, rule, _Ptr(base, offsets, pos), arm_mask, other, value, memory, pos)))
+        if leaf == "store":
+            self.pending.extend(Eval(op, pos) for _, op in ops[:-1])
+            return ops[-1][1]
+        chosen = ops[-1][1]
+        for cond, op in reversed(ops[:-1]):
+            chosen = self._op(f"{TL}.where", (cond, op, chosen), pos)
+        return chosen
+
+    def _arm_operand(self, e, stem: str, pos: Pos):
+        """An operand every arm of an access reads: a local computed once (a name or literal as it is)."""
+        if e is None or isinstance(e, (Name, Lit)):
+            return e
+        local = self._fresh_arm_local(stem)
+        self.pending.append(Assign((local,), e, pos))
+        return Name(local, pos)
 
 
 RANDOM_CALLS = {f"{TL}.{n}" for n in ("randint", "randint4x", "rand", "rand4x", "philox", "philox_impl",
@@ -3071,6 +3368,9 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                             if isinstance(x, cst.Name))
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             assigns.setdefault(node.targets[0].target.value, []).append(node.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            for name, value in _tuple_pairs(node.targets[0].target, node.value):  # `x_ptr, w_ptr = q_ptr, qw_ptr`
+                assigns.setdefault(name, []).append(value)
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             assigns.setdefault(node.target.value, []).append(
                 cst.BinaryOperation(node.target, cst.Add(), node.value))
@@ -3098,11 +3398,16 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
             work.extend([e.body, e.orelse])
             continue
+        if isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.where" and len(e.args) == 3:
+            work.extend([e.args[1].value, e.args[2].value])  # `tl.where(is_q, q_ptr, k_ptr)`: the same
+            continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
         else:
             cands = [n for n in leaves if n not in int_used and (n in params or n in assigns)]
+            # (`offs + X`: a local whose sums reach no parameter is offsets, never the sum's pointer)
+            cands = [n for n in cands if _reaches_param(conv, n, params, assigns, int_used)] or cands
             cands.sort(key=lambda n: (0 if "ptr" in n.lower() else 1, leaves.index(n)))
             chosen = cands[:1]
         for n in chosen:
@@ -3110,6 +3415,120 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 pointers.add(n)
             work.extend(assigns.get(n, []))
     return {n for n in pointers if n in params}
+
+
+def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
+    """Pointer parameters the kernel rebinds to a value they load (`idx = tl.load(idx + bid)`, a top-level statement,
+    the name's only binding): name -> that assignment. Python reads the pointer up to it and the value after it, so
+    the name is the pointer there and a local of its own from then on (straight-line code: exact). A parameter used
+    as a number only after it is a pointer all the same (read up to the statement)."""
+    params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
+    counts: dict[str, int] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+            for t in _bound_targets(node) if not isinstance(node, cst.AssignTarget) else [node.target]:
+                for n in _walk(t):
+                    if isinstance(n, cst.Name):
+                        counts[n.value] = counts.get(n.value, 0) + 1
+    found: dict = {}
+    stmts = list(fn.body.body)
+    for i, line in enumerate(stmts):
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)):
+            continue
+        s = line.body[0]
+        target = s.targets[0].target if len(s.targets) == 1 else None
+        if not (isinstance(target, cst.Name) and target.value in params and counts.get(target.value) == 1
+                and _loaded_value(conv, s.value)):
+            continue
+        name = target.value
+        if name not in conv.pointer_params:
+            head = fn.with_changes(body=fn.body.with_changes(body=stmts[:i + 1]))
+            if name not in _pointer_params(conv, head):
+                continue
+            conv.pointer_params.add(name)
+        found[name] = s
+    return found
+
+
+def _loaded_value(conv: _TritonConverter, e: cst.BaseExpression) -> bool:
+    """`tl.load(...)`, maybe converted (`.to(tl.int64)`): a value, never a pointer."""
+    while isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "to" \
+            and _pointer_cast_operand(conv, e) is None:
+        e = e.func.value
+    return isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.load"
+
+
+def _preorder_nodes(node: cst.CSTNode):
+    yield node
+    for c in node.children:
+        yield from _preorder_nodes(c)
+
+
+def _preorder(body: cst.CSTNode) -> tuple[dict, dict]:
+    """Each node's index in source order (id -> index), and the indexes of each name's occurrences."""
+    index: dict[int, int] = {}
+    names: dict[str, list] = {}
+    for i, n in enumerate(_preorder_nodes(body)):
+        index[id(n)] = i
+        if isinstance(n, cst.Name):
+            names.setdefault(n.value, []).append(i)
+    return index, names
+
+
+def _pointer_tuple(conv: _TritonConverter, s: cst.Assign) -> bool:
+    """A tuple assignment of names (`a, b = x, y`) some value of which is a pointer (a pointer parameter or a name
+    holding a pointer), no target read by any value (a swap would need the old values kept)."""
+    pairs = _tuple_pairs(s.targets[0].target, s.value)
+    if not pairs or len(pairs) != len(s.targets[0].target.elements):
+        return False
+    read = {n.value for _, v in pairs for n in _walk(v) if isinstance(n, cst.Name)}
+    if read & {name for name, _ in pairs}:
+        return False
+    pointers = set(conv.pointer_params) | set(conv.ptr_vars) | set(conv.ptr_alias)
+    return any(isinstance(v, cst.Name) and v.value in pointers or any(
+        n.value in pointers for n in _sum_leaves(conv, v)) for _, v in pairs)
+
+
+def _tuple_pairs(target, value) -> list:
+    """`a, b = x, y`: the (name, value) pairs of a tuple assignment of as many values as names."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)):
+        return []
+    return [(t.value.value, v.value) for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]
+
+
+def _reaches_param(conv, name: str, params: list, assigns: dict, int_used: set, seen: frozenset = frozenset()) -> bool:
+    """A name that may hold a pointer into a parameter: a parameter not used as a number, or a local one of whose
+    values sums (or chooses, `tl.where` / `x if c else y`) such a name."""
+    if name in params:
+        return name not in int_used
+    if name in seen:
+        return False
+    for v in assigns.get(name, []):
+        if any(isinstance(c, cst.Call) and not _int_call(conv, c) for c in _walk(v)):
+            return True  # a value computed otherwise (a helper's result, a loaded pointer): it may be a pointer
+        values = [v.body, v.orelse] if isinstance(v, cst.IfExp) else \
+            [a.value for a in v.args[1:]] if isinstance(v, cst.Call) and conv.dotted(v.func) == f"{TL}.where" \
+            and len(v.args) == 3 else [v]
+        for x in values:
+            if any(_reaches_param(conv, n.value, params, assigns, int_used, seen | {name})
+                   for n in _sum_leaves(conv, x)):
+                return True
+    return False
+
+
+INT_VALUED_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv", "multiple_of",
+                                                  "max_contiguous", "minimum", "maximum", "where"))
+
+
+def _int_call(conv, c: cst.Call) -> bool:
+    """A call whose value holds offsets, never a pointer (`tl.arange`, `tl.program_id`, `x.to(tl.int64)`, ...)."""
+    if conv.dotted(c.func) in INT_VALUED_CALLS:
+        return True
+    if isinstance(c.func, cst.Attribute) and c.func.attr.value == "to" and c.args:
+        d = conv.dotted(c.args[0].value) or ""
+        return d.startswith(f"{TL}.") and TRITON_DTYPES.get(d[len(TL) + 1:], "").startswith(("i", "u"))
+    return False
 
 
 def _call_key(node: cst.Call) -> str | None:

@@ -259,6 +259,9 @@ def classify_params(k: Kernel) -> Kernel:
                     if isinstance(x, Name):
                         int_names.add(x.id)
     int_names |= _int_evidence(k, int_names)
+    while (chosen := _where_choices_int(k, int_names) - int_names):
+        int_names |= chosen
+        int_names |= _int_evidence(k, int_names)
     flags = _condition_only(k)
     # `softcap = softcap.to(tl.float32)`: a parameter converted to a float in place is a float (the wrapper
     # converts an int argument; typed i32, a float argument would be refused)
@@ -290,6 +293,24 @@ def classify_params(k: Kernel) -> Kernel:
         else:
             params.append(p)
     return replace(k, params=tuple(params))
+
+
+def _where_choices_int(k: Kernel, ints: set[str]) -> set[str]:
+    """The names a `tl.where` chooses between where its result holds integers (`stride = tl.where(is_q, q_stride,
+    k_stride)` used in offsets): Triton promotes an integer meeting a float to the float, so an integer result
+    chose between integers. (Directed: an integer chosen with a float says nothing of the float.)"""
+    def chosen(e) -> set[str]:
+        if isinstance(e, Name):
+            return {e.id}
+        if isinstance(e, Op) and e.op == "where" and len(e.args) == 3:  # (nested: a choice among several)
+            return chosen(e.args[1]) | chosen(e.args[2])
+        return set()
+    out: set[str] = set()
+    for s in all_stmts(k.body):
+        if isinstance(s, Assign) and len(s.targets) == 1 and s.targets[0] in ints and isinstance(s.value, Op) \
+                and s.value.op == "where":
+            out |= chosen(s.value) - {s.targets[0]}
+    return out
 
 
 def _condition_only(k: Kernel) -> set[str]:
