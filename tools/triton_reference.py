@@ -50,12 +50,12 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice")
+                                                     "pointer_choice", "round_half_even")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -849,6 +849,14 @@ def cases() -> list[dict]:
         out.append(case("arm_rebinds", "round_to_int8_kernel", f"alt_{int(alt)}",
                         [inp("x", [64], "float32", "randn", scale=3.0), inp("xq", [64], "int8", "poison")],
                         ["x", "xq", "n"], [1], ["xq"], "", {"n": 64}, {"BLOCK": 64, "ALT_ROUND": alt}))
+    # libdevice.rint / nearbyint: halves of both parities and signs, below-half and above-half fractions, -0.3
+    # (-0.0), integers, 2**23 + 1 and beyond (already integral), infinities (numpy reference: NUMPY_ONLY)
+    halves = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 0.50000006, -0.3, 3.7, -3.7, 7.0, -8.0, 8388609.0,
+              1.0e10, -1.0e10, float("inf"), float("-inf"), 0.125, 0.375, -0.625, 31.875, -31.625, 12.5]
+    out.append(case("round_half_even", "round_even_kernel", "n24",
+                     [inp("x", [24], "float32", "given", values=halves), inp("r", [24], "float32", "poison"),
+                      inp("q", [24], "int32", "poison")], ["x", "r", "q", "n"], [1], ["r", "q"], "", {"n": 24},
+                     {"BLOCK": 32}))
     # (no NaN in the table: the case table is compared as data, and NaN equals nothing)
     for name, vals in (("mixed", [1.0, float("inf"), 3.0, float("inf"), -2.0, 2.5, 0.5, -1.0]),
                        ("all_guarded", [float("inf")] * 8)):
@@ -1468,6 +1476,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         v = x["x"].astype(np.float32) * np.float32(2.0)
         v = np.floor(v + np.float32(0.5)) if s["ALT_ROUND"] else v * np.float32(0.5)
         return {"xq": np.trunc(v).astype(np.int64)}
+    if k == "round_half_even.round_even_kernel":  # numpy's rint: round half to even, in float32
+        v = a["x"].astype(np.float32)
+        q = np.clip(np.rint(v * np.float32(4.0)), -127, 127).astype(np.int64)
+        return {"r": np.rint(v), "q": q}
     if k == "arm_rebinds.lse_max_kernel":
         v = a["lse"].astype(np.float32)
         v = np.where(np.isnan(v) | (v == np.inf), -np.inf, v)

@@ -2159,7 +2159,7 @@ class _TritonConverter(_Converter):
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
         if _libdevice_name(d) in LIBDEVICE_RN:
             return self._libdevice_rn(_libdevice_name(d), node, pos)
-        if _math_name(d) in ("div_rn", "trunc", "round") and _math_name(d) != d:
+        if _math_name(d) in ("div_rn", "trunc", "round", "rint", "nearbyint") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
             # `tl.zeros_like(x)` is `tl.zeros(x.shape, dtype=x.dtype)` (and `full_like` alike): both forms are read
@@ -2450,7 +2450,9 @@ class _TritonConverter(_Converter):
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
         division (Triton's `/` on floats); `trunc` is ceil below zero, floor above; `round` (half away from
-        zero) is trunc plus the sign where the dropped fraction is at least 0.5 (x - trunc(x) is exact)."""
+        zero) is trunc plus the sign where the dropped fraction is at least 0.5 (x - trunc(x) is exact); `rint` /
+        `nearbyint` (half to even) step only past 0.5, or at 0.5 from an odd trunc (t - 2 floor(t / 2) is exact for
+        an integral t): -0.0, NaN and infinities come out as libdevice gives them."""
         self.rules_used.add("TTR-LIBDEVICE-EXACT")
         x = self.expr(_arg(node, 0, "x" if name != "div_rn" else "x"))
         if name == "div_rn":
@@ -2460,8 +2462,16 @@ class _TritonConverter(_Converter):
         if name == "trunc":
             return t
         frac = self._op(f"{TL}.abs", (self._op("operator:-", (x, t), pos),), pos)
-        half = self._op("operator:>=", (frac, Lit(0.5, pos)), pos, (("pred", ">="),))
         step = self._op(f"{TL}.where", (below, Lit(-1.0, pos), Lit(1.0, pos)), pos)
+        if name in ("rint", "nearbyint"):
+            halved = self._op(f"{TL}.floor", (self._op("operator:*", (t, Lit(0.5, pos)), pos),), pos)
+            odd = self._op("operator:!=", (self._op("operator:-", (t, self._op("operator:*", (halved, Lit(2.0, pos)), pos)), pos),
+                                           Lit(0.0, pos)), pos, (("pred", "!="),))
+            past = self._op("operator:>", (frac, Lit(0.5, pos)), pos, (("pred", ">"),))
+            at = self._op("operator:==", (frac, Lit(0.5, pos)), pos, (("pred", "=="),))
+            half = self._op("operator:|", (past, self._op("operator:&", (at, odd), pos)), pos)
+        else:
+            half = self._op("operator:>=", (frac, Lit(0.5, pos)), pos, (("pred", ">="),))
         return self._op(f"{TL}.where", (half, self._op("operator:+", (t, step), pos), t), pos)
 
     def _pointer_type_target(self, d: str | None, node: cst.Call):
