@@ -2211,3 +2211,21 @@ def test_a_dtype_name_bound_per_arm_to_a_dtype_or_a_dtype_local(tmp_path):
     for name, body in bodies.items():
         want = "E" if name.endswith("f32") else "f32"
         assert f"let acc_a: Tile<{want}, {{ [BLOCK] }}> = constant" in body, (name, body)
+
+
+def test_float_scalars_a_where_chooses_stay_floats_where_arithmetic_meets_ints(tmp_path):
+    """`t = tl.where(adv > 0, pos, neg)` of float scalars (a GRPO loss's temperatures), then `t` in arithmetic that
+    also meets integers: the choices are ints only where the where's result is itself used as one (offsets,
+    bounds); any integer grouping of `t` made them i32 (liger's grpo_loss temperatures became i32 scalars)."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, n, pos, neg, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        t = tl.where(x > 0, pos, neg)
+        y = t * (x - 1.0) + offs * t
+        tl.store(y_ptr + offs, y, mask=offs < n)
+    """)
+    types = {p.name: p.dtype for p in classify_params(k).params if p.name in ("pos", "neg")}
+    assert types == {"pos": "f32", "neg": "f32"}, types

@@ -258,8 +258,13 @@ def classify_params(k: Kernel) -> Kernel:
                 for x in _sub(e):
                     if isinstance(x, Name):
                         int_names.add(x.id)
+    # a where's choices are ints only where its result is used as one itself (offsets, bounds: `direct`), not
+    # where arithmetic merely groups it with ints (liger's `temperature = tl.where(adv > 0, POS, NEG)` of float
+    # constexprs, then `temperature * (coef - 1.0)`, stays float)
+    direct = set(int_names)
     int_names |= _int_evidence(k, int_names)
-    while (chosen := _where_choices_int(k, int_names) - int_names):
+    while (chosen := _where_choices_int(k, direct) - direct):
+        direct |= chosen
         int_names |= chosen
         int_names |= _int_evidence(k, int_names)
     flags = _condition_only(k)
