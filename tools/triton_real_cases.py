@@ -59,7 +59,17 @@ NO_REAL_SIZE = {
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
         ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),
-        ("arm_forwarders", "widen_rows_kernel"), ("scalar_neg", "neg_exp_rows_kernel"))},
+        ("arm_forwarders", "widen_rows_kernel"), ("scalar_neg", "neg_exp_rows_kernel"),
+        ("arm_rebinds", "lse_max_kernel"), ("arm_rebinds", "round_to_int8_kernel"),
+        ("combine_fns", "int_bits_kernel"), ("combine_fns", "products_kernel"), ("combine_fns", "row_flags_kernel"),
+        ("combine_fns", "running_flags_kernel"), ("dtype_predicates", "fill_kernel"),
+        ("dtype_predicates", "masked_min_kernel"), ("dtype_predicates", "running_max_kernel"),
+        ("dtype_predicates", "widen_by_dtype_kernel"), ("pointer_choice", "elif_rows_kernel"),
+        ("pointer_choice", "if_arms_kernel"), ("pointer_choice", "ifexp_atomic_kernel"),
+        ("pointer_choice", "in_place_max_kernel"), ("pointer_choice", "lane_choice_kernel"),
+        ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
+        ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
+        ("round_half_even", "round_even_kernel"))},
 }
 
 

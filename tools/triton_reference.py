@@ -977,7 +977,7 @@ def cases() -> list[dict]:
     out.append(case("pointer_choice", "lane_choice_kernel", "n30",
                     [inp("even", [15], "float32", "randn"), inp("odd", [15], "float32", "randn"),
                      inp("out", [30], "float32", "poison")],
-                    ["even", "odd", "out", "n"], [1], ["out"], "", {"n": 30}, {"BLOCK": 32}))
+                    ["even", "odd", "out", "n_out"], [1], ["out"], "", {"n_out": 30}, {"BLOCK": 32}))
     out.append(case("pointer_choice", "rebound_index_kernel", "r4",
                     [inp("x", [6, 16], "float32", "randn"), inp("idx", [4], "int32", "given", values=[5, 0, 3, 3]),
                      inp("out", [4, 16], "float32", "poison")],
