@@ -855,6 +855,23 @@ class Lowerer:
             return self.tile(e)
         return self.value(e)
 
+    def scan_along(self, e: Op, x: str, scan) -> str:
+        """`scan(tile)` (the scan expression along dim 0) applied along `e`'s axis. cuTile Rust 0.5.0 writes every
+        scan along dim 0 whatever its `dim` (compile_scan_op's `.attr("dim", Attribute::i32(0))`): another axis is
+        moved to the front and back."""
+        axis = e.attr("axis")
+        if axis == 0:
+            return scan(x)
+        shape = tuple(e.ty.shape)
+        perm = (axis,) + tuple(i for i in range(len(shape)) if i != axis)
+        inverse = tuple(perm.index(i) for i in range(len(shape)))
+        moved = tuple(shape[i] for i in perm)
+        t, u = self.tmp(), self.tmp()
+        self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
+                  f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
+        self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = {scan(t)};")
+        return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
+
     def scalar_result(self, e: Op, expr: str) -> str:
         """Wrap a tile-op expression computed on rank-0 tiles back into a scalar."""
         if not e.ty.is_scalar or e.ty.dtype in GENERIC:
@@ -1256,20 +1273,8 @@ class Lowerer:
             return f"extract({x}, [{idx}])"
         if o == "cumsum":
             rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
-            axis, x, zero = e.attr("axis"), self.value(a[0]), self.zero(TileTy(e.ty.dtype))
-            if axis == 0:
-                return f"scan_sum({x}, 0i32, {rev}, {zero})"
-            # cuTile Rust 0.5.0 writes every scan along dim 0 whatever its `dim` (compile_scan_op's
-            # `.attr("dim", Attribute::i32(0))`): the scanned axis is moved to the front and back
-            shape = tuple(e.ty.shape)
-            perm = (axis,) + tuple(i for i in range(len(shape)) if i != axis)
-            inverse = tuple(perm.index(i) for i in range(len(shape)))
-            moved = tuple(shape[i] for i in perm)
-            t, u = self.tmp(), self.tmp()
-            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
-                      f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
-            self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = scan_sum({t}, 0i32, {rev}, {zero});")
-            return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
+            zero = self.zero(TileTy(e.ty.dtype))
+            return self.scan_along(e, self.value(a[0]), lambda t: f"scan_sum({t}, 0i32, {rev}, {zero})")
         if o == "reduce_closure":
             # cuTile Rust 0.5.0's closure reduce: a rank-1 tile into a scalar, typed by rustc as its operand
             # (`-> Tile<E, S>`), so the scalar is reshaped to rank 0 for rustc (the same type in Tile IR)
@@ -1280,20 +1285,8 @@ class Lowerer:
             return self.scalar_result(e, f"reshape({t}, shape![])")
         if o == "scan_closure":
             rev = "reverse::Reverse" if e.attr("reverse") else "reverse::Forward"
-            axis, x, zero = e.attr("axis"), self.value(a[0]), self.zero(TileTy(e.ty.dtype))
-            closure = self.combine_closure(e.attr("combine"))
-            if axis == 0:
-                return f"scan({x}, 0i32, {rev}, {zero}, {closure})"
-            # every scan of cuTile Rust 0.5.0 runs along dim 0 (as for cumsum below)
-            shape = tuple(e.ty.shape)
-            perm = (axis,) + tuple(i for i in range(len(shape)) if i != axis)
-            inverse = tuple(perm.index(i) for i in range(len(shape)))
-            moved = tuple(shape[i] for i in perm)
-            t, u = self.tmp(), self.tmp()
-            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = "
-                      f"permute({x}, const_array![{', '.join(map(str, perm))}]);")
-            self.emit(f"let {u}: Tile<{e.ty.dtype}, {{ [{dim_list(moved)}] }}> = scan({t}, 0i32, {rev}, {zero}, {closure});")
-            return f"permute({u}, const_array![{', '.join(map(str, inverse))}])"
+            zero, closure = self.zero(TileTy(e.ty.dtype)), self.combine_closure(e.attr("combine"))
+            return self.scan_along(e, self.value(a[0]), lambda t: f"scan({t}, 0i32, {rev}, {zero}, {closure})")
         if o == "item":
             return self.scalar_result(e, f"reshape({self.value(a[0])}, shape![])")
         if o == "truediv":
