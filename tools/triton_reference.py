@@ -75,15 +75,17 @@ def inp(name, shape, dtype, kind, **params):
 
 
 def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None,
-         descriptors=None, package=None):
+         descriptors=None, package=None, untouched=()):
     """One launch: `args` lists the kernel's runtime parameters in order, each the name of an input or of a
     scalar; constexprs go by keyword. `tol` maps output names to (atol, rtol) where the dtype default is not
     meant. `descriptors` names args that are host tensor descriptors: arg -> {"base": input, "block": [...]}
     (`TensorDescriptor.from_tensor(base, block)`: the input's shape and strides, zero padding); `package`: a
-    module outside the corpus (tests/fixtures/triton_unseen)."""
+    module outside the corpus (tests/fixtures/triton_unseen); `untouched`: outputs this launch must leave as they
+    were (every store masked off), which a GPU check otherwise reads as a launch that never ran."""
     cid = f"{module}__{kernel}__{name}"
     outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
-                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
+                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)]),
+                **({"untouched": True} if o in untouched else {})}
             for o in outputs}
     pkg = package or (NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG)
     return {"id": cid, "module": f"{pkg}.{module}", "kernel": kernel, "case": name,
@@ -914,7 +916,7 @@ def cases() -> list[dict]:
         out.append(case("arm_defined_names", "group_starts_kernel", name,
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
-                        {"DECODE": decode, "BLOCK": 8}))
+                        {"DECODE": decode, "BLOCK": 8}, untouched=("y",) if name == "decode_idle" else ()))
     # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
     for to_a in (True, False):
         out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
