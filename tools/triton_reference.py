@@ -1611,7 +1611,7 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         t = f32(1.0) / np.maximum(np.abs(v), f32(0.5))
         t = (t.astype(np.float64) * v + 1.0).astype(f32)  # fma: the exact product, one rounding
         y = np.tanh(t.astype(np.float64))
-        q = np.floor(y.astype(f32) * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
+        q = np.floor(v * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
         q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
         return {"y": y, "k": np.abs(q) * 2}
     if k == "inline_asm.bit_ops_kernel":
