@@ -46,7 +46,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
@@ -917,6 +917,12 @@ def cases() -> list[dict]:
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
                         {"DECODE": decode, "BLOCK": 8}, untouched=("y",) if name == "decode_idle" else ()))
+    # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
+    # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
+    out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
+                    [inp("x", [300], "float32", "randn", scale=60.0), inp("q", [300], "int32", "poison")],
+                    ["x", "q", "scale", "n"], [_cdiv(300, 256)], ["q"], "", {"scale": 2.0, "n": 300},
+                    {"OUT_DTYPE": "float8e4nv", "BLOCK": 256}))
     # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
     for to_a in (True, False):
         out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
@@ -1318,6 +1324,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             loss = beta * p * (lp - lm) + (1 - beta) * q * (lq - lm)
             dx = (1 - beta) * q * (lq - lm)
         return {"loss": loss.sum(axis=1) / n, "dx": dx / n}
+    if k == "host_dtype_fn.quant_bytes_kernel":
+        return {"q": fp8_e4m3_encode(np.clip(x["x"].astype(np.float32) * np.float32(s["scale"]), -448.0, 448.0))}
     if k == "fp8_quant.fp8_row_quant_kernel":
         amax = np.maximum(np.abs(x["x"]).max(axis=1), 1e-12)
         scale = amax / 448.0
