@@ -1537,7 +1537,7 @@ def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     checked = {c.entry: c.verdict for v in verify_output(tmp_path / "out")
                for c in v.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")}
     cases = {c["id"] for c in CASES if c["module"].endswith(".inline_asm")}
-    assert len(cases) == 6 and set(checked) == cases, sorted(set(checked) ^ cases)
+    assert len(cases) == 7 and set(checked) == cases, sorted(set(checked) ^ cases)
     assert all(v == "numbers_match" for v in checked.values()), checked
 
 

@@ -56,7 +56,7 @@ NO_REAL_SIZE = {
         ("dtype_names", "scale_into_kernel"), ("fast_math", "fast_features_kernel"),
         ("flag_conditions", "window_start_kernel"), ("inline_asm", "bit_ops_kernel"),
         ("inline_asm", "dot_mov_kernel"), ("inline_asm", "softplus_asm_kernel"),
-        ("inline_asm", "two_outputs_kernel"), ("int_min", "sign_bits_kernel"),
+        ("inline_asm", "two_outputs_kernel"), ("inline_asm", "const_operand_kernel"), ("int_min", "sign_bits_kernel"),
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
         ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),

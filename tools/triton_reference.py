@@ -707,6 +707,9 @@ def cases() -> list[dict]:
                     [inp("x", [500], "float32", "randn", scale=3.0), inp("i", [500], "int32", "randint", lo=-50, hi=50),
                      inp("y", [500], "float32", "poison"), inp("k", [500], "int32", "poison")],
                     ["x", "i", "y", "k", "n"], [_cdiv(500, 256)], ["y", "k"], "", {"n": 500}, {"BLOCK": 256}))
+    out.append(case("inline_asm", "const_operand_kernel", "n300",
+                    [inp("x", [300], "float32", "randn", scale=3.0), inp("y", [300], "float32", "poison")],
+                    ["x", "y", "n"], [_cdiv(300, 128)], ["y"], "", {"n": 300}, {"BLOCK": 128}, tol={"y": (0, 0)}))
     for n in (300, 128):
         words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
         out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
@@ -1622,6 +1625,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         q = np.floor(v * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
         q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
         return {"y": y, "k": np.abs(q) * 2}
+    if k == "inline_asm.const_operand_kernel":  # each product rounded to float32, then the float32 sum
+        v = x["x"].astype(np.float32)
+        return {"y": (v * np.float32(0.1)) + (np.float32(0.3) * v)}
     if k == "inline_asm.bit_ops_kernel":
         a, b, cc = (x[w].astype(np.int64) & 0xFFFFFFFF for w in ("a", "b", "c"))  # the words' bits, unsigned
         lut, maj = 0xE8, np.zeros_like(a)

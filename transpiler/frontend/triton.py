@@ -2134,6 +2134,10 @@ class _TritonConverter(_Converter):
             # an asm input read as the register's type (only in the source ptx.py writes: `_inline_asm`)
             x, dt = (self.expr(a.value) for a in node.args)
             return Op("bitcast", (x, dt), pos, (("register", True),), "TTR-INLINE-ASM")
+        if isinstance(func, cst.Name) and func.value == ptx.OPAQUE and id(node) in self._stand_in_pos:
+            # an asm's float arithmetic: never contracted with the code around it (passes/fma.py)
+            inner = self.expr(node.args[0].value)
+            return replace(inner, rule="TTR-INLINE-ASM") if isinstance(inner, Op) else inner
         if d in RANDOM_CALLS:
             return self._random(d, node, pos)
         if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
