@@ -2293,3 +2293,23 @@ def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last)
     (k,) = result.kernels
     assert k.status == "unsupported" and any(d.code == "TTR-BITCAST" for d in k.diagnostics), \
         [d.text() for d in k.diagnostics]
+
+
+# -------------------------------------------------------------------------------------- atomics' ordering and scope
+
+@pytest.mark.parametrize("args, order, scope", [
+    ('sem="relaxed", scope="cta"', "ordering::Relaxed", "scope::TileBlock"),
+    ("sem=ORDER", "ordering::AcqRel", "scope::Device"),  # chosen by the launch: the strongest ordering
+    ('sem="release", scope=WHERE', "ordering::Release", "scope::System"),
+    ("", "ordering::AcqRel", "scope::Device"),  # Triton's defaults
+])
+def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args, order, scope):
+    rust = _rust(tmp_path, f"""
+    @triton.jit
+    def k(words_ptr, n, ORDER: tl.constexpr, WHERE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.atomic_or(words_ptr + offs % 4, offs, mask=offs < n{', ' + args if args else ''})
+    """)
+    call = rust[rust.index("atomic_rmw_tko("):]
+    call = call[:call.index(")")]
+    assert "atomic::Or" in call and order in call and scope in call, call

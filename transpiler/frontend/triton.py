@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import (DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
+from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
                         TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
@@ -84,6 +84,8 @@ INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range"
 SEMANTICS = {"acq_rel": "ordering::AcqRel", "acquire": "ordering::Acquire", "release": "ordering::Release",
              "relaxed": "ordering::Relaxed"}
 SCOPES = {"gpu": "scope::Device", "cta": "scope::TileBlock", "sys": "scope::System"}
+# where a launch chooses them (a constexpr): the marker every other choice is a weaker form of
+STRONGEST = {"sem": "ordering::AcqRel", "scope": "scope::System"}
 
 
 # a dtype constant whose launch sites give no literal dtype takes one of these (one entry each)
@@ -1014,7 +1016,7 @@ class _TritonConverter(_Converter):
                 strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
                 if not strings and _precision_param(fn, names[i]):
                     strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
-                if strings or str in kinds:
+                if strings or str in kinds or _string_keyword(fn, names[i]):
                     self.string_consts[names[i]] = tuple(sorted(strings))
                     kinds = {int}
                 if not kinds and _float_use(fn, names[i]):
@@ -3070,6 +3072,7 @@ class _TritonConverter(_Converter):
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
+        known["atomic_cas"] = ("pointer", "cmp", "val", "sem", "scope")  # (no mask: Triton's takes none)
         keys = known.get(leaf, ("pointer", "val", "mask", "sem", "scope"))
         values: dict[str, cst.BaseExpression] = {}
         for i, a in enumerate(node.args):
@@ -3091,20 +3094,34 @@ class _TritonConverter(_Converter):
             other = self.expr(other) if other is not None and not _is_none(other) else None
         elif leaf == "store":
             value = self.expr(values["value"])
-        elif leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        elif leaf not in RMW_OPS:
             raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
         memory = []
         for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
             if leaf not in ("load", "store") and key in values and not _is_none(values[key]):
-                v = values[key]
-                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
-                    raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
-                memory.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+                chosen = self._memory_choice(values[key], table, STRONGEST[key], rule.id, key)
+                if chosen is not None:
+                    memory.append((what, Op("enum", (), pos, (("value", chosen),))))
         if leaf not in ("load", "store"):
             value = self.expr(values["val"])
+        if leaf == "atomic_cas":  # the compared value rides after the stored one (ops/memory.atomic_cas)
+            value = TupleExpr((value, self.expr(values["cmp"])), pos)
         if isinstance(ptr.base, ArmBases):
             return self._arms_access(leaf, rule, ptr, mask, other, value, memory, pos)
         return self._access(leaf, rule, ptr, mask, other, value, memory, pos)
+
+    def _memory_choice(self, v: cst.BaseExpression, table: dict, strongest: str, rule: str, key: str) -> str | None:
+        """The ordering or scope marker of an atomic's `sem=` / `scope=`: a literal, or a constant known now (a
+        module constant; None: Triton's default). A constexpr parameter chosen by the launch (`sem=ATOMIC_SEM`)
+        takes the strongest marker, which every weaker choice allows (an acq_rel atomic is a correct relaxed one)."""
+        value = v.evaluated_value if isinstance(v, cst.SimpleString) else self._eval_const(v)
+        if isinstance(value, str) and value in table:
+            return table[value]
+        if isinstance(v, cst.Name) and v.value in self.const_params and value is None:
+            return strongest
+        if isinstance(v, cst.Name) and value is None and v.value in self.info.consts and self.info.consts[v.value] is None:
+            return None
+        raise fail(rule, f"`{key}=` must be one of {', '.join(sorted(table))} (a literal or a constant)", self.pos(v))
 
     def _access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos) -> Op:
         """One element access of a pointer into one base (`tl.load`, `tl.store`, an atomic), its operands converted."""
@@ -3284,6 +3301,16 @@ def _is_none(v) -> bool:
 def _is_none_or_empty(v) -> bool:
     return _is_none(v) or (isinstance(v, (cst.Tuple, cst.List)) and not v.elements) or \
         (isinstance(v, cst.SimpleString) and v.evaluated_value == "")
+
+
+# keywords of Triton calls whose value is a string (an atomic's ordering and scope, a memory access's cache hints)
+STRING_KEYWORDS = ("sem", "scope", "cache_modifier", "eviction_policy")
+
+
+def _string_keyword(fn: cst.FunctionDef, name: str) -> bool:
+    """Whether `name` is passed as a string keyword of a call (`sem=ORDER`): a string constexpr."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in STRING_KEYWORDS
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
 
 
 def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:

@@ -39,7 +39,7 @@ from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
 from ..model.walk import all_stmts
 from .ownership import assigned_once, block_axis
-from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+from ..model.ir import RMW_OPS, FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
@@ -706,7 +706,7 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     out = {}
     optional = {p.given_of for p in k.params if p.given_of}
     for name in uses:
-        if name not in stores and uses[name] & {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}:
+        if name not in stores and uses[name] & set(RMW_OPS):
             refused[name] = "the pointer is updated by atomics"
     for name in stores:
         p = an.params.get(name)
@@ -924,7 +924,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
 
 
 _MEMORY_OPS = frozenset({"gather", "load", "view_load", "desc_load", "scatter", "store", "view_store", "desc_store",
-                         "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
+                         *RMW_OPS})
 
 
 def with_views(variants: list[Kernel]) -> list[Kernel]:
