@@ -46,7 +46,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "bit_atomics", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "string_helper_choice", "bit_atomics", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
@@ -934,6 +934,13 @@ def cases() -> list[dict]:
                     [inp("slots", [256], "int32", "randint", lo=0, hi=2), inp("ready", [4], "int32", "given", values=[1, 1, 1, 1]),
                      inp("old", [256], "int32", "poison")],
                     ["slots", "ready", "old"], [4], ["slots", "old"], "", {}, {"ORDER": "acquire", "BLOCK": 64}))
+    # a string constexpr compared only in a helper: each activation it names
+    for act in ("silu", "relu2"):
+        out.append(case("string_helper_choice", "act_mul_kernel", act,
+                        [inp("gate", [300], "float32", "randn", scale=2.0), inp("up", [300], "float32", "randn"),
+                         inp("out", [300], "float32", "poison")],
+                        ["gate", "up", "out", "n"], [_cdiv(300, 128)], ["out"], "", {"n": 300},
+                        {"ACTIVATION": act, "BLOCK": 128}))
     # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
     # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
     out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
@@ -1358,6 +1365,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         free = slots == 0
         slots[free] = np.arange(1, slots.size + 1, dtype=slots.dtype)[free]
         return {"slots": slots, "old": old}
+    if k == "string_helper_choice.act_mul_kernel":
+        g = x["gate"].astype(np.float64)
+        a = g * _sigmoid(g) if s["ACTIVATION"] == "silu" else np.maximum(g, 0.0) ** 2
+        return {"out": a * x["up"]}
     if k == "host_dtype_fn.quant_bytes_kernel":
         return {"q": fp8_e4m3_encode(np.clip(x["x"].astype(np.float32) * np.float32(s["scale"]), -448.0, 448.0))}
     if k == "fp8_quant.fp8_row_quant_kernel":

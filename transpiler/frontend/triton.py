@@ -1013,7 +1013,7 @@ class _TritonConverter(_Converter):
                     self.constexpr_types[names[i]] = "int"
                     continue
                 kinds = {type(v) for v in seen if v is not None}
-                strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                strings = _string_comparands(fn, names[i], self.info.helpers) | {v for v in seen if isinstance(v, str)}
                 if not strings and _precision_param(fn, names[i]):
                     strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
                 if strings or str in kinds or _string_keyword(fn, names[i]):
@@ -1197,6 +1197,10 @@ class _TritonConverter(_Converter):
             # `MOD: tl.constexpr = ".cg" if STREAMING else ""`: a cache modifier chosen at compile time, a hint
             # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
             self.string_locals.add(target.value)
+            return self._flush([])
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in HINT_CALLS:
+            # `tl.multiple_of(offs, 16)` as a statement: a hint whose value is dropped (Triton's returns the
+            # hinted value, unused here), so nothing
             return self._flush([])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
@@ -1568,15 +1572,20 @@ class _TritonConverter(_Converter):
             # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
             l, c = node.left, node.comparisons[0]
             pair = (l, c.comparator) if isinstance(c.comparator, cst.SimpleString) else (c.comparator, l)
-            if isinstance(pair[0], cst.Name) and pair[0].value in self.string_consts \
+            name = pair[0].value if isinstance(pair[0], cst.Name) else None
+            if name is not None and any(name in scope for scope in self.subst):
+                # a helper's parameter bound to the kernel's string constexpr (`_activate(x, ACTIVATION)`)
+                bound = self.expr(pair[0])
+                name = bound.id if isinstance(bound, Name) else None
+            if name in self.string_consts \
                     and isinstance(pair[1], cst.SimpleString) and isinstance(c.operator, (cst.Equal, cst.NotEqual)):
                 pos = self.pos(node)
                 op = "==" if isinstance(c.operator, cst.Equal) else "!="
-                if pair[1].evaluated_value not in self.string_consts[pair[0].value]:
+                if pair[1].evaluated_value not in self.string_consts[name]:
                     # a string no launch gives (a helper's other arm): the constant never equals it
                     return Lit(op == "!=", pos)
-                index = self.string_consts[pair[0].value].index(pair[1].evaluated_value)
-                return self._op(f"operator:{op}", (Name(pair[0].value, pos), Lit(index, pos)), pos, (("pred", op),))
+                index = self.string_consts[name].index(pair[1].evaluated_value)
+                return self._op(f"operator:{op}", (Name(name, pos), Lit(index, pos)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation) and not self._const_test(node):
             # `and` / `or` of runtime scalars: Triton's logical and / or of booleans (tensors refuse them)
             op = "&" if isinstance(node.operator, cst.And) else "|"
@@ -3313,8 +3322,9 @@ def _string_keyword(fn: cst.FunctionDef, name: str) -> bool:
                and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
 
 
-def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
-    """The string literals `name` is compared with (`reduction == "mean"`)."""
+def _string_comparands(fn: cst.FunctionDef, name: str, helpers: dict | None = None, depth: int = 4) -> set[str]:
+    """The string literals `name` is compared with (`reduction == "mean"`), in `fn` and in the @triton.jit
+    helpers it passes `name` to (`apply_activation(x, ACTIVATION)`, whose parameter is compared there)."""
     out = set()
     for n in _walk(fn.body):
         if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
@@ -3322,6 +3332,15 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
             for a, b in ((l, r), (r, l)):
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
+        if helpers and depth and isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in helpers:
+            helper = helpers[n.func.value]
+            params = [p.name.value for p in helper.params.params]
+            for i, a in enumerate(n.args):
+                if not (isinstance(a.value, cst.Name) and a.value.value == name) or a.star:
+                    continue
+                target = a.keyword.value if a.keyword is not None else params[i] if i < len(params) else None
+                if target in params:
+                    out |= _string_comparands(helper, target, helpers, depth - 1)
     return out
 
 
