@@ -580,6 +580,12 @@ def cases() -> list[dict]:
                          inp("out", [rows, 16], "float32", "poison")],
                         ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
                         package=UNSEEN_PKG))
+    # descriptors of pointers advanced to each sequence's start (cu_seqlens), sequences shorter and longer than BT
+    out.append(case("descriptor_advanced_base", "varlen_scale_kernel", "3seqs",
+                    [inp("x", [37, 2, 16], "float32", "randn"), inp("y", [37, 2, 16], "float32", "poison"),
+                     inp("cu", [4], "int32", "given", values=[0, 5, 29, 37])],
+                    ["x", "y", "cu", "scale"], [2, 6], ["y"], "", {"scale": 0.5}, {"H": 2, "D": 16, "BT": 16},
+                    package=UNSEEN_PKG))
     # pointer casts: a packed 4-bit buffer (passed as int32, read as uint8 and as int32 words)
     for n_words, out_dt in ((256, "float32"), (200, "float16")):
         out.append(case("pointer_tables", "dequant4_words_kernel", f"w{n_words}_{out_dt}",
@@ -1422,6 +1428,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         xv = x["x"]
         rstd = 1.0 / np.sqrt((xv * xv).mean(axis=1, keepdims=True) + s["eps"])
         return {"out": xv * rstd * x["w"][None, :]}
+    if k == "descriptor_advanced_base.varlen_scale_kernel":
+        y = x["y"].copy()  # rows of no program keep the poison: each sequence's rows are all written here
+        for b, e in zip(a["cu"][:-1], a["cu"][1:]):
+            y[b:e] = x["x"][b:e] * np.float32(s["scale"]) + np.float32(1.0)
+        return {"y": y}
     if k == "descriptor_computed_shape.desc_computed_shape_kernel":
         n = int(a["count"][0])
         return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}

@@ -344,8 +344,14 @@ class Lowerer:
         sv = ", ".join(self.value(st) for st in strides[:-1])
         self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
         self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
+        base = self.flat_base[arr.id]
+        if e.attr("base_offset") is not None:  # a descriptor of `A + offset` (passes/views.py descriptor)
+            off = e.attr("base_offset")
+            base = f"{n}_base"
+            self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = addptr_tile({self.flat_base[arr.id]}, "
+                      f"{self.tile(off)});")
         self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
-                  f"{self.flat_base[arr.id]}, {n}_dims, {n}_strides, new_token_unordered()) }};")
+                  f"{base}, {n}_dims, {n}_strides, new_token_unordered()) }};")
 
     def view_access(self, e: Op) -> str | None:
         """A Triton access through its view: a partition tile at the tile index (the element access under

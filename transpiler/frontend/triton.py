@@ -134,6 +134,9 @@ class _Desc:
     block: tuple
     padding: str
     pos: Pos
+    # the element offset of the base from the pointer parameter (`A = A + bos * H * BT`, then a descriptor of A):
+    # a scalar, the view made at the access from the offset pointer (passes/views.py descriptor)
+    base_offset: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -1248,6 +1251,7 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
+                value = self._desc_snapshot(name, value, pos)
                 if name in self.desc_vars and self.desc_vars[name] != value:
                     # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
@@ -3007,6 +3011,24 @@ class _TritonConverter(_Converter):
             raise fail("TTR-BLOCKPTR", "block pointers need `triton.language` imported in the module", Pos(self.info.path, 1, 1))
         return cst.Attribute(cst.Name(base), cst.Name("language"))
 
+    def _desc_snapshot(self, name: str, desc: _Desc, pos: Pos) -> _Desc:
+        """The descriptor `name` with its base offset, and each extent or stride that reads a name the kernel
+        assigns (`T = eos - bos` of a parameter T), as locals assigned here, once: the port makes the view where
+        the descriptor is read (passes/views.py), from the values they had where it was made, whatever is
+        assigned between. Each local is named by the descriptor and part (the same in each arm converted)."""
+        assigned = _assigned_names(self._current_fn.body) | set(self.ptr_vars) | set(self.offset_names.values())
+        locals_ = self.__dict__.setdefault("desc_part_locals", {})
+
+        def snapshot(part: str, e):
+            if e is None or not any(isinstance(n, Name) and n.id in assigned for n in _model_names(e)):
+                return e
+            local = locals_.setdefault((name, part), self._fresh_arm_local(f"{name}_{part}"))
+            self.pending.append(Assign((local,), e, pos))
+            return Name(local, pos)
+        return replace(desc, base_offset=snapshot("base_offset", desc.base_offset),
+                       shape=tuple(snapshot(f"shape{i}", e) for i, e in enumerate(desc.shape)),
+                       strides=tuple(snapshot(f"stride{i}", e) for i, e in enumerate(desc.strides)))
+
     def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
         """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
@@ -3022,8 +3044,9 @@ class _TritonConverter(_Converter):
         if any(k not in values for k in keys[:4]):
             raise fail(rule.id, "`tl.make_tensor_descriptor` needs base, shape, strides and block_shape", pos)
         base = self.expr(values["base"])
-        if not (isinstance(base, _Ptr) and base.offsets is None and base.base in self.pointer_params):
-            raise fail(rule.id, "the descriptor's base must be a pointer parameter itself (not advanced)", pos)
+        if not (isinstance(base, _Ptr) and isinstance(base.base, str) and base.base in self.pointer_params):
+            raise fail(rule.id, "the descriptor's base must be a pointer parameter, or one advanced by a scalar "
+                       "offset (`A + bos * stride`)", pos)
 
         def items(key):
             v = values[key]
@@ -3042,7 +3065,7 @@ class _TritonConverter(_Converter):
                 raise fail(rule.id, "`padding_option` must be \"zero\" or \"nan\"", self.pos(v))
             padding = "padding::Zero" if v.evaluated_value == "zero" else "padding::Nan"
         return _Desc(base.base, tuple(self.expr(x) for x in shape), tuple(self.expr(x) for x in strides[:-1]),
-                     tuple(self.expr(x) for x in block), padding, pos)
+                     tuple(self.expr(x) for x in block), padding, pos, base.offsets)
 
     def _desc_access(self, desc: _Desc, method: str, node: cst.Call, pos: Pos):
         """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
@@ -3056,7 +3079,8 @@ class _TritonConverter(_Converter):
             raise fail(rule.id, f"{len(offsets)} offsets for a descriptor of rank {len(desc.block)}", pos)
         head = (Name(desc.base, pos), TupleExpr(desc.shape, pos), TupleExpr(desc.strides + (Lit(1, pos),), pos),
                 TupleExpr(offsets, pos))
-        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding))
+        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding)) + (
+            (("base_offset", desc.base_offset),) if desc.base_offset is not None else ())
         if method == "load":
             if len(node.args) != 1:
                 raise fail(rule.id, "`desc.load` takes the offsets only", pos)
@@ -3399,6 +3423,21 @@ def _float_use(fn: cst.FunctionDef, name: str) -> bool:
 
 def _leaf(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else func.attr.value
+
+
+def _model_names(e) -> list:
+    """The model Names an expression reads (its Ops' arguments and attrs, tuples)."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Name):
+            out.append(x)
+        elif isinstance(x, Op):
+            stack.extend(a for a in x.args if a is not None)
+            stack.extend(v for _, v in x.attrs if isinstance(v, (Name, Op, TupleExpr)))
+        elif isinstance(x, TupleExpr):
+            stack.extend(x.items)
+    return out
 
 
 def _assigned_names(body) -> set[str]:

@@ -871,7 +871,8 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         raise fail(e.rule, f"`{arr.id}` is both read and written: a descriptor's accesses are not ordered with the "
                    "kernel's other accesses of its tensor in the port yet", e.pos)
     local = False
-    for x in e.args[1].items + e.args[2].items:
+    offset = e.attr("base_offset")  # an advanced base: the view made at the access, from the offset pointer
+    for x in e.args[1].items + e.args[2].items + ((offset,) if offset is not None else ()):
         names = {n.id for n in _sub(x) if isinstance(n, Name)}
         if any(n in an.params and n in an.defs for n in names):
             # a parameter the kernel assigns (`M = M - 1`): which value the descriptor saw depends on where it was

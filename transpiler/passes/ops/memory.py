@@ -764,10 +764,24 @@ def _desc_head(infer: Infer, e: Op):
     return arr, dims, strides, offsets, block
 
 
+def _base_offset(infer: Infer, e: Op) -> tuple:
+    """The attr of a descriptor made at an advanced base (`A + bos * stride`): its element offset, a scalar
+    integer (a tile of offsets is no base: refused)."""
+    off = e.attr("base_offset")
+    if off is None:
+        return ()
+    t = infer.expr(off)
+    if not (isinstance(t.ty, TileTy) and t.ty.is_scalar and (is_int(t.ty.dtype))):
+        raise fail(e.rule, f"a descriptor's base advanced by a {t.ty} value: only a scalar integer offset "
+                   "(`A + bos * stride`) makes a base", e.pos)
+    return (("base_offset", t),)
+
+
 @handler("desc_load")
 def desc_load(infer: Infer, e: Op) -> Op:
     arr, dims, strides, offsets, block = _desc_head(infer, e)
-    attrs = (("flat", True), ("padding", e.attr("padding")), ("tile", block), ("unit", ""), ("offsets", True))
+    attrs = (("flat", True), ("padding", e.attr("padding")), ("tile", block), ("unit", ""), ("offsets", True)) \
+        + _base_offset(infer, e)
     return Op("view_load", (arr, dims, strides, offsets, None), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, block))
 
 
@@ -785,5 +799,6 @@ def desc_store(infer: Infer, e: Op) -> Op:
         if is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "bool") and not infer.is_weak(v):
             raise RetypeArray(array_root(arr), v.ty.dtype)
         v = infer.to_dtype(v, arr.ty.dtype)  # Triton requires the descriptor's dtype; `.to(desc.dtype)` is usual
-    attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True))
+    attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True)) \
+        + _base_offset(infer, e)
     return Op("view_store", (arr, dims, strides, offsets, v, None), e.pos, attrs, e.rule, None)
