@@ -46,7 +46,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "string_helper_choice", "bit_atomics", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "sum_dtype", "host_dtype_fn", "string_helper_choice", "bit_atomics", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
@@ -586,6 +586,11 @@ def cases() -> list[dict]:
                      inp("cu", [4], "int32", "given", values=[0, 5, 29, 37])],
                     ["x", "y", "cu", "scale"], [2, 6], ["y"], "", {"scale": 0.5}, {"H": 2, "D": 16, "BT": 16},
                     package=UNSEEN_PKG))
+    # tl.sum(..., dtype=): float16 rows summed in float32, int8 counts summed in int32
+    out.append(case("sum_dtype", "row_sums_kernel", "4x300",
+                    [inp("x", [4, 300], "float16", "randn", scale=4.0), inp("c", [4, 300], "int32", "randint", lo=0, hi=100),
+                     inp("s", [4], "float32", "poison"), inp("k", [4], "int32", "poison")],
+                    ["x", "c", "s", "k", "n_cols"], [4], ["s", "k"], "", {"n_cols": 300}, {"BLOCK": 512}))
     # pointer casts: a packed 4-bit buffer (passed as int32, read as uint8 and as int32 words)
     for n_words, out_dt in ((256, "float32"), (200, "float16")):
         out.append(case("pointer_tables", "dequant4_words_kernel", f"w{n_words}_{out_dt}",
@@ -1433,6 +1438,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for b, e in zip(a["cu"][:-1], a["cu"][1:]):
             y[b:e] = x["x"][b:e] * np.float32(s["scale"]) + np.float32(1.0)
         return {"y": y}
+    if k == "sum_dtype.row_sums_kernel":
+        return {"s": x["x"].astype(np.float64).sum(axis=1), "k": a["c"].astype(np.int64).sum(axis=1)}
     if k == "descriptor_computed_shape.desc_computed_shape_kernel":
         n = int(a["count"][0])
         return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}

@@ -2630,6 +2630,19 @@ class _TritonConverter(_Converter):
         sums of integers narrower than 32 bits accumulate in int32, as Triton's `sum` does)."""
         rule = self.rules.lookup(source)
         fixed, indices, tie_left = [], False, None
+        sum_dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"
+                          and source.endswith("sum") and not _is_none(a.value)), None)
+        if sum_dtype is not None:
+            # `tl.sum(x, axis, dtype=tl.float32)`: Triton casts the input to dtype, then sums
+            args = [a for a in args if a.keyword is None or a.keyword.value != "dtype"]
+            at = next((i for i, a in enumerate(args) if (a.keyword is None and not a.star)
+                       or (a.keyword is not None and a.keyword.value == "input")), None)
+            if at is None:
+                raise fail(rule.id, f"`{source}` without its input", pos)
+            cast = cst.Call(cst.Attribute(args[at].value, cst.Name("to")), [cst.Arg(sum_dtype)])
+            for n in (cast, cast.func, cast.func.attr, cast.args[0]):  # (new nodes: the input's position)
+                self._stand_in_pos[id(n)] = (n, args[at].value)
+            args = args[:at] + [args[at].with_changes(value=cast)] + args[at + 1:]
         for a in args:
             if a.keyword is not None and a.keyword.value == "keep_dims":
                 a = a.with_changes(keyword=cst.Name("keepdims"))
