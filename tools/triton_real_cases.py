@@ -41,6 +41,7 @@ NO_REAL_SIZE = {
     ("gather", "permute_kernel"): "one program, the tile is N (a gather within one tile)",
     ("interleave", "interleave_kernel"): "one program, BLOCK covers n",
     ("interleave", "interleave_rows_kernel"): "one program over ROWS x 8",
+    ("interleave", "interleave_halves_kernel"): "one program, the tile is 2 * HALF",
     ("tile_numel", "flatten_mean_kernel"): "one program over an R x C tile",
     ("false_tile", "group_mask_kernel"): "one program, BLOCK covers n",
     ("block_ptr_arms", "load_state_kernel"): "one program per BV columns of a [K, V] state whose extents are "

@@ -663,6 +663,9 @@ def cases() -> list[dict]:
                     [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
                      inp("y", [4, 16], "float32", "poison")],
                     ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}, tol={"y": (0, 0)}))
+    out.append(case("interleave", "interleave_halves_kernel", "h16",
+                    [inp("x", [32], "float32", "randn"), inp("y", [64], "float32", "poison")],
+                    ["x", "y"], [1], ["y"], "", {}, {"HALF": 16}, tol={"y": (0, 0)}))
     # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
     for n_words, idx_dt in ((256, "int64"), (200, "int32")):
         out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
@@ -1502,6 +1505,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"y": x["x"][a["idx"]]}
     if k == "interleave.interleave_kernel":
         return {"y": np.stack([x["a"], x["b"]], axis=-1).reshape(-1)}
+    if k == "interleave.interleave_halves_kernel":
+        return {"y": np.stack([x["x"], -x["x"]], axis=-1).reshape(-1)}
     if k == "interleave.interleave_rows_kernel":
         return {"y": np.stack([x["a"], 2 * x["b"]], axis=-1).reshape(4, 16)}
     if k == "float_atomics.absmax_kernel":
