@@ -50,7 +50,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even")
+                                                     "pointer_choice", "round_half_even", "flips")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -650,6 +650,46 @@ def cases() -> list[dict]:
                     [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
                      inp("y", [4, 16], "float32", "poison")],
                     ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}, tol={"y": (0, 0)}))
+    # tl.flip / tl.sort / tl.topk: a flip of a literal extent (cut and joined) and of constexpr extents (one-hot),
+    # sorts and top-k of rows with duplicates (small integers, as floats too), both directions
+    for dt in ("float32", "float16"):
+        out.append(case("flips", "rotate_pairs_kernel", f"r4d16_{dt}",
+                        [inp("x", [4, 16], dt, "randn"), inp("cos", [16], dt, "randn"), inp("sin", [16], dt, "randn"),
+                         inp("y", [4, 16], dt, "poison")],
+                        ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"ROWS": 4, "D": 16, "HALF": 8}))
+    for dt in ("float32", "int32"):
+        out.append(case("flips", "reverse_quads_kernel", f"n64_{dt}",
+                        [inp("x", [64], dt, "randn" if dt == "float32" else "randint", lo=-1000, hi=1000),
+                         inp("y", [64], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"BLOCK": 64, "QUADS": 16}, tol={"y": (0, 0)}))
+    for (r, c), dt in (((4, 8), "float32"), ((2, 16), "int32"), ((8, 4), "float16")):
+        out.append(case("flips", "flip_2d_kernel", f"{r}x{c}_{dt}",
+                        [inp("x", [r, c], dt, "randn" if dt != "int32" else "randint", lo=-1000, hi=1000)]
+                        + [inp(o, [r, c], dt, "poison") for o in ("rows", "cols", "last")],
+                        ["x", "rows", "cols", "last"], [1], ["rows", "cols", "last"], "", {}, {"R": r, "C": c},
+                        tol={o: (0, 0) for o in ("rows", "cols", "last")}))
+    for (r, c), dt, desc in (((4, 16), "float32", True), ((4, 16), "int32", False), ((2, 32), "float16", True),
+                             ((1, 64), "int32", True)):
+        out.append(case("flips", "sort_rows_kernel", f"{r}x{c}_{dt}_{'desc' if desc else 'asc'}",
+                        [inp("x", [r, c], dt, "randint", lo=-6, hi=6), inp("up", [r, c], dt, "poison"),
+                         inp("down", [r, c], dt, "poison")],
+                        ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": r, "C": c, "DESC": desc},
+                        tol={"up": (0, 0), "down": (0, 0)}))
+    out.append(case("flips", "sort_rows_kernel", "4x16_float32_randn",
+                    [inp("x", [4, 16], "float32", "randn", scale=100.0), inp("up", [4, 16], "float32", "poison"),
+                     inp("down", [4, 16], "float32", "poison")],
+                    ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": 4, "C": 16, "DESC": True},
+                    tol={"up": (0, 0), "down": (0, 0)}))
+    for (r, c, k), dt in (((4, 32, 4), "float32"), ((2, 16, 8), "int32"), ((4, 16, 16), "float32")):
+        out.append(case("flips", "topk_rows_kernel", f"{r}x{c}k{k}_{dt}",
+                        [inp("x", [r, c], dt, "randint", lo=-20, hi=20), inp("y", [r, k], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"R": r, "C": c, "K": k}, tol={"y": (0, 0)}))
+    out.append(case("flips", "sorted_gather_kernel", "n64",
+                    [inp("idx", [64], "int32", "randint", lo=0, hi=40, ignore=-1, every=3),
+                     inp("x", [40], "float32", "randn"), inp("order", [64], "int32", "poison"),
+                     inp("y", [64], "float32", "poison")],
+                    ["idx", "x", "order", "y"], [1], ["order", "y"], "", {}, {"WIDTH": 40, "BLOCK": 64},
+                    tol={"y": (0, 0)}))
     # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
     for n_words, idx_dt in ((256, "int64"), (200, "int32")):
         out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
@@ -1421,6 +1461,22 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "flips.rotate_pairs_kernel":
+        sx = x["x"] * x["sin"]
+        swapped = np.stack([sx[:, 1::2], -sx[:, 0::2]], axis=-1).reshape(sx.shape)
+        return {"y": x["x"] * x["cos"] + swapped}
+    if k == "flips.reverse_quads_kernel":
+        return {"y": a["x"].reshape(-1, 4)[:, ::-1].reshape(-1)[::-1]}
+    if k == "flips.flip_2d_kernel":
+        return {"rows": a["x"][::-1], "cols": a["x"][:, ::-1], "last": a["x"][:, ::-1]}
+    if k == "flips.sort_rows_kernel":
+        up = np.sort(a["x"], axis=-1)
+        return {"up": up, "down": up[:, ::-1] if s["DESC"] else up}
+    if k == "flips.topk_rows_kernel":
+        return {"y": np.sort(a["x"], axis=-1)[:, ::-1][:, :s["K"]]}
+    if k == "flips.sorted_gather_kernel":
+        order = np.sort(np.where(a["idx"] >= 0, a["idx"], s["WIDTH"]))
+        return {"order": order, "y": np.where(order < s["WIDTH"], a["x"][np.minimum(order, s["WIDTH"] - 1)], 0.0)}
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
     if k == "gather.nibble_lookup_kernel":

@@ -549,6 +549,8 @@ def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
 class Infer:
     def __init__(self, kernel: Kernel, dtypes: tuple[str, ...] = ()):
         self.k = kernel
+        # warnings the typing gives (code, message, position): an emulation's cost, said at its call
+        self.notes: list[tuple] = []
         # the element types every generic is exported for (E's in this entry: kernel.variant.dtypes)
         self.all_dtypes = tuple(dtypes) or kernel.variant.dtypes
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
@@ -682,7 +684,9 @@ class Infer:
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
-        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)))
+        notes = self.k.notes + tuple(n for n in dict.fromkeys(self.notes) if n not in self.k.notes)
+        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)),
+                       notes=notes)
 
     # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
