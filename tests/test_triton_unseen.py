@@ -2229,3 +2229,40 @@ def test_float_scalars_a_where_chooses_stay_floats_where_arithmetic_meets_ints(t
     """)
     types = {p.name: p.dtype for p in classify_params(k).params if p.name in ("pos", "neg")}
     assert types == {"pos": "f32", "neg": "f32"}, types
+
+
+def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
+    """tl.flip of a literal extent of at most 8 is cut and joined (extract, cat: no warning); of a constexpr
+    extent, and every tl.sort / tl.topk, is a one-hot selection, said by a CT119 warning at the call (quadratic in
+    the extent); Triton's own refusals are kept (no `dim` for tl.flip, a sort along another dimension than the
+    last), and a rank-6 tile is refused (the emulation adds a dimension). Their numbers: flips.py's cases."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, z_ptr, w_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        x = tl.load(x_ptr + offs)
+        pairs = tl.reshape(tl.flip(tl.reshape(x, (R, C // 2, 2)), 2), (R, C))
+        tl.store(y_ptr + offs, tl.flip(pairs, 0))
+        tl.store(z_ptr + offs, tl.sort(x, descending=True))
+        tl.store(w_ptr + tl.arange(0, R)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.topk(x, 2))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    warned = sorted((d.pos.line, d.code) for d in kr.diagnostics if d.severity == "warning")
+    assert warned == [(11, "CT119"), (12, "CT119"), (13, "CT119")], [d.text() for d in kr.diagnostics]
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"= cat\(\w+, \w+, 2i32\)", rust) and "extract(" in rust
+    assert re.search(r"Tile<i32, \{ \[R, C, C\] \}> = select\(", rust)  # the rank count over a new dimension
+    for body, why in [("tl.flip(x)", "needs `dim`"), ("tl.sort(x, 0)", "last dimension only"),
+                      ("tl.flip(tl.reshape(x, (1, 1, 1, 1, R, C)), 5)", "rank at most 6"),
+                      ("tl.topk(x, 3)", "power of two")]:
+        (k,) = _kernels(tmp_path, f"""
+        @triton.jit
+        def k(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr):
+            offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+            x = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, {body})
+        """)
+        kr = kernel_result(k, tmp_path / "k.py", "k.py")
+        assert kr.status != "translated" and any(why in d.message for d in kr.diagnostics), \
+            (body, [d.text() for d in kr.diagnostics])
