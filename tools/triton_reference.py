@@ -657,6 +657,10 @@ def cases() -> list[dict]:
                         [inp("x", [4, 16], dt, "randn"), inp("cos", [16], dt, "randn"), inp("sin", [16], dt, "randn"),
                          inp("y", [4, 16], dt, "poison")],
                         ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"ROWS": 4, "D": 16, "HALF": 8}))
+    out.append(case("flips", "rotate_vector_kernel", "d32",
+                    [inp("x", [32], "float32", "randn"), inp("cos", [32], "float32", "randn"),
+                     inp("sin", [32], "float32", "randn"), inp("y", [32], "float32", "poison")],
+                    ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"D": 32}))
     for dt in ("float32", "int32"):
         out.append(case("flips", "reverse_quads_kernel", f"n64_{dt}",
                         [inp("x", [64], dt, "randn" if dt == "float32" else "randint", lo=-1000, hi=1000),
@@ -1465,6 +1469,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         sx = x["x"] * x["sin"]
         swapped = np.stack([sx[:, 1::2], -sx[:, 0::2]], axis=-1).reshape(sx.shape)
         return {"y": x["x"] * x["cos"] + swapped}
+    if k == "flips.rotate_vector_kernel":
+        sx = x["x"] * x["sin"]
+        return {"y": x["x"] * x["cos"] + np.stack([sx[1::2], -sx[0::2]], axis=-1).reshape(-1)}
     if k == "flips.reverse_quads_kernel":
         return {"y": a["x"].reshape(-1, 4)[:, ::-1].reshape(-1)[::-1]}
     if k == "flips.flip_2d_kernel":

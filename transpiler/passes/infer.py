@@ -728,6 +728,15 @@ class Infer:
                 return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
             return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
                     "NUMEL_" + "_MUL_".join(dims))
+        if isinstance(e, Op) and e.op == "array_dim" and len(e.args) == 1 and self.k.frontend == "triton":
+            # Triton's `x.shape[0]` of a tile: its extent, a constexpr (`(d.shape[0] // 2, 2)` as a shape)
+            ty = self.expr(e.args[0]).ty
+            if not (isinstance(ty, TileTy) and -len(ty.shape) <= e.attr("dim") < len(ty.shape)):
+                return None
+            d = self.dim(ty.shape[e.attr("dim") % len(ty.shape)])
+            if d.isdigit() or (d in self.consts and self.consts[d].const_type == "int"):
+                return d, d
+            return (f"({self.dim_value(d)})", d) if d in self.derived else None
         if isinstance(e, Op) and e.op in self._CONST_FUNCS and len(e.args) == 1:
             # Triton's constexpr functions (`triton.next_power_of_2(K)`): evaluated on constants when it compiles
             a = self.const_int_expr(e.args[0], depth)
