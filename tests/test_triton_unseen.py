@@ -2266,3 +2266,27 @@ def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
         kr = kernel_result(k, tmp_path / "k.py", "k.py")
         assert kr.status != "translated" and any(why in d.message for d in kr.diagnostics), \
             (body, [d.text() for d in kr.diagnostics])
+    # tl.cat(a, b, can_reorder=True) as the tile tl.topk / tl.sort sorts is a concatenation (the order Triton leaves
+    # open does not change a sort's result; flips.py streaming_topk_kernel's numbers); elsewhere it stays refused
+    path = tmp_path / "cat.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def merged(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        b = tl.load(x_ptr + K + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, K), tl.topk(tl.cat(a, b, can_reorder=True), K))
+
+
+    @triton.jit
+    def stored(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, 2 * K), tl.cat(a, a, can_reorder=True))
+    """))
+    fr = parse_file(path, "cat.py")
+    assert [k.name for k in fr.kernels] == ["merged"]
+    (failure,) = [d for _, _, d in fr.failures]
+    assert failure.code == "CT101" and "may reorder" in failure.message
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "cat.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert re.search(r"= cat\(\w+, \w+, 0i32\)", "\n".join(l for v in kr.manifest["views"] for l in v["body"]))

@@ -688,6 +688,11 @@ def cases() -> list[dict]:
         out.append(case("flips", "topk_rows_kernel", f"{r}x{c}k{k}_{dt}",
                         [inp("x", [r, c], dt, "randint", lo=-20, hi=20), inp("y", [r, k], dt, "poison")],
                         ["x", "y"], [1], ["y"], "", {}, {"R": r, "C": c, "K": k}, tol={"y": (0, 0)}))
+    for n in (200, 128):
+        out.append(case("flips", "streaming_topk_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "randn"), inp("y", [8], "float32", "poison")],
+                        ["x", "y", "n"], [1], ["y"], "", {"n": n}, {"K": 8, "TILE": 64, "TILES": _cdiv(n, 64)},
+                        tol={"y": (0, 0)}))
     out.append(case("flips", "sorted_gather_kernel", "n64",
                     [inp("idx", [64], "int32", "randint", lo=0, hi=40, ignore=-1, every=3),
                      inp("x", [40], "float32", "randn"), inp("order", [64], "int32", "poison"),
@@ -1481,6 +1486,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"up": up, "down": up[:, ::-1] if s["DESC"] else up}
     if k == "flips.topk_rows_kernel":
         return {"y": np.sort(a["x"], axis=-1)[:, ::-1][:, :s["K"]]}
+    if k == "flips.streaming_topk_kernel":
+        return {"y": np.sort(a["x"])[::-1][:8]}
     if k == "flips.sorted_gather_kernel":
         order = np.sort(np.where(a["idx"] >= 0, a["idx"], s["WIDTH"]))
         return {"order": order, "y": np.where(order < s["WIDTH"], a["x"][np.minimum(order, s["WIDTH"] - 1)], 0.0)}

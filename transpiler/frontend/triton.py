@@ -2230,6 +2230,10 @@ class _TritonConverter(_Converter):
             return self._softmax(node, is_method, pos)
         if d == f"{TL}.inline_asm_elementwise":
             return self._inline_asm(node, pos)
+        if d in (f"{TL}.sort", f"{TL}.topk") and node.args and node.args[0].keyword is None \
+                and (cat := self._order_free_cat(node.args[0].value)) is not None:
+            rule = self.rules.lookup(d)
+            return self._rule_call(rule, [cat] + list(node.args[1:]), pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -2243,6 +2247,26 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _order_free_cat(self, node: cst.BaseExpression):
+        """`tl.cat(a, b, can_reorder=True)` as the tile `tl.sort` / `tl.topk` sorts: Triton leaves the order of the
+        concatenation open (it may reorder), but a sort's result does not depend on it, so a and b joined in order
+        is exact there (elsewhere tl.cat stays refused). None where `node` is not such a call."""
+        if not (isinstance(node, cst.Call) and self.dotted(node.func) == f"{TL}.cat"):
+            return None
+        keys = ("input", "other", "can_reorder")
+        given = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword is not None else (keys[i] if i < len(keys) and not a.star else None)
+            if key not in keys or key in given:
+                return None
+            given[key] = a.value
+        reorder = given.get("can_reorder")
+        if not ({"input", "other"} <= set(given) and isinstance(reorder, cst.Name) and reorder.value == "True"):
+            return None  # (Triton asserts can_reorder: refused with tl.cat's reason)
+        pos = self.pos(node)
+        parts = TupleExpr((self.expr(given["input"]), self.expr(given["other"])), pos)
+        return Op("cat", (parts, Lit(0, pos)), pos, (), "TTR-SORT")
 
     def _random(self, d: str, node: cst.Call, pos: Pos):
         """`tl.rand(seed, offsets)` and the other random functions: Triton's own definition of the function,
