@@ -50,7 +50,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "flips")
+                                                     "pointer_choice", "round_half_even", "flips", "pair_reduce")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -699,6 +699,24 @@ def cases() -> list[dict]:
                      inp("y", [64], "float32", "poison")],
                     ["idx", "x", "order", "y"], [1], ["order", "y"], "", {}, {"WIDTH": 40, "BLOCK": 64},
                     tol={"y": (0, 0)}))
+    # tl.reduce of a (value, index) pair by an argmax / argmin combine: NaN first (values above nan_above made NaN
+    # in the kernel; 9.0: none), ties (small integers) to the first index; a column argmin keeping the last tie
+    for (rows, cols), above, dt in (((4, 100), 1.5, "float32"), ((3, 64), 9.0, "float32"), ((4, 50), 2.0, "float16")):
+        out.append(case("pair_reduce", "row_argmax_kernel", f"{rows}x{cols}_above{above}_{dt}",
+                        [inp("x", [rows, cols], dt, "randn"), inp("v", [rows], dt, "poison"),
+                         inp("i", [rows], "int32", "poison")],
+                        ["x", "v", "i", "n_cols", "nan_above"], [rows], ["v", "i"], "",
+                        {"n_cols": cols, "nan_above": above}, {"BLOCK": 128}, tol={"v": (0, 0)}))
+    out.append(case("pair_reduce", "row_argmax_kernel", "4x64_ties",
+                    [inp("x", [4, 64], "float32", "randint", lo=-3, hi=3), inp("v", [4], "float32", "poison"),
+                     inp("i", [4], "int32", "poison")],
+                    ["x", "v", "i", "n_cols", "nan_above"], [4], ["v", "i"], "", {"n_cols": 64, "nan_above": 9.0},
+                    {"BLOCK": 64}, tol={"v": (0, 0)}))
+    for dt in ("int32",):
+        out.append(case("pair_reduce", "column_argmin_kernel", f"8x16_{dt}",
+                        [inp("x", [8, 16], dt, "randint", lo=-3, hi=3), inp("v", [16], dt, "poison"),
+                         inp("i", [16], "int32", "poison")],
+                        ["x", "v", "i"], [1], ["v", "i"], "", {}, {"R": 8, "C": 16}, tol={"v": (0, 0)}))
     # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
     for n_words, idx_dt in ((256, "int64"), (200, "int32")):
         out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
@@ -1491,6 +1509,14 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "flips.sorted_gather_kernel":
         order = np.sort(np.where(a["idx"] >= 0, a["idx"], s["WIDTH"]))
         return {"order": order, "y": np.where(order < s["WIDTH"], a["x"][np.minimum(order, s["WIDTH"] - 1)], 0.0)}
+    if k == "pair_reduce.row_argmax_kernel":
+        v = np.where(x["x"] > s["nan_above"], np.nan, x["x"])
+        i = np.argmax(v, axis=1)  # numpy's argmax: the first NaN, else the first of the largest
+        return {"v": v[np.arange(v.shape[0]), i], "i": i}
+    if k == "pair_reduce.column_argmin_kernel":
+        rev = a["x"][::-1]
+        i = a["x"].shape[0] - 1 - np.argmin(rev, axis=0)  # the last of the smallest
+        return {"v": a["x"][i, np.arange(a["x"].shape[1])], "i": i}
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
     if k == "gather.nibble_lookup_kernel":

@@ -526,3 +526,80 @@ def tl_topk(infer: Infer, e: Op) -> Expr:
         raise fail(e.rule, f"`tl.topk` of k={k} elements from an extent of {n}: k must be a power of two (Triton's "
                    "too) no larger than the extent", e.pos)
     return _sorted(infer, e, x, True, k, "tl.topk")
+
+
+# ------------------------------------------------------------------ tl.reduce of a (value, index) pair
+_INT_RANGE = {"i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1), "i32": (-2**31, 2**31 - 1),
+              "i64": (-2**63, 2**63 - 1), "u8": (0, 2**8 - 1), "u16": (0, 2**16 - 1), "u32": (0, 2**32 - 1),
+              "u64": (0, 2**64 - 1)}
+
+
+@handler("tl_pair_reduce")
+def tl_pair_reduce(infer: Infer, e: Op) -> Expr:
+    """One result (`part` 0: the value, 1: the index) of `tl.reduce((v, i), axis, f)` where f keeps the pair with
+    the larger (`direction` max) or smaller value, NaN above (`nan` wins) or below (loses) every number and all
+    NaN tied, ties to the smaller (`tie` first) or larger index (frontend/combine.pair_selection). Such an f is a
+    total preorder's selection, so Triton's result does not depend on its reduction tree, and two reductions give
+    it: the best value (NaN, where one wins and the axis has one), the first (last) index of an element equal to
+    it, and that element's own bits (-0.0 and a NaN's payload kept). `nan` any: f is such a selection for numbers
+    only, so a float value tile is refused (Triton's result there depends on its tree)."""
+    v, i = infer.expr(e.args[0]), infer.expr(e.args[1])
+    pos = e.pos
+    if isinstance(i.ty, TileTy) and is_generic(i.ty.dtype):
+        retype_generic(infer.k, i.ty.dtype, "i32")  # loaded from a pointer: an index pointer holds integers
+    if not (isinstance(v.ty, TileTy) and isinstance(i.ty, TileTy)) or not v.ty.shape or v.ty.shape != i.ty.shape \
+            or not is_int(i.ty.dtype) or v.ty.dtype == "bool" or i.ty.dtype not in _INT_RANGE:
+        raise fail(e.rule, "`tl.reduce` of a (value, index) pair takes two tiles of one shape, the second of "
+                   f"integers (got {v.ty} and {i.ty})", pos)
+    floats = is_float(v.ty.dtype)
+    nan, top = e.attr("nan"), e.attr("direction") == "max"
+    if floats and nan == "any":
+        raise fail(e.rule, "`tl.reduce` of a (value, index) pair whose combine keeps the larger (smaller) value "
+                   "but does not order NaN (NaN neither wins nor loses every comparison): Triton's result with a "
+                   "NaN depends on its reduction tree; test NaN in the combine (`a != a`)", pos)
+    rank = len(v.ty.shape)
+    axis_arg = e.args[2]
+    if axis_arg is None and rank == 1:
+        axis_arg = Lit(0, pos)
+    axis = _axis(replace(e, args=(e.args[0], axis_arg)), v)
+    v, i = infer.hoist(v), infer.hoist(i)
+    tv, ti = Op("typed", (v,), pos), Op("typed", (i,), pos)
+
+    def reduce(name: str, x: Op) -> Op:
+        return Op(name, (x, Lit(axis, pos)), pos, (("keepdims", Lit(True, pos)),), e.rule)
+    best_of = "reduce_max" if top else "reduce_min"
+    if floats:
+        is_nan = Op("typed", (infer.hoist(infer.expr(Op("cmp", (tv, tv), pos, (("pred", "!="),), e.rule))),), pos)
+        numbers = Op("where", (is_nan, Lit(float("-inf") if top else float("inf"), pos), tv), pos, (), e.rule)
+        best = reduce(best_of, numbers)
+        counted = reduce("reduce_max" if nan == "wins" else "reduce_min",
+                         Op("where", (is_nan, Lit(1, pos), Lit(0, pos)), pos, (), e.rule))
+        nan_best = Op("cmp", (counted, Lit(0, pos)), pos, (("pred", ">"),), e.rule)  # any NaN (wins) / all (loses)
+        candidate = Op("where", (nan_best, is_nan, Op("cmp", (tv, best), pos, (("pred", "=="),), e.rule)), pos, (),
+                       e.rule)
+    else:
+        best = Op("typed", (infer.hoist(infer.expr(reduce(best_of, tv))),), pos)
+        candidate = Op("cmp", (tv, best), pos, (("pred", "=="),), e.rule)
+    candidate = Op("typed", (infer.hoist(infer.expr(candidate)),), pos)
+    low, high = _INT_RANGE[i.ty.dtype]
+    first = e.attr("tie") == "first"
+    index = infer.expr(reduce("reduce_min" if first else "reduce_max",
+                              Op("where", (candidate, ti, Lit(high if first else low, pos)), pos, (), e.rule)))
+    kd = e.attr("keepdims")
+    keep = isinstance(kd, Lit) and kd.value is True
+    out_shape = tuple(d for n, d in enumerate(v.ty.shape) if n != axis or keep)
+
+    def result(r: Expr) -> Expr:
+        return r if keep else Op("reshape", (r,), pos, rule=e.rule, ty=TileTy(r.ty.dtype, out_shape))
+    if e.attr("part") == 1:
+        return result(index)
+    if not floats:  # the winner's value is the best value itself
+        return result(infer.expr(best))
+    # the element at that index: its bits (the candidates compare equal, but -0.0 and +0.0, or NaN payloads, differ)
+    index = Op("typed", (infer.hoist(index),), pos)
+    bits, back = _bits(infer, v, e.rule)
+    at = Op("bitand", (candidate, Op("cmp", (ti, index), pos, (("pred", "=="),), e.rule)), pos, (), e.rule)
+    lowest = -2**63 if bits.ty.dtype == "i64" else -2**31
+    picked = infer.expr(reduce("reduce_max", Op("where", (at, Op("typed", (bits,), pos), Lit(lowest, pos)), pos, (),
+                                                   e.rule)))
+    return result(back(picked))
