@@ -2252,6 +2252,17 @@ def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
     assert warned == [(11, "CT119"), (12, "CT119"), (13, "CT119")], [d.text() for d in kr.diagnostics]
     rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert re.search(r"= cat\(\w+, \w+, 2i32\)", rust) and "extract(" in rust
+    # a pointer's tile goes through float32 bits in the one-hot forms: its generic takes float dtypes only (an
+    # int32 array's values past 2**24 would round), while a pointer only written takes any dtype
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    domains = {p["name"]: p.get("domain") for p in kr.manifest["params"]}
+    assert "i32" not in (domains["x_ptr"] or ()) and "i32" in domains["y_ptr"], domains
     assert re.search(r"Tile<i32, \{ \[R, C, C\] \}> = select\(", rust)  # the rank count over a new dimension
     for body, why in [("tl.flip(x)", "needs `dim`"), ("tl.sort(x, 0)", "last dimension only"),
                       ("tl.flip(tl.reshape(x, (1, 1, 1, 1, R, C)), 5)", "rank at most 6"),

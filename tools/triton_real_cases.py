@@ -76,7 +76,7 @@ NO_REAL_SIZE = {
        "on the CPU" for k in (
         ("flips", "rotate_pairs_kernel"), ("flips", "rotate_vector_kernel"), ("flips", "reverse_quads_kernel"),
         ("flips", "flip_2d_kernel"), ("flips", "sort_rows_kernel"), ("flips", "topk_rows_kernel"),
-        ("flips", "streaming_topk_kernel"), ("flips", "sorted_gather_kernel"),
+        ("flips", "streaming_topk_kernel"), ("flips", "int_rows_kernel"), ("flips", "sorted_gather_kernel"),
         ("pair_reduce", "row_argmax_kernel"), ("pair_reduce", "column_argmin_kernel"))},
 }
 

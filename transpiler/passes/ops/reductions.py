@@ -344,7 +344,10 @@ def _literal_axis(e: Op, arg: Expr, rank: int, what: str) -> int:
 def _bits(infer: Infer, x: Expr, rule: str) -> tuple[Expr, "callable"]:
     """x (typed) as integers holding its bits, and the function taking such integers back to x's dtype. Floats go
     through their float32 value (f16, bf16, f8 widen exactly; f64 through its own 64 bits), so -0.0, infinities
-    and NaN are kept; bool is 0 or 1. A sum of one such integer and zeros is that integer."""
+    and NaN are kept; bool is 0 or 1. A sum of one such integer and zeros is that integer. A pointer's generic
+    goes through float32 too, so its conversion is marked `floats_only`: the generic then ranges over float
+    dtypes only (passes/domains.py; an int32 array's values past 2**24 would round), unless the kernel uses its
+    values as integers (then it is an integer type here, and needs no conversion)."""
     dt, pos = x.ty.dtype, x.pos
 
     def dtype(d):
@@ -355,7 +358,10 @@ def _bits(infer: Infer, x: Expr, rule: str) -> tuple[Expr, "callable"]:
         return x, lambda v: v
     wide = "f64" if dt == "f64" else "f32"
     ity = "i64" if wide == "f64" else "i32"
-    bits = infer.expr(Op("bitcast", (Op("typed", (infer.to_dtype(x, wide),), pos), dtype(ity)), pos, rule=rule))
+    widened = infer.to_dtype(x, wide)
+    if is_generic(dt) and isinstance(widened, Op) and widened.op == "convert":
+        widened = replace(widened, attrs=widened.attrs + (("floats_only", True),))
+    bits = infer.expr(Op("bitcast", (Op("typed", (widened,), pos), dtype(ity)), pos, rule=rule))
 
     def back(v):
         f = infer.expr(Op("bitcast", (Op("typed", (infer.to_dtype(v, ity),), pos), dtype(wide)), pos, rule=rule))
@@ -454,7 +460,7 @@ def _sort_key(infer: Infer, x: Expr, rule: str) -> Expr:
         return x
     bits, _ = _bits(infer, x, rule)
     bits = Op("typed", (infer.hoist(bits),), pos)
-    magnitude = Lit(2**63 - 1 if x.ty.dtype == "f64" else 2**31 - 1, pos)
+    magnitude = Lit(2**63 - 1 if bits.args[0].ty.dtype == "i64" else 2**31 - 1, pos)
     negative = Op("cmp", (bits, Lit(0, pos)), pos, (("pred", "<"),), rule)
     return infer.expr(Op("where", (negative, Op("bitxor", (bits, magnitude), pos, (), rule), bits), pos, (), rule))
 
