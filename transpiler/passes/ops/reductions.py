@@ -374,7 +374,8 @@ def _one_hot_pick(infer: Infer, e: Op, x: Expr, axis: int, m: str, hit: Op) -> E
     `m` after it), `hit` broadcasts to (.., I, K, ..); a sum over I of the selected bits (zero elsewhere)."""
     pos, s = e.pos, x.ty.shape
     bits, back = _bits(infer, x, e.rule)
-    src = Op("reshape", (Op("typed", (bits,), pos), _dims(s[:axis] + (s[axis], "1") + s[axis + 1:], pos)), pos, (), e.rule)
+    src = Op("reshape", (Op("typed", (bits,), pos), _dims(s[:axis] + (s[axis], "1") + s[axis + 1:], pos)), pos, (),
+             e.rule)
     picked = Op("reduce_sum", (Op("where", (hit, src, Lit(0, pos)), pos, (), e.rule), Lit(axis, pos)), pos,
                 (("keepdims", Lit(False, pos)),), e.rule)
     out = back(infer.expr(picked))
@@ -429,8 +430,8 @@ def _flip_cut(infer: Infer, e: Op, x: Expr, axis: int, n: int) -> Expr:
 @handler("tl_flip")
 def tl_flip(infer: Infer, e: Op) -> Expr:
     """Triton's `tl.flip(x, dim)` (language/standard.py): the elements in reverse order along `dim`, their bits
-    unchanged. A literal extent of at most FLIP_CUT_MAX is cut and
-    joined (extract, cat); another is the one-hot selection `out[j] = x[i]` where `i + j == N - 1`."""
+    unchanged. A literal extent of at most FLIP_CUT_MAX is cut and joined (extract, cat); another is the one-hot
+    selection `out[j] = x[i]` where `i + j == N - 1`."""
     x = _tile_operand(infer, e, "tl.flip")
     rank = len(x.ty.shape)
     if e.args[1] is None or (isinstance(e.args[1], Lit) and e.args[1].value is None):
