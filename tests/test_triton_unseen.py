@@ -2313,3 +2313,73 @@ def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args,
     call = rust[rust.index("atomic_rmw_tko("):]
     call = call[:call.index(")")]
     assert "atomic::Or" in call and order in call and scope in call, call
+def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
+    """tl.flip of a literal extent of at most 8 is cut and joined (extract, cat: no warning); of a constexpr
+    extent, and every tl.sort / tl.topk, is a one-hot selection, said by a CT119 warning at the call (quadratic in
+    the extent); Triton's own refusals are kept (no `dim` for tl.flip, a sort along another dimension than the
+    last), and a rank-6 tile is refused (the emulation adds a dimension). Their numbers: flips.py's cases."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, z_ptr, w_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        x = tl.load(x_ptr + offs)
+        pairs = tl.reshape(tl.flip(tl.reshape(x, (R, C // 2, 2)), 2), (R, C))
+        tl.store(y_ptr + offs, tl.flip(pairs, 0))
+        tl.store(z_ptr + offs, tl.sort(x, descending=True))
+        tl.store(w_ptr + tl.arange(0, R)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.topk(x, 2))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    warned = sorted((d.pos.line, d.code) for d in kr.diagnostics if d.severity == "warning")
+    assert warned == [(11, "CT119"), (12, "CT119"), (13, "CT119")], [d.text() for d in kr.diagnostics]
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"= cat\(\w+, \w+, 2i32\)", rust) and "extract(" in rust
+    # a pointer's tile goes through float32 bits in the one-hot forms: its generic takes float dtypes only (an
+    # int32 array's values past 2**24 would round), while a pointer only written takes any dtype
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    domains = {p["name"]: p.get("domain") for p in kr.manifest["params"]}
+    assert "i32" not in (domains["x_ptr"] or ()) and "i32" in domains["y_ptr"], domains
+    assert re.search(r"Tile<i32, \{ \[R, C, C\] \}> = select\(", rust)  # the rank count over a new dimension
+    for body, why in [("tl.flip(x)", "needs `dim`"), ("tl.sort(x, 0)", "last dimension only"),
+                      ("tl.flip(tl.reshape(x, (1, 1, 1, 1, R, C)), 5)", "rank at most 6"),
+                      ("tl.topk(x, 3)", "power of two")]:
+        (k,) = _kernels(tmp_path, f"""
+        @triton.jit
+        def k(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr):
+            offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+            x = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, {body})
+        """)
+        kr = kernel_result(k, tmp_path / "k.py", "k.py")
+        assert kr.status != "translated" and any(why in d.message for d in kr.diagnostics), \
+            (body, [d.text() for d in kr.diagnostics])
+    # tl.cat(a, b, can_reorder=True) as the tile tl.topk / tl.sort sorts is a concatenation (the order Triton leaves
+    # open does not change a sort's result; flips.py streaming_topk_kernel's numbers); elsewhere it stays refused
+    path = tmp_path / "cat.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def merged(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        b = tl.load(x_ptr + K + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, K), tl.topk(tl.cat(a, b, can_reorder=True), K))
+
+
+    @triton.jit
+    def stored(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, 2 * K), tl.cat(a, a, can_reorder=True))
+    """))
+    fr = parse_file(path, "cat.py")
+    assert [k.name for k in fr.kernels] == ["merged"]
+    (failure,) = [d for _, _, d in fr.failures]
+    assert failure.code == "CT101" and "may reorder" in failure.message
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "cat.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert re.search(r"= cat\(\w+, \w+, 0i32\)", "\n".join(l for v in kr.manifest["views"] for l in v["body"]))

@@ -74,6 +74,14 @@ NO_REAL_SIZE = {
         ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
         ("round_half_even", "round_even_kernel"))},
+    # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
+    # quadratic in the extent, so a real-size case would time the emulation, not a workload)
+    **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "
+       "on the CPU" for k in (
+        ("flips", "rotate_pairs_kernel"), ("flips", "rotate_vector_kernel"), ("flips", "reverse_quads_kernel"),
+        ("flips", "flip_2d_kernel"), ("flips", "sort_rows_kernel"), ("flips", "topk_rows_kernel"),
+        ("flips", "streaming_topk_kernel"), ("flips", "int_rows_kernel"), ("flips", "sorted_gather_kernel"),
+        ("pair_reduce", "row_argmax_kernel"), ("pair_reduce", "column_argmin_kernel"))},
 }
 
 

@@ -46,11 +46,12 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "sum_dtype", "host_dtype_fn", "string_helper_choice", "bit_atomics", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "sum_dtype", "host_dtype_fn",
+                                                     "string_helper_choice", "bit_atomics", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even")
+                                                     "pointer_choice", "round_half_even", "flips", "pair_reduce")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -666,6 +667,78 @@ def cases() -> list[dict]:
     out.append(case("interleave", "interleave_halves_kernel", "h16",
                     [inp("x", [32], "float32", "randn"), inp("y", [64], "float32", "poison")],
                     ["x", "y"], [1], ["y"], "", {}, {"HALF": 16}, tol={"y": (0, 0)}))
+    # tl.flip / tl.sort / tl.topk: a flip of a literal extent (cut and joined) and of constexpr extents (one-hot),
+    # sorts and top-k of rows with duplicates (small integers, as floats too), both directions; int32 keys of
+    # every size (past 2**24: a float32 would round them)
+    for dt in ("float32", "float16"):
+        out.append(case("flips", "rotate_pairs_kernel", f"r4d16_{dt}",
+                        [inp("x", [4, 16], dt, "randn"), inp("cos", [16], dt, "randn"), inp("sin", [16], dt, "randn"),
+                         inp("y", [4, 16], dt, "poison")],
+                        ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"ROWS": 4, "D": 16, "HALF": 8}))
+    out.append(case("flips", "rotate_vector_kernel", "d32",
+                    [inp("x", [32], "float32", "randn"), inp("cos", [32], "float32", "randn"),
+                     inp("sin", [32], "float32", "randn"), inp("y", [32], "float32", "poison")],
+                    ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"D": 32}))
+    for dt in ("float32", "float16"):
+        out.append(case("flips", "reverse_quads_kernel", f"n64_{dt}",
+                        [inp("x", [64], dt, "randn"), inp("y", [64], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"BLOCK": 64, "QUADS": 16}, tol={"y": (0, 0)}))
+    for (r, c), dt in (((4, 8), "float32"), ((8, 4), "float16")):
+        out.append(case("flips", "flip_2d_kernel", f"{r}x{c}_{dt}",
+                        [inp("x", [r, c], dt, "randn")]
+                        + [inp(o, [r, c], dt, "poison") for o in ("rows", "cols", "last")],
+                        ["x", "rows", "cols", "last"], [1], ["rows", "cols", "last"], "", {}, {"R": r, "C": c},
+                        tol={o: (0, 0) for o in ("rows", "cols", "last")}))
+    for (r, c), dt, desc in (((4, 16), "float32", True), ((4, 16), "float32", False), ((2, 32), "float16", True)):
+        out.append(case("flips", "sort_rows_kernel", f"{r}x{c}_{dt}_{'desc' if desc else 'asc'}",
+                        [inp("x", [r, c], dt, "randint", lo=-6, hi=6), inp("up", [r, c], dt, "poison"),
+                         inp("down", [r, c], dt, "poison")],
+                        ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": r, "C": c, "DESC": desc},
+                        tol={"up": (0, 0), "down": (0, 0)}))
+    out.append(case("flips", "sort_rows_kernel", "4x16_float32_randn",
+                    [inp("x", [4, 16], "float32", "randn", scale=100.0), inp("up", [4, 16], "float32", "poison"),
+                     inp("down", [4, 16], "float32", "poison")],
+                    ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": 4, "C": 16, "DESC": True},
+                    tol={"up": (0, 0), "down": (0, 0)}))
+    for (r, c, k), dt in (((4, 32, 4), "float32"), ((2, 16, 8), "float16"), ((4, 16, 16), "float32")):
+        out.append(case("flips", "topk_rows_kernel", f"{r}x{c}k{k}_{dt}",
+                        [inp("x", [r, c], dt, "randint", lo=-20, hi=20), inp("y", [r, k], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"R": r, "C": c, "K": k}, tol={"y": (0, 0)}))
+    for (r, c, k), (lo, hi), desc in (((4, 16, 4), (-6, 6), False), ((2, 64, 8), (-2**31, 2**31), True)):
+        out.append(case("flips", "int_rows_kernel", f"{r}x{c}k{k}_{'desc' if desc else 'asc'}",
+                        [inp("x", [r, c], "int32", "randint", lo=lo, hi=hi), inp("up", [r, c], "int32", "poison"),
+                         inp("top", [r, k], "int32", "poison"), inp("rev", [r, c], "int32", "poison")],
+                        ["x", "up", "top", "rev"], [1], ["up", "top", "rev"], "", {},
+                        {"R": r, "C": c, "K": k, "DESC": desc}))
+    for n in (200, 128):
+        out.append(case("flips", "streaming_topk_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "randn"), inp("y", [8], "float32", "poison")],
+                        ["x", "y", "n"], [1], ["y"], "", {"n": n}, {"K": 8, "TILE": 64, "TILES": _cdiv(n, 64)},
+                        tol={"y": (0, 0)}))
+    out.append(case("flips", "sorted_gather_kernel", "n64",
+                    [inp("idx", [64], "int32", "randint", lo=0, hi=40, ignore=-1, every=3),
+                     inp("x", [40], "float32", "randn"), inp("order", [64], "int32", "poison"),
+                     inp("y", [64], "float32", "poison")],
+                    ["idx", "x", "order", "y"], [1], ["order", "y"], "", {}, {"WIDTH": 40, "BLOCK": 64},
+                    tol={"y": (0, 0)}))
+    # tl.reduce of a (value, index) pair by an argmax / argmin combine: NaN first (values above nan_above made NaN
+    # in the kernel; 9.0: none), ties (small integers) to the first index; a column argmin keeping the last tie
+    for (rows, cols), above, dt in (((4, 100), 1.5, "float32"), ((3, 64), 9.0, "float32"), ((4, 50), 2.0, "float16")):
+        out.append(case("pair_reduce", "row_argmax_kernel", f"{rows}x{cols}_above{above}_{dt}",
+                        [inp("x", [rows, cols], dt, "randn"), inp("v", [rows], dt, "poison"),
+                         inp("i", [rows], "int32", "poison")],
+                        ["x", "v", "i", "n_cols", "nan_above"], [rows], ["v", "i"], "",
+                        {"n_cols": cols, "nan_above": above}, {"BLOCK": 128}, tol={"v": (0, 0)}))
+    out.append(case("pair_reduce", "row_argmax_kernel", "4x64_ties",
+                    [inp("x", [4, 64], "float32", "randint", lo=-3, hi=3), inp("v", [4], "float32", "poison"),
+                     inp("i", [4], "int32", "poison")],
+                    ["x", "v", "i", "n_cols", "nan_above"], [4], ["v", "i"], "", {"n_cols": 64, "nan_above": 9.0},
+                    {"BLOCK": 64}, tol={"v": (0, 0)}))
+    for dt in ("int32",):
+        out.append(case("pair_reduce", "column_argmin_kernel", f"8x16_{dt}",
+                        [inp("x", [8, 16], dt, "randint", lo=-3, hi=3), inp("v", [16], dt, "poison"),
+                         inp("i", [16], "int32", "poison")],
+                        ["x", "v", "i"], [1], ["v", "i"], "", {}, {"R": 8, "C": 16}, tol={"v": (0, 0)}))
     # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
     for n_words, idx_dt in ((256, "int64"), (200, "int32")):
         out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
@@ -1497,6 +1570,38 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "flips.rotate_pairs_kernel":
+        sx = x["x"] * x["sin"]
+        swapped = np.stack([sx[:, 1::2], -sx[:, 0::2]], axis=-1).reshape(sx.shape)
+        return {"y": x["x"] * x["cos"] + swapped}
+    if k == "flips.rotate_vector_kernel":
+        sx = x["x"] * x["sin"]
+        return {"y": x["x"] * x["cos"] + np.stack([sx[1::2], -sx[0::2]], axis=-1).reshape(-1)}
+    if k == "flips.reverse_quads_kernel":
+        return {"y": a["x"].reshape(-1, 4)[:, ::-1].reshape(-1)[::-1]}
+    if k == "flips.flip_2d_kernel":
+        return {"rows": a["x"][::-1], "cols": a["x"][:, ::-1], "last": a["x"][:, ::-1]}
+    if k == "flips.sort_rows_kernel":
+        up = np.sort(a["x"], axis=-1)
+        return {"up": up, "down": up[:, ::-1] if s["DESC"] else up}
+    if k == "flips.topk_rows_kernel":
+        return {"y": np.sort(a["x"], axis=-1)[:, ::-1][:, :s["K"]]}
+    if k == "flips.int_rows_kernel":
+        up = np.sort(a["x"], axis=-1)
+        return {"up": up[:, ::-1] if s["DESC"] else up, "top": up[:, ::-1][:, :s["K"]], "rev": a["x"][:, ::-1]}
+    if k == "flips.streaming_topk_kernel":
+        return {"y": np.sort(a["x"])[::-1][:8]}
+    if k == "flips.sorted_gather_kernel":
+        order = np.sort(np.where(a["idx"] >= 0, a["idx"], s["WIDTH"]))
+        return {"order": order, "y": np.where(order < s["WIDTH"], a["x"][np.minimum(order, s["WIDTH"] - 1)], 0.0)}
+    if k == "pair_reduce.row_argmax_kernel":
+        v = np.where(x["x"] > s["nan_above"], np.nan, x["x"])
+        i = np.argmax(v, axis=1)  # numpy's argmax: the first NaN, else the first of the largest
+        return {"v": v[np.arange(v.shape[0]), i], "i": i}
+    if k == "pair_reduce.column_argmin_kernel":
+        rev = a["x"][::-1]
+        i = a["x"].shape[0] - 1 - np.argmin(rev, axis=0)  # the last of the smallest
+        return {"v": a["x"][i, np.arange(a["x"].shape[1])], "i": i}
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
     if k == "gather.nibble_lookup_kernel":

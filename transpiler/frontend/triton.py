@@ -30,7 +30,7 @@ from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, 
 from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from . import pointer_arms, ptx
-from .combine import combine_operator
+from .combine import combine_operator, pair_selection
 from .pointer_arms import ArmBases
 from .module_config import UNDECIDED
 from .module_consts import module_const_value
@@ -2314,6 +2314,10 @@ class _TritonConverter(_Converter):
             return self._softmax(node, is_method, pos)
         if d == f"{TL}.inline_asm_elementwise":
             return self._inline_asm(node, pos)
+        if d in (f"{TL}.sort", f"{TL}.topk") and node.args and node.args[0].keyword is None \
+                and (cat := self._order_free_cat(node.args[0].value)) is not None:
+            rule = self.rules.lookup(d)
+            return self._rule_call(rule, [cat] + list(node.args[1:]), pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -2327,6 +2331,26 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _order_free_cat(self, node: cst.BaseExpression):
+        """`tl.cat(a, b, can_reorder=True)` as the tile `tl.sort` / `tl.topk` sorts: Triton leaves the order of the
+        concatenation open (it may reorder), but a sort's result does not depend on it, so a and b joined in order
+        is exact there (elsewhere tl.cat stays refused). None where `node` is not such a call."""
+        if not (isinstance(node, cst.Call) and self.dotted(node.func) == f"{TL}.cat"):
+            return None
+        keys = ("input", "other", "can_reorder")
+        given = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword is not None else (keys[i] if i < len(keys) and not a.star else None)
+            if key not in keys or key in given:
+                return None
+            given[key] = a.value
+        reorder = given.get("can_reorder")
+        if not ({"input", "other"} <= set(given) and isinstance(reorder, cst.Name) and reorder.value == "True"):
+            return None  # (Triton asserts can_reorder: refused with tl.cat's reason)
+        pos = self.pos(node)
+        parts = TupleExpr((self.expr(given["input"]), self.expr(given["other"])), pos)
+        return Op("cat", (parts, Lit(0, pos)), pos, (), "TTR-SORT")
 
     def _random(self, d: str, node: cst.Call, pos: Pos):
         """`tl.rand(seed, offsets)` and the other random functions: Triton's own definition of the function,
@@ -2696,6 +2720,9 @@ class _TritonConverter(_Converter):
             arm = lambda f: node.with_changes(args=[a.with_changes(value=f) if a.value is fn else a  # noqa: E731
                                                     for a in node.args])
             return self.expr(cst.IfExp(test=fn.test, body=arm(fn.body), orelse=arm(fn.orelse)))
+        if isinstance(bound["input"], cst.Tuple) and name == "reduce" and len(bound["input"].elements) == 2 \
+                and fn is not None and not any(isinstance(el, cst.StarredElement) for el in bound["input"].elements):
+            return self._pair_reduce(bound, fn, rule.id, pos)
         if isinstance(bound["input"], cst.Tuple):
             raise fail(rule.id, f"`{name}` of a tuple of tiles (a multi-operand {'scan' if scan else 'reduction'}) "
                        "is not ported: cuTile Rust 0.5's reduce and scan take one tile", pos)
@@ -2715,8 +2742,26 @@ class _TritonConverter(_Converter):
         kd = self.expr(bound["keep_dims"]) if "keep_dims" in bound else Lit(False, pos)
         return Op("tl_reduce", (x, axis_e), pos, (("combine", operator), ("keepdims", kd)), rule.id)
 
-    def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
-        """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
+    def _pair_reduce(self, bound: dict, fn: cst.BaseExpression, code: str, pos: Pos) -> TupleExpr:
+        """`tl.reduce((v, i), axis, f)` where f selects a whole (value, index) pair by a total preorder (an argmax
+        or argmin: frontend/combine.pair_selection): the two results, each a `tl_pair_reduce` (passes/ops/
+        reductions.py: the best value, the first (or last) index holding it, and that element's value)."""
+        found, home = self._combine_function(fn, code, pos)
+        try:
+            direction, nan, tie = pair_selection(found, home.dotted)
+        except ValueError as why:
+            raise fail(code, f"`tl.reduce` of a tuple of tiles (a multi-operand reduction) is ported for an argmax / "
+                       f"argmin combine only, and `{found.name.value}` is not one: {why}", pos) from None
+        v, i = (self.expr(el.value) for el in bound["input"].elements)
+        axis = bound.get("axis")
+        axis_e = None if axis is None or (isinstance(axis, cst.Name) and axis.value == "None") else self.expr(axis)
+        kd = self.expr(bound["keep_dims"]) if "keep_dims" in bound else Lit(False, pos)
+        attrs = (("direction", direction), ("nan", nan), ("tie", tie), ("keepdims", kd))
+        return TupleExpr(tuple(Op("tl_pair_reduce", (v, i, axis_e), pos, attrs + (("part", part),), code)
+                               for part in (0, 1)), pos)
+
+    def _combine_function(self, fn: cst.BaseExpression, code: str, pos: Pos):
+        """The @triton.jit function `fn` names (this module's, imported, or `module.f`) and its module's converter."""
         key = self.dotted(fn) if isinstance(fn, (cst.Name, cst.Attribute)) else None
         local = fn.value if isinstance(fn, cst.Name) else None
         if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name):  # `utils.reduce_all`
@@ -2728,6 +2773,11 @@ class _TritonConverter(_Converter):
         if found is None:
             raise fail(code, f"the combining function `{key or cst.Module([]).code_for_node(fn)}` is not a @triton.jit "
                        "function of this module or one it imports, so its operator is not known", pos)
+        return found, home
+
+    def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
+        """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
+        found, home = self._combine_function(fn, code, pos)
         try:
             return combine_operator(found, home.dotted)
         except ValueError as why:

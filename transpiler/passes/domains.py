@@ -27,6 +27,9 @@ def _computed_on(k: Kernel) -> set[str]:
             continue  # a stored value is already converted to its pointer's type; indices and masks are not E
         if e.op in _RMW:
             out.add(e.args[0].ty.dtype)
+        elif e.op == "convert" and e.attr("floats_only") and _generic(e.args[0]):
+            # a conversion exact for float elements only (an emulation's float32 bits: ops/reductions._bits)
+            out.add(e.args[0].ty.dtype)
         elif e.op == "where" and not _is_load(e.args[1]) and any(
                 isinstance(a, Lit) and isinstance(a.value, float) and _generic(a, lit=True) for a in e.args[1:]):
             # Triton's select of an int tile and a float makes floats (a load's `other` is cast to the

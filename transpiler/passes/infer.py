@@ -549,6 +549,8 @@ def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
 class Infer:
     def __init__(self, kernel: Kernel, dtypes: tuple[str, ...] = ()):
         self.k = kernel
+        # warnings the typing gives (code, message, position): an emulation's cost, said at its call
+        self.notes: list[tuple] = []
         # the element types every generic is exported for (E's in this entry: kernel.variant.dtypes)
         self.all_dtypes = tuple(dtypes) or kernel.variant.dtypes
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
@@ -681,7 +683,9 @@ class Infer:
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
-        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)))
+        notes = self.k.notes + tuple(n for n in dict.fromkeys(self.notes) if n not in self.k.notes)
+        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)),
+                       notes=notes)
 
     # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
@@ -725,6 +729,15 @@ class Infer:
                 return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
             return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
                     "NUMEL_" + "_MUL_".join(dims))
+        if isinstance(e, Op) and e.op == "array_dim" and len(e.args) == 1 and self.k.frontend == "triton":
+            # Triton's `x.shape[0]` of a tile: its extent, a constexpr (`(d.shape[0] // 2, 2)` as a shape)
+            ty = self.expr(e.args[0]).ty
+            if not (isinstance(ty, TileTy) and -len(ty.shape) <= e.attr("dim") < len(ty.shape)):
+                return None
+            d = self.dim(ty.shape[e.attr("dim") % len(ty.shape)])
+            if d.isdigit() or (d in self.consts and self.consts[d].const_type == "int"):
+                return d, d
+            return (f"({self.dim_value(d)})", d) if d in self.derived else None
         if isinstance(e, Op) and e.op in self._CONST_FUNCS and len(e.args) == 1:
             # Triton's constexpr functions (`triton.next_power_of_2(K)`): evaluated on constants when it compiles
             a = self.const_int_expr(e.args[0], depth)
