@@ -50,7 +50,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even")
+                                                     "pointer_choice", "round_half_even", "carried_types")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -994,6 +994,15 @@ def cases() -> list[dict]:
                     [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
                      inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
                     ["a", "b", "c", "out", "n_a", "n_b"], [7], ["out"], "", {"n_a": 2, "n_b": 3}, {"D": 16}))
+    # a name of another type before a loop that takes it as its variable; a tile/scalar name across an early return
+    for from_table in (True, False):
+        out.append(case("carried_types", "rebound_loop_var_kernel", f"table{int(from_table)}",
+                        [inp("x", [6, 16], "float32", "randn"), inp("start", [3], "int32", "given", values=[5, 2, 4]),
+                         inp("out", [3, 16], "float32", "poison")],
+                        ["x", "start", "out"], [3], ["out"], "", {}, {"T": 4, "D": 16, "FROM_TABLE": from_table}))
+    out.append(case("carried_types", "first_program_totals_kernel", "n40",
+                    [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
+                    ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
     return out
 
 
@@ -1381,6 +1390,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "carried_types.rebound_loop_var_kernel":
+        first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
+        return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "carried_types.first_program_totals_kernel":
+        return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
     if k == "pointer_choice.where_rows_kernel":
         return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
                 "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}

@@ -1019,8 +1019,12 @@ class Infer:
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
             self._check_views_in_loop(before, body, s.pos)
-            self._check_carried(before, self.env, s.pos, "loop", sources, self.dots[dots:])
-            self.env = {k: v for k, v in self.env.items() if k in before}
+            # the loop variable is not carried (Triton's visit_For leaves it out of the loop's carries, and the
+            # Rust `for` binds its own): a name of another type before the loop (`i_t = load(..).to(int64)`) is
+            # neither checked against it nor changed by it
+            carried = {k: v for k, v in before.items() if k != s.var}
+            self._check_carried(carried, self.env, s.pos, "loop", sources, self.dots[dots:])
+            self.env = {k: (before[k] if k == s.var else v) for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
         if isinstance(s, If):
             return self.if_stmt(s)
@@ -1181,6 +1185,12 @@ class Infer:
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
+        if s.returns and not const:
+            # the then arm ends in the source's `return` and the else arm is the rest of the kernel, so nothing
+            # follows this `if`: a name both arms define (`req_row`, a tile in the returning arm and a scalar in
+            # the rest) is each arm's own; Triton never merges them (the rest is not an arm there)
+            names = {n for n in names if n in before}
+            env_else = {n: t for n, t in env_else.items() if n in before}
         for n in sorted(names):
             unify_types(env_then.get(n), env_else.get(n))
         same = all(env_then.get(n) == env_else.get(n) for n in names)
@@ -1218,7 +1228,8 @@ class Infer:
         if not const:
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if", dots=self.dots[dots:])
-            self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
+            if not s.returns:  # (a returning `if`'s else arm is the rest of the kernel: sequential code)
+                self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
             for n in sorted(names - set(before)):
                 # a name both arms define, with another type in each (`mask = True` / `mask = offs < N`):
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
