@@ -2229,3 +2229,42 @@ def test_float_scalars_a_where_chooses_stay_floats_where_arithmetic_meets_ints(t
     """)
     types = {p.name: p.dtype for p in classify_params(k).params if p.name in ("pos", "neg")}
     assert types == {"pos": "f32", "neg": "f32"}, types
+
+
+# ------------------------------------------------------------------------ values of another type (carried_types)
+
+def test_a_loop_variable_is_not_a_carried_value():
+    """carried_types.py `rebound_loop_var_kernel`: `t` is an int64 (loaded) before `for t in range(...)`; Triton's
+    visit_For leaves the loop variable out of the loop's carried values, so the loop does not change its type."""
+    kr = _fixture_kernel("rebound_loop_var_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+def test_an_early_returning_arm_and_the_rest_bind_a_name_each(tmp_path):
+    """carried_types.py `first_program_totals_kernel`: `idx` is a tile in an arm ending in `return` and a scalar in
+    the rest of the kernel (the port's else arm); Triton never merges them. Both arms of a plain runtime `if`
+    still may not (Triton: "Mismatched type for idx between then block and else block")."""
+    kr = _fixture_kernel("first_program_totals_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        if pid == 0:
+            idx = tl.arange(0, BLOCK)
+        else:
+            idx = pid
+        tl.store(out_ptr + idx, tl.load(x_ptr + idx))
+    """, tmp_path=tmp_path)
+    assert kr.status != "translated"
+    assert any(d.code == "CT104" and "has another type in each arm" in d.message for d in kr.diagnostics)
+
+
+def test_a_float_an_arm_loads_from_a_compared_pointer_keeps_its_dtype():
+    """carried_types.py `last_program_mean_kernel`: `done = tl.load(acc_ptr + 1)` compared with an int (which would
+    make acc_ptr a pointer of integers), then `total` (float32) set to `tl.load(acc_ptr)` in an arm: Triton
+    requires the float32, so acc_ptr holds float32 (not ints widened to int64)."""
+    kr = _fixture_kernel("last_program_mean_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "acc_ptr_typed: PointerTile<*mut f32" in body, body

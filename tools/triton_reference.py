@@ -1000,6 +1000,9 @@ def cases() -> list[dict]:
                         [inp("x", [6, 16], "float32", "randn"), inp("start", [3], "int32", "given", values=[5, 2, 4]),
                          inp("out", [3, 16], "float32", "poison")],
                         ["x", "start", "out"], [3], ["out"], "", {}, {"T": 4, "D": 16, "FROM_TABLE": from_table}))
+    out.append(case("carried_types", "last_program_mean_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("acc", [3], "float32", "zeros")],
+                    ["x", "acc", "n"], [4], ["acc"], "", {"n": 100}, {"BLOCK": 32}))
     out.append(case("carried_types", "first_program_totals_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
                     ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
@@ -1393,6 +1396,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "carried_types.rebound_loop_var_kernel":
         first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
         return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "carried_types.last_program_mean_kernel":
+        return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
     if k == "carried_types.first_program_totals_kernel":
         return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
     if k == "pointer_choice.where_rows_kernel":

@@ -1062,6 +1062,7 @@ class Infer:
                 # cuTile Python compiles that loop only where the array holds f32 (a carried value keeps its type)
                 raise RetypeArray(sources[name], "f32")
             self._check_generic_carried(ty, after.get(name))
+            self._check_float_carried(name, ty, after.get(name))
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
@@ -1093,6 +1094,19 @@ class Infer:
                 p = next((q for q in self.k.params if q.flat and q.dtype == generic.dtype), None)
                 if p is not None and p.domain != INT_DOMAIN:
                     raise RetypeArray(p.name, "f32", group=True)
+
+    def _check_float_carried(self, name: str, before, after) -> None:
+        """A Triton float (`total = tl.sum(x)`) that a loop or an arm sets to a value loaded from a pointer typed as
+        integers by a guess (`tl.load(p) == pid`: a comparison with an int, which Triton makes in float for a float
+        pointer): Triton requires the carried value's type, so that pointer holds this float dtype itself."""
+        if self.k.frontend != "triton" or not (isinstance(before, TileTy) and isinstance(after, TileTy)) \
+                or not is_float(before.dtype) or is_generic(before.dtype) or after.dtype != "i64" \
+                or before.shape != after.shape:
+            return
+        for root in sorted(self.int_roots.get(name, ())):
+            p = self.k.param(root)
+            if p is not None and p.flat and p.domain == INT_DOMAIN and is_generic(p.dtype):
+                raise RetypeArray(root, before.dtype, exact=True)
 
     def _check_generic_carried(self, before, after) -> None:
         """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
