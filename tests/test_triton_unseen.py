@@ -2268,3 +2268,25 @@ def test_a_float_an_arm_loads_from_a_compared_pointer_keeps_its_dtype():
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (body,) = _entry_bodies(kr).values()
     assert "acc_ptr_typed: PointerTile<*mut f32" in body, body
+
+
+# ---------------------------------------------------------------------------------- pointers formed (pointer_sums)
+
+def test_offsets_made_a_pointer_by_adding_one():
+    """pointer_sums.py `gather_by_ids_kernel`: `id_ptrs = (c * BLOCK + offs) * stride` compared with a bound, then
+    `id_ptrs += ids_base`: an int plus a pointer is a pointer (Triton's `__radd__`), so `ids_ptr` is a pointer
+    parameter and the load reads it at the summed offsets."""
+    kr = _fixture_kernel("gather_by_ids_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    arrays = {p["name"] for p in kr.manifest["params"] if p.get("kind") == "array"}
+    assert arrays == {"ids_ptr", "x_ptr", "out_ptr"}, arrays
+
+
+def test_pointers_a_helper_returns_and_an_optional_pointer_tested_by_its_truth():
+    """pointer_sums.py `scaled_rows_kernel`: `x_ptrs, x_mask = _rows_ptrs(x_ptr, ...)` (a tuple a helper returns),
+    `tl.load(_col_ptrs(scale_ptr, C))` (a pointer it returns alone) and `if bias_ptr: bias_ptrs = bias_ptr + cols`
+    (a truth test of a pointer that reaches an access through a local): each argument is a pointer parameter."""
+    kr = _fixture_kernel("scaled_rows_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    arrays = {p["name"] for p in kr.manifest["params"] if p.get("kind") == "array"}
+    assert arrays == {"x_ptr", "scale_ptr", "bias_ptr", "out_ptr"}, arrays

@@ -50,7 +50,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "carried_types")
+                                                     "pointer_choice", "round_half_even", "carried_types",
+                                                     "pointer_sums")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -1003,6 +1004,18 @@ def cases() -> list[dict]:
     out.append(case("carried_types", "last_program_mean_kernel", "n100",
                     [inp("x", [100], "float32", "randn"), inp("acc", [3], "float32", "zeros")],
                     ["x", "acc", "n"], [4], ["acc"], "", {"n": 100}, {"BLOCK": 32}))
+    # pointers formed from offsets, returned by helpers, tested by their truth
+    out.append(case("pointer_sums", "gather_by_ids_kernel", "r3n20",
+                    [inp("ids", [3, 20], "int32", "randint", lo=0, hi=50), inp("x", [50], "float32", "randn"),
+                     inp("out", [3, 8], "float32", "poison")],
+                    ["ids", "x", "out", "stride_ids"], [3], ["out"], "", {"stride_ids": 1}, {"n_ids": 20, "BLOCK": 8}))
+    for bias in (True, False):
+        out.append(case("pointer_sums", "scaled_rows_kernel", f"bias{int(bias)}",
+                        [inp("x", [10, 12], "float32", "randn"), inp("scale", [12], "float32", "randn")]
+                        + ([inp("bias", [12], "float32", "randn")] if bias else [])
+                        + [inp("out", [10, 12], "float32", "poison")],
+                        ["x", "scale", "bias" if bias else "none", "out", "n_rows", "n_cols", "stride"], [3], ["out"],
+                        "", {"none": None, "n_rows": 10, "n_cols": 12, "stride": 12}, {"BLOCK_R": 4, "BLOCK_C": 16}))
     out.append(case("carried_types", "first_program_totals_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
                     ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
@@ -1396,6 +1409,16 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "carried_types.rebound_loop_var_kernel":
         first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
         return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "pointer_sums.gather_by_ids_kernel":
+        ids, xs, out = a["ids"], x["x"], np.zeros((3, 8))
+        for r in range(3):
+            for c in range(3):
+                for j in range(8):
+                    if c * 8 + j < 20:
+                        out[r, j] += xs[ids[r, c * 8 + j]] * (c + 1)
+        return {"out": out}
+    if k == "pointer_sums.scaled_rows_kernel":
+        return {"out": x["x"] * x["scale"][None, :] + (x["bias"][None, :] if "bias" in x else 0.0)}
     if k == "carried_types.last_program_mean_kernel":
         return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
     if k == "carried_types.first_program_totals_kernel":
