@@ -2290,3 +2290,15 @@ def test_pointers_a_helper_returns_and_an_optional_pointer_tested_by_its_truth()
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     arrays = {p["name"] for p in kr.manifest["params"] if p.get("kind") == "array"}
     assert arrays == {"x_ptr", "scale_ptr", "bias_ptr", "out_ptr"}, arrays
+
+
+# ------------------------------------------------------------------------------------ constant dims (const_dims)
+
+def test_shape_and_axis_of_a_constexpr_local_and_core_names():
+    """const_dims.py `row_col_means_kernel`: `_dim: core.constexpr = dim` in a helper called with a literal, then
+    `x.shape[_dim]` and `tl.sum(x, axis=_dim)` (Triton reads the local as that Python int), `x.shape[dim]` of the
+    constexpr parameter, and `core.static_range` / `core.arange` through `import triton.language.core as core`."""
+    kr = _fixture_kernel("row_col_means_kernel", "const_dims.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "for i in" not in body, body  # core.static_range(2) unrolled as tl.static_range is

@@ -898,6 +898,12 @@ class _TritonConverter(_Converter):
     def _hints(self, dec):
         return ()  # num_warps / num_stages are Triton's schedule: tileiras chooses its own (triton.md §3)
 
+    def dotted(self, node: cst.BaseExpression) -> str | None:
+        # `import triton.language.core as core`: triton.language re-exports core's names (`core.static_range`,
+        # `core.reshape`, `core.int32` are tl's)
+        d = super().dotted(node)
+        return f"{TL}.{d[len(TL) + 6:]}" if d and d.startswith(f"{TL}.core.") else d
+
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
 
@@ -1131,6 +1137,15 @@ class _TritonConverter(_Converter):
             # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
             self.string_locals.add(target.value)
             return self._flush([])
+        if isinstance(s, cst.AnnAssign) and isinstance(target, cst.Name) and self.subst \
+                and self._is_constexpr(s.annotation) and self._bound_once(target.value):
+            value = self.expr(s.value)
+            if isinstance(value, Lit) and not self.pending:
+                # `_dim: tl.constexpr = dim` in a helper whose `dim` is a literal argument: a Python value when
+                # Triton compiles, read as that literal (`x.shape[_dim]`, `axis=_dim`)
+                self.subst[-1][target.value] = value
+                return []
+            return self._flush([Assign((self.local(target.value, pos := self.pos(s)),), value, pos, _one_line(s))])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
@@ -1446,6 +1461,14 @@ class _TritonConverter(_Converter):
         if isinstance(node, cst.Name):
             return self._name_sign(node.value, depth)
         return None
+
+    def _bound_once(self, name: str) -> bool:
+        """`name` has one binding in the function converted now (its parameters included)."""
+        _, fn = self._innermost_fn()
+        if any(p.name.value == name for p in fn.params.params):
+            return False
+        return len([n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                    and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]) == 1
 
     def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
         """The function whose statements are converted now (an inlined helper's, else the kernel's), with the
