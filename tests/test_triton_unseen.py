@@ -2302,3 +2302,24 @@ def test_shape_and_axis_of_a_constexpr_local_and_core_names():
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (body,) = _entry_bodies(kr).values()
     assert "for i in" not in body, body  # core.static_range(2) unrolled as tl.static_range is
+
+
+# ----------------------------------------------------------------------- literal helper arguments (literal_stages)
+
+def test_a_helper_called_per_stage_with_literals_is_one_entry():
+    """literal_stages.py `walsh_rows_kernel`: `_pair_stage(x, 16, STRIDE)` four times: `N // (2 * STRIDE)` of the
+    literals is a literal extent and `if STRIDE == 1:` is decided by them (Triton computes both on Python ints);
+    one entry, not a variant per stage (FlagGems' 8-stage Hadamard kernels exceeded the variant limit)."""
+    kr = _fixture_kernel("walsh_rows_kernel", "literal_stages.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert list(_entry_bodies(kr)) == ["walsh_rows_kernel"], list(_entry_bodies(kr))
+    body = _entry_bodies(kr)["walsh_rows_kernel"]
+    assert "shape![1, 2, 8]" in body and "C16_DIV" not in body, body  # 16 // (2 * 8): a literal, not a constant
+
+
+def test_conditions_of_literals_alone_are_decided_by_their_value():
+    from transpiler.passes.predicates import closed_value, decides
+    assert closed_value("8 == 1") is False and closed_value("(16 // (2 * 8)) == 1") is True
+    assert closed_value("not (3 % 2 == 0) and 4 >= 4") is True
+    assert closed_value("N == 1") is None and closed_value("1 // 0 == 0") is None and closed_value("1.5 > 1") is None
+    assert decides(("N == 2",), "8 == 1") is False

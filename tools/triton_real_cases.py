@@ -72,7 +72,7 @@ NO_REAL_SIZE = {
         ("round_half_even", "round_even_kernel"), ("carried_types", "rebound_loop_var_kernel"),
         ("carried_types", "first_program_totals_kernel"), ("carried_types", "last_program_mean_kernel"),
         ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
-        ("const_dims", "row_col_means_kernel"))},
+        ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"))},
 }
 
 

@@ -51,7 +51,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
                                                      "pointer_choice", "round_half_even", "carried_types",
-                                                     "pointer_sums", "const_dims")
+                                                     "pointer_sums", "const_dims", "literal_stages")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -1016,6 +1016,9 @@ def cases() -> list[dict]:
                         + [inp("out", [10, 12], "float32", "poison")],
                         ["x", "scale", "bias" if bias else "none", "out", "n_rows", "n_cols", "stride"], [3], ["out"],
                         "", {"none": None, "n_rows": 10, "n_cols": 12, "stride": 12}, {"BLOCK_R": 4, "BLOCK_C": 16}))
+    out.append(case("literal_stages", "walsh_rows_kernel", "r3",
+                    [inp("x", [3, 16], "float32", "randn"), inp("out", [3, 16], "float32", "poison")],
+                    ["x", "out", "stride"], [3], ["out"], "", {"stride": 16}, {"SCALE": 0.25}))
     out.append(case("const_dims", "row_col_means_kernel", "r4c8",
                     [inp("x", [4, 8], "float32", "randn"), inp("rows", [2, 4], "float32", "poison"),
                      inp("cols", [2, 8], "float32", "poison")],
@@ -1413,6 +1416,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "carried_types.rebound_loop_var_kernel":
         first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
         return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "literal_stages.walsh_rows_kernel":
+        h = np.array([[1.0]])
+        for _ in range(4):
+            h = np.block([[h, h], [h, -h]])
+        return {"out": x["x"] @ h.T * s["SCALE"]}
     if k == "const_dims.row_col_means_kernel":
         xs = [x["x"], 2.0 * x["x"]]
         return {"rows": np.stack([v.mean(axis=1) for v in xs]), "cols": np.stack([v.mean(axis=0) * 8 for v in xs])}

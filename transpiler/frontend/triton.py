@@ -38,6 +38,9 @@ from .module_strings import call_value
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
+# integer operators Triton computes on Python ints (constexprs) when it compiles
+_INT_FOLDS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
+              "%": lambda a, b: a % b}
 # the Triton version the port targets (rules/triton_dir_3.6.txt, rules/triton_language_3.6.txt): module-level tests
 # of `triton.__version__` are decided for it
 TRITON_VERSION = "3.6.0"
@@ -1922,6 +1925,11 @@ class _TritonConverter(_Converter):
                     and 0 <= b.value <= 128:
                 return Lit(a.value ** b.value, pos)
             return Op("const_pow", (a, b), pos, (), "TTR-POW")
+        if isinstance(a, Lit) and isinstance(b, Lit) and type(a.value) is int and type(b.value) is int \
+                and op in _INT_FOLDS and not (op in ("//", "%") and b.value == 0):
+            # integer literals (a helper's constexpr arguments: `BLOCK // (2 * STRIDE)` at `(x, 256, 8)`): Python
+            # ints when Triton compiles, so the result is one too (a literal tile extent, not a derived constant)
+            return Lit(_INT_FOLDS[op](a.value, b.value), pos)
         return super()._binop(op, a, b, pos)
 
     def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:

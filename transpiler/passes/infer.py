@@ -22,7 +22,7 @@ from ..model.walk import all_stmts
 from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
-from .predicates import decides
+from .predicates import closed_value, decides
 
 ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
               "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add", "load_advanced"}
@@ -1242,8 +1242,7 @@ class Infer:
         if not const:
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if", dots=self.dots[dots:])
-            if not s.returns:  # (a returning `if`'s else arm is the rest of the kernel: sequential code)
-                self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
+            self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
             for n in sorted(names - set(before)):
                 # a name both arms define, with another type in each (`mask = True` / `mask = offs < N`):
                 # one declaration cannot hold both (the second arm's would shadow it and its value stay there);
@@ -1415,14 +1414,15 @@ class Infer:
     def decided_arm(self, s: If):
         """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
         preds = self.k.variant.predicates
-        if not preds or not self.is_const_cond(s):
+        if not self.is_const_cond(s):
             return None
         from .specialize import predicate_text
         try:
             text = predicate_text(self.split_needed(s).cond)  # locals bound to constant tests expanded
         except TranspileError:
             return None
-        taken = decides(preds, text)
+        # (no predicates yet: only a condition of literals alone, `8 == 1` of a helper's literal arguments)
+        taken = decides(preds, text) if preds else closed_value(text)
         return None if taken is None else (s.body if taken else s.orelse)
 
     def string_value(self, e: Name) -> str:
