@@ -2323,3 +2323,13 @@ def test_conditions_of_literals_alone_are_decided_by_their_value():
     assert closed_value("not (3 % 2 == 0) and 4 >= 4") is True
     assert closed_value("N == 1") is None and closed_value("1 // 0 == 0") is None and closed_value("1.5 > 1") is None
     assert decides(("N == 2",), "8 == 1") is False
+
+
+def test_an_int32_a_loop_sets_to_an_atomics_old_value_makes_that_pointer_int32():
+    """carried_types.py `bucket_slots_kernel`: `slots` (int32) set in a loop to `start + ...`, `start` the old value
+    of `tl.atomic_add(cursor_ptr + b, ...)` on a pointer of integers: Triton requires the carried int32, so the
+    cursor holds int32 (the one integer dtype Tile IR's atomics take)."""
+    kr = _fixture_kernel("bucket_slots_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "cursor_ptr_typed: PointerTile<*mut i32" in body, body

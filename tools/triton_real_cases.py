@@ -71,6 +71,7 @@ NO_REAL_SIZE = {
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
         ("round_half_even", "round_even_kernel"), ("carried_types", "rebound_loop_var_kernel"),
         ("carried_types", "first_program_totals_kernel"), ("carried_types", "last_program_mean_kernel"),
+        ("carried_types", "bucket_slots_kernel"),
         ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
         ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"))},
 }

@@ -1023,6 +1023,12 @@ def cases() -> list[dict]:
                     [inp("x", [4, 8], "float32", "randn"), inp("rows", [2, 4], "float32", "poison"),
                      inp("cols", [2, 8], "float32", "poison")],
                     ["x", "rows", "cols"], [1], ["rows", "cols"], "", {}, {"R": 4, "C": 8}))
+    out.append(case("carried_types", "bucket_slots_kernel", "n30b4",
+                    [inp("bucket", [30], "int32", "randint", lo=0, hi=4),
+                     inp("cursor", [4], "int32", "given", values=[0, 100, 200, 300]),
+                     inp("slots", [30], "int32", "poison")],
+                    ["bucket", "cursor", "slots", "n"], [1], ["slots", "cursor"], "", {"n": 30},
+                    {"NUM_BUCKETS": 4, "BLOCK": 32}))
     out.append(case("carried_types", "first_program_totals_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
                     ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
@@ -1434,6 +1440,13 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": out}
     if k == "pointer_sums.scaled_rows_kernel":
         return {"out": x["x"] * x["scale"][None, :] + (x["bias"][None, :] if "bias" in x else 0.0)}
+    if k == "carried_types.bucket_slots_kernel":
+        b, cur = a["bucket"], a["cursor"].copy()
+        slots = np.zeros(30, np.int32)
+        for i in range(30):
+            slots[i] = cur[b[i]]
+            cur[b[i]] += 1
+        return {"slots": slots, "cursor": cur}
     if k == "carried_types.last_program_mean_kernel":
         return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
     if k == "carried_types.first_program_totals_kernel":

@@ -1086,6 +1086,11 @@ class Infer:
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
+            if p is not None and before.dtype == "i32" and before.shape == after.shape:
+                # an atomic's old value of a pointer of integers (its loads are widened to int64; Tile IR's
+                # integer atomics take int32): an int32 that a loop sets to it (`slots = tl.where(m, start + c,
+                # slots)`) keeps its type where that pointer holds int32, the one dtype its atomics take
+                raise RetypeArray(p.name, "i32", exact=True)
         # (either way: a float32 that a loop sets to a loaded value, or a loaded value (`b_l = tl.load(p_L)`)
         # that a loop sets to float32 (`b_l = b_l * alpha + tl.sum(b_s, 1)`))
         for concrete, generic in ((before, after), (after, before)):
