@@ -2333,3 +2333,24 @@ def test_an_int32_a_loop_sets_to_an_atomics_old_value_makes_that_pointer_int32()
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (body,) = _entry_bodies(kr).values()
     assert "cursor_ptr_typed: PointerTile<*mut i32" in body, body
+
+
+def test_an_augmented_value_is_converted_once(tmp_path):
+    """`acc += _scaled(x)` (not a pointer): the `+=` test for `int += pointer` converts the value once, so the
+    helper is inlined once (its statements and names are made one time, not twice with one copy dead)."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def _saved(x, p, offs):
+        tl.store(p + offs, x)
+        return x * 2.0
+
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.load(x_ptr + offs)
+        acc += _saved(acc, out_ptr, offs)
+        tl.store(out_ptr + offs, acc)
+    """, tmp_path=tmp_path)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert body.count("// tl.store(") == 2, body  # the helper's store, then the kernel's

@@ -1227,6 +1227,9 @@ class _TritonConverter(_Converter):
                     # `__radd__`); the name's offsets become the sum, the pointer's base its own from here
                     return self._flush(self._assign_ptr(s.target.value, self._ptr_add(added, cur, pos), pos,
                                                         _one_line(s)))
+                # (converted once: the value's pending statements and fresh names are made here only)
+                value = self._binop("+", cur, added, pos)
+                return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Assert):
             # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
             # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
