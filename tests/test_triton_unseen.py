@@ -2354,3 +2354,12 @@ def test_an_augmented_value_is_converted_once(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (body,) = _entry_bodies(kr).values()
     assert body.count("// tl.store(") == 2, body  # the helper's store, then the kernel's
+
+
+def test_loop_bounds_and_steps_of_other_integer_types_count_in_int32():
+    """loop_bounds.py: an int64 start and step (`tl.num_programs(0).to(tl.int64)`) and a uint32 stop (a bool sum's
+    minimum with a count): the port's loops count in int32 (cuTile Rust types a loop's step i32), each bound
+    converted (exact while it fits)."""
+    for name in ("grid_stride_scale_kernel", "valid_prefix_sum_kernel"):
+        kr = _fixture_kernel(name, "loop_bounds.py")
+        assert kr.status == "translated", (name, [d.text() for d in kr.diagnostics])

@@ -51,7 +51,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
                                                      "pointer_choice", "round_half_even", "carried_types",
-                                                     "pointer_sums", "const_dims", "literal_stages")
+                                                     "pointer_sums", "const_dims", "literal_stages",
+                                                     "loop_bounds")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -1016,6 +1017,13 @@ def cases() -> list[dict]:
                         + [inp("out", [10, 12], "float32", "poison")],
                         ["x", "scale", "bias" if bias else "none", "out", "n_rows", "n_cols", "stride"], [3], ["out"],
                         "", {"none": None, "n_rows": 10, "n_cols": 12, "stride": 12}, {"BLOCK_R": 4, "BLOCK_C": 16}))
+    out.append(case("loop_bounds", "grid_stride_scale_kernel", "r7p3",
+                    [inp("x", [7, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
+                    ["x", "out", "n_rows"], [3], ["out"], "", {"n_rows": 7}, {"D": 16}))
+    out.append(case("loop_bounds", "valid_prefix_sum_kernel", "r3",
+                    [inp("idx", [3, 16], "int32", "given", values=[0] * 10 + [-1] * 6 + [5] * 16 + [-1] * 16),
+                     inp("x", [3, 16], "float32", "randn"), inp("out", [3], "float32", "poison")],
+                    ["idx", "x", "out", "limit"], [3], ["out"], "", {"limit": 12}, {"BLOCK": 16}))
     out.append(case("literal_stages", "walsh_rows_kernel", "r3",
                     [inp("x", [3, 16], "float32", "randn"), inp("out", [3, 16], "float32", "poison")],
                     ["x", "out", "stride"], [3], ["out"], "", {"stride": 16}, {"SCALE": 0.25}))
@@ -1422,6 +1430,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "carried_types.rebound_loop_var_kernel":
         first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
         return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "loop_bounds.grid_stride_scale_kernel":
+        return {"out": x["x"] * np.arange(1, 8)[:, None]}
+    if k == "loop_bounds.valid_prefix_sum_kernel":
+        counts = np.minimum(12, (a["idx"] >= 0).sum(axis=1))
+        return {"out": np.array([x["x"][r, :counts[r]].sum() for r in range(3)])}
     if k == "literal_stages.walsh_rows_kernel":
         h = np.array([[1.0]])
         for _ in range(4):
@@ -1796,6 +1809,16 @@ def _setup_interpreter():
         return orig_convert(input, input_dtype, output_dtype, rounding_mode)
 
     interp._convert_float = convert_float
+    # a scalar argument is a one-element array in the interpreter, and its `__index__` (a runtime loop bound,
+    # `range(start, n, step)`) is `int(array)`, which numpy 2.x refuses for arrays of rank > 0: its one element
+    orig_set_attr = interp._LangPatchScope.set_attr
+
+    def set_attr(self, obj, name, value):
+        if name == "__index__" and obj is tl.tensor:
+            value = lambda t: int(np.asarray(t.handle.data).reshape(-1)[0])  # noqa: E731
+        return orig_set_attr(self, obj, name, value)
+
+    interp._LangPatchScope.set_attr = set_attr
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None

@@ -1007,9 +1007,13 @@ class Infer:
             # same type", seen on the H200). A Triton loop over int64 bounds (ids widened as loaded) counts in
             # i32: the bounds are truncated, exact while they fit i32 (offsets past 2^31 elements do not)
             var_ty = "i32"
-            if "i64" in (start.ty.dtype, stop.ty.dtype) and self.k.frontend == "triton":
-                start, stop = (Op("convert", (b,), b.pos, (("truncate", True),), ty=TileTy("i32"))
-                               if b.ty.dtype == "i64" else b for b in (start, stop))
+            if self.k.frontend == "triton":
+                # (the same for any other integer bound or step: an int64 step, `tl.num_programs(0).to(tl.int64)`,
+                # and Triton's uint32 loop over `tl.minimum(n, tl.sum(mask))` (a bool sum is uint32), which
+                # counts the same while its bounds are below 2**31)
+                start, stop, step = (Op("convert", (b,), b.pos, (("truncate", True),), ty=TileTy("i32"))
+                                     if isinstance(b.ty, TileTy) and b.ty.dtype in INT_DTYPES and b.ty.dtype != "i32"
+                                     and b.ty.is_scalar else b for b in (start, stop, step))
             for b in (start, stop, step):
                 if b.ty.dtype != var_ty and b is not step or step.ty.dtype != "i32":
                     raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: the port's loops run over i32 (cuTile "
