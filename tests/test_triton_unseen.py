@@ -2363,3 +2363,31 @@ def test_loop_bounds_and_steps_of_other_integer_types_count_in_int32():
     for name in ("grid_stride_scale_kernel", "valid_prefix_sum_kernel"):
         kr = _fixture_kernel(name, "loop_bounds.py")
         assert kr.status == "translated", (name, [d.text() for d in kr.diagnostics])
+
+
+def test_a_pointer_chosen_per_path_with_offsets_of_two_widths():
+    """pointer_sums.py `chosen_rows_kernel`: `src = a_ptr + row * D + cols` (int32 offsets) in one arm of a runtime
+    `if`, `src = b_ptr + (row - n_a).to(tl.int64) * D + cols` (int64) in the other: one pointer type in Triton,
+    so the port widens the int32 offsets at the end of their arm (sglang's ssd_chunk_state chooses its past
+    states so)."""
+    kr = _fixture_kernel("chosen_rows_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "Tile<i64, { [D] }> = exti(" in body, body
+
+
+def test_a_plain_value_of_two_widths_in_the_arms_stays_refused(tmp_path):
+    """Only a pointer's offsets are widened: a value both arms bind as int32 and int64 is refused as Triton refuses it
+    ("Mismatched type ... between then block and else block")."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, n):
+        row = tl.program_id(0)
+        if row < n:
+            w = row * 2
+        else:
+            w = row.to(tl.int64) * 3
+        tl.store(out_ptr + row, tl.load(x_ptr + row) * w)
+    """, tmp_path=tmp_path)
+    assert any(d.code == "CT104" and "another type in each arm" in d.message for d in kr.diagnostics), \
+        [d.text() for d in kr.diagnostics]

@@ -73,6 +73,7 @@ NO_REAL_SIZE = {
         ("carried_types", "first_program_totals_kernel"), ("carried_types", "last_program_mean_kernel"),
         ("carried_types", "bucket_slots_kernel"),
         ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
+        ("pointer_sums", "chosen_rows_kernel"),
         ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"),
         ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"))},
 }

@@ -1037,6 +1037,10 @@ def cases() -> list[dict]:
                      inp("slots", [30], "int32", "poison")],
                     ["bucket", "cursor", "slots", "n"], [1], ["slots", "cursor"], "", {"n": 30},
                     {"NUM_BUCKETS": 4, "BLOCK": 32}))
+    out.append(case("pointer_sums", "chosen_rows_kernel", "a3b2",
+                    [inp("a", [3, 16], "float32", "randn"), inp("b", [2, 16], "float32", "randn"),
+                     inp("out", [5, 16], "float32", "poison")],
+                    ["a", "b", "out", "n_a"], [5], ["out"], "", {"n_a": 3}, {"D": 16}))
     out.append(case("carried_types", "first_program_totals_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
                     ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
@@ -1451,6 +1455,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                     if c * 8 + j < 20:
                         out[r, j] += xs[ids[r, c * 8 + j]] * (c + 1)
         return {"out": out}
+    if k == "pointer_sums.chosen_rows_kernel":
+        return {"out": np.concatenate([x["a"], x["b"]]) * 2.0}
     if k == "pointer_sums.scaled_rows_kernel":
         return {"out": x["x"] * x["scale"][None, :] + (x["bias"][None, :] if "bias" in x else 0.0)}
     if k == "carried_types.bucket_slots_kernel":

@@ -1009,7 +1009,7 @@ class _TritonConverter(_Converter):
         notes += self._configured_notes()
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
-                    notes=notes)
+                    notes=notes, pointer_offsets=tuple(sorted({off for _, off in self.ptr_vars.values() if off})))
         _check_no_pointer_left(k.body)
         return k
 

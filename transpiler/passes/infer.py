@@ -1249,6 +1249,8 @@ class Infer:
                 self._check_widened({n: t for n, t in before.items() if n not in params}, env, self.split_needed(s))
             raise self.split_needed(s)
         if not const:
+            body, orelse, env_then, env_else = self._widened_offsets(names - set(before), body, orelse, env_then,
+                                                                     env_else, s.pos)
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if", dots=self.dots[dots:])
             self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
@@ -1266,6 +1268,23 @@ class Infer:
         if const and not self.is_const(s.cond):  # `if ANY:` of constexpr locals: the test of the constants
             cond = self.expr(self.split_needed(s).cond)
         return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]
+
+    def _widened_offsets(self, new: set, body: tuple, orelse: tuple, env_then: dict, env_else: dict, pos: Pos):
+        """A pointer's offsets both arms of a runtime `if` bind at two integer widths (`p = a_ptr + offs_i32` /
+        `p = b_ptr + off_i64 + offs`, a pointer chosen per path): Triton's pointer has one type, so the narrower
+        arm's offsets are widened at its end (exact) and the name is declared with the wider type."""
+        for n in sorted(new & set(self.k.pointer_offsets)):
+            a, b = env_then.get(n), env_else.get(n)
+            if not (isinstance(a, TileTy) and isinstance(b, TileTy) and a != b and a.shape == b.shape
+                    and a.dtype in INT_DTYPES and b.dtype in INT_DTYPES):
+                continue
+            wide = a if int(a.dtype[1:]) >= int(b.dtype[1:]) else b
+            widen = Assign((n,), Op("convert", (Name(n, pos, a if wide is b else b),), pos, ty=wide), pos)
+            if wide is a:
+                orelse, env_else = orelse + (widen,), {**env_else, n: wide}
+            else:
+                body, env_then = body + (widen,), {**env_then, n: wide}
+        return body, orelse, env_then, env_else
 
     def truth(self, cond: Expr, what: str) -> Expr:
         """A runtime condition as a bool scalar, the way cuTile Python tests it: an integer `n` is
