@@ -2391,3 +2391,11 @@ def test_a_plain_value_of_two_widths_in_the_arms_stays_refused(tmp_path):
     """, tmp_path=tmp_path)
     assert any(d.code == "CT104" and "another type in each arm" in d.message for d in kr.diagnostics), \
         [d.text() for d in kr.diagnostics]
+
+
+def test_a_loop_bound_loaded_through_a_tuple_assignment_makes_its_pointer_integer():
+    """loop_bounds.py `loaded_length_sum_kernel`: `start, end = 0, tl.load(len_ptr + row)`, then `range(start, end,
+    BLOCK)`: a tuple's items keep their source pointer as a single assignment's value does, so the bound makes
+    `len_ptr` a pointer of integers (Triton requires integer bounds) instead of a float `E` refused as a bound."""
+    kr = _fixture_kernel("loaded_length_sum_kernel", "loop_bounds.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]

@@ -75,7 +75,8 @@ NO_REAL_SIZE = {
         ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
         ("pointer_sums", "chosen_rows_kernel"),
         ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"),
-        ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"))},
+        ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"),
+        ("loop_bounds", "loaded_length_sum_kernel"))},
 }
 
 

@@ -1024,6 +1024,10 @@ def cases() -> list[dict]:
                     [inp("idx", [3, 16], "int32", "given", values=[0] * 10 + [-1] * 6 + [5] * 16 + [-1] * 16),
                      inp("x", [3, 16], "float32", "randn"), inp("out", [3], "float32", "poison")],
                     ["idx", "x", "out", "limit"], [3], ["out"], "", {"limit": 12}, {"BLOCK": 16}))
+    out.append(case("loop_bounds", "loaded_length_sum_kernel", "r3",
+                    [inp("lens", [3], "int32", "given", values=[5, 0, 20]), inp("x", [3, 24], "float32", "randn"),
+                     inp("out", [3], "float32", "poison")],
+                    ["lens", "x", "out", "stride"], [3], ["out"], "", {"stride": 24}, {"BLOCK": 8}))
     out.append(case("literal_stages", "walsh_rows_kernel", "r3",
                     [inp("x", [3, 16], "float32", "randn"), inp("out", [3, 16], "float32", "poison")],
                     ["x", "out", "stride"], [3], ["out"], "", {"stride": 16}, {"SCALE": 0.25}))
@@ -1436,6 +1440,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
     if k == "loop_bounds.grid_stride_scale_kernel":
         return {"out": x["x"] * np.arange(1, 8)[:, None]}
+    if k == "loop_bounds.loaded_length_sum_kernel":
+        return {"out": np.array([x["x"][r, :n].sum() for r, n in enumerate(a["lens"])])}
     if k == "loop_bounds.valid_prefix_sum_kernel":
         counts = np.minimum(12, (a["idx"] >= 0).sum(axis=1))
         return {"out": np.array([x["x"][r, :counts[r]].sum() for r in range(3)])}

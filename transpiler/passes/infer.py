@@ -980,6 +980,11 @@ class Infer:
             for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
                 self._note_int_roots(t, item)
+                src = self.source_array(item)  # (as for one target: `start, end = 0, seq_len` of a loaded length)
+                if src:
+                    self.sources[t] = src
+                else:
+                    self.sources.pop(t, None)
                 out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
             self._rebound(s.targets)
             return out
