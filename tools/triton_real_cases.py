@@ -73,7 +73,14 @@ NO_REAL_SIZE = {
         ("pointer_choice", "in_place_max_kernel"), ("pointer_choice", "lane_choice_kernel"),
         ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
-        ("round_half_even", "round_even_kernel"))},
+        ("round_half_even", "round_even_kernel"), ("carried_types", "rebound_loop_var_kernel"),
+        ("carried_types", "first_program_totals_kernel"), ("carried_types", "last_program_mean_kernel"),
+        ("carried_types", "bucket_slots_kernel"),
+        ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
+        ("pointer_sums", "chosen_rows_kernel"),
+        ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"),
+        ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"),
+        ("loop_bounds", "loaded_length_sum_kernel"))},
     # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
     # quadratic in the extent, so a real-size case would time the emulation, not a workload)
     **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "

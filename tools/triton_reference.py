@@ -51,7 +51,9 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "flips", "pair_reduce")
+                                                     "pointer_choice", "round_half_even", "flips", "pair_reduce",
+                                                     "carried_types", "pointer_sums", "const_dims", "literal_stages",
+                                                     "loop_bounds")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -1113,6 +1115,58 @@ def cases() -> list[dict]:
                     [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
                      inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
                     ["a", "b", "c", "out", "n_a", "n_b"], [7], ["out"], "", {"n_a": 2, "n_b": 3}, {"D": 16}))
+    # a name of another type before a loop that takes it as its variable; a tile/scalar name across an early return
+    for from_table in (True, False):
+        out.append(case("carried_types", "rebound_loop_var_kernel", f"table{int(from_table)}",
+                        [inp("x", [6, 16], "float32", "randn"), inp("start", [3], "int32", "given", values=[5, 2, 4]),
+                         inp("out", [3, 16], "float32", "poison")],
+                        ["x", "start", "out"], [3], ["out"], "", {}, {"T": 4, "D": 16, "FROM_TABLE": from_table}))
+    out.append(case("carried_types", "last_program_mean_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("acc", [3], "float32", "zeros")],
+                    ["x", "acc", "n"], [4], ["acc"], "", {"n": 100}, {"BLOCK": 32}))
+    # pointers formed from offsets, returned by helpers, tested by their truth
+    out.append(case("pointer_sums", "gather_by_ids_kernel", "r3n20",
+                    [inp("ids", [3, 20], "int32", "randint", lo=0, hi=50), inp("x", [50], "float32", "randn"),
+                     inp("out", [3, 8], "float32", "poison")],
+                    ["ids", "x", "out", "stride_ids"], [3], ["out"], "", {"stride_ids": 1}, {"n_ids": 20, "BLOCK": 8}))
+    for bias in (True, False):
+        out.append(case("pointer_sums", "scaled_rows_kernel", f"bias{int(bias)}",
+                        [inp("x", [10, 12], "float32", "randn"), inp("scale", [12], "float32", "randn")]
+                        + ([inp("bias", [12], "float32", "randn")] if bias else [])
+                        + [inp("out", [10, 12], "float32", "poison")],
+                        ["x", "scale", "bias" if bias else "none", "out", "n_rows", "n_cols", "stride"], [3], ["out"],
+                        "", {"none": None, "n_rows": 10, "n_cols": 12, "stride": 12}, {"BLOCK_R": 4, "BLOCK_C": 16}))
+    out.append(case("loop_bounds", "grid_stride_scale_kernel", "r7p3",
+                    [inp("x", [7, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
+                    ["x", "out", "n_rows"], [3], ["out"], "", {"n_rows": 7}, {"D": 16}))
+    out.append(case("loop_bounds", "valid_prefix_sum_kernel", "r3",
+                    [inp("idx", [3, 16], "int32", "given", values=[0] * 10 + [-1] * 6 + [5] * 16 + [-1] * 16),
+                     inp("x", [3, 16], "float32", "randn"), inp("out", [3], "float32", "poison")],
+                    ["idx", "x", "out", "limit"], [3], ["out"], "", {"limit": 12}, {"BLOCK": 16}))
+    out.append(case("loop_bounds", "loaded_length_sum_kernel", "r3",
+                    [inp("lens", [3], "int32", "given", values=[5, 0, 20]), inp("x", [3, 24], "float32", "randn"),
+                     inp("out", [3], "float32", "poison")],
+                    ["lens", "x", "out", "stride"], [3], ["out"], "", {"stride": 24}, {"BLOCK": 8}))
+    out.append(case("literal_stages", "walsh_rows_kernel", "r3",
+                    [inp("x", [3, 16], "float32", "randn"), inp("out", [3, 16], "float32", "poison")],
+                    ["x", "out", "stride"], [3], ["out"], "", {"stride": 16}, {"SCALE": 0.25}))
+    out.append(case("const_dims", "row_col_means_kernel", "r4c8",
+                    [inp("x", [4, 8], "float32", "randn"), inp("rows", [2, 4], "float32", "poison"),
+                     inp("cols", [2, 8], "float32", "poison")],
+                    ["x", "rows", "cols"], [1], ["rows", "cols"], "", {}, {"R": 4, "C": 8}))
+    out.append(case("carried_types", "bucket_slots_kernel", "n30b4",
+                    [inp("bucket", [30], "int32", "randint", lo=0, hi=4),
+                     inp("cursor", [4], "int32", "given", values=[0, 100, 200, 300]),
+                     inp("slots", [30], "int32", "poison")],
+                    ["bucket", "cursor", "slots", "n"], [1], ["slots", "cursor"], "", {"n": 30},
+                    {"NUM_BUCKETS": 4, "BLOCK": 32}))
+    out.append(case("pointer_sums", "chosen_rows_kernel", "a3b2",
+                    [inp("a", [3, 16], "float32", "randn"), inp("b", [2, 16], "float32", "randn"),
+                     inp("out", [5, 16], "float32", "poison")],
+                    ["a", "b", "out", "n_a"], [5], ["out"], "", {"n_a": 3}, {"D": 16}))
+    out.append(case("carried_types", "first_program_totals_kernel", "n40",
+                    [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
+                    ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
     return out
 
 
@@ -1530,6 +1584,47 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "carried_types.rebound_loop_var_kernel":
+        first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
+        return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "loop_bounds.grid_stride_scale_kernel":
+        return {"out": x["x"] * np.arange(1, 8)[:, None]}
+    if k == "loop_bounds.loaded_length_sum_kernel":
+        return {"out": np.array([x["x"][r, :n].sum() for r, n in enumerate(a["lens"])])}
+    if k == "loop_bounds.valid_prefix_sum_kernel":
+        counts = np.minimum(12, (a["idx"] >= 0).sum(axis=1))
+        return {"out": np.array([x["x"][r, :counts[r]].sum() for r in range(3)])}
+    if k == "literal_stages.walsh_rows_kernel":
+        h = np.array([[1.0]])
+        for _ in range(4):
+            h = np.block([[h, h], [h, -h]])
+        return {"out": x["x"] @ h.T * s["SCALE"]}
+    if k == "const_dims.row_col_means_kernel":
+        xs = [x["x"], 2.0 * x["x"]]
+        return {"rows": np.stack([v.mean(axis=1) for v in xs]), "cols": np.stack([v.mean(axis=0) * 8 for v in xs])}
+    if k == "pointer_sums.gather_by_ids_kernel":
+        ids, xs, out = a["ids"], x["x"], np.zeros((3, 8))
+        for r in range(3):
+            for c in range(3):
+                for j in range(8):
+                    if c * 8 + j < 20:
+                        out[r, j] += xs[ids[r, c * 8 + j]] * (c + 1)
+        return {"out": out}
+    if k == "pointer_sums.chosen_rows_kernel":
+        return {"out": np.concatenate([x["a"], x["b"]]) * 2.0}
+    if k == "pointer_sums.scaled_rows_kernel":
+        return {"out": x["x"] * x["scale"][None, :] + (x["bias"][None, :] if "bias" in x else 0.0)}
+    if k == "carried_types.bucket_slots_kernel":
+        b, cur = a["bucket"], a["cursor"].copy()
+        slots = np.zeros(30, np.int32)
+        for i in range(30):
+            slots[i] = cur[b[i]]
+            cur[b[i]] += 1
+        return {"slots": slots, "cursor": cur}
+    if k == "carried_types.last_program_mean_kernel":
+        return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
+    if k == "carried_types.first_program_totals_kernel":
+        return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
     if k == "pointer_choice.where_rows_kernel":
         return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
                 "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}
@@ -1912,6 +2007,16 @@ def _setup_interpreter():
         return orig_convert(input, input_dtype, output_dtype, rounding_mode)
 
     interp._convert_float = convert_float
+    # a scalar argument is a one-element array in the interpreter, and its `__index__` (a runtime loop bound,
+    # `range(start, n, step)`) is `int(array)`, which numpy 2.x refuses for arrays of rank > 0: its one element
+    orig_set_attr = interp._LangPatchScope.set_attr
+
+    def set_attr(self, obj, name, value):
+        if name == "__index__" and obj is tl.tensor:
+            value = lambda t: int(np.asarray(t.handle.data).reshape(-1)[0])  # noqa: E731
+        return orig_set_attr(self, obj, name, value)
+
+    interp._LangPatchScope.set_attr = set_attr
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None

@@ -38,6 +38,9 @@ from .module_strings import call_value
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
+# integer operators Triton computes on Python ints (constexprs) when it compiles
+_INT_FOLDS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
+              "%": lambda a, b: a % b}
 # the Triton version the port targets (rules/triton_dir_3.6.txt, rules/triton_language_3.6.txt): module-level tests
 # of `triton.__version__` are decided for it
 TRITON_VERSION = "3.6.0"
@@ -966,6 +969,12 @@ class _TritonConverter(_Converter):
     def _hints(self, dec):
         return ()  # num_warps / num_stages are Triton's schedule: tileiras chooses its own (triton.md §3)
 
+    def dotted(self, node: cst.BaseExpression) -> str | None:
+        # `import triton.language.core as core`: triton.language re-exports core's names (`core.static_range`,
+        # `core.reshape`, `core.int32` are tl's)
+        d = super().dotted(node)
+        return f"{TL}.{d[len(TL) + 6:]}" if d and d.startswith(f"{TL}.core.") else d
+
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
 
@@ -1070,7 +1079,7 @@ class _TritonConverter(_Converter):
         notes += self._configured_notes()
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
-                    notes=notes)
+                    notes=notes, pointer_offsets=tuple(sorted({off for _, off in self.ptr_vars.values() if off})))
         _check_no_pointer_left(k.body)
         return k
 
@@ -1205,6 +1214,15 @@ class _TritonConverter(_Converter):
             # `tl.multiple_of(offs, 16)` as a statement: a hint whose value is dropped (Triton's returns the
             # hinted value, unused here), so nothing
             return self._flush([])
+        if isinstance(s, cst.AnnAssign) and isinstance(target, cst.Name) and self.subst \
+                and self._is_constexpr(s.annotation) and self._bound_once(target.value):
+            value = self.expr(s.value)
+            if isinstance(value, Lit) and not self.pending:
+                # `_dim: tl.constexpr = dim` in a helper whose `dim` is a literal argument: a Python value when
+                # Triton compiles, read as that literal (`x.shape[_dim]`, `axis=_dim`)
+                self.subst[-1][target.value] = value
+                return []
+            return self._flush([Assign((self.local(target.value, pos := self.pos(s)),), value, pos, _one_line(s))])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
@@ -1266,6 +1284,10 @@ class _TritonConverter(_Converter):
             return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and _pointer_tuple(self, s):
             return self._flush(self._assign_pointer_tuple(s, pos))
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, (cst.Tuple, cst.List)) \
+                and isinstance(s.value, cst.Call) \
+                and all(isinstance(t.value, cst.Name) for t in s.targets[0].target.elements):
+            return self._flush(self._assign_returned_tuple(s, pos))
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
             cur = self.expr(s.target)
             if isinstance(cur, _Ptr):
@@ -1273,6 +1295,16 @@ class _TritonConverter(_Converter):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
+            if isinstance(s.operator, cst.AddAssign):
+                added = self.expr(s.value)
+                if isinstance(added, _Ptr):
+                    # `t_ptr += t_base` where `t_ptr` held offsets: an int plus a pointer is a pointer (Triton's
+                    # `__radd__`); the name's offsets become the sum, the pointer's base its own from here
+                    return self._flush(self._assign_ptr(s.target.value, self._ptr_add(added, cur, pos), pos,
+                                                        _one_line(s)))
+                # (converted once: the value's pending statements and fresh names are made here only)
+                value = self._binop("+", cur, added, pos)
+                return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Assert):
             # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
             # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
@@ -1301,6 +1333,26 @@ class _TritonConverter(_Converter):
             else:
                 self._not_ptr_target(name, pos)
                 out.append(Assign((self.local(name, pos),), value, pos, _one_line(s) if not out else ""))
+        return out
+
+    def _assign_returned_tuple(self, s: cst.Assign, pos: Pos) -> list:
+        """`ptrs, mask = tile_ptrs(q_ptr + off, ...)`: a helper's returned tuple, whose pointers are bound as a
+        pointer assignment binds them (the other items as values)."""
+        names = [t.value.value for t in s.targets[0].target.elements]
+        value = self.expr(s.value)
+        if not (isinstance(value, TupleExpr) and len(value.items) == len(names)
+                and any(isinstance(x, _Ptr) for x in value.items)):
+            return [Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))]
+        out: list = []
+        for name, item in zip(names, value.items):
+            text = "" if out else _one_line(s)
+            if isinstance(item, _Ptr):
+                out += self._assign_ptr(name, item, pos, text)
+            elif isinstance(item, (_BlockPtr, _Desc)):
+                raise fail("CT100", "a block pointer or tensor descriptor in a returned tuple", pos)
+            else:
+                self._not_ptr_target(name, pos)
+                out.append(Assign((self.local(name, pos),), item, pos, text))
         return out
 
     def _not_ptr_target(self, name: str, pos: Pos) -> None:
@@ -1490,6 +1542,14 @@ class _TritonConverter(_Converter):
         if isinstance(node, cst.Name):
             return self._name_sign(node.value, depth)
         return None
+
+    def _bound_once(self, name: str) -> bool:
+        """`name` has one binding in the function converted now (its parameters included)."""
+        _, fn = self._innermost_fn()
+        if any(p.name.value == name for p in fn.params.params):
+            return False
+        return len([n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                    and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]) == 1
 
     def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
         """The function whose statements are converted now (an inlined helper's, else the kernel's), with the
@@ -1948,6 +2008,11 @@ class _TritonConverter(_Converter):
                     and 0 <= b.value <= 128:
                 return Lit(a.value ** b.value, pos)
             return Op("const_pow", (a, b), pos, (), "TTR-POW")
+        if isinstance(a, Lit) and isinstance(b, Lit) and type(a.value) is int and type(b.value) is int \
+                and op in _INT_FOLDS and not (op in ("//", "%") and b.value == 0):
+            # integer literals (a helper's constexpr arguments: `BLOCK // (2 * STRIDE)` at `(x, 256, 8)`): Python
+            # ints when Triton compiles, so the result is one too (a literal tile extent, not a derived constant)
+            return Lit(_INT_FOLDS[op](a.value, b.value), pos)
         return super()._binop(op, a, b, pos)
 
     def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:
@@ -3562,17 +3627,28 @@ def _pointer_cast_operand(conv: _TritonConverter, e) -> cst.BaseExpression | Non
     return _arg(e, 0, "input") if is_fn else e.func.value
 
 
-def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
+def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = (),
+                    returned: int | None = None) -> set[str]:
     """Which parameters are pointers: Triton signatures do not say (unannotated parameters are pointers or
     scalars). A parameter is a pointer when a memory call's address is a sum that reaches it (through the
-    locals it is assigned to), it is never used as a number (multiplied, compared, a loop bound), and it is
-    the one pointer of each such sum (a name with `ptr` in it, else the leftmost)."""
+    locals it is assigned to, and through the jit helpers that return a pointer made of their arguments), it is
+    never used as a number (multiplied, compared, a loop bound), and it is the one pointer of each such sum (a
+    name with `ptr` in it, else the leftmost). `returned` (a helper's): its returned value is an address too (the
+    `returned`-th of a tuple it returns; -1: the value itself), as its caller uses it as one."""
     params = [p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)]
     int_used: set[str] = set()
     truth_used: set[str] = set()
     dtype_used: set[str] = set()
     assigns: dict[str, list] = {}
+    picked: dict[tuple, int] = {}  # (name, id of a helper call) -> the element of its returned tuple the name takes
     roots: list = []
+    if returned is not None:
+        for node in _walk(fn.body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                value = node.value
+                if returned >= 0 and isinstance(value, cst.Tuple) and returned < len(value.elements):
+                    value = value.elements[returned].value
+                roots.append(value if returned < 0 or isinstance(node.value, cst.Tuple) else None)
     for node in _walk(fn.body):
         if isinstance(node, cst.Call):
             d = conv.dotted(node.func)
@@ -3598,6 +3674,11 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         elif isinstance(node, cst.Assign) and len(node.targets) == 1:
             for name, value in _tuple_pairs(node.targets[0].target, node.value):  # `x_ptr, w_ptr = q_ptr, qw_ptr`
                 assigns.setdefault(name, []).append(value)
+            if isinstance(node.targets[0].target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+                for i, t in enumerate(node.targets[0].target.elements):  # `ptrs, mask = tile_ptrs(base, ...)`
+                    if isinstance(t.value, cst.Name):
+                        assigns.setdefault(t.value.value, []).append(node.value)
+                        picked[(t.value.value, id(node.value))] = i
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             assigns.setdefault(node.target.value, []).append(
                 cst.BinaryOperation(node.target, cst.Add(), node.value))
@@ -3610,37 +3691,65 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 truth_used.add(node.test.value)
     # a name tested by its truth (`if bias_ptr:`) is a number unless an address reaches it: then an optional
     # pointer, whose truth is `is not None` (_TritonConverter._pointer_truth)
-    int_used |= truth_used - {n.value for r in roots if r is not None for n in _sum_leaves(conv, r)}
+    # (an address reaches it through the locals it is added into too: `if bias_ptr: ptrs = bias_ptr + offs`)
+    reached: set[str] = set()
+    todo = [n.value for r in roots if r is not None for n in _sum_leaves(conv, r)]
+    while todo:
+        n = todo.pop()
+        if n not in reached:
+            reached.add(n)
+            todo += [x.value for a in assigns.get(n, []) for x in _sum_leaves(conv, a)]
+    int_used |= truth_used - reached
     # the operand of a pointer cast is a pointer (an address loaded from memory is a call: not a name)
     cast_used = {x.value for node in _walk(fn.body) for x in [_pointer_cast_operand(conv, node)]
                  if isinstance(x, cst.Name)}
     pointers: set[str] = {n for n in dtype_used | cast_used if n in params}
-    work = list(roots)
+    def addressed_apart(name: str) -> bool:
+        """Some binding of the local `name` other than a sum with itself adds names up (may be a pointer)."""
+        return any(_sum_leaves(conv, a) for a in assigns.get(name, [])
+                   if name not in (n.value for n in _sum_leaves(conv, a)))
+
+    work = [(r, None) for r in roots]
     seen: set[int] = set()
     while work:
-        e = work.pop()
-        if e is None or id(e) in seen:
+        e, owner = work.pop()
+        index = picked.get((owner, id(e)), -1)
+        if e is None or (id(e), index) in seen:
             continue
-        seen.add(id(e))
+        seen.add((id(e), index))
+        if isinstance(e, cst.Call) and _is_helper_call(conv, e, _active + (fn.name.value,)):
+            # an address a jit helper returns (`ptrs, mask = tile_ptrs(q_ptr + off, ...)`): the arguments it is
+            # made of are addresses as the helper's own roots would be
+            work.extend((a, owner) for a in _helper_args(
+                conv, e, lambda home, helper, active: _pointer_params(home, helper, active, returned=index),
+                _active + (fn.name.value,)))
+            continue
         if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
-            work.extend([e.body, e.orelse])
+            work.extend([(e.body, owner), (e.orelse, owner)])
             continue
         if isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.where" and len(e.args) == 3:
-            work.extend([e.args[1].value, e.args[2].value])  # `tl.where(is_q, q_ptr, k_ptr)`: the same
+            work.extend([(e.args[1].value, owner), (e.args[2].value, owner)])  # `tl.where(is_q, q_ptr, k_ptr)`
             continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
+        if owner in leaves and owner not in params and not addressed_apart(owner):
+            # `t_ptr += t_base` where every other binding of the local `t_ptr` is offsets (`(k + offs) * stride`):
+            # an int plus a pointer, so the pointer is among the other names added
+            leaves = [n for n in leaves if n != owner]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
         else:
             cands = [n for n in leaves if n not in int_used and (n in params or n in assigns)]
             # (`offs + X`: a local whose sums reach no parameter is offsets, never the sum's pointer)
             cands = [n for n in cands if _reaches_param(conv, n, params, assigns, int_used)] or cands
+            # a local an access reads through is a pointer there, even where it is also used as a number (its
+            # offsets compared before a pointer is added to them)
+            cands = cands or [n for n in leaves if n in assigns and n not in params]
             cands.sort(key=lambda n: (0 if "ptr" in n.lower() else 1, leaves.index(n)))
             chosen = cands[:1]
         for n in chosen:
             if n not in pointers:
                 pointers.add(n)
-            work.extend(assigns.get(n, []))
+            work.extend((a, n) for a in assigns.get(n, []))
     return {n for n in pointers if n in params}
 
 

@@ -347,6 +347,9 @@ class Kernel:
     # (E2 operands into an E accumulator): the dtype combinations the C symbol exports are those where cuTile
     # Python takes every pair (pipeline.py; passes/ops/linalg.mma_pairs_compile)
     mma_pairs: tuple[tuple[str, str], ...] = ()
+    # (Triton) the locals that hold a pointer's offsets (the frontend's pointer variables): their integer width is
+    # the port's choice, not the source's (a Triton pointer has one type whatever its offsets' width)
+    pointer_offsets: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
