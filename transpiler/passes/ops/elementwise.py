@@ -24,6 +24,7 @@ def astype(infer: Infer, e: Op) -> Expr:
     dt = infer.dtype_arg(e.args[1])
     if not isinstance(x.ty, TileTy):
         raise fail(e.rule, "astype needs a tile", e.pos)
+    dt = infer.widened_dtype(dt)  # `m.to(counts_ptr.dtype.element_ty)` of an integer pointer: i64
     if x.ty.dtype == dt:
         return x
     return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
