@@ -1537,7 +1537,7 @@ def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     checked = {c.entry: c.verdict for v in verify_output(tmp_path / "out")
                for c in v.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")}
     cases = {c["id"] for c in CASES if c["module"].endswith(".inline_asm")}
-    assert len(cases) == 6 and set(checked) == cases, sorted(set(checked) ^ cases)
+    assert len(cases) == 7 and set(checked) == cases, sorted(set(checked) ^ cases)
     assert all(v == "numbers_match" for v in checked.values()), checked
 
 
@@ -2229,3 +2229,67 @@ def test_float_scalars_a_where_chooses_stay_floats_where_arithmetic_meets_ints(t
     """)
     types = {p.name: p.dtype for p in classify_params(k).params if p.name in ("pos", "neg")}
     assert types == {"pos": "f32", "neg": "f32"}, types
+
+
+# -------------------------------------------------------------------------------------- dtype constants from host functions
+
+_FORMATS = '''import triton.language as tl
+
+
+def fp8_format(fmt):
+    if fmt == "e4m3":
+        return tl.float8e4nv
+    elif fmt == "fnuz":
+        return tl.float8e4b8
+    {last}
+'''
+
+_QUANT = '''import triton
+import triton.language as tl
+
+from .formats import fp8_format
+
+
+@triton.jit
+def quant_kernel(x_ptr, q_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    q = tl.load(x_ptr + offs, mask=offs < n).to(FP8)
+    tl.store(q_ptr + offs, q.to(tl.uint8, bitcast=True), mask=offs < n)
+
+
+def quant(x, q, fmt):
+    quant_kernel[(1,)](x, q, x.numel(), {arg}, BLOCK=256)
+'''
+
+
+@pytest.mark.parametrize("last, arg, entries", [
+    # an imported host function whose returns all name dtypes: its cuTile Rust ones are the entries
+    ("return tl.float8e5", "FP8=fp8_format(fmt)", ["f8e4m3fn", "f8e5m2"]),
+    ("raise ValueError(fmt)", "FP8=fp8_format(fmt)", ["f8e4m3fn"]),
+    ("raise ValueError(fmt)", "fp8_format(fmt)", ["f8e4m3fn"]),  # by position
+])
+def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, last, arg, entries):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "formats.py").write_text(_FORMATS.format(last=last))
+    (pkg / "quant.py").write_text(_QUANT.format(arg=arg))
+    result, _ = run([pkg / "quant.py"], tmp_path / "out", use_cache=False)
+    (k,) = result.kernels
+    assert k.status == "translated", [d.text() for d in k.diagnostics]
+    assert sorted(e.rsplit("__fp8_", 1)[1] for e in k.entries) == entries, k.entries
+
+
+@pytest.mark.parametrize("last", ["return getattr(tl, fmt)", "return"])
+def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last):
+    """A return that is no dtype literal: the launch says nothing, the default float dtypes are tried, and
+    Triton's own rule (a bitcast keeps the width) refuses the 16- and 32-bit ones."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "formats.py").write_text(_FORMATS.format(last=last))
+    (pkg / "quant.py").write_text(_QUANT.format(arg="FP8=fp8_format(fmt)"))
+    result, _ = run([pkg / "quant.py"], tmp_path / "out", use_cache=False)
+    (k,) = result.kernels
+    assert k.status == "unsupported" and any(d.code == "TTR-BITCAST" for d in k.diagnostics), \
+        [d.text() for d in k.diagnostics]

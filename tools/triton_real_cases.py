@@ -34,6 +34,7 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "
 LATENCY_BOUND = {("moe_align", "moe_count_kernel"), ("moe_align", "moe_align_kernel")}
 # kernels whose launch is one program over a constexpr-sized tile: no size to grow (the kernel would change)
 NO_REAL_SIZE = {
+    ("host_dtype_fn", "quant_bytes_kernel"): "an elementwise fp8 quantization of a vector (the fp8 corpus kernel has real sizes)",
     ("pointer_tables", "pointer_tile_kernel"): "one program over a constexpr table of pointers",
     ("float_atomics", "exchange_max_kernel"): "one program, BLOCK covers n",
     ("gather", "row_pick_kernel"): "one program, the tile is (BC, BK)",
@@ -55,7 +56,7 @@ NO_REAL_SIZE = {
         ("dtype_names", "scale_into_kernel"), ("fast_math", "fast_features_kernel"),
         ("flag_conditions", "window_start_kernel"), ("inline_asm", "bit_ops_kernel"),
         ("inline_asm", "dot_mov_kernel"), ("inline_asm", "softplus_asm_kernel"),
-        ("inline_asm", "two_outputs_kernel"), ("int_min", "sign_bits_kernel"),
+        ("inline_asm", "two_outputs_kernel"), ("inline_asm", "const_operand_kernel"), ("int_min", "sign_bits_kernel"),
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
         ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),

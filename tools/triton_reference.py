@@ -46,7 +46,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
@@ -75,15 +75,17 @@ def inp(name, shape, dtype, kind, **params):
 
 
 def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None,
-         descriptors=None, package=None):
+         descriptors=None, package=None, untouched=()):
     """One launch: `args` lists the kernel's runtime parameters in order, each the name of an input or of a
     scalar; constexprs go by keyword. `tol` maps output names to (atol, rtol) where the dtype default is not
     meant. `descriptors` names args that are host tensor descriptors: arg -> {"base": input, "block": [...]}
     (`TensorDescriptor.from_tensor(base, block)`: the input's shape and strides, zero padding); `package`: a
-    module outside the corpus (tests/fixtures/triton_unseen)."""
+    module outside the corpus (tests/fixtures/triton_unseen); `untouched`: outputs this launch must leave as they
+    were (every store masked off), which a GPU check otherwise reads as a launch that never ran."""
     cid = f"{module}__{kernel}__{name}"
     outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
-                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
+                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)]),
+                **({"untouched": True} if o in untouched else {})}
             for o in outputs}
     pkg = package or (NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG)
     return {"id": cid, "module": f"{pkg}.{module}", "kernel": kernel, "case": name,
@@ -705,6 +707,9 @@ def cases() -> list[dict]:
                     [inp("x", [500], "float32", "randn", scale=3.0), inp("i", [500], "int32", "randint", lo=-50, hi=50),
                      inp("y", [500], "float32", "poison"), inp("k", [500], "int32", "poison")],
                     ["x", "i", "y", "k", "n"], [_cdiv(500, 256)], ["y", "k"], "", {"n": 500}, {"BLOCK": 256}))
+    out.append(case("inline_asm", "const_operand_kernel", "n300",
+                    [inp("x", [300], "float32", "randn", scale=3.0), inp("y", [300], "float32", "poison")],
+                    ["x", "y", "n"], [_cdiv(300, 128)], ["y"], "", {"n": 300}, {"BLOCK": 128}, tol={"y": (0, 0)}))
     for n in (300, 128):
         words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
         out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
@@ -914,7 +919,13 @@ def cases() -> list[dict]:
         out.append(case("arm_defined_names", "group_starts_kernel", name,
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
-                        {"DECODE": decode, "BLOCK": 8}))
+                        {"DECODE": decode, "BLOCK": 8}, untouched=("y",) if name == "decode_idle" else ()))
+    # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
+    # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
+    out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
+                    [inp("x", [300], "float32", "randn", scale=60.0), inp("q", [300], "int32", "poison")],
+                    ["x", "q", "scale", "n"], [_cdiv(300, 256)], ["q"], "", {"scale": 2.0, "n": 300},
+                    {"OUT_DTYPE": "float8e4nv", "BLOCK": 256}))
     # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
     for to_a in (True, False):
         out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
@@ -1316,6 +1327,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             loss = beta * p * (lp - lm) + (1 - beta) * q * (lq - lm)
             dx = (1 - beta) * q * (lq - lm)
         return {"loss": loss.sum(axis=1) / n, "dx": dx / n}
+    if k == "host_dtype_fn.quant_bytes_kernel":
+        return {"q": fp8_e4m3_encode(np.clip(x["x"].astype(np.float32) * np.float32(s["scale"]), -448.0, 448.0))}
     if k == "fp8_quant.fp8_row_quant_kernel":
         amax = np.maximum(np.abs(x["x"]).max(axis=1), 1e-12)
         scale = amax / 448.0
@@ -1609,9 +1622,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         t = f32(1.0) / np.maximum(np.abs(v), f32(0.5))
         t = (t.astype(np.float64) * v + 1.0).astype(f32)  # fma: the exact product, one rounding
         y = np.tanh(t.astype(np.float64))
-        q = np.floor(y.astype(f32) * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
+        q = np.floor(v * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
         q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
         return {"y": y, "k": np.abs(q) * 2}
+    if k == "inline_asm.const_operand_kernel":  # each product rounded to float32, then the float32 sum
+        v = x["x"].astype(np.float32)
+        return {"y": (v * np.float32(0.1)) + (np.float32(0.3) * v)}
     if k == "inline_asm.bit_ops_kernel":
         a, b, cc = (x[w].astype(np.int64) & 0xFFFFFFFF for w in ("a", "b", "c"))  # the words' bits, unsigned
         lut, maj = 0xE8, np.zeros_like(a)

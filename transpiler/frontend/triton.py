@@ -94,6 +94,34 @@ class _DtypeName(str):
     """A `tl.float32`-like value at a launch site (the model's dtype name)."""
 
 
+# Triton 3.6 dtypes with no cuTile Rust type (rules/triton_surface.toml refuses them as values in a kernel)
+UNPORTED_TRITON_DTYPES = frozenset({"float8e4b15", "float8e4b8", "float8e5b16"})
+
+
+def _host_call_name(value: cst.BaseExpression, home: cst.CSTNode) -> str | None:
+    """The function a launch argument is the result of: `f(...)` itself, or a local of the launching function
+    `home` assigned once, from `f(...)` (`dt = f(x)`, then `DTYPE=dt`). None for anything else."""
+    if isinstance(value, cst.Name) and isinstance(home, cst.FunctionDef):
+        sources = [n.value for n in _walk(home) if isinstance(n, cst.Assign)
+                   for t in n.targets if isinstance(t.target, cst.Name) and t.target.value == value.value]
+        value = sources[0] if len(sources) == 1 else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        return value.func.value
+    return None
+
+
+def _returns(node: cst.CSTNode) -> list[cst.Return]:
+    """The `return` statements of a function body (not of functions or lambdas defined inside it)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Return):
+            out.append(n)
+        elif not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or n is node:
+            stack.extend(n.children)
+    return out
+
+
 @dataclass(frozen=True)
 class _Desc:
     """A tensor descriptor while a kernel converts (`tl.make_tensor_descriptor`): a view of a pointer parameter
@@ -429,6 +457,7 @@ class _TritonConverter(_Converter):
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
+        self.launch_calls: dict[str, list[tuple[int, str]]] = {}  # kernel -> (argument index, host function)
         self.jit_functions = dict(self.info.kernels)
         # a forwarding function of an undecided arm (_scan_function_aliases): a helper here and in importers
         self.jit_functions.update(self.arm_helpers)
@@ -671,6 +700,15 @@ class _TritonConverter(_Converter):
                     self.info.aliases[local] = alias
                     if name in home.info.configured_by:
                         self.info.configured_by[local] = home.info.configured_by[name]
+        # a plain function of a sibling module (`from .fp8_utils import fp8_dtype_to_triton`): a launch site may
+        # pass its result (_returned_dtypes)
+        self.imported_functions = {}
+        for target, names in self._imports_from_files(module, path):
+            home = loaded.get(target)
+            for name, local in names if home is not None else ():
+                fn = home._module_function(name)
+                if fn is not None:
+                    self.imported_functions[local] = (home, fn)
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -708,6 +746,10 @@ class _TritonConverter(_Converter):
                 self.info.int_args.setdefault(name, set()).add(idx)
             if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
+            elif (called := _host_call_name(a.value, home)) is not None:
+                # `FP8_DTYPE=fp8_dtype_to_triton(dtype)`: a host function's result, read when the kernel is built
+                # (the function may be imported: `_kernel` resolves it after the imports)
+                self.launch_calls.setdefault(name, []).append((idx, called))
         self._scan_launch_descriptors(name, fn, call, home, lits)
         self.info.launches.setdefault(name, []).append(lits)
 
@@ -794,6 +836,27 @@ class _TritonConverter(_Converter):
         defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef)
                 and st.name.value == name]
         return defs[-1] if defs and not self._decorators(defs[-1]) else None
+
+    def _returned_dtypes(self, name: str) -> tuple[str, ...]:
+        """The model dtypes a host function of this module (or one imported from a sibling) returns, where every
+        `return` of it names a `tl` dtype literally (`return tl.float8e4nv`; a `raise` ends the others): the
+        values a launch site passing its result may give. Formats with no cuTile Rust type (tl.float8e4b15,
+        AMD's float8e4b8) have no entry: the wrapper refuses them. () where any return is something else."""
+        conv, fn = self, self._module_function(name)
+        if fn is None:
+            conv, fn = getattr(self, "imported_functions", {}).get(name, (None, None))
+        if fn is None:
+            return ()
+        out = []
+        for ret in _returns(fn.body):
+            if ret.value is None:
+                return ()
+            d = conv.dotted(ret.value) if isinstance(ret.value, (cst.Attribute, cst.Name)) else None
+            if not (d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES.keys() | UNPORTED_TRITON_DTYPES):
+                return ()
+            if d[len(TL) + 1:] in TRITON_DTYPES:
+                out.append(_DtypeName(TRITON_DTYPES[d[len(TL) + 1:]]))
+        return tuple(out)
 
     def _module_string(self, call: cst.Call) -> str | None:
         """`_generate_softplus(1)` at module level: the string the module's own function builds
@@ -943,7 +1006,9 @@ class _TritonConverter(_Converter):
                 if names[i] in used_as_dtype:
                     # a dtype constant: a string constant over dtype names (the launch sites' literals, else
                     # the float dtypes), one entry per dtype
-                    literal = {v for v in seen if isinstance(v, _DtypeName)}
+                    literal = {v for v in seen if isinstance(v, _DtypeName)} | {
+                        d for j, called in getattr(self, "launch_calls", {}).get(fn.name.value, []) if j == i
+                        for d in self._returned_dtypes(called)}
                     self.string_consts[names[i]] = tuple(sorted(str(v) for v in literal or DTYPE_CONST_DEFAULT))
                     self.dtype_consts.append(names[i])
                     self.constexpr_types[names[i]] = "int"
@@ -2076,6 +2141,10 @@ class _TritonConverter(_Converter):
             # an asm input read as the register's type (only in the source ptx.py writes: `_inline_asm`)
             x, dt = (self.expr(a.value) for a in node.args)
             return Op("bitcast", (x, dt), pos, (("register", True),), "TTR-INLINE-ASM")
+        if isinstance(func, cst.Name) and func.value == ptx.OPAQUE and id(node) in self._stand_in_pos:
+            # an asm's float arithmetic: never contracted with the code around it (passes/fma.py)
+            inner = self.expr(node.args[0].value)
+            return replace(inner, rule="TTR-INLINE-ASM") if isinstance(inner, Op) else inner
         if d in RANDOM_CALLS:
             return self._random(d, node, pos)
         if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
