@@ -70,7 +70,10 @@ NO_REAL_SIZE = {
         ("pointer_choice", "in_place_max_kernel"), ("pointer_choice", "lane_choice_kernel"),
         ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
-        ("round_half_even", "round_even_kernel"))},
+        ("round_half_even", "round_even_kernel"), ("scalar_typing", "resample_rows_kernel"),
+        ("scalar_typing", "stack_two_kernel"), ("scalar_typing", "first_of_runs_kernel"),
+        ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
+        ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"))},
 }
 
 

@@ -2000,15 +2000,17 @@ class Infer:
                 return cur
         return Op("broadcast", (cur,), e.pos, ty=TileTy(cur.ty.dtype, tuple(shape)))
 
-    def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False) -> tuple[Expr, Expr, TileTy]:
+    def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False,
+                    compare: bool = False) -> tuple[Expr, Expr, TileTy]:
         for x in (a, b):
             if not isinstance(x.ty, TileTy):
                 raise fail("CT104", f"operand of type {x.ty} is not a tile or scalar", x.pos)
         la, lb = self.is_weak(a), self.is_weak(b)
         if self.k.frontend == "triton" and la != lb and (b if la else a).ty.dtype == "bool" \
-                and is_int((a if la else b).ty.dtype):
+                and is_int((a if la else b).ty.dtype) and not compare:
             # Triton: a Python int (int32) is of a higher kind than an int1 tensor, so it takes part in the
             # promotion (`mask * 1`, `tl.where(c, x != y, 0)` are int32), unlike a float's or an int's kind
+            # (a comparison's truth is the same either way: `flag != 0` stays one of bools)
             la = lb = False
         if la and not lb:
             dt = b.ty.dtype if (is_float(b.ty.dtype) or is_int(a.ty.dtype)) else "f32"

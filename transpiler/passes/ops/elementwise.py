@@ -255,7 +255,7 @@ def cmp(infer: Infer, e: Op) -> Op:
         if isinstance(x.ty, TileTy) and is_generic(x.ty.dtype) and isinstance(y.ty, TileTy) and is_int(y.ty.dtype) \
                 and not isinstance(y, Lit):
             infer.demand_int(x)
-    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    a, b, ty = infer.coerce_pair(a, b, e.pos, compare=True)
     return Op("cmp", (a, b), e.pos, e.attrs, e.rule, TileTy("bool", ty.shape))
 
 
