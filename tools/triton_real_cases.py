@@ -73,7 +73,8 @@ NO_REAL_SIZE = {
         ("round_half_even", "round_even_kernel"), ("scalar_typing", "resample_rows_kernel"),
         ("scalar_typing", "stack_two_kernel"), ("scalar_typing", "first_of_runs_kernel"),
         ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
-        ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"))},
+        ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"),
+        ("scalar_typing", "positive_ranks_kernel"))},
 }
 
 

@@ -1026,6 +1026,10 @@ def cases() -> list[dict]:
     out.append(case("scalar_typing", "step_flags_kernel", "n100",
                     [inp("x", [100], "float32", "randn"), inp("flags", [100], "int32", "poison")],
                     ["x", "flags", "n", "limit"], [4], ["flags"], "", {"n": 100, "limit": 0.25}, {"BLOCK": 32}))
+    out.append(case("scalar_typing", "positive_ranks_kernel", "n50",
+                    [inp("x", [50], "float32", "randn"), inp("out", [50], "float32", "poison"),
+                     inp("rank", [50], "int32", "poison")],
+                    ["x", "out", "rank", "n"], [1], ["out", "rank"], "", {"n": 50}, {"BLOCK": 64}))
     keep = [1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1,
             1, 1, 0, 1]
     for dt in ("int32", "int64"):
@@ -1458,6 +1462,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"shares": np.array(shares)}
     if k == "scalar_typing.step_flags_kernel":
         return {"flags": np.where(x["x"].astype(np.float32) > np.float32(s["limit"]), 1, -1)}
+    if k == "scalar_typing.positive_ranks_kernel":
+        out = x["out"].copy()
+        hit = x["x"] > 0
+        out[:hit.sum()] = x["x"][hit]
+        return {"out": out, "rank": np.cumsum(hit)}
     if k == "scalar_typing.compact_kernel":
         dst = x["dst"].copy()
         kept = x["src"][x["keep"] != 0]
