@@ -781,8 +781,7 @@ class Infer:
             return array_root(e.args[0])
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
                                           "minimum", "where", "ifexp", "neg", "floordiv", "mod", "truncdiv", "truncmod",
-                                          "cdiv", "floor", "div", "convert", "reduce_sum", "reduce_max", "reduce_min",
-                                          "reduce_prod", "cumsum") and e.args:
+                                          "cdiv", "floor", "div", "convert") and e.args:
             for a in e.args:
                 if isinstance(a, (Name, Op)) and a.ty is not None and is_generic(getattr(a.ty, "dtype", "")):
                     found = self.source_array(a)

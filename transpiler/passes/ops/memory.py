@@ -483,17 +483,9 @@ _OFFSET_INDEX = {"bool": "i32", "i8": "i32", "i16": "i32", "u8": "i32", "u16": "
 
 
 def _flat_offsets(infer: Infer, t: Expr) -> Expr:
-    """A Triton pointer's offsets as an index tile. Offsets of a pointer's element type (a generic: computed from
-    its loaded or converted values, `tl.cumsum(m.to(p.dtype.element_ty))`) say that pointer holds integers:
-    its arrays take INT_DOMAIN (RetypeArray), and, once they do, the offsets are converted to i64 (every value
-    of either width)."""
-    if is_generic(t.ty.dtype):
-        p = next((q for q in infer.k.params if q.kind == "array" and q.dtype == t.ty.dtype), None)
-        if p is not None and p.domain != INT_DOMAIN:
-            retype_generic(infer.k, t.ty.dtype, "i32")
-        if p is not None and p.domain == INT_DOMAIN:
-            return infer.to_dtype(t, "i64")
-        return t
+    """A Triton pointer's offsets as an index tile: any integer type (`tl.cumsum(mask)` scans in uint32), converted
+    to the index type that holds its values. (Offsets of a pointer's element type made that pointer an integer
+    one, infer.demand_int; its values are computed in i64 then, infer.widened_dtype.)"""
     wide = _OFFSET_INDEX.get(t.ty.dtype)
     return infer.to_dtype(t, wide) if wide else t
 
