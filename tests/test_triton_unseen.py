@@ -2342,11 +2342,12 @@ def test_a_float_guess_for_a_constexpr_used_as_an_offset_is_an_int(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
 
 
-@pytest.mark.parametrize("kernel, pointer", [("first_of_runs_kernel", None), ("compact_kernel", "counts_ptr"),
-                                             ("split_lengths_kernel", "len_ptr")])
+@pytest.mark.parametrize("kernel, pointer", [("first_of_runs_kernel", None), ("positive_ranks_kernel", None),
+                                             ("compact_kernel", "counts_ptr"), ("split_lengths_kernel", "len_ptr")])
 def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, pointer):
     """`tl.where(i > 0, cur != prev, 0)` is int32 in Triton (a Python int is of a higher kind than int1), so its
-    scan is an offset (was: 'indices must be int32 or int64, got Tile[bool]'); an offset made in a pointer's
+    scan is an offset (was: 'indices must be int32 or int64, got Tile[bool]'), as is a scan of a mask (uint32 in
+    Triton, converted to an i64 index); an offset made in a pointer's
     element type (`tl.cumsum(keep.to(counts_ptr.dtype.element_ty))`, `tl.sum` of its loads,
     `tl.full((), 0, len_ptr.dtype.element_ty)` divided with `//`) makes that pointer an integer one (i32 or i64,
     computed in i64) (was: 'got Tile[E3]', '`truncdiv` of E operands')."""
