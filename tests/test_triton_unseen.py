@@ -2421,3 +2421,18 @@ def test_a_comparison_of_an_int1_value_with_a_python_int_stays_one_of_bools(tmp_
     text = dump_kernel(v)
     assert re.search(r"cmp\(%flag : Tile\[bool, \(BLOCK\)\], splat\(0 : bool\)", text), text
     assert "convert(%flag : Tile[bool, (BLOCK)]) : Tile[i32, (BLOCK)]" in text, text
+
+
+def test_a_dot_precision_chosen_by_a_local_constexpr_is_an_entry_per_choice(tmp_path):
+    """`ip: tl.constexpr = "ieee" if PREC == 2 else ("tf32x3" if PREC == 1 else "tf32")` passed as
+    `input_precision=ip` (was: '`input_precision` must be one of ...'): one entry per choice, and only the "tf32"
+    one rounds its float32 operands to tf32."""
+    from transpiler.model.dump import dump_kernel
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "precision_local.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    variants = translate_kernel(k)
+    rounded = {" and ".join(v.variant.predicates): "tf32" in dump_kernel(v) for v in variants}
+    assert len(rounded) == 3 and sum(rounded.values()) == 1, rounded
+    (tf32,) = [p for p, r in rounded.items() if r]
+    assert "PREC == 2" in tf32 and "PREC == 1" in tf32 and tf32.count("not") == 2, tf32

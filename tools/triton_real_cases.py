@@ -74,7 +74,7 @@ NO_REAL_SIZE = {
         ("scalar_typing", "stack_two_kernel"), ("scalar_typing", "first_of_runs_kernel"),
         ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
         ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"),
-        ("scalar_typing", "positive_ranks_kernel"))},
+        ("scalar_typing", "positive_ranks_kernel"), ("precision_local", "gram_kernel"))},
 }
 
 

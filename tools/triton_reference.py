@@ -50,7 +50,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "scalar_typing")
+                                                     "pointer_choice", "round_half_even", "scalar_typing",
+                                                     "precision_local")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
@@ -1001,6 +1002,11 @@ def cases() -> list[dict]:
                     [inp("a", [40], "float32", "randn"), inp("b", [25], "float32", "randn"),
                      inp("out", [65], "float32", "poison")],
                     ["a", "b", "out"], [1], ["out"], "", {}, {"n_a": 40, "n_b": 25, "BLOCK": 16}))
+    # a dot's precision chosen by a local constexpr on a constexpr ("tf32": the interpreter does not round)
+    for prec in (2, 1):
+        out.append(case("precision_local", "gram_kernel", f"prec{prec}",
+                        [inp("a", [16, 32], "float32", "randn"), inp("c", [16, 16], "float32", "poison")],
+                        ["a", "c"], [1], ["c"], "", {}, {"M": 16, "K": 32, "PREC": prec}))
     # unannotated scalars and int1 values typed as Triton types them (scalars by their Python values)
     out.append(case("scalar_typing", "resample_rows_kernel", "w10to16",
                     [inp("src", [3, 10], "float32", "randn"), inp("dst", [3, 16], "float32", "poison")],
@@ -1436,6 +1442,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "precision_local.gram_kernel":
+        return {"c": x["a"] @ x["a"].T}
     if k == "scalar_typing.resample_rows_kernel":
         cols = np.arange(s["w_out"], dtype=np.float32)
         at = np.minimum(np.maximum(cols * np.float32(s["step"]) + np.float32(s["shift"]), 0.0), s["w_in"] - 1.0)

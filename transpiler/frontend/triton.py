@@ -2772,6 +2772,10 @@ class _TritonConverter(_Converter):
                     # string it may hold; infer reads the entry's choice)
                     precision = Name(v.value, self.pos(arg))
                     continue
+                chosen = self._precision_choice(v.value) if isinstance(v, cst.Name) else None
+                if chosen is not None:  # `ip: tl.constexpr = "ieee" if PREC == 2 else "tf32"`: per entry
+                    precision = chosen
+                    continue
                 known = self._module_precision(v.value) if isinstance(v, cst.Name) else None
                 if known is None and isinstance(v, cst.Name):  # a module constant that is None: the default
                     continue
@@ -2795,6 +2799,29 @@ class _TritonConverter(_Converter):
             return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("out_dtype", out_dtype),
                                               ("precision", precision)), rule.id)
         return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
+
+    def _precision_choice(self, name: str) -> Op | None:
+        """`dot_ip: tl.constexpr = "ieee" if DOT_PRECISION == 2 else "tf32"`, the one binding of a local of the
+        function being converted: a choice between precisions (nested choices too) on a test of constants, which
+        Triton makes when it compiles: a conditional expression the dot's handler decides per entry."""
+        home, fn = self._innermost_fn()
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
+                and home._is_constexpr(bound[0].annotation)):
+            return None
+
+        def choice(e: cst.BaseExpression):
+            if isinstance(e, cst.SimpleString):
+                return Lit(DOT_PRECISIONS[e.evaluated_value], self.pos(e)) \
+                    if e.evaluated_value in DOT_PRECISIONS else None
+            if isinstance(e, cst.IfExp) and home._const_test(e.test):
+                a, b = choice(e.body), choice(e.orelse)
+                if a is not None and b is not None:
+                    return Op("ifexp", (self.expr(e.test), a, b), self.pos(e), (("const", True),))
+            return None
+        found = choice(bound[0].value)
+        return found if isinstance(found, Op) else None
 
     # ------------------------------------------------------------------ block pointers
     def _module_precision(self, name: str) -> object:
