@@ -1018,7 +1018,7 @@ def cases() -> list[dict]:
                     ["top", "bottom", "out", "top_rows", "bottom_rows", "top_at", "bottom_at", "width"], [1, 2],
                     ["out"], "", {"top_rows": 2, "bottom_rows": 3, "top_at": 0, "bottom_at": 2, "width": 5},
                     {"BLOCK": 16}))
-    # (float values compared: a comparison of a loaded value lowers to cmpf, which cuTile refuses for integers)
+    # (float values: a pointer whose loaded values are compared takes the float dtypes, passes/domains.py)
     for dt in ("float32", "float16"):
         out.append(case("scalar_typing", "first_of_runs_kernel", dt,
                         [inp("sorted", [20], dt, "given", values=[1, 1, 2, 4, 4, 4, 5, 7, 7, 8, 9, 9, 9, 9, 11, 12,
