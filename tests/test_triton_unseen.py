@@ -2314,8 +2314,8 @@ def _scalar_dtypes(tmp_path: Path, kernel: str) -> dict[str, str]:
     # is only widened (`width.to(tl.int64)`); the row counts are only compared (no evidence: float32)
     ("stack_two_kernel", {"top_rows": "f32", "bottom_rows": "f32", "top_at": "i32", "bottom_at": "i32",
                           "width": "i32", "BLOCK": "int"}),
-    # `n_cols` meets a float (`n_cols + 0.0`) and is only compared, but the launch site passes `x.shape[1]`
-    ("row_mean_kernel", {"row_stride": "i32", "n_cols": "i32", "BLOCK": "int"}),
+    # `count` meets a float (`count + 0.0`) and is only compared, but the launch site passes `x.shape[1]`
+    ("row_mean_kernel", {"row_stride": "i32", "count": "i32", "BLOCK": "int"}),
 ])
 def test_unannotated_scalars_are_typed_as_triton_types_their_arguments(tmp_path, kernel, expected):
     """Triton types a scalar argument by its Python value: an int where it is a pointer's offset, however it
@@ -2366,10 +2366,9 @@ def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
     """A mask loaded from a torch.bool tensor is int1 in Triton (which compiles a masked load or store only with an
     int1 mask); the port types that pointer as an integer one, so the mask is its `!= 0` (was: '`mask` must be a
     boolean tile'). A mask of a float stays refused (Triton refuses it too)."""
-    text = (FIXTURES / "scalar_typing.py").read_text()
     path = tmp_path / "k.py"
-    path.write_text(text)
-    (k,) = [k for k in parse_file(path, "k.py").kernels if k.name == "masked_fill_kernel"]
+    path.write_text((FIXTURES / "bool_mask.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
     (v,) = translate_kernel(k)
     assert v.param("valid_ptr").domain == ("i32", "i64")
     from transpiler.model.dump import dump_kernel

@@ -1047,7 +1047,7 @@ def cases() -> list[dict]:
                         {"BLOCK": 16, "BLOCKS": 4}))
     out.append(case("scalar_typing", "row_mean_kernel", "r4c10",
                     [inp("x", [4, 12], "float32", "randn"), inp("y", [4], "float32", "poison")],
-                    ["x", "y", "row_stride", "n_cols"], [4], ["y"], "", {"row_stride": 12, "n_cols": 10},
+                    ["x", "y", "row_stride", "count"], [4], ["y"], "", {"row_stride": 12, "count": 10},
                     {"BLOCK": 16}))
     out.append(case("pointer_choice", "elif_rows_kernel", "a2b3c2",
                     [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
@@ -1481,7 +1481,7 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         dst[:kept.size] = kept
         return {"dst": dst}
     if k == "scalar_typing.row_mean_kernel":
-        return {"y": x["x"][:, :s["n_cols"]].sum(axis=1) / s["n_cols"]}
+        return {"y": x["x"][:, :s["count"]].sum(axis=1) / s["count"]}
     if k == "pointer_choice.where_rows_kernel":
         return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
                 "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}
