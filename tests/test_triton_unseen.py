@@ -2435,3 +2435,23 @@ def test_a_dot_precision_chosen_by_a_local_constexpr_is_an_entry_per_choice(tmp_
     assert len(rounded) == 3 and sum(rounded.values()) == 1, rounded
     (tf32,) = [p for p, r in rounded.items() if r]
     assert "PREC == 2" in tf32 and "PREC == 1" in tf32 and tf32.count("not") == 2, tf32
+
+
+# -------------------------------------------------------------------------------------- atomics' ordering and scope
+
+@pytest.mark.parametrize("args, order, scope", [
+    ('sem="relaxed", scope="cta"', "ordering::Relaxed", "scope::TileBlock"),
+    ("sem=ORDER", "ordering::AcqRel", "scope::Device"),  # chosen by the launch: the strongest ordering
+    ('sem="release", scope=WHERE', "ordering::Release", "scope::System"),
+    ("", "ordering::AcqRel", "scope::Device"),  # Triton's defaults
+])
+def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args, order, scope):
+    rust = _rust(tmp_path, f"""
+    @triton.jit
+    def k(words_ptr, n, ORDER: tl.constexpr, WHERE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.atomic_or(words_ptr + offs % 4, offs, mask=offs < n{', ' + args if args else ''})
+    """)
+    call = rust[rust.index("atomic_rmw_tko("):]
+    call = call[:call.index(")")]
+    assert "atomic::Or" in call and order in call and scope in call, call

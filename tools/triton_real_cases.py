@@ -55,6 +55,8 @@ NO_REAL_SIZE = {
         ("dot_operand_dtypes", "decayed_gram_kernel"), ("dot_precision", "chain_kernel"),
         ("dtype_names", "scale_into_kernel"), ("fast_math", "fast_features_kernel"),
         ("flag_conditions", "window_start_kernel"), ("inline_asm", "bit_ops_kernel"),
+        ("bit_atomics", "token_bits_kernel"), ("bit_atomics", "parity_kernel"), ("bit_atomics", "claim_kernel"),
+        ("string_helper_choice", "act_mul_kernel"), ("descriptor_advanced_base", "varlen_scale_kernel"),
         ("inline_asm", "dot_mov_kernel"), ("inline_asm", "softplus_asm_kernel"),
         ("inline_asm", "two_outputs_kernel"), ("inline_asm", "const_operand_kernel"), ("int_min", "sign_bits_kernel"),
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),

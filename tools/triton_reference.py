@@ -46,7 +46,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "host_dtype_fn", "string_helper_choice", "bit_atomics", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
@@ -581,6 +581,12 @@ def cases() -> list[dict]:
                          inp("out", [rows, 16], "float32", "poison")],
                         ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
                         package=UNSEEN_PKG))
+    # descriptors of pointers advanced to each sequence's start (cu_seqlens), sequences shorter and longer than BT
+    out.append(case("descriptor_advanced_base", "varlen_scale_kernel", "3seqs",
+                    [inp("x", [37, 2, 16], "float32", "randn"), inp("y", [37, 2, 16], "float32", "poison"),
+                     inp("cu", [4], "int32", "given", values=[0, 5, 29, 37])],
+                    ["x", "y", "cu", "scale"], [2, 6], ["y"], "", {"scale": 0.5}, {"H": 2, "D": 16, "BT": 16},
+                    package=UNSEEN_PKG))
     # pointer casts: a packed 4-bit buffer (passed as int32, read as uint8 and as int32 words)
     for n_words, out_dt in ((256, "float32"), (200, "float16")):
         out.append(case("pointer_tables", "dequant4_words_kernel", f"w{n_words}_{out_dt}",
@@ -921,6 +927,27 @@ def cases() -> list[dict]:
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
                         {"DECODE": decode, "BLOCK": 8}, untouched=("y",) if name == "decode_idle" else ()))
+    # bitwise atomics and compare-and-swap: bits set and cleared (tokens repeat), a parity, claimed slots
+    for set_ in (True, False):
+        out.append(case("bit_atomics", "token_bits_kernel", "set" if set_ else "clear",
+                        [inp("ids", [300], "int32", "randint", lo=0, hi=640),
+                         inp("words", [20], "int32", "randint", lo=-2 ** 31, hi=2 ** 31)],
+                        ["ids", "words", "n"], [_cdiv(300, 128)], ["words"], "", {"n": 300},
+                        {"SET": set_, "BLOCK": 128}))
+    out.append(case("bit_atomics", "parity_kernel", "n500",
+                    [inp("x", [500], "int32", "randint", lo=-2 ** 31, hi=2 ** 31), inp("acc", [8], "int32", "zeros")],
+                    ["x", "acc", "n"], [_cdiv(500, 128)], ["acc"], "", {"n": 500}, {"LANES": 8, "BLOCK": 128}))
+    out.append(case("bit_atomics", "claim_kernel", "4x64",
+                    [inp("slots", [256], "int32", "randint", lo=0, hi=2), inp("ready", [4], "int32", "given", values=[1, 1, 1, 1]),
+                     inp("old", [256], "int32", "poison")],
+                    ["slots", "ready", "old"], [4], ["slots", "old"], "", {}, {"ORDER": "acquire", "BLOCK": 64}))
+    # a string constexpr compared only in a helper: each activation it names
+    for act in ("silu", "relu2"):
+        out.append(case("string_helper_choice", "act_mul_kernel", act,
+                        [inp("gate", [300], "float32", "randn", scale=2.0), inp("up", [300], "float32", "randn"),
+                         inp("out", [300], "float32", "poison")],
+                        ["gate", "up", "out", "n"], [_cdiv(300, 128)], ["out"], "", {"n": 300},
+                        {"ACTIVATION": act, "BLOCK": 128}))
     # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
     # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
     out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
@@ -1375,6 +1402,27 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             loss = beta * p * (lp - lm) + (1 - beta) * q * (lq - lm)
             dx = (1 - beta) * q * (lq - lm)
         return {"loss": loss.sum(axis=1) / n, "dx": dx / n}
+    if k == "bit_atomics.token_bits_kernel":
+        words = x["words"].astype(np.int64) & 0xFFFFFFFF
+        for t in x["ids"][:s["n"]].astype(np.int64):
+            b = 1 << (t % 32)
+            words[t // 32] = words[t // 32] | b if s["SET"] else words[t // 32] & ~b & 0xFFFFFFFF
+        return {"words": words.astype(np.uint32).view(np.int32)}
+    if k == "bit_atomics.parity_kernel":
+        acc = x["acc"].copy()
+        for i, v in enumerate(x["x"][:s["n"]]):
+            acc[i % s["LANES"]] ^= v
+        return {"acc": acc}
+    if k == "bit_atomics.claim_kernel":
+        slots = x["slots"].copy()
+        old = slots.copy()
+        free = slots == 0
+        slots[free] = np.arange(1, slots.size + 1, dtype=slots.dtype)[free]
+        return {"slots": slots, "old": old}
+    if k == "string_helper_choice.act_mul_kernel":
+        g = x["gate"].astype(np.float64)
+        a = g * _sigmoid(g) if s["ACTIVATION"] == "silu" else np.maximum(g, 0.0) ** 2
+        return {"out": a * x["up"]}
     if k == "host_dtype_fn.quant_bytes_kernel":
         return {"q": fp8_e4m3_encode(np.clip(x["x"].astype(np.float32) * np.float32(s["scale"]), -448.0, 448.0))}
     if k == "fp8_quant.fp8_row_quant_kernel":
@@ -1428,6 +1476,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         xv = x["x"]
         rstd = 1.0 / np.sqrt((xv * xv).mean(axis=1, keepdims=True) + s["eps"])
         return {"out": xv * rstd * x["w"][None, :]}
+    if k == "descriptor_advanced_base.varlen_scale_kernel":
+        y = x["y"].copy()  # rows of no program keep the poison: each sequence's rows are all written here
+        for b, e in zip(a["cu"][:-1], a["cu"][1:]):
+            y[b:e] = x["x"][b:e] * np.float32(s["scale"]) + np.float32(1.0)
+        return {"y": y}
     if k == "descriptor_computed_shape.desc_computed_shape_kernel":
         n = int(a["count"][0])
         return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}

@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import (DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
+from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
                         TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
@@ -84,6 +84,8 @@ INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range"
 SEMANTICS = {"acq_rel": "ordering::AcqRel", "acquire": "ordering::Acquire", "release": "ordering::Release",
              "relaxed": "ordering::Relaxed"}
 SCOPES = {"gpu": "scope::Device", "cta": "scope::TileBlock", "sys": "scope::System"}
+# where a launch chooses them (a constexpr): the marker every other choice is a weaker form of
+STRONGEST = {"sem": "ordering::AcqRel", "scope": "scope::System"}
 
 
 # a dtype constant whose launch sites give no literal dtype takes one of these (one entry each)
@@ -132,6 +134,9 @@ class _Desc:
     block: tuple
     padding: str
     pos: Pos
+    # the element offset of the base from the pointer parameter (`A = A + bos * H * BT`, then a descriptor of A):
+    # a scalar, the view made at the access from the offset pointer (passes/views.py descriptor)
+    base_offset: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -1014,10 +1019,10 @@ class _TritonConverter(_Converter):
                     self.constexpr_types[names[i]] = "int"
                     continue
                 kinds = {type(v) for v in seen if v is not None}
-                strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                strings = _string_comparands(fn, names[i], self.info.helpers) | {v for v in seen if isinstance(v, str)}
                 if not strings and _precision_param(fn, names[i]):
                     strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
-                if strings or str in kinds:
+                if strings or str in kinds or _string_keyword(fn, names[i]):
                     self.string_consts[names[i]] = tuple(sorted(strings))
                     kinds = {int}
                 if not kinds and _float_use(fn, names[i]):
@@ -1203,6 +1208,10 @@ class _TritonConverter(_Converter):
             # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
             self.string_locals.add(target.value)
             return self._flush([])
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in HINT_CALLS:
+            # `tl.multiple_of(offs, 16)` as a statement: a hint whose value is dropped (Triton's returns the
+            # hinted value, unused here), so nothing
+            return self._flush([])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
@@ -1249,6 +1258,7 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
+                value = self._desc_snapshot(name, value, pos)
                 if name in self.desc_vars and self.desc_vars[name] != value:
                     # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
@@ -1573,15 +1583,20 @@ class _TritonConverter(_Converter):
             # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
             l, c = node.left, node.comparisons[0]
             pair = (l, c.comparator) if isinstance(c.comparator, cst.SimpleString) else (c.comparator, l)
-            if isinstance(pair[0], cst.Name) and pair[0].value in self.string_consts \
+            name = pair[0].value if isinstance(pair[0], cst.Name) else None
+            if name is not None and any(name in scope for scope in self.subst):
+                # a helper's parameter bound to the kernel's string constexpr (`_activate(x, ACTIVATION)`)
+                bound = self.expr(pair[0])
+                name = bound.id if isinstance(bound, Name) else None
+            if name in self.string_consts \
                     and isinstance(pair[1], cst.SimpleString) and isinstance(c.operator, (cst.Equal, cst.NotEqual)):
                 pos = self.pos(node)
                 op = "==" if isinstance(c.operator, cst.Equal) else "!="
-                if pair[1].evaluated_value not in self.string_consts[pair[0].value]:
+                if pair[1].evaluated_value not in self.string_consts[name]:
                     # a string no launch gives (a helper's other arm): the constant never equals it
                     return Lit(op == "!=", pos)
-                index = self.string_consts[pair[0].value].index(pair[1].evaluated_value)
-                return self._op(f"operator:{op}", (Name(pair[0].value, pos), Lit(index, pos)), pos, (("pred", op),))
+                index = self.string_consts[name].index(pair[1].evaluated_value)
+                return self._op(f"operator:{op}", (Name(name, pos), Lit(index, pos)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation) and not self._const_test(node):
             # `and` / `or` of runtime scalars: Triton's logical and / or of booleans (tensors refuse them)
             op = "&" if isinstance(node.operator, cst.And) else "|"
@@ -3030,6 +3045,24 @@ class _TritonConverter(_Converter):
             raise fail("TTR-BLOCKPTR", "block pointers need `triton.language` imported in the module", Pos(self.info.path, 1, 1))
         return cst.Attribute(cst.Name(base), cst.Name("language"))
 
+    def _desc_snapshot(self, name: str, desc: _Desc, pos: Pos) -> _Desc:
+        """The descriptor `name` with its base offset, and each extent or stride that reads a name the kernel
+        assigns (`T = eos - bos` of a parameter T), as locals assigned here, once: the port makes the view where
+        the descriptor is read (passes/views.py), from the values they had where it was made, whatever is
+        assigned between. Each local is named by the descriptor and part (the same in each arm converted)."""
+        assigned = _assigned_names(self._current_fn.body) | set(self.ptr_vars) | set(self.offset_names.values())
+        locals_ = self.__dict__.setdefault("desc_part_locals", {})
+
+        def snapshot(part: str, e):
+            if e is None or not any(isinstance(n, Name) and n.id in assigned for n in _model_names(e)):
+                return e
+            local = locals_.setdefault((name, part), self._fresh_arm_local(f"{name}_{part}"))
+            self.pending.append(Assign((local,), e, pos))
+            return Name(local, pos)
+        return replace(desc, base_offset=snapshot("base_offset", desc.base_offset),
+                       shape=tuple(snapshot(f"shape{i}", e) for i, e in enumerate(desc.shape)),
+                       strides=tuple(snapshot(f"stride{i}", e) for i, e in enumerate(desc.strides)))
+
     def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
         """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
@@ -3045,8 +3078,9 @@ class _TritonConverter(_Converter):
         if any(k not in values for k in keys[:4]):
             raise fail(rule.id, "`tl.make_tensor_descriptor` needs base, shape, strides and block_shape", pos)
         base = self.expr(values["base"])
-        if not (isinstance(base, _Ptr) and base.offsets is None and base.base in self.pointer_params):
-            raise fail(rule.id, "the descriptor's base must be a pointer parameter itself (not advanced)", pos)
+        if not (isinstance(base, _Ptr) and isinstance(base.base, str) and base.base in self.pointer_params):
+            raise fail(rule.id, "the descriptor's base must be a pointer parameter, or one advanced by a scalar "
+                       "offset (`A + bos * stride`)", pos)
 
         def items(key):
             v = values[key]
@@ -3065,7 +3099,7 @@ class _TritonConverter(_Converter):
                 raise fail(rule.id, "`padding_option` must be \"zero\" or \"nan\"", self.pos(v))
             padding = "padding::Zero" if v.evaluated_value == "zero" else "padding::Nan"
         return _Desc(base.base, tuple(self.expr(x) for x in shape), tuple(self.expr(x) for x in strides[:-1]),
-                     tuple(self.expr(x) for x in block), padding, pos)
+                     tuple(self.expr(x) for x in block), padding, pos, base.offsets)
 
     def _desc_access(self, desc: _Desc, method: str, node: cst.Call, pos: Pos):
         """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
@@ -3079,7 +3113,8 @@ class _TritonConverter(_Converter):
             raise fail(rule.id, f"{len(offsets)} offsets for a descriptor of rank {len(desc.block)}", pos)
         head = (Name(desc.base, pos), TupleExpr(desc.shape, pos), TupleExpr(desc.strides + (Lit(1, pos),), pos),
                 TupleExpr(offsets, pos))
-        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding))
+        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding)) + (
+            (("base_offset", desc.base_offset),) if desc.base_offset is not None else ())
         if method == "load":
             if len(node.args) != 1:
                 raise fail(rule.id, "`desc.load` takes the offsets only", pos)
@@ -3104,6 +3139,7 @@ class _TritonConverter(_Converter):
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
+        known["atomic_cas"] = ("pointer", "cmp", "val", "sem", "scope")  # (no mask: Triton's takes none)
         keys = known.get(leaf, ("pointer", "val", "mask", "sem", "scope"))
         values: dict[str, cst.BaseExpression] = {}
         for i, a in enumerate(node.args):
@@ -3125,20 +3161,34 @@ class _TritonConverter(_Converter):
             other = self.expr(other) if other is not None and not _is_none(other) else None
         elif leaf == "store":
             value = self.expr(values["value"])
-        elif leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        elif leaf not in RMW_OPS:
             raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
         memory = []
         for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
             if leaf not in ("load", "store") and key in values and not _is_none(values[key]):
-                v = values[key]
-                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
-                    raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
-                memory.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+                chosen = self._memory_choice(values[key], table, STRONGEST[key], rule.id, key)
+                if chosen is not None:
+                    memory.append((what, Op("enum", (), pos, (("value", chosen),))))
         if leaf not in ("load", "store"):
             value = self.expr(values["val"])
+        if leaf == "atomic_cas":  # the compared value rides after the stored one (ops/memory.atomic_cas)
+            value = TupleExpr((value, self.expr(values["cmp"])), pos)
         if isinstance(ptr.base, ArmBases):
             return self._arms_access(leaf, rule, ptr, mask, other, value, memory, pos)
         return self._access(leaf, rule, ptr, mask, other, value, memory, pos)
+
+    def _memory_choice(self, v: cst.BaseExpression, table: dict, strongest: str, rule: str, key: str) -> str | None:
+        """The ordering or scope marker of an atomic's `sem=` / `scope=`: a literal, or a constant known now (a
+        module constant; None: Triton's default). A constexpr parameter chosen by the launch (`sem=ATOMIC_SEM`)
+        takes the strongest marker, which every weaker choice allows (an acq_rel atomic is a correct relaxed one)."""
+        value = v.evaluated_value if isinstance(v, cst.SimpleString) else self._eval_const(v)
+        if isinstance(value, str) and value in table:
+            return table[value]
+        if isinstance(v, cst.Name) and v.value in self.const_params and value is None:
+            return strongest
+        if isinstance(v, cst.Name) and value is None and v.value in self.info.consts and self.info.consts[v.value] is None:
+            return None
+        raise fail(rule, f"`{key}=` must be one of {', '.join(sorted(table))} (a literal or a constant)", self.pos(v))
 
     def _access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos) -> Op:
         """One element access of a pointer into one base (`tl.load`, `tl.store`, an atomic), its operands converted."""
@@ -3320,8 +3370,19 @@ def _is_none_or_empty(v) -> bool:
         (isinstance(v, cst.SimpleString) and v.evaluated_value == "")
 
 
-def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
-    """The string literals `name` is compared with (`reduction == "mean"`)."""
+# keywords of Triton calls whose value is a string (an atomic's ordering and scope, a memory access's cache hints)
+STRING_KEYWORDS = ("sem", "scope", "cache_modifier", "eviction_policy")
+
+
+def _string_keyword(fn: cst.FunctionDef, name: str) -> bool:
+    """Whether `name` is passed as a string keyword of a call (`sem=ORDER`): a string constexpr."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in STRING_KEYWORDS
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
+
+
+def _string_comparands(fn: cst.FunctionDef, name: str, helpers: dict | None = None, depth: int = 4) -> set[str]:
+    """The string literals `name` is compared with (`reduction == "mean"`), in `fn` and in the @triton.jit
+    helpers it passes `name` to (`apply_activation(x, ACTIVATION)`, whose parameter is compared there)."""
     out = set()
     for n in _walk(fn.body):
         if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
@@ -3329,6 +3390,15 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
             for a, b in ((l, r), (r, l)):
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
+        if helpers and depth and isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in helpers:
+            helper = helpers[n.func.value]
+            params = [p.name.value for p in helper.params.params]
+            for i, a in enumerate(n.args):
+                if not (isinstance(a.value, cst.Name) and a.value.value == name) or a.star:
+                    continue
+                target = a.keyword.value if a.keyword is not None else params[i] if i < len(params) else None
+                if target in params:
+                    out |= _string_comparands(helper, target, helpers, depth - 1)
     return out
 
 
@@ -3471,6 +3541,21 @@ def _int_locals(fn: cst.FunctionDef) -> set[str]:
 
 def _leaf(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else func.attr.value
+
+
+def _model_names(e) -> list:
+    """The model Names an expression reads (its Ops' arguments and attrs, tuples)."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Name):
+            out.append(x)
+        elif isinstance(x, Op):
+            stack.extend(a for a in x.args if a is not None)
+            stack.extend(v for _, v in x.attrs if isinstance(v, (Name, Op, TupleExpr)))
+        elif isinstance(x, TupleExpr):
+            stack.extend(x.items)
+    return out
 
 
 def _assigned_names(body) -> set[str]:

@@ -39,6 +39,10 @@ MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
+# element-wise read-modify-writes through a pointer tile (Triton's atomics; cuTile Python's on arrays), each
+# returning the old values: (array, indices, mask, value) and, for atomic_cas, the compared value after them
+RMW_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor",
+           "atomic_cas")
 # (a cuTile Python generic whose values meet only integers in arithmetic, a count table, takes the kernel's dtypes
 # and these: passes/domains.integer_domains; its C symbol monomorphizes the launch on each)
 # and one whose elements are only converted or written takes any dtype the C ABI carries (passes/domains.py)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ..model.ir import RMW_OPS, ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
 from .infer import _walk_exprs
 
 # ops that pass their tile operands through without computing on them (the value is the same for any dtype)
 _CARRIERS = {"convert", "where", "reshape", "broadcast", "transpose", "permute", "expand_dims"}
-_RMW = {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}
+_RMW = set(RMW_OPS)
 
 
 def _computed_on(k: Kernel) -> set[str]:

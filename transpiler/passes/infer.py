@@ -19,15 +19,15 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
 from .predicates import decides
 
-ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
-              "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add", "load_advanced"}
-WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
-POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
+ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", *RMW_OPS,
+              "view_atomic_add", "load_advanced"}
+WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", *RMW_OPS}
+POINTER_OPS = {"gather", "scatter", *RMW_OPS}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 SHAPE_ONLY_OPS = {"index_none", "reshape", "expand_dims", "broadcast_to", "permute", "transpose"}
 
@@ -775,8 +775,7 @@ class Infer:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
         if isinstance(e, Name):
             return self.sources.get(e.id)
-        if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", "atomic_add", "atomic_max", "atomic_min",
-                                              "atomic_xchg") \
+        if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", *RMW_OPS) \
                 and e.ty is not None and is_generic(e.ty.dtype):
             return array_root(e.args[0])
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
