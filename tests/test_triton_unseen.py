@@ -2391,6 +2391,7 @@ def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
     ("k[(1,)](x, len(ts) / 2)", "f32"),  # a true division: not an int
     ("n = x.shape[0]\nn /= 2\nk[(1,)](x, n)", "f32"),  # `/=` makes a float
     ("k[(1,)](x, ts[0])", "f32"),  # not known
+    ("k[(1,)](x, 3 * 2**40)", "f32"),  # an int64 in Triton: not the port's int32
 ])
 def test_a_launch_site_passing_an_int_types_the_scalar_int32(tmp_path, launch, dtype):
     """A scalar only compared and meeting a float (`n + 0.0`): float32 unless a launch site passes an int
@@ -2455,3 +2456,20 @@ def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args,
     call = rust[rust.index("atomic_rmw_tko("):]
     call = call[:call.index(")")]
     assert "atomic::Or" in call and order in call and scope in call, call
+
+
+def test_an_address_passed_as_a_scalar_argument_is_refused_saying_why(tmp_path):
+    """`w_ptr.to(tl.int64).to(tl.pointer_type(tl.float32))` of an address passed as a Python int (int64 in
+    Triton): the port's scalars are int32 or float32 (as float32 the address was silently garbage; as int32 every
+    real address is refused at launch), so the kernel is refused with the reason."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        w_addr = w_ptr.to(tl.int64)
+        w = w_addr.to(tl.pointer_type(tl.float32))
+        i = tl.arange(0, BLOCK)
+        tl.store(out_ptr + i, tl.load(w + i, mask=i < n, other=0.0), mask=i < n)
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "unsupported" and any("address passed as a scalar argument" in d.message
+                                              for d in kr.diagnostics), [d.text() for d in kr.diagnostics]

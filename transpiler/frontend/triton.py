@@ -3462,11 +3462,20 @@ _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modu
 _INT_AUG_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.FloorDivideAssign, cst.ModuloAssign)
 
 
+def _fits_i32(e: cst.BaseExpression) -> bool:
+    """Not a literal int (or power of literals) past int32, which Triton types int64."""
+    try:
+        v = eval(compile(cst.Module([]).code_for_node(e), "<default>", "eval"), {"__builtins__": {}}, {})
+    except Exception:  # noqa: BLE001 - not a literal expression: not known to be large
+        return True
+    return not isinstance(v, int) or -2**31 <= v < 2**31
+
+
 def _int_valued(e: cst.BaseExpression, ints: set[str]) -> bool:
     """A host expression whose value is a Python int: an int literal, `x.shape[i]`, `x.stride(0)`, `x.numel()`,
     `len(...)`, `triton.cdiv(...)`, `max`/`min` and integer arithmetic of those, or a name in `ints`."""
     if isinstance(e, cst.Integer):
-        return True
+        return _fits_i32(e)
     if isinstance(e, cst.Name):
         return e.value in ints
     if isinstance(e, cst.Subscript):  # `x.shape[-1]`, `x.stride()[0]`
@@ -3499,7 +3508,10 @@ def _int_locals(fn: cst.FunctionDef) -> set[str]:
     binds: dict[str, list] = {}
     for p in fn.params.params:
         ann = p.annotation.annotation if p.annotation else None
-        binds.setdefault(p.name.value, []).append("int" if isinstance(ann, cst.Name) and ann.value == "int" else None)
+        # (a default past int32, `row_hi: int = 2**62`, is an int64 in Triton: not one the port's i32 takes)
+        big = p.default is not None and not _fits_i32(p.default)
+        binds.setdefault(p.name.value, []).append(
+            "int" if isinstance(ann, cst.Name) and ann.value == "int" and not big else None)
     for node in _walk(fn.body):
         if isinstance(node, cst.Assign):
             for t in node.targets:

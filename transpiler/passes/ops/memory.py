@@ -523,6 +523,21 @@ def _address(infer: Infer, e: Op) -> Op:
     type: an integer array the address is loaded from is made int64 (Triton casts only 64-bit integers to
     pointers; the host fills the table with `t.data_ptr()` values)."""
     ptr = e.args[0]
+    src = ptr.args[0]
+    for _ in range(16):  # through conversions and locals assigned once (`w_addr = w_ptr.to(tl.int64)`)
+        if isinstance(src, Op) and src.op == "astype":
+            src = src.args[0]
+        elif isinstance(src, Name) and src.id in infer.single_defs:
+            src = infer.single_defs[src.id]
+        else:
+            break
+    scalar = infer.k.param(src.id) if isinstance(src, Name) else None
+    if scalar is not None and scalar.kind == "scalar":
+        # `w_ptr.to(tl.int64).to(tl.pointer_type(...))` of an address passed as a Python int: Triton types it
+        # int64; the port's scalar arguments are int32 or float32, which hold no address
+        raise fail(ptr.rule, f"`{src.id}` is an address passed as a scalar argument (an int64 in Triton): the port's "
+                   "scalar arguments are int32 or float32; pass the tensor itself (or a table of addresses as an "
+                   "int64 tensor) instead", ptr.pos)
     addr = infer.expr(ptr.args[0])
     if not isinstance(addr.ty, TileTy):
         raise fail(ptr.rule, "the address of a loaded pointer must be an int64 value", ptr.pos)
