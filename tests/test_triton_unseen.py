@@ -42,6 +42,8 @@ def _translated_copy(tmp_path: Path, fixture: str, text: str | None = None):
 
 
 @requires_toolchain
+
+
 def test_unseen_fixture_kernels_translate_and_compile(tmp_path):
     """Every fixture kernel translates, and its Rust compiles (a CT007 here is a bug of ours)."""
     result, _ = run([FIXTURES], tmp_path / "out", use_cache=False, compile_check="on")
@@ -57,6 +59,8 @@ _SUFFIXES = ["_stride0", "_stride1", "_shape0", "_shape1", "_stride0_", "_base",
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scalar=st.sampled_from(_SUFFIXES), local=st.sampled_from(_SUFFIXES), ptr=st.sampled_from(["src", "x_ptr", "a"]))
+
+
 def test_derived_names_never_collide_with_the_kernels_own(tmp_path, scalar, local, ptr):
     """A scalar parameter and a local named like a pointer's derived names (`src_stride0`, `src_view`, ...):
     the entry binds each parameter name once, no local rebinds a parameter, and the C symbol labels the
@@ -801,6 +805,8 @@ def test_a_binding_one_arm_made_is_never_chosen_from(tmp_path):
     # a pointer parameter rebound to a value in an arm: after the `if`, pointer or value depending on the path
     ("    if n > 0:\n        x_ptr = tl.load(x_ptr)\n    tl.store(y_ptr, x_ptr)", "assigned a non-pointer value"),
 ])
+
+
 def test_pointer_choices_the_port_refuses(tmp_path, body, words):
     path = tmp_path / "k.py"
     path.write_text(HEAD + "@triton.jit\ndef k(x_ptr, z_ptr, y_ptr, n):\n" + body + "\n")
@@ -960,6 +966,8 @@ def test_a_constexpr_if_on_a_local_constexpr_has_predicates_over_the_constants(t
 
 _INT_DOT = """
 @triton.jit
+
+
 def k(a_ptr, b_ptr, c_ptr, K, B: tl.constexpr):
     r = tl.arange(0, B)
     acc = tl.zeros((B, B), dtype=tl.int32)
@@ -978,6 +986,8 @@ def _arrays(kr) -> dict[str, str]:
 @pytest.mark.parametrize("dot", ["acc += tl.dot(a, b)", "acc = tl.dot(a, b, acc, out_dtype=tl.int32)",
                                  "acc += tl.dot(a, b, out_dtype=tl.int32)",
                                  "if k0 > 0:\n            acc += tl.dot(a, b)"])
+
+
 def test_an_int32_dot_takes_int8_operands(tmp_path, dot):
     """A dot of pointers' elements that must be int32 (an int32 accumulator carried through the loop or an `if`,
     or `out_dtype=tl.int32`): Triton compiles it only where the pointers hold int8 (a float dot is float32, and
@@ -1005,6 +1015,8 @@ def test_a_float_dot_into_a_float_accumulator_keeps_the_float_dtypes(tmp_path):
     ("acc += tl.dot(a.to(tl.int16), b.to(tl.int16))", "int8 as its only integer operand type"),
     ("acc += tl.dot(a, b).to(tl.float32)", "changes type inside the loop"),
 ])
+
+
 def test_integer_dots_triton_refuses_are_refused_at_their_line(tmp_path, dot, words):
     path = tmp_path / "bad.py"
     path.write_text(HEAD + _INT_DOT.replace("DOT", dot))
@@ -1099,6 +1111,8 @@ def test_pointer_casts_and_loaded_pointers(tmp_path):
         tl.store(out_ptr, acc)
     """, "CT100", "keeps one base"),
 ])
+
+
 def test_pointer_casts_the_port_refuses(tmp_path, body, code, words):
     failures, results = _diagnostics(tmp_path, body)
     diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
@@ -1133,6 +1147,8 @@ def test_a_helper_recasts_its_pointer_argument(tmp_path):
 # -------------------------------------------------------------------------------------- numbers of the fixtures
 
 @requires_toolchain
+
+
 def test_fixtures_with_reference_cases_match_triton_by_their_numbers(tmp_path):
     """Every fixture of tests/fixtures/triton_unseen that has reference cases (tools/triton_reference.py, Triton's
     interpreter) is ported, built, compiled to Tile IR and interpreted on each case by verify: every case
@@ -1161,6 +1177,8 @@ def test_fixtures_with_reference_cases_match_triton_by_their_numbers(tmp_path):
 
 
 @pytest.mark.parametrize("op, on_bits, on_negative", [("atomic_max", "Max", "Umin"), ("atomic_min", "Min", "Umax")])
+
+
 def test_a_float_atomic_extremum_is_two_integer_atomics_as_triton_lowers_it(tmp_path, op, on_bits, on_negative):
     """`tl.atomic_max` / `tl.atomic_min` of floats: Triton 3.6 (language/semantic.py) runs a signed atomic on the
     int32 view where the value's sign bit is clear and the unsigned opposite on the uint32 view where it is set;
@@ -1240,6 +1258,8 @@ def test_a_local_named_like_a_module_function_is_the_local_unless_the_kernel_cal
 
 
 @requires_toolchain
+
+
 def test_helpers_called_through_a_module_of_the_package(tmp_path):
     """`from pkg import lang` / `from . import lang as L`, then `lang.program_id(0)` and `L.load_scaled(ptrs, ...)`:
     the helpers of that module are inlined as directly imported ones are (a pointer passed through included), and
@@ -1265,6 +1285,8 @@ def test_helpers_called_through_a_module_of_the_package(tmp_path):
     ('version.parse(triton.__version__) < version.parse("3.10")', "0.5"),  # numeric, not string, order
     ('Version(triton.__version__) >= Version("3.7")', "0.25"),
 ])
+
+
 def test_module_level_triton_version_tests_are_decided_for_3_6(tmp_path, test, taken):
     """`if version.parse(triton.__version__) >= version.parse("3.0.0"):` around two definitions of a helper (a
     library supporting several Triton versions): decided for Triton 3.6, the version the port targets; the arm
@@ -1369,6 +1391,8 @@ def test_a_bitcast_of_loaded_words_fixes_only_their_pointers_to_int32(tmp_path):
         tl.store(out_ptr + tl.arange(0, 128), tl.reshape(y, (128,)))
     """, "CT107", "rank 7"),
 ])
+
+
 def test_narrow_bitcasts_and_high_ranks_the_port_refuses(tmp_path, body, code, words):
     failures, results = _diagnostics(tmp_path, body)
     diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
@@ -1475,6 +1499,8 @@ def test_a_name_defined_and_read_under_one_flag_is_declared_before_its_if(tmp_pa
     # false one refused), never one entry reading the declaration's zero
     ("    if USE_G:\n        y = y * s\n    y = y + s\n", True),
 ])
+
+
 def test_a_name_is_declared_before_its_if_only_where_every_read_is_under_its_flag(tmp_path, read, split):
     body = ("@triton.jit\ndef k(x_ptr, g_ptr, y_ptr, USE_G: tl.constexpr, USE_H: tl.constexpr, BLOCK: tl.constexpr):\n"
             "    offs = tl.arange(0, BLOCK)\n"
@@ -1522,6 +1548,8 @@ def test_a_dot_of_a_loaded_tile_with_a_float32_one_makes_the_array_float32(tmp_p
 # -------------------------------------------------------------------------------------- inline PTX assembly
 
 @requires_toolchain
+
+
 def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     """tests/fixtures/triton_unseen/inline_asm.py (softplus asm built by a module function, a mov around a dot,
     lop3 / xor / shr and prmt, griddepcontrol, two outputs of float and integer instructions): ported, compiled to Tile IR and interpreted on its cases, whose
@@ -1696,6 +1724,8 @@ def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path
 
 @pytest.mark.parametrize("step, ok", [("-BS", True), ("back", True), ("-(2 * BS)", True), ("-s", False), ("0", False),
                                       ("-(BS - 1)", False)])
+
+
 def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, step, ok):
     """tests/fixtures/triton_unseen/countdown_loops.py (numbers checked against Triton's interpreter in CI): a
     helper's `range(last, -BS, -BS)` where BS is its tile size, a local bound once to such a step, a product of
@@ -1980,6 +2010,8 @@ def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(
     ("return tl.cast(dtype, x)", False),  # the parameters in another order
     ("y = x.to(dtype)\n    return y", False),
 ])
+
+
 def test_an_undecided_arm_forwarding_to_the_other_arms_function_is_that_function(tmp_path, forwarder, ported):
     """`to_dtype = tl.cast` in one arm of an `if` the tool cannot decide, `def to_dtype(x, dtype): return
     x.to(dtype)` in the other (unsloth's triton_cast, behind a Version test of another package's Version): every
@@ -2054,6 +2086,8 @@ def test_a_scan_reversed_by_a_constexpr_flag_scans_each_way(tmp_path):
     (k,) = parse_file(path, "r.py").kernels
     kr = kernel_result(k, path, "r.py")
     assert kr.status == "unsupported" and "`reverse=` of a scan" in kr.diagnostics[0].message
+
+
 # -------------------------------------------------------------------------------------- dtype queries
 
 def _fixture_kernel(name: str, fixture: str = "dtype_predicates.py", text: str | None = None, tmp_path=None):
@@ -2127,6 +2161,8 @@ def test_a_helper_whose_end_an_entry_reaches_is_refused_with_that_entrys_dtypes(
     ("is_floating()", {"f16", "f32"}), ("is_standard_floating()", {"f16", "f32"}), ("is_fp32()", {"f32"}),
     ("is_bf16()", set()), ("is_int64()", {"i64"}), ("is_fp8()", set()),
 ])
+
+
 def test_each_dtype_predicate_takes_triton_s_dtypes(tmp_path, query, holds):
     """A dtype constexpr's predicate (Triton 3.6 core.dtype: int1 is unsigned, the fp8 kinds are floating but
     not standard) picks the arm per launched dtype: the entry of each of the int32/int64/float16/float32
@@ -2253,6 +2289,8 @@ from .formats import fp8_format
 
 
 @triton.jit
+
+
 def quant_kernel(x_ptr, q_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     q = tl.load(x_ptr + offs, mask=offs < n).to(FP8)
@@ -2270,6 +2308,8 @@ def quant(x, q, fmt):
     ("raise ValueError(fmt)", "FP8=fp8_format(fmt)", ["f8e4m3fn"]),
     ("raise ValueError(fmt)", "fp8_format(fmt)", ["f8e4m3fn"]),  # by position
 ])
+
+
 def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, last, arg, entries):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -2283,6 +2323,8 @@ def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, las
 
 
 @pytest.mark.parametrize("last", ["return getattr(tl, fmt)", "return"])
+
+
 def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last):
     """A return that is no dtype literal: the launch says nothing, the default float dtypes are tried, and
     Triton's own rule (a bitcast keeps the width) refuses the 16- and 32-bit ones."""
@@ -2297,6 +2339,155 @@ def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last)
         [d.text() for d in k.diagnostics]
 
 
+def _scalar_dtypes(tmp_path: Path, kernel: str) -> dict[str, str]:
+    """The scalar parameters of a scalar_typing.py kernel and the dtypes the port takes them as."""
+    from transpiler.passes.infer import classify_params
+    path = tmp_path / "scalar_typing.py"
+    path.write_text((FIXTURES / "scalar_typing.py").read_text())
+    (k,) = [k for k in parse_file(path, "scalar_typing.py").kernels if k.name == kernel]
+    return {p.name: p.dtype if p.kind == "scalar" else p.const_type for p in classify_params(k).params
+            if p.kind in ("scalar", "const")}
+
+
+@pytest.mark.parametrize("kernel, expected", [
+    # `w_in` is an offset (`tl.minimum(left + 1, w_in - 1)`) though it meets 1.0; `step` and `shift` meet a
+    # float conversion (`cols.to(tl.float32) * step + shift`), so they are floats (were int32 beside `w_in`)
+    ("resample_rows_kernel", {"n_rows": "i32", "w_in": "i32", "w_out": "i32", "step": "f32", "shift": "f32",
+                              "BLOCK": "int"}),
+    # `first = tl.where(part == 0, top_at, bottom_at)` reaches the offsets through `first * width`; `width`
+    # is only widened (`width.to(tl.int64)`); the row counts are only compared (no evidence: float32)
+    ("stack_two_kernel", {"top_rows": "f32", "bottom_rows": "f32", "top_at": "i32", "bottom_at": "i32",
+                          "width": "i32", "BLOCK": "int"}),
+    # `count` meets a float (`count + 0.0`) and is only compared, but the launch site passes `x.shape[1]`
+    ("row_mean_kernel", {"row_stride": "i32", "count": "i32", "BLOCK": "int"}),
+])
+
+
+def test_unannotated_scalars_are_typed_as_triton_types_their_arguments(tmp_path, kernel, expected):
+    """Triton types a scalar argument by its Python value: an int where it is a pointer's offset, however it
+    is reached (backwards through the arithmetic and the choices that make the offset) and whatever float it
+    meets elsewhere; an int where a launch site passes an int expression; a float where it meets a float."""
+    assert _scalar_dtypes(tmp_path, kernel) == expected
+
+
+def test_a_float_guess_for_a_constexpr_used_as_an_offset_is_an_int(tmp_path):
+    """`1.0 / C` made `C` a float constexpr (no launch literal says otherwise), but `C` is in a pointer's offsets,
+    which Triton compiles for ints only (was: TTR-LOAD 'indices must be int32 or int64, got f32')."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, C: tl.constexpr, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * C + offs, mask=offs < C, other=0.0)
+        tl.store(y_ptr + row, tl.sum(x, axis=0) * (1.0 / C))
+    """)
+    assert k.param("C").const_type == "float"  # the frontend's guess
+    assert classify_params(k).param("C").const_type == "int"
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+@pytest.mark.parametrize("kernel, pointer", [("first_of_runs_kernel", None), ("positive_ranks_kernel", None),
+                                             ("compact_kernel", "counts_ptr"), ("split_lengths_kernel", "len_ptr")])
+
+
+def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, pointer):
+    """`tl.where(i > 0, cur != prev, 0)` is int32 in Triton (a Python int is of a higher kind than int1), so its
+    scan is an offset (was: 'indices must be int32 or int64, got Tile[bool]'), as is a scan of a mask (uint32 in
+    Triton, converted to an i64 index); an offset made in a pointer's
+    element type (`tl.cumsum(keep.to(counts_ptr.dtype.element_ty))`, `tl.sum` of its loads,
+    `tl.full((), 0, len_ptr.dtype.element_ty)` divided with `//`) makes that pointer an integer one (i32 or i64,
+    computed in i64) (was: 'got Tile[E3]', '`truncdiv` of E operands')."""
+    text = (FIXTURES / "scalar_typing.py").read_text()
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    (k,) = [k for k in parse_file(path, "k.py").kernels if k.name == kernel]
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    if pointer:
+        (v,) = translate_kernel(k)  # (a generic of either width, not fixed to one)
+        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64"), v.param(pointer)
+
+
+def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
+    """A mask loaded from a torch.bool tensor is int1 in Triton (which compiles a masked load or store only with an
+    int1 mask); the port types that pointer as an integer one, so the mask is its `!= 0` (was: '`mask` must be a
+    boolean tile'). A mask of a float stays refused (Triton refuses it too)."""
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "bool_mask.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    (v,) = translate_kernel(k)
+    assert v.param("valid_ptr").domain == ("i32", "i64")
+    from transpiler.model.dump import dump_kernel
+    # (the load is widened to i64; `valid & (i < n)` is their bitand, its truth `!= 0`)
+    assert re.search(r"scatter\(%x_ptr[^\n]*\), cmp\(bitand\(%valid[^\n]*pred='!='", dump_kernel(v)), dump_kernel(v)
+    (bad,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, 0.0, mask=i * 0.5)
+    """, "bad.py")
+    kr = kernel_result(bad, tmp_path / "bad.py", "bad.py")
+    assert kr.status == "unsupported" and any("must be a boolean tile" in d.message for d in kr.diagnostics)
+
+
+@pytest.mark.parametrize("launch, dtype", [
+    ("k[(1,)](x, x.shape[-1] * 2)", "i32"),
+    ("n = x.stride(0)\nk[(1,)](x, n)", "i32"),
+    ("n = 1\nfor t in ts:\n    n = max(n, t.shape[0])\nk[(1,)](x, n)", "i32"),  # bound from itself too
+    ("k[(1,)](x, len(ts) / 2)", "f32"),  # a true division: not an int
+    ("n = x.shape[0]\nn /= 2\nk[(1,)](x, n)", "f32"),  # `/=` makes a float
+    ("k[(1,)](x, ts[0])", "f32"),  # not known
+    ("k[(1,)](x, 4398046511104)", "f32"),  # an int64 in Triton: not the port's int32
+])
+
+
+def test_a_launch_site_passing_an_int_types_the_scalar_int32(tmp_path, launch, dtype):
+    """A scalar only compared and meeting a float (`n + 0.0`): float32 unless a launch site passes an int
+    expression (an extent, a stride, a count, integer arithmetic of those), which Triton types int32."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr = 16):
+        i = tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, (n + 0.0) * 1.0, mask=i < n)
+    """) + "\n\ndef launch(x, ts):\n" + textwrap.indent(launch, "    ") + "\n")
+    assert classify_params(k).param("n").dtype == dtype
+
+
+def test_a_comparison_of_an_int1_value_with_a_python_int_stays_one_of_bools(tmp_path):
+    """`flag != 0` of an int1 `flag`: its truth is the same in int32, so it stays a comparison of bools (only
+    arithmetic and choices take the Python int's kind: `flag * 1` is int32)."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        flag = i < n
+        tl.store(y_ptr + i, tl.where(flag != 0, flag * 1, -1))
+    """)
+    from transpiler.model.dump import dump_kernel
+    (v,) = translate_kernel(k)
+    text = dump_kernel(v)
+    assert re.search(r"cmp\(%flag : Tile\[bool, \(BLOCK\)\], splat\(0 : bool\)", text), text
+    assert "convert(%flag : Tile[bool, (BLOCK)]) : Tile[i32, (BLOCK)]" in text, text
+
+
+def test_a_dot_precision_chosen_by_a_local_constexpr_is_an_entry_per_choice(tmp_path):
+    """`ip: tl.constexpr = "ieee" if PREC == 2 else ("tf32x3" if PREC == 1 else "tf32")` passed as
+    `input_precision=ip` (was: '`input_precision` must be one of ...'): one entry per choice, and only the "tf32"
+    one rounds its float32 operands to tf32."""
+    from transpiler.model.dump import dump_kernel
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "precision_local.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    variants = translate_kernel(k)
+    rounded = {" and ".join(v.variant.predicates): "tf32" in dump_kernel(v) for v in variants}
+    assert len(rounded) == 3 and sum(rounded.values()) == 1, rounded
+    (tf32,) = [p for p, r in rounded.items() if r]
+    assert "PREC == 2" in tf32 and "PREC == 1" in tf32 and tf32.count("not") == 2, tf32
+
+
 # -------------------------------------------------------------------------------------- atomics' ordering and scope
 
 @pytest.mark.parametrize("args, order, scope", [
@@ -2305,6 +2496,8 @@ def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last)
     ('sem="release", scope=WHERE', "ordering::Release", "scope::System"),
     ("", "ordering::AcqRel", "scope::Device"),  # Triton's defaults
 ])
+
+
 def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args, order, scope):
     rust = _rust(tmp_path, f"""
     @triton.jit
@@ -2315,6 +2508,8 @@ def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args,
     call = rust[rust.index("atomic_rmw_tko("):]
     call = call[:call.index(")")]
     assert "atomic::Or" in call and order in call and scope in call, call
+
+
 def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
     """tl.flip of a literal extent of at most 8 is cut and joined (extract, cat: no warning); of a constexpr
     extent, and every tl.sort / tl.topk, is a one-hot selection, said by a CT119 warning at the call (quadratic in
@@ -2385,6 +2580,8 @@ def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
     kr = kernel_result(k, path, "cat.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert re.search(r"= cat\(\w+, \w+, 0i32\)", "\n".join(l for v in kr.manifest["views"] for l in v["body"]))
+
+
 # ------------------------------------------------------------------------ values of another type (carried_types)
 
 def test_a_loop_variable_is_not_a_carried_value():
@@ -2553,3 +2750,20 @@ def test_a_loop_bound_loaded_through_a_tuple_assignment_makes_its_pointer_intege
     `len_ptr` a pointer of integers (Triton requires integer bounds) instead of a float `E` refused as a bound."""
     kr = _fixture_kernel("loaded_length_sum_kernel", "loop_bounds.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+def test_an_address_passed_as_a_scalar_argument_is_refused_saying_why(tmp_path):
+    """`w_ptr.to(tl.int64).to(tl.pointer_type(tl.float32))` of an address passed as a Python int (int64 in
+    Triton): the port's scalars are int32 or float32 (as float32 the address was silently garbage; as int32 every
+    real address is refused at launch), so the kernel is refused with the reason."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        w_addr = w_ptr.to(tl.int64)
+        w = w_addr.to(tl.pointer_type(tl.float32))
+        i = tl.arange(0, BLOCK)
+        tl.store(out_ptr + i, tl.load(w + i, mask=i < n, other=0.0), mask=i < n)
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "unsupported" and any("address passed as a scalar argument" in d.message
+                                              for d in kr.diagnostics), [d.text() for d in kr.diagnostics]

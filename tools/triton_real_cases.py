@@ -80,7 +80,11 @@ NO_REAL_SIZE = {
         ("pointer_sums", "chosen_rows_kernel"),
         ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"),
         ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"),
-        ("loop_bounds", "loaded_length_sum_kernel"))},
+        ("loop_bounds", "loaded_length_sum_kernel"), ("scalar_typing", "resample_rows_kernel"),
+        ("scalar_typing", "stack_two_kernel"), ("scalar_typing", "first_of_runs_kernel"),
+        ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
+        ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"),
+        ("scalar_typing", "positive_ranks_kernel"), ("precision_local", "gram_kernel"))},
     # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
     # quadratic in the extent, so a real-size case would time the emulation, not a workload)
     **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "
