@@ -42,8 +42,6 @@ def _translated_copy(tmp_path: Path, fixture: str, text: str | None = None):
 
 
 @requires_toolchain
-
-
 def test_unseen_fixture_kernels_translate_and_compile(tmp_path):
     """Every fixture kernel translates, and its Rust compiles (a CT007 here is a bug of ours)."""
     result, _ = run([FIXTURES], tmp_path / "out", use_cache=False, compile_check="on")
@@ -59,8 +57,6 @@ _SUFFIXES = ["_stride0", "_stride1", "_shape0", "_shape1", "_stride0_", "_base",
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scalar=st.sampled_from(_SUFFIXES), local=st.sampled_from(_SUFFIXES), ptr=st.sampled_from(["src", "x_ptr", "a"]))
-
-
 def test_derived_names_never_collide_with_the_kernels_own(tmp_path, scalar, local, ptr):
     """A scalar parameter and a local named like a pointer's derived names (`src_stride0`, `src_view`, ...):
     the entry binds each parameter name once, no local rebinds a parameter, and the C symbol labels the
@@ -805,8 +801,6 @@ def test_a_binding_one_arm_made_is_never_chosen_from(tmp_path):
     # a pointer parameter rebound to a value in an arm: after the `if`, pointer or value depending on the path
     ("    if n > 0:\n        x_ptr = tl.load(x_ptr)\n    tl.store(y_ptr, x_ptr)", "assigned a non-pointer value"),
 ])
-
-
 def test_pointer_choices_the_port_refuses(tmp_path, body, words):
     path = tmp_path / "k.py"
     path.write_text(HEAD + "@triton.jit\ndef k(x_ptr, z_ptr, y_ptr, n):\n" + body + "\n")
@@ -966,8 +960,6 @@ def test_a_constexpr_if_on_a_local_constexpr_has_predicates_over_the_constants(t
 
 _INT_DOT = """
 @triton.jit
-
-
 def k(a_ptr, b_ptr, c_ptr, K, B: tl.constexpr):
     r = tl.arange(0, B)
     acc = tl.zeros((B, B), dtype=tl.int32)
@@ -986,8 +978,6 @@ def _arrays(kr) -> dict[str, str]:
 @pytest.mark.parametrize("dot", ["acc += tl.dot(a, b)", "acc = tl.dot(a, b, acc, out_dtype=tl.int32)",
                                  "acc += tl.dot(a, b, out_dtype=tl.int32)",
                                  "if k0 > 0:\n            acc += tl.dot(a, b)"])
-
-
 def test_an_int32_dot_takes_int8_operands(tmp_path, dot):
     """A dot of pointers' elements that must be int32 (an int32 accumulator carried through the loop or an `if`,
     or `out_dtype=tl.int32`): Triton compiles it only where the pointers hold int8 (a float dot is float32, and
@@ -1015,8 +1005,6 @@ def test_a_float_dot_into_a_float_accumulator_keeps_the_float_dtypes(tmp_path):
     ("acc += tl.dot(a.to(tl.int16), b.to(tl.int16))", "int8 as its only integer operand type"),
     ("acc += tl.dot(a, b).to(tl.float32)", "changes type inside the loop"),
 ])
-
-
 def test_integer_dots_triton_refuses_are_refused_at_their_line(tmp_path, dot, words):
     path = tmp_path / "bad.py"
     path.write_text(HEAD + _INT_DOT.replace("DOT", dot))
@@ -1111,8 +1099,6 @@ def test_pointer_casts_and_loaded_pointers(tmp_path):
         tl.store(out_ptr, acc)
     """, "CT100", "keeps one base"),
 ])
-
-
 def test_pointer_casts_the_port_refuses(tmp_path, body, code, words):
     failures, results = _diagnostics(tmp_path, body)
     diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
@@ -1147,8 +1133,6 @@ def test_a_helper_recasts_its_pointer_argument(tmp_path):
 # -------------------------------------------------------------------------------------- numbers of the fixtures
 
 @requires_toolchain
-
-
 def test_fixtures_with_reference_cases_match_triton_by_their_numbers(tmp_path):
     """Every fixture of tests/fixtures/triton_unseen that has reference cases (tools/triton_reference.py, Triton's
     interpreter) is ported, built, compiled to Tile IR and interpreted on each case by verify: every case
@@ -1177,8 +1161,6 @@ def test_fixtures_with_reference_cases_match_triton_by_their_numbers(tmp_path):
 
 
 @pytest.mark.parametrize("op, on_bits, on_negative", [("atomic_max", "Max", "Umin"), ("atomic_min", "Min", "Umax")])
-
-
 def test_a_float_atomic_extremum_is_two_integer_atomics_as_triton_lowers_it(tmp_path, op, on_bits, on_negative):
     """`tl.atomic_max` / `tl.atomic_min` of floats: Triton 3.6 (language/semantic.py) runs a signed atomic on the
     int32 view where the value's sign bit is clear and the unsigned opposite on the uint32 view where it is set;
@@ -1258,8 +1240,6 @@ def test_a_local_named_like_a_module_function_is_the_local_unless_the_kernel_cal
 
 
 @requires_toolchain
-
-
 def test_helpers_called_through_a_module_of_the_package(tmp_path):
     """`from pkg import lang` / `from . import lang as L`, then `lang.program_id(0)` and `L.load_scaled(ptrs, ...)`:
     the helpers of that module are inlined as directly imported ones are (a pointer passed through included), and
@@ -1285,8 +1265,6 @@ def test_helpers_called_through_a_module_of_the_package(tmp_path):
     ('version.parse(triton.__version__) < version.parse("3.10")', "0.5"),  # numeric, not string, order
     ('Version(triton.__version__) >= Version("3.7")', "0.25"),
 ])
-
-
 def test_module_level_triton_version_tests_are_decided_for_3_6(tmp_path, test, taken):
     """`if version.parse(triton.__version__) >= version.parse("3.0.0"):` around two definitions of a helper (a
     library supporting several Triton versions): decided for Triton 3.6, the version the port targets; the arm
@@ -1391,8 +1369,6 @@ def test_a_bitcast_of_loaded_words_fixes_only_their_pointers_to_int32(tmp_path):
         tl.store(out_ptr + tl.arange(0, 128), tl.reshape(y, (128,)))
     """, "CT107", "rank 7"),
 ])
-
-
 def test_narrow_bitcasts_and_high_ranks_the_port_refuses(tmp_path, body, code, words):
     failures, results = _diagnostics(tmp_path, body)
     diags = list(failures.values()) or [d for kr in results for d in kr.diagnostics]
@@ -1499,8 +1475,6 @@ def test_a_name_defined_and_read_under_one_flag_is_declared_before_its_if(tmp_pa
     # false one refused), never one entry reading the declaration's zero
     ("    if USE_G:\n        y = y * s\n    y = y + s\n", True),
 ])
-
-
 def test_a_name_is_declared_before_its_if_only_where_every_read_is_under_its_flag(tmp_path, read, split):
     body = ("@triton.jit\ndef k(x_ptr, g_ptr, y_ptr, USE_G: tl.constexpr, USE_H: tl.constexpr, BLOCK: tl.constexpr):\n"
             "    offs = tl.arange(0, BLOCK)\n"
@@ -1548,8 +1522,6 @@ def test_a_dot_of_a_loaded_tile_with_a_float32_one_makes_the_array_float32(tmp_p
 # -------------------------------------------------------------------------------------- inline PTX assembly
 
 @requires_toolchain
-
-
 def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     """tests/fixtures/triton_unseen/inline_asm.py (softplus asm built by a module function, a mov around a dot,
     lop3 / xor / shr and prmt, griddepcontrol, two outputs of float and integer instructions): ported, compiled to Tile IR and interpreted on its cases, whose
@@ -1724,8 +1696,6 @@ def test_dot_precision_of_module_constants_string_constexprs_and_bf16x3(tmp_path
 
 @pytest.mark.parametrize("step, ok", [("-BS", True), ("back", True), ("-(2 * BS)", True), ("-s", False), ("0", False),
                                       ("-(BS - 1)", False)])
-
-
 def test_a_loop_counting_down_in_a_helper_needs_a_step_of_known_sign(tmp_path, step, ok):
     """tests/fixtures/triton_unseen/countdown_loops.py (numbers checked against Triton's interpreter in CI): a
     helper's `range(last, -BS, -BS)` where BS is its tile size, a local bound once to such a step, a product of
@@ -2010,8 +1980,6 @@ def test_a_name_defined_under_a_constexpr_local_is_read_where_a_flag_implies_it(
     ("return tl.cast(dtype, x)", False),  # the parameters in another order
     ("y = x.to(dtype)\n    return y", False),
 ])
-
-
 def test_an_undecided_arm_forwarding_to_the_other_arms_function_is_that_function(tmp_path, forwarder, ported):
     """`to_dtype = tl.cast` in one arm of an `if` the tool cannot decide, `def to_dtype(x, dtype): return
     x.to(dtype)` in the other (unsloth's triton_cast, behind a Version test of another package's Version): every
@@ -2086,8 +2054,6 @@ def test_a_scan_reversed_by_a_constexpr_flag_scans_each_way(tmp_path):
     (k,) = parse_file(path, "r.py").kernels
     kr = kernel_result(k, path, "r.py")
     assert kr.status == "unsupported" and "`reverse=` of a scan" in kr.diagnostics[0].message
-
-
 # -------------------------------------------------------------------------------------- dtype queries
 
 def _fixture_kernel(name: str, fixture: str = "dtype_predicates.py", text: str | None = None, tmp_path=None):
@@ -2161,8 +2127,6 @@ def test_a_helper_whose_end_an_entry_reaches_is_refused_with_that_entrys_dtypes(
     ("is_floating()", {"f16", "f32"}), ("is_standard_floating()", {"f16", "f32"}), ("is_fp32()", {"f32"}),
     ("is_bf16()", set()), ("is_int64()", {"i64"}), ("is_fp8()", set()),
 ])
-
-
 def test_each_dtype_predicate_takes_triton_s_dtypes(tmp_path, query, holds):
     """A dtype constexpr's predicate (Triton 3.6 core.dtype: int1 is unsigned, the fp8 kinds are floating but
     not standard) picks the arm per launched dtype: the entry of each of the int32/int64/float16/float32
@@ -2289,8 +2253,6 @@ from .formats import fp8_format
 
 
 @triton.jit
-
-
 def quant_kernel(x_ptr, q_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     q = tl.load(x_ptr + offs, mask=offs < n).to(FP8)
@@ -2308,8 +2270,6 @@ def quant(x, q, fmt):
     ("raise ValueError(fmt)", "FP8=fp8_format(fmt)", ["f8e4m3fn"]),
     ("raise ValueError(fmt)", "fp8_format(fmt)", ["f8e4m3fn"]),  # by position
 ])
-
-
 def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, last, arg, entries):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -2323,8 +2283,6 @@ def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, las
 
 
 @pytest.mark.parametrize("last", ["return getattr(tl, fmt)", "return"])
-
-
 def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last):
     """A return that is no dtype literal: the launch says nothing, the default float dtypes are tried, and
     Triton's own rule (a bitcast keeps the width) refuses the 16- and 32-bit ones."""
@@ -2361,8 +2319,6 @@ def _scalar_dtypes(tmp_path: Path, kernel: str) -> dict[str, str]:
     # `count` meets a float (`count + 0.0`) and is only compared, but the launch site passes `x.shape[1]`
     ("row_mean_kernel", {"row_stride": "i32", "count": "i32", "BLOCK": "int"}),
 ])
-
-
 def test_unannotated_scalars_are_typed_as_triton_types_their_arguments(tmp_path, kernel, expected):
     """Triton types a scalar argument by its Python value: an int where it is a pointer's offset, however it
     is reached (backwards through the arithmetic and the choices that make the offset) and whatever float it
@@ -2390,8 +2346,6 @@ def test_a_float_guess_for_a_constexpr_used_as_an_offset_is_an_int(tmp_path):
 
 @pytest.mark.parametrize("kernel, pointer", [("first_of_runs_kernel", None), ("positive_ranks_kernel", None),
                                              ("compact_kernel", "counts_ptr"), ("split_lengths_kernel", "len_ptr")])
-
-
 def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, pointer):
     """`tl.where(i > 0, cur != prev, 0)` is int32 in Triton (a Python int is of a higher kind than int1), so its
     scan is an offset (was: 'indices must be int32 or int64, got Tile[bool]'), as is a scan of a mask (uint32 in
@@ -2441,8 +2395,6 @@ def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
     ("k[(1,)](x, ts[0])", "f32"),  # not known
     ("k[(1,)](x, 4398046511104)", "f32"),  # an int64 in Triton: not the port's int32
 ])
-
-
 def test_a_launch_site_passing_an_int_types_the_scalar_int32(tmp_path, launch, dtype):
     """A scalar only compared and meeting a float (`n + 0.0`): float32 unless a launch site passes an int
     expression (an extent, a stride, a count, integer arithmetic of those), which Triton types int32."""
@@ -2496,8 +2448,6 @@ def test_a_dot_precision_chosen_by_a_local_constexpr_is_an_entry_per_choice(tmp_
     ('sem="release", scope=WHERE', "ordering::Release", "scope::System"),
     ("", "ordering::AcqRel", "scope::Device"),  # Triton's defaults
 ])
-
-
 def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args, order, scope):
     rust = _rust(tmp_path, f"""
     @triton.jit
@@ -2580,8 +2530,6 @@ def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
     kr = kernel_result(k, path, "cat.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert re.search(r"= cat\(\w+, \w+, 0i32\)", "\n".join(l for v in kr.manifest["views"] for l in v["body"]))
-
-
 # ------------------------------------------------------------------------ values of another type (carried_types)
 
 def test_a_loop_variable_is_not_a_carried_value():

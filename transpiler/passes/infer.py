@@ -829,7 +829,7 @@ class Infer:
         if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type in ("int", "bool"):
             return e.id, e.id
         if isinstance(e, Name) and e.id in self.derived and depth < 16:
-            return f"({self.derived[e.id]})", e.id  # a derived constant again (`BLOCK * 2`, doubled by interleave)
+            return self.derived[e.id], e.id  # a derived constant again (`BLOCK * 2`, doubled by interleave)
         if isinstance(e, Name) and e.id in self.literals:
             return self.const_int_expr(self.literals[e.id])
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
