@@ -325,10 +325,11 @@ def test_tensor_descriptors_are_views_indexed_by_tile(tmp_path):
 @pytest.mark.parametrize("old,new,line,words", [
     ("a_desc.load([off_m, k])", "a_desc.load([off_m + 1, k])", 13, "multiple of the block extent BM"),
     ("strides=[K, 1], block_shape=[BM, BK]", "strides=[1, K], block_shape=[BM, BK]", 8, "last stride must be 1"),
-    # a shape computed once outside loops is read (the view is made at the access); one assigned twice is not
-    ("    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K]",
-     "    kk = K * 2\n    kk = kk + 1\n    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, kk]", 10,
-     "assigned once outside loops"),
+    # a shape the kernel computes is kept where the descriptor is made (the view is made at the access from it);
+    # a descriptor made in a loop is not (its value at the access is another iteration's)
+    ("        a = a_desc.load([off_m, k])",
+     "        b_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, k + BK], strides=[K, 1], block_shape=[BM, BK])\n"
+     "        a = b_desc.load([off_m, k])", 13, "assigned once outside loops"),
 ])
 def test_descriptor_accesses_the_port_cannot_prove_are_refused_at_their_position(tmp_path, old, new, line, words):
     src = tmp_path / "k.py"
@@ -339,6 +340,16 @@ def test_descriptor_accesses_the_port_cannot_prove_are_refused_at_their_position
     assert kr.status == "unsupported"
     d = kr.diagnostics[0]
     assert d.code == "TTR-DESC" and words in d.message and d.pos.line == line, (d.code, d.message, d.pos)
+
+
+def test_a_descriptor_shape_assigned_twice_before_it_is_made_takes_its_value_there(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent(DESC.replace(
+        "    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K]",
+        "    kk = K * 2\n    kk = kk + 1\n    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, kk]", 1)))
+    result, _ = run([src], tmp_path / "out")
+    (kr,) = result.kernels
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
 
 
 def test_dot_out_dtype_is_the_type_it_accumulates_in(tmp_path):
