@@ -706,6 +706,12 @@ class Lowerer:
                 name = self.tmp("c")
                 self.emit(f"let {name}: u32 = tile_to_scalar({self.u32_const(e, ())});")
                 return name
+            if dt in ("i64", "u64") and not isinstance(e.value, float) and not -2**31 <= int(e.value) < 2**31:
+                # a 64-bit scalar beyond i32 (`offset & 0xFFFFFFFF` of an i64): no literal outside a constant's value
+                # (_int_lit), so the rank-0 constant tile's value, which the JIT reads at 64 bits
+                name = self.tmp("c")
+                self.emit(f"let {name}: {dt} = tile_to_scalar(constant({_int_lit(e, dt, in_constant=True)}, shape![]));")
+                return name
             return _int_lit(e, dt)
         if dt in ("f32", "f64"):
             lit = _float_lit(float(e.value), wide=dt == "f64")
@@ -1685,6 +1691,11 @@ def _int_lit(e: Lit, dt: str, in_constant: bool = False) -> str:
     if not lo <= v <= hi:
         raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
                    "too); use a wider dtype or a constant that fits", e.pos)
+    if in_constant and dt == "u64" and v >= 2**63:
+        # the JIT parses a constant's digits as an i64 for a u64 tile (compile_expression.rs encode_literal_bytes,
+        # `unwrap_or(0)`): past i64::MAX it would silently be 0
+        raise fail("CT121", f"the u64 constant {v} has no Rust form: cuTile Rust 0.5.0 reads a u64 constant's digits "
+                   "as an i64 and takes 0 for one past i64::MAX; write it as an int64 constant and bitcast", e.pos)
     if not -2**31 <= v < 2**31 and not in_constant:
         # (a u32 one is written as its int32 bits, bitcast: Lowering.u32_const)
         raise fail("CT121", f"the {dt} constant {v} has no Rust form: cuTile Rust 0.5.0 reads every integer literal "

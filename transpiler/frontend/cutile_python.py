@@ -105,6 +105,12 @@ class ModuleInfo:
     # Triton: a function alias chosen at import by environment variables (`exp = tl.exp` in the arm
     # `os.environ.get("FAST", "0") == "1"` does not take): alias name -> the variables, decided by their defaults
     configured_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Triton: a name ported by an assumption about a value chosen at import that the port cannot compute (a
+    # libdevice shim, rules/triton_compat.toml): name -> the assumption, said in a CT119 warning where it is used
+    assumed: dict[str, str] = field(default_factory=dict)
+    # Triton: jit functions under a decorator that returns them unchanged (a same-name substitute the Triton
+    # module lacks: triton._TritonConverter._scan_substituted_helpers)
+    decorator_keeps: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -529,7 +535,7 @@ class _Converter:
         (module_config.py); a `try` its body."""
         self.config_names: dict[str, object] = {}
         self.top_statements: list[cst.CSTNode] = []
-        for stmt in taken_statements(module.body, self._config_test):
+        for stmt in taken_statements(module.body, self._config_test, self._tried):
             self.top_statements.append(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -785,6 +791,10 @@ class _Converter:
 
     def _has_attr(self, module: str, name: str) -> bool | None:
         """`hasattr(module, name)` in the language the port targets (None: not known here)."""
+        return None
+
+    def _tried(self, stmt: cst.Try) -> tuple | None:
+        """The statements a module-level `try` runs in the language the port targets (None: its body)."""
         return None
 
     def config_of(self, name: str) -> object:

@@ -193,17 +193,20 @@ def returned_expression(fn: cst.FunctionDef, dotted: Callable[[cst.BaseExpressio
     return None
 
 
-def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> Iterator[cst.CSTNode]:
+def taken_statements(body, decide: Callable[[cst.BaseExpression], object],
+                     tried: Callable[[cst.Try], tuple | None] = lambda stmt: None) -> Iterator[cst.CSTNode]:
     """The module's top-level statements with each decided `if` replaced by the statements of its taken arm
-    (recursively) and each `try` by its body; an undecided `if` is left out. `decide` gives a test's value
+    (recursively) and each `try` by the statements it runs (`tried`: module_try.py decides them for the Triton
+    the port targets), else by its body; an undecided `if` is left out. `decide` gives a test's value
     (UNDECIDED when it cannot be decided)."""
     for stmt in body:
         if isinstance(stmt, cst.If):
             arm = taken_arm(stmt, decide)
             if arm is not None:
-                yield from taken_statements(arm, decide)
+                yield from taken_statements(arm, decide, tried)
         elif isinstance(stmt, cst.Try):
-            yield from taken_statements(block_statements(stmt.body), decide)
+            runs = tried(stmt)
+            yield from taken_statements(block_statements(stmt.body) if runs is None else runs, decide, tried)
         else:
             yield stmt
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,6 +51,24 @@ def triton_namespace() -> frozenset[str]:
     from ..rules import RULES_DIR
     lines = (RULES_DIR / "triton_dir_3.6.txt").read_text().splitlines()
     return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
+@functools.lru_cache(maxsize=1)
+def libdevice_shim_rule() -> tuple[frozenset[str], str]:
+    """rules/triton_compat.toml's libdevice shim: (libdevice's homes across Triton versions, the module a shim is
+    ported as)."""
+    import tomllib
+
+    from ..rules import RULES_DIR
+    data = tomllib.loads((RULES_DIR / "triton_compat.toml").read_text())["libdevice_shim"]
+    return frozenset(data["homes"]), data["ported_as"]
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """`shim` of `shim.tanh` (the name an attribute chain starts from)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 TRITON_DTYPES = {
@@ -426,6 +445,7 @@ class _TritonConverter(_Converter):
                         self._scan_small(node)
         self._scan_call_decorators(module)
         self._scan_top_level(module)
+        self._scan_libdevice_shims(module)
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
@@ -472,6 +492,7 @@ class _TritonConverter(_Converter):
         other: set[str] = set()
         arm_defs: dict[str, list[cst.FunctionDef]] = {}
         env_of: dict[str, set[str]] = {}  # alias -> the environment variables whose defaults chose it
+        assumed_of: dict[str, str] = {}  # alias -> the assumption it is ported by (a libdevice shim's)
 
         def visit(stmts, in_arm: bool = False, env: tuple[str, ...] = ()) -> None:
             for st in stmts:
@@ -484,6 +505,8 @@ class _TritonConverter(_Converter):
                         visit((st.orelse,), True)
                     elif isinstance(st.orelse, cst.Else):
                         visit(block_statements(st.orelse.body), True)
+                elif isinstance(st, cst.Try) and (runs := self._tried(st)) is not None:
+                    visit(runs, in_arm, env)  # decided for Triton 3.6 (module_try.py): what runs
                 elif isinstance(st, cst.Try):
                     visit(block_statements(st.body), in_arm)
                     for part in (*st.handlers, st.orelse, st.finalbody):
@@ -505,6 +528,9 @@ class _TritonConverter(_Converter):
                             if chosen is not None:
                                 found.setdefault(t.value, []).append(self.dotted(chosen[0]))
                                 env_of.setdefault(t.value, set()).update(env + chosen[1])
+                                root = _root_name(chosen[0])
+                                if root in self.info.assumed:  # `tanh = shim.tanh`: the shim's assumption
+                                    assumed_of[t.value] = self.info.assumed[root]
                             else:
                                 other.add(t.value)
         visit(module.body)
@@ -515,15 +541,174 @@ class _TritonConverter(_Converter):
                 continue
             targets = [t for t in targets if not (t and t.startswith(vendors))]
             rules = [self.rules.lookup(t) if t else None for t in targets]
-            if not (targets and None not in rules and len({r.id for r in rules}) == 1):
+            # one Triton function named by every binding, ported or refused with its reason (REFUSED)
+            one_refused = len(set(targets)) == 1 and targets[0] in REFUSED and not arm_defs.get(name)
+            if not (targets and None not in rules and len({r.id for r in rules}) == 1) and not one_refused:
                 continue
             defs = arm_defs.get(name, [])
             if not defs:
                 self.info.aliases[name] = sorted(targets)[0]
                 if env_of.get(name):
                     self.info.configured_by[name] = tuple(sorted(env_of[name]))
+                if name in assumed_of:
+                    self.info.assumed[name] = assumed_of[name]
             elif len(defs) == 1 and self._forwards_to(defs[0], rules[0]):
                 self.arm_helpers[name] = defs[0]
+
+    def _tried(self, stmt: cst.Try) -> tuple | None:
+        """The statements a module-level `try` runs under Triton 3.6 (module_try.py), None where not decided."""
+        from .module_try import tried_statements
+        return tried_statements(stmt, self.dotted)
+
+    def _undecided_tries(self, stmts) -> Iterator[cst.Try]:
+        """The module-level `try` statements the module runs (through decided `if`s and `try`s) that module_try.py
+        cannot decide."""
+        from .blocks import block_statements
+        from .module_config import taken_arm
+        for st in stmts:
+            if isinstance(st, cst.If) and (arm := taken_arm(st, self._config_test)) is not None:
+                yield from self._undecided_tries(arm)
+            elif isinstance(st, cst.Try):
+                runs = self._tried(st)
+                if runs is None:
+                    yield st
+                yield from self._undecided_tries(block_statements(st.body) if runs is None else runs)
+
+    def _scan_libdevice_shims(self, module: cst.Module) -> None:
+        """`try: shim = backend.get_math_module() / except ImportError: shim = triton.language.extra.libdevice`
+        (fallbacks of older Triton versions nested in the handler): a name the try body binds by the library's
+        own code and every handler binds to a libdevice home of some Triton version (rules/triton_compat.toml) is
+        libdevice, by the assumption that the vendor query gives NVIDIA's (said in a CT119 warning where used).
+        A name any handler binds to anything else, or that the module binds elsewhere, stays unknown."""
+        from .blocks import block_statements
+        from .module_try import bound_values
+        homes, ported_as = libdevice_shim_rule()
+        for st in self._undecided_tries(module.body):
+            body = list(block_statements(st.body))
+            for stmt in body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                            and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call)):
+                        continue
+                    name = small.targets[0].target.value
+                    handlers = [h for part in (*st.handlers, st.orelse) if part is not None
+                                for h in block_statements(part.body)]
+                    candidates = bound_values(handlers, name)
+                    everywhere = bound_values(module.body, name)
+                    if not candidates or len(everywhere) != len(candidates) + 1 \
+                            or not all(self._bound_module(c, name) in homes for c in candidates):
+                        continue
+                    self.info.aliases[name] = ported_as
+                    self.info.assumed[name] = (
+                        f"`{name}` is taken as Triton's libdevice (`{ported_as}`): its module binds it at import by "
+                        f"`{_code(small.value).strip()}` ({self.info.path}:{self.pos(small).line}), which the port "
+                        "cannot evaluate, and else to libdevice of one Triton version or another; the port assumes "
+                        "the call gives NVIDIA's libdevice (the functions mean the same in every libdevice)")
+
+    def _inline(self, fn: cst.FunctionDef, call: cst.Call, bound: list | None, pos: Pos, as_stmt: bool) -> Expr:
+        foreign = [d for d in self._foreign_decorators(fn, list(fn.decorators))
+                   if fn.name.value not in self.info.decorator_keeps]
+        if foreign:
+            raise fail("CT112", f"helper `{fn.name.value}` is wrapped by `@{_code(foreign[0].decorator).strip()}` "
+                       "above `@triton.jit`: the decorator receives the function at import and may return another "
+                       "one, which the port cannot tell; call the function the decorator chooses directly (or "
+                       "remove the decorator)", pos)
+        return super()._inline(fn, call, bound, pos, as_stmt)
+
+    def _foreign_decorators(self, fn: cst.FunctionDef, decorators: list | None = None) -> list[cst.Decorator]:
+        """The decorators above a jit function's `@triton.jit` that are no launcher wrapper (autotune, heuristics,
+        a library's autotuner): each receives the JITFunction and may return anything."""
+        decorators = self._decorators(fn) if decorators is None else decorators
+        above = decorators[:next((i for i, d in enumerate(decorators) if self._jit_target(d)), 0)]
+        wrappers = self._wrappers(fn)
+        return [d for d in above if d not in wrappers]
+
+    def _scan_substituted_helpers(self) -> None:
+        """`@use_math_module @triton.jit def div_rn(x, y): ...`: a decorator that returns the function of the same
+        name of a Triton module where the module has one (`getattr(module, fn.__name__, fn)`, also through the
+        package's functions it calls: _substitute_module), else the function itself. Decided for Triton 3.6's
+        modules: the name is that module's function (an alias; a libdevice shim's assumption goes with it), or
+        the helper it is (`decorator_keeps`). A helper under any other decorator is refused where it is called
+        (CT112: what the decorator returns is not known)."""
+        from .module_try import triton_modules
+        for name, fn in list(getattr(self, "jit_functions", {}).items()):
+            if not any(fn is t for t in getattr(self, "top_statements", ())):
+                continue
+            foreign = self._foreign_decorators(fn)
+            if len(foreign) != 1 or not isinstance(foreign[0].decorator, cst.Name):
+                continue
+            found = self._substitute_module(foreign[0].decorator.value)
+            if found is None:
+                continue
+            module, assumed = found
+            has = triton_modules().attribute(module, name)
+            if has is False:
+                self.info.decorator_keeps.add(name)
+            elif has:
+                self.info.aliases[name] = f"{module}.{name}"
+                for table in (self.info.helpers, self.info.kernels, self.jit_functions):
+                    table.pop(name, None)
+                if assumed:
+                    self.info.assumed[name] = assumed
+
+    def _substitute_module(self, decorator: str) -> tuple[str, str | None] | None:
+        """(the Triton module, the assumption it is known by) where the module-level function `decorator` (of this
+        module or imported from the package) returns a module's function of its argument's name; else None."""
+        fn, conv = self._module_function(decorator), self
+        if fn is None and (home := self._imported_home(decorator)) is not None and isinstance(home[0], _TritonConverter):
+            conv, fn = home[0], home[0]._module_function(home[1])
+        if fn is None or len(fn.params.params) != 1:
+            return None
+        return conv._substitute_in(fn, {}, 0)
+
+    def _substitute_in(self, fn: cst.FunctionDef, bound: dict[str, tuple[str, str | None]], depth: int):
+        """_substitute_module's search of fn's body: `getattr(M, <the argument's __name__>, ...)` with M a Triton
+        module (a module-level name of this module, or a parameter `bound` to one by the call that got here),
+        also inside the package functions fn calls with such a module (`use_backend(shim)(fn)`, 3 deep)."""
+        from .module_try import triton_modules
+        modules = triton_modules().modules
+
+        def module_of(node: cst.BaseExpression) -> tuple[str, str | None] | None:
+            if not isinstance(node, cst.Name):
+                return None
+            if node.value in bound:
+                return bound[node.value]
+            d = self.dotted(node)
+            return (d, self.info.assumed.get(node.value)) if d in modules else None
+
+        names_of = {t.target.value for n in _walk(fn) if isinstance(n, cst.Assign) for t in n.targets
+                    if isinstance(t.target, cst.Name) and isinstance(n.value, cst.Attribute)
+                    and n.value.attr.value == "__name__"}
+        for n in _walk(fn):
+            if not isinstance(n, cst.Call) or not isinstance(n.func, cst.Name) or any(a.keyword or a.star for a in n.args):
+                continue
+            if self.dotted(n.func) in ("getattr", "builtins.getattr") and len(n.args) in (2, 3):
+                key = n.args[1].value
+                if (isinstance(key, cst.Attribute) and key.attr.value == "__name__") or \
+                        (isinstance(key, cst.Name) and key.value in names_of):
+                    found = module_of(n.args[0].value)
+                    if found is not None:
+                        return found
+            inner = self._module_function(n.func.value) if depth < 3 else None
+            if inner is not None and len(inner.params.params) == len(n.args):
+                passed = {p.name.value: m for p, a in zip(inner.params.params, n.args)
+                          if (m := module_of(a.value)) is not None}
+                if passed and (found := self._substitute_in(inner, passed, depth + 1)) is not None:
+                    return found
+        return None
+
+    def _bound_module(self, node: cst.CSTNode, name: str) -> str | None:
+        """The dotted module a binding of `name` (bound_values) names: `x = triton.language.math`,
+        `import triton.language.math as x`, `from triton.language.extra import libdevice as x`."""
+        from .module_try import _name_text
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self.dotted(node)
+        if isinstance(node, cst.Import):
+            return next((_name_text(a.name) for a in node.names if a.asname and a.asname.name.value == name), None)
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+            return next((f"{_name_text(node.module)}.{_name_text(a.name)}" for a in node.names
+                         if (a.asname.name.value if a.asname else _name_text(a.name)) == name), None)
+        return None
 
     def _configured_function(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
         """The function a module-level assignment names, and the environment variables that chose it: a name or
@@ -661,16 +846,24 @@ class _TritonConverter(_Converter):
                 if isinstance(found, (bool, int, float)) and not isinstance(found, _DtypeName):
                     self.info.consts[target.value] = found
                     getattr(self, "config_names", {}).pop(target.value, None)
-        # a sibling module's alias of a Triton function (`from .utils import fast_tanh`)
+        # a sibling module's alias of a Triton function (`from .utils import fast_tanh`) or libdevice shim
+        shims_imported = False
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
             for name, local in names if home is not None else ():
                 alias = home.info.aliases.get(name, "")
-                if alias.startswith(f"{TL}.") and self.rules.lookup(alias) is not None \
+                if alias.startswith(f"{TL}.") and (self.rules.lookup(alias) is not None or alias in REFUSED
+                                                   or name in home.info.assumed) \
                         and local not in self.info.helpers:
                     self.info.aliases[local] = alias
                     if name in home.info.configured_by:
                         self.info.configured_by[local] = home.info.configured_by[name]
+                    if name in home.info.assumed:  # a libdevice shim (or an alias of its function)
+                        self.info.assumed[local] = home.info.assumed[name]
+                        shims_imported = True
+        if shims_imported:  # `tanh = shim.tanh` names a Triton function now that `shim` is known
+            self._scan_function_aliases(module)
+        self._scan_substituted_helpers()
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -903,6 +1096,7 @@ class _TritonConverter(_Converter):
 
     def _kernel(self, fn: cst.FunctionDef):
         self.configured_uses: dict[tuple[str, str], tuple] = {}  # see _note_configured
+        self.assumed_uses: dict[tuple[str, str], tuple] = {}  # (module, name) -> (ModuleInfo.assumed's text, pos)
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         # a kernel-level pointer name rebound to another tensor (`p_dq = dq2 + ...` after `p_dq = dq + ...`): its
         # model name from then on (each binding its own offsets local); names an `if` rebinds on one path only
@@ -998,6 +1192,7 @@ class _TritonConverter(_Converter):
                        "strict=True); its tuning configurations, if any, are not read", self.pos(d))
                       for d in getattr(self, "host_decorators", ()))
         notes += self._configured_notes()
+        notes += tuple(("CT119", text, pos) for _, (text, pos) in sorted(self.__dict__.get("assumed_uses", {}).items()))
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
                     notes=notes)
@@ -2047,6 +2242,8 @@ class _TritonConverter(_Converter):
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.info.configured_by:
             self._note_configured(func.value, pos)
+        if (root := _root_name(func)) in self.info.assumed and root not in self.kernel_locals:
+            self.__dict__.setdefault("assumed_uses", {}).setdefault((self.info.path, self.info.assumed[root]), (self.info.assumed[root], pos))
         if (fn_param := self._optional_function_param(func)) is not None:
             # `SCORE_MOD(qk, ...)` under `if SCORE_MOD is not None:`: a function passed as a constexpr has no port
             # (its body is the caller's, unknown here); the variant that calls it has no entry, and a launch
