@@ -2356,6 +2356,8 @@ class _TritonConverter(_Converter):
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
         if _libdevice_name(d) in LIBDEVICE_RN:
             return self._libdevice_rn(_libdevice_name(d), node, pos)
+        if _libdevice_name(d) == "pow":
+            return self._libdevice_powi(node, pos)
         if _math_name(d) in ("div_rn", "trunc", "round", "rint", "nearbyint") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
@@ -2643,6 +2645,35 @@ class _TritonConverter(_Converter):
             raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
                        pos)
         return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
+
+    def _libdevice_powi(self, node: cst.Call, pos: Pos) -> Expr:
+        """`libdevice.pow(x, n)` with n a Python int (an int32 operand, so Triton calls __nv_powif on float32,
+        __nv_powi on float64): libdevice's square-and-multiply, r = 1; per bit of n from the lowest: r = r * x where
+        the bit is set, then x = x * x, each multiplication mul.rn (ftz on float32: libdevice's __CUDA_FTZ arm),
+        unrolled here for n known (1 * x included: it flushes a subnormal x as libdevice does). A float exponent
+        (__nv_powf's log/exp sequence), a run-time one (a loop over its bits) or a negative one (1 / r) is refused."""
+        rule = "TTR-LIBDEVICE-RN"
+        exponent = _arg(node, 1, "arg1")
+        n = self._eval_const(exponent) if exponent is not None else None
+        if not (type(n) is int and 1 <= n < 2**31) or len(node.args) != 2:
+            raise fail("CT101", "`libdevice.pow` is ported for a literal integer exponent n >= 1 only (`pow(x, 2)`: "
+                       "__nv_powif's exact multiplications); a float exponent is __nv_powf, whose log2/exp2 sequence "
+                       "has no rule (cuTile Rust's pow is not libdevice's), and a run-time or negative integer one is "
+                       "not unrolled; write x * x, or tl.exp2(y * tl.log2(x)) where libdevice's last bits do not matter",
+                       pos)
+        self.rules_used.add(rule)
+        x = self.expr(_arg(node, 0, "arg0"))
+
+        def mul(a: Expr, b: Expr) -> Op:
+            return Op("libdevice_rn", (a, b), pos, (("op", "mul"), ("name", "mul_rn")), rule)
+        r: Expr = Lit(1.0, pos)
+        while True:
+            if n & 1:
+                r = mul(r, x)
+            n >>= 1
+            if n == 0:
+                return r
+            x = mul(x, x)
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
