@@ -709,8 +709,9 @@ class Lowerer:
             if dt in ("i64", "u64") and not isinstance(e.value, float) and not -2**31 <= int(e.value) < 2**31:
                 # a 64-bit scalar beyond i32 (`offset & 0xFFFFFFFF` of an i64): no literal outside a constant's value
                 # (_int_lit), so the rank-0 constant tile's value, which the JIT reads at 64 bits
-                name = self.tmp("c")
-                self.emit(f"let {name}: {dt} = tile_to_scalar(constant({_int_lit(e, dt, in_constant=True)}, shape![]));")
+                c, name = self.tmp("c"), self.tmp("c")  # (the JIT needs the constant's type: a typed `let`)
+                self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({_int_lit(e, dt, in_constant=True)}, shape![]);")
+                self.emit(f"let {name}: {dt} = tile_to_scalar({c});")
                 return name
             return _int_lit(e, dt)
         if dt in ("f32", "f64"):

@@ -438,9 +438,15 @@ class _TritonConverter(_Converter):
     def scan_module(self, module: cst.Module) -> None:
         # imports under module-level `if` / `try` (libdevice's home moved between Triton versions): every
         # branch's names are read; they name the same functions
+        # (a `try` decided for Triton 3.6, module_try.py: only what it runs, read once the plain imports are)
+        for stmt in module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    self._scan_small(small)
         for stmt in module.body:
             if isinstance(stmt, (cst.If, cst.Try)):
-                for node in _walk(stmt):
+                runs = self._tried(stmt) if isinstance(stmt, cst.Try) else None
+                for node in (n for part in ((stmt,) if runs is None else runs) for n in _walk(part)):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
         self._scan_call_decorators(module)
