@@ -1,0 +1,251 @@
+"""Version-compat idioms of Triton libraries at module level (issue 34): `try` statements decided for Triton 3.6
+(frontend/module_try.py), libdevice shims chosen by a vendor query (rules/triton_compat.toml, CT119), decorators
+that replace a jit function by a module's function of the same name, libdevice.pow of an integer exponent, and
+64-bit constants beyond int32. Numbers: tests/fixtures/triton_unseen/compat_try.py and compat_libm.py
+(tools/triton_reference.py); the package form: tests/fixtures/triton_unseen/compat_shim."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import ROOT, requires_toolchain
+from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.module_try import tried_statements, try_outcome
+from transpiler.pipeline import kernel_result, run
+
+FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"
+HEAD = "import triton\nimport triton.language as tl\n"
+ALIASES = {"tl": "triton.language", "triton": "triton"}
+
+
+def _dotted(node):
+    if isinstance(node, cst.Name):
+        return ALIASES.get(node.value, node.value)
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _try(body: str) -> cst.Try:
+    (stmt,) = cst.parse_module(textwrap.dedent(body)).body
+    return stmt
+
+
+@pytest.mark.parametrize("body, raises", [
+    ("try:\n    f = tl.uint_to_uniform_float\nexcept AttributeError:\n    pass\n", None),
+    ("try:\n    f = tl.no_such_function\nexcept AttributeError:\n    pass\n", "AttributeError"),
+    ("try:\n    from triton.language.extra.cuda.libdevice import tanh\nexcept ImportError:\n    pass\n", None),
+    ("try:\n    from triton.language.math import tanh\nexcept ImportError:\n    pass\n", "ImportError"),  # 3.x: none
+    ("try:\n    import triton.language.no_such_module\nexcept ImportError:\n    pass\n", "ModuleNotFoundError"),
+    ("try:\n    f = tl.math.tanh\nexcept AttributeError:\n    pass\n", "AttributeError"),
+])
+def test_a_try_body_is_run_in_thought_with_triton_3_6(body, raises):
+    out = try_outcome(tuple(_try(body).body.body), _dotted)
+    assert out.decided and out.raises == raises
+
+
+@pytest.mark.parametrize("body", [
+    "try:\n    shim = backend.get_module()\nexcept ImportError:\n    shim = tl.math\n",  # the library's own call
+    "try:\n    f = tl.extra.libdevice.tanh\nexcept AttributeError:\n    pass\n",  # a submodule `import triton` leaves unbound
+    "try:\n    from mylib.fast import tanh\nexcept ImportError:\n    pass\n",  # no Triton module
+])
+def test_what_triton_3_6_cannot_tell_is_not_decided(body):
+    assert tried_statements(_try(body), _dotted) is None
+
+
+def test_the_handler_that_catches_the_error_runs_after_the_statements_before_it():
+    stmt = _try("""
+    try:
+        a = 1
+        f = tl.no_such_function
+        b = 2
+    except ImportError:
+        c = 3
+    except (KeyError, AttributeError):
+        d = 4
+    finally:
+        e = 5
+    """)
+    runs = tried_statements(stmt, _dotted)
+    assert [r.body[0].targets[0].target.value for r in runs] == ["a", "d", "e"]
+    # an error no handler catches: the module fails to import, nothing is decided
+    assert tried_statements(_try("try:\n    f = tl.nope\nexcept ImportError:\n    pass\n"), _dotted) is None
+
+
+def _package(tmp_path: Path, shim_module: str, kernel: str) -> tuple[Path, Path]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "shim.py").write_text(textwrap.dedent(shim_module))
+    (pkg / "k.py").write_text(HEAD + "from pkg.shim import libm\n\n" + textwrap.dedent(kernel))
+    return pkg, pkg / "k.py"
+
+
+SHIM = """
+import triton
+from pkg import vendor
+
+try:
+    libm = vendor.math_module()
+except ImportError:
+    try:
+        libm = triton.language.extra.libdevice
+    except AttributeError:
+        libm = triton.language.math
+"""
+KERNEL = """
+tanh = libm.tanh
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, tanh(x) + libm.tanh(x))
+"""
+
+
+def test_a_libdevice_shim_is_libdevice_with_a_warning_naming_the_assumption(tmp_path):
+    pkg, path = _package(tmp_path, SHIM, KERNEL)
+    fr = parse_file(path, "pkg/k.py")
+    assert not fr.failures, [d.message for _, _, d in fr.failures]
+    (kern,) = fr.kernels
+    kr = kernel_result(kern, path, "pkg/k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (note,) = [d for d in kr.diagnostics if d.code == "CT119"]  # one per shim and kernel
+    assert "vendor.math_module()" in note.message and "shim.py:6" in note.message and note.severity == "warning"
+
+
+@pytest.mark.parametrize("other", ["pkg.fallback_math", "triton.language.extra.hip.libdevice"])
+def test_a_shim_with_a_candidate_that_is_no_libdevice_stays_unknown(tmp_path, other):
+    """A handler binding the name to a module of the library, or to another vendor's libdevice, leaves the name
+    unknown: its uses are refused (CT101), never guessed."""
+    shim = SHIM.replace("libm = triton.language.math", f"import {other} as libm")
+    pkg, path = _package(tmp_path, shim, KERNEL)
+    fr = parse_file(path, "pkg/k.py")
+    ((name, _, diag),) = fr.failures
+    assert diag.code == "CT101" and "tanh" in diag.message
+
+
+DECORATED = """
+def prefer(fn):
+    return getattr(libm, fn.__name__, fn)
+
+
+@prefer
+@triton.jit
+def rint(x):
+    return tl.floor(x + 0.5)
+
+
+@prefer
+@triton.jit
+def twice(x):
+    return x * 2.0
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, twice(rint(x)))
+"""
+
+
+def test_a_same_name_decorator_gives_the_modules_function_where_it_has_one(tmp_path):
+    pkg, path = _package(tmp_path, SHIM, DECORATED)
+    (kern,) = parse_file(path, "pkg/k.py").kernels
+    kr = kernel_result(kern, path, "pkg/k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
+    # libdevice's rint (half to even: TTR-LIBDEVICE-EXACT compares the fraction with 0.5), not `floor(x + 0.5)`;
+    # `twice` is its own body (libdevice has none of that name)
+    assert "absf(" in body and "predicate::Equal" in body, body
+
+
+def test_a_helper_under_an_unknown_decorator_is_refused(tmp_path):
+    text = DECORATED.replace("return getattr(libm, fn.__name__, fn)", "return fn if libm else None")
+    pkg, path = _package(tmp_path, SHIM, text)
+    fr = parse_file(path, "pkg/k.py")
+    if fr.kernels:
+        kr = kernel_result(fr.kernels[0], path, "pkg/k.py")
+        assert kr.status != "translated"
+        diag = next(d for d in kr.diagnostics if d.severity == "error")
+    else:
+        ((_, _, diag),) = fr.failures
+    assert diag.code == "CT112" and "@prefer" in diag.message
+
+
+def _one(tmp_path: Path, body: str):
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + "from triton.language.extra import libdevice\n\n" + textwrap.dedent(body))
+    fr = parse_file(path, "k.py")
+    if fr.failures:
+        return None, fr.failures[0][2]
+    (kern,) = fr.kernels
+    return kernel_result(kern, path, "k.py"), None
+
+
+@pytest.mark.parametrize("exponent, ok", [("3", True), ("1", True), ("2.0", False), ("n", False), ("-2", False)])
+def test_libdevice_pow_is_ported_for_a_literal_positive_integer_exponent(tmp_path, exponent, ok):
+    kr, diag = _one(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, libdevice.pow(x, {exponent}))
+    """)
+    if ok:
+        assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+        body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+        # n - 1 + popcount - 1 + 1 multiplications (1 * x first), each flushing on float32
+        muls = body.count("rounding::NearestEven, ftz::Enabled")
+        assert muls == {"3": 3, "1": 1}[exponent], body
+    else:
+        diag = diag or next(d for d in kr.diagnostics if d.severity == "error")
+        assert diag.code == "CT101" and "literal integer exponent" in diag.message
+
+
+@requires_toolchain
+def test_wide_64_bit_scalar_constants_are_typed_rank_0_constants(tmp_path):
+    kr, _ = _one(tmp_path, """
+    @triton.jit
+    def k(x_ptr, off, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        wide = off.to(tl.int64)
+        tl.store(x_ptr + offs, (wide & 0xFFFFFFFF) + (wide >> 32) + offs)
+    """)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "Tile<i64, { [] }> = constant(4294967295i64, shape![]);" in body
+
+
+def test_a_u64_constant_past_i64_is_refused(tmp_path):
+    kr, diag = _one(tmp_path, """
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(tl.uint64)
+        tl.store(x_ptr + offs, x & 0xFFFFFFFFFFFFFFF0)
+    """)
+    diag = diag or next(d for d in kr.diagnostics if d.severity == "error")
+    assert diag.code == "CT121" and "i64::MAX" in diag.message
+
+
+@requires_toolchain
+def test_the_compat_shim_package_translates_and_compiles(tmp_path):
+    """tests/fixtures/triton_unseen/compat_shim: absolute imports through the package's `utils/__init__.py`, a try
+    body that raises under 3.6, a shim and a same-name decorator in other modules."""
+    pkg = tmp_path / "compat_shim"
+    shutil.copytree(FIXTURES / "compat_shim", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    result, _ = run([pkg], tmp_path / "out", use_cache=False, compile_check="on")
+    bad = {k.name: [d.text() for d in k.diagnostics] for k in result.kernels if k.status != "translated"}
+    assert not bad and len(result.kernels) == 4, bad
+    warned = {k.name for k in result.kernels if any(d.code == "CT119" for d in k.diagnostics)}
+    assert warned == {"squash_tanh_kernel", "rms_round_kernel", "preferred_kernel"}
