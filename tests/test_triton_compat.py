@@ -249,3 +249,25 @@ def test_the_compat_shim_package_translates_and_compiles(tmp_path):
     assert not bad and len(result.kernels) == 4, bad
     warned = {k.name for k in result.kernels if any(d.code == "CT119" for d in k.diagnostics)}
     assert warned == {"squash_tanh_kernel", "rms_round_kernel", "preferred_kernel"}
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("torch.finfo(torch.float32).max", 3.4028234663852886e38), ("torch.finfo(torch.float16).min", -65504.0),
+    ("torch.finfo(torch.bfloat16).eps", 2.0 ** -7), ("np.finfo(np.float64).tiny", 2.0 ** -1022),
+    ("torch.finfo(torch.half).smallest_normal", 2.0 ** -14), ("torch.iinfo(torch.int8).min", -128),
+    ("torch.iinfo(torch.uint8).max", 255), ("np.iinfo(np.int64).max", 2 ** 63 - 1), ("torch.iinfo(torch.long).bits", 64),
+    ("torch.finfo(torch.complex64).max", None), ("torch.finfo(np.float32).max", None), ("torch.iinfo(torch.float32).max", None),
+])
+def test_dtype_limits_are_module_constants(expr, value):
+    from transpiler.frontend.module_consts import module_const_value
+    aliases = {"torch": "torch", "np": "numpy"}
+
+    def dotted(node):
+        if isinstance(node, cst.Name):
+            return aliases.get(node.value, node.value)
+        if isinstance(node, cst.Attribute):
+            base = dotted(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        return None
+    got = module_const_value(cst.parse_expression(expr), {}, lambda n: False, dotted, "triton.language")
+    assert got == value and type(got) is type(value)

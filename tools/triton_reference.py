@@ -867,6 +867,11 @@ def cases() -> list[dict]:
                          inp("off", [1], "int64", "given", values=[off])],
                         ["x", "u", "s", "w", "off", "n", "seed"], [4], ["u", "s", "w"], "",
                         {"n": 200, "seed": 1234}, {"BLOCK": 64}, tol={"u": (0.0, 0.0)}))
+    # the lowest float32 as the padding of a max (all negative: the padding must never win), capped at int8's top
+    for name, lo, hi in (("negative", -500.0, -200.0), ("mixed", -500.0, 500.0)):
+        out.append(case("compat_try", "lowest_padded_max_kernel", name,
+                        [inp("x", [40], "float32", "uniform", lo=lo, hi=hi), inp("m", [1], "float32", "poison")],
+                        ["x", "m", "n"], [1], ["m"], "", {"n": 40}, {"BLOCK": 64}))
     # a libdevice shim (numpy reference: NUMPY_ONLY): tanh, a decorator's same-name rint (half to even) and its own
     # `twice`, pow(x, 3) + pow(x, 2) as __nv_powif's flushing products (1e-20: its square is subnormal, flushed),
     # x * rsqrt(mean(x^2) + 1)
@@ -1507,6 +1512,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         off = int(a["off"][0])
         low, high = off & 0xFFFFFFFF, (off >> 32) & 0xFFFFFFFF
         return {"u": _philox_rand(s["seed"], offs), "s": np.clip(squashed, 0.0, 1.0), "w": low + high * 3 + offs}
+    if k == "compat_try.lowest_padded_max_kernel":
+        return {"m": np.minimum(a["x"].astype(np.float32).max(), np.float32(127.0)).reshape(1)}
     if k == "compat_libm.libm_rows_kernel":  # float32; libdevice's products flush subnormals (mul.rn.ftz)
         v = a["x"].astype(np.float32)
         sq = _ftz32(v * v)
