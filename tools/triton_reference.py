@@ -50,7 +50,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "compat_try",
+                                                     "pointer_choice", "round_half_even", "compat_try", "propagate_nan",
                                                      "compat_libm")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
@@ -872,6 +872,12 @@ def cases() -> list[dict]:
         out.append(case("compat_try", "lowest_padded_max_kernel", name,
                         [inp("x", [40], "float32", "uniform", lo=lo, hi=hi), inp("m", [1], "float32", "poison")],
                         ["x", "m", "n"], [1], ["m"], "", {"n": 40}, {"BLOCK": 64}))
+    # tl.minimum / tl.maximum with propagate_nan=ALL (NaN kept) and NONE (NaN dropped: the other operand)
+    out.append(case("propagate_nan", "nan_clamp_kernel", "n64",
+                    [inp("x", [64], "float32", "randn", scale=2.0), inp("keep", [64], "float32", "poison"),
+                     inp("drop", [64], "float32", "poison")], ["x", "keep", "drop", "n", "limit"], [1],
+                    ["keep", "drop"], "", {"n": 64, "limit": 1.5}, {"BLOCK": 64},
+                    tol={"keep": (0.0, 0.0), "drop": (0.0, 0.0)}))
     # a libdevice shim (numpy reference: NUMPY_ONLY): tanh, a decorator's same-name rint (half to even) and its own
     # `twice`, pow(x, 3) + pow(x, 2) as __nv_powif's flushing products (1e-20: its square is subnormal, flushed),
     # x * rsqrt(mean(x^2) + 1)
@@ -1514,6 +1520,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"u": _philox_rand(s["seed"], offs), "s": np.clip(squashed, 0.0, 1.0), "w": low + high * 3 + offs}
     if k == "compat_try.lowest_padded_max_kernel":
         return {"m": np.minimum(a["x"].astype(np.float32).max(), np.float32(127.0)).reshape(1)}
+    if k == "propagate_nan.nan_clamp_kernel":  # np.minimum / maximum propagate NaN; fmin / fmax drop it
+        v = a["x"].astype(np.float32)
+        v = np.where(np.abs(v) > 2.0, np.float32(np.nan), v)
+        lim = np.float32(s["limit"])
+        return {"keep": np.maximum(np.minimum(v, lim), -lim), "drop": np.fmax(np.fmin(v, lim), -lim)}
     if k == "compat_libm.libm_rows_kernel":  # float32; libdevice's products flush subnormals (mul.rn.ftz)
         v = a["x"].astype(np.float32)
         sq = _ftz32(v * v)
@@ -1767,6 +1778,11 @@ def _setup_interpreter():
         return orig_convert(input, input_dtype, output_dtype, rounding_mode)
 
     interp._convert_float = convert_float
+    # the interpreter's maxnumf / minnumf (tl.maximum / tl.minimum without propagate_nan) propagate NaN as
+    # np.maximum does; on the GPU they are LLVM's maxnum / minnum (max.f32: the other operand where one is NaN)
+    builder = interp.InterpreterBuilder
+    builder.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmax)
+    builder.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmin)
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None

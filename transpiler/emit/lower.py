@@ -1216,14 +1216,17 @@ class Lowerer:
                 return self.scalar_result(e, self._unary(inner, self.tile(a[0])))
             return self._unary(e, self.value(a[0]))
         if o in ("maximum", "minimum"):
-            if e.ty.is_scalar and e.ty.dtype in GENERIC:  # an E scalar is a rank-0 tile: the tile op
-                x, y = self.tile(a[0]), self.tile(a[1])
-                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
+            # Triton's propagate_nan=ALL on floats: a NaN operand gives NaN (maxf's propagate_nan)
+            nan = "nan::Enabled" if e.attr("nan") else "nan::Disabled"
+            if e.ty.is_scalar and (e.ty.dtype in GENERIC or (e.attr("nan") and e.ty.dtype in FLOAT_DTYPES)):
+                x, y = self.tile(a[0]), self.tile(a[1])  # an E scalar is a rank-0 tile: the tile op
+                op = f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, {nan}, ftz::Disabled)"
+                return op if e.ty.dtype in GENERIC else self.scalar_result(e, op)
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{'max' if o == 'maximum' else 'min'}({x}, {y})"
             if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC:
-                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
+                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, {nan}, ftz::Disabled)"
             return f"{'maxi' if o == 'maximum' else 'mini'}({x}, {y})"
         if o == "where":
             if e.ty.is_scalar:

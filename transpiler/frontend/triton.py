@@ -2281,6 +2281,9 @@ class _TritonConverter(_Converter):
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if d in (f"{TL}.maximum", f"{TL}.minimum") and any(a.keyword is not None and a.keyword.value == "propagate_nan"
+                                                          for a in node.args):
+            return self._nan_minmax(d, node, pos)
         if d == f"{TL}.where" and len(node.args) == 3 and all(a.keyword is None and not a.star for a in node.args):
             # (converted here, as the rule would, so a pointer chosen between two tensors is seen: pointer_arms.py)
             c, x, y = (self.expr(a.value) for a in node.args)
@@ -2651,6 +2654,18 @@ class _TritonConverter(_Converter):
             raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
                        pos)
         return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
+
+    def _nan_minmax(self, d: str, node: cst.Call, pos: Pos) -> Op:
+        """`tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`: on floats Triton's arith.maximumf (a NaN operand
+        gives NaN), Tile IR's maxf with propagate_nan (`nan::Enabled`); `PropagateNan.NONE` is the default maxnumf
+        (the other operand). On integers Triton ignores it."""
+        kw = next(a for a in node.args if a.keyword is not None and a.keyword.value == "propagate_nan")
+        mode = self.dotted(kw.value) if isinstance(kw.value, (cst.Name, cst.Attribute)) else None
+        if mode not in (f"{TL}.PropagateNan.ALL", f"{TL}.PropagateNan.NONE", f"{TL}.core.PropagateNan.ALL",
+                        f"{TL}.core.PropagateNan.NONE"):
+            raise fail("CT100", "`propagate_nan=` takes `tl.PropagateNan.ALL` or `tl.PropagateNan.NONE`", self.pos(kw))
+        op = self._rule_call(self.rules.lookup(d), [a for a in node.args if a is not kw], pos)
+        return replace(op, attrs=op.attrs + (("nan", True),)) if mode.endswith(".ALL") else op
 
     def _libdevice_powi(self, node: cst.Call, pos: Pos) -> Expr:
         """`libdevice.pow(x, n)` with n a Python int (an int32 operand, so Triton calls __nv_powif on float32,
