@@ -271,3 +271,24 @@ def test_dtype_limits_are_module_constants(expr, value):
         return None
     got = module_const_value(cst.parse_expression(expr), {}, lambda n: False, dotted, "triton.language")
     assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("mode, flag, count", [("tl.PropagateNan.ALL", "nan::Enabled", 2),
+                                               ("tl.PropagateNan.NONE", "nan::Disabled", 1), ("True", None, 0)])
+def test_propagate_nan_all_is_maxf_with_nan_propagation(tmp_path, mode, flag, count):
+    """Numbers: tests/fixtures/triton_unseen/propagate_nan.py (a NaN operand kept, or dropped)."""
+    kr, diag = _one(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, lim, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, tl.minimum(x, lim, propagate_nan={mode}) + tl.maximum(lim, 0.0, propagate_nan={mode}))
+    """)
+    if flag is None:
+        diag = diag or next(d for d in kr.diagnostics if d.severity == "error")
+        assert diag.code == "CT100" and "PropagateNan" in diag.message
+        return
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    # the scalar maximum: a rank-0 maxf where it propagates NaN, else the scalar `max`
+    assert body.count("minf(") == 1 and body.count(flag) == count, body
