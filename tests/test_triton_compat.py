@@ -292,3 +292,29 @@ def test_propagate_nan_all_is_maxf_with_nan_propagation(tmp_path, mode, flag, co
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     # the scalar maximum: a rank-0 maxf where it propagates NaN, else the scalar `max`
     assert body.count("minf(") == 1 and body.count(flag) == count, body
+
+
+@pytest.mark.parametrize("body", [
+    "    if torch.version.hip:\n        return True\n    else:\n        return False\n",
+    "    if torch.version.hip:\n        return True\n    return False\n",
+])
+def test_a_dtype_chosen_by_a_platform_function_is_the_nvidia_arm(tmp_path, body):
+    """`_FP8 = tl.float8e4b8 if is_gfx942() else tl.float8e4nv` with `is_gfx942` an `if` on torch.version.hip
+    (rules/platform.toml): the NVIDIA arm, float8e4nv (e4m3fn); numbers: compat_try.fp8_bits_kernel."""
+    path = tmp_path / "k.py"
+    path.write_text("import torch\n" + HEAD + "\n\ndef is_gfx942():\n" + body + textwrap.dedent("""
+
+    _FP8 = tl.float8e4b8 if is_gfx942() else tl.float8e4nv
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        bits = tl.load(x_ptr + offs).to(tl.uint8)
+        tl.store(y_ptr + offs, bits.to(_FP8, bitcast=True).to(tl.float32))
+    """))
+    (kern,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(kern, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert "Tile<f8e4m3fn," in body, body

@@ -872,6 +872,11 @@ def cases() -> list[dict]:
         out.append(case("compat_try", "lowest_padded_max_kernel", name,
                         [inp("x", [40], "float32", "uniform", lo=lo, hi=hi), inp("m", [1], "float32", "poison")],
                         ["x", "m", "n"], [1], ["m"], "", {"n": 40}, {"BLOCK": 64}))
+    # a float8 dtype chosen at import by an environment default (e4m3fn): every byte but e4m3fn's NaN (0x7F, 0xFF)
+    fp8_bytes = [b for b in range(256) if b & 0x7F != 0x7F]
+    out.append(case("compat_try", "fp8_bits_kernel", "all_bytes",
+                    [inp("x", [254], "int32", "given", values=fp8_bytes), inp("y", [254], "float32", "poison")],
+                    ["x", "y", "n"], [1], ["y"], "", {"n": 254}, {"BLOCK": 256}, tol={"y": (0.0, 0.0)}))
     # tl.minimum / tl.maximum with propagate_nan=ALL (NaN kept) and NONE (NaN dropped: the other operand)
     out.append(case("propagate_nan", "nan_clamp_kernel", "n64",
                     [inp("x", [64], "float32", "randn", scale=2.0), inp("keep", [64], "float32", "poison"),
@@ -1525,6 +1530,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         v = np.where(np.abs(v) > 2.0, np.float32(np.nan), v)
         lim = np.float32(s["limit"])
         return {"keep": np.maximum(np.minimum(v, lim), -lim), "drop": np.fmax(np.fmin(v, lim), -lim)}
+    if k == "compat_try.fp8_bits_kernel":
+        return {"y": fp8_e4m3_decode(a["x"].astype(np.int64) & 0xFF)}
     if k == "compat_libm.libm_rows_kernel":  # float32; libdevice's products flush subnormals (mul.rn.ftz)
         v = a["x"].astype(np.float32)
         sq = _ftz32(v * v)

@@ -779,7 +779,8 @@ class _Converter:
                 chain.discard(link)
         bound: dict[str, list] = {}
         _bound_names(self.top_statements, bound)
-        expr = returned_expression(defs[0], self.dotted) if len(bound.get(name, ())) == 1 else None
+        expr = returned_expression(defs[0], self.dotted, lambda t: self._config_in(t, world, seen)) \
+            if len(bound.get(name, ())) == 1 else None
         evaluating = self.__dict__.setdefault("_evaluating", set())
         if expr is None or name in evaluating:
             return UNDECIDED

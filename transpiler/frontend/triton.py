@@ -983,6 +983,11 @@ class _TritonConverter(_Converter):
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and self._module_function(node.func.value):
             return self._module_string(node)
+        if isinstance(node, cst.IfExp) and getattr(self, "top_statements", None) is not None:
+            # `_FP8 = tl.float8e4b8 if is_gfx942() else tl.float8e4nv`: the arm the configuration takes
+            # (module_config.py: platform facts, the package's configuration functions, constants)
+            test = self._config_test(node.test)
+            return None if test is UNDECIDED else self._eval_const(node.body if test else node.orelse)
         return super()._eval_const(node)
 
     def _module_function(self, name: str) -> cst.FunctionDef | None:
@@ -2654,6 +2659,11 @@ class _TritonConverter(_Converter):
             raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
                        pos)
         return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
+
+    def _lit(self, v: object, pos: Pos) -> Expr:
+        if isinstance(v, _DtypeName):  # `_FP8 = tl.float8e4nv` at module level (or the arm a configuration takes)
+            return Op("dtype", (), pos, (("dtype", str(v)),))
+        return super()._lit(v, pos)
 
     def _nan_minmax(self, d: str, node: cst.Call, pos: Pos) -> Op:
         """`tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`: on floats Triton's arith.maximumf (a NaN operand
