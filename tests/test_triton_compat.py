@@ -318,3 +318,25 @@ def test_a_dtype_chosen_by_a_platform_function_is_the_nvidia_arm(tmp_path, body)
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert "Tile<f8e4m3fn," in body, body
+
+
+def test_a_name_a_failed_import_binds_to_none_is_refused_with_the_reason(tmp_path):
+    """`try: from triton.language.extra.intel import libdevice / except ImportError: libdevice = None` (a kernel
+    for another vendor's Triton): under Triton 3.6 the handler runs, and a kernel calling `libdevice.div_rn` is
+    told so."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    try:
+        from triton.language.extra.intel import libdevice  # an XPU build
+    except ImportError:
+        libdevice = None
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, libdevice.div_rn(tl.load(x_ptr + offs), 3.0))
+    """))
+    ((_, _, diag),) = parse_file(path, "k.py").failures
+    assert diag.code == "CT101" and "`libdevice` is None" in diag.message and "ModuleNotFoundError" in diag.message
+    assert "`from triton.language.extra.intel import libdevice`" in diag.message, diag.message

@@ -562,9 +562,25 @@ class _TritonConverter(_Converter):
                 self.arm_helpers[name] = defs[0]
 
     def _tried(self, stmt: cst.Try) -> tuple | None:
-        """The statements a module-level `try` runs under Triton 3.6 (module_try.py), None where not decided."""
-        from .module_try import tried_statements
-        return tried_statements(stmt, self.dotted)
+        """The statements a module-level `try` runs under Triton 3.6 (module_try.py), None where not decided. Where
+        its body raises, the names a handler binds are noted (`handler_bound`: a kernel using one bound to None is
+        told why)."""
+        from .blocks import block_statements
+        from .module_try import try_outcome, tried_statements
+        runs = tried_statements(stmt, self.dotted)
+        out = try_outcome(tuple(block_statements(stmt.body)), self.dotted) if runs is not None else None
+        if out is not None and out.raises is not None:
+            failing = block_statements(stmt.body)[out.index]
+            failing = failing.body[0] if isinstance(failing, cst.SimpleStatementLine) else failing  # (no comment)
+            why = (f"the `try` at line {self.pos(stmt).line} raises {out.raises} under Triton 3.6, the version the "
+                   f"port targets (`{_code(failing).strip()}`), and its handler binds it")
+            bound = self.__dict__.setdefault("handler_bound", {})
+            for st in runs[out.index:]:
+                for small in st.body if isinstance(st, cst.SimpleStatementLine) else ():
+                    for t in small.targets if isinstance(small, cst.Assign) else ():
+                        if isinstance(t.target, cst.Name):
+                            bound[t.target.value] = why
+        return runs
 
     def _undecided_tries(self, stmts) -> Iterator[cst.Try]:
         """The module-level `try` statements the module runs (through decided `if`s and `try`s) that module_try.py
@@ -2253,6 +2269,10 @@ class _TritonConverter(_Converter):
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.info.configured_by:
             self._note_configured(func.value, pos)
+        if isinstance(func, cst.Attribute) and (root := _root_name(func)) in getattr(self, "handler_bound", {}) \
+                and root not in self.kernel_locals and getattr(self, "config_names", {}).get(root, UNDECIDED) is None:
+            raise fail("CT101", f"`{root}` is None: {self.handler_bound[root]} to None, so `{_code(func).strip()}` "
+                       "does not exist there (a kernel for another Triton build or GPU vendor)", pos)
         if (root := _root_name(func)) in self.info.assumed and root not in self.kernel_locals:
             self.__dict__.setdefault("assumed_uses", {}).setdefault((self.info.path, self.info.assumed[root]), (self.info.assumed[root], pos))
         if (fn_param := self._optional_function_param(func)) is not None:
