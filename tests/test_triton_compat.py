@@ -340,3 +340,46 @@ def test_a_name_a_failed_import_binds_to_none_is_refused_with_the_reason(tmp_pat
     ((_, _, diag),) = parse_file(path, "k.py").failures
     assert diag.code == "CT101" and "`libdevice` is None" in diag.message and "ModuleNotFoundError" in diag.message
     assert "`from triton.language.extra.intel import libdevice`" in diag.message, diag.message
+
+
+@pytest.mark.parametrize("test, ok", [
+    ("isinstance(m_ptr, tl.tensor) and m_ptr.dtype.is_ptr()", True),  # a pointer: the load arm only
+    ("isinstance(BLOCK, tl.constexpr)", True), ("not isinstance(m_ptr, tl.constexpr)", True),
+    ("isinstance(n, tl.tensor)", False),  # an int argument of 1 is a constexpr in Triton: not decided
+])
+def test_type_tests_triton_decides_when_it_compiles(tmp_path, test, ok):
+    """Numbers: compat_try.device_count_rows_kernel (the row count read from a device tensor)."""
+    kr, diag = _one(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, m_ptr, n, BLOCK: tl.constexpr):
+        if {test}:
+            m = tl.load(m_ptr)
+        else:
+            m = m_ptr
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0, mask=offs < m + n)
+    """)
+    if not ok:
+        diag = diag or next(d for d in kr.diagnostics if d.severity == "error")
+        assert diag.code == "CT101" and "equal to 1 as a constexpr" in diag.message
+        return
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+def test_len_of_a_tuple_and_of_a_constexpr_tuple(tmp_path):
+    kr, _ = _one(tmp_path, """
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * len((1, 2, 3)))
+    """)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert any("3i32" in line or "3.0f32" in line for v in kr.manifest["views"] for line in v["body"])
+    kr, diag = _one(tmp_path, """
+    @triton.jit
+    def k(x_ptr, SIZES: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * len(SIZES))
+    """)
+    diag = diag or next(d for d in kr.diagnostics if d.severity == "error")
+    assert diag.code == "CT101" and "constexpr tuple" in diag.message

@@ -69,7 +69,7 @@ NO_REAL_SIZE = {
         ("pointer_choice", "in_place_max_kernel"), ("pointer_choice", "lane_choice_kernel"),
         ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
-        ("round_half_even", "round_even_kernel"), ("compat_try", "compat_noise_kernel"), ("compat_try", "lowest_padded_max_kernel"), ("compat_try", "fp8_bits_kernel"),
+        ("round_half_even", "round_even_kernel"), ("compat_try", "compat_noise_kernel"), ("compat_try", "lowest_padded_max_kernel"), ("compat_try", "fp8_bits_kernel"), ("compat_try", "device_count_rows_kernel"),
         ("compat_libm", "libm_rows_kernel"), ("propagate_nan", "nan_clamp_kernel"))},
 }
 

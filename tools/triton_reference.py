@@ -877,6 +877,11 @@ def cases() -> list[dict]:
     out.append(case("compat_try", "fp8_bits_kernel", "all_bytes",
                     [inp("x", [254], "int32", "given", values=fp8_bytes), inp("y", [254], "float32", "poison")],
                     ["x", "y", "n"], [1], ["y"], "", {"n": 254}, {"BLOCK": 256}, tol={"y": (0.0, 0.0)}))
+    # a row count read from a device tensor behind isinstance / is_ptr tests
+    out.append(case("compat_try", "device_count_rows_kernel", "m20",
+                    [inp("x", [32], "float32", "randn"), inp("y", [32], "float32", "zeros"),
+                     inp("m", [1], "int32", "given", values=[20])], ["x", "y", "m"], [1], ["y"], "", {},
+                    {"BLOCK": 32}))
     # tl.minimum / tl.maximum with propagate_nan=ALL (NaN kept) and NONE (NaN dropped: the other operand)
     out.append(case("propagate_nan", "nan_clamp_kernel", "n64",
                     [inp("x", [64], "float32", "randn", scale=2.0), inp("keep", [64], "float32", "poison"),
@@ -1530,6 +1535,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         v = np.where(np.abs(v) > 2.0, np.float32(np.nan), v)
         lim = np.float32(s["limit"])
         return {"keep": np.maximum(np.minimum(v, lim), -lim), "drop": np.fmax(np.fmin(v, lim), -lim)}
+    if k == "compat_try.device_count_rows_kernel":
+        y = a["y"].astype(np.float32).copy()
+        y[:20] = a["x"][:20].astype(np.float32) * np.float32(3.0)
+        return {"y": y}
     if k == "compat_try.fp8_bits_kernel":
         return {"y": fp8_e4m3_decode(a["x"].astype(np.int64) & 0xFF)}
     if k == "compat_libm.libm_rows_kernel":  # float32; libdevice's products flush subnormals (mul.rn.ftz)

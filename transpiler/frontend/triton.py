@@ -1847,6 +1847,13 @@ class _TritonConverter(_Converter):
         truth = self._pointer_truth(s.test)
         if truth is not s.test:
             s = s.with_changes(test=truth)
+        static = self._type_truth(s.test)
+        if static is not None:  # `if isinstance(M, tl.tensor) and M.dtype.is_ptr():` only the arm Triton compiles
+            if static:
+                return list(self.block(s.body))
+            if isinstance(s.orelse, cst.If):
+                return self.if_stmt(s.orelse)
+            return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
         test = _none_test(s.test)
         if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
             return self._if_arms(s)
@@ -2306,6 +2313,22 @@ class _TritonConverter(_Converter):
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value == "is_ptr" and not node.args \
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value in ("dtype", "type"):
+            # `x.dtype.is_ptr()`: a pointer's type is a pointer type; a tile's or scalar's element type is not
+            base = self.expr(func.value.value)
+            return Lit(isinstance(base, (_Ptr, _BlockPtr)), pos)
+        if d in ("isinstance", "builtins.isinstance") and isinstance(func, cst.Name) and len(node.args) == 2:
+            return self._isinstance(node, pos)
+        if d in ("len", "builtins.len") and isinstance(func, cst.Name) and len(node.args) == 1:
+            arg = node.args[0].value
+            v = self.tuple_vars[arg.value] if isinstance(arg, cst.Name) and arg.value in self.tuple_vars \
+                else self.expr(arg)
+            if isinstance(v, TupleExpr):
+                return Lit(len(v.items), pos)
+            raise fail("CT101", "`len(...)` of a value that is not a tuple known here: a constexpr tuple parameter "
+                       "has no cuTile Rust form (its const generics are integers and bools); pass its length and "
+                       "items as separate constexprs", pos)
         if d in (f"{TL}.maximum", f"{TL}.minimum") and any(a.keyword is not None and a.keyword.value == "propagate_nan"
                                                           for a in node.args):
             return self._nan_minmax(d, node, pos)
@@ -2684,6 +2707,46 @@ class _TritonConverter(_Converter):
         if isinstance(v, _DtypeName):  # `_FP8 = tl.float8e4nv` at module level (or the arm a configuration takes)
             return Op("dtype", (), pos, (("dtype", str(v)),))
         return super()._lit(v, pos)
+
+    def _type_truth(self, test: cst.BaseExpression) -> bool | None:
+        """The value of a condition made of type tests Triton decides when it compiles (`isinstance(x, tl.tensor)`,
+        `x.dtype.is_ptr()`, combined by `and` / `or` / `not`), None for any other condition."""
+        def is_type_test(n: cst.BaseExpression) -> bool:
+            return isinstance(n, cst.Call) and (
+                (isinstance(n.func, cst.Name) and n.func.value == "isinstance")
+                or (isinstance(n.func, cst.Attribute) and n.func.attr.value == "is_ptr"))
+
+        if isinstance(test, cst.BooleanOperation):
+            a, b = self._type_truth(test.left), self._type_truth(test.right)
+            if a is None or b is None:
+                return None
+            return (a and b) if isinstance(test.operator, cst.And) else (a or b)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            v = self._type_truth(test.expression)
+            return None if v is None else not v
+        if is_type_test(test):
+            v = self.expr(test)
+            return v.value if isinstance(v, Lit) and isinstance(v.value, bool) else None
+        return None
+
+    def _isinstance(self, node: cst.Call, pos: Pos) -> Lit:
+        """`isinstance(x, tl.tensor)` / `isinstance(x, tl.constexpr)` in a kernel (a helper serving both): a literal
+        or constexpr parameter is a constexpr; a pointer is a tensor. A run-time int parameter is not decided:
+        Triton specializes an int argument equal to 1 as a constexpr, so the answer depends on the launch."""
+        cls = self.dotted(node.args[1].value) if isinstance(node.args[1].value, (cst.Name, cst.Attribute)) else None
+        kinds = {f"{TL}.tensor": "tensor", f"{TL}.core.tensor": "tensor", f"{TL}.constexpr": "constexpr",
+                 f"{TL}.core.constexpr": "constexpr"}
+        if cls not in kinds:
+            raise fail("CT101", "`isinstance(x, C)` is ported for C = tl.tensor or tl.constexpr only", pos)
+        v = self.expr(node.args[0].value)
+        if isinstance(v, Lit) or (isinstance(v, Name) and v.id in getattr(self, "constexpr_types", {})):
+            return Lit(kinds[cls] == "constexpr", pos)
+        optional = isinstance(v, _Ptr) and isinstance(v.base, str) and v.base in getattr(self, "given_names", {})
+        if isinstance(v, (_Ptr, _BlockPtr, _Desc)) and not optional:  # (an optional pointer may be None)
+            return Lit(kinds[cls] == "tensor", pos)
+        raise fail("CT101", "`isinstance` of a run-time value that is not a pointer: Triton specializes an int "
+                   "argument equal to 1 as a constexpr, so whether it is a `tl.tensor` depends on the launch; test a "
+                   "constexpr flag instead", pos)
 
     def _nan_minmax(self, d: str, node: cst.Call, pos: Pos) -> Op:
         """`tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`: on floats Triton's arith.maximumf (a NaN operand
