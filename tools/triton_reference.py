@@ -53,10 +53,11 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "pointer_choice", "round_half_even", "compat_try", "propagate_nan",
                                                      "compat_libm")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
-# libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
+# libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
+# max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "compat_libm")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "compat_libm", "propagate_nan")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -1794,11 +1795,6 @@ def _setup_interpreter():
         return orig_convert(input, input_dtype, output_dtype, rounding_mode)
 
     interp._convert_float = convert_float
-    # the interpreter's maxnumf / minnumf (tl.maximum / tl.minimum without propagate_nan) propagate NaN as
-    # np.maximum does; on the GPU they are LLVM's maxnum / minnum (max.f32: the other operand where one is NaN)
-    builder = interp.InterpreterBuilder
-    builder.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmax)
-    builder.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmin)
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None
