@@ -1,5 +1,5 @@
 """Version-compat idioms of Triton libraries at module level (issue 34): `try` statements decided for Triton 3.6
-(frontend/module_try.py), libdevice shims chosen by a vendor query (rules/triton_compat.toml, CT119), decorators
+(frontend/module_try.py), libdevice shims chosen by a vendor query (rules/triton_compat.toml, CT122), decorators
 that replace a jit function by a module's function of the same name, libdevice.pow of an integer exponent, and
 64-bit constants beyond int32. Numbers: tests/fixtures/triton_unseen/compat_try.py and compat_libm.py
 (tools/triton_reference.py); the package form: tests/fixtures/triton_unseen/compat_shim."""
@@ -118,7 +118,7 @@ def test_a_libdevice_shim_is_libdevice_with_a_warning_naming_the_assumption(tmp_
     (kern,) = fr.kernels
     kr = kernel_result(kern, path, "pkg/k.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
-    (note,) = [d for d in kr.diagnostics if d.code == "CT119"]  # one per shim and kernel
+    (note,) = [d for d in kr.diagnostics if d.code == "CT122"]  # one per shim and kernel
     assert "vendor.math_module()" in note.message and "shim.py:6" in note.message and note.severity == "warning"
 
 
@@ -247,7 +247,7 @@ def test_the_compat_shim_package_translates_and_compiles(tmp_path):
     result, _ = run([pkg], tmp_path / "out", use_cache=False, compile_check="on")
     bad = {k.name: [d.text() for d in k.diagnostics] for k in result.kernels if k.status != "translated"}
     assert not bad and len(result.kernels) == 4, bad
-    warned = {k.name for k in result.kernels if any(d.code == "CT119" for d in k.diagnostics)}
+    warned = {k.name for k in result.kernels if any(d.code == "CT122" for d in k.diagnostics)}
     assert warned == {"squash_tanh_kernel", "rms_round_kernel", "preferred_kernel"}
 
 

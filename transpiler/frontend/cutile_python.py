@@ -106,7 +106,7 @@ class ModuleInfo:
     # `os.environ.get("FAST", "0") == "1"` does not take): alias name -> the variables, decided by their defaults
     configured_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Triton: a name ported by an assumption about a value chosen at import that the port cannot compute (a
-    # libdevice shim, rules/triton_compat.toml): name -> the assumption, said in a CT119 warning where it is used
+    # libdevice shim, rules/triton_compat.toml): name -> the assumption, said in a CT122 warning where it is used
     assumed: dict[str, str] = field(default_factory=dict)
     # Triton: jit functions under a decorator that returns them unchanged (a same-name substitute the Triton
     # module lacks: triton._TritonConverter._scan_substituted_helpers)

@@ -600,7 +600,7 @@ class _TritonConverter(_Converter):
         """`try: shim = backend.get_math_module() / except ImportError: shim = triton.language.extra.libdevice`
         (fallbacks of older Triton versions nested in the handler): a name the try body binds by the library's
         own code and every handler binds to a libdevice home of some Triton version (rules/triton_compat.toml) is
-        libdevice, by the assumption that the vendor query gives NVIDIA's (said in a CT119 warning where used).
+        libdevice, by the assumption that the vendor query gives NVIDIA's (said in a CT122 warning where used).
         A name any handler binds to anything else, or that the module binds elsewhere, stays unknown."""
         from .blocks import block_statements
         from .module_try import bound_values
@@ -1219,7 +1219,7 @@ class _TritonConverter(_Converter):
                        "strict=True); its tuning configurations, if any, are not read", self.pos(d))
                       for d in getattr(self, "host_decorators", ()))
         notes += self._configured_notes()
-        notes += tuple(("CT119", text, pos) for _, (text, pos) in sorted(self.__dict__.get("assumed_uses", {}).items()))
+        notes += tuple(("CT122", text, pos) for _, (text, pos) in sorted(self.__dict__.get("assumed_uses", {}).items()))
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
                     notes=notes)
