@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 
 from conftest import ROOT, requires_toolchain
-from transpiler.frontend.combine import combine_operator
+from transpiler.frontend.combine import combine_operator, pair_selection
 from transpiler.frontend.cutile_python import parse_file
 from transpiler.pipeline import kernel_result
 
@@ -46,6 +46,49 @@ def test_the_operator_of_a_combining_function(body, op):
 def test_a_combining_function_without_a_known_identity_is_refused(body, params, why):
     with pytest.raises(ValueError, match=why):
         _operator(body, params)
+
+
+def _pair(body: str) -> tuple[str, str, str]:
+    fn = cst.parse_module(f"def f(av, ai, bv, bi):\n    {body}\n").body[0]
+    return pair_selection(fn, lambda node: DOTTED.get(cst.Module([]).code_for_node(node)))
+
+
+KEEP = "\n    return tl.where(keep, av, bv), tl.where(keep, ai, bi)"
+
+
+@pytest.mark.parametrize("body, found", [
+    # torch's argmax: NaN first, ties to the first index (sglang's row argmax, written two ways)
+    ("an, bn = av != av, bv != bv\n    keep = (an & ~bn) | ((an == bn) & ((av > bv) | (((av == bv) | an) & (ai < bi))))"
+     + KEEP, ("max", "wins", "first")),
+    ("an = av != av\n    bn = bv != bv\n    keep = (av > bv) or (an and not bn) or ((av == bv or (an and bn)) and ai < bi)"
+     + KEEP, ("max", "wins", "first")),
+    # NaN last: a NaN is kept only against a NaN
+    ("an, bn = av != av, bv != bv\n    keep = (bn & ~an) | ((an == bn) & ((av < bv) | (((av == bv) | an) & (ai > bi))))"
+     + KEEP, ("min", "loses", "last")),
+    # no NaN ordering: a selection for numbers only (integer tiles; a float one is refused by the pass)
+    ("keep = (av > bv) | ((av == bv) & (ai < bi))" + KEEP, ("max", "any", "first")),
+    ("keep = (bv > av) | ((av == bv) & (ai > bi))" + KEEP, ("min", "any", "last")),
+    # NaN tied with a NaN, but kept against a number only as the second operand: numbers only again
+    ("an, bn = av != av, bv != bv\n    keep = (an & bn & (ai < bi)) | (av > bv) | ((av == bv) & (ai < bi))" + KEEP,
+     ("max", "any", "first")),
+])
+def test_an_argmax_combine_of_value_index_pairs_is_read_by_its_cases(body, found):
+    """frontend/combine.pair_selection: a combine of (value, index) pairs is read by evaluating it on every order
+    relation of its operands; one that keeps a whole pair by a total preorder is an argmax / argmin."""
+    assert _pair(body) == found
+
+
+@pytest.mark.parametrize("body, why", [
+    ("keep = av > bv" + KEEP, "not a selection"),  # ties to the second operand: depends on the tree
+    ("keep = (av > bv) | ((av == bv) & (ai < bi))\n    return tl.where(keep, av, bv), tl.where(keep, bi, ai)",
+     "the index of the other"),
+    ("keep = (av > 0.5) | (ai < bi)" + KEEP, "outside what"),  # a constant: not an order of the operands
+    ("keep = (av > ai)" + KEEP, "compares a value with an index"),
+    ("return av + bv, ai", "outside what"),
+])
+def test_a_value_index_combine_that_is_no_argmax_is_refused(body, why):
+    with pytest.raises(ValueError, match=why):
+        _pair(body)
 
 
 def _translate(tmp_path, body: str, files: dict | None = None):
@@ -87,6 +130,9 @@ def test_an_imported_combining_function_and_its_operator(tmp_path):
     ("tl.reduce(x, 0, _odd)", "TTR-REDUCE", ["`a - b`", "identity is not known"]),
     ("tl.reduce((x, x), 0, _mx)", "TTR-REDUCE", ["tuple of tiles"]),
     ("tl.reduce(x, 0, _nowhere)", "TTR-REDUCE", ["`_nowhere`", "not a @triton.jit function"]),
+    # an argmax combine that does not order NaN, of a float tile: Triton's result with a NaN depends on its tree
+    ("_index_of(x)", "TTR-REDUCE", ["does not order NaN"]),
+    ("_index_of(x.to(tl.int32))", None, []),
     ("tl.reduce(x.to(tl.int32), 0, _bor)", None, []),
     ("tl.reduce(tl.reshape(x.to(tl.int32), (2, 8)), 1, _bor)", "TTR-REDUCE", ["rank-1 tiles only", "dim 0"]),
     ("tl.reduce(x, 0, _bor)", "TTR-REDUCE", ["needs integer or int1"]),
@@ -111,6 +157,18 @@ def test_refusals_name_the_reason(tmp_path, call, code, words):
     @triton.jit
     def _land(a, b):
         return a and b
+
+
+    @triton.jit
+    def _argmax(a, i, b, j):
+        keep = (a > b) | ((a == b) & (i < j))
+        return tl.where(keep, a, b), tl.where(keep, i, j)
+
+
+    @triton.jit
+    def _index_of(x):
+        _, i = tl.reduce((x, tl.arange(0, 16)), 0, _argmax)
+        return i | 0
 
 
     @triton.jit

@@ -79,3 +79,23 @@ def test_reductions_with_a_combining_function_are_ruled_not_refused():
     ruled = _ruled()
     for n in ("reduce", "associative_scan", "reduce_or", "xor_sum", "cumprod"):
         assert {f"{T.TL}.{n}", f"method:{n}"} <= ruled and f"{T.TL}.{n}" not in T.REFUSED, n
+
+
+def test_flip_sort_and_topk_are_ruled_and_the_empty_sort_method_is_refused(tmp_path):
+    """tl.flip, tl.sort and tl.topk have rules (TTR-FLIP, TTR-SORT, TTR-TOPK: emulations with the ops cuTile Rust
+    has, checked by their numbers in tests/fixtures/triton_unseen/flips.py); `x.flip(dim)` is Triton's member
+    form, but Triton 3.6's `x.sort()` is an empty stub (it gives None), so that method is refused with the reason."""
+    ruled = _ruled()
+    for n in ("flip", "sort", "topk"):
+        assert f"{T.TL}.{n}" in ruled and f"{T.TL}.{n}" not in T.REFUSED, n
+    assert "method:flip" in ruled and "method:sort" not in ruled and "empty stub" in T.REFUSED["method:sort"]
+    assert f"{T.TL}.bitonic_merge" in T.REFUSED
+    path = tmp_path / "k.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n\n" + textwrap.dedent("""
+    @triton.jit
+    def stub_sort(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs).sort())
+    """))
+    (failure,) = [d for _, _, d in parse_file(path, "k.py").failures]
+    assert failure.code == "CT101" and "empty stub" in failure.message

@@ -1537,7 +1537,7 @@ def test_inline_asm_fixture_matches_its_numbers(tmp_path):
     checked = {c.entry: c.verdict for v in verify_output(tmp_path / "out")
                for c in v.checks if c.verdict in ("numbers_match", "numbers_differ", "not_interpreted")}
     cases = {c["id"] for c in CASES if c["module"].endswith(".inline_asm")}
-    assert len(cases) == 6 and set(checked) == cases, sorted(set(checked) ^ cases)
+    assert len(cases) == 7 and set(checked) == cases, sorted(set(checked) ^ cases)
     assert all(v == "numbers_match" for v in checked.values()), checked
 
 
@@ -2229,3 +2229,325 @@ def test_float_scalars_a_where_chooses_stay_floats_where_arithmetic_meets_ints(t
     """)
     types = {p.name: p.dtype for p in classify_params(k).params if p.name in ("pos", "neg")}
     assert types == {"pos": "f32", "neg": "f32"}, types
+
+
+# -------------------------------------------------------------------------------------- dtype constants from host functions
+
+_FORMATS = '''import triton.language as tl
+
+
+def fp8_format(fmt):
+    if fmt == "e4m3":
+        return tl.float8e4nv
+    elif fmt == "fnuz":
+        return tl.float8e4b8
+    {last}
+'''
+
+_QUANT = '''import triton
+import triton.language as tl
+
+from .formats import fp8_format
+
+
+@triton.jit
+def quant_kernel(x_ptr, q_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    q = tl.load(x_ptr + offs, mask=offs < n).to(FP8)
+    tl.store(q_ptr + offs, q.to(tl.uint8, bitcast=True), mask=offs < n)
+
+
+def quant(x, q, fmt):
+    quant_kernel[(1,)](x, q, x.numel(), {arg}, BLOCK=256)
+'''
+
+
+@pytest.mark.parametrize("last, arg, entries", [
+    # an imported host function whose returns all name dtypes: its cuTile Rust ones are the entries
+    ("return tl.float8e5", "FP8=fp8_format(fmt)", ["f8e4m3fn", "f8e5m2"]),
+    ("raise ValueError(fmt)", "FP8=fp8_format(fmt)", ["f8e4m3fn"]),
+    ("raise ValueError(fmt)", "fp8_format(fmt)", ["f8e4m3fn"]),  # by position
+])
+def test_a_dtype_constant_takes_the_dtypes_a_host_function_returns(tmp_path, last, arg, entries):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "formats.py").write_text(_FORMATS.format(last=last))
+    (pkg / "quant.py").write_text(_QUANT.format(arg=arg))
+    result, _ = run([pkg / "quant.py"], tmp_path / "out", use_cache=False)
+    (k,) = result.kernels
+    assert k.status == "translated", [d.text() for d in k.diagnostics]
+    assert sorted(e.rsplit("__fp8_", 1)[1] for e in k.entries) == entries, k.entries
+
+
+@pytest.mark.parametrize("last", ["return getattr(tl, fmt)", "return"])
+def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last):
+    """A return that is no dtype literal: the launch says nothing, the default float dtypes are tried, and
+    Triton's own rule (a bitcast keeps the width) refuses the 16- and 32-bit ones."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "formats.py").write_text(_FORMATS.format(last=last))
+    (pkg / "quant.py").write_text(_QUANT.format(arg="FP8=fp8_format(fmt)"))
+    result, _ = run([pkg / "quant.py"], tmp_path / "out", use_cache=False)
+    (k,) = result.kernels
+    assert k.status == "unsupported" and any(d.code == "TTR-BITCAST" for d in k.diagnostics), \
+        [d.text() for d in k.diagnostics]
+
+
+# -------------------------------------------------------------------------------------- atomics' ordering and scope
+
+@pytest.mark.parametrize("args, order, scope", [
+    ('sem="relaxed", scope="cta"', "ordering::Relaxed", "scope::TileBlock"),
+    ("sem=ORDER", "ordering::AcqRel", "scope::Device"),  # chosen by the launch: the strongest ordering
+    ('sem="release", scope=WHERE', "ordering::Release", "scope::System"),
+    ("", "ordering::AcqRel", "scope::Device"),  # Triton's defaults
+])
+def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args, order, scope):
+    rust = _rust(tmp_path, f"""
+    @triton.jit
+    def k(words_ptr, n, ORDER: tl.constexpr, WHERE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.atomic_or(words_ptr + offs % 4, offs, mask=offs < n{', ' + args if args else ''})
+    """)
+    call = rust[rust.index("atomic_rmw_tko("):]
+    call = call[:call.index(")")]
+    assert "atomic::Or" in call and order in call and scope in call, call
+def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
+    """tl.flip of a literal extent of at most 8 is cut and joined (extract, cat: no warning); of a constexpr
+    extent, and every tl.sort / tl.topk, is a one-hot selection, said by a CT119 warning at the call (quadratic in
+    the extent); Triton's own refusals are kept (no `dim` for tl.flip, a sort along another dimension than the
+    last), and a rank-6 tile is refused (the emulation adds a dimension). Their numbers: flips.py's cases."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, z_ptr, w_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        x = tl.load(x_ptr + offs)
+        pairs = tl.reshape(tl.flip(tl.reshape(x, (R, C // 2, 2)), 2), (R, C))
+        tl.store(y_ptr + offs, tl.flip(pairs, 0))
+        tl.store(z_ptr + offs, tl.sort(x, descending=True))
+        tl.store(w_ptr + tl.arange(0, R)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.topk(x, 2))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    warned = sorted((d.pos.line, d.code) for d in kr.diagnostics if d.severity == "warning")
+    assert warned == [(11, "CT119"), (12, "CT119"), (13, "CT119")], [d.text() for d in kr.diagnostics]
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
+    assert re.search(r"= cat\(\w+, \w+, 2i32\)", rust) and "extract(" in rust
+    # a pointer's tile goes through float32 bits in the one-hot forms: its generic takes float dtypes only (an
+    # int32 array's values past 2**24 would round), while a pointer only written takes any dtype
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    domains = {p["name"]: p.get("domain") for p in kr.manifest["params"]}
+    assert "i32" not in (domains["x_ptr"] or ()) and "i32" in domains["y_ptr"], domains
+    assert re.search(r"Tile<i32, \{ \[R, C, C\] \}> = select\(", rust)  # the rank count over a new dimension
+    for body, why in [("tl.flip(x)", "needs `dim`"), ("tl.sort(x, 0)", "last dimension only"),
+                      ("tl.flip(tl.reshape(x, (1, 1, 1, 1, R, C)), 5)", "rank at most 6"),
+                      ("tl.topk(x, 3)", "power of two")]:
+        (k,) = _kernels(tmp_path, f"""
+        @triton.jit
+        def k(x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr):
+            offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+            x = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, {body})
+        """)
+        kr = kernel_result(k, tmp_path / "k.py", "k.py")
+        assert kr.status != "translated" and any(why in d.message for d in kr.diagnostics), \
+            (body, [d.text() for d in kr.diagnostics])
+    # tl.cat(a, b, can_reorder=True) as the tile tl.topk / tl.sort sorts is a concatenation (the order Triton leaves
+    # open does not change a sort's result; flips.py streaming_topk_kernel's numbers); elsewhere it stays refused
+    path = tmp_path / "cat.py"
+    path.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def merged(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        b = tl.load(x_ptr + K + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, K), tl.topk(tl.cat(a, b, can_reorder=True), K))
+
+
+    @triton.jit
+    def stored(x_ptr, y_ptr, K: tl.constexpr):
+        a = tl.load(x_ptr + tl.arange(0, K))
+        tl.store(y_ptr + tl.arange(0, 2 * K), tl.cat(a, a, can_reorder=True))
+    """))
+    fr = parse_file(path, "cat.py")
+    assert [k.name for k in fr.kernels] == ["merged"]
+    (failure,) = [d for _, _, d in fr.failures]
+    assert failure.code == "CT101" and "may reorder" in failure.message
+    (k,) = fr.kernels
+    kr = kernel_result(k, path, "cat.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert re.search(r"= cat\(\w+, \w+, 0i32\)", "\n".join(l for v in kr.manifest["views"] for l in v["body"]))
+# ------------------------------------------------------------------------ values of another type (carried_types)
+
+def test_a_loop_variable_is_not_a_carried_value():
+    """carried_types.py `rebound_loop_var_kernel`: `t` is an int64 (loaded) before `for t in range(...)`; Triton's
+    visit_For leaves the loop variable out of the loop's carried values, so the loop does not change its type."""
+    kr = _fixture_kernel("rebound_loop_var_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+def test_an_early_returning_arm_and_the_rest_bind_a_name_each(tmp_path):
+    """carried_types.py `first_program_totals_kernel`: `idx` is a tile in an arm ending in `return` and a scalar in
+    the rest of the kernel (the port's else arm); Triton never merges them. Both arms of a plain runtime `if`
+    still may not (Triton: "Mismatched type for idx between then block and else block")."""
+    kr = _fixture_kernel("first_program_totals_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        if pid == 0:
+            idx = tl.arange(0, BLOCK)
+        else:
+            idx = pid
+        tl.store(out_ptr + idx, tl.load(x_ptr + idx))
+    """, tmp_path=tmp_path)
+    assert kr.status != "translated"
+    assert any(d.code == "CT104" and "has another type in each arm" in d.message for d in kr.diagnostics)
+
+
+def test_a_float_an_arm_loads_from_a_compared_pointer_keeps_its_dtype():
+    """carried_types.py `last_program_mean_kernel`: `done = tl.load(acc_ptr + 1)` compared with an int (which would
+    make acc_ptr a pointer of integers), then `total` (float32) set to `tl.load(acc_ptr)` in an arm: Triton
+    requires the float32, so acc_ptr holds float32 (not ints widened to int64)."""
+    kr = _fixture_kernel("last_program_mean_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "acc_ptr_typed: PointerTile<*mut f32" in body, body
+
+
+# ---------------------------------------------------------------------------------- pointers formed (pointer_sums)
+
+def test_offsets_made_a_pointer_by_adding_one():
+    """pointer_sums.py `gather_by_ids_kernel`: `id_ptrs = (c * BLOCK + offs) * stride` compared with a bound, then
+    `id_ptrs += ids_base`: an int plus a pointer is a pointer (Triton's `__radd__`), so `ids_ptr` is a pointer
+    parameter and the load reads it at the summed offsets."""
+    kr = _fixture_kernel("gather_by_ids_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    arrays = {p["name"] for p in kr.manifest["params"] if p.get("kind") == "array"}
+    assert arrays == {"ids_ptr", "x_ptr", "out_ptr"}, arrays
+
+
+def test_pointers_a_helper_returns_and_an_optional_pointer_tested_by_its_truth():
+    """pointer_sums.py `scaled_rows_kernel`: `x_ptrs, x_mask = _rows_ptrs(x_ptr, ...)` (a tuple a helper returns),
+    `tl.load(_col_ptrs(scale_ptr, C))` (a pointer it returns alone) and `if bias_ptr: bias_ptrs = bias_ptr + cols`
+    (a truth test of a pointer that reaches an access through a local): each argument is a pointer parameter."""
+    kr = _fixture_kernel("scaled_rows_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    arrays = {p["name"] for p in kr.manifest["params"] if p.get("kind") == "array"}
+    assert arrays == {"x_ptr", "scale_ptr", "bias_ptr", "out_ptr"}, arrays
+
+
+# ------------------------------------------------------------------------------------ constant dims (const_dims)
+
+def test_shape_and_axis_of_a_constexpr_local_and_core_names():
+    """const_dims.py `row_col_means_kernel`: `_dim: core.constexpr = dim` in a helper called with a literal, then
+    `x.shape[_dim]` and `tl.sum(x, axis=_dim)` (Triton reads the local as that Python int), `x.shape[dim]` of the
+    constexpr parameter, and `core.static_range` / `core.arange` through `import triton.language.core as core`."""
+    kr = _fixture_kernel("row_col_means_kernel", "const_dims.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "for i in" not in body, body  # core.static_range(2) unrolled as tl.static_range is
+
+
+# ----------------------------------------------------------------------- literal helper arguments (literal_stages)
+
+def test_a_helper_called_per_stage_with_literals_is_one_entry():
+    """literal_stages.py `walsh_rows_kernel`: `_pair_stage(x, 16, STRIDE)` four times: `N // (2 * STRIDE)` of the
+    literals is a literal extent and `if STRIDE == 1:` is decided by them (Triton computes both on Python ints);
+    one entry, not a variant per stage (FlagGems' 8-stage Hadamard kernels exceeded the variant limit)."""
+    kr = _fixture_kernel("walsh_rows_kernel", "literal_stages.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert list(_entry_bodies(kr)) == ["walsh_rows_kernel"], list(_entry_bodies(kr))
+    body = _entry_bodies(kr)["walsh_rows_kernel"]
+    assert "shape![1, 2, 8]" in body and "C16_DIV" not in body, body  # 16 // (2 * 8): a literal, not a constant
+
+
+def test_conditions_of_literals_alone_are_decided_by_their_value():
+    from transpiler.passes.predicates import closed_value, decides
+    assert closed_value("8 == 1") is False and closed_value("(16 // (2 * 8)) == 1") is True
+    assert closed_value("not (3 % 2 == 0) and 4 >= 4") is True
+    assert closed_value("N == 1") is None and closed_value("1 // 0 == 0") is None and closed_value("1.5 > 1") is None
+    assert decides(("N == 2",), "8 == 1") is False
+
+
+def test_an_int32_a_loop_sets_to_an_atomics_old_value_makes_that_pointer_int32():
+    """carried_types.py `bucket_slots_kernel`: `slots` (int32) set in a loop to `start + ...`, `start` the old value
+    of `tl.atomic_add(cursor_ptr + b, ...)` on a pointer of integers: Triton requires the carried int32, so the
+    cursor holds int32 (the one integer dtype Tile IR's atomics take)."""
+    kr = _fixture_kernel("bucket_slots_kernel", "carried_types.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "cursor_ptr_typed: PointerTile<*mut i32" in body, body
+
+
+def test_an_augmented_value_is_converted_once(tmp_path):
+    """`acc += _scaled(x)` (not a pointer): the `+=` test for `int += pointer` converts the value once, so the
+    helper is inlined once (its statements and names are made one time, not twice with one copy dead)."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def _saved(x, p, offs):
+        tl.store(p + offs, x)
+        return x * 2.0
+
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.load(x_ptr + offs)
+        acc += _saved(acc, out_ptr, offs)
+        tl.store(out_ptr + offs, acc)
+    """, tmp_path=tmp_path)
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert body.count("// tl.store(") == 2, body  # the helper's store, then the kernel's
+
+
+def test_loop_bounds_and_steps_of_other_integer_types_count_in_int32():
+    """loop_bounds.py: an int64 start and step (`tl.num_programs(0).to(tl.int64)`) and a uint32 stop (a bool sum's
+    minimum with a count): the port's loops count in int32 (cuTile Rust types a loop's step i32), each bound
+    converted (exact while it fits)."""
+    for name in ("grid_stride_scale_kernel", "valid_prefix_sum_kernel"):
+        kr = _fixture_kernel(name, "loop_bounds.py")
+        assert kr.status == "translated", (name, [d.text() for d in kr.diagnostics])
+
+
+def test_a_pointer_chosen_per_path_with_offsets_of_two_widths():
+    """pointer_sums.py `chosen_rows_kernel`: `src = a_ptr + row * D + cols` (int32 offsets) in one arm of a runtime
+    `if`, `src = b_ptr + (row - n_a).to(tl.int64) * D + cols` (int64) in the other: one pointer type in Triton,
+    so the port widens the int32 offsets at the end of their arm (sglang's ssd_chunk_state chooses its past
+    states so)."""
+    kr = _fixture_kernel("chosen_rows_kernel", "pointer_sums.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    (body,) = _entry_bodies(kr).values()
+    assert "Tile<i64, { [D] }> = exti(" in body, body
+
+
+def test_a_plain_value_of_two_widths_in_the_arms_stays_refused(tmp_path):
+    """Only a pointer's offsets are widened: a value both arms bind as int32 and int64 is refused as Triton refuses it
+    ("Mismatched type ... between then block and else block")."""
+    kr = _fixture_kernel("k", text="""
+    @triton.jit
+    def k(x_ptr, out_ptr, n):
+        row = tl.program_id(0)
+        if row < n:
+            w = row * 2
+        else:
+            w = row.to(tl.int64) * 3
+        tl.store(out_ptr + row, tl.load(x_ptr + row) * w)
+    """, tmp_path=tmp_path)
+    assert any(d.code == "CT104" and "another type in each arm" in d.message for d in kr.diagnostics), \
+        [d.text() for d in kr.diagnostics]
+
+
+def test_a_loop_bound_loaded_through_a_tuple_assignment_makes_its_pointer_integer():
+    """loop_bounds.py `loaded_length_sum_kernel`: `start, end = 0, tl.load(len_ptr + row)`, then `range(start, end,
+    BLOCK)`: a tuple's items keep their source pointer as a single assignment's value does, so the bound makes
+    `len_ptr` a pointer of integers (Triton requires integer bounds) instead of a float `E` refused as a bound."""
+    kr = _fixture_kernel("loaded_length_sum_kernel", "loop_bounds.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]

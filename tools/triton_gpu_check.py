@@ -334,7 +334,12 @@ def run_case(torch, tl, ports, c: dict, runs: int, on_gpu: bool = False) -> dict
             ref, got = (to_numpy(torch, tensors[s][n], meta["dtype"]) for s in sides)
             good, err, why = compare(ref, got, tol)
             left = untouched(to_numpy(torch, pristine[n], meta["dtype"]), ref)
-        if left:
+        if meta.get("untouched"):  # every store of this launch is masked off: both sides must leave it as it was
+            kept = untouched_gpu(torch, pristine[n], tensors["rust"][n]) if on_gpu else \
+                untouched(to_numpy(torch, pristine[n], meta["dtype"]), to_numpy(torch, tensors["rust"][n], meta["dtype"]))
+            good, why = left and kept, "" if left and kept else \
+                "the case expects this output untouched: " + ("the port wrote it" if left else "Triton wrote it")
+        elif left:
             good, why = False, "Triton left this output untouched"
         res["outputs"][n] = {"ok": good, "error": err, "tolerance": tol, **({"why": why} if why else {})}
         ok &= good

@@ -34,12 +34,14 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "
 LATENCY_BOUND = {("moe_align", "moe_count_kernel"), ("moe_align", "moe_align_kernel")}
 # kernels whose launch is one program over a constexpr-sized tile: no size to grow (the kernel would change)
 NO_REAL_SIZE = {
+    ("host_dtype_fn", "quant_bytes_kernel"): "an elementwise fp8 quantization of a vector (the fp8 corpus kernel has real sizes)",
     ("pointer_tables", "pointer_tile_kernel"): "one program over a constexpr table of pointers",
     ("float_atomics", "exchange_max_kernel"): "one program, BLOCK covers n",
     ("gather", "row_pick_kernel"): "one program, the tile is (BC, BK)",
     ("gather", "permute_kernel"): "one program, the tile is N (a gather within one tile)",
     ("interleave", "interleave_kernel"): "one program, BLOCK covers n",
     ("interleave", "interleave_rows_kernel"): "one program over ROWS x 8",
+    ("interleave", "interleave_halves_kernel"): "one program, the tile is 2 * HALF",
     ("tile_numel", "flatten_mean_kernel"): "one program over an R x C tile",
     ("false_tile", "group_mask_kernel"): "one program, BLOCK covers n",
     ("block_ptr_arms", "load_state_kernel"): "one program per BV columns of a [K, V] state whose extents are "
@@ -54,8 +56,10 @@ NO_REAL_SIZE = {
         ("dot_operand_dtypes", "decayed_gram_kernel"), ("dot_precision", "chain_kernel"),
         ("dtype_names", "scale_into_kernel"), ("fast_math", "fast_features_kernel"),
         ("flag_conditions", "window_start_kernel"), ("inline_asm", "bit_ops_kernel"),
-        ("inline_asm", "dot_mov_kernel"), ("inline_asm", "softplus_asm_kernel"),
-        ("inline_asm", "two_outputs_kernel"), ("int_min", "sign_bits_kernel"),
+        ("bit_atomics", "token_bits_kernel"), ("bit_atomics", "parity_kernel"), ("bit_atomics", "claim_kernel"),
+        ("string_helper_choice", "act_mul_kernel"), ("descriptor_advanced_base", "varlen_scale_kernel"),
+        ("sum_dtype", "row_sums_kernel"), ("inline_asm", "dot_mov_kernel"), ("inline_asm", "softplus_asm_kernel"),
+        ("inline_asm", "two_outputs_kernel"), ("inline_asm", "const_operand_kernel"), ("int_min", "sign_bits_kernel"),
         ("pointer_rows", "gather_rows_kernel"), ("widened_arms", "head_rows_kernel"),
         ("rn_arithmetic", "rn_ops_kernel"), ("gather", "nibble_lookup_kernel"),
         ("call_jit", "scale_rows_kernel"), ("constexpr_locals", "routed_rows_kernel"), ("constexpr_locals", "flagged_scale_kernel"),
@@ -69,8 +73,25 @@ NO_REAL_SIZE = {
         ("pointer_choice", "in_place_max_kernel"), ("pointer_choice", "lane_choice_kernel"),
         ("pointer_choice", "rebound_in_arm_kernel"), ("pointer_choice", "rebound_index_kernel"),
         ("pointer_choice", "two_loops_kernel"), ("pointer_choice", "where_rows_kernel"),
-        ("round_half_even", "round_even_kernel"), ("compat_try", "compat_noise_kernel"), ("compat_try", "lowest_padded_max_kernel"), ("compat_try", "fp8_bits_kernel"), ("compat_try", "device_count_rows_kernel"),
-        ("compat_libm", "libm_rows_kernel"), ("propagate_nan", "nan_clamp_kernel"))},
+        ("round_half_even", "round_even_kernel"), ("carried_types", "rebound_loop_var_kernel"),
+        ("carried_types", "first_program_totals_kernel"), ("carried_types", "last_program_mean_kernel"),
+        ("carried_types", "bucket_slots_kernel"),
+        ("pointer_sums", "gather_by_ids_kernel"), ("pointer_sums", "scaled_rows_kernel"),
+        ("pointer_sums", "chosen_rows_kernel"),
+        ("const_dims", "row_col_means_kernel"), ("literal_stages", "walsh_rows_kernel"),
+        ("loop_bounds", "grid_stride_scale_kernel"), ("loop_bounds", "valid_prefix_sum_kernel"),
+        ("loop_bounds", "loaded_length_sum_kernel"), ("compat_try", "compat_noise_kernel"),
+        ("compat_try", "lowest_padded_max_kernel"), ("compat_try", "fp8_bits_kernel"),
+        ("compat_try", "device_count_rows_kernel"), ("compat_libm", "libm_rows_kernel"),
+        ("propagate_nan", "nan_clamp_kernel"))},
+    # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
+    # quadratic in the extent, so a real-size case would time the emulation, not a workload)
+    **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "
+       "on the CPU" for k in (
+        ("flips", "rotate_pairs_kernel"), ("flips", "rotate_vector_kernel"), ("flips", "reverse_quads_kernel"),
+        ("flips", "flip_2d_kernel"), ("flips", "sort_rows_kernel"), ("flips", "topk_rows_kernel"),
+        ("flips", "streaming_topk_kernel"), ("flips", "int_rows_kernel"), ("flips", "sorted_gather_kernel"),
+        ("pair_reduce", "row_argmax_kernel"), ("pair_reduce", "column_argmin_kernel"))},
 }
 
 

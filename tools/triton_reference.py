@@ -46,12 +46,14 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "dot_operand_dtypes", "inline_asm", "fast_math",
                                                      "int_min", "flag_conditions", "dot_precision",
                                                      "countdown_loops", "constexpr_functions", "block_ptr_helpers",
-                                                     "arm_defined_names", "dtype_names", "pointer_rows",
+                                                     "arm_defined_names", "dtype_names", "sum_dtype", "host_dtype_fn",
+                                                     "string_helper_choice", "bit_atomics", "pointer_rows",
                                                      "widened_arms", "rn_arithmetic", "call_jit",
                                                      "constexpr_locals", "arm_forwarders", "scalar_neg",
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
-                                                     "pointer_choice", "round_half_even", "compat_try", "propagate_nan",
-                                                     "compat_libm")
+                                                     "pointer_choice", "round_half_even", "flips", "pair_reduce",
+                                                     "carried_types", "pointer_sums", "const_dims", "literal_stages",
+                                                     "loop_bounds", "compat_try", "propagate_nan", "compat_libm")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -77,15 +79,17 @@ def inp(name, shape, dtype, kind, **params):
 
 
 def case(module, kernel, name, inputs, args, grid, outputs, ref, scalars=None, constexprs=None, tol=None,
-         descriptors=None, package=None):
+         descriptors=None, package=None, untouched=()):
     """One launch: `args` lists the kernel's runtime parameters in order, each the name of an input or of a
     scalar; constexprs go by keyword. `tol` maps output names to (atol, rtol) where the dtype default is not
     meant. `descriptors` names args that are host tensor descriptors: arg -> {"base": input, "block": [...]}
     (`TensorDescriptor.from_tensor(base, block)`: the input's shape and strides, zero padding); `package`: a
-    module outside the corpus (tests/fixtures/triton_unseen)."""
+    module outside the corpus (tests/fixtures/triton_unseen); `untouched`: outputs this launch must leave as they
+    were (every store masked off), which a GPU check otherwise reads as a launch that never ran."""
     cid = f"{module}__{kernel}__{name}"
     outs = {o: {"dtype": next(i["dtype"] for i in inputs if i["name"] == o),
-                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)])}
+                "tol": list((tol or {}).get(o) or TOL[next(i["dtype"] for i in inputs if i["name"] == o)]),
+                **({"untouched": True} if o in untouched else {})}
             for o in outputs}
     pkg = package or (NOT_YET_PKG if module in NOT_YET else UNSEEN_PKG if module in UNSEEN else PKG)
     return {"id": cid, "module": f"{pkg}.{module}", "kernel": kernel, "case": name,
@@ -580,6 +584,17 @@ def cases() -> list[dict]:
                          inp("out", [rows, 16], "float32", "poison")],
                         ["x", "count", "out"], [_cdiv(rows, 16)], ["out"], "", {}, {"D": 16, "BLOCK_M": 16},
                         package=UNSEEN_PKG))
+    # descriptors of pointers advanced to each sequence's start (cu_seqlens), sequences shorter and longer than BT
+    out.append(case("descriptor_advanced_base", "varlen_scale_kernel", "3seqs",
+                    [inp("x", [37, 2, 16], "float32", "randn"), inp("y", [37, 2, 16], "float32", "poison"),
+                     inp("cu", [4], "int32", "given", values=[0, 5, 29, 37])],
+                    ["x", "y", "cu", "scale"], [2, 6], ["y"], "", {"scale": 0.5}, {"H": 2, "D": 16, "BT": 16},
+                    package=UNSEEN_PKG))
+    # tl.sum(..., dtype=): float16 rows summed in float32, int8 counts summed in int32
+    out.append(case("sum_dtype", "row_sums_kernel", "4x300",
+                    [inp("x", [4, 300], "float16", "randn", scale=4.0), inp("c", [4, 300], "int32", "randint", lo=0, hi=100),
+                     inp("s", [4], "float32", "poison"), inp("k", [4], "int32", "poison")],
+                    ["x", "c", "s", "k", "n_cols"], [4], ["s", "k"], "", {"n_cols": 300}, {"BLOCK": 512}))
     # pointer casts: a packed 4-bit buffer (passed as int32, read as uint8 and as int32 words)
     for n_words, out_dt in ((256, "float32"), (200, "float16")):
         out.append(case("pointer_tables", "dequant4_words_kernel", f"w{n_words}_{out_dt}",
@@ -652,6 +667,81 @@ def cases() -> list[dict]:
                     [inp("a", [4, 8], "float32", "randn"), inp("b", [4, 8], "float32", "randn"),
                      inp("y", [4, 16], "float32", "poison")],
                     ["a", "b", "y"], [1], ["y"], "", {}, {"ROWS": 4}, tol={"y": (0, 0)}))
+    out.append(case("interleave", "interleave_halves_kernel", "h16",
+                    [inp("x", [32], "float32", "randn"), inp("y", [64], "float32", "poison")],
+                    ["x", "y"], [1], ["y"], "", {}, {"HALF": 16}, tol={"y": (0, 0)}))
+    # tl.flip / tl.sort / tl.topk: a flip of a literal extent (cut and joined) and of constexpr extents (one-hot),
+    # sorts and top-k of rows with duplicates (small integers, as floats too), both directions; int32 keys of
+    # every size (past 2**24: a float32 would round them)
+    for dt in ("float32", "float16"):
+        out.append(case("flips", "rotate_pairs_kernel", f"r4d16_{dt}",
+                        [inp("x", [4, 16], dt, "randn"), inp("cos", [16], dt, "randn"), inp("sin", [16], dt, "randn"),
+                         inp("y", [4, 16], dt, "poison")],
+                        ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"ROWS": 4, "D": 16, "HALF": 8}))
+    out.append(case("flips", "rotate_vector_kernel", "d32",
+                    [inp("x", [32], "float32", "randn"), inp("cos", [32], "float32", "randn"),
+                     inp("sin", [32], "float32", "randn"), inp("y", [32], "float32", "poison")],
+                    ["x", "cos", "sin", "y"], [1], ["y"], "", {}, {"D": 32}))
+    for dt in ("float32", "float16"):
+        out.append(case("flips", "reverse_quads_kernel", f"n64_{dt}",
+                        [inp("x", [64], dt, "randn"), inp("y", [64], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"BLOCK": 64, "QUADS": 16}, tol={"y": (0, 0)}))
+    for (r, c), dt in (((4, 8), "float32"), ((8, 4), "float16")):
+        out.append(case("flips", "flip_2d_kernel", f"{r}x{c}_{dt}",
+                        [inp("x", [r, c], dt, "randn")]
+                        + [inp(o, [r, c], dt, "poison") for o in ("rows", "cols", "last")],
+                        ["x", "rows", "cols", "last"], [1], ["rows", "cols", "last"], "", {}, {"R": r, "C": c},
+                        tol={o: (0, 0) for o in ("rows", "cols", "last")}))
+    for (r, c), dt, desc in (((4, 16), "float32", True), ((4, 16), "float32", False), ((2, 32), "float16", True)):
+        out.append(case("flips", "sort_rows_kernel", f"{r}x{c}_{dt}_{'desc' if desc else 'asc'}",
+                        [inp("x", [r, c], dt, "randint", lo=-6, hi=6), inp("up", [r, c], dt, "poison"),
+                         inp("down", [r, c], dt, "poison")],
+                        ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": r, "C": c, "DESC": desc},
+                        tol={"up": (0, 0), "down": (0, 0)}))
+    out.append(case("flips", "sort_rows_kernel", "4x16_float32_randn",
+                    [inp("x", [4, 16], "float32", "randn", scale=100.0), inp("up", [4, 16], "float32", "poison"),
+                     inp("down", [4, 16], "float32", "poison")],
+                    ["x", "up", "down"], [1], ["up", "down"], "", {}, {"R": 4, "C": 16, "DESC": True},
+                    tol={"up": (0, 0), "down": (0, 0)}))
+    for (r, c, k), dt in (((4, 32, 4), "float32"), ((2, 16, 8), "float16"), ((4, 16, 16), "float32")):
+        out.append(case("flips", "topk_rows_kernel", f"{r}x{c}k{k}_{dt}",
+                        [inp("x", [r, c], dt, "randint", lo=-20, hi=20), inp("y", [r, k], dt, "poison")],
+                        ["x", "y"], [1], ["y"], "", {}, {"R": r, "C": c, "K": k}, tol={"y": (0, 0)}))
+    for (r, c, k), (lo, hi), desc in (((4, 16, 4), (-6, 6), False), ((2, 64, 8), (-2**31, 2**31), True)):
+        out.append(case("flips", "int_rows_kernel", f"{r}x{c}k{k}_{'desc' if desc else 'asc'}",
+                        [inp("x", [r, c], "int32", "randint", lo=lo, hi=hi), inp("up", [r, c], "int32", "poison"),
+                         inp("top", [r, k], "int32", "poison"), inp("rev", [r, c], "int32", "poison")],
+                        ["x", "up", "top", "rev"], [1], ["up", "top", "rev"], "", {},
+                        {"R": r, "C": c, "K": k, "DESC": desc}))
+    for n in (200, 128):
+        out.append(case("flips", "streaming_topk_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "randn"), inp("y", [8], "float32", "poison")],
+                        ["x", "y", "n"], [1], ["y"], "", {"n": n}, {"K": 8, "TILE": 64, "TILES": _cdiv(n, 64)},
+                        tol={"y": (0, 0)}))
+    out.append(case("flips", "sorted_gather_kernel", "n64",
+                    [inp("idx", [64], "int32", "randint", lo=0, hi=40, ignore=-1, every=3),
+                     inp("x", [40], "float32", "randn"), inp("order", [64], "int32", "poison"),
+                     inp("y", [64], "float32", "poison")],
+                    ["idx", "x", "order", "y"], [1], ["order", "y"], "", {}, {"WIDTH": 40, "BLOCK": 64},
+                    tol={"y": (0, 0)}))
+    # tl.reduce of a (value, index) pair by an argmax / argmin combine: NaN first (values above nan_above made NaN
+    # in the kernel; 9.0: none), ties (small integers) to the first index; a column argmin keeping the last tie
+    for (rows, cols), above, dt in (((4, 100), 1.5, "float32"), ((3, 64), 9.0, "float32"), ((4, 50), 2.0, "float16")):
+        out.append(case("pair_reduce", "row_argmax_kernel", f"{rows}x{cols}_above{above}_{dt}",
+                        [inp("x", [rows, cols], dt, "randn"), inp("v", [rows], dt, "poison"),
+                         inp("i", [rows], "int32", "poison")],
+                        ["x", "v", "i", "n_cols", "nan_above"], [rows], ["v", "i"], "",
+                        {"n_cols": cols, "nan_above": above}, {"BLOCK": 128}, tol={"v": (0, 0)}))
+    out.append(case("pair_reduce", "row_argmax_kernel", "4x64_ties",
+                    [inp("x", [4, 64], "float32", "randint", lo=-3, hi=3), inp("v", [4], "float32", "poison"),
+                     inp("i", [4], "int32", "poison")],
+                    ["x", "v", "i", "n_cols", "nan_above"], [4], ["v", "i"], "", {"n_cols": 64, "nan_above": 9.0},
+                    {"BLOCK": 64}, tol={"v": (0, 0)}))
+    for dt in ("int32",):
+        out.append(case("pair_reduce", "column_argmin_kernel", f"8x16_{dt}",
+                        [inp("x", [8, 16], dt, "randint", lo=-3, hi=3), inp("v", [16], dt, "poison"),
+                         inp("i", [16], "int32", "poison")],
+                        ["x", "v", "i"], [1], ["v", "i"], "", {}, {"R": 8, "C": 16}, tol={"v": (0, 0)}))
     # a bitcast of loaded int32 words (the words pointers are fixed to int32; the index pointer keeps int32/int64)
     for n_words, idx_dt in ((256, "int64"), (200, "int32")):
         out.append(case("int_bitcast", "nibble_bits_kernel", f"w{n_words}_{idx_dt}",
@@ -707,6 +797,9 @@ def cases() -> list[dict]:
                     [inp("x", [500], "float32", "randn", scale=3.0), inp("i", [500], "int32", "randint", lo=-50, hi=50),
                      inp("y", [500], "float32", "poison"), inp("k", [500], "int32", "poison")],
                     ["x", "i", "y", "k", "n"], [_cdiv(500, 256)], ["y", "k"], "", {"n": 500}, {"BLOCK": 256}))
+    out.append(case("inline_asm", "const_operand_kernel", "n300",
+                    [inp("x", [300], "float32", "randn", scale=3.0), inp("y", [300], "float32", "poison")],
+                    ["x", "y", "n"], [_cdiv(300, 128)], ["y"], "", {"n": 300}, {"BLOCK": 128}, tol={"y": (0, 0)}))
     for n in (300, 128):
         words = [inp(w, [n], "int32", "randint", lo=-2 ** 31, hi=2 ** 31) for w in ("a", "b", "c")]
         out.append(case("inline_asm", "bit_ops_kernel", f"n{n}",
@@ -956,7 +1049,34 @@ def cases() -> list[dict]:
         out.append(case("arm_defined_names", "group_starts_kernel", name,
                         [inp("start", [1], "int32", "given", values=[start]), inp("y", [3, 16], "float32", "zeros")],
                         ["start", "y", "n_groups", "ratio"], [3], ["y"], "", {"n_groups": 2, "ratio": 4},
-                        {"DECODE": decode, "BLOCK": 8}))
+                        {"DECODE": decode, "BLOCK": 8}, untouched=("y",) if name == "decode_idle" else ()))
+    # bitwise atomics and compare-and-swap: bits set and cleared (tokens repeat), a parity, claimed slots
+    for set_ in (True, False):
+        out.append(case("bit_atomics", "token_bits_kernel", "set" if set_ else "clear",
+                        [inp("ids", [300], "int32", "randint", lo=0, hi=640),
+                         inp("words", [20], "int32", "randint", lo=-2 ** 31, hi=2 ** 31)],
+                        ["ids", "words", "n"], [_cdiv(300, 128)], ["words"], "", {"n": 300},
+                        {"SET": set_, "BLOCK": 128}))
+    out.append(case("bit_atomics", "parity_kernel", "n500",
+                    [inp("x", [500], "int32", "randint", lo=-2 ** 31, hi=2 ** 31), inp("acc", [8], "int32", "zeros")],
+                    ["x", "acc", "n"], [_cdiv(500, 128)], ["acc"], "", {"n": 500}, {"LANES": 8, "BLOCK": 128}))
+    out.append(case("bit_atomics", "claim_kernel", "4x64",
+                    [inp("slots", [256], "int32", "randint", lo=0, hi=2), inp("ready", [4], "int32", "given", values=[1, 1, 1, 1]),
+                     inp("old", [256], "int32", "poison")],
+                    ["slots", "ready", "old"], [4], ["slots", "old"], "", {}, {"ORDER": "acquire", "BLOCK": 64}))
+    # a string constexpr compared only in a helper: each activation it names
+    for act in ("silu", "relu2"):
+        out.append(case("string_helper_choice", "act_mul_kernel", act,
+                        [inp("gate", [300], "float32", "randn", scale=2.0), inp("up", [300], "float32", "randn"),
+                         inp("out", [300], "float32", "poison")],
+                        ["gate", "up", "out", "n"], [_cdiv(300, 128)], ["out"], "", {"n": 300},
+                        {"ACTIVATION": act, "BLOCK": 128}))
+    # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
+    # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
+    out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
+                    [inp("x", [300], "float32", "randn", scale=60.0), inp("q", [300], "int32", "poison")],
+                    ["x", "q", "scale", "n"], [_cdiv(300, 256)], ["q"], "", {"scale": 2.0, "n": 300},
+                    {"OUT_DTYPE": "float8e4nv", "BLOCK": 256}))
     # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
     for to_a in (True, False):
         out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
@@ -1036,6 +1156,58 @@ def cases() -> list[dict]:
                     [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
                      inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
                     ["a", "b", "c", "out", "n_a", "n_b"], [7], ["out"], "", {"n_a": 2, "n_b": 3}, {"D": 16}))
+    # a name of another type before a loop that takes it as its variable; a tile/scalar name across an early return
+    for from_table in (True, False):
+        out.append(case("carried_types", "rebound_loop_var_kernel", f"table{int(from_table)}",
+                        [inp("x", [6, 16], "float32", "randn"), inp("start", [3], "int32", "given", values=[5, 2, 4]),
+                         inp("out", [3, 16], "float32", "poison")],
+                        ["x", "start", "out"], [3], ["out"], "", {}, {"T": 4, "D": 16, "FROM_TABLE": from_table}))
+    out.append(case("carried_types", "last_program_mean_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("acc", [3], "float32", "zeros")],
+                    ["x", "acc", "n"], [4], ["acc"], "", {"n": 100}, {"BLOCK": 32}))
+    # pointers formed from offsets, returned by helpers, tested by their truth
+    out.append(case("pointer_sums", "gather_by_ids_kernel", "r3n20",
+                    [inp("ids", [3, 20], "int32", "randint", lo=0, hi=50), inp("x", [50], "float32", "randn"),
+                     inp("out", [3, 8], "float32", "poison")],
+                    ["ids", "x", "out", "stride_ids"], [3], ["out"], "", {"stride_ids": 1}, {"n_ids": 20, "BLOCK": 8}))
+    for bias in (True, False):
+        out.append(case("pointer_sums", "scaled_rows_kernel", f"bias{int(bias)}",
+                        [inp("x", [10, 12], "float32", "randn"), inp("scale", [12], "float32", "randn")]
+                        + ([inp("bias", [12], "float32", "randn")] if bias else [])
+                        + [inp("out", [10, 12], "float32", "poison")],
+                        ["x", "scale", "bias" if bias else "none", "out", "n_rows", "n_cols", "stride"], [3], ["out"],
+                        "", {"none": None, "n_rows": 10, "n_cols": 12, "stride": 12}, {"BLOCK_R": 4, "BLOCK_C": 16}))
+    out.append(case("loop_bounds", "grid_stride_scale_kernel", "r7p3",
+                    [inp("x", [7, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
+                    ["x", "out", "n_rows"], [3], ["out"], "", {"n_rows": 7}, {"D": 16}))
+    out.append(case("loop_bounds", "valid_prefix_sum_kernel", "r3",
+                    [inp("idx", [3, 16], "int32", "given", values=[0] * 10 + [-1] * 6 + [5] * 16 + [-1] * 16),
+                     inp("x", [3, 16], "float32", "randn"), inp("out", [3], "float32", "poison")],
+                    ["idx", "x", "out", "limit"], [3], ["out"], "", {"limit": 12}, {"BLOCK": 16}))
+    out.append(case("loop_bounds", "loaded_length_sum_kernel", "r3",
+                    [inp("lens", [3], "int32", "given", values=[5, 0, 20]), inp("x", [3, 24], "float32", "randn"),
+                     inp("out", [3], "float32", "poison")],
+                    ["lens", "x", "out", "stride"], [3], ["out"], "", {"stride": 24}, {"BLOCK": 8}))
+    out.append(case("literal_stages", "walsh_rows_kernel", "r3",
+                    [inp("x", [3, 16], "float32", "randn"), inp("out", [3, 16], "float32", "poison")],
+                    ["x", "out", "stride"], [3], ["out"], "", {"stride": 16}, {"SCALE": 0.25}))
+    out.append(case("const_dims", "row_col_means_kernel", "r4c8",
+                    [inp("x", [4, 8], "float32", "randn"), inp("rows", [2, 4], "float32", "poison"),
+                     inp("cols", [2, 8], "float32", "poison")],
+                    ["x", "rows", "cols"], [1], ["rows", "cols"], "", {}, {"R": 4, "C": 8}))
+    out.append(case("carried_types", "bucket_slots_kernel", "n30b4",
+                    [inp("bucket", [30], "int32", "randint", lo=0, hi=4),
+                     inp("cursor", [4], "int32", "given", values=[0, 100, 200, 300]),
+                     inp("slots", [30], "int32", "poison")],
+                    ["bucket", "cursor", "slots", "n"], [1], ["slots", "cursor"], "", {"n": 30},
+                    {"NUM_BUCKETS": 4, "BLOCK": 32}))
+    out.append(case("pointer_sums", "chosen_rows_kernel", "a3b2",
+                    [inp("a", [3, 16], "float32", "randn"), inp("b", [2, 16], "float32", "randn"),
+                     inp("out", [5, 16], "float32", "poison")],
+                    ["a", "b", "out", "n_a"], [5], ["out"], "", {"n_a": 3}, {"D": 16}))
+    out.append(case("carried_types", "first_program_totals_kernel", "n40",
+                    [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
+                    ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
     return out
 
 
@@ -1358,6 +1530,29 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             loss = beta * p * (lp - lm) + (1 - beta) * q * (lq - lm)
             dx = (1 - beta) * q * (lq - lm)
         return {"loss": loss.sum(axis=1) / n, "dx": dx / n}
+    if k == "bit_atomics.token_bits_kernel":
+        words = x["words"].astype(np.int64) & 0xFFFFFFFF
+        for t in x["ids"][:s["n"]].astype(np.int64):
+            b = 1 << (t % 32)
+            words[t // 32] = words[t // 32] | b if s["SET"] else words[t // 32] & ~b & 0xFFFFFFFF
+        return {"words": words.astype(np.uint32).view(np.int32)}
+    if k == "bit_atomics.parity_kernel":
+        acc = x["acc"].copy()
+        for i, v in enumerate(x["x"][:s["n"]]):
+            acc[i % s["LANES"]] ^= v
+        return {"acc": acc}
+    if k == "bit_atomics.claim_kernel":
+        slots = x["slots"].copy()
+        old = slots.copy()
+        free = slots == 0
+        slots[free] = np.arange(1, slots.size + 1, dtype=slots.dtype)[free]
+        return {"slots": slots, "old": old}
+    if k == "string_helper_choice.act_mul_kernel":
+        g = x["gate"].astype(np.float64)
+        a = g * _sigmoid(g) if s["ACTIVATION"] == "silu" else np.maximum(g, 0.0) ** 2
+        return {"out": a * x["up"]}
+    if k == "host_dtype_fn.quant_bytes_kernel":
+        return {"q": fp8_e4m3_encode(np.clip(x["x"].astype(np.float32) * np.float32(s["scale"]), -448.0, 448.0))}
     if k == "fp8_quant.fp8_row_quant_kernel":
         amax = np.maximum(np.abs(x["x"]).max(axis=1), 1e-12)
         scale = amax / 448.0
@@ -1409,6 +1604,13 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         xv = x["x"]
         rstd = 1.0 / np.sqrt((xv * xv).mean(axis=1, keepdims=True) + s["eps"])
         return {"out": xv * rstd * x["w"][None, :]}
+    if k == "descriptor_advanced_base.varlen_scale_kernel":
+        y = x["y"].copy()  # rows of no program keep the poison: each sequence's rows are all written here
+        for b, e in zip(a["cu"][:-1], a["cu"][1:]):
+            y[b:e] = x["x"][b:e] * np.float32(s["scale"]) + np.float32(1.0)
+        return {"y": y}
+    if k == "sum_dtype.row_sums_kernel":
+        return {"s": x["x"].astype(np.float64).sum(axis=1), "k": a["c"].astype(np.int64).sum(axis=1)}
     if k == "descriptor_computed_shape.desc_computed_shape_kernel":
         n = int(a["count"][0])
         return {"out": np.where(np.arange(x["x"].shape[0])[:, None] < n, 2 * x["x"], 0.0)}
@@ -1423,6 +1625,47 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rel = np.arange(kl)[None, :] - np.arange(ql)[:, None]
         bucket = np.clip(np.trunc(rel / bw).astype(np.int64) + nb // 2, 0, nb - 1)  # C-style truncating //
         return {"out": x["table"][:, bucket]}
+    if k == "carried_types.rebound_loop_var_kernel":
+        first = x["x"][a["start"]] if s["FROM_TABLE"] else np.repeat(x["x"][:1], 3, axis=0)
+        return {"out": first + sum(x["x"][t] * (t + 1) for t in range(s["T"]))[None, :]}
+    if k == "loop_bounds.grid_stride_scale_kernel":
+        return {"out": x["x"] * np.arange(1, 8)[:, None]}
+    if k == "loop_bounds.loaded_length_sum_kernel":
+        return {"out": np.array([x["x"][r, :n].sum() for r, n in enumerate(a["lens"])])}
+    if k == "loop_bounds.valid_prefix_sum_kernel":
+        counts = np.minimum(12, (a["idx"] >= 0).sum(axis=1))
+        return {"out": np.array([x["x"][r, :counts[r]].sum() for r in range(3)])}
+    if k == "literal_stages.walsh_rows_kernel":
+        h = np.array([[1.0]])
+        for _ in range(4):
+            h = np.block([[h, h], [h, -h]])
+        return {"out": x["x"] @ h.T * s["SCALE"]}
+    if k == "const_dims.row_col_means_kernel":
+        xs = [x["x"], 2.0 * x["x"]]
+        return {"rows": np.stack([v.mean(axis=1) for v in xs]), "cols": np.stack([v.mean(axis=0) * 8 for v in xs])}
+    if k == "pointer_sums.gather_by_ids_kernel":
+        ids, xs, out = a["ids"], x["x"], np.zeros((3, 8))
+        for r in range(3):
+            for c in range(3):
+                for j in range(8):
+                    if c * 8 + j < 20:
+                        out[r, j] += xs[ids[r, c * 8 + j]] * (c + 1)
+        return {"out": out}
+    if k == "pointer_sums.chosen_rows_kernel":
+        return {"out": np.concatenate([x["a"], x["b"]]) * 2.0}
+    if k == "pointer_sums.scaled_rows_kernel":
+        return {"out": x["x"] * x["scale"][None, :] + (x["bias"][None, :] if "bias" in x else 0.0)}
+    if k == "carried_types.bucket_slots_kernel":
+        b, cur = a["bucket"], a["cursor"].copy()
+        slots = np.zeros(30, np.int32)
+        for i in range(30):
+            slots[i] = cur[b[i]]
+            cur[b[i]] += 1
+        return {"slots": slots, "cursor": cur}
+    if k == "carried_types.last_program_mean_kernel":
+        return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
+    if k == "carried_types.first_program_totals_kernel":
+        return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
     if k == "pointer_choice.where_rows_kernel":
         return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
                 "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}
@@ -1463,6 +1706,38 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             v[0] += v[1]
             got[f"x{i}"] = v
         return got
+    if k == "flips.rotate_pairs_kernel":
+        sx = x["x"] * x["sin"]
+        swapped = np.stack([sx[:, 1::2], -sx[:, 0::2]], axis=-1).reshape(sx.shape)
+        return {"y": x["x"] * x["cos"] + swapped}
+    if k == "flips.rotate_vector_kernel":
+        sx = x["x"] * x["sin"]
+        return {"y": x["x"] * x["cos"] + np.stack([sx[1::2], -sx[0::2]], axis=-1).reshape(-1)}
+    if k == "flips.reverse_quads_kernel":
+        return {"y": a["x"].reshape(-1, 4)[:, ::-1].reshape(-1)[::-1]}
+    if k == "flips.flip_2d_kernel":
+        return {"rows": a["x"][::-1], "cols": a["x"][:, ::-1], "last": a["x"][:, ::-1]}
+    if k == "flips.sort_rows_kernel":
+        up = np.sort(a["x"], axis=-1)
+        return {"up": up, "down": up[:, ::-1] if s["DESC"] else up}
+    if k == "flips.topk_rows_kernel":
+        return {"y": np.sort(a["x"], axis=-1)[:, ::-1][:, :s["K"]]}
+    if k == "flips.int_rows_kernel":
+        up = np.sort(a["x"], axis=-1)
+        return {"up": up[:, ::-1] if s["DESC"] else up, "top": up[:, ::-1][:, :s["K"]], "rev": a["x"][:, ::-1]}
+    if k == "flips.streaming_topk_kernel":
+        return {"y": np.sort(a["x"])[::-1][:8]}
+    if k == "flips.sorted_gather_kernel":
+        order = np.sort(np.where(a["idx"] >= 0, a["idx"], s["WIDTH"]))
+        return {"order": order, "y": np.where(order < s["WIDTH"], a["x"][np.minimum(order, s["WIDTH"] - 1)], 0.0)}
+    if k == "pair_reduce.row_argmax_kernel":
+        v = np.where(x["x"] > s["nan_above"], np.nan, x["x"])
+        i = np.argmax(v, axis=1)  # numpy's argmax: the first NaN, else the first of the largest
+        return {"v": v[np.arange(v.shape[0]), i], "i": i}
+    if k == "pair_reduce.column_argmin_kernel":
+        rev = a["x"][::-1]
+        i = a["x"].shape[0] - 1 - np.argmin(rev, axis=0)  # the last of the smallest
+        return {"v": a["x"][i, np.arange(a["x"].shape[1])], "i": i}
     if k == "gather.row_pick_kernel":
         return {"y": x["x"][s["j"]]}
     if k == "gather.nibble_lookup_kernel":
@@ -1471,6 +1746,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"y": x["x"][a["idx"]]}
     if k == "interleave.interleave_kernel":
         return {"y": np.stack([x["a"], x["b"]], axis=-1).reshape(-1)}
+    if k == "interleave.interleave_halves_kernel":
+        return {"y": np.stack([x["x"], -x["x"]], axis=-1).reshape(-1)}
     if k == "interleave.interleave_rows_kernel":
         return {"y": np.stack([x["a"], 2 * x["b"]], axis=-1).reshape(4, 16)}
     if k == "float_atomics.absmax_kernel":
@@ -1678,9 +1955,12 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         t = f32(1.0) / np.maximum(np.abs(v), f32(0.5))
         t = (t.astype(np.float64) * v + 1.0).astype(f32)  # fma: the exact product, one rounding
         y = np.tanh(t.astype(np.float64))
-        q = np.floor(y.astype(f32) * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
+        q = np.floor(v * f32(10.0)).astype(np.int64) * 3 + a["i"].astype(np.int64)
         q = np.trunc(q / 2).astype(np.int64)  # div.s32 truncates
         return {"y": y, "k": np.abs(q) * 2}
+    if k == "inline_asm.const_operand_kernel":  # each product rounded to float32, then the float32 sum
+        v = x["x"].astype(np.float32)
+        return {"y": (v * np.float32(0.1)) + (np.float32(0.3) * v)}
     if k == "inline_asm.bit_ops_kernel":
         a, b, cc = (x[w].astype(np.int64) & 0xFFFFFFFF for w in ("a", "b", "c"))  # the words' bits, unsigned
         lut, maj = 0xE8, np.zeros_like(a)
@@ -1795,6 +2075,16 @@ def _setup_interpreter():
         return orig_convert(input, input_dtype, output_dtype, rounding_mode)
 
     interp._convert_float = convert_float
+    # a scalar argument is a one-element array in the interpreter, and its `__index__` (a runtime loop bound,
+    # `range(start, n, step)`) is `int(array)`, which numpy 2.x refuses for arrays of rank > 0: its one element
+    orig_set_attr = interp._LangPatchScope.set_attr
+
+    def set_attr(self, obj, name, value):
+        if name == "__index__" and obj is tl.tensor:
+            value = lambda t: int(np.asarray(t.handle.data).reshape(-1)[0])  # noqa: E731
+        return orig_set_attr(self, obj, name, value)
+
+    interp._LangPatchScope.set_attr = set_attr
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None

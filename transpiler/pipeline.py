@@ -199,6 +199,9 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         return kr
     try:
         variants = translate_kernel(k, tuple(kernel_dtypes(path)))
+        # warnings the typing of each variant gave (an emulation's cost), each once
+        added = dict.fromkeys(n for v in variants for n in v.notes if n not in k.notes)
+        kr.diagnostics.extend(Diagnostic("warning", code, message, where) for code, message, where in added)
         for preds, why, where in variants[0].dropped:  # said, so a typo in one arm is not silent
             if why.startswith(STATIC_ASSERT):  # a specialization cuTile Python's static assertion refuses
                 kr.diagnostics.append(Diagnostic("warning", "CT117", f"no entry where {' and '.join(preds)}: {why} "

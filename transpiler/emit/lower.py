@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import fail
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         Param, TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names
 from .steps import step_names
@@ -344,8 +344,14 @@ class Lowerer:
         sv = ", ".join(self.value(st) for st in strides[:-1])
         self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
         self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
+        base = self.flat_base[arr.id]
+        if e.attr("base_offset") is not None:  # a descriptor of `A + offset` (passes/views.py descriptor)
+            off = e.attr("base_offset")
+            base = f"{n}_base"
+            self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = addptr_tile({self.flat_base[arr.id]}, "
+                      f"{self.tile(off)});")
         self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
-                  f"{self.flat_base[arr.id]}, {n}_dims, {n}_strides, new_token_unordered()) }};")
+                  f"{base}, {n}_dims, {n}_strides, new_token_unordered()) }};")
 
     def view_access(self, e: Op) -> str | None:
         """A Triton access through its view: a partition tile at the tile index (the element access under
@@ -1239,7 +1245,7 @@ class Lowerer:
             return f"divi({self.value(a[0])}, {self.value(a[1])}, rounding::PositiveInf)"
         if o in ("view_load", "view_store"):
             return self.view_access(e)
-        if o in ("gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        if o in ("gather", "scatter", *RMW_OPS):
             return self.pointer_op(e)
         if o == "arange":
             return f"iota({shape_macro(e.ty.shape)})"
@@ -1597,11 +1603,18 @@ class Lowerer:
             return None
         is_float = p.dtype in FLOAT_DTYPES or (p.dtype in GENERIC and p.dtype not in self.int_kinds)  # an int pointer: i32
         unsigned = p.dtype.startswith("u")
-        mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
-                "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min"}[e.op]
         res, tok = self.tmp(), self.tmp("tok")
-        self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, {value}, "
-                  f"atomic::{mode}, {e.attr('memory_order', 'ordering::AcqRel')}, {e.attr('memory_scope', 'scope::Device')}, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
+        order = f"{e.attr('memory_order', 'ordering::AcqRel')}, {e.attr('memory_scope', 'scope::Device')}"
+        if e.op == "atomic_cas":
+            cmp = self.tile(e.args[4])
+            self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_cas_tko({ptrs}, {cmp}, "
+                      f"{value}, {order}, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
+        else:
+            mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
+                    "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min",
+                    "atomic_and": "And", "atomic_or": "Or", "atomic_xor": "Xor"}[e.op]
+            self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, "
+                      f"{value}, atomic::{mode}, {order}, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
         if ordered:
             self.emit(f"{access} = {tok};")
             self.emit(f"{store} = {tok};")
@@ -1711,7 +1724,7 @@ def _int_lit(e: Lit, dt: str, in_constant: bool = False) -> str:
 
 
 _READS = ("gather", "load", "load_advanced")
-_WRITES = ("scatter", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add")
+_WRITES = ("scatter", "store", *RMW_OPS, "view_atomic_add")
 
 
 def view_key(e: Op) -> tuple:

@@ -1676,9 +1676,21 @@ class _Converter:
                 v = s.value  # `x.shape[-1]` counts from the last dimension (the handler resolves it)
                 dim = int(v.value) if isinstance(v, cst.Integer) else -int(v.expression.value)
                 return Op("array_dim", (base.args[0],), pos, (("dim", dim),))
+            elif isinstance(s, cst.Index) and isinstance(base, Op) and base.op == "shape_of" \
+                    and isinstance(dim := self._const_index(s.value), int):
+                # `x.shape[dim]` of a constant `dim` (a helper's constexpr argument, a constexpr local)
+                return Op("array_dim", (base.args[0],), pos, (("dim", dim),))
             else:
                 raise fail("CT100", "only `[:, None]`-style tile indexing is supported", self.pos(el))
         return Op("index_none", (base,), pos, (("pattern", tuple(items)),), rule="CTR-RESHAPE")
+
+    def _const_index(self, node: cst.BaseExpression) -> int | None:
+        """An index that is an integer when the kernel compiles (a literal once names are bound), else None."""
+        try:
+            v = self.expr(node)
+        except TranspileError:
+            return None
+        return v.value if isinstance(v, Lit) and type(v.value) is int else None
 
     def _tiled_view(self, target, value) -> bool:
         """Records `v = a.tiled_view(tile_shape, padding_mode=...)` (no statement: the view is an alias)."""

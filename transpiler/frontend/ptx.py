@@ -44,6 +44,11 @@ DROPPED = {"griddepcontrol.wait": [], "griddepcontrol.launch_dependents": [], "b
 # the bits of an input register read as a type: `_asm_register_bits(x, tl.float32)` (the frontend's bitcast of an
 # asm input, which fixes a generic element type to the register's: frontend/triton.py `_inline_asm`)
 REGISTER_READ = "_asm_register_bits"
+# a float add / sub / mul of the asm with its rounding named (`.rn`), which no compiler contracts with other
+# arithmetic (PTX: only those without a rounding modifier may be fused into an fma; a mul.rn.f32 whose product
+# the code adds to stays two roundings): `_asm_opaque(a * b)`
+OPAQUE = "_asm_opaque"
+_OPAQUE_ARITHMETIC = ("add", "sub", "mul")
 FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 _WIDTH = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "int8": 8, "int16": 16, "int32": 32,
           "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int1": 1}
@@ -251,7 +256,9 @@ class _Program:
                              "(.wide is not supported)")
         self._arity(opcode, operands, rule["reads"] + 1)
         args = [self.read_as(self._operand(o, ty, opcode), ty) for o in operands[1:]]
-        self._write(operands[0], rule[form].format(*args, tl=self.tl), ty, guard, opcode)
+        text = rule[form].format(*args, tl=self.tl)
+        pinned = kind == "float" and name in _OPAQUE_ARITHMETIC and "rn" in extra
+        self._write(operands[0], f"{OPAQUE}({text})" if pinned else text, ty, guard, opcode)
 
     def _mov(self, opcode: str, mods: list[str], operands: list[str], guard) -> None:
         """A copy: the destination holds the source's bits (its value, whatever type it was written as)."""

@@ -26,12 +26,12 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
-from ..model.ir import (DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
+from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
                         TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
 from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
 from . import pointer_arms, ptx
-from .combine import combine_operator
+from .combine import combine_operator, pair_selection
 from .pointer_arms import ArmBases
 from .module_config import UNDECIDED
 from .module_consts import module_const_value
@@ -39,6 +39,9 @@ from .module_strings import call_value
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
+# integer operators Triton computes on Python ints (constexprs) when it compiles
+_INT_FOLDS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
+              "%": lambda a, b: a % b}
 # the Triton version the port targets (rules/triton_dir_3.6.txt, rules/triton_language_3.6.txt): module-level tests
 # of `triton.__version__` are decided for it
 TRITON_VERSION = "3.6.0"
@@ -103,6 +106,8 @@ INT_ONLY_NAMES = ("range", "builtins.range", f"{TL}.range", f"{TL}.static_range"
 SEMANTICS = {"acq_rel": "ordering::AcqRel", "acquire": "ordering::Acquire", "release": "ordering::Release",
              "relaxed": "ordering::Relaxed"}
 SCOPES = {"gpu": "scope::Device", "cta": "scope::TileBlock", "sys": "scope::System"}
+# where a launch chooses them (a constexpr): the marker every other choice is a weaker form of
+STRONGEST = {"sem": "ordering::AcqRel", "scope": "scope::System"}
 
 
 # a dtype constant whose launch sites give no literal dtype takes one of these (one entry each)
@@ -111,6 +116,34 @@ DTYPE_CONST_DEFAULT = ("bf16", "f16", "f32")
 
 class _DtypeName(str):
     """A `tl.float32`-like value at a launch site (the model's dtype name)."""
+
+
+# Triton 3.6 dtypes with no cuTile Rust type (rules/triton_surface.toml refuses them as values in a kernel)
+UNPORTED_TRITON_DTYPES = frozenset({"float8e4b15", "float8e4b8", "float8e5b16"})
+
+
+def _host_call_name(value: cst.BaseExpression, home: cst.CSTNode) -> str | None:
+    """The function a launch argument is the result of: `f(...)` itself, or a local of the launching function
+    `home` assigned once, from `f(...)` (`dt = f(x)`, then `DTYPE=dt`). None for anything else."""
+    if isinstance(value, cst.Name) and isinstance(home, cst.FunctionDef):
+        sources = [n.value for n in _walk(home) if isinstance(n, cst.Assign)
+                   for t in n.targets if isinstance(t.target, cst.Name) and t.target.value == value.value]
+        value = sources[0] if len(sources) == 1 else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        return value.func.value
+    return None
+
+
+def _returns(node: cst.CSTNode) -> list[cst.Return]:
+    """The `return` statements of a function body (not of functions or lambdas defined inside it)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Return):
+            out.append(n)
+        elif not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or n is node:
+            stack.extend(n.children)
+    return out
 
 
 @dataclass(frozen=True)
@@ -123,6 +156,9 @@ class _Desc:
     block: tuple
     padding: str
     pos: Pos
+    # the element offset of the base from the pointer parameter (`A = A + bos * H * BT`, then a descriptor of A):
+    # a scalar, the view made at the access from the offset pointer (passes/views.py descriptor)
+    base_offset: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -455,6 +491,7 @@ class _TritonConverter(_Converter):
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
+        self.launch_calls: dict[str, list[tuple[int, str]]] = {}  # kernel -> (argument index, host function)
         self.jit_functions = dict(self.info.kernels)
         # a forwarding function of an undecided arm (_scan_function_aliases): a helper here and in importers
         self.jit_functions.update(self.arm_helpers)
@@ -886,6 +923,15 @@ class _TritonConverter(_Converter):
         if shims_imported:  # `tanh = shim.tanh` names a Triton function now that `shim` is known
             self._scan_function_aliases(module)
         self._scan_substituted_helpers()
+        # a plain function of a sibling module (`from .fp8_utils import fp8_dtype_to_triton`): a launch site may
+        # pass its result (_returned_dtypes)
+        self.imported_functions = {}
+        for target, names in self._imports_from_files(module, path):
+            home = loaded.get(target)
+            for name, local in names if home is not None else ():
+                fn = home._module_function(name)
+                if fn is not None:
+                    self.imported_functions[local] = (home, fn)
         # a @triton.jit function of a sibling module is a helper here, whatever it is there
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
@@ -920,6 +966,10 @@ class _TritonConverter(_Converter):
                 self.info.float_args.setdefault(name, set()).add(idx)
             if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
+            elif (called := _host_call_name(a.value, home)) is not None:
+                # `FP8_DTYPE=fp8_dtype_to_triton(dtype)`: a host function's result, read when the kernel is built
+                # (the function may be imported: `_kernel` resolves it after the imports)
+                self.launch_calls.setdefault(name, []).append((idx, called))
         self._scan_launch_descriptors(name, fn, call, home, lits)
         self.info.launches.setdefault(name, []).append(lits)
 
@@ -1011,6 +1061,27 @@ class _TritonConverter(_Converter):
         defs = [st for st in getattr(self, "top_statements", ()) if isinstance(st, cst.FunctionDef)
                 and st.name.value == name]
         return defs[-1] if defs and not self._decorators(defs[-1]) else None
+
+    def _returned_dtypes(self, name: str) -> tuple[str, ...]:
+        """The model dtypes a host function of this module (or one imported from a sibling) returns, where every
+        `return` of it names a `tl` dtype literally (`return tl.float8e4nv`; a `raise` ends the others): the
+        values a launch site passing its result may give. Formats with no cuTile Rust type (tl.float8e4b15,
+        AMD's float8e4b8) have no entry: the wrapper refuses them. () where any return is something else."""
+        conv, fn = self, self._module_function(name)
+        if fn is None:
+            conv, fn = getattr(self, "imported_functions", {}).get(name, (None, None))
+        if fn is None:
+            return ()
+        out = []
+        for ret in _returns(fn.body):
+            if ret.value is None:
+                return ()
+            d = conv.dotted(ret.value) if isinstance(ret.value, (cst.Attribute, cst.Name)) else None
+            if not (d and d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES.keys() | UNPORTED_TRITON_DTYPES):
+                return ()
+            if d[len(TL) + 1:] in TRITON_DTYPES:
+                out.append(_DtypeName(TRITON_DTYPES[d[len(TL) + 1:]]))
+        return tuple(out)
 
     def _module_string(self, call: cst.Call) -> str | None:
         """`_generate_softplus(1)` at module level: the string the module's own function builds
@@ -1118,6 +1189,12 @@ class _TritonConverter(_Converter):
     def _hints(self, dec):
         return ()  # num_warps / num_stages are Triton's schedule: tileiras chooses its own (triton.md §3)
 
+    def dotted(self, node: cst.BaseExpression) -> str | None:
+        # `import triton.language.core as core`: triton.language re-exports core's names (`core.static_range`,
+        # `core.reshape`, `core.int32` are tl's)
+        d = super().dotted(node)
+        return f"{TL}.{d[len(TL) + 6:]}" if d and d.startswith(f"{TL}.core.") else d
+
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
 
@@ -1161,16 +1238,18 @@ class _TritonConverter(_Converter):
                 if names[i] in used_as_dtype:
                     # a dtype constant: a string constant over dtype names (the launch sites' literals, else
                     # the float dtypes), one entry per dtype
-                    literal = {v for v in seen if isinstance(v, _DtypeName)}
+                    literal = {v for v in seen if isinstance(v, _DtypeName)} | {
+                        d for j, called in getattr(self, "launch_calls", {}).get(fn.name.value, []) if j == i
+                        for d in self._returned_dtypes(called)}
                     self.string_consts[names[i]] = tuple(sorted(str(v) for v in literal or DTYPE_CONST_DEFAULT))
                     self.dtype_consts.append(names[i])
                     self.constexpr_types[names[i]] = "int"
                     continue
                 kinds = {type(v) for v in seen if v is not None}
-                strings = _string_comparands(fn, names[i]) | {v for v in seen if isinstance(v, str)}
+                strings = _string_comparands(fn, names[i], self.info.helpers) | {v for v in seen if isinstance(v, str)}
                 if not strings and _precision_param(fn, names[i]):
                     strings = set(DOT_PRECISIONS)  # no launch says which: each precision Triton 3.6 takes
-                if strings or str in kinds:
+                if strings or str in kinds or _string_keyword(fn, names[i]):
                     self.string_consts[names[i]] = tuple(sorted(strings))
                     kinds = {int}
                 if not kinds and _float_use(fn, names[i]):
@@ -1222,7 +1301,7 @@ class _TritonConverter(_Converter):
         notes += tuple(("CT122", text, pos) for _, (text, pos) in sorted(self.__dict__.get("assumed_uses", {}).items()))
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
-                    notes=notes)
+                    notes=notes, pointer_offsets=tuple(sorted({off for _, off in self.ptr_vars.values() if off})))
         _check_no_pointer_left(k.body)
         return k
 
@@ -1353,6 +1432,19 @@ class _TritonConverter(_Converter):
             # the port does not use (tl.load / tl.store ignore `cache_modifier=`); the name holds no value here
             self.string_locals.add(target.value)
             return self._flush([])
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in HINT_CALLS:
+            # `tl.multiple_of(offs, 16)` as a statement: a hint whose value is dropped (Triton's returns the
+            # hinted value, unused here), so nothing
+            return self._flush([])
+        if isinstance(s, cst.AnnAssign) and isinstance(target, cst.Name) and self.subst \
+                and self._is_constexpr(s.annotation) and self._bound_once(target.value):
+            value = self.expr(s.value)
+            if isinstance(value, Lit) and not self.pending:
+                # `_dim: tl.constexpr = dim` in a helper whose `dim` is a literal argument: a Python value when
+                # Triton compiles, read as that literal (`x.shape[_dim]`, `axis=_dim`)
+                self.subst[-1][target.value] = value
+                return []
+            return self._flush([Assign((self.local(target.value, pos := self.pos(s)),), value, pos, _one_line(s))])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
@@ -1399,6 +1491,7 @@ class _TritonConverter(_Converter):
                            "another value", pos)
             if isinstance(value, _Desc):
                 name = s.targets[0].target.value
+                value = self._desc_snapshot(name, value, pos)
                 if name in self.desc_vars and self.desc_vars[name] != value:
                     # (the same statement converted again, in each arm after an early `return`, is the same one)
                     raise fail("TTR-DESC", f"`{name}` is assigned a tensor descriptor and another value: a name "
@@ -1413,6 +1506,10 @@ class _TritonConverter(_Converter):
             return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and _pointer_tuple(self, s):
             return self._flush(self._assign_pointer_tuple(s, pos))
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, (cst.Tuple, cst.List)) \
+                and isinstance(s.value, cst.Call) \
+                and all(isinstance(t.value, cst.Name) for t in s.targets[0].target.elements):
+            return self._flush(self._assign_returned_tuple(s, pos))
         if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name):
             cur = self.expr(s.target)
             if isinstance(cur, _Ptr):
@@ -1420,6 +1517,16 @@ class _TritonConverter(_Converter):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
                 return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
+            if isinstance(s.operator, cst.AddAssign):
+                added = self.expr(s.value)
+                if isinstance(added, _Ptr):
+                    # `t_ptr += t_base` where `t_ptr` held offsets: an int plus a pointer is a pointer (Triton's
+                    # `__radd__`); the name's offsets become the sum, the pointer's base its own from here
+                    return self._flush(self._assign_ptr(s.target.value, self._ptr_add(added, cur, pos), pos,
+                                                        _one_line(s)))
+                # (converted once: the value's pending statements and fresh names are made here only)
+                value = self._binop("+", cur, added, pos)
+                return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
         if isinstance(s, cst.Assert):
             # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
             # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
@@ -1448,6 +1555,26 @@ class _TritonConverter(_Converter):
             else:
                 self._not_ptr_target(name, pos)
                 out.append(Assign((self.local(name, pos),), value, pos, _one_line(s) if not out else ""))
+        return out
+
+    def _assign_returned_tuple(self, s: cst.Assign, pos: Pos) -> list:
+        """`ptrs, mask = tile_ptrs(q_ptr + off, ...)`: a helper's returned tuple, whose pointers are bound as a
+        pointer assignment binds them (the other items as values)."""
+        names = [t.value.value for t in s.targets[0].target.elements]
+        value = self.expr(s.value)
+        if not (isinstance(value, TupleExpr) and len(value.items) == len(names)
+                and any(isinstance(x, _Ptr) for x in value.items)):
+            return [Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))]
+        out: list = []
+        for name, item in zip(names, value.items):
+            text = "" if out else _one_line(s)
+            if isinstance(item, _Ptr):
+                out += self._assign_ptr(name, item, pos, text)
+            elif isinstance(item, (_BlockPtr, _Desc)):
+                raise fail("CT100", "a block pointer or tensor descriptor in a returned tuple", pos)
+            else:
+                self._not_ptr_target(name, pos)
+                out.append(Assign((self.local(name, pos),), item, pos, text))
         return out
 
     def _not_ptr_target(self, name: str, pos: Pos) -> None:
@@ -1638,6 +1765,14 @@ class _TritonConverter(_Converter):
             return self._name_sign(node.value, depth)
         return None
 
+    def _bound_once(self, name: str) -> bool:
+        """`name` has one binding in the function converted now (its parameters included)."""
+        _, fn = self._innermost_fn()
+        if any(p.name.value == name for p in fn.params.params):
+            return False
+        return len([n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                    and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]) == 1
+
     def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
         """The function whose statements are converted now (an inlined helper's, else the kernel's), with the
         converter of its module (a helper may come from another)."""
@@ -1723,15 +1858,20 @@ class _TritonConverter(_Converter):
             # `reduction == "mean"` of a string constexpr: its index in the kernel's list of strings
             l, c = node.left, node.comparisons[0]
             pair = (l, c.comparator) if isinstance(c.comparator, cst.SimpleString) else (c.comparator, l)
-            if isinstance(pair[0], cst.Name) and pair[0].value in self.string_consts \
+            name = pair[0].value if isinstance(pair[0], cst.Name) else None
+            if name is not None and any(name in scope for scope in self.subst):
+                # a helper's parameter bound to the kernel's string constexpr (`_activate(x, ACTIVATION)`)
+                bound = self.expr(pair[0])
+                name = bound.id if isinstance(bound, Name) else None
+            if name in self.string_consts \
                     and isinstance(pair[1], cst.SimpleString) and isinstance(c.operator, (cst.Equal, cst.NotEqual)):
                 pos = self.pos(node)
                 op = "==" if isinstance(c.operator, cst.Equal) else "!="
-                if pair[1].evaluated_value not in self.string_consts[pair[0].value]:
+                if pair[1].evaluated_value not in self.string_consts[name]:
                     # a string no launch gives (a helper's other arm): the constant never equals it
                     return Lit(op == "!=", pos)
-                index = self.string_consts[pair[0].value].index(pair[1].evaluated_value)
-                return self._op(f"operator:{op}", (Name(pair[0].value, pos), Lit(index, pos)), pos, (("pred", op),))
+                index = self.string_consts[name].index(pair[1].evaluated_value)
+                return self._op(f"operator:{op}", (Name(name, pos), Lit(index, pos)), pos, (("pred", op),))
         if isinstance(node, cst.BooleanOperation) and not self._const_test(node):
             # `and` / `or` of runtime scalars: Triton's logical and / or of booleans (tensors refuse them)
             op = "&" if isinstance(node.operator, cst.And) else "|"
@@ -2097,6 +2237,11 @@ class _TritonConverter(_Converter):
                     and 0 <= b.value <= 128:
                 return Lit(a.value ** b.value, pos)
             return Op("const_pow", (a, b), pos, (), "TTR-POW")
+        if isinstance(a, Lit) and isinstance(b, Lit) and type(a.value) is int and type(b.value) is int \
+                and op in _INT_FOLDS and not (op in ("//", "%") and b.value == 0):
+            # integer literals (a helper's constexpr arguments: `BLOCK // (2 * STRIDE)` at `(x, 256, 8)`): Python
+            # ints when Triton compiles, so the result is one too (a literal tile extent, not a derived constant)
+            return Lit(_INT_FOLDS[op](a.value, b.value), pos)
         return super()._binop(op, a, b, pos)
 
     def _ptr_add(self, p: _Ptr, offs, pos: Pos, subtract: bool = False) -> _Ptr:
@@ -2304,6 +2449,10 @@ class _TritonConverter(_Converter):
             # an asm input read as the register's type (only in the source ptx.py writes: `_inline_asm`)
             x, dt = (self.expr(a.value) for a in node.args)
             return Op("bitcast", (x, dt), pos, (("register", True),), "TTR-INLINE-ASM")
+        if isinstance(func, cst.Name) and func.value == ptx.OPAQUE and id(node) in self._stand_in_pos:
+            # an asm's float arithmetic: never contracted with the code around it (passes/fma.py)
+            inner = self.expr(node.args[0].value)
+            return replace(inner, rule="TTR-INLINE-ASM") if isinstance(inner, Op) else inner
         if d in RANDOM_CALLS:
             return self._random(d, node, pos)
         if self.info.path == LIBDEVICE_LIBRARY and isinstance(func, cst.Name) and func.value in LIBDEVICE_INTRINSICS:
@@ -2486,6 +2635,10 @@ class _TritonConverter(_Converter):
             return self._softmax(node, is_method, pos)
         if d == f"{TL}.inline_asm_elementwise":
             return self._inline_asm(node, pos)
+        if d in (f"{TL}.sort", f"{TL}.topk") and node.args and node.args[0].keyword is None \
+                and (cat := self._order_free_cat(node.args[0].value)) is not None:
+            rule = self.rules.lookup(d)
+            return self._rule_call(rule, [cat] + list(node.args[1:]), pos)
         refusal = REFUSED.get(d or "") or (REFUSED.get(f"method:{func.attr.value}") if is_method else None)
         if refusal is not None and ((d or "").startswith(f"{TL}.") or is_method):
             raise fail("CT101", f"`{d if not is_method else 'method ' + func.attr.value}` is not supported: "
@@ -2499,6 +2652,26 @@ class _TritonConverter(_Converter):
                 rest = [a for a in node.args[first:] if a.keyword is not None]
                 node = node.with_changes(args=list(node.args[:first]) + [shape] + rest)
         return super().call(node)
+
+    def _order_free_cat(self, node: cst.BaseExpression):
+        """`tl.cat(a, b, can_reorder=True)` as the tile `tl.sort` / `tl.topk` sorts: Triton leaves the order of the
+        concatenation open (it may reorder), but a sort's result does not depend on it, so a and b joined in order
+        is exact there (elsewhere tl.cat stays refused). None where `node` is not such a call."""
+        if not (isinstance(node, cst.Call) and self.dotted(node.func) == f"{TL}.cat"):
+            return None
+        keys = ("input", "other", "can_reorder")
+        given = {}
+        for i, a in enumerate(node.args):
+            key = a.keyword.value if a.keyword is not None else (keys[i] if i < len(keys) and not a.star else None)
+            if key not in keys or key in given:
+                return None
+            given[key] = a.value
+        reorder = given.get("can_reorder")
+        if not ({"input", "other"} <= set(given) and isinstance(reorder, cst.Name) and reorder.value == "True"):
+            return None  # (Triton asserts can_reorder: refused with tl.cat's reason)
+        pos = self.pos(node)
+        parts = TupleExpr((self.expr(given["input"]), self.expr(given["other"])), pos)
+        return Op("cat", (parts, Lit(0, pos)), pos, (), "TTR-SORT")
 
     def _random(self, d: str, node: cst.Call, pos: Pos):
         """`tl.rand(seed, offsets)` and the other random functions: Triton's own definition of the function,
@@ -2888,6 +3061,19 @@ class _TritonConverter(_Converter):
         sums of integers narrower than 32 bits accumulate in int32, as Triton's `sum` does)."""
         rule = self.rules.lookup(source)
         fixed, indices, tie_left = [], False, None
+        sum_dtype = next((a.value for a in args if a.keyword is not None and a.keyword.value == "dtype"
+                          and source.endswith("sum") and not _is_none(a.value)), None)
+        if sum_dtype is not None:
+            # `tl.sum(x, axis, dtype=tl.float32)`: Triton casts the input to dtype, then sums
+            args = [a for a in args if a.keyword is None or a.keyword.value != "dtype"]
+            at = next((i for i, a in enumerate(args) if (a.keyword is None and not a.star)
+                       or (a.keyword is not None and a.keyword.value == "input")), None)
+            if at is None:
+                raise fail(rule.id, f"`{source}` without its input", pos)
+            cast = cst.Call(cst.Attribute(args[at].value, cst.Name("to")), [cst.Arg(sum_dtype)])
+            for n in (cast, cast.func, cast.func.attr, cast.args[0]):  # (new nodes: the input's position)
+                self._stand_in_pos[id(n)] = (n, args[at].value)
+            args = args[:at] + [args[at].with_changes(value=cast)] + args[at + 1:]
         for a in args:
             if a.keyword is not None and a.keyword.value == "keep_dims":
                 a = a.with_changes(keyword=cst.Name("keepdims"))
@@ -2941,6 +3127,9 @@ class _TritonConverter(_Converter):
             arm = lambda f: node.with_changes(args=[a.with_changes(value=f) if a.value is fn else a  # noqa: E731
                                                     for a in node.args])
             return self.expr(cst.IfExp(test=fn.test, body=arm(fn.body), orelse=arm(fn.orelse)))
+        if isinstance(bound["input"], cst.Tuple) and name == "reduce" and len(bound["input"].elements) == 2 \
+                and fn is not None and not any(isinstance(el, cst.StarredElement) for el in bound["input"].elements):
+            return self._pair_reduce(bound, fn, rule.id, pos)
         if isinstance(bound["input"], cst.Tuple):
             raise fail(rule.id, f"`{name}` of a tuple of tiles (a multi-operand {'scan' if scan else 'reduction'}) "
                        "is not ported: cuTile Rust 0.5's reduce and scan take one tile", pos)
@@ -2960,8 +3149,26 @@ class _TritonConverter(_Converter):
         kd = self.expr(bound["keep_dims"]) if "keep_dims" in bound else Lit(False, pos)
         return Op("tl_reduce", (x, axis_e), pos, (("combine", operator), ("keepdims", kd)), rule.id)
 
-    def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
-        """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
+    def _pair_reduce(self, bound: dict, fn: cst.BaseExpression, code: str, pos: Pos) -> TupleExpr:
+        """`tl.reduce((v, i), axis, f)` where f selects a whole (value, index) pair by a total preorder (an argmax
+        or argmin: frontend/combine.pair_selection): the two results, each a `tl_pair_reduce` (passes/ops/
+        reductions.py: the best value, the first (or last) index holding it, and that element's value)."""
+        found, home = self._combine_function(fn, code, pos)
+        try:
+            direction, nan, tie = pair_selection(found, home.dotted)
+        except ValueError as why:
+            raise fail(code, f"`tl.reduce` of a tuple of tiles (a multi-operand reduction) is ported for an argmax / "
+                       f"argmin combine only, and `{found.name.value}` is not one: {why}", pos) from None
+        v, i = (self.expr(el.value) for el in bound["input"].elements)
+        axis = bound.get("axis")
+        axis_e = None if axis is None or (isinstance(axis, cst.Name) and axis.value == "None") else self.expr(axis)
+        kd = self.expr(bound["keep_dims"]) if "keep_dims" in bound else Lit(False, pos)
+        attrs = (("direction", direction), ("nan", nan), ("tie", tie), ("keepdims", kd))
+        return TupleExpr(tuple(Op("tl_pair_reduce", (v, i, axis_e), pos, attrs + (("part", part),), code)
+                               for part in (0, 1)), pos)
+
+    def _combine_function(self, fn: cst.BaseExpression, code: str, pos: Pos):
+        """The @triton.jit function `fn` names (this module's, imported, or `module.f`) and its module's converter."""
         key = self.dotted(fn) if isinstance(fn, (cst.Name, cst.Attribute)) else None
         local = fn.value if isinstance(fn, cst.Name) else None
         if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name):  # `utils.reduce_all`
@@ -2973,6 +3180,11 @@ class _TritonConverter(_Converter):
         if found is None:
             raise fail(code, f"the combining function `{key or cst.Module([]).code_for_node(fn)}` is not a @triton.jit "
                        "function of this module or one it imports, so its operator is not known", pos)
+        return found, home
+
+    def _combine_operator(self, fn: cst.BaseExpression, code: str, pos: Pos) -> str:
+        """The operator of a combining function named by `fn` (this module's, imported, or `module.f`)."""
+        found, home = self._combine_function(fn, code, pos)
         try:
             return combine_operator(found, home.dotted)
         except ValueError as why:
@@ -3269,6 +3481,24 @@ class _TritonConverter(_Converter):
             raise fail("TTR-BLOCKPTR", "block pointers need `triton.language` imported in the module", Pos(self.info.path, 1, 1))
         return cst.Attribute(cst.Name(base), cst.Name("language"))
 
+    def _desc_snapshot(self, name: str, desc: _Desc, pos: Pos) -> _Desc:
+        """The descriptor `name` with its base offset, and each extent or stride that reads a name the kernel
+        assigns (`T = eos - bos` of a parameter T), as locals assigned here, once: the port makes the view where
+        the descriptor is read (passes/views.py), from the values they had where it was made, whatever is
+        assigned between. Each local is named by the descriptor and part (the same in each arm converted)."""
+        assigned = _assigned_names(self._current_fn.body) | set(self.ptr_vars) | set(self.offset_names.values())
+        locals_ = self.__dict__.setdefault("desc_part_locals", {})
+
+        def snapshot(part: str, e):
+            if e is None or not any(isinstance(n, Name) and n.id in assigned for n in _model_names(e)):
+                return e
+            local = locals_.setdefault((name, part), self._fresh_arm_local(f"{name}_{part}"))
+            self.pending.append(Assign((local,), e, pos))
+            return Name(local, pos)
+        return replace(desc, base_offset=snapshot("base_offset", desc.base_offset),
+                       shape=tuple(snapshot(f"shape{i}", e) for i, e in enumerate(desc.shape)),
+                       strides=tuple(snapshot(f"stride{i}", e) for i, e in enumerate(desc.strides)))
+
     def _descriptor(self, node: cst.Call, pos: Pos) -> _Desc:
         """`tl.make_tensor_descriptor(base, shape=[...], strides=[..., 1], block_shape=[...])`."""
         rule = self.rules.lookup(f"{TL}.make_tensor_descriptor")
@@ -3284,8 +3514,9 @@ class _TritonConverter(_Converter):
         if any(k not in values for k in keys[:4]):
             raise fail(rule.id, "`tl.make_tensor_descriptor` needs base, shape, strides and block_shape", pos)
         base = self.expr(values["base"])
-        if not (isinstance(base, _Ptr) and base.offsets is None and base.base in self.pointer_params):
-            raise fail(rule.id, "the descriptor's base must be a pointer parameter itself (not advanced)", pos)
+        if not (isinstance(base, _Ptr) and isinstance(base.base, str) and base.base in self.pointer_params):
+            raise fail(rule.id, "the descriptor's base must be a pointer parameter, or one advanced by a scalar "
+                       "offset (`A + bos * stride`)", pos)
 
         def items(key):
             v = values[key]
@@ -3304,7 +3535,7 @@ class _TritonConverter(_Converter):
                 raise fail(rule.id, "`padding_option` must be \"zero\" or \"nan\"", self.pos(v))
             padding = "padding::Zero" if v.evaluated_value == "zero" else "padding::Nan"
         return _Desc(base.base, tuple(self.expr(x) for x in shape), tuple(self.expr(x) for x in strides[:-1]),
-                     tuple(self.expr(x) for x in block), padding, pos)
+                     tuple(self.expr(x) for x in block), padding, pos, base.offsets)
 
     def _desc_access(self, desc: _Desc, method: str, node: cst.Call, pos: Pos):
         """`desc.load([o0, o1])` / `desc.store([o0, o1], value)`: the tile at those element offsets (each a
@@ -3318,7 +3549,8 @@ class _TritonConverter(_Converter):
             raise fail(rule.id, f"{len(offsets)} offsets for a descriptor of rank {len(desc.block)}", pos)
         head = (Name(desc.base, pos), TupleExpr(desc.shape, pos), TupleExpr(desc.strides + (Lit(1, pos),), pos),
                 TupleExpr(offsets, pos))
-        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding))
+        attrs = (("block", TupleExpr(desc.block, pos)), ("padding", desc.padding)) + (
+            (("base_offset", desc.base_offset),) if desc.base_offset is not None else ())
         if method == "load":
             if len(node.args) != 1:
                 raise fail(rule.id, "`desc.load` takes the offsets only", pos)
@@ -3343,6 +3575,7 @@ class _TritonConverter(_Converter):
         known = {"load": ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                           "eviction_policy", "volatile"),
                  "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")}
+        known["atomic_cas"] = ("pointer", "cmp", "val", "sem", "scope")  # (no mask: Triton's takes none)
         keys = known.get(leaf, ("pointer", "val", "mask", "sem", "scope"))
         values: dict[str, cst.BaseExpression] = {}
         for i, a in enumerate(node.args):
@@ -3364,20 +3597,34 @@ class _TritonConverter(_Converter):
             other = self.expr(other) if other is not None and not _is_none(other) else None
         elif leaf == "store":
             value = self.expr(values["value"])
-        elif leaf not in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+        elif leaf not in RMW_OPS:
             raise fail(rule.id, f"`tl.{leaf}` is not supported yet", pos)
         memory = []
         for key, table, what in (("sem", SEMANTICS, "memory_order"), ("scope", SCOPES, "memory_scope")):
             if leaf not in ("load", "store") and key in values and not _is_none(values[key]):
-                v = values[key]
-                if not (isinstance(v, cst.SimpleString) and v.evaluated_value in table):
-                    raise fail(rule.id, f"`{key}=` must be one of {', '.join(sorted(table))}", self.pos(v))
-                memory.append((what, Op("enum", (), pos, (("value", table[v.evaluated_value]),))))
+                chosen = self._memory_choice(values[key], table, STRONGEST[key], rule.id, key)
+                if chosen is not None:
+                    memory.append((what, Op("enum", (), pos, (("value", chosen),))))
         if leaf not in ("load", "store"):
             value = self.expr(values["val"])
+        if leaf == "atomic_cas":  # the compared value rides after the stored one (ops/memory.atomic_cas)
+            value = TupleExpr((value, self.expr(values["cmp"])), pos)
         if isinstance(ptr.base, ArmBases):
             return self._arms_access(leaf, rule, ptr, mask, other, value, memory, pos)
         return self._access(leaf, rule, ptr, mask, other, value, memory, pos)
+
+    def _memory_choice(self, v: cst.BaseExpression, table: dict, strongest: str, rule: str, key: str) -> str | None:
+        """The ordering or scope marker of an atomic's `sem=` / `scope=`: a literal, or a constant known now (a
+        module constant; None: Triton's default). A constexpr parameter chosen by the launch (`sem=ATOMIC_SEM`)
+        takes the strongest marker, which every weaker choice allows (an acq_rel atomic is a correct relaxed one)."""
+        value = v.evaluated_value if isinstance(v, cst.SimpleString) else self._eval_const(v)
+        if isinstance(value, str) and value in table:
+            return table[value]
+        if isinstance(v, cst.Name) and v.value in self.const_params and value is None:
+            return strongest
+        if isinstance(v, cst.Name) and value is None and v.value in self.info.consts and self.info.consts[v.value] is None:
+            return None
+        raise fail(rule, f"`{key}=` must be one of {', '.join(sorted(table))} (a literal or a constant)", self.pos(v))
 
     def _access(self, leaf: str, rule, ptr: _Ptr, mask, other, value, memory: list, pos: Pos) -> Op:
         """One element access of a pointer into one base (`tl.load`, `tl.store`, an atomic), its operands converted."""
@@ -3559,8 +3806,19 @@ def _is_none_or_empty(v) -> bool:
         (isinstance(v, cst.SimpleString) and v.evaluated_value == "")
 
 
-def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
-    """The string literals `name` is compared with (`reduction == "mean"`)."""
+# keywords of Triton calls whose value is a string (an atomic's ordering and scope, a memory access's cache hints)
+STRING_KEYWORDS = ("sem", "scope", "cache_modifier", "eviction_policy")
+
+
+def _string_keyword(fn: cst.FunctionDef, name: str) -> bool:
+    """Whether `name` is passed as a string keyword of a call (`sem=ORDER`): a string constexpr."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in STRING_KEYWORDS
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
+
+
+def _string_comparands(fn: cst.FunctionDef, name: str, helpers: dict | None = None, depth: int = 4) -> set[str]:
+    """The string literals `name` is compared with (`reduction == "mean"`), in `fn` and in the @triton.jit
+    helpers it passes `name` to (`apply_activation(x, ACTIVATION)`, whose parameter is compared there)."""
     out = set()
     for n in _walk(fn.body):
         if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
@@ -3568,6 +3826,15 @@ def _string_comparands(fn: cst.FunctionDef, name: str) -> set[str]:
             for a, b in ((l, r), (r, l)):
                 if isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.SimpleString):
                     out.add(b.evaluated_value)
+        if helpers and depth and isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in helpers:
+            helper = helpers[n.func.value]
+            params = [p.name.value for p in helper.params.params]
+            for i, a in enumerate(n.args):
+                if not (isinstance(a.value, cst.Name) and a.value.value == name) or a.star:
+                    continue
+                target = a.keyword.value if a.keyword is not None else params[i] if i < len(params) else None
+                if target in params:
+                    out |= _string_comparands(helper, target, helpers, depth - 1)
     return out
 
 
@@ -3626,6 +3893,21 @@ def _float_use(fn: cst.FunctionDef, name: str) -> bool:
 
 def _leaf(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else func.attr.value
+
+
+def _model_names(e) -> list:
+    """The model Names an expression reads (its Ops' arguments and attrs, tuples)."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Name):
+            out.append(x)
+        elif isinstance(x, Op):
+            stack.extend(a for a in x.args if a is not None)
+            stack.extend(v for _, v in x.attrs if isinstance(v, (Name, Op, TupleExpr)))
+        elif isinstance(x, TupleExpr):
+            stack.extend(x.items)
+    return out
 
 
 def _assigned_names(body) -> set[str]:
@@ -3687,17 +3969,28 @@ def _pointer_cast_operand(conv: _TritonConverter, e) -> cst.BaseExpression | Non
     return _arg(e, 0, "input") if is_fn else e.func.value
 
 
-def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = ()) -> set[str]:
+def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = (),
+                    returned: int | None = None) -> set[str]:
     """Which parameters are pointers: Triton signatures do not say (unannotated parameters are pointers or
     scalars). A parameter is a pointer when a memory call's address is a sum that reaches it (through the
-    locals it is assigned to), it is never used as a number (multiplied, compared, a loop bound), and it is
-    the one pointer of each such sum (a name with `ptr` in it, else the leftmost)."""
+    locals it is assigned to, and through the jit helpers that return a pointer made of their arguments), it is
+    never used as a number (multiplied, compared, a loop bound), and it is the one pointer of each such sum (a
+    name with `ptr` in it, else the leftmost). `returned` (a helper's): its returned value is an address too (the
+    `returned`-th of a tuple it returns; -1: the value itself), as its caller uses it as one."""
     params = [p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)]
     int_used: set[str] = set()
     truth_used: set[str] = set()
     dtype_used: set[str] = set()
     assigns: dict[str, list] = {}
+    picked: dict[tuple, int] = {}  # (name, id of a helper call) -> the element of its returned tuple the name takes
     roots: list = []
+    if returned is not None:
+        for node in _walk(fn.body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                value = node.value
+                if returned >= 0 and isinstance(value, cst.Tuple) and returned < len(value.elements):
+                    value = value.elements[returned].value
+                roots.append(value if returned < 0 or isinstance(node.value, cst.Tuple) else None)
     for node in _walk(fn.body):
         if isinstance(node, cst.Call):
             d = conv.dotted(node.func)
@@ -3723,6 +4016,11 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
         elif isinstance(node, cst.Assign) and len(node.targets) == 1:
             for name, value in _tuple_pairs(node.targets[0].target, node.value):  # `x_ptr, w_ptr = q_ptr, qw_ptr`
                 assigns.setdefault(name, []).append(value)
+            if isinstance(node.targets[0].target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+                for i, t in enumerate(node.targets[0].target.elements):  # `ptrs, mask = tile_ptrs(base, ...)`
+                    if isinstance(t.value, cst.Name):
+                        assigns.setdefault(t.value.value, []).append(node.value)
+                        picked[(t.value.value, id(node.value))] = i
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             assigns.setdefault(node.target.value, []).append(
                 cst.BinaryOperation(node.target, cst.Add(), node.value))
@@ -3735,37 +4033,65 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
                 truth_used.add(node.test.value)
     # a name tested by its truth (`if bias_ptr:`) is a number unless an address reaches it: then an optional
     # pointer, whose truth is `is not None` (_TritonConverter._pointer_truth)
-    int_used |= truth_used - {n.value for r in roots if r is not None for n in _sum_leaves(conv, r)}
+    # (an address reaches it through the locals it is added into too: `if bias_ptr: ptrs = bias_ptr + offs`)
+    reached: set[str] = set()
+    todo = [n.value for r in roots if r is not None for n in _sum_leaves(conv, r)]
+    while todo:
+        n = todo.pop()
+        if n not in reached:
+            reached.add(n)
+            todo += [x.value for a in assigns.get(n, []) for x in _sum_leaves(conv, a)]
+    int_used |= truth_used - reached
     # the operand of a pointer cast is a pointer (an address loaded from memory is a call: not a name)
     cast_used = {x.value for node in _walk(fn.body) for x in [_pointer_cast_operand(conv, node)]
                  if isinstance(x, cst.Name)}
     pointers: set[str] = {n for n in dtype_used | cast_used if n in params}
-    work = list(roots)
+    def addressed_apart(name: str) -> bool:
+        """Some binding of the local `name` other than a sum with itself adds names up (may be a pointer)."""
+        return any(_sum_leaves(conv, a) for a in assigns.get(name, [])
+                   if name not in (n.value for n in _sum_leaves(conv, a)))
+
+    work = [(r, None) for r in roots]
     seen: set[int] = set()
     while work:
-        e = work.pop()
-        if e is None or id(e) in seen:
+        e, owner = work.pop()
+        index = picked.get((owner, id(e)), -1)
+        if e is None or (id(e), index) in seen:
             continue
-        seen.add(id(e))
+        seen.add((id(e), index))
+        if isinstance(e, cst.Call) and _is_helper_call(conv, e, _active + (fn.name.value,)):
+            # an address a jit helper returns (`ptrs, mask = tile_ptrs(q_ptr + off, ...)`): the arguments it is
+            # made of are addresses as the helper's own roots would be
+            work.extend((a, owner) for a in _helper_args(
+                conv, e, lambda home, helper, active: _pointer_params(home, helper, active, returned=index),
+                _active + (fn.name.value,)))
+            continue
         if isinstance(e, cst.IfExp):  # a pointer chosen by a condition: each arm is an address
-            work.extend([e.body, e.orelse])
+            work.extend([(e.body, owner), (e.orelse, owner)])
             continue
         if isinstance(e, cst.Call) and conv.dotted(e.func) == f"{TL}.where" and len(e.args) == 3:
-            work.extend([e.args[1].value, e.args[2].value])  # `tl.where(is_q, q_ptr, k_ptr)`: the same
+            work.extend([(e.args[1].value, owner), (e.args[2].value, owner)])  # `tl.where(is_q, q_ptr, k_ptr)`
             continue
         leaves = [n.value for n in _sum_leaves(conv, e)]
+        if owner in leaves and owner not in params and not addressed_apart(owner):
+            # `t_ptr += t_base` where every other binding of the local `t_ptr` is offsets (`(k + offs) * stride`):
+            # an int plus a pointer, so the pointer is among the other names added
+            leaves = [n for n in leaves if n != owner]
         if any(n in pointers for n in leaves):
             chosen = [n for n in leaves if n in pointers]
         else:
             cands = [n for n in leaves if n not in int_used and (n in params or n in assigns)]
             # (`offs + X`: a local whose sums reach no parameter is offsets, never the sum's pointer)
             cands = [n for n in cands if _reaches_param(conv, n, params, assigns, int_used)] or cands
+            # a local an access reads through is a pointer there, even where it is also used as a number (its
+            # offsets compared before a pointer is added to them)
+            cands = cands or [n for n in leaves if n in assigns and n not in params]
             cands.sort(key=lambda n: (0 if "ptr" in n.lower() else 1, leaves.index(n)))
             chosen = cands[:1]
         for n in chosen:
             if n not in pointers:
                 pointers.add(n)
-            work.extend(assigns.get(n, []))
+            work.extend((a, n) for a in assigns.get(n, []))
     return {n for n in pointers if n in params}
 
 

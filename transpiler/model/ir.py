@@ -39,6 +39,10 @@ MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
+# element-wise read-modify-writes through a pointer tile (Triton's atomics; cuTile Python's on arrays), each
+# returning the old values: (array, indices, mask, value) and, for atomic_cas, the compared value after them
+RMW_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor",
+           "atomic_cas")
 # (a cuTile Python generic whose values meet only integers in arithmetic, a count table, takes the kernel's dtypes
 # and these: passes/domains.integer_domains; its C symbol monomorphizes the launch on each)
 # and one whose elements are only converted or written takes any dtype the C ABI carries (passes/domains.py)
@@ -343,6 +347,9 @@ class Kernel:
     # (E2 operands into an E accumulator): the dtype combinations the C symbol exports are those where cuTile
     # Python takes every pair (pipeline.py; passes/ops/linalg.mma_pairs_compile)
     mma_pairs: tuple[tuple[str, str], ...] = ()
+    # (Triton) the locals that hold a pointer's offsets (the frontend's pointer variables): their integer width is
+    # the port's choice, not the source's (a Triton pointer has one type whatever its offsets' width)
+    pointer_offsets: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

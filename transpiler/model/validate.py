@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr, While
+from .ir import RMW_OPS, ArrayTy, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op, TileTy, TupleExpr, While
 
 
 class ModelError(AssertionError):
@@ -28,8 +28,8 @@ def _block(stmts, defined: set[str], consts: set[str], k: Kernel) -> None:
             defined.update(s.targets)
         elif isinstance(s, Eval):
             _expr(s.value, defined, consts)
-            if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "view_store", "atomic_add", "atomic_max",
-                                                                "atomic_min", "atomic_xchg", "view_atomic_add", "llm_hole")):
+            if not (isinstance(s.value, Op) and s.value.op in ("store", "scatter", "view_store", *RMW_OPS, "view_atomic_add",
+                                                                "llm_hole")):
                 raise ModelError("expression statement that is not a store, scatter or atomic")
         elif isinstance(s, For):
             for e in (s.start, s.stop, s.step):

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
+from ..model.ir import RMW_OPS, Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
 from ..model.walk import all_stmts
 from .fma import _stmt_exprs
 
 # llm_hole: the point the LLM fallback asks about keeps the values it reads (transpiler/fallback/units.py)
-EFFECT_OPS = frozenset({"store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add",
-                        "llm_hole"})
+EFFECT_OPS = frozenset({"store", "scatter", *RMW_OPS, "view_atomic_add", "llm_hole"})
 
 
 def _names(e, out: set[str]) -> None:

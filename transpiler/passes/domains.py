@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
+from ..model.ir import RMW_OPS, ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, Kernel, Lit, Name, Op, TileTy, TupleExpr, is_generic
 from .infer import _walk_exprs
 
 # ops that pass their tile operands through without computing on them (the value is the same for any dtype)
 _CARRIERS = {"convert", "where", "reshape", "broadcast", "transpose", "permute", "expand_dims"}
-_RMW = {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}
+_RMW = set(RMW_OPS)
 
 
 def _computed_on(k: Kernel) -> set[str]:
@@ -26,6 +26,9 @@ def _computed_on(k: Kernel) -> set[str]:
         if not isinstance(e, Op) or e.op in ("gather", "scatter", "store", "load"):
             continue  # a stored value is already converted to its pointer's type; indices and masks are not E
         if e.op in _RMW:
+            out.add(e.args[0].ty.dtype)
+        elif e.op == "convert" and e.attr("floats_only") and _generic(e.args[0]):
+            # a conversion exact for float elements only (an emulation's float32 bits: ops/reductions._bits)
             out.add(e.args[0].ty.dtype)
         elif e.op == "where" and not _is_load(e.args[1]) and any(
                 isinstance(a, Lit) and isinstance(a.value, float) and _generic(a, lit=True) for a in e.args[1:]):

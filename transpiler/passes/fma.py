@@ -34,7 +34,8 @@ def _modes(e: Op) -> tuple:
 
 
 # ops no compiler contracts: libdevice's mul_rn / add_rn / sub_rn (Triton: one PTX mul.rn / add.rn instruction each)
-UNCONTRACTED_RULES = frozenset({"TTR-LIBDEVICE-RN"})
+# and the float arithmetic of inline assembly (frontend/ptx.py OPAQUE)
+UNCONTRACTED_RULES = frozenset({"TTR-LIBDEVICE-RN", "TTR-INLINE-ASM"})
 
 
 def _is_fmul(e: Expr) -> bool:
@@ -290,7 +291,7 @@ class _Fuser:
             return None
         first = node.body[k]
         if not (isinstance(first, Assign) and first.targets == (name,) and isinstance(first.value, Op)
-                and first.value.op in ("add", "sub")):
+                and first.value.op in ("add", "sub") and first.value.rule not in UNCONTRACTED_RULES):
             return None
         lhs, rhs = first.value.args
         reads_here = [n for n in _names(first.value) if n.id == name]

@@ -19,15 +19,15 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
 from ..model.walk import all_stmts
-from ..model.ir import (FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
+from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
-from .predicates import decides
+from .predicates import closed_value, decides
 
-ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", "atomic_add",
-              "atomic_max", "atomic_min", "atomic_xchg", "view_atomic_add", "load_advanced"}
-WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
-POINTER_OPS = {"gather", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"}
+ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim", "gather", "scatter", *RMW_OPS,
+              "view_atomic_add", "load_advanced"}
+WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", *RMW_OPS}
+POINTER_OPS = {"gather", "scatter", *RMW_OPS}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
 
 
@@ -549,6 +549,8 @@ def broadcast_shapes(a: tuple, b: tuple, pos: Pos) -> tuple:
 class Infer:
     def __init__(self, kernel: Kernel, dtypes: tuple[str, ...] = ()):
         self.k = kernel
+        # warnings the typing gives (code, message, position): an emulation's cost, said at its call
+        self.notes: list[tuple] = []
         # the element types every generic is exported for (E's in this entry: kernel.variant.dtypes)
         self.all_dtypes = tuple(dtypes) or kernel.variant.dtypes
         self.consts = {p.name: p for p in kernel.params if p.kind == "const"}
@@ -659,8 +661,7 @@ class Infer:
         """The generic-dtype array an expression's values come straight from (loads, items, reshapes)."""
         if isinstance(e, Name):
             return self.sources.get(e.id)
-        if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", "atomic_add", "atomic_max", "atomic_min",
-                                              "atomic_xchg") \
+        if isinstance(e, Op) and e.op in ("load", "load_advanced", "gather", *RMW_OPS) \
                 and e.ty is not None and is_generic(e.ty.dtype):
             return array_root(e.args[0])
         if isinstance(e, Op) and e.op in ("item", "reshape", "broadcast", "splat", "add", "sub", "mul", "maximum",
@@ -682,7 +683,9 @@ class Infer:
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
-        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)))
+        notes = self.k.notes + tuple(n for n in dict.fromkeys(self.notes) if n not in self.k.notes)
+        return replace(self.k, body=body, derived=tuple(self.derived.items()), mma_pairs=tuple(sorted(self.mma_pairs)),
+                       notes=notes)
 
     # truncdiv / truncmod (Triton's `//` and `%` on constexprs) are computed as Python's floor forms: the same
     # for the non-negative values constant arithmetic meets (tile sizes, head dims); a negative operand differs
@@ -697,6 +700,8 @@ class Infer:
             return str(e.value), str(e.value)
         if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type in ("int", "bool"):
             return e.id, e.id
+        if isinstance(e, Name) and e.id in self.derived and depth < 16:
+            return f"({self.derived[e.id]})", e.id  # a derived constant again (`BLOCK * 2`, doubled by interleave)
         if isinstance(e, Name) and e.id in self.literals:
             return self.const_int_expr(self.literals[e.id])
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
@@ -724,6 +729,15 @@ class Infer:
                 return str(math.prod(int(d) for d in dims)), str(math.prod(int(d) for d in dims))
             return ("(" + " * ".join(f"({self.dim_value(d)})" for d in dims) + ")",
                     "NUMEL_" + "_MUL_".join(dims))
+        if isinstance(e, Op) and e.op == "array_dim" and len(e.args) == 1 and self.k.frontend == "triton":
+            # Triton's `x.shape[0]` of a tile: its extent, a constexpr (`(d.shape[0] // 2, 2)` as a shape)
+            ty = self.expr(e.args[0]).ty
+            if not (isinstance(ty, TileTy) and -len(ty.shape) <= e.attr("dim") < len(ty.shape)):
+                return None
+            d = self.dim(ty.shape[e.attr("dim") % len(ty.shape)])
+            if d.isdigit() or (d in self.consts and self.consts[d].const_type == "int"):
+                return d, d
+            return (f"({self.dim_value(d)})", d) if d in self.derived else None
         if isinstance(e, Op) and e.op in self._CONST_FUNCS and len(e.args) == 1:
             # Triton's constexpr functions (`triton.next_power_of_2(K)`): evaluated on constants when it compiles
             a = self.const_int_expr(e.args[0], depth)
@@ -980,6 +994,11 @@ class Infer:
             for i, (t, item) in enumerate(zip(s.targets, v.items)):
                 self.env[t] = item.ty
                 self._note_int_roots(t, item)
+                src = self.source_array(item)  # (as for one target: `start, end = 0, seq_len` of a loaded length)
+                if src:
+                    self.sources[t] = src
+                else:
+                    self.sources.pop(t, None)
                 out.append(Assign((t,), item, s.pos, s.text if i == 0 else ""))
             self._rebound(s.targets)
             return out
@@ -1007,9 +1026,13 @@ class Infer:
             # same type", seen on the H200). A Triton loop over int64 bounds (ids widened as loaded) counts in
             # i32: the bounds are truncated, exact while they fit i32 (offsets past 2^31 elements do not)
             var_ty = "i32"
-            if "i64" in (start.ty.dtype, stop.ty.dtype) and self.k.frontend == "triton":
-                start, stop = (Op("convert", (b,), b.pos, (("truncate", True),), ty=TileTy("i32"))
-                               if b.ty.dtype == "i64" else b for b in (start, stop))
+            if self.k.frontend == "triton":
+                # (the same for any other integer bound or step: an int64 step, `tl.num_programs(0).to(tl.int64)`,
+                # and Triton's uint32 loop over `tl.minimum(n, tl.sum(mask))` (a bool sum is uint32), which
+                # counts the same while its bounds are below 2**31)
+                start, stop, step = (Op("convert", (b,), b.pos, (("truncate", True),), ty=TileTy("i32"))
+                                     if isinstance(b.ty, TileTy) and b.ty.dtype in INT_DTYPES and b.ty.dtype != "i32"
+                                     and b.ty.is_scalar else b for b in (start, stop, step))
             for b in (start, stop, step):
                 if b.ty.dtype != var_ty and b is not step or step.ty.dtype != "i32":
                     raise fail("CT104", f"a `range` bound of type {b.ty.dtype}: the port's loops run over i32 (cuTile "
@@ -1019,8 +1042,12 @@ class Infer:
             self.env[s.var] = TileTy(var_ty)
             body = tuple(self.block(s.body))
             self._check_views_in_loop(before, body, s.pos)
-            self._check_carried(before, self.env, s.pos, "loop", sources, self.dots[dots:])
-            self.env = {k: v for k, v in self.env.items() if k in before}
+            # the loop variable is not carried (Triton's visit_For leaves it out of the loop's carries, and the
+            # Rust `for` binds its own): a name of another type before the loop (`i_t = load(..).to(int64)`) is
+            # neither checked against it nor changed by it
+            carried = {k: v for k, v in before.items() if k != s.var}
+            self._check_carried(carried, self.env, s.pos, "loop", sources, self.dots[dots:])
+            self.env = {k: (before[k] if k == s.var else v) for k, v in self.env.items() if k in before}
             return [For(s.var, start, stop, step, body, s.pos)]
         if isinstance(s, If):
             return self.if_stmt(s)
@@ -1058,6 +1085,7 @@ class Infer:
                 # cuTile Python compiles that loop only where the array holds f32 (a carried value keeps its type)
                 raise RetypeArray(sources[name], "f32")
             self._check_generic_carried(ty, after.get(name))
+            self._check_float_carried(name, ty, after.get(name))
             if after.get(name) != ty:
                 raise fail("CT104", f"`{name}` changes type inside the {what} ({ty} -> {after.get(name)}); "
                            "cuTile Rust carries values with a fixed type", pos)
@@ -1081,6 +1109,11 @@ class Infer:
             p = next((q for q in self.k.params if q.flat and q.dtype == after.dtype), None)
             if p is not None and p.domain != INT_DOMAIN:
                 raise RetypeArray(p.name, before.dtype)
+            if p is not None and before.dtype == "i32" and before.shape == after.shape:
+                # an atomic's old value of a pointer of integers (its loads are widened to int64; Tile IR's
+                # integer atomics take int32): an int32 that a loop sets to it (`slots = tl.where(m, start + c,
+                # slots)`) keeps its type where that pointer holds int32, the one dtype its atomics take
+                raise RetypeArray(p.name, "i32", exact=True)
         # (either way: a float32 that a loop sets to a loaded value, or a loaded value (`b_l = tl.load(p_L)`)
         # that a loop sets to float32 (`b_l = b_l * alpha + tl.sum(b_s, 1)`))
         for concrete, generic in ((before, after), (after, before)):
@@ -1089,6 +1122,19 @@ class Infer:
                 p = next((q for q in self.k.params if q.flat and q.dtype == generic.dtype), None)
                 if p is not None and p.domain != INT_DOMAIN:
                     raise RetypeArray(p.name, "f32", group=True)
+
+    def _check_float_carried(self, name: str, before, after) -> None:
+        """A Triton float (`total = tl.sum(x)`) that a loop or an arm sets to a value loaded from a pointer typed as
+        integers by a guess (`tl.load(p) == pid`: a comparison with an int, which Triton makes in float for a float
+        pointer): Triton requires the carried value's type, so that pointer holds this float dtype itself."""
+        if self.k.frontend != "triton" or not (isinstance(before, TileTy) and isinstance(after, TileTy)) \
+                or not is_float(before.dtype) or is_generic(before.dtype) or after.dtype != "i64" \
+                or before.shape != after.shape:
+            return
+        for root in sorted(self.int_roots.get(name, ())):
+            p = self.k.param(root)
+            if p is not None and p.flat and p.domain == INT_DOMAIN and is_generic(p.dtype):
+                raise RetypeArray(root, before.dtype, exact=True)
 
     def _check_generic_carried(self, before, after) -> None:
         """A cuTile Python value of a concrete dtype that a loop or an arm makes one of an array's element type
@@ -1181,6 +1227,12 @@ class Infer:
             raise
         # names assigned in only one arm (and not before) are local to that arm
         names = {n for n in set(env_then) | set(env_else) if n in before or (n in env_then and n in env_else)}
+        if s.returns and not const:
+            # the then arm ends in the source's `return` and the else arm is the rest of the kernel, so nothing
+            # follows this `if`: a name both arms define (`req_row`, a tile in the returning arm and a scalar in
+            # the rest) is each arm's own; Triton never merges them (the rest is not an arm there)
+            names = {n for n in names if n in before}
+            env_else = {n: t for n, t in env_else.items() if n in before}
         for n in sorted(names):
             unify_types(env_then.get(n), env_else.get(n))
         same = all(env_then.get(n) == env_else.get(n) for n in names)
@@ -1216,6 +1268,8 @@ class Infer:
                 self._check_widened({n: t for n, t in before.items() if n not in params}, env, self.split_needed(s))
             raise self.split_needed(s)
         if not const:
+            body, orelse, env_then, env_else = self._widened_offsets(names - set(before), body, orelse, env_then,
+                                                                     env_else, s.pos)
             cond = self.truth(cond, "an `if` condition")
             self._check_carried(before, env_then, s.pos, "if", dots=self.dots[dots:])
             self._check_carried(before, env_else, s.pos, "else", dots=self.dots[dots:])
@@ -1233,6 +1287,23 @@ class Infer:
         if const and not self.is_const(s.cond):  # `if ANY:` of constexpr locals: the test of the constants
             cond = self.expr(self.split_needed(s).cond)
         return [If(cond, body, orelse, s.pos, const=const, declares=declares, returns=s.returns)]
+
+    def _widened_offsets(self, new: set, body: tuple, orelse: tuple, env_then: dict, env_else: dict, pos: Pos):
+        """A pointer's offsets both arms of a runtime `if` bind at two integer widths (`p = a_ptr + offs_i32` /
+        `p = b_ptr + off_i64 + offs`, a pointer chosen per path): Triton's pointer has one type, so the narrower
+        arm's offsets are widened at its end (exact) and the name is declared with the wider type."""
+        for n in sorted(new & set(self.k.pointer_offsets)):
+            a, b = env_then.get(n), env_else.get(n)
+            if not (isinstance(a, TileTy) and isinstance(b, TileTy) and a != b and a.shape == b.shape
+                    and a.dtype in INT_DTYPES and b.dtype in INT_DTYPES):
+                continue
+            wide = a if int(a.dtype[1:]) >= int(b.dtype[1:]) else b
+            widen = Assign((n,), Op("convert", (Name(n, pos, a if wide is b else b),), pos, ty=wide), pos)
+            if wide is a:
+                orelse, env_else = orelse + (widen,), {**env_else, n: wide}
+            else:
+                body, env_then = body + (widen,), {**env_then, n: wide}
+        return body, orelse, env_then, env_else
 
     def truth(self, cond: Expr, what: str) -> Expr:
         """A runtime condition as a bool scalar, the way cuTile Python tests it: an integer `n` is
@@ -1390,14 +1461,15 @@ class Infer:
     def decided_arm(self, s: If):
         """The arm of a constant `if` this variant's predicates decide (cuTile Python folds it), else None."""
         preds = self.k.variant.predicates
-        if not preds or not self.is_const_cond(s):
+        if not self.is_const_cond(s):
             return None
         from .specialize import predicate_text
         try:
             text = predicate_text(self.split_needed(s).cond)  # locals bound to constant tests expanded
         except TranspileError:
             return None
-        taken = decides(preds, text)
+        # (no predicates yet: only a condition of literals alone, `8 == 1` of a helper's literal arguments)
+        taken = decides(preds, text) if preds else closed_value(text)
         return None if taken is None else (s.body if taken else s.orelse)
 
     def string_value(self, e: Name) -> str:

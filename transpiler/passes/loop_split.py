@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, Continue, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, While
+from ..model.ir import RMW_OPS, Assign, Continue, For, If, Kernel, Lit, Name, Op, Stmt, TileTy, While
 from ..model.walk import all_stmts, assigned_names
 
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -28,8 +28,7 @@ ADD_ONE = {"<": False, "<=": True, ">": True, ">=": False}
 
 
 RUNTIME_OPS = frozenset({"bid", "load", "load_advanced", "gather", "item", "array_dim", "num_tiles"})
-MEMORY_OPS = frozenset({"load", "load_advanced", "gather", "store", "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
-                        "view_atomic_add"})
+MEMORY_OPS = frozenset({"load", "load_advanced", "gather", "store", "scatter", *RMW_OPS, "view_atomic_add"})
 
 
 def split_loops(kernel: Kernel) -> Kernel:

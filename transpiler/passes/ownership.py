@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While, array_root
+from ..model.ir import RMW_OPS, Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While, array_root
 from ..model.walk import all_stmts
 from .infer import _sub
 
@@ -65,7 +65,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             for e in _sub(root):
                 if isinstance(e, Op) and e.op == "store":
                     stores.setdefault(array_root(e.args[0]), []).append(e)
-                elif isinstance(e, Op) and e.op in ("scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg"):
+                elif isinstance(e, Op) and e.op in ("scatter", *RMW_OPS):
                     if isinstance(e.args[0], Name):  # else a pointer loaded from memory: no parameter's array
                         element_writes.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.op == "view_atomic_add":

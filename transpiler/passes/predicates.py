@@ -28,7 +28,52 @@ def decides(preds: tuple[str, ...], text: str) -> bool | None:
         return True
     if f"not ({text})" in preds:
         return False
+    closed = closed_value(text)
+    if closed is not None:  # literals only (`8 == 1`: a helper's constexpr bound to a literal): its own truth
+        return closed
     return _implied(preds, text)
+
+
+_CLOSED_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                  ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.BitAnd: lambda a, b: a & b,
+                  ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b}
+_CLOSED_CMPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+                ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
+def closed_value(text: str) -> bool | None:
+    """The truth of a condition over integer literals alone (comparisons, `and`/`or`/`not`, integer arithmetic),
+    as Python computes it when Triton compiles (constexprs are Python ints); None where it names a constant or
+    takes another form."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(n: ast.AST):
+        if isinstance(n, ast.Constant) and type(n.value) in (int, bool):
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.Not)):
+            v = value(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else not v)
+        if isinstance(n, ast.BinOp) and type(n.op) in _CLOSED_BINOPS:
+            a, b = value(n.left), value(n.right)
+            if a is None or b is None or isinstance(n.op, (ast.FloorDiv, ast.Mod)) and b == 0:
+                return None
+            return _CLOSED_BINOPS[type(n.op)](a, b)
+        if isinstance(n, ast.BoolOp):
+            vals = [value(v) for v in n.values]
+            if None in vals:
+                return None
+            return all(vals) if isinstance(n.op, ast.And) else any(vals)
+        if isinstance(n, ast.Compare) and all(type(o) in _CLOSED_CMPS for o in n.ops):
+            items = [value(x) for x in [n.left, *n.comparators]]
+            if None in items:
+                return None
+            return all(_CLOSED_CMPS[type(o)](a, b) for o, a, b in zip(n.ops, items, items[1:]))
+        return None
+    v = value(tree)
+    return None if v is None else bool(v)
 
 
 def _parse(text: str) -> ast.expr | None:

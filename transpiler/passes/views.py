@@ -39,7 +39,7 @@ from ..model.dump import expr_text
 from .infer import _sub, _walk_exprs
 from ..model.walk import all_stmts
 from .ownership import assigned_once, block_axis
-from ..model.ir import FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
+from ..model.ir import RMW_OPS, FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
 MAX_VIEW_RANK = 5  # a TMA tensor map has at most 5 dimensions
 UNBOUNDED = 2**31 - 1  # the extent of a view axis Triton does not mask (i32: cuTile's shape type)
@@ -706,7 +706,7 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     out = {}
     optional = {p.given_of for p in k.params if p.given_of}
     for name in uses:
-        if name not in stores and uses[name] & {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"}:
+        if name not in stores and uses[name] & set(RMW_OPS):
             refused[name] = "the pointer is updated by atomics"
     for name in stores:
         p = an.params.get(name)
@@ -871,7 +871,8 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         raise fail(e.rule, f"`{arr.id}` is both read and written: a descriptor's accesses are not ordered with the "
                    "kernel's other accesses of its tensor in the port yet", e.pos)
     local = False
-    for x in e.args[1].items + e.args[2].items:
+    offset = e.attr("base_offset")  # an advanced base: the view made at the access, from the offset pointer
+    for x in e.args[1].items + e.args[2].items + ((offset,) if offset is not None else ()):
         names = {n.id for n in _sub(x) if isinstance(n, Name)}
         if any(n in an.params and n in an.defs for n in names):
             # a parameter the kernel assigns (`M = M - 1`): which value the descriptor saw depends on where it was
@@ -924,7 +925,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
 
 
 _MEMORY_OPS = frozenset({"gather", "load", "view_load", "desc_load", "scatter", "store", "view_store", "desc_store",
-                         "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
+                         *RMW_OPS})
 
 
 def with_views(variants: list[Kernel]) -> list[Kernel]:

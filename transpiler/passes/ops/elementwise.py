@@ -7,6 +7,8 @@ the dividend's sign (C, Triton)."""
 
 from __future__ import annotations
 
+import struct
+
 from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
@@ -29,6 +31,9 @@ def astype(infer: Infer, e: Op) -> Expr:
     return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
 
 
+# Triton types a Python float constant float32 where it is 0, infinite or of a magnitude within float32's normal
+# range (else float64: semantic.to_tensor)
+_F32_MIN_NORMAL, _F32_MAX = 2.0 ** -126, float.fromhex("0x1.fffffep+127")
 _BITS = {"bool": 1, "i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64,
          "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "f8e4m3fn": 8, "f8e5m2": 8}
 
@@ -42,6 +47,15 @@ def bitcast(infer: Infer, e: Op) -> Expr:
             and -2**31 <= x.value < 2**31 and _BITS[dt] == 32:
         # a Python int (Triton's int32 scalar: `tl.philox(seed, offs, 0, 0, 0)`): its 32 bits as `dt`
         return Lit(x.value % 2**32 if dt.startswith("u") else x.value, x.pos, TileTy(dt))
+    if isinstance(x, Lit) and isinstance(x.value, float) and _BITS.get(dt) == 32 and \
+            (x.value == 0.0 or abs(x.value) == float("inf") or _F32_MIN_NORMAL <= abs(x.value) <= _F32_MAX):
+        # a Python float (Triton's float32 scalar, the value rounded to it: `mul_rn(x, 0.25)` through inline asm)
+        f32 = struct.unpack("<f", struct.pack("<f", x.value))[0]
+        if dt == "f32":
+            return Lit(f32, x.pos, TileTy("f32"))
+        if dt in ("i32", "u32"):
+            bits = struct.unpack("<I", struct.pack("<f", f32))[0]
+            return Lit(bits if dt == "u32" or bits < 2**31 else bits - 2**32, x.pos, TileTy(dt))
     if not isinstance(x.ty, TileTy) or isinstance(x, Lit):
         raise fail(e.rule, "a bitcast needs a tile or a scalar value (not a Python constant)", e.pos)
     src = x.ty.dtype

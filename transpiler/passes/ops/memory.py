@@ -669,15 +669,50 @@ def scatter(infer: Infer, e: Op) -> Op:
     return Op("scatter", (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, None)
 
 
-@handler("atomic_add", "atomic_max", "atomic_min", "atomic_xchg")
+@handler("atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor")
 def atomic(infer: Infer, e: Op) -> Op:
     arr, idx, shape, attrs = _common(infer, e)
+    if e.op in ("atomic_and", "atomic_or", "atomic_xor"):
+        _bitwise_target(infer, e, arr)
     value = _value(infer, e, arr, shape)
     mask = _mask(infer, e, shape)
     attrs += (("flat", True),) if e.attr("flat") else ()
     if e.op in ("atomic_max", "atomic_min") and not is_int(arr.ty.dtype) and not int_pointer(infer, arr):
         return _float_atomic_extremum(infer, e, arr, TupleExpr(idx, e.pos), mask, value, shape, attrs)
     return Op(e.op, (arr, TupleExpr(idx, e.pos), mask, value), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, shape))
+
+
+def _bitwise_target(infer: Infer, e: Op, arr: Expr) -> None:
+    """Triton's atomic and / or / xor take 32- and 64-bit integer elements (language/semantic.py refuses fp16,
+    bf16 and anything narrower; a float of 32 bits has no bitwise atomic in Tile IR): a generic pointer they
+    update holds integers: int32, which Tile IR's integer atomics take (an int64 one is refused by cuTile Rust),
+    so a generic pointer is fixed to it (its values, the old ones returned, are int32 in every entry)."""
+    if is_generic(arr.ty.dtype):
+        raise RetypeArray(array_root(arr), "i32", exact=True)
+    if not (is_int(arr.ty.dtype) or int_pointer(infer, arr)) or arr.ty.dtype in ("i8", "u8", "i16", "u16"):
+        raise fail(e.rule, f"`tl.{e.op}` of {arr.ty.dtype} elements: Triton's bitwise atomics take 32- and 64-bit "
+                   "integers", e.pos)
+
+
+@handler("atomic_cas")
+def atomic_cas(infer: Infer, e: Op) -> Op:
+    """`tl.atomic_cas(p, cmp, val)`: where the element equals cmp (bit for bit) it becomes val; every lane returns
+    the old element. Triton's takes no mask and elements of 16, 32 or 64 bits; cmp and val are the pointer's
+    element type (the port converts them, as Triton's MLIR requires them equal)."""
+    val_cmp = e.args[2]
+    arr, idx, shape, attrs = _common(infer, e)
+    if is_generic(arr.ty.dtype) and all(isinstance(t, TileTy) and (is_int(t.dtype) or t.dtype == "bool")
+                                        for t in (infer.expr(x).ty for x in val_cmp.items)):
+        # a lock or a claimed slot of integers (`atomic_cas(p, 0, 1)`): int32, as _bitwise_target fixes it
+        raise RetypeArray(array_root(arr), "i32", exact=True)
+    value = _value(infer, replace(e, args=e.args[:2] + (val_cmp.items[0],)), arr, shape)
+    cmp = _value(infer, replace(e, args=e.args[:2] + (val_cmp.items[1],)), arr, shape)
+    if arr.ty.dtype in ("i8", "u8", "bool", "f8e4m3fn", "f8e5m2"):
+        raise fail(e.rule, f"`tl.atomic_cas` of {arr.ty.dtype} elements: Triton's takes 16-, 32- or 64-bit ones",
+                   e.pos)
+    attrs += (("flat", True),) if e.attr("flat") else ()
+    return Op("atomic_cas", (arr, TupleExpr(idx, e.pos), None, value, cmp), e.pos, attrs, e.rule,
+              TileTy(arr.ty.dtype, shape))
 
 
 def _float_atomic_extremum(infer: Infer, e: Op, arr: Name, idx: TupleExpr, mask, value: Expr, shape: tuple,
@@ -729,10 +764,24 @@ def _desc_head(infer: Infer, e: Op):
     return arr, dims, strides, offsets, block
 
 
+def _base_offset(infer: Infer, e: Op) -> tuple:
+    """The attr of a descriptor made at an advanced base (`A + bos * stride`): its element offset, a scalar
+    integer (a tile of offsets is no base: refused)."""
+    off = e.attr("base_offset")
+    if off is None:
+        return ()
+    t = infer.expr(off)
+    if not (isinstance(t.ty, TileTy) and t.ty.is_scalar and (is_int(t.ty.dtype))):
+        raise fail(e.rule, f"a descriptor's base advanced by a {t.ty} value: only a scalar integer offset "
+                   "(`A + bos * stride`) makes a base", e.pos)
+    return (("base_offset", t),)
+
+
 @handler("desc_load")
 def desc_load(infer: Infer, e: Op) -> Op:
     arr, dims, strides, offsets, block = _desc_head(infer, e)
-    attrs = (("flat", True), ("padding", e.attr("padding")), ("tile", block), ("unit", ""), ("offsets", True))
+    attrs = (("flat", True), ("padding", e.attr("padding")), ("tile", block), ("unit", ""), ("offsets", True)) \
+        + _base_offset(infer, e)
     return Op("view_load", (arr, dims, strides, offsets, None), e.pos, attrs, e.rule, TileTy(arr.ty.dtype, block))
 
 
@@ -750,5 +799,6 @@ def desc_store(infer: Infer, e: Op) -> Op:
         if is_generic(arr.ty.dtype) and (is_int(v.ty.dtype) or v.ty.dtype == "bool") and not infer.is_weak(v):
             raise RetypeArray(array_root(arr), v.ty.dtype)
         v = infer.to_dtype(v, arr.ty.dtype)  # Triton requires the descriptor's dtype; `.to(desc.dtype)` is usual
-    attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True))
+    attrs = (("flat", True), ("padding", "padding::Zero"), ("tile", block), ("unit", ""), ("offsets", True)) \
+        + _base_offset(infer, e)
     return Op("view_store", (arr, dims, strides, offsets, v, None), e.pos, attrs, e.rule, None)

@@ -197,7 +197,7 @@ def interleave(infer: Infer, e: Op) -> Op:
     lead, n = j.ty.shape[:-2], j.ty.shape[-2]
     if n.isdigit():
         doubled = str(2 * int(n))
-    elif n in infer.consts:
+    elif n in infer.consts or n in infer.derived:  # (a derived extent: `BLOCK * 2`, doubled again)
         doubled = infer.derived_name(Op("mul", (Lit(2, e.pos), Name(n, e.pos)), e.pos, rule="TTR-MUL"))
     else:
         raise fail(e.rule, f"`tl.interleave` of tiles whose last dimension is `{n}` (computed from constants): "

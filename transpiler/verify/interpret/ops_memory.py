@@ -257,7 +257,15 @@ def _atomic_red_view(m, op_, env):
 
 @op("atomic_cas_tko")
 def _atomic_cas(m, op_, env):
-    ptrs, elem, (cmp, values), mask, _ = _ptr_operands(op_, env, 2)
+    """`atomic_cas_tko ORDER SCOPE %ptrs, %cmp, %val[, %mask] : ptr type, value type[, mask type]`: the compared
+    and the new value share one type in the printed form, so the operands are read by position."""
+    names = refs(head(op_).split("token")[0])
+    types = operand_types(op_)
+    if not (3 <= len(names) <= 4) or types[0].pointee is None:
+        raise unknown(op_, "has operands the interpreter does not match with their types")
+    ptrs, elem = np.asarray(env[names[0]]), types[0].pointee
+    cmp, values = np.asarray(env[names[1]]), np.asarray(env[names[2]])
+    mask = np.asarray(env[names[3]]) if len(names) == 4 else None
     cmp = np.broadcast_to(cmp, ptrs.shape).reshape(-1)
     values = np.broadcast_to(values, ptrs.shape).reshape(-1)
     live = np.ones(ptrs.size, bool) if mask is None else np.broadcast_to(mask, ptrs.shape).reshape(-1)
