@@ -194,7 +194,8 @@ def test_a_pointer_tested_by_its_truth_is_an_optional_pointer(tmp_path):
 def test_a_raise_in_a_constexpr_arm_drops_that_specialization(tmp_path):
     """A helper whose last constexpr arm raises (`else: raise ValueError(...)`) is inlined: Triton cannot
     compile the raising specialization, so the port has no entry there (said as a warning), and the others
-    translate. A string no launch gives (`"relu"` here) never equals the constant."""
+    translate. A string the helper compares with and no launch gives (`"relu"` here) is a value a launch may
+    give: it has its entry too."""
     (k,) = _kernels(tmp_path, """
     @triton.jit
     def _act(x, KIND: tl.constexpr):
@@ -220,7 +221,8 @@ def test_a_raise_in_a_constexpr_arm_drops_that_specialization(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     (warning,) = [d for d in kr.diagnostics if d.code == "CT103"]
     assert warning.severity == "warning" and 'ValueError("unknown activation")' in warning.message
-    assert kr.entries == ["k__kind_eq_1"]  # "silu" is index 1 of ("gelu", "silu"); "gelu" raises
+    # ("gelu", "relu", "silu"): "gelu" raises; the others are entries
+    assert sorted(kr.entries) == ["k__kind_eq_1", "k__not_kind_eq_1__kind_eq_2"], kr.entries
 
 
 def test_a_string_constexpr_chosen_for_a_cache_modifier(tmp_path):
@@ -2295,6 +2297,149 @@ def test_a_host_function_returning_anything_else_gives_no_dtypes(tmp_path, last)
         [d.text() for d in k.diagnostics]
 
 
+def _scalar_dtypes(tmp_path: Path, kernel: str) -> dict[str, str]:
+    """The scalar parameters of a scalar_typing.py kernel and the dtypes the port takes them as."""
+    from transpiler.passes.infer import classify_params
+    path = tmp_path / "scalar_typing.py"
+    path.write_text((FIXTURES / "scalar_typing.py").read_text())
+    (k,) = [k for k in parse_file(path, "scalar_typing.py").kernels if k.name == kernel]
+    return {p.name: p.dtype if p.kind == "scalar" else p.const_type for p in classify_params(k).params
+            if p.kind in ("scalar", "const")}
+
+
+@pytest.mark.parametrize("kernel, expected", [
+    # `w_in` is an offset (`tl.minimum(left + 1, w_in - 1)`) though it meets 1.0; `step` and `shift` meet a
+    # float conversion (`cols.to(tl.float32) * step + shift`), so they are floats (were int32 beside `w_in`)
+    ("resample_rows_kernel", {"n_rows": "i32", "w_in": "i32", "w_out": "i32", "step": "f32", "shift": "f32",
+                              "BLOCK": "int"}),
+    # `first = tl.where(part == 0, top_at, bottom_at)` reaches the offsets through `first * width`; `width`
+    # is only widened (`width.to(tl.int64)`); the row counts are only compared (no evidence: float32)
+    ("stack_two_kernel", {"top_rows": "f32", "bottom_rows": "f32", "top_at": "i32", "bottom_at": "i32",
+                          "width": "i32", "BLOCK": "int"}),
+    # `count` meets a float (`count + 0.0`) and is only compared, but the launch site passes `x.shape[1]`
+    ("row_mean_kernel", {"row_stride": "i32", "count": "i32", "BLOCK": "int"}),
+])
+def test_unannotated_scalars_are_typed_as_triton_types_their_arguments(tmp_path, kernel, expected):
+    """Triton types a scalar argument by its Python value: an int where it is a pointer's offset, however it
+    is reached (backwards through the arithmetic and the choices that make the offset) and whatever float it
+    meets elsewhere; an int where a launch site passes an int expression; a float where it meets a float."""
+    assert _scalar_dtypes(tmp_path, kernel) == expected
+
+
+def test_a_float_guess_for_a_constexpr_used_as_an_offset_is_an_int(tmp_path):
+    """`1.0 / C` made `C` a float constexpr (no launch literal says otherwise), but `C` is in a pointer's offsets,
+    which Triton compiles for ints only (was: TTR-LOAD 'indices must be int32 or int64, got f32')."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, C: tl.constexpr, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * C + offs, mask=offs < C, other=0.0)
+        tl.store(y_ptr + row, tl.sum(x, axis=0) * (1.0 / C))
+    """)
+    assert k.param("C").const_type == "float"  # the frontend's guess
+    assert classify_params(k).param("C").const_type == "int"
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+@pytest.mark.parametrize("kernel, pointer", [("first_of_runs_kernel", None), ("positive_ranks_kernel", None),
+                                             ("compact_kernel", "counts_ptr"), ("split_lengths_kernel", "len_ptr")])
+def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, pointer):
+    """`tl.where(i > 0, cur != prev, 0)` is int32 in Triton (a Python int is of a higher kind than int1), so its
+    scan is an offset (was: 'indices must be int32 or int64, got Tile[bool]'), as is a scan of a mask (uint32 in
+    Triton, converted to an i64 index); an offset made in a pointer's
+    element type (`tl.cumsum(keep.to(counts_ptr.dtype.element_ty))`, `tl.sum` of its loads,
+    `tl.full((), 0, len_ptr.dtype.element_ty)` divided with `//`) makes that pointer an integer one (i32 or i64,
+    computed in i64) (was: 'got Tile[E3]', '`truncdiv` of E operands')."""
+    text = (FIXTURES / "scalar_typing.py").read_text()
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    (k,) = [k for k in parse_file(path, "k.py").kernels if k.name == kernel]
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    if pointer:
+        (v,) = translate_kernel(k)  # (a generic of either width, not fixed to one)
+        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64"), v.param(pointer)
+
+
+def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
+    """A mask loaded from a torch.bool tensor is int1 in Triton (which compiles a masked load or store only with an
+    int1 mask); the port types that pointer as an integer one, so the mask is its `!= 0` (was: '`mask` must be a
+    boolean tile'). A mask of a float stays refused (Triton refuses it too)."""
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "bool_mask.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    (v,) = translate_kernel(k)
+    assert v.param("valid_ptr").domain == ("i32", "i64")
+    from transpiler.model.dump import dump_kernel
+    # (the load is widened to i64; `valid & (i < n)` is their bitand, its truth `!= 0`)
+    assert re.search(r"scatter\(%x_ptr[^\n]*\), cmp\(bitand\(%valid[^\n]*pred='!='", dump_kernel(v)), dump_kernel(v)
+    (bad,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, 0.0, mask=i * 0.5)
+    """, "bad.py")
+    kr = kernel_result(bad, tmp_path / "bad.py", "bad.py")
+    assert kr.status == "unsupported" and any("must be a boolean tile" in d.message for d in kr.diagnostics)
+
+
+@pytest.mark.parametrize("launch, dtype", [
+    ("k[(1,)](x, x.shape[-1] * 2)", "i32"),
+    ("n = x.stride(0)\nk[(1,)](x, n)", "i32"),
+    ("n = 1\nfor t in ts:\n    n = max(n, t.shape[0])\nk[(1,)](x, n)", "i32"),  # bound from itself too
+    ("k[(1,)](x, len(ts) / 2)", "f32"),  # a true division: not an int
+    ("n = x.shape[0]\nn /= 2\nk[(1,)](x, n)", "f32"),  # `/=` makes a float
+    ("k[(1,)](x, ts[0])", "f32"),  # not known
+    ("k[(1,)](x, 4398046511104)", "f32"),  # an int64 in Triton: not the port's int32
+])
+def test_a_launch_site_passing_an_int_types_the_scalar_int32(tmp_path, launch, dtype):
+    """A scalar only compared and meeting a float (`n + 0.0`): float32 unless a launch site passes an int
+    expression (an extent, a stride, a count, integer arithmetic of those), which Triton types int32."""
+    from transpiler.passes.infer import classify_params
+    (k,) = _kernels(tmp_path, textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr = 16):
+        i = tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, (n + 0.0) * 1.0, mask=i < n)
+    """) + "\n\ndef launch(x, ts):\n" + textwrap.indent(launch, "    ") + "\n")
+    assert classify_params(k).param("n").dtype == dtype
+
+
+def test_a_comparison_of_an_int1_value_with_a_python_int_stays_one_of_bools(tmp_path):
+    """`flag != 0` of an int1 `flag`: its truth is the same in int32, so it stays a comparison of bools (only
+    arithmetic and choices take the Python int's kind: `flag * 1` is int32)."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        flag = i < n
+        tl.store(y_ptr + i, tl.where(flag != 0, flag * 1, -1))
+    """)
+    from transpiler.model.dump import dump_kernel
+    (v,) = translate_kernel(k)
+    text = dump_kernel(v)
+    assert re.search(r"cmp\(%flag : Tile\[bool, \(BLOCK\)\], splat\(0 : bool\)", text), text
+    assert "convert(%flag : Tile[bool, (BLOCK)]) : Tile[i32, (BLOCK)]" in text, text
+
+
+def test_a_dot_precision_chosen_by_a_local_constexpr_is_an_entry_per_choice(tmp_path):
+    """`ip: tl.constexpr = "ieee" if PREC == 2 else ("tf32x3" if PREC == 1 else "tf32")` passed as
+    `input_precision=ip` (was: '`input_precision` must be one of ...'): one entry per choice, and only the "tf32"
+    one rounds its float32 operands to tf32."""
+    from transpiler.model.dump import dump_kernel
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "precision_local.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    variants = translate_kernel(k)
+    rounded = {" and ".join(v.variant.predicates): "tf32" in dump_kernel(v) for v in variants}
+    assert len(rounded) == 3 and sum(rounded.values()) == 1, rounded
+    (tf32,) = [p for p, r in rounded.items() if r]
+    assert "PREC == 2" in tf32 and "PREC == 1" in tf32 and tf32.count("not") == 2, tf32
+
+
 # -------------------------------------------------------------------------------------- atomics' ordering and scope
 
 @pytest.mark.parametrize("args, order, scope", [
@@ -2313,6 +2458,8 @@ def test_an_atomic_takes_its_ordering_and_scope_or_the_strongest(tmp_path, args,
     call = rust[rust.index("atomic_rmw_tko("):]
     call = call[:call.index(")")]
     assert "atomic::Or" in call and order in call and scope in call, call
+
+
 def test_flip_sort_topk_forms_warnings_and_refusals(tmp_path):
     """tl.flip of a literal extent of at most 8 is cut and joined (extract, cat: no warning); of a constexpr
     extent, and every tl.sort / tl.topk, is a one-hot selection, said by a CT119 warning at the call (quadratic in
@@ -2551,3 +2698,20 @@ def test_a_loop_bound_loaded_through_a_tuple_assignment_makes_its_pointer_intege
     `len_ptr` a pointer of integers (Triton requires integer bounds) instead of a float `E` refused as a bound."""
     kr = _fixture_kernel("loaded_length_sum_kernel", "loop_bounds.py")
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+def test_an_address_passed_as_a_scalar_argument_is_refused_saying_why(tmp_path):
+    """`w_ptr.to(tl.int64).to(tl.pointer_type(tl.float32))` of an address passed as a Python int (int64 in
+    Triton): the port's scalars are int32 or float32 (as float32 the address was silently garbage; as int32 every
+    real address is refused at launch), so the kernel is refused with the reason."""
+    (k,) = _kernels(tmp_path, """
+    @triton.jit
+    def k(w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        w_addr = w_ptr.to(tl.int64)
+        w = w_addr.to(tl.pointer_type(tl.float32))
+        i = tl.arange(0, BLOCK)
+        tl.store(out_ptr + i, tl.load(w + i, mask=i < n, other=0.0), mask=i < n)
+    """)
+    kr = kernel_result(k, tmp_path / "k.py", "k.py")
+    assert kr.status == "unsupported" and any("address passed as a scalar argument" in d.message
+                                              for d in kr.diagnostics), [d.text() for d in kr.diagnostics]

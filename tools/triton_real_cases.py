@@ -83,7 +83,11 @@ NO_REAL_SIZE = {
         ("loop_bounds", "loaded_length_sum_kernel"), ("compat_try", "compat_noise_kernel"),
         ("compat_try", "lowest_padded_max_kernel"), ("compat_try", "fp8_bits_kernel"),
         ("compat_try", "device_count_rows_kernel"), ("compat_libm", "libm_rows_kernel"),
-        ("propagate_nan", "nan_clamp_kernel"))},
+        ("propagate_nan", "nan_clamp_kernel"), ("scalar_typing", "resample_rows_kernel"),
+        ("scalar_typing", "stack_two_kernel"), ("scalar_typing", "first_of_runs_kernel"),
+        ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
+        ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"),
+        ("scalar_typing", "positive_ranks_kernel"), ("precision_local", "gram_kernel"))},
     # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
     # quadratic in the extent, so a real-size case would time the emulation, not a workload)
     **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "

@@ -53,7 +53,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
                                                      "pointer_choice", "round_half_even", "flips", "pair_reduce",
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
-                                                     "loop_bounds", "compat_try", "propagate_nan", "compat_libm")
+                                                     "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
+                                                     "scalar_typing", "precision_local")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -1152,6 +1153,53 @@ def cases() -> list[dict]:
                     [inp("a", [40], "float32", "randn"), inp("b", [25], "float32", "randn"),
                      inp("out", [65], "float32", "poison")],
                     ["a", "b", "out"], [1], ["out"], "", {}, {"n_a": 40, "n_b": 25, "BLOCK": 16}))
+    # a dot's precision chosen by a local constexpr on a constexpr ("tf32": the interpreter does not round)
+    for prec in (2, 1):
+        out.append(case("precision_local", "gram_kernel", f"prec{prec}",
+                        [inp("a", [16, 32], "float32", "randn"), inp("c", [16, 16], "float32", "poison")],
+                        ["a", "c"], [1], ["c"], "", {}, {"M": 16, "K": 32, "PREC": prec}))
+    # unannotated scalars and int1 values typed as Triton types them (scalars by their Python values)
+    out.append(case("scalar_typing", "resample_rows_kernel", "w10to16",
+                    [inp("src", [3, 10], "float32", "randn"), inp("dst", [3, 16], "float32", "poison")],
+                    ["src", "dst", "n_rows", "w_in", "w_out", "step", "shift"], [3, 1], ["dst"], "",
+                    {"n_rows": 3, "w_in": 10, "w_out": 16, "step": 0.625, "shift": -0.25}, {"BLOCK": 16}))
+    out.append(case("scalar_typing", "stack_two_kernel", "r2r3",
+                    [inp("top", [2, 5], "float32", "randn"), inp("bottom", [3, 5], "float32", "randn"),
+                     inp("out", [5, 5], "float32", "poison")],
+                    ["top", "bottom", "out", "top_rows", "bottom_rows", "top_at", "bottom_at", "width"], [1, 2],
+                    ["out"], "", {"top_rows": 2, "bottom_rows": 3, "top_at": 0, "bottom_at": 2, "width": 5},
+                    {"BLOCK": 16}))
+    # (float values: a pointer whose loaded values are compared takes the float dtypes, passes/domains.py)
+    for dt in ("float32", "float16"):
+        out.append(case("scalar_typing", "first_of_runs_kernel", dt,
+                        [inp("sorted", [20], dt, "given", values=[1, 1, 2, 4, 4, 4, 5, 7, 7, 8, 9, 9, 9, 9, 11, 12,
+                                                                  12, 15, 16, 16]),
+                         inp("firsts", [20], dt, "poison")],
+                        ["sorted", "firsts", "n"], [1], ["firsts"], "", {"n": 20}, {"BLOCK": 32}))
+    for dt in ("int32", "int64"):
+        out.append(case("scalar_typing", "split_lengths_kernel", dt,
+                        [inp("lens", [6], dt, "given", values=[7, 3, 12, 5, 9, 4]), inp("shares", [6], dt, "poison")],
+                        ["lens", "shares"], [1], ["shares"], "", {}, {"N": 6, "PARTS": 4, "RANK": 1}))
+    out.append(case("scalar_typing", "step_flags_kernel", "n100",
+                    [inp("x", [100], "float32", "randn"), inp("flags", [100], "int32", "poison")],
+                    ["x", "flags", "n", "limit"], [4], ["flags"], "", {"n": 100, "limit": 0.25}, {"BLOCK": 32}))
+    out.append(case("scalar_typing", "positive_ranks_kernel", "n50",
+                    [inp("x", [50], "float32", "randn"), inp("out", [50], "float32", "poison"),
+                     inp("rank", [50], "int32", "poison")],
+                    ["x", "out", "rank", "n"], [1], ["out", "rank"], "", {"n": 50}, {"BLOCK": 64}))
+    keep = [1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1,
+            1, 1, 0, 1]
+    for dt in ("int32", "int64"):
+        out.append(case("scalar_typing", "compact_kernel", f"n40_{dt}",
+                        [inp("src", [40], "float32", "randn"), inp("keep", [40], "float32", "given", values=keep),
+                         inp("counts", [3], dt, "given", values=[sum(keep[b:b + 16]) for b in (0, 16, 32)]),
+                         inp("dst", [40], "float32", "poison")],
+                        ["src", "keep", "counts", "dst", "n"], [3], ["dst"], "", {"n": 40},
+                        {"BLOCK": 16, "BLOCKS": 4}))
+    out.append(case("scalar_typing", "row_mean_kernel", "r4c10",
+                    [inp("x", [4, 12], "float32", "randn"), inp("y", [4], "float32", "poison")],
+                    ["x", "y", "row_stride", "count"], [4], ["y"], "", {"row_stride": 12, "count": 10},
+                    {"BLOCK": 16}))
     out.append(case("pointer_choice", "elif_rows_kernel", "a2b3c2",
                     [inp("a", [2, 16], "float32", "randn"), inp("b", [3, 16], "float32", "randn"),
                      inp("c", [2, 16], "float32", "randn"), inp("out", [7, 16], "float32", "poison")],
@@ -1666,6 +1714,46 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
     if k == "carried_types.first_program_totals_kernel":
         return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
+    if k == "precision_local.gram_kernel":
+        return {"c": x["a"] @ x["a"].T}
+    if k == "scalar_typing.resample_rows_kernel":
+        cols = np.arange(s["w_out"], dtype=np.float32)
+        at = np.minimum(np.maximum(cols * np.float32(s["step"]) + np.float32(s["shift"]), 0.0), s["w_in"] - 1.0)
+        left = at.astype(np.int64)
+        right = np.minimum(left + 1, s["w_in"] - 1)
+        frac = at - left
+        return {"dst": x["src"][:, left] * (1.0 - frac) + x["src"][:, right] * frac}
+    if k == "scalar_typing.stack_two_kernel":
+        return {"out": np.concatenate([x["top"], x["bottom"]])}
+    if k == "scalar_typing.first_of_runs_kernel":
+        firsts = x["firsts"].copy()
+        v = x["sorted"]
+        starts = [i for i in range(v.size) if i == 0 or v[i] != v[i - 1]]
+        firsts[:len(starts)] = v[starts]
+        return {"firsts": firsts}
+    if k == "scalar_typing.split_lengths_kernel":
+        shares, carry = [], 0
+        for n in a["lens"].tolist():
+            cur = n + carry
+            share = cur // s["PARTS"] + int(cur % s["PARTS"] > s["RANK"])
+            shares.append(share)
+            rest = cur - share * s["PARTS"]
+            carry = -((-rest) // 2) if rest < 0 else rest // 2  # C's division, toward zero
+        return {"shares": np.array(shares)}
+    if k == "scalar_typing.step_flags_kernel":
+        return {"flags": np.where(x["x"].astype(np.float32) > np.float32(s["limit"]), 1, -1)}
+    if k == "scalar_typing.positive_ranks_kernel":
+        out = x["out"].copy()
+        hit = x["x"] > 0
+        out[:hit.sum()] = x["x"][hit]
+        return {"out": out, "rank": np.cumsum(hit)}
+    if k == "scalar_typing.compact_kernel":
+        dst = x["dst"].copy()
+        kept = x["src"][x["keep"] != 0]
+        dst[:kept.size] = kept
+        return {"dst": dst}
+    if k == "scalar_typing.row_mean_kernel":
+        return {"y": x["x"][:, :s["count"]].sum(axis=1) / s["count"]}
     if k == "pointer_choice.where_rows_kernel":
         return {"q_out": x["q"] * s["q_scale"] + x["q"].sum(axis=1, keepdims=True),
                 "k_out": x["k"] * s["k_scale"] + x["k"].sum(axis=1, keepdims=True)}

@@ -97,6 +97,10 @@ class ModuleInfo:
     # Triton: the parameters (by index) a launch site passes a float for (a literal, or a local of the
     # launching function assigned one): Triton types a scalar argument by its Python value
     float_args: dict[str, set[int]] = field(default_factory=dict)
+    # Triton: the parameters (by index) a launch site passes an int for (`x.shape[-1]`, `x.stride(0)`, a local
+    # computed from those, an `int`-annotated parameter of the launching function): typed int32, as Triton types
+    # a Python int that fits
+    int_args: dict[str, set[int]] = field(default_factory=dict)
     # helpers imported from sibling modules: local name -> the converter of the module defining it
     helper_home: dict[str, "_Converter"] = field(default_factory=dict)
     # modules of the package imported as names (`from mylib import tlx`, `from . import utils as u`): their

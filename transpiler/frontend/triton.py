@@ -954,6 +954,7 @@ class _TritonConverter(_Converter):
         float_locals = {t.target.value for n in _walk(home) if isinstance(n, cst.Assign)
                         for t in n.targets if isinstance(t.target, cst.Name)
                         and isinstance(self._eval_const(n.value), float)} if isinstance(home, cst.FunctionDef) else set()
+        int_locals = _int_locals(home) if isinstance(home, cst.FunctionDef) else set()
         for i, a in enumerate(call.args):
             if a.star:
                 return
@@ -964,6 +965,8 @@ class _TritonConverter(_Converter):
             v = self._eval_const(a.value)
             if isinstance(v, float) or (isinstance(a.value, cst.Name) and a.value.value in float_locals):
                 self.info.float_args.setdefault(name, set()).add(idx)
+            elif _int_valued(a.value, int_locals):
+                self.info.int_args.setdefault(name, set()).add(idx)
             if isinstance(v, (int, float, bool, str)):
                 lits[idx] = v
             elif (called := _host_call_name(a.value, home)) is not None:
@@ -1404,6 +1407,10 @@ class _TritonConverter(_Converter):
         names = [q.name.value for q in self._current_fn.params.params]
         if names.index(name) in self.info.float_args.get(self._current_fn.name.value, ()):
             return Param(name, "scalar", self.pos(p), dtype="f32")  # a launch site passes a float: fp32, as Triton
+        if names.index(name) in self.info.int_args.get(self._current_fn.name.value, ()):
+            # a launch site passes an int: int32, as Triton (unless the kernel uses it as an array or a flag:
+            # passes/infer.classify_params)
+            return Param(name, "unknown", self.pos(p), dtype="i32")
         return Param(name, "unknown", self.pos(p))
 
     def _params(self, fn: cst.FunctionDef) -> list[Param]:
@@ -3250,6 +3257,10 @@ class _TritonConverter(_Converter):
                     # string it may hold; infer reads the entry's choice)
                     precision = Name(v.value, self.pos(arg))
                     continue
+                chosen = self._precision_choice(v.value) if isinstance(v, cst.Name) else None
+                if chosen is not None:  # `ip: tl.constexpr = "ieee" if PREC == 2 else "tf32"`: per entry
+                    precision = chosen
+                    continue
                 known = self._module_precision(v.value) if isinstance(v, cst.Name) else None
                 if known is None and isinstance(v, cst.Name):  # a module constant that is None: the default
                     continue
@@ -3273,6 +3284,29 @@ class _TritonConverter(_Converter):
             return Op("matmul", (a, b), pos, (("accumulator", "f32"), ("out_dtype", out_dtype),
                                               ("precision", precision)), rule.id)
         return Op("mma", (a, b, self.expr(acc)), pos, (("out_dtype", out_dtype), ("precision", precision)), rule.id)
+
+    def _precision_choice(self, name: str) -> Op | None:
+        """`dot_ip: tl.constexpr = "ieee" if DOT_PRECISION == 2 else "tf32"`, the one binding of a local of the
+        function being converted: a choice between precisions (nested choices too) on a test of constants, which
+        Triton makes when it compiles: a conditional expression the dot's handler decides per entry."""
+        home, fn = self._innermost_fn()
+        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+                 and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+        if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
+                and home._is_constexpr(bound[0].annotation)):
+            return None
+
+        def choice(e: cst.BaseExpression):
+            if isinstance(e, cst.SimpleString):
+                return Lit(DOT_PRECISIONS[e.evaluated_value], self.pos(e)) \
+                    if e.evaluated_value in DOT_PRECISIONS else None
+            if isinstance(e, cst.IfExp) and home._const_test(e.test):
+                a, b = choice(e.body), choice(e.orelse)
+                if a is not None and b is not None:
+                    return Op("ifexp", (self.expr(e.test), a, b), self.pos(e), (("const", True),))
+            return None
+        found = choice(bound[0].value)
+        return found if isinstance(found, Op) else None
 
     # ------------------------------------------------------------------ block pointers
     def _module_precision(self, name: str) -> object:
@@ -3889,6 +3923,102 @@ def _float_use(fn: cst.FunctionDef, name: str) -> bool:
             if (is_name(l) and isinstance(r, cst.Float)) or (is_name(r) and isinstance(l, cst.Float)):
                 return True
     return False
+
+
+# host calls whose value is an int: tensor extents and strides, counts, Triton's host helpers
+_INT_METHODS = {"stride", "size", "numel", "dim", "nelement", "element_size", "ndimension"}
+_INT_FUNCTIONS = {"len", "int", "cdiv", "next_power_of_2", "triton.cdiv", "triton.next_power_of_2"}
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.LeftShift, cst.RightShift)
+_INT_AUG_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.FloorDivideAssign, cst.ModuloAssign)
+
+
+def _fits_i32(e: cst.BaseExpression) -> bool:
+    """Not a literal int (or power of literals) past int32, which Triton types int64."""
+    try:
+        v = eval(compile(cst.Module([]).code_for_node(e), "<default>", "eval"), {"__builtins__": {}}, {})
+    except Exception:  # noqa: BLE001 - not a literal expression: not known to be large
+        return True
+    return not isinstance(v, int) or -2**31 <= v < 2**31
+
+
+def _int_valued(e: cst.BaseExpression, ints: set[str]) -> bool:
+    """A host expression whose value is a Python int: an int literal, `x.shape[i]`, `x.stride(0)`, `x.numel()`,
+    `len(...)`, `triton.cdiv(...)`, `max`/`min` and integer arithmetic of those, or a name in `ints`."""
+    if isinstance(e, cst.Integer):
+        return _fits_i32(e)
+    if isinstance(e, cst.Name):
+        return e.value in ints
+    if isinstance(e, cst.Subscript):  # `x.shape[-1]`, `x.stride()[0]`
+        v = e.value
+        return (isinstance(v, cst.Attribute) and v.attr.value == "shape") or (
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("stride", "size")
+            and not v.args)
+    if isinstance(e, cst.Attribute):
+        return e.attr.value == "ndim"
+    if isinstance(e, cst.Call):
+        f = e.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _INT_METHODS:
+            return bool(e.args) or f.attr.value not in ("stride", "size")  # `x.size()` is a shape
+        dotted = _code(f).strip()
+        if dotted in _INT_FUNCTIONS or (isinstance(f, cst.Attribute) and f.attr.value in ("cdiv", "next_power_of_2")):
+            return True
+        if dotted in ("max", "min") and len(e.args) > 1:
+            return all(_int_valued(a.value, ints) for a in e.args if not a.star)
+        return False
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _INT_OPERATORS):
+        return _int_valued(e.left, ints) and _int_valued(e.right, ints)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+        return _int_valued(e.expression, ints)
+    return False
+
+
+def _int_locals(fn: cst.FunctionDef) -> set[str]:
+    """The names a launching function only ever binds to ints (_int_valued): `B, N, H, D = qkv.shape`, `C = H * D`,
+    `stride = x.stride(0)`, a `for` variable over `range(...)`, an `int`-annotated parameter of its own."""
+    binds: dict[str, list] = {}
+    for p in fn.params.params:
+        ann = p.annotation.annotation if p.annotation else None
+        # (a default past int32, `row_hi: int = 2**62`, is an int64 in Triton: not one the port's i32 takes)
+        big = p.default is not None and not _fits_i32(p.default)
+        binds.setdefault(p.name.value, []).append(
+            "int" if isinstance(ann, cst.Name) and ann.value == "int" and not big else None)
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    binds.setdefault(t.target.value, []).append(node.value)
+                elif isinstance(t.target, (cst.Tuple, cst.List)):
+                    # `M, N = x.shape` (each an int), else each element of a tuple of the same length
+                    shape = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+                    parts = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) and \
+                        len(node.value.elements) == len(t.target.elements) else None
+                    for i, el in enumerate(t.target.elements):
+                        if isinstance(el.value, cst.Name):
+                            binds.setdefault(el.value.value, []).append(
+                                "int" if shape else parts[i].value if parts else None)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            binds.setdefault(node.target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):  # `n += k` (not `n /= 2`)
+            binds.setdefault(node.target.value, []).append(
+                node.value if isinstance(node.operator, _INT_AUG_OPERATORS) else None)
+        elif isinstance(node, cst.For):
+            ranged = isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call) \
+                and _code(node.iter.func).strip() == "range"
+            for n in _walk(node.target):  # (any other loop variable: not known)
+                if isinstance(n, cst.Name):
+                    binds.setdefault(n.value, []).append("int" if ranged else None)
+        elif isinstance(node, (cst.NamedExpr, cst.AsName)):  # `(n := ...)`, `with ... as n`: not known
+            for n in _walk(node.target if isinstance(node, cst.NamedExpr) else node.name):
+                if isinstance(n, cst.Name):
+                    binds.setdefault(n.value, []).append(None)
+    # the largest such set: a name bound from itself (`max_rows = max(max_rows, x.shape[0])`, `n += x.numel()`)
+    # is an int where its other bindings are
+    ints = {n for n, vs in binds.items() if None not in vs}
+    while True:
+        out = {n for n in ints if not all(v == "int" or _int_valued(v, ints) for v in binds[n])}
+        if not out:
+            return ints
+        ints -= out
 
 
 def _leaf(func: cst.BaseExpression) -> str:

@@ -29,6 +29,7 @@ ARRAY_USES = {"load", "store", "num_tiles", "dtype_of", "shape_of", "array_dim",
 WRITE_OPS = {"view_store", "store", "view_atomic_add", "scatter", *RMW_OPS}
 POINTER_OPS = {"gather", "scatter", *RMW_OPS}
 INT_CONTEXT_OPS = {"cdiv", "bid", "num_blocks", "floordiv", "truncdiv", "truncmod"}
+SHAPE_ONLY_OPS = {"index_none", "reshape", "expand_dims", "broadcast_to", "permute", "transpose"}
 
 
 # the message of a Triton `raise` reached in a specialization (ops/control.py, compile_error)
@@ -261,6 +262,8 @@ def classify_params(k: Kernel) -> Kernel:
     # a where's choices are ints only where its result is used as one itself (offsets, bounds: `direct`), not
     # where arithmetic merely groups it with ints (liger's `temperature = tl.where(adv > 0, POS, NEG)` of float
     # constexprs, then `temperature * (coef - 1.0)`, stays float)
+    must = _must_be_int(k) if k.frontend == "triton" else set()
+    int_names |= must
     direct = set(int_names)
     int_names |= _int_evidence(k, int_names)
     while (chosen := _where_choices_int(k, direct) - direct):
@@ -287,17 +290,91 @@ def classify_params(k: Kernel) -> Kernel:
             if p.name in ranks:
                 # a 0-d tensor read by `ct.gather(a, ())` keeps rank 0: its pointer is the element
                 rank = 0 if p.name in pointer_arrays and ranks[p.name] == 0 else max(ranks[p.name], 1)
-                params.append(replace(p, kind="array", dtype=p.dtype or "E", rank=rank,
+                params.append(replace(p, kind="array", dtype=(p.dtype if p.kind == "array" else "") or "E", rank=rank,
                                       pointer=p.name in pointer_arrays))
             elif p.kind == "array":
                 raise fail("CT104", f"array parameter `{p.name}` is never loaded or stored, so its rank is unknown", p.pos)
             else:
+                # (p.dtype: the int32 a launch site passes, frontend/triton.py int_args)
                 dt = "f32" if p.name in float_self else "i32" if p.name in int_names else \
-                    "bool" if p.name in flags else "f32"
+                    "bool" if p.name in flags else p.dtype or "f32"
                 params.append(replace(p, kind="scalar", dtype=dt))
+        elif p.kind == "const" and p.const_type == "float" and p.name in must:
+            # a constexpr guessed a float (`1.0 / C`: frontend/triton._float_use) that is an offset or a bound:
+            # an int in every launch Triton compiles
+            params.append(replace(p, const_type="int"))
         else:
             params.append(p)
     return replace(k, params=tuple(params))
+
+
+# ops whose integer result says every value operand is an integer (Triton promotes an integer meeting a float to
+# the float): the operand positions that make the value (a where's choices, not its condition)
+VALUE_OPERANDS = {**{op: None for op in ("add", "sub", "mul", "neg", "maximum", "minimum", "floordiv", "mod",
+                                         "truncdiv", "truncmod", "cdiv", "abs", "hint")},
+                  **{op: (0,) for op in SHAPE_ONLY_OPS}, "where": (1, 2), "ifexp": (1, 2)}
+
+
+def _value_names(e, out: set) -> None:
+    """The names whose values an integer `e` is computed from by VALUE_OPERANDS (not through a conversion, a
+    comparison or a load: `ptr + x.to(tl.int32)` says nothing of `x`)."""
+    if isinstance(e, Name):
+        out.add(e.id)
+    elif isinstance(e, TupleExpr):
+        for it in e.items:
+            _value_names(it, out)
+    elif isinstance(e, Op) and e.op in VALUE_OPERANDS:
+        pick = VALUE_OPERANDS[e.op]
+        for i, a in enumerate(e.args):
+            if a is not None and (pick is None or i in pick):
+                _value_names(a, out)
+
+
+def _must_be_int(k: Kernel) -> set[str]:
+    """Names that hold integers in every Triton specialization that compiles: a pointer's offsets, an index, a
+    range bound, an operand of `//` or `tl.cdiv`, and, backwards through assignments, every value operand of an
+    integer (`upper = tl.minimum(lower + 1, W_in - 1)` as an offset makes `W_in` an int, whatever float it meets
+    elsewhere: `W_in - 1.0` is an int converted)."""
+    sinks: set[str] = set()
+    for e in _walk_exprs(k.body):
+        if not isinstance(e, Op):
+            continue
+        if e.op in POINTER_OPS and e.attr("flat") and len(e.args) > 1:
+            _value_names(e.args[1], sinks)
+        elif e.op in ("load", "store", "view_atomic_add", "load_advanced") and len(e.args) > 1:
+            _value_names(e.args[1], sinks)
+        elif e.op == "array_slice":
+            for a in e.args[2:]:
+                _value_names(a, sinks)
+        elif e.op in ("desc_load", "desc_store"):
+            for a in e.args[1:4]:
+                _value_names(a, sinks)
+        elif e.op in ("cdiv", "floordiv", "truncdiv"):
+            for a in e.args:
+                _value_names(a, sinks)
+    for s in all_stmts(k.body):
+        if isinstance(s, For):
+            for e in (s.start, s.stop, s.step):
+                _value_names(e, sinks)
+    defs: dict[str, list] = {}
+    for s in all_stmts(k.body):
+        if isinstance(s, Assign) and len(s.targets) == 1:
+            defs.setdefault(s.targets[0], []).append(s.value)
+        elif isinstance(s, Assign) and isinstance(s.value, TupleExpr) and len(s.value.items) == len(s.targets):
+            for t, v in zip(s.targets, s.value.items):
+                defs.setdefault(t, []).append(v)
+    must: set[str] = set()
+    todo = list(sinks)
+    while todo:
+        n = todo.pop()
+        if n in must:
+            continue
+        must.add(n)
+        for v in defs.get(n, ()):
+            more: set[str] = set()
+            _value_names(v, more)
+            todo.extend(more - must)
+    return must
 
 
 def _where_choices_int(k: Kernel, ints: set[str]) -> set[str]:
@@ -344,7 +421,7 @@ def _condition_only(k: Kernel) -> set[str]:
 ARITH_OPS = {"add", "sub", "mul", "floordiv", "mod", "truncdiv", "truncmod", "cmp", "ifexp", "maximum", "minimum", "neg",
              "bitand", "bitor", "bitxor", "shl", "shr", "invert", "and", "or", "not"}
 BOOL_RESULTS = {"cmp", "and", "or", "not"}
-SHAPE_ONLY = {"index_none", "reshape", "expand_dims", "broadcast_to", "permute", "transpose"}
+SHAPE_ONLY = SHAPE_ONLY_OPS
 INT_SOURCES = {"bid", "num_blocks", "cdiv", "arange", "num_tiles", "array_dim"}
 
 
@@ -392,7 +469,14 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
                 groups.append(ls)
         if isinstance(s, For):
             groups.append([s.var, "#int"])
+    scalars = {p.name for p in k.params if p.kind == "unknown"}
     for e in _walk_exprs(k.body):
+        if k.frontend == "triton" and isinstance(e, Op) and e.op == "astype" and len(e.args) > 1 \
+                and isinstance(e.args[0], Name) and e.args[0].id in scalars and isinstance(e.args[1], Op) \
+                and e.args[1].attr("dtype") in INT_DTYPES:
+            # `row_stride.to(tl.int64)`: a scalar parameter widened to an integer is one (a stride, a count)
+            # where nothing says it is a float
+            groups.append([e.args[0].id, "#int"])
         if isinstance(e, Op) and e.op in ARITH_OPS:
             ls: list = []
             leaves(e, ls)
@@ -417,8 +501,40 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
         floats |= {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS
                    and any(isinstance(x, Name) and x.id in held for x in e.args)
                    for a in e.args if isinstance(a, Name) and a.id not in held}
+        # and a name an arithmetic op meets with an expression that is a float in Triton whatever it is
+        # given (`cols.to(tl.float32) * step + shift`: `step` and `shift` are floats, as the scale is)
+        floats |= {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
+                   and any(isinstance(x, Op) and _float_valued(x, held) for x in e.args)
+                   for a in e.args if isinstance(a, Name) and a.id not in held}
         ints -= floats - seeds
     return ints
+
+
+# ops whose result is a float in Triton whatever their operands (`/` is a true division; the math functions
+# take floats only)
+FLOAT_RESULT_OPS = {"div", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid",
+                    "floor", "ceil", "libdevice", "exact_math"}
+
+
+def _float_valued(e, held: set[str]) -> bool:
+    """An expression that is a float in every Triton specialization: a float literal or conversion, a float-only
+    op, a name of `held` (_float_locals), or arithmetic or a choice with such an operand (Triton promotes an
+    integer meeting a float to the float)."""
+    if isinstance(e, Lit):
+        return isinstance(e.value, float)
+    if isinstance(e, Name):
+        return e.id in held
+    if not isinstance(e, Op):
+        return False
+    if e.op == "astype":
+        return len(e.args) > 1 and isinstance(e.args[1], Op) and e.args[1].attr("dtype") in FLOAT_DTYPES
+    if e.op in FLOAT_RESULT_OPS:
+        return True
+    if e.op in ("add", "sub", "mul", "neg", "maximum", "minimum", "abs") or e.op in SHAPE_ONLY_OPS:
+        return any(_float_valued(a, held) for a in e.args if a is not None)
+    if e.op in ("where", "ifexp") and len(e.args) == 3:
+        return _float_valued(e.args[1], held) or _float_valued(e.args[2], held)
+    return False
 
 
 def _float_locals(k: Kernel) -> set[str]:
@@ -680,6 +796,18 @@ class Infer:
             src = self.source_array(e)
             if src:
                 raise RetypeArray(src, "i32")
+            if self.k.frontend == "triton":
+                # (made in a pointer's element type, not loaded: `tl.full((), 0, p.dtype.element_ty)`)
+                retype_generic(self.k, e.ty.dtype, "i32")
+
+    def widened_dtype(self, dt: str) -> str:
+        """The dtype a value made in element type `dt` (`x.to(p.dtype.element_ty)`, `tl.full(..., p.dtype...)`)
+        is computed in: i64 for a Triton pointer of integers (INT_DOMAIN), whose loads are widened to i64
+        (ops/memory._widened) so that the values meet in one type whatever width the caller passes."""
+        if self.k.frontend == "triton" and is_generic(dt) and any(
+                p.flat and p.dtype == dt and p.domain == INT_DOMAIN for p in self.k.params):
+            return "i64"
+        return dt
 
     def run(self) -> Kernel:
         body = tuple(self.block(self.k.body))
@@ -701,7 +829,7 @@ class Infer:
         if isinstance(e, Name) and e.id in self.consts and self.consts[e.id].const_type in ("int", "bool"):
             return e.id, e.id
         if isinstance(e, Name) and e.id in self.derived and depth < 16:
-            return f"({self.derived[e.id]})", e.id  # a derived constant again (`BLOCK * 2`, doubled by interleave)
+            return self.derived[e.id], e.id  # a derived constant again (`BLOCK * 2`, doubled by interleave)
         if isinstance(e, Name) and e.id in self.literals:
             return self.const_int_expr(self.literals[e.id])
         if isinstance(e, Name) and e.id in self.single_defs and depth < 16:
@@ -1946,11 +2074,18 @@ class Infer:
                 return cur
         return Op("broadcast", (cur,), e.pos, ty=TileTy(cur.ty.dtype, tuple(shape)))
 
-    def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False) -> tuple[Expr, Expr, TileTy]:
+    def coerce_pair(self, a: Expr, b: Expr, pos: Pos, float_result: bool = False,
+                    compare: bool = False) -> tuple[Expr, Expr, TileTy]:
         for x in (a, b):
             if not isinstance(x.ty, TileTy):
                 raise fail("CT104", f"operand of type {x.ty} is not a tile or scalar", x.pos)
         la, lb = self.is_weak(a), self.is_weak(b)
+        if self.k.frontend == "triton" and la != lb and (b if la else a).ty.dtype == "bool" \
+                and is_int((a if la else b).ty.dtype) and not compare:
+            # Triton: a Python int (int32) is of a higher kind than an int1 tensor, so it takes part in the
+            # promotion (`mask * 1`, `tl.where(c, x != y, 0)` are int32), unlike a float's or an int's kind
+            # (a comparison's truth is the same either way: `flag != 0` stays one of bools)
+            la = lb = False
         if la and not lb:
             dt = b.ty.dtype if (is_float(b.ty.dtype) or is_int(a.ty.dtype)) else "f32"
         elif lb and not la:

@@ -20,6 +20,7 @@ def _filled(infer: Infer, e: Op, fill: Expr) -> Op:
     dt = infer.dtype_arg(e.args[-1]) if e.args[-1] is not None else None
     if dt is None:
         raise fail(e.rule, "`dtype` is required", e.pos)
+    dt = infer.widened_dtype(dt)  # (`tl.full((), 0, counts_ptr.dtype.element_ty)` of an integer pointer: i64)
     if isinstance(fill, Lit) and not (is_generic(dt) and fill.value != 0):
         # (a nonzero literal of the array dtype: the splat of the literal converted to E below, a conversion
         # of a constant that the verifier folds exactly)

@@ -26,6 +26,7 @@ def astype(infer: Infer, e: Op) -> Expr:
     dt = infer.dtype_arg(e.args[1])
     if not isinstance(x.ty, TileTy):
         raise fail(e.rule, "astype needs a tile", e.pos)
+    dt = infer.widened_dtype(dt)  # `m.to(counts_ptr.dtype.element_ty)` of an integer pointer: i64
     if x.ty.dtype == dt:
         return x
     return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
@@ -254,7 +255,7 @@ def cmp(infer: Infer, e: Op) -> Op:
         if isinstance(x.ty, TileTy) and is_generic(x.ty.dtype) and isinstance(y.ty, TileTy) and is_int(y.ty.dtype) \
                 and not isinstance(y, Lit):
             infer.demand_int(x)
-    a, b, ty = infer.coerce_pair(a, b, e.pos)
+    a, b, ty = infer.coerce_pair(a, b, e.pos, compare=True)
     return Op("cmp", (a, b), e.pos, e.attrs, e.rule, TileTy("bool", ty.shape))
 
 

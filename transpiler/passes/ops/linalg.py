@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import DOT_PRECISIONS, Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RestrictDtypes, RetypeArray, SplitOnDtype, is_int, retype_generic, unify_generics
+from ..infer import RestrictDtypes, RetypeArray, SplitOnConst, SplitOnDtype, is_int, retype_generic, unify_generics
 from . import handler
 
 if TYPE_CHECKING:
@@ -22,6 +22,17 @@ def _precision(infer: Infer, e: Op) -> str:
     """The port's precision of a Triton dot ("tf32", "ieee", "bf16x3": DOT_PRECISIONS); a string constexpr is this
     entry's string (SplitOnChoice where not fixed yet)."""
     precision = e.attr("precision")
+    while isinstance(precision, Op) and precision.op == "ifexp":
+        # a precision chosen on a test of constants (frontend/triton._precision_choice): this entry's arm, one
+        # entry per truth value where its predicates do not decide it
+        from ..predicates import decides
+        from ..specialize import predicate_text
+        text = predicate_text(precision.args[0])
+        taken = decides(infer.k.variant.predicates, text)
+        if taken is None:
+            raise SplitOnConst(text)
+        precision = precision.args[1 if taken else 2]
+        precision = precision.value if isinstance(precision, Lit) else precision
     if isinstance(precision, Name):
         chosen = infer.string_value(precision)
         if chosen not in DOT_PRECISIONS:

@@ -466,6 +466,8 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
             # an index computed from an array's elements (counts, offsets): cuTile Python compiles only the
             # specializations where they are integers; the port's arrays of that generic are int32
             retype_generic(infer.k, t.ty.dtype, "i32")
+        if e.attr("flat") and isinstance(t.ty, TileTy):
+            t = _flat_offsets(infer, t)
         if not (isinstance(t.ty, TileTy) and t.ty.dtype in ("i32", "i64")):
             raise fail(e.rule, f"gather/scatter indices must be int32 or int64 tiles, got {t.ty}", it.pos)
         typed.append(t)
@@ -475,14 +477,45 @@ def _indices(infer: Infer, e: Op, arr: Name) -> tuple:
     return tuple(typed), shape
 
 
+# Triton adds offsets of any integer type to a pointer (an int1 offset is 0 or 1); cuTile Rust indexes with i32 or
+# i64: the narrower and unsigned ones are converted to the index type that holds all their values
+_OFFSET_INDEX = {"bool": "i32", "i8": "i32", "i16": "i32", "u8": "i32", "u16": "i32", "u32": "i64", "u64": "i64"}
+
+
+def _flat_offsets(infer: Infer, t: Expr) -> Expr:
+    """A Triton pointer's offsets as an index tile: any integer type (`tl.cumsum(mask)` scans in uint32), converted
+    to the index type that holds its values. (Offsets of a pointer's element type made that pointer an integer
+    one, infer.demand_int; its values are computed in i64 then, infer.widened_dtype.)"""
+    wide = _OFFSET_INDEX.get(t.ty.dtype)
+    return infer.to_dtype(t, wide) if wide else t
+
+
 def _mask(infer: Infer, e: Op, shape: tuple):
     m = e.attr("mask")
     if m is None or infer.is_none_name(m):  # Triton's `mask=None`, through a name bound to None
         return None
     mt = infer.expr(m)
+    if infer.k.frontend == "triton" and isinstance(mt.ty, TileTy) and mt.ty.dtype != "bool":
+        mt = _int1_mask(infer, mt)
     if mt.ty.dtype != "bool":
         raise fail(e.rule, "`mask` must be a boolean tile", e.pos)
     return infer.to_shape(mt, shape)
+
+
+def _int1_mask(infer: Infer, mt: Expr) -> Expr:
+    """A Triton mask typed an integer here: Triton compiles a load or store only with an int1 mask, so its values
+    come from an int1 pointer (a torch.bool tensor: `tl.load(valid_ptr + i)` is int1 there) that this port
+    types as an integer one (a pointer of a generic so used takes INT_DOMAIN, loaded widened). Its truth is
+    `!= 0`, the same bits."""
+    if is_generic(mt.ty.dtype):
+        p = next((q for q in infer.k.params if q.kind == "array" and q.dtype == mt.ty.dtype), None)
+        if p is not None and p.flat and p.domain != INT_DOMAIN:
+            raise RetypeArray(p.name, "bool", group=True)
+        return mt
+    if not is_int(mt.ty.dtype):
+        return mt
+    m0, zero, ty = infer.coerce_pair(mt, infer.expr(Lit(0, mt.pos)), mt.pos)
+    return Op("cmp", (m0, zero), mt.pos, (("pred", "!="),), "TTR-CMP", TileTy("bool", ty.shape))
 
 
 def _address(infer: Infer, e: Op) -> Op:
@@ -490,6 +523,21 @@ def _address(infer: Infer, e: Op) -> Op:
     type: an integer array the address is loaded from is made int64 (Triton casts only 64-bit integers to
     pointers; the host fills the table with `t.data_ptr()` values)."""
     ptr = e.args[0]
+    src = ptr.args[0]
+    for _ in range(16):  # through conversions and locals assigned once (`w_addr = w_ptr.to(tl.int64)`)
+        if isinstance(src, Op) and src.op == "astype":
+            src = src.args[0]
+        elif isinstance(src, Name) and src.id in infer.single_defs:
+            src = infer.single_defs[src.id]
+        else:
+            break
+    scalar = infer.k.param(src.id) if isinstance(src, Name) else None
+    if scalar is not None and scalar.kind == "scalar":
+        # `w_ptr.to(tl.int64).to(tl.pointer_type(...))` of an address passed as a Python int: Triton types it
+        # int64; the port's scalar arguments are int32 or float32, which hold no address
+        raise fail(ptr.rule, f"`{src.id}` is an address passed as a scalar argument (an int64 in Triton): the port's "
+                   "scalar arguments are int32 or float32; pass the tensor itself (or a table of addresses as an "
+                   "int64 tensor) instead", ptr.pos)
     addr = infer.expr(ptr.args[0])
     if not isinstance(addr.ty, TileTy):
         raise fail(ptr.rule, "the address of a loaded pointer must be an int64 value", ptr.pos)

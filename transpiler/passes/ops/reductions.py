@@ -147,6 +147,10 @@ def tl_gather(infer: Infer, e: Op) -> Expr:
 @handler("cumsum")
 def cumsum(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
+    if e.rule == "TTR-CUMSUM" and isinstance(x.ty, TileTy) and x.ty.dtype in _NARROW_SUM:
+        # as tl.sum: Triton's tl.cumsum scans integers narrower than 32 bits in int32 (uint32 for unsigned ones and
+        # int1: a scan of a mask counts its true elements)
+        x = infer.to_dtype(x, _NARROW_SUM[x.ty.dtype])
     if e.args[1] is None and e.rule == "TTR-CUMSUM":  # Triton's default axis
         e = replace(e, args=(e.args[0], Lit(0, e.pos)) + tuple(e.args[2:]))
     axis = _axis(e, x)
