@@ -1033,9 +1033,9 @@ def test_random_numbers_are_triton_s_philox_inlined(tmp_path):
     ("tl.store(x_ptr + offs, tl.randn(seed, offs))", "CT101", "Box-Muller"),
     ("tl.store(x_ptr + offs, tl.rand(seed, offs, 10, 3))", "TTR-RAND", "takes seed, offset"),
     ("tl.store(x_ptr + offs, tl.rand(seed, offsets=offs))", "TTR-RAND", "not `offsets=`"),
-    # 64-bit Philox: its constants are wider than any integer literal cuTile Rust 0.5.0 reads
+    # 64-bit Philox: its uint64 constants are past i64::MAX, which cuTile Rust 0.5.0 reads as an i64 (0: refused)
     ("w = offs.to(tl.int64)\n        a, b, c, d = tl.philox(seed, w, w, w, w)\n        tl.store(x_ptr + offs, a.to(tl.float32))",
-     "CT121", "cuTile Rust 0.5.0 reads every integer literal as an i32"),
+     "CT121", "reads a u64 constant's digits as an i64"),
 ])
 def test_random_numbers_not_ported_are_diagnosed(tmp_path, body, code, says):
     result, _ = run([_write(tmp_path, "k.py", f"""

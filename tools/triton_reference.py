@@ -53,12 +53,14 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "combine_fns", "arm_rebinds", "dtype_predicates",
                                                      "pointer_choice", "round_half_even", "flips", "pair_reduce",
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
-                                                     "loop_bounds", "scalar_typing", "precision_local")
+                                                     "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
+                                                     "scalar_typing", "precision_local")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
-# libdevice's fast_* return nothing there): their saved outputs are the numpy reference itself, written from the
+# libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
+# max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "compat_libm", "propagate_nan")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -951,6 +953,46 @@ def cases() -> list[dict]:
                      [inp("x", [24], "float32", "given", values=halves), inp("r", [24], "float32", "poison"),
                       inp("q", [24], "int32", "poison")], ["x", "r", "q", "n"], [1], ["r", "q"], "", {"n": 24},
                      {"BLOCK": 32}))
+    # names bound by try/except at import (frontend/module_try.py): tl.uint_to_uniform_float of Philox bits, two
+    # handlers' helpers, an int64 offset split into 32-bit words with 0xFFFFFFFF (a negative one: both words set)
+    for off in (123456789, -5):
+        out.append(case("compat_try", "compat_noise_kernel", f"off{off}",
+                        [inp("x", [200], "float32", "randn", scale=3.0), inp("u", [200], "float32", "poison"),
+                         inp("s", [200], "float32", "poison"), inp("w", [200], "int64", "poison"),
+                         inp("off", [1], "int64", "given", values=[off])],
+                        ["x", "u", "s", "w", "off", "n", "seed"], [4], ["u", "s", "w"], "",
+                        {"n": 200, "seed": 1234}, {"BLOCK": 64}, tol={"u": (0.0, 0.0)}))
+    # the lowest float32 as the padding of a max (all negative: the padding must never win), capped at int8's top
+    for name, lo, hi in (("negative", -500.0, -200.0), ("mixed", -500.0, 500.0)):
+        out.append(case("compat_try", "lowest_padded_max_kernel", name,
+                        [inp("x", [40], "float32", "uniform", lo=lo, hi=hi), inp("m", [1], "float32", "poison")],
+                        ["x", "m", "n"], [1], ["m"], "", {"n": 40}, {"BLOCK": 64}))
+    # a float8 dtype chosen at import by an environment default (e4m3fn): every byte but e4m3fn's NaN (0x7F, 0xFF)
+    fp8_bytes = [b for b in range(256) if b & 0x7F != 0x7F]
+    out.append(case("compat_try", "fp8_bits_kernel", "all_bytes",
+                    [inp("x", [254], "int32", "given", values=fp8_bytes), inp("y", [254], "float32", "poison")],
+                    ["x", "y", "n"], [1], ["y"], "", {"n": 254}, {"BLOCK": 256}, tol={"y": (0.0, 0.0)}))
+    # a row count read from a device tensor behind isinstance / is_ptr tests
+    out.append(case("compat_try", "device_count_rows_kernel", "m20",
+                    [inp("x", [32], "float32", "randn"), inp("y", [32], "float32", "zeros"),
+                     inp("m", [1], "int32", "given", values=[20])], ["x", "y", "m"], [1], ["y"], "", {},
+                    {"BLOCK": 32}))
+    # tl.minimum / tl.maximum with propagate_nan=ALL (NaN kept) and NONE (NaN dropped: the other operand)
+    out.append(case("propagate_nan", "nan_clamp_kernel", "n64",
+                    [inp("x", [64], "float32", "randn", scale=2.0), inp("keep", [64], "float32", "poison"),
+                     inp("drop", [64], "float32", "poison")], ["x", "keep", "drop", "n", "limit"], [1],
+                    ["keep", "drop"], "", {"n": 64, "limit": 1.5}, {"BLOCK": 64},
+                    tol={"keep": (0.0, 0.0), "drop": (0.0, 0.0)}))
+    # a libdevice shim (numpy reference: NUMPY_ONLY): tanh, a decorator's same-name rint (half to even) and its own
+    # `twice`, pow(x, 3) + pow(x, 2) as __nv_powif's flushing products (1e-20: its square is subnormal, flushed),
+    # x * rsqrt(mean(x^2) + 1)
+    libm_x = [0.125, 0.375, -0.125, -0.625, 1e-20, -1e-20, 2.5, -3.25, 0.7, -0.9, 1.1, 4.0, -0.05, 0.3, 1.9, -2.2,
+              0.0, 5.5, -5.5, 0.01, 3.3, -1.7, 0.45, -0.45, 2.0, -2.0, 0.8, 1.25, -1.25, 0.2, 6.0, -0.001]
+    out.append(case("compat_libm", "libm_rows_kernel", "n32",
+                    [inp("x", [32], "float32", "given", values=libm_x)]
+                    + [inp(o, [32], "float32", "poison") for o in ("t", "r", "p", "q")],
+                    ["x", "t", "r", "p", "q", "n"], [1], ["t", "r", "p", "q"], "", {"n": 32}, {"BLOCK": 32},
+                    tol={"t": (1e-6, 1e-6), "r": (0.0, 0.0), "p": (0.0, 0.0), "q": (1e-6, 1e-5)}))
     # (no NaN in the table: the case table is compared as data, and NaN equals nothing)
     for name, vals in (("mixed", [1.0, float("inf"), 3.0, float("inf"), -2.0, 2.5, 0.5, -1.0]),
                        ("all_guarded", [float("inf")] * 8)):
@@ -1845,6 +1887,33 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         v = a["x"].astype(np.float32)
         q = np.clip(np.rint(v * np.float32(4.0)), -127, 127).astype(np.int64)
         return {"r": np.rint(v), "q": q}
+    if k == "compat_try.compat_noise_kernel":
+        offs = np.arange(s["n"])
+        v = a["x"].astype(np.float32)
+        squashed = (v / (np.float32(1.0) + np.abs(v))) * np.float32(2.0)
+        off = int(a["off"][0])
+        low, high = off & 0xFFFFFFFF, (off >> 32) & 0xFFFFFFFF
+        return {"u": _philox_rand(s["seed"], offs), "s": np.clip(squashed, 0.0, 1.0), "w": low + high * 3 + offs}
+    if k == "compat_try.lowest_padded_max_kernel":
+        return {"m": np.minimum(a["x"].astype(np.float32).max(), np.float32(127.0)).reshape(1)}
+    if k == "propagate_nan.nan_clamp_kernel":  # np.minimum / maximum propagate NaN; fmin / fmax drop it
+        v = a["x"].astype(np.float32)
+        v = np.where(np.abs(v) > 2.0, np.float32(np.nan), v)
+        lim = np.float32(s["limit"])
+        return {"keep": np.maximum(np.minimum(v, lim), -lim), "drop": np.fmax(np.fmin(v, lim), -lim)}
+    if k == "compat_try.device_count_rows_kernel":
+        y = a["y"].astype(np.float32).copy()
+        y[:20] = a["x"][:20].astype(np.float32) * np.float32(3.0)
+        return {"y": y}
+    if k == "compat_try.fp8_bits_kernel":
+        return {"y": fp8_e4m3_decode(a["x"].astype(np.int64) & 0xFF)}
+    if k == "compat_libm.libm_rows_kernel":  # float32; libdevice's products flush subnormals (mul.rn.ftz)
+        v = a["x"].astype(np.float32)
+        sq = _ftz32(v * v)
+        cube = _ftz32(_ftz32(np.float32(1.0) * v) * sq)
+        ms = np.float32((v.astype(np.float64) ** 2).sum() / s["n"])
+        return {"t": np.tanh(v.astype(np.float64)), "r": np.rint(v * np.float32(4.0)) * np.float32(2.0),
+                "p": cube + sq, "q": v / np.sqrt(np.float64(ms) + 1.0)}
     if k == "arm_rebinds.lse_max_kernel":
         v = a["lse"].astype(np.float32)
         v = np.where(np.isnan(v) | (v == np.inf), -np.inf, v)

@@ -712,6 +712,13 @@ class Lowerer:
                 name = self.tmp("c")
                 self.emit(f"let {name}: u32 = tile_to_scalar({self.u32_const(e, ())});")
                 return name
+            if dt in ("i64", "u64") and not isinstance(e.value, float) and not -2**31 <= int(e.value) < 2**31:
+                # a 64-bit scalar beyond i32 (`offset & 0xFFFFFFFF` of an i64): no literal outside a constant's value
+                # (_int_lit), so the rank-0 constant tile's value, which the JIT reads at 64 bits
+                c, name = self.tmp("c"), self.tmp("c")  # (the JIT needs the constant's type: a typed `let`)
+                self.emit(f"let {c}: Tile<{dt}, {{ [] }}> = constant({_int_lit(e, dt, in_constant=True)}, shape![]);")
+                self.emit(f"let {name}: {dt} = tile_to_scalar({c});")
+                return name
             return _int_lit(e, dt)
         if dt in ("f32", "f64"):
             lit = _float_lit(float(e.value), wide=dt == "f64")
@@ -1215,14 +1222,17 @@ class Lowerer:
                 return self.scalar_result(e, self._unary(inner, self.tile(a[0])))
             return self._unary(e, self.value(a[0]))
         if o in ("maximum", "minimum"):
-            if e.ty.is_scalar and e.ty.dtype in GENERIC:  # an E scalar is a rank-0 tile: the tile op
-                x, y = self.tile(a[0]), self.tile(a[1])
-                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
+            # Triton's propagate_nan=ALL on floats: a NaN operand gives NaN (maxf's propagate_nan)
+            nan = "nan::Enabled" if e.attr("nan") else "nan::Disabled"
+            if e.ty.is_scalar and (e.ty.dtype in GENERIC or (e.attr("nan") and e.ty.dtype in FLOAT_DTYPES)):
+                x, y = self.tile(a[0]), self.tile(a[1])  # an E scalar is a rank-0 tile: the tile op
+                op = f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, {nan}, ftz::Disabled)"
+                return op if e.ty.dtype in GENERIC else self.scalar_result(e, op)
             x, y = self.value(a[0]), self.value(a[1])
             if e.ty.is_scalar:
                 return f"{'max' if o == 'maximum' else 'min'}({x}, {y})"
             if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC:
-                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, nan::Disabled, ftz::Disabled)"
+                return f"{'maxf' if o == 'maximum' else 'minf'}({x}, {y}, {nan}, ftz::Disabled)"
             return f"{'maxi' if o == 'maximum' else 'mini'}({x}, {y})"
         if o == "where":
             if e.ty.is_scalar:
@@ -1698,6 +1708,11 @@ def _int_lit(e: Lit, dt: str, in_constant: bool = False) -> str:
     if not lo <= v <= hi:
         raise fail("CT121", f"integer constant {v} is out of range of {dt} [{lo}, {hi}] (cuTile Python rejects it "
                    "too); use a wider dtype or a constant that fits", e.pos)
+    if in_constant and dt == "u64" and v >= 2**63:
+        # the JIT parses a constant's digits as an i64 for a u64 tile (compile_expression.rs encode_literal_bytes,
+        # `unwrap_or(0)`): past i64::MAX it would silently be 0
+        raise fail("CT121", f"the u64 constant {v} has no Rust form: cuTile Rust 0.5.0 reads a u64 constant's digits "
+                   "as an i64 and takes 0 for one past i64::MAX; write it as an int64 constant and bitcast", e.pos)
     if not -2**31 <= v < 2**31 and not in_constant:
         # (a u32 one is written as its int32 bits, bitcast: Lowering.u32_const)
         raise fail("CT121", f"the {dt} constant {v} has no Rust form: cuTile Rust 0.5.0 reads every integer literal "

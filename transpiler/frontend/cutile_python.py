@@ -109,6 +109,12 @@ class ModuleInfo:
     # Triton: a function alias chosen at import by environment variables (`exp = tl.exp` in the arm
     # `os.environ.get("FAST", "0") == "1"` does not take): alias name -> the variables, decided by their defaults
     configured_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Triton: a name ported by an assumption about a value chosen at import that the port cannot compute (a
+    # libdevice shim, rules/triton_compat.toml): name -> the assumption, said in a CT122 warning where it is used
+    assumed: dict[str, str] = field(default_factory=dict)
+    # Triton: jit functions under a decorator that returns them unchanged (a same-name substitute the Triton
+    # module lacks: triton._TritonConverter._scan_substituted_helpers)
+    decorator_keeps: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -533,7 +539,7 @@ class _Converter:
         (module_config.py); a `try` its body."""
         self.config_names: dict[str, object] = {}
         self.top_statements: list[cst.CSTNode] = []
-        for stmt in taken_statements(module.body, self._config_test):
+        for stmt in taken_statements(module.body, self._config_test, self._tried):
             self.top_statements.append(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -777,7 +783,8 @@ class _Converter:
                 chain.discard(link)
         bound: dict[str, list] = {}
         _bound_names(self.top_statements, bound)
-        expr = returned_expression(defs[0], self.dotted) if len(bound.get(name, ())) == 1 else None
+        expr = returned_expression(defs[0], self.dotted, lambda t: self._config_in(t, world, seen)) \
+            if len(bound.get(name, ())) == 1 else None
         evaluating = self.__dict__.setdefault("_evaluating", set())
         if expr is None or name in evaluating:
             return UNDECIDED
@@ -789,6 +796,10 @@ class _Converter:
 
     def _has_attr(self, module: str, name: str) -> bool | None:
         """`hasattr(module, name)` in the language the port targets (None: not known here)."""
+        return None
+
+    def _tried(self, stmt: cst.Try) -> tuple | None:
+        """The statements a module-level `try` runs in the language the port targets (None: its body)."""
         return None
 
     def config_of(self, name: str) -> object:

@@ -168,11 +168,13 @@ def _walk_expr(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 _CACHE_DECORATORS = ("functools.cache", "functools.lru_cache")
 
 
-def returned_expression(fn: cst.FunctionDef, dotted: Callable[[cst.BaseExpression], str | None]) -> cst.BaseExpression | None:
+def returned_expression(fn: cst.FunctionDef, dotted: Callable[[cst.BaseExpression], str | None],
+                        decide: Callable[[cst.BaseExpression], object] | None = None) -> cst.BaseExpression | None:
     """The expression a configuration function returns: one without parameters (decorated at most by
     `functools.cache` / `lru_cache`) whose body, past its docstring, is `return EXPR` or a `try` whose body is
     (the query succeeds on the platform a port runs on: `try: return driver.active.get_current_target().backend
-    except Exception: return "cpu"`). None for any other function."""
+    except Exception: return "cpu"`), or an `if` that `decide` decides whose taken arm is (`if torch.version.hip:
+    ... else: return False`). None for any other function."""
     p = fn.params
     if p.params or p.posonly_params or p.kwonly_params or not isinstance(p.star_arg, cst.MaybeSentinel) \
             or p.star_kwarg is not None or fn.asynchronous is not None:
@@ -185,25 +187,37 @@ def returned_expression(fn: cst.FunctionDef, dotted: Callable[[cst.BaseExpressio
     if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
             and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         body = body[1:]  # the docstring
-    if len(body) == 1 and isinstance(body[0], cst.Try) and body[0].finalbody is None:
-        body = list(block_statements(body[0].body))
-    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
-            and isinstance(body[0].body[0], cst.Return) and body[0].body[0].value is not None:
+    for _ in range(8):
+        if len(body) == 1 and isinstance(body[0], cst.Try) and body[0].finalbody is None:
+            body = list(block_statements(body[0].body))
+        elif body and isinstance(body[0], cst.If) and decide is not None \
+                and (arm := taken_arm(body[0], decide)) is not None:
+            # `if torch.version.hip: ... else: return False` (or the `return` after the `if`): the arm taken
+            body = list(arm) + body[1:]
+        else:
+            break
+    # (the first statement returns: any after it never runs)
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+            and isinstance(body[0].body[0], cst.Return) and body[0].body[0].value is not None \
+            and (len(body) == 1 or decide is not None):
         return body[0].body[0].value
     return None
 
 
-def taken_statements(body, decide: Callable[[cst.BaseExpression], object]) -> Iterator[cst.CSTNode]:
+def taken_statements(body, decide: Callable[[cst.BaseExpression], object],
+                     tried: Callable[[cst.Try], tuple | None] = lambda stmt: None) -> Iterator[cst.CSTNode]:
     """The module's top-level statements with each decided `if` replaced by the statements of its taken arm
-    (recursively) and each `try` by its body; an undecided `if` is left out. `decide` gives a test's value
+    (recursively) and each `try` by the statements it runs (`tried`: module_try.py decides them for the Triton
+    the port targets), else by its body; an undecided `if` is left out. `decide` gives a test's value
     (UNDECIDED when it cannot be decided)."""
     for stmt in body:
         if isinstance(stmt, cst.If):
             arm = taken_arm(stmt, decide)
             if arm is not None:
-                yield from taken_statements(arm, decide)
+                yield from taken_statements(arm, decide, tried)
         elif isinstance(stmt, cst.Try):
-            yield from taken_statements(block_statements(stmt.body), decide)
+            runs = tried(stmt)
+            yield from taken_statements(block_statements(stmt.body) if runs is None else runs, decide, tried)
         else:
             yield stmt
 

@@ -5,7 +5,8 @@
     _BIG = tl.constexpr(2 ** 20)
 
 The value is computed as Python computes it when the module is imported, by a small evaluator over literals and
-the module's known constants (nothing is run: no eval). It knows Python's arithmetic, bit and comparison
+the module's known constants (nothing is run: no eval). It knows the limits of a dtype (`torch.finfo(torch.float32).max`,
+`np.iinfo(np.int8).min`: rules/triton_compat.toml),  Python's arithmetic, bit and comparison
 operators on int/float/bool, the conditional expression, the builtins `int`, `float`, `bool`, `abs`, `min`,
 `max`, `round`, `pow`, `int.bit_length()`, `tl.constexpr(x)` and its `.value` (of a name bound to a
 `tl.constexpr(...)`, the only objects that have one), and Triton's `triton.next_power_of_2` / `triton.cdiv`.
@@ -14,6 +15,7 @@ kernel reading it gets the usual diagnostic at the use."""
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping
@@ -76,6 +78,8 @@ def module_const_value(node: cst.BaseExpression, names: Mapping[str, object], wr
                 return n.value == "True"
             v = names.get(n.value)
             return v if _is_number(v) else None
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Call):
+            return type_limit(n.value, n.attr.value, dotted)  # `torch.finfo(torch.float32).max`
         if isinstance(n, cst.Attribute) and n.attr.value == "value" and isinstance(n.value, cst.Name):
             return value(n.value) if wrapped(n.value.value) else None  # a plain int has no `.value`
         if isinstance(n, cst.UnaryOperation):
@@ -153,3 +157,43 @@ def _apply(fn: Callable, *args) -> object | None:
     except (ArithmeticError, TypeError, ValueError):
         return None
     return None if isinstance(v, complex) else v  # `(-8) ** 0.5` is complex in Python: no kernel constant
+
+
+_INFO_HOMES = ("torch", "numpy")
+
+
+@functools.lru_cache(maxsize=1)
+def _type_limits() -> tuple[dict, dict, dict]:
+    """rules/triton_compat.toml's [finfo], [iinfo] and [dtype_spellings]."""
+    import tomllib
+
+    from ..rules import RULES_DIR
+    data = tomllib.loads((RULES_DIR / "triton_compat.toml").read_text())
+    return data["finfo"], data["iinfo"], data["dtype_spellings"]
+
+
+def type_limit(call: cst.Call, attr: str, dotted: Callable[[cst.BaseExpression], str | None]) -> object | None:
+    """`torch.finfo(torch.float32).max` (min, eps, tiny, smallest_normal, bits) and `torch.iinfo(torch.int8).min`
+    (max, bits), also numpy's: the value torch / numpy give; None for anything else."""
+    func = dotted(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if func is None or "." not in func or len(call.args) != 1 or call.args[0].keyword is not None:
+        return None
+    home, kind = func.rsplit(".", 1)
+    arg = call.args[0].value
+    dtype = dotted(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
+    if home not in _INFO_HOMES or kind not in ("finfo", "iinfo") or not dtype or not dtype.startswith(home + "."):
+        return None
+    finfo, iinfo, spellings = _type_limits()
+    name = dtype[len(home) + 1:]
+    name = spellings.get(name, name)
+    if kind == "finfo" and name in finfo:
+        f = finfo[name]
+        limits = {"max": float.fromhex(f["max"]), "min": -float.fromhex(f["max"]), "eps": float.fromhex(f["eps"]),
+                  "tiny": float.fromhex(f["tiny"]), "smallest_normal": float.fromhex(f["tiny"]),
+                  "bits": {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[name]}
+        return limits.get(attr)
+    if kind == "iinfo" and name in iinfo:
+        bits, signed = iinfo[name]["bits"], iinfo[name]["signed"]
+        lo, hi = (-2 ** (bits - 1), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+        return {"min": lo, "max": hi, "bits": bits}.get(attr)
+    return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,6 +54,24 @@ def triton_namespace() -> frozenset[str]:
     from ..rules import RULES_DIR
     lines = (RULES_DIR / "triton_dir_3.6.txt").read_text().splitlines()
     return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
+@functools.lru_cache(maxsize=1)
+def libdevice_shim_rule() -> tuple[frozenset[str], str]:
+    """rules/triton_compat.toml's libdevice shim: (libdevice's homes across Triton versions, the module a shim is
+    ported as)."""
+    import tomllib
+
+    from ..rules import RULES_DIR
+    data = tomllib.loads((RULES_DIR / "triton_compat.toml").read_text())["libdevice_shim"]
+    return frozenset(data["homes"]), data["ported_as"]
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """`shim` of `shim.tanh` (the name an attribute chain starts from)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 TRITON_DTYPES = {
@@ -455,13 +474,20 @@ class _TritonConverter(_Converter):
     def scan_module(self, module: cst.Module) -> None:
         # imports under module-level `if` / `try` (libdevice's home moved between Triton versions): every
         # branch's names are read; they name the same functions
+        # (a `try` decided for Triton 3.6, module_try.py: only what it runs, read once the plain imports are)
+        for stmt in module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    self._scan_small(small)
         for stmt in module.body:
             if isinstance(stmt, (cst.If, cst.Try)):
-                for node in _walk(stmt):
+                runs = self._tried(stmt) if isinstance(stmt, cst.Try) else None
+                for node in (n for part in ((stmt,) if runs is None else runs) for n in _walk(part)):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
         self._scan_call_decorators(module)
         self._scan_top_level(module)
+        self._scan_libdevice_shims(module)
         self._scan_function_aliases(module)
         self.desc_hooks = _hook_block_shapes(module)
         self.desc_launches: dict[str, dict[str, list]] = {}
@@ -509,6 +535,7 @@ class _TritonConverter(_Converter):
         other: set[str] = set()
         arm_defs: dict[str, list[cst.FunctionDef]] = {}
         env_of: dict[str, set[str]] = {}  # alias -> the environment variables whose defaults chose it
+        assumed_of: dict[str, str] = {}  # alias -> the assumption it is ported by (a libdevice shim's)
 
         def visit(stmts, in_arm: bool = False, env: tuple[str, ...] = ()) -> None:
             for st in stmts:
@@ -521,6 +548,8 @@ class _TritonConverter(_Converter):
                         visit((st.orelse,), True)
                     elif isinstance(st.orelse, cst.Else):
                         visit(block_statements(st.orelse.body), True)
+                elif isinstance(st, cst.Try) and (runs := self._tried(st)) is not None:
+                    visit(runs, in_arm, env)  # decided for Triton 3.6 (module_try.py): what runs
                 elif isinstance(st, cst.Try):
                     visit(block_statements(st.body), in_arm)
                     for part in (*st.handlers, st.orelse, st.finalbody):
@@ -542,6 +571,9 @@ class _TritonConverter(_Converter):
                             if chosen is not None:
                                 found.setdefault(t.value, []).append(self.dotted(chosen[0]))
                                 env_of.setdefault(t.value, set()).update(env + chosen[1])
+                                root = _root_name(chosen[0])
+                                if root in self.info.assumed:  # `tanh = shim.tanh`: the shim's assumption
+                                    assumed_of[t.value] = self.info.assumed[root]
                             else:
                                 other.add(t.value)
         visit(module.body)
@@ -552,15 +584,190 @@ class _TritonConverter(_Converter):
                 continue
             targets = [t for t in targets if not (t and t.startswith(vendors))]
             rules = [self.rules.lookup(t) if t else None for t in targets]
-            if not (targets and None not in rules and len({r.id for r in rules}) == 1):
+            # one Triton function named by every binding, ported or refused with its reason (REFUSED)
+            one_refused = len(set(targets)) == 1 and targets[0] in REFUSED and not arm_defs.get(name)
+            if not (targets and None not in rules and len({r.id for r in rules}) == 1) and not one_refused:
                 continue
             defs = arm_defs.get(name, [])
             if not defs:
                 self.info.aliases[name] = sorted(targets)[0]
                 if env_of.get(name):
                     self.info.configured_by[name] = tuple(sorted(env_of[name]))
+                if name in assumed_of:
+                    self.info.assumed[name] = assumed_of[name]
             elif len(defs) == 1 and self._forwards_to(defs[0], rules[0]):
                 self.arm_helpers[name] = defs[0]
+
+    def _tried(self, stmt: cst.Try) -> tuple | None:
+        """The statements a module-level `try` runs under Triton 3.6 (module_try.py), None where not decided. Where
+        its body raises, the names a handler binds are noted (`handler_bound`: a kernel using one bound to None is
+        told why)."""
+        from .blocks import block_statements
+        from .module_try import try_outcome, tried_statements
+        runs = tried_statements(stmt, self.dotted)
+        out = try_outcome(tuple(block_statements(stmt.body)), self.dotted) if runs is not None else None
+        if out is not None and out.raises is not None:
+            failing = block_statements(stmt.body)[out.index]
+            failing = failing.body[0] if isinstance(failing, cst.SimpleStatementLine) else failing  # (no comment)
+            why = (f"the `try` at line {self.pos(stmt).line} raises {out.raises} under Triton 3.6, the version the "
+                   f"port targets (`{_code(failing).strip()}`), and its handler binds it")
+            bound = self.__dict__.setdefault("handler_bound", {})
+            for st in runs[out.index:]:
+                for small in st.body if isinstance(st, cst.SimpleStatementLine) else ():
+                    for t in small.targets if isinstance(small, cst.Assign) else ():
+                        if isinstance(t.target, cst.Name):
+                            bound[t.target.value] = why
+        return runs
+
+    def _undecided_tries(self, stmts) -> Iterator[cst.Try]:
+        """The module-level `try` statements the module runs (through decided `if`s and `try`s) that module_try.py
+        cannot decide."""
+        from .blocks import block_statements
+        from .module_config import taken_arm
+        for st in stmts:
+            if isinstance(st, cst.If) and (arm := taken_arm(st, self._config_test)) is not None:
+                yield from self._undecided_tries(arm)
+            elif isinstance(st, cst.Try):
+                runs = self._tried(st)
+                if runs is None:
+                    yield st
+                yield from self._undecided_tries(block_statements(st.body) if runs is None else runs)
+
+    def _scan_libdevice_shims(self, module: cst.Module) -> None:
+        """`try: shim = backend.get_math_module() / except ImportError: shim = triton.language.extra.libdevice`
+        (fallbacks of older Triton versions nested in the handler): a name the try body binds by the library's
+        own code and every handler binds to a libdevice home of some Triton version (rules/triton_compat.toml) is
+        libdevice, by the assumption that the vendor query gives NVIDIA's (said in a CT122 warning where used).
+        A name any handler binds to anything else, or that the module binds elsewhere, stays unknown."""
+        from .blocks import block_statements
+        from .module_try import bound_values
+        homes, ported_as = libdevice_shim_rule()
+        for st in self._undecided_tries(module.body):
+            body = list(block_statements(st.body))
+            for stmt in body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                            and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call)):
+                        continue
+                    name = small.targets[0].target.value
+                    handlers = [h for part in (*st.handlers, st.orelse) if part is not None
+                                for h in block_statements(part.body)]
+                    candidates = bound_values(handlers, name)
+                    everywhere = bound_values(module.body, name)
+                    if not candidates or len(everywhere) != len(candidates) + 1 \
+                            or not all(self._bound_module(c, name) in homes for c in candidates):
+                        continue
+                    self.info.aliases[name] = ported_as
+                    self.info.assumed[name] = (
+                        f"`{name}` is taken as Triton's libdevice (`{ported_as}`): its module binds it at import by "
+                        f"`{_code(small.value).strip()}` ({self.info.path}:{self.pos(small).line}), which the port "
+                        "cannot evaluate, and else to libdevice of one Triton version or another; the port assumes "
+                        "the call gives NVIDIA's libdevice (the functions mean the same in every libdevice)")
+
+    def _inline(self, fn: cst.FunctionDef, call: cst.Call, bound: list | None, pos: Pos, as_stmt: bool) -> Expr:
+        foreign = [d for d in self._foreign_decorators(fn, list(fn.decorators))
+                   if fn.name.value not in self.info.decorator_keeps]
+        if foreign:
+            raise fail("CT112", f"helper `{fn.name.value}` is wrapped by `@{_code(foreign[0].decorator).strip()}` "
+                       "above `@triton.jit`: the decorator receives the function at import and may return another "
+                       "one, which the port cannot tell; call the function the decorator chooses directly (or "
+                       "remove the decorator)", pos)
+        return super()._inline(fn, call, bound, pos, as_stmt)
+
+    def _foreign_decorators(self, fn: cst.FunctionDef, decorators: list | None = None) -> list[cst.Decorator]:
+        """The decorators above a jit function's `@triton.jit` that are no launcher wrapper (autotune, heuristics,
+        a library's autotuner): each receives the JITFunction and may return anything."""
+        decorators = self._decorators(fn) if decorators is None else decorators
+        above = decorators[:next((i for i, d in enumerate(decorators) if self._jit_target(d)), 0)]
+        wrappers = self._wrappers(fn)
+        return [d for d in above if d not in wrappers]
+
+    def _scan_substituted_helpers(self) -> None:
+        """`@use_math_module @triton.jit def div_rn(x, y): ...`: a decorator that returns the function of the same
+        name of a Triton module where the module has one (`getattr(module, fn.__name__, fn)`, also through the
+        package's functions it calls: _substitute_module), else the function itself. Decided for Triton 3.6's
+        modules: the name is that module's function (an alias; a libdevice shim's assumption goes with it), or
+        the helper it is (`decorator_keeps`). A helper under any other decorator is refused where it is called
+        (CT112: what the decorator returns is not known)."""
+        from .module_try import triton_modules
+        for name, fn in list(getattr(self, "jit_functions", {}).items()):
+            if not any(fn is t for t in getattr(self, "top_statements", ())):
+                continue
+            foreign = self._foreign_decorators(fn)
+            if len(foreign) != 1 or not isinstance(foreign[0].decorator, cst.Name):
+                continue
+            found = self._substitute_module(foreign[0].decorator.value)
+            if found is None:
+                continue
+            module, assumed = found
+            has = triton_modules().attribute(module, name)
+            if has is False:
+                self.info.decorator_keeps.add(name)
+            elif has:
+                self.info.aliases[name] = f"{module}.{name}"
+                for table in (self.info.helpers, self.info.kernels, self.jit_functions):
+                    table.pop(name, None)
+                if assumed:
+                    self.info.assumed[name] = assumed
+
+    def _substitute_module(self, decorator: str) -> tuple[str, str | None] | None:
+        """(the Triton module, the assumption it is known by) where the module-level function `decorator` (of this
+        module or imported from the package) returns a module's function of its argument's name; else None."""
+        fn, conv = self._module_function(decorator), self
+        if fn is None and (home := self._imported_home(decorator)) is not None and isinstance(home[0], _TritonConverter):
+            conv, fn = home[0], home[0]._module_function(home[1])
+        if fn is None or len(fn.params.params) != 1:
+            return None
+        return conv._substitute_in(fn, {}, 0)
+
+    def _substitute_in(self, fn: cst.FunctionDef, bound: dict[str, tuple[str, str | None]], depth: int):
+        """_substitute_module's search of fn's body: `getattr(M, <the argument's __name__>, ...)` with M a Triton
+        module (a module-level name of this module, or a parameter `bound` to one by the call that got here),
+        also inside the package functions fn calls with such a module (`use_backend(shim)(fn)`, 3 deep)."""
+        from .module_try import triton_modules
+        modules = triton_modules().modules
+
+        def module_of(node: cst.BaseExpression) -> tuple[str, str | None] | None:
+            if not isinstance(node, cst.Name):
+                return None
+            if node.value in bound:
+                return bound[node.value]
+            d = self.dotted(node)
+            return (d, self.info.assumed.get(node.value)) if d in modules else None
+
+        names_of = {t.target.value for n in _walk(fn) if isinstance(n, cst.Assign) for t in n.targets
+                    if isinstance(t.target, cst.Name) and isinstance(n.value, cst.Attribute)
+                    and n.value.attr.value == "__name__"}
+        for n in _walk(fn):
+            if not isinstance(n, cst.Call) or not isinstance(n.func, cst.Name) or any(a.keyword or a.star for a in n.args):
+                continue
+            if self.dotted(n.func) in ("getattr", "builtins.getattr") and len(n.args) in (2, 3):
+                key = n.args[1].value
+                if (isinstance(key, cst.Attribute) and key.attr.value == "__name__") or \
+                        (isinstance(key, cst.Name) and key.value in names_of):
+                    found = module_of(n.args[0].value)
+                    if found is not None:
+                        return found
+            inner = self._module_function(n.func.value) if depth < 3 else None
+            if inner is not None and len(inner.params.params) == len(n.args):
+                passed = {p.name.value: m for p, a in zip(inner.params.params, n.args)
+                          if (m := module_of(a.value)) is not None}
+                if passed and (found := self._substitute_in(inner, passed, depth + 1)) is not None:
+                    return found
+        return None
+
+    def _bound_module(self, node: cst.CSTNode, name: str) -> str | None:
+        """The dotted module a binding of `name` (bound_values) names: `x = triton.language.math`,
+        `import triton.language.math as x`, `from triton.language.extra import libdevice as x`."""
+        from .module_try import _name_text
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self.dotted(node)
+        if isinstance(node, cst.Import):
+            return next((_name_text(a.name) for a in node.names if a.asname and a.asname.name.value == name), None)
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+            return next((f"{_name_text(node.module)}.{_name_text(a.name)}" for a in node.names
+                         if (a.asname.name.value if a.asname else _name_text(a.name)) == name), None)
+        return None
 
     def _configured_function(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
         """The function a module-level assignment names, and the environment variables that chose it: a name or
@@ -698,16 +905,24 @@ class _TritonConverter(_Converter):
                 if isinstance(found, (bool, int, float)) and not isinstance(found, _DtypeName):
                     self.info.consts[target.value] = found
                     getattr(self, "config_names", {}).pop(target.value, None)
-        # a sibling module's alias of a Triton function (`from .utils import fast_tanh`)
+        # a sibling module's alias of a Triton function (`from .utils import fast_tanh`) or libdevice shim
+        shims_imported = False
         for target, names in self._imports_from_files(module, path):
             home = loaded.get(target)
             for name, local in names if home is not None else ():
                 alias = home.info.aliases.get(name, "")
-                if alias.startswith(f"{TL}.") and self.rules.lookup(alias) is not None \
+                if alias.startswith(f"{TL}.") and (self.rules.lookup(alias) is not None or alias in REFUSED
+                                                   or name in home.info.assumed) \
                         and local not in self.info.helpers:
                     self.info.aliases[local] = alias
                     if name in home.info.configured_by:
                         self.info.configured_by[local] = home.info.configured_by[name]
+                    if name in home.info.assumed:  # a libdevice shim (or an alias of its function)
+                        self.info.assumed[local] = home.info.assumed[name]
+                        shims_imported = True
+        if shims_imported:  # `tanh = shim.tanh` names a Triton function now that `shim` is known
+            self._scan_function_aliases(module)
+        self._scan_substituted_helpers()
         # a plain function of a sibling module (`from .fp8_utils import fp8_dtype_to_triton`): a launch site may
         # pass its result (_returned_dtypes)
         self.imported_functions = {}
@@ -837,6 +1052,11 @@ class _TritonConverter(_Converter):
             return _DtypeName(TRITON_DTYPES[d[len(TL) + 1:]])  # `ACC=tl.float32`: a dtype constant's value
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and self._module_function(node.func.value):
             return self._module_string(node)
+        if isinstance(node, cst.IfExp) and getattr(self, "top_statements", None) is not None:
+            # `_FP8 = tl.float8e4b8 if is_gfx942() else tl.float8e4nv`: the arm the configuration takes
+            # (module_config.py: platform facts, the package's configuration functions, constants)
+            test = self._config_test(node.test)
+            return None if test is UNDECIDED else self._eval_const(node.body if test else node.orelse)
         return super()._eval_const(node)
 
     def _module_function(self, name: str) -> cst.FunctionDef | None:
@@ -983,6 +1203,7 @@ class _TritonConverter(_Converter):
 
     def _kernel(self, fn: cst.FunctionDef):
         self.configured_uses: dict[tuple[str, str], tuple] = {}  # see _note_configured
+        self.assumed_uses: dict[tuple[str, str], tuple] = {}  # (module, name) -> (ModuleInfo.assumed's text, pos)
         self.ptr_vars: dict[str, tuple[str, str | None]] = {}
         # a kernel-level pointer name rebound to another tensor (`p_dq = dq2 + ...` after `p_dq = dq + ...`): its
         # model name from then on (each binding its own offsets local); names an `if` rebinds on one path only
@@ -1080,6 +1301,7 @@ class _TritonConverter(_Converter):
                        "strict=True); its tuning configurations, if any, are not read", self.pos(d))
                       for d in getattr(self, "host_decorators", ()))
         notes += self._configured_notes()
+        notes += tuple(("CT122", text, pos) for _, (text, pos) in sorted(self.__dict__.get("assumed_uses", {}).items()))
         k = replace(k, params=params + given, body=pre + k.body, frontend="triton", launches=launches,
                     strings=tuple(sorted(self.string_consts.items())), dtype_consts=tuple(self.dtype_consts),
                     notes=notes, pointer_offsets=tuple(sorted({off for _, off in self.ptr_vars.values() if off})))
@@ -1772,6 +1994,13 @@ class _TritonConverter(_Converter):
         truth = self._pointer_truth(s.test)
         if truth is not s.test:
             s = s.with_changes(test=truth)
+        static = self._type_truth(s.test)
+        if static is not None:  # `if isinstance(M, tl.tensor) and M.dtype.is_ptr():` only the arm Triton compiles
+            if static:
+                return list(self.block(s.body))
+            if isinstance(s.orelse, cst.If):
+                return self.if_stmt(s.orelse)
+            return list(self.block(s.orelse.body)) if isinstance(s.orelse, cst.Else) else []
         test = _none_test(s.test)
         if test is None or not (isinstance(v := self.expr(test[0]), Name) and v.id == "None"):
             return self._if_arms(s)
@@ -2199,6 +2428,12 @@ class _TritonConverter(_Converter):
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.info.configured_by:
             self._note_configured(func.value, pos)
+        if isinstance(func, cst.Attribute) and (root := _root_name(func)) in getattr(self, "handler_bound", {}) \
+                and root not in self.kernel_locals and getattr(self, "config_names", {}).get(root, UNDECIDED) is None:
+            raise fail("CT101", f"`{root}` is None: {self.handler_bound[root]} to None, so `{_code(func).strip()}` "
+                       "does not exist there (a kernel for another Triton build or GPU vendor)", pos)
+        if (root := _root_name(func)) in self.info.assumed and root not in self.kernel_locals:
+            self.__dict__.setdefault("assumed_uses", {}).setdefault((self.info.path, self.info.assumed[root]), (self.info.assumed[root], pos))
         if (fn_param := self._optional_function_param(func)) is not None:
             # `SCORE_MOD(qk, ...)` under `if SCORE_MOD is not None:`: a function passed as a constexpr has no port
             # (its body is the caller's, unknown here); the variant that calls it has no entry, and a launch
@@ -2234,6 +2469,25 @@ class _TritonConverter(_Converter):
             return self._libdevice(_math_name(d), node, pos)
         if d in MEMORY_CALLS:
             return self._memory(d, node, pos)
+        if isinstance(func, cst.Attribute) and func.attr.value == "is_ptr" and not node.args \
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value in ("dtype", "type"):
+            # `x.dtype.is_ptr()`: a pointer's type is a pointer type; a tile's or scalar's element type is not
+            base = self.expr(func.value.value)
+            return Lit(isinstance(base, (_Ptr, _BlockPtr)), pos)
+        if d in ("isinstance", "builtins.isinstance") and isinstance(func, cst.Name) and len(node.args) == 2:
+            return self._isinstance(node, pos)
+        if d in ("len", "builtins.len") and isinstance(func, cst.Name) and len(node.args) == 1:
+            arg = node.args[0].value
+            v = self.tuple_vars[arg.value] if isinstance(arg, cst.Name) and arg.value in self.tuple_vars \
+                else self.expr(arg)
+            if isinstance(v, TupleExpr):
+                return Lit(len(v.items), pos)
+            raise fail("CT101", "`len(...)` of a value that is not a tuple known here: a constexpr tuple parameter "
+                       "has no cuTile Rust form (its const generics are integers and bools); pass its length and "
+                       "items as separate constexprs", pos)
+        if d in (f"{TL}.maximum", f"{TL}.minimum") and any(a.keyword is not None and a.keyword.value == "propagate_nan"
+                                                          for a in node.args):
+            return self._nan_minmax(d, node, pos)
         if d == f"{TL}.where" and len(node.args) == 3 and all(a.keyword is None and not a.star for a in node.args):
             # (converted here, as the rule would, so a pointer chosen between two tensors is seen: pointer_arms.py)
             c, x, y = (self.expr(a.value) for a in node.args)
@@ -2315,6 +2569,8 @@ class _TritonConverter(_Converter):
             return self._op("operator:+", (self._op("operator:*", (x, y), pos), z), pos)
         if _libdevice_name(d) in LIBDEVICE_RN:
             return self._libdevice_rn(_libdevice_name(d), node, pos)
+        if _libdevice_name(d) == "pow":
+            return self._libdevice_powi(node, pos)
         if _math_name(d) in ("div_rn", "trunc", "round", "rint", "nearbyint") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
@@ -2626,6 +2882,92 @@ class _TritonConverter(_Converter):
             raise fail(rule, f"`libdevice.{name}` takes its arguments as arg0, arg1{', arg2' if arity == 3 else ''}",
                        pos)
         return Op("libdevice_rn", args, pos, (("op", LIBDEVICE_RN[name]), ("name", name)), rule)
+
+    def _lit(self, v: object, pos: Pos) -> Expr:
+        if isinstance(v, _DtypeName):  # `_FP8 = tl.float8e4nv` at module level (or the arm a configuration takes)
+            return Op("dtype", (), pos, (("dtype", str(v)),))
+        return super()._lit(v, pos)
+
+    def _type_truth(self, test: cst.BaseExpression) -> bool | None:
+        """The value of a condition made of type tests Triton decides when it compiles (`isinstance(x, tl.tensor)`,
+        `x.dtype.is_ptr()`, combined by `and` / `or` / `not`), None for any other condition."""
+        def is_type_test(n: cst.BaseExpression) -> bool:
+            return isinstance(n, cst.Call) and (
+                (isinstance(n.func, cst.Name) and n.func.value == "isinstance")
+                or (isinstance(n.func, cst.Attribute) and n.func.attr.value == "is_ptr"))
+
+        if isinstance(test, cst.BooleanOperation):
+            a, b = self._type_truth(test.left), self._type_truth(test.right)
+            if a is None or b is None:
+                return None
+            return (a and b) if isinstance(test.operator, cst.And) else (a or b)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            v = self._type_truth(test.expression)
+            return None if v is None else not v
+        if is_type_test(test):
+            v = self.expr(test)
+            return v.value if isinstance(v, Lit) and isinstance(v.value, bool) else None
+        return None
+
+    def _isinstance(self, node: cst.Call, pos: Pos) -> Lit:
+        """`isinstance(x, tl.tensor)` / `isinstance(x, tl.constexpr)` in a kernel (a helper serving both): a literal
+        or constexpr parameter is a constexpr; a pointer is a tensor. A run-time int parameter is not decided:
+        Triton specializes an int argument equal to 1 as a constexpr, so the answer depends on the launch."""
+        cls = self.dotted(node.args[1].value) if isinstance(node.args[1].value, (cst.Name, cst.Attribute)) else None
+        kinds = {f"{TL}.tensor": "tensor", f"{TL}.core.tensor": "tensor", f"{TL}.constexpr": "constexpr",
+                 f"{TL}.core.constexpr": "constexpr"}
+        if cls not in kinds:
+            raise fail("CT101", "`isinstance(x, C)` is ported for C = tl.tensor or tl.constexpr only", pos)
+        v = self.expr(node.args[0].value)
+        if isinstance(v, Lit) or (isinstance(v, Name) and v.id in getattr(self, "constexpr_types", {})):
+            return Lit(kinds[cls] == "constexpr", pos)
+        optional = isinstance(v, _Ptr) and isinstance(v.base, str) and v.base in getattr(self, "given_names", {})
+        if isinstance(v, (_Ptr, _BlockPtr, _Desc)) and not optional:  # (an optional pointer may be None)
+            return Lit(kinds[cls] == "tensor", pos)
+        raise fail("CT101", "`isinstance` of a run-time value that is not a pointer: Triton specializes an int "
+                   "argument equal to 1 as a constexpr, so whether it is a `tl.tensor` depends on the launch; test a "
+                   "constexpr flag instead", pos)
+
+    def _nan_minmax(self, d: str, node: cst.Call, pos: Pos) -> Op:
+        """`tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`: on floats Triton's arith.maximumf (a NaN operand
+        gives NaN), Tile IR's maxf with propagate_nan (`nan::Enabled`); `PropagateNan.NONE` is the default maxnumf
+        (the other operand). On integers Triton ignores it."""
+        kw = next(a for a in node.args if a.keyword is not None and a.keyword.value == "propagate_nan")
+        mode = self.dotted(kw.value) if isinstance(kw.value, (cst.Name, cst.Attribute)) else None
+        if mode not in (f"{TL}.PropagateNan.ALL", f"{TL}.PropagateNan.NONE", f"{TL}.core.PropagateNan.ALL",
+                        f"{TL}.core.PropagateNan.NONE"):
+            raise fail("CT100", "`propagate_nan=` takes `tl.PropagateNan.ALL` or `tl.PropagateNan.NONE`", self.pos(kw))
+        op = self._rule_call(self.rules.lookup(d), [a for a in node.args if a is not kw], pos)
+        return replace(op, attrs=op.attrs + (("nan", True),)) if mode.endswith(".ALL") else op
+
+    def _libdevice_powi(self, node: cst.Call, pos: Pos) -> Expr:
+        """`libdevice.pow(x, n)` with n a Python int (an int32 operand, so Triton calls __nv_powif on float32,
+        __nv_powi on float64): libdevice's square-and-multiply, r = 1; per bit of n from the lowest: r = r * x where
+        the bit is set, then x = x * x, each multiplication mul.rn (ftz on float32: libdevice's __CUDA_FTZ arm),
+        unrolled here for n known (1 * x included: it flushes a subnormal x as libdevice does). A float exponent
+        (__nv_powf's log/exp sequence), a run-time one (a loop over its bits) or a negative one (1 / r) is refused."""
+        rule = "TTR-LIBDEVICE-RN"
+        exponent = _arg(node, 1, "arg1")
+        n = self._eval_const(exponent) if exponent is not None else None
+        if not (type(n) is int and 1 <= n < 2**31) or len(node.args) != 2:
+            raise fail("CT101", "`libdevice.pow` is ported for a literal integer exponent n >= 1 only (`pow(x, 2)`: "
+                       "__nv_powif's exact multiplications); a float exponent is __nv_powf, whose log2/exp2 sequence "
+                       "has no rule (cuTile Rust's pow is not libdevice's), and a run-time or negative integer one is "
+                       "not unrolled; write x * x, or tl.exp2(y * tl.log2(x)) where libdevice's last bits do not matter",
+                       pos)
+        self.rules_used.add(rule)
+        x = self.expr(_arg(node, 0, "arg0"))
+
+        def mul(a: Expr, b: Expr) -> Op:
+            return Op("libdevice_rn", (a, b), pos, (("op", "mul"), ("name", "mul_rn")), rule)
+        r: Expr = Lit(1.0, pos)
+        while True:
+            if n & 1:
+                r = mul(r, x)
+            n >>= 1
+            if n == 0:
+                return r
+            x = mul(x, x)
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE

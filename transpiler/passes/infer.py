@@ -1652,7 +1652,10 @@ class Infer:
             return None if v is None else not v
         if isinstance(e, Op) and e.op == "bitxor" and any(isinstance(a, Lit) and a.value is True for a in e.args):
             # Triton's `not c` of a condition: `c ^ True`
-            v = self.dtype_cond_value(next(a for a in e.args if not (isinstance(a, Lit) and a.value is True)))
+            rest = [a for a in e.args if not (isinstance(a, Lit) and a.value is True)]
+            if not rest:
+                return False  # `True ^ True` (`not True` of a condition known here)
+            v = self.dtype_cond_value(rest[0])
             return None if v is None else not v
         if isinstance(e, Op) and e.op in ("and", "or", "bitand", "bitor"):  # Triton's frontend: `or` is `|`
             a, b = (self.dtype_cond_value(x) for x in e.args)

@@ -245,7 +245,7 @@ def constexpr_function(infer: Infer, e: Op) -> Op:
 def minmax(infer: Infer, e: Op) -> Op:
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
     a, b, ty = infer.coerce_pair(a, b, e.pos)
-    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
+    return Op(e.op, (a, b), e.pos, e.attrs, rule=e.rule, ty=ty)  # (`nan`: Triton's propagate_nan=ALL)
 
 
 @handler("cmp")
