@@ -2715,3 +2715,22 @@ def test_an_address_passed_as_a_scalar_argument_is_refused_saying_why(tmp_path):
     kr = kernel_result(k, tmp_path / "k.py", "k.py")
     assert kr.status == "unsupported" and any("address passed as a scalar argument" in d.message
                                               for d in kr.diagnostics), [d.text() for d in kr.diagnostics]
+
+
+@requires_toolchain
+def test_locals_named_like_cutile_element_types_compile(tmp_path):
+    """`i4 = i4_a + i4_b` (Philox's fourth word), `bf16 = ...`: cutile::core brings tuple structs of those names
+    into scope, which a `let` cannot shadow (E0530): the port renames the locals and its Rust compiles."""
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        i4 = offs * 2
+        bf16 = tl.load(x_ptr + offs) + 1.0
+        tf32 = bf16 * i4
+        tl.store(y_ptr + offs, tf32)
+    """))
+    result, _ = run([src], tmp_path / "out", use_cache=False, compile_check="on")
+    (kr,) = result.kernels
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]

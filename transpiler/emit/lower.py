@@ -50,8 +50,10 @@ class EntryView:
 
 
 def _core_names() -> frozenset[str]:
+    """cutile::core's functions and the tuple structs it brings into scope: names a generated body cannot bind."""
     from ..rules import RULES_DIR
-    lines = (RULES_DIR / "rust_reserved_names.txt").read_text().splitlines()
+    lines = [line for f in ("rust_reserved_names.txt", "rust_reserved_types.txt")
+             for line in (RULES_DIR / f).read_text().splitlines()]
     return frozenset(l.strip() for l in lines if l.strip() and not l.startswith("#"))
 
 
