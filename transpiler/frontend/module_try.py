@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .blocks import block_statements
+from .cutile_python import _name_text
 
 # the exceptions a handler may name that catch each error the evaluation predicts (Python's hierarchy)
 _CATCHES = {
@@ -253,10 +254,3 @@ def bound_values(stmts, name: str) -> list[cst.CSTNode]:
 def _is_triton(name: str) -> bool:
     return name == "triton" or name.startswith("triton.")
 
-
-def _name_text(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_name_text(node.value)}.{node.attr.value}"
-    return ""

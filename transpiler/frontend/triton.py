@@ -26,10 +26,11 @@ from pathlib import Path
 import libcst as cst
 
 from ..diagnostics import Diagnostic, TranspileError, fail
+from ..model.walk import sub_exprs
 from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
                         TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
-from .cutile_python import (FileResult, _Converter, _code, _one_line, _parse_source, _then, _walk)
+from .cutile_python import (FileResult, _Converter, _code, _name_text, _one_line, _parse_source, _then, _walk)
 from . import pointer_arms, ptx
 from .combine import combine_operator, pair_selection
 from .pointer_arms import ArmBases
@@ -759,7 +760,6 @@ class _TritonConverter(_Converter):
     def _bound_module(self, node: cst.CSTNode, name: str) -> str | None:
         """The dotted module a binding of `name` (bound_values) names: `x = triton.language.math`,
         `import triton.language.math as x`, `from triton.language.extra import libdevice as x`."""
-        from .module_try import _name_text
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self.dotted(node)
         if isinstance(node, cst.Import):
@@ -3524,9 +3524,9 @@ class _TritonConverter(_Converter):
         locals_ = self.__dict__.setdefault("desc_part_locals", {})
 
         def snapshot(part: str, e):
-            if e is None or not any(isinstance(n, Name) and n.id in assigned for n in _model_names(e)):
+            if e is None or not any(isinstance(n, Name) and n.id in assigned for n in sub_exprs(e)):
                 return e
-            local = locals_.setdefault((name, part), self._fresh_arm_local(f"{name}_{part}"))
+            local = locals_.get((name, part)) or locals_.setdefault((name, part), self._fresh_arm_local(f"{name}_{part}"))
             self.pending.append(Assign((local,), e, pos))
             return Name(local, pos)
         return replace(desc, base_offset=snapshot("base_offset", desc.base_offset),
@@ -4023,21 +4023,6 @@ def _int_locals(fn: cst.FunctionDef) -> set[str]:
 
 def _leaf(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else func.attr.value
-
-
-def _model_names(e) -> list:
-    """The model Names an expression reads (its Ops' arguments and attrs, tuples)."""
-    out, stack = [], [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Name):
-            out.append(x)
-        elif isinstance(x, Op):
-            stack.extend(a for a in x.args if a is not None)
-            stack.extend(v for _, v in x.attrs if isinstance(v, (Name, Op, TupleExpr)))
-        elif isinstance(x, TupleExpr):
-            stack.extend(x.items)
-    return out
 
 
 def _assigned_names(body) -> set[str]:

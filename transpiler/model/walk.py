@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from .ir import Assign, For, If, While
+from .ir import Assign, For, If, Lit, Name, Op, TupleExpr, While
+
+
+def sub_exprs(e):
+    """An expression and every expression inside it (an op's arguments and expression attrs, a tuple's items)."""
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                yield from sub_exprs(a)
+        for _, v in e.attrs:
+            if isinstance(v, (Op, Name, Lit, TupleExpr)):
+                yield from sub_exprs(v)
+    elif isinstance(e, TupleExpr):
+        for a in e.items:
+            yield from sub_exprs(a)
 
 
 def all_stmts(stmts):

@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.walk import all_stmts
+from ..model.walk import all_stmts, sub_exprs
 from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
@@ -169,18 +169,7 @@ def _outer_writes(e) -> list:
     return out
 
 
-def _sub(e):
-    yield e
-    if isinstance(e, Op):
-        for a in e.args:
-            if a is not None:
-                yield from _sub(a)
-        for _, v in e.attrs:
-            if isinstance(v, (Op, Name, Lit, TupleExpr)):
-                yield from _sub(v)
-    elif isinstance(e, TupleExpr):
-        for a in e.items:
-            yield from _sub(a)
+_sub = sub_exprs  # (the passes import it from here)
 
 
 def _views_assigned(stmts) -> set[str]:
