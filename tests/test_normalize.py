@@ -1508,6 +1508,27 @@ def test_N28_dead_weak_loads():
     assert norm(rust(chained), args) == py
 
 
+
+def test_names_printed_again_after_a_region_are_other_values():
+    """MLIR's printer numbers a region's values afresh after the region closes: `%t` is a store's token inside
+    the loop and, after it, the sum of a dead load. N28 must not take the loop's `continue %t` for a read of the
+    sum (cuTile Rust's IR of TileGym's GRPO backward kept a dead gather so, and compared `different`)."""
+    args = ["x.ptr"]
+    head = ("entry @k(%arg0: tile<ptr<f32>>) {\n  %c0 = constant <i32: 0> : tile<i32>\n"
+            "  %c4 = constant <i32: 4> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+            "  %z = constant <f32: 0.000000e+00> : tile<f32>\n  %tok = make_token : token\n"
+            "  %for = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%a = %tok) -> (token) {\n"
+            "    %t = store_ptr_tko weak %arg0, %z token=%a : tile<ptr<f32>>, tile<f32> -> token\n"
+            "    continue %t : token\n  }\n")
+    tail = "  %s = store_ptr_tko weak %arg0, {v} token=%for : tile<ptr<f32>>, tile<f32> -> token\n  return\n}}\n"
+    load = ("  %x, %xt = load_ptr_tko weak %arg0 : tile<ptr<f32>> -> tile<f32>, token\n"
+            "  %t = negf %x : tile<f32>\n")
+    py = norm(head + tail.format(v="%z"), args)
+    assert norm(head + load + tail.format(v="%z"), args) == py
+    # the value named again is read after all: the load stays and the two differ
+    assert norm(head + load + tail.format(v="%t"), args) != py
+    assert "load_ptr_tko" in norm(head + load + tail.format(v="%t"), args)
+
 _LOOP = """entry @k(%arg0: tile<ptr<f32>>) {{
   %c0 = constant <i32: 0> : tile<i32>
   %c8 = constant <i32: 8> : tile<i32>

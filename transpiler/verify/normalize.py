@@ -521,6 +521,7 @@ _ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", 
                 "permute", "expand_dims", "extract", "cat", "select"}
 _TERMINATORS = {"yield", "continue", "break", "return"}
 _READS = {"load_view_tko", "load_ptr_tko"}  # every other memory effect may write (fails closed)
+_DEF_OR_REF = re.compile(r"(%[A-Za-z0-9_.\-]+)( in | = )|%[A-Za-z0-9_.\-]+(?:#\d+)?")  # a block argument's definition, or a use
 _TOKEN_OPERAND = re.compile(r"\btoken\s*=\s*(%[A-Za-z0-9_.\-]+(?:#\d+)?)")
 
 
@@ -670,13 +671,61 @@ def parse(text: str) -> list[Entry]:
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
-        body = _drop_dead_loads(body)
+        body = _drop_dead_loads(_unique_names([a for a, _ in args], body))
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
         body = _drop_passthrough_carries(_fold_permuted_scan(_fold_select_padding(body)))
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")
     return entries
+
+
+def _unique_names(args: list[str], body: list[Op]) -> list[Op]:
+    """Every value named once (in place). MLIR's printer numbers a region's values afresh once the region
+    closes, so a later op of an enclosing region can take a name again (`%30`, a store's token inside a loop,
+    then an `fma` after the loop). The flat walks over all regions (N28's liveness, N17's token order) would
+    take one value for the other: a dead load read by the loop's `continue %30` is kept. Each redefinition
+    gets a fresh name, and every use the definition it sees (innermost scope first)."""
+    taken = {m.split("#")[0] for o in _walk(body) for m in _REF.findall(o.text) + o.results}
+    taken |= {a for o in _walk(body) for r in o.regions for a in r.args} | set(args)
+    defined: set[str] = set(args)
+
+    def define(name: str, scope: dict[str, str]) -> str:
+        new, k = name, 0
+        while new in defined or (k and new in taken):
+            k += 1
+            new = f"{name}_r{k}"
+        defined.add(new)
+        taken.add(new)
+        scope[name] = new
+        return new
+
+    def lookup(ref: str, scopes: list[dict[str, str]]) -> str:
+        base, sep, idx = ref.partition("#")
+        for scope in reversed(scopes):
+            if base in scope:
+                return scope[base] + sep + idx
+        return ref
+
+    def block(ops: list[Op], scopes: list[dict[str, str]]) -> None:
+        for o in ops:
+            inline = set(_inline_region_args(o)) if o.regions else set()
+            inner: dict[str, str] = {}
+            for a in sorted(inline):  # block arguments written in the op line (`for %i in`, `%a = %x`)
+                define(a, inner)
+            o.text = _DEF_OR_REF.sub(lambda m: inner[m.group(1)] + m.group(2) if m.group(1) in inner
+                                     else lookup(m.group(1), scopes) + m.group(2) if m.group(1)
+                                     else lookup(m.group(0), scopes), o.text)
+            for r in o.regions:
+                scope = dict(inner)
+                r.args = [inner[a] if a in inline else define(a, scope) for a in r.args]
+                block(r.ops, scopes + [scope])
+            for b in dict.fromkeys(r.partition("#")[0] for r in o.results):
+                define(b, scopes[-1])
+            o.results = [lookup(r, scopes) for r in o.results]
+
+    block(body, [{a: a for a in args}])
+    return body
 
 
 def _parse_block(lines: list[str], i: int) -> tuple[list[Op], int]:
