@@ -1509,6 +1509,32 @@ def test_N28_dead_weak_loads():
 
 
 
+def test_N5_facts_about_values_made_before_a_loop_are_the_loops_regions():
+    """cuTile Rust states a view's facts where it makes the view (inside a loop), cuTile Python where it computes
+    the extent (before the loop; TileGym's ragged block-scaled BMM): a fact made in a `for` / `loop` body about a
+    value the loop does not make is printed where the loop is. Facts about the loop's own values stay in it."""
+    args = ["x.ptr", "n"]
+
+    def kernel(before: str, inside: str) -> str:
+        return ("entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>) {\n  %c0 = constant <i32: 0> : tile<i32>\n"
+                "  %c1 = constant <i32: 1> : tile<i32>\n  %e = subi %arg1, %c1 : tile<i32>\n" + before +
+                "  %for = for %i in (%c0 to %arg1, step %c1) : tile<i32> iter_values(%a = %c0) -> (tile<i32>) {\n"
+                "    %w = addi %a, %i : tile<i32>\n" + inside +
+                "    %s = store_ptr_tko weak %arg0, %w : tile<ptr<f32>>, tile<i32> -> token\n    continue %w : tile<i32>\n"
+                "  }\n  return\n}\n")
+    fact = "{r} = assume bounded<0, ?>, {v} : tile<i32>\n"
+    outside = norm(kernel("  " + fact.format(r="%f", v="%e"), ""), args)
+    assert norm(kernel("", "    " + fact.format(r="%f", v="%e")), args) == outside
+    # mutants the rule must not hide: a fact about a value the loop makes, another predicate, no fact at all
+    own = norm(kernel("", "    " + fact.format(r="%f", v="%w")), args).splitlines()
+    assert own.index("  }") > next(i for i, ln in enumerate(own) if ln.strip().startswith("assume")), own
+    loaded = norm(kernel("", "    %x, %xt = load_ptr_tko weak %arg0 : tile<ptr<f32>> -> tile<f32>, token\n"
+                         "    %xi = ftoi %x signed : tile<f32> -> tile<i32>\n    " + fact.format(r="%f", v="%xi")),
+                  args).splitlines()
+    assert loaded.index("  }") > next(i for i, ln in enumerate(loaded) if ln.strip().startswith("assume")), loaded
+    assert norm(kernel("", "    " + fact.format(r="%f", v="%e").replace("<0, ?>", "<0, 7>")), args) != outside
+    assert norm(kernel("", ""), args) != outside
+
 def test_names_printed_again_after_a_region_are_other_values():
     """MLIR's printer numbers a region's values afresh after the region closes: `%t` is a store's token inside
     the loop and, after it, the sum of a dead load. N28 must not take the loop's `continue %t` for a read of the

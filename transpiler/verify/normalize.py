@@ -32,7 +32,10 @@ RULES: dict[str, str] = {
     "plain hints as `default`, Rust as the compile target); architectures without hints are dropped.",
     "N5-assume": "`assume` ops are aliases of their operand (the value flows through unchanged), but their "
     "facts are compared: each fact (the whole predicate, `bounded<0, 0>` is not `bounded<0, ?>`) is printed "
-    "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure, "
+    "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure "
+    "(a fact made in a `for` or `loop` body about a value made before the loop, reading none of the loop's block "
+    "arguments or effects, is printed where the loop is: cuTile Rust states a view's facts where it makes "
+    "the view, in the loop, cuTile Python where it computes the extent), "
     "except the facts on the allow-list `ASSUME_ALLOWED` (true by construction, made by one compiler and "
     "not the other), which are dropped on both sides.",
     "N6-tokens": "Memory tokens are erased as values (`make_token`, `join_tokens`, `token = ...` operands, token "
@@ -1080,6 +1083,7 @@ class _Ctx:
     # after loops that those iter values become (a `for` result): value -> the n proven
     proven_carried: dict[str, set[int]] = field(default_factory=dict)
     proven_values: dict[str, set[int]] = field(default_factory=dict)
+    lifted: list["_Line"] = field(default_factory=list)  # N5: facts a loop body hands to its enclosing region
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -1190,8 +1194,9 @@ def _drop_tokens(name: str, text: str) -> str:
 
 
 def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth: int,
-                  arg_names: dict[str, str] | None = None) -> list[_Line]:
+                  arg_names: dict[str, str] | None = None, loop_body: bool = False) -> list[_Line]:
     local: dict[str, str] = dict(arg_names or {})
+    first_anchor = ctx.anchors  # the anchors made in this region are numbered after it
     for i, a in enumerate(region.args):
         if arg_names is None:
             local[a] = f"^{depth}.{i}"
@@ -1277,8 +1282,11 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if effect:
             ctx.anchors += 1
             aid = ctx.anchors
-            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
-                           for j, r in enumerate(op.regions)]
+            outer_lifted, ctx.lifted = ctx.lifted, []
+            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None,
+                                         loop_body=op.name in ("for", "loop")) for j, r in enumerate(op.regions)]
+            facts += ctx.lifted  # N5: facts of the loop body about values made before the loop
+            ctx.lifted = outer_lifted
             # a `for` result is its iter value's last value: a multiple wherever the iter value was proven one
             result_proofs = {r: ctx.proven_carried.pop(f"^{depth + 1}.{j + 1}", set())
                              for j, r in enumerate(results)} if op.name == "for" else {}
@@ -1375,6 +1383,10 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         ctx.proven_carried.setdefault(carried, set()).update(ns)  # read by the loop's op (its results)
     if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
         lines.pop()  # a terminator with nothing left to carry is implicit (N6)
+    if loop_body:  # N5: a fact about a value the loop does not make is printed where the loop is (see N5-assume)
+        inside = [f for f in facts if _made_in(_expand(ctx, f.text), depth, first_anchor)]
+        ctx.lifted += [f for f in facts if f not in inside]
+        facts = inside
     if facts:  # N5: the facts of this region, sorted by structure, before its terminator
         facts.sort(key=lambda ln: _expand(ctx, ln.text))
         at = len(lines) - 1 if lines and lines[-1].text.split(" ")[0] in ("return", "yield", "continue", "break") \
@@ -1382,6 +1394,13 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         lines[at:at] = facts
     return lines
 
+
+
+def _made_in(expanded: str, depth: int, first_anchor: int) -> bool:
+    """The structure `expanded` reads a block argument of a region at `depth` or deeper, or an effect's result
+    numbered after `first_anchor` (made in the region)."""
+    return any(int(d) >= depth for d in re.findall(r"\^(\d+)\.", expanded)) or \
+        any(int(a) > first_anchor for a in re.findall(r"@(\d+)", expanded))
 
 
 def _multiple_of(ctx: _Ctx, ref: str, n: int, assumed: set[str], depth: int = 0) -> bool:
