@@ -1535,6 +1535,30 @@ def test_N5_facts_about_values_made_before_a_loop_are_the_loops_regions():
     assert norm(kernel("", "    " + fact.format(r="%f", v="%e").replace("<0, ?>", "<0, 7>")), args) != outside
     assert norm(kernel("", ""), args) != outside
 
+def test_N30_invariant_loads():
+    """cuTile Python hoists a weak load that reads nothing the loop makes out of a loop that writes nothing
+    (TileGym's neighbourhood-attention dq kernel); the port keeps it in the loop: both compare equal."""
+    args = ["x.ptr", "y.ptr", "n"]
+
+    def kernel(before: str, inside: str, after: str = "%acc") -> str:
+        return ("entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<ptr<f32>>, %arg2: tile<i32>) {\n"
+                "  %c0 = constant <i32: 0> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+                "  %z = constant <f32: 0.000000e+00> : tile<f32>\n" + before +
+                "  %for = for %i in (%c0 to %arg2, step %c1) : tile<i32> iter_values(%acc = %z) -> (tile<f32>) {\n"
+                + inside + "    %n = addf %acc, %q : tile<f32>\n    continue %n : tile<f32>\n  }\n"
+                "  %s = store_ptr_tko weak %arg1, %for : tile<ptr<f32>>, tile<f32> -> token\n  return\n}\n")
+    load = "{ind}%q, %qt = load_ptr_tko weak {ptr} : tile<ptr<f32>> -> tile<f32>, token\n"
+    hoisted = norm(kernel(load.format(ind="  ", ptr="%arg0"), ""), args)
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg0")), args) == hoisted
+    # mutants the rule must not hide: a loop that also writes, a load of what the loop computes, another array
+    store = "    %w = store_ptr_tko weak %arg1, %acc : tile<ptr<f32>>, tile<f32> -> token\n"
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg0") + store), args) != \
+        norm(kernel(load.format(ind="  ", ptr="%arg0"), store), args)
+    moving = ("    %o = offset %arg0, %i : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>\n"
+              + load.format(ind="    ", ptr="%o"))
+    assert "for " in norm(kernel("", moving), args).split("load_ptr_tko")[0]
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg1")), args) != hoisted
+
 def test_names_printed_again_after_a_region_are_other_values():
     """MLIR's printer numbers a region's values afresh after the region closes: `%t` is a store's token inside
     the loop and, after it, the sum of a dead load. N28 must not take the loop's `continue %t` for a read of the

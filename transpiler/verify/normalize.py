@@ -129,6 +129,12 @@ RULES: dict[str, str] = {
     "back unchanged (its own region argument) is its initial value: its uses in the body and the loop's result "
     "after it read the initial value, and it leaves `iter_values`, the result types and the `continue`s "
     "(cuTile Python carries an accumulator whose updates a constant `if` folded away; cuTile Rust drops it).",
+    "N30-invariant-loads": "In a `for` body that writes nothing (its ops, nested regions included, are weak "
+    "loads, facts, `if`/`for` and `continue`/`yield`: no store, atomic, fence, `break` or `return`), a weak "
+    "load at the body's top level that reads no block argument of the loop and no value the body makes (but "
+    "loads moved before it) moves before the loop, in order: cuTile Python hoists such loads (TileGym's "
+    "neighbourhood-attention dq kernel loads Q inside its loop; the port keeps them there). Reads of memory "
+    "that nothing writes during the loop give the same tile in every trip.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -1291,6 +1297,9 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
             result_proofs = {r: ctx.proven_carried.pop(f"^{depth + 1}.{j + 1}", set())
                              for j, r in enumerate(results)} if op.name == "for" else {}
             _yield_known_condition(ctx, op, text, sub_regions)  # N19
+            if op.name == "for" and len(sub_regions) == 1:  # N30
+                hoisted, sub_regions[0] = _invariant_loads(ctx, sub_regions[0], depth + 1, aid)
+                lines += hoisted
             if op.name == "for" and not results and not any(sub_regions):
                 continue  # N21: a loop that carries nothing and does nothing (its body's pure ops are unused)
             head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
@@ -1394,6 +1403,37 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         lines[at:at] = facts
     return lines
 
+
+
+_WEAK_LOAD_LINE = re.compile(r"@\d+ = load_(?:view|ptr)_tko weak ")
+
+
+def _writes_nothing(lines: list[_Line]) -> bool:
+    """N30: every line a weak load, a fact, `if`/`for` over such lines, or `continue`/`yield`."""
+    for ln in lines:
+        head = re.sub(r"^@\d+(?:#\d+)? = ", "", ln.text).split(" ")[0]
+        if not (_WEAK_LOAD_LINE.match(ln.text) or head in ("assume", "continue", "yield", "if", "for")):
+            return False
+        if not all(_writes_nothing(r) for r in ln.regions):
+            return False
+    return True
+
+
+def _invariant_loads(ctx: _Ctx, body: list[_Line], depth: int, first_anchor: int) -> tuple[list[_Line], list[_Line]]:
+    """N30: the weak loads of a `for` body (at `depth`, whose anchors are numbered after `first_anchor`) that
+    move before the loop, and the body without them."""
+    if not _writes_nothing(body):
+        return [], body
+    moved: list[_Line] = []
+    for ln in body:
+        if ln.regions or not _WEAK_LOAD_LINE.match(ln.text):
+            continue
+        expanded = _expand(ctx, ln.text.split(" = ", 1)[1])
+        made_here = {a for a in re.findall(r"@(\d+)", expanded) if int(a) > first_anchor}
+        if not _made_in(re.sub(r"@\d+", "", expanded), depth, first_anchor) and \
+                made_here <= {ln2.text.split(" ")[0][1:] for ln2 in moved}:
+            moved.append(ln)
+    return moved, [ln for ln in body if not any(ln is m for m in moved)]
 
 
 def _made_in(expanded: str, depth: int, first_anchor: int) -> bool:
