@@ -1508,6 +1508,77 @@ def test_N28_dead_weak_loads():
     assert norm(rust(chained), args) == py
 
 
+
+def test_N5_facts_about_values_made_before_a_loop_are_the_loops_regions():
+    """cuTile Rust states a view's facts where it makes the view (inside a loop), cuTile Python where it computes
+    the extent (before the loop; TileGym's ragged block-scaled BMM): a fact made in a `for` / `loop` body about a
+    value the loop does not make is printed where the loop is. Facts about the loop's own values stay in it."""
+    args = ["x.ptr", "n"]
+
+    def kernel(before: str, inside: str) -> str:
+        return ("entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>) {\n  %c0 = constant <i32: 0> : tile<i32>\n"
+                "  %c1 = constant <i32: 1> : tile<i32>\n  %e = subi %arg1, %c1 : tile<i32>\n" + before +
+                "  %for = for %i in (%c0 to %arg1, step %c1) : tile<i32> iter_values(%a = %c0) -> (tile<i32>) {\n"
+                "    %w = addi %a, %i : tile<i32>\n" + inside +
+                "    %s = store_ptr_tko weak %arg0, %w : tile<ptr<f32>>, tile<i32> -> token\n    continue %w : tile<i32>\n"
+                "  }\n  return\n}\n")
+    fact = "{r} = assume bounded<0, ?>, {v} : tile<i32>\n"
+    outside = norm(kernel("  " + fact.format(r="%f", v="%e"), ""), args)
+    assert norm(kernel("", "    " + fact.format(r="%f", v="%e")), args) == outside
+    # mutants the rule must not hide: a fact about a value the loop makes, another predicate, no fact at all
+    own = norm(kernel("", "    " + fact.format(r="%f", v="%w")), args).splitlines()
+    assert own.index("  }") > next(i for i, ln in enumerate(own) if ln.strip().startswith("assume")), own
+    loaded = norm(kernel("", "    %x, %xt = load_ptr_tko weak %arg0 : tile<ptr<f32>> -> tile<f32>, token\n"
+                         "    %xi = ftoi %x signed : tile<f32> -> tile<i32>\n    " + fact.format(r="%f", v="%xi")),
+                  args).splitlines()
+    assert loaded.index("  }") > next(i for i, ln in enumerate(loaded) if ln.strip().startswith("assume")), loaded
+    assert norm(kernel("", "    " + fact.format(r="%f", v="%e").replace("<0, ?>", "<0, 7>")), args) != outside
+    assert norm(kernel("", ""), args) != outside
+
+def test_N30_invariant_loads():
+    """cuTile Python hoists a weak load that reads nothing the loop makes out of a loop that writes nothing
+    (TileGym's neighbourhood-attention dq kernel); the port keeps it in the loop: both compare equal."""
+    args = ["x.ptr", "y.ptr", "n"]
+
+    def kernel(before: str, inside: str, after: str = "%acc") -> str:
+        return ("entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<ptr<f32>>, %arg2: tile<i32>) {\n"
+                "  %c0 = constant <i32: 0> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+                "  %z = constant <f32: 0.000000e+00> : tile<f32>\n" + before +
+                "  %for = for %i in (%c0 to %arg2, step %c1) : tile<i32> iter_values(%acc = %z) -> (tile<f32>) {\n"
+                + inside + "    %n = addf %acc, %q : tile<f32>\n    continue %n : tile<f32>\n  }\n"
+                "  %s = store_ptr_tko weak %arg1, %for : tile<ptr<f32>>, tile<f32> -> token\n  return\n}\n")
+    load = "{ind}%q, %qt = load_ptr_tko weak {ptr} : tile<ptr<f32>> -> tile<f32>, token\n"
+    hoisted = norm(kernel(load.format(ind="  ", ptr="%arg0"), ""), args)
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg0")), args) == hoisted
+    # mutants the rule must not hide: a loop that also writes, a load of what the loop computes, another array
+    store = "    %w = store_ptr_tko weak %arg1, %acc : tile<ptr<f32>>, tile<f32> -> token\n"
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg0") + store), args) != \
+        norm(kernel(load.format(ind="  ", ptr="%arg0"), store), args)
+    moving = ("    %o = offset %arg0, %i : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>\n"
+              + load.format(ind="    ", ptr="%o"))
+    assert "for " in norm(kernel("", moving), args).split("load_ptr_tko")[0]
+    assert norm(kernel("", load.format(ind="    ", ptr="%arg1")), args) != hoisted
+
+def test_names_printed_again_after_a_region_are_other_values():
+    """MLIR's printer numbers a region's values afresh after the region closes: `%t` is a store's token inside
+    the loop and, after it, the sum of a dead load. N28 must not take the loop's `continue %t` for a read of the
+    sum (cuTile Rust's IR of TileGym's GRPO backward kept a dead gather so, and compared `different`)."""
+    args = ["x.ptr"]
+    head = ("entry @k(%arg0: tile<ptr<f32>>) {\n  %c0 = constant <i32: 0> : tile<i32>\n"
+            "  %c4 = constant <i32: 4> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+            "  %z = constant <f32: 0.000000e+00> : tile<f32>\n  %tok = make_token : token\n"
+            "  %for = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%a = %tok) -> (token) {\n"
+            "    %t = store_ptr_tko weak %arg0, %z token=%a : tile<ptr<f32>>, tile<f32> -> token\n"
+            "    continue %t : token\n  }\n")
+    tail = "  %s = store_ptr_tko weak %arg0, {v} token=%for : tile<ptr<f32>>, tile<f32> -> token\n  return\n}}\n"
+    load = ("  %x, %xt = load_ptr_tko weak %arg0 : tile<ptr<f32>> -> tile<f32>, token\n"
+            "  %t = negf %x : tile<f32>\n")
+    py = norm(head + tail.format(v="%z"), args)
+    assert norm(head + load + tail.format(v="%z"), args) == py
+    # the value named again is read after all: the load stays and the two differ
+    assert norm(head + load + tail.format(v="%t"), args) != py
+    assert "load_ptr_tko" in norm(head + load + tail.format(v="%t"), args)
+
 _LOOP = """entry @k(%arg0: tile<ptr<f32>>) {{
   %c0 = constant <i32: 0> : tile<i32>
   %c8 = constant <i32: 8> : tile<i32>

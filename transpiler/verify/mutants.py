@@ -568,6 +568,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N28": ("delete_store", "delete_store_view"),
     # initial values for carries passed back unchanged must not hide a deleted update (a carry it makes constant)
     "N29": ("delete_update", "int_literal"),
+    # moving loads out of loops that write nothing must not hide a dropped store (that loop wrote: nothing moves)
+    "N30": ("delete_store", "delete_store_view"),
 }
 
 

@@ -32,7 +32,10 @@ RULES: dict[str, str] = {
     "plain hints as `default`, Rust as the compile target); architectures without hints are dropped.",
     "N5-assume": "`assume` ops are aliases of their operand (the value flows through unchanged), but their "
     "facts are compared: each fact (the whole predicate, `bounded<0, 0>` is not `bounded<0, ?>`) is printed "
-    "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure, "
+    "as `assume PRED, VALUE : TYPE` at the end of the region it is made in, sorted by the value's structure "
+    "(a fact made in a `for` or `loop` body about a value made before the loop, reading none of the loop's block "
+    "arguments or effects, is printed where the loop is: cuTile Rust states a view's facts where it makes "
+    "the view, in the loop, cuTile Python where it computes the extent), "
     "except the facts on the allow-list `ASSUME_ALLOWED` (true by construction, made by one compiler and "
     "not the other), which are dropped on both sides.",
     "N6-tokens": "Memory tokens are erased as values (`make_token`, `join_tokens`, `token = ...` operands, token "
@@ -126,6 +129,12 @@ RULES: dict[str, str] = {
     "back unchanged (its own region argument) is its initial value: its uses in the body and the loop's result "
     "after it read the initial value, and it leaves `iter_values`, the result types and the `continue`s "
     "(cuTile Python carries an accumulator whose updates a constant `if` folded away; cuTile Rust drops it).",
+    "N30-invariant-loads": "In a `for` body that writes nothing (its ops, nested regions included, are weak "
+    "loads, facts, `if`/`for` and `continue`/`yield`: no store, atomic, fence, `break` or `return`), a weak "
+    "load at the body's top level that reads no block argument of the loop and no value the body makes (but "
+    "loads moved before it) moves before the loop, in order: cuTile Python hoists such loads (TileGym's "
+    "neighbourhood-attention dq kernel loads Q inside its loop; the port keeps them there). Reads of memory "
+    "that nothing writes during the loop give the same tile in every trip.",
     "N11-identity-shape-ops": "`reshape`/`broadcast` whose result type equals the operand type are dropped "
     "(cuTile Rust's broadcast_scalar always emits reshape+broadcast, even to an all-ones shape).",
 }
@@ -521,6 +530,7 @@ _ADDRESS_OPS = {"assume", "reshape", "broadcast", "offset", "make_tensor_view", 
                 "permute", "expand_dims", "extract", "cat", "select"}
 _TERMINATORS = {"yield", "continue", "break", "return"}
 _READS = {"load_view_tko", "load_ptr_tko"}  # every other memory effect may write (fails closed)
+_DEF_OR_REF = re.compile(r"(%[A-Za-z0-9_.\-]+)( in | = )|%[A-Za-z0-9_.\-]+(?:#\d+)?")  # a block argument's definition, or a use
 _TOKEN_OPERAND = re.compile(r"\btoken\s*=\s*(%[A-Za-z0-9_.\-]+(?:#\d+)?)")
 
 
@@ -670,13 +680,61 @@ def parse(text: str) -> list[Entry]:
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
-        body = _drop_dead_loads(body)
+        body = _drop_dead_loads(_unique_names([a for a, _ in args], body))
         order = _token_order(args, body)  # before N15 moves ops: tokens still flow as printed
         body = _drop_passthrough_carries(_fold_permuted_scan(_fold_select_padding(body)))
         entries.append(Entry(args, m.group(2) or "", Region([], _sink_return_guards(body, True)), order))
     if not entries:
         raise IRParseError("no entry found in Tile IR text")
     return entries
+
+
+def _unique_names(args: list[str], body: list[Op]) -> list[Op]:
+    """Every value named once (in place). MLIR's printer numbers a region's values afresh once the region
+    closes, so a later op of an enclosing region can take a name again (`%30`, a store's token inside a loop,
+    then an `fma` after the loop). The flat walks over all regions (N28's liveness, N17's token order) would
+    take one value for the other: a dead load read by the loop's `continue %30` is kept. Each redefinition
+    gets a fresh name, and every use the definition it sees (innermost scope first)."""
+    taken = {m.split("#")[0] for o in _walk(body) for m in _REF.findall(o.text) + o.results}
+    taken |= {a for o in _walk(body) for r in o.regions for a in r.args} | set(args)
+    defined: set[str] = set(args)
+
+    def define(name: str, scope: dict[str, str]) -> str:
+        new, k = name, 0
+        while new in defined or (k and new in taken):
+            k += 1
+            new = f"{name}_r{k}"
+        defined.add(new)
+        taken.add(new)
+        scope[name] = new
+        return new
+
+    def lookup(ref: str, scopes: list[dict[str, str]]) -> str:
+        base, sep, idx = ref.partition("#")
+        for scope in reversed(scopes):
+            if base in scope:
+                return scope[base] + sep + idx
+        return ref
+
+    def block(ops: list[Op], scopes: list[dict[str, str]]) -> None:
+        for o in ops:
+            inline = set(_inline_region_args(o)) if o.regions else set()
+            inner: dict[str, str] = {}
+            for a in sorted(inline):  # block arguments written in the op line (`for %i in`, `%a = %x`)
+                define(a, inner)
+            o.text = _DEF_OR_REF.sub(lambda m: inner[m.group(1)] + m.group(2) if m.group(1) in inner
+                                     else lookup(m.group(1), scopes) + m.group(2) if m.group(1)
+                                     else lookup(m.group(0), scopes), o.text)
+            for r in o.regions:
+                scope = dict(inner)
+                r.args = [inner[a] if a in inline else define(a, scope) for a in r.args]
+                block(r.ops, scopes + [scope])
+            for b in dict.fromkeys(r.partition("#")[0] for r in o.results):
+                define(b, scopes[-1])
+            o.results = [lookup(r, scopes) for r in o.results]
+
+    block(body, [{a: a for a in args}])
+    return body
 
 
 def _parse_block(lines: list[str], i: int) -> tuple[list[Op], int]:
@@ -1031,6 +1089,7 @@ class _Ctx:
     # after loops that those iter values become (a `for` result): value -> the n proven
     proven_carried: dict[str, set[int]] = field(default_factory=dict)
     proven_values: dict[str, set[int]] = field(default_factory=dict)
+    lifted: list["_Line"] = field(default_factory=list)  # N5: facts a loop body hands to its enclosing region
 
     def intern(self, key: str) -> int:
         if key not in self.keys:
@@ -1141,8 +1200,9 @@ def _drop_tokens(name: str, text: str) -> str:
 
 
 def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth: int,
-                  arg_names: dict[str, str] | None = None) -> list[_Line]:
+                  arg_names: dict[str, str] | None = None, loop_body: bool = False) -> list[_Line]:
     local: dict[str, str] = dict(arg_names or {})
+    first_anchor = ctx.anchors  # the anchors made in this region are numbered after it
     for i, a in enumerate(region.args):
         if arg_names is None:
             local[a] = f"^{depth}.{i}"
@@ -1228,12 +1288,18 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         if effect:
             ctx.anchors += 1
             aid = ctx.anchors
-            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None)
-                           for j, r in enumerate(op.regions)]
+            outer_lifted, ctx.lifted = ctx.lifted, []
+            sub_regions = [_canon_region(r, ctx, scope, depth + 1, inline if (j == 0 and inline) else None,
+                                         loop_body=op.name in ("for", "loop")) for j, r in enumerate(op.regions)]
+            facts += ctx.lifted  # N5: facts of the loop body about values made before the loop
+            ctx.lifted = outer_lifted
             # a `for` result is its iter value's last value: a multiple wherever the iter value was proven one
             result_proofs = {r: ctx.proven_carried.pop(f"^{depth + 1}.{j + 1}", set())
                              for j, r in enumerate(results)} if op.name == "for" else {}
             _yield_known_condition(ctx, op, text, sub_regions)  # N19
+            if op.name == "for" and len(sub_regions) == 1:  # N30
+                hoisted, sub_regions[0] = _invariant_loads(ctx, sub_regions[0], depth + 1, aid)
+                lines += hoisted
             if op.name == "for" and not results and not any(sub_regions):
                 continue  # N21: a loop that carries nothing and does nothing (its body's pure ops are unused)
             head = f"{op.name} {text}".strip() + ctx.order.get(id(op), "")  # N17
@@ -1326,6 +1392,10 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         ctx.proven_carried.setdefault(carried, set()).update(ns)  # read by the loop's op (its results)
     if lines and lines[-1].text in ("continue", "yield") and not lines[-1].regions:
         lines.pop()  # a terminator with nothing left to carry is implicit (N6)
+    if loop_body:  # N5: a fact about a value the loop does not make is printed where the loop is (see N5-assume)
+        inside = [f for f in facts if _made_in(_expand(ctx, f.text), depth, first_anchor)]
+        ctx.lifted += [f for f in facts if f not in inside]
+        facts = inside
     if facts:  # N5: the facts of this region, sorted by structure, before its terminator
         facts.sort(key=lambda ln: _expand(ctx, ln.text))
         at = len(lines) - 1 if lines and lines[-1].text.split(" ")[0] in ("return", "yield", "continue", "break") \
@@ -1333,6 +1403,44 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         lines[at:at] = facts
     return lines
 
+
+
+_WEAK_LOAD_LINE = re.compile(r"@\d+ = load_(?:view|ptr)_tko weak ")
+
+
+def _writes_nothing(lines: list[_Line]) -> bool:
+    """N30: every line a weak load, a fact, `if`/`for` over such lines, or `continue`/`yield`."""
+    for ln in lines:
+        head = re.sub(r"^@\d+(?:#\d+)? = ", "", ln.text).split(" ")[0]
+        if not (_WEAK_LOAD_LINE.match(ln.text) or head in ("assume", "continue", "yield", "if", "for")):
+            return False
+        if not all(_writes_nothing(r) for r in ln.regions):
+            return False
+    return True
+
+
+def _invariant_loads(ctx: _Ctx, body: list[_Line], depth: int, first_anchor: int) -> tuple[list[_Line], list[_Line]]:
+    """N30: the weak loads of a `for` body (at `depth`, whose anchors are numbered after `first_anchor`) that
+    move before the loop, and the body without them."""
+    if not _writes_nothing(body):
+        return [], body
+    moved: list[_Line] = []
+    for ln in body:
+        if ln.regions or not _WEAK_LOAD_LINE.match(ln.text):
+            continue
+        expanded = _expand(ctx, ln.text.split(" = ", 1)[1])
+        made_here = {a for a in re.findall(r"@(\d+)", expanded) if int(a) > first_anchor}
+        if not _made_in(re.sub(r"@\d+", "", expanded), depth, first_anchor) and \
+                made_here <= {ln2.text.split(" ")[0][1:] for ln2 in moved}:
+            moved.append(ln)
+    return moved, [ln for ln in body if not any(ln is m for m in moved)]
+
+
+def _made_in(expanded: str, depth: int, first_anchor: int) -> bool:
+    """The structure `expanded` reads a block argument of a region at `depth` or deeper, or an effect's result
+    numbered after `first_anchor` (made in the region)."""
+    return any(int(d) >= depth for d in re.findall(r"\^(\d+)\.", expanded)) or \
+        any(int(a) > first_anchor for a in re.findall(r"@(\d+)", expanded))
 
 
 def _multiple_of(ctx: _Ctx, ref: str, n: int, assumed: set[str], depth: int = 0) -> bool:
