@@ -430,6 +430,21 @@ def _fixture_verdicts(tmp_path, monkeypatch, fixture: str):
 
 
 @requires_toolchain
+def test_fusion_beyond_the_variant_budget_is_guarded(tmp_path, monkeypatch):
+    """fma_flags.py `z_loss_rows`: a square added to the loss and stored under STORE_Z. cuTile Python fuses the add
+    where STORE_Z is off; the port splits the kernel on STORE_Z while the variant budget lasts (TileGym's liger
+    cross entropy has 7 flags and reached it). Past the budget the add is guarded: `if STORE_Z { add } else
+    { fma }` in one entry, equivalent at both values. Mutant: no guard, `different` where STORE_Z is off."""
+    from transpiler.passes import fma, specialize
+    verdicts = _fixture_verdicts(tmp_path, monkeypatch, "fma_flags.py")
+    monkeypatch.setattr(specialize, "MAX_VARIANTS", 1)
+    assert verdicts("guarded")["z_loss_rows"] == "equivalent"
+    rust = (tmp_path / "guarded" / "src").rglob("*.rs")
+    assert any("fn z_loss_rows<" in p.read_text() and "z_loss_rows__not_store_z" not in p.read_text() for p in rust)
+    monkeypatch.setattr(fma._Fuser, "guard", lambda self, stmts, i, d: None)
+    assert verdicts("unguarded")["z_loss_rows"] == "different"
+
+@requires_toolchain
 def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch):
     """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
     yielding the values the iteration reached (not those it started with), and the `returned` flag carried

@@ -63,6 +63,7 @@ class _MulDef:
     fused: bool = False
     reads: list = field(default_factory=list)
     bound: tuple = ()
+    guarded: bool = False  # fused under a constant condition only (_Fuser.guard): the definition stays
 
 
 # ops that read or write memory: cuTile Python keeps them where the source has them (program order of memory
@@ -245,6 +246,7 @@ class _Fuser:
                 for r in d.reads:
                     self.by_read[id(r)] = d
                 defs[i] = d
+        guards = {g[0]: g for i, d in defs.items() if (g := self.guard(stmts, i, d)) and g[0] not in defs}
         # constant-if sinking: x = a*b; if CONST: ... x = x +/- c
         removed: set[int] = set()
         for i, d in list(defs.items()):
@@ -259,7 +261,11 @@ class _Fuser:
             if i in removed:  # sunk into the `if` after it: its memory operands stay here
                 out += [(-1, replace(b, value=self.fuse(b.value))) for b in defs[i].bound]
                 continue
-            if isinstance(s, (Assign, Eval)):
+            if isinstance(s, (Assign, Eval)) and i in guards:
+                out.append((i, self.guarded(s, *guards[i][1:], defined)))
+                if isinstance(s, Assign):
+                    defined.update(s.targets)
+            elif isinstance(s, (Assign, Eval)):
                 out.append((i, replace(s, value=self.fuse(s.value))))
                 if isinstance(s, Assign):
                     defined.update(s.targets)
@@ -277,7 +283,54 @@ class _Fuser:
         # a definition whose single use was fused disappears, but for the operands that touch memory
         return tuple(t for i, s in out
                      for t in ([replace(b, value=self.fuse(b.value)) for b in defs[i].bound]
-                               if i in defs and defs[i].fused else [s]))
+                               if i in defs and defs[i].fused and not defs[i].guarded else [s]))
+
+    def guard(self, stmts: list, i: int, d: _MulDef):
+        """`x = a*b` (stmts[i]) read by one statement after it outside constant `if`s and by one arm of one
+        constant `if`: where that arm is not taken, cuTile Python (which folds the `if`) fuses the read into an fma.
+        The kernel is split on such an `if` (split_point) while the variant budget lasts; beyond it, the reading
+        statement is guarded instead (`guarded`). Returns (index of the reading statement, the `if`'s condition,
+        whether the arm that reads is its body), or None."""
+        if d.bound or d.uses < 2 or len(d.reads) != d.uses:  # a read in a loop or after the block: not this shape
+            return None
+        where = {}
+        for j in range(i + 1, len(stmts)):
+            for r in _collect_reads([stmts[j]], d.name)[0]:
+                where[id(r)] = j
+            if _assigns(stmts[j], d.name):
+                break
+        at = [where.get(id(r)) for r in d.reads]
+        arms = {j for j in at if j is not None and isinstance(stmts[j], If) and stmts[j].const}
+        direct = [j for j in at if j not in arms]
+        if len(arms) != 1 or len(direct) != 1 or None in direct or not isinstance(stmts[direct[0]], (Assign, Eval)):
+            return None
+        node = stmts[arms.pop()]
+        in_cond = any(n.id == d.name for n in _names(node.cond))
+        in_body, in_else = (bool(_collect_reads(list(b), d.name)[0]) for b in (node.body, node.orelse))
+        if in_cond or in_body == in_else or _assigns(node, d.name):
+            return None
+        d.uses = 1  # where the arm is not taken; `guarded` keeps the read's statement unfused under the arm
+        return direct[0], node.cond, in_body, d
+
+    def guarded(self, s, cond: Expr, in_body: bool, d: _MulDef, defined: set):
+        """The statement `s` twice under a constant `if`: fused where the arm that also reads `d` is not taken,
+        not fused where it is (the multiply has two uses there). Fusion state is replayed for the second copy."""
+        flags = {id(m): (m, m.fused) for m in self.by_read.values()}
+        done = set(self.done)
+        d.uses = 2
+        plain = replace(s, value=self.fuse(s.value))
+        for m, fused in flags.values():
+            m.fused = fused
+        for key in set(self.done) - done:
+            del self.done[key]
+        d.uses = 1
+        fused = replace(s, value=self.fuse(s.value))
+        if not d.fused:  # the add did not take the multiply (another operand went first): nothing to guard
+            return fused
+        d.guarded = True
+        declares = tuple((t, s.value.ty) for t in s.targets if t not in defined) if isinstance(s, Assign) else ()
+        body, orelse = ((plain,), (fused,)) if in_body else ((fused,), (plain,))
+        return If(cond, body, orelse, s.pos, const=True, declares=declares)
 
     def sink(self, d: _MulDef, node: If) -> If | None:
         name = d.name
