@@ -1347,7 +1347,7 @@ def test_a_bitcast_of_loaded_words_fixes_only_their_pointers_to_int32(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     params = _array_params(kr)
     assert params["w_ptr"] == ("i32", ()), params
-    assert params["idx_ptr"][1] == ("i32", "i64"), params
+    assert params["idx_ptr"][1] == ("i32", "i64", "u8", "i16", "bool"), params  # (its values only index)
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert re.search(r"\(w_a, w_tok\): \(Tile<i32, \{ \[BLOCK\] \}>, Token\)", body), body  # loaded as int32
     assert "Tile<i64" not in body.split("// w = ")[1].split("// tl.store")[0], body
@@ -2361,18 +2361,23 @@ def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, po
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     if pointer:
         (v,) = translate_kernel(k)  # (a generic of either width, not fixed to one)
-        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64"), v.param(pointer)
+        # (with u8, i16 and bool too where its values stay exact in them: passes/domains._narrow_exact; the
+        # lengths are summed with a carry made in their type, which wraps in Triton's narrow types)
+        narrow = {"compact_kernel": ("u8", "i16", "bool"), "split_lengths_kernel": ()}[kernel]
+        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64") + narrow, \
+            v.param(pointer)
 
 
 def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
     """A mask loaded from a torch.bool tensor is int1 in Triton (which compiles a masked load or store only with an
     int1 mask); the port types that pointer as an integer one, so the mask is its `!= 0` (was: '`mask` must be a
-    boolean tile'). A mask of a float stays refused (Triton refuses it too)."""
+    boolean tile'), and it takes bool (the torch.bool tensor itself: its values are only tested). A mask of a
+    float stays refused (Triton refuses it too)."""
     path = tmp_path / "k.py"
     path.write_text((FIXTURES / "bool_mask.py").read_text())
     (k,) = parse_file(path, "k.py").kernels
     (v,) = translate_kernel(k)
-    assert v.param("valid_ptr").domain == ("i32", "i64")
+    assert v.param("valid_ptr").domain == ("i32", "i64", "u8", "i16", "bool")
     from transpiler.model.dump import dump_kernel
     # (the load is widened to i64; `valid & (i < n)` is their bitand, its truth `!= 0`)
     assert re.search(r"scatter\(%x_ptr[^\n]*\), cmp\(bitand\(%valid[^\n]*pred='!='", dump_kernel(v)), dump_kernel(v)
