@@ -173,7 +173,8 @@ def test_dtype_codes_match_python_mirror(ports):
     for name, (code, _) in ports._runtime.DTYPES.items():
         assert lib.cutile_dtype_name(code).decode() == name
     assert lib.cutile_dtype_name(99) is None
-    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn", "i8"])
+    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn", "i8",
+                                                    "u8", "i16", "bool"])
 
 
 def test_every_kernel_has_a_symbol(ports, manifest):
@@ -387,7 +388,8 @@ def test_wrapper_rejects_bad_arrays(ports, manifest):
     rejects(ports.ArgumentTypeError, good(), good(), [0.0] * 1024, 256, match="CUDA")
     rejects(ports.ArgumentTypeError, good(), FakeCudaArray((1024,), "<f2"), good(), 256, match="share the element type")
     rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "<i8"), 256)
-    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "|b1"), 256, match="typestr")
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "<c8"), 256, match="typestr")
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "|b1"), 256, match="is bool but")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((32, 32)), 256, match="rank")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(-4,)), 256, match="negative")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(6,)), 256, match="whole")
