@@ -2739,3 +2739,37 @@ def test_locals_named_like_cutile_element_types_compile(tmp_path):
     result, _ = run([src], tmp_path / "out", use_cache=False, compile_check="on")
     (kr,) = result.kernels
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+# -------------------------------------------------------------------------------------- narrow integer pointers
+
+@pytest.mark.parametrize("use, narrow", [
+    ("v", True),  # offsets only (pointer arithmetic: no narrow sum)
+    ("idx * stride", True),  # a wider operand: Triton computes it in int32
+    ("idx.to(tl.int32) + 1", True),  # widened first, as Triton does
+    ("(idx >> 2) & 3", True),  # bit fields of the value
+    ("idx // 4", True),  # a division by a literal stays in range
+    ("tl.where(idx > 3, idx, 0)", True),
+    ("idx + 1", False),  # Triton adds in the narrow type (uint8 255 + 1 == 0)
+    ("1 << idx", False),  # a literal takes the narrow type: 1 << 9 is 0 in uint8
+    ("~idx", False),
+    ("idx * idx", False),
+])
+def test_an_integer_pointer_takes_narrow_dtypes_where_its_values_stay_exact(tmp_path, use, narrow):
+    """An integer pointer's loaded values are widened to int64 here, where Triton computes on a uint8 / int16 /
+    bool tensor's values in that type and wraps: the pointer takes u8, i16 and bool (passes/domains._narrow_exact)
+    only where no op on its values could wrap in 8 or 16 bits (mutant: `_narrow_exact` always true -> the wrapping
+    uses take them)."""
+    failures, results = _diagnostics(tmp_path, f"""
+    @triton.jit
+    def k(idx_ptr, x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        idx = tl.load(idx_ptr + offs)
+        v = tl.load(x_ptr + idx)  # (offsets: an integer pointer)
+        tl.store(out_ptr + offs, {use})
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _array_params(kr)["idx_ptr"][1] == ("i32", "i64") + (("u8", "i16", "bool") if narrow else ()), \
+        _array_params(kr)
