@@ -2773,3 +2773,28 @@ def test_an_integer_pointer_takes_narrow_dtypes_where_its_values_stay_exact(tmp_
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert _array_params(kr)["idx_ptr"][1] == ("i32", "i64") + (("u8", "i16", "bool") if narrow else ()), \
         _array_params(kr)
+
+
+@pytest.mark.parametrize("update, counter", [
+    ("tl.atomic_add(count_ptr + b, 1, mask=m)", True),
+    ("tl.atomic_add(count_ptr + b, -3, mask=m)", True),
+    ("tl.atomic_add(count_ptr + b, 0.5, mask=m)", False),  # not a whole number: int32 would add 0
+    ("tl.atomic_add(count_ptr + b, 16777217, mask=m)", False),  # past 2**24: its f32 form is another number
+    ("tl.store(out_ptr + offs, tl.atomic_add(count_ptr + b, 1, mask=m), mask=m)", False),  # the old value read
+])
+def test_a_counter_of_literal_atomic_adds_takes_int32(tmp_path, update, counter):
+    """A pointer only `tl.atomic_add(p, 1)` updates (old value unused) adds the literal in its own type in Triton,
+    int32 as exactly as a float: it takes the kernel's float dtypes and int32 (passes/domains._counters; numbers
+    and the launch: narrow_ints.py bucket_count_kernel)."""
+    failures, results = _diagnostics(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, count_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = offs < n
+        b = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.int32)
+        {update}
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _array_params(kr)["count_ptr"][1] == (("f16", "bf16", "f32", "i32") if counter else ()), _array_params(kr)

@@ -180,7 +180,9 @@ def _counters(k: Kernel) -> set[str]:
         if e.op == "atomic_add" and isinstance(e.args[0], Name) and is_generic(e.args[0].ty.dtype):
             value = e.args[3]
             lit = value.args[0] if isinstance(value, Op) and value.op == "splat" else value
-            whole = isinstance(lit, Lit) and not isinstance(lit.value, bool) and float(lit.value).is_integer()
+            # (a whole number an f32 holds exactly: the port converts the literal from its f32 form)
+            whole = isinstance(lit, Lit) and not isinstance(lit.value, bool) and float(lit.value).is_integer() \
+                and abs(lit.value) <= 2 ** 24
             (found if whole and id(e) in discarded else other).add(e.args[0].ty.dtype)
             skip.update(id(x) for x in sub_exprs(value))  # (the literal made the counter's type)
             continue
