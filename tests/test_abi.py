@@ -173,7 +173,8 @@ def test_dtype_codes_match_python_mirror(ports):
     for name, (code, _) in ports._runtime.DTYPES.items():
         assert lib.cutile_dtype_name(code).decode() == name
     assert lib.cutile_dtype_name(99) is None
-    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn", "i8"])
+    assert sorted(ports._runtime.DTYPES) == sorted(["f32", "f16", "bf16", "i32", "i64", "f8e5m2", "f8e4m3fn", "i8",
+                                                    "u8", "i16", "bool"])
 
 
 def test_every_kernel_has_a_symbol(ports, manifest):
@@ -387,7 +388,8 @@ def test_wrapper_rejects_bad_arrays(ports, manifest):
     rejects(ports.ArgumentTypeError, good(), good(), [0.0] * 1024, 256, match="CUDA")
     rejects(ports.ArgumentTypeError, good(), FakeCudaArray((1024,), "<f2"), good(), 256, match="share the element type")
     rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "<i8"), 256)
-    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "|b1"), 256, match="typestr")
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "<c8"), 256, match="typestr")
+    rejects(ports.ArgumentTypeError, good(), good(), FakeCudaArray((1024,), "|b1"), 256, match="is bool but")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((32, 32)), 256, match="rank")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(-4,)), 256, match="negative")
     rejects(ports.ArgumentError, good(), good(), FakeCudaArray((1024,), strides=(6,)), 256, match="whole")
@@ -913,3 +915,88 @@ def test_int8_dot_operands_refuse_other_dtypes(tmp_path):
     good.c_args[0].contents.dtype = pkg._runtime.DTYPES["f32"][0]
     assert pkg._runtime.CODES[fn(*good.c_args)] == "CUTILE_ERR_DTYPE"
     assert b"a_ptr" in lib.cutile_last_error()
+
+
+def test_narrow_dtypes_reach_the_symbol_and_others_are_refused(tmp_path, fake_torch):
+    """tests/fixtures/triton_unseen/narrow_ints.py, launched in dry-run mode (no GPU): an fp8 quantizer's bytes
+    stored into the uint8 tensor its caller passes (`out.view(torch.uint8)`), a torch.bool mask loaded and used
+    as a condition, int16 ids and results, an int32 counter of `tl.atomic_add(p, 1)`. The wrapper takes each
+    (__cuda_array_interface__ typestrs and torch tensors alike) and the C symbol launches it with the dtype's
+    name and its `__E_INT` kind as generics (u8 1, i16 2, bool -1, i32 4); a dtype outside a pointer's domain
+    is refused by both (the symbol checked alone with its descriptor's code patched)."""
+    from transpiler.verify.glue import dry_call
+    out, pkg, lib = port_fixture(tmp_path, "triton_unseen/narrow_ints.py")
+    rt, mod = pkg._runtime, pkg.narrow_ints
+    ptr = itertools.count(0x7F0000000000, 1 << 24)
+
+    def arrays(*specs):
+        return [FakeCudaArray(shape, t, next(ptr)) for shape, t in specs]
+
+    def launch(spec, args, grid):
+        p = rt.plan(spec, args, grid)
+        rc, plan, err = dry_call(lib, spec.symbol, p.c_args)
+        assert rt.CODES[rc] == "CUTILE_OK", err
+        return p, plan["generics"]
+
+    def refused_by_symbol(p, spec, index, dtype):
+        p.c_args[index].contents.dtype = rt.DTYPES[dtype][0]
+        rc, _, err = dry_call(lib, spec.symbol, p.c_args)
+        return rt.CODES[rc] == "CUTILE_ERR_DTYPE" and spec.params[index].name in err
+
+    # the fp8 quantizer: q_ptr (E2) takes uint8 bytes
+    fp8 = mod.SPEC_fp8_bytes_kernel
+
+    def quantize(q="|u1"):
+        return (*arrays(((4, 40), "<f4"), ((4, 40), q), ((4,), "<f4")), 40, 40, 40, 64)
+    p, generics = launch(fp8, quantize(), (4,))
+    assert generics[:6] == ["f32", "u8", "f32", "0", "1", "0"], generics
+    for bad in ("|i1", "<f2"):
+        with pytest.raises(pkg.ArgumentTypeError, match=r"`q_ptr` is \w+; .* takes i32, i64, u8, i16, bool"):
+            rt.plan(fp8, quantize(bad), (4,))
+    assert refused_by_symbol(p, fp8, 1, "i8")
+
+    # the bool mask (E2) read as a load mask and a condition; bools stored into another torch.bool tensor (E4)
+    keep = mod.SPEC_keep_where_kernel
+
+    def masked(k="|b1", pos="|b1"):
+        return (*arrays(((50,), "<f4"), ((50,), k), ((50,), "<f4"), ((50,), pos)), 50, -1.5, 32)
+    p, generics = launch(keep, masked(), (2,))
+    assert generics[:7] == ["f32", "bool", "f32", "bool", "-1", "0", "-1"], generics  # (x_ptr: floats, no kind)
+    _, generics = launch(keep, masked(k="|u1", pos="<i4"), (2,))  # a uint8 mask, int32 flags
+    assert generics[:7] == ["f32", "u8", "f32", "i32", "1", "0", "4"], generics
+    with pytest.raises(pkg.ArgumentTypeError, match=r"`keep_ptr` is f32; .* takes i32, i64, u8, i16, bool"):
+        rt.plan(keep, masked(k="<f4"), (2,))
+    assert refused_by_symbol(p, keep, 1, "f32")
+
+    # int16 ids (E) as row offsets, int16 codes (E4) stored
+    rows = mod.SPEC_id_rows_kernel
+
+    def gathered(ids="<i2", code="<i2"):
+        return (*arrays(((9,), ids), ((40, 24), "<f4"), ((9, 24), "<f4"), ((9,), code)), 9, 24, 24, 32)
+    p, generics = launch(rows, gathered(), (9,))
+    assert generics[:8] == ["i16", "f32", "f32", "i16", "2", "0", "0", "2"], generics
+    with pytest.raises(pkg.ArgumentTypeError, match=r"`ids_ptr` is f16; .* takes i32, i64, u8, i16, bool"):
+        rt.plan(rows, gathered(ids="<f2"), (9,))
+    assert refused_by_symbol(p, rows, 0, "f16")
+
+    # the counter (E2): int32 (an integer atomic add) or the kernel's float dtypes, never int64 (no such atomic)
+    count = mod.SPEC_bucket_count_kernel
+
+    def counted(c="<i4"):
+        return (*arrays(((100,), "<f4"), ((8,), c)), 100, 8, 64)
+    p, generics = launch(count, counted(), (2,))
+    assert generics[:4] == ["f32", "i32", "0", "4"], generics
+    assert launch(count, counted("<f4"), (2,))[1][:4] == ["f32", "f32", "0", "0"]
+    with pytest.raises(pkg.ArgumentTypeError, match=r"`count_ptr` is i64; .* takes f16, bf16, f32, i32"):
+        rt.plan(count, counted("<i8"), (2,))
+    assert refused_by_symbol(p, count, 1, "i64")
+
+    # torch tensors of those dtypes, and the other protocols' names for them
+    T = fake_torch
+    t = [T((50,), (1,), d, ptr=next(ptr), device=0) for d in ("torch.float32", "torch.bool", "torch.float32",
+                                                               "torch.bool")]
+    assert launch(keep, (*t, 50, -1.5, 32), (2,))[1][:4] == ["f32", "bool", "f32", "bool"]
+    assert [rt.as_device_array(T((4,), (1,), f"torch.{d}"), "x").dtype for d in ("uint8", "int16", "bool")] == \
+        ["u8", "i16", "bool"]
+    assert (rt._CAI_DTYPES["|u1"], rt._CAI_DTYPES["<i2"], rt._CAI_DTYPES["|b1"]) == ("u8", "i16", "bool")
+    assert (rt._DL_DTYPES[(1, 8)], rt._DL_DTYPES[(0, 16)], rt._DL_DTYPES[(6, 8)]) == ("u8", "i16", "bool")

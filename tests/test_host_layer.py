@@ -676,7 +676,8 @@ def test_threads_routing_one_prepared_layout_keep_their_own_values(host, fake_to
 def small_host(tmp_path_factory):
     """A crate of feature fixtures (built on CPU): dtypes/index_array.py (an int32 array next to float
     arrays of two dtypes), dtypes/count_table.py (an integer array in integer arithmetic), dtypes/unused_array.py (arrays never
-    read), dtypes/flag_read_array.py (an array read only under a flag), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
+    read), dtypes/flag_read_array.py (an array read only under a flag), dtypes/narrow_arrays.py (bool, uint8 and
+    int16 arrays), dtypes/mixed_precision.py (three element classes and more) and kernel_hints.py
     (decorator hints, plain and per target)."""
     from conftest import ROOT
     from transpiler.pipeline import run, write_outputs
@@ -686,7 +687,7 @@ def small_host(tmp_path_factory):
     features = ROOT / "tests" / "fixtures" / "features"
     for f in (features / "dtypes" / "index_array.py", features / "dtypes" / "pyproject.toml",
               features / "dtypes" / "count_table.py", features / "dtypes" / "unused_array.py",
-              features / "dtypes" / "flag_read_array.py",
+              features / "dtypes" / "flag_read_array.py", features / "dtypes" / "narrow_arrays.py",
               features / "dtypes" / "mixed_precision.py", features / "kernel_hints.py"):
         shutil.copy(f, src / f.name)
     out = base / "out"
@@ -907,6 +908,33 @@ def _with_dtypes(kernel: dict, consts: dict, **dts) -> tuple[tuple, tuple]:
         i = names.index(name)
         args[i] = FakeTensor(args[i].shape, dt, args[i].data_ptr())
     return tuple(args), grid
+
+
+@pytest.mark.parametrize("name, array, dtype, wrong", [
+    ("positive_flags", "Flags", "bool", "u8"), ("byte_levels", "Q", "u8", "i8"), ("rounded_int16", "Out", "i16", "f16")])
+def test_arrays_of_narrow_dtypes_are_taken_at_their_dtype(small_host, fake_torch, name, array, dtype, wrong):
+    """cuTile Python arrays of ct.bool_ / ct.uint8 / ct.int16 (tests/fixtures/features/dtypes/narrow_arrays.py, each
+    verified equivalent): they had no C symbol (CT109: the ABI had no code for them). Every dtype verified launches
+    what was verified; a call with the torch.bool / torch.uint8 / torch.int16 tensor is accepted by the wrapper and
+    the symbol, another dtype is refused by both."""
+    host = small_host
+    rt = host.pkg._runtime
+    op, kernel = find_kernel(host.manifest, name)
+    assert kernel.get("abi") is True and {p["name"]: p["dtype"] for p in kernel["params"]}[array] == dtype
+    problems = symbol_mismatches(host.lib, kernel) + routing_mismatches(host, op, kernel)
+    assert not problems, "\n".join(problems)
+    kobj = getattr(host.sources[op], name)
+    consts = kernel["specializations"][0]
+    got = rt.dry_run(rt.route(kobj, *_with_dtypes(kernel, consts, X="bf16", **{array: dtype})), host.lib)
+    assert got["generics"][0] == "bf16" and got["symbol"] == kernel["symbol"], got
+    with pytest.raises(rt.ArgumentTypeError, match=f"`{array}` is {wrong}; {name} takes {dtype}"):
+        rt.route(kobj, *_with_dtypes(kernel, consts, **{array: wrong}))
+    c_args, _ = c_call(kernel, consts, "f32", 0)
+    i = [p["name"] for p in kernel["params"]].index(array)
+    assert dry_call(host.lib, kernel["symbol"], c_args)[0] == 0
+    c_args[i].contents.dtype = rt.DTYPES[wrong][0]
+    rc, plan, err = dry_call(host.lib, kernel["symbol"], c_args)
+    assert rc == 3 and plan is None and array in err, (rc, err)
 
 
 @pytest.mark.parametrize("name, real", [

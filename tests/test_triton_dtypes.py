@@ -56,7 +56,9 @@ def test_each_pointer_has_its_own_generic_and_domain(ported):
     assert arrays == {
         "x_ptr": ("E", ANY),  # only converted: the same values for any dtype
         "w_ptr": ("E2", None),  # computed on in its own type: the kernel's float dtypes
-        "ids_ptr": ("E3", ["i32", "i64"]),  # offsets: an integer of either width, widened as loaded
+        # offsets: an integer of either width, widened as loaded (or u8 / i16 / bool: `tok * n` is computed in n's
+        # int32 by Triton too)
+        "ids_ptr": ("E3", ["i32", "i64", "u8", "i16", "bool"]),
         "counts_ptr": ("E4", ["i32"]),  # an integer that atomics update: i32 (no i64 atomic add)
         "y_ptr": ("E5", ANY),  # written only: stores convert, in Triton as in the port
         "rstd_ptr": ("E6", ANY),

@@ -222,8 +222,8 @@ def _fake_torch():
 
     class _FakeTorch:
         _np = np
-        float32, float16, float64, int32, int64, int8, uint8 = (np.dtype(n) for n in (
-            "float32", "float16", "float64", "int32", "int64", "int8", "uint8"))
+        float32, float16, float64, int32, int64, int8, uint8, int16, bool = (np.dtype(n) for n in (
+            "float32", "float16", "float64", "int32", "int64", "int8", "uint8", "int16", "bool"))
         bfloat16, float8_e4m3fn = object(), object()  # no numpy dtype: the fake leaves them out
 
         class Generator:

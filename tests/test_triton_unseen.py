@@ -1347,7 +1347,7 @@ def test_a_bitcast_of_loaded_words_fixes_only_their_pointers_to_int32(tmp_path):
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     params = _array_params(kr)
     assert params["w_ptr"] == ("i32", ()), params
-    assert params["idx_ptr"][1] == ("i32", "i64"), params
+    assert params["idx_ptr"][1] == ("i32", "i64", "u8", "i16", "bool"), params  # (its values only index)
     body = "\n".join(line for v in kr.manifest["views"] for line in v["body"])
     assert re.search(r"\(w_a, w_tok\): \(Tile<i32, \{ \[BLOCK\] \}>, Token\)", body), body  # loaded as int32
     assert "Tile<i64" not in body.split("// w = ")[1].split("// tl.store")[0], body
@@ -2361,18 +2361,23 @@ def test_int1_and_element_typed_offsets_are_triton_integers(tmp_path, kernel, po
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     if pointer:
         (v,) = translate_kernel(k)  # (a generic of either width, not fixed to one)
-        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64"), v.param(pointer)
+        # (with u8, i16 and bool too where its values stay exact in them: passes/domains._narrow_exact; the
+        # lengths are summed with a carry made in their type, which wraps in Triton's narrow types)
+        narrow = {"compact_kernel": ("u8", "i16", "bool"), "split_lengths_kernel": ()}[kernel]
+        assert v.param(pointer).dtype.startswith("E") and v.param(pointer).domain == ("i32", "i64") + narrow, \
+            v.param(pointer)
 
 
 def test_a_mask_loaded_from_a_bool_tensor_is_its_truth(tmp_path):
     """A mask loaded from a torch.bool tensor is int1 in Triton (which compiles a masked load or store only with an
     int1 mask); the port types that pointer as an integer one, so the mask is its `!= 0` (was: '`mask` must be a
-    boolean tile'). A mask of a float stays refused (Triton refuses it too)."""
+    boolean tile'), and it takes bool (the torch.bool tensor itself: its values are only tested). A mask of a
+    float stays refused (Triton refuses it too)."""
     path = tmp_path / "k.py"
     path.write_text((FIXTURES / "bool_mask.py").read_text())
     (k,) = parse_file(path, "k.py").kernels
     (v,) = translate_kernel(k)
-    assert v.param("valid_ptr").domain == ("i32", "i64")
+    assert v.param("valid_ptr").domain == ("i32", "i64", "u8", "i16", "bool")
     from transpiler.model.dump import dump_kernel
     # (the load is widened to i64; `valid & (i < n)` is their bitand, its truth `!= 0`)
     assert re.search(r"scatter\(%x_ptr[^\n]*\), cmp\(bitand\(%valid[^\n]*pred='!='", dump_kernel(v)), dump_kernel(v)
@@ -2734,3 +2739,62 @@ def test_locals_named_like_cutile_element_types_compile(tmp_path):
     result, _ = run([src], tmp_path / "out", use_cache=False, compile_check="on")
     (kr,) = result.kernels
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+
+
+# -------------------------------------------------------------------------------------- narrow integer pointers
+
+@pytest.mark.parametrize("use, narrow", [
+    ("v", True),  # offsets only (pointer arithmetic: no narrow sum)
+    ("idx * stride", True),  # a wider operand: Triton computes it in int32
+    ("idx.to(tl.int32) + 1", True),  # widened first, as Triton does
+    ("(idx >> 2) & 3", True),  # bit fields of the value
+    ("idx // 4", True),  # a division by a literal stays in range
+    ("tl.where(idx > 3, idx, 0)", True),
+    ("idx + 1", False),  # Triton adds in the narrow type (uint8 255 + 1 == 0)
+    ("1 << idx", False),  # a literal takes the narrow type: 1 << 9 is 0 in uint8
+    ("~idx", False),
+    ("idx * idx", False),
+])
+def test_an_integer_pointer_takes_narrow_dtypes_where_its_values_stay_exact(tmp_path, use, narrow):
+    """An integer pointer's loaded values are widened to int64 here, where Triton computes on a uint8 / int16 /
+    bool tensor's values in that type and wraps: the pointer takes u8, i16 and bool (passes/domains._narrow_exact)
+    only where no op on its values could wrap in 8 or 16 bits (mutant: `_narrow_exact` always true -> the wrapping
+    uses take them)."""
+    failures, results = _diagnostics(tmp_path, f"""
+    @triton.jit
+    def k(idx_ptr, x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        idx = tl.load(idx_ptr + offs)
+        v = tl.load(x_ptr + idx)  # (offsets: an integer pointer)
+        tl.store(out_ptr + offs, {use})
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _array_params(kr)["idx_ptr"][1] == ("i32", "i64") + (("u8", "i16", "bool") if narrow else ()), \
+        _array_params(kr)
+
+
+@pytest.mark.parametrize("update, counter", [
+    ("tl.atomic_add(count_ptr + b, 1, mask=m)", True),
+    ("tl.atomic_add(count_ptr + b, -3, mask=m)", True),
+    ("tl.atomic_add(count_ptr + b, 0.5, mask=m)", False),  # not a whole number: int32 would add 0
+    ("tl.atomic_add(count_ptr + b, 16777217, mask=m)", False),  # past 2**24: its f32 form is another number
+    ("tl.store(out_ptr + offs, tl.atomic_add(count_ptr + b, 1, mask=m), mask=m)", False),  # the old value read
+])
+def test_a_counter_of_literal_atomic_adds_takes_int32(tmp_path, update, counter):
+    """A pointer only `tl.atomic_add(p, 1)` updates (old value unused) adds the literal in its own type in Triton,
+    int32 as exactly as a float: it takes the kernel's float dtypes and int32 (passes/domains._counters; numbers
+    and the launch: narrow_ints.py bucket_count_kernel)."""
+    failures, results = _diagnostics(tmp_path, f"""
+    @triton.jit
+    def k(x_ptr, count_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = offs < n
+        b = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.int32)
+        {update}
+    """)
+    assert not failures
+    (kr,) = results
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    assert _array_params(kr)["count_ptr"][1] == (("f16", "bf16", "f32", "i32") if counter else ()), _array_params(kr)

@@ -40,8 +40,9 @@ from pathlib import Path
 
 I32 = 2**31 - 1
 MAX_RANK = 8
-DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6, "i8": 7}
-SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1, 7: 1}
+DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6, "i8": 7, "u8": 8,
+               "i16": 9, "bool": 10}
+SIZE = {0: 4, 1: 2, 2: 2, 3: 4, 4: 8, 5: 1, 6: 1, 7: 1, 8: 1, 9: 2, 10: 1}
 GENERIC_DTYPES = ("E",) + tuple(f"E{i}" for i in range(2, 17))  # README: arrays typed with one dtype generic share its dtype
 
 

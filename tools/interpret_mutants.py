@@ -62,9 +62,6 @@ REVIEWED_EQUIVALENT: dict[str, tuple[str, str, str]] = {
     "attn_fwd_kernel__not_is_causal__e_f32:neg_inf:0": (
         "f32::NEG_INFINITY", "-3.0e38f32", "the initial running max m_i: exp2(-3e38 - m_new) is 0 as exp2(-inf) "
         "is, and max(-3e38, a row max of finite scores) is that row max"),
-    "moe_count_kernel:float_literal:0": (
-        "0.0", "1.0", "`other` of the masked load of expert ids: the masked lanes feed only the atomic add, "
-        "which has the same mask"),
     "rms_norm_bwd_kernel:float_literal:2": (
         "0.0", "1.0", "`other` of w's masked load: masked lanes of w only meet dy's masked lanes (0.0) in "
         "w * dy, and dx / dw are stored under the mask"),

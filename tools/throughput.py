@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "int8": 1, "uint8": 1,
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "int8": 1, "uint8": 1, "int16": 2, "bool": 1,
             "float8_e4m3fn": 1}
 
 GEMMS = {"matmul.matmul_kernel", "persistent_matmul.persistent_matmul_kernel", "split_k_gemm.split_k_gemm_kernel",

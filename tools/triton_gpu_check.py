@@ -174,7 +174,8 @@ def gpu_inputs(torch, c: dict) -> dict:
 
 
 TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "int32": "int32",
-                "int64": "int64", "int8": "int8", "uint8": "uint8", "float8_e4m3fn": "float8_e4m3fn"}
+                "int64": "int64", "int8": "int8", "uint8": "uint8", "int16": "int16", "bool": "bool",
+                "float8_e4m3fn": "float8_e4m3fn"}
 
 
 def torch_inputs(torch, c: dict) -> dict:

@@ -27,7 +27,7 @@ H100_SMS = 132  # an H100 SXM and an H200 both have 132 SMs: the persistent GEMM
 GIB = 1 << 30
 MAX_CASE_BYTES = 8 * GIB  # pristine inputs + a copy per side must fit with room to spare
 INT32_MAX = 2 ** 31 - 1  # kernels index with int32 offsets: no tensor may have more elements
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "int8": 1, "uint8": 1,
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "int8": 1, "uint8": 1, "int16": 2, "bool": 1,
             "float8_e4m3fn": 1}
 
 # kernels whose real-size launch moves little data but runs long (atomics, a serial scan per program)
@@ -88,6 +88,11 @@ NO_REAL_SIZE = {
         ("scalar_typing", "split_lengths_kernel"), ("scalar_typing", "step_flags_kernel"),
         ("scalar_typing", "compact_kernel"), ("scalar_typing", "row_mean_kernel"),
         ("scalar_typing", "positive_ranks_kernel"), ("precision_local", "gram_kernel"))},
+    # narrow integer tensors through the host layer (uint8 bytes, torch.bool masks, int16 ids, an int32 counter):
+    # dtype fixtures whose numbers are checked on the CPU; the fp8 and gather corpus kernels have real sizes
+    **{k: "a narrow-dtype fixture (uint8 / bool / int16 / int32 counter), numbers checked on the CPU" for k in (
+        ("narrow_ints", "fp8_bytes_kernel"), ("narrow_ints", "keep_where_kernel"), ("narrow_ints", "id_rows_kernel"),
+        ("narrow_ints", "bucket_count_kernel"), ("bool_mask", "masked_fill_kernel"))},
     # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
     # quadratic in the extent, so a real-size case would time the emulation, not a workload)
     **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "

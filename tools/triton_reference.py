@@ -14,7 +14,7 @@ can be rebuilt elsewhere (e.g. on a GPU with torch, to compare the Triton kernel
 
 Input spec `init` kinds (all random draws from `numpy.random.default_rng(case["seed"])`, in spec order):
   randn(scale), uniform(lo, hi), randint(lo, hi) [high exclusive], zeros, full(value), poison (NaN for
-  floats, -12345 for ints), log_softmax(scale) (rows of log-probabilities of randn*scale), rows_of_randperm
+  floats, -12345 for ints, True for bools), log_softmax(scale) (rows of log-probabilities of randn*scale), rows_of_randperm
   (a permutation of range(size) reshaped: page tables), and derived kinds computed from earlier inputs:
   bincount(of, minlength), moe_sorted_ids(of, n_experts, block_size) (sorted slot ids, padding = n_slots).
 Reference tables keep bf16 out: the interpreter computes bf16 on raw bits (triton.md section 4).
@@ -54,7 +54,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "pointer_choice", "round_half_even", "flips", "pair_reduce",
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
-                                                     "scalar_typing", "precision_local")
+                                                     "scalar_typing", "precision_local", "narrow_ints", "bool_mask")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -64,7 +64,7 @@ NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "co
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
-       "float8_e4m3fn": (2.0 ** -9, 2.0 ** -4)}
+       "uint8": (0, 0), "int16": (0, 0), "bool": (0, 0), "float8_e4m3fn": (2.0 ** -9, 2.0 ** -4)}
 
 
 def _npo2(n: int) -> int:
@@ -1073,11 +1073,12 @@ def cases() -> list[dict]:
                         ["gate", "up", "out", "n"], [_cdiv(300, 128)], ["out"], "", {"n": 300},
                         {"ACTIVATION": act, "BLOCK": 128}))
     # a dtype constant passed as a host function's result: the e4m3 entry, its bytes through a uint8 view (into
-    # an int32 array: the C ABI has no uint8 arrays yet, so the port's integer pointers take i32 or i64)
-    out.append(case("host_dtype_fn", "quant_bytes_kernel", "e4m3_n300",
-                    [inp("x", [300], "float32", "randn", scale=60.0), inp("q", [300], "int32", "poison")],
-                    ["x", "q", "scale", "n"], [_cdiv(300, 256)], ["q"], "", {"scale": 2.0, "n": 300},
-                    {"OUT_DTYPE": "float8e4nv", "BLOCK": 256}))
+    # an int32 array, as its first case did, and into the uint8 array a caller passes)
+    for name, qt in (("e4m3_n300", "int32"), ("e4m3_n300_u8", "uint8")):
+        out.append(case("host_dtype_fn", "quant_bytes_kernel", name,
+                        [inp("x", [300], "float32", "randn", scale=60.0), inp("q", [300], qt, "poison")],
+                        ["x", "q", "scale", "n"], [_cdiv(300, 256)], ["q"], "", {"scale": 2.0, "n": 300},
+                        {"OUT_DTYPE": "float8e4nv", "BLOCK": 256}))
     # a dtype name bound per constant arm: a float16 output in one, an int32 one in the other
     for to_a in (True, False):
         out.append(case("dtype_names", "scale_into_kernel", "to_a" if to_a else "to_b",
@@ -1256,6 +1257,31 @@ def cases() -> list[dict]:
     out.append(case("carried_types", "first_program_totals_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("out", [41], "float32", "poison")],
                     ["x", "out", "n"], [41], ["out"], "", {"n": 40}, {"BLOCK": 64}))
+    # narrow integer tensors: an fp8 quantizer's bytes into uint8, a torch.bool mask read and bools written, int16
+    # ids and int16 results that wrap, an int32 (and a float32) counter bumped by `tl.atomic_add(p, 1)`
+    out.append(case("narrow_ints", "fp8_bytes_kernel", "r4c40",
+                    [inp("x", [4, 40], "float32", "randn", scale=30.0), inp("q", [4, 40], "uint8", "poison"),
+                     inp("s", [4], "float32", "poison")],
+                    ["x", "q", "s", "n_cols", "stride_x", "stride_q"], [4], ["q", "s"], "",
+                    {"n_cols": 40, "stride_x": 40, "stride_q": 40}, {"BLOCK": 64}))
+    out.append(case("narrow_ints", "keep_where_kernel", "n50",
+                    [inp("x", [50], "float32", "randn"), inp("keep", [50], "bool", "randint", lo=0, hi=2),
+                     inp("out", [50], "float32", "poison"), inp("pos", [50], "bool", "poison")],
+                    ["x", "keep", "out", "pos", "n", "fill"], [2], ["out", "pos"], "", {"n": 50, "fill": -1.5},
+                    {"BLOCK": 32}))
+    out.append(case("narrow_ints", "id_rows_kernel", "ids9_rows40",
+                    [inp("ids", [9], "int16", "randint", lo=0, hi=40), inp("table", [40, 24], "float32", "randn"),
+                     inp("out", [9, 24], "float32", "poison"), inp("code", [9], "int16", "poison")],
+                    ["ids", "table", "out", "code", "n_ids", "n_cols", "stride_t"], [9], ["out", "code"], "",
+                    {"n_ids": 9, "n_cols": 24, "stride_t": 24}, {"BLOCK": 32}))
+    for dt in ("int32", "float32"):
+        out.append(case("narrow_ints", "bucket_count_kernel", f"n100_{dt}",
+                        [inp("x", [100], "float32", "uniform", lo=0.0, hi=1.0), inp("count", [8], dt, "zeros")],
+                        ["x", "count", "n", "n_buckets"], [2], ["count"], "", {"n": 100, "n_buckets": 8},
+                        {"BLOCK": 64}))
+    out.append(case("bool_mask", "masked_fill_kernel", "n40",
+                    [inp("x", [40], "float32", "randn"), inp("valid", [40], "bool", "randint", lo=0, hi=2)],
+                    ["x", "valid", "n"], [2], ["x"], "", {"n": 40}, {"BLOCK": 32}))
     return out
 
 
@@ -1282,7 +1308,8 @@ def make_inputs(c: dict) -> dict[str, np.ndarray]:
         elif kind == "zeros":
             a = np.zeros(shape)
         elif kind == "poison":
-            a = np.full(shape, INT_POISON if np.dtype(_np_dtype(dt)).kind in "iu" else np.nan)
+            kind_of = np.dtype(_np_dtype(dt)).kind
+            a = np.full(shape, INT_POISON if kind_of in "iu" else True if kind_of == "b" else np.nan)
         elif kind == "given":
             a = np.array(init["values"]).reshape(shape)
         elif kind == "log_softmax":
@@ -1714,6 +1741,22 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"acc": np.array([x["x"].sum(), 4.0, x["x"].sum() / 100])}
     if k == "carried_types.first_program_totals_kernel":
         return {"out": np.concatenate([[x["x"].sum()], x["x"] * 2.0])}
+    if k == "narrow_ints.fp8_bytes_kernel":
+        x32 = a["x"].astype(np.float32)
+        scale = (np.maximum(np.abs(x32).max(axis=1), np.float32(1e-12)) / np.float32(448.0)).astype(np.float32)
+        return {"q": fp8_e4m3_encode((x32 / scale[:, None]).astype(np.float64)), "s": scale}
+    if k == "narrow_ints.keep_where_kernel":
+        kept = np.where(a["keep"], x["x"], 0.0)
+        return {"out": np.where(a["keep"], kept * 2.0, s["fill"]), "pos": kept > 0.0}
+    if k == "narrow_ints.id_rows_kernel":
+        ids = a["ids"].astype(np.int64)
+        code = (ids * 2000 + np.arange(ids.size)).astype(np.int32).astype(np.int16)  # int16 wraps, as Triton's store
+        return {"out": x["table"][ids], "code": code}
+    if k == "narrow_ints.bucket_count_kernel":
+        b = np.clip(a["x"].astype(np.float32) * np.float32(s["n_buckets"]), 0.0, s["n_buckets"] - 1.0).astype(np.int64)
+        return {"count": np.bincount(b, minlength=s["n_buckets"])}
+    if k == "bool_mask.masked_fill_kernel":
+        return {"x": np.where(a["valid"], 0.0, x["x"])}
     if k == "precision_local.gram_kernel":
         return {"c": x["a"] @ x["a"].T}
     if k == "scalar_typing.resample_rows_kernel":
@@ -2093,7 +2136,7 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------------------------- interpreter
 
 _TORCH_NAMES = {"float32": "float32", "float16": "float16", "int32": "int32", "int64": "int64",
-                "uint8": "uint8", "int8": "int8", "float8_e4m3fn": "float8_e4m3fn"}
+                "uint8": "uint8", "int8": "int8", "int16": "int16", "bool": "bool", "float8_e4m3fn": "float8_e4m3fn"}
 
 
 class _Dtype:

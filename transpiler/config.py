@@ -61,8 +61,9 @@ CT_FAIL_CLOSED = "CT017"   # a kernel not translated because its config has erro
 
 def known_dtypes() -> tuple[str, ...]:
     from .emit.ffi import DTYPES
-    # i8 is carried for Triton's int8 `tl.dot` operands only (a pointer fixed to it), not an element type to export
-    return tuple(d for d in DTYPES if d != "i8")
+    # i8, u8, i16 and bool are carried for some arrays only (Triton's int8 `tl.dot` operands and integer pointers,
+    # cuTile Python arrays of those dtypes), not element types to export
+    return tuple(d for d in DTYPES if d not in ("i8", "u8", "i16", "bool"))
 
 
 def pyproject_for(source: Path) -> Path | None:

@@ -15,7 +15,7 @@ import re
 
 from ..model.ir import GENERIC_DTYPES, element_combinations, is_generic
 from .derived_names import extent_names
-from .lower import rust_ident
+from .lower import INT_KINDS, rust_ident
 
 # The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
 # dtype name -> (ABI code, Rust host type, bytes); the Rust enum variant is the upper-case name
@@ -29,6 +29,20 @@ DTYPES = {
     "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn", 1),
     # Triton's int8 `tl.dot` operands (a pointer a port takes as int8 only: passes/ops/linalg.py)
     "i8": (7, "i8", 1),
+    # narrow integers and bools (torch.bool: one byte, 0 or 1): Triton's integer pointers (passes/domains.py) and
+    # cuTile Python arrays of ct.uint8 / ct.int16 / ct.bool_
+    "u8": (8, "u8", 1),
+    "i16": (9, "i16", 2),
+    "bool": (10, "bool", 1),
+}
+# how the Python wrapper recognizes each dtype: torch's name, the __cuda_array_interface__ typestr, DLPack's
+# (type code, bits) (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6; the fp8 types have no DLPack code)
+INTEROP = {
+    "f32": ("torch.float32", "<f4", (2, 32)), "f16": ("torch.float16", "<f2", (2, 16)),
+    "bf16": ("torch.bfloat16", None, (4, 16)), "i32": ("torch.int32", "<i4", (0, 32)),
+    "i64": ("torch.int64", "<i8", (0, 64)), "f8e5m2": ("torch.float8_e5m2", None, None),
+    "f8e4m3fn": ("torch.float8_e4m3fn", None, None), "i8": ("torch.int8", "|i1", (0, 8)),
+    "u8": ("torch.uint8", "|u1", (1, 8)), "i16": ("torch.int16", "<i2", (0, 16)), "bool": ("torch.bool", "|b1", (6, 8)),
 }
 # return codes in order (the code is the position), with when each is returned
 ABI_CODES = [
@@ -63,6 +77,10 @@ def abi_tables() -> dict:
         "codes": [{"name": n, "doc": doc, "code": i} for i, (n, doc) in enumerate(ABI_CODES)],
         "dtypes": [{"name": n, "variant": n.upper(), "code": c, "size": size} for n, (c, _, size) in DTYPES.items()],
         "py_dtypes": repr({n: (c, size) for n, (c, _, size) in DTYPES.items()}),
+        "int_kinds": [{"variant": n.upper(), "kind": k} for n, k in INT_KINDS.items()],
+        "py_torch": repr({t: n for n, (t, _, _) in INTEROP.items()}),
+        "py_cai": repr({c: n for n, (_, c, _) in INTEROP.items() if c}),
+        "py_dlpack": repr({d: n for n, (_, _, d) in INTEROP.items() if d}),
         "py_generics": repr(GENERIC_DTYPES),
         "py_codes": repr({i: n for i, (n, _) in enumerate(ABI_CODES)}),
     }

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import fail
-from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
+from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, NARROW_INT_DOMAIN, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         Param, TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names
 from .steps import step_names
@@ -134,7 +134,8 @@ class Lowerer:
         self.pointer_arrays: dict = {}
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
         self.cast_base: dict[tuple[str, str], str] = {}  # (Triton pointer, element type) -> its cast base
-        self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (0, 4 or 8)
+        self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (INT_KINDS)
+        self.narrow_kinds: dict[str, list[str]] = {}  # such a generic -> the narrow integers it may be (u8, i16, bool)
         self.tensor_names: dict[str, str] = {}
         # each `Array.slice` view (by the local it is assigned to): its base pointer tile and its dimensions,
         # per axis (static: a const expression; else an i32 value, and whether a slice computed it)
@@ -223,8 +224,10 @@ class Lowerer:
             if any(p.kind == "array" and p.dtype == g for p in k.params):
                 generics.append(f"{g}: ElementType")
         for g in GENERIC_DTYPES:  # a Triton pointer's generic that may be an integer: its kind (see int_dispatch)
-            if any(p.kind == "array" and p.dtype == g and "i32" in p.domain for p in k.params):
+            domain = next((p.domain for p in k.params if p.kind == "array" and p.dtype == g and "i32" in p.domain), None)
+            if domain is not None:
                 self.int_kinds[g] = int_kind_name(g)
+                self.narrow_kinds[g] = [d for d in NARROW_INT_DOMAIN if d in domain]
                 generics.append(f"const {self.int_kinds[g]}: i32")
         for p in k.params:
             if p.kind == "const":
@@ -837,6 +840,13 @@ class Lowerer:
 
     def tile(self, e: Expr) -> str:
         """A rank-0 tile holding a scalar value (tile ops on scalars go through it; no Tile IR op)."""
+        if isinstance(e, Lit) and e.ty.is_scalar and self.narrow_kinds.get(e.ty.dtype) and math.isfinite(e.value):
+            # a literal as an integer pointer's generic that may be a narrow integer or a bool (`other=0`): its
+            # int64 constant taken to the dtype's kind, as Triton casts it (a bool: `!= 0`, no float conversion)
+            w, t = self.tmp(), self.tmp()
+            self.emit(f"let {w}: Tile<i64, {{ [] }}> = constant({int(float(e.value))}i64, shape![]);")
+            self.emit(f"let {t}: Tile<{e.ty.dtype}, {{ [] }}> = {{ {self._from_i64(w, e.ty.dtype, ())} }};")
+            return t
         if isinstance(e, Lit) and e.ty.is_scalar and e.ty.dtype in GENERIC and not isinstance(e.value, bool):
             # a literal as E: its f32 constant as a rank-0 tile, converted (the ftof folds: N8). Not an E scalar
             # (`let c: E = convert_scalar(..)`): the JIT leaves E unresolved in a tile made from it, and a binary op
@@ -1146,8 +1156,9 @@ class Lowerer:
             src = a[0]
             if e.ty.is_scalar and e.ty.dtype not in GENERIC and src.ty == e.ty:
                 return self.value(src)  # `ct.full((), n)`: the value itself, as in cuTile Python
-            if src.ty.dtype in GENERIC and not isinstance(src, Lit):
-                return self.bcast(self.value(src), src.ty.dtype, e.ty.shape)
+            if src.ty.dtype in GENERIC and (not isinstance(src, Lit) or (self.narrow_kinds.get(src.ty.dtype)
+                                                                         and math.isfinite(src.value))):
+                return self.bcast(self.tile(src), src.ty.dtype, e.ty.shape)
             wide = src.ty.dtype == "f64"
             if isinstance(src, Lit) and src.ty.dtype not in INT_DTYPES and src.ty.dtype != "bool" \
                     and "::" in _float_lit(float(src.value), wide):
@@ -1157,6 +1168,8 @@ class Lowerer:
             return f"broadcast_scalar({self.value(src)}, {shape_macro(e.ty.shape)})"
         if o == "convert":
             src = a[0]
+            if src.ty == e.ty:  # (`x.to(p.dtype.element_ty)` of an i64 value: its type already)
+                return self.value(src)
             if not isinstance(src, Lit) and self.may_be_int(src.ty.dtype) and self.may_be_int(e.ty.dtype) \
                     and (src.ty.dtype in self.int_kinds or e.ty.dtype in self.int_kinds) and src.ty.dtype != e.ty.dtype:
                 return self.scalar_result(e, self.int_dispatch(self.tile(src), src.ty.dtype, e.ty.dtype, e.ty.shape))
@@ -1370,18 +1383,26 @@ class Lowerer:
             b, nb = self._arm_let("i32", f"bitcast({x})", ts)
             c, wc = self._arm_let("i64", f"exti({nb})", ts)
             f, vf = self._arm_let(dst, f"convert_tile({x})", ts)
-            self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{self._from_i64(wa, dst, shape)} }} "
-                      f"else if {kind} == 4i32 {{ {b}{c}{self._from_i64(wc, dst, shape)} }} else {{ {f}{vf} }};")
+            arms = [f"if {kind} == 8i32 {{ {a}{self._from_i64(wa, dst, shape)} }}",
+                    f"if {kind} == 4i32 {{ {b}{c}{self._from_i64(wc, dst, shape)} }}"]
+            for d in self.narrow_kinds[src]:  # widened by the narrow type's own signedness (u8, bool: zero)
+                n, nn = self._arm_let(d, f"convert_tile({x})", ts)  # (the identity conversion: no op)
+                w, nw = self._arm_let("i64", f"exti({nn})", ts)
+                arms.append(f"if {kind} == {INT_KINDS[d]}i32 {{ {n}{w}{self._from_i64(nw, dst, shape)} }}")
+            self.emit(f"let {r}: Tile<{dst}, {ts}> = {' else '.join(arms)} else {{ {f}{vf} }};")
         elif src == "u32" and dst in self.int_kinds:
             # a uint32 tile (Triton's random integers) stored into an int pointer: its bits as int32 (a bitcast,
-            # as Triton's same-width cast), zero-extended to int64; a float pointer's elements convert it
+            # as Triton's same-width cast), zero-extended to int64 (and narrowed from there, as a narrow pointer's
+            # store converts it); a float pointer's elements convert it
             kind = self.int_kinds[dst]
             a, wa = self._arm_let("i64", f"exti({x})", ts)
             b, nb = self._arm_let(dst, f"bitcast({wa})", ts)
             c, nc = self._arm_let(dst, f"bitcast({x})", ts)
             f, vf = self._arm_let(dst, f"convert_tile({x})", ts)
-            self.emit(f"let {r}: Tile<{dst}, {ts}> = if {kind} == 8i32 {{ {a}{b}{nb} }} else if {kind} == 4i32 "
-                      f"{{ {c}{nc} }} else {{ {f}{vf} }};")
+            arms = [f"if {kind} == 8i32 {{ {a}{b}{nb} }}", f"if {kind} == 4i32 {{ {c}{nc} }}"]
+            for d in self.narrow_kinds[dst]:
+                arms.append(f"if {kind} == {INT_KINDS[d]}i32 {{ {a}{self._narrowed(wa, d, dst, ts, shape)} }}")
+            self.emit(f"let {r}: Tile<{dst}, {ts}> = {' else '.join(arms)} else {{ {f}{vf} }};")
         else:  # a concrete integer (or bool) into a generic that may be one
             wide = self.tmp()
             to_i64 = x if src == "i64" else f"bitcast({x})" if src == "u64" else f"exti({x})"
@@ -1416,7 +1437,34 @@ class Lowerer:
         t, nt = self._arm_let("i32", f"trunci({w}, overflow::NoSignedWrap)", ts)
         b, nb = self._arm_let(dst, f"bitcast({nt})", ts)
         f, nf = self._arm_let(dst, f"convert_tile({w})", ts)
-        return f"if {kind} == 8i32 {{ {a}{na} }} else if {kind} == 4i32 {{ {t}{b}{nb} }} else {{ {f}{nf} }}"
+        arms = [f"if {kind} == 8i32 {{ {a}{na} }}", f"if {kind} == 4i32 {{ {t}{b}{nb} }}"]
+        arms += [f"if {kind} == {INT_KINDS[d]}i32 {{ {self._narrowed(w, d, dst, ts, shape)} }}"
+                 for d in self.narrow_kinds[dst]]
+        return f"{' else '.join(arms)} else {{ {f}{nf} }}"
+
+    def _narrowed(self, w: str, d: str, dst: str, ts: str, shape: tuple) -> str:
+        """Rust block statements and tail turning the i64 tile `w` into the generic `dst` holding the narrow
+        integer `d` as Triton's store converts to it: its low bits (wrapping, exact for every value) or, for a
+        bool, `!= 0`."""
+        if d == "bool":
+            z, nz = self._arm_let("i64", f"constant(0i64, {shape_macro(shape)})", ts)
+            c, nc = self._arm_let(d, f"cmpi({w}, {nz}, predicate::NotEqual)", ts)
+            pre = z
+        else:  # (cuTile Rust writes no trunci without an overflow flag: the value is brought into range first)
+            if d == "u8":  # the low byte
+                k, nk = self._arm_let("i64", f"constant(255i64, {shape_macro(shape)})", ts)
+                m, low = self._arm_let("i64", f"{w} & {nk}", ts)
+                pre = k + m
+            else:  # the low 16 bits, sign-extended
+                k, nk = self._arm_let("i64", f"constant(48i64, {shape_macro(shape)})", ts)
+                h, nh = self._arm_let("i64", f"{w} << {nk}", ts)
+                m, low = self._arm_let("i64", f"{nh} >> {nk}", ts)
+                pre = k + h + m
+            flag = "NoUnsignedWrap" if d.startswith("u") else "NoSignedWrap"
+            c, nc = self._arm_let(d, f"trunci({low}, overflow::{flag})", ts)
+        # typed as the generic by the JIT's identity conversion (no op; Tile IR has no bitcast of i1)
+        b, nb = self._arm_let(dst, f"convert_tile({nc})", ts)
+        return f"{pre}{c}{b}{nb}"
 
     def int_convert(self, x: str, src: str, dst: str, shape: tuple, e: Op | None = None) -> str:
         """Integer/bool conversions as cuTile Python encodes them (_ir2bytecode.convert_dtype): to bool
@@ -1615,8 +1663,20 @@ class Lowerer:
             mode = {"atomic_add": "AddF" if is_float else "Add", "atomic_xchg": "Xchg",
                     "atomic_max": "Umax" if unsigned else "Max", "atomic_min": "Umin" if unsigned else "Min",
                     "atomic_and": "And", "atomic_or": "Or", "atomic_xor": "Xor"}[e.op]
-            self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ atomic_rmw_tko({ptrs}, "
-                      f"{value}, atomic::{mode}, {order}, {cur_m}, {f'Some({access})' if ordered else 'None'}) }};")
+            def call(mode: str) -> str:
+                return (f"unsafe {{ atomic_rmw_tko({ptrs}, {value}, atomic::{mode}, {order}, {cur_m}, "
+                        f"{f'Some({access})' if ordered else 'None'}) }}")
+            typed = f"(Tile<{p.dtype}, {ts}>, Token)"
+            rmw = call(mode)
+            if e.op == "atomic_add" and p.dtype in self.int_kinds and any(d in FLOAT_DTYPES for d in p.domain):
+                # a counter that may be int32 or a float (passes/domains._counters): the add of its dtype's kind
+                # (each arm's value typed by its `let`: the JIT infers no type in a branch)
+                arms = []
+                for m in ("Add", "AddF"):
+                    r, t = self.tmp(), self.tmp("tok")
+                    arms.append(f"let ({r}, {t}): {typed} = {call(m)}; ({r}, {t})")
+                rmw = f"if {self.int_kinds[p.dtype]} == 4i32 {{ {arms[0]} }} else {{ {arms[1]} }}"
+            self.emit(f"let ({res}, {tok}): {typed} = {rmw};")
         if ordered:
             self.emit(f"{access} = {tok};")
             self.emit(f"{store} = {tok};")
@@ -1680,6 +1740,11 @@ class Lowerer:
         self.emit(f"let {m}: {bt} = andi({x1}, {c3});")
         self.emit(f"let {s}: {tt} = {r} + {y};")
         return self.scalar_result(e, f"select({m}, {s}, {r})")
+
+
+# a Triton pointer generic's kind: the value of the `__E_INT` const generic its port takes (int_dispatch), which
+# the C symbol sets from the dtype (`abi::int_kind`, rendered from this table): the integer it holds (0: a float)
+INT_KINDS = {"i64": 8, "i32": 4, "i16": 2, "u8": 1, "bool": -1}
 
 
 def int_kind_name(generic: str) -> str:

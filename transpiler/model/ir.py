@@ -39,6 +39,10 @@ MIXED_PARTNER = "f32"
 # Triton pointers are passed to the kernel untyped (`*mut u8`, cast on the device: emit/lower.py), so the C
 # symbol does not monomorphize them: each keeps its own generic, and an integer one ranges over these
 INT_DOMAIN = ("i32", "i64")
+# and, where its loaded values are only moved, compared, bit-combined or widened by a wider operand (Triton computes
+# on them in their own narrow type, which the port's widened values match only without wrapping: passes/domains.py),
+# these too (torch.uint8 bytes, torch.int16, torch.bool masks: one byte, 0 or 1)
+NARROW_INT_DOMAIN = ("u8", "i16", "bool")
 # element-wise read-modify-writes through a pointer tile (Triton's atomics; cuTile Python's on arrays), each
 # returning the old values: (array, indices, mask, value) and, for atomic_cas, the compared value after them
 RMW_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor",

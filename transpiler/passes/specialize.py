@@ -449,7 +449,7 @@ def specialize(kernel: Kernel, dtypes: tuple[str, ...] = ()) -> list[Kernel]:
                 for q in settled.params)), [])
             continue
         if kernel.frontend == "triton":
-            return pointer_domains(done)
+            return pointer_domains(done, dtypes)
         # arrays stored a tile converted to another array's generic: partners of that array (Param.partner)
         settled = _with_partners(settled, _store_partners(settled, done))
         if _within_bounds(settled):

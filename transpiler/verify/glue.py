@@ -18,13 +18,13 @@ import json
 import re
 import struct
 
+from ..emit.ffi import DTYPES, INTEROP
 from ..emit.lower import rust_ident
 from .specs import (const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     twin_entries, verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
-DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "f8e5m2": 5, "f8e4m3fn": 6}
-DTYPE_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "f8e5m2": 1, "f8e4m3fn": 1}
+DTYPE_CODES = {n: code for n, (code, _, _) in DTYPES.items()}  # the ABI's table (emit/ffi.py)
 BLOCKS = (3, 2, 1)  # blocks per axis of a checked output: grid axes are told apart
 FREE_GRID = (3, 2)  # the grid of a kernel without a checked output (the symbol passes it through)
 BASE_PTR = 0x7F0000000000
@@ -316,8 +316,7 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
 
 # ------------------------------------------------------------------------ the generated Python wrapper
 
-TORCH_NAMES = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
-               "i64": "torch.int64", "f8e5m2": "torch.float8_e5m2", "f8e4m3fn": "torch.float8_e4m3fn", "i8": "torch.int8"}
+TORCH_NAMES = {n: torch for n, (torch, _, _) in INTEROP.items()}  # the wrapper's own table (emit/ffi.py)
 
 
 class FakeTensor:

@@ -22,6 +22,7 @@ import math
 import struct
 from pathlib import Path
 
+from ..emit.ffi import INT_KINDS
 from ..model.ir import GENERIC_DTYPES, Kernel, element_combinations
 
 DEFAULT_INT = 64
@@ -98,13 +99,15 @@ def generic_domain(kernel: dict, generic: str) -> tuple[str, ...]:
 
 def domain_probes(kernel: dict) -> list[str]:
     """Element types that exercise the Triton pointers' domains beyond the float dtypes (explicit per generic,
-    `+`-joined): integers and fp8 for the pointers that take any dtype, i64 for integer pointers."""
+    `+`-joined): integers and fp8 for the pointers that take any dtype, i64 and bool (the domain's last) for
+    integer pointers, and u8 where one takes the narrow integers (i16's arms are u8's at another width)."""
     generics = kernel_generics(kernel)
     domains = [generic_domain(kernel, g) for g in generics]
     if not any(d and any(x not in DEFAULT_DTYPES for x in d) for d in domains):
         return []
     probes = []
-    for wide, narrow in (("i64", "f16"), ("f8e4m3fn", "f32")):
+    pairs = [("i64", "f16"), ("f8e4m3fn", "f32")] + ([("u8", "bf16")] if any("u8" in d for d in domains) else [])
+    for wide, narrow in pairs:
         probes.append("+".join(
             (wide if wide in d else d[-1]) if d and any(x not in DEFAULT_DTYPES for x in d) else narrow
             for d in domains))
@@ -150,7 +153,7 @@ def verified_generics(kernel: dict, entry: dict, spec: dict, dtype: str) -> list
     ctypes.update({rn: by_py.get(pn, "int") for rn, pn in entry.get("generic_params", {}).items()})
     ctypes.update({n: "float" for n, expr in entry.get("derived", {}).items() if expr.startswith("float(")})
     elements = element_types(kernel, dtype)
-    kinds = {f"__{g}_INT": str({"i64": 8, "i32": 4}.get(d, 0)) for g, d in elements.items()}  # see abi::int_kind
+    kinds = {f"__{g}_INT": str(INT_KINDS.get(d, 0)) for g, d in elements.items()}  # see abi::int_kind
     return [elements[g] if g in elements else kinds[g] if g in kinds else generic_value(values[g], ctypes.get(g, "int"))
             for g in entry["generics"]]
 

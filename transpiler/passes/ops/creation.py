@@ -20,16 +20,18 @@ def _filled(infer: Infer, e: Op, fill: Expr) -> Op:
     dt = infer.dtype_arg(e.args[-1]) if e.args[-1] is not None else None
     if dt is None:
         raise fail(e.rule, "`dtype` is required", e.pos)
-    dt = infer.widened_dtype(dt)  # (`tl.full((), 0, counts_ptr.dtype.element_ty)` of an integer pointer: i64)
+    wide = infer.widened_dtype(dt)  # (`tl.full((), 0, counts_ptr.dtype.element_ty)` of an integer pointer: i64)
+    attrs = (("element_of", dt),) if wide != dt else ()  # (in Triton a value of the pointer's type: domains.py)
+    dt = wide
     if isinstance(fill, Lit) and not (is_generic(dt) and fill.value != 0):
         # (a nonzero literal of the array dtype: the splat of the literal converted to E below, a conversion
         # of a constant that the verifier folds exactly)
         check_int_range(fill, dt)
-        return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+        return Op("const_tile", (replace(fill, ty=TileTy(dt)),), e.pos, attrs, ty=TileTy(dt, shape), rule=e.rule)
     v = infer.expr(fill)
     if not (isinstance(v.ty, TileTy) and v.ty.is_scalar):
         raise fail(e.rule, "the fill value must be a scalar", e.pos)
-    return Op("splat", (infer.to_dtype(v, dt),), e.pos, ty=TileTy(dt, shape), rule=e.rule)
+    return Op("splat", (infer.to_dtype(v, dt),), e.pos, attrs, ty=TileTy(dt, shape), rule=e.rule)
 
 
 @handler("zeros")

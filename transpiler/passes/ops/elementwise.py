@@ -26,10 +26,11 @@ def astype(infer: Infer, e: Op) -> Expr:
     dt = infer.dtype_arg(e.args[1])
     if not isinstance(x.ty, TileTy):
         raise fail(e.rule, "astype needs a tile", e.pos)
-    dt = infer.widened_dtype(dt)  # `m.to(counts_ptr.dtype.element_ty)` of an integer pointer: i64
-    if x.ty.dtype == dt:
-        return x
-    return Op("convert", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+    wide = infer.widened_dtype(dt)  # `m.to(counts_ptr.dtype.element_ty)` of an integer pointer: i64
+    attrs = (("element_of", dt),) if wide != dt else ()  # (in Triton a value of the pointer's type: domains.py)
+    if x.ty.dtype == wide and not attrs:
+        return x  # (an integer pointer's type: a convert even of an i64, which the Rust lowers to nothing)
+    return Op("convert", (x,), e.pos, attrs, rule=e.rule, ty=TileTy(wide, x.ty.shape))
 
 
 # Triton types a Python float constant float32 where it is 0, infinite or of a magnitude within float32's normal
@@ -107,7 +108,8 @@ def _narrow_loads(infer: Infer, x: Expr, dt: str) -> None:
     to int64 (ops/memory._widened): Triton compiles it only where those loads are 32-bit integers (an int64
     pointer makes the value int64, whose bitcast to a narrower type Triton refuses), so those pointers, and only
     they, are fixed to int32: their loads are int32, not widened (RetypeArray exact; the C symbol and the wrapper
-    refuse other dtypes for them). A 16-bit target would need int16 pointers, which the port's ABI lacks."""
+    refuse other dtypes for them). A 16-bit target would fix them to int16, whose values the port would then
+    compute on in int16: cuTile Rust 0.5 has no arithmetic operators on i16 tiles (refused)."""
     if infer.k.frontend != "triton" or not isinstance(x.ty, TileTy) or x.ty.dtype != "i64" \
             or _BITS.get(dt) not in (16, 32):
         return
@@ -115,8 +117,8 @@ def _narrow_loads(infer: Infer, x: Expr, dt: str) -> None:
     roots = int_pointer_roots(infer, x)
     if roots and _BITS[dt] == 16:
         raise fail("TTR-BITCAST", f"a bitcast to {dt} of the elements of `{min(roots)}`: Triton compiles it only "
-                   "for an int16 pointer, and the port's arrays have no int16 dtype yet (its C ABI: f32, f16, bf16, "
-                   "i32, i64, fp8, i8)", x.pos)
+                   "for an int16 pointer, whose values the port would compute on in int16, and cuTile Rust 0.5 has "
+                   "no arithmetic operators on i16 tiles", x.pos)
     if roots:
         raise RetypeArray(min(roots), "i32", exact=True)
 

@@ -39,7 +39,7 @@ REFERENCE_TOOL = ROOT / "tools" / "triton_reference.py"
 DEFAULT_REFS = ROOT / "tests" / "fixtures" / "triton_refs"
 
 _IR_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
-             "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "int8": "i8", "uint8": "u8", "int16": "i16",
+             "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "int8": "i8", "uint8": "u8", "int16": "i16", "bool": "bool",
              "float8e4nv": "f8e4m3fn", "float8e5": "f8e5m2"}  # (a dtype constexpr names Triton's: `tl.float8e4nv`)
 _SCALAR = {"i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64, "bool": np.bool_}
 

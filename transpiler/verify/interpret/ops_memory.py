@@ -151,7 +151,8 @@ def _ptr_operands(op_, env, n_values: int):
     values = [np.asarray(env[n]) for n, _ in rest[:n_values]]
     rest = rest[n_values:]
     mask = other = None
-    if rest and rest[0][1].elem == "i1" and ptr_t.pointee != "i1":
+    # (the mask first; an i1 pointer's padding is i1 too, but a padding comes only with a mask)
+    if rest and rest[0][1].elem == "i1":
         mask = np.asarray(env[rest[0][0]])
         rest = rest[1:]
     if rest:
