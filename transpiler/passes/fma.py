@@ -247,6 +247,8 @@ class _Fuser:
                     self.by_read[id(r)] = d
                 defs[i] = d
         guards = {g[0]: g for i, d in defs.items() if (g := self.guard(stmts, i, d)) and g[0] not in defs}
+        for g in guards.values():
+            g[3].uses = 1  # where the arm is not taken; `guarded` keeps the read's statement unfused under the arm
         # constant-if sinking: x = a*b; if CONST: ... x = x +/- c
         removed: set[int] = set()
         for i, d in list(defs.items()):
@@ -309,7 +311,6 @@ class _Fuser:
         in_body, in_else = (bool(_collect_reads(list(b), d.name)[0]) for b in (node.body, node.orelse))
         if in_cond or in_body == in_else or _assigns(node, d.name):
             return None
-        d.uses = 1  # where the arm is not taken; `guarded` keeps the read's statement unfused under the arm
         return direct[0], node.cond, in_body, d
 
     def guarded(self, s, cond: Expr, in_body: bool, d: _MulDef, defined: set):
