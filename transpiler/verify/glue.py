@@ -20,7 +20,7 @@ import struct
 
 from ..emit.ffi import DTYPES, INTEROP
 from ..emit.lower import rust_ident
-from .specs import (const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
+from .specs import (INT_KINDS, const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     twin_entries, verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
@@ -66,7 +66,8 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bo
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     return {
         "entry": entry["name"],
-        "element_type": dtype.split("+")[0] if "E" in entry["generics"] else None,
+        # a Triton entry is no function of one element type `T` (its dtype generics are in `generics`)
+        "element_type": dtype.split("+")[0] if "E" in entry["generics"] and not is_triton(kernel) else None,
         "generic_names": list(entry["generics"]),
         # exactly the generics verify compiled the entry with (a float constant as the i32 of its f32 bits)
         "generics": verified_generics(kernel, entry, consts, dtype),
@@ -87,6 +88,9 @@ def _free_extent(rank: int) -> int:
 
 def launch_shape(kernel: dict, consts: dict, dtype: str = "f32", entry: dict | None = None) -> tuple[dict, tuple]:
     """Array shapes and a grid that pass the symbol's checks: a checked output spans BLOCKS tiles."""
+    if is_triton(kernel):
+        shapes, grid, _, _ = triton_launch(kernel, consts, dtype, entry)
+        return shapes, grid
     taken = any(predicates_hold(e["predicates"], consts) for e in kernel["entries"])
     # constants no entry takes (the symbol must refuse them, verify/run.refused_specialization): the call is
     # made with the first entry's layout
@@ -141,15 +145,125 @@ def mismatches(label: str, got: dict, ref: dict, symbol: str) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------------------ Triton's symbols
+
+def is_triton(kernel: dict) -> bool:
+    return kernel.get("frontend") == "triton"
+
+
+def c_params(params: list[dict]) -> list[dict]:
+    """The parameters in the order the C symbol takes them (emit/ffi.py): the kernel's own, without the hidden
+    constants it computes itself (whether an optional pointer was given, whether a stride is 1), then the
+    flags that say whether an optional constexpr or scalar was given."""
+    flags = [q for p in params if p["kind"] != "array" and p.get("given")
+             for q in params if q.get("given_of") == p["name"]]
+    return [p for p in params if not p.get("given_of") and not p.get("unit_of")] + flags
+
+
+def _absent_generics(kernel: dict, entry: dict, consts: dict, generics: list[str]) -> list[str]:
+    """A dtype generic whose every array is an optional pointer passed as None types nothing the entry reads:
+    the symbol launches it at the first dtype it takes (abi::element_type), whatever dtype the check is at."""
+    arrays = [p for p in entry_params(kernel, entry) if p["kind"] == "array"]
+    out = list(generics)
+    for i, g in enumerate(entry["generics"]):
+        typed = [p for p in arrays if p["dtype"] == g]
+        if typed and all(p.get("given") and not consts.get(p["given"], 1) for p in typed):
+            first = (typed[0].get("domain") or kernel["dtypes"])[0]
+            out[i] = first
+            if f"__{g}_INT" in entry["generics"]:
+                out[entry["generics"].index(f"__{g}_INT")] = str(INT_KINDS.get(first, 0))
+    return out
+
+
+def _view_value(expr: str, env: dict) -> int:
+    """A view's extent or stride (manifest `view`, passes/views.py) at the launch's scalars, constants and grid."""
+    return int(const_value(expr, env))
+
+
+def _contiguous(extents: list[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(extents):
+        out.insert(0, acc)
+        acc *= max(d, 1)
+    return out
+
+
+def triton_launch(kernel: dict, consts: dict, dtype: str, entry: dict | None) -> tuple[dict, tuple, dict, dict]:
+    """A Triton launch the symbol takes: shapes of the flat arrays (rank 1), the grid, the scalars and the
+    view (extents, strides) of each checked output. An output view (abi::triton_view) must lie in its array
+    and not overlap, and the grid must be its partition grid: a scalar that is a view's whole stride takes the
+    contiguous stride of the axes inside it, the grid is iterated to the views' partition grid (an extent
+    may read it), and each viewed array is twice as long as its view's span."""
+    entry = entry or kernel["entries"][0]
+    params = entry_params(kernel, entry)
+    scalars = {p["name"]: scalar_value(kernel, p) for p in params if p["kind"] == "scalar"}
+    for p in params:  # a stride the constants take as 1 (`stride_ak_IS_1`), or not
+        if p.get("unit_of") in scalars:
+            scalars[p["unit_of"]] = 1 if consts.get(p["name"]) else max(scalars[p["unit_of"]], 2)
+    forms = {o["array"]: o["form"] for o in entry["outputs"]}
+    views = {p["name"]: p["view"] for p in params
+             if p["kind"] == "array" and p.get("view") and forms.get(p["name"]) == "checked"}
+    values = entry_values(kernel, entry, consts)
+    tiles = {a: [int(const_value(d, values)) for d in dims] for a, dims in entry.get("tiles", {}).items() if a in views}
+    grid = FREE_GRID + (1,)
+
+    def env() -> dict:
+        return {**values, **scalars, **{f"__grid{i}": g for i, g in enumerate(grid)}}
+
+    # a scalar an extent reads spans several tiles (`min(n, BLOCK)` then differs from `n`, and a grid axis
+    # from its neighbours)
+    read = sorted({n for v in views.values() for x in v["extents"] for n in re.findall(r"[A-Za-z_]\w*", x)} & set(scalars))
+    span = 3 * max([t for dims in tiles.values() for t in dims] or [1]) + 1
+    for i, name in enumerate(read):
+        scalars[name] = span + i
+    for name, view in views.items():  # strides that are a scalar: contiguous, innermost axis first
+        extents = [_view_value(x, env()) for x in view["extents"]]
+        for expr, stride in reversed(list(zip(view["strides"], _contiguous(extents)))):
+            if expr in scalars and expr not in read:
+                scalars[expr] = stride
+    for _ in range(4):  # the grid the views split into (an extent may be the grid: a fixed point)
+        wants = set()
+        for name, view in views.items():
+            extents = [_view_value(x, env()) for x in view["extents"]]
+            want = [-(-e // t) if t else 1 for e, t in zip(extents, tiles.get(name, []))][:3]
+            wants.add(tuple(want + [1] * (3 - len(want))))
+        if len(wants) != 1 or next(iter(wants)) == grid:
+            break
+        grid = next(iter(wants))
+    evaluated = {}
+    for name, view in views.items():
+        evaluated[name] = ([_view_value(x, env()) for x in view["extents"]],
+                           [_view_value(x, env()) for x in view["strides"]])
+    shapes = {}
+    for p in params:
+        if p["kind"] != "array":
+            continue
+        if p.get("unused"):
+            shapes[p["name"]] = [0]
+        elif p["name"] in evaluated:
+            extents, strides = evaluated[p["name"]]
+            # twice the view's span: a symbol making another view inside it is seen by what it passes
+            shapes[p["name"]] = [2 * (1 + sum((e - 1) * s for e, s in zip(extents, strides) if e > 0))]
+        else:
+            shapes[p["name"]] = [_free_extent(p["rank"])] * p["rank"]
+    if not views:
+        grid = FREE_GRID
+    return shapes, tuple(grid), scalars, evaluated
+
+
 # ------------------------------------------------------------------ (a) the symbol, called directly
 
 def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int, entry: dict | None = None) -> tuple[list, tuple]:
     """The symbol's arguments, built from the manifest's parameter list and README's ABI (not the wrapper); the
     arrays at the dtypes `entry` takes (one whose dtype differs per entry, `array_dtypes`)."""
     shapes, grid = launch_shape(kernel, consts, dtype, entry)
+    scalars = triton_launch(kernel, consts, dtype, entry)[2] if is_triton(kernel) else {}
     args, keep, ptr = [], [], BASE_PTR
-    for p in entry_params(kernel, entry) if entry else kernel["params"]:
-        if p["kind"] == "array":
+    for p in c_params(entry_params(kernel, entry) if entry else kernel["params"]):
+        if p["kind"] == "array" and p.get("given") and not consts.get(p["given"], 1):
+            args.append(None)  # an optional pointer passed as None: null (abi::optional_tensor_arg)
+            ptr += 1 << 24
+        elif p["kind"] == "array":
             shape = shapes[p["name"]]
             strides, acc = [], 1
             for d in reversed(shape):
@@ -161,11 +275,13 @@ def c_call(kernel: dict, consts: dict, dtype: str, entry_index: int, entry: dict
             args.append(ctypes.pointer(d))
             ptr += 1 << 24
         elif p["kind"] == "scalar":
-            v = scalar_value(kernel, p)
+            v = scalars.get(p["name"], scalar_value(kernel, p))
             args.append({"f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_bool,
                          "i64": ctypes.c_int64}.get(p["dtype"], ctypes.c_int32)(v))
         elif p.get("const_type") == "float":  # README: float constants as double
             args.append(ctypes.c_double(float(consts[p["name"]])))
+        elif p.get("given_of"):  # whether an optional constexpr or scalar was given (1) or None (0)
+            args.append(ctypes.c_int64(int(consts.get(p["name"], 1))))
         else:
             args.append(ctypes.c_int64(int(consts[p["name"]])))
     if len(kernel["entries"]) > 1:
@@ -223,7 +339,8 @@ def entry_slots(kernel_rs: str, entry: str, arrays: dict, tiles: dict, scalars: 
     out = []
     for param in [p for p in params + [cur] if p.strip()]:
         name, ty = (x.strip() for x in param.split(":", 1))
-        extent = re.fullmatch(r"(\w+)_(shape|stride)(\d+)", name)
+        # `x_stride0`, or `x_stride0_` where a parameter has that name (emit/derived_names.extent_names)
+        extent = None if name in scalars else re.fullmatch(r"(\w+)_(shape|stride)(\d+)_*", name)
         if ty.startswith("*mut") or ty.startswith("*const"):
             slots = [["ptr", arrays[name][0]]]
         elif ty.startswith("&"):
@@ -269,11 +386,14 @@ def passed_values(kernel: dict, args: list, ref: dict, unread: set[str] = frozen
     """The arrays (pointer, shape, strides), output tiles and scalars of a `c_call`, by their Rust names (an
     array in `unread`: the symbol's placeholder at the rank the call passes)."""
     arrays, scalars = {}, {}
-    for p, a in zip(kernel["params"], args):
-        if p["kind"] == "array":
+    views = ref.get("views", {})
+    for p, a in zip(c_params(kernel["params"]), args):
+        if p["kind"] == "array" and a is None:  # an optional pointer not given: null, no extents
+            arrays[rust_ident(p["name"])] = (0, [0] * p["rank"], [0] * p["rank"])
+        elif p["kind"] == "array":
             d = a.contents
             arrays[rust_ident(p["name"])] = placeholder(d.ndim) if p["name"] in unread else \
-                (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
+                (d.ptr, *views[p["name"]]) if p["name"] in views else (d.ptr, d.shape[:d.ndim], d.strides[:d.ndim])
         elif p["kind"] == "scalar":
             scalars[rust_ident(p["name"])] = (p["dtype"], SLOT_VALUES[p["dtype"]](a.value))
     return arrays, {rust_ident(n): t for n, t in ref["partitions"].items()}, scalars
@@ -298,6 +418,9 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
             for entry in selected_entries(kernel, consts, dtype):  # each twin at its arrays' dtypes
                 _, grid = launch_shape(kernel, consts, dtype, entry)
                 ref = reference(kernel, consts, dtype, grid, entry=entry)
+                if is_triton(kernel):  # what the symbol must pass for each output view
+                    ref["views"] = triton_launch(kernel, consts, dtype, entry)[3]
+                    ref["generics"] = _absent_generics(kernel, entry, consts, ref["generics"])
                 index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
                 args, _ = c_call(kernel, consts, dtype, index, entry)
                 label = f"{kernel['name']} {consts} {dtype}" + (f" {entry['array_dtypes']}" if "array_dtypes" in entry else "")

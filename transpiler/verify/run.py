@@ -917,12 +917,17 @@ def _private_library(out: Path, env: dict, crate: str) -> Path | None:
     return copy
 
 
+# the verdicts a host-layer difference turns into `different` (a Triton port whose numbers already differ stays so)
+HOST_CHECKED = ("equivalent", "compiled", "numbers_match")
+
+
 def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], lib_path: Path,
                       kernel_objects: dict) -> None:
-    """The C symbol of every cuTile Python kernel verified here, in dry-run mode at each specialization and
-    dtype: it must launch the entry, generics, grid and partitions the Tile IR diff verified, and pass the
-    entry the values it takes; and so must the generated Python wrapper's route of the kernel's own
-    `ct.launch` arguments (verify/glue.py). A difference makes the kernel `different`, naming it."""
+    """The C symbol of every kernel verified here, in dry-run mode at each specialization and dtype: it must
+    launch the entry, generics, grid and partitions the Tile IR diff verified (a Triton port: that it compiled
+    and interpreted), and pass the entry the values it takes (a Triton output view: its extents and strides
+    as the manifest states them); and so must the generated Python wrapper's route of a cuTile Python
+    kernel's own `ct.launch` arguments (verify/glue.py). A difference makes the kernel `different`, naming it."""
     import ctypes
     import shutil
     from .glue import fake_torch, symbol_mismatches, unread_mismatches, wrapper_mismatches
@@ -937,17 +942,17 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
             raise
         except Exception as e:  # noqa: BLE001 - the generated package does not import, or refuses the library
             for (m, k), kv in zip(pending, verdicts):
-                if kv.verdict == "equivalent" and k.get("symbol") and k.get("frontend") != "triton":
+                if kv.verdict in HOST_CHECKED and k.get("symbol"):
                     kv.verdict = "different"
                     kv.reason = f"the generated Python package cannot route this kernel: {type(e).__name__}: {e}"
             return
         for (m, k), kv in zip(pending, verdicts):
-            if kv.verdict not in ("equivalent", "different") or not k.get("symbol") or k.get("frontend") == "triton":
+            if kv.verdict not in HOST_CHECKED + ("different",) or not k.get("symbol"):
                 continue
             try:
                 kernel_rs = inside(out, m["rust"]).read_text()
                 problems = symbol_mismatches(lib, k, kernel_rs)
-                kobj = kernel_objects.get((m["module"], k["name"]))
+                kobj = kernel_objects.get((m["module"], k["name"]))  # (a Triton kernel's is never imported)
                 if rt is not None and kobj is not None:
                     fn = getattr(getattr(pkg, m["op"], None), k["name"], None)
                     with fake_torch():
@@ -963,7 +968,7 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
                              + "\n".join(problems[:10]) + (f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""))
     except OSError as e:
         for (m, k), kv in zip(pending, verdicts):
-            if kv.verdict == "equivalent" and k.get("symbol") and k.get("frontend") != "triton":
+            if kv.verdict in HOST_CHECKED and k.get("symbol"):
                 kv.verdict, kv.reason = "not_verified", f"the crate's C library cannot be loaded to check the host layer: {e}"
     finally:
         shutil.rmtree(lib_path.parent, ignore_errors=True)
