@@ -20,9 +20,12 @@ from conftest import requires_toolchain
 
 REPO = Path(__file__).resolve().parent.parent
 UNSEEN = REPO / "tests" / "fixtures" / "triton_unseen"
+WORKLOADS = REPO / "corpus" / "triton" / "workloads"
 SOURCES = [UNSEEN / "arm_defined_names.py", UNSEEN / "arm_forwarders.py", UNSEEN / "arm_rebinds.py",
-           UNSEEN / "int8_matmul.py", UNSEEN / "host_descriptor_matmul.py", UNSEEN / "pointer_rows.py",
-           REPO / "corpus" / "triton" / "workloads" / "fused_add_norm.py"]
+           UNSEEN / "int8_matmul.py", UNSEEN / "host_descriptor_matmul.py", UNSEEN / "pointer_rows.py"]
+# corpus modules, in a package of their own (persistent_matmul imports its tile order from `.utils`)
+PACKAGE = [WORKLOADS / "__init__.py", WORKLOADS / "utils.py", WORKLOADS / "fused_add_norm.py",
+           WORKLOADS / "persistent_matmul.py"]
 
 # (module, kernel, the edit of its ffi.rs, what the report must name). Each changes what one launch runs while
 # the crate still builds: only the glue check can see it (the Tile IR and the interpreter see the entries).
@@ -44,6 +47,15 @@ MUTANTS = [
 ]
 
 
+# A mutant only the routed launch can show: the compiled fast path's prepared launch of int8_gemm_rowscale_kernel
+# re-fired for any value of the strides its entries are specialized on being 1 (the symbol then never selects
+# the general entry again: a unit-stride entry run on stride 7).
+WRAPPER_MUTANTS = [
+    ("int8_matmul", "int8_gemm_rowscale_kernel",
+     (re.escape('pinned: &["stride_ak", "stride_bn", "stride_on"]'), "pinned: &[]"), "generic `stride_ak_IS_1`"),
+]
+
+
 def _mutate(out: Path, module: str, pattern: str, repl: str) -> None:
     (ffi,) = [p for p in out.rglob("ffi.rs") if p.parent.name == module]
     text = ffi.read_text()
@@ -61,10 +73,13 @@ def mutated(tmp_path_factory):
     src.mkdir()
     for s in SOURCES:
         shutil.copy2(s, src / s.name)
+    (src / "workloads").mkdir()
+    for s in PACKAGE:
+        shutil.copy2(s, src / "workloads" / s.name)
     out = base / "out"
     _, outputs = run([src], out, compile_check=False)
     write_outputs(outputs)
-    for module, _, (pattern, repl), _ in MUTANTS:
+    for module, _, (pattern, repl), _ in MUTANTS + WRAPPER_MUTANTS:
         _mutate(out, module, pattern, repl)
     lib = built_library(out, base / "lib")
     return out, lib
@@ -88,7 +103,7 @@ def test_every_triton_symbol_mutant_is_reported_and_the_others_are_not(mutated):
     found = _problems(out, lib)
     mutated_names = {kernel for _, kernel, _, _ in MUTANTS}
     clean = {name: p for name, p in found.items() if name not in mutated_names}
-    assert len(clean) >= 3 and not any(clean.values()), {n: p[:2] for n, p in clean.items() if p}
+    assert len(clean) >= 4 and not any(clean.values()), {n: p[:2] for n, p in clean.items() if p}
     for _, kernel, _, says in MUTANTS:
         assert found[kernel], f"the mutant of {kernel} was not reported"
         assert says is None or any(says in p for p in found[kernel]), (kernel, found[kernel][:3])
@@ -141,3 +156,36 @@ def test_a_triton_launch_takes_the_views_and_flags_its_constants_state():
     ref = glue.reference(kernel, consts, "bf16", grid)
     assert ref["element_type"] is None and ref["partitions"] == {"y_ptr": [1, 64]}
     assert glue._absent_generics(kernel, kernel["entries"][0], consts, ref["generics"])[:2] == ["bf16", "f16"]
+
+
+@requires_toolchain
+def test_the_routed_triton_launch_is_checked_through_the_compiled_fast_path(mutated, monkeypatch):
+    """The generated package's route of `kernel[grid](...)` (Triton's argument binding, None for optional
+    pointers and values, the hidden flags), through the compiled fast path, which keeps a layout's first
+    launch and re-fires it for later calls: every kernel as generated launches what was verified at every
+    point, one after the other in one process; the kernel whose prepared launch ignores its unit-stride
+    scalars (WRAPPER_MUTANTS) runs its unit-stride entry for a later stride of 7, and is reported."""
+    from transpiler.verify.run import _generated_package, _spec_of
+    from transpiler.verify.toolchain import build_fastlaunch
+    out, lib = mutated
+    fast = lib.with_name("_fastlaunch.abi3.so")
+    assert build_fastlaunch(out / "python" / "cutile_ports" / "_fastlaunch.c", fast) is None
+    monkeypatch.setenv("CUTILE_RS_FASTLAUNCH", str(fast))
+    pkg = _generated_package(out)
+    rt = pkg._runtime
+    handle = rt._LIB = rt.load_library(lib)
+    assert rt.fastlaunch() is not None
+    manifest = json.loads((out / "manifest.json").read_text())
+    symbol_mutated = {kernel for _, kernel, _, _ in MUTANTS}
+    found = {}
+    for m in manifest["modules"]:
+        kernel_rs = (out / m["rust"]).read_text()
+        for k in m["kernels"]:
+            if k["name"] not in symbol_mutated:
+                with glue.fake_torch():
+                    found[k["name"]] = glue.triton_wrapper_mismatches(rt, handle, k, _spec_of(pkg, m, k), kernel_rs)
+    (_, kernel, _, says), = WRAPPER_MUTANTS
+    assert any(says in p for p in found.pop(kernel)), "the prepared launch's unit-stride repeat was not reported"
+    # persistent_matmul_kernel as generated: launched at unit strides, then at strides of 7 and more
+    assert "persistent_matmul_kernel" in found and len(found) >= 3
+    assert not any(found.values()), {n: p[:2] for n, p in found.items() if p}

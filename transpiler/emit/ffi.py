@@ -445,10 +445,13 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
     checks, fn_params, call_args, pass_args = [], [], [], []
-    pinned: set[str] = set()  # the scalars the checked Triton outputs' views read (abi::Launch::pinned)
+    pinned: set[str] = set()  # scalars a prepared launch re-fires for only at their value (abi::Launch::pinned)
     extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
                             and (p.get("flat") or p["name"] in pointers)], {rust_ident(p["name"]) for p in params})
     scalars = {p["name"] for p in params if p["kind"] == "scalar"}
+    # a stride the entry is specialized on being 1 (`stride_ak_IS_1`, computed from the scalar here): a prepared
+    # launch must not re-fire for another value of it (that would run the unit-stride entry on stride 3)
+    pinned |= {p["unit_of"] for p in params if p.get("unit_of") in scalars}
     checks += [f'abi::expect_rank(&{rust_ident(n)}, "{n}", {r})?;' for n, r in ranks.items()]
     # an unread array whose rank depends on a constant: its placeholder at this entry's rank
     checks += [f'let {rust_ident(n)} = abi::placeholder_rank({rust_ident(n)}, {r});' for n, r in ranks.items()

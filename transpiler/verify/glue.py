@@ -20,7 +20,7 @@ import struct
 
 from ..emit.ffi import DTYPES, INTEROP
 from ..emit.lower import rust_ident
-from .specs import (INT_KINDS, const_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
+from .specs import (INT_KINDS, const_value, generic_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     twin_entries, verified_generics)
 
 # the ABI's dtype codes as README documents them (not read from the generated code)
@@ -534,6 +534,99 @@ def _wrapper_mismatches_at(rt, lib, kernel: dict, kobj, fn, kernel_rs: str, cons
         problems += mismatches(f"{label} ({way})", got, ref, kernel["symbol"])
         if got.get("params") != want:
             problems.append(f"{label} ({way}): passes {got.get('params')}; the entry takes {want}")
+    return problems
+
+
+def _triton_signature(kernel: dict):
+    """A function with the Triton kernel's own signature (what `kernel[grid](...)` binds its arguments to):
+    the parameters a launch site passes, without the hidden constants the wrapper computes."""
+    import inspect
+
+    def kernel_fn(*args, **kwargs):  # never called: only its signature is read
+        raise AssertionError("the signature stand-in was called")
+    kernel_fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in kernel["params"]
+         if not (p.get("given_of") or p.get("unit_of") or p.get("desc_of"))])
+    return kernel_fn
+
+
+def triton_python_call(kernel: dict, consts: dict, dtype: str, entry: dict) -> tuple[tuple, tuple]:
+    """The arguments of a `kernel[grid](...)` launch of the point `c_call` makes: torch tensors (FakeTensor) at
+    the same addresses, None for an optional pointer or value the constants say was not given, the scalars
+    and constants in the kernel's order (a string constant as its string)."""
+    shapes, grid, scalars, _ = triton_launch(kernel, consts, dtype, entry)
+    args, ptr = [], BASE_PTR
+    for p in entry_params(kernel, entry):
+        if p.get("given_of") or p.get("unit_of") or p.get("desc_of"):
+            continue
+        absent = bool(p.get("given")) and not consts.get(p["given"], 1)
+        if p["kind"] == "array":
+            args.append(None if absent else FakeTensor(shapes[p["name"]], array_dtype(p, dtype, kernel), ptr))
+            ptr += 1 << 24
+        elif absent:
+            args.append(None)
+        elif p["kind"] == "scalar":
+            args.append(scalars.get(p["name"], scalar_value(kernel, p)))
+        elif p["name"] in kernel.get("strings", {}):
+            strings = kernel["strings"][p["name"]]
+            v = consts[p["name"]]
+            args.append(strings[v] if v < len(strings) else "\x00 a string the kernel never compares with")
+        else:
+            v = consts[p["name"]]
+            args.append(bool(v) if p.get("const_type") == "bool" else v)
+    return tuple(args), grid
+
+
+def triton_wrapper_mismatches(rt, lib, kernel: dict, spec, kernel_rs: str) -> list[str]:
+    """The generated package's route of a Triton launch (`_runtime._triton_call`, what `kernel[grid](...)`
+    runs once routed: Triton's argument binding, the hidden flags, the values in the symbol's order) at every
+    point `symbol_mismatches` checks, run through the symbol in dry-run mode: it must launch the reference
+    and pass the entry the call's arrays and scalars in their places. Kernels taking host tensor descriptors
+    are checked at the symbol only (their descriptors need Triton's own class)."""
+    if any(p.get("descriptor") for p in kernel["params"]):
+        return []
+    problems, fn = [], _triton_signature(kernel)
+    for consts in kernel["specializations"]:
+        for dtype in kernel_dtypes(kernel):
+            if not has_entry(kernel, consts, dtype):
+                continue  # the symbol's refusal is checked by symbol_mismatches
+            for entry in selected_entries(kernel, consts, dtype):
+                strings = kernel.get("strings", {})
+                if any(consts.get(n, 0) >= len(v) for n, v in strings.items()):
+                    continue  # a string constant no Python string gives (the symbol is checked there)
+                args, grid = triton_python_call(kernel, consts, dtype, entry)
+                ref = reference(kernel, consts, dtype, grid, entry=entry)
+                ref["views"] = triton_launch(kernel, consts, dtype, entry)[3]
+                ref["generics"] = _absent_generics(kernel, entry, consts, ref["generics"])
+                for p in kernel["params"]:  # a constexpr passed as None: the wrapper launches 0 (never read)
+                    name = p.get("rust_name", p["name"])
+                    if p["kind"] == "const" and p.get("given") and not consts.get(p["given"], 1) \
+                            and name in entry["generics"]:
+                        ref["generics"][entry["generics"].index(name)] = generic_value(0, p.get("const_type", "int"))
+                label = f"{kernel['name']} {consts} {dtype} (routed kernel[grid](...))"
+                try:
+                    got = _dry_plan(lib, lambda: rt._triton_call(spec, fn, {}, grid, args, {}))
+                except Exception as e:  # noqa: BLE001 - the wrapper refusing a verified launch is a finding
+                    problems.append(f"{label}: refuses the call: {type(e).__name__}: {e}")
+                    continue
+                problems += mismatches(label, got, ref, kernel["symbol"])
+                named = {p["name"]: a for p, a in zip([q for q in entry_params(kernel, entry) if not (
+                    q.get("given_of") or q.get("unit_of") or q.get("desc_of"))], args)}
+                arrays = {}
+                for p in kernel["params"]:
+                    if p["kind"] != "array":
+                        continue
+                    a = named.get(p["name"])
+                    arrays[rust_ident(p["name"])] = ((0, [0] * p["rank"], [0] * p["rank"]) if a is None else
+                                                     (a.data_ptr(), *ref["views"][p["name"]]) if p["name"] in ref["views"]
+                                                     else (a.data_ptr(), list(a.shape), list(a.stride())))
+                scalars = {rust_ident(p["name"]): (p["dtype"], SLOT_VALUES[p["dtype"]](  # None: passed as 0
+                    named[p["name"]] if named.get(p["name"]) is not None else 0))
+                    for p in kernel["params"] if p["kind"] == "scalar"}
+                want = entry_slots(kernel_rs, ref["entry"], arrays,
+                                   {rust_ident(n): t for n, t in ref["partitions"].items()}, scalars)
+                if got.get("params") != want:
+                    problems.append(f"{label}: passes {got.get('params')}; the entry takes {want}")
     return problems
 
 

@@ -881,6 +881,15 @@ def _rust_condition_probes(out: Path, m: dict, k: dict, kv: KernelVerdict) -> li
     return []
 
 
+def _spec_of(pkg, m: dict, k: dict):
+    """The generated package's KernelSpec of kernel `k` of module `m` (LookupError: the package has none)."""
+    specs = [v for v in vars(getattr(pkg, m["op"])).values()
+             if type(v).__name__ == "KernelSpec" and v.name == k["name"] and v.source == m["source"]]
+    if len(specs) != 1:
+        raise LookupError(f"the generated package has {len(specs)} specs of `{k['name']}` in `{m['op']}`")
+    return specs[0]
+
+
 def _generated_package(out: Path):
     """The generated package, loaded under a name of its own (None: OUT has none). It is code from OUT,
     like the crate `cargo build` compiled and its build script ran: see docs/security.md."""
@@ -930,7 +939,7 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
     kernel's own `ct.launch` arguments (verify/glue.py). A difference makes the kernel `different`, naming it."""
     import ctypes
     import shutil
-    from .glue import fake_torch, symbol_mismatches, unread_mismatches, wrapper_mismatches
+    from .glue import fake_torch, symbol_mismatches, triton_wrapper_mismatches, unread_mismatches, wrapper_mismatches
     try:
         try:
             pkg = _generated_package(out)
@@ -953,7 +962,10 @@ def _check_host_layer(out: Path, pending: list, verdicts: list[KernelVerdict], l
                 kernel_rs = inside(out, m["rust"]).read_text()
                 problems = symbol_mismatches(lib, k, kernel_rs)
                 kobj = kernel_objects.get((m["module"], k["name"]))  # (a Triton kernel's is never imported)
-                if rt is not None and kobj is not None:
+                if rt is not None and k.get("frontend") == "triton":
+                    with fake_torch():
+                        problems += triton_wrapper_mismatches(rt, lib, k, _spec_of(pkg, m, k), kernel_rs)
+                elif rt is not None and kobj is not None:
                     fn = getattr(getattr(pkg, m["op"], None), k["name"], None)
                     with fake_torch():
                         problems += wrapper_mismatches(rt, lib, k, kobj, fn, kernel_rs)
