@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import requires_toolchain
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -17,13 +19,25 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "transpiler.cli", *map(str, args)], capture_output=True, text=True)
 
 
+@pytest.fixture(scope="module")
+def features_verified(tmp_path_factory):
+    """The features folder ported and verified once (every kernel, specialization and dtype): the CLI's JSON
+    and exit code. The mutant tests below read their fixture's unmutated verdicts here."""
+    res = cli(FIXTURES / "features", "-o", tmp_path_factory.mktemp("features") / "out", "--verify", "--format", "json")
+    return json.loads(res.stdout), res.returncode
+
+
+def _verified(features_verified, *names) -> dict:
+    got = {k["name"]: k["verify"] for k in features_verified[0]["kernels"]}
+    return {n: got.get(n) for n in names}
+
+
 @requires_toolchain
-def test_feature_fixtures_are_equivalent(tmp_path):
-    res = cli(FIXTURES / "features", "-o", tmp_path / "out", "--verify", "--format", "json")
-    doc = json.loads(res.stdout)
+def test_feature_fixtures_are_equivalent(features_verified):
+    doc, returncode = features_verified
     bad = [(k["name"], k["status"], k["verify"], [d["message"][:300] for d in k["diagnostics"]])
            for k in doc["kernels"] if k["verify"] != "equivalent"]
-    assert not bad and res.returncode == 0, bad
+    assert not bad and returncode == 0, bad
     assert doc["summary"]["equivalent"] >= 20
 
 
@@ -445,15 +459,15 @@ def test_fusion_beyond_the_variant_budget_is_guarded(tmp_path, monkeypatch):
     assert verdicts("unguarded")["z_loss_rows"] == "different"
 
 @requires_toolchain
-def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch):
+def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypatch, features_verified):
     """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
     yielding the values the iteration reached (not those it started with), and the `returned` flag carried
     after the break flag (cuTile Rust carries values in name order)."""
     from transpiler.frontend import cutile_python
     _real_restore = cutile_python._restore_at_returns
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_return.py")
-    assert verdicts("good") == {"store_until": "equivalent", "sum_until": "equivalent",
-                                "return_or_break": "equivalent", "sum_until_unless_fast": "equivalent"}
+    names = ("store_until", "sum_until", "return_or_break", "sum_until_unless_fast")
+    assert _verified(features_verified, *names) == dict.fromkeys(names, "equivalent")
     monkeypatch.setattr(cutile_python, "_restore_at_returns", lambda stmts, *a: tuple(stmts))
     got = verdicts("no_restore")
     assert got["sum_until"] == "different" and got["sum_until_unless_fast"] == "different", got
@@ -470,13 +484,13 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
 
 
 @requires_toolchain
-def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypatch):
+def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypatch, features_verified):
     """loop_split.py verifies equivalent; mutants of the split must not: a copy that no longer carries a value
     only the other arm updates, and `last < j` split at `last` instead of `last + 1`."""
     from transpiler.passes import loop_split
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_split.py")
-    assert verdicts("good") == {"causal_rows": "equivalent", "full_then_masked": "equivalent",
-                                "skip_past": "equivalent", "diagonal_scaled": "equivalent", "arm_local": "equivalent"}
+    names = ("causal_rows", "full_then_masked", "skip_past", "diagonal_scaled", "arm_local")
+    assert _verified(features_verified, *names) == dict.fromkeys(names, "equivalent")
     real_clone = loop_split._clone
     monkeypatch.setattr(loop_split, "_clone", lambda body, node, take, carried: real_clone(body, node, take, []))
     assert verdicts("not_carried")["skip_past"] == "different"
@@ -486,7 +500,7 @@ def test_masked_loops_are_split_as_cutile_python_splits_them(tmp_path, monkeypat
 
 
 @requires_toolchain
-def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_path, monkeypatch):
+def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_path, monkeypatch, features_verified):
     """`if SKIP_LOAD == 1: ...; return` (early_return.py) is folded per value; verification probes 0, 1 and 2
     besides the launch value, so both arms are compared. Mutant: the arm that returns also runs the rest of
     the kernel; it differs only at SKIP_LOAD == 1, so it is `different` with the comparand probes (and, since
@@ -494,7 +508,8 @@ def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_pa
     from transpiler.frontend import cutile_python
     from transpiler.passes import flags
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "early_return.py")
-    assert verdicts("good") == {"early_ret": "equivalent", "const_early_ret": "equivalent"}
+    assert _verified(features_verified, "early_ret", "const_early_ret") == dict.fromkeys(
+        ("early_ret", "const_early_ret"), "equivalent")
     monkeypatch.setattr(cutile_python, "_then", lambda arm, rest: (
         cutile_python._without_final_return(arm) if cutile_python._ends_in_return(arm) else arm) + rest)
     assert verdicts("runs_on")["const_early_ret"] == "different"
