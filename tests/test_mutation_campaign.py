@@ -31,18 +31,6 @@ KERNELS, PER_KERNEL = 10, 2
 UNGUARDED = {
     "N3": "entry symbol names carry no semantics",
     "N10": "whitespace carries no semantics",
-    "N12": "no corpus kernel has a continue or break (fixtures/features/ops.py and loop_break.py do): "
-    "guarded by the text-level mutants of tests/test_normalize.py (test_N12_continue_passthrough*: another "
-    "value passed through, an effect in the else arm, a then arm that falls through with a new value)",
-    "N15": "no corpus kernel returns early (fixtures/features/early_return.py does): guarded by the text-level "
-    "mutants of tests/test_normalize.py (test_N15_return_guards*: the rest on the taken path, a guard without "
-    "return, an effect in the guard's else arm, the condition negated)",
-    "N27": "no corpus kernel scans along an axis other than 0 (fixtures/features/scan_axes.py does): guarded by "
-    "the text-level mutants of tests/test_normalize.py (test_N27_permuted_scan)",
-    "N18": "no corpus kernel takes a ct.Constant[float] (the fixture does): guarded by the text-level mutants "
-    "of tests/test_mutants.py and tests/test_normalize.py (test_N18_*), and by verify's probe at a second value",
-    "N19": "no corpus kernel has a runtime `and`/`or`: guarded by the text-level mutants of "
-    "tests/test_normalize.py (test_N19_condition_in_its_arms: the other constant, another value in the arm)",
 }
 
 

@@ -284,8 +284,8 @@ def test_N12_continue_passthrough():
 
 
 def test_N12_continue_passthrough_mutants():
-    """Mutants N12 must not hide (no corpus kernel has a continue or break: tests/test_mutation_campaign.py
-    UNGUARDED): an else arm that does more than pass its values (a rule taking any else arm ending in a
+    """Mutants N12 must not hide, besides the campaign's guard on the corpus top-p kernel (mutants.RULE_GUARDS):
+    an else arm that does more than pass its values (a rule taking any else arm ending in a
     yield would drop its effect), and an `if` whose then arm falls through with a new value (a rule that
     did not ask the then arm to leave would make the else arm's value the result on both paths)."""
     head = """entry @k(%arg0: tile<i32>) {
@@ -376,7 +376,7 @@ def test_N15_return_guards():
 
 
 def test_N15_return_guards_mutants():
-    """Mutants N15 must not hide (no corpus kernel returns early: tests/test_mutation_campaign.py UNGUARDED):
+    """Mutants N15 must not hide, besides the campaign's guard on the corpus top-p kernel (mutants.RULE_GUARDS):
     the rest run where the guard holds too (an `if` without `return`: a rule that sank the rest below any
     `if` would make it the else arm), an effect in the guard's else arm (a rule that sank the rest below an
     else arm with ops would drop them), and the guard's condition negated."""

@@ -872,6 +872,29 @@ _case(W + "rope.py", "rope_halves_kernel",
            "loads unpadded rows that are clipped)")
 
 
+# ---------------------------------------------------------------- top_p.py
+
+def _top_p(c, grid_rows, requests, width, vocab, tile):
+    # each request's next-token probabilities sorted in descending order, zero past its vocabulary (padding)
+    probs = c.torch.softmax(c.randn(requests, width, dtype=c.f32, scale=3.0), dim=1)
+    probs[:, vocab:] = 0
+    probs = c.torch.sort(probs, dim=1, descending=True).values.to(c.dt)
+    kept = c.zeros(requests, width)
+    return Launch((grid_rows, 1, 1), (probs, kept, requests, vocab, 0.9, tile, cdiv(width, tile)), (1,),
+                  reset=kept.zero_)
+
+
+_case(W + "top_p.py", "top_p_filter_kernel",
+      {"64 requests x 32768 TILE_V 4096": dict(grid_rows=64, requests=64, width=32768, vocab=32768, tile=4096),
+       "ragged 61 of 64 requests x 32000 of 32768 TILE_V 4096":
+           dict(grid_rows=64, requests=61, width=32768, vocab=32000, tile=4096)},
+      _top_p, real_shapes={"512 requests x 152064 TILE_V 4096":
+                           dict(grid_rows=512, requests=512, width=152064, vocab=152064, tile=4096)},
+      note="(requests x vocabulary), TOP_P = 0.9; the grid is the captured batch (programs past `requests` "
+           "return at once); ragged: 3 programs past the batch and a vocabulary shorter than the row, whose "
+           "last tiles are never walked (kept is zeroed before every launch)")
+
+
 # ---------------------------------------------------------------- softmax.py (workloads)
 
 def _softmax(c, m, n):

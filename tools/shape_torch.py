@@ -155,5 +155,5 @@ class _Sorted:
         self.values, self.indices = Tensor(t.shape, t.dtype), Tensor(t.shape, int64)
 
 
-def sort(t, dim=-1):
+def sort(t, dim=-1, descending=False):
     return _Sorted(t)
