@@ -895,6 +895,21 @@ _case(W + "top_p.py", "top_p_filter_kernel",
            "last tiles are never walked (kept is zeroed before every launch)")
 
 
+def _min_p(c, requests, width, tile):
+    probs = c.torch.softmax(c.randn(requests, width, dtype=c.f32, scale=3.0), dim=1)
+    probs = c.torch.sort(probs, dim=1, descending=True).values.to(c.dt)
+    kept, mass = c.poison(requests, width), c.poison(requests, width)
+    return Launch((requests, 1, 1), (probs, kept, mass, 0.05, tile, cdiv(width, tile)), (1, 2))
+
+
+_case(W + "top_p.py", "min_p_filter_kernel",
+      {"64 requests x 32768 TILE_V 4096": dict(requests=64, width=32768, tile=4096),
+       "ragged 61 requests x 32000 TILE_V 4096": dict(requests=61, width=32000, tile=4096)},
+      _min_p, real_shapes={"512 requests x 152064 TILE_V 4096": dict(requests=512, width=152064, tile=4096)},
+      note="(requests x vocabulary), MIN_P = 0.05; ragged: a vocabulary that is not a multiple of TILE_V (the "
+           "last tile's padding loads as zeros, the store clips)")
+
+
 # ---------------------------------------------------------------- softmax.py (workloads)
 
 def _softmax(c, m, n):

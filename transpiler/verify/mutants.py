@@ -536,24 +536,23 @@ HAND_MUTANTS: tuple[Hand, ...] = (
          "        let xhat_t: Tile<bool, { [1, BN] }> = broadcast_scalar(true, shape![1, BN]);\n"
          "        let xhat_c: Tile<bool, { [1, BN] }> = ori(xhat_c, xhat_t);\n", "value",
          "the column mask `cols < n` or true: xhat of the padding columns is -mu * rstd, not 0", rule="N13"),
-    # top_p_filter_kernel (corpus/cutile/workloads/top_p.py) returns early under a runtime `or`, breaks out of its
-    # tile loop, compares with a ct.Constant[float] and scans along axis 1: one mutant per rule those reach
-    Hand("early-return-one-row-late", "top_p_filter_kernel", "top_p_filter_kernel",
-         "let cond_a: bool = row >= n_requests;", "let cond_a: bool = row > n_requests;", "value",
-         "the program of row n_requests (one past the live requests) runs instead of returning", rule="N15"),
+    # corpus/cutile/workloads/top_p.py: top_p_filter_kernel returns early under a runtime `or` and breaks out of
+    # its tile loop, min_p_filter_kernel compares with a ct.Constant[float] and scans along axis 1 (two mutants
+    # per kernel: the campaign's rounds stay two)
     Hand("or-as-and", "top_p_filter_kernel", "top_p_filter_kernel",
          "let cond_b: bool = if cond_a {\n            true\n",
          "let cond_b: bool = if cond_a {\n            false\n", "value",
-         "`row >= n_requests or vocab == 0` as `and`: programs past the batch run", rule="N19"),
+         "the early-return guard `row >= n_requests or vocab == 0` as `and`: programs past the batch run", rule="N19"),
     Hand("break-flag-never-set", "top_p_filter_kernel", "top_p_filter_kernel",
          "                    z_break0 = true;\n", "                    z_break0 = false;\n", "value",
          "the `break` past the row's vocabulary skips one tile and the walk goes on", rule="N12"),
-    Hand("top-p-one-ulp-up", "top_p_filter_kernel", "top_p_filter_kernel",
-         "scalar_to_tile(TOP_P);", "scalar_to_tile(TOP_P + 1i32);", "value",
-         "the ct.Constant[float] TOP_P one ulp up (its f32 bits plus one before the bitcast)", rule="N18"),
-    Hand("cumsum-reversed", "top_p_filter_kernel", "top_p_filter_kernel",
-         "scan_sum(before_a, 0i32, reverse::Forward, 0.0f32)", "scan_sum(before_a, 0i32, reverse::Reverse, 0.0f32)",
-         "value", "the cumulative sum along the vocabulary axis taken from the row's end", rule="N27"),
+    Hand("min-p-one-ulp-up", "min_p_filter_kernel", "min_p_filter_kernel",
+         "scalar_to_tile(MIN_P);", "scalar_to_tile(MIN_P + 1i32);", "value",
+         "the ct.Constant[float] MIN_P one ulp up (its f32 bits plus one before the bitcast)", rule="N18"),
+    Hand("kept-mass-reversed", "min_p_filter_kernel", "min_p_filter_kernel",
+         "scan_sum(kept_mass_a, 0i32, reverse::Forward, 0.0f32)",
+         "scan_sum(kept_mass_a, 0i32, reverse::Reverse, 0.0f32)", "value",
+         "the running kept mass along the vocabulary axis taken from the tile's end", rule="N27"),
 )
 
 
@@ -572,8 +571,8 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N9": ("hand:float-ulp-log2e", "hand:float-ulp-ln2", "float_literal"),
     "N11": ("hand:transpose-as-reshape",),  # dropping identity shape ops must not hide one that moves data
     "N12": ("hand:break-flag-never-set",),  # an else-arm passing values through must not hide a flag never set
-    "N15": ("hand:early-return-one-row-late",),  # moving the rest under the guard must not hide another guard
-    "N18": ("hand:top-p-one-ulp-up",),  # folding a bitcast of a constant keeps its bits: one ulp shows
+    "N15": ("hand:or-as-and",),  # moving the rest under the guard must not hide another guard condition
+    "N18": ("hand:min-p-one-ulp-up",),  # folding a bitcast of a constant keeps its bits: one ulp shows
     "N19": ("hand:or-as-and",),  # the known condition in its own arm: the other arm's constant still shows
     "N13": ("hand:mask-xor-true", "hand:mask-or-true"),  # x ^ false is x, x ^ true and x | true are not
     "N14": ("int_literal", "float_literal"),  # folding shape ops of splats must not hide a changed constant
@@ -592,7 +591,7 @@ RULE_GUARDS: dict[str, tuple[str, ...]] = {
     "N29": ("delete_update", "int_literal"),
     # moving loads out of loops that write nothing must not hide a dropped store (that loop wrote: nothing moves)
     "N30": ("delete_store", "delete_store_view"),
-    "N27": ("hand:cumsum-reversed",),  # a scan moved to its own axis keeps its direction
+    "N27": ("hand:kept-mass-reversed",),  # a scan moved to its own axis keeps its direction
 }
 
 

@@ -1,4 +1,4 @@
-"""Top-p (nucleus) filtering, as serving samplers run it before drawing the next token: each program owns one
+"""Top-p (nucleus) and min-p filtering, as serving samplers run it before drawing the next token: each program owns one
 request's next-token probabilities, sorted in descending order by the host. A token is kept where the mass of
 the tokens before it in the sorted row is below TOP_P, so every request keeps at least its most likely token.
 The row is walked in tiles of TILE_V columns, carrying the mass so far (a cumulative sum along the vocabulary
@@ -27,3 +27,20 @@ def top_p_filter_kernel(sorted_probs, kept, n_requests, vocab,
         before = ct.cumsum(p, axis=1) - p + mass
         ct.store(kept, index=(row, t), tile=ct.where(before < TOP_P, p, 0.0).astype(kept.dtype))
         mass = mass + ct.sum(p, axis=1, keepdims=True)
+
+
+@ct.kernel
+def min_p_filter_kernel(sorted_probs, kept, kept_mass, MIN_P: ConstFloat, TILE_V: ConstInt, NUM_TILES: ConstInt):
+    """Min-p filtering of the same sorted rows: a token is kept where its probability is at least MIN_P times
+    the row's most likely one (the first of the sorted row); `kept_mass` is the running mass of the kept tokens
+    along the row (its last kept value renormalises the draw)."""
+    row = ct.bid(0)
+    first = ct.load(sorted_probs, index=(row, 0), shape=(1, TILE_V), padding_mode=ct.PaddingMode.ZERO)
+    floor = ct.max(first.astype(ct.float32), axis=1, keepdims=True) * MIN_P
+    mass = ct.zeros((1, 1), dtype=ct.float32)
+    for t in range(NUM_TILES):
+        p = ct.load(sorted_probs, index=(row, t), shape=(1, TILE_V), padding_mode=ct.PaddingMode.ZERO)
+        k = ct.where(p.astype(ct.float32) >= floor, p.astype(ct.float32), 0.0)
+        ct.store(kept, index=(row, t), tile=k.astype(kept.dtype))
+        ct.store(kept_mass, index=(row, t), tile=(ct.cumsum(k, axis=1) + mass).astype(kept_mass.dtype))
+        mass = mass + ct.sum(k, axis=1, keepdims=True)

@@ -238,3 +238,180 @@ unsafe fn launch_top_p_filter_kernel<T: cutile::DType, T2: cutile::DType>(
     let __ctx = abi::context(__launch.device)?;
     abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
 }
+
+/// `min_p_filter_kernel` (../corpus/cutile/workloads/top_p.py:33), launched on `__stream` of `__device` with grid
+/// `(__grid_x, __grid_y, __grid_z)` and without waiting for it.
+///
+/// Arguments in the kernel's parameter order: `sorted_probs`: tensor of E, rank 2; `kept`: tensor of E2, rank 2; `kept_mass`: tensor of E3, rank 2; `MIN_P`: constant (float); `TILE_V`: constant (int); `NUM_TILES`: constant (int).
+/// Returns `abi::CUTILE_OK` or the `abi::CUTILE_ERR_*` code of the first failed check.
+///
+/// # Safety
+/// Descriptors point to device memory of `__device` that stays valid until the kernel has run on
+/// `__stream`, a live stream of that device (null: the legacy default stream).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutile_min_p_filter_kernel(
+    sorted_probs: *const abi::CutileTensor,
+    kept: *const abi::CutileTensor,
+    kept_mass: *const abi::CutileTensor,
+    MIN_P: f64,
+    TILE_V: i64,
+    NUM_TILES: i64,
+    __grid_x: i64,
+    __grid_y: i64,
+    __grid_z: i64,
+    __device: i32,
+    __stream: *mut c_void,
+) -> i32 {
+    abi::guard(|| {
+        let sorted_probs =
+            abi::tensor_arg(sorted_probs, "sorted_probs", 2, abi::Access { written: false, pointer: false })?;
+        let kept = abi::tensor_arg(kept, "kept", 2, abi::Access { written: true, pointer: false })?;
+        let kept_mass = abi::tensor_arg(kept_mass, "kept_mass", 2, abi::Access { written: true, pointer: false })?;
+        let MIN_P = abi::float_constant(MIN_P, "MIN_P")?;
+        let TILE_V = abi::constant(TILE_V, "TILE_V")?;
+        let NUM_TILES = abi::constant(NUM_TILES, "NUM_TILES")?;
+        let __e = abi::element_type(
+            "E",
+            &[("sorted_probs", &sorted_probs)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __e2 = abi::element_type("E2", &[("kept", &kept)], &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32])?;
+        let __e3 = abi::element_type(
+            "E3",
+            &[("kept_mass", &kept_mass)],
+            &[abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::F32],
+        )?;
+        let __grid = abi::grid([__grid_x, __grid_y, __grid_z])?;
+        let __entry = 0;
+        match __entry {
+            0 => {
+                let __generics: Vec<String> = vec![
+                    __e.name().to_string(),
+                    __e2.name().to_string(),
+                    __e3.name().to_string(),
+                    MIN_P.to_string(),
+                    TILE_V.to_string(),
+                    NUM_TILES.to_string(),
+                ];
+                abi::tile_dim(TILE_V, "TILE_V")?;
+                match (__e, __e2, __e3) {
+                    (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F16, abi::Dtype::F32)
+                    | (abi::Dtype::F16, abi::Dtype::F32, abi::Dtype::F16) => {
+                        launch_min_p_filter_kernel::<cutile::half::f16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &sorted_probs,
+                            &kept,
+                            &kept_mass,
+                        )
+                    }
+                    (abi::Dtype::BF16, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::BF16, abi::Dtype::F32)
+                    | (abi::Dtype::BF16, abi::Dtype::F32, abi::Dtype::BF16) => {
+                        launch_min_p_filter_kernel::<cutile::half::bf16>(
+                            __device,
+                            __stream,
+                            __generics,
+                            __grid,
+                            &sorted_probs,
+                            &kept,
+                            &kept_mass,
+                        )
+                    }
+                    (abi::Dtype::F32, abi::Dtype::F16, abi::Dtype::F16)
+                    | (abi::Dtype::F32, abi::Dtype::BF16, abi::Dtype::BF16)
+                    | (abi::Dtype::F32, abi::Dtype::F32, abi::Dtype::F32) => launch_min_p_filter_kernel::<f32>(
+                        __device,
+                        __stream,
+                        __generics,
+                        __grid,
+                        &sorted_probs,
+                        &kept,
+                        &kept_mass,
+                    ),
+                    _ => abi::fail(
+                        abi::CUTILE_ERR_DTYPE,
+                        format!("element types {} have no port", [__e.name(), __e2.name(), __e3.name()].join(", ")),
+                    ),
+                }
+            }
+            _ => unreachable!("entries are numbered by the variant match"),
+        }
+    })
+}
+
+/// `cutile_min_p_filter_kernel` with its arguments in `__words`, one 8-byte word each in the same order (an integer or
+/// a pointer as its value, a float as its bits, a bool as 0 or 1): what the Python package's compiled fast
+/// path calls.
+///
+/// # Safety
+/// As for `cutile_min_p_filter_kernel`; `__words` points to 11 words.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cutilepk_min_p_filter_kernel(__words: *const u64) -> i32 {
+    if __words.is_null() {
+        return abi::CUTILE_ERR_NULL;
+    }
+    let __words = std::slice::from_raw_parts(__words, 11);
+    cutile_min_p_filter_kernel(
+        __words[0] as usize as *const abi::CutileTensor,
+        __words[1] as usize as *const abi::CutileTensor,
+        __words[2] as usize as *const abi::CutileTensor,
+        f64::from_bits(__words[3]),
+        __words[4] as i64,
+        __words[5] as i64,
+        __words[6] as i64,
+        __words[7] as i64,
+        __words[8] as i64,
+        __words[9] as u32 as i32,
+        __words[10] as usize as *mut c_void,
+    )
+}
+
+/// Launches `min_p_filter_kernel` as `__launch` says: the record that `abi::dry_run` reports instead, in
+/// dry-run mode.
+unsafe fn launch_min_p_filter_kernel<T: cutile::DType>(
+    __device: i32,
+    __stream: *mut c_void,
+    __generics: Vec<String>,
+    __grid: (u32, u32, u32),
+    sorted_probs: &abi::TensorArg,
+    kept: &abi::TensorArg,
+    kept_mass: &abi::TensorArg,
+) -> Result<(), abi::Fail> {
+    static __SITE: abi::Site = abi::Site::new();
+    const __ENTRY: abi::Entry = abi::Entry {
+        module_ast: ports::__module_ast_self,
+        module: "top_p_kernels",
+        function: "min_p_filter_kernel",
+        source_hash: ports::_SOURCE_HASH,
+        ffi: module_path!(),
+    };
+    let __launch = abi::Launch {
+        symbol: "cutile_min_p_filter_kernel",
+        entry: &__ENTRY,
+        element: Some(T::DTYPE.as_str()),
+        generics: __generics,
+        grid: __grid,
+        partitions: &[],
+        params: &[
+            abi::Param::Tensor("sorted_probs", sorted_probs),
+            abi::Param::Tensor("kept", kept),
+            abi::Param::Tensor("kept_mass", kept_mass),
+        ],
+        pinned: &[],
+        device: abi::device_ordinal(__device)?,
+        stream: __stream as usize,
+    };
+    if abi::dry_run(&__launch) {
+        return Ok(());
+    }
+    let __ctx = abi::context(__launch.device)?;
+    abi::launch(&__SITE, &__launch, &abi::stream(__stream, &__ctx))
+}

@@ -95,4 +95,107 @@ pub mod top_p_kernels {
             }
         }
     }
+
+    /// Port of `min_p_filter_kernel` (../corpus/cutile/workloads/top_p.py:33).
+    /// Output `kept: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
+    /// Output `kept_mass: unchecked (a store index is not the block's own tile index (ct.bid(0), ..., ct.bid(r-1)))`.
+    #[cutile::entry()]
+    pub fn min_p_filter_kernel<
+        E: ElementType,
+        E2: ElementType,
+        E3: ElementType,
+        const MIN_P: i32,
+        const TILE_V: i32,
+        const NUM_TILES: i32,
+    >(
+        sorted_probs: &Tensor<E, { [-1, -1] }>,
+        kept: &Tensor<E2, { [-1, -1] }>,
+        kept_mass: &Tensor<E3, { [-1, -1] }>,
+    ) {
+        // row = ct.bid(0)
+        let row: i32 = get_tile_block_id().0;
+        // first = ct.load(sorted_probs, index=(row, 0), shape=(1, TILE_V), padding_mode=ct.PaddingMode.ZERO)
+        let sorted_probs_part: Partition<E, { [1, TILE_V] }> = unsafe {
+            make_partition_view(
+                sorted_probs,
+                shape![1, TILE_V],
+                padding::Zero,
+                dim_map::Identity,
+                get_tensor_token(sorted_probs),
+            )
+        };
+        let first: Tile<E, { [1, TILE_V] }> =
+            load_view_tko(&sorted_probs_part, [row, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        // floor = ct.max(first.astype(ct.float32), axis=1, keepdims=True) * MIN_P
+        let floor_a: Tile<f32, { [1, TILE_V] }> = convert_tile(first);
+        let floor_b: Tile<f32, { [1] }> = reduce_max(floor_a, 1i32);
+        let floor_c: Tile<f32, { [1, 1] }> = reshape(floor_b, shape![1, 1]);
+        let floor_d: Tile<i32, { [] }> = scalar_to_tile(MIN_P);
+        let floor_e: Tile<f32, { [] }> = bitcast(floor_d);
+        let floor_f: f32 = tile_to_scalar(floor_e);
+        let floor_g: Tile<f32, { [1, 1] }> = broadcast_scalar(floor_f, shape![1, 1]);
+        let floor_: Tile<f32, { [1, 1] }> = floor_c * floor_g;
+        // mass = ct.zeros((1, 1), dtype=ct.float32)
+        let mut mass: Tile<f32, { [1, 1] }> = constant(0.0f32, shape![1, 1]);
+        for t in 0i32..NUM_TILES {
+            // p = ct.load(sorted_probs, index=(row, t), shape=(1, TILE_V), padding_mode=ct.PaddingMode.ZERO)
+            let sorted_probs_part2: Partition<E, { [1, TILE_V] }> = unsafe {
+                make_partition_view(
+                    sorted_probs,
+                    shape![1, TILE_V],
+                    padding::Zero,
+                    dim_map::Identity,
+                    get_tensor_token(sorted_probs),
+                )
+            };
+            let p: Tile<E, { [1, TILE_V] }> =
+                load_view_tko(&sorted_probs_part2, [row, t], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            // k = ct.where(p.astype(ct.float32) >= floor, p.astype(ct.float32), 0.0)
+            let k_a: Tile<f32, { [1, TILE_V] }> = convert_tile(p);
+            let k_b: Tile<f32, { [1, TILE_V] }> = broadcast(floor_, shape![1, TILE_V]);
+            let k_c: Tile<bool, { [1, TILE_V] }> = cmpf(k_a, k_b, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
+            let k_d: Tile<f32, { [1, TILE_V] }> = convert_tile(p);
+            let k_e: Tile<f32, { [1, TILE_V] }> = broadcast_scalar(0.0f32, shape![1, TILE_V]);
+            let k: Tile<f32, { [1, TILE_V] }> = select(k_c, k_d, k_e);
+            // ct.store(kept, index=(row, t), tile=k.astype(kept.dtype))
+            let kept_a: Tile<E2, { [1, TILE_V] }> = convert_tile(k);
+            let mut kept_part: PartitionMut<E2, { [1, TILE_V] }> =
+                unsafe { kept.partition_full_mut(shape![1, TILE_V]) };
+            unsafe {
+                store_view_tko_mut(
+                    &mut kept_part,
+                    kept_a,
+                    [row, t],
+                    ordering::Weak,
+                    scope::TileBlock,
+                    None,
+                    tma::Enabled,
+                )
+            };
+            // ct.store(kept_mass, index=(row, t), tile=(ct.cumsum(k, axis=1) + mass).astype(kept_mass.dtype))
+            let kept_mass_a: Tile<f32, { [TILE_V, 1] }> = permute(k, const_array![1, 0]);
+            let kept_mass_b: Tile<f32, { [TILE_V, 1] }> = scan_sum(kept_mass_a, 0i32, reverse::Forward, 0.0f32);
+            let kept_mass_c: Tile<f32, { [1, TILE_V] }> = permute(kept_mass_b, const_array![1, 0]);
+            let kept_mass_d: Tile<f32, { [1, TILE_V] }> = broadcast(mass, shape![1, TILE_V]);
+            let kept_mass_e: Tile<f32, { [1, TILE_V] }> = kept_mass_c + kept_mass_d;
+            let kept_mass_f: Tile<E3, { [1, TILE_V] }> = convert_tile(kept_mass_e);
+            let mut kept_mass_part: PartitionMut<E3, { [1, TILE_V] }> =
+                unsafe { kept_mass.partition_full_mut(shape![1, TILE_V]) };
+            unsafe {
+                store_view_tko_mut(
+                    &mut kept_mass_part,
+                    kept_mass_f,
+                    [row, t],
+                    ordering::Weak,
+                    scope::TileBlock,
+                    None,
+                    tma::Enabled,
+                )
+            };
+            // mass = mass + ct.sum(k, axis=1, keepdims=True)
+            let mass_a: Tile<f32, { [1] }> = reduce_sum(k, 1i32);
+            let mass_b: Tile<f32, { [1, 1] }> = reshape(mass_a, shape![1, 1]);
+            mass = mass + mass_b;
+        }
+    }
 }
