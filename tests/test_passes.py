@@ -1101,3 +1101,20 @@ def test_an_integer_valued_generic_also_takes_integer_dtypes(tmp_path, body, int
     (v,) = translate(tmp_path, src)
     (x,) = [p for p in v.params if p.name == "X"]
     assert x.domain == (("f16", "bf16", "f32", "i32", "i64") if integers else ()), x
+
+
+def test_a_constant_if_left_unsplit_past_the_variant_budget_is_said(monkeypatch):
+    """Past specialize.MAX_VARIANTS a constant `if` that cuTile Python fuses a multiply-add across stays in one
+    entry (fma.py guards the one-statement form): each such `if` gets warning CT123 at its line, so a `different`
+    verdict there has its reason; within the budget the kernel is split and nothing is said."""
+    from transpiler.passes import specialize
+    from transpiler.pipeline import run
+    src = Path(__file__).parent / "fixtures" / "features" / "fma_flags.py"
+
+    def warnings():
+        result, _ = run([src], Path("unused-out"), use_cache=False, compile_check=False)
+        return {k.name: [(d.code, d.pos.line) for d in k.diagnostics if d.code == "CT123"] for k in result.kernels}
+    assert not any(warnings().values())
+    monkeypatch.setattr(specialize, "MAX_VARIANTS", 1)
+    got = warnings()
+    assert got["z_loss_rows"] == [("CT123", 74)] and all(got.values()), got

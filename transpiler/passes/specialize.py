@@ -29,6 +29,7 @@ MAX_VARIANTS = 32
 # a Triton kernel's dtype and string constexprs multiply its entries (liger's RMSNorm backward: 3 casting modes x
 # 3 dtypes x 2 flags = 29 entries); Triton compiles each such specialization separately too
 MAX_VARIANTS_TRITON = 32
+VARIANT_BUDGET = "CT123"  # (warning) a constant `if` cuTile Python fuses across, left unsplit past MAX_VARIANTS
 # inference retries a variant after each rewrite it asks for (a retyped array, merged generics, a widened
 # offset); every rewrite makes progress, and this bounds a bug that would not (the corpus needs < 100)
 MAX_SPECIALIZE_STEPS = 1000
@@ -643,15 +644,23 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
         at = (split_point(typed) or order_split_point(typed) or dtype_split_point(typed)) \
             if kernel.frontend != "triton" else None
         source = _if_at(k.body, at.pos) if at is not None else None
-        if source is not None and len(todo) + len(done) + 2 <= MAX_VARIANTS:
+        if source is not None:
             try:
                 text = predicate_text(source.cond)
             except TranspileError:
                 text = None
             if text is not None and decides(preds, text) is None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
-                for take, pred in ((True, text), (False, f"not ({text})")):
-                    todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
-                continue
+                if len(todo) + len(done) + 2 <= MAX_VARIANTS:
+                    for take, pred in ((True, text), (False, f"not ({text})")):
+                        todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
+                    continue
+                # past the budget the `if` stays a constant `if` of one entry: said, so that a `different`
+                # verdict there is not a mystery (fma.py guards the one-statement form of the fusion instead)
+                typed = replace(typed, notes=typed.notes + ((VARIANT_BUDGET, (
+                    f"the variant budget ({MAX_VARIANTS} entries) is spent: this constant `if` on `{text}` is not "
+                    "split into entries; where cuTile Python fuses a multiply and an add across it, the port fuses "
+                    "them only where one statement reads the product (a guarded fusion), and `--verify` says "
+                    "`different` where it cannot"), source.pos),))
         live = eliminate_dead_code(typed)
         extra = next((g for g in GENERIC_DTYPES[1:] if _sharing(k, g) and element_split(live, dtypes, g)), None) \
             if kernel.frontend != "triton" else None
