@@ -156,6 +156,11 @@ def test_a_triton_launch_takes_the_views_and_flags_its_constants_state():
     ref = glue.reference(kernel, consts, "bf16", grid)
     assert ref["element_type"] is None and ref["partitions"] == {"y_ptr": [1, 64]}
     assert glue._absent_generics(kernel, kernel["entries"][0], consts, ref["generics"])[:2] == ["bf16", "f16"]
+    # a view reading a name the launch does not set: a LookupError the host check reports, never a crash
+    broken = {**kernel, "params": [{**p, "view": {"extents": ["n_rows"], "strides": ["1"]}} if p["name"] == "y_ptr"
+                                   else p for p in kernel["params"]]}
+    with pytest.raises(LookupError, match="n_rows"):
+        glue.triton_launch(broken, consts, "bf16", None)
 
 
 @requires_toolchain

@@ -176,8 +176,12 @@ def _absent_generics(kernel: dict, entry: dict, consts: dict, generics: list[str
 
 
 def _view_value(expr: str, env: dict) -> int:
-    """A view's extent or stride (manifest `view`, passes/views.py) at the launch's scalars, constants and grid."""
-    return int(const_value(expr, env))
+    """A view's extent or stride (manifest `view`, passes/views.py) at the launch's scalars, constants and grid
+    (LookupError: the expression reads a name the launch does not set; the host check then says so)."""
+    try:
+        return int(const_value(expr, env))
+    except (NameError, TypeError, SyntaxError) as e:
+        raise LookupError(f"a view's expression `{expr}` cannot be evaluated: {e}") from None
 
 
 def _contiguous(extents: list[int]) -> list[int]:
@@ -204,7 +208,7 @@ def triton_launch(kernel: dict, consts: dict, dtype: str, entry: dict | None) ->
     views = {p["name"]: p["view"] for p in params
              if p["kind"] == "array" and p.get("view") and forms.get(p["name"]) == "checked"}
     values = entry_values(kernel, entry, consts)
-    tiles = {a: [int(const_value(d, values)) for d in dims] for a, dims in entry.get("tiles", {}).items() if a in views}
+    tiles = {a: [_view_value(d, values) for d in dims] for a, dims in entry.get("tiles", {}).items() if a in views}
     grid = FREE_GRID + (1,)
 
     def env() -> dict:
