@@ -253,8 +253,9 @@ def call_codes(ports, kernel: dict, op: str):
             run("variant unknown", lambda c: c.__setitem__(-6, ctypes.c_int32(len(kernel["entries"]))))
             other_entry = (kernel["entries"].index(entry) + 1) % len(kernel["entries"])
             run("variant mismatch", lambda c: c.__setitem__(-6, ctypes.c_int32(other_entry)))
-        if consts_at:
-            run("const overflow", lambda c: c.__setitem__(consts_at[0], ctypes.c_int64(2**40)))
+        ints_at = [i for i in consts_at if kernel["params"][i].get("const_type") != "float"]  # a float is a double
+        if ints_at:
+            run("const overflow", lambda c: c.__setitem__(ints_at[0], ctypes.c_int64(2**40)))
         run("device", lambda c: c.__setitem__(-2, ctypes.c_int32(-1)))
         tiles = tile_constants(kernel["name"])
         for i in consts_at:
@@ -273,8 +274,8 @@ def call_codes(ports, kernel: dict, op: str):
                 if selected is None or (label == "non-tile constant" and kernel["entries"][selected] is not entry):
                     continue  # another variant may have other checked outputs: only the constant changes here
 
-                def set_const(c, i=i, v=v, selected=selected):
-                    c[i] = ctypes.c_int64(v)
+                def set_const(c, i=i, v=v, selected=selected, double=p.get("const_type") == "float"):
+                    c[i] = ctypes.c_double(v) if double else ctypes.c_int64(v)
                     if len(kernel["entries"]) > 1:  # the variant the constants select (as a C caller would)
                         c[-6] = ctypes.c_int32(selected)
                 run(f"{label} ({p['name']}={v})", set_const)
