@@ -175,6 +175,13 @@ def _absent_generics(kernel: dict, entry: dict, consts: dict, generics: list[str
     return out
 
 
+def triton_reference(ref: dict, kernel: dict, consts: dict, dtype: str, entry: dict) -> dict:
+    """`reference` completed for a Triton symbol: the view it must pass for each checked output, and the dtype
+    generics of optional pointers passed as None as the symbol launches them (`_absent_generics`)."""
+    return {**ref, "views": triton_launch(kernel, consts, dtype, entry)[3],
+            "generics": _absent_generics(kernel, entry, consts, ref["generics"])}
+
+
 def _view_value(expr: str, env: dict) -> int:
     """A view's extent or stride (manifest `view`, passes/views.py) at the launch's scalars, constants and grid
     (LookupError: the expression reads a name the launch does not set; the host check then says so)."""
@@ -422,9 +429,8 @@ def symbol_mismatches(lib, kernel: dict, kernel_rs: str | None = None) -> list[s
             for entry in selected_entries(kernel, consts, dtype):  # each twin at its arrays' dtypes
                 _, grid = launch_shape(kernel, consts, dtype, entry)
                 ref = reference(kernel, consts, dtype, grid, entry=entry)
-                if is_triton(kernel):  # what the symbol must pass for each output view
-                    ref["views"] = triton_launch(kernel, consts, dtype, entry)[3]
-                    ref["generics"] = _absent_generics(kernel, entry, consts, ref["generics"])
+                if is_triton(kernel):
+                    ref = triton_reference(ref, kernel, consts, dtype, entry)
                 index = [e["name"] for e in kernel["entries"]].index(ref["entry"])
                 args, _ = c_call(kernel, consts, dtype, index, entry)
                 label = f"{kernel['name']} {consts} {dtype}" + (f" {entry['array_dtypes']}" if "array_dtypes" in entry else "")
@@ -599,9 +605,7 @@ def triton_wrapper_mismatches(rt, lib, kernel: dict, spec, kernel_rs: str) -> li
                 if any(consts.get(n, 0) >= len(v) for n, v in strings.items()):
                     continue  # a string constant no Python string gives (the symbol is checked there)
                 args, grid = triton_python_call(kernel, consts, dtype, entry)
-                ref = reference(kernel, consts, dtype, grid, entry=entry)
-                ref["views"] = triton_launch(kernel, consts, dtype, entry)[3]
-                ref["generics"] = _absent_generics(kernel, entry, consts, ref["generics"])
+                ref = triton_reference(reference(kernel, consts, dtype, grid, entry=entry), kernel, consts, dtype, entry)
                 for p in kernel["params"]:  # a constexpr passed as None: the wrapper launches 0 (never read)
                     name = p.get("rust_name", p["name"])
                     if p["kind"] == "const" and p.get("given") and not consts.get(p["given"], 1) \
