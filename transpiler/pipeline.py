@@ -220,7 +220,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
         specs, dtypes, origin = specializations(variants[0], path)
         if len(variants) > 1 or variants[0].variant.predicates:
             # also a single entry with predicates (a reshape's count, equal dims): the defaults may not select it
-            specs = cover_variants(specs, [v.variant.predicates for v in variants])
+            specs = cover_variants(specs, [v.variant.predicates for v in variants], variants[0].derived)
             floats = {p.name for p in variants[0].params if p.kind == "const" and p.const_type == "float"}
             specs = [{n: float(v) if n in floats else v for n, v in sp.items()} for sp in specs]  # -0.0 is not 0
         kr.entries = [v.name for v in views]

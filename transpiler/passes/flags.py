@@ -88,4 +88,13 @@ def loop_bound_consts(kernel: Kernel) -> set[str]:
         if isinstance(ty, TileTy):
             for d in ty.shape:
                 shapes |= set(re.findall(r"[A-Za-z_]\w*", str(d)))
+    # a derived extent reads its constants too (`DV_CHUNK = BLOCK_D // DV_SPLITS`): defaulting DV_SPLITS
+    # as a loop bound (4x the others) would make the tile empty, a program neither side compiles
+    todo_shapes = [n for n in shapes if n in derived]
+    while todo_shapes:
+        for n in re.findall(r"[A-Za-z_]\w*", derived[todo_shapes.pop()]):
+            if n not in shapes:
+                shapes.add(n)
+                if n in derived:
+                    todo_shapes.append(n)
     return (names & consts) - shapes

@@ -209,10 +209,26 @@ POWERS_OF_TWO = tuple(1 << i for i in range(1, 11))  # 2 .. 1024 (1 would fold a
 MAX_COVER_TRIES = 200_000  # value combinations tried per variant (the variant stays uncovered past it)
 
 
-def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[dict]:
+def derived_defined(derived, values: dict) -> bool:
+    """Whether the kernel's derived constants (`DV_CHUNK = BLOCK_D // DV_SPLITS`) can be computed at these
+    values: at DV_SPLITS = 0 neither compiler compiles the kernel, so no launch has those constants."""
+    env = dict(values)
+    for name, expr in derived:
+        try:
+            env[name] = const_value(expr, env)
+        except NameError:  # reads a name these values lack (a runtime scalar's): not decided here
+            continue
+        except Exception:  # noqa: BLE001 - ZeroDivisionError, a negative shift, ...
+            return False
+    return True
+
+
+def cover_variants(specs: list[dict], variants: list[tuple[str, ...]], derived=()) -> list[dict]:
     """Add specializations so that every structural variant is selected by at least one: values for the
     constants in the predicates are tried from the literals they compare with (and 0/1), starting from the
-    first specialization. Variants that no such value selects stay uncovered (reported not_verified)."""
+    first specialization, skipping values at which a derived constant cannot be computed (`derived`: the
+    kernel's (name, expression) pairs). Variants that no such value selects stay uncovered (reported
+    not_verified)."""
     import re
     out = list(specs)
     base = specs[0] if specs else {}
@@ -235,7 +251,7 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
             # a flag (0 or 1) keeps its own candidates: its values are truth values
             per_name = [list(dict.fromkeys([base[n]] + list(candidates if base[n] in (0, 1) else pool)))
                         for n in names]
-            found = _first_holding(preds, base, names, per_name)
+            found = _first_holding(preds, base, names, per_name, derived)
             if found is not None:
                 break
         if found is not None and found not in out:
@@ -243,7 +259,7 @@ def cover_variants(specs: list[dict], variants: list[tuple[str, ...]]) -> list[d
     return out
 
 
-def _first_holding(preds, base: dict, names: list[str], per_name: list[list]) -> dict | None:
+def _first_holding(preds, base: dict, names: list[str], per_name: list[list], derived=()) -> dict | None:
     """`base` with the first combination of values of `names` (itertools.product(*per_name), among its first
     MAX_COVER_TRIES) for which the predicates hold, or None. The predicates are a conjunction: a value that a
     predicate reading one constant alone rules out is dropped from that constant's list before the product
@@ -273,7 +289,7 @@ def _first_holding(preds, base: dict, names: list[str], per_name: list[list]) ->
         if index >= MAX_COVER_TRIES:  # every later combination is further on in the whole product too
             return None
         values = {**base, **dict(zip(names, (v for _, v in combo)))}
-        if predicates_hold(preds, values):
+        if predicates_hold(preds, values) and derived_defined(derived, values):
             return values
     return None
 
