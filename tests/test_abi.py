@@ -150,7 +150,7 @@ def valid_launch(spec, kernel: dict, consts: dict):
 def pytest_generate_tests(metafunc):
     if "kernel_case" in metafunc.fixturenames:
         from conftest import CORPUS
-        from transpiler.frontend.cutile_python import parse_file
+        from transpiler.frontend.source import parse_file
         names = sorted(k.name for f in sorted((CORPUS / "cutile").rglob("*.py")) for k in parse_file(f, f.name).kernels)
         metafunc.parametrize("kernel_case", names)
 
@@ -291,15 +291,15 @@ def tile_constants(kernel_name: str) -> set[str]:
     if not _TILE_CONSTANTS:
         import re
         from conftest import CORPUS
-        from transpiler.frontend.cutile_python import parse_file
-        from transpiler.passes.infer import _walk_exprs
+        from transpiler.frontend.source import parse_file
+        from transpiler.model.walk import walk_exprs
         from transpiler.pipeline import translate_kernel
         for f in sorted((CORPUS / "cutile").rglob("*.py")):
             for k in parse_file(f, f.name).kernels:
                 names = _TILE_CONSTANTS.setdefault(k.name, set())
                 consts = {p.name for p in k.params if p.kind == "const"}
                 for v in translate_kernel(k):
-                    for e in _walk_exprs(v.body):
+                    for e in walk_exprs(v.body):
                         for d in getattr(getattr(e, "ty", None), "shape", None) or ():
                             names |= set(re.findall(r"[A-Za-z_]\w*", str(d))) & consts
     return _TILE_CONSTANTS[kernel_name]

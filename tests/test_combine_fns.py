@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT, requires_toolchain
 from transpiler.frontend.combine import combine_operator, pair_selection
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.pipeline import kernel_result
 
 FIXTURE = ROOT / "tests" / "fixtures" / "triton_unseen" / "combine_fns.py"

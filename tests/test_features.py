@@ -463,7 +463,7 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
     """loop_return.py verifies equivalent; two mutants of the rewrite must not: the break at a return site
     yielding the values the iteration reached (not those it started with), and the `returned` flag carried
     after the break flag (cuTile Rust carries values in name order)."""
-    from transpiler.frontend import cutile_python
+    from transpiler.frontend import common as cutile_python
     _real_restore = cutile_python._restore_at_returns
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "loop_return.py")
     names = ("store_until", "sum_until", "return_or_break", "sum_until_unless_fast")
@@ -474,10 +474,10 @@ def test_return_in_a_loop_is_rewritten_as_cutile_python_does(tmp_path, monkeypat
     monkeypatch.setattr(cutile_python, "_restore_at_returns", _real_restore)
     # the statements before a folded constant `if` not seen as defined before the loop in its arm: `acc` is
     # then not restored at the return site
-    real_prefix = cutile_python._Converter._top_prefix
-    monkeypatch.setattr(cutile_python._Converter, "_top_prefix", lambda self, converted: contextlib.nullcontext())
+    real_prefix = cutile_python.Converter._top_prefix
+    monkeypatch.setattr(cutile_python.Converter, "_top_prefix", lambda self, converted: contextlib.nullcontext())
     assert verdicts("no_prefix")["sum_until_unless_fast"] == "different"
-    monkeypatch.setattr(cutile_python._Converter, "_top_prefix", real_prefix)
+    monkeypatch.setattr(cutile_python.Converter, "_top_prefix", real_prefix)
     monkeypatch.setattr(cutile_python, "_returned_flag", lambda flag: flag.replace("_break", "_zreturned"))
     got = verdicts("flag_after")
     assert got["return_or_break"] == "different" and got["store_until"] == "different", got
@@ -505,12 +505,12 @@ def test_constant_conditions_are_verified_at_the_values_they_compare_with(tmp_pa
     besides the launch value, so both arms are compared. Mutant: the arm that returns also runs the rest of
     the kernel; it differs only at SKIP_LOAD == 1, so it is `different` with the comparand probes (and, since
     the port splits this `if` into an entry per arm, also without them)."""
-    from transpiler.frontend import cutile_python
+    from transpiler.frontend import common as cutile_python
     from transpiler.passes import flags
     verdicts = _fixture_verdicts(tmp_path, monkeypatch, "early_return.py")
     assert _verified(features_verified, "early_ret", "const_early_ret") == dict.fromkeys(
         ("early_ret", "const_early_ret"), "equivalent")
-    monkeypatch.setattr(cutile_python, "_then", lambda arm, rest: (
+    monkeypatch.setattr(cutile_python, "arm_then", lambda arm, rest: (
         cutile_python._without_final_return(arm) if cutile_python._ends_in_return(arm) else arm) + rest)
     assert verdicts("runs_on")["const_early_ret"] == "different"
     monkeypatch.setattr(flags, "condition_comparands", lambda kernel: {})
@@ -592,7 +592,7 @@ def test_mma_of_one_generic_into_another_exports_only_the_pairs_cuda_tile_compil
     combinations): cuTile Python's mma accumulates bf16 in f32 only and f16 in f16 or f32, so the C symbol exports
     only the combinations where that holds (a bf16 accumulator, or bf16 operands into f16, is refused as cuTile
     Python refuses it), and the manifest says why (`mma_pairs`)."""
-    from transpiler.frontend.cutile_python import parse_file
+    from transpiler.frontend.source import parse_file
     from transpiler.pipeline import kernel_result
     from transpiler.passes.ops.linalg import MMA_ACC_DTYPES
     path = tmp_path / "k.py"

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from transpiler.frontend import cutile_python
-from transpiler.frontend.cutile_python import _may_define_kernels, parse_file
+from transpiler.frontend import common
+from transpiler.frontend.cutile_python import may_define_kernels as _may_define_kernels
+from transpiler.frontend.source import parse_file
 
 KERNEL = textwrap.dedent("""
     @{deco}
@@ -92,6 +93,6 @@ def test_the_skip_is_what_keeps_host_files_off_libcst(tmp_path, monkeypatch):
 
     def refuse(*a, **k):
         raise AssertionError("LibCST parsed a host file")
-    monkeypatch.setattr(cutile_python.cst, "parse_module", refuse)
+    monkeypatch.setattr(common.cst, "parse_module", refuse)
     fr = parse_file(pkg / "host.py", "host.py")
     assert fr.kernels == [] and fr.failures == [] and fr.diagnostics == []

@@ -133,7 +133,7 @@ def fast_path(request, host, monkeypatch):
 
 def pytest_generate_tests(metafunc):
     if "kernel_case" in metafunc.fixturenames:
-        from transpiler.frontend.cutile_python import parse_file
+        from transpiler.frontend.source import parse_file
         names = sorted(k.name for f in sorted((CORPUS / "cutile").rglob("*.py")) for k in parse_file(f, f.name).kernels)
         metafunc.parametrize("kernel_case", names)
 

@@ -12,7 +12,7 @@ from conftest import requires_toolchain
 pytestmark = requires_toolchain
 
 from conftest import CORPUS
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 
 CORPUS_KERNELS = sorted(k.name for f in sorted((CORPUS / "cutile").rglob("*.py"))
                         for k in parse_file(f, f.name).kernels)

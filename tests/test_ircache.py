@@ -1,5 +1,5 @@
 """The content-keyed cache of the irdump helper's output (verify/ircache.py): every keyed input changes the key,
-a corrupt entry is a miss, concurrent writers leave one whole entry, and the pool (verify/run.py IrdumpPool)
+a corrupt entry is a miss, concurrent writers leave one whole entry, and the pool (verify/irdump.py IrdumpPool)
 answers a cached job without the helper while the helper reads the bytes that were hashed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from transpiler.verify import ircache
-from transpiler.verify.run import IrdumpPool, _run_irdump
+from transpiler.verify.irdump import IrdumpPool, run_irdump
 
 JOB = {"file": "/x/src/scale/kernel.rs", "module": "scale", "entry": "scale_kernel", "generics": ["f32", "128"],
        "strides": [["x", [-1, 1]]], "target": "sm_90", "out": "/tmp/a.rs.tileirbc"}
@@ -130,7 +130,7 @@ def test_the_pool_answers_cached_jobs_and_recompiles_changed_ones(tmp_path, fake
     rs.write_bytes(SRC)
     jobs = lambda tag: [{**JOB, "file": str(rs), "entry": e, "out": str(tmp_path / f"{tag}{e}.bc")}  # noqa: E731
                         for e in ("a", "b", "bad")]
-    first, _ = _run_irdump(exe, jobs("1"))
+    first, _ = run_irdump(exe, jobs("1"))
     assert [json.loads(r)["ok"] for r in first.splitlines()] == [True, True, False]
     bad = json.loads(first.splitlines()[2])["error"]
     assert bad == f"{rs}: no entry `bad`"  # the caller's file, not the snapshot the helper read
@@ -149,13 +149,13 @@ def test_the_pool_answers_cached_jobs_and_recompiles_changed_ones(tmp_path, fake
 
     log.write_text("")
     rs.write_bytes(SRC.replace(b"{}", b"{ }"))  # a hand edit of one byte: compiled again, from the new bytes
-    _run_irdump(exe, jobs("3"))
+    run_irdump(exe, jobs("3"))
     assert sorted(log.read_text().split()) == ["a", "b", "bad"]
     assert (tmp_path / "3a.bc").read_bytes() == SRC.replace(b"{}", b"{ }") + b"|a"
 
     log.write_text("")
     exe.write_text(exe.read_text() + "\n# another helper\n")  # another helper binary: compiled again
-    _run_irdump(exe, jobs("4"))
+    run_irdump(exe, jobs("4"))
     assert sorted(log.read_text().split()) == ["a", "b", "bad"]
 
 
@@ -164,11 +164,11 @@ def test_a_corrupt_entry_is_compiled_again(tmp_path, fake):
     rs = tmp_path / "kernel.rs"
     rs.write_bytes(SRC)
     job = {**JOB, "file": str(rs), "entry": "a", "out": str(tmp_path / "a.bc")}
-    _run_irdump(exe, [job])
+    run_irdump(exe, [job])
     [entry] = (tmp_path / "cache").rglob("*.bc")
     entry.write_bytes(entry.read_bytes()[:-1] + b"X")
     log.write_text("")
-    _run_irdump(exe, [{**job, "out": str(tmp_path / "b.bc")}])
+    run_irdump(exe, [{**job, "out": str(tmp_path / "b.bc")}])
     assert log.read_text().split() == ["a"]
     assert (tmp_path / "b.bc").read_bytes() == SRC + b"|a"
 
@@ -179,8 +179,8 @@ def test_without_the_variable_nothing_is_cached(tmp_path, fake, monkeypatch):
     rs = tmp_path / "kernel.rs"
     rs.write_bytes(SRC)
     job = {**JOB, "file": str(rs), "entry": "a", "out": str(tmp_path / "a.bc")}
-    _run_irdump(exe, [job])
-    _run_irdump(exe, [job])
+    run_irdump(exe, [job])
+    run_irdump(exe, [job])
     assert log.read_text().split() == ["a", "a"]
     assert not (tmp_path / "cache").exists()
 

@@ -1,4 +1,4 @@
-"""The irdump helpers' pool (verify/run.py IrdumpPool) with a stand-in helper: every job is answered, in its
+"""The irdump helpers' pool (verify/irdump.py IrdumpPool) with a stand-in helper: every job is answered, in its
 own future, a helper that dies answers its job with its stderr and the next job gets a fresh helper."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from transpiler.verify.run import IrdumpPool, _run_irdump
+from transpiler.verify.irdump import IrdumpPool, run_irdump
 
 FAKE = '''#!{python}
 import json, sys
@@ -43,7 +43,7 @@ def test_every_job_is_answered_and_a_crash_costs_only_its_job(tmp_path):
 
 def test_run_irdump_gives_the_lines_in_job_order(tmp_path):
     jobs = [{"out": f"{i}.bc"} for i in range(5)]
-    stdout, _ = _run_irdump(_fake(tmp_path), jobs)
+    stdout, _ = run_irdump(_fake(tmp_path), jobs)
     assert [json.loads(line)["out"] for line in stdout.splitlines()] == [j["out"] for j in jobs]
 
 

@@ -77,7 +77,7 @@ def test_a_crate_with_truncdiv_and_truncmod_compiles(tmp_path, monkeypatch):
     """The hand-built kernel goes through the whole pipeline in place of a source file's kernel, and
     `cargo check` of the crate passes (the kernel would be reported `error`, CT007, if its Rust did not
     compile)."""
-    import transpiler.frontend.cutile_python as frontend
+    import transpiler.frontend.source as frontend
     from transpiler.pipeline import run
     src = tmp_path / "src"
     src.mkdir()

@@ -100,7 +100,7 @@ def test_classify_counts_invalid_tile_ir_as_rejected_and_nothing_else():
     """A mutant whose Tile IR the Tile IR verifier refuses cannot run (rejected); any other not_verified
     reason stays a survivor, so a verifier that gives up is never counted as a kill."""
     from types import SimpleNamespace as NS
-    from transpiler.verify.run import Check
+    from transpiler.verify.entries import Check
 
     def kv(detail):
         return NS(verdict="not_verified", reason="", checks=[Check("k", {}, "f16", "not_verified", detail)])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from transpiler.diagnostics import TranspileError
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.model.dump import dump_kernel
 from transpiler.model.ir import Op, TileTy
 from transpiler.passes.infer import broadcast_shapes, promote

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from transpiler import pipeline
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 
 from conftest import CORPUS, ROOT
 

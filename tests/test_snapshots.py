@@ -12,7 +12,7 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from conftest import CORPUS
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.model.dump import dump_kernel
 from transpiler.pipeline import translate_kernel
 

@@ -1,4 +1,4 @@
-"""Write-after-write order (normalizer N17, emit/lower.py `_ordered_arrays`): cuTile Python chains every
+"""Write-after-write order (normalizer N17, emit/lower.py `ordered_arrays`): cuTile Python chains every
 store of an array after the previous access, except a loop's only access to an array when it is a tile store
 indexed by the loop variable (token_order.py's parallel stores). The port chains the same stores, so the
 verifier can compare the order instead of allowing any (shared/repros/verifier-holes: store_twice_rows,

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TRITON_NOT_YET, requires_toolchain
 from transpiler.emit.lower import lower_kernel
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.model.dump import dump_kernel
 from transpiler.pipeline import run, translate_kernel, write_outputs
 

@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 
 from conftest import ROOT, requires_toolchain
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.frontend.module_try import tried_statements, try_outcome
 from transpiler.pipeline import kernel_result, run
 

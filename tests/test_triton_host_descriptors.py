@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.pipeline import run, write_outputs
 
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"

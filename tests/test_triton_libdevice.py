@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, requires_toolchain
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.verify.interpret.ops_arith import fma_rn
 
 LIBRARY = ROOT / "rules" / "triton_libdevice.py"
@@ -302,7 +302,7 @@ def test_a_helper_named_like_the_libdevice_function_it_calls_is_not_recursion(tm
     """A library's `def tanh(x): return libdevice.tanh(x)` (fla's ops/utils/op.py): the inner call is libdevice's
     `tanh`, ported from rules/triton_libdevice.py, a helper of another module with the same name, not the helper
     itself (it was refused as recursion, CT110). A helper that does call itself is still refused."""
-    from transpiler.frontend.cutile_python import parse_file
+    from transpiler.frontend.source import parse_file
     from transpiler.pipeline import kernel_result
     head = ("import triton\nimport triton.language as tl\nimport triton.language.extra.libdevice as tldevice\n\n\n"
             "@triton.jit\ndef tanh(x):\n    return {body}\n\n\n"

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from conftest import ROOT
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.frontend.module_consts import module_const_value
 from transpiler.pipeline import kernel_result, run
 

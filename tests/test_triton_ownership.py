@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.model.ir import Op
-from transpiler.passes.infer import _walk_exprs
+from transpiler.model.walk import walk_exprs
 from transpiler.pipeline import run, translate_kernel, write_outputs
 
 from conftest import requires_toolchain
@@ -57,9 +57,9 @@ def test_an_elementwise_store_at_the_programs_own_block_is_a_checked_partition(t
     y = k.param("y_ptr")
     assert not y.pointer and y.flat and y.view == (("n",), ("1",))
     assert k.param("x_ptr").pointer  # the input keeps its element loads
-    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    (store,) = [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
     assert store.args[2].ty.shape == ("BLOCK",)
-    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "scatter"]
+    assert not [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "scatter"]
 
 
 def test_a_row_store_covering_the_row_is_a_checked_partition_of_rows(tmp_path):
@@ -67,7 +67,7 @@ def test_a_row_store_covering_the_row_is_a_checked_partition_of_rows(tmp_path):
     assert _outputs(k) == {"y_ptr": "checked"}
     # one row per program (the grid's rows), the columns cut to one tile: grid axis 1 must be 1
     assert k.param("y_ptr").view == (("(__grid0 * 1)", "(n_cols if n_cols < BLOCK else BLOCK)"), ("stride", "1"))
-    (store,) = [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    (store,) = [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
     assert store.args[2].ty.shape == ("1", "BLOCK")
 
 
@@ -114,7 +114,7 @@ def test_a_store_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
     (reason,) = [why for n, _, why in k.outputs if n == "y_ptr"]
     assert REASONS[name] in reason, reason  # the manifest says why
     assert k.param("y_ptr").pointer and not k.param("y_ptr").view
-    assert not [e for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert not [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
 
 
 def test_an_optional_output_keeps_its_raw_pointer(tmp_path):

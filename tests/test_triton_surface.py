@@ -10,7 +10,7 @@ import tomllib
 
 from conftest import ROOT
 from transpiler.frontend import triton as T
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 
 RULES = ROOT / "rules"
 NAMES = [l.strip() for l in (RULES / "triton_language_3.6.txt").read_text().splitlines()

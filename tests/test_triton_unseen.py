@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, requires_toolchain
 from transpiler.emit.ffi import kernel_ffi_view
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.pipeline import kernel_result, run, translate_kernel
 
 FIXTURES = ROOT / "tests" / "fixtures" / "triton_unseen"
@@ -911,7 +911,7 @@ def test_platform_values_are_decided_where_every_gpu_agrees():
     """config_value over the GPUs of rules/platform.toml: a capability test true on all of them is decided, one
     true on some is not; the backend and a package function returning it (under a cache, in a try) are."""
     import libcst as cst
-    from transpiler.frontend.cutile_python import _Converter
+    from transpiler.frontend.common import Converter as _Converter
     from transpiler.frontend.module_config import UNDECIDED, returned_expression
     from transpiler.frontend.platform import gpu_worlds
     assert {w["torch.cuda.get_device_capability()"] for w in gpu_worlds()} >= {(8, 0), (9, 0), (10, 0), (12, 0)}

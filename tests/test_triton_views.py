@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from transpiler.frontend.cutile_python import parse_file
+from transpiler.frontend.source import parse_file
 from transpiler.model.dump import expr_text
-from transpiler.passes.infer import _walk_exprs
+from transpiler.model.walk import walk_exprs
 from transpiler.pipeline import run, translate_kernel, write_outputs
 from transpiler.verify.specs import specializations
 
@@ -53,7 +53,7 @@ def _kernel(tmp_path: Path, body: str):
 def _views(k) -> dict:
     """array -> (op, extents, strides, tile index, tile, padding, unit-stride constant) of its view accesses."""
     out = {}
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if getattr(e, "op", None) in ("view_load", "view_store"):
             text = lambda t: tuple(re.sub(r" : \w+", "", expr_text(x)) for x in t.items)  # noqa: E731
             out.setdefault(e.args[0].id, []).append(
@@ -142,7 +142,7 @@ def test_an_access_the_proof_does_not_cover_keeps_its_element_path(tmp_path, nam
     k = _kernel(tmp_path, GEMM.replace(old, new, 1))[0]
     views = _views(k)
     assert "a_ptr" not in views, views.get("a_ptr")
-    assert any(e.op == "gather" and e.args[0].id == "a_ptr" for e in _walk_exprs(k.body) if hasattr(e, "op"))
+    assert any(e.op == "gather" and e.args[0].id == "a_ptr" for e in walk_exprs(k.body) if hasattr(e, "op"))
     assert ("b_ptr" in views) == ("continue" not in name)  # the rest of the kernel is unaffected (B's advance
     # is skipped by the `continue` too)
 
@@ -150,9 +150,9 @@ def test_an_access_the_proof_does_not_cover_keeps_its_element_path(tmp_path, nam
 def test_other_without_a_padding_mode_is_selected_after_a_zero_padded_tile(tmp_path):
     k = _kernel(tmp_path, GEMM.replace("(offs_k[None, :] < K - k * BK), other=0.0",
                                        "(offs_k[None, :] < K - k * BK), other=1.0", 1))[0]
-    (view,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "view_load" and e.args[0].id == "a_ptr"]
+    (view,) = [e for e in walk_exprs(k.body) if getattr(e, "op", "") == "view_load" and e.args[0].id == "a_ptr"]
     assert view.attr("padding") == "padding::Zero"
-    (sel,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "where" and view in e.args]
+    (sel,) = [e for e in walk_exprs(k.body) if getattr(e, "op", "") == "where" and view in e.args]
     assert sel.args[1] is view and "1.0" in expr_text(sel.args[2])
 
 
@@ -200,7 +200,7 @@ def test_relaxed_atomic_adds_of_a_view_tile_are_view_reductions(tmp_path, old, n
     scalar `red` per element), in kernels without a dot too; another order, a read of the old values, offsets
     that are no view tile or other accesses of the pointer keep the element atomics."""
     (k,) = _kernel(tmp_path, ROW_GRAD.replace(old, new) if old else ROW_GRAD)
-    got = [(e.op, e.attr("reduce")) for e in _walk_exprs(k.body)
+    got = [(e.op, e.attr("reduce")) for e in walk_exprs(k.body)
            if getattr(e, "op", None) in ("view_store", "atomic_add")]
     views = _views(k)
     if reduced:
@@ -283,7 +283,7 @@ def test_unit_stride_constants_are_set_by_the_c_symbol_and_verified_both_ways(tm
 def test_float32_dot_operands_are_tf32_as_triton_computes_them(tmp_path, keyword, converted):
     variants = _kernel(tmp_path, GEMM.replace("acc = tl.dot(a, b, acc)", f"acc = tl.dot(a, b, acc{keyword})"))
     by_dtypes = {v.variant.dtypes: v for v in variants}
-    tf32 = lambda v: [e for e in _walk_exprs(v.body) if getattr(e, "op", "") == "convert" and e.ty.dtype == "tf32"]  # noqa: E731
+    tf32 = lambda v: [e for e in walk_exprs(v.body) if getattr(e, "op", "") == "convert" and e.ty.dtype == "tf32"]  # noqa: E731
     if converted:
         assert set(by_dtypes) == {("f32",), ("f16", "bf16")}
         assert len(tf32(by_dtypes[("f32",)])) == 2 and not tf32(by_dtypes[("f16", "bf16")])
@@ -366,7 +366,7 @@ def test_dot_out_dtype_is_the_type_it_accumulates_in(tmp_path):
     """
     (tmp_path / "ok").mkdir()
     k = _kernel(tmp_path / "ok", body.replace("OUT", "tl.int32"))[0]
-    (mm,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
+    (mm,) = [e for e in walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
     assert mm.ty.dtype == "i32" and mm.args[0].ty.dtype == "i8"
     src = tmp_path / "bad.py"
     src.write_text(HEAD + textwrap.dedent(body.replace("OUT", "tl.float32")))
@@ -390,8 +390,8 @@ def test_an_add_of_a_dot_accumulates_in_the_dot(tmp_path, update, folded):
     accumulator or a subtraction keeps its add."""
     body = GEMM.replace("acc = tl.dot(a, b, acc)", update)
     k = _kernel(tmp_path, body)[0]
-    (mm,) = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
-    adds = [e for e in _walk_exprs(k.body) if getattr(e, "op", "") in ("add", "sub") and e.ty is not None
+    (mm,) = [e for e in walk_exprs(k.body) if getattr(e, "op", "") == "mma"]
+    adds = [e for e in walk_exprs(k.body) if getattr(e, "op", "") in ("add", "sub") and e.ty is not None
             and e.ty.shape == mm.ty.shape and any(a is mm for a in e.args)]
     acc_in = mm.args[2]
     if folded:

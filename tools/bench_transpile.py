@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transpiler.frontend.cutile_python import parse_file  # noqa: E402
+from transpiler.frontend.source import parse_file  # noqa: E402
 from transpiler.emit.lower import lower_kernel  # noqa: E402
 from transpiler.pipeline import collect_sources, run, translate_kernel  # noqa: E402
 
@@ -84,7 +84,7 @@ def main() -> None:
 def library_cold(srcs: list[Path], min_files: int = 100) -> None:
     """A library-sized package, cold: the sources copied as sub-packages until there are `min_files` files,
     relative imports intact, each file given a unique comment so that no copy is a cache hit."""
-    from transpiler.frontend.cutile_python import parse_file as parse
+    from transpiler.frontend.source import parse_file as parse
     with tempfile.TemporaryDirectory() as tmp:
         lib = Path(tmp) / "lib"
         lib.mkdir()

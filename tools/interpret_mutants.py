@@ -104,13 +104,13 @@ def case_values(out: Path, module: dict, kernel: dict, entry_name: str) -> list[
     """The constants (generics by their Rust names) of each reference case that runs `entry_name`."""
     from transpiler.verify.interpret.cases import case_dtype, case_spec
     from transpiler.verify.interpret.driver import references_for
-    from transpiler.verify.run import _select
+    from transpiler.verify.entries import select_entry
     from transpiler.verify.specs import verified_generics
     found = []
     for ref in references_for(out, module, kernel, None):
         spec = case_spec(kernel, ref.case, (out / module["source"]).resolve())
         dtype = case_dtype(kernel, ref.case)
-        entry = _select(kernel["entries"], spec, dtype)
+        entry = select_entry(kernel["entries"], spec, dtype)
         if entry["name"] == entry_name:
             gen = dict(zip(entry["generics"], verified_generics(kernel, entry, spec, dtype)))
             found.append({k: int(v) for k, v in {**spec, **gen}.items() if str(v).lstrip("-").isdigit()})

@@ -62,12 +62,12 @@ def summary(cubin: Path) -> dict:
 
 
 def port(out: Path, kernel: str, dtype: str, spec: dict, scalars: dict, tmp: Path) -> dict:
-    from transpiler.verify.run import _select, rust_rank
+    from transpiler.verify.entries import rust_rank, select_entry
     from transpiler.verify.specs import entry_params, verified_generics
     from transpiler.verify.toolchain import cargo_env, irdump_binary
     manifest = json.loads((out / "manifest.json").read_text())
     module, k = next((m, k) for m in manifest["modules"] for k in m["kernels"] if k["name"] == kernel)
-    entry = _select(k["entries"], spec, dtype)
+    entry = select_entry(k["entries"], spec, dtype)
     text = (out / module["rust"]).read_text()
     start = text.index(f"pub unsafe fn {entry['name']}<")
     body = text.index(") {\n", start) + 4

@@ -78,7 +78,7 @@ def _print_diag(d: Diagnostic, fmt: Format) -> None:
 
 def _source_line(path: str, lineno: int) -> str | None:
     """The line a diagnostic points at, decoded as Python decodes the file (never raises)."""
-    from .frontend.cutile_python import read_source
+    from .frontend.common import read_source
     try:
         try:
             text = read_source(path)

@@ -157,7 +157,7 @@ def process_file(path: Path, display: str, kernel_filter: list[str] | None = Non
 
 def _process_file(path: Path, display: str, kernel_filter: list[str] | None, fail_fast: bool,
                   exact_positions: bool) -> tuple[list[KernelResult], list[Diagnostic]]:
-    from .frontend.cutile_python import parse_file  # LibCST is only imported when a file must be parsed
+    from .frontend.source import parse_file  # LibCST is only imported when a file must be parsed
     fr = parse_file(path, display, exact_positions=exact_positions)
     results: list[KernelResult] = []
     for name, pos, diag in fr.failures:
@@ -502,15 +502,15 @@ def _crate_memo_key(out: Path, plan: list[ModulePlan], outcomes: dict, keys: dic
     the files rendered apart, the settings and the tools' versions."""
     import shutil
     from . import cache
-    from .emit.render import _rustfmt_version
-    from .verify.compile_check import _cargo_version
+    from .emit.render import rustfmt_version
+    from .verify.compile_check import cargo_version
     from .verify.toolchain import ToolchainError, cargo_env
     try:
-        cargo = _cargo_version(cargo_env()) if compile_check and compile_check != "off" else ""
+        cargo = cargo_version(cargo_env()) if compile_check and compile_check != "off" else ""
     except ToolchainError:
         cargo = ""
     exe = shutil.which("rustfmt")
-    parts = [os.path.realpath(out), crate, compile_check, cargo, exe and _rustfmt_version(exe)]
+    parts = [os.path.realpath(out), crate, compile_check, cargo, exe and rustfmt_version(exe)]
     for m in plan:
         o = outcomes.get(m.rel)
         parts += [m.rel, m.sha, keys.get(o.path) if o else None]
@@ -542,7 +542,7 @@ def _worker_pool(n_files: int):
 def _warm_worker() -> None:
     """A worker imports what translation uses at once, while the parent still reads the cache."""
     from .emit import ffi, lower  # noqa: F401
-    from .frontend import cutile_python  # noqa: F401
+    from .frontend import source  # noqa: F401
     from .passes import specialize  # noqa: F401
     from .verify import specs  # noqa: F401
 
@@ -567,7 +567,7 @@ def _store(key: str, results, diags) -> bool:
 
 def _process_file_deep(path: Path, display: str, kernel_filter, key: str | None = None):
     """In a worker: a file's outcome, stored in the cache (when `key`); returns (outcome, stored)."""
-    from .frontend.cutile_python import run_deep  # deep stack: the passes recurse over the expressions
+    from .frontend.common import run_deep  # deep stack: the passes recurse over the expressions
     results, diags = run_deep(process_file, path, display, kernel_filter, False)
     return (results, diags), bool(key) and _store(key, results, diags)
 
@@ -581,7 +581,7 @@ def _file_outcome(future, path: Path, display: str, kernel_filter, fail_fast: bo
             return future.result()
         except Exception:  # noqa: BLE001 - a broken pool or an unpicklable result: redo it here
             pass
-    from .frontend.cutile_python import run_deep
+    from .frontend.common import run_deep
     return run_deep(process_file, path, display, kernel_filter, fail_fast), False
 
 

@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-def _data_dir(repo_name: str, package: str) -> Path:
+def data_dir(repo_name: str, package: str) -> Path:
     """The repository folder when running from a checkout, else the copy shipped in the package."""
     repo = Path(__file__).resolve().parent.parent / repo_name
     if repo.is_dir():
@@ -21,7 +21,7 @@ def _data_dir(repo_name: str, package: str) -> Path:
     return Path(__file__).resolve().parent / package.split(".")[-1]
 
 
-RULES_DIR = _data_dir("rules", "transpiler.rules_data")
+RULES_DIR = data_dir("rules", "transpiler.rules_data")
 
 
 @dataclass(frozen=True)

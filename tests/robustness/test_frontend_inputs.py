@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from transpiler.frontend.cutile_python import (SourceDecodeError, decode_source, kernel_depth_limit, parse_file,
-                                               read_source, run_deep)
+from transpiler.frontend.source import parse_file
+from transpiler.frontend.common import (SourceDecodeError, decode_source, kernel_depth_limit, read_source, run_deep)
 
 LOAD = "    x = ct.load(a, index=(ct.bid(0),), shape=(TILE,))\n"
 STORE = "    ct.store(b, index=(ct.bid(0),), tile={})\n"
@@ -285,18 +285,18 @@ def _lazy_vs_full(src: str) -> int:
 
     import libcst as cst
 
-    from transpiler.frontend import cutile_python as F
+    from transpiler.frontend import common as F
     module = cst.parse_module(src)
     full = F._positions(module)
-    lazy = F._LazyPositions.of(module, ast.parse(src), src)
-    assert isinstance(lazy, F._LazyPositions)
+    lazy = F.LazyPositions.of(module, ast.parse(src), src)
+    assert isinstance(lazy, F.LazyPositions)
     # the statements' texts are the source from the first statement on (the launch scan filters on them)
     texts = [lazy.statement_text(i) for i in range(len(module.body))]
     assert "".join(texts) == "".join(src.splitlines(keepends=True)[lazy.starts[0] - 1:]) if texts else True
     lazy.prefer(list(module.body)[1::2])  # preferred statements are tried first: the positions do not change
     checked = 0
     for stmt in reversed(module.body):  # asked out of order, as the converter does
-        for n in F._walk(stmt):
+        for n in F.walk_nodes(stmt):
             if n in full:
                 assert lazy[n] == full[n], (type(n).__name__, lazy[n], full[n])
                 checked += 1

@@ -568,9 +568,9 @@ def tile_dims(kernel) -> list[str]:
     """The tile dimensions of a typed kernel variant that depend on its constants (Python expressions, sorted):
     the extent of every tile-typed value. The manifest records them per entry (`tile_dims`), so the C ABI
     refuses a constant that would make a tile extent zero, negative or not a power of two."""
-    from ..passes.infer import _walk_exprs
+    from ..model.walk import walk_exprs
     dims: set[str] = set()
-    for e in _walk_exprs(kernel.body):
+    for e in walk_exprs(kernel.body):
         shape = getattr(getattr(e, "ty", None), "shape", None)
         if shape:
             dims.update(str(d) for d in shape)

@@ -145,7 +145,7 @@ class Lowerer:
         self.hole: dict | None = None  # what an LLM fallback question is about (an `llm_hole` op), once lowered
         # a Triton port's checked output is stored without Tensor::store (see `store`), which chained its
         # stores' tokens: its stores are ordered here like any other array's
-        self.ordered = _ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'}
+        self.ordered = ordered_arrays(kernel.body, {n for n, form in self.forms.items() if form == 'checked'}
                                        if kernel.frontend != "triton" else set(), kernel.frontend != "triton")
 
     # -------------------------------------------------------------- plumbing
@@ -325,9 +325,9 @@ class Lowerer:
     def tile_views(self) -> None:
         """The tensor views a Triton pointer's tile accesses go through (passes/views.py), made once from
         parameters: each distinct (pointer, extents, strides) one view over the pointer's typed base."""
-        from ..passes.infer import _walk_exprs
+        from ..model.walk import walk_exprs
         self.views: dict = {}
-        for e in _walk_exprs(self.k.body):
+        for e in walk_exprs(self.k.body):
             if not (isinstance(e, Op) and e.op in ("view_load", "view_store")) or e.attr("local_view"):
                 continue
             key = view_key(e)
@@ -443,21 +443,21 @@ class Lowerer:
         return res
 
     def _tile_accessed(self) -> set[str]:
-        from ..passes.infer import _walk_exprs
-        return {e.args[0].id for e in _walk_exprs(self.k.body)
+        from ..model.walk import walk_exprs
+        return {e.args[0].id for e in walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.op in ("load", "store", "num_tiles", "view_atomic_add", "load_advanced")
                 and isinstance(e.args[0], Name)}
 
     def _flat_accessed(self) -> set[str]:
-        from ..passes.infer import _walk_exprs
-        return {e.args[0].id for e in _walk_exprs(self.k.body)
+        from ..model.walk import walk_exprs
+        return {e.args[0].id for e in walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)
                 and not e.attr("elem")}
 
     def _cast_accessed(self) -> set[tuple[str, str]]:
         """(pointer parameter, element type) of each access through a cast of the parameter (TTR-PTRCAST)."""
-        from ..passes.infer import _walk_exprs
-        return {(e.args[0].id, e.attr("elem")) for e in _walk_exprs(self.k.body)
+        from ..model.walk import walk_exprs
+        return {(e.args[0].id, e.attr("elem")) for e in walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.attr("flat") and e.attr("elem") and e.args and isinstance(e.args[0], Name)}
 
     def slice_view(self, target: str, e: Op) -> None:
@@ -531,8 +531,8 @@ class Lowerer:
         return rust_ident(arr.id)
 
     def _slab_shape(self, name: str) -> tuple[str, ...]:
-        from ..passes.infer import _sub, _walk_exprs
-        for e in _walk_exprs(self.k.body):
+        from ..model.walk import sub_exprs, walk_exprs
+        for e in walk_exprs(self.k.body):
             if isinstance(e, Op) and e.op == "store" and e.args[0].id == name:
                 return e.args[2].ty.shape
         raise AssertionError(name)
@@ -1808,7 +1808,7 @@ def _access_key(a) -> str | None:
     return array_root(a) if isinstance(a, Name) else None
 
 
-def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False) -> set[str]:
+def ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False) -> set[str]:
     """Arrays whose accesses need token order to match cuTile Python: written, and also read or updated by
     an atomic, or written more than once (two stores, or one in a loop: a program's stores to one address
     land in program order in cuTile Python and Triton; unordered, Tile IR may let the earlier store win,
@@ -1816,9 +1816,9 @@ def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False)
     cuTile Rust (they are not read). `parallel_loop_stores` (cuTile Python): a loop's only access to an
     array, a tile store indexed by the loop variable, writes a new tile each trip and is not chained
     (cuTile Python's token_order pass, `_get_parallel_stores`)."""
-    from ..passes.infer import _walk_exprs
+    from ..model.walk import walk_exprs
     ops: dict[str, set[str]] = {}
-    for e in _walk_exprs(body):
+    for e in walk_exprs(body):
         if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and _access_key(e.args[0]):
             ops.setdefault(_access_key(e.args[0]), set()).add(e.op)
     writes = _write_counts(body, parallel_loop_stores)
@@ -1828,8 +1828,8 @@ def _ordered_arrays(body, checked: set[str], parallel_loop_stores: bool = False)
 
 def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
     """How many writes each array may receive along one path through `stmts` (2 for any in a loop body: at
-    least two iterations, except a parallel loop store, see `_ordered_arrays`; an `if` counts its busier arm)."""
-    from ..passes.infer import _sub
+    least two iterations, except a parallel loop store, see `ordered_arrays`; an `if` counts its busier arm)."""
+    from ..model.walk import sub_exprs
     out: dict[str, int] = {}
 
     def add(counts: dict[str, int], times: int = 1) -> None:
@@ -1838,7 +1838,7 @@ def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
     for st in stmts:
         heads = ((st.value,) if isinstance(st, (Assign, Eval)) else (st.start, st.stop, st.step)
                  if isinstance(st, For) else (st.cond,) if isinstance(st, (If, While)) else ())
-        for e in (x for h in heads for x in _sub(h)):
+        for e in (x for h in heads for x in sub_exprs(h)):
             if isinstance(e, Op) and e.op in _WRITES and e.args and _access_key(e.args[0]):
                 add({_access_key(e.args[0]): 1})
         if isinstance(st, (For, While)):
@@ -1855,16 +1855,16 @@ def _write_counts(stmts, parallel_loop_stores: bool = False) -> dict[str, int]:
 def _parallel_stores(loop: For) -> set[str]:
     """Arrays whose only access in the loop (its own statements, none nested) is one tile `store` with the
     loop variable as an index: cuTile Python does not chain such a store across trips."""
-    from ..passes.infer import _sub, _walk_exprs
+    from ..model.walk import sub_exprs, walk_exprs
     direct: dict[str, list[Op]] = {}
     nested: set[str] = set()
     for st in loop.body:
-        exprs = [x for h in ((st.value,) if isinstance(st, (Assign, Eval)) else ()) for x in _sub(h)]
+        exprs = [x for h in ((st.value,) if isinstance(st, (Assign, Eval)) else ()) for x in sub_exprs(h)]
         for e in exprs:
             if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name):
                 direct.setdefault(array_root(e.args[0]), []).append(e)
         if not isinstance(st, (Assign, Eval)):
-            nested |= {array_root(e.args[0]) for e in _walk_exprs((st,))
+            nested |= {array_root(e.args[0]) for e in walk_exprs((st,))
                        if isinstance(e, Op) and e.op in _READS + _WRITES and e.args and isinstance(e.args[0], Name)}
     return {a for a, ops in direct.items()
             if a not in nested and len(ops) == 1 and ops[0].op == "store" and len(ops[0].args) > 1

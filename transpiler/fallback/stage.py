@@ -44,7 +44,7 @@ def _eligible(r) -> bool:
 def complete(path: Path, display: str, rel: str, results: list, session: Session) -> list:
     """The file's kernel results with every kernel the fallback completes replaced (status `fallback`), and
     the reason on every kernel it could not complete."""
-    from ..frontend.cutile_python import parse_file
+    from ..frontend.source import parse_file
     fr = parse_file(path, display, llm_units=True)
     kernels = {k.name: k for k in fr.kernels}
     out = []

@@ -30,9 +30,13 @@ class ReturnShapeError(Exception):
 MAX_REWRITTEN_STATEMENTS = 4000
 
 
-def _static_false(s) -> bool:
-    from .triton import _static_false as test  # `tl.static_assert(False, ...)`: fails compilation, as a raise
-    return test(s)
+def static_false(s) -> bool:
+    """`tl.static_assert(False, ...)` (an expression statement): a path that fails Triton's compilation."""
+    call = s.value if isinstance(s, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
+        and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == "static_assert" \
+        and bool(call.args) and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Name) \
+        and call.args[0].value.value == "False"
 
 
 def single_return(stmts: list, decide: Callable[[cst.BaseExpression], bool | None], taken_names: set[str],
@@ -61,7 +65,7 @@ def _lower(stmts: list, decide, base: str, budget: list, end=None) -> tuple[list
         raise ReturnShapeError(f"its returns would copy more than {MAX_REWRITTEN_STATEMENTS} statements into the "
                                "arms; return once, at the end")
     for i, st in enumerate(stmts):
-        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) or _static_false(s)
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) or static_false(s)
                                                             for s in st.body):
             return stmts[:i + 1], None  # a path Triton refuses to compile: it returns nothing, any arity fits
         if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in st.body):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .blocks import block_statements
-from .cutile_python import _name_text
+from .common import name_text
 
 # the exceptions a handler may name that catch each error the evaluation predicts (Python's hierarchy)
 _CATCHES = {
@@ -129,7 +129,7 @@ def _small_error(small: cst.BaseSmallStatement, dotted) -> object:
         return None
     if isinstance(small, cst.Import):
         for a in small.names:
-            name = _name_text(a.name)
+            name = name_text(a.name)
             if not _is_triton(name):
                 return _UNDECIDED
             if name not in tm.modules:
@@ -138,13 +138,13 @@ def _small_error(small: cst.BaseSmallStatement, dotted) -> object:
     if isinstance(small, cst.ImportFrom):
         if small.relative or small.module is None or isinstance(small.names, cst.ImportStar):
             return _UNDECIDED
-        module = _name_text(small.module)
+        module = name_text(small.module)
         if not _is_triton(module):
             return _UNDECIDED
         if module not in tm.modules:
             return "ModuleNotFoundError"
         for a in small.names:
-            has = tm.attribute(module, _name_text(a.name))
+            has = tm.attribute(module, name_text(a.name))
             if has is None:
                 return _UNDECIDED
             if not has:
@@ -245,7 +245,7 @@ def bound_values(stmts, name: str) -> list[cst.CSTNode]:
                     found.append(small.value)
                 elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                     for a in small.names:
-                        local = a.asname.name.value if a.asname else _name_text(a.name).split(".")[0]
+                        local = a.asname.name.value if a.asname else name_text(a.name).split(".")[0]
                         if local == name:
                             found.append(small)
     return found

@@ -30,7 +30,8 @@ from ..model.walk import sub_exprs
 from ..model.ir import (RMW_OPS, DOT_PRECISIONS, Assign, Break, Continue, Eval, Expr, If, Lit, Name, Op, Param, Pos,
                         TupleExpr)
 from ..rules import RuleTable, load, triton_dtype_queries
-from .cutile_python import (FileResult, _Converter, _code, _name_text, _one_line, _parse_source, _then, _walk)
+from .common import FileResult, Converter, arm_then, name_text, node_code, one_line, parse_source, walk_nodes
+from .helper_returns import static_false
 from . import pointer_arms, ptx
 from .combine import combine_operator, pair_selection
 from .pointer_arms import ArmBases
@@ -127,7 +128,7 @@ def _host_call_name(value: cst.BaseExpression, home: cst.CSTNode) -> str | None:
     """The function a launch argument is the result of: `f(...)` itself, or a local of the launching function
     `home` assigned once, from `f(...)` (`dt = f(x)`, then `DTYPE=dt`). None for anything else."""
     if isinstance(value, cst.Name) and isinstance(home, cst.FunctionDef):
-        sources = [n.value for n in _walk(home) if isinstance(n, cst.Assign)
+        sources = [n.value for n in walk_nodes(home) if isinstance(n, cst.Assign)
                    for t in n.targets if isinstance(t.target, cst.Name) and t.target.value == value.value]
         value = sources[0] if len(sources) == 1 else None
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
@@ -304,19 +305,13 @@ class _ArmChoice:
 
 
 def parse_triton_source(source: str, display: str, depth_limit: int, path: Path | None = None,
-                        exact_positions: bool = True, also_cutile: bool = False,
-                        cutile_rules: RuleTable | None = None) -> FileResult:
-    result = _parse_source(source, display, load("triton"), depth_limit, path, exact_positions,
-                           converter=_TritonConverter)
-    if also_cutile:  # a module with kernels in both languages: each frontend reads its own
-        other = _parse_source(source, display, cutile_rules or load(), depth_limit, path, exact_positions)
-        result = FileResult(display, result.kernels + other.kernels, result.failures + other.failures,
-                            result.diagnostics + [d for d in other.diagnostics if d not in result.diagnostics],
-                            {**other.also, **result.also})
-    return result
+                        exact_positions: bool = True) -> FileResult:
+    """The `@triton.jit` kernels of one source (frontend/source.py adds a module's cuTile Python kernels)."""
+    return parse_source(source, display, load("triton"), depth_limit, path, exact_positions,
+                        converter=_TritonConverter)
 
 
-class _TritonConverter(_Converter):
+class _TritonConverter(Converter):
     discards_helper_results = True
     language = "triton"
     helper_returns_rewritten = True
@@ -352,7 +347,7 @@ class _TritonConverter(_Converter):
         constexpr `if` arms): the call as a statement, then a bare `return`; bare returns that end the helper
         (the last statement, or the last of an arm of a final `if`) are dropped. A helper left with no
         `return` is then a procedure, inlined where it is called as a statement."""
-        if not any(isinstance(n, cst.Return) for st in stmts for n in _walk(st)):
+        if not any(isinstance(n, cst.Return) for st in stmts for n in walk_nodes(st)):
             return stmts
         conv = self
 
@@ -373,7 +368,7 @@ class _TritonConverter(_Converter):
                 return False
 
         # (a statement without such a return is kept as it is: a rebuilt node has no source position)
-        stmts = [st.visit(Split()) if any(procedure_return(n) for n in _walk(st)) else st for st in stmts]
+        stmts = [st.visit(Split()) if any(procedure_return(n) for n in walk_nodes(st)) else st for st in stmts]
         stmts = [x for st in stmts for x in (st.nodes if isinstance(st, cst.FlattenSentinel) else [st])]
         return _drop_tail_returns(stmts)
 
@@ -382,7 +377,7 @@ class _TritonConverter(_Converter):
         fn = self.info.helpers.get(name)
         if fn is None or name in active:
             return False
-        for n in _walk(fn.body):
+        for n in walk_nodes(fn.body):
             if isinstance(n, cst.Return) and n.value is not None:
                 v = n.value
                 if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
@@ -483,7 +478,7 @@ class _TritonConverter(_Converter):
         for stmt in module.body:
             if isinstance(stmt, (cst.If, cst.Try)):
                 runs = self._tried(stmt) if isinstance(stmt, cst.Try) else None
-                for node in (n for part in ((stmt,) if runs is None else runs) for n in _walk(part)):
+                for node in (n for part in ((stmt,) if runs is None else runs) for n in walk_nodes(part)):
                     if isinstance(node, (cst.Import, cst.ImportFrom)):
                         self._scan_small(node)
         self._scan_call_decorators(module)
@@ -500,7 +495,7 @@ class _TritonConverter(_Converter):
         launched: set[str] = set()
         called: set[str] = set()
         for stmt in module.body:
-            for node in _walk(stmt):
+            for node in walk_nodes(stmt):
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript) \
                         and isinstance(node.func.value, cst.Name) and node.func.value.value in self.info.kernels:
                     launched.add(node.func.value.value)
@@ -513,7 +508,7 @@ class _TritonConverter(_Converter):
             if name in launched or self._wrappers(fn):
                 continue
             # a @triton.jit function another one calls, or one that returns a value, is a device helper
-            returns_value = any(isinstance(n, cst.Return) and n.value is not None for n in _walk(fn.body))
+            returns_value = any(isinstance(n, cst.Return) and n.value is not None for n in walk_nodes(fn.body))
             if name in called or returns_value:
                 del self.info.kernels[name]
                 self.info.helpers[name] = fn
@@ -611,7 +606,7 @@ class _TritonConverter(_Converter):
             failing = block_statements(stmt.body)[out.index]
             failing = failing.body[0] if isinstance(failing, cst.SimpleStatementLine) else failing  # (no comment)
             why = (f"the `try` at line {self.pos(stmt).line} raises {out.raises} under Triton 3.6, the version the "
-                   f"port targets (`{_code(failing).strip()}`), and its handler binds it")
+                   f"port targets (`{node_code(failing).strip()}`), and its handler binds it")
             bound = self.__dict__.setdefault("handler_bound", {})
             for st in runs[out.index:]:
                 for small in st.body if isinstance(st, cst.SimpleStatementLine) else ():
@@ -661,7 +656,7 @@ class _TritonConverter(_Converter):
                     self.info.aliases[name] = ported_as
                     self.info.assumed[name] = (
                         f"`{name}` is taken as Triton's libdevice (`{ported_as}`): its module binds it at import by "
-                        f"`{_code(small.value).strip()}` ({self.info.path}:{self.pos(small).line}), which the port "
+                        f"`{node_code(small.value).strip()}` ({self.info.path}:{self.pos(small).line}), which the port "
                         "cannot evaluate, and else to libdevice of one Triton version or another; the port assumes "
                         "the call gives NVIDIA's libdevice (the functions mean the same in every libdevice)")
 
@@ -669,7 +664,7 @@ class _TritonConverter(_Converter):
         foreign = [d for d in self._foreign_decorators(fn, list(fn.decorators))
                    if fn.name.value not in self.info.decorator_keeps]
         if foreign:
-            raise fail("CT112", f"helper `{fn.name.value}` is wrapped by `@{_code(foreign[0].decorator).strip()}` "
+            raise fail("CT112", f"helper `{fn.name.value}` is wrapped by `@{node_code(foreign[0].decorator).strip()}` "
                        "above `@triton.jit`: the decorator receives the function at import and may return another "
                        "one, which the port cannot tell; call the function the decorator chooses directly (or "
                        "remove the decorator)", pos)
@@ -736,10 +731,10 @@ class _TritonConverter(_Converter):
             d = self.dotted(node)
             return (d, self.info.assumed.get(node.value)) if d in modules else None
 
-        names_of = {t.target.value for n in _walk(fn) if isinstance(n, cst.Assign) for t in n.targets
+        names_of = {t.target.value for n in walk_nodes(fn) if isinstance(n, cst.Assign) for t in n.targets
                     if isinstance(t.target, cst.Name) and isinstance(n.value, cst.Attribute)
                     and n.value.attr.value == "__name__"}
-        for n in _walk(fn):
+        for n in walk_nodes(fn):
             if not isinstance(n, cst.Call) or not isinstance(n.func, cst.Name) or any(a.keyword or a.star for a in n.args):
                 continue
             if self.dotted(n.func) in ("getattr", "builtins.getattr") and len(n.args) in (2, 3):
@@ -763,10 +758,10 @@ class _TritonConverter(_Converter):
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self.dotted(node)
         if isinstance(node, cst.Import):
-            return next((_name_text(a.name) for a in node.names if a.asname and a.asname.name.value == name), None)
+            return next((name_text(a.name) for a in node.names if a.asname and a.asname.name.value == name), None)
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            return next((f"{_name_text(node.module)}.{_name_text(a.name)}" for a in node.names
-                         if (a.asname.name.value if a.asname else _name_text(a.name)) == name), None)
+            return next((f"{name_text(node.module)}.{name_text(a.name)}" for a in node.names
+                         if (a.asname.name.value if a.asname else name_text(a.name)) == name), None)
         return None
 
     def _configured_function(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
@@ -951,7 +946,7 @@ class _TritonConverter(_Converter):
         fn = self.info.kernels[name]
         names = [p.name.value for p in fn.params.params]
         lits: dict[int, object] = {}
-        float_locals = {t.target.value for n in _walk(home) if isinstance(n, cst.Assign)
+        float_locals = {t.target.value for n in walk_nodes(home) if isinstance(n, cst.Assign)
                         for t in n.targets if isinstance(t.target, cst.Name)
                         and isinstance(self._eval_const(n.value), float)} if isinstance(home, cst.FunctionDef) else set()
         int_locals = _int_locals(home) if isinstance(home, cst.FunctionDef) else set()
@@ -991,7 +986,7 @@ class _TritonConverter(_Converter):
             if key in names:
                 bound[key] = a.value
                 if key in constexprs:
-                    texts.setdefault(_code(a.value).strip(), key)
+                    texts.setdefault(node_code(a.value).strip(), key)
         assigned = _single_assignments(home) if isinstance(home, cst.FunctionDef) else {}
         for key, value in bound.items():
             if key in constexprs:
@@ -1002,7 +997,7 @@ class _TritonConverter(_Converter):
             evidence = []
             for el in block:
                 v = self._eval_const(el)
-                text = _code(el).strip()
+                text = node_code(el).strip()
                 if isinstance(v, int) and not isinstance(v, bool):  # a literal: its value (equal literals are no tie)
                     evidence.append(("value", v))
                 elif text in texts:
@@ -1178,7 +1173,7 @@ class _TritonConverter(_Converter):
                 # are routed only where the router knows it (else they warn, or refuse with strict=True)
                 self.host_decorators.append(d)
                 continue
-            raise fail("CT112", f"kernel `{name}` has the decorator `@{_code(d.decorator)}` below `@triton.jit`: "
+            raise fail("CT112", f"kernel `{name}` has the decorator `@{node_code(d.decorator)}` below `@triton.jit`: "
                        "it changes the function Triton compiles, and its effect cannot be translated", self.pos(d))
         if not name.isascii():
             raise fail("CT114", f"kernel name `{name}` is not ASCII: its C symbol `cutile_{name}` and Rust entry "
@@ -1262,7 +1257,7 @@ class _TritonConverter(_Converter):
         # constexpr and scalar parameters the kernel itself tests against None (`if W is not None:`): Triton
         # specializes a None argument as a constant, so each test is a compile-time fact; here a hidden bool
         # constant per parameter (Param.given_of), one structural variant per value (passes/specialize.py)
-        self.optional_values = {t[0].value for node in _walk(fn.body) for t in [_none_test(node)]
+        self.optional_values = {t[0].value for node in walk_nodes(fn.body) for t in [_none_test(node)]
                                 if t is not None and isinstance(t[0], cst.Name) and t[0].value in names
                                 and t[0].value not in self.pointer_params and t[0].value not in reassigned
                                 and t[0].value not in self.string_consts}
@@ -1295,7 +1290,7 @@ class _TritonConverter(_Converter):
         # a seed is an integer (Triton asserts it): an int argument is int32 where it fits, as Triton types it
         params = tuple(replace(p, kind="scalar", dtype="i32") if p.kind == "unknown" and p.name in self.seed_params
                        else p for p in k.params)
-        notes = tuple(("CT112", f"the decorator `@{_code(d.decorator)}` above `@triton.jit` is a host-side "
+        notes = tuple(("CT112", f"the decorator `@{node_code(d.decorator)}` above `@triton.jit` is a host-side "
                        "wrapper: the port is the kernel's device code; a launch through the wrapper is routed only "
                        "where the router recognizes it (else it runs Triton with a warning, or is refused with "
                        "strict=True); its tuning configurations, if any, are not read", self.pos(d))
@@ -1451,7 +1446,7 @@ class _TritonConverter(_Converter):
                 # Triton compiles, read as that literal (`x.shape[_dim]`, `axis=_dim`)
                 self.subst[-1][target.value] = value
                 return []
-            return self._flush([Assign((self.local(target.value, pos := self.pos(s)),), value, pos, _one_line(s))])
+            return self._flush([Assign((self.local(target.value, pos := self.pos(s)),), value, pos, one_line(s))])
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) \
                 and self.dotted(s.value.func) == f"{TL}.inline_asm_elementwise":
             # asm called for its effect alone (PDL's griddepcontrol, dropped: ptx.py): its statements, its value unread
@@ -1464,9 +1459,9 @@ class _TritonConverter(_Converter):
             return self._flush([Eval(Op("compile_error", (), pos, (("helper", helper), ("text", "")), "TTR-RAISE"),
                                      pos, f"(helper {helper} reaches its end without a return)")])
         if isinstance(s, cst.Raise):  # reached only where Triton's compilation fails: no entry there
-            text = _code(s.exc).strip() if s.exc is not None else "raise"
+            text = node_code(s.exc).strip() if s.exc is not None else "raise"
             return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", text),), "TTR-RAISE"),
-                                     self.pos(s), _one_line(s))])
+                                     self.pos(s), one_line(s))])
         pos = self.pos(s)
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Name) and s.value.value == "None":
@@ -1476,7 +1471,7 @@ class _TritonConverter(_Converter):
             # Rust value; inference refuses any other read of it (that specialization has no entry)
             target = s.targets[0].target.value
             self._not_ptr_target(target, pos)
-            return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, _one_line(s))])
+            return self._flush([Assign((self.local(target, pos),), Op("none_value", (), pos), pos, one_line(s))])
         if isinstance(s, cst.Assign) and not self.subst and len(s.targets) == 1 \
                 and isinstance(s.targets[0].target, cst.Name) \
                 and self.value_rebinds.get(s.targets[0].target.value) is s:
@@ -1486,11 +1481,11 @@ class _TritonConverter(_Converter):
             value = self.expr(s.value)
             local = self._fresh_arm_local(f"{name}_value")
             self.value_alias[name] = local
-            return self._flush([Assign((local,), value, pos, _one_line(s))])
+            return self._flush([Assign((local,), value, pos, one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
             value = self.expr(s.value)
             if isinstance(value, _Ptr):
-                return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, _one_line(s)))
+                return self._flush(self._assign_ptr(s.targets[0].target.value, value, pos, one_line(s)))
             if isinstance(value, _BlockPtr):
                 return self._flush(self._assign_block_ptr(s.targets[0].target.value, value, pos))
             if isinstance(s.targets[0].target, cst.Name) and self._block_var(s.targets[0].target.value) is not None:
@@ -1510,7 +1505,7 @@ class _TritonConverter(_Converter):
                 raise fail("TTR-DESC", f"`{s.targets[0].target.value}` holds a tensor descriptor and is assigned "
                            "another value", pos)
             self._not_ptr_target(s.targets[0].target.value, pos)
-            return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, _one_line(s))])
+            return self._flush([Assign((self.local(s.targets[0].target.value, pos),), value, pos, one_line(s))])
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and _pointer_tuple(self, s):
             return self._flush(self._assign_pointer_tuple(s, pos))
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, (cst.Tuple, cst.List)) \
@@ -1523,28 +1518,28 @@ class _TritonConverter(_Converter):
                 if not isinstance(s.operator, (cst.AddAssign, cst.SubtractAssign)):
                     raise fail("CT100", "only `+=` and `-=` apply to a pointer", pos)
                 value = self._ptr_add(cur, self.expr(s.value), pos, subtract=isinstance(s.operator, cst.SubtractAssign))
-                return self._flush(self._assign_ptr(s.target.value, value, pos, _one_line(s)))
+                return self._flush(self._assign_ptr(s.target.value, value, pos, one_line(s)))
             if isinstance(s.operator, cst.AddAssign):
                 added = self.expr(s.value)
                 if isinstance(added, _Ptr):
                     # `t_ptr += t_base` where `t_ptr` held offsets: an int plus a pointer is a pointer (Triton's
                     # `__radd__`); the name's offsets become the sum, the pointer's base its own from here
                     return self._flush(self._assign_ptr(s.target.value, self._ptr_add(added, cur, pos), pos,
-                                                        _one_line(s)))
+                                                        one_line(s)))
                 # (converted once: the value's pending statements and fresh names are made here only)
                 value = self._binop("+", cur, added, pos)
-                return self._flush([Assign((self.local(s.target.value, pos),), value, pos, _one_line(s))])
+                return self._flush([Assign((self.local(s.target.value, pos),), value, pos, one_line(s))])
         if isinstance(s, cst.Assert):
             # Triton 3.6 compiles a Python `assert` as `tl.device_assert(test, msg)` (code_generator.visit_Assert),
             # constexpr conditions included, and device_assert emits nothing unless the kernel is compiled with
             # debug (TRITON_DEBUG=1 or `debug=True`): no statement, as device_assert
             return []
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and self.dotted(s.value.func) in NO_OP_CALLS:
-            if self.dotted(s.value.func) == f"{TL}.static_assert" and _static_false(s):
+            if self.dotted(s.value.func) == f"{TL}.static_assert" and static_false(s):
                 # `tl.static_assert(False, "unsupported")` in a constexpr arm: as a raise, Triton compiles no
                 # kernel where it is reached
-                return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", _code(s.value).strip()),),
-                                            "TTR-RAISE"), self.pos(s), _one_line(s))])
+                return self._flush([Eval(Op("compile_error", (), self.pos(s), (("text", node_code(s.value).strip()),),
+                                            "TTR-RAISE"), self.pos(s), one_line(s))])
             return []
         return super().small(s, last)
 
@@ -1556,12 +1551,12 @@ class _TritonConverter(_Converter):
         out: list = []
         for (name, _), value in zip(pairs, values):
             if isinstance(value, _Ptr):
-                out += self._assign_ptr(name, value, pos, _one_line(s) if not out else "")
+                out += self._assign_ptr(name, value, pos, one_line(s) if not out else "")
             elif isinstance(value, (_BlockPtr, _Desc)):
                 raise fail("CT100", "a block pointer or tensor descriptor in a tuple assignment", pos)
             else:
                 self._not_ptr_target(name, pos)
-                out.append(Assign((self.local(name, pos),), value, pos, _one_line(s) if not out else ""))
+                out.append(Assign((self.local(name, pos),), value, pos, one_line(s) if not out else ""))
         return out
 
     def _assign_returned_tuple(self, s: cst.Assign, pos: Pos) -> list:
@@ -1571,10 +1566,10 @@ class _TritonConverter(_Converter):
         value = self.expr(s.value)
         if not (isinstance(value, TupleExpr) and len(value.items) == len(names)
                 and any(isinstance(x, _Ptr) for x in value.items)):
-            return [Assign(self._targets(s.targets[0].target), value, pos, _one_line(s))]
+            return [Assign(self._targets(s.targets[0].target), value, pos, one_line(s))]
         out: list = []
         for name, item in zip(names, value.items):
-            text = "" if out else _one_line(s)
+            text = "" if out else one_line(s)
             if isinstance(item, _Ptr):
                 out += self._assign_ptr(name, item, pos, text)
             elif isinstance(item, (_BlockPtr, _Desc)):
@@ -1638,7 +1633,7 @@ class _TritonConverter(_Converter):
                    and len(line.body) == 1 and line.body[0] is stmt), None)
         if at is None:
             return False
-        return not any(isinstance(n, cst.Name) and n.value == target for x in lines[:at] + [stmt.value] for n in _walk(x))
+        return not any(isinstance(n, cst.Name) and n.value == target for x in lines[:at] + [stmt.value] for n in walk_nodes(x))
 
     def _bind_ptr(self, target: str, model: str, value: _Ptr, pos: Pos, text: str) -> list:
         local_base = not isinstance(value.base, str)  # a cast or loaded pointer: a new binding of the name
@@ -1691,7 +1686,7 @@ class _TritonConverter(_Converter):
             elif self._sign(it.args[2].value) == -1:
                 neg = it.args[2].value  # the step's size: `BS` of `-BS`, else `-(step)`
                 minus = isinstance(neg, cst.UnaryOperation) and isinstance(neg.operator, cst.Minus)
-                s = self._counting_down(s, f"({_code(neg.expression)})" if minus else f"(-({_code(neg)}))")
+                s = self._counting_down(s, f"({node_code(neg.expression)})" if minus else f"(-({node_code(neg)}))")
         bodies = self.__dict__.setdefault("loop_bodies", [])
         bodies.append(s.body)  # (read by _bound_each_iteration)
         live = set(getattr(self, "ptr_live", ()))
@@ -1723,7 +1718,7 @@ class _TritonConverter(_Converter):
         if s.orelse is not None or not isinstance(s.target, cst.Name) or any(a.keyword is not None for a in it.args) \
                 or not 1 <= len(it.args) <= 3:
             return None
-        if any(isinstance(n, (cst.Break, cst.Continue, cst.Return)) for n in _walk(s.body)):
+        if any(isinstance(n, (cst.Break, cst.Continue, cst.Return)) for n in walk_nodes(s.body)):
             return None
         pending = self.pending
         self.pending = []
@@ -1739,12 +1734,12 @@ class _TritonConverter(_Converter):
         if len(trips) > MAX_UNROLLED_TRIPS:
             return None
         name = s.target.value
-        reads = any(isinstance(n, cst.Name) and n.value == name for n in _walk(s.body))
+        reads = any(isinstance(n, cst.Name) and n.value == name for n in walk_nodes(s.body))
         out: list = []
         for value in trips:
             if reads:
                 first = cst.parse_statement(f"{name} = {value}\n")
-                for n in _walk(first):  # no source position: the loop's own
+                for n in walk_nodes(first):  # no source position: the loop's own
                     self._stand_in_pos[id(n)] = (n, s)
                 out += self.stmts([first], False)
             out += self.block(s.body)
@@ -1777,7 +1772,7 @@ class _TritonConverter(_Converter):
         _, fn = self._innermost_fn()
         if any(p.name.value == name for p in fn.params.params):
             return False
-        return len([n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+        return len([n for n in walk_nodes(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
                     and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]) == 1
 
     def _innermost_fn(self) -> tuple["_TritonConverter", cst.FunctionDef]:
@@ -1796,9 +1791,9 @@ class _TritonConverter(_Converter):
         if name in params:
             sized = any(isinstance(n, cst.Call) and home.dotted(n.func) == f"{TL}.arange" and len(n.args) == 2
                         and home._eval_const(n.args[0].value) == 0 and isinstance(n.args[1].value, cst.Name)
-                        and n.args[1].value.value == name for n in _walk(fn))
+                        and n.args[1].value.value == name for n in walk_nodes(fn))
             return 1 if sized else None
-        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+        bound = [n for n in walk_nodes(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
                  and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
         if len(bound) == 1 and isinstance(bound[0], (cst.Assign, cst.AnnAssign)) and bound[0].value is not None \
                 and not (isinstance(bound[0], cst.Assign) and len(bound[0].targets) != 1):
@@ -1808,9 +1803,9 @@ class _TritonConverter(_Converter):
     def _counting_down(self, s: cst.For, step: int | str) -> cst.For:
         """`for t in range(a, b, -s)` as the port's loops count up: `for i in range(0, (a - b + s - 1) // s)`
         with `t = a - i * s` first in the body (no iteration when a <= b, as in Python)."""
-        start, stop = (_code(a.value) for a in s.iter.args[:2])
+        start, stop = (node_code(a.value) for a in s.iter.args[:2])
         i = f"{s.target.value}_step"
-        taken = {n.value for n in _walk(self._innermost_fn()[1]) if isinstance(n, cst.Name)}
+        taken = {n.value for n in walk_nodes(self._innermost_fn()[1]) if isinstance(n, cst.Name)}
         while i in taken:
             i += "_"
         less = step - 1 if isinstance(step, int) else f"{step} - 1"
@@ -1821,7 +1816,7 @@ class _TritonConverter(_Converter):
         loop = s.with_changes(target=target, iter=count, body=body)
         # the rewritten nodes have no source position: a diagnostic on one points at the loop it came from
         for node, source in ((loop, s), (body, s.body), (target, s.target), (count, s.iter), (first, s)):
-            for n in ([node] if node is loop or node is body else _walk(node)):
+            for n in ([node] if node is loop or node is body else walk_nodes(node)):
                 self._stand_in_pos[id(n)] = (n, source)
         return loop
 
@@ -1953,7 +1948,7 @@ class _TritonConverter(_Converter):
         base = ptr.base if isinstance(ptr, _Ptr) and ptr.base in self.pointer_params else \
             ptr.id if isinstance(ptr, Name) and ptr.id in self.optional_values else None
         if isinstance(ptr, Name) and ptr.id in self.string_consts:
-            raise fail("CT100", f"`{_code(node).strip()}`: a string or dtype constexpr tested against None is not "
+            raise fail("CT100", f"`{node_code(node).strip()}`: a string or dtype constexpr tested against None is not "
                        "supported (its value is an index into the strings the launch sites give)", pos)
         if base is None and isinstance(ptr, Name) and ptr.id not in self.pointer_params \
                 and ptr.id not in _assigned_names(self._current_fn.body):
@@ -1962,7 +1957,7 @@ class _TritonConverter(_Converter):
             return Lit(given, pos)
         if base is None:
             test = "is not None" if given else "is None"
-            raise fail("CT100", f"`{_code(node).strip()} {test}`: only a parameter of the kernel (a pointer, a "
+            raise fail("CT100", f"`{node_code(node).strip()} {test}`: only a parameter of the kernel (a pointer, a "
                        "constexpr or a scalar it does not reassign) may be tested against None", pos)
         name = self.given_names.get(base)
         if name is None:
@@ -2079,7 +2074,7 @@ class _TritonConverter(_Converter):
                         v = small.value
                         made = isinstance(v, cst.Call) and self.dotted(v.func) == f"{TL}.make_block_ptr"
                         block = _arg(v, 4, "block_shape") if made else None
-                        bound[small.targets[0].target.value] = _code(block).strip() if block is not None else "?"
+                        bound[small.targets[0].target.value] = node_code(block).strip() if block is not None else "?"
             shapes.append(bound)
         read: set[str] = set()  # names read in `rest` before it binds them again at its top level
         rebound: set[str] = set()
@@ -2088,7 +2083,7 @@ class _TritonConverter(_Converter):
                        if isinstance(small, cst.Assign) for t in small.targets if isinstance(t.target, cst.Name)}
             values = [small.value for small in st.body if isinstance(small, cst.Assign)] \
                 if isinstance(st, cst.SimpleStatementLine) and targets else [st]
-            read |= {n.value for v in values for n in _walk(v) if isinstance(n, cst.Name)} - rebound
+            read |= {n.value for v in values for n in walk_nodes(v) if isinstance(n, cst.Name)} - rebound
             rebound |= targets
         common = set.intersection(*(set(b) for b in shapes)) & read
         return any(len({b[name] for b in shapes}) > 1 and any(b[name] != "?" for b in shapes) for name in common)
@@ -2120,7 +2115,7 @@ class _TritonConverter(_Converter):
         other_live = self.ptr_live
         self.ptr_live = then_live & other_live
         for name in set(then_blocks) & set(self.block_vars):  # the same block shape: one binding after the `if`
-            if [_code(b) for b in then_blocks[name].block] != [_code(b) for b in self.block_vars[name].block]:
+            if [node_code(b) for b in then_blocks[name].block] != [node_code(b) for b in self.block_vars[name].block]:
                 self.block_poisoned.add(name)
         self.block_vars = {**then_blocks, **self.block_vars}
         self.ptr_vars = {**then[1], **other[1]}  # offsets locals are distinct per binding
@@ -2209,7 +2204,7 @@ class _TritonConverter(_Converter):
         if name in active or getattr(self, "_current_fn", None) is None:
             return False
         home, fn = self._innermost_fn()
-        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+        bound = [n for n in walk_nodes(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
                  and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
         if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
                 and home._is_constexpr(bound[0].annotation)):
@@ -2304,7 +2299,7 @@ class _TritonConverter(_Converter):
             if isinstance(parts, TupleExpr):  # `w_desc.shape[0]`: one part of a descriptor
                 i = self._eval_const(node.slice[0].slice.value)
                 if not (isinstance(i, int) and not isinstance(i, bool) and -len(parts.items) <= i < len(parts.items)):
-                    raise fail("TTR-DESC", f"`{_code(node).strip()}`: the index must be a constant within the "
+                    raise fail("TTR-DESC", f"`{node_code(node).strip()}`: the index must be a constant within the "
                                f"descriptor's rank {len(parts.items)}", self.pos(node))
                 return parts.items[i]
         base = self.expr(node.value)
@@ -2430,7 +2425,7 @@ class _TritonConverter(_Converter):
             self._note_configured(func.value, pos)
         if isinstance(func, cst.Attribute) and (root := _root_name(func)) in getattr(self, "handler_bound", {}) \
                 and root not in self.kernel_locals and getattr(self, "config_names", {}).get(root, UNDECIDED) is None:
-            raise fail("CT101", f"`{root}` is None: {self.handler_bound[root]} to None, so `{_code(func).strip()}` "
+            raise fail("CT101", f"`{root}` is None: {self.handler_bound[root]} to None, so `{node_code(func).strip()}` "
                        "does not exist there (a kernel for another Triton build or GPU vendor)", pos)
         if (root := _root_name(func)) in self.info.assumed and root not in self.kernel_locals:
             self.__dict__.setdefault("assumed_uses", {}).setdefault((self.info.path, self.info.assumed[root]), (self.info.assumed[root], pos))
@@ -2840,7 +2835,7 @@ class _TritonConverter(_Converter):
             local = v if isinstance(v, cst.Name) else self._pending_local(self._block_local("asm_in"), v)
             inputs.append(local.value)
         try:
-            lowered = ptx.lower(asm, constraints, inputs, out_dtypes, pack, _code(self._tl_module()), self._block_local)
+            lowered = ptx.lower(asm, constraints, inputs, out_dtypes, pack, node_code(self._tl_module()), self._block_local)
         except ptx.PtxRefusal as err:
             raise fail(rule.id, f"inline PTX assembly: {err}", self.pos(given["asm"])) from None
         for name, text in lowered.statements:
@@ -2852,7 +2847,7 @@ class _TritonConverter(_Converter):
     def _asm_node(self, text: str, call: cst.Call) -> cst.BaseExpression:
         """Triton source ptx.py wrote, parsed, each node at the position of the asm call (its diagnostics')."""
         expr = cst.parse_expression(text)
-        for n in _walk(expr):
+        for n in walk_nodes(expr):
             self._stand_in_pos[id(n)] = (n, call)
         return expr
 
@@ -3015,7 +3010,7 @@ class _TritonConverter(_Converter):
         elem = self.dotted(args[0].value) if len(args) == 1 and args[0].keyword is None else None
         leaf = elem[len(TL) + 1:] if elem and elem.startswith(f"{TL}.") else None
         if leaf not in TRITON_DTYPES or TRITON_DTYPES[leaf] in ("bool", "f64"):
-            raise fail(rule, f"`{_code(target).strip()}`: the element type of a cast pointer must be a tl dtype "
+            raise fail(rule, f"`{node_code(target).strip()}`: the element type of a cast pointer must be a tl dtype "
                        "named literally (tl.float16, tl.int32, ...; not a dtype constexpr or `p.dtype.element_ty`, "
                        "which the port would have to resolve per launch)", pos)
         dt = TRITON_DTYPES[leaf]
@@ -3049,7 +3044,7 @@ class _TritonConverter(_Converter):
             mode = rounding.value.evaluated_value if isinstance(rounding.value, cst.SimpleString) else \
                 None if _is_none(rounding.value) else "?"
             if mode not in (None, "rtne"):
-                raise fail("TTR-TO", f"`fp_downcast_rounding={_code(rounding.value).strip()}`: only round to nearest "
+                raise fail("TTR-TO", f"`fp_downcast_rounding={node_code(rounding.value).strip()}`: only round to nearest "
                            "even (\"rtne\", the default) is supported", self.pos(rounding))
         if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value in ("True", "False")):
             raise fail("TTR-BITCAST", "`bitcast=` must be True or False", self.pos(flag))
@@ -3290,7 +3285,7 @@ class _TritonConverter(_Converter):
         function being converted: a choice between precisions (nested choices too) on a test of constants, which
         Triton makes when it compiles: a conditional expression the dot's handler decides per entry."""
         home, fn = self._innermost_fn()
-        bound = [n for n in _walk(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
+        bound = [n for n in walk_nodes(fn.body) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For))
                  and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
         if not (len(bound) == 1 and isinstance(bound[0], cst.AnnAssign) and bound[0].value is not None
                 and home._is_constexpr(bound[0].annotation)):
@@ -3359,7 +3354,7 @@ class _TritonConverter(_Converter):
         """`p = tl.make_block_ptr(...)` / `p = tl.advance(p, ...)`: its parts into `p`'s locals (all computed
         before any is assigned: an advance reads the old offsets)."""
         old = self._block_var(target)
-        if old is not None and [_code(b) for b in old.block] != [_code(b) for b in bp.block]:
+        if old is not None and [node_code(b) for b in old.block] != [node_code(b) for b in bp.block]:
             raise fail("TTR-BLOCKPTR", f"`{target}` is given block pointers of different block shapes", pos)
         self.block_poisoned.discard(target)  # bound again: one block shape from here on
         parts = [("base", bp.base)] + [(f"shape{i}", v) for i, v in enumerate(bp.shape)] + \
@@ -3369,7 +3364,7 @@ class _TritonConverter(_Converter):
                  if not (old is not None and isinstance(v, cst.Name) and v.value == f"{target}_bp_{k}")]
         out: list = []
         finals = {final for _, final, _ in temps}
-        if not any(isinstance(n, cst.Name) and n.value in finals - {final} for _, final, v in temps for n in _walk(v)):
+        if not any(isinstance(n, cst.Name) and n.value in finals - {final} for _, final, v in temps for n in walk_nodes(v)):
             # no part reads another's old value (an advance adds to each offset alone): each assigned in place,
             # so an advance in a loop is `p_bp_off1 = p_bp_off1 + BLOCK_K`, the carried offset views.py proves
             for _, final, v in temps:
@@ -3741,11 +3736,11 @@ def _library(rules: RuleTable, path: str) -> _TritonConverter:
         import ast
 
         from ..rules import RULES_DIR
-        from .cutile_python import ModuleInfo, _LazyPositions
+        from .common import LazyPositions, ModuleInfo
         name = path.split("/")[-1]
         source = (RULES_DIR / name).read_text()
         module, tree = cst.parse_module(source), ast.parse(source)
-        conv = _TritonConverter(ModuleInfo(path), _LazyPositions.of(module, tree, source, True), rules,
+        conv = _TritonConverter(ModuleInfo(path), LazyPositions.of(module, tree, source, True), rules,
                                 name[:-len(".py")])
         conv.scan_module(module)
         found = _LIBRARIES[(id(rules), path)] = (rules, conv)
@@ -3807,13 +3802,6 @@ def _math_name(d: str | None) -> str | None:
     return d
 
 
-def _static_false(s) -> bool:
-    """`static_assert(False, ...)` (an expression statement): a path that fails Triton's compilation."""
-    call = s.value if isinstance(s, cst.Expr) else None
-    return isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
-        and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == "static_assert" \
-        and bool(call.args) and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Name) \
-        and call.args[0].value.value == "False"
 
 
 def _is_string_choice(node: cst.BaseExpression) -> bool:
@@ -3847,14 +3835,14 @@ STRING_KEYWORDS = ("sem", "scope", "cache_modifier", "eviction_policy")
 def _string_keyword(fn: cst.FunctionDef, name: str) -> bool:
     """Whether `name` is passed as a string keyword of a call (`sem=ORDER`): a string constexpr."""
     return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in STRING_KEYWORDS
-               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in walk_nodes(fn.body))
 
 
 def _string_comparands(fn: cst.FunctionDef, name: str, helpers: dict | None = None, depth: int = 4) -> set[str]:
     """The string literals `name` is compared with (`reduction == "mean"`), in `fn` and in the @triton.jit
     helpers it passes `name` to (`apply_activation(x, ACTIVATION)`, whose parameter is compared there)."""
     out = set()
-    for n in _walk(fn.body):
+    for n in walk_nodes(fn.body):
         if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
             l, r = n.left, n.comparisons[0].comparator
             for a, b in ((l, r), (r, l)):
@@ -3875,11 +3863,11 @@ def _string_comparands(fn: cst.FunctionDef, name: str, helpers: dict | None = No
 def _with_rest(s: cst.If, rest: list) -> cst.If:
     """`if c: A elif d: B else: C` then R as `if c: A; R else: (if d: B; R else: C; R)` (an arm ending in a
     return does not run R)."""
-    body = s.body.with_changes(body=_then(list(s.body.body), rest))
+    body = s.body.with_changes(body=arm_then(list(s.body.body), rest))
     if isinstance(s.orelse, cst.If):
         other = [_with_rest(s.orelse, rest)]
     elif isinstance(s.orelse, cst.Else):
-        other = _then(list(s.orelse.body.body), rest)
+        other = arm_then(list(s.orelse.body.body), rest)
     else:
         other = rest
     if not other:
@@ -3902,19 +3890,19 @@ def _bound_targets(node: cst.CSTNode) -> list:
 def _precision_param(fn: cst.FunctionDef, name: str) -> bool:
     """`name` is passed as a dot's `input_precision=` (a string constexpr)."""
     return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "input_precision"
-               and isinstance(n.value, cst.Name) and n.value.value == name for n in _walk(fn.body))
+               and isinstance(n.value, cst.Name) and n.value.value == name for n in walk_nodes(fn.body))
 
 
 def _float_use(fn: cst.FunctionDef, name: str) -> bool:
     """`name` meets a float literal in arithmetic or a comparison (a float-valued constexpr)."""
     def is_name(x):
         return isinstance(x, cst.Name) and x.value == name
-    for n in _walk(fn.body):  # an integer-only use (`tl.cdiv(N, BLOCK)`, `range(N)`) says int: `1.0 / N` then converts
+    for n in walk_nodes(fn.body):  # an integer-only use (`tl.cdiv(N, BLOCK)`, `range(N)`) says int: `1.0 / N` then converts
         if isinstance(n, cst.Call) and isinstance(n.func, (cst.Name, cst.Attribute)) and \
                 _leaf(n.func) in ("cdiv", "range", "static_range", "arange", "program_id") and \
                 any(is_name(a.value) for a in n.args):
             return False
-    for n in _walk(fn.body):
+    for n in walk_nodes(fn.body):
         if isinstance(n, cst.BinaryOperation) and (
                 (is_name(n.left) and isinstance(n.right, cst.Float)) or (is_name(n.right) and isinstance(n.left, cst.Float))):
             return True
@@ -3959,7 +3947,7 @@ def _int_valued(e: cst.BaseExpression, ints: set[str]) -> bool:
         f = e.func
         if isinstance(f, cst.Attribute) and f.attr.value in _INT_METHODS:
             return bool(e.args) or f.attr.value not in ("stride", "size")  # `x.size()` is a shape
-        dotted = _code(f).strip()
+        dotted = node_code(f).strip()
         if dotted in _INT_FUNCTIONS or (isinstance(f, cst.Attribute) and f.attr.value in ("cdiv", "next_power_of_2")):
             return True
         if dotted in ("max", "min") and len(e.args) > 1:
@@ -3982,7 +3970,7 @@ def _int_locals(fn: cst.FunctionDef) -> set[str]:
         big = p.default is not None and not _fits_i32(p.default)
         binds.setdefault(p.name.value, []).append(
             "int" if isinstance(ann, cst.Name) and ann.value == "int" and not big else None)
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
@@ -4003,12 +3991,12 @@ def _int_locals(fn: cst.FunctionDef) -> set[str]:
                 node.value if isinstance(node.operator, _INT_AUG_OPERATORS) else None)
         elif isinstance(node, cst.For):
             ranged = isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call) \
-                and _code(node.iter.func).strip() == "range"
-            for n in _walk(node.target):  # (any other loop variable: not known)
+                and node_code(node.iter.func).strip() == "range"
+            for n in walk_nodes(node.target):  # (any other loop variable: not known)
                 if isinstance(n, cst.Name):
                     binds.setdefault(n.value, []).append("int" if ranged else None)
         elif isinstance(node, (cst.NamedExpr, cst.AsName)):  # `(n := ...)`, `with ... as n`: not known
-            for n in _walk(node.target if isinstance(node, cst.NamedExpr) else node.name):
+            for n in walk_nodes(node.target if isinstance(node, cst.NamedExpr) else node.name):
                 if isinstance(n, cst.Name):
                     binds.setdefault(n.value, []).append(None)
     # the largest such set: a name bound from itself (`max_rows = max(max_rows, x.shape[0])`, `n += x.numel()`)
@@ -4027,7 +4015,7 @@ def _leaf(func: cst.BaseExpression) -> str:
 
 def _assigned_names(body) -> set[str]:
     out = set()
-    for n in _walk(body):
+    for n in walk_nodes(body):
         if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
             out.add(n.target.value)
         elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
@@ -4058,14 +4046,14 @@ def _cast_only_names(conv: _TritonConverter, fn: cst.FunctionDef) -> set[str]:
     pointer read through one has no offsets (the cast of an advanced pointer is refused), in loops too."""
     ok: set[str] = set()
     bad: set[str] = set()
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             name = node.targets[0].target.value
             (ok if isinstance(_pointer_cast_operand(conv, node.value), cst.Name) else bad).add(name)
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
                 [node.target] if not isinstance(node, cst.With) else [i.asname.name for i in node.items if i.asname]
-            bad.update(n.value for t in targets for n in _walk(t) if isinstance(n, cst.Name))
+            bad.update(n.value for t in targets for n in walk_nodes(t) if isinstance(n, cst.Name))
     return ok - bad
 
 
@@ -4100,13 +4088,13 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
     picked: dict[tuple, int] = {}  # (name, id of a helper call) -> the element of its returned tuple the name takes
     roots: list = []
     if returned is not None:
-        for node in _walk(fn.body):
+        for node in walk_nodes(fn.body):
             if isinstance(node, cst.Return) and node.value is not None:
                 value = node.value
                 if returned >= 0 and isinstance(value, cst.Tuple) and returned < len(value.elements):
                     value = value.elements[returned].value
                 roots.append(value if returned < 0 or isinstance(node.value, cst.Tuple) else None)
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Call):
             d = conv.dotted(node.func)
             if d in MEMORY_CALLS and node.args:
@@ -4158,7 +4146,7 @@ def _pointer_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple 
             todo += [x.value for a in assigns.get(n, []) for x in _sum_leaves(conv, a)]
     int_used |= truth_used - reached
     # the operand of a pointer cast is a pointer (an address loaded from memory is a call: not a name)
-    cast_used = {x.value for node in _walk(fn.body) for x in [_pointer_cast_operand(conv, node)]
+    cast_used = {x.value for node in walk_nodes(fn.body) for x in [_pointer_cast_operand(conv, node)]
                  if isinstance(x, cst.Name)}
     pointers: set[str] = {n for n in dtype_used | cast_used if n in params}
     def addressed_apart(name: str) -> bool:
@@ -4217,10 +4205,10 @@ def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
     as a number only after it is a pointer all the same (read up to the statement)."""
     params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
     counts: dict[str, int] = {}
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
             for t in _bound_targets(node) if not isinstance(node, cst.AssignTarget) else [node.target]:
-                for n in _walk(t):
+                for n in walk_nodes(t):
                     if isinstance(n, cst.Name):
                         counts[n.value] = counts.get(n.value, 0) + 1
     found: dict = {}
@@ -4274,7 +4262,7 @@ def _pointer_tuple(conv: _TritonConverter, s: cst.Assign) -> bool:
     pairs = _tuple_pairs(s.targets[0].target, s.value)
     if not pairs or len(pairs) != len(s.targets[0].target.elements):
         return False
-    read = {n.value for _, v in pairs for n in _walk(v) if isinstance(n, cst.Name)}
+    read = {n.value for _, v in pairs for n in walk_nodes(v) if isinstance(n, cst.Name)}
     if read & {name for name, _ in pairs}:
         return False
     pointers = set(conv.pointer_params) | set(conv.ptr_vars) | set(conv.ptr_alias)
@@ -4298,7 +4286,7 @@ def _reaches_param(conv, name: str, params: list, assigns: dict, int_used: set, 
     if name in seen:
         return False
     for v in assigns.get(name, []):
-        if any(isinstance(c, cst.Call) and not _int_call(conv, c) for c in _walk(v)):
+        if any(isinstance(c, cst.Call) and not _int_call(conv, c) for c in walk_nodes(v)):
             return True  # a value computed otherwise (a helper's result, a loaded pointer): it may be a pointer
         values = [v.body, v.orelse] if isinstance(v, cst.IfExp) else \
             [a.value for a in v.args[1:]] if isinstance(v, cst.Call) and conv.dotted(v.func) == f"{TL}.where" \
@@ -4359,7 +4347,7 @@ def _dtype_params(conv: _TritonConverter, fn: cst.FunctionDef, _active: tuple = 
     params = {p.name.value for p in fn.params.params}
     found: set[str] = set()
     queries = triton_dtype_queries()
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         # `P.is_fp16()`, `P.primitive_bitwidth`, `P.value.is_int()`, `P is tl.float16`: a dtype's queries
         if isinstance(node, cst.Attribute) and (node.attr.value in queries.predicates
                                                 or node.attr.value in queries.widths):
@@ -4473,7 +4461,7 @@ def _hook_block_shapes(module: cst.Module) -> dict[str, list[tuple]]:
             if isinstance(e, cst.Name) and e.value in local and depth < 4:
                 return lookup(local[e.value], depth + 1)
             return None
-        for node in _walk(fn.body):
+        for node in walk_nodes(fn.body):
             if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
                 continue
             t = node.targets[0].target
@@ -4498,7 +4486,7 @@ def _hook_block_shapes(module: cst.Module) -> dict[str, list[tuple]]:
 def _single_assignments(fn: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     """Names a function assigns exactly once (by a plain `name = value`): name -> value."""
     seen: dict[str, list] = {}
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
@@ -4530,7 +4518,7 @@ def _descriptor_block(conv: _TritonConverter, value: cst.BaseExpression, assigne
         return None
     if not isinstance(value, cst.Call):
         return None
-    d = conv.dotted(value.func) or _code(value.func).strip()
+    d = conv.dotted(value.func) or node_code(value.func).strip()
     if d.endswith("TensorDescriptor.from_tensor"):
         index = 1
     elif d.split(".")[-1].endswith("TensorDescriptor"):
@@ -4551,12 +4539,12 @@ def _host_descriptors(conv: _TritonConverter, fn: cst.FunctionDef) -> dict[str, 
     offsets). Pointers have no `.load` / `.store` methods in Triton, so such a call names a descriptor."""
     params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
     alias: dict[str, str] = {}
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and isinstance(node.value, cst.Name) and node.value.value in params:
             alias[node.targets[0].target.value] = node.value.value
     out: dict[str, int] = {}
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and node.func.attr.value in ("load", "store") and isinstance(node.func.value, cst.Name) \
                 and node.args and node.args[0].keyword is None and isinstance(node.args[0].value, (cst.List, cst.Tuple)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Assign, For, If, Lit, Name, Op, TupleExpr, While
+from .ir import Assign, Eval, For, If, Lit, Name, Op, TupleExpr, While
 
 
 def sub_exprs(e):
@@ -53,3 +53,47 @@ def first_const_if(stmts, splits) -> If | None:
             if found is not None:
                 return found
     return None
+
+def walk_exprs(stmts):
+    """Every expression of the statements and of those in nested blocks, each with its sub-expressions."""
+    for s in stmts:
+        if isinstance(s, (Assign, Eval)):
+            yield from sub_exprs(s.value)
+        elif isinstance(s, For):
+            for e in (s.start, s.stop, s.step):
+                yield from sub_exprs(e)
+            yield from walk_exprs(s.body)
+        elif isinstance(s, If):
+            yield from sub_exprs(s.cond)
+            yield from walk_exprs(s.body)
+            yield from walk_exprs(s.orelse)
+        elif isinstance(s, While):
+            yield from sub_exprs(s.cond)
+            yield from walk_exprs(s.body)
+
+
+def stmt_exprs(s) -> list:
+    """The expressions a statement itself holds (not those of its nested blocks)."""
+    if isinstance(s, (Assign, Eval)):
+        return [s.value]
+    if isinstance(s, For):
+        return [s.start, s.stop, s.step]
+    if isinstance(s, (If, While)):
+        return [s.cond]
+    return []
+
+
+def expr_names(e, out: set[str]) -> None:
+    """Adds the names an expression reads to `out`."""
+    if isinstance(e, Name):
+        out.add(e.id)
+    elif isinstance(e, TupleExpr):
+        for i in e.items:
+            expr_names(i, out)
+    elif isinstance(e, Op):
+        for a in e.args:
+            if a is not None:
+                expr_names(a, out)
+        for _, v in e.attrs:
+            if isinstance(v, (Name, Op, TupleExpr)):
+                expr_names(v, out)

@@ -11,27 +11,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model.ir import RMW_OPS, Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
-from ..model.walk import all_stmts
-from .fma import _stmt_exprs
+from ..model.ir import RMW_OPS, Assign, For, If, Kernel, Op, Stmt, TupleExpr, While
+from ..model.walk import all_stmts, expr_names, stmt_exprs
 
 # llm_hole: the point the LLM fallback asks about keeps the values it reads (transpiler/fallback/units.py)
 EFFECT_OPS = frozenset({"store", "scatter", *RMW_OPS, "view_atomic_add", "llm_hole"})
 
 
-def _names(e, out: set[str]) -> None:
-    if isinstance(e, Name):
-        out.add(e.id)
-    elif isinstance(e, TupleExpr):
-        for i in e.items:
-            _names(i, out)
-    elif isinstance(e, Op):
-        for a in e.args:
-            if a is not None:
-                _names(a, out)
-        for _, v in e.attrs:
-            if isinstance(v, (Name, Op, TupleExpr)):
-                _names(v, out)
 
 
 def _has_effect(e) -> bool:
@@ -51,13 +37,13 @@ def _live(stmts) -> set[str]:
     for s in stmts:
         if isinstance(s, Assign) and not _has_effect(s.value):
             continue
-        for e in _stmt_exprs(s):
-            _names(e, live)
+        for e in stmt_exprs(s):
+            expr_names(e, live)
     while True:
         before = len(live)
         for s in stmts:
             if isinstance(s, Assign) and set(s.targets) & live:
-                _names(s.value, live)
+                expr_names(s.value, live)
         if len(live) == before:
             return live
 
@@ -81,8 +67,8 @@ def _prune(stmts, live: set[str]) -> tuple[Stmt, ...]:
 def _reads(stmts) -> set[str]:
     out: set[str] = set()
     for s in all_stmts(stmts):
-        for e in _stmt_exprs(s):
-            _names(e, out)
+        for e in stmt_exprs(s):
+            expr_names(e, out)
     return out
 
 

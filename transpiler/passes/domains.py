@@ -13,8 +13,7 @@ from dataclasses import replace
 
 from ..model.ir import (RMW_OPS, ANY_DOMAIN, FLOAT_DTYPES, INT_DOMAIN, INT_DTYPES, NARROW_INT_DOMAIN, Assign, Eval, Kernel,
                         Lit, Name, Op, TileTy, TupleExpr, is_generic)
-from ..model.walk import all_stmts, sub_exprs
-from .infer import _walk_exprs
+from ..model.walk import all_stmts, sub_exprs, walk_exprs
 
 # ops that pass their tile operands through without computing on them (the value is the same for any dtype)
 _CARRIERS = {"convert", "where", "reshape", "broadcast", "transpose", "permute", "expand_dims"}
@@ -24,7 +23,7 @@ _RMW = set(RMW_OPS)
 def _computed_on(k: Kernel) -> set[str]:
     """The generics whose element values some op computes on (or updates in place: atomics)."""
     out: set[str] = set()
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if not isinstance(e, Op) or e.op in ("gather", "scatter", "store", "load"):
             continue  # a stored value is already converted to its pointer's type; indices and masks are not E
         if e.op in _RMW:
@@ -134,7 +133,7 @@ def _narrow_exact(k: Kernel, generic: str) -> bool:
             break
         tainted |= more
         memo.clear()
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if isinstance(e, Op) and e.op == "convert" and e.attr("element_of") == generic \
                 and not all(narrow(a) or a.ty.dtype == "bool" for a in e.args):
             return False  # `x.to(p.dtype.element_ty)`: Triton wraps x into the narrow type, the port keeps it
@@ -174,7 +173,7 @@ def _counters(k: Kernel) -> set[str]:
     float form by the dtype's kind: emit/lower.py)."""
     discarded = {id(s.value) for s in all_stmts(k.body) if isinstance(s, Eval)}
     found, other, skip = set(), set(), set()
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if not isinstance(e, Op) or id(e) in skip:
             continue
         if e.op == "atomic_add" and isinstance(e.args[0], Name) and is_generic(e.args[0].ty.dtype):
@@ -192,7 +191,7 @@ def _counters(k: Kernel) -> set[str]:
 
 def _updated(k: Kernel) -> set[str]:
     """The generics of the arrays atomics update."""
-    return {e.args[0].ty.dtype for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in _RMW}
+    return {e.args[0].ty.dtype for e in walk_exprs(k.body) if isinstance(e, Op) and e.op in _RMW}
 
 
 # ops that compute the same on integers as on floats, and whose port lowers to the integer op for an integer
@@ -211,7 +210,7 @@ def _meets(k: Kernel, generic: str) -> tuple[bool, bool]:
     arithmetic op on them) and whether they meet a float (a float literal, a float tile, a conversion to or from
     a float type, an op only floats have)."""
     ints = floats = computed = False
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if not isinstance(e, Op):
             continue
         operands = [x for a in e.args if a is not None for x in (a.items if isinstance(a, TupleExpr) else (a,))]

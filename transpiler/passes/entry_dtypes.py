@@ -29,8 +29,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError
 from ..model.ir import FLOAT_DTYPES, ArrayTy, For, If, Kernel, Name, Op, TileTy, While, is_generic
-from .infer import _walk_exprs
-from ..model.walk import first_const_if
+from ..model.walk import first_const_if, walk_exprs
 from .predicates import decides
 
 # the refusal messages of an implicit cast into an array of a concrete dtype (ops/memory.py: a store, a scatter,
@@ -44,7 +43,7 @@ _WRITES = {"store": 2, "view_atomic_add": 2, "scatter": 3}
 
 def _writes(stmts):
     """(array parameter, the written tile) of every write in `stmts`."""
-    for e in _walk_exprs(stmts):
+    for e in walk_exprs(stmts):
         if isinstance(e, Op) and e.op in _WRITES and len(e.args) > _WRITES[e.op] and isinstance(e.args[0], Name) \
                 and isinstance(e.args[0].ty, ArrayTy) and isinstance(e.args[_WRITES[e.op]], (Name, Op)):
             yield (e.args[0].ty.root or e.args[0].id), e.args[_WRITES[e.op]]
@@ -108,15 +107,15 @@ def per_entry_groups(done: list[Kernel], dtypes: tuple[str, ...]) -> tuple[tuple
 def refusing_arm(k: Kernel, pos, preds: tuple[str, ...]) -> If | None:
     """The outermost `if` on constants not decided by `preds` with an arm that holds the expression at `pos` (a
     write's refused implicit cast): splitting on it gives the other arm a variant of its own."""
-    from .ranks import _condition, _constants
-    consts = _constants(k)
+    from .ranks import constant_condition, condition_constants
+    consts = condition_constants(k)
 
     def walk(stmts) -> If | None:
         for s in stmts:
             if isinstance(s, If):
-                text = _condition(s, consts)
+                text = constant_condition(s, consts)
                 if text is not None and decides(preds, text) is None \
-                        and any(getattr(e, "pos", None) == pos for e in _walk_exprs(s.body + s.orelse)):
+                        and any(getattr(e, "pos", None) == pos for e in walk_exprs(s.body + s.orelse)):
                     return s
                 found = walk(s.body) or walk(s.orelse)
             elif isinstance(s, (For, While)):
@@ -148,5 +147,5 @@ def is_cast_refusal(err: TranspileError) -> bool:
 def entry_suffix(k: Kernel, groups, several: set[str]) -> str:
     """The name part that tells a variant's dtype choice apart (`q_out_bf16`): one per group whose arrays take
     several dtypes across the entries (`several`), by its first array."""
-    from .specialize import _slug
-    return "__".join(f"{_slug(names[0])}_{k.param(names[0]).dtype}" for names, _ in groups if names[0] in several)
+    from .specialize import variant_slug
+    return "__".join(f"{variant_slug(names[0])}_{k.param(names[0]).dtype}" for names, _ in groups if names[0] in several)

@@ -5,20 +5,19 @@ at a nonzero value, so that both arms of the branch are compared (verify/specs.p
 from __future__ import annotations
 
 from ..model.ir import If, Kernel, Lit, Name, Op
-from ..model.walk import all_stmts
-from .infer import _sub, _walk_exprs
+from ..model.walk import all_stmts, sub_exprs, walk_exprs
 
 
 def _const_conditions(kernel: Kernel) -> list:
     """The conditions of constant `if`s and constant ternaries."""
     conds = [s.cond for s in all_stmts(kernel.body) if isinstance(s, If) and s.const]
-    return conds + [e.args[0] for e in _walk_exprs(kernel.body)
+    return conds + [e.args[0] for e in walk_exprs(kernel.body)
                     if isinstance(e, Op) and e.op == "ifexp" and e.attr("const")]
 
 
 def condition_consts(kernel: Kernel) -> set[str]:
     consts = {p.name for p in kernel.params if p.kind == "const"}
-    return {n.id for c in _const_conditions(kernel) for n in _sub(c) if isinstance(n, Name) and n.id in consts}
+    return {n.id for c in _const_conditions(kernel) for n in sub_exprs(c) if isinstance(n, Name) and n.id in consts}
 
 
 def condition_comparands(kernels: list[Kernel]) -> dict[str, list[int]]:
@@ -28,7 +27,7 @@ def condition_comparands(kernels: list[Kernel]) -> dict[str, list[int]]:
     out: dict[str, set[int]] = {}
     for kernel in kernels:
         consts = {p.name for p in kernel.params if p.kind == "const" and p.const_type == "int"}
-        for e in (e for c in _const_conditions(kernel) for e in _sub(c)):
+        for e in (e for c in _const_conditions(kernel) for e in sub_exprs(c)):
             if not (isinstance(e, Op) and e.op == "cmp" and len(e.args) == 2):
                 continue
             a, b = e.args
@@ -76,14 +75,14 @@ def loop_bound_consts(kernel: Kernel) -> set[str]:
     names: set[str] = set()
     todo = [e for s in all_stmts(kernel.body) if isinstance(s, For) for e in (s.start, s.stop, s.step)]
     while todo and len(names) < 256:
-        for n in _sub(todo.pop()):
+        for n in sub_exprs(todo.pop()):
             if isinstance(n, Name) and n.id not in names:
                 names.add(n.id)
                 if n.id in derived:
                     names |= set(re.findall(r"[A-Za-z_]\w*", derived[n.id]))
                 todo.extend(assigned.get(n.id, ()))  # a local the bound is computed into
     shapes: set[str] = set()
-    for e in _walk_exprs(kernel.body):
+    for e in walk_exprs(kernel.body):
         ty = getattr(e, "ty", None)
         if isinstance(ty, TileTy):
             for d in ty.shape:

@@ -21,7 +21,7 @@ cuTile Python's); `element_split` finds the dtype for which an entry of its own 
 
 from __future__ import annotations
 
-from ..model.walk import all_stmts
+from ..model.walk import all_stmts, stmt_exprs
 
 from dataclasses import dataclass, field, replace
 
@@ -111,14 +111,6 @@ def _names(e) -> list:
     return []
 
 
-def _stmt_exprs(s: Stmt) -> list:
-    if isinstance(s, (Assign, Eval)):
-        return [s.value]
-    if isinstance(s, For):
-        return [s.start, s.stop, s.step]
-    if isinstance(s, (If, While)):
-        return [s.cond]
-    return []
 
 
 def _children(s: Stmt) -> list:
@@ -142,10 +134,10 @@ def _collect_reads(stmts: list, name: str, loop: bool = False) -> tuple[list, bo
     this level; the flag says whether the definition may still be live at the end."""
     reads: list = []
     for s in stmts:
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             reads += [n for n in _names(e) if n.id == name]
         for c in _children(s):
-            reads += [n for e in _stmt_exprs(c) for n in _names(e) if n.id == name]
+            reads += [n for e in stmt_exprs(c) for n in _names(e) if n.id == name]
             sub, _ = _collect_reads(_children(c), name)
             reads += sub
         if isinstance(s, (For, While)) and _assigns(s, name):
@@ -337,7 +329,7 @@ class _Fuser:
         name = d.name
         if any(n.id == name for n in _names(node.cond)):
             return None
-        if any(_assigns(s, name) or any(n.id == name for e in _stmt_exprs(s) for n in _names(e)) or
+        if any(_assigns(s, name) or any(n.id == name for e in stmt_exprs(s) for n in _names(e)) or
                _collect_reads(_children(s), name)[0] for s in node.orelse):
             return None
         k = next((j for j, t in enumerate(node.body) if _assigns(t, name) or _collect_reads([t], name)[0]), None)
@@ -377,8 +369,8 @@ def element_split(kernel: Kernel, dtypes: tuple[str, ...], generic: str = "E") -
     multiply and an add is then no operation): that dtype needs an entry of its own. None when no dtype does."""
     if not any(p.kind == "array" and p.dtype == generic for p in kernel.params):
         return None
-    from .infer import _walk_exprs
-    targets = {e.ty.dtype for e in _walk_exprs(kernel.body)
+    from ..model.walk import walk_exprs
+    targets = {e.ty.dtype for e in walk_exprs(kernel.body)
                if _identity_convert(e, getattr(getattr(e, "ty", None), "dtype", None), generic)}
     candidates = [t for t in dtypes if t in targets]
     if not candidates:  # no conversion from the generic that could be no operation: nothing to compare
@@ -404,7 +396,7 @@ def _add_operands(e) -> list:
 def _reads_in_adds(stmts) -> set[str]:
     found: set[str] = set()
     for s in stmts:
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             found |= {n.id for n in _add_operands(e)}
         found |= _reads_in_adds(_children(s))
     return found
@@ -444,9 +436,9 @@ def split_point(kernel: Kernel) -> If | None:
                 if (before - sunk) & _reads_in_adds(list(s.body) + list(s.orelse)):
                     return s
                 # a multiply an arm reads: whether the add that fuses it is its only use depends on the branch
-                read = {n.id for t in list(s.body) + list(s.orelse) for e in _stmt_exprs(t) for n in _names(e)}
+                read = {n.id for t in list(s.body) + list(s.orelse) for e in stmt_exprs(t) for n in _names(e)}
                 read |= {n.id for t in list(s.body) + list(s.orelse) for c in _children(t)
-                         for e in _stmt_exprs(c) for n in _names(e)}
+                         for e in stmt_exprs(c) for n in _names(e)}
                 if (read - assigned) & muls & fused_reads:  # (`x = x + c` in an arm: sunk, see _Fuser.sink)
                     return s
             for c in (s.body, s.orelse) if isinstance(s, If) else (s.body,) if isinstance(s, (For, While)) else ():

@@ -21,9 +21,8 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.ir import Assign, Break, Continue, Eval, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
-from ..model.walk import all_stmts, assigned_names
-from .dce import EFFECT_OPS, _names
-from .fma import _stmt_exprs
+from ..model.walk import all_stmts, assigned_names, expr_names, stmt_exprs
+from .dce import EFFECT_OPS
 
 LOAD_OPS = frozenset({"load", "gather", "view_load", "desc_load"})
 
@@ -76,7 +75,7 @@ def _written(stmts) -> set[str] | None:
     """The arrays the statements write (None: one of them writes through an address of unknown origin)."""
     out: set[str] = set()
     for s in all_stmts(stmts):
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             for op in _ops(e):
                 if _effect(op):
                     a = _array(op)
@@ -89,8 +88,8 @@ def _written(stmts) -> set[str] | None:
 def _reads(s: Stmt) -> set[str]:
     out: set[str] = set()
     for t in all_stmts([s]):
-        for e in _stmt_exprs(t):
-            _names(e, out)
+        for e in stmt_exprs(t):
+            expr_names(e, out)
     return out
 
 
@@ -101,7 +100,7 @@ def _movable(s: Stmt, written: set[str] | None, inside: set[str]) -> bool:
         return False
     nested = isinstance(s, (For, While, If))
     for t in all_stmts([s]):
-        for e in _stmt_exprs(t):
+        for e in stmt_exprs(t):
             for op in _ops(e):
                 if _effect(op) or (op.op in LOAD_OPS and (nested or written is None or _array(op) in written)):
                     return False
@@ -125,13 +124,13 @@ def _movable_loads(s: Stmt, written: set[str] | None, inside: set[str]) -> list[
     if isinstance(s, If) or written is None:
         return []
     local = assigned_names([s]) if isinstance(s, (For, While)) else set()
-    exprs = [e for t in ([s] if isinstance(s, (Assign, Eval)) else _loop_level(s)) for e in _stmt_exprs(t)]
+    exprs = [e for t in ([s] if isinstance(s, (Assign, Eval)) else _loop_level(s)) for e in stmt_exprs(t)]
     out = []
     for e in exprs:
         for op in _ops(e):
             if op.op in LOAD_OPS and _array(op) not in written:
                 reads: set[str] = set()
-                _names(op, reads)
+                expr_names(op, reads)
                 if not (reads & (inside | local)):
                     out.append(op)
     return out
@@ -194,7 +193,7 @@ def _split(body, pinned: set[str]) -> list[tuple[Stmt, bool]]:
 
 
 def _has_load(s: Stmt) -> bool:
-    return any(op.op in LOAD_OPS for t in all_stmts([s]) for e in _stmt_exprs(t) for op in _ops(e))
+    return any(op.op in LOAD_OPS for t in all_stmts([s]) for e in stmt_exprs(t) for op in _ops(e))
 
 
 def _assigns(stmts) -> set[str]:

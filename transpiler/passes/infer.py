@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.walk import all_stmts, sub_exprs
+from ..model.walk import all_stmts, sub_exprs, walk_exprs
 from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DOMAIN, INT_DTYPES, ArrayTy, NoneTy, array_root, is_generic, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit,
                         Name, Op, Param, Pos, Stmt, TileTy, TupleExpr, While)
 from ..rules import load_promotion
@@ -121,21 +121,6 @@ def is_int(dt: str) -> bool:
     return dt in INT_DTYPES
 
 
-def _walk_exprs(stmts):
-    for s in stmts:
-        if isinstance(s, (Assign, Eval)):
-            yield from _sub(s.value)
-        elif isinstance(s, For):
-            for e in (s.start, s.stop, s.step):
-                yield from _sub(e)
-            yield from _walk_exprs(s.body)
-        elif isinstance(s, If):
-            yield from _sub(s.cond)
-            yield from _walk_exprs(s.body)
-            yield from _walk_exprs(s.orelse)
-        elif isinstance(s, While):
-            yield from _sub(s.cond)
-            yield from _walk_exprs(s.body)
 
 
 def _assigned_names(stmts) -> set[str]:
@@ -169,7 +154,6 @@ def _outer_writes(e) -> list:
     return out
 
 
-_sub = sub_exprs  # (the passes import it from here)
 
 
 def _views_assigned(stmts) -> set[str]:
@@ -209,11 +193,11 @@ def classify_params(k: Kernel) -> Kernel:
     int_names: set[str] = set()
     pointer_arrays: set[str] = set()
     roots = slice_roots(k)
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if isinstance(e, Op) and e.op == "array_slice" and e.args and isinstance(e.args[0], Name):
             # a sliced array is a raw pointer with its shape and strides (the view's base is offset from it)
             pointer_arrays.add(roots.get(e.args[0].id, e.args[0].id))
-            int_names.update(x.id for a in e.args[2:] if a is not None for x in _sub(a) if isinstance(x, Name))
+            int_names.update(x.id for a in e.args[2:] if a is not None for x in sub_exprs(a) if isinstance(x, Name))
         if isinstance(e, Op) and e.op in ARRAY_USES and e.args and isinstance(e.args[0], Name):
             name = roots.get(e.args[0].id, e.args[0].id)
             ranks.setdefault(name, 0)
@@ -225,7 +209,7 @@ def classify_params(k: Kernel) -> Kernel:
                 elif v is not None and key == "index" and e.op in ("load", "store", "view_atomic_add"):
                     ranks[name] = max(ranks[name], 1)
             if e.op in POINTER_OPS and e.attr("flat"):  # Triton offsets: integers, whatever they are built from
-                int_names.update(x.id for x in _sub(e.args[1]) if isinstance(x, Name))
+                int_names.update(x.id for x in sub_exprs(e.args[1]) if isinstance(x, Name))
             if e.op in POINTER_OPS:
                 pointer_arrays.add(name)
                 idx = e.args[1]
@@ -233,11 +217,11 @@ def classify_params(k: Kernel) -> Kernel:
             if e.op in ("load", "store", "view_atomic_add", "load_advanced") and len(e.args) > 1:
                 idx = e.args[1]
                 for it in (idx.items if isinstance(idx, TupleExpr) else (idx,)):
-                    for x in _sub(it):
+                    for x in sub_exprs(it):
                         if isinstance(x, Name):
                             int_names.add(x.id)
         if isinstance(e, Op) and e.op in ("desc_load", "desc_store"):  # a descriptor's shape, strides, offsets
-            int_names.update(x.id for a in e.args[1:4] for x in _sub(a) if isinstance(x, Name))
+            int_names.update(x.id for a in e.args[1:4] for x in sub_exprs(a) if isinstance(x, Name))
         if isinstance(e, Op) and e.op in INT_CONTEXT_OPS:
             for a in e.args:
                 if isinstance(a, Name):
@@ -245,7 +229,7 @@ def classify_params(k: Kernel) -> Kernel:
     for s in all_stmts(k.body):
         if isinstance(s, For):
             for e in (s.start, s.stop, s.step):
-                for x in _sub(e):
+                for x in sub_exprs(e):
                     if isinstance(x, Name):
                         int_names.add(x.id)
     # a where's choices are ints only where its result is used as one itself (offsets, bounds: `direct`), not
@@ -266,7 +250,7 @@ def classify_params(k: Kernel) -> Kernel:
                   and isinstance(s.value, Op) and s.value.op == "astype" and isinstance(s.value.args[0], Name)
                   and s.value.args[0].id == s.targets[0] and isinstance(s.value.args[1], Op)
                   and s.value.args[1].attr("dtype") in FLOAT_DTYPES} if k.frontend == "triton" else set()
-    named = {e.id for e in _walk_exprs(k.body) if isinstance(e, Name)} | {
+    named = {e.id for e in walk_exprs(k.body) if isinstance(e, Name)} | {
         t for s in all_stmts(k.body) if isinstance(s, Assign) for t in s.targets}
     params = []
     for p in k.params:
@@ -325,7 +309,7 @@ def _must_be_int(k: Kernel) -> set[str]:
     integer (`upper = tl.minimum(lower + 1, W_in - 1)` as an offset makes `W_in` an int, whatever float it meets
     elsewhere: `W_in - 1.0` is an int converted)."""
     sinks: set[str] = set()
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if not isinstance(e, Op):
             continue
         if e.op in POINTER_OPS and e.attr("flat") and len(e.args) > 1:
@@ -399,11 +383,11 @@ def _condition_only(k: Kernel) -> set[str]:
     for s in all_stmts(k.body):
         if isinstance(s, (If, While)):
             tests(s.cond)
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if isinstance(e, Op) and e.op == "ifexp":
             tests(e.args[0])
     cond_ids = {id(n) for n in conds}
-    other = {e.id for e in _walk_exprs(k.body) if isinstance(e, Name) and id(e) not in cond_ids}
+    other = {e.id for e in walk_exprs(k.body) if isinstance(e, Name) and id(e) not in cond_ids}
     return {n.id for n in conds} - other
 
 
@@ -459,7 +443,7 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
         if isinstance(s, For):
             groups.append([s.var, "#int"])
     scalars = {p.name for p in k.params if p.kind == "unknown"}
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if k.frontend == "triton" and isinstance(e, Op) and e.op == "astype" and len(e.args) > 1 \
                 and isinstance(e.args[0], Name) and e.args[0].id in scalars and isinstance(e.args[1], Op) \
                 and e.args[1].attr("dtype") in INT_DTYPES:
@@ -481,18 +465,18 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
         # Triton types a scalar argument by its value; a name an op meets with a float literal
         # (`1.0 - label_smoothing`) is a float there, though the mixed arithmetic around it (`n_cols * lse`)
         # joins it to integers. Only its own integer uses (offsets, range bounds) make it an int then.
-        floats = {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
+        floats = {a.id for e in walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
                   and any(isinstance(x, Lit) and isinstance(x.value, float) for x in e.args)
                   for a in e.args if isinstance(a, Name)}
         # likewise a name an op meets with a local that holds a float computed from a float literal or a float
         # conversion (`tl.rand(seed, offs) > p`: the draw is `float32(bits) * 4.66e-10`), directly or copied
         held = _float_locals(k)
-        floats |= {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS
+        floats |= {a.id for e in walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS
                    and any(isinstance(x, Name) and x.id in held for x in e.args)
                    for a in e.args if isinstance(a, Name) and a.id not in held}
         # and a name an arithmetic op meets with an expression that is a float in Triton whatever it is
         # given (`cols.to(tl.float32) * step + shift`: `step` and `shift` are floats, as the scale is)
-        floats |= {a.id for e in _walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
+        floats |= {a.id for e in walk_exprs(k.body) if isinstance(e, Op) and e.op in ARITH_OPS - BOOL_RESULTS
                    and any(isinstance(x, Op) and _float_valued(x, held) for x in e.args)
                    for a in e.args if isinstance(a, Name) and a.id not in held}
         ints -= floats - seeds
@@ -936,7 +920,7 @@ class Infer:
         base, exp = e.args
         def is_float(x: Expr) -> bool:
             return any((isinstance(y, Lit) and isinstance(y.value, float)) or self.is_float_const(y)
-                       or (isinstance(y, Op) and y.op in ("div", "truediv", "const_sqrt")) for y in _sub(x))
+                       or (isinstance(y, Op) and y.op in ("div", "truediv", "const_sqrt")) for y in sub_exprs(x))
         negative = isinstance(exp, Lit) and type(exp.value) is int and exp.value < 0 or (
             isinstance(exp, Op) and exp.op == "neg" and isinstance(exp.args[0], Lit) and type(exp.args[0].value) is int)
         return is_float(base) or is_float(exp) or negative
@@ -949,7 +933,7 @@ class Infer:
                 return True
             seen.add(v.id)
             v = self.single_defs[v.id]
-        return any(isinstance(x, Name) and x.id in seen for x in _sub(v))
+        return any(isinstance(x, Name) and x.id in seen for x in sub_exprs(v))
 
     def derived_float_name(self, e: Expr) -> str | None:
         """A float constant folded from constants, as a derived generic (`float(...)` marks its type)."""
@@ -959,10 +943,10 @@ class Infer:
         if found is None or not found[2]:
             return None  # arithmetic on literals only is folded here (see _arith)
         expr, name, _ = found
-        reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in _sub(e)) or any(
-            isinstance(x, Lit) and isinstance(x.value, float) for x in _sub(e)) or any(
-            isinstance(x, Op) and x.op in ("div", "truediv", "const_sqrt") for x in _sub(e)) or any(
-            isinstance(x, Op) and x.op == "const_pow" and self._float_power(x) for x in _sub(e))
+        reads_float = any(isinstance(x, Name) and (self.is_float_const(x)) for x in sub_exprs(e)) or any(
+            isinstance(x, Lit) and isinstance(x.value, float) for x in sub_exprs(e)) or any(
+            isinstance(x, Op) and x.op in ("div", "truediv", "const_sqrt") for x in sub_exprs(e)) or any(
+            isinstance(x, Op) and x.op == "const_pow" and self._float_power(x) for x in sub_exprs(e))
         if not reads_float:
             return None  # integer arithmetic: derived_name's business
         name = "F_" + name.upper()
@@ -1490,7 +1474,7 @@ class Infer:
         (a read elsewhere is a specialization Triton cannot compile: split on, as before, so the launcher refuses
         it), and one declaration of the arm's type serves every assignment."""
         def mentions(*exprs) -> bool:
-            return any(isinstance(x, Name) and x.id == name for e in exprs for x in _sub(e))
+            return any(isinstance(x, Name) and x.id == name for e in exprs for x in sub_exprs(e))
         for s in stmts:
             if isinstance(s, (Assign, Eval)):
                 if fact not in held and (isinstance(s, Assign) and name in s.targets or mentions(s.value)):
@@ -1788,9 +1772,9 @@ class Infer:
         """A Triton float-constant condition as a derived int generic that the host sets (1: it holds), tested
         by a const-generic `if`: a port with several such conditions keeps one entry (cuTile ports split
         instead, to fold the branch as cuTile Python's IR has it)."""
-        from .specialize import _slug, predicate_text
+        from .specialize import variant_slug, predicate_text
         text = predicate_text(e)
-        name = "F_" + _slug(text).upper()
+        name = "F_" + variant_slug(text).upper()
         while name in self.consts or (name in self.derived and self.derived[name] != f"(1 if ({text}) else 0)"):
             name += "_"
         self.derived[name] = f"(1 if ({text}) else 0)"
@@ -1926,7 +1910,7 @@ class Infer:
                 out.append(self.derived_name(it))
             elif isinstance(it, Name) and it.id in self.derived and it.id not in self.env:
                 out.append(it.id)  # a derived constant another tile's extent is (`NUMEL_ROWS_MUL_HALF`: tl.gather's)
-            elif any(isinstance(x, Name) and x.id in self.absent for x in _sub(it)):
+            elif any(isinstance(x, Name) and x.id in self.absent for x in sub_exprs(it)):
                 self.expr(it)  # a Triton constexpr passed as None here: this variant has no entry (CT103)
                 raise fail("CT103", "a tile shape reads a parameter that is None here", it.pos)
             elif self.is_float_const(it):

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import RMW_OPS, Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While, array_root
-from ..model.walk import all_stmts
-from .infer import _sub
+from ..model.walk import all_stmts, sub_exprs
 
 
 def block_axis(e, bound: dict) -> int | None:
@@ -62,7 +61,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
         elif isinstance(s, (If, While)):
             exprs = [s.cond]
         for root in exprs:
-            for e in _sub(root):
+            for e in sub_exprs(root):
                 if isinstance(e, Op) and e.op == "store":
                     stores.setdefault(array_root(e.args[0]), []).append(e)
                 elif isinstance(e, Op) and e.op in ("scatter", *RMW_OPS):

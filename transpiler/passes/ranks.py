@@ -20,7 +20,8 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError
 from ..model.ir import Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
-from .infer import ARRAY_USES, _sub, _walk_exprs
+from .infer import ARRAY_USES
+from ..model.walk import sub_exprs, walk_exprs
 from .predicates import decides
 
 # accesses whose index says the array's rank (a `num_tiles`/`array_dim` axis is a number, not an index)
@@ -30,7 +31,7 @@ _INDEXED = ARRAY_USES - {"num_tiles", "array_dim", "dtype_of", "shape_of"}
 def use_ranks(stmts: tuple[Stmt, ...], arrays: set[str]) -> dict[str, set[int]]:
     """Each array of `arrays` -> the numbers of index entries its accesses in `stmts` have."""
     out: dict[str, set[int]] = {}
-    for e in _walk_exprs(stmts):
+    for e in walk_exprs(stmts):
         if isinstance(e, Op) and e.op in _INDEXED and len(e.args) > 1 and isinstance(e.args[0], Name) \
                 and e.args[0].id in arrays and e.args[1] is not None:
             idx = e.args[1]
@@ -57,7 +58,7 @@ def _all(stmts):
             yield from _all(s.body)
 
 
-def _constants(k: Kernel) -> set[str]:
+def condition_constants(k: Kernel) -> set[str]:
     """The constant parameters a condition may be decided by: int and bool constants the body never assigns
     (inference folds an `if` on them where the variant's predicates decide it, `Infer.decided_arm`)."""
     assigned = {t for s in _all(k.body) if isinstance(s, Assign) for t in s.targets}
@@ -65,10 +66,10 @@ def _constants(k: Kernel) -> set[str]:
     return {p.name for p in k.params if p.kind == "const" and p.const_type != "float"} - assigned
 
 
-def _condition(s: If, consts: set[str]) -> str | None:
+def constant_condition(s: If, consts: set[str]) -> str | None:
     """The predicate text of a condition on constants only, else None."""
     from .specialize import predicate_text
-    names = {x.id for x in _sub(s.cond) if isinstance(x, Name)}
+    names = {x.id for x in sub_exprs(s.cond) if isinstance(x, Name)}
     if not names <= consts:
         return None
     try:
@@ -82,7 +83,7 @@ def _live(stmts: tuple[Stmt, ...], preds: tuple[str, ...], consts: set[str]) -> 
     out: list[Stmt] = []
     for s in stmts:
         if isinstance(s, If):
-            text = _condition(s, consts)
+            text = constant_condition(s, consts)
             taken = decides(preds, text) if text is not None and preds else None
             if taken is not None:
                 out.extend(_live(s.body if taken else s.orelse, preds, consts))
@@ -100,21 +101,21 @@ def rank_split(k: Kernel, preds: tuple[str, ...], varying: set[str]) -> tuple[If
     with several ranks in this variant's live code have fewer in the arms' variants: the first, in source
     order, where each arm narrows every such array's ranks; else the first where one arm narrows one; None
     where no constant `if` does (the ranks do not depend on a constant inference folds)."""
-    from .specialize import _if_at, _replace_if
-    consts = _constants(k)
+    from .specialize import if_at, replace_if
+    consts = condition_constants(k)
     live = _live(k.body, preds, consts)
     whole = {n: rs for n, rs in use_ranks(live, varying).items() if len(rs) > 1}
     if not whole:
         return None
     fallback = None
     for s in _all(live):
-        text = _condition(s, consts) if isinstance(s, If) else None
-        source = _if_at(k.body, s.pos) if text is not None else None
+        text = constant_condition(s, consts) if isinstance(s, If) else None
+        source = if_at(k.body, s.pos) if text is not None else None
         if source is None:
             continue
         every, some = True, False
         for take, pred in ((True, text), (False, f"not ({text})")):
-            arm = use_ranks(_live(_replace_if(live, s, take), preds + (pred,), consts), set(whole))
+            arm = use_ranks(_live(replace_if(live, s, take), preds + (pred,), consts), set(whole))
             every = every and all(arm.get(n, set()) < rs for n, rs in whole.items())
             some = some or any(arm.get(n, set()) < rs for n, rs in whole.items())
         if every:
@@ -127,7 +128,7 @@ def rank_split(k: Kernel, preds: tuple[str, ...], varying: set[str]) -> tuple[If
 def settle_ranks(k: Kernel, preds: tuple[str, ...], varying: set[str]) -> Kernel:
     """`k` with each array of `varying` at the one rank its live uses have (none: the rank it has, the
     largest; several: the largest too, and inference refuses the others)."""
-    live = use_ranks(_live(k.body, preds, _constants(k)), varying)
+    live = use_ranks(_live(k.body, preds, condition_constants(k)), varying)
     params = []
     for p in k.params:
         if p.name in varying and len(live.get(p.name, ())) == 1:

@@ -17,14 +17,14 @@ read by the `BIAS_TYPE == 3` entries, and under `BIAS_TYPE == 1` or `== 2` by th
 from __future__ import annotations
 
 from ..model.ir import Assign, Eval, For, If, Kernel, Name, While
-from .infer import _sub
+from ..model.walk import sub_exprs
 from .specialize import predicate_text
 
 _UNCONDITIONAL = "unconditional"
 
 
 def _mentions(e, name: str) -> bool:
-    return any(isinstance(x, Name) and x.id == name for x in _sub(e))
+    return any(isinstance(x, Name) and x.id == name for x in sub_exprs(e))
 
 
 def _guards(stmts, name: str, conds: tuple[str, ...]) -> list[tuple[str, ...]] | str:

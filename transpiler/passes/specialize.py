@@ -58,7 +58,7 @@ def predicate_text(e: Expr) -> str:
     raise fail("CT108", "constant condition too complex to split into variants", e.pos)
 
 
-def _slug(pred: str) -> str:
+def variant_slug(pred: str) -> str:
     s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
     s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
     s = s.replace("//", " div ").replace("%", " mod ").replace("*", " mul ").replace("+", " add ")
@@ -70,8 +70,8 @@ def _variant_slug(kernel: Kernel, pred: str) -> str:
     """A predicate in an entry name; a dtype constant's choice by its dtype (`acc_dtype_f32`)."""
     m = re.fullmatch(r"(\w+) == (\d+)", pred)
     if m and m.group(1) in kernel.dtype_consts:
-        return f"{_slug(m.group(1))}_{dict(kernel.strings)[m.group(1)][int(m.group(2))]}"
-    return _slug(pred)
+        return f"{variant_slug(m.group(1))}_{dict(kernel.strings)[m.group(1)][int(m.group(2))]}"
+    return variant_slug(pred)
 
 
 def _rewrite_at(stmts: tuple[Stmt, ...], node: If, make) -> tuple[Stmt, ...]:
@@ -89,7 +89,7 @@ def _rewrite_at(stmts: tuple[Stmt, ...], node: If, make) -> tuple[Stmt, ...]:
     return tuple(out)
 
 
-def _replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
+def replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
     """`stmts` with the constant `if` `node` folded to one arm."""
     return _rewrite_at(stmts, node, lambda s: s.body if take_then else s.orelse)
 
@@ -104,11 +104,11 @@ def order_split_point(kernel: Kernel) -> If | None:
     before its token-order pass, so a write in one arm (an atomic into `dc` under `if REDUCE_HEADS:`) orders
     nothing in the other arm's specialization (there, `dc`'s only access may be a parallel loop store). One
     entry with both arms would chain the same tokens in both; a variant per arm chains what Python does."""
-    from ..emit.lower import _ordered_arrays
-    whole = _ordered_arrays(kernel.body, set(), True)
+    from ..emit.lower import ordered_arrays
+    whole = ordered_arrays(kernel.body, set(), True)
 
     return first_const_if(kernel.body, lambda s: any(
-        _ordered_arrays(_replace_if(kernel.body, s, take), set(), True) != whole for take in (True, False))) \
+        ordered_arrays(replace_if(kernel.body, s, take), set(), True) != whole for take in (True, False))) \
         if whole else None
 
 
@@ -149,7 +149,7 @@ def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
     return tuple(out)
 
 
-def _if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
+def if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
     """The source `if` at `pos` (one per position: a helper inlined twice has two, and is not split)."""
     found = []
 
@@ -217,14 +217,14 @@ def _store_partners(k: Kernel, variants: list[Kernel]) -> dict[str, str]:
     """The arrays a tile converted to another array's generic is stored into (memory._partner_cast: a store
     whose implicit cast the port writes as a convert marked `implicit`) -> the first array of that generic."""
     from ..model.ir import TileTy
-    from .infer import _walk_exprs
+    from ..model.walk import walk_exprs
     first = {}
     for p in k.params:
         if p.kind == "array" and is_generic(p.dtype):
             first.setdefault(p.dtype, p.name)
     found = {}
     for v in variants:
-        for e in _walk_exprs(v.body):
+        for e in walk_exprs(v.body):
             if isinstance(e, Op) and e.op in ("store", "scatter") and isinstance(e.args[0], Name):
                 value = e.args[-1]
                 while isinstance(value, Op) and value.op in _PASS_THROUGH:
@@ -366,13 +366,13 @@ def _state_group(k: Kernel, variants: list[Kernel], groups: list[set[str]]) -> s
     another dtype (a recurrent kernel's StateIn, its StateOut fixed to f32). Its dtype meets no other array's,
     so any is right for cuTile Python; merged with the activations it would be exported at theirs only."""
     from ..model.ir import TileTy
-    from .infer import _walk_exprs
+    from ..model.walk import walk_exprs
     to_f32 = {g for g, d in _converted_only(variants).items() if d == "f32"}
     dtype = {p.name: p.dtype for p in k.params if p.kind == "array"}
     loaded: dict[str, set] = {}
     written: set = set()
     for v in variants:
-        for e in _walk_exprs(v.body):
+        for e in walk_exprs(v.body):
             if not (isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.args[0].id in dtype):
                 continue
             shape_of = e.ty if e.op == "load" else e.args[2].ty if e.op == "store" and len(e.args) > 2 else None
@@ -503,9 +503,9 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
         text = predicate_text(s.cond)
         taken = decides(preds, text)
         if taken is not None:  # already answered by this variant's predicates: fold, do not split
-            todo.insert(0, (replace(k, body=_replace_if(k.body, s.node, taken)), preds, elements))
+            todo.insert(0, (replace(k, body=replace_if(k.body, s.node, taken)), preds, elements))
             return
-        fork(*((replace(k, body=_replace_if(k.body, s.node, take)), preds + (pred,), elements)
+        fork(*((replace(k, body=replace_if(k.body, s.node, take)), preds + (pred,), elements)
                for take, pred in ((True, text), (False, f"not ({text})"))))
     # Triton variants whose constants leave a name undefined (`if MODE == 0: y = ... elif MODE == 1: y = ...`,
     # then `y` read with MODE == 2): Triton cannot compile that specialization either; the port has no entry
@@ -529,7 +529,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
             split = rank_split(k, preds, varying)
             if split is not None:
                 node, text = split
-                fork(*((replace(k, body=_replace_if(k.body, node, take)), preds + (pred,), elements)
+                fork(*((replace(k, body=replace_if(k.body, node, take)), preds + (pred,), elements)
                        for take, pred in ((True, text), (False, f"not ({text})"))))
                 continue
             k = settle_ranks(k, preds, varying)
@@ -643,7 +643,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
         # and the splits would multiply its entries
         at = (split_point(typed) or order_split_point(typed) or dtype_split_point(typed)) \
             if kernel.frontend != "triton" else None
-        source = _if_at(k.body, at.pos) if at is not None else None
+        source = if_at(k.body, at.pos) if at is not None else None
         if source is not None:
             try:
                 text = predicate_text(source.cond)
@@ -652,7 +652,7 @@ def _variants(kernel: Kernel, base: Kernel, dtypes: tuple[str, ...], groups: tup
             if text is not None and decides(preds, text) is None:  # FMA fusion needs the branch folded, as cuTile Python has it (fma.py)
                 if len(todo) + len(done) + 2 <= MAX_VARIANTS:
                     for take, pred in ((True, text), (False, f"not ({text})")):
-                        todo.append((replace(k, body=_replace_if(k.body, source, take)), preds + (pred,), elements))
+                        todo.append((replace(k, body=replace_if(k.body, source, take)), preds + (pred,), elements))
                     continue
                 # past the budget the `if` stays a constant `if` of one entry: said, so that a `different`
                 # verdict there is not a mystery (fma.py guards the one-statement form of the fusion instead)

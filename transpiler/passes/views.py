@@ -36,8 +36,7 @@ from dataclasses import replace
 
 from ..diagnostics import fail
 from ..model.dump import expr_text
-from .infer import _sub, _walk_exprs
-from ..model.walk import all_stmts
+from ..model.walk import all_stmts, sub_exprs, walk_exprs
 from .ownership import assigned_once, block_axis
 from ..model.ir import RMW_OPS, FLOAT_DTYPES, ArrayTy, Assign, Continue, Eval, For, If, Kernel, Lit, Name, Op, Param, TileTy, TupleExpr, While
 
@@ -607,7 +606,7 @@ def _atom_expr(an: _Analysis, key: str, pos):
 def _uses(body) -> dict[str, set[str]]:
     """Each Triton pointer's access ops (gather, scatter, atomics, view accesses of descriptors)."""
     out: dict[str, set[str]] = {}
-    for e in _walk_exprs(body):
+    for e in walk_exprs(body):
         if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name):
             out.setdefault(e.args[0].id, set()).add(e.op)
     return out
@@ -690,7 +689,7 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     for s in all_stmts(k.body):
         if not isinstance(s, (Assign, Eval)):
             continue
-        for e in _sub(s.value):
+        for e in sub_exprs(s.value):
             if not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
                 continue
             plan = "a store through the pointer cast to another element type" if e.attr("elem") else \
@@ -700,7 +699,7 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
             else:
                 plans.setdefault(e.args[0].id, []).append((e, plan))
     stores: dict[str, int] = {}
-    for e in _walk_exprs(k.body):
+    for e in walk_exprs(k.body):
         if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
     out = {}
@@ -744,7 +743,7 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
         return k, set()
     an = _Analysis(k)
     uses = _uses(k.body)
-    dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in _walk_exprs(k.body))
+    dots = any(isinstance(e, Op) and e.op in ("mma", "matmul") for e in walk_exprs(k.body))
     units: set[str] = set()
     own, refused = own_tile_outputs(an, k, uses)
     refused |= {n: "its entries store through different views (one C symbol makes the view)" for n in shared}
@@ -873,7 +872,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
     local = False
     offset = e.attr("base_offset")  # an advanced base: the view made at the access, from the offset pointer
     for x in e.args[1].items + e.args[2].items + ((offset,) if offset is not None else ()):
-        names = {n.id for n in _sub(x) if isinstance(n, Name)}
+        names = {n.id for n in sub_exprs(x) if isinstance(n, Name)}
         if any(n in an.params and n in an.defs for n in names):
             # a parameter the kernel assigns (`M = M - 1`): which value the descriptor saw depends on where it was
             # made, which the access does not know
@@ -887,7 +886,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
         # reads memory (read again at the access)
         once = all(n in an.params or n in an.derived or (len(an.defs.get(n, ())) == 1 and n not in an.loops
                    and "body" not in an.defs[n][0][1]) for n in names)
-        reads = any(isinstance(y, Op) and y.op in _MEMORY_OPS for y in _sub(x))
+        reads = any(isinstance(y, Op) and y.op in _MEMORY_OPS for y in sub_exprs(x))
         if not once or reads:
             raise fail(e.rule, "a descriptor's shape and strides must be arguments, constants or values assigned "
                        "once outside loops (the view is made from them where the descriptor is read); make the "

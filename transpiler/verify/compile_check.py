@@ -38,7 +38,7 @@ class RustError:
         return {"file": self.file, "line": self.line, "message": self.message}
 
 
-def _cargo_version(env: dict) -> str:
+def cargo_version(env: dict) -> str:
     try:
         return subprocess.run(["cargo", "--version"], capture_output=True, text=True, env=env).stdout.strip()
     except OSError:
@@ -53,7 +53,7 @@ def compile_errors(files: dict[str, str], tag: str, status=None) -> list[RustErr
     except ToolchainError as e:
         raise CheckUnavailable(str(e)) from None
     env.pop("CARGO_BUILD_TARGET_DIR", None)
-    h = hashlib.sha256(f"{FORMAT}|{_cargo_version(env)}".encode())
+    h = hashlib.sha256(f"{FORMAT}|{cargo_version(env)}".encode())
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + files[rel].encode() + b"\0")
     memo = cache_dir() / "compile-check" / f"{h.hexdigest()}.json"

@@ -59,7 +59,7 @@ def reference(kernel: dict, consts: dict, dtype: str, grid: tuple, any_dtype: bo
     select (or `entry`, one of its twins), the generics in the entry's order (derived constants,
     `generic_params`, `E` as the dtype), the tile of each checked output, and the grid given (cuTile Python
     launches the grid it is given)."""
-    e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `_select`)
+    e_type = dtype.split("+")[0]  # an entry of some dtypes only is selected by E's (verify/run.py `select_entry`)
     entry = entry or next(e for e in kernel["entries"]
                           if predicates_hold(e["predicates"], consts) and (e_type in e.get("dtypes", (e_type,)) or any_dtype))
     values = entry_values(kernel, entry, consts)

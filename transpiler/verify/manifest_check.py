@@ -39,7 +39,7 @@ def _fresh_records(source: Path) -> dict[str, dict]:
     """The manifest records this tool makes of `source` now, by kernel name (translated kernels only);
     through the per-file cache of the main command (keyed by content, imports and tool digest)."""
     from .. import cache
-    from ..frontend.cutile_python import run_deep
+    from ..frontend.common import run_deep
     from ..pipeline import process_file
     key = cache.file_key(source, source.as_posix())
     found = cache.load(key) if key else None

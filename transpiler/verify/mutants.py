@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .entries import entries_of
 from .specs import const_value, predicates_hold
 
 MUST_KILL = ("value", "hint", "memsem")
@@ -91,13 +92,6 @@ class Result:
 
 # ------------------------------------------------------------------------------------------ parsing
 
-def entries_of(text: str) -> dict[str, tuple[int, int]]:
-    """Entry name -> (body start, body end) offsets of every `#[cutile::entry()]` fn in a kernel.rs."""
-    out = {}
-    for m in re.finditer(r"#\[cutile::entry\([^)]*\)\]\n\s*pub (?:unsafe )?fn (\w+)", text):
-        body_start = text.index(") {\n", m.end()) + len(") {\n")  # rustfmt ends the signature with `) {`
-        out[m.group(1)] = (body_start, text.index("\n    }\n", body_start))
-    return out
 
 
 def _block_end(text: str, start: int) -> int:

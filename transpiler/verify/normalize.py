@@ -239,7 +239,7 @@ class Entry:
 
 # ---------------------------------------------------------------------------------------- parsing
 
-def _split_top(s: str, sep: str = ",") -> list[str]:
+def split_top(s: str, sep: str = ",") -> list[str]:
     out, depth, cur = [], 0, []
     for ch in s:
         if ch in "(<[{":
@@ -319,7 +319,7 @@ def _fold_select_padding(body: list[Op]) -> list[Op]:
                 r.ops = fold(r.ops, defs)
             if op.name == "select" and len(op.results) == 1:
                 head, _, types = op.text.partition(" : ")
-                refs = _split_top(head)
+                refs = split_top(head)
                 load = defs.get(refs[1]) if len(refs) == 3 else None
                 chain: list[Op] = []
                 if (load is not None and load.name == "load_ptr_tko" and any(o is load for o in out)
@@ -328,9 +328,9 @@ def _fold_select_padding(body: list[Op]) -> list[Op]:
                     lhead, _, ltypes = load.text.partition(" : ")
                     operands = _REF.findall(re.sub(r"\btoken\s*=\s*\S+", "", lhead))
                     tys, arrow, res = ltypes.partition(" -> ")
-                    value_ty = _split_top(types)[-1]
+                    value_ty = split_top(types)[-1]
                     if (len(operands) == 2 and operands[1] == refs[0] and arrow
-                            and _split_top(res)[0] == value_ty and len(_split_top(tys)) == 2):
+                            and split_top(res)[0] == value_ty and len(split_top(tys)) == 2):
                         cut = lhead.index(operands[1], lhead.index(operands[0]) + len(operands[0])) + len(operands[1])
                         load.text = f"{lhead[:cut]}, {refs[2]}{lhead[cut:]} : {tys}, {value_ty} -> {res}"
                         renames[op.results[0]] = refs[1]
@@ -421,12 +421,12 @@ def _drop_passthrough_carries(body: list[Op]) -> list[Op]:
         conts = list(_loop_continues(op.regions[0].ops))
         if not m or not conts or len(op.results) < 1:
             continue
-        pairs = [tuple(x.strip() for x in p.split("=", 1)) for p in _split_top(m.group(1))]
-        types = _split_top(m.group(2))
+        pairs = [tuple(x.strip() for x in p.split("=", 1)) for p in split_top(m.group(1))]
+        types = split_top(m.group(2))
         parts = []
         for c in conts:
             head, _, ctypes = c.text.partition(" : ")
-            parts.append((_split_top(head), _split_top(ctypes)))
+            parts.append((split_top(head), split_top(ctypes)))
         if len(types) != len(pairs) or len(op.results) != len(pairs) or any(
                 len(a) != len(pairs) or len(t) != len(pairs) for a, t in parts):
             continue
@@ -588,7 +588,7 @@ def _token_order(args: list[tuple[str, str]], body: list[Op]) -> dict[int, str]:
             elif op.name in ("for", "loop") and op.regions:
                 reg = op.regions[0]
                 m = re.search(r"iter_values\((.*?)\)(?=\s*->|\s*:|\s*$)", op.text)
-                pairs = [p.split(" = ") for p in _split_top(m.group(1))] if m else []
+                pairs = [p.split(" = ") for p in split_top(m.group(1))] if m else []
                 carried = [toks.get(p[1].strip()) for p in pairs]
                 while True:
                     inner, inner_defs = dict(toks), dict(defs)
@@ -631,7 +631,7 @@ def _token_order(args: list[tuple[str, str]], body: list[Op]) -> dict[int, str]:
                 named = _TOKEN_OPERAND.findall(op.text)
                 if any(r not in toks for r in named):
                     raise IRParseError(f"token operand of unknown origin: {op.name} {op.text}")
-                types = _split_top(op.text.rpartition("->" if "->" in op.text else ":")[2])
+                types = split_top(op.text.rpartition("->" if "->" in op.text else ":")[2])
                 outs = [r for r, t in zip(op.results, types) if t == "token"] if len(types) == len(op.results) \
                     else op.results[-1:] if op.name.endswith("_tko") else []
                 if not ins and not outs:
@@ -676,7 +676,7 @@ def parse(text: str) -> list[Entry]:
         if not m:
             raise IRParseError(f"cannot parse entry line: {ln}")
         args = []
-        for a in _split_top(m.group(1)):
+        for a in split_top(m.group(1)):
             name, _, ty = a.partition(":")
             args.append((name.strip(), ty.strip()))
         body, i = _parse_block(lines, i + 1)
@@ -749,7 +749,7 @@ def _parse_block(lines: list[str], i: int) -> tuple[list[Op], int]:
         if not opens and i < len(lines) and lines[i].strip().startswith("(%") and lines[i].strip().endswith("{"):
             # a region header on its own line: (%lhs: tile<f32>, %rhs: tile<f32>) {
             hdr = lines[i].strip()[1:].rsplit(")", 1)[0]
-            region_args = [a.split(":")[0].strip() for a in _split_top(hdr)]
+            region_args = [a.split(":")[0].strip() for a in split_top(hdr)]
             inner, i = _parse_block(lines, i + 1)
             op.regions.append(Region(region_args, inner))
             i += 1  # closing brace
@@ -772,7 +772,7 @@ def _parse_op_line(ln: str) -> Op:
     results: list[str] = []
     m = _RESULTS.match(body)
     if m and not body.startswith(("yield", "continue", "break", "return")):
-        for r in _split_top(m.group(1)):
+        for r in split_top(m.group(1)):
             name, _, count = r.partition(":")
             if count:
                 results.extend(f"{name}#{k}" for k in range(int(count)))
@@ -861,7 +861,7 @@ def _float_to_bits(value: float, dtype: str) -> int:
     raise ValueError(dtype)
 
 
-def _bits_to_float(bits: int, dtype: str) -> float:
+def bits_to_float(bits: int, dtype: str) -> float:
     if dtype in ("f32", "tf32"):
         return struct.unpack("<f", struct.pack("<I", bits))[0]
     if dtype == "f64":
@@ -1010,12 +1010,12 @@ def _fold_convert(name: str, src: tuple[str, object, str], text: str) -> tuple[s
         if dst == "bf16" and sdt == "f64":
             return None  # f64 -> f32 -> bf16 would round twice
         try:
-            return dst, _float_to_bits(_bits_to_float(val, sdt), dst), out_ty
+            return dst, _float_to_bits(bits_to_float(val, sdt), dst), out_ty
         except _NotExact:
             return None  # to f8: folded only where no rounding happens
     if name == "ftoi" and sdt in _FLOAT_BITS and sdt != "tf32" and dst.startswith("i") and dst[1:].isdigit():
         # an integral value in the result's range converts exactly whatever the rounding mode
-        v = _bits_to_float(val, sdt)
+        v = bits_to_float(val, sdt)
         dbits = int(dst[1:])
         lo, hi = (-(1 << dbits - 1), (1 << dbits - 1) - 1) if signs == ["signed"] else (0, (1 << dbits) - 1)
         if len(signs) != 1 or attrs or dst == "i1" or not math.isfinite(v) or v != int(v) or not lo <= int(v) <= hi:
@@ -1132,7 +1132,7 @@ def _hints_in_force(m: re.Match) -> str:
     """N4: an optimization-hint dictionary as the hints in force per architecture: `default` merged with
     each `sm_NN` group named (and the compile target, which is where cuTile Rust writes plain hints);
     architectures with no hint are dropped."""
-    groups = {g: dict(kv.split(" = ", 1) for kv in _split_top(body))
+    groups = {g: dict(kv.split(" = ", 1) for kv in split_top(body))
               for g, body in re.findall(r"(\w+) = \{([^{}]*)\}", m.group(2))}
     default = groups.pop("default", {})
     force = {t: {**default, **groups.get(t, {})} for t in sorted(set(groups) | {TARGET})}
@@ -1151,10 +1151,10 @@ def _clean(text: str) -> str:
 def _result_types(text: str) -> list[str]:
     m = re.search(r"->\s*\((.*)\)\s*$", text)
     if m:
-        return _split_top(m.group(1))
+        return split_top(m.group(1))
     if text.startswith("iter_values("):  # loop: iter_values(...) : T1, T2 -> R1, R2
         head, sep, tail = text.rpartition("->")
-        return _split_top(tail) if sep else []
+        return split_top(tail) if sep else []
     return []
 
 
@@ -1180,9 +1180,9 @@ def _region_args(op: Op, depth: int) -> dict[str, str]:
 def _drop_tokens(name: str, text: str) -> str:
     """Remove token operands, token types and `_tok = _tok` iter values from an op's text (N6)."""
     def strip_list(s: str, drop: str) -> str:
-        return ", ".join(x for x in _split_top(s) if x != drop)
+        return ", ".join(x for x in split_top(s) if x != drop)
     text = re.sub(r"iter_values\((.*?)\)(?=\s*->|\s*:|\s*$)",
-                  lambda m: f"iter_values({', '.join(x for x in _split_top(m.group(1)) if x != '_tok = _tok')})",
+                  lambda m: f"iter_values({', '.join(x for x in split_top(m.group(1)) if x != '_tok = _tok')})",
                   text)
     text = re.sub(r"->\s*\((.*)\)\s*$", lambda m: f"-> ({strip_list(m.group(1), 'token')})", text)
     if name == "loop":
@@ -1194,7 +1194,7 @@ def _drop_tokens(name: str, text: str) -> str:
     text = text.replace("iter_values()", "").replace("-> ()", "")
     if name in ("continue", "yield", "break") and "_tok" in text:
         ops, _, types = text.partition(" : ")
-        kept = [(o, t) for o, t in zip(_split_top(ops), _split_top(types) or [""] * len(_split_top(ops))) if o != "_tok"]
+        kept = [(o, t) for o, t in zip(split_top(ops), split_top(types) or [""] * len(split_top(ops))) if o != "_tok"]
         text = ", ".join(o for o, _ in kept) + (" : " + ", ".join(t for _, t in kept) if kept else "")
     return re.sub(r"\s+", " ", text).strip()
 
@@ -1213,7 +1213,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
     derived_facts: list[tuple[_Line, str, int]] = []
     for op in region.ops:
         if op.name == "assume":
-            parts = _split_top(op.text)
+            parts = split_top(op.text)
             pred = ", ".join(parts[:-1]).strip()
             src, _, ty = parts[-1].partition(":")
             target, deps = _subst(src.strip(), scope)
@@ -1240,7 +1240,7 @@ def _canon_region(region: Region, ctx: _Ctx, scope: list[dict[str, str]], depth:
         elif op.name not in _PURE_OPS and results and not op.regions:
             # an effect's token results (a fence, a gdc op) are erased like the tokens of *_tko ops
             head, arrow, tail = op.text.rpartition("->")
-            types = _split_top(tail) if arrow else []
+            types = split_top(tail) if arrow else []
             if len(types) == len(results):
                 for r, t in zip(list(results), types):
                     if t == "token":
@@ -1472,7 +1472,7 @@ def _carried_div_by(ctx: _Ctx, body: list[_Line], carried: str, n: int) -> bool:
     if n <= 0 or n & (n - 1) or not body or body[-1].regions or not body[-1].text.startswith("continue "):
         return False  # a power of two: wrapping arithmetic (mod 2^w) keeps multiples of it
     i = int(carried.split(".")[1]) - 1  # ^d.0 is the induction variable; ^d.1 is the first iter value
-    values = _split_top(body[-1].text[len("continue "):].partition(" : ")[0])
+    values = split_top(body[-1].text[len("continue "):].partition(" : ")[0])
     if not 0 <= i < len(values):
         return False
     init = ctx.carried_inits.get(carried)
@@ -1610,7 +1610,7 @@ def _yield_parts(line: _Line) -> tuple[list[str], list[str]] | None:
     if line.regions or not line.text.startswith("yield "):
         return None
     values, sep, types = line.text[len("yield "):].partition(" : ")
-    vals, tys = _split_top(values), _split_top(types)
+    vals, tys = split_top(values), split_top(types)
     return (vals, tys) if sep and len(vals) == len(tys) else None
 
 
@@ -1646,7 +1646,7 @@ def _drop_result_types(head: str, dropped: dict[int, str]) -> str:
     m = re.search(r"\s*->\s*\((.*)\)\s*$", head)
     if not m:
         return head
-    types = [t for i, t in enumerate(_split_top(m.group(1))) if i not in dropped]
+    types = [t for i, t in enumerate(split_top(m.group(1))) if i not in dropped]
     return head[:m.start()] + (f" -> ({', '.join(types)})" if types else "")
 
 

@@ -15,7 +15,6 @@ import importlib.util
 import itertools
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -28,19 +27,9 @@ from .specs import (twin_entries, comparand_probes, domain_checks, entry_params,
                     kernel_generics, predicates_hold, verified_generics)
 from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
-from .toolchain import (ToolchainError, cargo_build, cargo_env, crate_build_lock, disassemble, irdump_binary,
-                        usable_cores)
-
-
-
-@dataclass
-class Check:
-    entry: str
-    spec: dict
-    dtype: str
-    verdict: str  # equivalent | different | not_verified
-    detail: str = ""
-    probe: str | None = None  # the constant this coverage probe varies (None: a launch specialization)
+from .entries import Check, rust_rank, select_entry
+from .irdump import IrdumpPool, job_key
+from .toolchain import (ToolchainError, cargo_build, cargo_env, crate_build_lock, disassemble, irdump_binary)
 
 
 @dataclass
@@ -80,19 +69,9 @@ class KernelVerdict:
 
 def _triton_dtypes(k: dict, spec: dict) -> list[str]:
     """The element types a Triton entry is compiled for: each exported dtype (every generic the same)."""
-    if "E" not in _select(k["entries"], spec)["generics"]:
+    if "E" not in select_entry(k["entries"], spec)["generics"]:
         return ["f32"]
     return dtype_checks(k["dtypes"], len(kernel_generics(k)), False) + domain_probes(k)
-
-
-def _select(entries: list[dict], spec: dict, dtype: str | None = None) -> dict:
-    """The entry the C ABI launches for these constants and element types (None: the first that may take it;
-    an entry of some dtypes only is selected by E's, the first of `f16+f32`)."""
-    dtype = dtype.split("+")[0] if dtype else dtype
-    for e in entries:
-        if predicates_hold(e["predicates"], spec) and (dtype is None or dtype in e.get("dtypes", (dtype,))):
-            return e
-    raise LookupError(f"no variant for {spec}" + (f" and E = {dtype}" if dtype else ""))
 
 
 def _import_source(path: Path):
@@ -138,7 +117,7 @@ def _factory_kernel(pymod, k: dict):
     import types
 
     import cuda.tile as ct
-    from ..frontend.cutile_python import ENTRY_HINTS
+    from ..frontend.common import ENTRY_HINTS
     import inspect
     fac = k["factory"]
     factory = inspect.unwrap(getattr(pymod, fac["function"]))  # a cached factory (functools.cache) too
@@ -235,11 +214,6 @@ def refused_specialization(k: dict, kernel_obj, spec: dict, out: Path) -> "Check
     return refusal
 
 
-def rust_rank(p: dict) -> int:
-    """The rank of an array as the entry takes it: a Triton output's view (passes/views.py), else its own."""
-    return len(p["view"]["extents"]) if p.get("view") else p["rank"]
-
-
 def _rust_params(params: list[dict], outputs: dict[str, str]) -> list[tuple[str, str, int]]:
     out = []
     for p in params:
@@ -270,197 +244,6 @@ def _build_errors(out: Path, stderr: str) -> dict[tuple[str, str | None], list[s
                 entry = fn.group(1)
         errors.setdefault((rel, entry), []).append(line)
     return errors
-
-
-class IrdumpPool:
-    """irdump helpers, one per usable core, each fed the next job of a shared queue as soon as it has
-    answered the last one (a job costs from a tenth of a second to seconds: no share of the jobs is fixed
-    in advance). Jobs are compiled while the caller plans more of them (exports cuTile Python's side);
-    `submit` hands back a future of the job's result line ({"out", "ok", "error"}). A helper that dies
-    (a crash) answers its job with its stderr and is started again for the next one.
-    `progress(done, total)` hears of each job done. Where CUTILE_TRANSPILE_IR_CACHE names a folder, a job
-    whose bytecode is cached there (verify/ircache.py: keyed by the file's bytes, the job, the helper binary
-    and the compiler's environment) is answered at once, and the helpers read snapshots of the hashed files."""
-
-    def __init__(self, exe: Path, progress=None, workers: int | None = None):
-        import queue
-        import threading
-        from . import ircache
-        self.exe, self.progress = exe, progress
-        self.cache = ircache.cache_folder()
-        self.snapshots = None
-        if self.cache is not None:
-            try:
-                self.binary = ircache.binary_digest(exe)
-                self.snapshots = ircache.Snapshots(Path(tempfile.mkdtemp(prefix="cutile-irdump-src-")))
-            except OSError:
-                self.cache = None
-        self.queue: queue.Queue = queue.Queue()
-        self.lock = threading.Lock()
-        self.done = self.total = 0
-        self.stderr: list[str] = []
-        self.threads = [threading.Thread(target=self._work, daemon=True)
-                        for _ in range(max(1, workers or usable_cores()))]
-        self.procs: set = set()
-        self.closed = False
-        for t in self.threads:
-            t.start()
-
-    def submit(self, job: dict):
-        import concurrent.futures
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        with self.lock:
-            self.total += 1
-        cached = self._cached(job) if self.cache is not None else None
-        if cached is not None and cached[0] is None:  # answered from the cache
-            self._answered(fut, {"out": job["out"], "ok": True})
-            return fut
-        self.queue.put((job, fut, cached))
-        return fut
-
-    def _cached(self, job: dict):
-        """(None, None) where the cache answered `job` (its bytecode written to its `out`), (key, snapshot
-        job) where the helper must compile it, or None where the job is not cached (ircache.cacheable)."""
-        from . import ircache
-        if not ircache.cacheable(job):
-            return None
-        try:
-            snap = self.snapshots.take(job["file"])
-        except OSError:
-            return None
-        if snap is None:
-            return None
-        digest, path = snap
-        key = ircache.job_digest(self.binary, digest, job, ircache.compiler_env())
-        payload = ircache.load(self.cache, key)
-        if payload is not None:
-            try:
-                Path(job["out"]).write_bytes(payload)
-                return None, None
-            except OSError:
-                pass
-        return key, {**job, "file": path}
-
-    def _answered(self, fut, result: dict) -> None:
-        with self.lock:
-            self.done += 1
-            done, total = self.done, self.total
-        if self.progress is not None:
-            self.progress(done, total)
-        fut.set_result(result)
-
-    def _start(self):
-        import threading
-        proc = subprocess.Popen([str(self.exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        err: list[str] = []
-        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
-        reader.start()
-        with self.lock:
-            self.procs.add(proc)
-        return proc, err, reader
-
-    def _stop(self, running, kill: bool = False) -> str:
-        proc, err, reader = running
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        if kill:
-            proc.kill()
-        proc.wait()
-        reader.join()
-        with self.lock:
-            self.procs.discard(proc)
-            self.stderr.append("".join(err))
-        return "".join(err)
-
-    def _work(self) -> None:
-        running = None
-        try:
-            while True:
-                item = self.queue.get()
-                if item is None:
-                    return
-                job, fut, cached = item
-                if self.closed:
-                    fut.cancel()
-                    continue
-                if running is None:
-                    running = self._start()
-                proc = running[0]
-                sent = job if cached is None else cached[1]  # the snapshot of the hashed bytes (ircache)
-                try:
-                    proc.stdin.write(json.dumps(sent) + "\n")
-                    proc.stdin.flush()
-                    line = proc.stdout.readline()
-                except OSError:
-                    line = ""
-                result = None
-                if line:
-                    try:
-                        result = json.loads(line)
-                    except json.JSONDecodeError:
-                        result = None
-                if result is None:  # the helper died on this job
-                    err = self._stop(running, kill=True)
-                    running = None
-                    result = {"out": job.get("out"), "ok": False,
-                              "error": err[-2000:] or "irdump produced no result"}
-                if cached is not None:
-                    self._keep(job, cached, result)
-                self._answered(fut, result)
-        finally:
-            if running is not None:
-                self._stop(running)
-
-    def close(self, cancel: bool = False) -> str:
-        """Waits for every job (or, with `cancel`, drops those not started and stops the helpers);
-        the helpers' stderr, all of it."""
-        if cancel:
-            self.closed = True
-            with self.lock:
-                for proc in self.procs:
-                    proc.kill()
-        for _ in self.threads:
-            self.queue.put(None)
-        for t in self.threads:
-            t.join()
-        if self.snapshots is not None:
-            import shutil
-            shutil.rmtree(self.snapshots.folder, ignore_errors=True)
-        return "".join(self.stderr)
-
-    def _keep(self, job: dict, cached: tuple, result: dict) -> None:
-        """A compiled job's bytecode stored under its key; a failed job's error names the caller's file, not
-        the snapshot the helper read."""
-        from . import ircache
-        key, sent = cached
-        if result.get("ok"):
-            try:
-                payload = Path(job["out"]).read_bytes()
-            except OSError:
-                return
-            if payload:
-                ircache.store(self.cache, key, payload)
-        elif isinstance(result.get("error"), str):
-            result["error"] = result["error"].replace(sent["file"], job["file"])
-
-
-def job_key(job: dict) -> str:
-    """What an irdump job compiles (all of it but where the bytecode goes): equal keys, equal Tile IR."""
-    return json.dumps({k: v for k, v in job.items() if k != "out"}, sort_keys=True)
-
-
-def _run_irdump(irdump: Path, jobs: list[dict], progress=None) -> tuple[str, str]:
-    """All jobs through the irdump helpers (IrdumpPool): (their result lines in job order, stderr)."""
-    pool = IrdumpPool(irdump, progress, min(usable_cores(), len(jobs)) or 1)
-    try:
-        futures = [pool.submit(job) for job in jobs]
-        results = [f.result() for f in futures]
-    finally:
-        stderr = pool.close()
-    return "".join(json.dumps(r) + "\n" for r in results), stderr
 
 
 def verify_output(out: Path, kernel_filter: list[str] | None = None, log=None, progress=None,
@@ -610,7 +393,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                         continue  # constants no entry takes (Triton cannot compile them either: CT103 warning)
                     for dtype in _triton_dtypes(k, spec):
                         try:
-                            entry = _select(k["entries"], spec, dtype)
+                            entry = select_entry(k["entries"], spec, dtype)
                         except LookupError as e:  # a dtype the C symbol takes but no entry has: a port bug
                             base = dtype.split("+")[0]
                             taking = [e2 for e2 in k["entries"] if predicates_hold(e2["predicates"], spec)]
@@ -648,7 +431,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
             def add_check(spec: dict, dtype: str, probe: str | None = None, entry: dict | None = None) -> str | None:
                 """Plan one check (`entry`: one of the selected entry's twins, at its own array dtypes); a coverage
                 probe cuTile Python rejects is not planned (its error is returned)."""
-                entry = entry or _select(k["entries"], spec, dtype)
+                entry = entry or select_entry(k["entries"], spec, dtype)
                 outputs = {o["array"]: o["form"] for o in entry["outputs"]}
                 params = entry_params(k, entry)  # an array's rank as this entry takes it
                 n = next(serial)
@@ -676,13 +459,13 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
 
             def has_entry(spec: dict, dtype: str) -> bool:
                 try:
-                    _select(k["entries"], spec, dtype)
+                    select_entry(k["entries"], spec, dtype)
                     return True
                 except LookupError:
                     return False
 
             def dtypes_of(spec: dict, mixed: bool = False) -> list[str]:
-                if "E" not in _select(k["entries"], spec)["generics"]:
+                if "E" not in select_entry(k["entries"], spec)["generics"]:
                     return ["f32"]
                 return [d for d in dtype_checks(k["dtypes"], len(kernel_generics(k)), mixed,
                                                 k.get("element_combinations")) + (domain_checks(k) if mixed else [])
@@ -694,7 +477,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                 label = f"{dtype} at {spec}"
                 try:
                     closure = set(k.get("factory", {}).get("closure", ()))
-                    _python_bytecode(kernel_at(spec), [p for p in entry_params(k, _select(k["entries"], spec))
+                    _python_bytecode(kernel_at(spec), [p for p in entry_params(k, select_entry(k["entries"], spec))
                                                        if p["name"] not in closure], spec,
                                      element_types(k, dtype), tmpd / f"refused{next(serial)}.py.tileirbc")
                 except Exception as e:  # noqa: BLE001 - the expected outcome
@@ -704,11 +487,11 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                                        "the port has no entry for them (the C symbol refuses them)"))
 
             def entry_of(spec: dict) -> str:  # the entry a probe checks: the one of the first dtype
-                return _select(k["entries"], spec, dtypes_of(spec)[0])["name"]
+                return select_entry(k["entries"], spec, dtypes_of(spec)[0])["name"]
 
             def taken(spec: dict) -> bool:
                 try:
-                    _select(k["entries"], spec)
+                    select_entry(k["entries"], spec)
                     return True
                 except LookupError:
                     return False
@@ -728,9 +511,9 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                     continue
                 for dtype in dtypes_of(spec, mixed=i == 0):  # mixed element types at the first one
                     # (each entry of these constants that an array's dtype selects, at that dtype)
-                    for entry in twin_entries(k["entries"], _select(k["entries"], spec, dtype)):
+                    for entry in twin_entries(k["entries"], select_entry(k["entries"], spec, dtype)):
                         add_check(spec, dtype, entry=entry)
-                if "E" in _select(k["entries"], spec)["generics"]:
+                if "E" in select_entry(k["entries"], spec)["generics"]:
                     checked = dtype_checks(k["dtypes"], len(kernel_generics(k)), i == 0, k.get("element_combinations"))
                     for dtype in checked:
                         if not has_entry(spec, dtype):
@@ -868,7 +651,7 @@ def _rust_condition_probes(out: Path, m: dict, k: dict, kv: KernelVerdict) -> li
     condition that cannot be evaluated is reported with the kernel's unprobed constants."""
     import re
     from ..fallback.conditions import Unprobable, answer_probes
-    from .mutants import entries_of
+    from .entries import entries_of
     try:
         text = inside(out, m["rust"]).read_text()
         spans = entries_of(text)

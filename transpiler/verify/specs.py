@@ -332,8 +332,8 @@ def specializations(kernel: Kernel, source: Path) -> tuple[list[dict], list[str]
     from ..passes.flags import loop_bound_consts
     loops = loop_bound_consts(kernel)
     trips = loop_bounds(kernel)
-    from ..passes.infer import _walk_exprs
-    latencies = {e.attr("latency") for e in _walk_exprs(kernel.body) if hasattr(e, "attr")}  # latency=CONST
+    from ..model.walk import walk_exprs
+    latencies = {e.attr("latency") for e in walk_exprs(kernel.body) if hasattr(e, "attr")}  # latency=CONST
     out = []
     # the hidden unit-stride constants (Param.unit_of) take 0 and 1 together: every view access, and every
     # element access it replaces, is compiled, without doubling the specializations per stride

@@ -36,9 +36,9 @@ def latency_value(infer: Infer, lat: Expr, e: Op) -> int | str:
     if (isinstance(v, Op) and v.op == "ifexp" and infer.is_const(v.args[0])
             and all(isinstance(a, Lit) and isinstance(a.value, int) and not isinstance(a.value, bool)
                     for a in v.args[1:])):
-        from ..specialize import _slug, predicate_text
+        from ..specialize import variant_slug, predicate_text
         cond = predicate_text(v.args[0])
-        name = f"LATENCY_{v.args[1].value}_IF_{_slug(cond).upper()}_ELSE_{v.args[2].value}"
+        name = f"LATENCY_{v.args[1].value}_IF_{variant_slug(cond).upper()}_ELSE_{v.args[2].value}"
         infer.derived[name] = f"({v.args[1].value} if ({cond}) else {v.args[2].value})"
         return name
     raise fail(e.rule, "`latency` must be an integer literal (or a choice between literals on constants)",
@@ -184,9 +184,10 @@ def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
     as many entries elsewhere, no constant separates the ranks in this variant (an array whose rank depends
     on a constant, TileGym's `LOSS`: (BT, V) for one reduction, (BT,) for the others, has an entry per rank,
     passes/ranks.py): the ranks depend on a runtime value, or both are live under the same constants."""
-    from ..infer import ARRAY_USES, _walk_exprs
+    from ..infer import ARRAY_USES
+    from ...model.walk import walk_exprs
     seen = set()
-    for x in _walk_exprs(infer.k.body):
+    for x in walk_exprs(infer.k.body):
         if isinstance(x, Op) and x.op in ARRAY_USES and len(x.args) > 1 and isinstance(x.args[0], Name) \
                 and x.args[0].id == arr.id and x.args[1] is not None and x.op not in ("num_tiles", "array_dim"):
             seen.add(len(x.args[1].items) if isinstance(x.args[1], TupleExpr) else 1)

@@ -3,7 +3,7 @@ interpreter wrote) replayed through the port's entry Tile IR on the CPU, and the
 
 A case is the `case` JSON stored in each reference file (`tests/fixtures/triton_refs/*.npz`, written by
 tools/triton_reference.py); its inputs are rebuilt from their seeded specs by that tool's `make_inputs`. The
-entry is selected and its generics computed the way `verify` compiles it (run._select, specs.verified_generics);
+entry is selected and its generics computed the way `verify` compiles it (entries.select_entry, specs.verified_generics);
 its arguments are the C ABI's for a Triton kernel: each pointer as its address in the interpreter's memory,
 the rank-1 span of elements it may address (shape0 = elements, stride0 = 1) and the scalars in the Rust types
 of the entry's signature.

@@ -48,8 +48,9 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
                    compiled: dict[str, Path] | None = None) -> dict[str, list[CaseResult]]:
     """Kernel name -> the results of its cases (kernels without references are left out). `ir_texts`, when
     given, receives the Tile IR each case ran (case id -> text; None where the entry did not compile).
-    `compiled`: bytecode already compiled by irdump, by its job's `run.job_key` (not compiled again)."""
-    from ..run import _run_irdump, _select, job_key, rust_rank
+    `compiled`: bytecode already compiled by irdump, by its job's `irdump.job_key` (not compiled again)."""
+    from ..entries import rust_rank, select_entry
+    from ..irdump import job_key, run_irdump
     from ..normalize import TARGET
     from ..specs import verified_generics
     from ..toolchain import ToolchainError, disassemble
@@ -60,7 +61,7 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
             try:
                 spec = case_spec(kernel, ref.case, (out / module["source"]).resolve())
                 dtype = case_dtype(kernel, ref.case)
-                entry = _select(kernel["entries"], spec, dtype)
+                entry = select_entry(kernel["entries"], spec, dtype)
                 generics = verified_generics(kernel, entry, spec, dtype)
             except (InterpretError, LookupError, KeyError) as e:
                 results.setdefault(kernel["name"], []).append(CaseResult(ref.case["id"], "not_interpreted",
@@ -86,7 +87,7 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
         return results
     if log:
         log(f"interpreting {len(todo)} Triton cases ({len(by_key)} entries compiled to Tile IR)")
-    stdout, stderr = _run_irdump(irdump, jobs) if jobs else ("", "")
+    stdout, stderr = run_irdump(irdump, jobs) if jobs else ("", "")
     results_of = dict(reused)
     for line in stdout.splitlines():
         try:
@@ -141,7 +142,7 @@ def add_numeric_checks(out: Path, pending: list[tuple[dict, dict]], verdicts: li
     """verify's hook: each Triton kernel that compiled gets one check per reference case (verdict
     numbers_match | numbers_differ | not_interpreted) and, when every case ran, the kernel verdict
     numbers_match (all matched) or numbers_differ (one differs, with its first differing element)."""
-    from ..run import Check
+    from ..entries import Check
     items = [(m, k, kv) for (m, k), kv in zip(pending, verdicts)
              if kv.verdict == "compiled" and all(c.verdict == "compiled" for c in kv.checks)]
     if not items:

@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 
-from ..normalize import _bits_to_float
+from ..normalize import bits_to_float
 from .syntax import head, op, refs, result_types, unknown, words, operand_types
 from .values import InterpretError, bits, is_float, np_dtype, round_tf32
 
@@ -71,7 +71,7 @@ def _make_constant(op_) -> np.ndarray:
             elif elem == "f64":
                 value = struct.unpack("<d", struct.pack("<Q", b))[0]
             elif elem in ("f16", "bf16"):
-                value = _bits_to_float(b, elem)
+                value = bits_to_float(b, elem)
             else:
                 value = np.array(b, np.uint8).view(dt)
         else:

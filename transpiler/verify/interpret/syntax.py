@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from typing import Callable
 
-from ..normalize import Op, _split_top
+from ..normalize import Op, split_top
 from .values import InterpretError, TileType, parse_type
 
 REF = re.compile(r"%[A-Za-z0-9_.\-]+(?:#\d+)?")
@@ -58,8 +58,8 @@ def _result_types(name: str, text: str) -> list[TileType]:
         rest = types[i + 2:].strip()
         if rest.startswith("(") and rest.endswith(")"):
             rest = rest[1:-1]
-        return [parse_type(t) for t in _split_top(rest)]
-    parts = _split_top(types)
+        return [parse_type(t) for t in split_top(rest)]
+    parts = split_top(types)
     if not parts:
         raise InterpretError(f"`{name}`: no type in `{text}`")
     return [parse_type(parts[-1])]
@@ -73,7 +73,7 @@ def operand_types(op: Op) -> list[TileType]:
 def _operand_types(text: str) -> list[TileType]:
     _, types = split_types(text)
     head = types.split("->")[0]
-    return [parse_type(t) for t in _split_top(head)]
+    return [parse_type(t) for t in split_top(head)]
 
 
 @lru_cache(maxsize=None)
