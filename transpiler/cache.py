@@ -137,7 +137,7 @@ def store(key: str, results, diagnostics) -> None:
 
 
 def load(key: str):
-    from .pipeline import KernelResult
+    from .translate import KernelResult
     try:
         doc = json.loads((_dir() / f"{key}.json").read_text())
         results = [KernelResult(r["name"], r["source"], r["line"], r["status"], entries=r["entries"],

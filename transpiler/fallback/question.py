@@ -43,7 +43,7 @@ def context(kernel: Kernel, unit: Assign, dtypes: tuple[str, ...]) -> dict:
     """The typed context of `unit`: the kernel cut at it, through every pass, lowered up to it (the first
     entry that reaches it). A diagnostic before the unit is raised as it is."""
     from ..emit.lower import Lowerer
-    from ..pipeline import translate_kernel
+    from ..translate import translate_kernel
     for variant in translate_kernel(with_hole(kernel, unit), dtypes):
         lw = Lowerer(variant)
         lw.entry()

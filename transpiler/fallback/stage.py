@@ -59,7 +59,7 @@ def complete(path: Path, display: str, rel: str, results: list, session: Session
 def _complete_kernel(k, sites: list[dict], r, path: Path, display: str, rel: str, session: Session):
     """Asks for the kernel's units in order; a unit a pass rejects (the rules' diagnostic falls inside an
     assignment) becomes one too, up to MAX_UNITS."""
-    from ..pipeline import kernel_result
+    from ..translate import kernel_result
     asked: list[tuple[str, object]] = []  # (hash, unit)
     while True:
         done = _ask_units(k, r, path, rel, session, asked)

@@ -40,7 +40,7 @@ def _fresh_records(source: Path) -> dict[str, dict]:
     through the per-file cache of the main command (keyed by content, imports and tool digest)."""
     from .. import cache
     from ..frontend.common import run_deep
-    from ..pipeline import process_file
+    from ..translate import process_file
     key = cache.file_key(source, source.as_posix())
     found = cache.load(key) if key else None
     if found is None:
