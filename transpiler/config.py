@@ -59,8 +59,28 @@ CT_UNKNOWN_KERNEL = "CT016"  # a kernel name in specializations that matches no 
 CT_FAIL_CLOSED = "CT017"   # a kernel not translated because its config has errors
 
 
+# The one table of the dtypes: the config's `dtypes` check, and the ABI (abi.rs and the Python wrapper are both
+# rendered from it: emit/ffi.py).
+# dtype name -> (ABI code, Rust host type, bytes); the Rust enum variant is the upper-case name
+DTYPES = {
+    "f32": (0, "f32", 4),
+    "f16": (1, "cutile::half::f16", 2),
+    "bf16": (2, "cutile::half::bf16", 2),
+    "i32": (3, "i32", 4),
+    "i64": (4, "i64", 8),
+    "f8e5m2": (5, "cutile::cuda_core::f8e5m2", 1),
+    "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn", 1),
+    # Triton's int8 `tl.dot` operands (a pointer a port takes as int8 only: passes/ops/linalg.py)
+    "i8": (7, "i8", 1),
+    # narrow integers and bools (torch.bool: one byte, 0 or 1): Triton's integer pointers (passes/domains.py) and
+    # cuTile Python arrays of ct.uint8 / ct.int16 / ct.bool_
+    "u8": (8, "u8", 1),
+    "i16": (9, "i16", 2),
+    "bool": (10, "bool", 1),
+}
+
+
 def known_dtypes() -> tuple[str, ...]:
-    from .emit.ffi import DTYPES
     # i8, u8, i16 and bool are carried for some arrays only (Triton's int8 `tl.dot` operands and integer pointers,
     # cuTile Python arrays of those dtypes), not element types to export
     return tuple(d for d in DTYPES if d not in ("i8", "u8", "i16", "bool"))

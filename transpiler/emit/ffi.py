@@ -13,28 +13,11 @@ import math
 import itertools
 import re
 
+from ..config import DTYPES
 from ..model.ir import GENERIC_DTYPES, element_combinations, is_generic
 from .derived_names import extent_names
 from .lower import INT_KINDS, rust_ident
 
-# The one table of the ABI: abi.rs and the Python wrapper are both rendered from it.
-# dtype name -> (ABI code, Rust host type, bytes); the Rust enum variant is the upper-case name
-DTYPES = {
-    "f32": (0, "f32", 4),
-    "f16": (1, "cutile::half::f16", 2),
-    "bf16": (2, "cutile::half::bf16", 2),
-    "i32": (3, "i32", 4),
-    "i64": (4, "i64", 8),
-    "f8e5m2": (5, "cutile::cuda_core::f8e5m2", 1),
-    "f8e4m3fn": (6, "cutile::cuda_core::f8e4m3fn", 1),
-    # Triton's int8 `tl.dot` operands (a pointer a port takes as int8 only: passes/ops/linalg.py)
-    "i8": (7, "i8", 1),
-    # narrow integers and bools (torch.bool: one byte, 0 or 1): Triton's integer pointers (passes/domains.py) and
-    # cuTile Python arrays of ct.uint8 / ct.int16 / ct.bool_
-    "u8": (8, "u8", 1),
-    "i16": (9, "i16", 2),
-    "bool": (10, "bool", 1),
-}
 # how the Python wrapper recognizes each dtype: torch's name, the __cuda_array_interface__ typestr, DLPack's
 # (type code, bits) (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6; the fp8 types have no DLPack code)
 INTEROP = {

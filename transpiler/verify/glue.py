@@ -18,7 +18,8 @@ import json
 import re
 import struct
 
-from ..emit.ffi import DTYPES, INTEROP
+from ..config import DTYPES
+from ..emit.ffi import INTEROP
 from ..emit.lower import rust_ident
 from .specs import (INT_KINDS, const_value, generic_value, domain_checks, dtype_checks, element_types, entry_params, entry_values, kernel_generics, predicates_hold,
                     twin_entries, verified_generics)
