@@ -36,21 +36,11 @@ class KernelResult:
 
 
 def translate_kernel(kernel: Kernel, dtypes: tuple[str, ...] | None = None) -> list[Kernel]:
-    """All passes for one kernel: variants, FMA fusion, output ownership. `dtypes`: the element types E is
-    exported for (default: verification's defaults)."""
-    from .model.validate import validate
-    from .passes.dce import eliminate_dead_code
-    from .passes.dot_acc import fold_dot_add
-    from .passes.fma import fuse_fma
-    from .passes.hoist import hoist_once_loops
-    from .passes.loop_split import split_loops
-    from .passes.ownership import analyze_outputs
-    from .passes.specialize import specialize
-    from .passes.views import with_views
+    """All passes for one kernel (passes/__init__.py `PASSES`, in order): its variants, typed, fused, with their
+    outputs' ownership. `dtypes`: the element types E is exported for (default: verification's defaults)."""
+    from .passes import run_passes
     from .verify.specs import DEFAULT_DTYPES
-    variants = specialize(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
-    variants = with_views([fuse_fma(hoist_once_loops(eliminate_dead_code(fold_dot_add(v)))) for v in variants])
-    return [validate(analyze_outputs(split_loops(v))) for v in variants]
+    return run_passes(kernel, tuple(DEFAULT_DTYPES if dtypes is None else dtypes))
 
 
 def param_layout(kernel: Kernel) -> list[dict]:
