@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from transpiler import pipeline
+from transpiler import pipeline, translate
 from transpiler.frontend.source import parse_file
 
 from conftest import CORPUS, ROOT
@@ -62,7 +62,7 @@ def test_deferred_positions_change_no_port(tmp_path, monkeypatch):
     assert len(files) > 40
 
     def run(exact: bool):
-        return [pipeline._process_file(f, f.as_posix(), None, False, exact_positions=exact) for f in files]
+        return [translate._process_file(f, f.as_posix(), None, False, exact_positions=exact) for f in files]
     compared = 0
     for (r_exact, d_exact), (r_def, d_def), f in zip(run(True), run(False), files):
         if any(d.pos.deferred for d in _diagnostics(r_def, d_def)):
