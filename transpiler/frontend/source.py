@@ -11,7 +11,6 @@ from ..model.ir import Pos
 from ..rules import RuleTable, load
 from .common import FileResult, SourceDecodeError, kernel_depth_limit, read_source, run_deep
 from .cutile_python import parse_cutile_source
-from .triton import parse_triton_source
 
 
 def parse_file(path: Path, display: str, rules: RuleTable | None = None, exact_positions: bool = True,
@@ -46,6 +45,7 @@ def _triton_module(source: str, display: str, depth_limit: int, path: Path, exac
                    also_cutile: bool, cutile_rules: RuleTable) -> FileResult:
     """A module that imports triton: its `@triton.jit` kernels, and where it imports cuda.tile too (kernels in both
     languages), its cuTile Python kernels as well: each frontend reads its own."""
+    from .triton import parse_triton_source  # imported on the first Triton file: 0.2 s a process otherwise
     result = parse_triton_source(source, display, depth_limit, path, exact_positions)
     if also_cutile:
         other = parse_cutile_source(source, display, cutile_rules, depth_limit, path, exact_positions)
