@@ -47,9 +47,7 @@ def float_bits(v) -> int:
 def entry_values(kernel: dict, entry: dict, spec: dict) -> dict:
     """The constants an entry is compiled with: the specialization, the entry's derived constants, and
     each constant again under its Rust name (manifest `generic_params`)."""
-    values = dict(spec)
-    for name, expr in entry.get("derived", {}).items():
-        values[name] = const_value(expr, values)
+    values = with_derived(spec, entry.get("derived", {}).items())
     for rust_name, py_name in entry.get("generic_params", {}).items():
         values[rust_name] = values[py_name]
     return values
@@ -209,17 +207,26 @@ POWERS_OF_TWO = tuple(1 << i for i in range(1, 11))  # 2 .. 1024 (1 would fold a
 MAX_COVER_TRIES = 200_000  # value combinations tried per variant (the variant stays uncovered past it)
 
 
-def derived_defined(derived, values: dict) -> bool:
-    """Whether the kernel's derived constants (`DV_CHUNK = BLOCK_D // DV_SPLITS`) can be computed at these
-    values: at DV_SPLITS = 0 neither compiler compiles the kernel, so no launch has those constants."""
+def with_derived(values: dict, derived, unknown_ok: bool = False) -> dict:
+    """`values` and the derived constants computed from them in order ((name, expression) pairs). With
+    `unknown_ok`, a derived constant reading a name the values lack (a runtime scalar's) is left out."""
     env = dict(values)
     for name, expr in derived:
         try:
             env[name] = const_value(expr, env)
-        except NameError:  # reads a name these values lack (a runtime scalar's): not decided here
-            continue
-        except Exception:  # noqa: BLE001 - ZeroDivisionError, a negative shift, ...
-            return False
+        except NameError:
+            if not unknown_ok:
+                raise
+    return env
+
+
+def derived_defined(derived, values: dict) -> bool:
+    """Whether the kernel's derived constants (`DV_CHUNK = BLOCK_D // DV_SPLITS`) can be computed at these
+    values: at DV_SPLITS = 0 neither compiler compiles the kernel, so no launch has those constants."""
+    try:
+        with_derived(values, derived, unknown_ok=True)
+    except Exception:  # noqa: BLE001 - ZeroDivisionError, a negative shift, ...
+        return False
     return True
 
 
