@@ -11,7 +11,7 @@ from transpiler.diagnostics import TranspileError
 from transpiler.frontend.source import parse_file
 from transpiler.model.dump import dump_kernel
 from transpiler.model.ir import Op, TileTy
-from transpiler.passes.infer import broadcast_shapes, promote
+from transpiler.passes.type_rules import broadcast_shapes, promote
 from transpiler.pipeline import translate_kernel
 from transpiler.verify.specs import specializations
 
@@ -108,7 +108,7 @@ def _promote_before_the_table(a: str, b: str, pos) -> str:
     """promote() as code, before its table moved to rules/promotion_cutile_python.toml (kept to compare)."""
     from transpiler.diagnostics import fail
     from transpiler.model.ir import is_generic
-    from transpiler.passes.infer import is_float, unify_generics
+    from transpiler.passes.type_rules import is_float, unify_generics
     if a == b:
         return a
     if is_float(a) and is_float(b):
@@ -139,7 +139,7 @@ def test_promotion_table_gives_what_the_code_gave():
     """Every pair of model dtypes (and the element-type generics) promotes as before the table: the same
     dtype, or the same refusal (CT104) or merge of generics (UnifyElements)."""
     from transpiler.model.ir import FLOAT_DTYPES, INT_DTYPES
-    from transpiler.passes.infer import UnifyElements
+    from transpiler.passes.type_rules import UnifyElements
     from transpiler.rules import load_promotion
 
     def outcome(fn, a, b):

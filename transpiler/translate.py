@@ -107,7 +107,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
     from .emit.ffi import AbiUnsupported, kernel_ffi_view, kernel_python_view, recorded_combinations, tile_dims
     from .emit.lower import lower_kernel, rust_ident
     from .passes.flags import condition_comparands, condition_consts
-    from .passes.infer import FUNCTION_CONSTEXPR, STATIC_ASSERT
+    from .passes.type_rules import FUNCTION_CONSTEXPR, STATIC_ASSERT
     from .model.ir import is_generic
     from .passes.read_when import read_when
     from .verify.specs import cover_variants, kernel_dtypes, loop_bounds, specializations

@@ -1,8 +1,10 @@
-"""Walks over model statements that several stages share."""
+"""Walks over model statements that several stages share, and the rewrites of one `if` in a body."""
 
 from __future__ import annotations
 
-from .ir import Assign, Eval, For, If, Lit, Name, Op, TupleExpr, While
+from dataclasses import replace
+
+from .ir import Assign, Eval, For, If, Lit, Name, Op, Stmt, TupleExpr, While
 
 
 def sub_exprs(e):
@@ -97,3 +99,40 @@ def expr_names(e, out: set[str]) -> None:
         for _, v in e.attrs:
             if isinstance(v, (Name, Op, TupleExpr)):
                 expr_names(v, out)
+
+
+def rewrite_at(stmts: tuple[Stmt, ...], node: If, make) -> tuple[Stmt, ...]:
+    """`stmts` with the `if` `node` (found by identity, at any depth) replaced by the statements `make(node)`."""
+    out: list[Stmt] = []
+    for s in stmts:
+        if s is node:
+            out.extend(make(s))
+        elif isinstance(s, (For, While)):
+            out.append(replace(s, body=rewrite_at(s.body, node, make)))
+        elif isinstance(s, If):
+            out.append(replace(s, body=rewrite_at(s.body, node, make), orelse=rewrite_at(s.orelse, node, make)))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
+    """`stmts` with the constant `if` `node` folded to one arm."""
+    return rewrite_at(stmts, node, lambda s: s.body if take_then else s.orelse)
+
+
+def if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
+    """The source `if` at `pos` (one per position: a helper inlined twice has two, and is not split)."""
+    found = []
+
+    def walk(ss):
+        for s in ss:
+            if isinstance(s, If):
+                if s.pos == pos:
+                    found.append(s)
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (For, While)):
+                walk(s.body)
+    walk(stmts)
+    return found[0] if len(found) == 1 else None

@@ -147,5 +147,5 @@ def is_cast_refusal(err: TranspileError) -> bool:
 def entry_suffix(k: Kernel, groups, several: set[str]) -> str:
     """The name part that tells a variant's dtype choice apart (`q_out_bf16`): one per group whose arrays take
     several dtypes across the entries (`several`), by its first array."""
-    from .specialize import variant_slug
+    from .predicates import variant_slug
     return "__".join(f"{variant_slug(names[0])}_{k.param(names[0]).dtype}" for names, _ in groups if names[0] in several)

@@ -18,6 +18,10 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import re
+
+from ..diagnostics import fail
+from ..model.ir import Expr, Lit, Name, Op
 
 MAX_ASSIGNMENTS = 4096  # beyond this the question stays open (the kernel splits, which is always sound)
 
@@ -271,3 +275,34 @@ def _implied(preds: tuple[str, ...], text: str) -> bool | None:
     except (ArithmeticError, TypeError):  # an atom that does not evaluate for some candidate: leave it open
         return None
     return seen.pop() if len(seen) == 1 else None
+
+
+# integer arithmetic on constants, as Infer.const_int_expr writes it (Python's operators)
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "cdiv": "", "truncdiv": "//",
+          "truncmod": "%", "bitand": "&", "bitor": "|", "bitxor": "^"}
+
+
+def predicate_text(e: Expr) -> str:
+    """Python text of a constant condition (evaluated later against specialization values)."""
+    if isinstance(e, Lit):
+        return repr(e.value)
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Op) and e.op == "cmp":
+        return f"{predicate_text(e.args[0])} {e.attr('pred')} {predicate_text(e.args[1])}"
+    if isinstance(e, Op) and e.op == "not":
+        return f"not ({predicate_text(e.args[0])})"
+    if isinstance(e, Op) and e.op in ("and", "or"):
+        return f"({predicate_text(e.args[0])}) {e.op} ({predicate_text(e.args[1])})"
+    if isinstance(e, Op) and e.op in _ARITH and len(e.args) == 2:  # Triton constexpr arithmetic (`N % BLOCK_N`)
+        a, b = predicate_text(e.args[0]), predicate_text(e.args[1])
+        return f"(-(-({a}) // ({b})))" if e.op == "cdiv" else f"(({a}) {_ARITH[e.op]} ({b}))"
+    raise fail("CT108", "constant condition too complex to split into variants", e.pos)
+
+
+def variant_slug(pred: str) -> str:
+    s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
+    s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
+    s = s.replace("//", " div ").replace("%", " mod ").replace("*", " mul ").replace("+", " add ")
+    s = s.replace("&", " band ").replace("|", " bor ").replace("^", " bxor ")
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from ..diagnostics import TranspileError
 from ..model.ir import Assign, For, If, Kernel, Name, Op, Stmt, TupleExpr, While
-from .infer import ARRAY_USES
+from .type_rules import ARRAY_USES
 from ..model.walk import sub_exprs, walk_exprs
 from .predicates import decides
 
@@ -68,7 +68,7 @@ def condition_constants(k: Kernel) -> set[str]:
 
 def constant_condition(s: If, consts: set[str]) -> str | None:
     """The predicate text of a condition on constants only, else None."""
-    from .specialize import predicate_text
+    from .predicates import predicate_text
     names = {x.id for x in sub_exprs(s.cond) if isinstance(x, Name)}
     if not names <= consts:
         return None
@@ -101,7 +101,7 @@ def rank_split(k: Kernel, preds: tuple[str, ...], varying: set[str]) -> tuple[If
     with several ranks in this variant's live code have fewer in the arms' variants: the first, in source
     order, where each arm narrows every such array's ranks; else the first where one arm narrows one; None
     where no constant `if` does (the ranks do not depend on a constant inference folds)."""
-    from .specialize import if_at, replace_if
+    from ..model.walk import if_at, replace_if
     consts = condition_constants(k)
     live = _live(k.body, preds, consts)
     whole = {n: rs for n, rs in use_ranks(live, varying).items() if len(rs) > 1}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..model.ir import Assign, Eval, For, If, Kernel, Name, While
 from ..model.walk import sub_exprs
-from .specialize import predicate_text
+from .predicates import predicate_text
 
 _UNCONDITIONAL = "unconditional"
 

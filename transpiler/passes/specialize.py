@@ -10,17 +10,17 @@ import re
 from dataclasses import replace
 
 from ..diagnostics import TranspileError, fail
-from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, Expr, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, Variant, While, is_generic
+from ..model.ir import GENERIC_DTYPES, INT_DOMAIN, MAX_ELEMENT_GENERICS, Assign, Eval, For, If, Kernel, Lit, Name, Op, Stmt, TupleExpr, Variant, While, is_generic
 from .dce import eliminate_dead_code
 from .domains import integer_domains, pointer_domains
 from .fma import element_split, split_point
-from .infer import (STATIC_ASSERT, HoistNeeded, Infer, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
-                    SplitOnDtype, Require, UnifyDims, UnifyElements,
-                    WidenCarried, classify_params, optional_value_flags)
+from .infer import Infer, classify_params, optional_value_flags
+from .type_rules import (STATIC_ASSERT, HoistNeeded, RestrictDtypes, RetypeArray, SplitNeeded, SplitOnChoice, SplitOnConst,
+                         SplitOnDtype, Require, UnifyDims, UnifyElements, WidenCarried)
 from .entry_dtypes import (choices, dtype_split_point, entry_suffix, is_cast_refusal, per_entry_groups, refusing_arm,
                            with_choice)
-from ..model.walk import first_const_if
-from .predicates import decides
+from ..model.walk import first_const_if, if_at, replace_if, rewrite_at
+from .predicates import decides, predicate_text, variant_slug
 from .ranks import rank_split, settle_ranks, varying_arrays
 
 # (a cuTile Python kernel whose FMA fusion crosses constant `if`s needs a variant per arm to match cuTile Python's
@@ -35,37 +35,6 @@ VARIANT_BUDGET = "CT123"  # (warning) a constant `if` cuTile Python fuses across
 MAX_SPECIALIZE_STEPS = 1000
 
 
-# integer arithmetic on constants, as Infer.const_int_expr writes it (Python's operators)
-_ARITH = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "cdiv": "", "truncdiv": "//",
-          "truncmod": "%", "bitand": "&", "bitor": "|", "bitxor": "^"}
-
-
-def predicate_text(e: Expr) -> str:
-    """Python text of a constant condition (evaluated later against specialization values)."""
-    if isinstance(e, Lit):
-        return repr(e.value)
-    if isinstance(e, Name):
-        return e.id
-    if isinstance(e, Op) and e.op == "cmp":
-        return f"{predicate_text(e.args[0])} {e.attr('pred')} {predicate_text(e.args[1])}"
-    if isinstance(e, Op) and e.op == "not":
-        return f"not ({predicate_text(e.args[0])})"
-    if isinstance(e, Op) and e.op in ("and", "or"):
-        return f"({predicate_text(e.args[0])}) {e.op} ({predicate_text(e.args[1])})"
-    if isinstance(e, Op) and e.op in _ARITH and len(e.args) == 2:  # Triton constexpr arithmetic (`N % BLOCK_N`)
-        a, b = predicate_text(e.args[0]), predicate_text(e.args[1])
-        return f"(-(-({a}) // ({b})))" if e.op == "cdiv" else f"(({a}) {_ARITH[e.op]} ({b}))"
-    raise fail("CT108", "constant condition too complex to split into variants", e.pos)
-
-
-def variant_slug(pred: str) -> str:
-    s = pred.replace("==", " eq ").replace("!=", " ne ").replace("<=", " le ").replace(">=", " ge ")
-    s = s.replace("<", " lt ").replace(">", " gt ").replace("-", " neg ").replace(".", " p ")
-    s = s.replace("//", " div ").replace("%", " mod ").replace("*", " mul ").replace("+", " add ")
-    s = s.replace("&", " band ").replace("|", " bor ").replace("^", " bxor ")
-    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
-
-
 def _variant_slug(kernel: Kernel, pred: str) -> str:
     """A predicate in an entry name; a dtype constant's choice by its dtype (`acc_dtype_f32`)."""
     m = re.fullmatch(r"(\w+) == (\d+)", pred)
@@ -74,29 +43,9 @@ def _variant_slug(kernel: Kernel, pred: str) -> str:
     return variant_slug(pred)
 
 
-def _rewrite_at(stmts: tuple[Stmt, ...], node: If, make) -> tuple[Stmt, ...]:
-    """`stmts` with the `if` `node` (found by identity, at any depth) replaced by the statements `make(node)`."""
-    out: list[Stmt] = []
-    for s in stmts:
-        if s is node:
-            out.extend(make(s))
-        elif isinstance(s, (For, While)):
-            out.append(replace(s, body=_rewrite_at(s.body, node, make)))
-        elif isinstance(s, If):
-            out.append(replace(s, body=_rewrite_at(s.body, node, make), orelse=_rewrite_at(s.orelse, node, make)))
-        else:
-            out.append(s)
-    return tuple(out)
-
-
-def replace_if(stmts: tuple[Stmt, ...], node: If, take_then: bool) -> tuple[Stmt, ...]:
-    """`stmts` with the constant `if` `node` folded to one arm."""
-    return _rewrite_at(stmts, node, lambda s: s.body if take_then else s.orelse)
-
-
 def _declared_before(stmts: tuple[Stmt, ...], node: If, decl: Assign) -> tuple[Stmt, ...]:
     """`stmts` with `decl` inserted right before the `if` `node`."""
-    return _rewrite_at(stmts, node, lambda s: (decl, s))
+    return rewrite_at(stmts, node, lambda s: (decl, s))
 
 
 def order_split_point(kernel: Kernel) -> If | None:
@@ -147,23 +96,6 @@ def _widened_to_i64(stmts: tuple[Stmt, ...], name: str) -> tuple[Stmt, ...]:
         else:
             out.append(s)
     return tuple(out)
-
-
-def if_at(stmts: tuple[Stmt, ...], pos) -> If | None:
-    """The source `if` at `pos` (one per position: a helper inlined twice has two, and is not split)."""
-    found = []
-
-    def walk(ss):
-        for s in ss:
-            if isinstance(s, If):
-                if s.pos == pos:
-                    found.append(s)
-                walk(s.body)
-                walk(s.orelse)
-            elif isinstance(s, (For, While)):
-                walk(s.body)
-    walk(stmts)
-    return found[0] if len(found) == 1 else None
 
 
 def _spread_generics(k: Kernel) -> Kernel:

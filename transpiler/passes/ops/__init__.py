@@ -21,33 +21,7 @@ a new op is a rule in its frontend's table (`rules/`) and a handler in its famil
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from .registry import HANDLERS, Handler, family, handler  # noqa: F401  (the package's names)
 
-if TYPE_CHECKING:
-    from ...model.ir import Expr, Op
-    from ..infer import Infer
-
-Handler = Callable[["Infer", "Op"], "Expr"]
-
-HANDLERS: dict[str, Handler] = {}
-
-
-def handler(*ops: str) -> Callable[[Handler], Handler]:
-    """Registers the decorated function as the handler of each model op named."""
-    def register(fn: Handler) -> Handler:
-        for op in ops:
-            if op in HANDLERS:
-                raise ValueError(f"two handlers for the model op `{op}`")
-            HANDLERS[op] = fn
-        return fn
-    return register
-
-
-def family(op: str) -> str | None:
-    """The family (module name) whose handler types `op`, None if no handler does."""
-    fn = HANDLERS.get(op)
-    return None if fn is None else fn.__module__.rsplit(".", 1)[-1]
-
-
-# the families register their handlers when imported (they import passes/infer.py's helpers)
+# the families register their handlers when imported
 from . import control, creation, elementwise, fallback, linalg, memory, reductions, shape  # noqa: E402,F401

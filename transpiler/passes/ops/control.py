@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import Expr, Lit, Op, TileTy
-from ..infer import COMPILE_ERROR, FUNCTION_CONSTEXPR, STATIC_ASSERT, SplitOnConst, unify_types
-from . import handler
+from ..type_rules import COMPILE_ERROR, FUNCTION_CONSTEXPR, STATIC_ASSERT, SplitOnConst, unify_types
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer
@@ -80,7 +80,7 @@ def ifexp(infer: Infer, e: Op) -> Expr:
         # and types only the arm taken. Where the entry's predicates decide it, that arm alone; where the arms
         # do not both type alike, one entry per truth value (SplitOnConst)
         from ..predicates import decides
-        from ..specialize import predicate_text
+        from ..predicates import predicate_text
         try:
             text = predicate_text(e.args[0])
         except TranspileError:

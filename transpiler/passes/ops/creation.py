@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Op, TileTy, is_generic
-from ..infer import check_int_range, is_float
-from . import handler
+from ..type_rules import check_int_range, is_float
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, retype_generic
-from . import handler
+from ..type_rules import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, retype_generic
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ...fallback.units import FRAGMENT, HOLE, UNIT, original_diagnostic
 from ...diagnostics import TranspileError
 from ...model.ir import Op, TileTy
-from . import handler
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import DOT_PRECISIONS, Expr, Lit, Name, Op, TileTy, is_generic
-from ..infer import RestrictDtypes, RetypeArray, SplitOnConst, SplitOnDtype, is_int, retype_generic, unify_generics
-from . import handler
+from ..type_rules import RestrictDtypes, RetypeArray, SplitOnConst, SplitOnDtype, is_int, retype_generic, unify_generics
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer
@@ -26,7 +26,7 @@ def _precision(infer: Infer, e: Op) -> str:
         # a precision chosen on a test of constants (frontend/triton._precision_choice): this entry's arm, one
         # entry per truth value where its predicates do not decide it
         from ..predicates import decides
-        from ..specialize import predicate_text
+        from ..predicates import predicate_text
         text = predicate_text(precision.args[0])
         taken = decides(infer.k.variant.predicates, text)
         if taken is None:

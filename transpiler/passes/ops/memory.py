@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import TranspileError, fail
 from ...model.ir import INT_DOMAIN, ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr, array_root, is_generic
-from ..infer import (RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, promote,
-                     retype_generic, unify_generics)
-from . import handler
+from ..type_rules import RestrictDtypes, RetypeArray, UnifyElements, is_float, is_int, promote, retype_generic, unify_generics
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer
@@ -36,7 +35,7 @@ def latency_value(infer: Infer, lat: Expr, e: Op) -> int | str:
     if (isinstance(v, Op) and v.op == "ifexp" and infer.is_const(v.args[0])
             and all(isinstance(a, Lit) and isinstance(a.value, int) and not isinstance(a.value, bool)
                     for a in v.args[1:])):
-        from ..specialize import variant_slug, predicate_text
+        from ..predicates import variant_slug, predicate_text
         cond = predicate_text(v.args[0])
         name = f"LATENCY_{v.args[1].value}_IF_{variant_slug(cond).upper()}_ELSE_{v.args[2].value}"
         infer.derived[name] = f"({v.args[1].value} if ({cond}) else {v.args[2].value})"
@@ -145,7 +144,7 @@ def _exact_in(value, dtype: str) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if is_int(dtype):
-        from ..infer import int_range
+        from ..type_rules import int_range
         lo, hi = int_range(dtype)
         return float(value).is_integer() and lo <= value <= hi
     if dtype not in _FLOAT_FORMATS or not math.isfinite(value):
@@ -184,7 +183,7 @@ def _rank_mismatch(infer: Infer, arr: Name, entries: int, what: str) -> str:
     as many entries elsewhere, no constant separates the ranks in this variant (an array whose rank depends
     on a constant, TileGym's `LOSS`: (BT, V) for one reduction, (BT,) for the others, has an entry per rank,
     passes/ranks.py): the ranks depend on a runtime value, or both are live under the same constants."""
-    from ..infer import ARRAY_USES
+    from ..type_rules import ARRAY_USES
     from ...model.walk import walk_exprs
     seen = set()
     for x in walk_exprs(infer.k.body):

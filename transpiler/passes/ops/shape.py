@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ...diagnostics import fail
 from ...model.ir import ArrayTy, Expr, Lit, Name, Op, TileTy, TupleExpr
-from ..infer import unify_generics
-from . import handler
+from ..type_rules import unify_generics
+from .registry import handler
 
 if TYPE_CHECKING:
     from ..infer import Infer
