@@ -32,6 +32,6 @@ def test_the_rust_direct_example_checks_against_the_ported_corpus_kernel(tmp_pat
     for line in exports.stdout.splitlines():
         key, _, value = line.removeprefix("export ").partition("=")
         env[key] = value.strip("'")
-    res = subprocess.run(["cargo", "check", "--quiet"], cwd=example, env=env, capture_output=True, text=True,
+    res = subprocess.run(["cargo", "check", "--release", "--quiet"], cwd=example, env=env, capture_output=True, text=True,
                          timeout=1800)
     assert res.returncode == 0, res.stderr[-4000:]

@@ -251,7 +251,7 @@ def test_the_generated_crate_checks_without_warnings(triton_out):
     allowed where they are generated): a user's `cargo check` stays quiet."""
     from transpiler.verify.toolchain import cargo_env
     out, _ = triton_out
-    res = subprocess.run(["cargo", "check", "--message-format", "short"], cwd=out, env=cargo_env(),
+    res = subprocess.run(["cargo", "check", "--release", "--message-format", "short"], cwd=out, env=cargo_env(),
                          capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, res.stderr[-4000:]
     warnings = [line for line in res.stderr.splitlines() if "warning" in line]

@@ -358,7 +358,7 @@ def write_batch(cases: list[Case], src: Path) -> list[str]:
 
 
 def cargo_check(crate: Path, env: dict, timeout: int = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run(["cargo", "check", "--message-format", "short", "--manifest-path", str(crate / "Cargo.toml")],
+    return subprocess.run(["cargo", "check", "--release", "--message-format", "short", "--manifest-path", str(crate / "Cargo.toml")],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 

@@ -65,7 +65,10 @@ def compile_errors(files: dict[str, str], tag: str, status=None) -> list[RustErr
     _sync(crate, files)
     os.utime(crate)
     _prune(crate.parent, keep=crate)
-    cmd = ["cargo", "check", "--message-format", "json", "--quiet", "--manifest-path", str(crate / "Cargo.toml")]
+    # --release: the profile verification and `cutile-transpile build` build with, in the same target directory,
+    # so the build scripts and proc macros of cuTile Rust (most of a cold check) are built once for both
+    cmd = ["cargo", "check", "--release", "--message-format", "json", "--quiet", "--manifest-path",
+           str(crate / "Cargo.toml")]
     try:
         res = _run_cargo(cmd, env, status)
     except OSError as e:
