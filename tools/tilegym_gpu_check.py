@@ -500,7 +500,14 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="start no case after this many seconds (0: no limit); the rest are reported as skipped")
     ap.add_argument("--list", action="store_true", help="print the cases (operator | label) and exit")
+    ap.add_argument("--merge", nargs="+", metavar="RUN.json",
+                    help="no GPU: merge runs' JSON into --results (a later run's row replaces an earlier run's row of "
+                         "the same operator and case: the cases a budget skipped, run again with --only)")
     args = ap.parse_args()
+    if args.merge:
+        if not args.results:
+            ap.error("--merge needs --results")
+        return _merge(args)
     cases = _selected(_cases(), args.only, args.skip, args.dtype)
     if args.list:
         for op, label, _ in cases:
@@ -581,17 +588,38 @@ def _selected(cases, only: str, skip: str, dtype: str):
             and (not dtype or dtype in c[1].split())]
 
 
+def _merge(args) -> int:
+    runs = [json.loads(Path(f).read_text()) for f in args.merge]
+    rows: dict[tuple[str, str], dict] = {}
+    for run in runs:
+        for r in run["rows"]:
+            rows[(r["operator"], r["case"])] = r  # dicts keep the first run's order of cases
+    merged = list(rows.values())
+    first = runs[0]["meta"]
+    meta = {**first, "date": " / ".join(dict.fromkeys(r["meta"]["date"] for r in runs)),
+            "gpu": " / ".join(dict.fromkeys(r["meta"]["gpu"] for r in runs)),
+            "elapsed_s": round(sum(r["meta"]["elapsed_s"] for r in runs), 1),
+            "merged_from": [Path(f).name for f in args.merge]}
+    failures = sum(not r.get("ok") for r in merged)
+    _write_report(args.results, meta, merged, failures)
+    return 1 if failures else 0
+
+
 def _write(torch, args, rows, failures, elapsed):
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
+            "runs": args.runs, "elapsed_s": round(elapsed, 1)}
+    _write_report(args.results, meta, rows, failures)
+
+
+def _write_report(results: str, meta: dict, rows: list, failures: int) -> None:
     per_op: dict[str, list[float]] = {}
     for r in rows:
         if r.get("ok") and "speed" in r:
             per_op.setdefault(r["operator"], []).append(r["speed"])
     geo = {op: math.exp(statistics.fmean(math.log(s) for s in v)) for op, v in per_op.items()}
-    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-            "runs": args.runs, "cases": len(rows), "failed": failures, "elapsed_s": round(elapsed, 1),
-            "geomean_by_operator": geo}
-    Path(args.results + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    meta = {**meta, "cases": len(rows), "failed": failures, "geomean_by_operator": geo}
+    Path(results + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     lines = [f"# TileGym's operators on the ports ({meta['gpu']})", "",
              f"- date: {meta['date']}; torch {meta['torch']}; {meta['runs']} interleaved runs per backend (median)",
              f"- cases: {len(rows)}, failed: {failures}; {meta['elapsed_s']} s in all (compilation included)", "",
@@ -606,7 +634,9 @@ def _write(torch, args, rows, failures, elapsed):
             lines.append(f"| {r['operator']} | {r['case']} | {'yes' if r['ok'] else 'no'} | {r['error']:.2e} | "
                          f"{r['t_python_ms']:.4f} | {r['t_rust_ms']:.4f} | {r['speed']:.3f} | "
                          f"{r['host_us_python']:.1f} | {r['host_us_rust']:.1f} | {r['wall_s']} |")
-    Path(args.results + ".md").write_text("\n".join(lines) + "\n")
+    if meta.get("merged_from"):
+        lines.insert(4, f"- merged from {', '.join(meta['merged_from'])} (tools/tilegym_gpu_check.py --merge)")
+    Path(results + ".md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
