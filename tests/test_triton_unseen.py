@@ -2798,3 +2798,27 @@ def test_a_counter_of_literal_atomic_adds_takes_int32(tmp_path, update, counter)
     (kr,) = results
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     assert _array_params(kr)["count_ptr"][1] == (("f16", "bf16", "f32", "i32") if counter else ()), _array_params(kr)
+
+
+def test_names_of_triton_language_standard_are_tl_names(tmp_path):
+    """`triton.language.standard.sum` (imported from the module, or through an alias of it) is `tl.sum`: the same
+    Rust; a name of that module that triton.language does not re-export (`sort_impl`) stays refused by its name."""
+    body = textwrap.dedent("""
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, {z}(x) + {s}(x, axis=0))
+    """)
+    for sub in "abc":
+        (tmp_path / sub).mkdir()
+    plain = _rust(tmp_path / "a", body.format(z="tl.zeros_like", s="tl.sum"))
+    standard = _rust(tmp_path / "b", "import triton.language.standard as tls\n"
+                     "from triton.language.standard import zeros_like\n" + body.format(z="zeros_like", s="tls.sum"))
+    assert standard == plain
+    path = tmp_path / "c" / "k.py"
+    path.write_text(HEAD + "import triton.language.standard as tls\n" + body.format(z="tls.sort_impl", s="tl.sum"))
+    fr = parse_file(path, "k.py")
+    diags = [d for _, _, d in fr.failures] + [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
+    assert any(d.code == "CT101" and "triton.language.standard.sort_impl" in d.message for d in diags), \
+        [d.message for d in diags]

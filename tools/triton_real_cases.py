@@ -93,6 +93,9 @@ NO_REAL_SIZE = {
     **{k: "a narrow-dtype fixture (uint8 / bool / int16 / int32 counter), numbers checked on the CPU" for k in (
         ("narrow_ints", "fp8_bytes_kernel"), ("narrow_ints", "keep_where_kernel"), ("narrow_ints", "id_rows_kernel"),
         ("narrow_ints", "bucket_count_kernel"), ("bool_mask", "masked_fill_kernel"))},
+    # a name-resolution fixture: the same row reduction as tl.sum / tl.max, named through triton.language.standard
+    ("standard_names", "centered_rows_kernel"): "a name-resolution fixture (tl.sum / tl.max rows named through "
+    "triton.language.standard), numbers checked on the CPU",
     # tl.flip / tl.sort / tl.topk and an argmax pair reduce: one program over a small tile (the one-hot forms are
     # quadratic in the extent, so a real-size case would time the emulation, not a workload)
     **{k: "an emulation fixture (flip / sort / topk / argmax pair), one program over a small tile; numbers checked "

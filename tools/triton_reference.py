@@ -54,7 +54,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "pointer_choice", "round_half_even", "flips", "pair_reduce",
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
-                                                     "scalar_typing", "precision_local", "narrow_ints", "bool_mask")
+                                                     "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
+                                                     "standard_names")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -1282,6 +1283,9 @@ def cases() -> list[dict]:
     out.append(case("bool_mask", "masked_fill_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("valid", [40], "bool", "randint", lo=0, hi=2)],
                     ["x", "valid", "n"], [2], ["x"], "", {"n": 40}, {"BLOCK": 32}))
+    out.append(case("standard_names", "centered_rows_kernel", "r3c50",
+                    [inp("x", [3, 50], "float32", "randn"), inp("y", [3, 50], "float32", "zeros")],
+                    ["x", "y", "n_cols"], [3], ["y"], "", {"n_cols": 50}, {"BLOCK": 64}))
     return out
 
 
@@ -1757,6 +1761,9 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"count": np.bincount(b, minlength=s["n_buckets"])}
     if k == "bool_mask.masked_fill_kernel":
         return {"x": np.where(a["valid"], 0.0, x["x"])}
+    if k == "standard_names.centered_rows_kernel":
+        c = x["x"] - x["x"].mean(axis=1, keepdims=True)
+        return {"y": c / (np.abs(c).max(axis=1, keepdims=True) + 1.0)}
     if k == "precision_local.gram_kernel":
         return {"c": x["a"] @ x["a"].T}
     if k == "scalar_typing.resample_rows_kernel":

@@ -1189,9 +1189,15 @@ class _TritonConverter(Converter):
 
     def dotted(self, node: cst.BaseExpression) -> str | None:
         # `import triton.language.core as core`: triton.language re-exports core's names (`core.static_range`,
-        # `core.reshape`, `core.int32` are tl's)
+        # `core.reshape`, `core.int32` are tl's); and standard's where tl has the name (`from
+        # triton.language.standard import zeros_like` is `tl.zeros_like`; `standard.reduce_or`, not in tl, stays)
         d = super().dotted(node)
-        return f"{TL}.{d[len(TL) + 6:]}" if d and d.startswith(f"{TL}.core.") else d
+        if d and d.startswith(f"{TL}.core."):
+            return f"{TL}.{d[len(TL) + 6:]}"
+        if d and d.startswith(f"{TL}.standard.") and "." not in (leaf := d[len(TL) + 10:]) \
+                and f"{TL}.{leaf}" in triton_namespace():
+            return f"{TL}.{leaf}"
+        return d
 
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
