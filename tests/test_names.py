@@ -89,7 +89,7 @@ def test_the_reserved_python_names_are_what_the_package_binds(named_out):
     ops = {mm["op"] for mm in _manifest(out)["modules"]}
     assert init - ops <= names.reserved_ops()
     assert {"launch", "set_backend", "route", "dry_run", "explain", "_os"} <= names.reserved_ops()
-    assert {"_runtime", "_fastlaunch"} <= names.reserved_ops()  # the package's own modules
+    assert {"_runtime", "_crate", "_fastlaunch"} <= names.reserved_ops()  # the package's own modules
     kernels = [k for mm in _manifest(out)["modules"] if mm["op"] == "ops" for k in mm["kernels"]]
     own = {n for f, s in names.python_names(kernels) for n in (f, s)}
     assert names._module_level_names((pkg / "ops.py").read_text()) - own == names.ops_module_names() == {"__cutile_rt__"}

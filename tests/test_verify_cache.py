@@ -104,8 +104,8 @@ def test_build_after_verify_reuses_its_build_and_leaves_git_clean(tmp_path):
              "sys.argv[1]); mod = u.module_from_spec(u.spec_from_file_location('_fastlaunch', sys.argv[1], loader=l)); "
              "l.exec_module(mod); print(mod.DIGEST)")
     digest = subprocess.run([sys.executable, "-c", probe, str(fast)], capture_output=True, text=True, check=True)
-    runtime = (root / "out/python/cutile_ports/_runtime.py").read_text()
-    assert f'FASTLAUNCH_DIGEST = "{digest.stdout.strip()}"' in runtime
+    crate_py = (root / "out/python/cutile_ports/_crate.py").read_text()  # what the runtime reads of the crate
+    assert f'FASTLAUNCH_DIGEST = "{digest.stdout.strip()}"' in crate_py
     assert git("status", "--porcelain", "-uall").stdout == ""  # OUT/.gitignore keeps target/ out
 
 

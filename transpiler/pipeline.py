@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from .diagnostics import Diagnostic
 from .emit.steps import module_steps
-from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, rustfmt_many, tool_digest
+from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, runtime_file, rustfmt_many, tool_digest
 from .translate import OK, KernelResult, kernel_result, param_layout, process_file, translate_kernel  # noqa: F401 - also this module's API
 
 
@@ -479,9 +479,12 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     # the compiled fast path carries the digest of its own source; the runtime loads only that build
     fastlaunch_source = render("python/_fastlaunch.c.j2", digest="", **abi_tables())
     fastlaunch_digest = hashlib.sha256(fastlaunch_source.encode()).hexdigest()[:16]
-    outputs[out / "python" / "cutile_ports" / "_runtime.py"] = render("python/_runtime.py.j2", crate=crate,
-                                                                      digest=digest, fastlaunch_digest=fastlaunch_digest,
-                                                                      **abi_tables())
+    # the runtime is plain Python (transpiler/runtime/), the same in every package: copied with the version
+    # header; what varies per crate is rendered beside it
+    outputs[out / "python" / "cutile_ports" / "_runtime.py"] = runtime_file("_runtime.py")
+    outputs[out / "python" / "cutile_ports" / "_crate.py"] = render("python/_crate.py.j2", crate=crate, digest=digest,
+                                                                    fastlaunch_digest=fastlaunch_digest,
+                                                                    **abi_tables())
     outputs[out / "python" / "cutile_ports" / "_fastlaunch.c"] = render("python/_fastlaunch.c.j2",
                                                                         digest=fastlaunch_digest, **abi_tables())
     from .output.state import read_state, sha256

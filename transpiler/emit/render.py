@@ -52,6 +52,15 @@ def render(template: str, **ctx) -> str:
     return env().get_template(template).render(version=__version__, cutile_version=CUTILE_VERSION, **ctx)
 
 
+RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
+
+
+def runtime_file(name: str) -> str:
+    """A file of transpiler/runtime/ as a generated package carries it: verbatim under the version header."""
+    return f"# {GENERATED_MARK} {__version__}. Do not edit: regenerate instead.\n" + \
+        (RUNTIME_DIR / name).read_text(encoding="utf-8")
+
+
 # rustfmt reads rustfmt.toml from the working directory and its parents; an explicit config and a neutral
 # working directory pin the formatting, whatever directory the tool runs in. A call stays on one line when it
 # fits in 120 columns (`Max`), so that an entry reads about as long as the Python it ports.

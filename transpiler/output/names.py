@@ -69,10 +69,11 @@ def ops_module_names() -> frozenset[str]:
 @functools.lru_cache(maxsize=None)
 def reserved_ops() -> frozenset[str]:
     """Names a source module (op) may not take: the language's (`LANGUAGE_OPS`), the package's own modules
-    (`templates/python/*`), the names `cutile_ports/__init__.py` binds, the modules `lib.rs` declares under
+    (`templates/python/*`, `transpiler/runtime/*`), the names `cutile_ports/__init__.py` binds, the modules `lib.rs` declares under
     fixed names and the crates `Cargo.toml` depends on (in scope in every module of the crate)."""
-    from ..emit.render import TEMPLATES_DIR, render
+    from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR, render
     package_files = {p.name.split(".")[0] for p in (TEMPLATES_DIR / "python").glob("*.j2")} - {"ops"}
+    package_files |= {p.stem for p in RUNTIME_DIR.glob("*.py")} - {"__init__"}  # copied verbatim (transpiler/runtime)
     init_names = _module_level_names(render("python/__init__.py.j2", crate="c", modules=[]))
     lib_mods = set(re.findall(r"\bmod\s+(\w+)", render("lib.rs.j2", modules=[])))
     cargo = _template("Cargo.toml.j2")
