@@ -476,17 +476,18 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     outputs[out / "Cargo.toml"] = render("Cargo.toml.j2", crate=crate)
     outputs[out / "python" / "cutile_ports" / "__init__.py"] = render("python/__init__.py.j2", crate=crate,
                                                                       modules=[mm["op"] for mm in manifest_modules])
-    # the compiled fast path carries the digest of its own source; the runtime loads only that build
-    fastlaunch_source = render("python/_fastlaunch.c.j2", digest="", **abi_tables())
-    fastlaunch_digest = hashlib.sha256(fastlaunch_source.encode()).hexdigest()[:16]
+    # the compiled fast path carries the digest of its own source (`cutile-transpile build` passes it); the
+    # runtime loads only that build
+    from .runtime import fastlaunch_digest_of
+    fastlaunch_source = runtime_file("_fastlaunch.c")
+    fastlaunch_digest = fastlaunch_digest_of(fastlaunch_source)
     # the runtime is plain Python (transpiler/runtime/), the same in every package: copied with the version
     # header; what varies per crate is rendered beside it
     outputs[out / "python" / "cutile_ports" / "_runtime.py"] = runtime_file("_runtime.py")
     outputs[out / "python" / "cutile_ports" / "_crate.py"] = render("python/_crate.py.j2", crate=crate, digest=digest,
                                                                     fastlaunch_digest=fastlaunch_digest,
                                                                     **abi_tables())
-    outputs[out / "python" / "cutile_ports" / "_fastlaunch.c"] = render("python/_fastlaunch.c.j2",
-                                                                        digest=fastlaunch_digest, **abi_tables())
+    outputs[out / "python" / "cutile_ports" / "_fastlaunch.c"] = fastlaunch_source
     from .output.state import read_state, sha256
     outputs.update(answers or {})
     files = {p.relative_to(out).as_posix(): sha256(c) for p, c in outputs.items()}

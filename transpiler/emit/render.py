@@ -15,6 +15,7 @@ import jinja2
 
 from .. import __version__
 from ..rules import data_dir, load as load_rules, load_promotion
+from ..runtime import RUNTIME_DIR
 
 TEMPLATES_DIR = data_dir("templates", "transpiler.templates_data")
 CUTILE_VERSION = "0.5.0"
@@ -52,13 +53,13 @@ def render(template: str, **ctx) -> str:
     return env().get_template(template).render(version=__version__, cutile_version=CUTILE_VERSION, **ctx)
 
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 
 
 def runtime_file(name: str) -> str:
     """A file of transpiler/runtime/ as a generated package carries it: verbatim under the version header."""
-    return f"# {GENERATED_MARK} {__version__}. Do not edit: regenerate instead.\n" + \
-        (RUNTIME_DIR / name).read_text(encoding="utf-8")
+    header = f"{GENERATED_MARK} {__version__}. Do not edit: regenerate instead."
+    header = f"/* {header} */" if name.endswith(".c") else f"# {header}"
+    return header + "\n" + (RUNTIME_DIR / name).read_text(encoding="utf-8")
 
 
 # rustfmt reads rustfmt.toml from the working directory and its parents; an explicit config and a neutral

@@ -73,7 +73,8 @@ def reserved_ops() -> frozenset[str]:
     fixed names and the crates `Cargo.toml` depends on (in scope in every module of the crate)."""
     from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR, render
     package_files = {p.name.split(".")[0] for p in (TEMPLATES_DIR / "python").glob("*.j2")} - {"ops"}
-    package_files |= {p.stem for p in RUNTIME_DIR.glob("*.py")} - {"__init__"}  # copied verbatim (transpiler/runtime)
+    # and those copied verbatim (transpiler/runtime: `_runtime.py`, `_fastlaunch.c`)
+    package_files |= {p.stem for p in RUNTIME_DIR.iterdir() if p.suffix in (".py", ".c")} - {"__init__"}
     init_names = _module_level_names(render("python/__init__.py.j2", crate="c", modules=[]))
     lib_mods = set(re.findall(r"\bmod\s+(\w+)", render("lib.rs.j2", modules=[])))
     cargo = _template("Cargo.toml.j2")

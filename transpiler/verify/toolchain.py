@@ -223,10 +223,15 @@ def build_fastlaunch(src: Path, dst: Path) -> str | None:
         return "no C compiler (cc)"
     if not include or not (Path(include) / "Python.h").is_file():
         return f"no Python headers (Python.h) in {include}"
+    from ..runtime import fastlaunch_digest_of
+    try:  # the build carries the digest of the very source it compiles: the runtime loads only its own source's
+        digest = fastlaunch_digest_of(src.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        return f"cannot read {src}: {e}"
     tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
     try:
-        res = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-std=c11", f"-I{include}", str(src), "-o", str(tmp)],
-                             capture_output=True, text=True)
+        res = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-std=c11", f"-I{include}", f'-DFASTLAUNCH_DIGEST="{digest}"',
+                              str(src), "-o", str(tmp)], capture_output=True, text=True)
     except OSError as e:  # `$CC` names no program, or one that cannot run
         tmp.unlink(missing_ok=True)
         return f"{cc} could not run: {e}"

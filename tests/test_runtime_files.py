@@ -1,0 +1,71 @@
+"""The runtime a generated package carries is plain code (transpiler/runtime/): copied verbatim under the version
+header, with what varies per crate rendered beside it (`_crate.py`); its constants agree with the tables the
+crate's `abi.rs` is rendered from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from transpiler.emit import ffi
+from transpiler.emit.render import runtime_file
+from transpiler.runtime import RUNTIME_DIR, fastlaunch_digest_of
+
+
+def test_runtime_files_are_plain_code():
+    for p in RUNTIME_DIR.iterdir():
+        if p.suffix in (".py", ".c"):
+            text = p.read_text(encoding="utf-8")
+            assert not re.search(r"\{\{|\{%", text), p  # no template syntax left
+            assert "@generated" not in text, p  # the header is added when copied
+    compile((RUNTIME_DIR / "_runtime.py").read_text(encoding="utf-8"), "_runtime.py", "exec")
+
+
+def test_the_c_fast_path_agrees_with_the_abi_tables():
+    c = (RUNTIME_DIR / "_fastlaunch.c").read_text(encoding="utf-8")
+    assert int(re.search(r"#define FIRE_WORDS (\d+)", c).group(1)) == ffi.FIRE_WORDS
+
+
+def test_a_package_carries_the_runtime_verbatim(tmp_path):
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef twice(x, y, T: ct.Constant[int]):\n"
+                              "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)) * 2)\n")
+    _, outputs = run([src], tmp_path / "out")
+    write_outputs(outputs)
+    pkg = tmp_path / "out" / "python" / "cutile_ports"
+    for name in ("_runtime.py", "_fastlaunch.c"):
+        text = (pkg / name).read_text(encoding="utf-8")
+        assert text == runtime_file(name)
+        assert text.split("\n", 1)[1] == (RUNTIME_DIR / name).read_text(encoding="utf-8")
+    crate = (pkg / "_crate.py").read_text(encoding="utf-8")
+    assert f'FASTLAUNCH_DIGEST = "{fastlaunch_digest_of((pkg / "_fastlaunch.c").read_text(encoding="utf-8"))}"' in crate
+    assert f"FIRE_WORDS = {ffi.FIRE_WORDS}" in crate
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_a_build_carries_the_digest_of_its_own_source(tmp_path):
+    """A hand-edited `_fastlaunch.c` builds with another digest: the runtime (which expects its `_crate.py`'s) does
+    not load it."""
+    from transpiler.verify.toolchain import build_fastlaunch
+    probe = ("import importlib.machinery as m, importlib.util as u, sys; l = m.ExtensionFileLoader('_fastlaunch', "
+             "sys.argv[1]); mod = u.module_from_spec(u.spec_from_file_location('_fastlaunch', sys.argv[1], loader=l)); "
+             "l.exec_module(mod); print(mod.DIGEST)")
+    digests = []
+    for i, text in enumerate((runtime_file("_fastlaunch.c"), runtime_file("_fastlaunch.c") + "/* edited */\n")):
+        src, so = tmp_path / f"{i}" / "_fastlaunch.c", tmp_path / f"{i}" / "_fastlaunch.abi3.so"
+        src.parent.mkdir()
+        src.write_text(text)
+        why = build_fastlaunch(src, so)
+        if why is not None and "Python.h" in why:
+            pytest.skip(why)
+        assert why is None, why
+        out = subprocess.run([sys.executable, "-c", probe, str(so)], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == fastlaunch_digest_of(text)
+        digests.append(out.stdout.strip())
+    assert digests[0] != digests[1]
