@@ -18,9 +18,10 @@ from transpiler.runtime import RUNTIME_DIR, fastlaunch_digest_of
 
 def test_runtime_files_are_plain_code():
     for p in RUNTIME_DIR.iterdir():
-        if p.suffix in (".py", ".c"):
+        if p.suffix in (".py", ".c", ".rs"):
             text = p.read_text(encoding="utf-8")
-            assert not re.search(r"\{\{|\{%", text), p  # no template syntax left
+            # no Jinja left (a Rust format string's `{{` is not Jinja: an expression tag names a variable)
+            assert not re.search(r"\{%|\{\{\s*[a-z_][\w.]*\s*(\|[^}]*)?\}\}", text), p
             assert "@generated" not in text, p  # the header is added when copied
     compile((RUNTIME_DIR / "_runtime.py").read_text(encoding="utf-8"), "_runtime.py", "exec")
 
@@ -39,13 +40,15 @@ def test_a_package_carries_the_runtime_verbatim(tmp_path):
     _, outputs = run([src], tmp_path / "out")
     write_outputs(outputs)
     pkg = tmp_path / "out" / "python" / "cutile_ports"
-    for name in ("_runtime.py", "_fastlaunch.c"):
-        text = (pkg / name).read_text(encoding="utf-8")
+    for name, at in (("_runtime.py", pkg), ("_fastlaunch.c", pkg), ("abi.rs", tmp_path / "out" / "src")):
+        text = (at / name).read_text(encoding="utf-8")
         assert text == runtime_file(name)
         assert text.split("\n", 1)[1] == (RUNTIME_DIR / name).read_text(encoding="utf-8")
     crate = (pkg / "_crate.py").read_text(encoding="utf-8")
     assert f'FASTLAUNCH_DIGEST = "{fastlaunch_digest_of((pkg / "_fastlaunch.c").read_text(encoding="utf-8"))}"' in crate
     assert f"FIRE_WORDS = {ffi.FIRE_WORDS}" in crate
+    tables = (tmp_path / "out" / "src" / "abi_tables.rs").read_text(encoding="utf-8")  # abi.rs includes it
+    assert f"pub const CUTILE_MAX_RANK: usize = {ffi.MAX_RANK};" in tables and 'include!("abi_tables.rs");' in text
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")

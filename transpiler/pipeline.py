@@ -448,7 +448,8 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
     import concurrent.futures
     mods = [{"op": mm["op"], "source": mm["source"]} for mm in manifest_modules]
     kernels_rs = {out / "src" / "lib.rs": render("lib.rs.j2", modules=mods),
-                  out / "src" / "abi.rs": render("abi.rs.j2", digest=digest, **abi_tables())}
+                  out / "src" / "abi.rs": runtime_file("abi.rs"),
+                  out / "src" / "abi_tables.rs": render("abi_tables.rs.j2", digest=digest, **abi_tables())}
     for op, m, _, views in rendered:
         kernels_rs[out / "src" / op / "kernel.rs"] = render("kernel.rs.j2", source=m.rel, module=f"{op}_kernels",
                                                             entries=views, steps=module_steps(views),

@@ -58,7 +58,7 @@ def render(template: str, **ctx) -> str:
 def runtime_file(name: str) -> str:
     """A file of transpiler/runtime/ as a generated package carries it: verbatim under the version header."""
     header = f"{GENERATED_MARK} {__version__}. Do not edit: regenerate instead."
-    header = f"/* {header} */" if name.endswith(".c") else f"# {header}"
+    header = f"/* {header} */" if name.endswith(".c") else f"// {header}" if name.endswith(".rs") else f"# {header}"
     return header + "\n" + (RUNTIME_DIR / name).read_text(encoding="utf-8")
 
 

@@ -34,11 +34,11 @@ def _template(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def exported_symbols() -> frozenset[str]:
-    """The C symbols the crate's templates export under fixed names (`#[no_mangle]` items of `abi.rs`,
-    `ffi.rs`, `lib.rs`): a kernel's symbol and its packed form must take none of them."""
-    from ..emit.render import TEMPLATES_DIR
+    """The C symbols the crate's templates and runtime files export under fixed names (`#[no_mangle]` items of
+    `abi.rs`, `ffi.rs`, `lib.rs`): a kernel's symbol and its packed form must take none of them."""
+    from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR
     out = set()
-    for p in sorted(TEMPLATES_DIR.glob("*.rs.j2")):
+    for p in sorted(TEMPLATES_DIR.glob("*.rs.j2")) + sorted(RUNTIME_DIR.glob("*.rs")):
         out |= {n for n in _NO_MANGLE.findall(p.read_text()) if not _PER_KERNEL.search(n)}
     return frozenset(out)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 MANIFEST = "manifest.json"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-FIXED_FILES = ("Cargo.toml", "src/lib.rs", "src/abi.rs", "python/cutile_ports/__init__.py",
+FIXED_FILES = ("Cargo.toml", "src/lib.rs", "src/abi.rs", "src/abi_tables.rs", "python/cutile_ports/__init__.py",
                "python/cutile_ports/_runtime.py", "python/cutile_ports/_crate.py", "python/cutile_ports/_fastlaunch.c")
 
 

@@ -1,6 +1,7 @@
 """Runtime code a generated package carries verbatim (the files here are copied into OUT with a version header):
-`_runtime.py`, the Python side of the C ABI, and `_fastlaunch.c`, its compiled fast path. What varies per crate is
-rendered beside them (`templates/python/_crate.py.j2`)."""
+`_runtime.py`, the Python side of the C ABI, `_fastlaunch.c`, its compiled fast path, and `abi.rs`, what the crate's
+C symbols share. What varies per crate is rendered beside them (`templates/python/_crate.py.j2`,
+`templates/abi_tables.rs.j2`, which `abi.rs` includes)."""
 
 from __future__ import annotations
 
