@@ -72,3 +72,46 @@ def test_a_build_carries_the_digest_of_its_own_source(tmp_path):
         assert out.stdout.strip() == fastlaunch_digest_of(text)
         digests.append(out.stdout.strip())
     assert digests[0] != digests[1]
+
+
+def test_a_routed_triton_launch_binds_arguments_as_python_does(tmp_path):
+    """`_triton_args` binds a launch's arguments per call from the kernel's parameters read once: the same names
+    and values as `inspect.Signature.bind_partial` plus the defaults (keywords that are no parameter, launch
+    options such as `num_warps`, left out), and the same refusals with the same messages."""
+    import inspect
+
+    from test_abi import load_package
+    from transpiler.pipeline import run, write_outputs
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef twice(x, y, T: ct.Constant[int]):\n"
+                              "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)) * 2)\n")
+    write_outputs(run([src], tmp_path / "out")[1])
+    rt = load_package(tmp_path / "out")._runtime
+
+    def kernel(x_ptr, y_ptr, n, BLOCK=128, FLAG=False):
+        pass
+
+    def reference(args, kwargs):
+        sig = inspect.signature(kernel)
+        named = dict(sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters}).arguments)
+        return {**{n: p.default for n, p in sig.parameters.items() if p.default is not inspect.Parameter.empty},
+                **named}
+
+    calls = [((1, 2, 3), {}), ((1, 2), {"n": 3, "BLOCK": 64}), ((1,), {"y_ptr": 2, "n": 3, "num_warps": 4}),
+             ((1, 2, 3, 256, True), {}), ((), {"x_ptr": 1, "y_ptr": 2, "n": 3, "FLAG": True, "num_stages": 2})]
+    for args, kwargs in calls:
+        for _ in range(2):  # the first call reads the parameters, the second uses what it kept
+            assert rt._triton_args(None, kernel, {}, args, kwargs) == reference(args, kwargs)
+    for args, kwargs in [((1, 2, 3, 4, 5, 6), {}), ((1, 2, 3), {"n": 4})]:
+        with pytest.raises(TypeError) as mine:
+            rt._triton_args(None, kernel, {}, args, kwargs)
+        with pytest.raises(TypeError) as python:
+            reference(args, kwargs)
+        assert str(mine.value) == str(python.value)
+    assert rt._triton_args(None, kernel, {"FLAG": lambda named: named["n"] > 2}, (1, 2, 3), {}, {"BLOCK": 32}) == \
+        {"x_ptr": 1, "y_ptr": 2, "n": 3, "BLOCK": 32, "FLAG": True}  # the config, then the heuristics
+
+    def starred(x_ptr, *rest, n=4):  # not only positional-or-keyword parameters: Python's own binding
+        pass
+    assert rt._triton_args(None, starred, {}, (1, 2, 3), {"n": 5}) == {"x_ptr": 1, "rest": (2, 3), "n": 5}

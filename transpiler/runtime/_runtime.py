@@ -1274,9 +1274,21 @@ def uninstall() -> None:
 _TUNED: dict = {}  # (id of an autotuned kernel, key values) -> the chosen config's constants
 
 
+_PARTS: dict = {}  # id(kernel) -> (kernel, its parts): a routed launch reads them once per kernel object
+
+
 def _triton_parts(kernel):
     """(Python function, heuristics, autotuner) of a Triton kernel object (JITFunction, under Heuristics and
     Autotuner wrappers); (None, {}, None) for anything else."""
+    hit = _PARTS.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    parts = _find_triton_parts(kernel)
+    _PARTS[id(kernel)] = (kernel, parts)
+    return parts
+
+
+def _find_triton_parts(kernel):
     heuristics, tuner, obj = {}, None, kernel
     for _ in range(8):
         # a library's own autotuner subclasses Triton's (its class names are in the MRO)
@@ -1294,14 +1306,40 @@ def _triton_parts(kernel):
     return None, {}, None
 
 
+_SIGNATURES: dict = {}  # id(fn) -> (fn, parameter names, their set, defaults, the signature where not plain)
+
+
+def _triton_signature(fn) -> tuple:
+    """A kernel function's parameters, read once: a routed launch binds its arguments to them per call."""
+    hit = _SIGNATURES.get(id(fn))
+    if hit is None or hit[0] is not fn:
+        sig = inspect.signature(fn)
+        plain = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in sig.parameters.values())
+        defaults = {n: p.default for n, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+        hit = _SIGNATURES[id(fn)] = (fn, tuple(sig.parameters), frozenset(sig.parameters), defaults,
+                                     None if plain else sig)
+    return hit
+
+
 def _triton_args(spec: KernelSpec, fn, heuristics: dict, args: tuple, kwargs: dict, extra: dict | None = None):
-    """Every parameter's value as Triton binds it: the call's arguments, the signature's defaults, then
-    the autotuner's config and the heuristics (which see all of them)."""
-    sig = inspect.signature(fn)
-    named = dict(sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters}).arguments)
-    for name, p in sig.parameters.items():
-        if name not in named and p.default is not inspect.Parameter.empty:
-            named[name] = p.default
+    """Every parameter's value as Triton binds it: the call's arguments (keywords that are no parameter, such as
+    `num_warps`, are launch options), the signature's defaults, then the autotuner's config and the heuristics
+    (which see all of them). Binding refuses what `inspect.Signature.bind_partial` refuses, with its message."""
+    _, names, known, defaults, sig = _triton_signature(fn)
+    if sig is not None:  # not only positional-or-keyword parameters: Python's own binding
+        named = dict(sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in known}).arguments)
+    else:
+        if len(args) > len(names):
+            raise TypeError("too many positional arguments")
+        named = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k in known:
+                if k in named:
+                    raise TypeError(f"multiple values for argument '{k}'")
+                named[k] = v
+    for name, value in defaults.items():
+        if name not in named:
+            named[name] = value
     named.update(extra or {})
     for name, f in heuristics.items():
         named[name] = f(named)
