@@ -115,3 +115,16 @@ def test_a_routed_triton_launch_binds_arguments_as_python_does(tmp_path):
     def starred(x_ptr, *rest, n=4):  # not only positional-or-keyword parameters: Python's own binding
         pass
     assert rt._triton_args(None, starred, {}, (1, 2, 3), {"n": 5}) == {"x_ptr": 1, "rest": (2, 3), "n": 5}
+
+
+def test_every_runtime_file_ships_in_the_package():
+    """An installed tool (a wheel, pre-commit's own environment) has every file it copies into a crate."""
+    import fnmatch
+    import tomllib
+    root = RUNTIME_DIR.parent.parent
+    setup = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert "transpiler.runtime" in setup["packages"]
+    patterns = setup["package-data"].get("transpiler.runtime", [])
+    for p in RUNTIME_DIR.iterdir():
+        if p.is_file() and p.suffix != ".py" and not p.name.startswith("."):
+            assert any(fnmatch.fnmatch(p.name, pat) for pat in patterns), p.name
