@@ -53,8 +53,6 @@ def render(template: str, **ctx) -> str:
     return env().get_template(template).render(version=__version__, cutile_version=CUTILE_VERSION, **ctx)
 
 
-
-
 def runtime_file(name: str) -> str:
     """A file of transpiler/runtime/ as a generated package carries it: verbatim under the version header."""
     header = f"{GENERATED_MARK} {__version__}. Do not edit: regenerate instead."

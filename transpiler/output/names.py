@@ -69,8 +69,9 @@ def ops_module_names() -> frozenset[str]:
 @functools.lru_cache(maxsize=None)
 def reserved_ops() -> frozenset[str]:
     """Names a source module (op) may not take: the language's (`LANGUAGE_OPS`), the package's own modules
-    (`templates/python/*`, `transpiler/runtime/*`), the names `cutile_ports/__init__.py` binds, the modules `lib.rs` declares under
-    fixed names and the crates `Cargo.toml` depends on (in scope in every module of the crate)."""
+    (`templates/python/*`, `transpiler/runtime/*`), the names `cutile_ports/__init__.py` binds, the modules
+    `lib.rs` declares under fixed names and the crates `Cargo.toml` depends on (in scope in every module of the
+    crate)."""
     from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR, render
     package_files = {p.name.split(".")[0] for p in (TEMPLATES_DIR / "python").glob("*.j2")} - {"ops"}
     # and those copied verbatim (transpiler/runtime: `_runtime.py`, `_fastlaunch.c`)
