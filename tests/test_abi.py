@@ -999,5 +999,5 @@ def test_narrow_dtypes_reach_the_symbol_and_others_are_refused(tmp_path, fake_to
     assert launch(keep, (*t, 50, -1.5, 32), (2,))[1][:4] == ["f32", "bool", "f32", "bool"]
     assert [rt.as_device_array(T((4,), (1,), f"torch.{d}"), "x").dtype for d in ("uint8", "int16", "bool")] == \
         ["u8", "i16", "bool"]
-    assert (rt._CAI_DTYPES["|u1"], rt._CAI_DTYPES["<i2"], rt._CAI_DTYPES["|b1"]) == ("u8", "i16", "bool")
-    assert (rt._DL_DTYPES[(1, 8)], rt._DL_DTYPES[(0, 16)], rt._DL_DTYPES[(6, 8)]) == ("u8", "i16", "bool")
+    assert (rt.CAI_DTYPES["|u1"], rt.CAI_DTYPES["<i2"], rt.CAI_DTYPES["|b1"]) == ("u8", "i16", "bool")
+    assert (rt.DL_DTYPES[(1, 8)], rt.DL_DTYPES[(0, 16)], rt.DL_DTYPES[(6, 8)]) == ("u8", "i16", "bool")

@@ -13,6 +13,7 @@ from . import __version__
 from .diagnostics import Diagnostic
 from .emit.steps import module_steps
 from .emit.render import CUTILE_VERSION, GENERATED_MARK, render, runtime_file, rustfmt_many, tool_digest
+from .runtime import fastlaunch_digest_of
 from .translate import OK, KernelResult, kernel_result, param_layout, process_file, translate_kernel  # noqa: F401 - also this module's API
 
 
@@ -479,7 +480,6 @@ def render_crate(out: Path, plan: list[ModulePlan], answers: dict[Path, str] | N
                                                                       modules=[mm["op"] for mm in manifest_modules])
     # the compiled fast path carries the digest of its own source (`cutile-transpile build` passes it); the
     # runtime loads only that build
-    from .runtime import fastlaunch_digest_of
     fastlaunch_source = runtime_file("_fastlaunch.c")
     fastlaunch_digest = fastlaunch_digest_of(fastlaunch_source)
     # the runtime is plain Python (transpiler/runtime/), the same in every package: copied with the version

@@ -36,7 +36,8 @@ def _template(name: str) -> str:
 def exported_symbols() -> frozenset[str]:
     """The C symbols the crate's templates and runtime files export under fixed names (`#[no_mangle]` items of
     `abi.rs`, `ffi.rs`, `lib.rs`): a kernel's symbol and its packed form must take none of them."""
-    from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR
+    from ..emit.render import TEMPLATES_DIR
+    from ..runtime import RUNTIME_DIR
     out = set()
     for p in sorted(TEMPLATES_DIR.glob("*.rs.j2")) + sorted(RUNTIME_DIR.glob("*.rs")):
         out |= {n for n in _NO_MANGLE.findall(p.read_text()) if not _PER_KERNEL.search(n)}
@@ -72,7 +73,8 @@ def reserved_ops() -> frozenset[str]:
     (`templates/python/*`, `transpiler/runtime/*`), the names `cutile_ports/__init__.py` binds, the modules
     `lib.rs` declares under fixed names and the crates `Cargo.toml` depends on (in scope in every module of the
     crate)."""
-    from ..emit.render import RUNTIME_DIR, TEMPLATES_DIR, render
+    from ..emit.render import TEMPLATES_DIR, render
+    from ..runtime import RUNTIME_DIR
     package_files = {p.name.split(".")[0] for p in (TEMPLATES_DIR / "python").glob("*.j2")} - {"ops"}
     # and those copied verbatim (transpiler/runtime: `_runtime.py`, `_fastlaunch.c`)
     package_files |= {p.stem for p in RUNTIME_DIR.iterdir() if p.suffix in (".py", ".c")} - {"__init__"}

@@ -164,7 +164,6 @@ class Plan:
 
 # ----------------------------------------------------------------------------------- array adapters
 
-_TORCH_DTYPES, _CAI_DTYPES, _DL_DTYPES = TORCH_DTYPES, CAI_DTYPES, DL_DTYPES
 _KDL_CUDA = 2
 
 
@@ -198,7 +197,7 @@ def _torch_array(obj, name: str) -> DeviceArray:
         raise ArgumentTypeError(f"`{name}` is a torch tensor on {obj.device}; the Rust ports take CUDA tensors")
     dtype = _TORCH_BY_DTYPE.get(obj.dtype)
     if dtype is None:
-        dtype = _TORCH_DTYPES.get(str(obj.dtype))
+        dtype = TORCH_DTYPES.get(str(obj.dtype))
         if dtype is None:
             raise ArgumentTypeError(f"`{name}` has dtype {obj.dtype}, which the ABI has no code for")
         _TORCH_BY_DTYPE[obj.dtype] = dtype
@@ -266,7 +265,7 @@ def _cai_array(obj, name: str) -> DeviceArray | None:
         if key not in cai:
             raise ArgumentTypeError(f"{what} has no {key!r}")
     typestr = cai["typestr"]
-    dtype = _CAI_DTYPES.get(typestr) if isinstance(typestr, str) else None
+    dtype = CAI_DTYPES.get(typestr) if isinstance(typestr, str) else None
     if dtype is None:
         raise ArgumentTypeError(f"`{name}` has typestr {typestr!r}, which the ABI has no code for")
     if cai.get("mask") is not None:
@@ -321,7 +320,7 @@ def _dlpack_array(obj, name: str) -> DeviceArray:
     if not address:
         raise ArgumentTypeError(f"`{name}`: the DLPack capsule holds a null tensor")
     t = _DLTensor.from_address(address)
-    dtype = _DL_DTYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
+    dtype = DL_DTYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
     if dtype is None:
         raise ArgumentTypeError(f"`{name}` has a DLPack dtype the ABI has no code for")
     if not 0 <= t.ndim <= MAX_RANK:
@@ -963,7 +962,6 @@ def _layout_keyer(spec: KernelSpec, accel=None):
 
 _SCALAR_KINDS = {"i32": 0, "f32": 1, "bool": 2}  # `run` of _fastlaunch.c
 _FALLBACK = -1  # `run` of _fastlaunch.c did not launch (an argument it does not judge, or CUTILE_FIRE_MISS)
-_FIRE_WORDS = FIRE_WORDS  # the most value words `run` of _fastlaunch.c fires
 
 
 def _word(a) -> int:
@@ -1024,7 +1022,7 @@ class _FastCall:
         if any(part[0] == "scalar" and part[1].dtype not in _SCALAR_KINDS for part in self.parts):
             accel = None  # a scalar the C code does not write: the Python `run`
         values = self._value_parts()
-        if accel is not None and record and len(values) <= _FIRE_WORDS and self._takes(p, values, record):
+        if accel is not None and record and len(values) <= FIRE_WORDS and self._takes(p, values, record):
             self.record = record
             fire = ctypes.cast(lib.cutile_fire, ctypes.c_void_p).value
             self.run = self._compiled(accel, fire, self.run, values, record)

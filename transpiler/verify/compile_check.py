@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .toolchain import ToolchainError, cache_dir, cargo_env
 
-FORMAT = 1
+FORMAT = 2  # 2: `cargo check --release` (a memo of the dev-profile check is not reused)
 _ENTRY = re.compile(r"^\s*pub (?:unsafe )?fn (\w+)")
 _SYMBOL = re.compile(r'extern "C" fn (\w+)\s*\(')
 _LIB_MOD = re.compile(r"^pub mod (\w+) \{")
