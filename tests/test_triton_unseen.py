@@ -2822,3 +2822,24 @@ def test_names_of_triton_language_standard_are_tl_names(tmp_path):
     diags = [d for _, _, d in fr.failures] + [d for k in fr.kernels for d in kernel_result(k, path, "k.py").diagnostics]
     assert any(d.code == "CT101" and "triton.language.standard.sort_impl" in d.message for d in diags), \
         [d.message for d in diags]
+
+
+def test_a_multiply_read_outside_and_in_a_constant_arm_stays_defined(tmp_path):
+    """`y = a * b` read by a statement that is no add (`tl.cumsum(y)`) and by an add in one arm of a constant `if`:
+    the guarded-fusion path (passes/fma.py `guarded`) leaves the multiply's use count whole for the arm, so the
+    arm's add never takes it as a single use (which dropped `y`'s definition: CT900 "use of undefined name",
+    fla-core's gated delta rule gate kernels)."""
+    rust = _rust(tmp_path, """
+    @triton.jit
+    def k(g, a, o, n, BT: tl.constexpr, REVERSE: tl.constexpr):
+        offs = tl.arange(0, BT)
+        m = offs < n
+        b_g = tl.load(g + offs, mask=m, other=0.0)
+        b_a = tl.load(a)
+        b_gate = b_a * b_g
+        b_o = tl.cumsum(b_gate, axis=0)
+        if REVERSE:
+            b_o = b_o + b_gate
+        tl.store(o + offs, b_o, mask=m)
+    """)
+    assert "let b_gate" in rust

@@ -318,6 +318,9 @@ class _Fuser:
             del self.done[key]
         d.uses = 1
         fused = replace(s, value=self.fuse(s.value))
+        # the reads in the arm, processed after this statement, see every use: where the arm is taken the multiply
+        # is read more than once, and cuTile Python fuses none of them (1 stays only for this statement's copy)
+        d.uses = len(d.reads)
         if not d.fused:  # the add did not take the multiply (another operand went first): nothing to guard
             return fused
         d.guarded = True
