@@ -146,8 +146,10 @@ def test_jit_helpers_are_inlined_with_their_pointers(tmp_path):
         x = load_row(x_ptr, row, stride, cols, n)
         tl.store(y_ptr + row * stride + cols, x * tl.sigmoid(x), mask=cols < n)
     """)
-    # the helper's pointer is read element by element; the row store is the program's own tile (a checked output)
-    assert "pointer_to_tile(x_ptr)" in rust and "make_partition_view_mut(y_ptr," in rust
+    # the helper's pointer is read element by element (only read: a `&Tensor` of its span, read through `*const`
+    # pointers); the row store is the program's own tile (a checked output)
+    assert "x_ptr: &Tensor<E, { [-1] }>" in rust and "pointer_to_tile(x_ptr.as_ptr())" in rust
+    assert "make_partition_view_mut(y_ptr," in rust
     assert "exp(" in rust  # tl.sigmoid is Triton's 1 / (1 + exp(-x))
 
 

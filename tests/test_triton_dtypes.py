@@ -68,11 +68,12 @@ def test_each_pointer_has_its_own_generic_and_domain(ported):
 def test_pointers_are_untyped_on_the_host_and_cast_on_the_device(ported):
     out, _ = ported
     rust = (out / "src" / "norm" / "kernel.rs").read_text()
-    for name in ("x_ptr", "w_ptr", "ids_ptr", "counts_ptr"):
-        assert f"{name}: *mut u8," in rust
+    assert "counts_ptr: *mut u8," in rust  # updated by atomics: a raw pointer, cast on the device
+    for name, generic in (("x_ptr", "E"), ("w_ptr", "E2"), ("ids_ptr", "E3")):  # only read: `&Tensor` spans
+        assert f"{name}: &Tensor<{generic}, {{ [-1] }}>," in rust and f"pointer_to_tile({name}.as_ptr())" in rust
     # the row and its statistic are each program's own tile: checked outputs of their generic element types
     assert "y_ptr: &mut Tensor<E5, { [1, BLOCK] }>," in rust and "rstd_ptr: &mut Tensor<E6, { [1] }>," in rust
-    assert rust.count("ptr_to_ptr(") == 4
+    assert rust.count("ptr_to_ptr(") == 1
     # the integer pointers' kinds pick their conversions (cuTile has no integer `convert`)
     # (every generic whose domain has integers; not w's)
     assert "const __E3_INT: i32" in rust and "const __E4_INT: i32" in rust and "__E2_INT" not in rust
@@ -81,8 +82,10 @@ def test_pointers_are_untyped_on_the_host_and_cast_on_the_device(ported):
     # one launch function for every combination of the six generics (no monomorphization)
     assert "fn launch_norm_kernel(" in ffi and "match (__e" not in ffi
     assert ffi.count("launch_norm_kernel(") == 2  # its definition and its one call
-    # the launch passes the address alone (the entry's `*mut u8`), whatever the dtype
-    assert "abi::int_kind(__e3).to_string()" in ffi and 'abi::Param::Pointer("x_ptr", x_ptr)' in ffi
+    # the launch passes a raw pointer's address alone (the entry's `*mut u8`), whatever the dtype; a pointer only
+    # read as the tensor of its span (address, extent, stride), the entry's `&Tensor` of that generic
+    assert "abi::int_kind(__e3).to_string()" in ffi and 'abi::Param::Pointer("counts_ptr", counts_ptr)' in ffi
+    assert 'abi::Param::Tensor("x_ptr", x_ptr)' in ffi and 'abi::Param::Extent("x_ptr_shape0"' not in ffi
 
 
 def _arrays(rt, **dtypes):

@@ -234,3 +234,117 @@ def test_a_rows_statistic_stored_at_the_programs_own_element_is_a_checked_partit
         (tmp_path / new[-9:].strip(",)")).mkdir(exist_ok=True)
         k = _kernel(tmp_path / new[-9:].strip(",)"), body.replace(old, new))
         assert _outputs(k)["mean_ptr"] == "unchecked", new
+
+
+# ---------------------------------------------------------------- inputs: `&Tensor` spans (safe entries)
+
+def test_a_pointer_only_read_is_the_tensor_of_its_span_and_the_entry_is_safe(tmp_path):
+    """A pointer the kernel only loads from is taken as a `&Tensor` of the argument's span, read through
+    `*const` pointer tiles: with its output a checked partition the entry takes no raw pointer (`pub fn`);
+    the only `unsafe` is the load, with a comment saying why."""
+    k = _kernel(tmp_path, ROWWISE)
+    assert k.span_inputs == ("x_ptr",)
+    from transpiler.emit.lower import lower_kernel
+    view = lower_kernel(k)
+    assert not view.unsafe and view.span_inputs == ["x_ptr"] and view.pointer_arrays == []
+    assert "x_ptr: &Tensor<E, { [-1] }>" in view.params
+    body = "\n".join(view.body)
+    assert "pointer_to_tile(x_ptr.as_ptr())" in body and "*mut" not in body
+    unsafe_lines = [i for i, line in enumerate(view.body) if "unsafe {" in line]
+    assert unsafe_lines and all(view.body[i - 1].strip().startswith("// unsafe: ") for i in unsafe_lines
+                                if "load_ptr_tko" in view.body[i])
+
+
+# each keeps the input a raw pointer: it is written, updated, optional, or read as another element type
+SPAN_MUTANTS = {
+    "also stored": "tl.store(x_ptr + row * stride + cols, x, mask=cols < n_cols)\n    ",
+    "updated by atomics": "tl.atomic_add(x_ptr + row, 1.0)\n    ",
+}
+SPAN_MUTANTS["read as another element type"] = ("x - tl.max(x, axis=0)", "x - tl.max(x, axis=0) + "
+                                                "tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + row)")
+
+
+@pytest.mark.parametrize("name", sorted(SPAN_MUTANTS))
+def test_a_pointer_that_is_not_only_read_keeps_its_raw_pointer(tmp_path, name):
+    mutant = SPAN_MUTANTS[name]
+    body = ROWWISE.replace(*mutant, 1) if isinstance(mutant, tuple) else \
+        ROWWISE.replace("    tl.store(y_ptr", "    " + mutant + "tl.store(y_ptr", 1)
+    assert body != ROWWISE
+    k = _kernel(tmp_path, body)
+    assert "x_ptr" not in k.span_inputs
+
+
+def test_an_optional_input_keeps_its_raw_pointer(tmp_path):
+    k = _kernel(tmp_path, """
+    @triton.jit
+    def k(x_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if b_ptr is not None:
+            x += tl.load(b_ptr + offs, mask=offs < n)
+        tl.store(y_ptr + offs, x, mask=offs < n)
+    """)
+    assert k.span_inputs == ("x_ptr",)  # None in some launches: a null address, no tensor
+
+
+@requires_toolchain
+def test_rustc_rejects_a_store_through_an_input(tmp_path):
+    """The ported vector add builds; with a store through its input's pointer tile added (what a Triton kernel
+    could write, `tl.store(x_ptr + offsets, ...)`, and its element port would take), rustc refuses it: the
+    pointer made from the `&Tensor` input is `*const`, and a store needs a `*mut` (PointerMut)."""
+    from transpiler.verify.compile_check import compile_errors
+    out = tmp_path / "rust"
+    _, outputs = run([VECTOR_ADD], out, compile_check=False)
+    write_outputs(outputs)
+    files = {str(p.relative_to(out)): p.read_text() for p in sorted(out.rglob("*"))
+             if p.is_file() and (p.name == "Cargo.toml" or p.suffix == ".rs")}
+    rel = next(f for f in files if f.endswith("vector_add/kernel.rs"))
+    assert compile_errors(files, "span-input") == []
+    text = files[rel]
+    load = re.search(r"\n(\s*)let \(x_a, x_tok\).*?;\n", text, re.S)
+    store = (f"{load.group(1)}let _: Token = unsafe {{ store_ptr_tko(x_ptrs3, x_a, ordering::Weak, "
+             "None::<scope::TileBlock>, Some(mask), None, Latency::<0>) };\n")
+    errors = compile_errors({**files, rel: text[:load.end()] + store + text[load.end():]}, "span-input")
+    assert any(e.file.endswith("kernel.rs") and "PointerMut" in e.message for e in errors), errors
+
+
+DESCRIPTOR_GEMM = """
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(a_desc.load([pid_m * BLOCK_M, k]), b_desc.load([k, pid_n * BLOCK_N]), acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+"""
+
+
+def test_a_descriptor_store_of_the_programs_own_tile_is_a_checked_partition(tmp_path):
+    """The descriptor's shape and strides are the view; each axis' offset `program_id(axis) * block` the tile
+    index: the output is a checked partition, and the inputs read through descriptors `&Tensor` spans."""
+    k = _kernel(tmp_path, DESCRIPTOR_GEMM)
+    assert _outputs(k) == {"c_ptr": "checked"}
+    assert k.param("c_ptr").view == (("M", "N"), ("N", "1"))
+    assert k.span_inputs == ("a_ptr", "b_ptr")
+    (store,) = [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("BLOCK_M", "BLOCK_N")
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ("c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N]", "c_desc.store([pid_m * BLOCK_M, (pid_n + 1) * BLOCK_N]",
+     "offset on axis 1"),
+    ("c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N]", "c_desc.store([pid_n * BLOCK_M, pid_m * BLOCK_N]",
+     "offset on axis 0"),
+    ("    c_desc.store(", "    c_desc.store([0, 0], acc.to(c_desc.dtype))\n    c_desc.store(", "offset on axis 0"),
+])
+def test_a_descriptor_store_elsewhere_stays_unchecked_and_is_listed(tmp_path, old, new, why):
+    """Another program's tile, swapped axes, a second store at a fixed tile: the output is written through the
+    in-kernel view of its raw pointer, listed as such with the reason (it was not listed at all before)."""
+    assert old in DESCRIPTOR_GEMM
+    k = _kernel(tmp_path, DESCRIPTOR_GEMM.replace(old, new, 1))
+    (reason,) = [r for n, form, r in k.outputs if n == "c_ptr" and form == "unchecked"]
+    assert why in reason and "through a view the kernel makes" in reason, reason

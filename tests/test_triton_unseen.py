@@ -614,7 +614,7 @@ def test_an_arm_that_fixes_a_pointers_element_type(tmp_path):
     pick_body = "\n".join(line for v in pick.manifest["views"] for line in v["body"])
     best_body = "\n".join(line for v in best.manifest["views"] for line in v["body"])
     assert "let mut token_: i64 = 0i64;" in pick_body
-    assert "PointerTile<*mut f32, { [] }> = ptr_to_ptr(x_ptr_raw)" in best_body
+    assert "PointerTile<*const f32, { [] }> = pointer_to_tile(x_ptr.as_ptr())" in best_body
 
 
 def test_the_shape_of_a_tile_argument_is_its_static_extent(tmp_path):

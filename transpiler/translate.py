@@ -177,6 +177,7 @@ def kernel_result(k: Kernel, path: Path, display: str) -> KernelResult:
                          "generics": [g.split(":")[0].replace("const ", "").strip() for g in vw.generics],
                          "outputs": [{"array": n, "form": f, "reason": r} for n, f, r in v.outputs],
                          "tiles": vw.tiles, "tile_dims": tile_dims(v), "pointer_arrays": vw.pointer_arrays,
+                         **({"span_inputs": vw.span_inputs} if vw.span_inputs else {}),
                          **({"ranks": {p.name: p.rank for p in v.params if p.name in ranks}} if ranks else {}),
                          **({"array_dtypes": {p.name: p.dtype for p in v.params if p.name in array_dtypes}}
                             if array_dtypes else {}),

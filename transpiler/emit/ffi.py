@@ -427,6 +427,7 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
     forms = {o["array"]: o["form"] for o in entry["outputs"]}
     tiles = entry.get("tiles", {})
     pointers = set(entry.get("pointer_arrays", []))
+    spans = set(entry.get("span_inputs", []))  # Triton pointers the entry only reads: `&Tensor` of their span
     checks, fn_params, call_args, pass_args = [], [], [], []
     pinned: set[str] = set()  # scalars a prepared launch re-fires for only at their value (abi::Launch::pinned)
     extents = extent_names([(rust_ident(p["name"]), p["rank"]) for p in params if p["kind"] == "array"
@@ -449,7 +450,9 @@ def _entry_view(kernel: dict, entry: dict, index: int, names: set[str], dtypes: 
         if p["kind"] == "array":
             fn_params.append(f"{n}: &abi::TensorArg")
             pass_args.append(f"&{n}")
-            if p.get("view") and forms.get(p["name"]) == "checked":
+            if p["name"] in spans:
+                call_args.append(f'abi::Param::Tensor("{n}", {n})')
+            elif p.get("view") and forms.get(p["name"]) == "checked":
                 # a Triton output whose every store is its program's own tile: the view of its span the stores
                 # address, split into tiles as a cuTile Python output is (the view is checked to lie in the span
                 # and its elements not to overlap)

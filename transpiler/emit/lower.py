@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from ..diagnostics import fail
 from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, NARROW_INT_DOMAIN, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         Param, TileTy, TupleExpr, While)
-from ..model.walk import all_stmts, assigned_names
+from ..model.walk import all_stmts, assigned_names, walk_exprs
 from .steps import step_names
 from .derived_names import VIEW_LOCALS, extent_names, rename_locals, rename_rebound_constants
 
@@ -46,6 +46,8 @@ class EntryView:
     unsafe: bool = False  # takes raw pointers
     tiles: dict[str, list[str]] = field(default_factory=dict)  # checked output -> its tile shape (const exprs)
     pointer_arrays: list[str] = field(default_factory=list)  # arrays passed as pointer + shape + strides
+    # Triton pointers the entry only reads: taken as a `&Tensor` of the argument's span (see span_inputs)
+    span_inputs: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # the named steps (steps.py) the body calls
 
 
@@ -132,6 +134,8 @@ class Lowerer:
         self.for_vars: list[str] = []  # the variables of the `for` loops being lowered, innermost last
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
+        self.span_inputs: dict = {}  # read-only Triton pointers taken as `&Tensor` spans (span_inputs)
+        self.view_base: dict[str, str] = {}  # such a pointer -> the `*mut` base its tile views are made from
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
         self.cast_base: dict[tuple[str, str], str] = {}  # (Triton pointer, element type) -> its cast base
         self.int_kinds: dict[str, str] = {}  # generic that may be an integer -> its kind const (INT_KINDS)
@@ -238,8 +242,14 @@ class Lowerer:
             generics.append(f"const {name}: i32")
         self.consts |= {name for name, _ in k.derived}
         pointer_views = []
+        spans = set(k.span_inputs)
         for p in k.params:
-            if p.kind == "array" and p.pointer:
+            if p.name in spans:
+                # only read: the argument's span as a tensor (its address, extent and unit stride), read through
+                # `*const` pointers made from it, so rustc rejects a store through it and no raw pointer is taken
+                params.append(f"{rust_ident(p.name)}: &Tensor<{p.dtype}, {{ [-1] }}>")
+                self.span_inputs[p.name] = p
+            elif p.kind == "array" and p.pointer:
                 n = rust_ident(p.name)
                 # a Triton pointer arrives untyped and is cast here, so the C symbol launches one host
                 # function for every dtype (the launcher checks a pointer parameter's pointee against the
@@ -267,7 +277,21 @@ class Lowerer:
         for p in k.params:
             direct = p.name in self._flat_accessed()
             elems = sorted(dt for name, dt in casts if name == p.name)
-            if p.kind == "array" and p.flat and (direct or elems):
+            if p.name in self.span_inputs:
+                self.name_temps_after(p.name)
+                n = rust_ident(p.name)
+                if any(isinstance(e, Op) and e.op == "gather" and isinstance(e.args[0], Name)
+                       and e.args[0].id == p.name for e in walk_exprs(k.body)):
+                    self.flat_base[p.name] = self.tmp("typed")
+                    self.emit(f"let {self.flat_base[p.name]}: PointerTile<*const {p.dtype}, {{ [] }}> = "
+                              f"pointer_to_tile({n}.as_ptr());")
+                if any(isinstance(e, Op) and e.op == "view_load" and isinstance(e.args[0], Name)
+                       and e.args[0].id == p.name for e in walk_exprs(k.body)):
+                    # a view's constructor takes a `*mut` base (cuTile Rust 0.5); the view is only loaded from
+                    self.view_base[p.name] = self.tmp("base")
+                    self.emit(f"let {self.view_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = "
+                              f"get_tensor_base({n});")
+            elif p.kind == "array" and p.flat and (direct or elems):
                 self.name_temps_after(p.name)
                 n, raw = rust_ident(p.name), self.tmp("raw")
                 self.emit(f"let {raw}: PointerTile<*mut u8, {{ [] }}> = pointer_to_tile({n});")
@@ -320,6 +344,7 @@ class Lowerer:
                          source_line=k.pos.line, variant=list(k.variant.predicates),
                          outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
                          unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays),
+                         span_inputs=list(self.span_inputs),
                          steps=sorted(self.steps))
 
     def tile_views(self) -> None:
@@ -349,12 +374,14 @@ class Lowerer:
         sv = ", ".join(self.value(st) for st in strides[:-1])
         self.emit(f"let {n}_dims: Shape<{{ [{shape_t}] }}> = Shape::<{{ [{shape_t}] }}> {{ dims: &[{dv}] }};")
         self.emit(f"let {n}_strides: Array<{{ [{stride_t}] }}> = Array::<{{ [{stride_t}] }}> {{ dims: &[{sv}] }};")
-        base = self.flat_base[arr.id]
+        base = self.view_base.get(arr.id) or self.flat_base[arr.id]
         if e.attr("base_offset") is not None:  # a descriptor of `A + offset` (passes/views.py descriptor)
             off = e.attr("base_offset")
             base = f"{n}_base"
-            self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = addptr_tile({self.flat_base[arr.id]}, "
-                      f"{self.tile(off)});")
+            self.emit(f"let {base}: PointerTile<*mut {p.dtype}, {{ [] }}> = addptr_tile("
+                      f"{self.view_base.get(arr.id) or self.flat_base[arr.id]}, {self.tile(off)});")
+        self.emit("// unsafe: the view's extents and strides are the kernel's arguments, which Rust cannot check "
+                  "against the memory")
         self.emit(f"let {n}: Tensor<{p.dtype}, {{ [{shape_t}] }}> = unsafe {{ make_tensor_view("
                   f"{base}, {n}_dims, {n}_strides, new_token_unordered()) }};")
 
@@ -1524,8 +1551,9 @@ class Lowerer:
             p = Param("__address", "array", arr.pos, dtype=arr.attr("dtype"), rank=1, pointer=True, flat=True)
             n = "__address"
         else:
-            p = self.pointer_arrays[arr.id]
+            p = self.pointer_arrays.get(arr.id) or self.span_inputs[arr.id]
             n = rust_ident(arr.id)
+        pk = "*const" if not address and arr.id in self.span_inputs else "*mut"  # a read-only span: `*const`
         if e.attr("elem"):  # the parameter read as another element type: its cast base stands for the array
             p = replace(p, dtype=e.attr("elem"))
         bounds, offs = [], []
@@ -1591,25 +1619,25 @@ class Lowerer:
             ext = ("1",) * (len(shape) - len(base_shape)) + base_shape
             if ext != base_shape:
                 pr = self.tmp("p")
-                self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ext)}] }}> = reshape_ptr({pt}, {shape_macro(ext)});")
+                self.emit(f"let {pr}: PointerTile<{pk} {p.dtype}, {{ [{dim_list(ext)}] }}> = reshape_ptr({pt}, {shape_macro(ext)});")
                 pt = pr
             pb = self.tmp("p")
-            self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = broadcast_ptr({pt}, {shape_macro(shape)});")
+            self.emit(f"let {pb}: PointerTile<{pk} {p.dtype}, {ts}> = broadcast_ptr({pt}, {shape_macro(shape)});")
             pt = pb
         elif shape and not base_shape:
             ones = ("1",) * len(shape)
             pr, pb = self.tmp("p"), self.tmp("p")
-            self.emit(f"let {pr}: PointerTile<*mut {p.dtype}, {{ [{dim_list(ones)}] }}> = reshape_ptr({pt}, {shape_macro(ones)});")
+            self.emit(f"let {pr}: PointerTile<{pk} {p.dtype}, {{ [{dim_list(ones)}] }}> = reshape_ptr({pt}, {shape_macro(ones)});")
             if tuple(shape) == ones:  # no identity broadcast (cuTile Python writes none)
                 pt = pr
             else:
-                self.emit(f"let {pb}: PointerTile<*mut {p.dtype}, {ts}> = broadcast_ptr({pr}, {shape_macro(shape)});")
+                self.emit(f"let {pb}: PointerTile<{pk} {p.dtype}, {ts}> = broadcast_ptr({pr}, {shape_macro(shape)});")
                 pt = pb
         if cur_o is None:
             ptrs = pt
         else:
             ptrs = self.tmp("p")
-            self.emit(f"let {ptrs}: PointerTile<*mut {p.dtype}, {ts}> = addptr_tile({pt}, {cur_o});")
+            self.emit(f"let {ptrs}: PointerTile<{pk} {p.dtype}, {ts}> = addptr_tile({pt}, {cur_o});")
         if mask is not None:
             # a scalar mask (`mask=pid > 0`) is a Rust bool: the access takes a bool tile of its shape
             um = self.bcast(self.tile(mask), "bool", tuple(shape)) if mask.ty.is_scalar else self.value(mask)
@@ -1630,6 +1658,9 @@ class Lowerer:
             select_pad = e.args[3] is not None and cur_m != "None" and len(shape) >= 2
             pad = "None" if e.args[3] is None or select_pad else f"Some({self.value(e.args[3])})"
             res, tok = self.tmp(), self.tmp("tok")
+            if pk == "*const":
+                self.emit("// unsafe: the addresses are the kernel's offsets from the tensor's start, which Rust "
+                          "cannot bound")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "
                       f"ordering::Weak, None::<scope::TileBlock>, {cur_m}, {pad}, "
                       f"{f'Some({store})' if ordered else 'None'}, {lat}) }};")

@@ -328,6 +328,8 @@ class Kernel:
     hints: tuple[tuple[str, int], ...] = ()
     variant: Variant = field(default_factory=lambda: Variant(""))
     outputs: tuple[tuple[str, str, str], ...] = ()  # (array, form: checked|unchecked, reason)
+    # Triton pointers the variant only reads, taken as `&Tensor` spans (passes/ownership.span_inputs)
+    span_inputs: tuple[str, ...] = ()
     launches: tuple[tuple[tuple[str, object], ...], ...] = ()  # literal constant values per launch site
     rules_used: tuple[str, ...] = ()
     derived: tuple[tuple[str, str], ...] = ()  # const generics computed from others: (name, Python expression)

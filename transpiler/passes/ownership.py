@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.ir import RMW_OPS, Assign, Eval, For, If, Kernel, Lit, Name, Op, TupleExpr, While, array_root
-from ..model.walk import all_stmts, sub_exprs
+from ..model.walk import all_stmts, assigned_names, sub_exprs, walk_exprs
 
 
 def block_axis(e, bound: dict) -> int | None:
@@ -50,6 +50,7 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     other_uses: set[str] = set()
     element_writes: set[str] = set()
     view_atomics: set[str] = set()
+    view_writes: set[str] = set()
     in_loop: set[str] = set()
     sliced: set[str] = set()
     for s in all_stmts(kernel.body):
@@ -67,6 +68,9 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
                 elif isinstance(e, Op) and e.op in ("scatter", *RMW_OPS):
                     if isinstance(e.args[0], Name):  # else a pointer loaded from memory: no parameter's array
                         element_writes.add(array_root(e.args[0]))
+                elif isinstance(e, Op) and e.op == "view_store" and isinstance(e.args[0], Name) \
+                        and array_root(e.args[0]) not in element_writes:
+                    view_writes.add(array_root(e.args[0]))  # a Triton tile store through a view of a raw pointer
                 elif isinstance(e, Op) and e.op == "view_atomic_add":
                     view_atomics.add(array_root(e.args[0]))
                 elif isinstance(e, Op) and e.args and isinstance(e.args[0], Name) and e.op in (
@@ -78,6 +82,10 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
     for p in kernel.params:
         if p.kind == "array" and p.name in element_writes:
             why = "written element by element (scatter/atomics) through a raw pointer"
+            outputs.append((p.name, "unchecked", f"{why}: {p.unowned}" if p.unowned else why))
+            continue
+        if p.kind == "array" and p.name in view_writes:
+            why = "written by tiles through a view the kernel makes from a raw pointer"
             outputs.append((p.name, "unchecked", f"{why}: {p.unowned}" if p.unowned else why))
             continue
         if p.kind == "array" and p.name in view_atomics:
@@ -109,4 +117,31 @@ def analyze_outputs(kernel: Kernel) -> Kernel:
             outputs.append((p.name, "unchecked", reason))
         else:
             outputs.append((p.name, "checked", "every block stores only the tile at its own block index"))
-    return replace(kernel, outputs=tuple(outputs))
+    return replace(kernel, outputs=tuple(outputs), span_inputs=tuple(sorted(span_inputs(kernel))))
+
+
+READ_ONLY_ACCESSES = frozenset({"gather", "view_load"})
+
+
+def span_inputs(kernel: Kernel) -> set[str]:
+    """The Triton pointers the kernel only reads, each named only as the pointer of a gather or a tile view's
+    load of its own element type: the port takes them as a `&Tensor` of the argument's span (the launcher passes
+    its address, extent and unit stride, as for a raw pointer and its extents) and reads through `*const`
+    pointers made from it, so the entry takes no raw pointer for them. Optional pointers (None: a null
+    address), host descriptors, placeholders and pointers read as another element type keep the raw pointer."""
+    if kernel.frontend != "triton":
+        return set()
+    optional = {p.given_of for p in kernel.params if p.given_of}
+    assigned = assigned_names(kernel.body)
+    names: dict[str, int] = {}  # every mention of a name
+    reads: dict[str, int] = {}  # mentions as the pointer of a read of its own element type
+    for e in walk_exprs(kernel.body):
+        if isinstance(e, Name):
+            names[e.id] = names.get(e.id, 0) + 1
+        elif isinstance(e, Op) and e.op in READ_ONLY_ACCESSES and e.args and isinstance(e.args[0], Name) \
+                and e.attr("flat") and not e.attr("elem"):
+            reads[e.args[0].id] = reads.get(e.args[0].id, 0) + 1
+    return {p.name for p in kernel.params
+            if p.kind == "array" and p.flat and p.pointer and not p.view and not p.descriptor and not p.unused
+            and p.name not in optional and p.name not in assigned and names.get(p.name, 0) == reads.get(p.name, 0)}
+

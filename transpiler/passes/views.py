@@ -678,6 +678,46 @@ def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
     return (("(__grid0 * 1)",), ("1",)), ("1",), (index,)
 
 
+def _own_descriptor_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
+    """A tensor descriptor's store (`c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], c)`) of the tile at the
+    program's own index: per axis the offset is `tl.program_id(axis) * block`. The view is the descriptor's
+    shape and strides (TMA clips a tile at the shape, as a partition store does). ((extents, strides), tile,
+    index), or why not."""
+    tile = e.attr("tile")
+    if e.attr("base_offset") is not None:
+        return "a descriptor of an offset base pointer"
+    if len(tile) > 3:
+        return "the view has more than 3 axes (a launch grid has 3)"
+    index = []
+    for axis, (off, block) in enumerate(zip(e.args[3].items, tile)):
+        try:
+            q = {}
+            for mono, c in an.poly(off, u).items():
+                if block.isdigit():
+                    if c % int(block):
+                        raise _NotAffine
+                    q[mono] = c // int(block)
+                elif block in mono:
+                    q[_minus(mono, (block,))] = c
+                else:
+                    raise _NotAffine
+            x = _render(an, q, off.pos, u)
+        except _NotAffine:
+            x = None
+        if x is None or block_axis(x, bound) != axis:
+            return (f"a descriptor store's offset on axis {axis} is not `tl.program_id({axis}) * {block}` (each "
+                    "program must write only its own tile)")
+        index.append(x)
+    names = {n.id for d in e.args[1].items + e.args[2].items for n in sub_exprs(d) if isinstance(n, Name)}
+    if any(n not in an.params for n in names):
+        return "a descriptor's shape or strides computed in the kernel"
+    try:
+        view = (tuple(_py(d) for d in e.args[1].items), tuple(_py(st) for st in e.args[2].items))
+    except _NotAffine:
+        return "a view extent is not a Python expression of the arguments"
+    return view, tuple(tile), tuple(index)
+
+
 def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     """The Triton pointers that are only stored to, every store the tile at the program's own index of one
     view: name -> (view, {id(store): (tile, index)}). Their stores become a checked `&mut Tensor` partition's
@@ -690,17 +730,21 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
         if not isinstance(s, (Assign, Eval)):
             continue
         for e in sub_exprs(s.value):
-            if not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
+            if isinstance(e, Op) and e.op == "view_store" and e.attr("offsets") and isinstance(e.args[0], Name):
+                plan = _own_descriptor_tile(an, bound, e, an.locs[id(s)])
+            elif not (isinstance(e, Op) and e.op == "scatter" and e.attr("flat") and isinstance(e.args[0], Name)):
                 continue
-            plan = "a store through the pointer cast to another element type" if e.attr("elem") else \
-                _own_tile(an, bound, e, an.locs[id(s)])
+            else:
+                plan = "a store through the pointer cast to another element type" if e.attr("elem") else \
+                    _own_tile(an, bound, e, an.locs[id(s)])
             if isinstance(plan, str):
                 refused.setdefault(e.args[0].id, plan)
             else:
                 plans.setdefault(e.args[0].id, []).append((e, plan))
     stores: dict[str, int] = {}
     for e in walk_exprs(k.body):
-        if isinstance(e, Op) and e.op == "scatter" and isinstance(e.args[0], Name):
+        if isinstance(e, Op) and (e.op == "scatter" or e.op == "view_store" and e.attr("offsets")) \
+                and isinstance(e.args[0], Name):
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
     out = {}
     optional = {p.given_of for p in k.params if p.given_of}
@@ -714,8 +758,8 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
             continue
         if name in optional:  # None in some launches: no tensor to split (the port takes a null pointer)
             refused[name] = "an optional pointer (Triton takes None for it)"
-        elif uses.get(name, set()) - {"scatter"}:
-            other = uses[name] - {"scatter"}
+        elif uses.get(name, set()) - {"scatter", "view_store"}:
+            other = uses[name] - {"scatter", "view_store"}
             refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
                              "the pointer is also updated by atomics")
         elif name not in refused and stores[name] != len(items):
@@ -728,8 +772,9 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
 
 
 def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
-    """The scatter as a store of the tile at its own index (the mask is the view's bound)."""
-    value = e.args[3]
+    """The scatter (or descriptor store) as a store of the tile at its own index (the mask, or the descriptor's
+    shape, is the view's bound)."""
+    value = e.args[4] if e.op == "view_store" else e.args[3]
     if tuple(value.ty.shape) != tile:
         value = Op("reshape", (value,), value.pos, ty=TileTy(value.ty.dtype, tile))
     arr = replace(e.args[0], ty=ArrayTy(value.ty.dtype, len(tile)))  # the view's rank, not the span's
@@ -752,11 +797,12 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
 
     def access(e, u):
         """`e` (a load: gather, or where(mask, gather, other); a store: scatter) as a view access, or None."""
+        if id(e) in own_stores:  # the stored value's own accesses first (a descriptor's load in it)
+            at = 4 if e.op == "view_store" else 3
+            value = expr(e.args[at], u) if isinstance(e.args[at], Op) else e.args[at]
+            return _own_store(replace(e, args=e.args[:at] + (value,) + e.args[at + 1:]), *own_stores[id(e)])
         if isinstance(e, Op) and e.op in ("view_load", "view_store") and e.attr("offsets"):
             return descriptor(an, e, u, uses)
-        if id(e) in own_stores:  # the stored value's own accesses first (a descriptor's load in it)
-            value = expr(e.args[3], u) if isinstance(e.args[3], Op) else e.args[3]
-            return _own_store(replace(e, args=e.args[:3] + (value,) + e.args[4:]), *own_stores[id(e)])
         if not dots:
             # measured on the H200 (results/triton_h200.md): in kernels without a dot the views' set-up cost
             # more than TMA saved (an elementwise kernel of 4 us lost 0.3 to 0.5 us); GEMM-like ones gain 1.5-5x

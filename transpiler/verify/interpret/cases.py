@@ -254,6 +254,10 @@ def launch_args(kernel: dict, signature: list[tuple[str, str]], case: dict, arra
             kinds = {p["name"]: p["kind"] for p in kernel["params"]}
             scalars = {n: v for n, v in _bound(kernel, case).items() if kinds[n] == "scalar"}
             values += _view_args(by_rust[name], ty, case, bases[bound[name]], scalars)
+        elif ty.startswith("&Tensor") and bound.get(name) is not None and by_rust[name].get("flat"):
+            # a Triton pointer the entry only reads, as the `&Tensor` of its span: address, extent, unit stride
+            values += [np.array(bases[bound[name]], np.int64), np.array(arrays[bound[name]].size, np.int32),
+                       np.array(1, np.int32)]
         elif ty.startswith(("*mut", "*const")):  # None: a null pointer (the kernel never reads it)
             values.append(np.array(bases[bound[name]] if bound[name] is not None else 0, np.int64))
         elif ext and ext.group(1) in bound:
