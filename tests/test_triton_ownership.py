@@ -348,3 +348,94 @@ def test_a_descriptor_store_elsewhere_stays_unchecked_and_is_listed(tmp_path, ol
     k = _kernel(tmp_path, DESCRIPTOR_GEMM.replace(old, new, 1))
     (reason,) = [r for n, form, r in k.outputs if n == "c_ptr" and form == "unchecked"]
     assert why in reason and "through a view the kernel makes" in reason, reason
+
+
+MOVED = """
+@triton.jit
+def k(x_ptr, y_ptr, s_ptr, stride, s_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x_ptr += row * stride
+    y_ptr += row * stride
+    x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0)
+    tl.store(s_ptr + row * s_stride, tl.sum(x, axis=0))
+    tl.store(y_ptr + cols, x, mask=cols < n_cols)
+"""
+
+
+def test_pointers_moved_to_the_row_and_a_strided_statistic_are_checked_partitions(tmp_path):
+    """liger-kernel's way of writing a row kernel: `y_ptr += row * stride` first, then `y_ptr + cols`; the row's
+    statistic at `s_ptr + row * s_stride`: the element (row, 0) of a view of one column, rows s_stride apart."""
+    k = _kernel(tmp_path, MOVED)
+    assert _outputs(k) == {"y_ptr": "checked", "s_ptr": "checked"}
+    assert k.param("y_ptr").view == (("(__grid0 * 1)", "(n_cols if n_cols < BLOCK else BLOCK)"), ("stride", "1"))
+    assert k.param("s_ptr").view == (("(__grid0 * 1)", "1"), ("s_stride", "1"))
+    assert k.span_inputs == ("x_ptr",)
+
+
+MOVED_MUTANTS = {
+    # moved again after the store reads it: the store sees the first move only, but the second runs later
+    "moved inside a loop": ("    y_ptr += row * stride\n",
+                            "    for i in range(2):\n        y_ptr += row * stride\n"),
+    "moved twice": ("    y_ptr += row * stride\n", "    y_ptr += row * stride\n    y_ptr += stride\n"),
+    "moved under a condition": ("    y_ptr += row * stride\n", "    if n_cols > 4:\n        y_ptr += row * stride\n"),
+    "a statistic one slot off": ("s_ptr + row * s_stride", "s_ptr + row * s_stride + 1"),
+    "a statistic at row * row": ("s_ptr + row * s_stride", "s_ptr + row * row"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVED_MUTANTS))
+def test_a_move_or_a_slot_the_proof_does_not_cover_keeps_the_raw_pointer(tmp_path, name):
+    old, new = MOVED_MUTANTS[name]
+    assert old in MOVED
+    k = _kernel(tmp_path, MOVED.replace(old, new, 1))
+    out = "s_ptr" if "statistic" in name else "y_ptr"
+    assert _outputs(k)[out] == "unchecked", name
+
+
+GRID_2D = """
+@triton.jit
+def k(LOSS, X, L):
+    off_b = tl.program_id(0).cast(tl.int64)
+    off_l = tl.program_id(1).cast(tl.int64)
+    X += off_b * L + off_l
+    LOSS += off_b * L + off_l
+    tl.store(LOSS, tl.load(X) * 2.0)
+"""
+
+GROUPS = """
+@triton.jit
+def k(Mean_ptr, Mean_row_stride, Mean_col_stride, X_ptr):
+    batch_idx = tl.program_id(0)
+    group_idx = tl.program_id(1)
+    m = tl.load(X_ptr + batch_idx)
+    tl.store(Mean_ptr + batch_idx * Mean_row_stride + group_idx * Mean_col_stride, m)
+"""
+
+
+def test_a_scalar_store_at_a_2d_programs_own_slot_is_a_checked_partition(tmp_path):
+    """`LOSS + b * L + l` (GRPO's per-token outputs) is the element (b, l) of a (grid0, grid1) view, rows L apart;
+    `Mean + b * row_stride + g * col_stride` (group norm's statistics) the element (b, g, 0) of a view with a
+    unit axis after the strided ones."""
+    k = _kernel(tmp_path, GRID_2D)
+    assert _outputs(k) == {"LOSS": "checked"}
+    assert k.param("LOSS").view == (("(__grid0 * 1)", "(__grid1 * 1)"), ("L", "1"))
+    k = _kernel(tmp_path, GROUPS)
+    assert _outputs(k) == {"Mean_ptr": "checked"}
+    assert k.param("Mean_ptr").view == (("(__grid0 * 1)", "(__grid1 * 1)", "1"),
+                                        ("Mean_row_stride", "Mean_col_stride", "1"))
+
+
+@pytest.mark.parametrize("body,old,new", [
+    (GRID_2D, "LOSS += off_b * L + off_l", "LOSS += off_b * L + off_l + 1"),
+    (GRID_2D, "LOSS += off_b * L + off_l", "LOSS += off_b * L + off_b"),
+    (GRID_2D, "LOSS += off_b * L + off_l", "LOSS += off_b * off_l"),
+    (GROUPS, "group_idx * Mean_col_stride", "group_idx * batch_idx"),
+    (GROUPS, "batch_idx = tl.program_id(0)", "batch_idx = tl.program_id(2)"),
+])
+def test_a_scalar_store_elsewhere_keeps_the_raw_pointer(tmp_path, body, old, new):
+    """One slot off, one axis twice, a product of program ids, a stride that is not an argument, axes 1 and 2
+    without axis 0: another program's slot, or slots shared by programs."""
+    assert old in body
+    k = _kernel(tmp_path, body.replace(old, new, 1))
+    assert set(_outputs(k).values()) == {"unchecked"}

@@ -255,6 +255,15 @@ def cases() -> list[dict]:
                     ["dy", "x", "w", "rstd", "dx", "dw", "stride", "n_cols"], [r], ["dx", "dw"], "",
                     {"stride": c, "n_cols": c}, {"OFFSET": 0.0, "BLOCK_N": _npo2(c)})
     out += _row_cases("rms_norm", "rms_norm_bwd_kernel", [(8, 512), (9, 1000)], F, rms_bwd)
+    # pointers moved to the row (`X_ptr += row * stride`), the statistic in a strided column (stride 1 and 2)
+    for (r, c), rs in [((8, 512), 1), ((9, 1000), 2)]:
+        for dt in F:
+            out.append(case("rms_norm", "rms_norm_rows_kernel", f"{r}x{c}_{dt}_rstd{rs}",
+                            [inp("x", [r, c], dt, "randn"), inp("y", [r, c], dt, "poison"), inp("w", [c], dt, "randn"),
+                             inp("rstd", [r * rs], "float32", "zeros")],
+                            ["x", "stride", "y", "stride", "w", "rstd", "rstd_stride", "n_cols", "eps"], [r],
+                            ["y", "rstd"], "", {"stride": c, "rstd_stride": rs, "n_cols": c, "eps": 1e-6},
+                            {"BLOCK_SIZE": _npo2(c)}))
 
     # optional pointers (None: the `is None` branches), a float-constexpr condition (ALPHA != 1.0)
     for (r, c), given, alpha in [((8, 512), ("res", "h_out", "w"), 1.0), ((9, 1000), ("w",), 1.0),
@@ -343,6 +352,15 @@ def cases() -> list[dict]:
                             {"stride": v, "n_cols": v, "n_non_ignore": r - _cdiv(r, 3), "ignore_index": -100,
                              "label_smoothing": ls},
                             {"BLOCK_V": min(4096, _npo2(v)), "HAS_SMOOTHING": ls > 0.0}))
+
+    # a 2-D grid of (sequence, position) programs, each storing one element at `LOGP + b * L + l`
+    for (b, l, n), blk in [((2, 3, 1000), 256), ((3, 5, 700), 1024)]:
+        for dt in F:
+            out.append(case("cross_entropy", "token_logprob_kernel", f"{b}x{l}x{n}_{dt}_blk{blk}",
+                            [inp("logits", [b, l, n], dt, "randn", scale=2.0),
+                             inp("ids", [b, l], "int64", "randint", lo=0, hi=n), inp("logp", [b, l], "float32", "poison")],
+                            ["logits", "ids", "logp", "L", "N"], [b, l], ["logp"], "", {"L": l, "N": n},
+                            {"BLOCK_N": blk}))
 
     for (b, h, s, d), causal, dt in [((1, 2, 128, 64), True, "float16"), ((2, 1, 100, 64), False, "float16"),
                                      ((1, 2, 200, 64), True, "float16"), ((1, 1, 90, 32), True, "float32"),
@@ -1491,6 +1509,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if k == "rms_norm.rms_norm_fwd_kernel":
         rstd = 1.0 / np.sqrt((x["x"] ** 2).mean(axis=1) + s["eps"])
         return {"y": x["x"] * rstd[:, None] * (s["OFFSET"] + x["w"]), "rstd": rstd}
+    if k == "rms_norm.rms_norm_rows_kernel":
+        rstd = 1.0 / np.sqrt((x["x"] ** 2).mean(axis=1) + s["eps"])
+        slots = np.zeros_like(x["rstd"])
+        slots[::s["rstd_stride"]] = rstd
+        return {"y": x["x"] * rstd[:, None] * x["w"], "rstd": slots}
     if k == "rms_norm.rms_norm_bwd_kernel":
         xhat = x["x"] * x["rstd"][:, None]
         wdy = (x["w"] + s["OFFSET"]) * x["dy"]
@@ -1550,6 +1573,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         loss = (q * (lse[:, None] - lg)).sum(axis=1)
         grad = p - q
         return {"loss": np.where(valid, loss, 0.0) / nn, "logits": np.where(valid[:, None], grad, 0.0) / nn}
+    if k == "cross_entropy.token_logprob_kernel":
+        lg = x["logits"]
+        m = lg.max(axis=2, keepdims=True)
+        lse = (m + np.log(np.exp(lg - m).sum(axis=2, keepdims=True)))[..., 0]
+        return {"logp": np.take_along_axis(lg, a["ids"][..., None], axis=2)[..., 0] - lse}
     if k == "block_ptr_ops.bp_attn_fwd_kernel":
         o, _ = _attention_ref(x["q"][None], x["k"][None], x["v"][None], s["scale"], False)
         return {"o": o[0]}

@@ -157,6 +157,10 @@ class _Analysis:
         self.named: dict = {}  # polynomial of a name assigned once -> the name (to render it back)
         self.derived = dict(k.derived)
         self.strict = False  # expanding a reaching assignment: names assigned once only
+        # the reaching assignments being expanded, innermost last: (name, where): in `x = x + d` (a pointer moved
+        # to its row, `c += pid * stride`), `x` is read where that assignment is, its value there the one
+        # reaching it
+        self.expanding: list[tuple[str, tuple]] = []
 
     # ------------------------------------------------------------------ polynomials of expressions
     def poly(self, e, u: tuple) -> Poly:
@@ -214,6 +218,8 @@ class _Analysis:
             return p
         if e.id in self.derived:
             return self.derived_poly(e)
+        if len(defs) > 1 and self.strict and self.expanding and self.expanding[-1][0] == e.id:
+            return self.reaching(e, self.expanding[-1][1], defs)
         if len(defs) > 1 and not self.strict:
             try:
                 return self.reaching(e, u, defs)
@@ -241,11 +247,13 @@ class _Analysis:
             for _, lloc in (x for ls in self.loops.values() for x in ls):
                 if _encloses(lloc, u) and _encloses(lloc, loc) and not _encloses(lloc, dloc):
                     raise _NotAffine
-        self.strict = True
+        strict, self.strict = self.strict, True
+        self.expanding.append((e.id, dloc))
         try:
             return self.poly(d.value, u)
         finally:
-            self.strict = False
+            self.strict = strict
+            self.expanding.pop()
 
     def derived_poly(self, e: Name) -> Poly:
         """A derived constant (`BLOCK_K * SPLIT_K`, computed by the host): its polynomial over constants
@@ -661,8 +669,12 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
 
 
 def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
-    """A scalar store at `base + pid` (a row's statistic, `tl.store(Mean + row, mean)`), unmasked: the tile of
-    one element at the program's own index of the grid's elements."""
+    """A scalar store at the program's own element of a view of the grid, unmasked: `base + pid` (a row's
+    statistic, `tl.store(Mean + row, mean)`), `base + pid * stride` (in a strided column), `base + pid0 * L +
+    pid1` or `base + b * row_stride + g * col_stride` (a 2-D grid's (batch, position) or (row, group) entry):
+    per program id axis 0..r-1 at most one term `pid_a * stride_a` (a scalar argument, a constant or 1), no
+    other term. The view: the grid's extent on each axis, those strides, tiles of one element; where the last
+    stride is not a literal 1, a unit axis after it (extent 1, the launch's one program on that axis)."""
     why = "a scalar store that is not at `base + tl.program_id(0)`, unmasked"
     if e.args[2] is not None:
         return why
@@ -670,12 +682,33 @@ def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
         p = an.poly(e.args[1].items[0], u)
     except _NotAffine:
         return why
-    if len(p) != 1 or list(p.values()) != [1] or len(next(iter(p))) != 1:
+    axes: dict[int, tuple] = {}
+    for mono, c in p.items():
+        if c != 1 or len(mono) not in (1, 2):
+            return why
+        found = None
+        for pid, rest in ((mono[0], mono[1:]), (mono[-1], mono[:-1])):
+            index = _render(an, {(pid,): 1}, e.pos, u)
+            axis = block_axis(index, bound)
+            if axis is not None and all(r in an.params and an.params[r].kind in ("scalar", "const") for r in rest):
+                found = (axis, index, rest[0] if rest else "1")
+                break
+        if found is None or found[0] in axes:
+            return why
+        axes[found[0]] = found[1:]
+    if not axes or sorted(axes) != list(range(len(axes))):
         return why
-    index = _render(an, p, e.pos, u)
-    if block_axis(index, bound) != 0:
-        return why
-    return (("(__grid0 * 1)",), ("1",)), ("1",), (index,)
+    r = len(axes)
+    extents = [f"(__grid{a} * 1)" for a in range(r)]
+    strides = [axes[a][1] for a in range(r)]
+    index = [axes[a][0] for a in range(r)]
+    if strides[-1] != "1":
+        if r == 3:
+            return "a scalar store whose view has more than 3 axes (a launch grid has 3)"
+        extents.append("1")
+        strides.append("1")
+        index.append(Op("bid", (Lit(r, e.pos, TileTy("i32")),), e.pos, ty=TileTy("i32")))
+    return (tuple(extents), tuple(strides)), ("1",) * len(index), tuple(index)
 
 
 def _own_descriptor_tile(an: _Analysis, bound: dict, e: Op, u: tuple):

@@ -66,3 +66,34 @@ def cross_entropy_fwd_bwd(logits, target, ignore_index=-100, label_smoothing=0.0
         cross_entropy_kernel[(n_rows,)](logits, logits.stride(0), target, loss, vocab, n_non_ignore, ignore_index,
                                         label_smoothing, BLOCK_V=BLOCK_V, HAS_SMOOTHING=False, num_warps=16)
     return loss.sum(), logits
+
+
+@triton.jit
+def token_logprob_kernel(LOGITS, INPUT_IDS, LOGP, L, N, BLOCK_N: tl.constexpr):
+    # log_softmax(logits[b, l])[ids[b, l]] for RL losses, one program per (sequence, position), written the way
+    # such kernels are: every pointer moved to the program's row first, the result at its (b, l) slot
+    off_b = tl.program_id(0).cast(tl.int64)
+    off_l = tl.program_id(1).cast(tl.int64)
+    LOGITS += off_b * L * N + off_l * N
+    INPUT_IDS += off_b * L + off_l
+    LOGP += off_b * L + off_l
+    m = float("-inf")
+    d = 0.0
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        x = tl.load(LOGITS + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    idx = tl.load(INPUT_IDS)
+    x_t = tl.load(LOGITS + idx).to(tl.float32)
+    tl.store(LOGP, x_t - m - tl.log(d))
+
+
+def token_logprob(logits, input_ids):
+    import torch
+
+    B, L, N = logits.shape
+    logp = torch.empty((B, L), dtype=torch.float32, device=logits.device)
+    token_logprob_kernel[(B, L)](logits, input_ids, logp, L, N, BLOCK_N=min(4096, triton.next_power_of_2(N)))
+    return logp

@@ -61,3 +61,31 @@ def rms_norm_bwd(dy, x, weight, rstd):
     rms_norm_bwd_kernel[(n_rows,)](dy, x, weight, rstd, dx, dw, x.stride(0), n_cols,
                                    OFFSET=0.0, BLOCK_N=triton.next_power_of_2(n_cols))
     return dx, dw.to(weight.dtype)
+
+
+@triton.jit
+def rms_norm_rows_kernel(X_ptr, X_row_stride, Y_ptr, Y_row_stride, W_ptr, RSTD_ptr, RSTD_row_stride, n_cols, eps,
+                         BLOCK_SIZE: tl.constexpr):
+    # written the way liger-kernel writes its row kernels: each pointer moved to the program's row first, the
+    # row's statistic stored at a strided slot (a column of a wider buffer)
+    row_idx = tl.program_id(0).to(tl.int64)
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    mask = col_offsets < n_cols
+    X_ptr += row_idx * X_row_stride
+    Y_ptr += row_idx * Y_row_stride
+    X_row = tl.load(X_ptr + col_offsets, mask=mask, other=0.0).to(tl.float32)
+    W_row = tl.load(W_ptr + col_offsets, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(X_row * X_row, axis=0) / n_cols + eps)
+    tl.store(RSTD_ptr + row_idx * RSTD_row_stride, rstd)
+    tl.store(Y_ptr + col_offsets, (X_row * rstd * W_row).to(Y_ptr.dtype.element_ty), mask=mask)
+
+
+def rms_norm_rows(x, weight, stats, eps=1e-6):
+    """`stats[:, 0]` gets each row's 1/rms (a column of the caller's statistics buffer)."""
+    import torch
+
+    n_rows, n_cols = x.shape
+    y = torch.empty_like(x)
+    rms_norm_rows_kernel[(n_rows,)](x, x.stride(0), y, y.stride(0), weight, stats, stats.stride(0), n_cols, eps,
+                                    BLOCK_SIZE=triton.next_power_of_2(n_cols))
+    return y
