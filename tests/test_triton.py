@@ -148,7 +148,7 @@ def test_jit_helpers_are_inlined_with_their_pointers(tmp_path):
     """)
     # the helper's pointer is read element by element (only read: a `&Tensor` of its span, read through `*const`
     # pointers); the row store is the program's own tile (a checked output)
-    assert "x_ptr: &Tensor<E, { [-1] }>" in rust and "pointer_to_tile(x_ptr.as_ptr())" in rust
+    assert "pointer_to_tile(x_ptr.as_ptr())" in rust and "PointerTile<*const E, { [] }>" in rust
     assert "make_partition_view_mut(y_ptr," in rust
     assert "exp(" in rust  # tl.sigmoid is Triton's 1 / (1 + exp(-x))
 

@@ -34,6 +34,8 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "
 LATENCY_BOUND = {("moe_align", "moe_count_kernel"), ("moe_align", "moe_align_kernel")}
 # kernels whose launch is one program over a constexpr-sized tile: no size to grow (the kernel would change)
 NO_REAL_SIZE = {
+    ("helper_dispatch", "copy_heads_kernel"): "a row copy through a helper's advanced pointers (the row kernels of "
+                                              "the corpus have real sizes)",
     ("host_dtype_fn", "quant_bytes_kernel"): "an elementwise fp8 quantization of a vector (the fp8 corpus kernel has real sizes)",
     ("pointer_tables", "pointer_tile_kernel"): "one program over a constexpr table of pointers",
     ("float_atomics", "exchange_max_kernel"): "one program, BLOCK covers n",

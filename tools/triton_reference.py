@@ -55,7 +55,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
                                                      "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
-                                                     "standard_names")
+                                                     "standard_names", "helper_dispatch")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -1301,6 +1301,12 @@ def cases() -> list[dict]:
     out.append(case("bool_mask", "masked_fill_kernel", "n40",
                     [inp("x", [40], "float32", "randn"), inp("valid", [40], "bool", "randint", lo=0, hi=2)],
                     ["x", "valid", "n"], [2], ["x"], "", {"n": 40}, {"BLOCK": 32}))
+    # each mode's heads copied (scaled) through pointers a helper advances: the rows are the programs' own tiles
+    for mode in (0, 1, 2):
+        out.append(case("helper_dispatch", "copy_heads_kernel", f"h5n700_mode{mode}",
+                        [inp("src", [5, 700], "float32", "randn"), inp("dst", [5, 700], "float32", "poison")],
+                        ["src", "dst", "stride", "n"], [5], ["dst"], "", {"stride": 700, "n": 700},
+                        {"MODE": mode, "BLOCK": 1024}))
     out.append(case("standard_names", "centered_rows_kernel", "r3c50",
                     [inp("x", [3, 50], "float32", "randn"), inp("y", [3, 50], "float32", "zeros")],
                     ["x", "y", "n_cols"], [3], ["y"], "", {"n_cols": 50}, {"BLOCK": 64}))
@@ -1789,6 +1795,8 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"count": np.bincount(b, minlength=s["n_buckets"])}
     if k == "bool_mask.masked_fill_kernel":
         return {"x": np.where(a["valid"], 0.0, x["x"])}
+    if k == "helper_dispatch.copy_heads_kernel":
+        return {"dst": x["src"] * (1.0, 2.0, 0.5)[s["MODE"]]}
     if k == "standard_names.centered_rows_kernel":
         c = x["x"] - x["x"].mean(axis=1, keepdims=True)
         return {"y": c / (np.abs(c).max(axis=1, keepdims=True) + 1.0)}

@@ -1029,6 +1029,8 @@ class Lowerer:
             n = rust_ident(array_root(arr))
             after = f"{n}_tok_access" if ordered else f"get_tensor_token({a})"
             self.emit(f"let {pid}: (i32, i32, i32) = get_tile_block_id();")
+            self.emit("// unsafe: a raw partition store (Triton's plain store, no TMA) at the program's own block "
+                      "index, the tile of the partition the launcher split")
             self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                       f"make_partition_view_mut({a}, {shape_macro(shape)}, padding::None, {after}) }};")
             self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{coords}], ordering::Weak, scope::TileBlock, "
