@@ -439,3 +439,41 @@ def test_a_scalar_store_elsewhere_keeps_the_raw_pointer(tmp_path, body, old, new
     assert old in body
     k = _kernel(tmp_path, body.replace(old, new, 1))
     assert set(_outputs(k).values()) == {"unchecked"}
+
+
+EARLY_RETURN = """
+@triton.jit
+def k(LOSS, X, MASK, L):
+    off_b = tl.program_id(0).cast(tl.int64)
+    off_l = tl.program_id(1).cast(tl.int64)
+    if MASK is not None:
+        MASK += off_b * L + off_l
+        if tl.load(MASK) == 0:
+            return
+    X += off_b * L + off_l
+    LOSS += off_b * L + off_l
+    tl.store(LOSS, tl.load(X) * 2.0)
+"""
+
+
+def test_a_pointer_moved_after_an_optional_early_return_is_a_checked_partition(tmp_path):
+    """GRPO's `if COMPLETION_MASK is not None: ... return`: the rest of the body is in both arms, each moving
+    LOSS once; the other arm's move never runs on the way to a store (one arm runs per pass, and no loop)."""
+    k = _kernel(tmp_path, EARLY_RETURN)
+    assert _outputs(k) == {"LOSS": "checked"}
+
+
+def test_a_move_in_the_other_arm_inside_a_loop_keeps_the_raw_pointer(tmp_path):
+    """Around a loop the other arm's move reaches the store on the next iteration."""
+    k = _kernel(tmp_path, """
+    @triton.jit
+    def k(y_ptr, stride, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        for i in range(n):
+            if i % 2 == 0:
+                y_ptr += row * stride
+            else:
+                tl.store(y_ptr + cols, cols.to(tl.float32), mask=cols < n)
+    """)
+    assert _outputs(k) == {"y_ptr": "unchecked"}

@@ -136,6 +136,15 @@ def _before(def_loc: tuple, use_loc: tuple) -> bool:
     return len(use_loc) >= n and use_loc[:n - 1] == def_loc[:n - 1] and use_loc[n - 1] > def_loc[n - 1]
 
 
+def _exclusive(a: tuple, b: tuple) -> bool:
+    """Statements in the two arms of one `if` (one runs, or the other, in one pass through it: only a loop around
+    the `if` takes a path from one to the other)."""
+    for x, y in zip(a, b):
+        if x != y:
+            return {x, y} == {"then", "else"}
+    return False
+
+
 def _order(loc: tuple) -> tuple:
     """A location as a key in program order."""
     return tuple(x if isinstance(x, int) else (1 if x == "else" else 0) for x in loc)
@@ -241,7 +250,7 @@ class _Analysis:
                 continue
             if _order(loc) < _order(dloc):
                 continue  # before the reaching one, which runs after it on every path to u
-            if _order(loc) < _order(u):
+            if _order(loc) < _order(u) and not _exclusive(loc, u):
                 raise _NotAffine  # between the two
             # after u: it reaches u only around a loop that encloses both and not the reaching assignment
             for _, lloc in (x for ls in self.loops.values() for x in ls):
