@@ -477,3 +477,43 @@ def test_a_move_in_the_other_arm_inside_a_loop_keeps_the_raw_pointer(tmp_path):
                 tl.store(y_ptr + cols, cols.to(tl.float32), mask=cols < n)
     """)
     assert _outputs(k) == {"y_ptr": "unchecked"}
+
+
+def test_a_view_whose_axes_the_grid_orders_otherwise_is_a_checked_partition(tmp_path):
+    """Attention's log-sum-exp `lse + bh * seq_len + offs_m` with `start_m = program_id(0)`, `bh = program_id(1)`:
+    the view's axes in the grid's order, (seq_len, BH) with strides (1, seq_len), the row tile (BM, 1): a
+    partition's grid is the launch grid axis by axis. A 2-D tile whose wide axes the grid orders the other way
+    would need a transpose: it keeps its raw pointer."""
+    body = """
+    @triton.jit
+    def k(x_ptr, lse_ptr, seq_len, BM: tl.constexpr):
+        start_m = tl.program_id(0)
+        bh = tl.program_id(1)
+        offs_m = start_m * BM + tl.arange(0, BM)
+        x = tl.load(x_ptr + bh * seq_len + offs_m, mask=offs_m < seq_len, other=0.0)
+        tl.store(lse_ptr + bh * seq_len + offs_m, x, mask=offs_m < seq_len)
+    """
+    k = _kernel(tmp_path, body)
+    assert _outputs(k) == {"lse_ptr": "checked"}
+    assert k.param("lse_ptr").view == (("seq_len", "(__grid1 * 1)"), ("1", "seq_len"))
+    (store,) = [e for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "store"]
+    assert store.args[2].ty.shape == ("BM", "1")
+    k = _kernel(tmp_path, """
+    @triton.jit
+    def k(y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+        rows = tl.program_id(1) * BM + tl.arange(0, BM)
+        cols = tl.program_id(0) * BN + tl.arange(0, BN)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        tl.store(y_ptr + rows[:, None] * N + cols[None, :], rows[:, None] + cols[None, :], mask=mask)
+    """)
+    assert _outputs(k) == {"y_ptr": "unchecked"}
+
+
+def test_an_entry_is_compiled_for_the_unit_stride_of_its_views_axis():
+    """The verifier compiles a Triton output's view with its literal unit stride where it is (the grid-ordered
+    lse view has it on axis 0), not on the last axis by default; other arrays keep the last axis."""
+    from transpiler.verify.entries import rust_static_strides
+    assert rust_static_strides({"rank": 1, "view": {"extents": ["seq_len", "(__grid1 * 1)"],
+                                                     "strides": ["1", "seq_len"]}}) == [1, -1]
+    assert rust_static_strides({"rank": 1, "view": {"extents": ["M", "N"], "strides": ["N", " 1"]}}) == [-1, 1]
+    assert rust_static_strides({"rank": 3}) == [-1, -1, 1]

@@ -190,9 +190,8 @@ class _Analysis:
             return _add({}, self.poly(a[0], u), -1)
         if e.op in ("splat", "broadcast"):
             return self.poly(a[0], u)  # broadcasting keeps axes counted from the last
-        if e.op == "const_tile" and a and isinstance(a[0], Lit) and a[0].value == 0 and type(a[0].value) is int:
-            return {}  # a block pointer's base offset 0, spread over the tile (other constants stay refused:
-            # accepting them proves more stores own-tile outputs, a change of the C ABI not measured yet)
+        if e.op == "const_tile" and a and isinstance(a[0], Lit) and type(a[0].value) is int:
+            return _const(a[0].value)  # a constant spread over the tile (a block pointer's base 0, its stride 1)
         if e.op == "reshape":
             return _reshaped(self.poly(a[0], u), a[0].ty.shape, e.ty.shape)
         if e.op == "convert" and isinstance(a[0].ty, TileTy) and a[0].ty.dtype == "i32":
@@ -658,6 +657,7 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
         return f"the innermost stride is the argument `{unit}`, 1 only in some launches"
     if len(tile) > 3:
         return "the view has more than 3 axes (a launch grid has 3)"
+    dims, strides, tile, idx = _grid_order(dims, strides, tile, idx, bound)
     extents, index = [], []
     for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
         unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
@@ -675,6 +675,22 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
         except _NotAffine:
             return "a view extent is not a Python expression of the arguments"
     return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
+
+
+def _grid_order(dims, strides, tile, idx, bound):
+    """The view's axes in the order of the program ids that index them, where they index every axis in another
+    order (attention's `lse + bh * seq_len + offs_m` with `start_m = program_id(0)`, `bh = program_id(1)`: the
+    view (seq_len, BH), strides (1, seq_len)): a partition's grid is the launch grid axis by axis. Only axes of
+    one-element tiles move past others (the stored tile keeps its element order: a reshape, not a transpose)."""
+    axes = [block_axis(x, bound) for x in idx]
+    if None in axes or sorted(axes) != list(range(len(axes))) or axes == sorted(axes):
+        return dims, strides, tile, idx
+    wide = [a for a, t in zip(axes, tile) if t != "1"]
+    if wide != sorted(wide):
+        return dims, strides, tile, idx
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    return ([dims[i] for i in order], [strides[i] for i in order], tuple(tile[i] for i in order),
+            [idx[i] for i in order])
 
 
 def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):

@@ -34,6 +34,14 @@ def rust_rank(p: dict) -> int:
     return len(p["view"]["extents"]) if p.get("view") else p["rank"]
 
 
+def rust_static_strides(p: dict) -> list[int]:
+    """The strides an array's entry is compiled for: 1 where it is one whatever the launch (a view's literal 1:
+    a Triton output's view may have its unit stride on another axis than the last), else dynamic (-1)."""
+    if p.get("view"):
+        return [1 if s.strip() == "1" else -1 for s in p["view"]["strides"]]
+    return [-1] * (p["rank"] - 1) + [1]
+
+
 def entries_of(text: str) -> dict[str, tuple[int, int]]:
     """Entry name -> (body start, body end) offsets of every `#[cutile::entry()]` fn in a kernel.rs."""
     out = {}

@@ -27,7 +27,7 @@ from .specs import (twin_entries, comparand_probes, domain_checks, entry_params,
                     kernel_generics, predicates_hold, verified_generics)
 from .manifest_check import manifest_problems
 from .normalize import TARGET, IRParseError, normalize, python_arg_names, rust_arg_names
-from .entries import Check, rust_rank, select_entry
+from .entries import Check, rust_rank, rust_static_strides, select_entry
 from .irdump import IrdumpPool, job_key
 from .toolchain import (ToolchainError, cargo_build, cargo_env, crate_build_lock, disassemble, irdump_binary)
 
@@ -410,7 +410,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                         n = next(serial)
                         check = Check(entry["name"], spec, dtype, "compiled")
                         kv.checks.append(check)
-                        strides = [[p.get("rust_name", p["name"]), [-1] * (rust_rank(p) - 1) + [1]]
+                        strides = [[p.get("rust_name", p["name"]), rust_static_strides(p)]
                                    for p in entry_params(k, entry) if p["kind"] == "array"]
                         submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                                 "entry": entry["name"], "generics": verified_generics(k, entry, spec, dtype),
@@ -449,7 +449,7 @@ def _verify_planned(out: Path, pending: list, pool: "IrdumpPool", built, buildin
                     return None
                 kv.checks.append(check)
                 generics = verified_generics(k, entry, spec, dtype)
-                strides = [[p.get("rust_name", p["name"]), [-1] * (rust_rank(p) - 1) + [1]]
+                strides = [[p.get("rust_name", p["name"]), rust_static_strides(p)]
                            for p in params if p["kind"] == "array"]
                 submit({"file": str(inside(out, m["rust"]).resolve()), "module": m["module"],
                         "entry": entry["name"],

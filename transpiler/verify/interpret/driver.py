@@ -49,7 +49,7 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
     """Kernel name -> the results of its cases (kernels without references are left out). `ir_texts`, when
     given, receives the Tile IR each case ran (case id -> text; None where the entry did not compile).
     `compiled`: bytecode already compiled by irdump, by its job's `irdump.job_key` (not compiled again)."""
-    from ..entries import rust_rank, select_entry
+    from ..entries import rust_static_strides, select_entry
     from ..irdump import job_key, run_irdump
     from ..normalize import TARGET
     from ..specs import verified_generics
@@ -71,7 +71,7 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
             key = ir_key(rust, module["module"], entry["name"], generics)
             if key not in by_key:
                 bc = tmp / f"{key[:24]}.rs.tileirbc"
-                strides = [[p.get("rust_name", p["name"]), [-1] * (rust_rank(p) - 1) + [1]]
+                strides = [[p.get("rust_name", p["name"]), rust_static_strides(p)]
                            for p in kernel["params"] if p["kind"] == "array"]
                 job = {"file": str(rust), "module": module["module"], "entry": entry["name"],
                        "generics": generics, "strides": strides, "target": TARGET, "out": str(bc)}
