@@ -78,8 +78,9 @@ MUTANTS = {
         "tl.store(y_ptr + offs, x + 1, mask=offs < n)\n    tl.store(y_ptr + offs + n, x, mask=offs < n)"),
     "a store at the next program's block": (ELEMENTWISE, "tl.store(y_ptr + offs,", "tl.store(y_ptr + offs + BLOCK,"),
     "a store at pid + 1": (ELEMENTWISE, "offs = pid * BLOCK", "offs = (pid + 1) * BLOCK"),
-    "the output also loaded": (ELEMENTWISE, "x = tl.load(x_ptr + offs, mask=offs < n)",
-                               "x = tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n)"),
+    "the output also loaded at another program's tile": (
+        ELEMENTWISE, "x = tl.load(x_ptr + offs, mask=offs < n)",
+        "x = tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs + BLOCK, mask=offs + BLOCK < n)"),
     "a wrapped index (`% n`)": (ELEMENTWISE, "offs = pid * BLOCK + tl.arange(0, BLOCK)",
                                 "offs = (pid * BLOCK + tl.arange(0, BLOCK)) % n"),
     "another program id's axis": (ELEMENTWISE, "pid = tl.program_id(0)", "pid = tl.program_id(1)"),
@@ -95,7 +96,7 @@ REASONS = {
     'stored twice at different offsets': 'tile index on view axis 0',
     "a store at the next program's block": 'tile index on view axis 0',
     'a store at pid + 1': 'tile index on view axis 0',
-    'the output also loaded': 'also read',
+    "the output also loaded at another program's tile": 'also read',
     'a wrapped index (`% n`)': 'not provably one tile',
     "another program id's axis": 'tile index on view axis 0',
     'a mask that is not the bound': 'not provably one tile',
@@ -517,3 +518,18 @@ def test_an_entry_is_compiled_for_the_unit_stride_of_its_views_axis():
                                                      "strides": ["1", "seq_len"]}}) == [1, -1]
     assert rust_static_strides({"rank": 1, "view": {"extents": ["M", "N"], "strides": ["N", " 1"]}}) == [-1, 1]
     assert rust_static_strides({"rank": 3}) == [-1, -1, 1]
+
+
+def test_an_output_updated_in_place_at_its_own_tile_is_a_checked_partition(tmp_path):
+    """`y = load(y_ptr + offs); store(y_ptr + offs, f(y))` (swiglu's backward writes its gradients over its inputs):
+    every load of the output is the program's own tile of the stores' view, read through `*const` pointers from the
+    partition's tensor before the store (the store's view is made after the loads' token)."""
+    k = _kernel(tmp_path, ELEMENTWISE.replace("x = tl.load(x_ptr + offs, mask=offs < n)",
+                                              "x = tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, "
+                                              "mask=offs < n)"))
+    assert _outputs(k) == {"y_ptr": "checked"}
+    from transpiler.emit.lower import lower_kernel
+    view = lower_kernel(k)
+    body = "\n".join(view.body)
+    assert not view.unsafe and "pointer_to_tile(y_ptr.as_ptr())" in body and "PointerTile<*const" in body
+    assert re.search(r"make_partition_view_mut\(y_ptr, [^;]*y_ptr_tok_access\)", body)

@@ -135,6 +135,7 @@ class Lowerer:
         self.mutable = _mutable_vars(kernel.body)
         self.pointer_arrays: dict = {}
         self.span_inputs: dict = {}  # read-only Triton pointers taken as `&Tensor` spans (span_inputs)
+        self.read_outputs: dict = {}  # checked Triton outputs the program also loads (its own tile, in place)
         self.view_base: dict[str, str] = {}  # such a pointer -> the `*mut` base its tile views are made from
         self.flat_base: dict[str, str] = {}  # Triton pointer -> its typed base pointer tile (cast once)
         self.cast_base: dict[tuple[str, str], str] = {}  # (Triton pointer, element type) -> its cast base
@@ -277,9 +278,13 @@ class Lowerer:
         for p in k.params:
             direct = p.name in self._flat_accessed()
             elems = sorted(dt for name, dt in casts if name == p.name)
-            if p.name in self.span_inputs:
+            if p.name in self.span_inputs or (p.kind == "array" and p.view and direct):
+                # a read-only span, or a checked output the program also reads (its own tile, updated in place:
+                # passes/views.py): loads through `*const` pointers from the tensor's address
                 self.name_temps_after(p.name)
                 n = rust_ident(p.name)
+                if p.name not in self.span_inputs:
+                    self.read_outputs[p.name] = p
                 if any(isinstance(e, Op) and e.op == "gather" and isinstance(e.args[0], Name)
                        and e.args[0].id == p.name for e in walk_exprs(k.body)):
                     self.flat_base[p.name] = self.tmp("typed")
@@ -1553,9 +1558,10 @@ class Lowerer:
             p = Param("__address", "array", arr.pos, dtype=arr.attr("dtype"), rank=1, pointer=True, flat=True)
             n = "__address"
         else:
-            p = self.pointer_arrays.get(arr.id) or self.span_inputs[arr.id]
+            p = self.pointer_arrays.get(arr.id) or self.span_inputs.get(arr.id) or self.read_outputs[arr.id]
             n = rust_ident(arr.id)
-        pk = "*const" if not address and arr.id in self.span_inputs else "*mut"  # a read-only span: `*const`
+        # a read-only span, or an output's own tile read in place: `*const`
+        pk = "*const" if not address and (arr.id in self.span_inputs or arr.id in self.read_outputs) else "*mut"
         if e.attr("elem"):  # the parameter read as another element type: its cast base stands for the array
             p = replace(p, dtype=e.attr("elem"))
         bounds, offs = [], []
@@ -1660,7 +1666,10 @@ class Lowerer:
             select_pad = e.args[3] is not None and cur_m != "None" and len(shape) >= 2
             pad = "None" if e.args[3] is None or select_pad else f"Some({self.value(e.args[3])})"
             res, tok = self.tmp(), self.tmp("tok")
-            if pk == "*const":
+            if pk == "*const" and arr.id in self.read_outputs:
+                self.emit("// unsafe: the program's own tile of the output, read through its address before the "
+                          "store (ordered by the tokens), at offsets Rust cannot bound")
+            elif pk == "*const":
                 self.emit("// unsafe: the addresses are the kernel's offsets from the tensor's start, which Rust "
                           "cannot bound")
             self.emit(f"let ({res}, {tok}): (Tile<{p.dtype}, {ts}>, Token) = unsafe {{ load_ptr_tko({ptrs}, "

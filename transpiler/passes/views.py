@@ -799,6 +799,16 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
                 refused.setdefault(e.args[0].id, plan)
             else:
                 plans.setdefault(e.args[0].id, []).append((e, plan))
+    # loads of a stored pointer, each at the program's own tile of its view (an in-place update, `a = load(a_ptr
+    # + offs); store(a_ptr + offs, f(a))`): read through the partition's tensor, the store ordered after them
+    reads: dict[str, list] = {}
+    for s in all_stmts(k.body):
+        if isinstance(s, (Assign, Eval)):
+            for e in sub_exprs(s.value):
+                if isinstance(e, Op) and e.op == "gather" and e.attr("flat") and isinstance(e.args[0], Name) \
+                        and not e.attr("elem") and e.ty is not None and e.ty.shape:
+                    probe = Op("scatter", e.args[:3] + (e,), e.pos, e.attrs, e.rule, None)
+                    reads.setdefault(e.args[0].id, []).append(_own_tile(an, bound, probe, an.locs[id(s)]))
     stores: dict[str, int] = {}
     for e in walk_exprs(k.body):
         if isinstance(e, Op) and (e.op == "scatter" or e.op == "view_store" and e.attr("offsets")) \
@@ -816,7 +826,8 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
             continue
         if name in optional:  # None in some launches: no tensor to split (the port takes a null pointer)
             refused[name] = "an optional pointer (Triton takes None for it)"
-        elif uses.get(name, set()) - {"scatter", "view_store"}:
+        elif uses.get(name, set()) - {"scatter", "view_store"} and not (
+                uses[name] - {"scatter", "view_store"} == {"gather"} and _in_place(name, items, reads, k)):
             other = uses[name] - {"scatter", "view_store"}
             refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
                              "the pointer is also updated by atomics")
@@ -827,6 +838,19 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
         if name not in refused:
             out[name] = (items[0][1][0], {id(e): plan[1:] for e, plan in items})
     return out, refused
+
+
+def _in_place(name: str, items: list, reads: dict, k: Kernel) -> bool:
+    """Whether every load of the stored pointer `name` is the tile its stores write, at the program's own index
+    of the same view (an in-place update of the program's own tile), and the pointer is otherwise only stored."""
+    gathers = sum(1 for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "gather"
+                  and isinstance(e.args[0], Name) and e.args[0].id == name)
+    if not items or gathers == 0 or len(reads.get(name, [])) != gathers:
+        return False
+    view, tile, index = items[0][1]
+    key = (view, tile, tuple(expr_text(i) for i in index))
+    return all(not isinstance(r, str) and (r[0], r[1], tuple(expr_text(i) for i in r[2])) == key
+               for r in reads[name])
 
 
 def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
