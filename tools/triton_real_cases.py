@@ -190,13 +190,8 @@ def _rows_kernels(out):
                          inp("rstd", [r], "float32", "poison")],
                         ["x", "w", "y", "rstd", "stride", "stride", "n_cols", "eps"], [r], ["y", "rstd"], "",
                         {"stride": c, "n_cols": c, "eps": 1e-6}, {"OFFSET": off, "BLOCK_N": _npo2(c)}))
-    for r, c, dt, rs in [(16384, 4096, "float16", 2), (16384, 3000, "float32", 1)]:
-        out.append(case("rms_norm", "rms_norm_rows_kernel", f"{r}x{c}_{dt}_rstd{rs}",
-                        [inp("x", [r, c], dt, "randn"), inp("y", [r, c], dt, "poison"), inp("w", [c], dt, "randn"),
-                         inp("rstd", [r * rs], "float32", "zeros")],
-                        ["x", "stride", "y", "stride", "w", "rstd", "rstd_stride", "n_cols", "eps"], [r],
-                        ["y", "rstd"], "", {"stride": c, "rstd_stride": rs, "n_cols": c, "eps": 1e-6},
-                        {"BLOCK_SIZE": _npo2(c)}))
+    out += [case(*triton_reference.rms_norm_rows_args(r, c, dt, rs))
+            for r, c, dt, rs in [(16384, 4096, "float16", 2), (16384, 3000, "float32", 1)]]
     r, c, dt = 16384, 4096, "float16"
     out.append(case("rms_norm", "rms_norm_bwd_kernel", f"{r}x{c}_{dt}",
                     [inp("dy", [r, c], dt, "randn"), inp("x", [r, c], dt, "randn"), inp("w", [c], dt, "randn"),
@@ -262,12 +257,8 @@ def _rows_kernels(out):
                         {"BLOCK_V": min(4096, _npo2(v)), "HAS_SMOOTHING": ls > 0.0}, options={"num_warps": 16}))
 
     # GRPO-sized: 8 sequences of 1024 positions over a 32000-token vocabulary (float32 logits: 1 GiB read)
-    for (b, l, n), dt in [((8, 1024, 32000), "float32"), ((4, 1024, 128256), "float16")]:
-        out.append(case("cross_entropy", "token_logprob_kernel", f"{b}x{l}x{n}_{dt}_blk4096",
-                        [inp("logits", [b, l, n], dt, "randn", scale=2.0),
-                         inp("ids", [b, l], "int64", "randint", lo=0, hi=n), inp("logp", [b, l], "float32", "poison")],
-                        ["logits", "ids", "logp", "L", "N"], [b, l], ["logp"], "", {"L": l, "N": n},
-                        {"BLOCK_N": 4096}))
+    out += [case(*triton_reference.token_logprob_args(b, l, n, dt, 4096))
+            for (b, l, n), dt in [((8, 1024, 32000), "float32"), ((4, 1024, 128256), "float16")]]
 
     for (r, c), beta, dt in [((4096, 32000), 0.5, "float32"), ((2048, 128256), 0.0, "float16")]:
         out.append(case("jsd", "jsd_kernel", f"{r}x{c}_{dt}_beta{beta:g}",

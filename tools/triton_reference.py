@@ -136,6 +136,25 @@ def _fma32(a, b, c) -> np.ndarray:
     return np.array(out, dtype=np.float32)
 
 
+def rms_norm_rows_args(r: int, c: int, dt: str, rs: int) -> tuple:
+    """`case`'s arguments for rms_norm_rows_kernel on r x c rows, its statistic `rs` elements apart (shared with
+    tools/triton_real_cases.py)."""
+    return ("rms_norm", "rms_norm_rows_kernel", f"{r}x{c}_{dt}_rstd{rs}",
+            [inp("x", [r, c], dt, "randn"), inp("y", [r, c], dt, "poison"), inp("w", [c], dt, "randn"),
+             inp("rstd", [r * rs], "float32", "zeros")],
+            ["x", "stride", "y", "stride", "w", "rstd", "rstd_stride", "n_cols", "eps"], [r], ["y", "rstd"], "",
+            {"stride": c, "rstd_stride": rs, "n_cols": c, "eps": 1e-6}, {"BLOCK_SIZE": _npo2(c)})
+
+
+def token_logprob_args(b: int, l: int, n: int, dt: str, blk: int) -> tuple:
+    """`case`'s arguments for token_logprob_kernel over (b, l) programs and an n-token vocabulary (shared with
+    tools/triton_real_cases.py)."""
+    return ("cross_entropy", "token_logprob_kernel", f"{b}x{l}x{n}_{dt}_blk{blk}",
+            [inp("logits", [b, l, n], dt, "randn", scale=2.0), inp("ids", [b, l], "int64", "randint", lo=0, hi=n),
+             inp("logp", [b, l], "float32", "poison")],
+            ["logits", "ids", "logp", "L", "N"], [b, l], ["logp"], "", {"L": l, "N": n}, {"BLOCK_N": blk})
+
+
 def cases() -> list[dict]:
     out: list[dict] = []
     F = ["float32", "float16"]
@@ -257,13 +276,7 @@ def cases() -> list[dict]:
     out += _row_cases("rms_norm", "rms_norm_bwd_kernel", [(8, 512), (9, 1000)], F, rms_bwd)
     # pointers moved to the row (`X_ptr += row * stride`), the statistic in a strided column (stride 1 and 2)
     for (r, c), rs in [((8, 512), 1), ((9, 1000), 2)]:
-        for dt in F:
-            out.append(case("rms_norm", "rms_norm_rows_kernel", f"{r}x{c}_{dt}_rstd{rs}",
-                            [inp("x", [r, c], dt, "randn"), inp("y", [r, c], dt, "poison"), inp("w", [c], dt, "randn"),
-                             inp("rstd", [r * rs], "float32", "zeros")],
-                            ["x", "stride", "y", "stride", "w", "rstd", "rstd_stride", "n_cols", "eps"], [r],
-                            ["y", "rstd"], "", {"stride": c, "rstd_stride": rs, "n_cols": c, "eps": 1e-6},
-                            {"BLOCK_SIZE": _npo2(c)}))
+        out += [case(*rms_norm_rows_args(r, c, dt, rs)) for dt in F]
 
     # optional pointers (None: the `is None` branches), a float-constexpr condition (ALPHA != 1.0)
     for (r, c), given, alpha in [((8, 512), ("res", "h_out", "w"), 1.0), ((9, 1000), ("w",), 1.0),
@@ -355,12 +368,7 @@ def cases() -> list[dict]:
 
     # a 2-D grid of (sequence, position) programs, each storing one element at `LOGP + b * L + l`
     for (b, l, n), blk in [((2, 3, 1000), 256), ((3, 5, 700), 1024)]:
-        for dt in F:
-            out.append(case("cross_entropy", "token_logprob_kernel", f"{b}x{l}x{n}_{dt}_blk{blk}",
-                            [inp("logits", [b, l, n], dt, "randn", scale=2.0),
-                             inp("ids", [b, l], "int64", "randint", lo=0, hi=n), inp("logp", [b, l], "float32", "poison")],
-                            ["logits", "ids", "logp", "L", "N"], [b, l], ["logp"], "", {"L": l, "N": n},
-                            {"BLOCK_N": blk}))
+        out += [case(*token_logprob_args(b, l, n, dt, blk)) for dt in F]
 
     for (b, h, s, d), causal, dt in [((1, 2, 128, 64), True, "float16"), ((2, 1, 100, 64), False, "float16"),
                                      ((1, 2, 200, 64), True, "float16"), ((1, 1, 90, 32), True, "float32"),

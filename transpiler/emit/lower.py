@@ -275,8 +275,9 @@ class Lowerer:
                        f"or more: itself, its extents and strides); cutile 0.5's launcher takes at most "
                        f"{MAX_LAUNCH_ARGS}: split the kernel, or pass several arrays as one stacked tensor", k.pos)
         casts = self._cast_accessed()
+        flat_ops = self._flat_ops()
         for p in k.params:
-            direct = p.name in self._flat_accessed()
+            direct = p.name in flat_ops
             elems = sorted(dt for name, dt in casts if name == p.name)
             if p.name in self.span_inputs or (p.kind == "array" and p.view and direct):
                 # a read-only span, or a checked output the program also reads (its own tile, updated in place:
@@ -285,13 +286,11 @@ class Lowerer:
                 n = rust_ident(p.name)
                 if p.name not in self.span_inputs:
                     self.read_outputs[p.name] = p
-                if any(isinstance(e, Op) and e.op == "gather" and isinstance(e.args[0], Name)
-                       and e.args[0].id == p.name for e in walk_exprs(k.body)):
+                if "gather" in flat_ops.get(p.name, ()):
                     self.flat_base[p.name] = self.tmp("typed")
                     self.emit(f"let {self.flat_base[p.name]}: PointerTile<*const {p.dtype}, {{ [] }}> = "
                               f"pointer_to_tile({n}.as_ptr());")
-                if any(isinstance(e, Op) and e.op == "view_load" and isinstance(e.args[0], Name)
-                       and e.args[0].id == p.name for e in walk_exprs(k.body)):
+                if "view_load" in flat_ops.get(p.name, ()):
                     # a view's constructor takes a `*mut` base (cuTile Rust 0.5); the view is only loaded from
                     self.view_base[p.name] = self.tmp("base")
                     self.emit(f"let {self.view_base[p.name]}: PointerTile<*mut {p.dtype}, {{ [] }}> = "
@@ -355,7 +354,6 @@ class Lowerer:
     def tile_views(self) -> None:
         """The tensor views a Triton pointer's tile accesses go through (passes/views.py), made once from
         parameters: each distinct (pointer, extents, strides) one view over the pointer's typed base."""
-        from ..model.walk import walk_exprs
         self.views: dict = {}
         for e in walk_exprs(self.k.body):
             if not (isinstance(e, Op) and e.op in ("view_load", "view_store")) or e.attr("local_view"):
@@ -475,20 +473,21 @@ class Lowerer:
         return res
 
     def _tile_accessed(self) -> set[str]:
-        from ..model.walk import walk_exprs
         return {e.args[0].id for e in walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.op in ("load", "store", "num_tiles", "view_atomic_add", "load_advanced")
                 and isinstance(e.args[0], Name)}
 
-    def _flat_accessed(self) -> set[str]:
-        from ..model.walk import walk_exprs
-        return {e.args[0].id for e in walk_exprs(self.k.body)
-                if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name)
-                and not e.attr("elem")}
+    def _flat_ops(self) -> dict[str, set[str]]:
+        """Each Triton pointer read or written at its own element type: the ops that access it (gather, scatter,
+        view_load, ...)."""
+        out: dict[str, set[str]] = {}
+        for e in walk_exprs(self.k.body):
+            if isinstance(e, Op) and e.attr("flat") and e.args and isinstance(e.args[0], Name) and not e.attr("elem"):
+                out.setdefault(e.args[0].id, set()).add(e.op)
+        return out
 
     def _cast_accessed(self) -> set[tuple[str, str]]:
         """(pointer parameter, element type) of each access through a cast of the parameter (TTR-PTRCAST)."""
-        from ..model.walk import walk_exprs
         return {(e.args[0].id, e.attr("elem")) for e in walk_exprs(self.k.body)
                 if isinstance(e, Op) and e.attr("flat") and e.attr("elem") and e.args and isinstance(e.args[0], Name)}
 
@@ -563,7 +562,6 @@ class Lowerer:
         return rust_ident(arr.id)
 
     def _slab_shape(self, name: str) -> tuple[str, ...]:
-        from ..model.walk import sub_exprs, walk_exprs
         for e in walk_exprs(self.k.body):
             if isinstance(e, Op) and e.op == "store" and e.args[0].id == name:
                 return e.args[2].ty.shape

@@ -749,17 +749,7 @@ def _own_descriptor_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
     index = []
     for axis, (off, block) in enumerate(zip(e.args[3].items, tile)):
         try:
-            q = {}
-            for mono, c in an.poly(off, u).items():
-                if block.isdigit():
-                    if c % int(block):
-                        raise _NotAffine
-                    q[mono] = c // int(block)
-                elif block in mono:
-                    q[_minus(mono, (block,))] = c
-                else:
-                    raise _NotAffine
-            x = _render(an, q, off.pos, u)
+            x = _render(an, _tile_of_offset(an, off, block, u), off.pos, u)
         except _NotAffine:
             x = None
         if x is None or block_axis(x, bound) != axis:
@@ -767,7 +757,7 @@ def _own_descriptor_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
                     "program must write only its own tile)")
         index.append(x)
     names = {n.id for d in e.args[1].items + e.args[2].items for n in sub_exprs(d) if isinstance(n, Name)}
-    if any(n not in an.params for n in names):
+    if any(n not in an.params for n in names):  # (a parameter assigned before is snapshotted in a local)
         return "a descriptor's shape or strides computed in the kernel"
     try:
         view = (tuple(_py(d) for d in e.args[1].items), tuple(_py(st) for st in e.args[2].items))
@@ -810,10 +800,13 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
                     probe = Op("scatter", e.args[:3] + (e,), e.pos, e.attrs, e.rule, None)
                     reads.setdefault(e.args[0].id, []).append(_own_tile(an, bound, probe, an.locs[id(s)]))
     stores: dict[str, int] = {}
+    gathers: dict[str, int] = {}  # every load, wherever it is (a load `reads` does not see keeps the raw pointer)
     for e in walk_exprs(k.body):
         if isinstance(e, Op) and (e.op == "scatter" or e.op == "view_store" and e.attr("offsets")) \
                 and isinstance(e.args[0], Name):
             stores[e.args[0].id] = stores.get(e.args[0].id, 0) + 1
+        elif isinstance(e, Op) and e.op == "gather" and e.args and isinstance(e.args[0], Name):
+            gathers[e.args[0].id] = gathers.get(e.args[0].id, 0) + 1
     out = {}
     optional = {p.given_of for p in k.params if p.given_of}
     for name in uses:
@@ -827,7 +820,8 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
         if name in optional:  # None in some launches: no tensor to split (the port takes a null pointer)
             refused[name] = "an optional pointer (Triton takes None for it)"
         elif uses.get(name, set()) - {"scatter", "view_store"} and not (
-                uses[name] - {"scatter", "view_store"} == {"gather"} and _in_place(name, items, reads, k)):
+                uses[name] - {"scatter", "view_store"} == {"gather"} and _in_place(items, reads.get(name, []),
+                                                                            gathers.get(name, 0))):
             other = uses[name] - {"scatter", "view_store"}
             refused[name] = ("the pointer is also read in the kernel" if other & {"gather", "view_load"} else
                              "the pointer is also updated by atomics")
@@ -840,17 +834,15 @@ def own_tile_outputs(an: _Analysis, k: Kernel, uses: dict) -> tuple[dict, dict]:
     return out, refused
 
 
-def _in_place(name: str, items: list, reads: dict, k: Kernel) -> bool:
-    """Whether every load of the stored pointer `name` is the tile its stores write, at the program's own index
-    of the same view (an in-place update of the program's own tile), and the pointer is otherwise only stored."""
-    gathers = sum(1 for e in walk_exprs(k.body) if isinstance(e, Op) and e.op == "gather"
-                  and isinstance(e.args[0], Name) and e.args[0].id == name)
-    if not items or gathers == 0 or len(reads.get(name, [])) != gathers:
+def _in_place(items: list, reads: list, gathers: int) -> bool:
+    """Whether every one of a stored pointer's `gathers` loads is among `reads` (each's own-tile plan, or why not)
+    and is the tile its stores (`items`) write, at the program's own index of the same view: an in-place update
+    of the program's own tile."""
+    if not items or gathers == 0 or len(reads) != gathers:
         return False
     view, tile, index = items[0][1]
     key = (view, tile, tuple(expr_text(i) for i in index))
-    return all(not isinstance(r, str) and (r[0], r[1], tuple(expr_text(i) for i in r[2])) == key
-               for r in reads[name])
+    return all(not isinstance(r, str) and (r[0], r[1], tuple(expr_text(i) for i in r[2])) == key for r in reads)
 
 
 def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
@@ -988,6 +980,27 @@ def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[
     return replace(k, body=body, params=params), units
 
 
+def _tile_of_offset(an: _Analysis, off, block: str, u: tuple) -> Poly:
+    """A descriptor offset `T * block` (block a literal or a constexpr) as the tile index T, or _NotAffine."""
+    p = an.poly(off, u)
+    if block.isdigit():
+        d, q = int(block), {}
+        for mono, c in p.items():
+            if c % d:
+                raise _NotAffine
+            q[mono] = c // d
+        return q
+    if an.params.get(block) is None or an.params[block].kind != "const":
+        raise _NotAffine
+    q = {}
+    for mono, c in p.items():
+        if block not in mono:
+            raise _NotAffine
+        q[_minus(mono, (block,))] = c
+    an.table[block] = Name(block, off.pos, TileTy("i32"))
+    return q
+
+
 def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
     """A tensor descriptor's access (`desc.load([off_m, off_k])`): its element offsets as tile indices, each a
     multiple of the block extent on its axis (partition views index whole tiles; TMA itself would take any
@@ -1024,22 +1037,7 @@ def descriptor(an: _Analysis, e: Op, u: tuple, uses: dict) -> Op:
     index = []
     for off, block in zip(e.args[3].items, e.attr("tile")):
         try:
-            p = an.poly(off, u)
-            if block.isdigit():
-                d, q = int(block), {}
-                for mono, c in p.items():
-                    if c % d:
-                        raise _NotAffine
-                    q[mono] = c // d
-            elif an.params.get(block) is not None and an.params[block].kind == "const":
-                q = {}
-                for mono, c in p.items():
-                    if block not in mono:
-                        raise _NotAffine
-                    q[_minus(mono, (block,))] = c
-                an.table[block] = Name(block, off.pos, TileTy("i32"))
-            else:
-                raise _NotAffine
+            q = _tile_of_offset(an, off, block, u)
         except _NotAffine:
             raise fail(e.rule, f"this offset is not provably a multiple of the block extent {block} (the port "
                        "loads whole tiles of a partition view; a descriptor would take any offset, zero-filling "
