@@ -28,3 +28,20 @@
         let m: Tile<i32, { [] }> = select(adjust, shifted, r);
         tile_to_scalar(m)
     }
+
+// step: i64_from_i32
+    /// An i32 scalar widened to i64 (`exti`, signed), as both frontends convert a scalar (`x.to(tl.int64)`).
+    fn i64_from_i32(x: i32) -> i64 {
+        let t: Tile<i32, { [] }> = scalar_to_tile(x);
+        let w: Tile<i64, { [] }> = exti(t);
+        tile_to_scalar(w)
+    }
+
+// step: i32_from_i64
+    /// An i64 scalar narrowed to i32 (`trunci` with no signed wrap: exact for the values that fit), as a Triton
+    /// `x.to(tl.int32)` or a truncating conversion is ported.
+    fn i32_from_i64(x: i64) -> i32 {
+        let t: Tile<i64, { [] }> = scalar_to_tile(x);
+        let n: Tile<i32, { [] }> = trunci(t, overflow::NoSignedWrap);
+        tile_to_scalar(n)
+    }

@@ -60,7 +60,7 @@ ENTRY_MUTANTS = [
 # specialization stays equivalent, and only the coverage probe of that constant (a second value,
 # specs.coverage_probes) tells it apart. (file, original, mutated, occurrence, kernel, entry, constant)
 SPEC_MUTANTS = [
-    ("src/dropout/kernel.rs", "let offs_a: i32 = pid * BLOCK;", "let offs_a: i32 = pid * 1024i32;", 1,
+    ("src/dropout/kernel.rs", "broadcast_scalar(pid * BLOCK, shape![BLOCK])", "broadcast_scalar(pid * 1024i32, shape![BLOCK])", 1,
      "dropout_kernel", "dropout_kernel", "BLOCK"),
     ("src/gelu/kernel.rs", "if HAS_BIAS == 1i32 {", "if HAS_BIAS > -1i32 {", 1,
      "bias_gelu_kernel", "bias_gelu_kernel", "HAS_BIAS"),  # the bias added even when HAS_BIAS=0

@@ -464,7 +464,8 @@ def test_int64_loop_bounds(tmp_path):
         for i in range(0, n, BLOCK):
             tl.store(out_ptr + i + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float32))
     """)
-    assert "trunci(" in rust and "step_by(BLOCK as usize)" in rust and "0i64.." not in rust
+    # the bound narrowed by `trunci`, written as the named step `i32_from_i64` (rules/rust_steps.rs)
+    assert "i32_from_i64(" in rust and "step_by(BLOCK as usize)" in rust and "0i64.." not in rust
 
 
 def test_shape_of_a_tile_where_a_shape_is_expected(tmp_path):
@@ -941,7 +942,7 @@ def test_a_parameter_made_int64_under_a_runtime_test_is_int64_from_the_entry(tmp
     """)
     lines = [line.strip() for line in rust.splitlines()]
     widened = next(i for i, line in enumerate(lines) if line.startswith("let mut T: i64"))
-    assert lines[widened - 2] == "let t_a: Tile<i32, { [] }> = scalar_to_tile(T);"  # the parameter, converted
+    assert lines[widened] == "let mut T: i64 = i64_from_i32(T);"  # the parameter, converted (a named step)
     assert not any(line.startswith(("if ", "for ")) for line in lines[:widened]), lines[:widened]
 
 
@@ -1066,11 +1067,9 @@ def test_a_changed_philox_constant_changes_the_numbers(triton_out, tmp_path):
     shutil.copytree(src, out)
     shutil.copytree(src.parent / "corpus", tmp_path / "corpus")
     pool = M.generate(out, ["random_draws_kernel"], ["int_literal"])
-    # the constant of `c1 = prev2 * K` (a low word: K + 1 changes it by prev2) in the second round: the rounds
-    # of tl.static_range are unrolled, and in the first one prev2 is the counter's third word, 0 here, so K is
-    # multiplied by 0 there (a mutant of the first round's K is equivalent on these counters)
-    text = (out / "src" / "random_numbers" / "kernel.rs").read_text().splitlines()
-    (_, mutant, *_) = [mu for mu in pool if mu.old == "-845247145" and mu.cls == "value" and "_c1_" in text[mu.line - 1]]
+    # K of `c0 = umulhi(prev2, K) ^ ...` and `c1 = prev2 * K`: the rounds of tl.static_range are unrolled and read
+    # the one constant the port makes (an equal value is reused), so K + 1 changes every round's products
+    (mutant,) = [mu for mu in pool if mu.old == "-845247145" and mu.cls == "value"]
     (result,) = tool.run_rounds(out, [mutant], log=lambda *_: None)
     assert result["outcome"] == "killed", result
 

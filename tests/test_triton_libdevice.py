@@ -109,7 +109,7 @@ def test_expm1s_rounding_to_an_integer_subtracts_the_rounded_product(tmp_path):
     path.write_text(KERNELS)
     result, outputs = run([path], tmp_path / "out", use_cache=False, compile_check="off")
     rust = next(text for f, text in outputs.items() if f.name == "kernel.rs")
-    y = re.search(r"let (_expm1\d+_y): Tile<f32, \{ \[BLOCK\] \}> = _expm1\d+_x \* \w+;", rust)
+    y = re.search(r"let (_expm1\d+_y): Tile<f32, \{ \[BLOCK\] \}> = _expm1\d+_x \* (\w+|broadcast_scalar\([^;]*\));", rust)
     assert y and re.search(rf"let _expm1\d+_d: Tile<f32, \{{ \[BLOCK\] \}}> = {y.group(1)} - _expm1\d+_f;", rust)
 
 
@@ -356,13 +356,29 @@ def test_libdevice_rn_arithmetic_is_one_op_each_never_contracted(tmp_path, dtype
     k_body, control = rust[rust.index("fn k<"):rust.index("fn control<")], rust[rust.index("fn control<"):]
     modes = f"rounding::NearestEven, ftz::{ftz})"
     for op, n in (("mulf", 2), ("addf", 1), ("subf", 1), ("divf", 1)):
-        lines = [line for line in k_body.splitlines() if f"= {op}(" in line]
-        assert len(lines) == n and all(line.endswith(modes + ";") for line in lines), (op, k_body)
+        calls = _calls(k_body, op)
+        assert len(calls) == n and all(c.endswith(modes) for c in calls), (op, k_body)
     # fma_rn and fma with their modes; `div + sub_rn(r, b) * a` is a plain multiply and add, which Triton fuses too
     # (its modes are nearest-even without flush: the float64 modes)
-    fmas = [line for line in k_body.splitlines() if "= fma(" in line]
-    assert len(fmas) == 3 and sum(line.endswith(modes + ";") for line in fmas) == (2 if ftz == "Enabled" else 3), k_body
-    assert "= fma(" in control, control
+    fmas = _calls(k_body, "fma")
+    assert len(fmas) == 3 and sum(c.endswith(modes) for c in fmas) == (2 if ftz == "Enabled" else 3), k_body
+    assert _calls(control, "fma"), control
+
+
+def _calls(text: str, name: str) -> list[str]:
+    """Every call of the function `name` in the code of `text` (not its comments, the Python statements), whole (to
+    its closing parenthesis; calls may be nested)."""
+    import re
+    text = "\n".join(line for line in text.splitlines() if not line.strip().startswith("//"))
+    out = []
+    for m in re.finditer(rf"(?<![A-Za-z0-9_]){name}\(", text):
+        depth = 0
+        for i in range(m.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                out.append(text[m.start():i + 1])
+                break
+    return out
 
 
 @pytest.mark.parametrize("dtype", ["tl.float16", "tl.bfloat16"])

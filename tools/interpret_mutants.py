@@ -65,15 +65,12 @@ REVIEWED_EQUIVALENT: dict[str, tuple[str, str, str]] = {
     "rms_norm_bwd_kernel:float_literal:2": (
         "0.0", "1.0", "`other` of w's masked load: masked lanes of w only meet dy's masked lanes (0.0) in "
         "w * dy, and dx / dw are stored under the mask"),
-    "rope_kernel:float_literal:3": (
-        "0.0", "1.0", "`other` of a masked load of k whose masked lanes are stored under the same mask"),
+    "rope_kernel:float_literal:1": (
+        "0.0", "1.0", "`other` of the two masked loads of k (x1 and x2 read one value: the port reuses an equal "
+        "value), whose masked lanes are stored under the same mask"),
     "moe_align_kernel:fn_swap:1": (
         "reduce_sum", "reduce_max", "the sum of a one-hot select of non-negative padded counts (the other "
         "lanes 0): sum and max agree"),
-    "attn_fwd_kernel__is_causal__e_f32:cmp_swap:0": (
-        "kv_mask_a, kv_mask_b", "kv_mask_b, kv_mask_a", "kv_mask is computed but unused in this entry: its K and "
-        "V loads are partition-view loads, whose zero padding does the masking (cutile keeps the dead cmpi, so "
-        "the IR differs)"),
     "matmul_kernel__e_f16_bf16:enum_predicate:5": (
         "LessThan", "LessThanOrEqual", "B's column mask offs_n < N -> <= N in the non-unit-stride load's "
         "select: it admits column N only, whose products reach only C's column N, which the store masks off "

@@ -15,6 +15,7 @@ from ..diagnostics import fail
 from ..model.ir import (RMW_OPS, FLOAT_DTYPES, GENERIC_DTYPES, INT_DTYPES, NARROW_INT_DOMAIN, ArrayTy, array_root, Assign, Break, Continue, Eval, Expr, For, If, Kernel, Lit, Name, Op,
                         Param, TileTy, TupleExpr, While)
 from ..model.walk import all_stmts, assigned_names, walk_exprs
+from .fold import fold_temporaries, reuse_equal_values
 from .steps import step_names
 from .derived_names import VIEW_LOCALS, extent_names, rename_locals, rename_rebound_constants
 
@@ -123,6 +124,7 @@ class Lowerer:
         self.lines: list[str] = []
         self.indent = 1
         self.base, self.step = "t", 0  # temporaries' names (tmp)
+        self.temps: set[str] = set()  # every name tmp gave (fold.py folds those read once)
         self.taken = _kernel_names(kernel) | RUST_KEYWORDS | CORE_NAMES | set(GENERIC)
         self.forms = {name: form for name, form, _ in kernel.outputs}
         self.consts = {p.name for p in kernel.params if p.kind == "const"}
@@ -174,6 +176,7 @@ class Lowerer:
                 name = f"{base}_{role}{n if n > 1 else ''}"
             if name not in self.taken:
                 self.taken.add(name)
+                self.temps.add(name)
                 return name
 
     def name_temps_after(self, name: str) -> None:
@@ -344,7 +347,7 @@ class Lowerer:
                 groups = {"sm_90": groups["default"]}
             hints = "optimization_hints = (" + " ".join(
                 f"{t} = ({', '.join(v)},)," for t, v in sorted(groups.items(), key=lambda g: (g[0] != "default", g[0]))) + ")"
-        return EntryView(name=k.entry_name, generics=generics, params=params, body=self.lines, hints=hints,
+        return EntryView(name=k.entry_name, generics=generics, params=params, body=fold_temporaries(reuse_equal_values(self.lines, self.temps), self.temps), hints=hints,
                          source_line=k.pos.line, variant=list(k.variant.predicates),
                          outputs=[f"{n}: {form} ({why})" for n, form, why in k.outputs],
                          unsafe=self.unsafe_entry, tiles=tiles, pointer_arrays=list(self.pointer_arrays),
@@ -1024,7 +1027,10 @@ class Lowerer:
                 self.emit(f"{a}.store({t});")
                 return
             # a Triton store is a plain global store: `Tensor::store` would be a TMA store (store_tile_Nd's
-            # tma::Enabled), which stages the tile through shared memory; this is store_tile_Nd with TMA off
+            # tma::Enabled), which stages the tile through shared memory; this is store_tile_Nd with TMA off.
+            # A descriptor's store is Triton's TMA store and keeps it (H100, host_desc_matmul f32 4096^3: 1868 µs
+            # with TMA off, 728 with it, 723 as the raw view store before: results/experiments/triton_own_tile_tma.md)
+            descriptor = bool(e.attr("descriptor"))
             shape = tile.ty.shape
             pid, pm = self.tmp(), self.tmp("pm")
             coords = ", ".join(f"{pid}.{i}" for i in range(len(shape)))
@@ -1032,12 +1038,13 @@ class Lowerer:
             n = rust_ident(array_root(arr))
             after = f"{n}_tok_access" if ordered else f"get_tensor_token({a})"
             self.emit(f"let {pid}: (i32, i32, i32) = get_tile_block_id();")
-            self.emit("// unsafe: a raw partition store (Triton's plain store, no TMA) at the program's own block "
-                      "index, the tile of the partition the launcher split")
+            what = "a descriptor's store, with TMA as Triton's" if descriptor else "Triton's plain store, no TMA"
+            self.emit(f"// unsafe: a raw partition store ({what}) at the program's own block index, the tile of the "
+                      "partition the launcher split")
             self.emit(f"let mut {pm}: PartitionMut<{arr.ty.dtype}, {{ [{dim_list(shape)}] }}> = unsafe {{ "
                       f"make_partition_view_mut({a}, {shape_macro(shape)}, padding::None, {after}) }};")
             self.emit(f"unsafe {{ store_view_tko_mut(&mut {pm}, {t}, [{coords}], ordering::Weak, scope::TileBlock, "
-                      f"None, tma::Disabled) }};")
+                      f"None, tma::{'Enabled' if descriptor else 'Disabled'}) }};")
             if ordered:
                 tok = self.tmp("tok")
                 self.emit(f"let {tok}: Token = get_partition_token_mut(&{pm});")
@@ -1210,6 +1217,9 @@ class Lowerer:
                 return self.literal(Lit(src.value, src.pos, e.ty))  # a constant: folded, as in cuTile Python
             if _int_kind(src.ty.dtype) and _int_kind(e.ty.dtype):
                 # cuTile Rust's convert has no integer <-> integer (or bool) form: the op cuTile Python emits
+                step = self.convert_step(src.ty, e)
+                if step:
+                    return f"{step}({self.value(src)})"
                 return self.scalar_result(e, self.int_convert(self.tile(src), src.ty.dtype, e.ty.dtype, e.ty.shape, e))
             if e.ty.is_scalar and (src.ty.dtype in GENERIC or e.ty.dtype in GENERIC) and not isinstance(src, Lit):
                 return self.scalar_result(e, f"convert_tile({self.tile(src)})")
@@ -1497,6 +1507,18 @@ class Lowerer:
         # typed as the generic by the JIT's identity conversion (no op; Tile IR has no bitcast of i1)
         b, nb = self._arm_let(dst, f"convert_tile({nc})", ts)
         return f"{pre}{c}{b}{nb}"
+
+    def convert_step(self, src: TileTy, e: Op) -> str | None:
+        """The named step that converts a scalar of `src` to `e`'s scalar type, where one writes exactly the ops
+        `int_convert` gives (`i64_from_i32`: scalar_to_tile, exti, tile_to_scalar), else None."""
+        if not (src.is_scalar and e.ty.is_scalar):
+            return None
+        step = f"{e.ty.dtype}_from_{src.dtype}"
+        expected = {"i64_from_i32": "exti(x)", "i32_from_i64": "trunci(x, overflow::NoSignedWrap)"}.get(step)
+        if expected is None or self.int_convert("x", src.dtype, e.ty.dtype, (), e) != expected:
+            return None
+        self.steps.add(step)
+        return step
 
     def int_convert(self, x: str, src: str, dst: str, shape: tuple, e: Op | None = None) -> str:
         """Integer/bool conversions as cuTile Python encodes them (_ir2bytecode.convert_dtype): to bool

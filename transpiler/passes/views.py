@@ -657,7 +657,6 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
         return f"the innermost stride is the argument `{unit}`, 1 only in some launches"
     if len(tile) > 3:
         return "the view has more than 3 axes (a launch grid has 3)"
-    dims, strides, tile, idx = _grid_order(dims, strides, tile, idx, bound)
     extents, index = [], []
     for axis, (d, t, x) in enumerate(zip(dims, tile, idx)):
         unbounded = isinstance(d, Lit) and d.value == UNBOUNDED
@@ -675,22 +674,6 @@ def _own_tile(an: _Analysis, bound: dict, e: Op, u: tuple):
         except _NotAffine:
             return "a view extent is not a Python expression of the arguments"
     return (tuple(extents), tuple(_py(s) for s in strides)), tuple(tile), tuple(index)
-
-
-def _grid_order(dims, strides, tile, idx, bound):
-    """The view's axes in the order of the program ids that index them, where they index every axis in another
-    order (attention's `lse + bh * seq_len + offs_m` with `start_m = program_id(0)`, `bh = program_id(1)`: the
-    view (seq_len, BH), strides (1, seq_len)): a partition's grid is the launch grid axis by axis. Only axes of
-    one-element tiles move past others (the stored tile keeps its element order: a reshape, not a transpose)."""
-    axes = [block_axis(x, bound) for x in idx]
-    if None in axes or sorted(axes) != list(range(len(axes))) or axes == sorted(axes):
-        return dims, strides, tile, idx
-    wide = [a for a, t in zip(axes, tile) if t != "1"]
-    if wide != sorted(wide):
-        return dims, strides, tile, idx
-    order = sorted(range(len(axes)), key=lambda i: axes[i])
-    return ([dims[i] for i in order], [strides[i] for i in order], tuple(tile[i] for i in order),
-            [idx[i] for i in order])
 
 
 def _own_element(an: _Analysis, bound: dict, e: Op, u: tuple):
@@ -852,7 +835,9 @@ def _own_store(e: Op, tile: tuple, index: tuple) -> Op:
     if tuple(value.ty.shape) != tile:
         value = Op("reshape", (value,), value.pos, ty=TileTy(value.ty.dtype, tile))
     arr = replace(e.args[0], ty=ArrayTy(value.ty.dtype, len(tile)))  # the view's rank, not the span's
-    return Op("store", (arr, TupleExpr(index, e.pos), value), e.pos, (), e.rule, None)
+    # a descriptor's store is Triton's TMA store: it stays one (emit/lower.py, `store`)
+    attrs = (("descriptor", True),) if e.op == "view_store" else ()
+    return Op("store", (arr, TupleExpr(index, e.pos), value), e.pos, attrs, e.rule, None)
 
 
 def tile_views(k: Kernel, shared: frozenset = frozenset()) -> tuple[Kernel, set[str]]:

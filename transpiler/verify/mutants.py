@@ -436,8 +436,10 @@ class Hand:
 
 _BID = "let bid: i32 = get_tile_block_id().0;\n"
 _PID = "let pid: i32 = get_tile_block_id().0;\n"
-_HIST = ("let expert_counts_i: E = convert_scalar(1.0f32);\n"
-         "        let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);")
+_HIST = "let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);"
+# `cols[None, :] < n` of layer norm (the mask the N13 mutants flip)
+_COLS_LT_N = ("let {0}_c: Tile<bool, {{ [1, BN] }}> =\n"
+              "            cmpi(reshape(cols, shape![1, BN]), broadcast_scalar(n, shape![1, BN]), predicate::LessThan);\n")
 _HIST_F64 = "let expert_counts_i: Tile<f64, { [BLOCK] }> = constant(0.9999999999999999f64, shape![BLOCK]);\n"
 # The hand mutants of issue 10 (the survivors of the 2026-12-01 campaign and their controls), adapted to
 # the corpus output and spread over kernels (tests/test_mutants.py applies the same kinds to other kernels:
@@ -474,7 +476,8 @@ HAND_MUTANTS: tuple[Hand, ...] = (
          "dim_map::Identity, new_token_unordered())", "equiv",
          "load of w with a fresh unordered token instead of w's (a read-only input: nothing to order with)",
          rule="N6"),
-    Hand("pin-block", "dropout_kernel", "dropout_kernel", "let offs_a: i32 = pid * BLOCK;", "let offs_a: i32 = pid * 1024i32;",
+    Hand("pin-block", "dropout_kernel", "dropout_kernel", "broadcast_scalar(pid * BLOCK, shape![BLOCK])",
+         "broadcast_scalar(pid * 1024i32, shape![BLOCK])",
          "value", "BLOCK -> 1024 (its launch-site value): wrong for any other BLOCK"),
     Hand("bias-always", "bias_gelu_kernel", "bias_gelu_kernel", "if HAS_BIAS == 1i32 {", "if HAS_BIAS > -1i32 {",
          "value", "the bias is added even when HAS_BIAS=0 (the launch site has HAS_BIAS=1 only)"),
@@ -489,10 +492,10 @@ HAND_MUTANTS: tuple[Hand, ...] = (
     Hand("float-ulp-ln2", "cross_entropy_fwd_kernel", "cross_entropy_fwd_kernel", "broadcast_scalar(0.6931471805599453f32",
          "broadcast_scalar(0.69314724f32", "value", "ln(2) one ulp up (0x3F317218 -> 0x3F317219)", rule="N9"),
     Hand("eps-plus-neg-zero", "rms_norm_fwd_kernel", "rms_norm_fwd_kernel",
-         "let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);",
-         "let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);\n"
-         "        let rstd_a: Tile<f32, { [BM, 1] }> = rstd_a + broadcast_scalar(-0.0f32, shape![BM, 1]);",
-         "equiv", "eps + (-0.0): an IEEE identity written as an extra op (the verifier compares ops: different)"),
+         "let rstd_b: Tile<f32, { [BM, 1] }> = ms + broadcast_scalar(eps, shape![BM, 1]);",
+         "let rstd_b: Tile<f32, { [BM, 1] }> = ms + broadcast_scalar(eps, shape![BM, 1]);\n"
+         "        let rstd_b: Tile<f32, { [BM, 1] }> = rstd_b + broadcast_scalar(-0.0f32, shape![BM, 1]);",
+         "equiv", "(ms + eps) + (-0.0): an IEEE identity written as an extra op (the verifier compares ops: different)"),
     Hand("ftof-round-zero", "moe_expert_histogram_kernel", "moe_expert_histogram_kernel", _HIST,
          _HIST_F64 + "        let expert_counts_j: Tile<E, { [BLOCK] }> = ftof(expert_counts_i, rounding::Zero);", "value",
          "histogram increment 1.0 -> ftof(0.9999999999999999 f64, rounding toward zero): 0.99951 in f16", rule="N8"),
@@ -502,7 +505,7 @@ HAND_MUTANTS: tuple[Hand, ...] = (
     Hand("atomic-scope-system", "moe_sort_tokens_kernel", "moe_sort_tokens_kernel", "scope::Device,", "scope::System,",
          "memsem", "atomic scope Device -> System (stronger)"),
     Hand("padding-select-row-mask", "moe_permute_rows_kernel", "moe_permute_rows_kernel",
-         "select(x_x, x_z, x_ad)", "select(x_h, x_z, x_ad)", "value",
+         "select(x_x, x_z, broadcast(reshape(x_ab", "select(x_h, x_z, broadcast(reshape(x_ab", "value",
          "the padding selected under the row bounds only: columns past the hidden size read undefined lanes",
          rule="N20"),
     Hand("store-after-store-unordered", "geglu_bwd_kernel", "geglu_bwd_kernel",
@@ -519,14 +522,14 @@ HAND_MUTANTS: tuple[Hand, ...] = (
     # or true (every column) stays an op (no unmutated corpus kernel has an i1 constant operand there: these
     # mutants bring it, as cuTile Rust emits it)
     Hand("mask-xor-true", "layer_norm_fwd_kernel", "layer_norm_fwd_kernel",
-         "let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);\n",
-         "let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);\n"
+         _COLS_LT_N.format("xc"),
+         _COLS_LT_N.format("xc") +
          "        let xc_t: Tile<bool, { [1, BN] }> = broadcast_scalar(true, shape![1, BN]);\n"
          "        let xc_c: Tile<bool, { [1, BN] }> = xori(xc_c, xc_t);\n", "value",
          "the column mask `cols < n` xor true: the padding columns centred, the real ones zeroed", rule="N13"),
     Hand("mask-or-true", "layer_norm_bwd_dx_kernel", "layer_norm_bwd_dx_kernel",
-         "let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);\n",
-         "let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);\n"
+         _COLS_LT_N.format("xhat"),
+         _COLS_LT_N.format("xhat") +
          "        let xhat_t: Tile<bool, { [1, BN] }> = broadcast_scalar(true, shape![1, BN]);\n"
          "        let xhat_c: Tile<bool, { [1, BN] }> = ori(xhat_c, xhat_t);\n", "value",
          "the column mask `cols < n` or true: xhat of the padding columns is -mu * rstd, not 0", rule="N13"),

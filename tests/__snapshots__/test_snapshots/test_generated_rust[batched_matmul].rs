@@ -38,9 +38,7 @@ pub mod batched_matmul_kernels {
             let b: Tile<E, { [1, BK, BN] }> =
                 load_view_tko(&b_part, [batch, k, bn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), b.reshape((BK, BN)), acc)
-            let acc_a: Tile<E, { [BM, BK] }> = reshape(a, shape![BM, BK]);
-            let acc_b: Tile<E, { [BK, BN] }> = reshape(b, shape![BK, BN]);
-            acc = mmaf(acc_a, acc_b, acc);
+            acc = mmaf(reshape(a, shape![BM, BK]), reshape(b, shape![BK, BN]), acc);
         }
         // out = acc.astype(C.dtype).reshape((1, BM, BN))
         let out_a: Tile<E2, { [BM, BN] }> = convert_tile(acc);

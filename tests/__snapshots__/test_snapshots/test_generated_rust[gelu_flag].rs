@@ -23,26 +23,17 @@ pub mod gelu_flag_kernels {
         let mut g: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
         if APPROX == 1i32 {
             // inner = SQRT_2_OVER_PI * (t + 0.044715 * t * t * t)
+            let inner_c: Tile<f32, { [TILE] }> = broadcast_scalar(0.044715f32, shape![TILE]) * t;
             let inner_a: Tile<f32, { [TILE] }> = broadcast_scalar(0.7978845608028654f32, shape![TILE]);
-            let inner_b: Tile<f32, { [TILE] }> = broadcast_scalar(0.044715f32, shape![TILE]);
-            let inner_c: Tile<f32, { [TILE] }> = inner_b * t;
-            let inner_d: Tile<f32, { [TILE] }> = inner_c * t;
-            let inner_e: Tile<f32, { [TILE] }> = fma(inner_d, t, t, rounding::NearestEven, ftz::Disabled);
-            let inner: Tile<f32, { [TILE] }> = inner_a * inner_e;
+            let inner: Tile<f32, { [TILE] }> = inner_a * fma(inner_c * t, t, t, rounding::NearestEven, ftz::Disabled);
             // g = 0.5 * t * (1.0 + ct.tanh(inner))
-            let g_a: Tile<f32, { [TILE] }> = broadcast_scalar(0.5f32, shape![TILE]);
-            let g_b: Tile<f32, { [TILE] }> = g_a * t;
-            let g_c: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
-            let g_d: Tile<f32, { [TILE] }> = tanh(inner);
-            let g_e: Tile<f32, { [TILE] }> = g_c + g_d;
+            let g_b: Tile<f32, { [TILE] }> = broadcast_scalar(0.5f32, shape![TILE]) * t;
+            let g_e: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]) + tanh(inner);
             g = g_b * g_e;
         } else {
             // g = t / (1.0 + ct.exp(-1.702 * t))
-            let g_f: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]);
-            let g_g: Tile<f32, { [TILE] }> = broadcast_scalar(-1.702f32, shape![TILE]);
-            let g_h: Tile<f32, { [TILE] }> = g_g * t;
-            let g_i: Tile<f32, { [TILE] }> = exp(g_h);
-            let g_j: Tile<f32, { [TILE] }> = g_f + g_i;
+            let g_h: Tile<f32, { [TILE] }> = broadcast_scalar(-1.702f32, shape![TILE]) * t;
+            let g_j: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, shape![TILE]) + exp(g_h);
             g = t / g_j;
         }
         // ct.store(y, index=(bid,), tile=g.astype(y.dtype))

@@ -25,26 +25,18 @@ pub mod layer_norm_kernels {
         let xt: Tile<f32, { [1, N] }> = convert_tile(xt_a);
         // mean = ct.sum(xt, axis=1, keepdims=True) / N
         let mean_a: Tile<f32, { [1] }> = reduce_sum(xt, 1i32);
-        let mean_b: Tile<f32, { [1, 1] }> = reshape(mean_a, shape![1, 1]);
         let mean_c: f32 = convert_scalar(N);
         let mean_d: Tile<f32, { [1, 1] }> = broadcast_scalar(mean_c, shape![1, 1]);
-        let mean: Tile<f32, { [1, 1] }> = mean_b / mean_d;
+        let mean: Tile<f32, { [1, 1] }> = reshape(mean_a, shape![1, 1]) / mean_d;
         // xc = xt - mean
-        let xc_a: Tile<f32, { [1, N] }> = broadcast(mean, shape![1, N]);
-        let xc: Tile<f32, { [1, N] }> = xt - xc_a;
+        let xc: Tile<f32, { [1, N] }> = xt - broadcast(mean, shape![1, N]);
         // var = ct.sum(xc * xc, axis=1, keepdims=True) / N
         let var_a: Tile<f32, { [1, N] }> = xc * xc;
         let var_b: Tile<f32, { [1] }> = reduce_sum(var_a, 1i32);
-        let var_c: Tile<f32, { [1, 1] }> = reshape(var_b, shape![1, 1]);
-        let var_d: f32 = convert_scalar(N);
-        let var_e: Tile<f32, { [1, 1] }> = broadcast_scalar(var_d, shape![1, 1]);
-        let var: Tile<f32, { [1, 1] }> = var_c / var_e;
+        let var: Tile<f32, { [1, 1] }> = reshape(var_b, shape![1, 1]) / mean_d;
         // yt = xc * ct.rsqrt(var + eps)
-        let yt_a: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
-        let yt_b: Tile<f32, { [1, 1] }> = var + yt_a;
-        let yt_c: Tile<f32, { [1, 1] }> = rsqrt(yt_b, ftz::Disabled);
-        let yt_d: Tile<f32, { [1, N] }> = broadcast(yt_c, shape![1, N]);
-        let yt: Tile<f32, { [1, N] }> = xc * yt_d;
+        let yt_b: Tile<f32, { [1, 1] }> = var + broadcast_scalar(eps, shape![1, 1]);
+        let yt: Tile<f32, { [1, N] }> = xc * broadcast(rsqrt(yt_b, ftz::Disabled), shape![1, N]);
         let mut out: Tile<f32, { [1, N] }> = constant(0.0f32, shape![1, N]);
         if AFFINE == 1i32 {
             // wt = ct.load(w, index=(0,), shape=(N,)).astype(ct.float32)
@@ -60,9 +52,7 @@ pub mod layer_norm_kernels {
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [N] }> = convert_tile(bt_a);
             // out = yt * wt + bt
-            let out_a: Tile<f32, { [1, N] }> = reshape(wt, shape![1, N]);
-            let out_b: Tile<f32, { [1, N] }> = reshape(bt, shape![1, N]);
-            out = fma(yt, out_a, out_b, rounding::NearestEven, ftz::Disabled);
+            out = fma(yt, reshape(wt, shape![1, N]), reshape(bt, shape![1, N]), rounding::NearestEven, ftz::Disabled);
         } else {
             // out = yt
             out = yt;

@@ -31,19 +31,14 @@ pub mod rms_norm_kernels {
         // ms = ct.sum(xt * xt, axis=1, keepdims=True) / N
         let ms_a: Tile<f32, { [1, N] }> = xt * xt;
         let ms_b: Tile<f32, { [1] }> = reduce_sum(ms_a, 1i32);
-        let ms_c: Tile<f32, { [1, 1] }> = reshape(ms_b, shape![1, 1]);
         let ms_d: f32 = convert_scalar(N);
-        let ms_e: Tile<f32, { [1, 1] }> = broadcast_scalar(ms_d, shape![1, 1]);
-        let ms: Tile<f32, { [1, 1] }> = ms_c / ms_e;
+        let ms: Tile<f32, { [1, 1] }> = reshape(ms_b, shape![1, 1]) / broadcast_scalar(ms_d, shape![1, 1]);
         // inv = ct.rsqrt(ms + eps)
-        let inv_a: Tile<f32, { [1, 1] }> = broadcast_scalar(eps, shape![1, 1]);
-        let inv_b: Tile<f32, { [1, 1] }> = ms + inv_a;
+        let inv_b: Tile<f32, { [1, 1] }> = ms + broadcast_scalar(eps, shape![1, 1]);
         let inv: Tile<f32, { [1, 1] }> = rsqrt(inv_b, ftz::Disabled);
         // ct.store(y, index=(row, 0), tile=(xt * inv * wt).astype(y.dtype))
-        let y_a: Tile<f32, { [1, N] }> = broadcast(inv, shape![1, N]);
-        let y_b: Tile<f32, { [1, N] }> = xt * y_a;
-        let y_c: Tile<f32, { [1, N] }> = reshape(wt, shape![1, N]);
-        let y_d: Tile<f32, { [1, N] }> = y_b * y_c;
+        let y_b: Tile<f32, { [1, N] }> = xt * broadcast(inv, shape![1, N]);
+        let y_d: Tile<f32, { [1, N] }> = y_b * reshape(wt, shape![1, N]);
         let y_e: Tile<E3, { [1, N] }> = convert_tile(y_d);
         let mut y_part: PartitionMut<E3, { [1, N] }> = unsafe { y.partition_full_mut(shape![1, N]) };
         unsafe {

@@ -30,10 +30,9 @@ pub mod scaled_add_kernels {
             load_view_tko(&y_part, [bid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let yt: Tile<f32, { [TILE] }> = convert_tile(yt_a);
         // r = alpha * xt + beta * yt
-        let r_a: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, shape![TILE]);
-        let r_b: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]);
-        let r_c: Tile<f32, { [TILE] }> = r_b * yt;
-        let r: Tile<f32, { [TILE] }> = fma(r_a, xt, r_c, rounding::NearestEven, ftz::Disabled);
+        let r_c: Tile<f32, { [TILE] }> = broadcast_scalar(beta, shape![TILE]) * yt;
+        let r: Tile<f32, { [TILE] }> =
+            fma(broadcast_scalar(alpha, shape![TILE]), xt, r_c, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(bid,), tile=r.astype(out.dtype))
         let out_a: Tile<E3, { [TILE] }> = convert_tile(r);
         out.store(out_a);

@@ -26,15 +26,13 @@ pub mod softmax_kernels {
         let row_max_a: Tile<f32, { [1] }> = reduce_max(t, 1i32);
         let row_max: Tile<f32, { [1, 1] }> = reshape(row_max_a, shape![1, 1]);
         // num = ct.exp(t - row_max)
-        let num_a: Tile<f32, { [1, BLOCK_N] }> = broadcast(row_max, shape![1, BLOCK_N]);
-        let num_b: Tile<f32, { [1, BLOCK_N] }> = t - num_a;
+        let num_b: Tile<f32, { [1, BLOCK_N] }> = t - broadcast(row_max, shape![1, BLOCK_N]);
         let num: Tile<f32, { [1, BLOCK_N] }> = exp(num_b);
         // den = ct.sum(num, axis=1, keepdims=True)
         let den_a: Tile<f32, { [1] }> = reduce_sum(num, 1i32);
         let den: Tile<f32, { [1, 1] }> = reshape(den_a, shape![1, 1]);
         // ct.store(y, index=(row, 0), tile=(num / den).astype(y.dtype))
-        let y_a: Tile<f32, { [1, BLOCK_N] }> = broadcast(den, shape![1, BLOCK_N]);
-        let y_b: Tile<f32, { [1, BLOCK_N] }> = num / y_a;
+        let y_b: Tile<f32, { [1, BLOCK_N] }> = num / broadcast(den, shape![1, BLOCK_N]);
         let y_c: Tile<E2, { [1, BLOCK_N] }> = convert_tile(y_b);
         let mut y_part: PartitionMut<E2, { [1, BLOCK_N] }> = unsafe { y.partition_full_mut(shape![1, BLOCK_N]) };
         unsafe {

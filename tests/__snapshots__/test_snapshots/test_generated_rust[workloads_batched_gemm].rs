@@ -39,10 +39,9 @@ pub mod batched_gemm_kernels {
             let b: Tile<E, { [1, BN, BK] }> =
                 load_view_tko(&bt_part, [batch, pid_n, k], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(a.reshape((BM, BK)), ct.transpose(b.reshape((BN, BK))), acc)
-            let acc_a: Tile<E, { [BM, BK] }> = reshape(a, shape![BM, BK]);
             let acc_b: Tile<E, { [BN, BK] }> = reshape(b, shape![BN, BK]);
             let acc_c: Tile<E, { [BK, BN] }> = permute(acc_b, const_array![1, 0]);
-            acc = mmaf(acc_a, acc_c, acc);
+            acc = mmaf(reshape(a, shape![BM, BK]), acc_c, acc);
         }
         // ct.store(C, index=(batch, pid_m, pid_n), tile=acc.reshape((1, BM, BN)).astype(C.dtype))
         let c_a: Tile<f32, { [1, BM, BN] }> = reshape(acc, shape![1, BM, BN]);

@@ -56,29 +56,22 @@ pub mod cross_entropy_kernels {
                 load_view_tko(&logits_part2, [row, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t2 = t.astype(ct.float32) * LOG2E
             let t2_a: Tile<f32, { [1, BV] }> = convert_tile(t);
-            let t2_b: Tile<f32, { [1, BV] }> = broadcast_scalar(1.4426950408889634f32, shape![1, BV]);
-            let t2: Tile<f32, { [1, BV] }> = t2_a * t2_b;
+            let t2: Tile<f32, { [1, BV] }> = t2_a * broadcast_scalar(1.4426950408889634f32, shape![1, BV]);
             // m_new = ct.maximum(m_i, ct.max(t2, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [1] }> = reduce_max(t2, 1i32);
-            let m_new_b: Tile<f32, { [1, 1] }> = reshape(m_new_a, shape![1, 1]);
-            let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [1, 1] }> = maxf(m_i, reshape(m_new_a, shape![1, 1]), nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t2 - m_new), axis=1, keepdims=True)
-            let l_i_a: Tile<f32, { [1, 1] }> = m_i - m_new;
-            let l_i_b: Tile<f32, { [1, 1] }> = exp2(l_i_a, ftz::Disabled);
-            let l_i_c: Tile<f32, { [1, BV] }> = broadcast(m_new, shape![1, BV]);
-            let l_i_d: Tile<f32, { [1, BV] }> = t2 - l_i_c;
+            let l_i_d: Tile<f32, { [1, BV] }> = t2 - broadcast(m_new, shape![1, BV]);
             let l_i_e: Tile<f32, { [1, BV] }> = exp2(l_i_d, ftz::Disabled);
             let l_i_f: Tile<f32, { [1] }> = reduce_sum(l_i_e, 1i32);
-            let l_i_g: Tile<f32, { [1, 1] }> = reshape(l_i_f, shape![1, 1]);
-            l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
+            let l_i_b: Tile<f32, { [1, 1] }> = exp2(m_i - m_new, ftz::Disabled);
+            l_i = fma(l_i, l_i_b, reshape(l_i_f, shape![1, 1]), rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
         }
         // lse = (m_i + ct.log2(l_i)) * LN2
-        let lse_a: Tile<f32, { [1, 1] }> = log2(l_i);
-        let lse_b: Tile<f32, { [1, 1] }> = m_i + lse_a;
-        let lse_c: Tile<f32, { [1, 1] }> = broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
-        let lse: Tile<f32, { [1, 1] }> = lse_b * lse_c;
+        let lse_b: Tile<f32, { [1, 1] }> = m_i + log2(l_i);
+        let lse: Tile<f32, { [1, 1] }> = lse_b * broadcast_scalar(0.6931471805599453f32, shape![1, 1]);
         // label = ct.load(labels, index=(row,), shape=()).item()
         let labels_part: Partition<i32, { [1] }> = unsafe {
             make_partition_view(labels, shape![1], padding::None, dim_map::Identity, get_tensor_token(labels))
@@ -92,21 +85,16 @@ pub mod cross_entropy_kernels {
         let target_b: Tile<u64, { [] }> = exti(target_a);
         let target_c: Tile<i32, { [] }> = scalar_to_tile(logits_shape0);
         let target_d: Tile<u64, { [] }> = exti(target_c);
-        let target_e: Tile<bool, { [] }> = cmpi(target_b, target_d, predicate::LessThan);
         let target_f: Tile<i32, { [] }> = scalar_to_tile(logits_stride0);
-        let target_g: Tile<u64, { [] }> = exti(target_f);
-        let target_h: Tile<u64, { [] }> = target_b * target_g;
+        let target_h: Tile<u64, { [] }> = target_b * exti(target_f);
         let target_i: Tile<i32, { [] }> = scalar_to_tile(label);
         let target_j: Tile<u64, { [] }> = exti(target_i);
         let target_k: Tile<i32, { [] }> = scalar_to_tile(logits_shape1);
         let target_l: Tile<u64, { [] }> = exti(target_k);
-        let target_m: Tile<bool, { [] }> = cmpi(target_j, target_l, predicate::LessThan);
-        let target_n: Tile<u64, { [] }> = constant(1u64, shape![]);
-        let target_o: Tile<u64, { [] }> = target_j * target_n;
-        let target_p: Tile<bool, { [] }> = target_e & target_m;
-        let target_q: Tile<u64, { [] }> = target_h + target_o;
-        let target_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(logits);
-        let target_ptrs2: PointerTile<*mut E, { [] }> = addptr_tile(target_ptrs, target_q);
+        let target_o: Tile<u64, { [] }> = target_j * constant(1u64, shape![]);
+        let target_p: Tile<bool, { [] }> =
+            cmpi(target_b, target_d, predicate::LessThan) & cmpi(target_j, target_l, predicate::LessThan);
+        let target_ptrs2: PointerTile<*mut E, { [] }> = addptr_tile(pointer_to_tile(logits), target_h + target_o);
         let target_r: E = convert_scalar(0.0f32);
         let (target_s, target_tok): (Tile<E, { [] }>, Token) = unsafe {
             load_ptr_tko(
@@ -123,11 +111,10 @@ pub mod cross_entropy_kernels {
         let target: f32 = tile_to_scalar(target_t);
         // row_loss = ct.where(label == IGNORE_INDEX, 0.0, lse - target)
         let row_loss_a: bool = label == IGNORE_INDEX;
-        let row_loss_b: Tile<bool, { [1, 1] }> = broadcast_scalar(row_loss_a, shape![1, 1]);
+        let row_loss_e: Tile<f32, { [1, 1] }> = lse - broadcast_scalar(target, shape![1, 1]);
         let row_loss_c: Tile<f32, { [1, 1] }> = broadcast_scalar(0.0f32, shape![1, 1]);
-        let row_loss_d: Tile<f32, { [1, 1] }> = broadcast_scalar(target, shape![1, 1]);
-        let row_loss_e: Tile<f32, { [1, 1] }> = lse - row_loss_d;
-        let row_loss: Tile<f32, { [1, 1] }> = select(row_loss_b, row_loss_c, row_loss_e);
+        let row_loss: Tile<f32, { [1, 1] }> =
+            select(broadcast_scalar(row_loss_a, shape![1, 1]), row_loss_c, row_loss_e);
         // ct.store(loss, index=(row,), tile=row_loss.reshape((1,)))
         let loss_a: Tile<f32, { [1] }> = reshape(row_loss, shape![1]);
         loss.store(loss_a);
@@ -178,8 +165,8 @@ pub mod cross_entropy_kernels {
         let g: Tile<E3, { [] }> = reshape(g_a, shape![]);
         // g = ct.where(label == IGNORE_INDEX, 0.0, g)
         let g_b: bool = label == IGNORE_INDEX;
-        let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
         let g_d: Tile<f32, { [] }> = scalar_to_tile(0.0f32);
+        let g_c: Tile<bool, { [] }> = scalar_to_tile(g_b);
         let g_e: Tile<E3, { [] }> = convert_tile(g_d);
         let g: Tile<E3, { [] }> = select(g_c, g_e, g);
         // t = ct.load(logits, index=(row, vt), shape=(1, BV)).astype(ct.float32)
@@ -192,27 +179,21 @@ pub mod cross_entropy_kernels {
         // p = ct.exp(t - row_lse)
         let p_a: Tile<f32, { [] }> = convert_tile(row_lse);
         let p_b: f32 = tile_to_scalar(p_a);
-        let p_c: Tile<f32, { [1, BV] }> = broadcast_scalar(p_b, shape![1, BV]);
-        let p_d: Tile<f32, { [1, BV] }> = t - p_c;
+        let p_d: Tile<f32, { [1, BV] }> = t - broadcast_scalar(p_b, shape![1, BV]);
         let p: Tile<f32, { [1, BV] }> = exp(p_d);
         // cols = vt * BV + ct.arange(BV, dtype=ct.int32)
-        let cols_a: i32 = vt * BV;
-        let cols_b: Tile<i32, { [BV] }> = broadcast_scalar(cols_a, shape![BV]);
-        let cols_c: Tile<i32, { [BV] }> = iota(shape![BV]);
-        let cols: Tile<i32, { [BV] }> = cols_b + cols_c;
+        let cols: Tile<i32, { [BV] }> = broadcast_scalar(vt * BV, shape![BV]) + iota(shape![BV]);
         // onehot = ct.where(cols[None, :] == label, 1.0, 0.0)
-        let onehot_a: Tile<i32, { [1, BV] }> = reshape(cols, shape![1, BV]);
-        let onehot_b: Tile<i32, { [1, BV] }> = broadcast_scalar(label, shape![1, BV]);
-        let onehot_c: Tile<bool, { [1, BV] }> = cmpi(onehot_a, onehot_b, predicate::Equal);
+        let onehot_c: Tile<bool, { [1, BV] }> =
+            cmpi(reshape(cols, shape![1, BV]), broadcast_scalar(label, shape![1, BV]), predicate::Equal);
         let onehot_d: Tile<f32, { [1, BV] }> = broadcast_scalar(1.0f32, shape![1, BV]);
         let onehot_e: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
         let onehot: Tile<f32, { [1, BV] }> = select(onehot_c, onehot_d, onehot_e);
         // ct.store(dlogits, index=(row, vt), tile=((p - onehot) * g).astype(dlogits.dtype))
-        let dlogits_a: Tile<f32, { [1, BV] }> = p - onehot;
         let dlogits_b: Tile<f32, { [] }> = convert_tile(g);
         let dlogits_c: f32 = tile_to_scalar(dlogits_b);
-        let dlogits_d: Tile<f32, { [1, BV] }> = broadcast_scalar(dlogits_c, shape![1, BV]);
-        let dlogits_e: Tile<f32, { [1, BV] }> = dlogits_a * dlogits_d;
+        let dlogits_a: Tile<f32, { [1, BV] }> = p - onehot;
+        let dlogits_e: Tile<f32, { [1, BV] }> = dlogits_a * broadcast_scalar(dlogits_c, shape![1, BV]);
         let dlogits_f: Tile<E, { [1, BV] }> = convert_tile(dlogits_e);
         dlogits.store(dlogits_f);
     }

@@ -46,8 +46,7 @@ pub mod decode_attention_kernels {
         // t_start = split * tiles_per_split
         let t_start: i32 = split * tiles_per_split;
         // t_end = min(t_start + tiles_per_split, num_tiles)
-        let t_end_a: i32 = t_start + tiles_per_split;
-        let t_end: i32 = min(t_end_a, num_tiles_);
+        let t_end: i32 = min(t_start + tiles_per_split, num_tiles_);
         // scale = sm_scale * LOG2E
         let scale: f32 = sm_scale * 1.4426950408889634f32;
         // q = ct.load(Q, index=(b, kv_head, 0), shape=(1, GROUP, D)).reshape((GROUP, D))
@@ -76,36 +75,27 @@ pub mod decode_attention_kernels {
             let s_c: Tile<f32, { [GROUP, BN] }> = constant(0.0f32, shape![GROUP, BN]);
             let s: Tile<f32, { [GROUP, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let offs_n_a: i32 = j * BN;
-            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
-            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
+            let offs_n: Tile<i32, { [BN] }> = broadcast_scalar(j * BN, shape![BN]) + iota(shape![BN]);
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let s_d: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
-            let s_e: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
-            let s_f: Tile<bool, { [1, BN] }> = cmpi(s_d, s_e, predicate::LessThan);
-            let s_g: Tile<bool, { [GROUP, BN] }> = broadcast(s_f, shape![GROUP, BN]);
-            let s_h: Tile<f32, { [GROUP, BN] }> = broadcast_scalar(scale, shape![GROUP, BN]);
-            let s_i: Tile<f32, { [GROUP, BN] }> = s * s_h;
+            let s_f: Tile<bool, { [1, BN] }> =
+                cmpi(reshape(offs_n, shape![1, BN]), broadcast_scalar(seq_len, shape![1, BN]), predicate::LessThan);
+            let s_i: Tile<f32, { [GROUP, BN] }> = s * broadcast_scalar(scale, shape![GROUP, BN]);
             let s_j: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_k: Tile<f32, { [1, 1] }> = reshape(s_j, shape![1, 1]);
-            let s_l: Tile<f32, { [GROUP, BN] }> = broadcast(s_k, shape![GROUP, BN]);
-            let s: Tile<f32, { [GROUP, BN] }> = select(s_g, s_i, s_l);
+            let s_g: Tile<bool, { [GROUP, BN] }> = broadcast(s_f, shape![GROUP, BN]);
+            let s: Tile<f32, { [GROUP, BN] }> =
+                select(s_g, s_i, broadcast(reshape(s_j, shape![1, 1]), shape![GROUP, BN]));
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [GROUP] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [GROUP, 1] }> = reshape(m_new_a, shape![GROUP, 1]);
-            let m_new: Tile<f32, { [GROUP, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [GROUP, 1] }> =
+                maxf(m_i, reshape(m_new_a, shape![GROUP, 1]), nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [GROUP, BN] }> = broadcast(m_new, shape![GROUP, BN]);
-            let p_b: Tile<f32, { [GROUP, BN] }> = s - p_a;
+            let p_b: Tile<f32, { [GROUP, BN] }> = s - broadcast(m_new, shape![GROUP, BN]);
             let p: Tile<f32, { [GROUP, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let alpha_a: Tile<f32, { [GROUP, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(alpha_a, ftz::Disabled);
+            let alpha: Tile<f32, { [GROUP, 1] }> = exp2(m_i - m_new, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [GROUP] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [GROUP, 1] }> = reshape(l_i_a, shape![GROUP, 1]);
-            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
+            l_i = fma(l_i, alpha, reshape(l_i_a, shape![GROUP, 1]), rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(b, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
@@ -113,25 +103,21 @@ pub mod decode_attention_kernels {
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [b, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
+            let acc_d: Tile<f32, { [GROUP, D] }> = acc * broadcast(alpha, shape![GROUP, D]);
             let acc_a: Tile<E2, { [GROUP, BN] }> = convert_tile(p);
-            let acc_b: Tile<E2, { [BN, D] }> = reshape(v, shape![BN, D]);
-            let acc_c: Tile<f32, { [GROUP, D] }> = broadcast(alpha, shape![GROUP, D]);
-            let acc_d: Tile<f32, { [GROUP, D] }> = acc * acc_c;
-            acc = mmaf(acc_a, acc_b, acc_d);
+            acc = mmaf(acc_a, reshape(v, shape![BN, D]), acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.where(l_i > 0.0, acc / l_i, 0.0)
         let out_a: Tile<f32, { [GROUP, 1] }> = broadcast_scalar(0.0f32, shape![GROUP, 1]);
-        let out_b: Tile<bool, { [GROUP, 1] }> = cmpf(l_i, out_a, predicate::GreaterThan, cmp_ordering::Ordered);
-        let out_c: Tile<bool, { [GROUP, D] }> = broadcast(out_b, shape![GROUP, D]);
-        let out_d: Tile<f32, { [GROUP, D] }> = broadcast(l_i, shape![GROUP, D]);
-        let out_e: Tile<f32, { [GROUP, D] }> = acc / out_d;
+        let out_e: Tile<f32, { [GROUP, D] }> = acc / broadcast(l_i, shape![GROUP, D]);
+        let out_c: Tile<bool, { [GROUP, D] }> =
+            broadcast(cmpf(l_i, out_a, predicate::GreaterThan, cmp_ordering::Ordered), shape![GROUP, D]);
         let out_f: Tile<f32, { [GROUP, D] }> = broadcast_scalar(0.0f32, shape![GROUP, D]);
         let out: Tile<f32, { [GROUP, D] }> = select(out_c, out_e, out_f);
         // lse = m_i + ct.log2(l_i)
-        let lse_a: Tile<f32, { [GROUP, 1] }> = log2(l_i);
-        let lse: Tile<f32, { [GROUP, 1] }> = m_i + lse_a;
+        let lse: Tile<f32, { [GROUP, 1] }> = m_i + log2(l_i);
         // ct.store(O_part, index=(b, kv_head, split, 0), tile=out.reshape((1, GROUP, 1, D)))
         let o_part_a: Tile<f32, { [1, GROUP, 1, D] }> = reshape(out, shape![1, GROUP, 1, D]);
         let mut o_part_part: PartitionMut<f32, { [1, GROUP, 1, D] }> =
@@ -194,20 +180,17 @@ pub mod decode_attention_kernels {
         let lse_max_a: Tile<E, { [1] }> = reduce_max(lse, 0i32);
         let lse_max: Tile<E, { [1, 1] }> = reshape(lse_max_a, shape![1, 1]);
         // w = ct.exp2(lse - lse_max)
-        let w_a: Tile<E, { [NUM_SPLITS, 1] }> = broadcast(lse_max, shape![NUM_SPLITS, 1]);
-        let w_b: Tile<E, { [NUM_SPLITS, 1] }> = lse - w_a;
+        let w_b: Tile<E, { [NUM_SPLITS, 1] }> = lse - broadcast(lse_max, shape![NUM_SPLITS, 1]);
         let w: Tile<E, { [NUM_SPLITS, 1] }> = exp2(w_b, ftz::Disabled);
         // num = ct.sum(o * w, axis=0, keepdims=True)
-        let num_a: Tile<E, { [NUM_SPLITS, D] }> = broadcast(w, shape![NUM_SPLITS, D]);
-        let num_b: Tile<E, { [NUM_SPLITS, D] }> = o * num_a;
+        let num_b: Tile<E, { [NUM_SPLITS, D] }> = o * broadcast(w, shape![NUM_SPLITS, D]);
         let num_c: Tile<E, { [D] }> = reduce_sum(num_b, 0i32);
         let num: Tile<E, { [1, D] }> = reshape(num_c, shape![1, D]);
         // den = ct.sum(w, axis=0, keepdims=True)
         let den_a: Tile<E, { [1] }> = reduce_sum(w, 0i32);
         let den: Tile<E, { [1, 1] }> = reshape(den_a, shape![1, 1]);
         // ct.store(O, index=(b, head, 0), tile=(num / den).reshape((1, 1, D)).astype(O.dtype))
-        let o_b: Tile<E, { [1, D] }> = broadcast(den, shape![1, D]);
-        let o_c: Tile<E, { [1, D] }> = num / o_b;
+        let o_c: Tile<E, { [1, D] }> = num / broadcast(den, shape![1, D]);
         let o_d: Tile<E, { [1, 1, D] }> = reshape(o_c, shape![1, 1, D]);
         let o_e: Tile<E2, { [1, 1, D] }> = convert_tile(o_d);
         let mut o_part: PartitionMut<E2, { [1, 1, D] }> = unsafe { O.partition_full_mut(shape![1, 1, D]) };

@@ -17,41 +17,30 @@ pub mod dropout_kernels {
         // pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // offs = pid * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let offs_a: i32 = pid * BLOCK;
-        let offs_b: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_a, shape![BLOCK]);
-        let offs_c: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = offs_b + offs_c;
+        let offs: Tile<i32, { [BLOCK] }> = broadcast_scalar(pid * BLOCK, shape![BLOCK]) + iota(shape![BLOCK]);
         // h = (offs + seed) * 668265261
-        let keep_mask1_h_a: Tile<i32, { [BLOCK] }> = broadcast_scalar(seed, shape![BLOCK]);
-        let keep_mask1_h_b: Tile<i32, { [BLOCK] }> = offs + keep_mask1_h_a;
-        let keep_mask1_h_c: Tile<i32, { [BLOCK] }> = constant(668265261i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = keep_mask1_h_b * keep_mask1_h_c;
+        let keep_mask1_h_b: Tile<i32, { [BLOCK] }> = offs + broadcast_scalar(seed, shape![BLOCK]);
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = keep_mask1_h_b * constant(668265261i32, shape![BLOCK]);
         // h = h ^ (h >> 15)
-        let keep_mask1_h_d: Tile<i32, { [BLOCK] }> = constant(15i32, shape![BLOCK]);
-        let keep_mask1_h_e: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_d;
+        let keep_mask1_h_e: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> constant(15i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_e;
         // h = h * 374761393
-        let keep_mask1_h_f: Tile<i32, { [BLOCK] }> = constant(374761393i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * keep_mask1_h_f;
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * constant(374761393i32, shape![BLOCK]);
         // h = h ^ (h >> 13)
-        let keep_mask1_h_g: Tile<i32, { [BLOCK] }> = constant(13i32, shape![BLOCK]);
-        let keep_mask1_h_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_g;
+        let keep_mask1_h_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> constant(13i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_h;
         // h = h * 1103515245
-        let keep_mask1_h_i: Tile<i32, { [BLOCK] }> = constant(1103515245i32, shape![BLOCK]);
-        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * keep_mask1_h_i;
+        let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h * constant(1103515245i32, shape![BLOCK]);
         // h = h ^ (h >> 16)
-        let keep_mask1_h_j: Tile<i32, { [BLOCK] }> = constant(16i32, shape![BLOCK]);
-        let keep_mask1_h_k: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> keep_mask1_h_j;
+        let keep_mask1_h_k: Tile<i32, { [BLOCK] }> = _keep_mask1_h >> constant(16i32, shape![BLOCK]);
         let _keep_mask1_h: Tile<i32, { [BLOCK] }> = _keep_mask1_h ^ keep_mask1_h_k;
         // r = h & 8388607
-        let keep_mask1_r_a: Tile<i32, { [BLOCK] }> = constant(8388607i32, shape![BLOCK]);
-        let _keep_mask1_r: Tile<i32, { [BLOCK] }> = _keep_mask1_h & keep_mask1_r_a;
+        let _keep_mask1_r: Tile<i32, { [BLOCK] }> = _keep_mask1_h & constant(8388607i32, shape![BLOCK]);
         // keep = _keep_mask(offs, seed, p)
-        let keep_a: Tile<f32, { [BLOCK] }> = convert_tile(_keep_mask1_r);
         let keep_b: f32 = p * 8388608.0f32;
-        let keep_c: Tile<f32, { [BLOCK] }> = broadcast_scalar(keep_b, shape![BLOCK]);
-        let keep: Tile<bool, { [BLOCK] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
+        let keep_a: Tile<f32, { [BLOCK] }> = convert_tile(_keep_mask1_r);
+        let keep: Tile<bool, { [BLOCK] }> =
+            cmpf(keep_a, broadcast_scalar(keep_b, shape![BLOCK]), predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pid,), shape=(BLOCK,)).astype(ct.float32)
         let x_part: Partition<E, { [BLOCK] }> =
             unsafe { make_partition_view(x, shape![BLOCK], padding::None, dim_map::Identity, get_tensor_token(x)) };
@@ -60,8 +49,7 @@ pub mod dropout_kernels {
         let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
         // out = ct.where(keep, v / (1.0 - p), 0.0)
         let out_a: f32 = 1.0f32 - p;
-        let out_b: Tile<f32, { [BLOCK] }> = broadcast_scalar(out_a, shape![BLOCK]);
-        let out_c: Tile<f32, { [BLOCK] }> = v / out_b;
+        let out_c: Tile<f32, { [BLOCK] }> = v / broadcast_scalar(out_a, shape![BLOCK]);
         let out_d: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.0f32, shape![BLOCK]);
         let out: Tile<f32, { [BLOCK] }> = select(keep, out_c, out_d);
         // ct.store(y, index=(pid,), tile=out.astype(y.dtype))
@@ -93,52 +81,34 @@ pub mod dropout_kernels {
         let x_shape: Shape<{ [-1, -1] }> = x.shape();
         let n: i32 = x_shape[1];
         // rows = pm * BM + ct.arange(BM, dtype=ct.int32)
-        let rows_a: i32 = pm * BM;
-        let rows_b: Tile<i32, { [BM] }> = broadcast_scalar(rows_a, shape![BM]);
-        let rows_c: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let rows: Tile<i32, { [BM] }> = rows_b + rows_c;
+        let rows: Tile<i32, { [BM] }> = broadcast_scalar(pm * BM, shape![BM]) + iota(shape![BM]);
         // cols = pn * BN + ct.arange(BN, dtype=ct.int32)
-        let cols_a: i32 = pn * BN;
-        let cols_b: Tile<i32, { [BN] }> = broadcast_scalar(cols_a, shape![BN]);
-        let cols_c: Tile<i32, { [BN] }> = iota(shape![BN]);
-        let cols: Tile<i32, { [BN] }> = cols_b + cols_c;
+        let cols: Tile<i32, { [BN] }> = broadcast_scalar(pn * BN, shape![BN]) + iota(shape![BN]);
         // offs = rows[:, None] * n + cols[None, :]
-        let offs_a: Tile<i32, { [BM, 1] }> = reshape(rows, shape![BM, 1]);
-        let offs_b: Tile<i32, { [BM, 1] }> = broadcast_scalar(n, shape![BM, 1]);
-        let offs_c: Tile<i32, { [BM, 1] }> = offs_a * offs_b;
-        let offs_d: Tile<i32, { [BM, BN] }> = broadcast(offs_c, shape![BM, BN]);
-        let offs_e: Tile<i32, { [1, BN] }> = reshape(cols, shape![1, BN]);
-        let offs_f: Tile<i32, { [BM, BN] }> = broadcast(offs_e, shape![BM, BN]);
-        let offs: Tile<i32, { [BM, BN] }> = offs_d + offs_f;
+        let offs_c: Tile<i32, { [BM, 1] }> = reshape(rows, shape![BM, 1]) * broadcast_scalar(n, shape![BM, 1]);
+        let offs: Tile<i32, { [BM, BN] }> =
+            broadcast(offs_c, shape![BM, BN]) + broadcast(reshape(cols, shape![1, BN]), shape![BM, BN]);
         // h = (offs + seed) * 668265261
-        let keep_mask2_h_a: Tile<i32, { [BM, BN] }> = broadcast_scalar(seed, shape![BM, BN]);
-        let keep_mask2_h_b: Tile<i32, { [BM, BN] }> = offs + keep_mask2_h_a;
-        let keep_mask2_h_c: Tile<i32, { [BM, BN] }> = constant(668265261i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = keep_mask2_h_b * keep_mask2_h_c;
+        let keep_mask2_h_b: Tile<i32, { [BM, BN] }> = offs + broadcast_scalar(seed, shape![BM, BN]);
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = keep_mask2_h_b * constant(668265261i32, shape![BM, BN]);
         // h = h ^ (h >> 15)
-        let keep_mask2_h_d: Tile<i32, { [BM, BN] }> = constant(15i32, shape![BM, BN]);
-        let keep_mask2_h_e: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_d;
+        let keep_mask2_h_e: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> constant(15i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_e;
         // h = h * 374761393
-        let keep_mask2_h_f: Tile<i32, { [BM, BN] }> = constant(374761393i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * keep_mask2_h_f;
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * constant(374761393i32, shape![BM, BN]);
         // h = h ^ (h >> 13)
-        let keep_mask2_h_g: Tile<i32, { [BM, BN] }> = constant(13i32, shape![BM, BN]);
-        let keep_mask2_h_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_g;
+        let keep_mask2_h_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> constant(13i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_h;
         // h = h * 1103515245
-        let keep_mask2_h_i: Tile<i32, { [BM, BN] }> = constant(1103515245i32, shape![BM, BN]);
-        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * keep_mask2_h_i;
+        let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h * constant(1103515245i32, shape![BM, BN]);
         // h = h ^ (h >> 16)
-        let keep_mask2_h_j: Tile<i32, { [BM, BN] }> = constant(16i32, shape![BM, BN]);
-        let keep_mask2_h_k: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> keep_mask2_h_j;
+        let keep_mask2_h_k: Tile<i32, { [BM, BN] }> = _keep_mask2_h >> constant(16i32, shape![BM, BN]);
         let _keep_mask2_h: Tile<i32, { [BM, BN] }> = _keep_mask2_h ^ keep_mask2_h_k;
         // r = h & 8388607
-        let keep_mask2_r_a: Tile<i32, { [BM, BN] }> = constant(8388607i32, shape![BM, BN]);
-        let _keep_mask2_r: Tile<i32, { [BM, BN] }> = _keep_mask2_h & keep_mask2_r_a;
+        let _keep_mask2_r: Tile<i32, { [BM, BN] }> = _keep_mask2_h & constant(8388607i32, shape![BM, BN]);
         // keep = _keep_mask(offs, seed, p)
-        let keep_a: Tile<f32, { [BM, BN] }> = convert_tile(_keep_mask2_r);
         let keep_b: f32 = p * 8388608.0f32;
+        let keep_a: Tile<f32, { [BM, BN] }> = convert_tile(_keep_mask2_r);
         let keep_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(keep_b, shape![BM, BN]);
         let keep: Tile<bool, { [BM, BN] }> = cmpf(keep_a, keep_c, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
         // v = ct.load(x, index=(pm, pn), shape=(BM, BN)).astype(ct.float32)
@@ -157,11 +127,9 @@ pub mod dropout_kernels {
         // res = r + ct.where(keep, v * (1.0 / (1.0 - p)), 0.0)
         let res_a: f32 = 1.0f32 - p;
         let res_b: f32 = 1.0f32 / res_a;
-        let res_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(res_b, shape![BM, BN]);
-        let res_d: Tile<f32, { [BM, BN] }> = v * res_c;
+        let res_d: Tile<f32, { [BM, BN] }> = v * broadcast_scalar(res_b, shape![BM, BN]);
         let res_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let res_f: Tile<f32, { [BM, BN] }> = select(keep, res_d, res_e);
-        let res: Tile<f32, { [BM, BN] }> = r + res_f;
+        let res: Tile<f32, { [BM, BN] }> = r + select(keep, res_d, res_e);
         // ct.store(out, index=(pm, pn), tile=res.astype(out.dtype))
         let out_a: Tile<E3, { [BM, BN] }> = convert_tile(res);
         out.store(out_a);

@@ -77,10 +77,7 @@ pub mod flash_attention_kernels {
         // q = q.reshape((BM, D))
         let q: Tile<E, { [BM, D] }> = reshape(q, shape![BM, D]);
         // offs_m = pid_m * BM + ct.arange(BM, dtype=ct.int32)
-        let offs_m_a: i32 = pid_m * BM;
-        let offs_m_b: Tile<i32, { [BM] }> = broadcast_scalar(offs_m_a, shape![BM]);
-        let offs_m_c: Tile<i32, { [BM] }> = iota(shape![BM]);
-        let offs_m: Tile<i32, { [BM] }> = offs_m_b + offs_m_c;
+        let offs_m: Tile<i32, { [BM] }> = broadcast_scalar(pid_m * BM, shape![BM]) + iota(shape![BM]);
         // m_i = ct.full((BM, 1), -float("inf"), dtype=ct.float32)
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         // l_i = ct.zeros((BM, 1), dtype=ct.float32)
@@ -91,9 +88,7 @@ pub mod flash_attention_kernels {
         let num_kv_tiles: i32 = ceil_div(seq_kv, BN);
         // num_kv_tiles = min(num_kv_tiles, ct.cdiv((pid_m + 1) * BM, BN))
         let num_kv_tiles_a: i32 = pid_m + 1i32;
-        let num_kv_tiles_b: i32 = num_kv_tiles_a * BM;
-        let num_kv_tiles_c: i32 = ceil_div(num_kv_tiles_b, BN);
-        let num_kv_tiles: i32 = min(num_kv_tiles, num_kv_tiles_c);
+        let num_kv_tiles: i32 = min(num_kv_tiles, ceil_div(num_kv_tiles_a * BM, BN));
         for j in 0i32..num_kv_tiles {
             // k = ct.load(K, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let k_part: Partition<E, { [1, 1, BN, D] }> = unsafe {
@@ -107,44 +102,32 @@ pub mod flash_attention_kernels {
             let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let offs_n_a: i32 = j * BN;
-            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
-            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
+            let offs_n: Tile<i32, { [BN] }> = broadcast_scalar(j * BN, shape![BN]) + iota(shape![BN]);
             // mask = offs_n[None, :] < seq_kv
             let mask_a: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
-            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
+            let mask: Tile<bool, { [1, BN] }> =
+                cmpi(mask_a, broadcast_scalar(seq_kv, shape![1, BN]), predicate::LessThan);
             // mask = mask & (offs_m[:, None] >= offs_n[None, :])
+            let mask_e: Tile<i32, { [BM, BN] }> = broadcast(reshape(offs_m, shape![BM, 1]), shape![BM, BN]);
             let mask_c: Tile<bool, { [BM, BN] }> = broadcast(mask, shape![BM, BN]);
-            let mask_d: Tile<i32, { [BM, 1] }> = reshape(offs_m, shape![BM, 1]);
-            let mask_e: Tile<i32, { [BM, BN] }> = broadcast(mask_d, shape![BM, BN]);
-            let mask_f: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
-            let mask_g: Tile<i32, { [BM, BN] }> = broadcast(mask_f, shape![BM, BN]);
-            let mask_h: Tile<bool, { [BM, BN] }> = cmpi(mask_e, mask_g, predicate::GreaterThanOrEqual);
-            let mask: Tile<bool, { [BM, BN] }> = mask_c & mask_h;
+            let mask: Tile<bool, { [BM, BN] }> =
+                mask_c & cmpi(mask_e, broadcast(mask_a, shape![BM, BN]), predicate::GreaterThanOrEqual);
             // s = ct.where(mask, s * scale, -float("inf"))
-            let s_d: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s_e: Tile<f32, { [BM, BN] }> = s * s_d;
+            let s_e: Tile<f32, { [BM, BN] }> = s * broadcast_scalar(scale, shape![BM, BN]);
             let s_f: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_g: Tile<f32, { [1, 1] }> = reshape(s_f, shape![1, 1]);
-            let s_h: Tile<f32, { [BM, BN] }> = broadcast(s_g, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(mask, s_e, s_h);
+            let s: Tile<f32, { [BM, BN] }> = select(mask, s_e, broadcast(reshape(s_f, shape![1, 1]), shape![BM, BN]));
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [BM, 1] }> =
+                maxf(m_i, reshape(m_new_a, shape![BM, 1]), nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
-            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p_b: Tile<f32, { [BM, BN] }> = s - broadcast(m_new, shape![BM, BN]);
             let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_new, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
-            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
+            l_i = fma(l_i, alpha, reshape(l_i_a, shape![BM, 1]), rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
@@ -152,17 +135,14 @@ pub mod flash_attention_kernels {
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
+            let acc_d: Tile<f32, { [BM, D] }> = acc * broadcast(alpha, shape![BM, D]);
             let acc_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
-            let acc_b: Tile<E2, { [BN, D] }> = reshape(v, shape![BN, D]);
-            let acc_c: Tile<f32, { [BM, D] }> = broadcast(alpha, shape![BM, D]);
-            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
-            acc = mmaf(acc_a, acc_b, acc_d);
+            acc = mmaf(acc_a, reshape(v, shape![BN, D]), acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let out_a: Tile<f32, { [BM, D] }> = broadcast(l_i, shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, broadcast(l_i, shape![BM, D]), rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let o_a: Tile<f32, { [1, 1, BM, D] }> = reshape(out, shape![1, 1, BM, D]);
         let o_b: Tile<E3, { [1, 1, BM, D] }> = convert_tile(o_a);
@@ -247,37 +227,27 @@ pub mod flash_attention_kernels {
             let s_c: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
             let s: Tile<f32, { [BM, BN] }> = mmaf(q, s_b, s_c);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let offs_n_a: i32 = j * BN;
-            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
-            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
+            let offs_n: Tile<i32, { [BN] }> = broadcast_scalar(j * BN, shape![BN]) + iota(shape![BN]);
             // mask = offs_n[None, :] < seq_kv
-            let mask_a: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
-            let mask_b: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_kv, shape![1, BN]);
-            let mask: Tile<bool, { [1, BN] }> = cmpi(mask_a, mask_b, predicate::LessThan);
+            let mask: Tile<bool, { [1, BN] }> =
+                cmpi(reshape(offs_n, shape![1, BN]), broadcast_scalar(seq_kv, shape![1, BN]), predicate::LessThan);
             // s = ct.where(mask, s * scale, -float("inf"))
-            let s_d: Tile<bool, { [BM, BN] }> = broadcast(mask, shape![BM, BN]);
-            let s_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(scale, shape![BM, BN]);
-            let s_f: Tile<f32, { [BM, BN] }> = s * s_e;
+            let s_f: Tile<f32, { [BM, BN] }> = s * broadcast_scalar(scale, shape![BM, BN]);
             let s_g: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_h: Tile<f32, { [1, 1] }> = reshape(s_g, shape![1, 1]);
-            let s_i: Tile<f32, { [BM, BN] }> = broadcast(s_h, shape![BM, BN]);
-            let s: Tile<f32, { [BM, BN] }> = select(s_d, s_f, s_i);
+            let s: Tile<f32, { [BM, BN] }> =
+                select(broadcast(mask, shape![BM, BN]), s_f, broadcast(reshape(s_g, shape![1, 1]), shape![BM, BN]));
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [BM, 1] }> =
+                maxf(m_i, reshape(m_new_a, shape![BM, 1]), nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
-            let p_b: Tile<f32, { [BM, BN] }> = s - p_a;
+            let p_b: Tile<f32, { [BM, BN] }> = s - broadcast(m_new, shape![BM, BN]);
             let p: Tile<f32, { [BM, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let alpha_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BM, 1] }> = exp2(alpha_a, ftz::Disabled);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_new, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BM, 1] }> = reshape(l_i_a, shape![BM, 1]);
-            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
+            l_i = fma(l_i, alpha, reshape(l_i_a, shape![BM, 1]), rounding::NearestEven, ftz::Disabled);
             // v = ct.load(V, index=(batch, kv_head, j, 0), shape=(1, 1, BN, D), padding_mode=ct.PaddingMode.ZERO)
             let v_part: Partition<E2, { [1, 1, BN, D] }> = unsafe {
                 make_partition_view(V, shape![1, 1, BN, D], padding::Zero, dim_map::Identity, get_tensor_token(V))
@@ -285,17 +255,14 @@ pub mod flash_attention_kernels {
             let v: Tile<E2, { [1, 1, BN, D] }> =
                 load_view_tko(&v_part, [batch, kv_head, j, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = ct.mma(p.astype(V.dtype), v.reshape((BN, D)), acc * alpha)
+            let acc_d: Tile<f32, { [BM, D] }> = acc * broadcast(alpha, shape![BM, D]);
             let acc_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
-            let acc_b: Tile<E2, { [BN, D] }> = reshape(v, shape![BN, D]);
-            let acc_c: Tile<f32, { [BM, D] }> = broadcast(alpha, shape![BM, D]);
-            let acc_d: Tile<f32, { [BM, D] }> = acc * acc_c;
-            acc = mmaf(acc_a, acc_b, acc_d);
+            acc = mmaf(acc_a, reshape(v, shape![BN, D]), acc_d);
             // m_i = m_new
             m_i = m_new;
         }
         // out = ct.truediv(acc, l_i, rounding_mode=ct.RoundingMode.APPROX, flush_to_zero=True)
-        let out_a: Tile<f32, { [BM, D] }> = broadcast(l_i, shape![BM, D]);
-        let out: Tile<f32, { [BM, D] }> = divf(acc, out_a, rounding::Approx, ftz::Enabled);
+        let out: Tile<f32, { [BM, D] }> = divf(acc, broadcast(l_i, shape![BM, D]), rounding::Approx, ftz::Enabled);
         // ct.store(O, index=(batch, head, pid_m, 0), tile=out.reshape((1, 1, BM, D)).astype(O.dtype))
         let o_a: Tile<f32, { [1, 1, BM, D] }> = reshape(out, shape![1, 1, BM, D]);
         let o_b: Tile<E3, { [1, 1, BM, D] }> = convert_tile(o_a);

@@ -37,18 +37,13 @@ pub mod geglu_kernels {
             load_view_tko(&gate_up_part2, [pm, u_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let u: Tile<f32, { [BM, BN] }> = convert_tile(u_b);
         // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g * g * g))
+        let t_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]) * g;
         let t_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let t_c: Tile<f32, { [BM, BN] }> = t_b * g;
-        let t_d: Tile<f32, { [BM, BN] }> = t_c * g;
-        let t_e: Tile<f32, { [BM, BN] }> = fma(t_d, g, g, rounding::NearestEven, ftz::Disabled);
-        let t_f: Tile<f32, { [BM, BN] }> = t_a * t_e;
+        let t_f: Tile<f32, { [BM, BN] }> = t_a * fma(t_c * g, g, g, rounding::NearestEven, ftz::Disabled);
         let t: Tile<f32, { [BM, BN] }> = tanh(t_f);
         // ct.store(out, index=(pm, pn), tile=(0.5 * g * (1.0 + t) * u).astype(out.dtype))
-        let out_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let out_b: Tile<f32, { [BM, BN] }> = out_a * g;
-        let out_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let out_d: Tile<f32, { [BM, BN] }> = out_c + t;
+        let out_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]) * g;
+        let out_d: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]) + t;
         let out_e: Tile<f32, { [BM, BN] }> = out_b * out_d;
         let out_f: Tile<f32, { [BM, BN] }> = out_e * u;
         let out_g: Tile<E2, { [BM, BN] }> = convert_tile(out_f);
@@ -104,10 +99,8 @@ pub mod geglu_kernels {
         let g2: Tile<f32, { [BM, BN] }> = g * g;
         // t = ct.tanh(SQRT_2_OVER_PI * (g + GELU_C * g2 * g))
         let t_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let t_c: Tile<f32, { [BM, BN] }> = t_b * g2;
-        let t_d: Tile<f32, { [BM, BN] }> = fma(t_c, g, g, rounding::NearestEven, ftz::Disabled);
-        let t_e: Tile<f32, { [BM, BN] }> = t_a * t_d;
+        let t_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]) * g2;
+        let t_e: Tile<f32, { [BM, BN] }> = t_a * fma(t_c, g, g, rounding::NearestEven, ftz::Disabled);
         let t: Tile<f32, { [BM, BN] }> = tanh(t_e);
         // gelu = 0.5 * g * (1.0 + t)
         let gelu_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
@@ -116,22 +109,11 @@ pub mod geglu_kernels {
         let gelu_d: Tile<f32, { [BM, BN] }> = gelu_c + t;
         let gelu: Tile<f32, { [BM, BN] }> = gelu_b * gelu_d;
         // dgelu = 0.5 * (1.0 + t) + 0.5 * g * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * g2)
-        let dgelu_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let dgelu_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let dgelu_c: Tile<f32, { [BM, BN] }> = dgelu_b + t;
-        let dgelu_d: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let dgelu_e: Tile<f32, { [BM, BN] }> = dgelu_d * g;
-        let dgelu_f: Tile<f32, { [BM, BN] }> = negf(t);
-        let dgelu_g: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let dgelu_h: Tile<f32, { [BM, BN] }> = fma(dgelu_f, t, dgelu_g, rounding::NearestEven, ftz::Disabled);
-        let dgelu_i: Tile<f32, { [BM, BN] }> = dgelu_e * dgelu_h;
-        let dgelu_j: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let dgelu_k: Tile<f32, { [BM, BN] }> = dgelu_i * dgelu_j;
+        let dgelu_i: Tile<f32, { [BM, BN] }> = gelu_b * fma(negf(t), t, gelu_c, rounding::NearestEven, ftz::Disabled);
         let dgelu_l: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.134145f32, shape![BM, BN]);
-        let dgelu_m: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let dgelu_n: Tile<f32, { [BM, BN] }> = fma(dgelu_l, g2, dgelu_m, rounding::NearestEven, ftz::Disabled);
-        let dgelu_o: Tile<f32, { [BM, BN] }> = dgelu_k * dgelu_n;
-        let dgelu: Tile<f32, { [BM, BN] }> = fma(dgelu_a, dgelu_c, dgelu_o, rounding::NearestEven, ftz::Disabled);
+        let dgelu_k: Tile<f32, { [BM, BN] }> = dgelu_i * t_a;
+        let dgelu_o: Tile<f32, { [BM, BN] }> = dgelu_k * fma(dgelu_l, g2, gelu_c, rounding::NearestEven, ftz::Disabled);
+        let dgelu: Tile<f32, { [BM, BN] }> = fma(gelu_a, gelu_d, dgelu_o, rounding::NearestEven, ftz::Disabled);
         // ct.store(dgate_up, index=(pm, pn), tile=(do * u * dgelu).astype(dgate_up.dtype))
         let dgate_up_a: Tile<f32, { [BM, BN] }> = do_ * u;
         let dgate_up_b: Tile<f32, { [BM, BN] }> = dgate_up_a * dgelu;
@@ -155,14 +137,13 @@ pub mod geglu_kernels {
         // ct.store(dgate_up, index=(pm, pn + n_half_tiles), tile=(do * gelu).astype(dgate_up.dtype))
         let dgate_up_d: Tile<f32, { [BM, BN] }> = do_ * gelu;
         let dgate_up_e: Tile<E3, { [BM, BN] }> = convert_tile(dgate_up_d);
-        let dgate_up_f: i32 = pn + n_half_tiles;
         let mut dgate_up_part2: PartitionMut<E3, { [BM, BN] }> =
             unsafe { make_partition_view_mut(dgate_up, shape![BM, BN], padding::None, dgate_up_tok_access) };
         unsafe {
             store_view_tko_mut(
                 &mut dgate_up_part2,
                 dgate_up_e,
-                [pm, dgate_up_f],
+                [pm, u_a],
                 ordering::Weak,
                 scope::TileBlock,
                 None,

@@ -21,19 +21,13 @@ pub mod gelu_kernels {
             load_view_tko(&x_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let v: Tile<f32, { [BLOCK] }> = convert_tile(v_a);
         // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
+        let gelu_tanh1_inner_c: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.044715f32, shape![BLOCK]) * v;
         let gelu_tanh1_inner_a: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.7978845608028654f32, shape![BLOCK]);
-        let gelu_tanh1_inner_b: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.044715f32, shape![BLOCK]);
-        let gelu_tanh1_inner_c: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_b * v;
-        let gelu_tanh1_inner_d: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_c * v;
-        let gelu_tanh1_inner_e: Tile<f32, { [BLOCK] }> =
-            fma(gelu_tanh1_inner_d, v, v, rounding::NearestEven, ftz::Disabled);
-        let _gelu_tanh1_inner: Tile<f32, { [BLOCK] }> = gelu_tanh1_inner_a * gelu_tanh1_inner_e;
+        let _gelu_tanh1_inner: Tile<f32, { [BLOCK] }> =
+            gelu_tanh1_inner_a * fma(gelu_tanh1_inner_c * v, v, v, rounding::NearestEven, ftz::Disabled);
         // ct.store(y, index=(pid,), tile=_gelu_tanh(v).astype(y.dtype))
-        let y_a: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.5f32, shape![BLOCK]);
-        let y_b: Tile<f32, { [BLOCK] }> = y_a * v;
-        let y_c: Tile<f32, { [BLOCK] }> = broadcast_scalar(1.0f32, shape![BLOCK]);
-        let y_d: Tile<f32, { [BLOCK] }> = tanh(_gelu_tanh1_inner);
-        let y_e: Tile<f32, { [BLOCK] }> = y_c + y_d;
+        let y_b: Tile<f32, { [BLOCK] }> = broadcast_scalar(0.5f32, shape![BLOCK]) * v;
+        let y_e: Tile<f32, { [BLOCK] }> = broadcast_scalar(1.0f32, shape![BLOCK]) + tanh(_gelu_tanh1_inner);
         let y_f: Tile<f32, { [BLOCK] }> = y_b * y_e;
         let y_g: Tile<E2, { [BLOCK] }> = convert_tile(y_f);
         y.store(y_g);
@@ -72,24 +66,17 @@ pub mod gelu_kernels {
             let v_b: Tile<E2, { [BN] }> =
                 load_view_tko(&bias_part, [pn], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let v_c: Tile<f32, { [BN] }> = convert_tile(v_b);
-            let v_d: Tile<f32, { [1, BN] }> = reshape(v_c, shape![1, BN]);
-            let v_e: Tile<f32, { [BM, BN] }> = broadcast(v_d, shape![BM, BN]);
+            let v_e: Tile<f32, { [BM, BN] }> = broadcast(reshape(v_c, shape![1, BN]), shape![BM, BN]);
             v = v + v_e;
         }
         // inner = SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)
+        let gelu_tanh2_inner_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]) * v;
         let gelu_tanh2_inner_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.7978845608028654f32, shape![BM, BN]);
-        let gelu_tanh2_inner_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.044715f32, shape![BM, BN]);
-        let gelu_tanh2_inner_c: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_b * v;
-        let gelu_tanh2_inner_d: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_c * v;
-        let gelu_tanh2_inner_e: Tile<f32, { [BM, BN] }> =
-            fma(gelu_tanh2_inner_d, v, v, rounding::NearestEven, ftz::Disabled);
-        let _gelu_tanh2_inner: Tile<f32, { [BM, BN] }> = gelu_tanh2_inner_a * gelu_tanh2_inner_e;
+        let _gelu_tanh2_inner: Tile<f32, { [BM, BN] }> =
+            gelu_tanh2_inner_a * fma(gelu_tanh2_inner_c * v, v, v, rounding::NearestEven, ftz::Disabled);
         // ct.store(y, index=(pm, pn), tile=_gelu_tanh(v).astype(y.dtype))
-        let y_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]);
-        let y_b: Tile<f32, { [BM, BN] }> = y_a * v;
-        let y_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let y_d: Tile<f32, { [BM, BN] }> = tanh(_gelu_tanh2_inner);
-        let y_e: Tile<f32, { [BM, BN] }> = y_c + y_d;
+        let y_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.5f32, shape![BM, BN]) * v;
+        let y_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]) + tanh(_gelu_tanh2_inner);
         let y_f: Tile<f32, { [BM, BN] }> = y_b * y_e;
         let y_g: Tile<E3, { [BM, BN] }> = convert_tile(y_f);
         y.store(y_g);

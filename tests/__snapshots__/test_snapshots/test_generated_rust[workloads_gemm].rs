@@ -57,8 +57,7 @@ pub mod gemm_kernels {
                 load_view_tko(&bias_part, [pid_n], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // acc = acc + bv.astype(ct.float32)[None, :]
             let acc_a: Tile<f32, { [BN] }> = convert_tile(bv);
-            let acc_b: Tile<f32, { [1, BN] }> = reshape(acc_a, shape![1, BN]);
-            let acc_c: Tile<f32, { [BM, BN] }> = broadcast(acc_b, shape![BM, BN]);
+            let acc_c: Tile<f32, { [BM, BN] }> = broadcast(reshape(acc_a, shape![1, BN]), shape![BM, BN]);
             acc = acc + acc_c;
         }
         // ct.store(C, index=(pid_m, pid_n), tile=acc.astype(C.dtype))

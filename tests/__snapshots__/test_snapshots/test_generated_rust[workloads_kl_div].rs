@@ -47,18 +47,13 @@ pub mod kl_div_kernels {
             let t: Tile<f32, { [1, BV] }> = convert_tile(t);
             if LOG_TARGET == 1i32 {
                 // acc = acc + ct.exp(t) * (t - lp)
-                let acc_a: Tile<f32, { [1, BV] }> = exp(t);
-                let acc_b: Tile<f32, { [1, BV] }> = t - lp;
-                acc = fma(acc_a, acc_b, acc, rounding::NearestEven, ftz::Disabled);
+                acc = fma(exp(t), t - lp, acc, rounding::NearestEven, ftz::Disabled);
             } else {
                 // acc = acc + ct.where(t > 0.0, t * (ct.log(t) - lp), 0.0)
                 let acc_c: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
-                let acc_d: Tile<bool, { [1, BV] }> = cmpf(t, acc_c, predicate::GreaterThan, cmp_ordering::Ordered);
-                let acc_e: Tile<f32, { [1, BV] }> = log(t);
-                let acc_f: Tile<f32, { [1, BV] }> = acc_e - lp;
-                let acc_g: Tile<f32, { [1, BV] }> = t * acc_f;
-                let acc_h: Tile<f32, { [1, BV] }> = broadcast_scalar(0.0f32, shape![1, BV]);
-                let acc_i: Tile<f32, { [1, BV] }> = select(acc_d, acc_g, acc_h);
+                let acc_f: Tile<f32, { [1, BV] }> = log(t) - lp;
+                let acc_i: Tile<f32, { [1, BV] }> =
+                    select(cmpf(t, acc_c, predicate::GreaterThan, cmp_ordering::Ordered), t * acc_f, acc_c);
                 acc = acc + acc_i;
             }
         }

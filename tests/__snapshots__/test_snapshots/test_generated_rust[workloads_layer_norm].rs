@@ -41,29 +41,21 @@ pub mod workloads_layer_norm_kernels {
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         // mean = ct.sum(xt, axis=1, keepdims=True) / n
         let mean_a: Tile<f32, { [BM] }> = reduce_sum(xt, 1i32);
-        let mean_b: Tile<f32, { [BM, 1] }> = reshape(mean_a, shape![BM, 1]);
         let mean_c: f32 = convert_scalar(n);
         let mean_d: Tile<f32, { [BM, 1] }> = broadcast_scalar(mean_c, shape![BM, 1]);
-        let mean: Tile<f32, { [BM, 1] }> = mean_b / mean_d;
+        let mean: Tile<f32, { [BM, 1] }> = reshape(mean_a, shape![BM, 1]) / mean_d;
         // xc = ct.where(cols[None, :] < n, xt - mean, 0.0)
-        let xc_a: Tile<i32, { [1, BN] }> = reshape(cols, shape![1, BN]);
-        let xc_b: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
-        let xc_c: Tile<bool, { [1, BN] }> = cmpi(xc_a, xc_b, predicate::LessThan);
-        let xc_d: Tile<bool, { [BM, BN] }> = broadcast(xc_c, shape![BM, BN]);
-        let xc_e: Tile<f32, { [BM, BN] }> = broadcast(mean, shape![BM, BN]);
-        let xc_f: Tile<f32, { [BM, BN] }> = xt - xc_e;
+        let xc_c: Tile<bool, { [1, BN] }> =
+            cmpi(reshape(cols, shape![1, BN]), broadcast_scalar(n, shape![1, BN]), predicate::LessThan);
+        let xc_f: Tile<f32, { [BM, BN] }> = xt - broadcast(mean, shape![BM, BN]);
         let xc_g: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let xc: Tile<f32, { [BM, BN] }> = select(xc_d, xc_f, xc_g);
+        let xc: Tile<f32, { [BM, BN] }> = select(broadcast(xc_c, shape![BM, BN]), xc_f, xc_g);
         // var = ct.sum(xc * xc, axis=1, keepdims=True) / n
         let var_a: Tile<f32, { [BM, BN] }> = xc * xc;
         let var_b: Tile<f32, { [BM] }> = reduce_sum(var_a, 1i32);
-        let var_c: Tile<f32, { [BM, 1] }> = reshape(var_b, shape![BM, 1]);
-        let var_d: f32 = convert_scalar(n);
-        let var_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(var_d, shape![BM, 1]);
-        let var: Tile<f32, { [BM, 1] }> = var_c / var_e;
+        let var: Tile<f32, { [BM, 1] }> = reshape(var_b, shape![BM, 1]) / mean_d;
         // rstd = ct.rsqrt(var + eps)
-        let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
-        let rstd_b: Tile<f32, { [BM, 1] }> = var + rstd_a;
+        let rstd_b: Tile<f32, { [BM, 1] }> = var + broadcast_scalar(eps, shape![BM, 1]);
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
@@ -80,18 +72,13 @@ pub mod workloads_layer_norm_kernels {
                 load_view_tko(&b_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             let bt: Tile<f32, { [BN] }> = convert_tile(bt_a);
             // out = out + bt[None, :]
-            let out_a: Tile<f32, { [BM, BN] }> = broadcast(rstd, shape![BM, BN]);
-            let out_b: Tile<f32, { [BM, BN] }> = xc * out_a;
-            let out_c: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
-            let out_d: Tile<f32, { [BM, BN] }> = broadcast(out_c, shape![BM, BN]);
-            let out_e: Tile<f32, { [1, BN] }> = reshape(bt, shape![1, BN]);
-            let out_f: Tile<f32, { [BM, BN] }> = broadcast(out_e, shape![BM, BN]);
+            let out_b: Tile<f32, { [BM, BN] }> = xc * broadcast(rstd, shape![BM, BN]);
+            let out_d: Tile<f32, { [BM, BN] }> = broadcast(reshape(wt, shape![1, BN]), shape![BM, BN]);
+            let out_f: Tile<f32, { [BM, BN] }> = broadcast(reshape(bt, shape![1, BN]), shape![BM, BN]);
             out = fma(out_b, out_d, out_f, rounding::NearestEven, ftz::Disabled);
         } else {
-            let out_g: Tile<f32, { [BM, BN] }> = broadcast(rstd, shape![BM, BN]);
-            let out_h: Tile<f32, { [BM, BN] }> = xc * out_g;
-            let out_i: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
-            let out_j: Tile<f32, { [BM, BN] }> = broadcast(out_i, shape![BM, BN]);
+            let out_h: Tile<f32, { [BM, BN] }> = xc * broadcast(rstd, shape![BM, BN]);
+            let out_j: Tile<f32, { [BM, BN] }> = broadcast(reshape(wt, shape![1, BN]), shape![BM, BN]);
             out = out_h * out_j;
         }
         // ct.store(y, index=(pid, 0), tile=out.astype(y.dtype))
@@ -161,43 +148,30 @@ pub mod workloads_layer_norm_kernels {
             load_view_tko(&rstd_part, [pid], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let rs: Tile<E2, { [BM, 1] }> = reshape(rs_a, shape![BM, 1]);
         // xhat = ct.where(cols[None, :] < n, (xt - mu) * rs, 0.0)
-        let xhat_a: Tile<i32, { [1, BN] }> = reshape(cols, shape![1, BN]);
-        let xhat_b: Tile<i32, { [1, BN] }> = broadcast_scalar(n, shape![1, BN]);
-        let xhat_c: Tile<bool, { [1, BN] }> = cmpi(xhat_a, xhat_b, predicate::LessThan);
-        let xhat_d: Tile<bool, { [BM, BN] }> = broadcast(xhat_c, shape![BM, BN]);
+        let xhat_c: Tile<bool, { [1, BN] }> =
+            cmpi(reshape(cols, shape![1, BN]), broadcast_scalar(n, shape![1, BN]), predicate::LessThan);
         let xhat_e: Tile<f32, { [BM, 1] }> = convert_tile(mu);
-        let xhat_f: Tile<f32, { [BM, BN] }> = broadcast(xhat_e, shape![BM, BN]);
-        let xhat_g: Tile<f32, { [BM, BN] }> = xt - xhat_f;
+        let xhat_g: Tile<f32, { [BM, BN] }> = xt - broadcast(xhat_e, shape![BM, BN]);
         let xhat_h: Tile<f32, { [BM, 1] }> = convert_tile(rs);
         let xhat_i: Tile<f32, { [BM, BN] }> = broadcast(xhat_h, shape![BM, BN]);
-        let xhat_j: Tile<f32, { [BM, BN] }> = xhat_g * xhat_i;
         let xhat_k: Tile<f32, { [BM, BN] }> = broadcast_scalar(0.0f32, shape![BM, BN]);
-        let xhat: Tile<f32, { [BM, BN] }> = select(xhat_d, xhat_j, xhat_k);
+        let xhat: Tile<f32, { [BM, BN] }> = select(broadcast(xhat_c, shape![BM, BN]), xhat_g * xhat_i, xhat_k);
         // wdy = wt[None, :] * dyt
-        let wdy_a: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
-        let wdy_b: Tile<f32, { [BM, BN] }> = broadcast(wdy_a, shape![BM, BN]);
-        let wdy: Tile<f32, { [BM, BN] }> = wdy_b * dyt;
+        let wdy: Tile<f32, { [BM, BN] }> = broadcast(reshape(wt, shape![1, BN]), shape![BM, BN]) * dyt;
         // c1 = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
         let c1_a: Tile<f32, { [BM, BN] }> = xhat * wdy;
         let c1_b: Tile<f32, { [BM] }> = reduce_sum(c1_a, 1i32);
-        let c1_c: Tile<f32, { [BM, 1] }> = reshape(c1_b, shape![BM, 1]);
         let c1_d: f32 = convert_scalar(n);
         let c1_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(c1_d, shape![BM, 1]);
-        let c1: Tile<f32, { [BM, 1] }> = c1_c / c1_e;
+        let c1: Tile<f32, { [BM, 1] }> = reshape(c1_b, shape![BM, 1]) / c1_e;
         // c2 = ct.sum(wdy, axis=1, keepdims=True) / n
         let c2_a: Tile<f32, { [BM] }> = reduce_sum(wdy, 1i32);
-        let c2_b: Tile<f32, { [BM, 1] }> = reshape(c2_a, shape![BM, 1]);
-        let c2_c: f32 = convert_scalar(n);
-        let c2_d: Tile<f32, { [BM, 1] }> = broadcast_scalar(c2_c, shape![BM, 1]);
-        let c2: Tile<f32, { [BM, 1] }> = c2_b / c2_d;
+        let c2: Tile<f32, { [BM, 1] }> = reshape(c2_a, shape![BM, 1]) / c1_e;
         // dxt = (wdy - (xhat * c1 + c2)) * rs
         let dxt_a: Tile<f32, { [BM, BN] }> = broadcast(c1, shape![BM, BN]);
-        let dxt_b: Tile<f32, { [BM, BN] }> = broadcast(c2, shape![BM, BN]);
-        let dxt_c: Tile<f32, { [BM, BN] }> = fma(xhat, dxt_a, dxt_b, rounding::NearestEven, ftz::Disabled);
-        let dxt_d: Tile<f32, { [BM, BN] }> = wdy - dxt_c;
-        let dxt_e: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let dxt_f: Tile<f32, { [BM, BN] }> = broadcast(dxt_e, shape![BM, BN]);
-        let dxt: Tile<f32, { [BM, BN] }> = dxt_d * dxt_f;
+        let dxt_d: Tile<f32, { [BM, BN] }> =
+            wdy - fma(xhat, dxt_a, broadcast(c2, shape![BM, BN]), rounding::NearestEven, ftz::Disabled);
+        let dxt: Tile<f32, { [BM, BN] }> = dxt_d * xhat_i;
         // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
         let dx_a: Tile<E, { [BM, BN] }> = convert_tile(dxt);
         let mut dx_part: PartitionMut<E, { [BM, BN] }> = unsafe { dx.partition_full_mut(shape![BM, BN]) };

@@ -90,47 +90,35 @@ pub mod mla_decode_kernels {
             let s_d: Tile<E2, { [DR, BN] }> = permute(s_c, const_array![1, 0]);
             let s: Tile<f32, { [BH, BN] }> = mmaf(qp, s_d, s);
             // offs_n = j * BN + ct.arange(BN, dtype=ct.int32)
-            let offs_n_a: i32 = j * BN;
-            let offs_n_b: Tile<i32, { [BN] }> = broadcast_scalar(offs_n_a, shape![BN]);
-            let offs_n_c: Tile<i32, { [BN] }> = iota(shape![BN]);
-            let offs_n: Tile<i32, { [BN] }> = offs_n_b + offs_n_c;
+            let offs_n: Tile<i32, { [BN] }> = broadcast_scalar(j * BN, shape![BN]) + iota(shape![BN]);
             // s = ct.where(offs_n[None, :] < seq_len, s * scale, -float("inf"))
-            let s_e: Tile<i32, { [1, BN] }> = reshape(offs_n, shape![1, BN]);
-            let s_f: Tile<i32, { [1, BN] }> = broadcast_scalar(seq_len, shape![1, BN]);
-            let s_g: Tile<bool, { [1, BN] }> = cmpi(s_e, s_f, predicate::LessThan);
-            let s_h: Tile<bool, { [BH, BN] }> = broadcast(s_g, shape![BH, BN]);
-            let s_i: Tile<f32, { [BH, BN] }> = broadcast_scalar(scale, shape![BH, BN]);
-            let s_j: Tile<f32, { [BH, BN] }> = s * s_i;
+            let s_g: Tile<bool, { [1, BN] }> =
+                cmpi(reshape(offs_n, shape![1, BN]), broadcast_scalar(seq_len, shape![1, BN]), predicate::LessThan);
+            let s_j: Tile<f32, { [BH, BN] }> = s * broadcast_scalar(scale, shape![BH, BN]);
             let s_k: Tile<f32, { [] }> = constant(f32::NEG_INFINITY, shape![]);
-            let s_l: Tile<f32, { [1, 1] }> = reshape(s_k, shape![1, 1]);
-            let s_m: Tile<f32, { [BH, BN] }> = broadcast(s_l, shape![BH, BN]);
-            let s: Tile<f32, { [BH, BN] }> = select(s_h, s_j, s_m);
+            let s: Tile<f32, { [BH, BN] }> =
+                select(broadcast(s_g, shape![BH, BN]), s_j, broadcast(reshape(s_k, shape![1, 1]), shape![BH, BN]));
             // m_new = ct.maximum(m_i, ct.max(s, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BH] }> = reduce_max(s, 1i32);
-            let m_new_b: Tile<f32, { [BH, 1] }> = reshape(m_new_a, shape![BH, 1]);
-            let m_new: Tile<f32, { [BH, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [BH, 1] }> =
+                maxf(m_i, reshape(m_new_a, shape![BH, 1]), nan::Disabled, ftz::Disabled);
             // p = ct.exp2(s - m_new)
-            let p_a: Tile<f32, { [BH, BN] }> = broadcast(m_new, shape![BH, BN]);
-            let p_b: Tile<f32, { [BH, BN] }> = s - p_a;
+            let p_b: Tile<f32, { [BH, BN] }> = s - broadcast(m_new, shape![BH, BN]);
             let p: Tile<f32, { [BH, BN] }> = exp2(p_b, ftz::Disabled);
             // alpha = ct.exp2(m_i - m_new)
-            let alpha_a: Tile<f32, { [BH, 1] }> = m_i - m_new;
-            let alpha: Tile<f32, { [BH, 1] }> = exp2(alpha_a, ftz::Disabled);
+            let alpha: Tile<f32, { [BH, 1] }> = exp2(m_i - m_new, ftz::Disabled);
             // l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
             let l_i_a: Tile<f32, { [BH] }> = reduce_sum(p, 1i32);
-            let l_i_b: Tile<f32, { [BH, 1] }> = reshape(l_i_a, shape![BH, 1]);
-            l_i = fma(l_i, alpha, l_i_b, rounding::NearestEven, ftz::Disabled);
+            l_i = fma(l_i, alpha, reshape(l_i_a, shape![BH, 1]), rounding::NearestEven, ftz::Disabled);
             // acc = ct.mma(p.astype(KV_latent.dtype), c_kv, acc * alpha)
+            let acc_c: Tile<f32, { [BH, DL] }> = acc * broadcast(alpha, shape![BH, DL]);
             let acc_a: Tile<E, { [BH, BN] }> = convert_tile(p);
-            let acc_b: Tile<f32, { [BH, DL] }> = broadcast(alpha, shape![BH, DL]);
-            let acc_c: Tile<f32, { [BH, DL] }> = acc * acc_b;
             acc = mmaf(acc_a, c_kv, acc_c);
             // m_i = m_new
             m_i = m_new;
         }
         // out = acc / l_i
-        let out_a: Tile<f32, { [BH, DL] }> = broadcast(l_i, shape![BH, DL]);
-        let out: Tile<f32, { [BH, DL] }> = acc / out_a;
+        let out: Tile<f32, { [BH, DL] }> = acc / broadcast(l_i, shape![BH, DL]);
         // ct.store(O, index=(b, hb, 0), tile=out.reshape((1, BH, DL)).astype(O.dtype))
         let o_a: Tile<f32, { [1, BH, DL] }> = reshape(out, shape![1, BH, DL]);
         let o_b: Tile<E3, { [1, BH, DL] }> = convert_tile(o_a);

@@ -20,24 +20,17 @@ pub mod moe_align_kernels {
         let mut expert_counts_tok_access: Token = __tok_root;
         let mut expert_counts_tok_store: Token = __tok_root;
         // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let offs_a: i32 = get_tile_block_id().0;
-        let offs_b: i32 = offs_a * BLOCK;
-        let offs_c: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]);
-        let offs_d: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = offs_c + offs_d;
+        let offs_b: i32 = get_tile_block_id().0 * BLOCK;
+        let offs: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]) + iota(shape![BLOCK]);
         // ids = ct.gather(topk_ids, offs, padding_value=-1)
         let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
         let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let ids_c: Tile<u64, { [] }> = exti(ids_b);
-        let ids_d: Tile<u64, { [1] }> = reshape(ids_c, shape![1]);
-        let ids_e: Tile<u64, { [BLOCK] }> = broadcast(ids_d, shape![BLOCK]);
-        let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
         let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
-        let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(ids_ptrs, shape![1]);
-        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(ids_ptrs2, shape![BLOCK]);
-        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(ids_ptrs3, ids_h);
+        let ids_f: Tile<bool, { [BLOCK] }> =
+            cmpi(ids_a, broadcast(reshape(ids_c, shape![1]), shape![BLOCK]), predicate::LessThan);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
+            addptr_tile(broadcast_ptr(reshape_ptr(pointer_to_tile(topk_ids), shape![1]), shape![BLOCK]), ids_a * ids_g);
         let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 ids_ptrs4,
@@ -54,16 +47,13 @@ pub mod moe_align_kernels {
         let expert_counts_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let expert_counts_b: Tile<i32, { [] }> = scalar_to_tile(expert_counts_shape0);
         let expert_counts_c: Tile<u64, { [] }> = exti(expert_counts_b);
-        let expert_counts_d: Tile<u64, { [1] }> = reshape(expert_counts_c, shape![1]);
-        let expert_counts_e: Tile<u64, { [BLOCK] }> = broadcast(expert_counts_d, shape![BLOCK]);
-        let expert_counts_f: Tile<bool, { [BLOCK] }> = cmpi(expert_counts_a, expert_counts_e, predicate::LessThan);
-        let expert_counts_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let expert_counts_h: Tile<u64, { [BLOCK] }> = expert_counts_a * expert_counts_g;
-        let expert_counts_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(expert_counts);
-        let expert_counts_ptrs2: PointerTile<*mut E, { [1] }> = reshape_ptr(expert_counts_ptrs, shape![1]);
-        let expert_counts_ptrs3: PointerTile<*mut E, { [BLOCK] }> = broadcast_ptr(expert_counts_ptrs2, shape![BLOCK]);
-        let expert_counts_ptrs4: PointerTile<*mut E, { [BLOCK] }> = addptr_tile(expert_counts_ptrs3, expert_counts_h);
+        let expert_counts_ptrs3: PointerTile<*mut E, { [BLOCK] }> =
+            broadcast_ptr(reshape_ptr(pointer_to_tile(expert_counts), shape![1]), shape![BLOCK]);
         let expert_counts_i: E = convert_scalar(1.0f32);
+        let expert_counts_f: Tile<bool, { [BLOCK] }> =
+            cmpi(expert_counts_a, broadcast(reshape(expert_counts_c, shape![1]), shape![BLOCK]), predicate::LessThan);
+        let expert_counts_ptrs4: PointerTile<*mut E, { [BLOCK] }> =
+            addptr_tile(expert_counts_ptrs3, expert_counts_a * ids_g);
         let expert_counts_j: Tile<E, { [BLOCK] }> = broadcast_scalar(expert_counts_i, shape![BLOCK]);
         let (expert_counts_k, expert_counts_tok): (Tile<E, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
@@ -104,9 +94,7 @@ pub mod moe_align_kernels {
             load_view_tko(&expert_counts_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // padded = ct.cdiv(counts, BLOCK_M) * BLOCK_M
         let padded_a: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
-        let padded_b: Tile<i32, { [E_] }> = divi(counts, padded_a, rounding::PositiveInf);
-        let padded_c: Tile<i32, { [E_] }> = broadcast_scalar(BLOCK_M, shape![E_]);
-        let padded: Tile<i32, { [E_] }> = padded_b * padded_c;
+        let padded: Tile<i32, { [E_] }> = divi(counts, padded_a, rounding::PositiveInf) * padded_a;
         // incl = ct.cumsum(padded, axis=0)
         let incl: Tile<i32, { [E_] }> = scan_sum(padded, 0i32, reverse::Forward, 0i32);
         // ct.store(expert_offsets, index=(0,), tile=incl - padded)
@@ -165,24 +153,17 @@ pub mod moe_align_kernels {
         let mut expert_cursor_tok_access: Token = __tok_root;
         let mut expert_cursor_tok_store: Token = __tok_root;
         // offs = ct.bid(0) * BLOCK + ct.arange(BLOCK, dtype=ct.int32)
-        let offs_a: i32 = get_tile_block_id().0;
-        let offs_b: i32 = offs_a * BLOCK;
-        let offs_c: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]);
-        let offs_d: Tile<i32, { [BLOCK] }> = iota(shape![BLOCK]);
-        let offs: Tile<i32, { [BLOCK] }> = offs_c + offs_d;
+        let offs_b: i32 = get_tile_block_id().0 * BLOCK;
+        let offs: Tile<i32, { [BLOCK] }> = broadcast_scalar(offs_b, shape![BLOCK]) + iota(shape![BLOCK]);
         // ids = ct.gather(topk_ids, offs, padding_value=-1)
         let ids_a: Tile<u64, { [BLOCK] }> = exti(offs);
         let ids_b: Tile<i32, { [] }> = scalar_to_tile(topk_ids_shape0);
         let ids_c: Tile<u64, { [] }> = exti(ids_b);
-        let ids_d: Tile<u64, { [1] }> = reshape(ids_c, shape![1]);
-        let ids_e: Tile<u64, { [BLOCK] }> = broadcast(ids_d, shape![BLOCK]);
-        let ids_f: Tile<bool, { [BLOCK] }> = cmpi(ids_a, ids_e, predicate::LessThan);
         let ids_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let ids_h: Tile<u64, { [BLOCK] }> = ids_a * ids_g;
-        let ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(topk_ids);
-        let ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(ids_ptrs, shape![1]);
-        let ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(ids_ptrs2, shape![BLOCK]);
-        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(ids_ptrs3, ids_h);
+        let ids_f: Tile<bool, { [BLOCK] }> =
+            cmpi(ids_a, broadcast(reshape(ids_c, shape![1]), shape![BLOCK]), predicate::LessThan);
+        let ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
+            addptr_tile(broadcast_ptr(reshape_ptr(pointer_to_tile(topk_ids), shape![1]), shape![BLOCK]), ids_a * ids_g);
         let (ids_i, ids_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 ids_ptrs4,
@@ -199,15 +180,11 @@ pub mod moe_align_kernels {
         let slot_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let slot_b: Tile<i32, { [] }> = scalar_to_tile(expert_cursor_shape0);
         let slot_c: Tile<u64, { [] }> = exti(slot_b);
-        let slot_d: Tile<u64, { [1] }> = reshape(slot_c, shape![1]);
-        let slot_e: Tile<u64, { [BLOCK] }> = broadcast(slot_d, shape![BLOCK]);
-        let slot_f: Tile<bool, { [BLOCK] }> = cmpi(slot_a, slot_e, predicate::LessThan);
-        let slot_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let slot_h: Tile<u64, { [BLOCK] }> = slot_a * slot_g;
-        let slot_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_cursor);
-        let slot_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(slot_ptrs, shape![1]);
-        let slot_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(slot_ptrs2, shape![BLOCK]);
-        let slot_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(slot_ptrs3, slot_h);
+        let slot_h: Tile<u64, { [BLOCK] }> = slot_a * ids_g;
+        let slot_f: Tile<bool, { [BLOCK] }> =
+            cmpi(slot_a, broadcast(reshape(slot_c, shape![1]), shape![BLOCK]), predicate::LessThan);
+        let slot_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
+            addptr_tile(broadcast_ptr(reshape_ptr(pointer_to_tile(expert_cursor), shape![1]), shape![BLOCK]), slot_h);
         let slot_i: Tile<i32, { [BLOCK] }> = constant(1i32, shape![BLOCK]);
         let (slot_j, slot_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             atomic_rmw_tko(
@@ -224,18 +201,12 @@ pub mod moe_align_kernels {
         expert_cursor_tok_store = slot_tok;
         let slot: Tile<i32, { [BLOCK] }> = slot_j;
         // base = ct.gather(expert_offsets, ids)
-        let base_a: Tile<u64, { [BLOCK] }> = exti(ids);
         let base_b: Tile<i32, { [] }> = scalar_to_tile(expert_offsets_shape0);
         let base_c: Tile<u64, { [] }> = exti(base_b);
-        let base_d: Tile<u64, { [1] }> = reshape(base_c, shape![1]);
-        let base_e: Tile<u64, { [BLOCK] }> = broadcast(base_d, shape![BLOCK]);
-        let base_f: Tile<bool, { [BLOCK] }> = cmpi(base_a, base_e, predicate::LessThan);
-        let base_g: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let base_h: Tile<u64, { [BLOCK] }> = base_a * base_g;
-        let base_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(expert_offsets);
-        let base_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(base_ptrs, shape![1]);
-        let base_ptrs3: PointerTile<*mut i32, { [BLOCK] }> = broadcast_ptr(base_ptrs2, shape![BLOCK]);
-        let base_ptrs4: PointerTile<*mut i32, { [BLOCK] }> = addptr_tile(base_ptrs3, base_h);
+        let base_f: Tile<bool, { [BLOCK] }> =
+            cmpi(slot_a, broadcast(reshape(base_c, shape![1]), shape![BLOCK]), predicate::LessThan);
+        let base_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
+            addptr_tile(broadcast_ptr(reshape_ptr(pointer_to_tile(expert_offsets), shape![1]), shape![BLOCK]), slot_h);
         let (base_i, base_tok): (Tile<i32, { [BLOCK] }>, Token) = unsafe {
             load_ptr_tko(
                 base_ptrs4,
@@ -256,21 +227,16 @@ pub mod moe_align_kernels {
         let sorted_token_ids_b: Tile<u64, { [BLOCK] }> = exti(sorted_token_ids_a);
         let sorted_token_ids_c: Tile<i32, { [] }> = scalar_to_tile(sorted_token_ids_shape0);
         let sorted_token_ids_d: Tile<u64, { [] }> = exti(sorted_token_ids_c);
-        let sorted_token_ids_e: Tile<u64, { [1] }> = reshape(sorted_token_ids_d, shape![1]);
-        let sorted_token_ids_f: Tile<u64, { [BLOCK] }> = broadcast(sorted_token_ids_e, shape![BLOCK]);
-        let sorted_token_ids_g: Tile<bool, { [BLOCK] }> =
-            cmpi(sorted_token_ids_b, sorted_token_ids_f, predicate::LessThan);
-        let sorted_token_ids_h: Tile<u64, { [BLOCK] }> = constant(1u64, shape![BLOCK]);
-        let sorted_token_ids_i: Tile<u64, { [BLOCK] }> = sorted_token_ids_b * sorted_token_ids_h;
-        let sorted_token_ids_ptrs: PointerTile<*mut i32, { [] }> = pointer_to_tile(sorted_token_ids);
-        let sorted_token_ids_ptrs2: PointerTile<*mut i32, { [1] }> = reshape_ptr(sorted_token_ids_ptrs, shape![1]);
+        let sorted_token_ids_f: Tile<u64, { [BLOCK] }> =
+            broadcast(reshape(sorted_token_ids_d, shape![1]), shape![BLOCK]);
         let sorted_token_ids_ptrs3: PointerTile<*mut i32, { [BLOCK] }> =
-            broadcast_ptr(sorted_token_ids_ptrs2, shape![BLOCK]);
+            broadcast_ptr(reshape_ptr(pointer_to_tile(sorted_token_ids), shape![1]), shape![BLOCK]);
+        let sorted_token_ids_j: Tile<bool, { [BLOCK] }> =
+            cmpi(sorted_token_ids_b, sorted_token_ids_f, predicate::LessThan) & valid;
         let sorted_token_ids_ptrs4: PointerTile<*mut i32, { [BLOCK] }> =
-            addptr_tile(sorted_token_ids_ptrs3, sorted_token_ids_i);
-        let sorted_token_ids_j: Tile<bool, { [BLOCK] }> = sorted_token_ids_g & valid;
-        let sorted_token_ids_k: Tile<i32, { [BLOCK] }> = broadcast_scalar(TOPK, shape![BLOCK]);
-        let sorted_token_ids_l: Tile<i32, { [BLOCK] }> = divi(offs, sorted_token_ids_k, rounding::NegativeInf);
+            addptr_tile(sorted_token_ids_ptrs3, sorted_token_ids_b * ids_g);
+        let sorted_token_ids_l: Tile<i32, { [BLOCK] }> =
+            divi(offs, broadcast_scalar(TOPK, shape![BLOCK]), rounding::NegativeInf);
         let _ = unsafe {
             store_ptr_tko(
                 sorted_token_ids_ptrs4,

@@ -31,50 +31,38 @@ pub mod moe_permute_kernels {
         let rows: Tile<i32, { [BLOCK_M] }> =
             load_view_tko(&sorted_token_ids_part, [rows_a], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         // cols = ct.bid(1) * BLOCK_D + ct.arange(BLOCK_D, dtype=ct.int32)
-        let cols_a: i32 = get_tile_block_id().1;
-        let cols_b: i32 = cols_a * BLOCK_D;
-        let cols_c: Tile<i32, { [BLOCK_D] }> = broadcast_scalar(cols_b, shape![BLOCK_D]);
-        let cols_d: Tile<i32, { [BLOCK_D] }> = iota(shape![BLOCK_D]);
-        let cols: Tile<i32, { [BLOCK_D] }> = cols_c + cols_d;
+        let cols_b: i32 = get_tile_block_id().1 * BLOCK_D;
+        let cols: Tile<i32, { [BLOCK_D] }> = broadcast_scalar(cols_b, shape![BLOCK_D]) + iota(shape![BLOCK_D]);
         // x = ct.gather(hidden, (rows[:, None], cols[None, :]), padding_value=0)
         let x_a: Tile<i32, { [BLOCK_M, 1] }> = reshape(rows, shape![BLOCK_M, 1]);
         let x_b: Tile<u64, { [BLOCK_M, 1] }> = exti(x_a);
         let x_c: Tile<u64, { [BLOCK_M, BLOCK_D] }> = broadcast(x_b, shape![BLOCK_M, BLOCK_D]);
         let x_d: Tile<i32, { [] }> = scalar_to_tile(hidden_shape0);
         let x_e: Tile<u64, { [] }> = exti(x_d);
-        let x_f: Tile<u64, { [1, 1] }> = reshape(x_e, shape![1, 1]);
-        let x_g: Tile<u64, { [BLOCK_M, BLOCK_D] }> = broadcast(x_f, shape![BLOCK_M, BLOCK_D]);
-        let x_h: Tile<bool, { [BLOCK_M, BLOCK_D] }> = cmpi(x_c, x_g, predicate::LessThan);
         let x_i: Tile<i32, { [] }> = scalar_to_tile(hidden_stride0);
         let x_j: Tile<u64, { [] }> = exti(x_i);
-        let x_k: Tile<u64, { [1, 1] }> = reshape(x_j, shape![1, 1]);
-        let x_l: Tile<u64, { [BLOCK_M, BLOCK_D] }> = broadcast(x_k, shape![BLOCK_M, BLOCK_D]);
-        let x_m: Tile<u64, { [BLOCK_M, BLOCK_D] }> = x_c * x_l;
+        let x_m: Tile<u64, { [BLOCK_M, BLOCK_D] }> =
+            x_c * broadcast(reshape(x_j, shape![1, 1]), shape![BLOCK_M, BLOCK_D]);
         let x_n: Tile<i32, { [1, BLOCK_D] }> = reshape(cols, shape![1, BLOCK_D]);
         let x_o: Tile<u64, { [1, BLOCK_D] }> = exti(x_n);
         let x_p: Tile<u64, { [BLOCK_M, BLOCK_D] }> = broadcast(x_o, shape![BLOCK_M, BLOCK_D]);
         let x_q: Tile<i32, { [] }> = scalar_to_tile(hidden_shape1);
         let x_r: Tile<u64, { [] }> = exti(x_q);
-        let x_s: Tile<u64, { [1, 1] }> = reshape(x_r, shape![1, 1]);
-        let x_t: Tile<u64, { [BLOCK_M, BLOCK_D] }> = broadcast(x_s, shape![BLOCK_M, BLOCK_D]);
-        let x_u: Tile<bool, { [BLOCK_M, BLOCK_D] }> = cmpi(x_p, x_t, predicate::LessThan);
-        let x_v: Tile<u64, { [BLOCK_M, BLOCK_D] }> = constant(1u64, shape![BLOCK_M, BLOCK_D]);
-        let x_w: Tile<u64, { [BLOCK_M, BLOCK_D] }> = x_p * x_v;
-        let x_x: Tile<bool, { [BLOCK_M, BLOCK_D] }> = x_h & x_u;
-        let x_y: Tile<u64, { [BLOCK_M, BLOCK_D] }> = x_m + x_w;
-        let x_ptrs: PointerTile<*mut E, { [] }> = pointer_to_tile(hidden);
-        let x_ptrs2: PointerTile<*mut E, { [1, 1] }> = reshape_ptr(x_ptrs, shape![1, 1]);
-        let x_ptrs3: PointerTile<*mut E, { [BLOCK_M, BLOCK_D] }> = broadcast_ptr(x_ptrs2, shape![BLOCK_M, BLOCK_D]);
-        let x_ptrs4: PointerTile<*mut E, { [BLOCK_M, BLOCK_D] }> = addptr_tile(x_ptrs3, x_y);
+        let x_w: Tile<u64, { [BLOCK_M, BLOCK_D] }> = x_p * constant(1u64, shape![BLOCK_M, BLOCK_D]);
+        let x_h: Tile<bool, { [BLOCK_M, BLOCK_D] }> =
+            cmpi(x_c, broadcast(reshape(x_e, shape![1, 1]), shape![BLOCK_M, BLOCK_D]), predicate::LessThan);
+        let x_x: Tile<bool, { [BLOCK_M, BLOCK_D] }> =
+            x_h & cmpi(x_p, broadcast(reshape(x_r, shape![1, 1]), shape![BLOCK_M, BLOCK_D]), predicate::LessThan);
+        let x_ptrs3: PointerTile<*mut E, { [BLOCK_M, BLOCK_D] }> =
+            broadcast_ptr(reshape_ptr(pointer_to_tile(hidden), shape![1, 1]), shape![BLOCK_M, BLOCK_D]);
+        let x_ptrs4: PointerTile<*mut E, { [BLOCK_M, BLOCK_D] }> = addptr_tile(x_ptrs3, x_m + x_w);
         let (x_z, x_tok): (Tile<E, { [BLOCK_M, BLOCK_D] }>, Token) = unsafe {
             load_ptr_tko(x_ptrs4, ordering::Weak, None::<scope::TileBlock>, Some(x_x), None, None, Latency::<0>)
         };
         let x_aa: Tile<f32, { [] }> = scalar_to_tile(0.0f32);
         let x_ab: Tile<E, { [] }> = convert_tile(x_aa);
-        let x_ac: Tile<E, { [1, 1] }> = reshape(x_ab, shape![1, 1]);
-        let x_ad: Tile<E, { [BLOCK_M, BLOCK_D] }> = broadcast(x_ac, shape![BLOCK_M, BLOCK_D]);
-        let x_ae: Tile<E, { [BLOCK_M, BLOCK_D] }> = select(x_x, x_z, x_ad);
-        let x: Tile<E, { [BLOCK_M, BLOCK_D] }> = x_ae;
+        let x: Tile<E, { [BLOCK_M, BLOCK_D] }> =
+            select(x_x, x_z, broadcast(reshape(x_ab, shape![1, 1]), shape![BLOCK_M, BLOCK_D]));
         // ct.store(permuted, index=(ct.bid(0), ct.bid(1)), tile=x)
         permuted.store(x);
     }

@@ -74,13 +74,11 @@ pub mod persistent_gemm_kernels {
             // first_pid_m = group_id * GROUP_M
             let first_pid_m: i32 = group_id * GROUP_M;
             // group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-            let group_size_m_a: i32 = num_pid_m - first_pid_m;
-            let group_size_m: i32 = min(group_size_m_a, GROUP_M);
+            let group_size_m: i32 = min(num_pid_m - first_pid_m, GROUP_M);
             // local = tile_id % num_pid_in_group
             let local: i32 = py_mod_i32(tile_id, num_pid_in_group);
             // pid_m = first_pid_m + local % group_size_m
-            let pid_m_a: i32 = py_mod_i32(local, group_size_m);
-            let pid_m: i32 = first_pid_m + pid_m_a;
+            let pid_m: i32 = first_pid_m + py_mod_i32(local, group_size_m);
             // pid_n = local // group_size_m
             let pid_n: i32 = py_floordiv_i32(local, group_size_m);
             // acc = ct.zeros((BM, BN), dtype=ct.float32)

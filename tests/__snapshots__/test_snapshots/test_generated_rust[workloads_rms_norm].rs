@@ -71,13 +71,10 @@ pub mod workloads_rms_norm_kernels {
         // ms = ct.sum(h * h, axis=1, keepdims=True) / n
         let ms_a: Tile<f32, { [BM, BN] }> = h * h;
         let ms_b: Tile<f32, { [BM] }> = reduce_sum(ms_a, 1i32);
-        let ms_c: Tile<f32, { [BM, 1] }> = reshape(ms_b, shape![BM, 1]);
         let ms_d: f32 = convert_scalar(n);
-        let ms_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(ms_d, shape![BM, 1]);
-        let ms: Tile<f32, { [BM, 1] }> = ms_c / ms_e;
+        let ms: Tile<f32, { [BM, 1] }> = reshape(ms_b, shape![BM, 1]) / broadcast_scalar(ms_d, shape![BM, 1]);
         // rstd = ct.rsqrt(ms + eps)
-        let rstd_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(eps, shape![BM, 1]);
-        let rstd_b: Tile<f32, { [BM, 1] }> = ms + rstd_a;
+        let rstd_b: Tile<f32, { [BM, 1] }> = ms + broadcast_scalar(eps, shape![BM, 1]);
         let rstd: Tile<f32, { [BM, 1] }> = rsqrt(rstd_b, ftz::Disabled);
         // wt = ct.load(w, index=(0,), shape=(BN,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
         let w_part: Partition<E2, { [BN] }> =
@@ -86,11 +83,8 @@ pub mod workloads_rms_norm_kernels {
             load_view_tko(&w_part, [0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let wt: Tile<f32, { [BN] }> = convert_tile(wt_a);
         // ct.store(y, index=(pid, 0), tile=(h * rstd * wt[None, :]).astype(y.dtype))
-        let y_a: Tile<f32, { [BM, BN] }> = broadcast(rstd, shape![BM, BN]);
-        let y_b: Tile<f32, { [BM, BN] }> = h * y_a;
-        let y_c: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
-        let y_d: Tile<f32, { [BM, BN] }> = broadcast(y_c, shape![BM, BN]);
-        let y_e: Tile<f32, { [BM, BN] }> = y_b * y_d;
+        let y_b: Tile<f32, { [BM, BN] }> = h * broadcast(rstd, shape![BM, BN]);
+        let y_e: Tile<f32, { [BM, BN] }> = y_b * broadcast(reshape(wt, shape![1, BN]), shape![BM, BN]);
         let y_f: Tile<E, { [BM, BN] }> = convert_tile(y_e);
         let mut y_part: PartitionMut<E, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
@@ -147,23 +141,16 @@ pub mod workloads_rms_norm_kernels {
         let xhat_b: Tile<f32, { [BM, BN] }> = broadcast(xhat_a, shape![BM, BN]);
         let xhat: Tile<f32, { [BM, BN] }> = xt * xhat_b;
         // wdy = dyt * wt[None, :]
-        let wdy_a: Tile<f32, { [1, BN] }> = reshape(wt, shape![1, BN]);
-        let wdy_b: Tile<f32, { [BM, BN] }> = broadcast(wdy_a, shape![BM, BN]);
-        let wdy: Tile<f32, { [BM, BN] }> = dyt * wdy_b;
+        let wdy: Tile<f32, { [BM, BN] }> = dyt * broadcast(reshape(wt, shape![1, BN]), shape![BM, BN]);
         // c = ct.sum(xhat * wdy, axis=1, keepdims=True) / n
         let c_a: Tile<f32, { [BM, BN] }> = xhat * wdy;
         let c_b: Tile<f32, { [BM] }> = reduce_sum(c_a, 1i32);
-        let c_c: Tile<f32, { [BM, 1] }> = reshape(c_b, shape![BM, 1]);
         let c_d: f32 = convert_scalar(n);
-        let c_e: Tile<f32, { [BM, 1] }> = broadcast_scalar(c_d, shape![BM, 1]);
-        let c: Tile<f32, { [BM, 1] }> = c_c / c_e;
+        let c: Tile<f32, { [BM, 1] }> = reshape(c_b, shape![BM, 1]) / broadcast_scalar(c_d, shape![BM, 1]);
         // dxt = (wdy - xhat * c) * rs
-        let dxt_a: Tile<f32, { [BM, BN] }> = broadcast(c, shape![BM, BN]);
-        let dxt_b: Tile<f32, { [BM, BN] }> = xhat * dxt_a;
+        let dxt_b: Tile<f32, { [BM, BN] }> = xhat * broadcast(c, shape![BM, BN]);
         let dxt_c: Tile<f32, { [BM, BN] }> = wdy - dxt_b;
-        let dxt_d: Tile<f32, { [BM, 1] }> = convert_tile(rs);
-        let dxt_e: Tile<f32, { [BM, BN] }> = broadcast(dxt_d, shape![BM, BN]);
-        let dxt: Tile<f32, { [BM, BN] }> = dxt_c * dxt_e;
+        let dxt: Tile<f32, { [BM, BN] }> = dxt_c * xhat_b;
         // ct.store(dx, index=(pid, 0), tile=dxt.astype(dx.dtype))
         let dx_a: Tile<E, { [BM, BN] }> = convert_tile(dxt);
         let mut dx_part: PartitionMut<E, { [BM, BN] }> = unsafe { dx.partition_full_mut(shape![BM, BN]) };

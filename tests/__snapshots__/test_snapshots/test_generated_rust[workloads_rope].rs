@@ -54,14 +54,9 @@ pub mod rope_kernels {
         // o1 = x1 * c - x2 * s
         let o1_a: Tile<f32, { [BH, HALF] }> = broadcast(c, shape![BH, HALF]);
         let o1_b: Tile<f32, { [BH, HALF] }> = broadcast(s, shape![BH, HALF]);
-        let o1_c: Tile<f32, { [BH, HALF] }> = x2 * o1_b;
-        let o1_d: Tile<f32, { [BH, HALF] }> = negf(o1_c);
-        let o1: Tile<f32, { [BH, HALF] }> = fma(x1, o1_a, o1_d, rounding::NearestEven, ftz::Disabled);
+        let o1: Tile<f32, { [BH, HALF] }> = fma(x1, o1_a, negf(x2 * o1_b), rounding::NearestEven, ftz::Disabled);
         // o2 = x2 * c + x1 * s
-        let o2_a: Tile<f32, { [BH, HALF] }> = broadcast(c, shape![BH, HALF]);
-        let o2_b: Tile<f32, { [BH, HALF] }> = broadcast(s, shape![BH, HALF]);
-        let o2_c: Tile<f32, { [BH, HALF] }> = x1 * o2_b;
-        let o2: Tile<f32, { [BH, HALF] }> = fma(x2, o2_a, o2_c, rounding::NearestEven, ftz::Disabled);
+        let o2: Tile<f32, { [BH, HALF] }> = fma(x2, o1_a, x1 * o1_b, rounding::NearestEven, ftz::Disabled);
         // ct.store(out, index=(tok, hb, 0), tile=o1.reshape((1, BH, HALF)).astype(out.dtype))
         let out_a: Tile<f32, { [1, BH, HALF] }> = reshape(o1, shape![1, BH, HALF]);
         let out_b: Tile<E, { [1, BH, HALF] }> = convert_tile(out_a);

@@ -25,15 +25,13 @@ pub mod workloads_softmax_kernels {
         let row_max_a: Tile<f32, { [BM] }> = reduce_max(row, 1i32);
         let row_max: Tile<f32, { [BM, 1] }> = reshape(row_max_a, shape![BM, 1]);
         // num = ct.exp(row - row_max)
-        let num_a: Tile<f32, { [BM, BN] }> = broadcast(row_max, shape![BM, BN]);
-        let num_b: Tile<f32, { [BM, BN] }> = row - num_a;
+        let num_b: Tile<f32, { [BM, BN] }> = row - broadcast(row_max, shape![BM, BN]);
         let num: Tile<f32, { [BM, BN] }> = exp(num_b);
         // den = ct.sum(num, axis=1, keepdims=True)
         let den_a: Tile<f32, { [BM] }> = reduce_sum(num, 1i32);
         let den: Tile<f32, { [BM, 1] }> = reshape(den_a, shape![BM, 1]);
         // ct.store(y, index=(pid, 0), tile=(num / den).astype(y.dtype))
-        let y_a: Tile<f32, { [BM, BN] }> = broadcast(den, shape![BM, BN]);
-        let y_b: Tile<f32, { [BM, BN] }> = num / y_a;
+        let y_b: Tile<f32, { [BM, BN] }> = num / broadcast(den, shape![BM, BN]);
         let y_c: Tile<E2, { [BM, BN] }> = convert_tile(y_b);
         let mut y_part: PartitionMut<E2, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
         unsafe {
@@ -67,27 +65,22 @@ pub mod workloads_softmax_kernels {
                 load_view_tko(&x_part2, [pid, j], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // t = t.astype(ct.float32) * LOG2E
             let t_a: Tile<f32, { [BM, BN] }> = convert_tile(t);
-            let t_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
-            let t: Tile<f32, { [BM, BN] }> = t_a * t_b;
+            let t: Tile<f32, { [BM, BN] }> = t_a * broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
             // m_new = ct.maximum(m_i, ct.max(t, axis=1, keepdims=True))
             let m_new_a: Tile<f32, { [BM] }> = reduce_max(t, 1i32);
-            let m_new_b: Tile<f32, { [BM, 1] }> = reshape(m_new_a, shape![BM, 1]);
-            let m_new: Tile<f32, { [BM, 1] }> = maxf(m_i, m_new_b, nan::Disabled, ftz::Disabled);
+            let m_new: Tile<f32, { [BM, 1] }> =
+                maxf(m_i, reshape(m_new_a, shape![BM, 1]), nan::Disabled, ftz::Disabled);
             // l_i = l_i * ct.exp2(m_i - m_new) + ct.sum(ct.exp2(t - m_new), axis=1, keepdims=True)
-            let l_i_a: Tile<f32, { [BM, 1] }> = m_i - m_new;
-            let l_i_b: Tile<f32, { [BM, 1] }> = exp2(l_i_a, ftz::Disabled);
-            let l_i_c: Tile<f32, { [BM, BN] }> = broadcast(m_new, shape![BM, BN]);
-            let l_i_d: Tile<f32, { [BM, BN] }> = t - l_i_c;
+            let l_i_d: Tile<f32, { [BM, BN] }> = t - broadcast(m_new, shape![BM, BN]);
             let l_i_e: Tile<f32, { [BM, BN] }> = exp2(l_i_d, ftz::Disabled);
             let l_i_f: Tile<f32, { [BM] }> = reduce_sum(l_i_e, 1i32);
-            let l_i_g: Tile<f32, { [BM, 1] }> = reshape(l_i_f, shape![BM, 1]);
-            l_i = fma(l_i, l_i_b, l_i_g, rounding::NearestEven, ftz::Disabled);
+            let l_i_b: Tile<f32, { [BM, 1] }> = exp2(m_i - m_new, ftz::Disabled);
+            l_i = fma(l_i, l_i_b, reshape(l_i_f, shape![BM, 1]), rounding::NearestEven, ftz::Disabled);
             // m_i = m_new
             m_i = m_new;
         }
         // inv_l = 1.0 / l_i
-        let inv_l_a: Tile<f32, { [BM, 1] }> = broadcast_scalar(1.0f32, shape![BM, 1]);
-        let inv_l: Tile<f32, { [BM, 1] }> = inv_l_a / l_i;
+        let inv_l: Tile<f32, { [BM, 1] }> = broadcast_scalar(1.0f32, shape![BM, 1]) / l_i;
         for j in 0i32..num_col_tiles {
             // t = ct.load(x, index=(pid, j), shape=(BM, BN), padding_mode=ct.PaddingMode.NEG_INF)
             let x_part3: Partition<E, { [BM, BN] }> = unsafe {
@@ -98,12 +91,9 @@ pub mod workloads_softmax_kernels {
             // p = ct.exp2(t.astype(ct.float32) * LOG2E - m_i) * inv_l
             let p_a: Tile<f32, { [BM, BN] }> = convert_tile(t);
             let p_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.4426950408889634f32, shape![BM, BN]);
-            let p_c: Tile<f32, { [BM, BN] }> = broadcast(m_i, shape![BM, BN]);
-            let p_d: Tile<f32, { [BM, BN] }> = negf(p_c);
-            let p_e: Tile<f32, { [BM, BN] }> = fma(p_a, p_b, p_d, rounding::NearestEven, ftz::Disabled);
-            let p_f: Tile<f32, { [BM, BN] }> = exp2(p_e, ftz::Disabled);
-            let p_g: Tile<f32, { [BM, BN] }> = broadcast(inv_l, shape![BM, BN]);
-            let p: Tile<f32, { [BM, BN] }> = p_f * p_g;
+            let p_e: Tile<f32, { [BM, BN] }> =
+                fma(p_a, p_b, negf(broadcast(m_i, shape![BM, BN])), rounding::NearestEven, ftz::Disabled);
+            let p: Tile<f32, { [BM, BN] }> = exp2(p_e, ftz::Disabled) * broadcast(inv_l, shape![BM, BN]);
             // ct.store(y, index=(pid, j), tile=p.astype(y.dtype))
             let y_a: Tile<E2, { [BM, BN] }> = convert_tile(p);
             let mut y_part: PartitionMut<E2, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };

@@ -27,8 +27,7 @@ pub mod split_k_gemm_kernels {
         // k_start = split * k_tiles_per_split
         let k_start: i32 = split * k_tiles_per_split;
         // k_end = min(k_start + k_tiles_per_split, num_k)
-        let k_end_a: i32 = k_start + k_tiles_per_split;
-        let k_end: i32 = min(k_end_a, num_k);
+        let k_end: i32 = min(k_start + k_tiles_per_split, num_k);
         // acc = ct.zeros((BM, BN), dtype=ct.float32)
         let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
         for k in k_start..k_end {

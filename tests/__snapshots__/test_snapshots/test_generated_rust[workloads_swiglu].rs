@@ -32,10 +32,7 @@ pub mod swiglu_kernels {
         let u: Tile<f32, { [BM, BN] }> = convert_tile(u_a);
         // sig = 1.0 / (1.0 + ct.exp(-g))
         let sig_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let sig_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let sig_c: Tile<f32, { [BM, BN] }> = negf(g);
-        let sig_d: Tile<f32, { [BM, BN] }> = exp(sig_c);
-        let sig_e: Tile<f32, { [BM, BN] }> = sig_b + sig_d;
+        let sig_e: Tile<f32, { [BM, BN] }> = sig_a + exp(negf(g));
         let sig: Tile<f32, { [BM, BN] }> = sig_a / sig_e;
         // ct.store(out, index=(pm, pn), tile=(g * sig * u).astype(out.dtype))
         let out_a: Tile<f32, { [BM, BN] }> = g * sig;
@@ -81,21 +78,14 @@ pub mod swiglu_kernels {
         let do_: Tile<f32, { [BM, BN] }> = convert_tile(do_a);
         // sig = 1.0 / (1.0 + ct.exp(-g))
         let sig_a: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let sig_b: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let sig_c: Tile<f32, { [BM, BN] }> = negf(g);
-        let sig_d: Tile<f32, { [BM, BN] }> = exp(sig_c);
-        let sig_e: Tile<f32, { [BM, BN] }> = sig_b + sig_d;
+        let sig_e: Tile<f32, { [BM, BN] }> = sig_a + exp(negf(g));
         let sig: Tile<f32, { [BM, BN] }> = sig_a / sig_e;
         // silu = g * sig
         let silu: Tile<f32, { [BM, BN] }> = g * sig;
         // dg = do * u * sig * (1.0 + g * (1.0 - sig))
         let dg_a: Tile<f32, { [BM, BN] }> = do_ * u;
         let dg_b: Tile<f32, { [BM, BN] }> = dg_a * sig;
-        let dg_c: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let dg_d: Tile<f32, { [BM, BN] }> = dg_c - sig;
-        let dg_e: Tile<f32, { [BM, BN] }> = broadcast_scalar(1.0f32, shape![BM, BN]);
-        let dg_f: Tile<f32, { [BM, BN] }> = fma(g, dg_d, dg_e, rounding::NearestEven, ftz::Disabled);
-        let dg: Tile<f32, { [BM, BN] }> = dg_b * dg_f;
+        let dg: Tile<f32, { [BM, BN] }> = dg_b * fma(g, sig_a - sig, sig_a, rounding::NearestEven, ftz::Disabled);
         // ct.store(dgate, index=(pm, pn), tile=dg.astype(dgate.dtype))
         let dgate_a: Tile<E2, { [BM, BN] }> = convert_tile(dg);
         dgate.store(dgate_a);

@@ -63,17 +63,15 @@ pub mod top_p_kernels {
                 let before_b: Tile<f32, { [TILE_V, 1] }> = scan_sum(before_a, 0i32, reverse::Forward, 0.0f32);
                 let before_c: Tile<f32, { [1, TILE_V] }> = permute(before_b, const_array![1, 0]);
                 let before_d: Tile<f32, { [1, TILE_V] }> = before_c - p;
-                let before_e: Tile<f32, { [1, TILE_V] }> = broadcast(mass, shape![1, TILE_V]);
-                let before: Tile<f32, { [1, TILE_V] }> = before_d + before_e;
+                let before: Tile<f32, { [1, TILE_V] }> = before_d + broadcast(mass, shape![1, TILE_V]);
                 // ct.store(kept, index=(row, t), tile=ct.where(before < TOP_P, p, 0.0).astype(kept.dtype))
                 let kept_a: Tile<i32, { [] }> = scalar_to_tile(TOP_P);
                 let kept_b: Tile<f32, { [] }> = bitcast(kept_a);
                 let kept_c: f32 = tile_to_scalar(kept_b);
                 let kept_d: Tile<f32, { [1, TILE_V] }> = broadcast_scalar(kept_c, shape![1, TILE_V]);
-                let kept_e: Tile<bool, { [1, TILE_V] }> =
-                    cmpf(before, kept_d, predicate::LessThan, cmp_ordering::Ordered);
                 let kept_f: Tile<f32, { [1, TILE_V] }> = broadcast_scalar(0.0f32, shape![1, TILE_V]);
-                let kept_g: Tile<f32, { [1, TILE_V] }> = select(kept_e, p, kept_f);
+                let kept_g: Tile<f32, { [1, TILE_V] }> =
+                    select(cmpf(before, kept_d, predicate::LessThan, cmp_ordering::Ordered), p, kept_f);
                 let kept_h: Tile<E2, { [1, TILE_V] }> = convert_tile(kept_g);
                 let mut kept_part: PartitionMut<E2, { [1, TILE_V] }> =
                     unsafe { kept.partition_full_mut(shape![1, TILE_V]) };
@@ -129,12 +127,10 @@ pub mod top_p_kernels {
         // floor = ct.max(first.astype(ct.float32), axis=1, keepdims=True) * MIN_P
         let floor_a: Tile<f32, { [1, TILE_V] }> = convert_tile(first);
         let floor_b: Tile<f32, { [1] }> = reduce_max(floor_a, 1i32);
-        let floor_c: Tile<f32, { [1, 1] }> = reshape(floor_b, shape![1, 1]);
         let floor_d: Tile<i32, { [] }> = scalar_to_tile(MIN_P);
         let floor_e: Tile<f32, { [] }> = bitcast(floor_d);
         let floor_f: f32 = tile_to_scalar(floor_e);
-        let floor_g: Tile<f32, { [1, 1] }> = broadcast_scalar(floor_f, shape![1, 1]);
-        let floor_: Tile<f32, { [1, 1] }> = floor_c * floor_g;
+        let floor_: Tile<f32, { [1, 1] }> = reshape(floor_b, shape![1, 1]) * broadcast_scalar(floor_f, shape![1, 1]);
         // mass = ct.zeros((1, 1), dtype=ct.float32)
         let mut mass: Tile<f32, { [1, 1] }> = constant(0.0f32, shape![1, 1]);
         for t in 0i32..NUM_TILES {
@@ -152,11 +148,10 @@ pub mod top_p_kernels {
                 load_view_tko(&sorted_probs_part2, [row, t], ordering::Weak, scope::TileBlock, None, tma::Enabled);
             // k = ct.where(p.astype(ct.float32) >= floor, p.astype(ct.float32), 0.0)
             let k_a: Tile<f32, { [1, TILE_V] }> = convert_tile(p);
-            let k_b: Tile<f32, { [1, TILE_V] }> = broadcast(floor_, shape![1, TILE_V]);
-            let k_c: Tile<bool, { [1, TILE_V] }> = cmpf(k_a, k_b, predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
-            let k_d: Tile<f32, { [1, TILE_V] }> = convert_tile(p);
+            let k_c: Tile<bool, { [1, TILE_V] }> =
+                cmpf(k_a, broadcast(floor_, shape![1, TILE_V]), predicate::GreaterThanOrEqual, cmp_ordering::Ordered);
             let k_e: Tile<f32, { [1, TILE_V] }> = broadcast_scalar(0.0f32, shape![1, TILE_V]);
-            let k: Tile<f32, { [1, TILE_V] }> = select(k_c, k_d, k_e);
+            let k: Tile<f32, { [1, TILE_V] }> = select(k_c, k_a, k_e);
             // ct.store(kept, index=(row, t), tile=k.astype(kept.dtype))
             let kept_a: Tile<E2, { [1, TILE_V] }> = convert_tile(k);
             let mut kept_part: PartitionMut<E2, { [1, TILE_V] }> =
@@ -176,8 +171,7 @@ pub mod top_p_kernels {
             let kept_mass_a: Tile<f32, { [TILE_V, 1] }> = permute(k, const_array![1, 0]);
             let kept_mass_b: Tile<f32, { [TILE_V, 1] }> = scan_sum(kept_mass_a, 0i32, reverse::Forward, 0.0f32);
             let kept_mass_c: Tile<f32, { [1, TILE_V] }> = permute(kept_mass_b, const_array![1, 0]);
-            let kept_mass_d: Tile<f32, { [1, TILE_V] }> = broadcast(mass, shape![1, TILE_V]);
-            let kept_mass_e: Tile<f32, { [1, TILE_V] }> = kept_mass_c + kept_mass_d;
+            let kept_mass_e: Tile<f32, { [1, TILE_V] }> = kept_mass_c + broadcast(mass, shape![1, TILE_V]);
             let kept_mass_f: Tile<E3, { [1, TILE_V] }> = convert_tile(kept_mass_e);
             let mut kept_mass_part: PartitionMut<E3, { [1, TILE_V] }> =
                 unsafe { kept_mass.partition_full_mut(shape![1, TILE_V]) };
