@@ -237,7 +237,7 @@ def reuse_equal_values(lines: list[str], temps: set[str]) -> list[str]:
         else:
             assigned |= _bound(stmt)
     out: list[str] = []
-    avail: dict[tuple[str, str], str] = {}
+    avail: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}  # (type, value) -> its name, the names it reads
     alias: dict[str, str] = {}
     for line in lines:
         if alias:
@@ -252,15 +252,15 @@ def reuse_equal_values(lines: list[str], temps: set[str]) -> list[str]:
             key = (m.group("ty"), m.group("rhs"))
             name = m.group("name")
             if name in temps and key in avail:
-                alias[name] = avail[key]
+                alias[name] = avail[key][0]
                 continue
         bound = _bound(stmt)
         if bound:
-            avail = {k: v for k, v in avail.items() if not (set(_IDENT.findall(k[1])) & bound) and v not in bound}
+            avail = {k: v for k, v in avail.items() if not (v[1] & bound) and v[0] not in bound}
         if m and "unsafe" not in stmt and not _EFFECT.search(m.group("rhs")) and not stmt.startswith("let mut ") \
                 and declared.get(m.group("name")) == 1 and m.group("name") not in assigned \
                 and m.group("name") not in _IDENT.findall(m.group("rhs")):
-            avail.setdefault((m.group("ty"), m.group("rhs")), m.group("name"))
+            avail.setdefault((m.group("ty"), m.group("rhs")), (m.group("name"), frozenset(_IDENT.findall(m.group("rhs")))))
         out.append(line)
     return out
 
