@@ -1,7 +1,9 @@
 """Typed model -> view model (plain data) for the Jinja templates.
 
 Every operation becomes one annotated `let` (cuTile Rust needs the type of every rank- or
-dtype-changing value), in source order, so the Tile IR keeps cuTile Python's op order.
+dtype-changing value), in source order, so the Tile IR keeps cuTile Python's op order. fold.py then
+writes the temporaries read once where they are read, where no type is needed (pure ops only: their
+position does not matter to the Tile IR's normal form, N7).
 """
 
 from __future__ import annotations
