@@ -186,3 +186,13 @@ let acc_b: {T1} = negi(x);
 acc = acc + acc_b;
 """
     assert reuse(mutable, "acc_b") == [line for line in mutable.strip().splitlines()]
+
+
+def test_a_closure_bound_in_a_signature_splits_at_its_own_commas():
+    """`F: Fn(E) -> E, E: ElementType`: the `>` of `->` closes no bracket, so the generic after it is its own."""
+    from transpiler.emit.fold import _signature, _split_top
+    name, generics, params, ret = _signature(
+        "pub fn r<F: Fn(E) -> E, E: ElementType, const S: [i32; N]>(x: Tile<E, S>, f: F) -> Tile<E, S>")
+    assert (name, ret) == ("r", "Tile<E, S>")
+    assert [g.strip() for g in _split_top(generics)] == ["F: Fn(E) -> E", "E: ElementType", "const S: [i32; N]"]
+    assert [q.strip() for q in _split_top(params)] == ["x: Tile<E, S>", "f: F"]

@@ -91,12 +91,12 @@ def _closing(text: str, start: int, open_: str, close: str) -> int:
 
 
 def _split_top(text: str) -> list[str]:
-    """`text` split at the commas outside brackets."""
+    """`text` split at the commas outside brackets (the `>` of a `->` closes none)."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "<([{":
             depth += 1
-        elif ch in ">)]}":
+        elif ch in ">)]}" and not (ch == ">" and text[i - 1:i] == "-"):
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
