@@ -139,10 +139,23 @@ def _kind(rhs: str) -> str | None:
     return "args" if head in typed_by_arguments() else "context"
 
 
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
 def _occurrence(stmt: str, name: str) -> int | None:
-    """The position of the only occurrence of `name` in `stmt` (as a word), else None."""
-    found = [m.start() for m in re.finditer(rf"(?<![A-Za-z0-9_.]){re.escape(name)}(?![A-Za-z0-9_])", stmt)]
-    return found[0] if len(found) == 1 else None
+    """The position of the only occurrence of `name` in `stmt` as a name (not a field `.name`, not part of a longer
+    name), else None. A substring search, not a regex: it runs for every waiting temporary at every statement."""
+    found = None
+    at = stmt.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or stmt[at - 1] not in _NAME_CHARS and stmt[at - 1] != ".") \
+                and (end == len(stmt) or stmt[end] not in _NAME_CHARS):
+            if found is not None:
+                return None
+            found = at
+        at = stmt.find(name, at + 1)
+    return found
 
 
 def _enclosing_call(stmt: str, at: int) -> str | None:
@@ -237,30 +250,37 @@ def reuse_equal_values(lines: list[str], temps: set[str]) -> list[str]:
         else:
             assigned |= _bound(stmt)
     out: list[str] = []
-    avail: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}  # (type, value) -> its name, the names it reads
+    avail: dict[tuple[str, str], str] = {}  # (type, value) -> the name holding it
+    # name -> the available values that read it or are held by it (a binding of the name drops them); a key's
+    # reads follow from its value, so an entry left from a dropped value is checked against the holder only
+    readers: dict[str, list[tuple[str, str]]] = {}
     alias: dict[str, str] = {}
     for line in lines:
-        if alias:
+        if alias and not alias.keys().isdisjoint(_IDENT.findall(line)):
             line = _IDENT.sub(lambda w: alias.get(w.group(0), w.group(0)), line)
         stmt = line.strip()
         if stmt.endswith("{") or stmt.startswith("}") or not stmt.endswith(";") and not stmt.startswith("//"):
             avail.clear()  # a block starts or ends: its values are not the enclosing block's
+            readers.clear()
             out.append(line)
             continue
         m = _LET.match(stmt)
-        if m and "unsafe" not in stmt and not _EFFECT.search(m.group("rhs")) and not stmt.startswith("let mut "):
-            key = (m.group("ty"), m.group("rhs"))
-            name = m.group("name")
-            if name in temps and key in avail:
-                alias[name] = avail[key][0]
-                continue
-        bound = _bound(stmt)
-        if bound:
-            avail = {k: v for k, v in avail.items() if not (v[1] & bound) and v[0] not in bound}
-        if m and "unsafe" not in stmt and not _EFFECT.search(m.group("rhs")) and not stmt.startswith("let mut ") \
-                and declared.get(m.group("name")) == 1 and m.group("name") not in assigned \
-                and m.group("name") not in _IDENT.findall(m.group("rhs")):
-            avail.setdefault((m.group("ty"), m.group("rhs")), (m.group("name"), frozenset(_IDENT.findall(m.group("rhs")))))
+        # a pure value held by a `let` (not `mut`, not in `unsafe`, nothing with an effect)
+        name, ty, rhs = m.group("name", "ty", "rhs") if m else (None, None, None)
+        pure = m is not None and "unsafe" not in stmt and not _EFFECT.search(rhs) and not stmt.startswith("let mut ")
+        if pure and name in temps and (ty, rhs) in avail:
+            alias[name] = avail[(ty, rhs)]
+            continue
+        for n in _bound(stmt):
+            for key in readers.pop(n, ()):
+                if key in avail and (avail[key] == n or n in _IDENT.findall(key[1])):
+                    del avail[key]
+        if pure and declared.get(name) == 1 and name not in assigned:
+            reads = set(_IDENT.findall(rhs))
+            if name not in reads and (ty, rhs) not in avail:
+                avail[(ty, rhs)] = name
+                for n in reads | {name}:
+                    readers.setdefault(n, []).append((ty, rhs))
         out.append(line)
     return out
 
