@@ -165,6 +165,7 @@ COMMANDS = """\b
 Other commands (each with -h):
   cutile-transpile verify OUT  compare OUT's Tile IR with cuTile Python's
   cutile-transpile build OUT   build OUT's library for its Python package
+  cutile-transpile record -o OUT -- CMD  record cases for Triton ports
   cutile-transpile env         print the exports a Rust build of OUT needs"""
 
 
@@ -535,6 +536,37 @@ def build_cmd(
                                                "package runs the same steps in Python")
 
 
+record_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                          context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@record_app.command()
+def record_cmd(
+    command: List[str] = typer.Argument(None, help="The command to run, after `--` (your tests or a script). "
+                                                   "Without one: the cases declared in pyproject.toml."),
+    out: Path = typer.Option(..., "-o", "--out", help="The output directory whose Triton ports get the cases."),
+    max_per_kernel: int = typer.Option(4, "--max-per-kernel", help="Launches recorded per kernel and process."),
+    max_bytes: int = typer.Option(64 << 20, "--max-bytes", help="Largest launch recorded (bytes of its tensors)."),
+    project: Optional[Path] = typer.Option(None, "--project", help="pyproject.toml with the declared cases "
+                                                                   "(default: ./pyproject.toml)."),
+) -> None:
+    """Record numeric cases for OUT's Triton ports: run COMMAND under Triton's interpreter (TRITON_INTERPRET=1,
+    on the CPU) and store each launch of a ported kernel (its inputs, scalars, constants, grid, and the outputs
+    Triton wrote) in OUT/cases/; `cutile-transpile verify OUT` then replays them through each port's Tile IR.
+    Needs triton (and whatever COMMAND needs) in the Python COMMAND runs."""
+    from .record import RecordError, record
+    from .record.declared import DeclaredError, declared_command
+    _existing_output(out, Format.text)
+    try:
+        if not command:
+            command = declared_command(out, project)
+        rc = record(out, list(command), max_per_kernel, max_bytes, log=_err)
+    except (RecordError, DeclaredError) as e:
+        _err(f"error: {e}")
+        raise typer.Exit(2)
+    raise typer.Exit(rc)
+
+
 env_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                       context_settings={"help_option_names": ["-h", "--help"]})
 
@@ -562,6 +594,8 @@ def main() -> None:
             verify_app(argv[1:], prog_name="cutile-transpile verify", standalone_mode=True)
         elif argv and argv[0] == "build":
             build_app(argv[1:], prog_name="cutile-transpile build", standalone_mode=True)
+        elif argv and argv[0] == "record":
+            record_app(argv[1:], prog_name="cutile-transpile record", standalone_mode=True)
         else:
             transpile_app(argv, prog_name="cutile-transpile", standalone_mode=True)
     except SystemExit:

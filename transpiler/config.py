@@ -46,7 +46,7 @@ from .diagnostics import Diagnostic
 from .model.ir import Pos
 
 SECTION = ("tool", "cutile-transpile")
-KEYS = ("dtypes", "specializations", "llm")  # llm: read by transpiler/fallback/settings.py
+KEYS = ("dtypes", "specializations", "llm", "cases")  # llm: read by transpiler/fallback/settings.py; cases: record/declared.py
 I32 = (-(2 ** 31), 2 ** 31 - 1)
 
 CT_UNREADABLE = "CT010"    # cannot be read, not UTF-8, not valid TOML

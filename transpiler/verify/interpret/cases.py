@@ -61,16 +61,32 @@ class Reference:
     case: dict
     outputs: dict[str, np.ndarray]
     path: Path
+    inputs: dict[str, np.ndarray] | None = None  # a recorded case's inputs (else rebuilt from the seeded specs)
+    stale: str = ""  # why a recorded case no longer applies (its source changed since): not replayed
+
+    def make_inputs(self) -> dict[str, np.ndarray]:
+        if self.inputs is not None:
+            return {n: a.copy() for n, a in self.inputs.items()}
+        tool = reference_tool()
+        if tool is None:
+            raise InterpretError("a seeded case needs tools/triton_reference.py (a checkout of cutile-transpile)")
+        return tool.make_inputs(self.case)
+
+
+def read_reference(p: Path) -> Reference:
+    with np.load(p, allow_pickle=False) as data:
+        case = json.loads(str(data["case"]))
+        outs = {k[len("out__"):]: data[k] for k in data.files if k.startswith("out__")}
+        ins = {k[len("in__"):]: data[k] for k in data.files if k.startswith("in__")}
+    return Reference(case, outs, p, ins if case.get("recorded") else None)
 
 
 def load_references(folder: Path) -> dict[tuple[str, str], list[Reference]]:
     """(module stem, kernel name) -> its cases, in file name order."""
     refs: dict[tuple[str, str], list[Reference]] = {}
     for p in sorted(Path(folder).glob("*.npz")):
-        with np.load(p) as data:
-            case = json.loads(str(data["case"]))
-            outs = {k[len("out__"):]: data[k] for k in data.files if k.startswith("out__")}
-        refs.setdefault((case["module"].rsplit(".", 1)[-1], case["kernel"]), []).append(Reference(case, outs, p))
+        ref = read_reference(p)
+        refs.setdefault((ref.case["module"].rsplit(".", 1)[-1], ref.case["kernel"]), []).append(ref)
     return refs
 
 
@@ -288,14 +304,13 @@ def tolerance(meta: dict, want: np.ndarray, tf32: bool) -> tuple[float, float]:
 
 def first_difference(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tol) -> str | None:
     """None when `got` matches `want` within (atol, rtol); else the first differing element, both values."""
-    tool = reference_tool()
-    if dtype == "float8_e4m3fn":
-        g, w = tool.fp8_e4m3_decode(got.view(np.uint8)), tool.fp8_e4m3_decode(want.view(np.uint8))
+    if dtype in ("float8_e4m3fn", "float8_e5m2"):  # raw bytes
+        g, w = _fp8_values(got, dtype), _fp8_values(want, dtype)
     else:
         g, w = np.asarray(got), np.asarray(want)
     if g.shape != w.shape:
         return f"`{name}`: shape {g.shape}, the reference {w.shape}"
-    if w.dtype.kind in "iub" and dtype != "float8_e4m3fn":
+    if w.dtype.kind in "iub" and not dtype.startswith("float8"):
         bad = g != w
     else:
         g64, w64 = g.astype(np.float64), w.astype(np.float64)
@@ -312,6 +327,14 @@ def first_difference(name: str, got: np.ndarray, want: np.ndarray, dtype: str, t
             f"differ)")
 
 
+def _fp8_values(a: np.ndarray, dtype: str) -> np.ndarray:
+    tool = reference_tool()
+    if dtype == "float8_e4m3fn" and tool is not None:
+        return tool.fp8_e4m3_decode(a.view(np.uint8))
+    import ml_dtypes
+    return a.view(np.uint8).view(getattr(ml_dtypes, dtype)).astype(np.float64)
+
+
 @dataclass
 class CaseResult:
     case: str  # the case id
@@ -326,9 +349,8 @@ def check_case(ir_text: str, kernel: dict, signature: list[tuple[str, str]], ref
     import time
     t0 = time.process_time()  # CPU seconds: the interpreter's cost, whatever else runs on the machine
     case = ref.case
-    tool = reference_tool()
     try:
-        arrays = tool.make_inputs(case)
+        arrays = ref.make_inputs()
         from .machine import Machine, parse_entry  # the interpreter (numpy, ml_dtypes) only where a case runs
         from .values import Memory
         memory = Memory()

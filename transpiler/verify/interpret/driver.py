@@ -6,17 +6,55 @@ compiled (cuTile Rust, through the irdump helper, once per entry and generics) a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from pathlib import Path
 
-from .cases import (DEFAULT_REFS, ROOT, CaseResult, case_dtype, case_spec, check_case, entry_signature, ir_key,
-                    load_references, reference_tool)
+from ...record import CASES_DIR
+from .cases import (DEFAULT_REFS, ROOT, CaseResult, Reference, case_dtype, case_spec, check_case, entry_signature,
+                    ir_key, load_references, read_reference, reference_tool)
 from .errors import InterpretError
 
 
 def references_for(out: Path, module: dict, kernel: dict, refs_dir: Path | None) -> list:
-    """The reference cases of a manifest kernel: by its source module's stem and its name."""
+    """The reference cases of a manifest kernel: the ones recorded in OUT/cases for its source and name
+    (`cutile-transpile record`), then the tool's own (tests/fixtures/triton_refs) by its source module's stem
+    and its name."""
+    return recorded_for(out, module, kernel) + _fixture_references(out, module, kernel, refs_dir)
+
+
+def recorded_for(out: Path, module: dict, kernel: dict) -> list:
+    """OUT/cases/KERNEL-*.npz recorded from this module's source; a case recorded from other bytes of the source
+    is returned `stale` (reported, not replayed: the kernel or its arguments may have changed since)."""
+    from ...output.guard import OutputError, inside
+    try:
+        folder = inside(out, CASES_DIR)
+    except OutputError:
+        return []
+    if not folder.is_dir():
+        return []
+    try:
+        source_sha, unread = hashlib.sha256((out / module["source"]).read_bytes()).hexdigest(), ""
+    except OSError as e:
+        source_sha, unread = "", f"the source {module['source']} cannot be read ({e.strerror})"
+    found = []
+    for p in sorted(folder.glob(f"{kernel['name']}-*.npz")):
+        try:
+            ref = read_reference(p)
+        except (OSError, ValueError, KeyError) as e:
+            ref = Reference({"id": p.stem, "kernel": kernel["name"], "source": module["source"]}, {}, p,
+                            stale=f"{p.name} cannot be read ({e})")
+        if ref.case.get("kernel") != kernel["name"] or ref.case.get("source") != module["source"]:
+            continue
+        if not ref.stale and ref.case.get("source_sha256") != source_sha:
+            ref.stale = unread or (f"recorded from another version of {module['source']}: run `cutile-transpile "
+                                   "record` again (and delete the old case)")
+        found.append(ref)
+    return found
+
+
+def _fixture_references(out: Path, module: dict, kernel: dict, refs_dir: Path | None) -> list:
     folder = refs_dir if refs_dir is not None else DEFAULT_REFS
     if not folder.is_dir() or reference_tool() is None:
         return []
@@ -58,6 +96,9 @@ def numeric_checks(out: Path, items: list[tuple[dict, dict]], irdump: Path, tmp:
     results: dict[str, list[CaseResult]] = {}
     for module, kernel in items:
         for ref in references_for(out, module, kernel, refs_dir):
+            if ref.stale:
+                results.setdefault(kernel["name"], []).append(CaseResult(ref.case["id"], "not_interpreted", ref.stale))
+                continue
             try:
                 spec = case_spec(kernel, ref.case, (out / module["source"]).resolve())
                 dtype = case_dtype(kernel, ref.case)
