@@ -102,7 +102,10 @@ def _patch(interp) -> None:
         launch = None if warmup else _begin(self.fn, args, kwargs, grid)
         result = orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if launch is not None:
-            _finish(launch)
+            try:
+                _finish(launch)
+            except Exception as e:  # noqa: BLE001 - a case not written (a full disk): said, the run goes on
+                _say(f"a launch of `{self.fn.__name__}` not recorded: {type(e).__name__}: {e}")
         return result
 
     interp.InterpretedFunction.run = run
@@ -176,7 +179,9 @@ def _begin(fn, args, kwargs, grid):
         return _describe(fn, source, args, kwargs, grid)
     except _Skip as e:
         _say(f"a launch of `{fn.__name__}` not recorded: {e}")
-        return None
+    except Exception as e:  # noqa: BLE001 - the user's run goes on as without the recorder
+        _say(f"a launch of `{fn.__name__}` not recorded: {type(e).__name__}: {e}")
+    return None
 
 
 def _describe(fn, source, args, kwargs, grid):
