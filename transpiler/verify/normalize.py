@@ -468,34 +468,45 @@ def _drop_dead_loads(body: list[Op]) -> list[Op]:
     on what that one waited on (its `token =`), or on nothing."""
     ops = list(_walk(body))
     candidates = [o for o in ops if o.name in _READS and len(o.results) in (1, 2) and _WEAK.match(o.text)]
-
-    def refs(o: Op) -> list[str]:  # what an op reads (a load's `token =` does not keep its producer alive)
-        return _REF.findall(_TOKEN_OPERAND.sub("", o.text) if o.name in _READS else o.text)
+    is_candidate = {id(o) for o in candidates}
+    # what each op reads, once (a load's `token =` does not keep its producer alive)
+    reads = {id(o): _REF.findall(_TOKEN_OPERAND.sub("", o.text) if o.name in _READS else o.text) for o in ops}
+    kept_alive = [o for o in ops if o.name in _PURE_OPS or id(o) in is_candidate]  # alive only if read
+    producers: dict[str, list[Op]] = {}
+    for o in kept_alive:
+        for r in o.results:
+            producers.setdefault(r, []).append(o)
     live: set[str] = set()
     for o in ops:  # every effect reads what it reads (over all regions: a name reused in a sibling over-keeps)
-        if o.name not in _PURE_OPS and not any(o is c for c in candidates):
-            live.update(refs(o))
-    changed = True
-    while changed:  # a pure op or a load whose result is read reads its operands
-        changed = False
-        for o in ops:
-            if (o.name in _PURE_OPS or any(o is c for c in candidates)) and any(r in live for r in o.results) \
-                    and not set(refs(o)) <= live:
-                live.update(refs(o))
-                changed = True
+        if o.name not in _PURE_OPS and id(o) not in is_candidate:
+            live.update(reads[id(o)])
+    todo, done = list(live), set()
+    while todo:  # a pure op or a load whose result is read reads its operands
+        for o in producers.get(todo.pop(), ()):
+            if id(o) not in done:
+                done.add(id(o))
+                fresh = [r for r in reads[id(o)] if r not in live]
+                live.update(fresh)
+                todo.extend(fresh)
     dead = [c for c in candidates if not any(r in live for r in c.results)]
     if not dead:
         return body
-    gone = {r for d in dead for r in d.results}
-    changed = True
-    while changed:  # the unused pure ops that read a dropped value go too (N7 would drop them anyway)
-        changed = False
-        for o in ops:
-            if o.name in _PURE_OPS and not any(o is d for d in dead) and not any(r in live for r in o.results) \
-                    and set(refs(o)) & gone:
+    is_dead = {id(d) for d in dead}
+    readers: dict[str, list[Op]] = {}
+    for o in ops:
+        if o.name in _PURE_OPS:
+            for r in set(reads[id(o)]):
+                readers.setdefault(r, []).append(o)
+    gone = [r for d in dead for r in d.results]
+    seen = set(gone)
+    while gone:  # the unused pure ops that read a dropped value go too (N7 would drop them anyway)
+        for o in readers.get(gone.pop(), ()):
+            if id(o) not in is_dead and not any(r in live for r in o.results):
                 dead.append(o)
-                gone.update(o.results)
-                changed = True
+                is_dead.add(id(o))
+                fresh = [r for r in o.results if r not in seen]
+                seen.update(fresh)
+                gone.extend(fresh)
     waits = {c.results[1]: (m.group(1) if (m := _TOKEN_OPERAND.search(c.text)) else None)
              for c in dead if len(c.results) == 2}
 
@@ -511,7 +522,7 @@ def _drop_dead_loads(body: list[Op]) -> list[Op]:
             if o.name in _READS and waits:
                 o.text = _TOKEN_OPERAND.sub(lambda m: m.group(0) if m.group(1) not in waits else
                                             f"token = {waited(m.group(1))}" if waited(m.group(1)) else "", o.text)
-        return [o for o in ops if not any(o is d for d in dead)]
+        return [o for o in ops if id(o) not in is_dead]
     return keep(body)
 
 
@@ -1141,11 +1152,17 @@ def _hints_in_force(m: re.Match) -> str:
     return f"{m.group(1)}optimization_hints = <{text}>" if text else ""
 
 
+_TOKEN_ARG = re.compile(r"\s*token\s*=\s*(_tok|%\S+)")
+_HINTS = re.compile(r"(,?\s*)optimization_hints\s*=\s*<(.*?)>(?=\s*(?::|$|\{|,))")
+_SPACES = re.compile(r"\s+")
+
+
 def _clean(text: str) -> str:
-    text = re.sub(r"\s*token\s*=\s*(_tok|%\S+)", "", text)
-    text = re.sub(r"(,?\s*)optimization_hints\s*=\s*<(.*?)>(?=\s*(?::|$|\{|,))", _hints_in_force, text)
-    text = re.sub(r"\s+", " ", text).strip()
-    return text
+    if "token" in text:  # (the substring tests skip a regex scan of most ops: this runs on every op)
+        text = _TOKEN_ARG.sub("", text)
+    if "optimization_hints" in text:
+        text = _HINTS.sub(_hints_in_force, text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def _result_types(text: str) -> list[str]:
