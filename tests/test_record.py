@@ -186,3 +186,27 @@ def test_a_bad_declared_case_is_a_clear_error(tmp_path, edit, message):
 def test_record_needs_an_output_with_triton_ports(tmp_path):
     r = cli("record", "-o", tmp_path / "nothing", "--", sys.executable, "-c", "pass", check=False)
     assert r.returncode == 2 and "manifest.json" in r.stderr
+
+
+@requires_toolchain
+@pytest.mark.parametrize("edit", [
+    lambda c: c.pop("grid"),
+    lambda c: c.update(grid=[1 << 20, 2]),
+    lambda c: c["outputs"]["y_ptr"].pop("tol"),
+    lambda c: c.update(inputs=[{"name": "z"}]),
+])
+def test_a_case_edited_by_hand_is_reported_not_replayed(recorded, tmp_path, edit):
+    """A case file in OUT is data a clone may have changed: a malformed one is named, never run or crashed on."""
+    import shutil
+    from transpiler.verify.interpret.driver import check_output
+    tmp, _, _ = recorded
+    shutil.copytree(tmp / "out", tmp_path / "out")
+    shutil.copytree(tmp / "proj", tmp_path / "proj")
+    (path,) = cases_of(tmp_path / "out")
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    case = json.loads(str(arrays.pop("case")))
+    edit(case)
+    np.savez(path, case=np.array(json.dumps(case)), **arrays)
+    (res,) = check_output(tmp_path / "out")["softmax_kernel"]
+    assert res.verdict == "not_interpreted" and path.name in res.detail and "cannot be read" in res.detail

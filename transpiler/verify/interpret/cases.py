@@ -73,12 +73,42 @@ class Reference:
         return tool.make_inputs(self.case)
 
 
+MAX_PROGRAMS = 1 << 20  # a recorded grid past this is refused: the replay runs every program on the CPU
+
+
 def read_reference(p: Path) -> Reference:
+    """A case file (ValueError where it is malformed: a recorded case in OUT may have been edited by hand)."""
     with np.load(p, allow_pickle=False) as data:
         case = json.loads(str(data["case"]))
         outs = {k[len("out__"):]: data[k] for k in data.files if k.startswith("out__")}
         ins = {k[len("in__"):]: data[k] for k in data.files if k.startswith("in__")}
+    if not isinstance(case, dict):
+        raise ValueError("its case is not a JSON object")
+    if case.get("recorded"):
+        _check_recorded(case, ins, outs)
     return Reference(case, outs, p, ins if case.get("recorded") else None)
+
+
+def _check_recorded(case: dict, ins: dict, outs: dict) -> None:
+    kinds = {"id": str, "kernel": str, "source": str, "source_sha256": str, "inputs": list, "args": list,
+             "scalars": dict, "constexprs": dict, "grid": list, "outputs": dict}
+    for key, kind in kinds.items():
+        if not isinstance(case.get(key), kind):
+            raise ValueError(f"`{key}` is missing or not a {kind.__name__}")
+    grid = case["grid"]
+    if not (1 <= len(grid) <= 3) or not all(isinstance(g, int) and g >= 0 for g in grid) \
+            or int(np.prod(grid)) > MAX_PROGRAMS:
+        raise ValueError(f"grid {grid} is not 1 to 3 sizes of at most {MAX_PROGRAMS} programs in all")
+    for spec in case["inputs"]:
+        if not isinstance(spec, dict) or spec.get("name") not in ins or spec.get("name") not in outs:
+            raise ValueError("an input without its arrays before and after the launch")
+        if ins[spec["name"]].shape != outs[spec["name"]].shape or ins[spec["name"]].ndim != 1:
+            raise ValueError(f"`{spec['name']}`'s arrays before and after differ in shape")
+    for name, meta in case["outputs"].items():
+        tol = meta.get("tol") if isinstance(meta, dict) else None
+        if name not in outs or not isinstance(tol, list) or len(tol) != 2 \
+                or not all(isinstance(t, (int, float)) for t in tol):
+            raise ValueError(f"output `{name}` has no array or no (atol, rtol)")
 
 
 def load_references(folder: Path) -> dict[tuple[str, str], list[Reference]]:
