@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -1439,28 +1440,20 @@ def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array((a * b) >> 32, dtype=np.uint64).astype(np.uint32)
 
 
-def fp8_e4m3_decode(bits: np.ndarray) -> np.ndarray:
-    b = bits.astype(np.int64)
-    sign = np.where(b & 0x80, -1.0, 1.0)
-    exp = (b >> 3) & 0xF
-    man = b & 0x7
-    val = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7))
-    val = np.where((exp == 15) & (man == 7), np.nan, val)
-    return sign * val
+def _record_hook():
+    """transpiler/record/hook.py, by its path (it needs only numpy here; the GPU machine has no transpiler
+    installed): the fp8 codec and the interpreter's fidelity patches live there, shared with `record`."""
+    name = "_cutile_transpile_record_hook"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "transpiler" / "record" / "hook.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
 
 
-_E4M3_VALUES = fp8_e4m3_decode(np.arange(0x7F))  # the finite non-negative codes, increasing
-
-
-def fp8_e4m3_encode(x: np.ndarray) -> np.ndarray:
-    """float -> e4m3fn bits, round to nearest (ties to the even code), saturating at +-448, NaN -> 0x7F."""
-    mag = np.minimum(np.abs(x), 448.0)
-    hi = np.clip(np.searchsorted(_E4M3_VALUES, mag), 1, 0x7E)
-    lo = hi - 1
-    dlo, dhi = mag - _E4M3_VALUES[lo], _E4M3_VALUES[hi] - mag
-    code = np.where((dlo < dhi) | ((dlo == dhi) & (lo % 2 == 0)), lo, hi)
-    code = np.where(np.isnan(x), 0x7F, code | np.where(np.signbit(x), 0x80, 0))
-    return code.astype(np.uint8)
+fp8_e4m3_decode = _record_hook().fp8_e4m3_decode
+fp8_e4m3_encode = _record_hook().fp8_e4m3_encode
 
 
 def _sigmoid(x):
@@ -2234,39 +2227,9 @@ def _setup_interpreter():
         sys.path.insert(0, str(ROOT))
     if _PATCHED:
         return
-    import triton.language as tl
     from triton.runtime import interpreter as interp
 
-    orig_cvt = interp._implicit_cvt
-
-    def implicit_cvt(arg):
-        # Python floats reach the kernel as fp32 scalars, as on the GPU (triton.md section 4 (d))
-        if isinstance(arg, float):
-            return tl.tensor(interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
-        return orig_cvt(arg)
-
-    interp._implicit_cvt = implicit_cvt
-    orig_convert = interp._convert_float
-
-    def convert_float(input, input_dtype, output_dtype, rounding_mode):
-        # the interpreter's downcast adds the rounding bit to the mantissa without carrying into the exponent
-        # (127.9 -> fp8e4nv gives 64, not 128) and rounds ties up; encode e4m3fn here, RNE, saturating to +-448
-        # like the GPU's cvt.rn.satfinite
-        if output_dtype == tl.float8e4nv and input_dtype.primitive_bitwidth > 8:
-            return fp8_e4m3_encode(np.asarray(input).astype(np.float64))
-        return orig_convert(input, input_dtype, output_dtype, rounding_mode)
-
-    interp._convert_float = convert_float
-    # a scalar argument is a one-element array in the interpreter, and its `__index__` (a runtime loop bound,
-    # `range(start, n, step)`) is `int(array)`, which numpy 2.x refuses for arrays of rank > 0: its one element
-    orig_set_attr = interp._LangPatchScope.set_attr
-
-    def set_attr(self, obj, name, value):
-        if name == "__index__" and obj is tl.tensor:
-            value = lambda t: int(np.asarray(t.handle.data).reshape(-1)[0])  # noqa: E731
-        return orig_set_attr(self, obj, name, value)
-
-    interp._LangPatchScope.set_attr = set_attr
+    _record_hook().fidelity_patches(interp)
     # the arrays are host memory already: no device<->host copies (those go through torch storages)
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None

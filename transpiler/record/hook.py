@@ -8,9 +8,9 @@ every tensor argument's memory before and after the launch, with its scalars, co
 through the port's Tile IR (transpiler/verify/interpret). A launch that cannot be replayed faithfully is skipped
 with one line on stderr saying why (never a wrong reference).
 
-The interpreter is also made to compute what the GPU computes where Triton 3.x's interpreter does not (the same
-patches tools/triton_reference.py applies): a Python float argument is an fp32 scalar; a runtime loop bound
-reads the one element of a scalar argument.
+The interpreter is also made to compute what the GPU computes where Triton 3.x's interpreter does not
+(`fidelity_patches`, which tools/triton_reference.py applies too): a Python float argument is an fp32 scalar, a
+downcast to fp8e4nv rounds to nearest even and saturates, a runtime loop bound reads a scalar argument's element.
 """
 
 from __future__ import annotations
@@ -76,7 +76,36 @@ class _Loader(importlib.abc.Loader):
             _say(f"this triton's interpreter is not one the recorder knows ({e}); nothing is recorded")
 
 
-def _patch(interp) -> None:
+def fp8_e4m3_decode(bits):
+    """e4m3fn bits -> float64 values (NaN for 0x7F/0xFF)."""
+    import numpy as np
+    b = np.asarray(bits).astype(np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    exp = (b >> 3) & 0xF
+    man = b & 0x7
+    val = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7))
+    val = np.where((exp == 15) & (man == 7), np.nan, val)
+    return sign * val
+
+
+def fp8_e4m3_encode(x):
+    """float -> e4m3fn bits, round to nearest (ties to the even code), saturating at +-448, NaN -> 0x7F (the GPU's
+    cvt.rn.satfinite)."""
+    import numpy as np
+    values = fp8_e4m3_decode(np.arange(0x7F))  # the finite non-negative codes, increasing
+    x = np.asarray(x)
+    mag = np.minimum(np.abs(x), 448.0)
+    hi = np.clip(np.searchsorted(values, mag), 1, 0x7E)
+    lo = hi - 1
+    dlo, dhi = mag - values[lo], values[hi] - mag
+    code = np.where((dlo < dhi) | ((dlo == dhi) & (lo % 2 == 0)), lo, hi)
+    code = np.where(np.isnan(x), 0x7F, code | np.where(np.signbit(x), 0x80, 0))
+    return code.astype(np.uint8)
+
+
+def fidelity_patches(interp) -> None:
+    """Triton's interpreter made to compute what the GPU computes where Triton 3.x's does not (also used by
+    tools/triton_reference.py, which wrote the corpus' references)."""
     import numpy as np
     import triton.language as tl
 
@@ -88,14 +117,31 @@ def _patch(interp) -> None:
         return orig_cvt(arg)
 
     interp._implicit_cvt = implicit_cvt
+    orig_convert = interp._convert_float
+
+    def convert_float(input, input_dtype, output_dtype, rounding_mode):
+        # the interpreter's downcast adds the rounding bit to the mantissa without carrying into the exponent
+        # (127.9 -> fp8e4nv gives 64, not 128) and rounds ties up; encode e4m3fn here, RNE, saturating to +-448
+        # like the GPU's cvt.rn.satfinite
+        if output_dtype == tl.float8e4nv and input_dtype.primitive_bitwidth > 8:
+            return fp8_e4m3_encode(np.asarray(input).astype(np.float64))
+        return orig_convert(input, input_dtype, output_dtype, rounding_mode)
+
+    interp._convert_float = convert_float
+    # a scalar argument is a one-element array in the interpreter, and its `__index__` (a runtime loop bound,
+    # `range(start, n, step)`) is `int(array)`, which numpy 2.x refuses for arrays of rank > 0: its one element
     orig_set_attr = interp._LangPatchScope.set_attr
 
-    def set_attr(self, obj, name, value):  # `range(n)` over a scalar argument (a one-element array)
+    def set_attr(self, obj, name, value):
         if name == "__index__" and obj is tl.tensor:
             value = lambda t: int(np.asarray(t.handle.data).reshape(-1)[0])  # noqa: E731
         return orig_set_attr(self, obj, name, value)
 
     interp._LangPatchScope.set_attr = set_attr
+
+
+def _patch(interp) -> None:
+    fidelity_patches(interp)
     orig_run = interp.InterpretedFunction.run
 
     def run(self, *args, grid, warmup, **kwargs):
