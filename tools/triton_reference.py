@@ -1440,16 +1440,21 @@ def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array((a * b) >> 32, dtype=np.uint64).astype(np.uint32)
 
 
-def _record_hook():
-    """transpiler/record/hook.py, by its path (it needs only numpy here; the GPU machine has no transpiler
-    installed): the fp8 codec and the interpreter's fidelity patches live there, shared with `record`."""
-    name = "_cutile_transpile_record_hook"
+def _tool_module(file: str):
+    """A module of transpiler/record/ by its path (numpy only at import; the GPU machine has no transpiler
+    installed): hook.py holds the fp8 codec and the interpreter's fidelity patches shared with `record`,
+    declared_runner.py the HostTensor."""
+    name = f"_cutile_transpile_{file}"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "transpiler" / "record" / "hook.py")
+        spec = importlib.util.spec_from_file_location(name, ROOT / "transpiler" / "record" / f"{file}.py")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
     return sys.modules[name]
+
+
+def _record_hook():
+    return _tool_module("hook")
 
 
 fp8_e4m3_decode = _record_hook().fp8_e4m3_decode
@@ -2183,38 +2188,9 @@ _TORCH_NAMES = {"float32": "float32", "float16": "float16", "int32": "int32", "i
                 "uint8": "uint8", "int8": "int8", "int16": "int16", "bool": "bool", "float8_e4m3fn": "float8_e4m3fn"}
 
 
-class _Dtype:
-    def __init__(self, name: str):
-        self.name = name
-        # what Triton's TensorDescriptor checks of its base's dtype
-        self.itemsize = 1 if name in ("uint8", "float8_e4m3fn") else np.dtype(name).itemsize
-        self.is_floating_point = name.startswith("float")
-
-    def __str__(self):
-        return f"torch.{self.name}"
-
-    __repr__ = __str__
-
-
-# one object per dtype: Triton's specialisation code caches the type string by the dtype object's identity, so
-# a short-lived dtype object whose address is reused would read back another dtype's string
-_DTYPES: dict[str, _Dtype] = {}
-
-
-class HostTensor:
-    """A numpy array seen by the interpreter as a tensor: `data_ptr()` and a torch-like dtype."""
-
-    def __init__(self, array: np.ndarray, dtype_name: str):
-        self.array = array
-        self.dtype = _DTYPES.setdefault(dtype_name, _Dtype(_TORCH_NAMES[dtype_name]))
-        self.shape = array.shape
-
-    def data_ptr(self) -> int:
-        return self.array.ctypes.data
-
-    def stride(self, dim=None):
-        st = tuple(s // self.array.itemsize for s in self.array.strides)
-        return st if dim is None else st[dim]
+def HostTensor(array: np.ndarray, dtype_name: str):  # noqa: N802 - the tensor class's constructor
+    """A numpy array seen by the interpreter as a tensor (one of the dtypes the reference tables allow)."""
+    return _tool_module("declared_runner").HostTensor(array, _TORCH_NAMES[dtype_name])
 
 
 _PATCHED = False

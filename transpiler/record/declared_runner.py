@@ -18,20 +18,31 @@ import numpy as np
 
 
 class _Dtype:
+    """A torch-like dtype: what Triton's interpreter reads of a tensor's `dtype`."""
+
     def __init__(self, name: str):
         self.name = name
-        self.itemsize = np.dtype(name).itemsize
+        # what Triton's TensorDescriptor checks of its base's dtype
+        self.itemsize = 1 if name in ("uint8", "float8_e4m3fn") else np.dtype(name).itemsize
+        self.is_floating_point = name.startswith("float")
 
     def __str__(self):
         return f"torch.{self.name}"  # what the interpreter's pointer-type lookup reads
 
+    __repr__ = __str__
+
+
+# one object per dtype: Triton's specialisation code caches the type string by the dtype object's identity, so
+# a short-lived dtype object whose address is reused would read back another dtype's string
+_DTYPES: dict[str, _Dtype] = {}
+
 
 class HostTensor:
-    """A numpy array the interpreter sees as a tensor."""
+    """A numpy array the interpreter sees as a tensor (also tools/triton_reference.py's)."""
 
     def __init__(self, array: np.ndarray, dtype: str):
         self.array = array
-        self.dtype = _Dtype(dtype)
+        self.dtype = _DTYPES.setdefault(dtype, _Dtype(dtype))
         self.shape = array.shape
 
     def data_ptr(self) -> int:

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 _CONFIG: dict = {}
-_SEEN: dict[str, int] = {}  # kernel -> launches recorded by this process
+_SEEN: dict[tuple[str, str], int] = {}  # (source, kernel) -> launches recorded by this process
 _DTYPES = {"float32": "<f4", "float16": "<f2", "float64": "<f8", "int8": "i1", "uint8": "u1", "int16": "<i2",
            "int32": "<i4", "int64": "<i8", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8", "bool": "?",
            "float8_e4m3fn": "u1", "float8_e5m2": "u1"}  # f8: raw bytes (the check decodes them)
@@ -219,7 +219,7 @@ def _begin(fn, args, kwargs, grid):
         return None
     if (source, fn.__name__) not in _CONFIG["wanted"]:
         return None
-    if _SEEN.get(fn.__name__, 0) >= _CONFIG["max_per_kernel"]:
+    if _SEEN.get((source, fn.__name__), 0) >= _CONFIG["max_per_kernel"]:
         return None
     try:
         return _describe(fn, source, args, kwargs, grid)
@@ -271,7 +271,7 @@ def _describe(fn, source, args, kwargs, grid):
     if size > _CONFIG["max_bytes"]:
         raise _Skip(f"its tensors hold {size} bytes, more than --max-bytes {_CONFIG['max_bytes']}")
     before = {name: _read(t, s[1], _dtype_name(t)) for (name, t), s in zip(tensors.items(), spans)}
-    return case, tensors, spans, before
+    return case, tensors, spans, before, source
 
 
 def _read_itemsize(dtype: str) -> int:
@@ -281,7 +281,7 @@ def _read_itemsize(dtype: str) -> int:
 
 def _finish(launch) -> None:
     import numpy as np
-    case, tensors, spans, before = launch
+    case, tensors, spans, before, source = launch
     after = {name: _read(t, s[1], _dtype_name(t)) for (name, t), s in zip(tensors.items(), spans)}
     for spec in case["inputs"]:  # every array is compared after the replay: a port must not write an input
         case["outputs"][spec["name"]] = {"dtype": spec["dtype"], "tol": _CONFIG["tolerance"].get(spec["dtype"], [0, 0])}
@@ -292,7 +292,7 @@ def _finish(launch) -> None:
     case["id"] = f"recorded-{digest}"
     folder = Path(_CONFIG["cases"])
     path = folder / f"{case['kernel']}-{digest}.npz"
-    _SEEN[case["kernel"]] = _SEEN.get(case["kernel"], 0) + 1
+    _SEEN[(source, case["kernel"])] = _SEEN.get((source, case["kernel"]), 0) + 1
     if path.exists():
         return
     folder.mkdir(parents=True, exist_ok=True)
