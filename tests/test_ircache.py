@@ -215,3 +215,109 @@ def test_the_cover_search_finds_what_trying_every_combination_in_order_finds(mon
         monkeypatch.setattr(specs, "MAX_COVER_TRIES", limit)
         assert specs._first_holding(preds, base, names, per_name) == plain(preds, base, names, per_name, limit), \
             (preds, names, per_name, limit)
+
+
+# cuTile Python's side (verify/pycache.py): the export is asked once per key; every input of the key changes it
+
+PKG_INIT = "from .helpers import SCALE\n"
+PKG_KERNEL = '''import cuda.tile as ct
+from .helpers import SCALE
+
+
+@ct.kernel
+def scale(x, y, TILE: ct.Constant[int]):
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * SCALE)
+
+
+def factory(step):
+    @ct.kernel(num_ctas=2)
+    def shifted(x, y, TILE: ct.Constant[int]):
+        ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) + step)
+    return shifted
+'''
+
+
+def _package(root: Path, scale: str = "2") -> Path:
+    pkg = root / "pkg"
+    (pkg / "sub").mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(f"SCALE = {scale}\n")
+    (pkg / "sub" / "kernels.py").write_text(PKG_KERNEL.replace("from .helpers", "from ..helpers"))
+    return pkg / "sub" / "kernels.py"
+
+
+def _fresh_import(path: Path):
+    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+        del sys.modules[name]
+    from transpiler.verify.run import _import_source
+    return _import_source(path)
+
+
+def test_python_exports_are_asked_once_per_key_and_every_input_changes_the_key(tmp_path, monkeypatch):
+    pytest.importorskip("cuda.tile")
+    from transpiler.verify import pycache
+    monkeypatch.setenv("CUTILE_TRANSPILE_IR_CACHE", str(tmp_path / "cache"))
+    src = _package(tmp_path / "a")
+    mod = _fresh_import(src)
+    params = [{"name": "x", "kind": "array", "dtype": "f32", "rank": 1}]
+    calls = []
+
+    def export(kobj, ps, spec, elements, out):
+        calls.append(spec)
+        out.write_bytes(f"bytecode of {spec}".encode())
+    out = tmp_path / "x.py.tileirbc"
+    for _ in range(2):
+        pycache.cached_export(export, mod.scale, params, {"TILE": 64}, {"E": "f32"}, out)
+        assert out.read_bytes() == b"bytecode of {'TILE': 64}"
+    assert calls == [{"TILE": 64}]  # the second is the cache's answer
+    base = pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"})
+    assert base == pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"})
+    assert pycache.export_key(mod.scale, params, {"TILE": 128}, {"E": "f32"}) != base
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f16"}) != base
+    assert pycache.export_key(mod.scale, [{**params[0], "rank": 2}], {"TILE": 64}, {"E": "f32"}) != base
+    monkeypatch.setenv("CUDA_TILE_TEST_KNOB", "1")
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"}) != base
+    monkeypatch.delenv("CUDA_TILE_TEST_KNOB")
+    # a helper module edited elsewhere in the package (a constant the kernel reads): another key, asked again
+    (tmp_path / "a" / "pkg" / "helpers.py").write_text("SCALE = 3\n")
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"}) != base
+    # a new module anywhere in the package too
+    (tmp_path / "a" / "pkg" / "helpers.py").write_text("SCALE = 2\n")
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"}) == base
+    (tmp_path / "a" / "pkg" / "other.py").write_text("")
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {"E": "f32"}) != base
+    # a factory's kernel: its closure's values and its compiler options are in the key
+    one, two = mod.factory(1), mod.factory(2)
+    assert pycache.export_key(one, params, {"TILE": 64}, {}) != pycache.export_key(two, params, {"TILE": 64}, {})
+    assert pycache.export_key(one, params, {"TILE": 64}, {}) == pycache.export_key(mod.factory(1), params,
+                                                                                   {"TILE": 64}, {})
+    import cuda.tile as ct
+    retuned = ct.kernel(one._pyfunc, num_ctas=4)
+    assert pycache.export_key(retuned, params, {"TILE": 64}, {}) != pycache.export_key(one, params, {"TILE": 64}, {})
+    # a failed export stores nothing: asked again
+    def failing(*a):
+        calls.append("failed")
+        raise RuntimeError("cuTile Python refused")
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            pycache.cached_export(failing, mod.scale, params, {"TILE": 32}, {"E": "f32"}, out)
+    assert calls[-2:] == ["failed", "failed"]
+    # the cache off (no folder named): every export is asked
+    monkeypatch.delenv("CUTILE_TRANSPILE_IR_CACHE")
+    n = len(calls)
+    pycache.cached_export(export, mod.scale, params, {"TILE": 64}, {"E": "f32"}, out)
+    assert len(calls) == n + 1
+
+
+def test_a_lone_modules_key_covers_its_folders_modules(tmp_path, monkeypatch):
+    pytest.importorskip("cuda.tile")
+    from transpiler.verify import pycache
+    from transpiler.verify.run import _import_source
+    (tmp_path / "lone.py").write_text(PKG_KERNEL.replace("from .helpers import SCALE", "SCALE = 2"))
+    mod = _import_source(tmp_path / "lone.py")
+    params = [{"name": "x", "kind": "array", "dtype": "f32", "rank": 1}]
+    base = pycache.export_key(mod.scale, params, {"TILE": 64}, {})
+    (tmp_path / "sibling.py").write_text("X = 1\n")
+    assert pycache.export_key(mod.scale, params, {"TILE": 64}, {}) != base
+    assert pycache.export_key(object(), params, {"TILE": 64}, {}) is None  # not a kernel: never cached

@@ -155,6 +155,13 @@ def _factory_kernel(pymod, k: dict):
 
 
 def _python_bytecode(kernel_obj, params: list[dict], spec: dict, elements: dict[str, str], out: Path) -> None:
+    """cuTile Python's Tile IR bytecode of the kernel at `spec` (cached by content where the IR cache is on:
+    verify/pycache.py)."""
+    from .pycache import cached_export
+    cached_export(_export_bytecode, kernel_obj, params, spec, elements, out)
+
+
+def _export_bytecode(kernel_obj, params: list[dict], spec: dict, elements: dict[str, str], out: Path) -> None:
     import cuda.tile as ct
     from cuda.tile.compilation import (ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint,
                                        export_kernel)
