@@ -11,6 +11,9 @@ import pytest
 # Verdicts are not reused across tests: many tests mutate the verifier in-process (monkeypatched), which a
 # verdict's key cannot see. tests/test_verify_cache.py turns the cache back on where it is the subject.
 os.environ["CUTILE_TRANSPILE_NO_VERDICT_CACHE"] = "1"
+# The generated crates' own host code is built at opt-level 0 (verify/toolchain.py crate_opt_level_args): no test
+# times it, kernels are compiled by cuTile at run time either way, and each build takes about half the CPU.
+os.environ.setdefault("CUTILE_TRANSPILE_CRATE_OPT_LEVEL", "0")
 
 from transpiler.pipeline import run, write_outputs
 from transpiler.verify.toolchain import ToolchainError, cargo_env, tileirdisasm

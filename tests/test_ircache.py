@@ -321,3 +321,22 @@ def test_a_lone_modules_key_covers_its_folders_modules(tmp_path, monkeypatch):
     (tmp_path / "sibling.py").write_text("X = 1\n")
     assert pycache.export_key(mod.scale, params, {"TILE": 64}, {}) != base
     assert pycache.export_key(object(), params, {"TILE": 64}, {}) is None  # not a kernel: never cached
+
+
+def test_the_crate_opt_level_names_the_generated_package_only(tmp_path):
+    """CUTILE_TRANSPILE_CRATE_OPT_LEVEL (the suite sets 0): a `--config` for the generated package by name (the
+    dependencies keep their build), nothing when unset, an error naming the variable for any other value."""
+    from transpiler.verify.toolchain import OPT_LEVEL_ENV, ToolchainError, crate_opt_level_args
+    manifest = tmp_path / "Cargo.toml"
+    manifest.write_text('[package]\nname = "my-kernels"\nversion = "0.1.0"\n')
+    assert crate_opt_level_args(manifest, {}) == []
+    assert crate_opt_level_args(manifest, {OPT_LEVEL_ENV: ""}) == []
+    assert crate_opt_level_args(manifest, {OPT_LEVEL_ENV: "0"}) == [
+        "--config", "profile.release.package.my-kernels.opt-level=0"]
+    assert crate_opt_level_args(manifest, {OPT_LEVEL_ENV: "s"})[-1].endswith('opt-level="s"')
+    for bad in ("4", "fast", "0 --offline", "1\n"):
+        with pytest.raises(ToolchainError, match=OPT_LEVEL_ENV):
+            crate_opt_level_args(manifest, {OPT_LEVEL_ENV: bad})
+    manifest.write_text('[package]\nname = "x.y"\n')  # never spliced into the key unchecked
+    with pytest.raises(ToolchainError, match="package name"):
+        crate_opt_level_args(manifest, {OPT_LEVEL_ENV: "0"})

@@ -67,11 +67,38 @@ def cargo_env() -> dict[str, str]:
     return env
 
 
+OPT_LEVEL_ENV = "CUTILE_TRANSPILE_CRATE_OPT_LEVEL"
+
+
+def crate_opt_level_args(manifest: Path, env: dict[str, str]) -> list[str]:
+    """cargo's `--config` giving the generated crate's own code the optimization level CUTILE_TRANSPILE_CRATE_OPT_LEVEL
+    names (unset: cargo's release level, 3). Only its host code (the C ABI, the launchers) is affected: the kernels
+    are compiled by cuTile at run time, and the dependencies keep their build. 0 builds a crate about twice as fast
+    where its host code's speed does not matter (the test suite, a CI that only verifies)."""
+    level = env.get(OPT_LEVEL_ENV, "")
+    if not level:
+        return []
+    if level not in ("0", "1", "2", "3", "s", "z"):
+        raise ToolchainError(f"{OPT_LEVEL_ENV}={level!r}: expected 0, 1, 2, 3, s or z")
+    import tomllib
+    try:
+        name = tomllib.loads(manifest.read_text())["package"]["name"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ToolchainError(f"cannot read the package name of {manifest}: {e}") from e
+    if not isinstance(name, str) or not name.replace("-", "_").isidentifier():
+        raise ToolchainError(f"{manifest}: unexpected package name {name!r}")
+    value = f'"{level}"' if level in ("s", "z") else level
+    return ["--config", f"profile.release.package.{name}.opt-level={value}"]
+
+
 def cargo_build(manifest: Path, env: dict[str, str], short: bool = False,
-                show: bool = False, progress=None) -> subprocess.CompletedProcess:
-    """`cargo build --release` of a generated crate: quiet and captured, or (`show`) printing its progress,
-    or captured while `progress(line)` hears of each crate cargo starts compiling."""
+                show: bool = False, progress=None, generated: bool = True) -> subprocess.CompletedProcess:
+    """`cargo build --release` of a generated crate (`generated`: at CUTILE_TRANSPILE_CRATE_OPT_LEVEL; the irdump
+    helper is not): quiet and captured, or (`show`) printing its progress, or captured while `progress(line)` hears
+    of each crate cargo starts compiling."""
     cmd = ["cargo", "build", "--release", "--manifest-path", str(manifest)]
+    if generated:
+        cmd += crate_opt_level_args(manifest, env)
     if short:
         cmd += ["--message-format", "short"]
     if show:
@@ -167,7 +194,7 @@ def irdump_binary(env: dict[str, str]) -> Path:
     stamp = src / "built.stamp"
     if stamp.is_file() and stamp.read_text() == _irdump_stamp(src, exe):
         return exe
-    res = cargo_build(src / "Cargo.toml", env)
+    res = cargo_build(src / "Cargo.toml", env, generated=False)
     if res.returncode != 0:
         raise ToolchainError(f"building the irdump helper failed:\n{res.stderr[-4000:]}")
     if not exe.is_file():
