@@ -452,3 +452,81 @@ def test_a_statement_a_pass_rejects_is_a_unit_too(tmp_path):
         res, doc = cli(root, srv, "--llm-purge-rejected")
         assert kernel(doc, "modk")["status"] == "fallback", res.stderr
         assert "let m: Tile<bool, { [TILE] }> = andi(x, nz);" in (root / "out/src/modk/kernel.rs").read_text()
+
+
+VALUES = '''import cuda.tile as ct
+
+
+@ct.kernel
+def storedk(x, y, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,))
+    ct.store(y, index=(bid,), tile=ct.pow(a, a) + a)
+
+
+@ct.kernel
+def guardedk(x, y, n, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,))
+    if ct.cosh(n) > 1:
+        a = a + 1
+    ct.store(y, index=(bid,), tile=a)
+
+
+@ct.kernel
+def indexk(x, y, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,))
+    ct.store(y, index=(ct.cosh(bid),), tile=a)
+'''
+
+
+def test_a_rejected_value_inside_a_statement_is_a_unit_of_its_own(tmp_path):
+    """A store's tile, a call argument, a condition the rules reject: the value becomes `llm_value_L_C = unit`
+    before the statement, which reads that name (issue 35 item 7: `ct.store(..., tile=x ** 3)` got no question).
+    A rejection in an index tuple (the statement's own form) stays the rules' diagnostic."""
+    from transpiler.frontend.source import parse_file
+    from transpiler.model.ir import Assign, If, Name
+    src = tmp_path / "values.py"
+    src.write_text(VALUES)
+    fr = parse_file(src, "values.py", llm_units=True)
+    kernels = {k.name: k for k in fr.kernels}
+    unit, store = kernels["storedk"].body[-2:]
+    assert isinstance(unit, Assign) and unit.targets == ("llm_value_8_36",) and unit.value.op == "llm_unit"
+    assert unit.value.attr("code") == "llm_value_8_36 = ct.pow(a, a) + a"
+    assert [n.id for n in unit.value.args] == ["a"]
+    assert store.value.op == "store" and store.value.args[2] == Name("llm_value_8_36", store.value.args[2].pos)
+    cond_unit, branch = kernels["guardedk"].body[2:4]
+    assert cond_unit.value.op == "llm_unit" and cond_unit.value.attr("code") == "llm_value_15_8 = ct.cosh(n) > 1"
+    assert isinstance(branch, If) and branch.cond == Name("llm_value_15_8", branch.cond.pos)
+    # the index tuple is the store's own form: no unit, the rules' diagnostic at the call in it
+    assert [(name, d.code, d.pos.line, d.pos.col) for name, _, d in fr.failures] == [("indexk", "CT101", 24, 24)]
+    # without the fallback nothing changes: each kernel is the rules' diagnostic
+    plain = parse_file(src, "values.py")
+    assert not plain.kernels and [(name, d.pos.line) for name, _, d in plain.failures] == [
+        ("storedk", 8), ("guardedk", 15), ("indexk", 24)]
+
+
+@requires_toolchain
+def test_a_store_value_is_asked_for_proved_and_a_wrong_one_rejected(tmp_path):
+    root = project(tmp_path, {"storedk.py": VALUES.split("\n\n\n@ct.kernel\ndef guardedk")[0] + "\n"})
+    right = {"rust": "pow(a, a) + a", "type": "Tile<E, { [TILE] }>"}
+    with RecordedLLM() as srv:
+        srv.answer(envelope({"rust": "pow(a, a)", "type": "Tile<E, { [TILE] }>"}))  # compiles; another value
+        res, doc = cli(root, srv)
+        k = kernel(doc, "storedk")
+        assert k["status"] == "unsupported" and codes(k)[:2] == ["CT101", "CT130"], k
+        assert statement(srv.requests[0]) == "llm_value_8_36 = ct.pow(a, a) + a"
+        srv.answer(envelope(right))
+        res, doc = cli(root, srv, "--llm-purge-rejected")
+        assert res.returncode == 0, res.stderr
+        k = kernel(doc, "storedk")
+        assert k["status"] == "fallback" and codes(k) == ["CT132"], k
+        rust = (root / "out/src/storedk/kernel.rs").read_text()
+        assert "let llm_value_8_36: Tile<E, { [TILE] }> = pow(a, a) + a;" in rust, rust
+        rec = next(k for m in json.loads((root / "out/manifest.json").read_text())["modules"] for k in m["kernels"])
+        assert [e["statement"] for e in rec["llm_fallback"]] == ["llm_value_8_36 = ct.pow(a, a) + a"]
+        res = subprocess.run([sys.executable, "-m", "transpiler.cli", "verify", "out", "--format", "json"],
+                             cwd=root, capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr
+        assert [k["verify"] for k in json.loads(res.stdout)["kernels"]] == ["equivalent"]

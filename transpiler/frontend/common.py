@@ -424,6 +424,7 @@ class Converter:
         # --llm-fallback: an assignment the rules reject becomes an `llm_unit` placeholder (transpiler/fallback)
         self.llm_units = False
         self.unit_sites: dict[str, list[dict]] = {}
+        self.value_units: dict[int, Expr] = {}  # id(value node) -> the unit's name (_with_value_units)
 
     # ------------------------------------------------------------------ module scan
     def pos(self, node: cst.CSTNode) -> Pos:
@@ -1177,12 +1178,74 @@ class Converter:
                 if self.inlining:  # inside a helper: the call in the kernel fails as a whole
                     raise
                 unit = self._llm_unit(s, e.diagnostic) if self.llm_units else None
-                if unit is None:
+                valued = None
+                if unit is None and self.llm_units:
+                    self.pending = pending  # what the failed conversion left is dropped with it
+                    valued = self._with_value_units(s, e.diagnostic, last=top and i == len(stmts) - 1)
+                if valued is not None:
+                    out.extend(valued)
+                elif unit is None:
                     self.recovered.append(e.diagnostic)  # and the next statement is converted (see kernel())
                 else:
                     self.pending = pending  # what the failed conversion left is dropped with it
                     out.extend(self._flush([unit]))
         return out
+
+    MAX_VALUE_UNITS = 4  # per statement
+
+    def _with_value_units(self, s, diag: Diagnostic, last: bool) -> list[Stmt] | None:
+        """A statement the rules reject in one of its values (a store's tile, a call's argument, an `if`'s or a
+        `while`'s condition), converted with each rejected value made a unit of its own: `llm_value_L_C =
+        llm_unit(reads...)` before the statement, which reads that name where the value was. None where the
+        rejection is not inside such a value (the statement's own form): the diagnostic stands."""
+        from ..fallback.units import UNIT_CODES, unit_op
+        pending = list(self.pending)
+        units: list[Stmt] = []
+        try:
+            while len(units) < self.MAX_VALUE_UNITS:
+                if not (diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
+                    return None
+                node = self._rejected_value(s, diag)
+                if node is None or id(node) in self.value_units:
+                    return None
+                pos = self.pos(node)
+                target = f"llm_value_{pos.line}_{pos.col}"
+                while target in self.kernel_locals:
+                    target += "_"
+                reads = [n for n in _read_names(node) if n in self.kernel_locals]
+                op = unit_op(f"{target} = {one_line(node, 10_000)}", tuple(Name(n, pos) for n in reads), diag, pos)
+                units.append(Assign((target,), dataclasses.replace(op, attrs=op.attrs + self._unit_context(node)),
+                                    pos))
+                self.value_units[id(node)] = Name(target, pos)
+                self.pending = list(pending)
+                try:
+                    return units + self.stmt(s, last=last)
+                except TranspileError as e:
+                    diag = e.diagnostic
+            return None
+        finally:
+            self.value_units.clear()
+            self.pending = pending
+
+    def _rejected_value(self, s, diag: Diagnostic):
+        """The value of statement `s` that holds the diagnostic's position: an argument of the call a statement
+        line makes (not an array name, an index tuple, a literal), or the condition of an `if`/`while`."""
+        if isinstance(s, (cst.If, cst.While)):
+            values = [s.test]
+        elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr) \
+                and isinstance(s.body[0].value, cst.Call):
+            values = [a.value for a in s.body[0].value.args]
+        else:
+            return None
+        at = (diag.pos.line, diag.pos.col - 1)
+        for v in values:
+            if isinstance(v, (cst.Name, cst.Attribute, cst.Tuple, cst.List, cst.Integer, cst.Float, cst.SimpleString,
+                              cst.ConcatenatedString, cst.FormattedString)):
+                continue
+            where = getattr(self.positions, "exact", self.positions.get)(v)
+            if where is not None and (where.start.line, where.start.column) <= at <= (where.end.line, where.end.column):
+                return v
+        return None
 
     def _llm_unit(self, s, diag: Diagnostic) -> Assign | None:
         """The placeholder of a rejected assignment `x = ...` / `x: T = ...` / `x op= ...` (one statement on
@@ -1450,6 +1513,8 @@ class Converter:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression) -> Expr:
+        if self.value_units and (unit := self.value_units.get(id(node))) is not None:
+            return unit  # a value the rules rejected, computed by an LLM unit before the statement
         pos = self.pos(node)
         if isinstance(node, cst.Integer):
             return Lit(int(node.value.replace("_", ""), 0), pos)
