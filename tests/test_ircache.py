@@ -321,6 +321,9 @@ def test_a_lone_modules_key_covers_its_folders_modules(tmp_path, monkeypatch):
     (tmp_path / "sibling.py").write_text("X = 1\n")
     assert pycache.export_key(mod.scale, params, {"TILE": 64}, {}) != base
     assert pycache.export_key(object(), params, {"TILE": 64}, {}) is None  # not a kernel: never cached
+    made: dict = {}
+    exec(compile(PKG_KERNEL.replace("from .helpers import SCALE", "SCALE = 2"), "<generated>", "exec"), made)
+    assert pycache.export_key(made["scale"], params, {"TILE": 64}, {}) is None  # no file holds its code
 
 
 def test_the_crate_opt_level_names_the_generated_package_only(tmp_path):

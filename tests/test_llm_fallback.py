@@ -478,6 +478,14 @@ def indexk(x, y, TILE: ct.Constant[int]):
     bid = ct.bid(0)
     a = ct.load(x, index=(bid,), shape=(TILE,))
     ct.store(y, index=(ct.cosh(bid),), tile=a)
+
+
+@ct.kernel
+def nestedk(x, y, n, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    a = ct.load(x, index=(bid,), shape=(TILE,))
+    if ct.cosh(n) > 1:
+        ct.store(y, index=(bid,), tile=ct.pow(a, a))
 '''
 
 
@@ -499,12 +507,17 @@ def test_a_rejected_value_inside_a_statement_is_a_unit_of_its_own(tmp_path):
     cond_unit, branch = kernels["guardedk"].body[2:4]
     assert cond_unit.value.op == "llm_unit" and cond_unit.value.attr("code") == "llm_value_15_8 = ct.cosh(n) > 1"
     assert isinstance(branch, If) and branch.cond == Name("llm_value_15_8", branch.cond.pos)
+    # a unit inside the arm of a condition that is one too: each before its own statement, each asked once
+    cond, branch = kernels["nestedk"].body[2:]
+    assert cond.value.attr("code") == "llm_value_31_8 = ct.cosh(n) > 1" and branch.cond.id == "llm_value_31_8"
+    inner, store = branch.body
+    assert inner.value.attr("code") == "llm_value_32_40 = ct.pow(a, a)" and store.value.args[2].id == "llm_value_32_40"
     # the index tuple is the store's own form: no unit, the rules' diagnostic at the call in it
     assert [(name, d.code, d.pos.line, d.pos.col) for name, _, d in fr.failures] == [("indexk", "CT101", 24, 24)]
     # without the fallback nothing changes: each kernel is the rules' diagnostic
     plain = parse_file(src, "values.py")
     assert not plain.kernels and [(name, d.pos.line) for name, _, d in plain.failures] == [
-        ("storedk", 8), ("guardedk", 15), ("indexk", 24)]
+        ("storedk", 8), ("guardedk", 15), ("indexk", 24), ("nestedk", 31)]
 
 
 @requires_toolchain

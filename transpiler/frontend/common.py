@@ -1199,15 +1199,16 @@ class Converter:
         llm_unit(reads...)` before the statement, which reads that name where the value was. None where the
         rejection is not inside such a value (the statement's own form): the diagnostic stands."""
         from ..fallback.units import UNIT_CODES, unit_op
-        pending = list(self.pending)
+        before = list(self.pending)  # hoisted ahead of this statement: they stay ahead of its units
         units: list[Stmt] = []
+        added: list[int] = []  # this call's substitutions only: a nested statement's call must not drop them
         try:
             while len(units) < self.MAX_VALUE_UNITS:
                 if not (diag.code in UNIT_CODES or diag.code.startswith("CTR-")):
-                    return None
+                    break
                 node = self._rejected_value(s, diag)
                 if node is None or id(node) in self.value_units:
-                    return None
+                    break
                 pos = self.pos(node)
                 target = f"llm_value_{pos.line}_{pos.col}"
                 while target in self.kernel_locals:
@@ -1217,15 +1218,20 @@ class Converter:
                 units.append(Assign((target,), dataclasses.replace(op, attrs=op.attrs + self._unit_context(node)),
                                     pos))
                 self.value_units[id(node)] = Name(target, pos)
-                self.pending = list(pending)
+                added.append(id(node))
+                self.pending = []
                 try:
-                    return units + self.stmt(s, last=last)
+                    converted = self.stmt(s, last=last)
                 except TranspileError as e:
                     diag = e.diagnostic
+                    continue
+                self.pending = []
+                return before + units + converted
+            self.pending = before
             return None
         finally:
-            self.value_units.clear()
-            self.pending = pending
+            for key in added:
+                self.value_units.pop(key, None)
 
     def _rejected_value(self, s, diag: Diagnostic):
         """The value of statement `s` that holds the diagnostic's position: an argument of the call a statement

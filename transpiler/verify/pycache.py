@@ -45,6 +45,8 @@ def export_key(kernel_obj, params: list[dict], spec: dict, elements: dict[str, s
     if code is None:
         return None
     source = Path(code.co_filename)
+    if not source.is_file():  # a kernel made by exec() or the like: its code is in no file the key could read
+        return None
     h = hashlib.sha256(MAGIC)
 
     def part(data: bytes) -> None:
