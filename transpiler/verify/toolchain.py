@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -80,7 +81,10 @@ def crate_opt_level_args(manifest: Path, env: dict[str, str]) -> list[str]:
         return []
     if level not in ("0", "1", "2", "3", "s", "z"):
         raise ToolchainError(f"{OPT_LEVEL_ENV}={level!r}: expected 0, 1, 2, 3, s or z")
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         name = tomllib.loads(manifest.read_text())["package"]["name"]
     except (OSError, ValueError, KeyError, TypeError) as e:
