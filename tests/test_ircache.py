@@ -343,3 +343,18 @@ def test_the_crate_opt_level_names_the_generated_package_only(tmp_path):
     manifest.write_text('[package]\nname = "x.y"\n')  # never spliced into the key unchecked
     with pytest.raises(ToolchainError, match="package name"):
         crate_opt_level_args(manifest, {OPT_LEVEL_ENV: "0"})
+
+
+def test_cargo_build_passes_the_opt_level_for_a_generated_crate_only(tmp_path, monkeypatch):
+    """The variable reaches cargo's command line for a generated crate, never for the irdump helper."""
+    import subprocess as sp
+    from transpiler.verify import toolchain
+    manifest = tmp_path / "Cargo.toml"
+    manifest.write_text('[package]\nname = "kern"\nversion = "0.1.0"\n')
+    seen = []
+    monkeypatch.setattr(toolchain.subprocess, "run", lambda cmd, **kw: seen.append(cmd) or sp.CompletedProcess(cmd, 0, "", ""))
+    env = {toolchain.OPT_LEVEL_ENV: "0"}
+    toolchain.cargo_build(manifest, env)
+    toolchain.cargo_build(manifest, env, generated=False)
+    assert "profile.release.package.kern.opt-level=0" in seen[0]
+    assert not any("opt-level" in a for a in seen[1])
