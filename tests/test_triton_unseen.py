@@ -2864,3 +2864,48 @@ def test_a_multiply_read_outside_and_in_a_constant_arm_stays_defined(tmp_path):
         tl.store(o + offs, b_o, mask=m)
     """)
     assert "let b_gate" in rust
+
+
+def test_libdevice_math_and_functional_operators(tmp_path):
+    """tests/fixtures/triton_unseen/libdevice_math.py and functional_ops.py have the numbers; here the forms:
+    libdevice.pow of a literal int n >= 1 stays __nv_powif's multiplications and of a float is Tile IR's pow;
+    tan / sinh / cosh / atan2 are Tile IR's; isnan is Triton's int32 1 or 0 from `x != x`; float_as_int is a
+    bitcast of the float32 value; tl.fdiv / tl.add are the operators."""
+    rust = _rust(tmp_path, """
+    from triton.language.extra import libdevice
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, z_ptr, i_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        y = tl.load(y_ptr + offs)
+        r = libdevice.pow(x, 2) + libdevice.pow(tl.abs(x), y) + libdevice.atan2(x, y) + libdevice.tan(x)
+        r = tl.fdiv(tl.add(r, libdevice.sinh(y)), libdevice.cosh(y))
+        tl.store(z_ptr + offs, r)
+        tl.store(i_ptr + offs, libdevice.isnan(r) + libdevice.float_as_int(r))
+    """)
+    assert rust.count("pow(") == 1 and "atan2(x, y)" in rust and "tan(x)" in rust, rust
+    assert "sinh(y)" in rust and "cosh(y)" in rust and "mulf(" in rust, rust  # x * x: __nv_powif's mul.rn
+    assert "cmpf(r, r, predicate::NotEqual, cmp_ordering::Unordered)" in rust and "bitcast(" in rust, rust
+
+
+@pytest.mark.parametrize("call, says", [
+    ("libdevice.pow(x, 0)", "integer exponent 0"),
+    ("libdevice.pow(x, -2)", "integer exponent -2"),
+    ("libdevice.float_as_uint(x)", "uint32"),
+])
+def test_libdevice_forms_still_refused(tmp_path, call, says):
+    diags = _diagnostics(tmp_path, f"""
+    from triton.language.extra import libdevice
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, {call})
+    """)
+    failures, results = diags
+    found = list(failures.values()) + [d for r in results for d in r.diagnostics]
+    assert any(says in d.message and d.code == "CT101" for d in found), [d.text() for d in found]

@@ -56,13 +56,15 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "carried_types", "pointer_sums", "const_dims", "literal_stages",
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
                                                      "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
-                                                     "standard_names", "helper_dispatch")
+                                                     "standard_names", "helper_dispatch", "libdevice_math",
+                                                     "functional_ops")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
 # PTX manual's definition of each instruction or the precise function (`reference`), in the output's dtype; the
 # port is still checked against them by the Tile IR interpreter
-NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "compat_libm", "propagate_nan")
+NUMPY_ONLY = ("inline_asm", "fast_math", "rn_arithmetic", "round_half_even", "compat_libm", "propagate_nan",
+              "libdevice_math")
 INT_POISON = -12345
 
 TOL = {"float32": (1e-5, 1e-4), "float16": (2e-3, 4e-3), "int32": (0, 0), "int64": (0, 0), "int8": (0, 0),
@@ -973,6 +975,32 @@ def cases() -> list[dict]:
         out.append(case("arm_rebinds", "round_to_int8_kernel", f"alt_{int(alt)}",
                         [inp("x", [64], "float32", "randn", scale=3.0), inp("xq", [64], "int8", "poison")],
                         ["x", "xq", "n"], [1], ["xq"], "", {"n": 64}, {"BLOCK": 64, "ALT_ROUND": alt}))
+    # libdevice's tan, sinh, cosh, atan2, pow (float and literal int exponents) and fast_tanf / fast_powf /
+    # fast_dividef (numpy reference: NUMPY_ONLY); y of both signs, so atan2 covers every quadrant
+    for n in (200, 64):
+        out.append(case("libdevice_math", "angle_math_kernel", f"n{n}",
+                        [inp("x", [n], "float32", "uniform", lo=-2.5, hi=2.5),
+                         inp("y", [n], "float32", "uniform", lo=-2.0, hi=2.0)]
+                        + [inp(o, [n], "float32", "poison") for o in ("tan", "hyp", "ang", "pw", "fast")],
+                        ["x", "y", "tan", "hyp", "ang", "pw", "fast", "n"], [_cdiv(n, 64)],
+                        ["tan", "hyp", "ang", "pw", "fast"], "", {"n": n}, {"BLOCK": 64}))
+    # libdevice's isnan / isinf / finitef (int32 1 or 0) and float_as_int / int_as_float: NaN, both infinities,
+    # -0.0, subnormals, the largest finite floats
+    # (NaN from a poisoned input: a NaN in the case table would not compare equal to itself when read back)
+    specials = [1.0, float("inf"), float("-inf"), -0.0, 0.0, 1.0, -1.5, 1e-40, -1e-40, 3.4028235e38,
+                -3.4028235e38, 2.5, -7.25, 1e-30, 65504.0, -0.125]
+    out.append(case("libdevice_math", "float_class_kernel", "specials",
+                    [inp("x", [16], "float32", "given", values=specials), inp("nan", [16], "float32", "poison"),
+                     inp("cls", [16], "int32", "poison"), inp("bits", [16], "int32", "poison"),
+                     inp("back", [16], "float32", "poison")],
+                    ["x", "nan", "cls", "bits", "back", "n"], [1], ["cls", "bits", "back"], "", {"n": 16}, {"BLOCK": 16},
+                    tol={"back": (0.0, 0.0)}))
+    # tl.add / tl.sub / tl.mul / tl.fdiv: the operators (Triton's interpreter runs them)
+    out.append(case("functional_ops", "functional_axpby_kernel", "n300",
+                    [inp("x", [300], "float32", "randn"), inp("y", [300], "float32", "randn"),
+                     inp("out", [300], "float32", "poison")],
+                    ["x", "y", "out", "alpha", "n"], [_cdiv(300, 128)], ["out"], "", {"alpha": 0.75, "n": 300},
+                    {"BLOCK": 128}))
     # libdevice.rint / nearbyint: halves of both parities and signs, below-half and above-half fractions, -0.3
     # (-0.0), integers, 2**23 + 1 and beyond (already integral), infinities (numpy reference: NUMPY_ONLY)
     halves = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 0.50000006, -0.3, 3.7, -3.7, 7.0, -8.0, 8388609.0,
@@ -2036,6 +2064,20 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"mul": _ftz32(fx * fy) + f32["z"], "add": _ftz32(fx + fy) * f32["w"],
                 "sub": f32["z"] - _ftz32(fx - fy), "div": _ftz32(fx / fw),
                 "fma": _ftz32(_fma32(fx, fy, _ftz32(_fma32(fz, fw, np.zeros_like(fz)))))}
+    if k == "libdevice_math.angle_math_kernel":
+        xx, yy = x["x"], x["y"]
+        base = np.abs(yy) + 0.5
+        return {"tan": np.tan(xx * 0.25), "hyp": np.sinh(xx) - 0.5 * np.cosh(yy), "ang": np.arctan2(xx, yy),
+                "pw": base ** xx + base ** 1.5 + xx ** 3,
+                "fast": np.tan(xx * 0.25) + np.sqrt(base) + xx / base}
+    if k == "libdevice_math.float_class_kernel":
+        f = np.where(np.arange(a["x"].size) % 5 == 0, a["nan"], a["x"]).astype(np.float32)
+        bits = f.view(np.int32)
+        return {"cls": np.isnan(f) * 1 + np.isinf(f) * 2 + np.isfinite(f) * 4, "bits": bits,
+                "back": (bits & 0x7FFFFFFF).view(np.float32)}
+    if k == "functional_ops.functional_axpby_kernel":
+        den = np.abs(x["y"] - x["x"]) + 1.0
+        return {"out": (x["x"] * s["alpha"] + x["y"]) / den + x["x"] / den}
     if k == "fast_math.fast_features_kernel":
         pos = np.exp(x["x"]) + 1.0
         return {"cos": np.cos(x["x"]), "sin": np.sin(x["x"]), "gate": np.log(pos) + 0.5 * np.log2(pos)}
@@ -2253,10 +2295,12 @@ def compare(c: dict, got: dict[str, np.ndarray], want: dict[str, np.ndarray]) ->
         w = _f(want[name])
         atol, rtol = meta["tol"]
         both_nan = np.isnan(g) & np.isnan(w)
-        err = np.where(both_nan, 0.0, np.abs(g - w))
+        with np.errstate(invalid="ignore"):  # equal infinities are no error (their difference is NaN)
+            err = np.where(both_nan | ((g == w) & np.isinf(w)), 0.0, np.abs(g - w))
         err = np.where(np.isnan(err), np.inf, err)
         worst = max(worst, float(err.max()) if err.size else 0.0)
-        ok &= bool(np.all(err <= atol + rtol * np.where(np.isnan(w), 0.0, np.abs(w))))
+        with np.errstate(invalid="ignore"):
+            ok &= bool(np.all((err == 0.0) | (err <= atol + rtol * np.where(np.isnan(w), 0.0, np.abs(w)))))
     return worst, ok
 
 

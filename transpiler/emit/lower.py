@@ -1275,7 +1275,12 @@ class Lowerer:
             if e.ty.dtype in FLOAT_DTYPES or e.ty.dtype in GENERIC:
                 return f"negf({self.value(a[0])})"
             return f"negi({self.value(a[0])}, overflow::None)"
-        if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos"):
+        if o in ("pow", "atan2"):
+            if e.ty.is_scalar:
+                return self.scalar_result(e, f"{o}({self.tile(a[0])}, {self.tile(a[1])})")
+            return f"{o}({self.value(a[0])}, {self.value(a[1])})"
+        if o in ("exp", "log", "log2", "tanh", "exp2", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "tan",
+                 "sinh", "cosh"):
             if e.ty.is_scalar:
                 inner = Op(o, (a[0],), e.pos, e.attrs, e.rule, e.ty)
                 return self.scalar_result(e, self._unary(inner, self.tile(a[0])))

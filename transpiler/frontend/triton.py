@@ -2571,7 +2571,21 @@ class _TritonConverter(Converter):
         if _libdevice_name(d) in LIBDEVICE_RN:
             return self._libdevice_rn(_libdevice_name(d), node, pos)
         if _libdevice_name(d) == "pow":
-            return self._libdevice_powi(node, pos)
+            return self._libdevice_pow(node, pos)
+        if _libdevice_name(d) in LIBDEVICE_CLASSES:
+            return self._libdevice_class(_libdevice_name(d), node, pos)
+        if _libdevice_name(d) in LIBDEVICE_BITCASTS:
+            # the operand as the dtype libdevice's function takes (Triton refuses another; a value loaded through a
+            # pointer of any dtype is a generic the bitcast could not size), then its bits as the result's
+            self.rules_used.add("TTR-LIBDEVICE-BITS")
+            src, dst = (Op("dtype", (), pos, (("dtype", t),)) for t in LIBDEVICE_BITCASTS[_libdevice_name(d)])
+            x = self._op(f"{TL}.cast", (self.expr(_arg(node, 0, "arg0")), src), pos)
+            return self._op("method:to(bitcast=True)", (x, dst), pos)
+        if d in FUNCTIONAL_OPERATORS:
+            # `tl.add(x, y)`, `tl.fdiv(x, y, ieee_rounding=False)`: the operator (sanitize_overflow only matters
+            # under Triton's sanitizer; fdiv's approximate division is the IEEE one, within its error bound)
+            return self._binop(FUNCTIONAL_OPERATORS[d], self.expr(_arg(node, 0, "x")), self.expr(_arg(node, 1, "y")),
+                               pos)
         if _math_name(d) in ("div_rn", "trunc", "round", "rint", "nearbyint") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
@@ -2941,21 +2955,24 @@ class _TritonConverter(Converter):
         op = self._rule_call(self.rules.lookup(d), [a for a in node.args if a is not kw], pos)
         return replace(op, attrs=op.attrs + (("nan", True),)) if mode.endswith(".ALL") else op
 
-    def _libdevice_powi(self, node: cst.Call, pos: Pos) -> Expr:
-        """`libdevice.pow(x, n)` with n a Python int (an int32 operand, so Triton calls __nv_powif on float32,
-        __nv_powi on float64): libdevice's square-and-multiply, r = 1; per bit of n from the lowest: r = r * x where
-        the bit is set, then x = x * x, each multiplication mul.rn (ftz on float32: libdevice's __CUDA_FTZ arm),
-        unrolled here for n known (1 * x included: it flushes a subnormal x as libdevice does). A float exponent
-        (__nv_powf's log/exp sequence), a run-time one (a loop over its bits) or a negative one (1 / r) is refused."""
+    def _libdevice_pow(self, node: cst.Call, pos: Pos) -> Expr:
+        """`libdevice.pow(x, y)`. With y a Python int n >= 1 (an int32 operand, so Triton calls __nv_powif on
+        float32, __nv_powi on float64): libdevice's square-and-multiply, r = 1; per bit of n from the lowest: r = r * x
+        where the bit is set, then x = x * x, each multiplication mul.rn (ftz on float32: libdevice's __CUDA_FTZ
+        arm), unrolled here for n known (1 * x included: it flushes a subnormal x as libdevice does). Any other
+        exponent is __nv_powf's (a float): cuTile Rust's pow of the float operands (TTR-POWF: within the function's
+        error bound, not libdevice's last bits); a Python int below 1 is refused (__nv_powif's 1 / r and x ** 0)."""
         rule = "TTR-LIBDEVICE-RN"
         exponent = _arg(node, 1, "arg1")
-        n = self._eval_const(exponent) if exponent is not None else None
-        if not (type(n) is int and 1 <= n < 2**31) or len(node.args) != 2:
-            raise fail("CT101", "`libdevice.pow` is ported for a literal integer exponent n >= 1 only (`pow(x, 2)`: "
-                       "__nv_powif's exact multiplications); a float exponent is __nv_powf, whose log2/exp2 sequence "
-                       "has no rule (cuTile Rust's pow is not libdevice's), and a run-time or negative integer one is "
-                       "not unrolled; write x * x, or tl.exp2(y * tl.log2(x)) where libdevice's last bits do not matter",
-                       pos)
+        if exponent is None or _arg(node, 0, "arg0") is None or len(node.args) != 2:
+            raise fail("CT101", "`libdevice.pow` takes two operands", pos)
+        n = self._eval_const(exponent)
+        if type(n) is int and not 1 <= n < 2**31:
+            raise fail("CT101", f"`libdevice.pow` of the integer exponent {n}: __nv_powif's square-and-multiply is "
+                       "ported for n >= 1 only; write 1.0 / (x * x) or a float exponent", pos)
+        if type(n) is not int:
+            self.rules_used.add("TTR-POWF")
+            return Op("pow", (self.expr(_arg(node, 0, "arg0")), self.expr(exponent)), pos, (), "TTR-POWF")
         self.rules_used.add(rule)
         x = self.expr(_arg(node, 0, "arg0"))
 
@@ -2969,6 +2986,22 @@ class _TritonConverter(Converter):
             if n == 0:
                 return r
             x = mul(x, x)
+
+    def _libdevice_class(self, name: str, node: cst.Call, pos: Pos) -> Expr:
+        """libdevice's `isnan`, `isinf`, `finitef`, `isfinited`: Triton's int32 result, 1 where the float is NaN,
+        infinite or finite, else 0, from the comparisons that classify it (NaN is the one value unequal to itself;
+        |x| of an infinity equals +inf, of a finite float is below it, and of NaN compares false)."""
+        self.rules_used.add("TTR-LIBDEVICE-CLASS")
+        x = self.expr(_arg(node, 0, "arg0"))
+        inf = Lit(float("inf"), pos)
+        kind = LIBDEVICE_CLASSES[name]
+        if kind == "isnan":
+            test = self._op("operator:!=", (x, x), pos, (("pred", "!="),))
+        else:
+            pred = "==" if kind == "isinf" else "<"
+            test = self._op(f"operator:{pred}", (self._op(f"{TL}.abs", (x,), pos), inf), pos, (("pred", pred),))
+        bit = self._op(f"{TL}.where", (test, Lit(1, pos), Lit(0, pos)), pos)
+        return self._op(f"{TL}.cast", (bit, Op("dtype", (), pos, (("dtype", "i32"),))), pos)
 
     def _exact_math(self, name: str, node: cst.Call, pos: Pos):
         """libdevice functions cuTile Rust has no op for, composed exactly from ops it has: `div_rn` is IEEE
@@ -3790,6 +3823,16 @@ LIBDEVICE_HOMES = (f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.")
 # and `tl.fma` are Triton's own (div.rn.f32, fma.rn.f32: no flush) and keep their rules
 LIBDEVICE_RN = {"add_rn": "add", "sub_rn": "sub", "mul_rn": "mul", "div_rn": "truediv", "fma_rn": "fma",
                 "fma": "fma"}
+
+
+# libdevice's float classes (Triton: an int32 1 or 0) -> the test that gives 1 (finitef and isfinited: finite)
+LIBDEVICE_CLASSES = {"isnan": "isnan", "isinf": "isinf", "finitef": "finite", "isfinited": "finite"}
+# libdevice's reinterpretations of bits -> (the operand's dtype, the result's); the unsigned 32-bit forms stay
+# refused (rules/triton_surface.toml): the ports have no uint32 arrays
+LIBDEVICE_BITCASTS = {"float_as_int": ("f32", "i32"), "int_as_float": ("i32", "f32"),
+                      "double_as_longlong": ("f64", "i64"), "longlong_as_double": ("i64", "f64")}
+# Triton's functional forms of the operators
+FUNCTIONAL_OPERATORS = {f"{TL}.add": "+", f"{TL}.sub": "-", f"{TL}.mul": "*", f"{TL}.fdiv": "/", f"{TL}.math.fdiv": "/"}
 
 
 def _libdevice_name(d: str | None) -> str | None:

@@ -391,7 +391,8 @@ def _int_evidence(k: Kernel, seeds: set[str]) -> set[str]:
 
 # ops whose result is a float in Triton whatever their operands (`/` is a true division; the math functions
 # take floats only)
-FLOAT_RESULT_OPS = {"div", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid",
+FLOAT_RESULT_OPS = {"div", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
+                    "pow", "atan2", "sigmoid",
                     "floor", "ceil", "libdevice", "exact_math"}
 
 

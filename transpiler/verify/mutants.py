@@ -184,7 +184,8 @@ def _whole(new: str | Callable, cls="value", note=""):
 _BINOP = {"+": "-", "-": "+", "*": "+", "/": "*", "&": "|", "|": "&", "^": "&", ">>": "<<", "<<": ">>"}
 _FN = {"maxf": "minf", "minf": "maxf", "max": "min", "min": "max", "reduce_sum": "reduce_max", "reduce_max": "reduce_sum",
        "reduce_min": "reduce_max", "log2": "log", "log": "log2", "negf": "absf", "tanh": "exp", "floor": "ceil",
-       "ceil": "floor", "sin": "cos", "cos": "sin"}
+       "ceil": "floor", "sin": "cos", "cos": "sin", "tan": "sin", "sinh": "cosh", "cosh": "sinh", "pow": "atan2",
+       "atan2": "pow"}
 _ENUMS = {
     "predicate": {"LessThan": "LessThanOrEqual", "LessThanOrEqual": "LessThan", "GreaterThan": "GreaterThanOrEqual",
                   "GreaterThanOrEqual": "GreaterThan", "Equal": "NotEqual", "NotEqual": "Equal"},

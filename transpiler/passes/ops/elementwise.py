@@ -421,7 +421,7 @@ def neg(infer: Infer, e: Op) -> Op:
     return Op("neg", (x,), e.pos, rule=e.rule, ty=x.ty)
 
 
-@handler("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil", "sin", "cos")
+@handler("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil", "sin", "cos", "tan", "sinh", "cosh")
 def unary_float(infer: Infer, e: Op) -> Op:
     x = infer.expr(e.args[0])
     if not is_float(x.ty.dtype):
@@ -437,6 +437,24 @@ def unary_float(infer: Infer, e: Op) -> Op:
             raise fail(e.rule, f"`rounding_mode={rounding}` is not supported for `{e.op}`", e.pos)
         attrs += (("rounding", rounding),)
     return Op(e.op, (x,), e.pos, attrs, e.rule, x.ty)
+
+
+@handler("pow", "atan2")
+def binary_float(infer: Infer, e: Op) -> Op:
+    """`pow(x, y)` (x to the float power y) and `atan2(x, y)` (the angle of (y, x): atan(x / y) in its quadrant),
+    Tile IR's float ops. cuTile Python writes an integer exponent as fpowi (Tile IR 13.4), which cuTile Rust 0.5
+    has no op for: refused there; and it computes neither of integer operands (Triton's libdevice neither)."""
+    a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    if infer.k.frontend != "triton":
+        for x in (a, b):
+            if isinstance(x.ty, TileTy) and is_int(x.ty.dtype) or (isinstance(x, Lit) and type(x.value) is int):
+                what = "an integer exponent (cuTile Python's fpowi, which cuTile Rust 0.5 cannot write)" \
+                    if e.op == "pow" and x is b else "an integer operand"
+                raise fail(e.rule, f"`{e.op}` of {what}: give float operands (`2.0`, `.astype(ct.float32)`)", e.pos)
+    a, b, ty = infer.coerce_pair(a, b, e.pos, float_result=True)
+    if not is_float(ty.dtype):
+        raise fail(e.rule, f"`{e.op}` of {ty.dtype} operands: float operands only", e.pos)
+    return Op(e.op, (a, b), e.pos, rule=e.rule, ty=ty)
 
 
 @handler("isnan")

@@ -738,7 +738,8 @@ def _bitwise_target(infer: Infer, e: Op, arr: Expr) -> None:
     if is_generic(arr.ty.dtype):
         raise RetypeArray(array_root(arr), "i32", exact=True)
     if not (is_int(arr.ty.dtype) or int_pointer(infer, arr)) or arr.ty.dtype in ("i8", "u8", "i16", "u16"):
-        raise fail(e.rule, f"`tl.{e.op}` of {arr.ty.dtype} elements: Triton's bitwise atomics take 32- and 64-bit "
+        lang = "Triton's" if infer.k.frontend == "triton" else "Tile IR's"
+        raise fail(e.rule, f"`{e.op}` of {arr.ty.dtype} elements: {lang} bitwise atomics take 32- and 64-bit "
                    "integers", e.pos)
 
 

@@ -228,7 +228,7 @@ def _math(fn):
 
 _MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
          "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-         "sinh": np.sinh, "cosh": np.cosh, "pow": np.power, "ceil": np.ceil, "floor": np.floor,
+         "sinh": np.sinh, "cosh": np.cosh, "pow": np.power, "fpowf": np.power, "ceil": np.ceil, "floor": np.floor,
          "round": np.rint, "atan2": np.arctan2, "erf": None}
 for _name, _fn in _MATH.items():
     if _fn is not None:
