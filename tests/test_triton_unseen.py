@@ -2909,3 +2909,20 @@ def test_libdevice_forms_still_refused(tmp_path, call, says):
     failures, results = diags
     found = list(failures.values()) + [d for r in results for d in r.diagnostics]
     assert any(says in d.message and d.code == "CT101" for d in found), [d.text() for d in found]
+
+
+def test_a_constexpr_rebound_to_a_runtime_value_is_a_new_variable(tmp_path):
+    """tests/fixtures/triton_unseen/constexpr_rebind.py has the numbers: the constexpr is the const generic up to
+    its top-level rebinding (`NC = min(NC, ...)` of run-time values) and a local after it; a constexpr rebound to
+    constants only stays a constant (Triton folds it: a derived const generic)."""
+    rust = _rust(tmp_path, (FIXTURES / "constexpr_rebind.py").read_text().split("\n\n\n", 1)[1])
+    assert "let start: i32 = start_a * NC;" in rust and "let NC_value: i32 = min(NC, ceil_div(n - start, BC));" in rust
+    assert "for c in 0i32..NC_value" in rust, rust
+    folded = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr, HALF: tl.constexpr):
+        HALF = BLOCK // 2
+        offs = tl.arange(0, HALF)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+    """)
+    assert "iota(shape![BLOCK_DIV_2])" in folded and "HALF_value" not in folded, folded

@@ -57,7 +57,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
                                                      "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
                                                      "standard_names", "helper_dispatch", "libdevice_math",
-                                                     "functional_ops")
+                                                     "functional_ops", "constexpr_rebind")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -995,6 +995,11 @@ def cases() -> list[dict]:
                      inp("back", [16], "float32", "poison")],
                     ["x", "nan", "cls", "bits", "back", "n"], [1], ["cls", "bits", "back"], "", {"n": 16}, {"BLOCK": 16},
                     tol={"back": (0.0, 0.0)}))
+    # a constexpr rebound to a run-time value (the chunk count clipped at the end; the last program's is 2 of 4,
+    # a program past the end returns early and leaves its row)
+    out.append(case("constexpr_rebind", "clipped_chunk_sum_kernel", "n600",
+                    [inp("x", [600], "float32", "randn"), inp("y", [4, 64], "float32", "zeros")],
+                    ["x", "y", "n"], [4], ["y"], "", {"n": 600}, {"BC": 64, "NC": 4}))
     # tl.add / tl.sub / tl.mul / tl.fdiv: the operators (Triton's interpreter runs them)
     out.append(case("functional_ops", "functional_axpby_kernel", "n300",
                     [inp("x", [300], "float32", "randn"), inp("y", [300], "float32", "randn"),
@@ -2075,6 +2080,16 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         bits = f.view(np.int32)
         return {"cls": np.isnan(f) * 1 + np.isinf(f) * 2 + np.isfinite(f) * 4, "bits": bits,
                 "back": (bits & 0x7FFFFFFF).view(np.float32)}
+    if k == "constexpr_rebind.clipped_chunk_sum_kernel":
+        n, bc, nc = s["n"], s["BC"], s["NC"]
+        xs, y = np.concatenate([x["x"], np.zeros(bc * nc * 4)]), x["y"].copy()
+        for pid in range(4):
+            start = pid * bc * nc
+            if start >= n:
+                continue
+            chunks = min(nc, -(-(n - start) // bc))
+            y[pid] = xs[start:start + chunks * bc].reshape(chunks, bc).sum(0) + chunks
+        return {"y": y}
     if k == "functional_ops.functional_axpby_kernel":
         den = np.abs(x["y"] - x["x"]) + 1.0
         return {"out": (x["x"] * s["alpha"] + x["y"]) / den + x["x"] / den}

@@ -1223,7 +1223,8 @@ class _TritonConverter(Converter):
         self.helper_values: dict[str, object] = {}  # `__bp_<n>` -> a part of a block pointer a helper returned
         self.block_tags: set[str] | None = None  # names block-pointer accesses may not take (read on first use)
         self.pointer_params = _pointer_params(self, fn)
-        # pointer parameters the kernel's top level rebinds to a loaded value: that value from then on
+        # pointer parameters the kernel's top level rebinds to a loaded value, constexprs it rebinds to a run-time
+        # value: that value from then on
         self.value_rebinds = _value_rebinds(self, fn)
         self.value_alias: dict[str, str] = {}
         self.seed_params: set[str] = set()  # scalar parameters a random function takes as its seed: integers
@@ -4251,8 +4252,10 @@ def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
     """Pointer parameters the kernel rebinds to a value they load (`idx = tl.load(idx + bid)`, a top-level statement,
     the name's only binding): name -> that assignment. Python reads the pointer up to it and the value after it, so
     the name is the pointer there and a local of its own from then on (straight-line code: exact). A parameter used
-    as a number only after it is a pointer all the same (read up to the statement)."""
+    as a number only after it is a pointer all the same (read up to the statement). Likewise a constexpr parameter
+    the top level rebinds to a value computed at run time (its only binding): the constant up to it, a local after."""
     params = {p.name.value for p in fn.params.params if not conv._is_constexpr(p.annotation)}
+    constexprs = {p.name.value for p in fn.params.params if conv._is_constexpr(p.annotation)}
     counts: dict[str, int] = {}
     for node in walk_nodes(fn.body):
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
@@ -4267,6 +4270,12 @@ def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
             continue
         s = line.body[0]
         target = s.targets[0].target if len(s.targets) == 1 else None
+        if isinstance(target, cst.Name) and target.value in constexprs and counts.get(target.value) == 1 \
+                and _reads_runtime_name(s.value, params | set(counts) - constexprs):
+            # `NC = min(NC, tl.cdiv(T - i_t * BT, BC))`: a constexpr rebound to a run-time value is a new variable
+            # in Triton (the constant before the statement, the value after it)
+            found[target.value] = s
+            continue
         if not (isinstance(target, cst.Name) and target.value in params and counts.get(target.value) == 1
                 and _loaded_value(conv, s.value)):
             continue
@@ -4278,6 +4287,13 @@ def _value_rebinds(conv: _TritonConverter, fn: cst.FunctionDef) -> dict:
             conv.pointer_params.add(name)
         found[name] = s
     return found
+
+
+def _reads_runtime_name(e: cst.BaseExpression, runtime: set[str]) -> bool:
+    """Whether `e` reads one of `runtime` (the kernel's run-time parameters and the names it assigns) other than
+    as a called function: Triton computes it when the kernel runs, so it is no constexpr."""
+    called = {id(n.func) for n in walk_nodes(e) if isinstance(n, cst.Call)}
+    return any(isinstance(n, cst.Name) and n.value in runtime and id(n) not in called for n in walk_nodes(e))
 
 
 def _loaded_value(conv: _TritonConverter, e: cst.BaseExpression) -> bool:
