@@ -2926,3 +2926,28 @@ def test_a_constexpr_rebound_to_a_runtime_value_is_a_new_variable(tmp_path):
         tl.store(y_ptr + offs, tl.load(x_ptr + offs))
     """)
     assert "iota(shape![BLOCK_DIV_2])" in folded and "HALF_value" not in folded, folded
+
+
+def test_constexpr_locals_of_constexpr_arms_sizing_tiles_split_the_kernel(tmp_path):
+    """tests/fixtures/triton_unseen/constexpr_arms.py has the numbers: a name each arm of a constexpr `if` binds as
+    `tl.constexpr` and a tile's extent reads is replaced by each arm's value, the rest of the kernel in each arm
+    (an entry per flag value); where no tile's shape reads it, the `if` converts as before (no split)."""
+    path = tmp_path / "k.py"
+    path.write_text((FIXTURES / "constexpr_arms.py").read_text())
+    (k,) = parse_file(path, "k.py").kernels
+    kr = kernel_result(k, path, "k.py")
+    assert kr.status == "translated", [d.text() for d in kr.diagnostics]
+    rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
+    assert "iota(shape![TILE_M])" in rust and "iota(shape![1])" in rust and "TILE_SA" not in rust, rust
+    assert len(kr.manifest["views"]) == 4
+    scalar = _rust(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr, DOUBLE: tl.constexpr):
+        if DOUBLE:
+            SCALE: tl.constexpr = 2.0
+        else:
+            SCALE: tl.constexpr = 1.0
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * SCALE)
+    """)
+    assert "SCALE" in scalar, scalar  # not split: no tile's shape reads it

@@ -57,7 +57,7 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
                                                      "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
                                                      "standard_names", "helper_dispatch", "libdevice_math",
-                                                     "functional_ops", "constexpr_rebind")
+                                                     "functional_ops", "constexpr_rebind", "constexpr_arms")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -1000,6 +1000,16 @@ def cases() -> list[dict]:
     out.append(case("constexpr_rebind", "clipped_chunk_sum_kernel", "n600",
                     [inp("x", [600], "float32", "randn"), inp("y", [4, 64], "float32", "zeros")],
                     ["x", "y", "n"], [4], ["y"], "", {"n": 600}, {"BC": 64, "NC": 4}))
+    # constexpr locals chosen by constexpr arms and sizing tiles: every combination of the two flags
+    for per_row in (False, True):
+        for per_col in (False, True):
+            out.append(case("constexpr_arms", "scaled_tile_kernel", f"r{int(per_row)}c{int(per_col)}",
+                            [inp("x", [100, 72], "float32", "randn"), inp("sa", [100], "float32", "uniform", lo=0.5,
+                                                                            hi=2.0),
+                             inp("sb", [72], "float32", "uniform", lo=0.5, hi=2.0),
+                             inp("y", [100, 72], "float32", "poison")],
+                            ["x", "sa", "sb", "y", "M", "N"], [4, 3], ["y"], "", {"M": 100, "N": 72},
+                            {"TILE_M": 32, "TILE_N": 32, "PER_ROW": per_row, "PER_COL": per_col}))
     # tl.add / tl.sub / tl.mul / tl.fdiv: the operators (Triton's interpreter runs them)
     out.append(case("functional_ops", "functional_axpby_kernel", "n300",
                     [inp("x", [300], "float32", "randn"), inp("y", [300], "float32", "randn"),
@@ -2090,6 +2100,10 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             chunks = min(nc, -(-(n - start) // bc))
             y[pid] = xs[start:start + chunks * bc].reshape(chunks, bc).sum(0) + chunks
         return {"y": y}
+    if k == "constexpr_arms.scaled_tile_kernel":
+        sa = x["sa"] if s["PER_ROW"] else np.full_like(x["sa"], x["sa"][0])
+        sb = x["sb"] if s["PER_COL"] else np.full_like(x["sb"], x["sb"][0])
+        return {"y": x["x"] * sa[:, None] * sb[None, :]}
     if k == "functional_ops.functional_axpby_kernel":
         den = np.abs(x["y"] - x["x"]) + 1.0
         return {"out": (x["x"] * s["alpha"] + x["y"]) / den + x["x"] / den}

@@ -38,6 +38,7 @@ from .pointer_arms import ArmBases
 from .module_config import UNDECIDED
 from .module_consts import module_const_value
 from .module_strings import call_value
+from .constexpr_arms import split_constexpr_arms
 from .platform import NO_FACT, platform_value
 
 TL = "triton.language"
@@ -1201,6 +1202,18 @@ class _TritonConverter(Converter):
 
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
+
+    def kernel(self, fn: cst.FunctionDef):
+        # constexpr locals chosen by the arms of a constexpr `if` and sizing tiles: the rest of the kernel in each
+        # arm, the name replaced by the arm's value (constexpr_arms.py); decided with this kernel's constexprs
+        saved = getattr(self, "const_params", set()), getattr(self, "_current_fn", None)
+        self.const_params = {p.name.value for p in fn.params.params if self._is_constexpr(p.annotation)}
+        self._current_fn = fn
+        try:
+            split = split_constexpr_arms(self, fn, self._stand_in_pos)
+        finally:
+            self.const_params, self._current_fn = saved
+        return super().kernel(split if split is not None else fn)
 
     def _kernel(self, fn: cst.FunctionDef):
         self.configured_uses: dict[tuple[str, str], tuple] = {}  # see _note_configured
