@@ -2934,8 +2934,10 @@ def test_constexpr_locals_of_constexpr_arms_sizing_tiles_split_the_kernel(tmp_pa
     (an entry per flag value); where no tile's shape reads it, the `if` converts as before (no split)."""
     path = tmp_path / "k.py"
     path.write_text((FIXTURES / "constexpr_arms.py").read_text())
-    (k,) = parse_file(path, "k.py").kernels
+    k, gram = parse_file(path, "k.py").kernels
     kr = kernel_result(k, path, "k.py")
+    dtypes = kernel_result(gram, path, "k.py")  # a dtype chosen per arm (`dot_dtype = tl.float16`)
+    assert dtypes.status == "translated", [d.text() for d in dtypes.diagnostics]
     assert kr.status == "translated", [d.text() for d in kr.diagnostics]
     rust = "\n".join(line for v in kr.manifest["views"] for line in v["body"] if not line.strip().startswith("//"))
     assert "iota(shape![TILE_M])" in rust and "iota(shape![1])" in rust and "TILE_SA" not in rust, rust
@@ -2951,3 +2953,20 @@ def test_constexpr_locals_of_constexpr_arms_sizing_tiles_split_the_kernel(tmp_pa
         tl.store(y_ptr + offs, tl.load(x_ptr + offs) * SCALE)
     """)
     assert "SCALE" in scalar, scalar  # not split: no tile's shape reads it
+
+
+def test_a_bitcast_of_a_generic_value_takes_the_one_dtype_of_its_width(tmp_path):
+    """tests/fixtures/triton_unseen/generic_bitcast.py has the numbers: `x.to(tl.int32, bitcast=True)` of a loaded
+    tile makes the entry float32 alone (Triton compiles the bitcast only for 32-bit elements); a 16-bit bitcast,
+    where float16 and bfloat16 both have the width, stays refused (convert to a concrete type first)."""
+    kr = _translated_copy(tmp_path, "generic_bitcast.py")
+    assert [(e["name"], e["dtypes"]) for e in kr.manifest["entries"]] == [("exponent_bits_kernel__e_f32", ["f32"])]
+    failures, results = _diagnostics(tmp_path, """
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, x.to(tl.int16, bitcast=True))
+    """)
+    found = list(failures.values()) + [d for r in results for d in r.diagnostics]
+    assert any(d.code == "TTR-BITCAST" and "generic" in d.message for d in found), [d.text() for d in found]

@@ -57,7 +57,8 @@ UNSEEN_PKG, UNSEEN = "tests.fixtures.triton_unseen", ("int8_matmul", "pointer_ta
                                                      "loop_bounds", "compat_try", "propagate_nan", "compat_libm",
                                                      "scalar_typing", "precision_local", "narrow_ints", "bool_mask",
                                                      "standard_names", "helper_dispatch", "libdevice_math",
-                                                     "functional_ops", "constexpr_rebind", "constexpr_arms")
+                                                     "functional_ops", "constexpr_rebind", "constexpr_arms",
+                                                     "generic_bitcast")
 # fixtures Triton's interpreter cannot run (it refuses inline asm: "inline_asm not supported in interpreter mode";
 # libdevice's fast_* return nothing there; its maxnumf / minnumf propagate NaN as np.maximum does, where the GPU's
 # max.f32 gives the other operand): their saved outputs are the numpy reference itself, written from the
@@ -1010,6 +1011,17 @@ def cases() -> list[dict]:
                              inp("y", [100, 72], "float32", "poison")],
                             ["x", "sa", "sb", "y", "M", "N"], [4, 3], ["y"], "", {"M": 100, "N": 72},
                             {"TILE_M": 32, "TILE_N": 32, "PER_ROW": per_row, "PER_COL": per_col}))
+    # a dtype chosen by constexpr arms (float32 or float16 dot operands)
+    for precision in (0, 1):
+        out.append(case("constexpr_arms", "gram_kernel", f"p{precision}",
+                        [inp("a", [16, 16], "float32", "randn"), inp("c", [16, 16], "float32", "poison")],
+                        ["a", "c"], [1], ["c"], "", {}, {"BLOCK": 16, "DOT_PRECISION": precision},
+                        tol={"c": (2e-2, 1e-2) if precision == 0 else (1e-4, 1e-4)}))
+    # a bitcast of a value loaded through a pointer of any dtype (float32 here: the one 32-bit float)
+    out.append(case("generic_bitcast", "exponent_bits_kernel", "n300",
+                    [inp("x", [300], "float32", "randn", scale=100.0), inp("e", [300], "int32", "poison"),
+                     inp("s", [300], "float32", "poison")],
+                    ["x", "e", "s", "n"], [3], ["e", "s"], "", {"n": 300}, {"BLOCK": 128}, tol={"s": (0.0, 0.0)}))
     # tl.add / tl.sub / tl.mul / tl.fdiv: the operators (Triton's interpreter runs them)
     out.append(case("functional_ops", "functional_axpby_kernel", "n300",
                     [inp("x", [300], "float32", "randn"), inp("y", [300], "float32", "randn"),
@@ -2104,6 +2116,11 @@ def reference(c: dict, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         sa = x["sa"] if s["PER_ROW"] else np.full_like(x["sa"], x["sa"][0])
         sb = x["sb"] if s["PER_COL"] else np.full_like(x["sb"], x["sb"][0])
         return {"y": x["x"] * sa[:, None] * sb[None, :]}
+    if k == "constexpr_arms.gram_kernel":
+        return {"c": x["a"] @ x["a"].T}
+    if k == "generic_bitcast.exponent_bits_kernel":
+        bits = a["x"].astype(np.float32).view(np.int32)
+        return {"e": (bits >> 23) & 0xFF, "s": (bits ^ (bits & 0x7FFFFFFF)).view(np.float32)}
     if k == "functional_ops.functional_axpby_kernel":
         den = np.abs(x["y"] - x["x"]) + 1.0
         return {"out": (x["x"] * s["alpha"] + x["y"]) / den + x["x"] / den}

@@ -11,7 +11,8 @@ port's tile shape is a literal or a const generic, never a local, so the stateme
 moved into each of its arms, where the name is replaced by the value that arm gives it (`tl.arange(0, TILE_M)`,
 `tl.arange(0, 1)`); the specialization then makes each arm its own entry, as it does for any constant branch
 that changes types. Only where a name of this kind sizes a tile (an argument of a shape-taking function, or an
-element of a list or tuple): elsewhere the `if` converts as it is."""
+element of a list or tuple), or is a dtype (`dot_dtype = tl.float32` / `= tl.bfloat16`, then `.to(dot_dtype)`):
+elsewhere the `if` converts as it is."""
 
 from __future__ import annotations
 
@@ -37,18 +38,23 @@ def split_constexpr_arms(conv, fn: cst.FunctionDef, stand_in: dict) -> cst.Funct
 
 
 def _constexpr_binding(conv, stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
-    """`X: tl.constexpr = value` as a statement of its own: (X, value)."""
+    """`X: tl.constexpr = value`, or `X = tl.float32` (a dtype, which Triton always knows when it compiles), as a
+    statement of its own: (X, value)."""
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.AnnAssign):
         s = stmt.body[0]
         if isinstance(s.target, cst.Name) and s.value is not None and conv._is_constexpr(s.annotation):
             return s.target.value, s.value
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+        s = stmt.body[0]
+        if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) and conv.is_dtype_literal(s.value):
+            return s.targets[0].target.value, s.value
     return None
 
 
 def _arm_constexprs(conv, fn: cst.FunctionDef) -> set[str]:
-    """Names bound only as `X: tl.constexpr = ...` statements directly in the arms of `if`s on constants at
-    the function's top level (or in the `else` chain of one), more than once, and read where a tile's
-    shape is given."""
+    """Names bound only as `X: tl.constexpr = ...` (or `X = <a dtype>`) statements directly in the arms of `if`s on
+    constants at the function's top level (or in the `else` chain of one), more than once, and read where a
+    tile's shape is given (or holding dtypes)."""
     arm_bound: dict[str, int] = {}
 
     def arms(s: cst.If):
@@ -73,7 +79,14 @@ def _arm_constexprs(conv, fn: cst.FunctionDef) -> set[str]:
                 for n in _walk(t):
                     if isinstance(n, cst.Name):
                         every[n.value] = every.get(n.value, 0) + 1
-    return {n for n, c in arm_bound.items() if c >= 2 and every.get(n) == c and _sizes_a_tile(conv, fn, n)}
+    dtypes = {n for n in arm_bound if any(_is_dtype_binding(conv, b, n) for b in _walk(fn.body))}
+    return {n for n, c in arm_bound.items() if c >= 2 and every.get(n) == c
+            and (n in dtypes or _sizes_a_tile(conv, fn, n))}
+
+
+def _is_dtype_binding(conv, node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+        and node.targets[0].target.value == name and conv.is_dtype_literal(node.value)
 
 
 def _sizes_a_tile(conv, fn: cst.FunctionDef, name: str) -> bool:

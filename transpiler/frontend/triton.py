@@ -1200,6 +1200,11 @@ class _TritonConverter(Converter):
             return f"{TL}.{leaf}"
         return d
 
+    def is_dtype_literal(self, node: cst.BaseExpression) -> bool:
+        """`tl.float32`, `tl.bfloat16`, ...: a Triton dtype named literally."""
+        d = self.dotted(node) or ""
+        return d.startswith(f"{TL}.") and d[len(TL) + 1:] in TRITON_DTYPES
+
     def _is_constexpr(self, ann: cst.Annotation | None) -> bool:
         return ann is not None and self.dotted(ann.annotation) in (f"{TL}.constexpr", "triton.language.core.constexpr")
 

@@ -65,6 +65,9 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     if e.attr("register") and is_generic(src) and not is_generic(dt):
         x = _register_input(infer, x, dt, e)
         src = x.ty.dtype
+    if is_generic(src) and not is_generic(dt) and dt in _BITS and dt != "bool":
+        x = _sized_generic(infer, x, dt, e)
+        src = x.ty.dtype
     if is_generic(src) or is_generic(dt):
         raise fail(e.rule, f"a bitcast between {src} and {dt}: the element type is a generic whose width depends "
                    "on the caller's dtype; convert to a concrete type first", e.pos)
@@ -74,6 +77,24 @@ def bitcast(infer: Infer, e: Op) -> Expr:
     if src == dt:
         return x
     return Op("bitcast", (x,), e.pos, rule=e.rule, ty=TileTy(dt, x.ty.shape))
+
+
+def _sized_generic(infer: Infer, x: Expr, dt: str, e: Op) -> Expr:
+    """A bitcast of a value of a generic element type to `dt` (`x.to(tl.int32, bitcast=True)` of a loaded tile):
+    Triton compiles it only where the element type has `dt`'s width. Where exactly one of the generic's dtypes has
+    it, the value is that type: converted where it is the only one (nothing changes), else this entry is for it
+    alone (RestrictDtypes: the others have no entry, as Triton cannot compile them). Where none or several have
+    it, the value stays generic (refused by the caller: convert to a concrete type first)."""
+    g = x.ty.dtype
+    dts = infer.k.variant.dtypes if g == "E" else infer.all_dtypes
+    same = [d for d in dts if _BITS.get(d) == _BITS[dt] and d != "bool"]
+    if len(same) != 1:
+        return x
+    if tuple(dts) == (same[0],):
+        return infer.to_dtype(x, same[0])
+    if g != "E":
+        raise UnifyElements("E", g)
+    raise RestrictDtypes((same[0],))
 
 
 def _register_input(infer: Infer, x: Expr, dt: str, e: Op) -> Expr:
