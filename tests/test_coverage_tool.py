@@ -18,10 +18,10 @@ def test_coverage_tool_counts_kernels_and_ranks_blockers(tmp_path):
                                "    ct.store(z, index=(ct.bid(0),), tile=t)\n")
     (lib / "bad.py").write_text("import cuda.tile as ct\n\n@ct.kernel\ndef b1(x, z, T: ct.Constant[int]):\n"
                                 "    t = ct.load(x, index=(ct.bid(0),), shape=(T,))\n"
-                                "    ct.store(z, index=(ct.bid(0),), tile=ct.sinh(t))\n\n"
+                                "    ct.store(z, index=(ct.bid(0),), tile=ct.cumprod(t, 0))\n\n"
                                 "@ct.kernel\ndef b2(x, z, T: ct.Constant[int]):\n"
                                 "    t = ct.load(x, index=(ct.bid(0),), shape=(T,))\n"
-                                "    ct.store(z, index=(ct.bid(0),), tile=ct.cosh(t))\n")
+                                "    ct.store(z, index=(ct.bid(0),), tile=ct.insert(t, t, 0))\n")
     res = subprocess.run([sys.executable, str(ROOT / "tools" / "coverage.py"), str(lib), "--json",
                           str(tmp_path / "c.json")], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr

@@ -51,7 +51,7 @@ def test_a_misspelt_call_gets_the_closest_supported_name():
     assert suggestion("CT101", msg.format("cuda.tile.frobnicate")) is None  # nothing close: no guess
     assert suggestion("CT101", msg.format("mymodule.exp2")) is None  # another module's name is not a typo of ours
     # a real name that is not supported is not a typo of a supported one (liger-kernel calls `tl.sort`)
-    assert suggestion("CT101", msg.format("cuda.tile.cosh")) is None  # not `cuda.tile.cos`
+    assert suggestion("CT101", msg.format("cuda.tile.cumprod")) is None  # not `cuda.tile.cumsum`
     assert suggestion("CT101", msg.format("triton.language.sort")) is None  # not `triton.language.sqrt`
     assert suggestion("CT100", "chained comparisons are not supported").startswith("compare twice")
     assert suggestion("CT107", "chained comparisons are not supported") is None  # the code must match too

@@ -2970,3 +2970,20 @@ def test_a_bitcast_of_a_generic_value_takes_the_one_dtype_of_its_width(tmp_path)
     """)
     found = list(failures.values()) + [d for r in results for d in r.diagnostics]
     assert any(d.code == "TTR-BITCAST" and "generic" in d.message for d in found), [d.text() for d in found]
+
+
+@pytest.mark.parametrize("call, says", [("tl.add(x)", "takes two operands"), ("libdevice.isnan()", "takes one operand"),
+                                        ("libdevice.float_as_int(x, x)", "takes one operand")])
+def test_a_malformed_functional_or_libdevice_call_is_a_diagnostic(tmp_path, call, says):
+    failures, results = _diagnostics(tmp_path, f"""
+    from triton.language.extra import libdevice
+
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, {call})
+    """)
+    found = list(failures.values()) + [d for r in results for d in r.diagnostics]
+    assert any(says in d.message for d in found), [d.text() for d in found]

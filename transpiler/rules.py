@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,11 +62,15 @@ def load(name: str = "cutile_python") -> RuleTable:
     raw = path.read_bytes()
     data = tomllib.loads(raw.decode())
     rules = []
+    # test-only: rules left out (the LLM fallback's tests keep constructs the rules translate refused)
+    dropped = set(filter(None, os.environ.get("CUTILE_TRANSPILE_TEST_WITHOUT_RULES", "").split(",")))
     for r in data["rule"]:
+        if r["id"] in dropped:
+            continue
         rules.append(Rule(id=r["id"], op=r["op"], family=r["family"], source=tuple(r.get("source", [])),
                           params=tuple(r.get("params", [])),
                           defaults=tuple(sorted(r.get("defaults", {}).items())), rust=r.get("rust", "")))
-    table = RuleTable(name, tuple(rules), hashlib.sha256(raw).hexdigest())
+    table = RuleTable(name, tuple(rules), hashlib.sha256(raw + repr(sorted(dropped)).encode()).hexdigest())
     for fn, spec in data.get("functional", {}).items():
         table.functional[fn] = {"operator": spec["operator"], "keywords": tuple(spec.get("keywords", ())),
                                 "arity": int(spec.get("arity", 2))}

@@ -116,7 +116,8 @@ def _split(conv, stmts: list, names: set[str], stand_in: dict) -> list:
             other = list(s.orelse.body.body) + rest
         then_body = s.body.with_changes(body=_split(conv, _substituted(conv, list(s.body.body) + rest, names,
                                                                        stand_in), names, stand_in))
-        else_body = cst.IndentedBlock(body=_split(conv, _substituted(conv, other, names, stand_in), names, stand_in))
+        else_stmts = _split(conv, _substituted(conv, other, names, stand_in), names, stand_in)
+        else_body = cst.IndentedBlock(body=else_stmts or [cst.SimpleStatementLine([cst.Pass()])])
         orelse = cst.Else(body=else_body)
         new = s.with_changes(body=then_body, orelse=orelse)
         for node, source in ((new, s), (then_body, s.body), (orelse, s.orelse or s), (else_body, s.orelse or s)):

@@ -2591,6 +2591,9 @@ class _TritonConverter(Converter):
             return self._libdevice_rn(_libdevice_name(d), node, pos)
         if _libdevice_name(d) == "pow":
             return self._libdevice_pow(node, pos)
+        if (_libdevice_name(d) in LIBDEVICE_CLASSES or _libdevice_name(d) in LIBDEVICE_BITCASTS) \
+                and (_arg(node, 0, "arg0") is None or len(node.args) != 1):
+            raise fail("CT101", f"`libdevice.{_libdevice_name(d)}` takes one operand", pos)
         if _libdevice_name(d) in LIBDEVICE_CLASSES:
             return self._libdevice_class(_libdevice_name(d), node, pos)
         if _libdevice_name(d) in LIBDEVICE_BITCASTS:
@@ -2603,8 +2606,10 @@ class _TritonConverter(Converter):
         if d in FUNCTIONAL_OPERATORS:
             # `tl.add(x, y)`, `tl.fdiv(x, y, ieee_rounding=False)`: the operator (sanitize_overflow only matters
             # under Triton's sanitizer; fdiv's approximate division is the IEEE one, within its error bound)
-            return self._binop(FUNCTIONAL_OPERATORS[d], self.expr(_arg(node, 0, "x")), self.expr(_arg(node, 1, "y")),
-                               pos)
+            x, y = _arg(node, 0, "x"), _arg(node, 1, "y")
+            if x is None or y is None:
+                raise fail("TTR-FUNCTIONAL-OPS", f"`{d}` takes two operands (x, y)", pos)
+            return self._binop(FUNCTIONAL_OPERATORS[d], self.expr(x), self.expr(y), pos)
         if _math_name(d) in ("div_rn", "trunc", "round", "rint", "nearbyint") and _math_name(d) != d:
             return self._exact_math(_math_name(d), node, pos)
         if d in (f"{TL}.zeros_like", f"{TL}.full_like") and node.args and node.args[0].keyword is None:
