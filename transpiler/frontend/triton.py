@@ -1211,13 +1211,13 @@ class _TritonConverter(Converter):
     def kernel(self, fn: cst.FunctionDef):
         # constexpr locals chosen by the arms of a constexpr `if` and sizing tiles: the rest of the kernel in each
         # arm, the name replaced by the arm's value (constexpr_arms.py); decided with this kernel's constexprs
-        saved = getattr(self, "const_params", set()), getattr(self, "_current_fn", None)
+        saved = getattr(self, "const_params", set()), getattr(self, "_current_fn", None), getattr(self, "inlining", [])
         self.const_params = {p.name.value for p in fn.params.params if self._is_constexpr(p.annotation)}
-        self._current_fn = fn
+        self._current_fn, self.inlining = fn, []  # (a kernel that failed mid-helper leaves its helper stack)
         try:
             split = split_constexpr_arms(self, fn, self._stand_in_pos)
         finally:
-            self.const_params, self._current_fn = saved
+            self.const_params, self._current_fn, self.inlining = saved
         return super().kernel(split if split is not None else fn)
 
     def _kernel(self, fn: cst.FunctionDef):
