@@ -52,7 +52,11 @@ SECRET = "sk-test-7f3a9c1e5b-never-written"
 def _pow_and_cosh_refused(monkeypatch):
     """These tests ask the LLM about `ct.pow`, `ct.cosh` and `ct.sinh`, which the rules now translate: left out of
     the rule table here (test-only), so the rules refuse them as a construct without a rule."""
+    from transpiler import rules
     monkeypatch.setenv("CUTILE_TRANSPILE_TEST_WITHOUT_RULES", "CTR-POW,CTR-COSH,CTR-SINH,CTR-TAN,CTR-ATAN2")
+    rules.load.cache_clear()  # an in-process parse reads the table without them (another test may have loaded it)
+    yield
+    rules.load.cache_clear()  # (the environment is restored after this: the next load has every rule)
 
 
 def envelope(d: dict) -> str:
