@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .common import walk_nodes
+
 # Triton functions whose arguments include shapes or extents
 SHAPE_FUNCTIONS = ("arange", "zeros", "full", "reshape", "view", "broadcast_to", "make_block_ptr",
                    "make_tensor_descriptor", "static_range", "expand_dims", "zeros_like", "full_like")
@@ -56,6 +58,7 @@ def _arm_constexprs(conv, fn: cst.FunctionDef) -> set[str]:
     constants at the function's top level (or in the `else` chain of one), more than once, and read where a
     tile's shape is given (or holding dtypes)."""
     arm_bound: dict[str, int] = {}
+    dtypes: set[str] = set()  # names bound to a dtype (`X = tl.float32`: no annotation needed)
 
     def arms(s: cst.If):
         yield s.body.body
@@ -71,26 +74,22 @@ def _arm_constexprs(conv, fn: cst.FunctionDef) -> set[str]:
                     bound = _constexpr_binding(conv, inner)
                     if bound is not None:
                         arm_bound[bound[0]] = arm_bound.get(bound[0], 0) + 1
+                        if conv.is_dtype_literal(bound[1]):
+                            dtypes.add(bound[0])
     every: dict[str, int] = {}
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for t in targets:
-                for n in _walk(t):
+                for n in walk_nodes(t):
                     if isinstance(n, cst.Name):
                         every[n.value] = every.get(n.value, 0) + 1
-    dtypes = {n for n in arm_bound if any(_is_dtype_binding(conv, b, n) for b in _walk(fn.body))}
     return {n for n, c in arm_bound.items() if c >= 2 and every.get(n) == c
             and (n in dtypes or _sizes_a_tile(conv, fn, n))}
 
 
-def _is_dtype_binding(conv, node: cst.CSTNode, name: str) -> bool:
-    return isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-        and node.targets[0].target.value == name and conv.is_dtype_literal(node.value)
-
-
 def _sizes_a_tile(conv, fn: cst.FunctionDef, name: str) -> bool:
-    for node in _walk(fn.body):
+    for node in walk_nodes(fn.body):
         inside = None
         if isinstance(node, cst.Call):
             d = conv.dotted(node.func) or ""
@@ -98,7 +97,7 @@ def _sizes_a_tile(conv, fn: cst.FunctionDef, name: str) -> bool:
                 inside = node.args
         elif isinstance(node, (cst.List, cst.Tuple)):
             inside = node.elements
-        if inside and any(isinstance(n, cst.Name) and n.value == name for a in inside for n in _walk(a.value)):
+        if inside and any(isinstance(n, cst.Name) and n.value == name for a in inside for n in walk_nodes(a.value)):
             return True
     return False
 
@@ -191,9 +190,3 @@ def _replace(node, env: dict, stand_in: dict):
     if not env:
         return node
     return node.visit(_Replace(env, stand_in))
-
-
-def _walk(node: cst.CSTNode):
-    yield node
-    for c in node.children:
-        yield from _walk(c)

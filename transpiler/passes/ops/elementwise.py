@@ -7,6 +7,7 @@ the dividend's sign (C, Triton)."""
 
 from __future__ import annotations
 
+import math
 import struct
 
 from typing import TYPE_CHECKING
@@ -466,6 +467,14 @@ def binary_float(infer: Infer, e: Op) -> Op:
     Tile IR's float ops. cuTile Python writes an integer exponent as fpowi (Tile IR 13.4), which cuTile Rust 0.5
     has no op for: refused there; and it computes neither of integer operands (Triton's libdevice neither)."""
     a, b = infer.expr(e.args[0]), infer.expr(e.args[1])
+    if all(isinstance(x, Lit) and isinstance(x.value, (int, float)) and not isinstance(x.value, bool) for x in (a, b)):
+        try:  # Python folds `2 ** 3` and `0.5 ** 2` on constants, as arith folds `2 * 3`
+            v = a.value ** b.value if e.op == "pow" and abs(b.value) <= 1024 else \
+                math.atan2(a.value, b.value) if e.op == "atan2" else None
+        except (ArithmeticError, ValueError):
+            v = None
+        if isinstance(v, (int, float)):
+            return infer.expr(Lit(v, e.pos))
     if infer.k.frontend != "triton":
         for x in (a, b):
             if isinstance(x.ty, TileTy) and is_int(x.ty.dtype) or (isinstance(x, Lit) and type(x.value) is int):
